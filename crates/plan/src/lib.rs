@@ -1,0 +1,1 @@
+//! Pure prefetch planning (placeholder while the planner is written).

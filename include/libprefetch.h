@@ -1,0 +1,133 @@
+/*
+ * libprefetch.h - application-directed prefetching for Linux.
+ *
+ * The interface of "Application-directed prefetching" (libprefetch, USENIX
+ * ATC 2009), section 4 and Figure 6: an application registers a client with
+ * a callback, declares the file regions whose reads libprefetch should track,
+ * and hands libprefetch its future reads as an access list.  libprefetch
+ * prefetches as much of the list as memory allows, in file-offset (C-LOOK)
+ * order, and calls the callback from inside read()/pread()/readv() when the
+ * list runs out or the application strays from it.
+ *
+ * ERROR CONVENTION (every function below): on failure a function returns -1
+ * (or NULL for the handle-returning ones) and sets errno; on success errno is
+ * left unchanged.  No function ever changes the bytes or the errno that the
+ * application's own read calls see.
+ *
+ * Offsets are in bytes.  A region covers [start, end).  Access-list offsets
+ * are rounded down to the page that holds them.
+ *
+ * Linking with -lprefetch (or LD_PRELOAD=libprefetch.so) interposes read,
+ * pread, pread64, readv, preadv, preadv64, preadv2, __read_chk and
+ * __pread_chk; reads of descriptors with no registered region pay one lookup.
+ *
+ * The exported symbols carry the pf_ prefix.  The paper's own names
+ * (register_client, request_prefetching, ...) are provided as static inline
+ * wrappers unless LIBPREFETCH_NO_PAPER_NAMES is defined, so a program written
+ * from Figures 6 and 7 compiles unchanged.
+ */
+#ifndef LIBPREFETCH_H
+#define LIBPREFETCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* request_prefetching modes (Figure 6).  PF_DONE may be or-ed with any. */
+#define PF_APPEND 1        /* add the entries after the current list        */
+#define PF_SET 2           /* replace the whole list                         */
+#define PF_SET_FROM_MARK 4 /* replace the part after the last marked entry   */
+#define PF_DONE 8          /* the list is complete: start prefetching now    */
+
+/*
+ * One future read.  Both spellings used by the paper are accepted:
+ * Figure 6 names the fields pageOffset and mark, Figure 7 page_offset and
+ * marked.  The offset is a byte offset (rounded down to its page).
+ */
+struct access_entry {
+    union {
+        loff_t pageOffset;
+        loff_t page_offset;
+    };
+    int fd;
+    union {
+        bool mark;
+        bool marked;
+    };
+};
+
+/* Opaque handles. */
+typedef struct pf_client *pf_client_t;
+typedef struct pf_region *pf_region_t;
+
+/*
+ * Called from inside an intercepted read when libprefetch needs the access
+ * list updated: arg is the pointer given to pf_register_client; the last
+ * marked entry the application has passed (-1, -1 if none); the read that
+ * triggered the call.  The callback may call pf_request_prefetching and may
+ * read files (reads made from inside a callback are never tracked).
+ */
+typedef void (*pf_callback_t)(void *arg, int lastMarkedFD, loff_t lastMarkedOffset,
+                              int requestedFD, loff_t requestedOffset);
+
+/* Counters of one client, for benchmarks and debugging. */
+struct pf_stats {
+    uint64_t rounds;              /* prefetch rounds started                 */
+    uint64_t callbacks;           /* callback invocations                    */
+    uint64_t tracked_reads;       /* reads that fell in a registered region  */
+    uint64_t divergences;         /* tracked reads not on the access list    */
+    uint64_t misses;              /* tracked reads of non-resident pages     */
+    uint64_t premature_evictions; /* prefetched pages gone before their use  */
+    uint64_t pages_prefetched;    /* pages asked for with WILLNEED           */
+    uint64_t pages_dropped;       /* pages released with DONTNEED            */
+    uint64_t budget_bytes;        /* current reorder-buffer size (AIMD)      */
+    uint64_t list_length;         /* entries on the access list now          */
+};
+
+pf_client_t pf_register_client(pf_callback_t cb, void *arg);
+int pf_unregister_client(pf_client_t c);
+pf_region_t pf_register_region(pf_client_t c, int fd, loff_t start, loff_t end);
+int pf_unregister_region(pf_client_t c, pf_region_t r);
+ssize_t pf_request_prefetching(pf_client_t c, const struct access_entry *a, size_t n,
+                               int type);
+int pf_ignore_accesses(pf_client_t c);
+int pf_unignore_accesses(pf_client_t c);
+int pf_get_stats(pf_client_t c, struct pf_stats *out);
+
+#ifndef LIBPREFETCH_NO_PAPER_NAMES
+typedef pf_client_t client_t;
+typedef pf_region_t region_t;
+typedef pf_callback_t callback_t;
+
+static inline client_t register_client(callback_t cb, void *arg)
+{
+    return pf_register_client(cb, arg);
+}
+static inline int unregister_client(client_t c) { return pf_unregister_client(c); }
+static inline region_t register_region(client_t c, int fd, loff_t start, loff_t end)
+{
+    return pf_register_region(c, fd, start, end);
+}
+static inline int unregister_region(client_t c, region_t r)
+{
+    return pf_unregister_region(c, r);
+}
+static inline ssize_t request_prefetching(client_t c, const struct access_entry *a,
+                                          size_t n, int type)
+{
+    return pf_request_prefetching(c, a, n, type);
+}
+static inline int ignore_accesses(client_t c) { return pf_ignore_accesses(c); }
+static inline int unignore_accesses(client_t c) { return pf_unignore_accesses(c); }
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBPREFETCH_H */
