@@ -1,1 +1,23 @@
-//! Pure prefetch planning (placeholder while the planner is written).
+//! Pure prefetch planning: every decision libprefetch takes, with no I/O and
+//! no clock, so that the live library and the simulator run the same code.
+//!
+//! - [`access_list`]: the application's future reads with marks and the
+//!   `PF_SET` / `PF_APPEND` / `PF_SET_FROM_MARK` / `PF_DONE` requests
+//!   (libprefetch, ATC 2009, section 4.2).
+//! - [`window`]: the reorder buffer of one round (section 4.5).
+//! - [`ranges`]: C-LOOK order, infill, advice splitting, the stale set and
+//!   the reverse-access-order pass (sections 3.3, 3.5, 4.5).
+//! - [`aimd`]: the contention controller (section 4.6).
+//! - [`planner`]: the state machine that ties them together per client.
+
+pub mod access_list;
+pub mod aimd;
+pub mod planner;
+pub mod ranges;
+pub mod window;
+
+pub use access_list::{AccessList, Entry, Mode, PageKey};
+pub use aimd::Aimd;
+pub use planner::{Planner, PlannerConfig, PlannerStats, ReadOutcome, RoundPlan, Verdict};
+pub use ranges::PageRange;
+pub use window::Window;

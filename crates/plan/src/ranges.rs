@@ -1,0 +1,184 @@
+//! From a set of pages to the advice calls of a round: C-LOOK order from the
+//! head, infill merging of small gaps, splitting of long ranges, and the
+//! ranges for eviction and for the reverse-access-order pass.
+//!
+//! Follows libprefetch (ATC 2009) sections 3.3 and 3.5 (C-LOOK, infill of
+//! gaps up to 32 KiB) and 4.5 (DONTNEED of the previous round's pages not in
+//! the new window, WILLNEED in offset order, then again in reverse access
+//! order).
+//!
+//! ```text
+//!   pages (sorted)      1 2 3 . . 7 . . . . . . . 20      head = 6
+//!   infill 2 pages      [1-3]   [7]               [20]    gap 3-7 is 3 pages: kept apart
+//!   C-LOOK from 6       [7] [20] [1-3]                    ascending from the head, then wrap
+//! ```
+//!
+//! Deviations: the paper implements infill in the kernel's I/O scheduler;
+//! here it is done in user space by widening the WILLNEED ranges, so the
+//! gap pages are read into the cache (and count as prefetched data).
+
+use crate::access_list::PageKey;
+
+/// A run of whole pages of one file, `[start, start + len)` in page units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PageRange {
+    /// File descriptor the range belongs to.
+    pub fd: i32,
+    /// First page.
+    pub start: u64,
+    /// Number of pages (at least 1).
+    pub len: u64,
+}
+
+impl PageRange {
+    /// One past the last page.
+    pub fn end(&self) -> u64 {
+        self.start + self.len
+    }
+}
+
+/// Merges sorted, unique pages into ranges: two neighbours of the same file
+/// join when the gap between them (pages not wanted) is at most
+/// `infill_pages`; 0 joins only adjacent pages.
+pub fn merge_with_infill(sorted_pages: &[PageKey], infill_pages: u64) -> Vec<PageRange> {
+    let mut ranges: Vec<PageRange> = Vec::new();
+    for &key in sorted_pages {
+        match ranges.last_mut() {
+            Some(last)
+                if last.fd == key.fd
+                    && key.page >= last.end()
+                    && key.page - last.end() <= infill_pages =>
+            {
+                last.len = key.page + 1 - last.start;
+            }
+            _ => ranges.push(PageRange {
+                fd: key.fd,
+                start: key.page,
+                len: 1,
+            }),
+        }
+    }
+    ranges
+}
+
+/// Rotates ranges sorted by (fd, start) into C-LOOK order: the ones at or
+/// after `head` ascending, then the ones before it, ascending.
+pub fn clook_from(mut ranges: Vec<PageRange>, head: PageKey) -> Vec<PageRange> {
+    let split = ranges.partition_point(|r| (r.fd, r.end()) <= (head.fd, head.page));
+    ranges.rotate_left(split);
+    ranges
+}
+
+/// Splits every range into pieces of at most `max_pages` pages, in order.
+pub fn split_long(ranges: Vec<PageRange>, max_pages: u64) -> Vec<PageRange> {
+    let max_pages = max_pages.max(1);
+    let mut out = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        let mut start = range.start;
+        while start < range.end() {
+            let len = max_pages.min(range.end() - start);
+            out.push(PageRange {
+                fd: range.fd,
+                start,
+                len,
+            });
+            start += len;
+        }
+    }
+    out
+}
+
+/// Pages of `previous` (sorted) that are not in `current` (sorted): the
+/// stale set a new round evicts.
+pub fn stale_pages(previous: &[PageKey], current: &[PageKey]) -> Vec<PageKey> {
+    previous
+        .iter()
+        .copied()
+        .filter(|key| current.binary_search(key).is_err())
+        .collect()
+}
+
+/// The pages of a window in reverse order of their first access, joined into
+/// runs where consecutive pages of the file are next to each other in that
+/// order (so a sequential window costs one call, not one per page).
+pub fn reverse_access_runs(access_order: &[(u64, PageKey)]) -> Vec<PageRange> {
+    let mut seen = std::collections::HashSet::new();
+    let first_use: Vec<PageKey> = access_order
+        .iter()
+        .map(|&(_, k)| k)
+        .filter(|k| seen.insert(*k))
+        .collect();
+    let mut runs: Vec<PageRange> = Vec::new();
+    for key in first_use.into_iter().rev() {
+        match runs.last_mut() {
+            Some(run) if run.fd == key.fd && run.start == key.page + 1 => {
+                run.start = key.page;
+                run.len += 1;
+            }
+            _ => runs.push(PageRange {
+                fd: key.fd,
+                start: key.page,
+                len: 1,
+            }),
+        }
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(pages: &[u64]) -> Vec<PageKey> {
+        pages.iter().map(|&page| PageKey { fd: 1, page }).collect()
+    }
+
+    fn spans(ranges: &[PageRange]) -> Vec<(u64, u64)> {
+        ranges.iter().map(|r| (r.start, r.end())).collect()
+    }
+
+    #[test]
+    fn module_diagram_example() {
+        let merged = merge_with_infill(&keys(&[1, 2, 3, 7, 20]), 2);
+        assert_eq!(spans(&merged), vec![(1, 4), (7, 8), (20, 21)]);
+        let ordered = clook_from(merged, PageKey { fd: 1, page: 6 });
+        assert_eq!(spans(&ordered), vec![(7, 8), (20, 21), (1, 4)]);
+    }
+
+    #[test]
+    fn zero_infill_joins_only_adjacent_pages() {
+        assert_eq!(
+            spans(&merge_with_infill(&keys(&[1, 2, 4]), 0)),
+            vec![(1, 3), (4, 5)]
+        );
+    }
+
+    #[test]
+    fn infill_never_joins_different_files() {
+        let pages = [PageKey { fd: 1, page: 1 }, PageKey { fd: 2, page: 2 }];
+        assert_eq!(merge_with_infill(&pages, 100).len(), 2);
+    }
+
+    #[test]
+    fn splits_at_the_advice_limit() {
+        let split = split_long(
+            vec![PageRange {
+                fd: 1,
+                start: 0,
+                len: 2500,
+            }],
+            1024,
+        );
+        assert_eq!(spans(&split), vec![(0, 1024), (1024, 2048), (2048, 2500)]);
+    }
+
+    #[test]
+    fn reverse_runs_follow_last_needed_first() {
+        let order: Vec<(u64, PageKey)> = keys(&[10, 11, 12, 3, 11])
+            .into_iter()
+            .enumerate()
+            .map(|(i, k)| (i as u64, k))
+            .collect();
+        assert_eq!(spans(&reverse_access_runs(&order)), vec![(3, 4), (10, 13)]);
+    }
+}

@@ -1,0 +1,203 @@
+//! Property tests of the planner's invariants (libprefetch, ATC 2009,
+//! sections 3.3, 3.5, 4.5, 4.6) on random access lists.
+
+use plan::{Entry, Mode, PageKey, PageRange, Planner, PlannerConfig, Verdict};
+use proptest::prelude::*;
+
+const PAGE: u64 = 4096;
+
+fn config(infill_pages: u64, budget_pages: u64, advice_pages: u64) -> PlannerConfig {
+    PlannerConfig {
+        page_size: PAGE,
+        infill_bytes: infill_pages * PAGE,
+        max_advice_bytes: advice_pages * PAGE,
+        capacity: 10_000,
+        // AIMD starts at 90% of this: make 90% exactly `budget_pages` pages.
+        available_bytes: budget_pages * PAGE * 10 / 9 + 1,
+        floor_bytes: PAGE,
+    }
+}
+
+fn entries(fds_pages: &[(i32, u64)]) -> Vec<Entry> {
+    fds_pages
+        .iter()
+        .map(|&(fd, page)| Entry {
+            key: PageKey { fd, page },
+            mark: false,
+        })
+        .collect()
+}
+
+fn access_list() -> impl Strategy<Value = Vec<(i32, u64)>> {
+    proptest::collection::vec((1i32..3, 0u64..400), 1..300)
+}
+
+fn covers(range: &PageRange, key: PageKey) -> bool {
+    range.fd == key.fd && range.start <= key.page && key.page < range.end()
+}
+
+proptest! {
+    #[test]
+    fn every_window_page_is_fetched_exactly_once(list in access_list(), infill in 0u64..12, budget in 1u64..200, advice in 1u64..64) {
+        let mut planner = Planner::new(config(infill, budget, advice));
+        planner.request(&entries(&list), Mode::SET | Mode::DONE);
+        let plan = planner.plan_round();
+        let window = planner.window().unwrap();
+        for &key in window.pages() {
+            prop_assert_eq!(plan.fetch.iter().filter(|r| covers(r, key)).count(), 1);
+        }
+        prop_assert_eq!(plan.window_pages, window.pages().len() as u64);
+    }
+
+    #[test]
+    fn budget_is_respected(list in access_list(), budget in 1u64..200) {
+        let mut planner = Planner::new(config(0, budget, 1024));
+        planner.request(&entries(&list), Mode::SET | Mode::DONE);
+        let plan = planner.plan_round();
+        prop_assert!(plan.window_pages <= planner.budget_pages());
+        let unique: std::collections::HashSet<_> = list.iter().collect();
+        prop_assert_eq!(plan.window_pages, (unique.len() as u64).min(planner.budget_pages()));
+    }
+
+    #[test]
+    fn ranges_are_in_clook_order(list in access_list(), infill in 0u64..12) {
+        let mut planner = Planner::new(config(infill, 1000, 1 << 20));
+        planner.request(&entries(&list), Mode::SET | Mode::DONE);
+        let plan = planner.plan_round();
+        let head = PageKey { fd: list[0].0, page: list[0].1 };
+        // Ascending from the range holding the head, wrapping once to the lowest.
+        let keys: Vec<(i32, u64)> = plan.fetch.iter().map(|r| (r.fd, r.start)).collect();
+        let descents = keys.windows(2).filter(|w| w[1] < w[0]).count();
+        prop_assert!(descents <= 1);
+        prop_assert!(covers(&plan.fetch[0], head));
+        if descents == 1 {
+            prop_assert!(keys.last() < keys.first());
+        }
+    }
+
+    #[test]
+    fn gaps_are_merged_iff_within_infill(list in access_list(), infill in 0u64..12) {
+        let mut planner = Planner::new(config(infill, 1000, 1 << 20));
+        planner.request(&entries(&list), Mode::SET | Mode::DONE);
+        let plan = planner.plan_round();
+        let mut sorted = plan.fetch.clone();
+        sorted.sort();
+        for pair in sorted.windows(2) {
+            if pair[0].fd == pair[1].fd {
+                prop_assert!(pair[1].start - pair[0].end() > infill, "unmerged gap within infill: {:?}", pair);
+            }
+        }
+        let window = planner.window().unwrap();
+        for range in &sorted {
+            // Infill only fills gaps: both ends of a range are wanted pages.
+            let first = PageKey { fd: range.fd, page: range.start };
+            let last = PageKey { fd: range.fd, page: range.end() - 1 };
+            prop_assert!(window.contains(first) && window.contains(last));
+        }
+    }
+
+    #[test]
+    fn reading_the_list_in_order_never_diverges(list in access_list(), budget in 1u64..50) {
+        let mut planner = Planner::new(config(2, budget, 64));
+        planner.request(&entries(&list), Mode::SET | Mode::DONE);
+        planner.plan_round();
+        for &(fd, page) in &list {
+            let (verdict, outcome) = planner.on_read(PageKey { fd, page }, true);
+            prop_assert_eq!(verdict, Verdict::Consumed);
+            if outcome.start_round {
+                planner.plan_round();
+            }
+        }
+        prop_assert_eq!(planner.stats().divergences, 0);
+    }
+
+    #[test]
+    fn stale_pages_are_those_of_the_previous_window_only(list in access_list(), budget in 1u64..50) {
+        let mut planner = Planner::new(config(0, budget, 1 << 20));
+        planner.request(&entries(&list), Mode::SET | Mode::DONE);
+        let mut previous: Vec<PageKey> = Vec::new();
+        for &(fd, page) in &list {
+            if planner.window().is_none() || planner.on_read(PageKey { fd, page }, true).1.start_round {
+                let plan = planner.plan_round();
+                let current = planner.window().unwrap().pages().to_vec();
+                let expected: u64 = previous.iter().filter(|k| !current.contains(k)).count() as u64;
+                prop_assert_eq!(plan.evict.iter().map(|r| r.len).sum::<u64>(), expected);
+                for range in &plan.evict {
+                    for page in range.start..range.end() {
+                        let key = PageKey { fd: range.fd, page };
+                        prop_assert!(previous.contains(&key) && !current.contains(&key));
+                    }
+                }
+                previous = current;
+            }
+        }
+    }
+}
+
+#[test]
+fn premature_eviction_halves_the_budget_once_per_round() {
+    let mut planner = Planner::new(config(0, 100, 1024));
+    planner.request(
+        &entries(&[(1, 1), (1, 2), (1, 3), (1, 4)]),
+        Mode::SET | Mode::DONE,
+    );
+    planner.plan_round();
+    let before = planner.budget_bytes();
+    planner.on_read(PageKey { fd: 1, page: 1 }, false);
+    planner.on_read(PageKey { fd: 1, page: 2 }, false);
+    assert_eq!(planner.budget_bytes(), before / 2);
+    assert_eq!(planner.stats().premature_evictions, 2);
+}
+
+#[test]
+fn a_consumed_round_without_eviction_grows_the_budget() {
+    let mut planner = Planner::new(config(0, 2, 1024));
+    planner.request(
+        &entries(&[(1, 1), (1, 2), (1, 3), (1, 4)]),
+        Mode::SET | Mode::DONE,
+    );
+    planner.plan_round();
+    planner.on_read(PageKey { fd: 1, page: 1 }, false);
+    let halved = planner.budget_bytes();
+    planner.plan_round();
+    planner.on_read(PageKey { fd: 1, page: 2 }, true);
+    let (_, outcome) = planner.on_read(PageKey { fd: 1, page: 3 }, true);
+    assert!(outcome.start_round);
+    assert!(planner.budget_bytes() > halved);
+}
+
+#[test]
+fn a_read_off_the_list_diverges_and_asks_for_a_callback() {
+    let mut planner = Planner::new(config(0, 100, 1024));
+    planner.request(&entries(&[(1, 1), (1, 2)]), Mode::SET | Mode::DONE);
+    planner.plan_round();
+    let (verdict, outcome) = planner.on_read(PageKey { fd: 1, page: 50 }, true);
+    assert_eq!(verdict, Verdict::Diverged);
+    assert!(outcome.call_back && outcome.start_round);
+}
+
+#[test]
+fn skipping_ahead_in_the_window_passes_the_mark() {
+    let mut planner = Planner::new(config(0, 100, 1024));
+    let list = [
+        Entry {
+            key: PageKey { fd: 1, page: 7 },
+            mark: true,
+        },
+        Entry {
+            key: PageKey { fd: 1, page: 8 },
+            mark: false,
+        },
+        Entry {
+            key: PageKey { fd: 1, page: 9 },
+            mark: false,
+        },
+    ];
+    planner.request(&list, Mode::SET | Mode::DONE);
+    planner.plan_round();
+    assert_eq!(
+        planner.on_read(PageKey { fd: 1, page: 8 }, true).0,
+        Verdict::Consumed
+    );
+    assert_eq!(planner.last_mark(), Some(PageKey { fd: 1, page: 7 }));
+}
