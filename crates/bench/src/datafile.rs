@@ -1,0 +1,164 @@
+//! The benchmark's data file: real pseudo-random bytes, written once and reused.
+//!
+//! A sparse or all-zero file would be served without disk I/O (holes read as zeros without touching
+//! the device), so the file is filled with seeded pseudo-random data and written to disk. It is reused
+//! when a file of the right size already exists and has all its blocks allocated; otherwise it is
+//! written to a temporary name and renamed, so an interrupted write never leaves a short file behind.
+//! Deviations: none (no paper section).
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use indicatif::ProgressBar;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::cache::{advise, Eviction};
+use crate::progress;
+
+/// Directory of the default data files.
+pub const DEFAULT_DIR: &str = "/tmp/libprefetch-bench";
+
+/// Seed of the file contents (fixed, so every run of every mode reads the same bytes).
+const CONTENT_SEED: u64 = 0x6c69_6270_7265_6665;
+
+/// Bytes generated and written per write call.
+const CHUNK_BYTES: usize = 4 << 20;
+
+/// The default data file for a file size: `/tmp/libprefetch-bench/data-SIZE.bin`.
+pub fn default_path(size: u64) -> PathBuf {
+    Path::new(DEFAULT_DIR).join(format!("data-{size}.bin"))
+}
+
+/// Whether the data file was found or had to be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provenance {
+    /// An existing file of the right size was reused.
+    Reused,
+    /// The file was written now.
+    Written,
+}
+
+/// Makes sure `path` holds `size` bytes of allocated pseudo-random data, writing it if needed.
+///
+/// Blocks while writing (about a second per GiB here); shows a progress bar when `show_progress`.
+pub fn ensure(path: &Path, size: u64, show_progress: bool) -> Result<Provenance> {
+    if size == 0 {
+        bail!("the data file size must be more than 0 bytes");
+    }
+    if is_reusable(path, size)? {
+        return Ok(Provenance::Reused);
+    }
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating directory {}", dir.display()))?;
+    }
+    let temporary = path.with_extension(format!("partial-{}", std::process::id()));
+    let bar = progress::bytes_bar(size, "writing data file", show_progress);
+    let written = write_random(&temporary, size, &bar);
+    bar.finish_and_clear();
+    if let Err(error) = written {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(error);
+    }
+    std::fs::rename(&temporary, path)
+        .with_context(|| format!("renaming {} to {}", temporary.display(), path.display()))?;
+    Ok(Provenance::Written)
+}
+
+/// True if `path` is a regular file of exactly `size` bytes with every block allocated (not sparse).
+fn is_reusable(path: &Path, size: u64) -> Result<bool> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => return Err(error).with_context(|| format!("inspecting {}", path.display())),
+    };
+    if !metadata.is_file() {
+        bail!("{} exists and is not a regular file", path.display());
+    }
+    Ok(metadata.len() == size && metadata.blocks() * 512 >= size)
+}
+
+/// Writes `size` seeded pseudo-random bytes to a new file at `path`, flushes them to disk and
+/// drops them from the cache.
+fn write_random(path: &Path, size: u64, bar: &ProgressBar) -> Result<()> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    let mut rng = StdRng::seed_from_u64(CONTENT_SEED);
+    let mut chunk = vec![0u8; CHUNK_BYTES];
+    let mut remaining = size;
+    while remaining > 0 {
+        let len = remaining.min(CHUNK_BYTES as u64) as usize;
+        rng.fill_bytes(&mut chunk[..len]);
+        file.write_all(&chunk[..len])
+            .with_context(|| format!("writing {}", path.display()))?;
+        remaining -= len as u64;
+        bar.inc(len as u64);
+    }
+    file.sync_all()
+        .with_context(|| format!("flushing {} to disk", path.display()))?;
+    drop_from_cache(&file, path)
+}
+
+/// Evicts a freshly written file, so that writing it does not leave gigabytes of page cache behind.
+fn drop_from_cache(file: &File, path: &Path) -> Result<()> {
+    advise(file, 0, None, rustix::fs::Advice::DontNeed)
+        .with_context(|| format!("{}: {}", path.display(), Eviction::Fadvise.describe()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_random_data_once_and_then_reuses_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("data.bin");
+        assert_eq!(ensure(&path, 100_000, false).unwrap(), Provenance::Written);
+        let first = std::fs::read(&path).unwrap();
+        assert_eq!(first.len(), 100_000);
+        let zeros = first.iter().filter(|&&byte| byte == 0).count();
+        assert!(
+            zeros < 2_000,
+            "pseudo-random data, not zeros: {zeros} zero bytes"
+        );
+        assert_eq!(ensure(&path, 100_000, false).unwrap(), Provenance::Reused);
+    }
+
+    #[test]
+    fn rewrites_a_file_of_the_wrong_size_or_a_sparse_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.bin");
+        std::fs::write(&path, b"short").unwrap();
+        assert_eq!(ensure(&path, 8192, false).unwrap(), Provenance::Written);
+        let sparse = File::create(&path).unwrap();
+        sparse.set_len(1 << 20).unwrap();
+        assert_eq!(ensure(&path, 1 << 20, false).unwrap(), Provenance::Written);
+        let contents = std::fs::read(&path).unwrap();
+        assert!(contents.iter().any(|&byte| byte != 0));
+    }
+
+    #[test]
+    fn same_size_gives_same_contents() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        ensure(&a, 50_000, false).unwrap();
+        ensure(&b, 50_000, false).unwrap();
+        assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    }
+
+    #[test]
+    fn refuses_a_directory_and_a_zero_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = ensure(dir.path(), 4096, false).unwrap_err();
+        assert!(error.to_string().contains("not a regular file"), "{error}");
+        assert!(ensure(&dir.path().join("x"), 0, false).is_err());
+    }
+}

@@ -1,0 +1,30 @@
+//! `prefetch bench`: the live library measured against plain reads, as in the libprefetch paper's
+//! evaluation (sections 3.2 and 5; Figures 2, 8 and 9) and the slides' "Example - Getting it Wrong".
+//!
+//! A workload ([`workload`]) is a list of reads over a data file of real pseudo-random bytes
+//! ([`datafile`]). Each mode ([`mode`]) reads the same list: `stock` (plain reads), `naive` (WILLNEED of
+//! everything first) and `libprefetch` (the library given the list through a callback). The runner
+//! ([`runner`]) empties the cache before every run ([`cache`]), optionally confines the runs to a memory
+//! cgroup ([`cgroup`]), measures wall time and bytes read from disk ([`io_counters`]), and the report
+//! ([`report`]) prints medians, speedups and the setting ([`setting`]) as a table or JSON.
+//!
+//! Deviations: the paper's disks were seek-bound hard drives; this machine's virtio disk has no seek
+//! cost, so here the gains come from queue depth and larger requests (see DESIGN.md), and the
+//! paper's seek-bound regime is reached through the emulated disk of `prefetch emulate`.
+
+pub mod cache;
+pub mod cgroup;
+pub mod datafile;
+pub mod io_counters;
+pub mod mode;
+pub mod progress;
+pub mod report;
+pub mod runner;
+pub mod setting;
+pub mod size;
+pub mod workload;
+
+pub use mode::Mode;
+pub use report::Report;
+pub use runner::{run, serve_child, BenchConfig, Launcher};
+pub use workload::Workload;

@@ -1,0 +1,284 @@
+//! The benchmark's results: medians per mode, speedups over stock, the setting they were measured in,
+//! and their renderings as a text table and JSON.
+//!
+//! Speedup is stock's median wall time divided by the mode's, within the same cache state (cold or
+//! warm), as in the paper's Figures 8-10. Bytes read from disk are medians of /proc/self/io read_bytes.
+//! Deviations: none.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use serde::Serialize;
+
+use crate::mode::Mode;
+use crate::runner::{BenchConfig, RunResult};
+use crate::setting::Storage;
+use crate::size::format_bytes;
+use crate::workload::{requested_bytes, Workload};
+
+/// Whether the cache was emptied before the measured runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheState {
+    /// The data file was evicted before every run.
+    Cold,
+    /// The data file was left cached by a previous run.
+    Warm,
+}
+
+impl CacheState {
+    fn name(self) -> &'static str {
+        match self {
+            CacheState::Cold => "cold",
+            CacheState::Warm => "warm",
+        }
+    }
+}
+
+/// The measurements of one mode (and window) in one cache state.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// The mode.
+    pub mode: Mode,
+    /// libprefetch's reorder-buffer cap, if one was set.
+    pub window_bytes: Option<u64>,
+    /// Cold or warm.
+    pub cache: CacheState,
+    /// Median wall time in seconds.
+    pub median_wall_seconds: f64,
+    /// Stock's median over this row's median (same cache state); None without a stock row.
+    pub speedup_over_stock: Option<f64>,
+    /// Median bytes read from storage per run.
+    pub median_read_bytes: u64,
+    /// Every run, in the order they ran.
+    pub runs: Vec<RunResult>,
+}
+
+impl Row {
+    /// A row from its runs (at least one); the speedup is filled in by [`Report::new`].
+    pub fn new(
+        mode: Mode,
+        window_bytes: Option<u64>,
+        cache: CacheState,
+        runs: Vec<RunResult>,
+    ) -> Row {
+        let walls: Vec<f64> = runs.iter().map(|run| run.wall_seconds).collect();
+        let reads: Vec<f64> = runs.iter().map(|run| run.read_bytes as f64).collect();
+        Row {
+            mode,
+            window_bytes,
+            cache,
+            median_wall_seconds: median(&walls),
+            speedup_over_stock: None,
+            median_read_bytes: median(&reads).round() as u64,
+            runs,
+        }
+    }
+}
+
+/// The median of `values` (mean of the middle two for an even count; 0 for none).
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// A whole benchmark result: what was run, where, and the rows.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The access pattern's parameters.
+    pub workload: Workload,
+    /// One-line description of the workload.
+    pub description: String,
+    /// The data file.
+    pub file: PathBuf,
+    /// Its size in bytes.
+    pub file_bytes: u64,
+    /// The setting in words: storage, and the memory cgroup if any.
+    pub setting: String,
+    /// The storage under the data file.
+    pub storage: Storage,
+    /// The memory cgroup the runs were confined to, if any.
+    pub memory_cgroup: Option<String>,
+    /// How the cache was emptied before each cold run.
+    pub cold_cache: String,
+    /// Measured runs per row.
+    pub runs_per_row: usize,
+    /// Bytes every pass returns to the application (repeats counted).
+    pub bytes_per_pass: u64,
+    /// CRC-32 of the bytes every pass read (the same in every run of every mode).
+    pub checksum: String,
+    /// One row per mode (and window) and cache state.
+    pub rows: Vec<Row>,
+}
+
+impl Report {
+    /// Assembles a report, checking that every run read the same bytes and computing speedups.
+    pub fn new(
+        config: &BenchConfig,
+        storage: Storage,
+        memory_cgroup: Option<String>,
+        mut rows: Vec<Row>,
+    ) -> Result<Report> {
+        let checksum = common_checksum(&rows)?;
+        fill_speedups(&mut rows);
+        let setting = match &memory_cgroup {
+            Some(group) => format!("{} inside a {group}", storage.describe()),
+            None => storage.describe(),
+        };
+        Ok(Report {
+            description: config.workload.describe(),
+            workload: config.workload.clone(),
+            file: config.file.clone(),
+            file_bytes: config.file_size,
+            setting,
+            storage,
+            memory_cgroup,
+            cold_cache: config.eviction.describe().to_string(),
+            runs_per_row: config.runs,
+            bytes_per_pass: requested_bytes(&config.workload.reads()),
+            checksum: format!("{checksum:#010x}"),
+            rows,
+        })
+    }
+
+    /// The report as an aligned text table with its header lines.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{}", self.description);
+        let _ = writeln!(out, "measured on: {}", self.setting);
+        let _ = writeln!(
+            out,
+            "data file: {} ({}); cold cache: {} before each run; median of {} run(s)",
+            self.file.display(),
+            format_bytes(self.file_bytes),
+            self.cold_cache,
+            self.runs_per_row
+        );
+        out.push('\n');
+        let header = [
+            "mode",
+            "cache",
+            "wall (s)",
+            "vs stock",
+            "read from disk",
+            "runs (s)",
+        ];
+        let lines: Vec<[String; 6]> = self.rows.iter().map(row_cells).collect();
+        let widths: Vec<usize> = (0..header.len())
+            .map(|column| {
+                lines
+                    .iter()
+                    .map(|cells| cells[column].len())
+                    .chain([header[column].len()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        push_line(&mut out, &header.map(String::from), &widths);
+        for cells in &lines {
+            push_line(&mut out, cells, &widths);
+        }
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "every run of every mode read the same {} (crc32 {})",
+            format_bytes(self.bytes_per_pass),
+            self.checksum
+        );
+        if matches!(self.storage, Storage::Emulated { .. }) {
+            out.push_str("note: on the emulated disk the FUSE daemon does the disk reads, so \"read from disk\" of this process stays near 0\n");
+        }
+        out
+    }
+
+    /// The report as pretty-printed JSON.
+    pub fn json(&self) -> Result<String> {
+        Ok(serde_json::to_string_pretty(self)?)
+    }
+}
+
+fn row_cells(row: &Row) -> [String; 6] {
+    let mode = match row.window_bytes {
+        Some(bytes) => format!("{} (window {})", row.mode.name(), format_bytes(bytes)),
+        None => row.mode.name().to_string(),
+    };
+    let speedup = row
+        .speedup_over_stock
+        .map_or_else(|| "-".to_string(), |speedup| format!("{speedup:.2}x"));
+    let runs: Vec<String> = row
+        .runs
+        .iter()
+        .map(|run| format!("{:.3}", run.wall_seconds))
+        .collect();
+    [
+        mode,
+        row.cache.name().to_string(),
+        format!("{:.3}", row.median_wall_seconds),
+        speedup,
+        format_bytes(row.median_read_bytes),
+        runs.join(" "),
+    ]
+}
+
+fn push_line(out: &mut String, cells: &[String; 6], widths: &[usize]) {
+    let padded: Vec<String> = cells
+        .iter()
+        .zip(widths)
+        .map(|(cell, &width)| format!("{cell:<width$}"))
+        .collect();
+    out.push_str(padded.join("  ").trim_end());
+    out.push('\n');
+}
+
+/// The checksum all runs share, or an error naming the mode that read different bytes.
+fn common_checksum(rows: &[Row]) -> Result<u32> {
+    let mut expected: Option<(u32, &str)> = None;
+    for row in rows {
+        for run in &row.runs {
+            match expected {
+                None => expected = Some((run.outcome.checksum, row.mode.name())),
+                Some((checksum, first)) if checksum != run.outcome.checksum => bail!(
+                    "{} read different bytes than {first} (crc32 {:#010x} vs {checksum:#010x}): a mode changed the data",
+                    row.mode.name(),
+                    run.outcome.checksum
+                ),
+                Some(_) => {}
+            }
+        }
+    }
+    expected
+        .map(|(checksum, _)| checksum)
+        .ok_or_else(|| anyhow::anyhow!("no runs were measured"))
+}
+
+fn fill_speedups(rows: &mut [Row]) {
+    let stock = |cache: CacheState, rows: &[Row]| {
+        rows.iter()
+            .find(|row| row.mode == Mode::Stock && row.cache == cache)
+            .map(|row| row.median_wall_seconds)
+    };
+    let baselines: Vec<Option<f64>> = rows.iter().map(|row| stock(row.cache, rows)).collect();
+    for (row, baseline) in rows.iter_mut().zip(baselines) {
+        row.speedup_over_stock = baseline
+            .filter(|_| row.median_wall_seconds > 0.0)
+            .map(|base| base / row.median_wall_seconds);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_even_and_empty_lists() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+    }
+}

@@ -1,0 +1,327 @@
+//! Runs a workload in every mode, several times, cold (and warm if asked), and summarises the medians.
+//!
+//! Order: the data file is made (or reused); then for each run number, every variant (mode, and for
+//! libprefetch each window size) runs once after emptying the cache, so slow drift of the machine
+//! spreads over all modes alike. With `--warm`, each variant then runs once unmeasured and `runs` times
+//! more without emptying the cache. With `--memory-limit`, every run happens in a fresh child process
+//! (this same binary re-executed with a hidden subcommand, [`Launcher`]) placed in a memory cgroup
+//! before it starts reading; it measures itself and sends back JSON. The checksums of all runs must
+//! agree, or the benchmark fails: no mode may change the bytes an application reads.
+//! Deviations: the paper reports single runs; here each number is the median of `runs`.
+
+use std::fs::File;
+use std::io::{Read as _, Write as _};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, ensure, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::cache::Eviction;
+use crate::cgroup::MemoryCgroup;
+use crate::datafile;
+use crate::io_counters::own_read_bytes;
+use crate::mode::{execute, Mode, Outcome};
+use crate::progress;
+use crate::report::{CacheState, Report, Row};
+use crate::setting::Storage;
+use crate::workload::{requested_bytes, Workload};
+
+/// One measured pass: what a child process receives on stdin.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRequest {
+    /// The data file.
+    pub file: PathBuf,
+    /// The access pattern (regenerated in the child from its parameters).
+    pub workload: Workload,
+    /// How to read it.
+    pub mode: Mode,
+    /// libprefetch only: cap on the reorder buffer (None: the library's own memory-based budget).
+    pub window_bytes: Option<u64>,
+}
+
+/// The measurements of one pass: what a child process prints on stdout.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Wall-clock seconds of the pass (advice, list hand-over and reads; not the list generation).
+    pub wall_seconds: f64,
+    /// Bytes read from storage during the pass (/proc/self/io read_bytes).
+    pub read_bytes: u64,
+    /// Checksum and byte count of what was read.
+    pub outcome: Outcome,
+}
+
+/// Performs one pass in this process and measures it. Blocks for the pass.
+pub fn measure(request: &RunRequest) -> Result<RunResult> {
+    let file = File::open(&request.file)
+        .with_context(|| format!("opening data file {}", request.file.display()))?;
+    let reads = request.workload.reads();
+    let before = own_read_bytes()?;
+    let start = Instant::now();
+    let outcome = execute(request.mode, &file, &reads).with_context(|| {
+        format!(
+            "{} pass over {}",
+            request.mode.name(),
+            request.file.display()
+        )
+    })?;
+    let wall_seconds = start.elapsed().as_secs_f64();
+    let read_bytes = own_read_bytes()?.saturating_sub(before);
+    Ok(RunResult {
+        wall_seconds,
+        read_bytes,
+        outcome,
+    })
+}
+
+/// The child side of [`Launcher`]: reads a [`RunRequest`] as JSON from stdin, measures it, prints a
+/// [`RunResult`] as JSON on stdout. Called by the hidden subcommand the launcher names.
+pub fn serve_child() -> Result<()> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("reading the run request from stdin")?;
+    let request: RunRequest =
+        serde_json::from_str(&input).context("parsing the run request (JSON on stdin)")?;
+    let result = measure(&request)?;
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer(&mut stdout, &result)?;
+    writeln!(stdout)?;
+    Ok(())
+}
+
+/// How to start a child that runs [`serve_child`]: a program and its arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launcher {
+    /// The executable (normally this very binary).
+    pub program: PathBuf,
+    /// Arguments that select the hidden child subcommand.
+    pub args: Vec<String>,
+}
+
+impl Launcher {
+    /// This running executable with `args` (the path of its hidden child subcommand).
+    pub fn current_exe(args: &[&str]) -> Result<Launcher> {
+        Ok(Launcher {
+            program: std::env::current_exe().context("finding this executable to re-run it")?,
+            args: args.iter().map(|arg| arg.to_string()).collect(),
+        })
+    }
+
+    /// Starts the child, moves it into `group` before it reads anything, and collects its result.
+    fn run_in(&self, group: &MemoryCgroup, request: &RunRequest) -> Result<RunResult> {
+        let mut child = Command::new(&self.program)
+            .args(&self.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("starting {}", self.program.display()))?;
+        if let Err(error) = group.add_process(child.id()) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(error.into());
+        }
+        let mut stdin = child.stdin.take().context("child stdin")?;
+        serde_json::to_writer(&mut stdin, request)?;
+        drop(stdin);
+        let output = child
+            .wait_with_output()
+            .context("waiting for the child run")?;
+        if !output.status.success() {
+            bail!(
+                "the child run in {} failed ({}); a limit this small may have killed it",
+                group.describe(),
+                output.status
+            );
+        }
+        serde_json::from_slice(&output.stdout).context("parsing the child's result")
+    }
+}
+
+/// Everything one `prefetch bench` invocation needs.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// The access pattern.
+    pub workload: Workload,
+    /// The data file (made if missing or of the wrong size).
+    pub file: PathBuf,
+    /// Size of the data file in bytes (at least the workload's span).
+    pub file_size: u64,
+    /// The modes to compare, in report order.
+    pub modes: Vec<Mode>,
+    /// Measured runs per variant; the report shows the median.
+    pub runs: usize,
+    /// How the cache is emptied before each cold run.
+    pub eviction: Eviction,
+    /// Also measure warm runs (nothing evicted).
+    pub warm: bool,
+    /// Run every pass inside a memory cgroup of this many bytes.
+    pub memory_limit: Option<u64>,
+    /// libprefetch reorder-buffer caps; empty: the library's own budget; several: a sweep.
+    pub windows: Vec<u64>,
+    /// Draw progress bars on stderr.
+    pub show_progress: bool,
+    /// How to start child runs (needed with `memory_limit`).
+    pub launcher: Option<Launcher>,
+}
+
+/// One column of the comparison: a mode, with its window for libprefetch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Variant {
+    mode: Mode,
+    window_bytes: Option<u64>,
+}
+
+/// Where passes run: here, or in children inside a memory cgroup.
+enum Place<'a> {
+    Here,
+    Child(&'a Launcher, &'a MemoryCgroup),
+}
+
+impl Place<'_> {
+    fn run(&self, request: &RunRequest) -> Result<RunResult> {
+        match self {
+            Place::Here => measure(request),
+            Place::Child(launcher, group) => launcher.run_in(group, request),
+        }
+    }
+}
+
+/// Runs the benchmark described by `config` and returns its report. Blocks for all runs.
+pub fn run(config: &BenchConfig) -> Result<Report> {
+    validate(config)?;
+    datafile::ensure(&config.file, config.file_size, config.show_progress)?;
+    let file = File::open(&config.file)
+        .with_context(|| format!("opening data file {}", config.file.display()))?;
+    let group = config
+        .memory_limit
+        .map(MemoryCgroup::create)
+        .transpose()
+        .context("setting up --memory-limit")?;
+    let place = match (&group, &config.launcher) {
+        (Some(group), Some(launcher)) => Place::Child(launcher, group),
+        (Some(_), None) => {
+            bail!("--memory-limit needs a way to start child runs (no launcher given)")
+        }
+        (None, _) => Place::Here,
+    };
+    let rows = run_variants(config, &file, &place)?;
+    let memory = group.as_ref().map(MemoryCgroup::describe);
+    if let Some(group) = group {
+        group.remove()?;
+    }
+    Report::new(config, Storage::of(&config.file), memory, rows)
+}
+
+fn validate(config: &BenchConfig) -> Result<()> {
+    ensure!(config.runs >= 1, "--runs must be at least 1");
+    ensure!(!config.modes.is_empty(), "no mode selected");
+    let span = config.workload.span_bytes();
+    ensure!(
+        span <= config.file_size,
+        "the {} workload needs {span} bytes but the data file is only {} bytes (raise --file-size)",
+        config.workload.name(),
+        config.file_size
+    );
+    ensure!(
+        requested_bytes(&config.workload.reads()) > 0,
+        "the workload reads nothing"
+    );
+    Ok(())
+}
+
+/// The variants to compare: each mode once (see [`Variant`]).
+fn variants(config: &BenchConfig) -> Vec<Variant> {
+    config
+        .modes
+        .iter()
+        .map(|&mode| Variant {
+            mode,
+            window_bytes: None,
+        })
+        .collect()
+}
+
+/// Measures every variant cold (and warm) and turns the results into report rows.
+fn run_variants(config: &BenchConfig, file: &File, place: &Place) -> Result<Vec<Row>> {
+    let variants = variants(config);
+    let per_state = variants.len() * config.runs;
+    let total = per_state
+        + if config.warm {
+            per_state + variants.len()
+        } else {
+            0
+        };
+    let bar = progress::runs_bar(total as u64, config.show_progress);
+    let mut cold: Vec<Vec<RunResult>> = vec![Vec::new(); variants.len()];
+    for run in 0..config.runs {
+        for (index, variant) in variants.iter().enumerate() {
+            bar.set_message(format!("{} cold run {}", label(variant), run + 1));
+            config.eviction.evict(file)?;
+            cold[index].push(place.run(&request(config, variant))?);
+            bar.inc(1);
+        }
+    }
+    let mut rows = rows_for(&variants, cold, CacheState::Cold);
+    if config.warm {
+        let mut warm = Vec::new();
+        for variant in &variants {
+            bar.set_message(format!("{} warm runs", label(variant)));
+            warm.push(run_warm(config, file, place, variant, &bar)?);
+        }
+        rows.extend(rows_for(&variants, warm, CacheState::Warm));
+    }
+    bar.finish_and_clear();
+    Ok(rows)
+}
+
+/// One unmeasured pass to fill the cache, then `runs` measured passes without eviction.
+fn run_warm(
+    config: &BenchConfig,
+    file: &File,
+    place: &Place,
+    variant: &Variant,
+    bar: &indicatif::ProgressBar,
+) -> Result<Vec<RunResult>> {
+    config.eviction.evict(file)?;
+    let request = request(config, variant);
+    place.run(&request)?;
+    bar.inc(1);
+    (0..config.runs)
+        .map(|_| {
+            let result = place.run(&request);
+            bar.inc(1);
+            result
+        })
+        .collect()
+}
+
+fn request(config: &BenchConfig, variant: &Variant) -> RunRequest {
+    RunRequest {
+        file: config.file.clone(),
+        workload: config.workload.clone(),
+        mode: variant.mode,
+        window_bytes: variant.window_bytes,
+    }
+}
+
+fn label(variant: &Variant) -> String {
+    match variant.window_bytes {
+        Some(bytes) => format!(
+            "{} window {}",
+            variant.mode.name(),
+            crate::size::format_bytes(bytes)
+        ),
+        None => variant.mode.name().to_string(),
+    }
+}
+
+fn rows_for(variants: &[Variant], results: Vec<Vec<RunResult>>, cache: CacheState) -> Vec<Row> {
+    variants
+        .iter()
+        .zip(results)
+        .map(|(variant, runs)| Row::new(variant.mode, variant.window_bytes, cache, runs))
+        .collect()
+}

@@ -1,0 +1,125 @@
+//! The runner on a small real file: every mode reads the same bytes, cold and warm, and the report
+//! says where it was measured.
+
+use bench::cache::Eviction;
+use bench::report::CacheState;
+use bench::{BenchConfig, Mode, Workload};
+
+fn config(dir: &std::path::Path, workload: Workload) -> BenchConfig {
+    BenchConfig {
+        workload,
+        file: dir.join("data.bin"),
+        file_size: 1 << 20,
+        modes: Mode::ALL.to_vec(),
+        runs: 2,
+        eviction: Eviction::Fadvise,
+        warm: true,
+        memory_limit: None,
+        windows: Vec::new(),
+        show_progress: false,
+        launcher: None,
+    }
+}
+
+fn workloads() -> Vec<Workload> {
+    vec![
+        Workload::Random {
+            pages: 300,
+            seed: 3,
+            span_bytes: 1 << 20,
+        },
+        Workload::Strided {
+            tile_bytes: 16384,
+            tiles_per_side: 8,
+        },
+        Workload::Sequential {
+            span_bytes: 1 << 20,
+            read_bytes: 65536,
+        },
+    ]
+}
+
+#[test]
+fn every_mode_reads_the_same_bytes_cold_and_warm() {
+    let dir = tempfile::tempdir().unwrap();
+    for workload in workloads() {
+        let report = bench::run(&config(dir.path(), workload.clone())).unwrap();
+        assert_eq!(report.rows.len(), 2 * Mode::ALL.len(), "{workload:?}");
+        let checksums: Vec<u32> = report
+            .rows
+            .iter()
+            .flat_map(|row| row.runs.iter().map(|run| run.outcome.checksum))
+            .collect();
+        assert_eq!(checksums.len(), 2 * 2 * Mode::ALL.len());
+        assert!(
+            checksums.iter().all(|&sum| sum == checksums[0]),
+            "{workload:?}"
+        );
+        let expected_bytes = bench::workload::requested_bytes(&workload.reads());
+        assert!(report
+            .rows
+            .iter()
+            .flat_map(|row| &row.runs)
+            .all(|run| run.outcome.bytes == expected_bytes));
+        let stock = &report.rows[0];
+        assert_eq!((stock.mode, stock.cache), (Mode::Stock, CacheState::Cold));
+        assert_eq!(stock.speedup_over_stock, Some(1.0));
+    }
+}
+
+#[test]
+fn the_checksum_is_the_crc32_of_the_file_read_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sequential = config(
+        dir.path(),
+        Workload::Sequential {
+            span_bytes: 1 << 20,
+            read_bytes: 4096,
+        },
+    );
+    sequential.warm = false;
+    sequential.runs = 1;
+    let report = bench::run(&sequential).unwrap();
+    let contents = std::fs::read(&sequential.file).unwrap();
+    assert_eq!(
+        report.checksum,
+        format!("{:#010x}", crc32fast::hash(&contents))
+    );
+}
+
+#[test]
+fn the_table_and_json_name_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut random = config(dir.path(), workloads().remove(0));
+    random.warm = false;
+    random.runs = 1;
+    let report = bench::run(&random).unwrap();
+    let table = report.table();
+    assert!(
+        table.contains("measured on: this machine's disk"),
+        "{table}"
+    );
+    assert!(
+        table.contains("stock") && table.contains("naive"),
+        "{table}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&report.json().unwrap()).unwrap();
+    assert_eq!(json["workload"]["kind"], "random");
+    assert_eq!(json["storage"]["kind"], "disk");
+    assert_eq!(json["rows"].as_array().unwrap().len(), Mode::ALL.len());
+}
+
+#[test]
+fn a_workload_larger_than_the_file_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut strided = config(
+        dir.path(),
+        Workload::Strided {
+            tile_bytes: 16384,
+            tiles_per_side: 100,
+        },
+    );
+    strided.file_size = 1 << 20;
+    let error = bench::run(&strided).unwrap_err().to_string();
+    assert!(error.contains("raise --file-size"), "{error}");
+}
