@@ -1,0 +1,181 @@
+//! `prefetch bench random|strided|sequential`: parses the options, runs crate `bench`, prints the result.
+//!
+//! The workloads and modes follow the libprefetch paper's sections 3.2 and 5 (see crates/bench).
+//! The hidden `prefetch bench __child` is how `--memory-limit` runs a pass inside a memory cgroup:
+//! the benchmark re-executes this binary, moves the child into the group, and reads its JSON result.
+
+use std::path::PathBuf;
+
+use ::bench::cache::Eviction;
+use ::bench::cgroup::parse_memory_limit;
+use ::bench::size::parse_size;
+use ::bench::{BenchConfig, Launcher, Mode, Workload};
+use anyhow::Result;
+use clap::{Args, Subcommand};
+
+/// The arguments after `prefetch` that start a child run.
+const CHILD_ARGS: [&str; 2] = ["bench", "__child"];
+
+/// A benchmark workload.
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Random 4 KiB pages with repeats (the paper's Figure 2 workload)
+    Random(RandomArgs),
+    /// A tiled 2-D array stored row-major, read column by column (the paper's GIMP case, Figure 9)
+    Strided(StridedArgs),
+    /// The file from start to end (the paper's Figure 8)
+    Sequential(SequentialArgs),
+    /// Internal: one measured pass in a child process (request on stdin, JSON result on stdout)
+    #[command(name = "__child", hide = true)]
+    Child,
+}
+
+/// Options every workload shares.
+#[derive(Args)]
+pub struct CommonArgs {
+    /// Data file; made (pseudo-random bytes) if missing or of the wrong size
+    /// [default: /tmp/libprefetch-bench/data-SIZE.bin]
+    #[arg(long)]
+    file: Option<PathBuf>,
+    /// Size of the data file (K, M, G suffixes)
+    #[arg(long, default_value = "2G", value_parser = parse_size)]
+    file_size: u64,
+    /// Measured runs per mode; the table shows the median
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Modes to compare, comma-separated [default: all of stock, naive, libprefetch]
+    #[arg(long, value_delimiter = ',', value_parser = parse_mode)]
+    modes: Vec<Mode>,
+    /// Empty all caches (sync; echo 3 > /proc/sys/vm/drop_caches) instead of evicting only the data file
+    #[arg(long)]
+    drop_caches: bool,
+    /// Also measure warm runs (nothing evicted)
+    #[arg(long)]
+    warm: bool,
+    /// Run each pass inside a memory cgroup of this size (e.g. 100M), created and removed here
+    #[arg(long, value_parser = |text: &str| parse_memory_limit(text).map_err(|error| error.to_string()))]
+    memory_limit: Option<u64>,
+    /// Print the result as JSON instead of a table
+    #[arg(long)]
+    json: bool,
+    /// Do not draw progress bars
+    #[arg(long)]
+    no_progress: bool,
+}
+
+/// Options of `prefetch bench random`.
+#[derive(Args)]
+pub struct RandomArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Number of 4 KiB page reads
+    #[arg(long, default_value_t = 100_000)]
+    pages: u64,
+    /// Seed of the page sequence
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// Options of `prefetch bench strided`.
+#[derive(Args)]
+pub struct StridedArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Bytes per tile (GIMP: 64x64 RGBA pixels = 16K)
+    #[arg(long, default_value = "16K", value_parser = parse_size)]
+    tile_size: u64,
+    /// Tiles per row and per column [default: the largest square that fits in the file]
+    #[arg(long)]
+    tiles_per_side: Option<u64>,
+}
+
+/// Options of `prefetch bench sequential`.
+#[derive(Args)]
+pub struct SequentialArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Bytes per read call (cat uses 128K)
+    #[arg(long, default_value = "128K", value_parser = parse_size)]
+    read_size: u64,
+}
+
+fn parse_mode(name: &str) -> Result<Mode, String> {
+    Mode::from_name(name).ok_or_else(|| {
+        let known: Vec<&str> = Mode::ALL.iter().map(|mode| mode.name()).collect();
+        format!("unknown mode {name:?} (known: {})", known.join(", "))
+    })
+}
+
+/// Runs one `prefetch bench` subcommand.
+pub fn run(command: BenchCommand) -> Result<()> {
+    let (common, workload) = match command {
+        BenchCommand::Child => return ::bench::serve_child(),
+        BenchCommand::Random(args) => {
+            let workload = Workload::Random {
+                pages: args.pages,
+                seed: args.seed,
+                span_bytes: args.common.file_size,
+            };
+            (args.common, workload)
+        }
+        BenchCommand::Strided(args) => {
+            let tile = args.tile_size.max(1);
+            let side = args
+                .tiles_per_side
+                .unwrap_or_else(|| (args.common.file_size / tile).isqrt());
+            let workload = Workload::Strided {
+                tile_bytes: tile,
+                tiles_per_side: side,
+            };
+            (args.common, workload)
+        }
+        BenchCommand::Sequential(args) => {
+            let workload = Workload::Sequential {
+                span_bytes: args.common.file_size,
+                read_bytes: args.read_size,
+            };
+            (args.common, workload)
+        }
+    };
+    let json = common.json;
+    let report = ::bench::run(&config(common, workload)?)?;
+    if json {
+        println!("{}", report.json()?);
+    } else {
+        println!("$ {}", command_line());
+        print!("{}", report.table());
+    }
+    Ok(())
+}
+
+fn config(common: CommonArgs, workload: Workload) -> Result<BenchConfig> {
+    Ok(BenchConfig {
+        workload,
+        file: common
+            .file
+            .unwrap_or_else(|| ::bench::datafile::default_path(common.file_size)),
+        file_size: common.file_size,
+        modes: if common.modes.is_empty() {
+            Mode::ALL.to_vec()
+        } else {
+            common.modes
+        },
+        runs: common.runs,
+        eviction: if common.drop_caches {
+            Eviction::DropCaches
+        } else {
+            Eviction::Fadvise
+        },
+        warm: common.warm,
+        memory_limit: common.memory_limit,
+        windows: Vec::new(),
+        show_progress: !common.no_progress,
+        launcher: Some(Launcher::current_exe(&CHILD_ARGS)?),
+    })
+}
+
+/// The command as typed, with the program shown as `prefetch`, for the table's first line.
+fn command_line() -> String {
+    let rest: Vec<String> = std::env::args().skip(1).collect();
+    format!("prefetch {}", rest.join(" "))
+}
