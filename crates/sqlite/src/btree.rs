@@ -1,0 +1,444 @@
+//! Reading an SQLite database file through its b-trees (sqlite.org "Database File Format", sections 1.5-1.6
+//! and 2.6 "Storage Of The SQL Database Schema"), as the section 5.4 callback needs it:
+//!
+//! * the schema: which b-tree roots are indexes of which rowid tables;
+//! * an index in key order, as its leaf pages ([`IndexLeaf`]) with the entries that index interior cells
+//!   hold between two leaves (SQLite index b-trees are B-trees: interior cells carry keys too);
+//! * the rowids of one index leaf, following overflow chains when a key spills;
+//! * the table leaf page that holds a rowid, found by descending the table's interior pages, which a
+//!   [`TableMap`] caches so that a scan reads each interior page once.
+//!
+//! Every page number is checked against the file size and every walk is bounded (depth, visited pages,
+//! overflow chain length), so a corrupt or hostile file gives a [`ReadError`], never a panic or a hang.
+//!
+//! Deviations: the reader trusts that all leaves of a table b-tree are at the same depth (the format
+//! guarantees it) and stops descending there without reading the leaf; a corrupt file can only make it
+//! name a wrong page, which costs a useless prefetch, never a wrong query result.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+use thiserror::Error;
+
+use crate::format::{
+    be32, record_values, BtreePage, FormatError, Header, PageKind, Value, HEADER_LEN,
+};
+
+/// Deepest b-tree the reader descends (SQLite's own limit, BTCURSOR_MAX_DEPTH, is 20).
+const MAX_DEPTH: usize = 20;
+
+/// Why the reader could not answer.
+#[derive(Debug, Error)]
+pub enum ReadError {
+    /// Reading the file failed.
+    #[error("reading the database: {0}")]
+    Io(#[from] io::Error),
+    /// A page or record is malformed.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// The b-tree structure is inconsistent (bad page number, cycle, wrong page kind).
+    #[error("corrupt b-tree: {0}")]
+    Corrupt(String),
+}
+
+/// Result of reading.
+pub type ReadResult<T> = Result<T, ReadError>;
+
+/// Where pages come from: a file, or bytes in memory in tests.
+pub trait PageSource {
+    /// Fills `buf` from byte `offset`; a short file is an error.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Current length in bytes.
+    fn byte_len(&self) -> io::Result<u64>;
+}
+
+impl PageSource for File {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        FileExt::read_exact_at(self, buf, offset)
+    }
+    fn byte_len(&self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+}
+
+impl PageSource for [u8] {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
+        let src = start
+            .checked_add(buf.len())
+            .and_then(|end| self.get(start..end))
+            .ok_or(io::ErrorKind::UnexpectedEof)?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+    fn byte_len(&self) -> io::Result<u64> {
+        Ok(self.len() as u64)
+    }
+}
+
+/// An entry of the schema table (`sqlite_schema`) that owns a b-tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaEntry {
+    /// "table" or "index".
+    pub kind: String,
+    /// Name of the table or index.
+    pub name: String,
+    /// Table the entry belongs to.
+    pub table: String,
+    /// Root page of its b-tree.
+    pub root: u32,
+}
+
+/// One leaf page of an index in key order, followed by the rowids that index interior cells place between
+/// it and the next leaf.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexLeaf {
+    /// The leaf page number.
+    pub page: u32,
+    /// Rowids of the interior-cell entries that come after this leaf's entries, in key order.
+    pub then: Vec<i64>,
+}
+
+/// A database file opened for reading its b-trees.
+pub struct Database<S: PageSource + ?Sized> {
+    header: Header,
+    page_count: u32,
+    source: Box<S>,
+}
+
+impl<S: PageSource + ?Sized> Database<S> {
+    /// Reads the header of `source`. The page count is taken from the file length.
+    pub fn open(source: Box<S>) -> ReadResult<Database<S>> {
+        let (header, page_count) = read_state(&*source)?;
+        Ok(Database {
+            header,
+            page_count,
+            source,
+        })
+    }
+
+    /// Re-reads the header and the file length; returns whether either changed since the last read.
+    pub fn refresh(&mut self) -> ReadResult<bool> {
+        let (header, pages) = read_state(&*self.source)?;
+        let changed = header != self.header || pages != self.page_count;
+        self.header = header;
+        self.page_count = pages;
+        Ok(changed)
+    }
+
+    /// The parsed database header (as read when opened or last refreshed).
+    pub fn header(&self) -> Header {
+        self.header
+    }
+
+    /// Number of whole pages in the file when it was opened.
+    pub fn page_count(&self) -> u32 {
+        self.page_count
+    }
+
+    /// Byte offset of page `number` in the file.
+    pub fn page_offset(&self, number: u32) -> u64 {
+        u64::from(number - 1) * u64::from(self.header.page_size)
+    }
+
+    /// Reads page `number` (1-based), checking it lies in the file.
+    pub fn read_page(&self, number: u32) -> ReadResult<Vec<u8>> {
+        if number == 0 || number > self.page_count {
+            return Err(ReadError::Corrupt(format!(
+                "page number {number} outside 1..={}",
+                self.page_count
+            )));
+        }
+        let mut buf = vec![0u8; self.header.page_size as usize];
+        self.source
+            .read_exact_at(&mut buf, self.page_offset(number))?;
+        Ok(buf)
+    }
+
+    /// Reads page `number` and tells its b-tree page kind.
+    pub fn page_kind(&self, number: u32) -> ReadResult<PageKind> {
+        let bytes = self.read_page(number)?;
+        Ok(BtreePage::parse(number, &bytes, self.header.usable_size)?.kind)
+    }
+
+    /// The whole payload of a cell: its local part plus its overflow chain (file format 1.6).
+    fn full_payload(&self, page: &BtreePage<'_>, cell: usize) -> ReadResult<Vec<u8>> {
+        let payload = page.payload(cell)?;
+        if payload.total > u64::from(self.page_count) * u64::from(self.header.page_size) {
+            return Err(ReadError::Corrupt(format!(
+                "page {}: payload larger than the file",
+                page.number
+            )));
+        }
+        let mut bytes = payload.local.to_vec();
+        let mut next = payload.overflow;
+        let mut hops = 0u32;
+        while let Some(number) = next.filter(|_| (bytes.len() as u64) < payload.total) {
+            hops += 1;
+            if hops > self.page_count {
+                return Err(ReadError::Corrupt(
+                    "overflow chain longer than the file".into(),
+                ));
+            }
+            let overflow = self.read_page(number)?;
+            let usable = self.header.usable_size as usize;
+            let want = usize::try_from(payload.total - bytes.len() as u64).unwrap_or(usize::MAX);
+            let take = want.min(usable - 4);
+            bytes.extend_from_slice(&overflow[4..4 + take]);
+            next = Some(be32(&overflow, 0)).filter(|&n| n != 0);
+        }
+        if (bytes.len() as u64) < payload.total {
+            return Err(ReadError::Corrupt(format!(
+                "page {}: overflow chain ends early",
+                page.number
+            )));
+        }
+        Ok(bytes)
+    }
+
+    /// Visits the cells of every leaf of the b-tree rooted at `root` in key order, and (for index b-trees)
+    /// the interior cells between them, calling `visit(page, cell index)`. Bounded by depth and visits.
+    fn walk(
+        &self,
+        root: u32,
+        visit: &mut dyn FnMut(&BtreePage<'_>, usize) -> ReadResult<()>,
+    ) -> ReadResult<()> {
+        let mut seen = HashSet::new();
+        self.walk_from(root, 0, &mut seen, visit)
+    }
+
+    fn walk_from(
+        &self,
+        number: u32,
+        depth: usize,
+        seen: &mut HashSet<u32>,
+        visit: &mut dyn FnMut(&BtreePage<'_>, usize) -> ReadResult<()>,
+    ) -> ReadResult<()> {
+        if depth > MAX_DEPTH || !seen.insert(number) {
+            return Err(ReadError::Corrupt(format!(
+                "page {number}: b-tree cycle or too deep"
+            )));
+        }
+        let bytes = self.read_page(number)?;
+        let page = BtreePage::parse(number, &bytes, self.header.usable_size)?;
+        for cell in 0..page.cell_count() {
+            if page.kind.is_interior() {
+                self.walk_from(page.left_child(cell)?, depth + 1, seen, visit)?;
+            }
+            if page.kind != PageKind::TableInterior {
+                visit(&page, cell)?;
+            }
+        }
+        if let Some(right) = page.right_child {
+            self.walk_from(right, depth + 1, seen, visit)?;
+        }
+        Ok(())
+    }
+
+    /// The schema entries that own b-trees (tables and indexes with a root page).
+    pub fn schema(&self) -> ReadResult<Vec<SchemaEntry>> {
+        let mut entries = Vec::new();
+        self.walk(1, &mut |page, cell| {
+            let values = record_values(&self.full_payload(page, cell)?)?;
+            if let [Value::Text(kind), Value::Text(name), Value::Text(table), Value::Int(root), ..] = &values[..] {
+                if let Ok(root) = u32::try_from(*root) {
+                    if root > 0 {
+                        entries.push(SchemaEntry {
+                            kind: String::from_utf8_lossy(kind).into_owned(),
+                            name: String::from_utf8_lossy(name).into_owned(),
+                            table: String::from_utf8_lossy(table).into_owned(),
+                            root,
+                        });
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        Ok(entries)
+    }
+
+    /// Rowid of an index entry: the last column of its record, which must be an integer.
+    fn index_rowid(&self, page: &BtreePage<'_>, cell: usize) -> ReadResult<i64> {
+        match record_values(&self.full_payload(page, cell)?)?.last() {
+            Some(Value::Int(rowid)) => Ok(*rowid),
+            _ => Err(ReadError::Corrupt(format!(
+                "page {}: index entry does not end with a rowid",
+                page.number
+            ))),
+        }
+    }
+
+    /// The leaves of the index rooted at `root` in key order, each with the interior-cell rowids after it.
+    pub fn index_leaves(&self, root: u32) -> ReadResult<Vec<IndexLeaf>> {
+        let mut leaves: Vec<IndexLeaf> = Vec::new();
+        self.walk(root, &mut |page, cell| {
+            match page.kind {
+                PageKind::IndexLeaf if cell == 0 => leaves.push(IndexLeaf {
+                    page: page.number,
+                    then: Vec::new(),
+                }),
+                PageKind::IndexLeaf => {}
+                PageKind::IndexInterior => {
+                    let rowid = self.index_rowid(page, cell)?;
+                    let last = leaves.last_mut().ok_or_else(|| {
+                        ReadError::Corrupt(format!(
+                            "page {}: interior cell before any leaf",
+                            page.number
+                        ))
+                    })?;
+                    last.then.push(rowid);
+                }
+                _ => {
+                    return Err(ReadError::Corrupt(format!(
+                        "page {}: table page inside an index",
+                        page.number
+                    )))
+                }
+            }
+            Ok(())
+        })?;
+        Ok(leaves)
+    }
+
+    /// Rowids of the entries on index leaf page `number`, in key order.
+    pub fn index_leaf_rowids(&self, number: u32) -> ReadResult<Vec<i64>> {
+        let bytes = self.read_page(number)?;
+        let page = BtreePage::parse(number, &bytes, self.header.usable_size)?;
+        if page.kind != PageKind::IndexLeaf {
+            return Err(ReadError::Corrupt(format!(
+                "page {number} is not an index leaf"
+            )));
+        }
+        (0..page.cell_count())
+            .map(|cell| self.index_rowid(&page, cell))
+            .collect()
+    }
+
+    /// Every (table leaf page, rowid) of the table rooted at `root`, in rowid order.
+    pub fn table_rows(&self, root: u32) -> ReadResult<Vec<(u32, i64)>> {
+        let mut rows = Vec::new();
+        self.walk(root, &mut |page, cell| {
+            if page.kind != PageKind::TableLeaf {
+                return Err(ReadError::Corrupt(format!(
+                    "page {}: index page inside a table",
+                    page.number
+                )));
+            }
+            rows.push((page.number, page.int_key(cell)?));
+            Ok(())
+        })?;
+        Ok(rows)
+    }
+}
+
+/// The header of `source` and its length in whole pages.
+fn read_state<S: PageSource + ?Sized>(source: &S) -> ReadResult<(Header, u32)> {
+    let mut first = [0u8; HEADER_LEN];
+    source.read_exact_at(&mut first, 0)?;
+    let header = Header::parse(&first)?;
+    let pages = source.byte_len()? / u64::from(header.page_size);
+    Ok((header, u32::try_from(pages).unwrap_or(u32::MAX)))
+}
+
+/// One table interior page, parsed: child `children[i]` holds rowids up to `keys[i]`, `right` the rest.
+#[derive(Debug, Clone)]
+struct Interior {
+    keys: Vec<i64>,
+    children: Vec<u32>,
+    right: u32,
+}
+
+impl Interior {
+    fn child_for(&self, rowid: i64) -> u32 {
+        let i = self.keys.partition_point(|&key| key < rowid);
+        self.children.get(i).copied().unwrap_or(self.right)
+    }
+}
+
+/// Maps rowids of one rowid table to the leaf pages holding them, caching the table's interior pages.
+#[derive(Debug, Clone)]
+pub struct TableMap {
+    root: u32,
+    /// Number of interior levels above the leaves (0 when the root is a leaf).
+    height: usize,
+    interiors: HashMap<u32, Interior>,
+}
+
+impl TableMap {
+    /// Prepares the map of the table rooted at `root`, reading its left-most path to learn its height.
+    pub fn new<S: PageSource + ?Sized>(db: &Database<S>, root: u32) -> ReadResult<TableMap> {
+        let mut map = TableMap {
+            root,
+            height: 0,
+            interiors: HashMap::new(),
+        };
+        let mut number = root;
+        loop {
+            match db.page_kind(number)? {
+                PageKind::TableLeaf => return Ok(map),
+                PageKind::TableInterior if map.height < MAX_DEPTH => {
+                    let interior = map.interior(db, number)?;
+                    number = interior.children.first().copied().unwrap_or(interior.right);
+                    map.height += 1;
+                }
+                _ => {
+                    return Err(ReadError::Corrupt(format!(
+                        "page {number}: not a table b-tree page"
+                    )))
+                }
+            }
+        }
+    }
+
+    fn interior<S: PageSource + ?Sized>(
+        &mut self,
+        db: &Database<S>,
+        number: u32,
+    ) -> ReadResult<&Interior> {
+        if !self.interiors.contains_key(&number) {
+            let parsed = parse_interior(db, number)?;
+            self.interiors.insert(number, parsed);
+        }
+        Ok(&self.interiors[&number])
+    }
+
+    /// The leaf page that holds `rowid` (or would hold it), reading interior pages not yet cached.
+    pub fn leaf_for<S: PageSource + ?Sized>(
+        &mut self,
+        db: &Database<S>,
+        rowid: i64,
+    ) -> ReadResult<u32> {
+        let mut number = self.root;
+        for _ in 0..self.height {
+            number = self.interior(db, number)?.child_for(rowid);
+        }
+        Ok(number)
+    }
+
+    /// Number of interior pages read so far.
+    pub fn cached_interiors(&self) -> usize {
+        self.interiors.len()
+    }
+}
+
+fn parse_interior<S: PageSource + ?Sized>(db: &Database<S>, number: u32) -> ReadResult<Interior> {
+    let bytes = db.read_page(number)?;
+    let page = BtreePage::parse(number, &bytes, db.header().usable_size)?;
+    if page.kind != PageKind::TableInterior {
+        return Err(ReadError::Corrupt(format!(
+            "page {number}: expected a table interior page"
+        )));
+    }
+    let mut interior = Interior {
+        keys: Vec::new(),
+        children: Vec::new(),
+        right: page.right_child.unwrap_or(0),
+    };
+    for cell in 0..page.cell_count() {
+        interior.children.push(page.left_child(cell)?);
+        interior.keys.push(page.int_key(cell)?);
+    }
+    Ok(interior)
+}

@@ -1,0 +1,269 @@
+//! The section 5.4 callback's planning, without the library calls: given the page SQLite is reading and
+//! the last marked page, decide the access list to hand libprefetch.
+//!
+//! "The SQLite callback for libprefetch examines the offset for the current position and determines if it
+//! belongs to an index. If so, the callback iterates the index and tells libprefetch about the table data
+//! that the index points to. From then on, the callback marks the index pages and uses them to track its
+//! progress." (paper s5.4). The list looks like this, index leaves marked (*):
+//!
+//! ```text
+//!   leaf L*  T(L,1) T(L,2) ... T(L,n)   leaf L+1*  T(L+1,1) ...   (T(L,i): table leaf of the i-th rowid of L)
+//! ```
+//!
+//! Regimes, by the page SQLite asks for when libprefetch calls back:
+//! * **index leaf, right after the previous one in key order** (a forward scan): `Set` a list from that leaf,
+//!   looking ahead `lookahead` leaves; the lookahead doubles on each such step, from [`FIRST_LOOKAHEAD`]
+//!   up to [`MAX_LOOKAHEAD`];
+//! * **table leaf, with a marked index leaf behind it** (the list ran short, or SQLite strayed among the
+//!   rows of the current leaf): `FromMark`, the list after that leaf regenerated (PF_SET_FROM_MARK);
+//! * **anything else** (an index leaf out of sequence, as point lookups and descending scans do; interior
+//!   pages; a page the reader cannot parse): `Keep`, plain reads. An index leaf out of sequence also clears
+//!   the list, since the scan that built it has ended.
+//!
+//! Deviations: the paper's callback starts listing at the first index page read; this one waits until a
+//! second, consecutive leaf confirms a forward scan, so point lookups through an index (joins) do not each
+//! prefetch a whole leaf's worth of table pages. Entries for consecutive rowids on the same table page are
+//! merged into one. The reader's caches are dropped when the file's change counter or length changes.
+
+use std::collections::hash_map::Entry as Slot;
+use std::collections::HashMap;
+use std::fs::File;
+
+use crate::btree::{Database, IndexLeaf, ReadResult, TableMap};
+use crate::format::PageKind;
+
+/// Leaves listed when a forward scan is first recognised.
+pub const FIRST_LOOKAHEAD: usize = 4;
+/// Most leaves listed ahead of the scan (each holds a few hundred index entries).
+pub const MAX_LOOKAHEAD: usize = 4096;
+
+/// One access-list entry: a byte offset in the database file and whether it is marked (an index leaf).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Byte offset of the page.
+    pub offset: u64,
+    /// Marked entries are index leaves.
+    pub mark: bool,
+}
+
+/// What the callback should do with the access list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// Replace the list (PF_SET).
+    Set(Vec<Entry>),
+    /// Replace the part after the last marked entry (PF_SET_FROM_MARK).
+    FromMark(Vec<Entry>),
+    /// Drop the list: the scan it described has ended.
+    Clear,
+    /// Leave the list as it is.
+    Keep,
+}
+
+/// An index whose leaves are known, and the rowid table it points into.
+struct IndexInfo {
+    table_root: u32,
+    leaves: Vec<IndexLeaf>,
+}
+
+/// Everything read from the file, dropped when the file changes.
+#[derive(Default)]
+struct Cache {
+    /// Index root -> index; built on the first callback on an index leaf.
+    indexes: Option<HashMap<u32, IndexInfo>>,
+    /// Index leaf page -> (index root, position in key order).
+    leaf_at: HashMap<u32, (u32, usize)>,
+    /// Table root -> rowid-to-page map.
+    tables: HashMap<u32, TableMap>,
+}
+
+/// The scan being followed: the index, the position of the leaf it was last seen on, and the end of
+/// what is listed (leaves `pos..listed_end` are on the access list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Scan {
+    root: u32,
+    pos: usize,
+    listed_end: usize,
+}
+
+/// Plans access lists for index scans of one database file.
+pub struct ScanPlanner {
+    db: Database<File>,
+    cache: Cache,
+    scan: Option<Scan>,
+    lookahead: usize,
+}
+
+impl ScanPlanner {
+    /// A planner reading `file` (a read-only descriptor of the database).
+    pub fn new(file: File) -> ReadResult<ScanPlanner> {
+        let db = Database::open(Box::new(file))?;
+        Ok(ScanPlanner {
+            db,
+            cache: Cache::default(),
+            scan: None,
+            lookahead: FIRST_LOOKAHEAD,
+        })
+    }
+
+    /// Forgets everything read from the file (after a write).
+    pub fn invalidate(&mut self) {
+        self.cache = Cache::default();
+        self.scan = None;
+        self.lookahead = FIRST_LOOKAHEAD;
+    }
+
+    /// Decides the list for a callback: `requested` is the byte offset SQLite is reading, `last_marked`
+    /// the offset of the last marked entry it passed. A file the reader cannot parse gives `Keep`.
+    pub fn plan(&mut self, last_marked: Option<u64>, requested: u64) -> Plan {
+        self.plan_checked(last_marked, requested)
+            .unwrap_or(Plan::Keep)
+    }
+
+    fn plan_checked(&mut self, last_marked: Option<u64>, requested: u64) -> ReadResult<Plan> {
+        if self.db.refresh()? {
+            self.invalidate();
+        }
+        let page = self.page_at(requested);
+        match self.db.page_kind(page)? {
+            PageKind::IndexLeaf => self.on_index_leaf(page),
+            PageKind::TableLeaf => match last_marked.map(|offset| self.page_at(offset)) {
+                Some(leaf) => self.on_table_leaf(leaf),
+                None => Ok(Plan::Keep),
+            },
+            _ => Ok(Plan::Keep),
+        }
+    }
+
+    fn page_at(&self, offset: u64) -> u32 {
+        let page = offset / u64::from(self.db.header().page_size) + 1;
+        u32::try_from(page).unwrap_or(u32::MAX)
+    }
+
+    fn on_index_leaf(&mut self, page: u32) -> ReadResult<Plan> {
+        self.load_indexes()?;
+        let Some(&(root, pos)) = self.cache.leaf_at.get(&page) else {
+            return Ok(Plan::Keep);
+        };
+        match self.scan {
+            Some(scan) if scan.root == root && scan.pos == pos => Ok(Plan::Keep),
+            Some(scan) if scan.root == root && scan.pos < pos && pos <= scan.listed_end => {
+                Ok(Plan::Set(self.list_from(root, pos, true)?))
+            }
+            _ => {
+                self.scan = Some(Scan {
+                    root,
+                    pos,
+                    listed_end: pos + 1,
+                });
+                self.lookahead = FIRST_LOOKAHEAD;
+                Ok(Plan::Clear)
+            }
+        }
+    }
+
+    fn on_table_leaf(&mut self, marked_leaf: u32) -> ReadResult<Plan> {
+        self.load_indexes()?;
+        match (self.cache.leaf_at.get(&marked_leaf), self.scan) {
+            (Some(&(root, pos)), Some(scan)) if scan.root == root => {
+                Ok(Plan::FromMark(self.list_from(root, pos, false)?))
+            }
+            _ => Ok(Plan::Keep),
+        }
+    }
+
+    /// Lists `lookahead` leaves of index `root` from leaf `pos` with the table pages their entries point
+    /// to, then doubles the lookahead. With `include_first`, the first leaf's own entry leads (for PF_SET);
+    /// otherwise the list starts with its table pages (it follows that leaf's mark, for PF_SET_FROM_MARK).
+    fn list_from(&mut self, root: u32, pos: usize, include_first: bool) -> ReadResult<Vec<Entry>> {
+        let Some(index) = self
+            .cache
+            .indexes
+            .as_ref()
+            .and_then(|indexes| indexes.get(&root))
+        else {
+            return Ok(Vec::new());
+        };
+        let end = (pos + self.lookahead).min(index.leaves.len());
+        let map = match self.cache.tables.entry(index.table_root) {
+            Slot::Occupied(e) => e.into_mut(),
+            Slot::Vacant(e) => e.insert(TableMap::new(&self.db, index.table_root)?),
+        };
+        let mut list = ListBuilder::default();
+        for (i, leaf) in index.leaves[pos..end].iter().enumerate() {
+            if i > 0 || include_first {
+                list.push(Entry {
+                    offset: self.db.page_offset(leaf.page),
+                    mark: true,
+                });
+            }
+            for rowid in self
+                .db
+                .index_leaf_rowids(leaf.page)?
+                .iter()
+                .chain(&leaf.then)
+            {
+                let page = map.leaf_for(&self.db, *rowid)?;
+                list.push(Entry {
+                    offset: self.db.page_offset(page),
+                    mark: false,
+                });
+            }
+        }
+        self.scan = Some(Scan {
+            root,
+            pos,
+            listed_end: end.max(pos + 1),
+        });
+        self.lookahead = (self.lookahead * 2).min(MAX_LOOKAHEAD);
+        Ok(list.entries)
+    }
+
+    /// Reads the schema and the leaf order of every index of a rowid table, once per file version.
+    fn load_indexes(&mut self) -> ReadResult<()> {
+        if self.cache.indexes.is_some() {
+            return Ok(());
+        }
+        let schema = self.db.schema()?;
+        let mut indexes = HashMap::new();
+        for index in schema.iter().filter(|e| e.kind == "index") {
+            let table = schema
+                .iter()
+                .find(|e| e.kind == "table" && e.name == index.table);
+            let Some(table) = table else { continue };
+            if !matches!(
+                self.db.page_kind(table.root)?,
+                PageKind::TableLeaf | PageKind::TableInterior
+            ) {
+                continue; // a WITHOUT ROWID table: its indexes hold primary keys, not rowids
+            }
+            let leaves = self.db.index_leaves(index.root)?;
+            for (pos, leaf) in leaves.iter().enumerate() {
+                self.cache.leaf_at.insert(leaf.page, (index.root, pos));
+            }
+            indexes.insert(
+                index.root,
+                IndexInfo {
+                    table_root: table.root,
+                    leaves,
+                },
+            );
+        }
+        self.cache.indexes = Some(indexes);
+        Ok(())
+    }
+}
+
+/// Accumulates entries, merging an unmarked entry into the one before it when both are the same page.
+#[derive(Default)]
+struct ListBuilder {
+    entries: Vec<Entry>,
+}
+
+impl ListBuilder {
+    fn push(&mut self, entry: Entry) {
+        if !entry.mark && self.entries.last() == Some(&entry) {
+            return;
+        }
+        self.entries.push(entry);
+    }
+}

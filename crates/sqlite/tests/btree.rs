@@ -1,0 +1,183 @@
+//! The b-tree reader against databases that SQLite itself wrote: the generator's data set, rows and index
+//! keys that spill to overflow pages, a freelist, and the file after VACUUM. Ground truth comes from SQL
+//! (`ORDER BY`) and from SQLite's `dbstat` table of pages.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use prefetch_sqlite::btree::{Database, TableMap};
+use prefetch_sqlite::gen::{generate, GenOptions};
+use rusqlite::Connection;
+
+fn open_reader(path: &Path) -> Database<std::fs::File> {
+    Database::open(Box::new(std::fs::File::open(path).unwrap())).unwrap()
+}
+
+fn root_of(db: &Database<std::fs::File>, name: &str) -> u32 {
+    db.schema()
+        .unwrap()
+        .into_iter()
+        .find(|e| e.name == name)
+        .unwrap_or_else(|| panic!("{name} in schema"))
+        .root
+}
+
+fn sql_rowids(conn: &Connection, sql: &str) -> Vec<i64> {
+    let mut stmt = conn.prepare(sql).unwrap();
+    let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+/// Leaf pages of b-tree `name` according to SQLite's dbstat virtual table.
+fn dbstat_leaves(conn: &Connection, name: &str) -> BTreeSet<u32> {
+    let mut stmt = conn
+        .prepare("SELECT pageno FROM dbstat WHERE name = ?1 AND pagetype = 'leaf'")
+        .unwrap();
+    let rows = stmt.query_map([name], |r| r.get(0)).unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+/// Checks index `index` of table `table`: its rowids in key order match SQL, its leaves match dbstat,
+/// and every rowid maps to the table leaf that holds it.
+fn check_index(path: &Path, table: &str, index: &str, key: &str) {
+    let conn = Connection::open(path).unwrap();
+    let db = open_reader(path);
+    let leaves = db.index_leaves(root_of(&db, index)).unwrap();
+    let mut in_order = Vec::new();
+    for leaf in &leaves {
+        in_order.extend(db.index_leaf_rowids(leaf.page).unwrap());
+        in_order.extend(&leaf.then);
+    }
+    let expected = sql_rowids(
+        &conn,
+        &format!("SELECT rowid FROM {table} ORDER BY {key}, rowid"),
+    );
+    assert_eq!(in_order, expected, "index {index} in key order");
+    let leaf_pages: BTreeSet<u32> = leaves.iter().map(|l| l.page).collect();
+    assert_eq!(leaf_pages, dbstat_leaves(&conn, index), "leaves of {index}");
+
+    let table_root = root_of(&db, table);
+    let rows = db.table_rows(table_root).unwrap();
+    assert_eq!(rows.len(), expected.len());
+    let table_pages: BTreeSet<u32> = rows.iter().map(|&(page, _)| page).collect();
+    assert_eq!(
+        table_pages,
+        dbstat_leaves(&conn, table),
+        "leaves of {table}"
+    );
+    let mut map = TableMap::new(&db, table_root).unwrap();
+    for &(page, rowid) in &rows {
+        assert_eq!(map.leaf_for(&db, rowid).unwrap(), page, "rowid {rowid}");
+    }
+}
+
+#[test]
+fn generated_database_indexes_map_to_table_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    generate(
+        &path,
+        &GenOptions {
+            rows: 20_000,
+            seed: 7,
+        },
+        |_| {},
+    )
+    .unwrap();
+    check_index(&path, "customer", "customer_zip", "c_zip");
+    check_index(
+        &path,
+        "customer",
+        "customer_last",
+        "c_w_id, c_d_id, c_last, c_first",
+    );
+    check_index(
+        &path,
+        "customer",
+        "sqlite_autoindex_customer_1",
+        "c_w_id, c_d_id, c_id",
+    );
+}
+
+/// A table whose rows and index keys spill onto overflow pages (keys over 1002 bytes, rows over 4061).
+fn make_overflowing(path: &Path) {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(
+        "PRAGMA page_size = 4096; CREATE TABLE t (k TEXT, body TEXT); CREATE INDEX t_k ON t (k);",
+    )
+    .unwrap();
+    for i in 0..400i64 {
+        let key = format!(
+            "{:05}{}",
+            (i * 7919) % 400,
+            "k".repeat(900 + (i as usize * 37) % 3000)
+        );
+        let body = "b".repeat(100 + (i as usize * 131) % 9000);
+        conn.execute("INSERT INTO t VALUES (?1, ?2)", (key, body))
+            .unwrap();
+    }
+}
+
+#[test]
+fn overflow_pages_in_rows_and_index_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("o.db");
+    make_overflowing(&path);
+    let conn = Connection::open(&path).unwrap();
+    let overflow: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM dbstat WHERE pagetype = 'overflow'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        overflow > 100,
+        "the data set must spill: {overflow} overflow pages"
+    );
+    check_index(&path, "t", "t_k", "k");
+}
+
+#[test]
+fn freelist_then_vacuum() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.db");
+    generate(
+        &path,
+        &GenOptions {
+            rows: 6_000,
+            seed: 3,
+        },
+        |_| {},
+    )
+    .unwrap();
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch("DELETE FROM customer WHERE c_id % 3 <> 0")
+        .unwrap();
+    let free: i64 = conn
+        .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+        .unwrap();
+    assert!(free > 10, "deleting rows must free pages: {free}");
+    check_index(&path, "customer", "customer_zip", "c_zip");
+
+    conn.execute_batch("VACUUM").unwrap();
+    let free: i64 = conn
+        .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(free, 0);
+    check_index(&path, "customer", "customer_zip", "c_zip");
+    check_index(
+        &path,
+        "customer",
+        "customer_last",
+        "c_w_id, c_d_id, c_last, c_first",
+    );
+}
+
+#[test]
+fn not_a_database_is_an_error() {
+    let junk: Box<[u8]> = vec![7u8; 8192].into_boxed_slice();
+    assert!(Database::open(junk).is_err());
+    let empty: Box<[u8]> = Vec::new().into_boxed_slice();
+    assert!(Database::open(empty).is_err());
+}
