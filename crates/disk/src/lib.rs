@@ -98,7 +98,7 @@ pub const SCHEDULER_NAMES: &str = "fifo, clook, sstf, deadline, deadline:EXPIRE_
 
 /// Builds a disk model from a preset or parameterised name (see [`MODEL_NAMES`]).
 pub fn model_from_name(name: &str) -> Result<Box<dyn DiskModel>, Error> {
-    Ok(preset::spec_from_name(name)?.build())
+    preset::spec_from_name(name)?.build()
 }
 
 /// Builds a scheduler from its name (see [`SCHEDULER_NAMES`]).

@@ -2,7 +2,9 @@
 //! constant fetch time.
 
 pub mod fixed;
+pub mod hdd;
 pub mod ssd;
 
 pub use fixed::Fixed;
+pub use hdd::{Hdd, HddParams, ReadAhead};
 pub use ssd::{Ssd, SsdParams};
