@@ -1,0 +1,415 @@
+//! Clients: one application access list each, with its callback, regions,
+//! planner and counters (libprefetch, ATC 2009, sections 4.1-4.3, Figure 6).
+//!
+//! Locking: `state` guards the planner and is held only for bookkeeping,
+//! never across a callback or an advice call. `callback` is taken with
+//! `try_lock`: if another thread is already in the callback, a read goes on
+//! without waiting (no read ever blocks on another thread's round). One
+//! round runs at a time per client (`round_running`).
+//!
+//! Deviations: the paper supports one client per process; here any number
+//! of clients may coexist (regions of different clients should not overlap:
+//! a read in overlapping regions is accounted to each of them).
+
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use plan::{Entry, Mode, PageKey, Planner, PlannerConfig, ReadOutcome};
+
+use crate::guard::Reentry;
+use crate::registry::{generation, globals};
+use crate::residency::Probe;
+use crate::{advice, memory, Error};
+
+/// One future read: a byte offset of a descriptor, maybe marked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccessEntry {
+    /// Byte offset (rounded down to its page).
+    pub offset: u64,
+    /// File descriptor.
+    pub fd: RawFd,
+    /// A landmark reported back to the callback once passed (section 4.1).
+    pub mark: bool,
+}
+
+/// What the callback is told: where the application is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallbackInfo {
+    /// The last marked entry the application has passed: (fd, byte offset of its page).
+    pub last_marked: Option<(RawFd, u64)>,
+    /// The read that triggered the callback: (fd, byte offset).
+    pub requested: (RawFd, u64),
+}
+
+/// Tunables of a client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Largest gap merged into one prefetch range (default 32 KiB; 0 disables infill).
+    pub infill_bytes: u64,
+    /// Maximum access-list entries (default 1 Mi entries, 16 MiB).
+    pub capacity: usize,
+    /// Cap on the memory available for caching; default: /proc/meminfo and
+    /// the memory cgroup, whichever is smaller.
+    pub max_budget_bytes: Option<u64>,
+    /// Longest WILLNEED call (default 4 MiB).
+    pub max_advice_bytes: u64,
+    /// Issue the second WILLNEED pass in reverse access order (section 4.5).
+    /// Off by default: stock Linux ignores WILLNEED for cached pages, so the
+    /// pass costs one call per run of pages and reorders nothing.
+    pub reverse_pass: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            infill_bytes: 32 << 10,
+            capacity: 1 << 20,
+            max_budget_bytes: None,
+            max_advice_bytes: 4 << 20,
+            reverse_pass: false,
+        }
+    }
+}
+
+/// Counters of one client (mirrors `struct pf_stats` in libprefetch.h).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Prefetch rounds started.
+    pub rounds: u64,
+    /// Callback invocations.
+    pub callbacks: u64,
+    /// Reads that fell in a registered region.
+    pub tracked_reads: u64,
+    /// Tracked reads not on the access list.
+    pub divergences: u64,
+    /// Tracked reads of pages not in the page cache.
+    pub misses: u64,
+    /// Prefetched pages gone before their use.
+    pub premature_evictions: u64,
+    /// Pages asked for with WILLNEED.
+    pub pages_prefetched: u64,
+    /// Pages released with DONTNEED.
+    pub pages_dropped: u64,
+    /// Current reorder-buffer size (AIMD).
+    pub budget_bytes: u64,
+    /// Entries on the access list now.
+    pub list_length: u64,
+}
+
+/// Identifies a registered region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RegionId(pub(crate) u64);
+
+type Callback = Box<dyn FnMut(&Client, CallbackInfo) + Send>;
+
+struct State {
+    planner: Planner,
+    ignoring: u32,
+    round_pending: bool,
+    tracked_reads: u64,
+    misses: u64,
+    callbacks: u64,
+}
+
+/// The shared part of a client, referenced by its regions.
+pub struct ClientInner {
+    id: u64,
+    generation: u64,
+    config: Config,
+    page_size: u64,
+    state: Mutex<State>,
+    callback: Mutex<Option<Callback>>,
+    round_running: AtomicBool,
+}
+
+/// A libprefetch client. Dropping it unregisters it and its regions.
+pub struct Client {
+    inner: Arc<ClientInner>,
+    owner: bool,
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
+}
+
+impl Client {
+    /// Registers a client whose `callback` is asked for the access list
+    /// when the library needs it. Never blocks.
+    pub fn register(
+        config: Config,
+        callback: impl FnMut(&Client, CallbackInfo) + Send + 'static,
+    ) -> Result<Client, Error> {
+        if config.capacity == 0 || config.max_advice_bytes == 0 {
+            return Err(Error::InvalidArgument(
+                "capacity and max_advice_bytes must be positive",
+            ));
+        }
+        let page_size = page_size();
+        let available = config
+            .max_budget_bytes
+            .unwrap_or_else(memory::available_for_cache);
+        let planner = Planner::new(PlannerConfig {
+            page_size,
+            infill_bytes: config.infill_bytes,
+            max_advice_bytes: config.max_advice_bytes.max(page_size),
+            capacity: config.capacity,
+            available_bytes: available,
+            floor_bytes: (1 << 20).min(available),
+        });
+        let inner = Arc::new(ClientInner {
+            id: crate::registry::next_id(),
+            generation: generation(),
+            config,
+            page_size,
+            state: Mutex::new(State {
+                planner,
+                ignoring: 0,
+                round_pending: false,
+                tracked_reads: 0,
+                misses: 0,
+                callbacks: 0,
+            }),
+            callback: Mutex::new(Some(Box::new(callback))),
+            round_running: AtomicBool::new(false),
+        });
+        globals();
+        Ok(Client { inner, owner: true })
+    }
+
+    fn check_alive(&self) -> Result<(), Error> {
+        if self.inner.generation != generation() {
+            return Err(Error::Forked);
+        }
+        Ok(())
+    }
+
+    /// Tracks reads of `[start, end)` of `fd`. Errors: `BadFd` if `fd` is
+    /// not open, `InvalidArgument` if `start >= end`.
+    pub fn register_region(&self, fd: RawFd, start: u64, end: u64) -> Result<RegionId, Error> {
+        self.check_alive()?;
+        // SAFETY: F_GETFD only inspects the descriptor table.
+        if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+            return Err(Error::BadFd);
+        }
+        if start >= end {
+            return Err(Error::InvalidArgument("region start must be below its end"));
+        }
+        Ok(RegionId(globals().add_region(
+            fd,
+            start,
+            end,
+            Arc::clone(&self.inner),
+        )))
+    }
+
+    /// Stops tracking a region of this client. Error: `InvalidArgument` if
+    /// the region is not one of this client's.
+    pub fn unregister_region(&self, region: RegionId) -> Result<(), Error> {
+        self.check_alive()?;
+        let id = self.inner.id;
+        match globals().remove_regions(|slot| slot.id == region.0 && slot.client.id == id) {
+            0 => Err(Error::InvalidArgument("no such region for this client")),
+            _ => Ok(()),
+        }
+    }
+
+    /// Updates the access list (section 4.2); returns how many entries were
+    /// accepted (fewer than given once the list is full). With `Mode::DONE`
+    /// a prefetching round starts: at once when called from application
+    /// code, after the callback returns when called from a callback.
+    pub fn request_prefetching(&self, entries: &[AccessEntry], mode: Mode) -> Result<usize, Error> {
+        self.check_alive()?;
+        let page_size = self.inner.page_size;
+        let converted: Vec<Entry> = entries
+            .iter()
+            .map(|e| Entry {
+                key: PageKey {
+                    fd: e.fd,
+                    page: e.offset / page_size,
+                },
+                mark: e.mark,
+            })
+            .collect();
+        let accepted = {
+            let mut state = self.inner.lock_state();
+            let accepted = state.planner.request(&converted, mode);
+            if mode.contains(Mode::DONE) {
+                state.round_pending = true;
+            }
+            accepted
+        };
+        if mode.contains(Mode::DONE) && !Reentry::is_inside() {
+            if let Some(_inside) = Reentry::enter() {
+                self.inner.run_round();
+            }
+        }
+        Ok(accepted)
+    }
+
+    /// Reads by this client's application are not tracked until the guard
+    /// is dropped (section 4.2). Nests.
+    pub fn ignore_accesses(&self) -> IgnoreGuard<'_> {
+        self.inner.lock_state().ignoring += 1;
+        IgnoreGuard(self)
+    }
+
+    /// Counters of this client.
+    pub fn stats(&self) -> Stats {
+        let state = self.inner.lock_state();
+        let planned = state.planner.stats();
+        Stats {
+            rounds: planned.rounds,
+            callbacks: state.callbacks,
+            tracked_reads: state.tracked_reads,
+            divergences: planned.divergences,
+            misses: state.misses,
+            premature_evictions: planned.premature_evictions,
+            pages_prefetched: planned.pages_prefetched,
+            pages_dropped: planned.pages_dropped,
+            budget_bytes: state.planner.budget_bytes(),
+            list_length: state.planner.list_len() as u64,
+        }
+    }
+
+    /// The configuration this client was registered with.
+    pub fn config(&self) -> Config {
+        self.inner.config
+    }
+
+    /// Ignore count bookkeeping for the C API (which has no guard object).
+    pub(crate) fn adjust_ignore(&self, delta: i32) -> Result<(), Error> {
+        self.check_alive()?;
+        let mut state = self.inner.lock_state();
+        match state.ignoring.checked_add_signed(delta) {
+            Some(count) => {
+                state.ignoring = count;
+                Ok(())
+            }
+            None => Err(Error::InvalidArgument(
+                "unignore_accesses without ignore_accesses",
+            )),
+        }
+    }
+
+    /// A non-owning handle for the callback (dropping it unregisters nothing).
+    fn borrowed(inner: &Arc<ClientInner>) -> Client {
+        Client {
+            inner: Arc::clone(inner),
+            owner: false,
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if self.owner && self.inner.generation == generation() {
+            let id = self.inner.id;
+            globals().remove_regions(|slot| slot.client.id == id);
+        }
+    }
+}
+
+/// Returned by [`Client::ignore_accesses`]; tracking resumes when dropped.
+pub struct IgnoreGuard<'a>(&'a Client);
+
+impl Drop for IgnoreGuard<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.inner.lock_state();
+        state.ignoring = state.ignoring.saturating_sub(1);
+    }
+}
+
+impl ClientInner {
+    fn lock_state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Accounts a read of `[offset, offset + len)` of `fd` in one of this
+    /// client's regions; may call back and run a round. The caller holds
+    /// the re-entrancy guard.
+    pub(crate) fn on_read(self: &Arc<Self>, fd: RawFd, offset: u64, len: u64, probe: Probe) {
+        if self.generation != generation() || len == 0 {
+            return;
+        }
+        if self.lock_state().ignoring > 0 {
+            return;
+        }
+        let resident = probe
+            .resident_pages(fd, offset, len, self.page_size)
+            .is_none_or(|(cached, pages)| cached == pages);
+        let outcome = self.account(fd, offset, len, resident);
+        if outcome.call_back {
+            self.call_back(fd, offset);
+        }
+        let pending = std::mem::take(&mut self.lock_state().round_pending);
+        if outcome.start_round || pending {
+            self.run_round();
+        }
+    }
+
+    /// Moves the planner along the pages of a read.
+    fn account(&self, fd: RawFd, offset: u64, len: u64, resident: bool) -> ReadOutcome {
+        let mut state = self.lock_state();
+        state.tracked_reads += 1;
+        if !resident {
+            state.misses += 1;
+        }
+        let first = offset / self.page_size;
+        let last = (offset + len - 1) / self.page_size;
+        let mut combined = ReadOutcome::default();
+        for page in first..=last {
+            let (_, outcome) = state.planner.on_read(PageKey { fd, page }, resident);
+            combined.call_back |= outcome.call_back;
+            combined.start_round |= outcome.start_round;
+        }
+        combined
+    }
+
+    /// Runs the application's callback unless another thread is in it.
+    fn call_back(self: &Arc<Self>, fd: RawFd, offset: u64) {
+        let Ok(mut slot) = self.callback.try_lock() else {
+            return;
+        };
+        let Some(callback) = slot.as_mut() else {
+            return;
+        };
+        let (info, list_end) = {
+            let mut state = self.lock_state();
+            state.callbacks += 1;
+            let last_marked = state
+                .planner
+                .last_mark()
+                .map(|k| (k.fd, k.page * self.page_size));
+            (
+                CallbackInfo {
+                    last_marked,
+                    requested: (fd, offset),
+                },
+                state.planner.list_end(),
+            )
+        };
+        let handle = Client::borrowed(self);
+        callback(&handle, info);
+        self.lock_state().planner.callback_returned(list_end);
+    }
+
+    /// Plans and issues one round, unless another thread is running one.
+    pub(crate) fn run_round(&self) {
+        if self.round_running.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let plan = {
+            let mut state = self.lock_state();
+            state.round_pending = false;
+            if self.config.max_budget_bytes.is_none() {
+                state.planner.set_available(memory::available_for_cache());
+            }
+            state.planner.plan_round()
+        };
+        advice::execute(&plan, self.page_size, self.config.reverse_pass);
+        self.round_running.store(false, Ordering::Release);
+    }
+}

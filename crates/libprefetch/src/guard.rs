@@ -1,0 +1,57 @@
+//! Re-entrancy guard and errno preservation for code that runs inside an
+//! application's read call.
+//!
+//! The library runs inside the application's `read`: its own I/O (the
+//! residency probe, `/proc` reads, advice calls) and the application's
+//! callback must not be tracked again, and whatever errno those calls leave
+//! must not reach the application.
+
+use std::cell::Cell;
+
+thread_local! {
+    static INSIDE_LIBRARY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Held while this thread runs library code; reads it makes meanwhile
+/// (including the application's callback) are not tracked.
+pub struct Reentry(());
+
+impl Reentry {
+    /// Enters the library, or `None` if this thread is already inside it
+    /// (or its thread-local storage is being torn down).
+    pub fn enter() -> Option<Reentry> {
+        INSIDE_LIBRARY
+            .try_with(|inside| (!inside.replace(true)).then_some(Reentry(())))
+            .ok()
+            .flatten()
+    }
+
+    /// True if this thread is inside the library (e.g. in a callback).
+    pub fn is_inside() -> bool {
+        INSIDE_LIBRARY.try_with(Cell::get).unwrap_or(true)
+    }
+}
+
+impl Drop for Reentry {
+    fn drop(&mut self) {
+        let _ = INSIDE_LIBRARY.try_with(|inside| inside.set(false));
+    }
+}
+
+/// Saves errno on creation and restores it on drop.
+pub struct ErrnoGuard(i32);
+
+impl ErrnoGuard {
+    /// Remembers the current errno.
+    pub fn save() -> ErrnoGuard {
+        // SAFETY: __errno_location always returns this thread's errno slot.
+        ErrnoGuard(unsafe { *libc::__errno_location() })
+    }
+}
+
+impl Drop for ErrnoGuard {
+    fn drop(&mut self) {
+        // SAFETY: as above; writing the saved value back.
+        unsafe { *libc::__errno_location() = self.0 };
+    }
+}

@@ -1,0 +1,57 @@
+//! libprefetch: application-directed prefetching for Linux.
+//!
+//! The live library of "Application-directed prefetching" (USENIX ATC 2009,
+//! section 4): an application registers a [`Client`] with a callback,
+//! declares the file regions to track, and hands over its future reads as
+//! an access list. The library prefetches as much of the list as memory
+//! allows, in file-offset order with infill, drops what the previous round
+//! fetched and no longer needs, adapts its budget with AIMD, and follows the
+//! application through its reads. All decisions come from crate `plan`;
+//! this crate performs them (posix_fadvise, residency probes, memory
+//! limits) and exposes the Rust API and the C ABI of `include/libprefetch.h`.
+//!
+//! Reads are seen through [`note_read`], which the `preload` crate's
+//! interposed `read`/`pread`/`readv` family calls; code whose reads the
+//! interposers cannot see calls it directly.
+//!
+//! Thread safety: every function may be called from any thread. Fork: a
+//! child starts with no clients; handles inherited from the parent fail
+//! with [`Error::Forked`] (`ESRCH` in C).
+
+mod advice;
+pub mod capi;
+mod client;
+mod guard;
+mod memory;
+mod registry;
+pub mod residency;
+mod track;
+
+pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};
+pub use plan::Mode;
+pub use track::{may_track, note_read, note_read_at_position};
+
+/// Errors of the Rust API (the C API maps each to an errno).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum Error {
+    /// The descriptor is not open.
+    #[error("bad file descriptor")]
+    BadFd,
+    /// An argument is out of range or inconsistent.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(&'static str),
+    /// The client belongs to the parent of this forked process.
+    #[error("client was registered before fork() in another process")]
+    Forked,
+}
+
+impl Error {
+    /// The errno the C API sets for this error.
+    pub fn errno(&self) -> i32 {
+        match self {
+            Error::BadFd => libc::EBADF,
+            Error::InvalidArgument(_) => libc::EINVAL,
+            Error::Forked => libc::ESRCH,
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! How much memory the page cache may use for this process: the smaller of
+//! the system's available memory and what the process's memory cgroup
+//! still allows.
+//!
+//! Follows libprefetch (ATC 2009) section 4.6 ("libprefetch knows the
+//! maximum size of the buffer cache from /proc"); the cgroup limit is ours:
+//! a process in a memory cgroup has its page cache reclaimed at the
+//! cgroup's limit, whatever /proc/meminfo says.
+//!
+//! Deviations: the paper reads the buffer-cache size; we read
+//! `MemAvailable` (free memory plus reclaimable cache), the kernel's own
+//! estimate of what can be used without swapping.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Bytes the page cache may hold for this process.
+pub fn available_for_cache() -> u64 {
+    let system = meminfo_available().unwrap_or(1 << 30);
+    match cgroup_room() {
+        Some(room) => system.min(room),
+        None => system,
+    }
+}
+
+/// `MemAvailable` from /proc/meminfo, in bytes.
+fn meminfo_available() -> Option<u64> {
+    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    meminfo_field(&text, "MemAvailable:")
+}
+
+/// A `kB` field of /proc/meminfo, in bytes.
+fn meminfo_field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    let kib: u64 = line[name.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// The memory cgroup's limit minus its anonymous memory, if limited.
+fn cgroup_room() -> Option<u64> {
+    let membership = fs::read_to_string("/proc/self/cgroup").ok()?;
+    let (version, path) = memory_cgroup_path(&membership)?;
+    match version {
+        CgroupVersion::V1 => v1_room(&Path::new("/sys/fs/cgroup/memory").join(path)),
+        CgroupVersion::V2 => v2_room(Path::new("/sys/fs/cgroup"), &path),
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum CgroupVersion {
+    V1,
+    V2,
+}
+
+/// Finds the memory controller's cgroup in /proc/self/cgroup text.
+fn memory_cgroup_path(membership: &str) -> Option<(CgroupVersion, PathBuf)> {
+    let mut v2 = None;
+    for line in membership.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        let relative = PathBuf::from(path.trim_start_matches('/'));
+        if controllers.split(',').any(|c| c == "memory") {
+            return Some((CgroupVersion::V1, relative));
+        }
+        if controllers.is_empty() {
+            v2 = Some((CgroupVersion::V2, relative));
+        }
+    }
+    v2
+}
+
+/// cgroup v1: `hierarchical_memory_limit` (the tightest limit up the tree)
+/// minus `total_rss`.
+fn v1_room(dir: &Path) -> Option<u64> {
+    let stat = fs::read_to_string(dir.join("memory.stat")).ok()?;
+    let limit = stat_field(&stat, "hierarchical_memory_limit").or_else(|| {
+        fs::read_to_string(dir.join("memory.limit_in_bytes"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    })?;
+    if limit >= 1 << 60 {
+        return None;
+    }
+    Some(limit.saturating_sub(stat_field(&stat, "total_rss").unwrap_or(0)))
+}
+
+/// cgroup v2: the smallest `memory.max` from the group up to the root,
+/// minus the group's `anon`.
+fn v2_room(root: &Path, path: &Path) -> Option<u64> {
+    let mut limit: Option<u64> = None;
+    let mut dir = root.join(path);
+    while dir.starts_with(root) && dir != root {
+        if let Ok(text) = fs::read_to_string(dir.join("memory.max")) {
+            if let Ok(value) = text.trim().parse::<u64>() {
+                limit = Some(limit.map_or(value, |l| l.min(value)));
+            }
+        }
+        dir.pop();
+    }
+    let anon = fs::read_to_string(root.join(path).join("memory.stat"))
+        .ok()
+        .and_then(|s| stat_field(&s, "anon"))
+        .unwrap_or(0);
+    limit.map(|l| l.saturating_sub(anon))
+}
+
+/// A `name value` line of a memory.stat file.
+fn stat_field(text: &str, name: &str) -> Option<u64> {
+    text.lines().find_map(|line| {
+        line.strip_prefix(name)?
+            .strip_prefix(' ')?
+            .trim()
+            .parse()
+            .ok()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_meminfo() {
+        let text = "MemTotal:       24000000 kB\nMemAvailable:   20000000 kB\n";
+        assert_eq!(
+            meminfo_field(text, "MemAvailable:"),
+            Some(20_000_000 * 1024)
+        );
+    }
+
+    #[test]
+    fn finds_v1_memory_controller() {
+        let text = "12:pids:/x\n4:memory:/bench/run1\n0::/user.slice\n";
+        assert_eq!(
+            memory_cgroup_path(text),
+            Some((CgroupVersion::V1, PathBuf::from("bench/run1")))
+        );
+    }
+
+    #[test]
+    fn falls_back_to_unified_hierarchy() {
+        assert_eq!(
+            memory_cgroup_path("0::/a/b\n"),
+            Some((CgroupVersion::V2, PathBuf::from("a/b")))
+        );
+    }
+
+    #[test]
+    fn reads_stat_fields_exactly() {
+        let stat = "rss 5\ntotal_rss 4096\nhierarchical_memory_limit 1048576\n";
+        assert_eq!(stat_field(stat, "total_rss"), Some(4096));
+        assert_eq!(stat_field(stat, "rss"), Some(5));
+        assert_eq!(stat_field(stat, "hierarchical_memory_limit"), Some(1 << 20));
+    }
+
+    #[test]
+    fn v1_limit_in_a_real_cgroup_when_available() {
+        let base = Path::new("/sys/fs/cgroup/memory");
+        if !base.join("memory.limit_in_bytes").exists() {
+            eprintln!("skip: no cgroup v1 memory controller here");
+            return;
+        }
+        let dir = base.join(format!("libprefetch-test-{}", std::process::id()));
+        if fs::create_dir(&dir).is_err() {
+            eprintln!("skip: cannot create a memory cgroup (not root?)");
+            return;
+        }
+        fs::write(dir.join("memory.limit_in_bytes"), "67108864").unwrap();
+        let room = v1_room(&dir);
+        fs::remove_dir(&dir).unwrap();
+        assert_eq!(room, Some(64 << 20));
+    }
+}

@@ -1,0 +1,134 @@
+//! Process-wide state: which file regions are registered to which client,
+//! and the live C handles. Kept behind one pointer so a forked child can
+//! start afresh without touching locks a parent thread may have held.
+//!
+//! A read of a descriptor with no registered region costs one atomic load
+//! when no region exists at all, and one read-locked hash lookup otherwise.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Once, RwLock};
+
+use crate::client::ClientInner;
+use crate::residency::Probe;
+
+/// One registered region `[start, end)` of a descriptor.
+#[derive(Clone)]
+pub struct RegionSlot {
+    /// The region's id (unique in the process).
+    pub id: u64,
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// The client the region belongs to.
+    pub client: Arc<ClientInner>,
+    /// How residency of this descriptor's pages is probed.
+    pub probe: Probe,
+}
+
+/// Everything a forked child must not inherit.
+#[derive(Default)]
+pub struct Globals {
+    regions: RwLock<HashMap<i32, Vec<RegionSlot>>>,
+    region_count: AtomicUsize,
+    /// Addresses of live C client handles, to reject stale or bogus ones.
+    pub handles: Mutex<HashSet<usize>>,
+}
+
+static GLOBALS: AtomicPtr<Globals> = AtomicPtr::new(std::ptr::null_mut());
+static INIT: Once = Once::new();
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The process's state, created on first use.
+pub fn globals() -> &'static Globals {
+    INIT.call_once(|| {
+        GLOBALS.store(Box::into_raw(Box::default()), Ordering::Release);
+        // SAFETY: the handler is a plain extern "C" fn without arguments.
+        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+    });
+    // SAFETY: set once above, replaced only by after_fork_in_child with
+    // another leaked Box; never freed, so the reference stays valid.
+    unsafe { &*GLOBALS.load(Ordering::Acquire) }
+}
+
+/// The process's state if a client was ever registered; never allocates
+/// (the interposed read path uses it from the first read of the process).
+pub fn globals_if_started() -> Option<&'static Globals> {
+    let pointer = GLOBALS.load(Ordering::Acquire);
+    // SAFETY: non-null values are leaked Boxes that are never freed.
+    (!pointer.is_null()).then(|| unsafe { &*pointer })
+}
+
+/// Number of fork()s this process descends from since the library started:
+/// clients remember it and go inert in a child.
+pub fn generation() -> u64 {
+    GENERATION.load(Ordering::Acquire)
+}
+
+/// A fresh process-unique id.
+pub fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// In the child after fork(): the parent's clients stay with the parent.
+/// The old state is leaked, not dropped: another thread of the parent may
+/// have held its locks at the moment of the fork.
+extern "C" fn after_fork_in_child() {
+    GENERATION.fetch_add(1, Ordering::AcqRel);
+    GLOBALS.store(Box::into_raw(Box::default()), Ordering::Release);
+}
+
+impl Globals {
+    /// Registers a region; returns its id.
+    pub fn add_region(&self, fd: i32, start: u64, end: u64, client: Arc<ClientInner>) -> u64 {
+        let id = next_id();
+        let mut regions = self.regions.write().unwrap_or_else(|e| e.into_inner());
+        let probe = Probe::choose(fd);
+        regions.entry(fd).or_default().push(RegionSlot {
+            id,
+            start,
+            end,
+            client,
+            probe,
+        });
+        self.region_count.fetch_add(1, Ordering::Release);
+        id
+    }
+
+    /// Removes the regions matching `keep == false`; returns how many.
+    pub fn remove_regions(&self, mut remove: impl FnMut(&RegionSlot) -> bool) -> usize {
+        let mut regions = self.regions.write().unwrap_or_else(|e| e.into_inner());
+        let mut removed = 0;
+        regions.retain(|_, slots| {
+            let before = slots.len();
+            slots.retain(|slot| !remove(slot));
+            removed += before - slots.len();
+            !slots.is_empty()
+        });
+        self.region_count.fetch_sub(removed, Ordering::Release);
+        removed
+    }
+
+    /// True if any region is registered (the fast path for untracked reads).
+    pub fn any_regions(&self) -> bool {
+        self.region_count.load(Ordering::Acquire) > 0
+    }
+
+    /// The regions of `fd` that `[offset, offset + len)` touches.
+    pub fn regions_touching(&self, fd: i32, offset: u64, len: u64) -> Vec<RegionSlot> {
+        let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
+        let end = offset.saturating_add(len.max(1));
+        regions
+            .get(&fd)
+            .map(|slots| {
+                slots
+                    .iter()
+                    .filter(|s| s.start < end && offset < s.end)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,70 @@
+//! The read path: what the interposed `read` family (crate `preload`) and
+//! code that reads behind the interposers' back (the SQLite VFS) call
+//! before a read goes to the kernel.
+//!
+//! Follows libprefetch (ATC 2009) section 4.5: "Each time libprefetch
+//! intercepts a read from the application, it first checks whether the read
+//! corresponds to a registered region." If it does, the client's planner
+//! follows the application along its access list and may call back and run
+//! a prefetching round before the read proceeds.
+//!
+//! Contract: never changes what the read returns or the errno it sets (errno
+//! is saved and restored here), never panics into the caller (a panic is
+//! caught and the read proceeds untracked), never recurses (a re-entrancy
+//! guard turns reads made by the library or by a callback into plain reads).
+
+use std::os::fd::RawFd;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::guard::{ErrnoGuard, Reentry};
+use crate::registry::globals_if_started;
+
+/// Tells the library that `fd` is about to be read at byte `offset` for
+/// `len` bytes. Cheap when `fd` has no registered region. May run the
+/// owning client's callback and a prefetching round. Never fails.
+pub fn note_read(fd: RawFd, offset: u64, len: u64) {
+    track(fd, Some(offset), len);
+}
+
+/// Like [`note_read`] for reads at the descriptor's current file position
+/// (`read`, `readv`, `preadv2` with offset -1): the position is looked up
+/// only if `fd` has a registered region.
+pub fn note_read_at_position(fd: RawFd, len: u64) {
+    track(fd, None, len);
+}
+
+/// True if `fd` may have a registered region: the interposers' one check
+/// before they do any work of their own (such as summing an iovec).
+pub fn may_track(fd: RawFd) -> bool {
+    fd >= 0 && globals_if_started().is_some_and(|g| g.any_regions())
+}
+
+fn track(fd: RawFd, offset: Option<u64>, len: u64) {
+    let Some(globals) = globals_if_started() else {
+        return;
+    };
+    if !globals.any_regions() || fd < 0 || len == 0 {
+        return;
+    }
+    let Some(_inside) = Reentry::enter() else {
+        return;
+    };
+    let _errno = ErrnoGuard::save();
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(offset) = offset.or_else(|| current_position(fd)) else {
+            return;
+        };
+        for slot in globals.regions_touching(fd, offset, len) {
+            let start = offset.max(slot.start);
+            let end = offset.saturating_add(len).min(slot.end);
+            slot.client.on_read(fd, start, end - start, slot.probe);
+        }
+    }));
+}
+
+/// The file position of `fd`, or `None` for unseekable descriptors.
+fn current_position(fd: RawFd) -> Option<u64> {
+    // SAFETY: lseek with SEEK_CUR and offset 0 only reads the position.
+    let position = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+    u64::try_from(position).ok()
+}

@@ -1,0 +1,294 @@
+//! `libprefetch.so`: the library's C ABI (re-exported from crate
+//! `libprefetch`) plus interposers for the read family, so that a program
+//! linked with `-lprefetch` or started with `LD_PRELOAD=libprefetch.so` has
+//! its reads followed (libprefetch, ATC 2009, section 4: "Libprefetch
+//! tracks the application's progress through the list by overriding the C
+//! library's implementations of read, readv, and pread").
+//!
+//! Each interposer tells the library about the read, then calls the real
+//! function found with `dlsym(RTLD_NEXT)` (or, if that fails, the system
+//! call itself) with the caller's exact arguments, so bytes and errno are
+//! the kernel's. Descriptors with no registered region cost one atomic load
+//! (no region anywhere) or one hash lookup. The re-entrancy guard lives in
+//! `libprefetch::note_read`: reads made by the library or by callbacks pass
+//! straight through.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use libc::{iovec, off_t, size_t, ssize_t};
+
+pub use libprefetch::capi;
+
+/// A real libc function resolved once with dlsym(RTLD_NEXT).
+struct Real {
+    name: &'static CStr,
+    address: AtomicPtr<c_void>,
+}
+
+impl Real {
+    const fn new(name: &'static CStr) -> Real {
+        Real {
+            name,
+            address: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// The next definition of the symbol after this library, or null.
+    fn get(&self) -> *mut c_void {
+        let cached = self.address.load(Ordering::Acquire);
+        if !cached.is_null() {
+            return cached;
+        }
+        // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name.
+        let found = unsafe { libc::dlsym(libc::RTLD_NEXT, self.name.as_ptr() as *const c_char) };
+        self.address.store(found, Ordering::Release);
+        found
+    }
+}
+
+static REAL_READ: Real = Real::new(c"read");
+static REAL_PREAD: Real = Real::new(c"pread");
+static REAL_PREAD64: Real = Real::new(c"pread64");
+static REAL_READV: Real = Real::new(c"readv");
+static REAL_PREADV: Real = Real::new(c"preadv");
+static REAL_PREADV64: Real = Real::new(c"preadv64");
+static REAL_PREADV2: Real = Real::new(c"preadv2");
+static REAL_READ_CHK: Real = Real::new(c"__read_chk");
+static REAL_PREAD_CHK: Real = Real::new(c"__pread_chk");
+static REAL_PREAD64_CHK: Real = Real::new(c"__pread64_chk");
+
+/// Total length of an iovec array, read without trusting the pointer: a
+/// bad array must give the application EFAULT from the kernel, not a crash
+/// here, so it is copied with process_vm_readv (which fails cleanly).
+fn iov_total(iov: *const iovec, count: c_int) -> u64 {
+    let Ok(count) = usize::try_from(count) else {
+        return 0;
+    };
+    if iov.is_null() || count == 0 || count > libc::UIO_MAXIOV as usize {
+        return 0;
+    }
+    let mut copy: Vec<iovec> = Vec::with_capacity(count);
+    let bytes = count * std::mem::size_of::<iovec>();
+    let local = iovec {
+        iov_base: copy.as_mut_ptr() as *mut c_void,
+        iov_len: bytes,
+    };
+    let remote = iovec {
+        iov_base: iov as *mut c_void,
+        iov_len: bytes,
+    };
+    // SAFETY: copies into our own buffer of `bytes` capacity; the kernel
+    // validates the source address.
+    let copied = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    if copied != bytes as ssize_t {
+        return 0;
+    }
+    // SAFETY: the kernel filled all `count` entries.
+    unsafe { copy.set_len(count) };
+    copy.iter().map(|v| v.iov_len as u64).sum()
+}
+
+fn note_at(fd: c_int, offset: off_t, len: u64) {
+    if let Ok(offset) = u64::try_from(offset) {
+        libprefetch::note_read(fd, offset, len);
+    }
+}
+
+/// Interposed `read(2)`.
+///
+/// # Safety
+/// Same contract as libc's `read`.
+#[no_mangle]
+pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, count: size_t) -> ssize_t {
+    if libprefetch::may_track(fd) {
+        libprefetch::note_read_at_position(fd, count as u64);
+    }
+    match REAL_READ.get() {
+        // SAFETY: the next `read` in link order has this signature.
+        real if !real.is_null() => unsafe {
+            std::mem::transmute::<
+                *mut c_void,
+                unsafe extern "C" fn(c_int, *mut c_void, size_t) -> ssize_t,
+            >(real)(fd, buf, count)
+        },
+        // SAFETY: the raw system call with the caller's arguments.
+        _ => unsafe { libc::syscall(libc::SYS_read, fd, buf, count) as ssize_t },
+    }
+}
+
+macro_rules! pread_like {
+    ($(#[$doc:meta])* $name:ident, $real:ident) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// Same contract as libc's function of this name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(fd: c_int, buf: *mut c_void, count: size_t, offset: off_t) -> ssize_t {
+            if libprefetch::may_track(fd) {
+                note_at(fd, offset, count as u64);
+            }
+            match $real.get() {
+                // SAFETY: the next definition has this signature.
+                real if !real.is_null() => unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, *mut c_void, size_t, off_t) -> ssize_t>(real)(fd, buf, count, offset) },
+                // SAFETY: the raw system call with the caller's arguments.
+                _ => unsafe { libc::syscall(libc::SYS_pread64, fd, buf, count, offset) as ssize_t },
+            }
+        }
+    };
+}
+
+pread_like!(
+    /// Interposed `pread(2)`.
+    pread, REAL_PREAD
+);
+pread_like!(
+    /// Interposed `pread64(2)`.
+    pread64, REAL_PREAD64
+);
+
+/// Interposed `readv(2)`.
+///
+/// # Safety
+/// Same contract as libc's `readv`.
+#[no_mangle]
+pub unsafe extern "C" fn readv(fd: c_int, iov: *const iovec, count: c_int) -> ssize_t {
+    if libprefetch::may_track(fd) {
+        libprefetch::note_read_at_position(fd, iov_total(iov, count));
+    }
+    match REAL_READV.get() {
+        // SAFETY: the next `readv` has this signature.
+        real if !real.is_null() => unsafe {
+            std::mem::transmute::<
+                *mut c_void,
+                unsafe extern "C" fn(c_int, *const iovec, c_int) -> ssize_t,
+            >(real)(fd, iov, count)
+        },
+        // SAFETY: the raw system call with the caller's arguments.
+        _ => unsafe { libc::syscall(libc::SYS_readv, fd, iov, count) as ssize_t },
+    }
+}
+
+macro_rules! preadv_like {
+    ($(#[$doc:meta])* $name:ident, $real:ident) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// Same contract as libc's function of this name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(fd: c_int, iov: *const iovec, count: c_int, offset: off_t) -> ssize_t {
+            if libprefetch::may_track(fd) {
+                note_at(fd, offset, iov_total(iov, count));
+            }
+            match $real.get() {
+                // SAFETY: the next definition has this signature.
+                real if !real.is_null() => unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, *const iovec, c_int, off_t) -> ssize_t>(real)(fd, iov, count, offset) },
+                // SAFETY: the raw system call (offset split as the kernel ABI wants on 64-bit).
+                _ => unsafe { libc::syscall(libc::SYS_preadv, fd, iov, count, offset, 0) as ssize_t },
+            }
+        }
+    };
+}
+
+preadv_like!(
+    /// Interposed `preadv(2)`.
+    preadv, REAL_PREADV
+);
+preadv_like!(
+    /// Interposed `preadv64(2)`.
+    preadv64, REAL_PREADV64
+);
+
+/// Interposed `preadv2(2)`; offset -1 means the current file position.
+///
+/// # Safety
+/// Same contract as libc's `preadv2`.
+#[no_mangle]
+pub unsafe extern "C" fn preadv2(
+    fd: c_int,
+    iov: *const iovec,
+    count: c_int,
+    offset: off_t,
+    flags: c_int,
+) -> ssize_t {
+    if libprefetch::may_track(fd) {
+        let len = iov_total(iov, count);
+        if offset == -1 {
+            libprefetch::note_read_at_position(fd, len);
+        } else {
+            note_at(fd, offset, len);
+        }
+    }
+    match REAL_PREADV2.get() {
+        // SAFETY: the next `preadv2` has this signature.
+        real if !real.is_null() => unsafe {
+            std::mem::transmute::<
+                *mut c_void,
+                unsafe extern "C" fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t,
+            >(real)(fd, iov, count, offset, flags)
+        },
+        // SAFETY: the raw system call with the caller's arguments.
+        _ => unsafe {
+            libc::syscall(libc::SYS_preadv2, fd, iov, count, offset, 0, flags) as ssize_t
+        },
+    }
+}
+
+/// Interposed `__read_chk` (the `_FORTIFY_SOURCE` form of `read`).
+///
+/// # Safety
+/// Same contract as glibc's `__read_chk`.
+#[no_mangle]
+pub unsafe extern "C" fn __read_chk(
+    fd: c_int,
+    buf: *mut c_void,
+    count: size_t,
+    buflen: size_t,
+) -> ssize_t {
+    if libprefetch::may_track(fd) {
+        libprefetch::note_read_at_position(fd, count as u64);
+    }
+    let real = REAL_READ_CHK.get();
+    if real.is_null() {
+        // SAFETY: forwarding to the interposed read (no fortify check available).
+        return unsafe { read(fd, buf, count) };
+    }
+    // SAFETY: the next `__read_chk` has this signature.
+    unsafe {
+        std::mem::transmute::<
+            *mut c_void,
+            unsafe extern "C" fn(c_int, *mut c_void, size_t, size_t) -> ssize_t,
+        >(real)(fd, buf, count, buflen)
+    }
+}
+
+macro_rules! pread_chk_like {
+    ($(#[$doc:meta])* $name:ident, $real:ident) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// Same contract as glibc's function of this name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(fd: c_int, buf: *mut c_void, count: size_t, offset: off_t, buflen: size_t) -> ssize_t {
+            if libprefetch::may_track(fd) {
+                note_at(fd, offset, count as u64);
+            }
+            let real = $real.get();
+            if real.is_null() {
+                // SAFETY: the raw system call (no fortify check available).
+                return unsafe { libc::syscall(libc::SYS_pread64, fd, buf, count, offset) as ssize_t };
+            }
+            // SAFETY: the next definition has this signature.
+            unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, *mut c_void, size_t, off_t, size_t) -> ssize_t>(real)(fd, buf, count, offset, buflen) }
+        }
+    };
+}
+
+pread_chk_like!(
+    /// Interposed `__pread_chk`.
+    __pread_chk, REAL_PREAD_CHK
+);
+pread_chk_like!(
+    /// Interposed `__pread64_chk`.
+    __pread64_chk, REAL_PREAD64_CHK
+);
