@@ -2,9 +2,13 @@
 //! Each subcommand lives in its own module; this file only parses and dispatches.
 
 use clap::{Parser, Subcommand};
+// The read interposers: the binary's own reads of registered regions are
+// followed by the library, as in a program linked with -lprefetch.
+use interposers as _;
 
 mod bench;
 mod demo;
+mod emulate;
 
 /// Application-directed prefetching for Linux, and the simulator of its papers.
 #[derive(Parser)]
@@ -23,6 +27,8 @@ enum Command {
     },
     /// Write a 1 GiB file and print the random-read benchmark table (what `make demo` runs)
     Demo(demo::DemoArgs),
+    /// Mount an emulated disk: a FUSE view of a directory whose reads take a disk model's time.
+    Emulate(emulate::EmulateArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -30,5 +36,6 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Bench { command } => bench::run(command),
         Command::Demo(args) => demo::run(args),
+        Command::Emulate(args) => emulate::run(args),
     }
 }
