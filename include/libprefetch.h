@@ -18,8 +18,10 @@
  * are rounded down to the page that holds them.
  *
  * Linking with -lprefetch (or LD_PRELOAD=libprefetch.so) interposes read,
- * pread, pread64, readv, preadv, preadv64, preadv2, __read_chk and
- * __pread_chk; reads of descriptors with no registered region pay one lookup.
+ * pread, pread64, readv, preadv, preadv64, preadv2, preadv64v2, __read_chk,
+ * __pread_chk and __pread64_chk (the last three are what _FORTIFY_SOURCE and
+ * _FILE_OFFSET_BITS=64 builds call); reads of descriptors with no registered
+ * region pay one lookup.
  *
  * The exported symbols carry the pf_ prefix.  The paper's own names
  * (register_client, request_prefetching, ...) are provided as static inline

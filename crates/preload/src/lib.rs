@@ -54,6 +54,7 @@ static REAL_READV: Real = Real::new(c"readv");
 static REAL_PREADV: Real = Real::new(c"preadv");
 static REAL_PREADV64: Real = Real::new(c"preadv64");
 static REAL_PREADV2: Real = Real::new(c"preadv2");
+static REAL_PREADV64V2: Real = Real::new(c"preadv64v2");
 static REAL_READ_CHK: Real = Real::new(c"__read_chk");
 static REAL_PREAD_CHK: Real = Real::new(c"__pread_chk");
 static REAL_PREAD64_CHK: Real = Real::new(c"__pread64_chk");
@@ -199,40 +200,40 @@ preadv_like!(
     preadv64, REAL_PREADV64
 );
 
-/// Interposed `preadv2(2)`; offset -1 means the current file position.
-///
-/// # Safety
-/// Same contract as libc's `preadv2`.
-#[no_mangle]
-pub unsafe extern "C" fn preadv2(
-    fd: c_int,
-    iov: *const iovec,
-    count: c_int,
-    offset: off_t,
-    flags: c_int,
-) -> ssize_t {
-    if libprefetch::may_track(fd) {
-        let len = iov_total(iov, count);
-        if offset == -1 {
-            libprefetch::note_read_at_position(fd, len);
-        } else {
-            note_at(fd, offset, len);
+macro_rules! preadv2_like {
+    ($(#[$doc:meta])* $name:ident, $real:ident) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// Same contract as libc's function of this name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(fd: c_int, iov: *const iovec, count: c_int, offset: off_t, flags: c_int) -> ssize_t {
+            if libprefetch::may_track(fd) {
+                let len = iov_total(iov, count);
+                if offset == -1 {
+                    libprefetch::note_read_at_position(fd, len);
+                } else {
+                    note_at(fd, offset, len);
+                }
+            }
+            match $real.get() {
+                // SAFETY: the next definition has this signature.
+                real if !real.is_null() => unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t>(real)(fd, iov, count, offset, flags) },
+                // SAFETY: the raw system call with the caller's arguments.
+                _ => unsafe { libc::syscall(libc::SYS_preadv2, fd, iov, count, offset, 0, flags) as ssize_t },
+            }
         }
-    }
-    match REAL_PREADV2.get() {
-        // SAFETY: the next `preadv2` has this signature.
-        real if !real.is_null() => unsafe {
-            std::mem::transmute::<
-                *mut c_void,
-                unsafe extern "C" fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t,
-            >(real)(fd, iov, count, offset, flags)
-        },
-        // SAFETY: the raw system call with the caller's arguments.
-        _ => unsafe {
-            libc::syscall(libc::SYS_preadv2, fd, iov, count, offset, 0, flags) as ssize_t
-        },
-    }
+    };
 }
+
+preadv2_like!(
+    /// Interposed `preadv2(2)`; offset -1 means the current file position.
+    preadv2, REAL_PREADV2
+);
+preadv2_like!(
+    /// Interposed `preadv64v2`, what `preadv2` becomes under `_FILE_OFFSET_BITS=64`.
+    preadv64v2, REAL_PREADV64V2
+);
 
 /// Interposed `__read_chk` (the `_FORTIFY_SOURCE` form of `read`).
 ///
