@@ -228,7 +228,7 @@ impl Hdd {
 
     fn rotational_wait(&self, angle: f64, time: f64) -> f64 {
         let wait = (angle - (time / self.revolution).fract()).rem_euclid(1.0);
-        if wait > 1.0 - ANGLE_EPSILON || wait < ANGLE_EPSILON {
+        if !(ANGLE_EPSILON..=1.0 - ANGLE_EPSILON).contains(&wait) {
             0.0
         } else {
             wait * self.revolution
@@ -325,7 +325,7 @@ impl Hdd {
     }
 
     /// Serve `addr..end` from the read-ahead stream, if it covers `addr`.
-    fn from_stream(&self, t: f64, addr: u64, end: u64, front: &Walk) -> Option<Plan> {
+    fn served_by_stream(&self, t: f64, addr: u64, end: u64, front: &Walk) -> Option<Plan> {
         let cache = self.params.cache.as_ref()?;
         let stream = self.stream?;
         if addr < stream.low || addr > stream.limit {
@@ -405,7 +405,7 @@ impl DiskModel for Hdd {
         let head = front.map_or(self.pos, |f| f.pos);
         let mechanical = self.mechanical(head, t, addr, end);
         let plan = front
-            .and_then(|f| self.from_stream(t, addr, end, &f))
+            .and_then(|f| self.served_by_stream(t, addr, end, &f))
             .filter(|cached| cached.done <= mechanical.done)
             .unwrap_or(mechanical);
         self.apply(t, &plan, end);
@@ -495,3 +495,6 @@ fn fit_error(p: &HddParams, e: FitError) -> Error {
         reason,
     }
 }
+
+#[cfg(test)]
+mod tests;
