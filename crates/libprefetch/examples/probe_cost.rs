@@ -16,7 +16,10 @@ const PROBES: u64 = 100_000;
 
 fn nowait_hit(fd: i32, offset: u64) -> bool {
     let mut byte = [0u8; 1];
-    let iov = libc::iovec { iov_base: byte.as_mut_ptr() as *mut libc::c_void, iov_len: 1 };
+    let iov = libc::iovec {
+        iov_base: byte.as_mut_ptr() as *mut libc::c_void,
+        iov_len: 1,
+    };
     // SAFETY: one iovec over a live one-byte buffer.
     unsafe { libc::preadv2(fd, &iov, 1, offset as libc::off_t, libc::RWF_NOWAIT) == 1 }
 }
@@ -32,7 +35,9 @@ fn time_per_probe(label: &str, mut probe: impl FnMut(u64) -> bool) {
 }
 
 fn main() -> std::io::Result<()> {
-    let path = std::env::args().nth(1).unwrap_or_else(|| "/tmp/libprefetch-probe.dat".into());
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "/tmp/libprefetch-probe.dat".into());
     if std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) < 256 << 20 {
         let mut file = File::create(&path)?;
         let chunk: Vec<u8> = (0..1 << 20).map(|i| (i * 31 % 251) as u8).collect();
@@ -47,8 +52,12 @@ fn main() -> std::io::Result<()> {
     unsafe { libc::posix_fadvise(fd, 0, 4 << 20, libc::POSIX_FADV_WILLNEED) };
     std::thread::sleep(std::time::Duration::from_millis(200));
     println!("setting: this machine's disk; probes of cached pages of {path}");
-    time_per_probe("cachestat", |off| Probe::Cachestat.resident_pages(fd, off, PAGE, PAGE) == Some((1, 1)));
-    time_per_probe("mmap+mincore+munmap", |off| Probe::Mincore.resident_pages(fd, off, PAGE, PAGE) == Some((1, 1)));
+    time_per_probe("cachestat", |off| {
+        Probe::Cachestat.resident_pages(fd, off, PAGE, PAGE) == Some((1, 1))
+    });
+    time_per_probe("mmap+mincore+munmap", |off| {
+        Probe::Mincore.resident_pages(fd, off, PAGE, PAGE) == Some((1, 1))
+    });
     time_per_probe("preadv2 RWF_NOWAIT", |off| nowait_hit(fd, off));
 
     println!("right after WILLNEED of a cold page (read still in flight):");
@@ -61,10 +70,17 @@ fn main() -> std::io::Result<()> {
             libc::posix_fadvise(fd, off as i64, PAGE as i64, libc::POSIX_FADV_DONTNEED);
             libc::posix_fadvise(fd, off as i64, PAGE as i64, libc::POSIX_FADV_WILLNEED);
         }
-        agree[0] += u32::from(cachestat(fd, off, PAGE).map(|c| c.nr_cache == 1).unwrap_or(false));
+        agree[0] += u32::from(
+            cachestat(fd, off, PAGE)
+                .map(|c| c.nr_cache == 1)
+                .unwrap_or(false),
+        );
         agree[1] += u32::from(Probe::Mincore.resident_pages(fd, off, PAGE, PAGE) == Some((1, 1)));
         agree[2] += u32::from(nowait_hit(fd, off));
     }
-    println!("  cachestat said cached {}/{trials}, mincore {}/{trials}, preadv2 NOWAIT {}/{trials}", agree[0], agree[1], agree[2]);
+    println!(
+        "  cachestat said cached {}/{trials}, mincore {}/{trials}, preadv2 NOWAIT {}/{trials}",
+        agree[0], agree[1], agree[2]
+    );
     Ok(())
 }

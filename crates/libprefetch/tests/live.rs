@@ -1,0 +1,241 @@
+//! The Rust API on real files and the real page cache: rounds, callbacks,
+//! divergence, marks, ignore, bad input. Reads are reported with
+//! `note_read` (this test binary does not link the interposers).
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::sync::{Arc, Mutex};
+
+use libprefetch::residency::cachestat;
+use libprefetch::{note_read, AccessEntry, CallbackInfo, Client, Config, Error, Mode};
+
+const PAGE: u64 = 4096;
+
+fn data_file(pages: u64) -> (tempfile::TempDir, File) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    let mut file = File::create(&path).unwrap();
+    let page: Vec<u8> = (0..PAGE).map(|i| (i % 253) as u8).collect();
+    for _ in 0..pages {
+        file.write_all(&page).unwrap();
+    }
+    file.sync_all().unwrap();
+    let file = File::open(&path).unwrap();
+    evict(&file);
+    (dir, file)
+}
+
+fn evict(file: &File) {
+    // SAFETY: fadvise on an open descriptor.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+}
+
+fn cached_pages(file: &File, page: u64, count: u64) -> u64 {
+    cachestat(file.as_raw_fd(), page * PAGE, count * PAGE)
+        .map(|c| c.nr_cache)
+        .unwrap_or(0)
+}
+
+fn entries(fd: i32, pages: &[u64]) -> Vec<AccessEntry> {
+    pages
+        .iter()
+        .map(|&p| AccessEntry {
+            offset: p * PAGE,
+            fd,
+            mark: false,
+        })
+        .collect()
+}
+
+fn small_budget(bytes: u64) -> Config {
+    Config {
+        max_budget_bytes: Some(bytes * 10 / 9 + 1),
+        infill_bytes: 0,
+        ..Config::default()
+    }
+}
+
+#[test]
+fn done_prefetches_the_window_in_one_round() {
+    let (_dir, file) = data_file(256);
+    let fd = file.as_raw_fd();
+    let client = Client::register(Config::default(), |_, _| {}).unwrap();
+    client.register_region(fd, 0, 256 * PAGE).unwrap();
+    let pages = [200, 3, 77, 150, 9];
+    assert_eq!(
+        client
+            .request_prefetching(&entries(fd, &pages), Mode::SET | Mode::DONE)
+            .unwrap(),
+        5
+    );
+    for &p in &pages {
+        assert_eq!(cached_pages(&file, p, 1), 1, "page {p} prefetched");
+    }
+    assert_eq!(cached_pages(&file, 100, 1), 0, "page 100 was not asked for");
+    assert_eq!(client.stats().rounds, 1);
+}
+
+#[test]
+fn the_next_window_is_fetched_and_the_old_one_dropped_as_reads_advance() {
+    let (_dir, file) = data_file(64);
+    let fd = file.as_raw_fd();
+    let client = Client::register(small_budget(4 * PAGE), |_, _| {}).unwrap();
+    client.register_region(fd, 0, 64 * PAGE).unwrap();
+    let pages: Vec<u64> = (0..16).map(|i| i * 4).collect();
+    client
+        .request_prefetching(&entries(fd, &pages), Mode::SET | Mode::DONE)
+        .unwrap();
+    assert_eq!(cached_pages(&file, 16, 1), 0, "beyond the first window");
+    let mut buf = vec![0u8; PAGE as usize];
+    for &p in &pages[..4] {
+        note_read(fd, p * PAGE, PAGE);
+        file.read_at(&mut buf, p * PAGE).unwrap();
+    }
+    assert_eq!(client.stats().rounds, 2, "window of 4 pages consumed");
+    assert_eq!(cached_pages(&file, 16, 1), 1, "second window prefetched");
+    assert_eq!(cached_pages(&file, 0, 1), 0, "first window's pages dropped");
+}
+
+#[test]
+fn a_read_off_the_list_calls_back_with_the_position() {
+    let (_dir, file) = data_file(64);
+    let fd = file.as_raw_fd();
+    let seen: Arc<Mutex<Vec<CallbackInfo>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let client = Client::register(Config::default(), move |c, info| {
+        log.lock().unwrap().push(info);
+        c.request_prefetching(
+            &entries(info.requested.0, &[40, 41]),
+            Mode::SET | Mode::DONE,
+        )
+        .unwrap();
+    })
+    .unwrap();
+    client.register_region(fd, 0, 64 * PAGE).unwrap();
+    let list = vec![
+        AccessEntry {
+            offset: 0,
+            fd,
+            mark: true,
+        },
+        AccessEntry {
+            offset: PAGE,
+            fd,
+            mark: false,
+        },
+        AccessEntry {
+            offset: 2 * PAGE,
+            fd,
+            mark: false,
+        },
+    ];
+    client
+        .request_prefetching(&list, Mode::SET | Mode::DONE)
+        .unwrap();
+    note_read(fd, 0, PAGE);
+    note_read(fd, PAGE, PAGE);
+    note_read(fd, 39 * PAGE + 100, 10);
+    let infos = seen.lock().unwrap().clone();
+    assert_eq!(infos.last().unwrap().requested, (fd, 39 * PAGE + 100));
+    assert_eq!(infos.last().unwrap().last_marked, Some((fd, 0)));
+    assert!(client.stats().divergences >= 1);
+    assert_eq!(
+        cached_pages(&file, 40, 2),
+        2,
+        "the callback's new list was prefetched"
+    );
+}
+
+#[test]
+fn ignored_reads_do_not_move_the_position() {
+    let (_dir, file) = data_file(16);
+    let fd = file.as_raw_fd();
+    let calls = Arc::new(Mutex::new(0));
+    let counter = Arc::clone(&calls);
+    let client =
+        Client::register(Config::default(), move |_, _| *counter.lock().unwrap() += 1).unwrap();
+    client.register_region(fd, 0, 16 * PAGE).unwrap();
+    client
+        .request_prefetching(&entries(fd, &[1, 2, 3]), Mode::SET | Mode::DONE)
+        .unwrap();
+    {
+        let _quiet = client.ignore_accesses();
+        note_read(fd, 10 * PAGE, PAGE);
+    }
+    assert_eq!(client.stats().tracked_reads, 0);
+    assert_eq!(*calls.lock().unwrap(), 0);
+    note_read(fd, 10 * PAGE, PAGE);
+    assert_eq!(client.stats().divergences, 1);
+}
+
+#[test]
+fn a_full_list_gives_short_counts_and_bounded_memory() {
+    let client = Client::register(
+        Config {
+            capacity: 1000,
+            ..Config::default()
+        },
+        |_, _| {},
+    )
+    .unwrap();
+    let batch = entries(3, &(0..600).collect::<Vec<_>>());
+    assert_eq!(client.request_prefetching(&batch, Mode::SET).unwrap(), 600);
+    assert_eq!(
+        client.request_prefetching(&batch, Mode::APPEND).unwrap(),
+        400
+    );
+    assert_eq!(client.request_prefetching(&batch, Mode::APPEND).unwrap(), 0);
+    assert_eq!(client.stats().list_length, 1000);
+}
+
+#[test]
+fn reads_outside_regions_are_not_tracked() {
+    let (_dir, file) = data_file(16);
+    let fd = file.as_raw_fd();
+    let client = Client::register(Config::default(), |_, _| {}).unwrap();
+    client.register_region(fd, 4 * PAGE, 8 * PAGE).unwrap();
+    note_read(fd, 0, PAGE);
+    note_read(fd, 8 * PAGE, PAGE);
+    assert_eq!(client.stats().tracked_reads, 0);
+    note_read(fd, 7 * PAGE, 2 * PAGE);
+    assert_eq!(client.stats().tracked_reads, 1);
+}
+
+#[test]
+fn bad_arguments_are_refused() {
+    let client = Client::register(Config::default(), |_, _| {}).unwrap();
+    assert_eq!(client.register_region(-1, 0, 10), Err(Error::BadFd));
+    assert_eq!(client.register_region(9999, 0, 10), Err(Error::BadFd));
+    let (_dir, file) = data_file(1);
+    assert!(matches!(
+        client.register_region(file.as_raw_fd(), 10, 10),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(Client::register(
+        Config {
+            capacity: 0,
+            ..Config::default()
+        },
+        |_, _| {}
+    )
+    .is_err());
+}
+
+#[test]
+fn dropping_the_client_unregisters_its_regions() {
+    let (_dir, file) = data_file(4);
+    let fd = file.as_raw_fd();
+    let called = Arc::new(Mutex::new(false));
+    let flag = Arc::clone(&called);
+    let client =
+        Client::register(Config::default(), move |_, _| *flag.lock().unwrap() = true).unwrap();
+    client.register_region(fd, 0, 4 * PAGE).unwrap();
+    drop(client);
+    note_read(fd, 0, PAGE);
+    assert!(
+        !*called.lock().unwrap(),
+        "callback ran after the client was dropped"
+    );
+}
