@@ -29,7 +29,7 @@ use std::collections::hash_map::Entry as Slot;
 use std::collections::HashMap;
 use std::fs::File;
 
-use crate::btree::{Database, IndexLeaf, ReadResult, TableMap};
+use crate::btree::{Database, IndexLeaf, ReadError, ReadResult, TableMap};
 use crate::format::PageKind;
 
 /// Leaves listed when a forward scan is first recognised.
@@ -87,7 +87,9 @@ struct Scan {
 
 /// Plans access lists for index scans of one database file.
 pub struct ScanPlanner {
-    db: Database<File>,
+    file: File,
+    /// The reader, opened on the first callback (a new database file has no header yet).
+    db: Option<Database<File>>,
     cache: Cache,
     scan: Option<Scan>,
     lookahead: usize,
@@ -95,14 +97,14 @@ pub struct ScanPlanner {
 
 impl ScanPlanner {
     /// A planner reading `file` (a read-only descriptor of the database).
-    pub fn new(file: File) -> ReadResult<ScanPlanner> {
-        let db = Database::open(Box::new(file))?;
-        Ok(ScanPlanner {
-            db,
+    pub fn new(file: File) -> ScanPlanner {
+        ScanPlanner {
+            file,
+            db: None,
             cache: Cache::default(),
             scan: None,
             lookahead: FIRST_LOOKAHEAD,
-        })
+        }
     }
 
     /// Forgets everything read from the file (after a write).
@@ -120,11 +122,16 @@ impl ScanPlanner {
     }
 
     fn plan_checked(&mut self, last_marked: Option<u64>, requested: u64) -> ReadResult<Plan> {
-        if self.db.refresh()? {
-            self.invalidate();
+        match &mut self.db {
+            Some(db) => {
+                if db.refresh()? {
+                    self.invalidate();
+                }
+            }
+            None => self.db = Some(Database::open(Box::new(self.file.try_clone()?))?),
         }
         let page = self.page_at(requested);
-        match self.db.page_kind(page)? {
+        match opened(&self.db)?.page_kind(page)? {
             PageKind::IndexLeaf => self.on_index_leaf(page),
             PageKind::TableLeaf => match last_marked.map(|offset| self.page_at(offset)) {
                 Some(leaf) => self.on_table_leaf(leaf),
@@ -135,8 +142,8 @@ impl ScanPlanner {
     }
 
     fn page_at(&self, offset: u64) -> u32 {
-        let page = offset / u64::from(self.db.header().page_size) + 1;
-        u32::try_from(page).unwrap_or(u32::MAX)
+        let page_size = self.db.as_ref().map_or(4096, |db| db.header().page_size);
+        u32::try_from(offset / u64::from(page_size) + 1).unwrap_or(u32::MAX)
     }
 
     fn on_index_leaf(&mut self, page: u32) -> ReadResult<Plan> {
@@ -183,28 +190,28 @@ impl ScanPlanner {
         else {
             return Ok(Vec::new());
         };
+        let db = opened(&self.db)?;
         let end = (pos + self.lookahead).min(index.leaves.len());
         let map = match self.cache.tables.entry(index.table_root) {
             Slot::Occupied(e) => e.into_mut(),
-            Slot::Vacant(e) => e.insert(TableMap::new(&self.db, index.table_root)?),
+            Slot::Vacant(e) => e.insert(TableMap::new(db, index.table_root)?),
         };
         let mut list = ListBuilder::default();
         for (i, leaf) in index.leaves[pos..end].iter().enumerate() {
             if i > 0 || include_first {
                 list.push(Entry {
-                    offset: self.db.page_offset(leaf.page),
+                    offset: db.page_offset(leaf.page),
                     mark: true,
                 });
             }
-            for rowid in self
-                .db
+            for rowid in db
                 .index_leaf_rowids(leaf.page)?
                 .iter()
                 .chain(&leaf.then)
             {
-                let page = map.leaf_for(&self.db, *rowid)?;
+                let page = map.leaf_for(db, *rowid)?;
                 list.push(Entry {
-                    offset: self.db.page_offset(page),
+                    offset: db.page_offset(page),
                     mark: false,
                 });
             }
@@ -223,7 +230,8 @@ impl ScanPlanner {
         if self.cache.indexes.is_some() {
             return Ok(());
         }
-        let schema = self.db.schema()?;
+        let db = opened(&self.db)?;
+        let schema = db.schema()?;
         let mut indexes = HashMap::new();
         for index in schema.iter().filter(|e| e.kind == "index") {
             let table = schema
@@ -231,12 +239,12 @@ impl ScanPlanner {
                 .find(|e| e.kind == "table" && e.name == index.table);
             let Some(table) = table else { continue };
             if !matches!(
-                self.db.page_kind(table.root)?,
+                db.page_kind(table.root)?,
                 PageKind::TableLeaf | PageKind::TableInterior
             ) {
                 continue; // a WITHOUT ROWID table: its indexes hold primary keys, not rowids
             }
-            let leaves = self.db.index_leaves(index.root)?;
+            let leaves = db.index_leaves(index.root)?;
             for (pos, leaf) in leaves.iter().enumerate() {
                 self.cache.leaf_at.insert(leaf.page, (index.root, pos));
             }
@@ -251,6 +259,11 @@ impl ScanPlanner {
         self.cache.indexes = Some(indexes);
         Ok(())
     }
+}
+
+/// The reader once opened.
+fn opened(db: &Option<Database<File>>) -> ReadResult<&Database<File>> {
+    db.as_ref().ok_or_else(|| ReadError::Corrupt("database not opened".into()))
 }
 
 /// Accumulates entries, merging an unmarked entry into the one before it when both are the same page.

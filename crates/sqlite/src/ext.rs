@@ -1,0 +1,76 @@
+//! The loadable-extension entry points: `.load libprefetch_sqlite` in the sqlite3 shell,
+//! `sqlite3_load_extension`, or Python's `conn.load_extension` call one of them; it registers the `prefetch`
+//! VFS (see [`crate::vfs`]) and makes it the default for connections opened afterwards.
+//!
+//! SQLite derives the entry point from the file name (sqlite.org "Run-Time Loadable Extensions": strip the
+//! directory, a leading "lib" and everything from the first "."; keep the letters, lower-cased), so
+//! `libprefetch_sqlite.so` is looked up as `sqlite3_prefetchsqlite_init`, after which SQLite falls back to
+//! `sqlite3_extension_init`. Both are exported.
+//!
+//! The extension runs inside a process that has its own SQLite (the shell, Python, rusqlite), so it calls
+//! SQLite only through the `sqlite3_api_routines` table the loader passes in, never through linked
+//! symbols: the library holds no copy of SQLite.
+//!
+//! Deviations: libsqlite3-sys's `loadable_extension` feature would provide the routines table, but Cargo's
+//! `links` rule allows one libsqlite3-sys per workspace and the generator needs its `bundled` feature, so
+//! the entries this extension uses are declared here ([`ApiRoutines`]); their positions are fixed by
+//! SQLite's append-only `sqlite3ext.h`.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use rusqlite::ffi::{sqlite3, sqlite3_vfs, SQLITE_ERROR, SQLITE_OK_LOAD_PERMANENTLY};
+
+/// The start of SQLite's `sqlite3_api_routines` (sqlite3ext.h), up to the VFS routines; only the
+/// routines this extension calls are named, at their positions in the header (0-based: free 58,
+/// malloc 68, vfs_find 141, vfs_register 142).
+#[repr(C)]
+pub struct ApiRoutines {
+    unused_0: [*const c_void; 58],
+    /// `sqlite3_free`.
+    pub free: unsafe extern "C" fn(*mut c_void),
+    unused_59: [*const c_void; 9],
+    /// `sqlite3_malloc`.
+    pub malloc: unsafe extern "C" fn(c_int) -> *mut c_void,
+    unused_69: [*const c_void; 72],
+    /// `sqlite3_vfs_find`.
+    pub vfs_find: unsafe extern "C" fn(*const c_char) -> *mut sqlite3_vfs,
+    /// `sqlite3_vfs_register`.
+    pub vfs_register: unsafe extern "C" fn(*mut sqlite3_vfs, c_int) -> c_int,
+}
+
+/// Entry point SQLite derives from the file name `libprefetch_sqlite.so`.
+///
+/// # Safety
+/// Called by SQLite's extension loader with a valid `api` table.
+#[no_mangle]
+pub unsafe extern "C" fn sqlite3_prefetchsqlite_init(
+    db: *mut sqlite3,
+    errmsg: *mut *mut c_char,
+    api: *const ApiRoutines,
+) -> c_int {
+    // SAFETY: same contract as ours.
+    unsafe { sqlite3_extension_init(db, errmsg, api) }
+}
+
+/// SQLite's generic extension entry point: registers the `prefetch` VFS as the default.
+/// Returns SQLITE_OK_LOAD_PERMANENTLY so that the library stays loaded after the loading connection
+/// closes (the VFS outlives it), or SQLITE_ERROR if `api` is null or registration fails.
+///
+/// # Safety
+/// Called by SQLite's extension loader with a valid `api` table.
+#[no_mangle]
+pub unsafe extern "C" fn sqlite3_extension_init(
+    _db: *mut sqlite3,
+    _errmsg: *mut *mut c_char,
+    api: *const ApiRoutines,
+) -> c_int {
+    // SAFETY: the loader passes a valid table that lives as long as the process's SQLite.
+    let Some(api) = (unsafe { api.as_ref() }) else {
+        return SQLITE_ERROR;
+    };
+    // SAFETY: `api` is SQLite's own routines table.
+    match unsafe { crate::vfs::register(api) } {
+        Ok(()) => SQLITE_OK_LOAD_PERMANENTLY,
+        Err(code) => code,
+    }
+}

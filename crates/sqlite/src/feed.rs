@@ -1,0 +1,97 @@
+//! The libprefetch side of one tracked database file: its client, its region, and the section 5.4 callback
+//! that turns [`ScanPlanner`] decisions into `request_prefetching` calls in batches, as in Figure 7:
+//! the first batch with PF_SET (or PF_SET_FROM_MARK), the rest with PF_APPEND, stopping when libprefetch
+//! accepts fewer entries than offered (its list is full), and PF_DONE at the end.
+//!
+//! Deviations: none from the paper's callback protocol. The client uses libprefetch's default
+//! configuration (budget from /proc/meminfo and the memory cgroup, 32 KiB infill).
+
+use std::ffi::{c_int, CStr, OsStr};
+use std::fs::File;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Mode};
+use rusqlite::ffi::sqlite3_int64;
+
+use crate::scan::{Plan, ScanPlanner};
+
+/// Entries handed to libprefetch per `request_prefetching` call.
+const BATCH: usize = 4096;
+
+/// libprefetch state of one open main database file.
+pub struct Tracked {
+    /// The shim's own read-only descriptor of the file (owned by the planner).
+    fd: RawFd,
+    client: Client,
+    planner: Arc<Mutex<ScanPlanner>>,
+    /// Whether the access list may be non-empty (so a write has something to drop).
+    listed: Arc<AtomicBool>,
+}
+
+impl Tracked {
+    /// Opens `path` read-only, registers a client whose callback plans index scans, and registers the
+    /// whole file as its region. `None` if any step fails: the file is then simply not tracked.
+    pub fn open(path: &CStr) -> Option<Tracked> {
+        let file = File::open(OsStr::from_bytes(path.to_bytes())).ok()?;
+        let fd = file.as_raw_fd();
+        let planner = Arc::new(Mutex::new(ScanPlanner::new(file)));
+        let listed = Arc::new(AtomicBool::new(false));
+        let client = {
+            let planner = Arc::clone(&planner);
+            let listed = Arc::clone(&listed);
+            Client::register(Config::default(), move |client: &Client, info: CallbackInfo| {
+                on_callback(client, fd, &planner, &listed, info);
+            })
+            .ok()?
+        };
+        client.register_region(fd, 0, i64::MAX as u64).ok()?;
+        Some(Tracked { fd, client, planner, listed })
+    }
+
+    /// Reports a read of `amount` bytes at `offset` that SQLite is about to make.
+    pub fn note_read(&self, offset: sqlite3_int64, amount: c_int) {
+        if let (Ok(offset), Ok(amount)) = (u64::try_from(offset), u64::try_from(amount)) {
+            libprefetch::note_read(self.fd, offset, amount);
+        }
+    }
+
+    /// The file is being written: its access list and the reader's caches no longer hold.
+    pub fn drop_list(&self) {
+        if self.listed.swap(false, Ordering::AcqRel) {
+            if let Ok(mut planner) = self.planner.lock() {
+                planner.invalidate();
+            }
+            let _ = self.client.request_prefetching(&[], Mode::SET | Mode::DONE);
+        }
+    }
+}
+
+/// The section 5.4 callback: plan (inside ignore_accesses, since planning reads the file) and hand over.
+fn on_callback(client: &Client, fd: RawFd, planner: &Mutex<ScanPlanner>, listed: &AtomicBool, info: CallbackInfo) {
+    let plan = {
+        let _quiet = client.ignore_accesses();
+        let Ok(mut planner) = planner.try_lock() else { return };
+        planner.plan(info.last_marked.map(|(_, offset)| offset), info.requested.1)
+    };
+    let (entries, first_mode) = match plan {
+        Plan::Set(entries) => (entries, Mode::SET),
+        Plan::FromMark(entries) => (entries, Mode::SET_FROM_MARK),
+        Plan::Clear => (Vec::new(), Mode::SET),
+        Plan::Keep => return,
+    };
+    listed.store(!entries.is_empty(), Ordering::Release);
+    let mut mode = first_mode;
+    for chunk in entries.chunks(BATCH) {
+        let batch: Vec<AccessEntry> =
+            chunk.iter().map(|e| AccessEntry { offset: e.offset, fd, mark: e.mark }).collect();
+        let accepted = client.request_prefetching(&batch, mode).unwrap_or(0);
+        mode = Mode::APPEND;
+        if accepted < batch.len() {
+            break;
+        }
+    }
+    let _ = client.request_prefetching(&[], mode | Mode::DONE);
+}

@@ -1,0 +1,328 @@
+//! The `prefetch` VFS: a shim over the process's default VFS that tells libprefetch about every read of a
+//! main database file before passing it on (paper s4.5: libprefetch follows the application by watching
+//! its reads; here SQLite's reads happen inside its own library, out of reach of the read interposers, so
+//! the VFS reports them with `libprefetch::note_read`).
+//!
+//! ```text
+//!   SQLite pager --xRead--> prefetch VFS --note_read(fd2, off, len)--> libprefetch (callback, prefetch round)
+//!                               |
+//!                               +--xRead--> default VFS (unix) --pread(fd1)--> kernel page cache <- WILLNEED(fd2)
+//! ```
+//!
+//! For each main database file the shim opens a second, read-only descriptor (fd2) of the same file: the
+//! page cache is per inode, so prefetching through fd2 serves SQLite's reads through fd1. fd2 is the one
+//! registered with libprefetch and read by the callback ([`crate::feed`]). Journals, WAL files and temporary
+//! files pass through untracked. Writes pass through; a write or truncate of a tracked file drops its
+//! access list and the reader's caches.
+//!
+//! Memory layout of an open file: SQLite allocates `szOsFile` bytes; the shim's [`ShimFile`] comes first
+//! and the wrapped VFS's file object follows it.
+//!
+//! Deviations: only `xOpen` is wrapped at the VFS level; the other VFS methods are the default VFS's own,
+//! called with the same `pAppData` (SQLite's unix VFS, like most, reads nothing else from the VFS object).
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::mem::size_of;
+use std::ptr;
+use std::sync::OnceLock;
+
+use rusqlite::ffi::{
+    sqlite3_file, sqlite3_int64, sqlite3_io_methods, sqlite3_vfs, SQLITE_ERROR, SQLITE_FCNTL_VFSNAME,
+    SQLITE_IOERR, SQLITE_IOERR_SHMMAP, SQLITE_NOTFOUND, SQLITE_OK, SQLITE_OPEN_MAIN_DB,
+};
+
+use crate::ext::ApiRoutines;
+use crate::feed::Tracked;
+
+/// Name under which the VFS is registered (`file:DB?vfs=prefetch`).
+pub const VFS_NAME: &CStr = c"prefetch";
+
+/// The registered VFS object and the VFS it wraps, as addresses (both live for the rest of the process).
+struct Registered {
+    shim: usize,
+    inner: usize,
+    api: usize,
+}
+
+static REGISTERED: OnceLock<Registered> = OnceLock::new();
+
+/// One open file of the shim; the wrapped VFS's file object follows it in memory.
+#[repr(C)]
+struct ShimFile {
+    base: sqlite3_file,
+    /// The wrapped file (just after this struct).
+    inner: *mut sqlite3_file,
+    /// libprefetch state of a main database file, or null.
+    tracked: *mut Tracked,
+}
+
+/// Registers the `prefetch` VFS over the current default VFS and makes it the default. Loading the
+/// extension again makes the already registered VFS the default again.
+///
+/// # Safety
+/// `api` must be SQLite's routines table.
+pub unsafe fn register(api: &ApiRoutines) -> Result<(), c_int> {
+    let registered = match REGISTERED.get() {
+        Some(registered) => registered,
+        None => {
+            // SAFETY: a null name asks SQLite for its default VFS.
+            let inner = unsafe { (api.vfs_find)(ptr::null()) };
+            // SAFETY: SQLite's VFS objects live for the rest of the process.
+            let Some(inner_vfs) = (unsafe { inner.as_ref() }) else {
+                return Err(SQLITE_ERROR);
+            };
+            let shim = Box::leak(Box::new(shim_vfs(inner_vfs)));
+            REGISTERED.get_or_init(|| Registered {
+                shim: ptr::from_mut(shim) as usize,
+                inner: inner as usize,
+                api: ptr::from_ref(api) as usize,
+            })
+        }
+    };
+    // SAFETY: the shim VFS object is leaked, so it outlives its registration.
+    match unsafe { (api.vfs_register)(registered.shim as *mut sqlite3_vfs, 1) } {
+        SQLITE_OK => Ok(()),
+        code => Err(code),
+    }
+}
+
+/// The shim's VFS object: a copy of `inner` with its own name, file size and `xOpen`.
+fn shim_vfs(inner: &sqlite3_vfs) -> sqlite3_vfs {
+    let inner_size = usize::try_from(inner.szOsFile).unwrap_or(0);
+    sqlite3_vfs {
+        szOsFile: c_int::try_from(size_of::<ShimFile>() + inner_size).unwrap_or(c_int::MAX),
+        pNext: ptr::null_mut(),
+        zName: VFS_NAME.as_ptr(),
+        xOpen: Some(shim_open),
+        ..*inner
+    }
+}
+
+fn inner_vfs() -> *mut sqlite3_vfs {
+    REGISTERED.get().map_or(ptr::null_mut(), |r| r.inner as *mut sqlite3_vfs)
+}
+
+unsafe extern "C" fn shim_open(
+    _vfs: *mut sqlite3_vfs,
+    name: *const c_char,
+    file: *mut sqlite3_file,
+    flags: c_int,
+    out_flags: *mut c_int,
+) -> c_int {
+    let inner = inner_vfs();
+    // SAFETY: SQLite passes `file` of szOsFile bytes, so the wrapped object fits after the ShimFile.
+    let shim = file.cast::<ShimFile>();
+    let inner_file = unsafe { file.cast::<u8>().add(size_of::<ShimFile>()).cast::<sqlite3_file>() };
+    // SAFETY: `shim` points to writable memory of at least size_of::<ShimFile>() bytes.
+    unsafe {
+        shim.write(ShimFile { base: sqlite3_file { pMethods: ptr::null() }, inner: inner_file, tracked: ptr::null_mut() })
+    };
+    // SAFETY: `inner` is the registered default VFS and its xOpen is mandatory.
+    let Some(open) = (unsafe { inner.as_ref() }).and_then(|vfs| vfs.xOpen) else {
+        return SQLITE_ERROR;
+    };
+    // SAFETY: forwarding SQLite's own arguments to the wrapped VFS, with its own file object.
+    let rc = unsafe { open(inner, name, inner_file, flags, out_flags) };
+    // SAFETY: the wrapped xOpen has initialised `inner_file` (pMethods null on failure).
+    if rc != SQLITE_OK || unsafe { (*inner_file).pMethods.is_null() } {
+        return rc;
+    }
+    if flags & SQLITE_OPEN_MAIN_DB != 0 && !name.is_null() {
+        // SAFETY: SQLite passes a NUL-terminated path for named files.
+        let path = unsafe { CStr::from_ptr(name) };
+        // SAFETY: `shim` was initialised above.
+        unsafe { (*shim).tracked = Tracked::open(path).map_or(ptr::null_mut(), |t| Box::into_raw(Box::new(t))) };
+    }
+    // SAFETY: as above.
+    unsafe { (*shim).base.pMethods = &SHIM_METHODS };
+    rc
+}
+
+static SHIM_METHODS: sqlite3_io_methods = sqlite3_io_methods {
+    iVersion: 3,
+    xClose: Some(shim_close),
+    xRead: Some(shim_read),
+    xWrite: Some(shim_write),
+    xTruncate: Some(shim_truncate),
+    xSync: Some(shim_sync),
+    xFileSize: Some(shim_file_size),
+    xLock: Some(shim_lock),
+    xUnlock: Some(shim_unlock),
+    xCheckReservedLock: Some(shim_check_reserved_lock),
+    xFileControl: Some(shim_file_control),
+    xSectorSize: Some(shim_sector_size),
+    xDeviceCharacteristics: Some(shim_device_characteristics),
+    xShmMap: Some(shim_shm_map),
+    xShmLock: Some(shim_shm_lock),
+    xShmBarrier: Some(shim_shm_barrier),
+    xShmUnmap: Some(shim_shm_unmap),
+    xFetch: Some(shim_fetch),
+    xUnfetch: Some(shim_unfetch),
+};
+
+/// The wrapped file, its methods table (which may be shorter than version 3) and the tracking state.
+///
+/// # Safety
+/// `file` must be a ShimFile opened by `shim_open`.
+unsafe fn parts(file: *mut sqlite3_file) -> (*mut sqlite3_file, *const sqlite3_io_methods, Option<&'static Tracked>) {
+    // SAFETY: per the contract, `file` is a ShimFile whose inner file is open.
+    unsafe {
+        let shim = &*file.cast::<ShimFile>();
+        (shim.inner, (*shim.inner).pMethods, shim.tracked.as_ref())
+    }
+}
+
+/// Calls method `$m` (present from methods version `$version` on) of the wrapped file with the remaining
+/// arguments; evaluates `$missing` if the wrapped file's methods lack it.
+macro_rules! forward {
+    ($version:literal, $file:expr, $m:ident, $missing:expr $(, $arg:expr)*) => {{
+        // SAFETY: SQLite calls these methods only on files opened by shim_open.
+        let (inner, methods, _) = unsafe { parts($file) };
+        // SAFETY: the methods table is valid up to the fields of its own iVersion, checked first.
+        let method = unsafe {
+            if (*methods).iVersion >= $version { ptr::addr_of!((*methods).$m).read() } else { None }
+        };
+        match method {
+            // SAFETY: forwarding SQLite's own arguments to the wrapped file's method.
+            Some(method) => unsafe { method(inner $(, $arg)*) },
+            None => $missing,
+        }
+    }};
+}
+
+unsafe extern "C" fn shim_close(file: *mut sqlite3_file) -> c_int {
+    let rc = forward!(1, file, xClose, SQLITE_OK);
+    // SAFETY: `file` is a ShimFile; `tracked` came from Box::into_raw in shim_open and is freed once.
+    unsafe {
+        let shim = &mut *file.cast::<ShimFile>();
+        if !shim.tracked.is_null() {
+            drop(Box::from_raw(shim.tracked));
+            shim.tracked = ptr::null_mut();
+        }
+    }
+    rc
+}
+
+unsafe extern "C" fn shim_read(file: *mut sqlite3_file, buf: *mut c_void, amount: c_int, offset: sqlite3_int64) -> c_int {
+    // SAFETY: SQLite calls xRead only on files opened by shim_open.
+    if let (_, _, Some(tracked)) = unsafe { parts(file) } {
+        tracked.note_read(offset, amount);
+    }
+    forward!(1, file, xRead, SQLITE_IOERR, buf, amount, offset)
+}
+
+unsafe extern "C" fn shim_write(file: *mut sqlite3_file, buf: *const c_void, amount: c_int, offset: sqlite3_int64) -> c_int {
+    // SAFETY: as in shim_read.
+    if let (_, _, Some(tracked)) = unsafe { parts(file) } {
+        tracked.drop_list();
+    }
+    forward!(1, file, xWrite, SQLITE_IOERR, buf, amount, offset)
+}
+
+unsafe extern "C" fn shim_truncate(file: *mut sqlite3_file, size: sqlite3_int64) -> c_int {
+    // SAFETY: as in shim_read.
+    if let (_, _, Some(tracked)) = unsafe { parts(file) } {
+        tracked.drop_list();
+    }
+    forward!(1, file, xTruncate, SQLITE_IOERR, size)
+}
+
+unsafe extern "C" fn shim_sync(file: *mut sqlite3_file, flags: c_int) -> c_int {
+    forward!(1, file, xSync, SQLITE_IOERR, flags)
+}
+
+unsafe extern "C" fn shim_file_size(file: *mut sqlite3_file, size: *mut sqlite3_int64) -> c_int {
+    forward!(1, file, xFileSize, SQLITE_IOERR, size)
+}
+
+unsafe extern "C" fn shim_lock(file: *mut sqlite3_file, level: c_int) -> c_int {
+    forward!(1, file, xLock, SQLITE_IOERR, level)
+}
+
+unsafe extern "C" fn shim_unlock(file: *mut sqlite3_file, level: c_int) -> c_int {
+    forward!(1, file, xUnlock, SQLITE_IOERR, level)
+}
+
+unsafe extern "C" fn shim_check_reserved_lock(file: *mut sqlite3_file, out: *mut c_int) -> c_int {
+    forward!(1, file, xCheckReservedLock, SQLITE_IOERR, out)
+}
+
+unsafe extern "C" fn shim_file_control(file: *mut sqlite3_file, op: c_int, arg: *mut c_void) -> c_int {
+    let rc = forward!(1, file, xFileControl, SQLITE_NOTFOUND, op, arg);
+    if op == SQLITE_FCNTL_VFSNAME && rc == SQLITE_OK {
+        // SAFETY: for SQLITE_FCNTL_VFSNAME, `arg` points to a string pointer owned by SQLite's allocator.
+        unsafe { prefix_vfs_name(arg.cast::<*mut c_char>()) };
+    }
+    rc
+}
+
+/// Rewrites the VFS name SQLite reports (`.vfsname` in the shell) from "unix" to "prefetch/unix", as
+/// SQLite's own shims do.
+///
+/// # Safety
+/// `name` must point to null or to a string allocated by SQLite's allocator.
+unsafe fn prefix_vfs_name(name: *mut *mut c_char) {
+    let Some(api) = REGISTERED.get().and_then(|r| unsafe { (r.api as *const ApiRoutines).as_ref() }) else {
+        return;
+    };
+    // SAFETY: per the contract.
+    let old = unsafe { *name };
+    let inner = if old.is_null() { Vec::new() } else { unsafe { CStr::from_ptr(old) }.to_bytes().to_vec() };
+    let mut full = VFS_NAME.to_bytes().to_vec();
+    if !inner.is_empty() {
+        full.push(b'/');
+        full.extend_from_slice(&inner);
+    }
+    full.push(0);
+    let Ok(len) = c_int::try_from(full.len()) else { return };
+    // SAFETY: SQLite's allocator; the copy fits the allocation; the old string is freed by its allocator.
+    unsafe {
+        let new = (api.malloc)(len).cast::<c_char>();
+        if new.is_null() {
+            return;
+        }
+        ptr::copy_nonoverlapping(full.as_ptr().cast::<c_char>(), new, full.len());
+        if !old.is_null() {
+            (api.free)(old.cast::<c_void>());
+        }
+        *name = new;
+    }
+}
+
+unsafe extern "C" fn shim_sector_size(file: *mut sqlite3_file) -> c_int {
+    forward!(1, file, xSectorSize, 4096)
+}
+
+unsafe extern "C" fn shim_device_characteristics(file: *mut sqlite3_file) -> c_int {
+    forward!(1, file, xDeviceCharacteristics, 0)
+}
+
+unsafe extern "C" fn shim_shm_map(file: *mut sqlite3_file, page: c_int, size: c_int, extend: c_int, out: *mut *mut c_void) -> c_int {
+    forward!(2, file, xShmMap, SQLITE_IOERR_SHMMAP, page, size, extend, out)
+}
+
+unsafe extern "C" fn shim_shm_lock(file: *mut sqlite3_file, offset: c_int, n: c_int, flags: c_int) -> c_int {
+    forward!(2, file, xShmLock, SQLITE_IOERR, offset, n, flags)
+}
+
+unsafe extern "C" fn shim_shm_barrier(file: *mut sqlite3_file) {
+    forward!(2, file, xShmBarrier, ())
+}
+
+unsafe extern "C" fn shim_shm_unmap(file: *mut sqlite3_file, delete: c_int) -> c_int {
+    forward!(2, file, xShmUnmap, SQLITE_OK, delete)
+}
+
+unsafe extern "C" fn shim_fetch(file: *mut sqlite3_file, offset: sqlite3_int64, amount: c_int, out: *mut *mut c_void) -> c_int {
+    // A wrapped file without xFetch gives no mapping, which SQLite accepts (it then calls xRead).
+    let no_mapping = || {
+        // SAFETY: SQLite passes a valid out pointer.
+        unsafe { *out = ptr::null_mut() };
+        SQLITE_OK
+    };
+    forward!(3, file, xFetch, no_mapping(), offset, amount, out)
+}
+
+unsafe extern "C" fn shim_unfetch(file: *mut sqlite3_file, offset: sqlite3_int64, page: *mut c_void) -> c_int {
+    forward!(3, file, xUnfetch, SQLITE_OK, offset, page)
+}
