@@ -1,0 +1,58 @@
+//! `prefetch emulate`: mounts the emulated disk (crate `emulate`) in the
+//! foreground until it is unmounted, then prints its counters.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// Arguments of `prefetch emulate`.
+#[derive(Args)]
+pub struct EmulateArgs {
+    /// Disk model: st3500320as, ibm-36z15, hitachi-18zx, nvme, fixed:MS, ...
+    #[arg(long)]
+    model: String,
+    /// Directory whose files the mount shows (read-only).
+    #[arg(long)]
+    backing: PathBuf,
+    /// Empty directory to mount the emulated disk on.
+    mountpoint: PathBuf,
+    /// Wall seconds per emulated second: 0.1 runs the disk ten times faster.
+    #[arg(long, default_value_t = 1.0)]
+    time_scale: f64,
+    /// Request scheduler: fifo, clook, sstf, deadline, deadline:EXPIRE_MS.
+    #[arg(long, default_value = "deadline")]
+    scheduler: String,
+    /// Lay the files end to end in path order instead of using their physical extents.
+    #[arg(long)]
+    contiguous: bool,
+}
+
+/// Mounts, waits for Ctrl-C / SIGTERM / `fusermount3 -u`, prints the counters.
+pub fn run(args: EmulateArgs) -> anyhow::Result<()> {
+    let mut config = emulate::Config::new(&args.model, &args.backing, &args.mountpoint);
+    config.time_scale = args.time_scale;
+    config.scheduler = args.scheduler;
+    if args.contiguous {
+        config.placement = emulate::Placement::Contiguous;
+    }
+    let mounted = emulate::mount(&config)?;
+    mounted.unmount_on_signals()?;
+    let mountpoint = args.mountpoint.display();
+    println!(
+        "emulated disk mounted at {mountpoint}: model {}, scheduler {}, time scale {}, {} layout",
+        config.model,
+        config.scheduler,
+        config.time_scale,
+        if args.contiguous { "contiguous" } else { "physical (FIEMAP)" }
+    );
+    println!("counters: {mountpoint}/{}", emulate::fs::STATS_NAME);
+    println!("stop with Ctrl-C or `fusermount3 -u {mountpoint}`");
+    if !mounted.auto_unmount() {
+        println!(
+            "note: auto_unmount is off (allow_other refused); if this process is killed, \
+             run `fusermount3 -u -z {mountpoint}`"
+        );
+    }
+    let stats = mounted.wait()?;
+    println!("{stats}");
+    Ok(())
+}

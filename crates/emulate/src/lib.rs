@@ -1,0 +1,376 @@
+//! An emulated disk that real programs can run on: a FUSE file system showing
+//! the files of a backing directory, whose reads take the time a disk model
+//! says.
+//!
+//! DOC: how it works, in reading order.
+//!
+//! 1. *What.* This machine's disk has no seek cost; the papers' results come
+//!    from seek-bound disks. Mounting a backing directory through the emulator
+//!    gives every program (the live library, its benchmarks, `sqlite3`) a file
+//!    system whose uncached reads cost what the chosen model (`st3500320as`,
+//!    `ibm-36z15`, `fixed:MS`, ...) says, scaled by a time scale so that
+//!    experiments fit in minutes.
+//! 2. *Page cache.* The kernel page cache stays on above the mount, so cached
+//!    reads cost nothing, and `posix_fadvise`, `readahead(2)` and `mincore`
+//!    behave as on a disk-backed file system ([`fs`]).
+//! 3. *Addresses.* Each file byte has a disk address: the backing files'
+//!    physical extents from FIEMAP, or a contiguous layout ([`layout`]).
+//! 4. *One actuator.* Every read the kernel sends becomes a request in one
+//!    queue ordered by the chosen scheduler (`fifo`, `clook`, `sstf`,
+//!    `deadline`); one thread serves it, asking the model how long each
+//!    request takes and replying when that time has passed ([`actuator`]).
+//!    The kernel may keep up to 256 readahead requests in flight, so a
+//!    prefetcher can fill the queue.
+//! 5. *Counters* ([`Stats`]): requests, bytes, seeks, average seek distance,
+//!    busy time; readable while mounted in `.emulate-stats` at the mount root.
+//! 6. *Unmounting.* [`Mounted::unmount`], an [`Unmounter`] (for signal
+//!    handlers) or `fusermount3 -u MOUNTPOINT` end the mount cleanly. When the
+//!    process is killed, the `fusermount3` helper that mounted it (auto_unmount)
+//!    unmounts it; see docs/emulate.md for recovering by hand.
+//!
+//! Papers: libprefetch (ATC'09) s3.1-3.5, whose Figure 1 and 2 disk behaviour
+//! the models reproduce; the emulator itself follows no paper.
+//! Deviations: see each module's comment (reads crossing extents are one
+//! request; the mount is a read-only snapshot taken at mount time).
+
+pub mod actuator;
+pub mod clock;
+pub mod fiemap;
+pub mod fs;
+pub mod layout;
+pub mod stats;
+pub mod tree;
+
+pub use layout::Placement;
+pub use stats::Stats;
+
+use actuator::{Actuator, DiskHandle};
+use fuser::{MountOption, Session, SessionACL, SessionUnmounter};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+/// FUSE threads reading requests from the kernel. One: it never waits for the
+/// disk (replies come from the actuator), and a single reader keeps requests
+/// in the order the kernel sent them; with several, two readahead requests
+/// sent back to back could reach the queue swapped and cost a backward seek.
+const FUSE_THREADS: usize = 1;
+
+/// Everything that can go wrong setting up or running the emulated disk.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The time scale is not a positive finite number.
+    #[error("time scale must be a positive number, got {0}")]
+    BadTimeScale(f64),
+    /// The model or scheduler name is not known to the disk crate.
+    #[error(transparent)]
+    Disk(#[from] disk::Error),
+    /// The backing directory or one of its entries cannot be read.
+    #[error("backing directory: {path}: {source}")]
+    Backing {
+        /// The path that failed.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// FIEMAP is not supported where a backing file lives.
+    #[error(
+        "cannot read the physical extents of {path} (FIEMAP: {source}); \
+         use --contiguous to lay the files out end to end instead"
+    )]
+    Fiemap {
+        /// The backing file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The backing files do not fit on the modelled disk.
+    #[error("the backing files need {needed} bytes but the disk model holds {capacity}")]
+    TooLarge {
+        /// Bytes needed.
+        needed: u64,
+        /// Capacity of the model.
+        capacity: u64,
+    },
+    /// FUSE is not usable on this machine.
+    #[error("FUSE unavailable: {0}")]
+    NoFuse(String),
+    /// Mounting or running the FUSE session failed.
+    #[error("FUSE mount at {mountpoint}: {source}")]
+    Mount {
+        /// The mount point.
+        mountpoint: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+/// What to mount and how.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Disk model name (see `disk::MODEL_NAMES`).
+    pub model: String,
+    /// Scheduler name (see `disk::SCHEDULER_NAMES`).
+    pub scheduler: String,
+    /// Directory whose files the mount shows.
+    pub backing: PathBuf,
+    /// Empty directory to mount on.
+    pub mountpoint: PathBuf,
+    /// Wall seconds per model second (0.1 runs the disk ten times faster).
+    pub time_scale: f64,
+    /// How files are placed on the disk.
+    pub placement: Placement,
+}
+
+impl Config {
+    /// A configuration with the defaults: `deadline` scheduler (as Linux's
+    /// mq-deadline for rotational disks), time scale 1, physical placement.
+    pub fn new(model: &str, backing: &Path, mountpoint: &Path) -> Self {
+        Config {
+            model: model.to_string(),
+            scheduler: "deadline".to_string(),
+            backing: backing.to_path_buf(),
+            mountpoint: mountpoint.to_path_buf(),
+            time_scale: 1.0,
+            placement: Placement::Physical,
+        }
+    }
+}
+
+/// Checks that this machine can mount FUSE file systems: `/dev/fuse` opens
+/// and `fusermount3` runs. The error says what is missing.
+pub fn fuse_available() -> Result<(), Error> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .map_err(|e| Error::NoFuse(format!("cannot open /dev/fuse: {e}")))?;
+    match std::process::Command::new("fusermount3").arg("-V").output() {
+        Ok(output) if output.status.success() => Ok(()),
+        Ok(output) => Err(Error::NoFuse(format!(
+            "fusermount3 -V failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))),
+        Err(e) => Err(Error::NoFuse(format!(
+            "fusermount3 not found ({e}); install Debian's fuse3 package"
+        ))),
+    }
+}
+
+/// Unmounts a mounted emulated disk from any thread (for signal handlers).
+#[derive(Clone)]
+pub struct Unmounter {
+    mountpoint: PathBuf,
+    session: Arc<Mutex<SessionUnmounter>>,
+    done: Arc<AtomicBool>,
+}
+
+impl Unmounter {
+    /// Unmounts the file system with `fusermount3 -u` (lazily with `-z` when
+    /// files on it are still open); the FUSE session then ends. Calls after
+    /// the first do nothing.
+    ///
+    /// (fuser's own unmount is not enough under auto_unmount: it only closes
+    /// the socket to the `fusermount3` helper, which unmounts only file
+    /// systems whose daemon has died.)
+    pub fn unmount(&self) -> io::Result<()> {
+        if self.done.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        if !fusermount_unmount(&self.mountpoint, false)? {
+            fusermount_unmount(&self.mountpoint, true)?;
+        }
+        self.session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .unmount()
+    }
+}
+
+/// Runs `fusermount3 -u [-z] MOUNTPOINT`; true when it succeeded.
+fn fusermount_unmount(mountpoint: &Path, lazy: bool) -> io::Result<bool> {
+    let mut command = std::process::Command::new("fusermount3");
+    command.arg("-u").arg("-q");
+    if lazy {
+        command.arg("-z");
+    }
+    let output = command.arg("--").arg(mountpoint).output()?;
+    if lazy && !output.status.success() {
+        return Err(io::Error::other(format!(
+            "fusermount3 -u -z failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    Ok(output.status.success())
+}
+
+/// A mounted emulated disk. Dropping it unmounts.
+pub struct Mounted {
+    config: Config,
+    disk: DiskHandle,
+    actuator: Option<Actuator>,
+    unmounter: Unmounter,
+    session: Option<JoinHandle<io::Result<()>>>,
+    auto_unmount: bool,
+}
+
+/// Mounts the emulated disk described by `config` and serves it on background
+/// threads until unmounted. Returns once the mount is in place.
+pub fn mount(config: &Config) -> Result<Mounted, Error> {
+    if !(config.time_scale.is_finite() && config.time_scale > 0.0) {
+        return Err(Error::BadTimeScale(config.time_scale));
+    }
+    let model = disk::model_from_name(&config.model)?;
+    let scheduler = disk::scheduler_from_name(&config.scheduler)?;
+    fuse_available()?;
+    let tree = tree::Tree::scan(&config.backing, config.placement, model.capacity())?;
+    let stats = Stats {
+        model: config.model.clone(),
+        scheduler: config.scheduler.clone(),
+        time_scale: config.time_scale,
+        ..Stats::default()
+    };
+    let mount_error = |source| Error::Mount {
+        mountpoint: config.mountpoint.clone(),
+        source,
+    };
+    let actuator =
+        Actuator::start(model, scheduler, config.time_scale, stats).map_err(mount_error)?;
+    let disk = actuator.handle();
+    let (mut session, auto_unmount) =
+        open_session(Arc::new(tree), &disk, config).map_err(mount_error)?;
+    let unmounter = Unmounter {
+        mountpoint: config.mountpoint.clone(),
+        session: Arc::new(Mutex::new(session.unmount_callable())),
+        done: Arc::new(AtomicBool::new(false)),
+    };
+    let session = std::thread::Builder::new()
+        .name("emulate-fuse".into())
+        .spawn(move || session.run())
+        .map_err(mount_error)?;
+    Ok(Mounted {
+        config: config.clone(),
+        disk,
+        actuator: Some(actuator),
+        unmounter,
+        session: Some(session),
+        auto_unmount,
+    })
+}
+
+/// Mounts with `auto_unmount` (the `fusermount3` helper stays behind and
+/// unmounts if this process dies) where allowed, else without it. Returns the
+/// session and whether auto_unmount is on.
+fn open_session(
+    tree: Arc<tree::Tree>,
+    disk: &DiskHandle,
+    config: &Config,
+) -> io::Result<(Session<fs::EmulatedFs>, bool)> {
+    let options = |auto_unmount: bool| {
+        let mut fuse = fuser::Config::default();
+        fuse.mount_options = vec![
+            MountOption::RO,
+            MountOption::NoAtime,
+            MountOption::DefaultPermissions,
+            MountOption::FSName(format!("emulate:{}", config.model)),
+            MountOption::Subtype("prefetch-emulate".into()),
+        ];
+        if auto_unmount {
+            fuse.mount_options.push(MountOption::AutoUnmount);
+            fuse.acl = SessionACL::All;
+        }
+        fuse.n_threads = Some(FUSE_THREADS);
+        fuse
+    };
+    let filesystem = || fs::EmulatedFs::new(Arc::clone(&tree), disk.clone());
+    match Session::new(filesystem(), &config.mountpoint, &options(true)) {
+        // `allow_other`, which auto_unmount needs, is refused to users other
+        // than root unless /etc/fuse.conf has user_allow_other.
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            let session = Session::new(filesystem(), &config.mountpoint, &options(false))?;
+            Ok((session, false))
+        }
+        result => result.map(|session| (session, true)),
+    }
+}
+
+impl Mounted {
+    /// The configuration it was mounted with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// True when the `fusermount3` helper will unmount if this process dies.
+    pub fn auto_unmount(&self) -> bool {
+        self.auto_unmount
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> Stats {
+        self.disk.stats()
+    }
+
+    /// A handle that unmounts from any thread.
+    pub fn unmounter(&self) -> Unmounter {
+        self.unmounter.clone()
+    }
+
+    /// Unmounts when the process gets SIGINT, SIGTERM or SIGHUP (Ctrl-C, `kill`,
+    /// a closed terminal). Fails if another handler for them is already set.
+    pub fn unmount_on_signals(&self) -> Result<(), Error> {
+        let unmounter = self.unmounter();
+        ctrlc::set_handler(move || {
+            if let Err(e) = unmounter.unmount() {
+                eprintln!("emulate: unmount failed: {e}");
+            }
+        })
+        .map_err(|e| self.error(io::Error::other(e)))
+    }
+
+    /// Unmounts now and returns the final counters.
+    pub fn unmount(mut self) -> Result<Stats, Error> {
+        self.unmounter.unmount().map_err(|e| self.error(e))?;
+        self.finish()
+    }
+
+    /// Blocks until the file system is unmounted (by an [`Unmounter`] or by
+    /// `fusermount3 -u`), then returns the final counters.
+    pub fn wait(mut self) -> Result<Stats, Error> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<Stats, Error> {
+        let session = self.session.take().map(|thread| {
+            thread
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("FUSE session thread panicked")))
+        });
+        let stats = self
+            .actuator
+            .take()
+            .map_or_else(|| self.stats(), Actuator::stop);
+        match session {
+            Some(Err(e)) => Err(self.error(e)),
+            _ => Ok(stats),
+        }
+    }
+
+    fn error(&self, source: io::Error) -> Error {
+        Error::Mount {
+            mountpoint: self.config.mountpoint.clone(),
+            source,
+        }
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        if self.session.is_some() {
+            // Errors here have no one to go to; the mount is gone either way.
+            let _ = self.unmounter.unmount();
+            let _ = self.finish();
+        }
+    }
+}
