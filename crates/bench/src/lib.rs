@@ -16,6 +16,7 @@ pub mod cache;
 pub mod cgroup;
 pub mod datafile;
 pub mod io_counters;
+pub mod libprefetch_mode;
 pub mod mode;
 pub mod progress;
 pub mod report;

@@ -4,7 +4,7 @@
 //! - `naive`: `posix_fadvise(WILLNEED)` of every read in the list first, then the same `pread`s: the
 //!   slides' "Example - Getting it Wrong" (prefetch the whole data set; slower once it exceeds the cache,
 //!   because pages are evicted before their use and read twice).
-//! - `libprefetch`: the live library (section 4, Figures 6 and 7), added when its API lands.
+//! - `libprefetch`: the live library (section 4, Figures 6 and 7), see [`crate::libprefetch_mode`].
 //!
 //! Every mode returns the CRC-32 of the bytes it read, so a run proves the modes read the same data.
 //! Deviations: none.
@@ -16,6 +16,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::will_need;
+use crate::libprefetch_mode::{read_with_library, LibraryStats};
 use crate::workload::Read;
 
 /// A way of reading the workload.
@@ -26,17 +27,20 @@ pub enum Mode {
     Stock,
     /// WILLNEED of the whole list first, then plain reads.
     Naive,
+    /// The live library, given the list through a Figure 7 callback, then plain reads.
+    Libprefetch,
 }
 
 impl Mode {
     /// Every mode, in the order reports list them.
-    pub const ALL: [Mode; 2] = [Mode::Stock, Mode::Naive];
+    pub const ALL: [Mode; 3] = [Mode::Stock, Mode::Naive, Mode::Libprefetch];
 
     /// The mode's name as the command line and the reports spell it.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Stock => "stock",
             Mode::Naive => "naive",
+            Mode::Libprefetch => "libprefetch",
         }
     }
 
@@ -53,15 +57,25 @@ pub struct Outcome {
     pub checksum: u32,
     /// Bytes returned by the reads (repeats counted each time).
     pub bytes: u64,
+    /// The library's counters (libprefetch mode only).
+    pub library: Option<LibraryStats>,
 }
 
 /// Reads `reads` from `file` the way `mode` does. Blocks for the whole pass.
-pub fn execute(mode: Mode, file: &File, reads: &[Read]) -> Result<Outcome> {
+/// `window` caps libprefetch's memory budget (ignored by the other modes).
+pub fn execute(mode: Mode, file: &File, reads: &[Read], window: Option<u64>) -> Result<Outcome> {
     match mode {
         Mode::Stock => read_in_order(file, reads, |_| {}),
         Mode::Naive => {
             advise_everything(file, reads)?;
             read_in_order(file, reads, |_| {})
+        }
+        Mode::Libprefetch => {
+            let (outcome, stats) = read_with_library(file, reads, window)?;
+            Ok(Outcome {
+                library: Some(stats),
+                ..outcome
+            })
         }
     }
 }
@@ -104,6 +118,7 @@ pub fn read_in_order(
     Ok(Outcome {
         checksum: hasher.finalize(),
         bytes,
+        library: None,
     })
 }
 
@@ -129,7 +144,7 @@ mod tests {
             offset: 4096,
             len: 4096,
         }];
-        let error = execute(Mode::Stock, &file, &reads).unwrap_err();
+        let error = execute(Mode::Stock, &file, &reads, None).unwrap_err();
         assert!(format!("{error:#}").contains("offset 4096"), "{error:#}");
     }
 
@@ -140,7 +155,7 @@ mod tests {
         std::fs::write(&path, b"abcdef").unwrap();
         let file = File::open(&path).unwrap();
         let reads = [Read { offset: 3, len: 3 }, Read { offset: 0, len: 3 }];
-        let outcome = execute(Mode::Naive, &file, &reads).unwrap();
+        let outcome = execute(Mode::Naive, &file, &reads, None).unwrap();
         assert_eq!(outcome.checksum, crc32fast::hash(b"defabc"));
         assert_eq!(outcome.bytes, 6);
     }

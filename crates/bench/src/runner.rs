@@ -59,13 +59,14 @@ pub fn measure(request: &RunRequest) -> Result<RunResult> {
     let reads = request.workload.reads();
     let before = own_read_bytes()?;
     let start = Instant::now();
-    let outcome = execute(request.mode, &file, &reads).with_context(|| {
-        format!(
-            "{} pass over {}",
-            request.mode.name(),
-            request.file.display()
-        )
-    })?;
+    let outcome =
+        execute(request.mode, &file, &reads, request.window_bytes).with_context(|| {
+            format!(
+                "{} pass over {}",
+                request.mode.name(),
+                request.file.display()
+            )
+        })?;
     let wall_seconds = start.elapsed().as_secs_f64();
     let read_bytes = own_read_bytes()?.saturating_sub(before);
     Ok(RunResult {
@@ -232,14 +233,21 @@ fn validate(config: &BenchConfig) -> Result<()> {
     Ok(())
 }
 
-/// The variants to compare: each mode once (see [`Variant`]).
+/// The variants to compare: each mode once, libprefetch once per window if windows are given.
 fn variants(config: &BenchConfig) -> Vec<Variant> {
     config
         .modes
         .iter()
-        .map(|&mode| Variant {
-            mode,
-            window_bytes: None,
+        .flat_map(|&mode| {
+            let windows: Vec<Option<u64>> =
+                if mode == Mode::Libprefetch && !config.windows.is_empty() {
+                    config.windows.iter().copied().map(Some).collect()
+                } else {
+                    vec![None]
+                };
+            windows
+                .into_iter()
+                .map(move |window_bytes| Variant { mode, window_bytes })
         })
         .collect()
 }

@@ -1,6 +1,9 @@
 //! The runner on a small real file: every mode reads the same bytes, cold and warm, and the report
 //! says where it was measured.
 
+// The read interposers: the libprefetch mode's preads are followed by the library, as in `prefetch`.
+use interposers as _;
+
 use bench::cache::Eviction;
 use bench::report::CacheState;
 use bench::{BenchConfig, Mode, Workload};
@@ -122,4 +125,45 @@ fn a_workload_larger_than_the_file_is_refused_clearly() {
     strided.file_size = 1 << 20;
     let error = bench::run(&strided).unwrap_err().to_string();
     assert!(error.contains("raise --file-size"), "{error}");
+}
+
+#[test]
+fn the_library_follows_every_read_of_the_libprefetch_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    for workload in workloads() {
+        let mut only_library = config(dir.path(), workload.clone());
+        only_library.modes = vec![Mode::Libprefetch];
+        only_library.warm = false;
+        only_library.runs = 1;
+        let report = bench::run(&only_library).unwrap();
+        let run = &report.rows[0].runs[0];
+        let stats = run.outcome.library.expect("libprefetch counters");
+        assert_eq!(
+            stats.tracked_reads,
+            workload.reads().len() as u64,
+            "{workload:?}"
+        );
+        assert!(
+            stats.callbacks >= 1 && stats.rounds >= 1,
+            "{workload:?}: {stats:?}"
+        );
+        assert!(stats.pages_prefetched >= 1, "{workload:?}: {stats:?}");
+    }
+}
+
+#[test]
+fn a_window_sweep_gives_one_libprefetch_row_per_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sweep = config(dir.path(), workloads().remove(0));
+    sweep.warm = false;
+    sweep.runs = 1;
+    sweep.windows = vec![64 << 10, 256 << 10, 1 << 20];
+    let report = bench::run(&sweep).unwrap();
+    let windows: Vec<Option<u64>> = report.rows.iter().map(|row| row.window_bytes).collect();
+    assert_eq!(
+        windows,
+        vec![None, None, Some(64 << 10), Some(256 << 10), Some(1 << 20)]
+    );
+    let rounds = |index: usize| report.rows[index].runs[0].outcome.library.unwrap().rounds;
+    assert!(rounds(2) > rounds(4), "a smaller window needs more rounds");
 }

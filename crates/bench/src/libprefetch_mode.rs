@@ -1,0 +1,169 @@
+//! The `libprefetch` mode: the workload read through the live library, used as the paper's programs use it.
+//!
+//! A client is registered with a callback in the shape of Figure 7 (section 4.3): it finds the
+//! application's position in its access list from the read that triggered it, and hands the list
+//! from there to the library in batches (`PF_SET` first, then `PF_APPEND`) until the library's list
+//! is full, then signals `PF_DONE`. The whole data file is one region. Then the reads are plain
+//! `pread`s, exactly as in `stock`: the read interposers linked into this binary (crate `preload`)
+//! let the library see them, call back and run its prefetching rounds in-process.
+//!
+//! Position: the access list may repeat a page (random reads with repeats), so an offset alone does
+//! not say where the application is; the reading loop publishes the list index of its next read
+//! (an atomic store, as an application that knows its own progress), and the callback looks for
+//! the requested page from there.
+//! Deviations: none from the paper's interface; the window (`--window`) caps the library's memory
+//! budget (`Config::max_budget_bytes`) to sweep the reorder-buffer size as in Figure 2.
+
+use std::fs::File;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use libprefetch::{AccessEntry, CallbackInfo, Client, Config};
+use serde::{Deserialize, Serialize};
+
+use crate::mode::{read_in_order, Outcome};
+use crate::workload::{access_pages, Read, PAGE_SIZE};
+
+/// Entries handed to the library per `request_prefetching` call (Figure 7's BATCH_SIZE).
+const BATCH: usize = 8192;
+
+/// How far past the published position the callback looks for the requested page.
+const SEARCH_AHEAD: usize = 256;
+
+/// The library's counters after a pass (mirror of `libprefetch::Stats`, serialisable).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LibraryStats {
+    /// Prefetch rounds started.
+    pub rounds: u64,
+    /// Callback invocations.
+    pub callbacks: u64,
+    /// Reads that fell in the registered region.
+    pub tracked_reads: u64,
+    /// Tracked reads not on the access list.
+    pub divergences: u64,
+    /// Tracked reads of pages not in the page cache.
+    pub misses: u64,
+    /// Prefetched pages gone before their use.
+    pub premature_evictions: u64,
+    /// Pages asked for with WILLNEED.
+    pub pages_prefetched: u64,
+    /// Pages released with DONTNEED.
+    pub pages_dropped: u64,
+    /// Reorder-buffer size at the end (AIMD).
+    pub budget_bytes: u64,
+}
+
+impl From<libprefetch::Stats> for LibraryStats {
+    fn from(stats: libprefetch::Stats) -> LibraryStats {
+        LibraryStats {
+            rounds: stats.rounds,
+            callbacks: stats.callbacks,
+            tracked_reads: stats.tracked_reads,
+            divergences: stats.divergences,
+            misses: stats.misses,
+            premature_evictions: stats.premature_evictions,
+            pages_prefetched: stats.pages_prefetched,
+            pages_dropped: stats.pages_dropped,
+            budget_bytes: stats.budget_bytes,
+        }
+    }
+}
+
+/// The access list of a pass and where the application is in it.
+struct Plan {
+    fd: RawFd,
+    pages: Vec<u64>,
+    next_page: AtomicUsize,
+}
+
+impl Plan {
+    /// The list index of the requested page: searched from the published position, else that position.
+    fn position_of(&self, requested_offset: u64) -> usize {
+        let from = self.next_page.load(Ordering::Relaxed).min(self.pages.len());
+        let page = requested_offset / PAGE_SIZE * PAGE_SIZE;
+        let until = (from + SEARCH_AHEAD).min(self.pages.len());
+        self.pages[from..until]
+            .iter()
+            .position(|&offset| offset == page)
+            .map_or(from, |ahead| from + ahead)
+    }
+
+    /// Figure 7: hands the list from `start` to the library in batches until it is full, then PF_DONE.
+    fn hand_out(&self, client: &Client, start: usize) {
+        let mut mode = libprefetch::Mode::SET;
+        for batch in self.pages[start.min(self.pages.len())..].chunks(BATCH) {
+            let entries = self.entries(batch);
+            let accepted = client.request_prefetching(&entries, mode).unwrap_or(0);
+            mode = libprefetch::Mode::APPEND;
+            if accepted < entries.len() {
+                break;
+            }
+        }
+        let _ = client.request_prefetching(&[], mode | libprefetch::Mode::DONE);
+    }
+
+    fn entries(&self, pages: &[u64]) -> Vec<AccessEntry> {
+        pages
+            .iter()
+            .map(|&offset| AccessEntry {
+                offset,
+                fd: self.fd,
+                mark: false,
+            })
+            .collect()
+    }
+}
+
+/// Reads `reads` from `file` with the library following along; returns the checksum and its counters.
+/// `window` caps the library's memory budget (None: its own from /proc/meminfo and the cgroup limit).
+pub fn read_with_library(
+    file: &File,
+    reads: &[Read],
+    window: Option<u64>,
+) -> Result<(Outcome, LibraryStats)> {
+    let first_page_of_read = first_pages(reads);
+    let plan = Arc::new(Plan {
+        fd: file.as_raw_fd(),
+        pages: access_pages(reads),
+        next_page: AtomicUsize::new(0),
+    });
+    let config = Config {
+        max_budget_bytes: window,
+        ..Config::default()
+    };
+    let in_callback = Arc::clone(&plan);
+    let client = Client::register(config, move |client: &Client, info: CallbackInfo| {
+        let start = in_callback.position_of(info.requested.1);
+        in_callback.hand_out(client, start);
+    })
+    .context("libprefetch: registering the client")?;
+    let file_end = file.metadata().context("data file size")?.len();
+    let region = client
+        .register_region(plan.fd, 0, file_end)
+        .context("libprefetch: registering the data file as a region")?;
+    let outcome = read_in_order(file, reads, |index| {
+        plan.next_page
+            .store(first_page_of_read[index], Ordering::Relaxed)
+    })?;
+    let stats = LibraryStats::from(client.stats());
+    client
+        .unregister_region(region)
+        .context("libprefetch: unregistering the region")?;
+    Ok((outcome, stats))
+}
+
+/// The access-list index of the first page of each read.
+fn first_pages(reads: &[Read]) -> Vec<usize> {
+    let mut next = 0;
+    reads
+        .iter()
+        .map(|read| {
+            let first = next;
+            let pages = (read.offset + read.len).div_ceil(PAGE_SIZE) - read.offset / PAGE_SIZE;
+            next += pages as usize;
+            first
+        })
+        .collect()
+}
