@@ -1,0 +1,224 @@
+//! The cache with a fetch in flight (Cao et al. section 2.1).
+//!
+//! The cache holds `capacity` blocks. When a fetch starts, the victim leaves the cache at once
+//! and the incoming block occupies its slot, but is unavailable until the fetch completes:
+//!
+//! ```text
+//!   start of fetch (t)            fetch completes (t + F)
+//!   victim: Resident -> Absent     block: InFlight -> Resident
+//!   block:  Absent   -> InFlight
+//! ```
+//!
+//! At most one fetch is in flight (one disk). The cache also counts blocks that were
+//! prefetched and not yet referenced (LRU-throttled's limit, and the "unused prefetch" metric).
+//! Blocks are dense ids handed out by an [`Interner`] in order of first sight, so per-block
+//! state lives in plain vectors.
+//!
+//! Deviations: none; the paper leaves the initial contents open, we take them as a setting.
+
+use rustc_hash::FxHashMap;
+
+use crate::time::Time;
+
+/// A block of the simulation: a dense id (0, 1, 2, ...) for a trace block number.
+pub type Block = u32;
+
+/// Maps trace block numbers (any `u64`) to dense [`Block`] ids in order of first sight.
+#[derive(Clone, Debug, Default)]
+pub struct Interner {
+    ids: FxHashMap<u64, Block>,
+    raw: Vec<u64>,
+}
+
+impl Interner {
+    /// The dense id of trace block `raw`, handing out the next id on first sight.
+    pub fn intern(&mut self, raw: u64) -> Block {
+        let next = self.raw.len() as Block;
+        let id = *self.ids.entry(raw).or_insert(next);
+        if id == next {
+            self.raw.push(raw);
+        }
+        id
+    }
+
+    /// The dense id of `raw` if it was seen.
+    pub fn get(&self, raw: u64) -> Option<Block> {
+        self.ids.get(&raw).copied()
+    }
+
+    /// The trace block number of dense id `block`.
+    pub fn raw(&self, block: Block) -> u64 {
+        self.raw[block as usize]
+    }
+
+    /// How many distinct blocks were seen.
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Whether no block was seen.
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+}
+
+/// Where a block is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Residency {
+    /// Not in the cache and not being fetched.
+    Absent,
+    /// In the cache and available.
+    Resident,
+    /// Being fetched: holds a slot, not yet available.
+    InFlight,
+}
+
+/// Why a fetch was issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FetchKind {
+    /// The program is waiting for the block.
+    Demand,
+    /// Issued ahead of the reference.
+    Prefetch,
+}
+
+/// The fetch in progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InFlight {
+    /// The block being fetched.
+    pub block: Block,
+    /// Demand fetch or prefetch.
+    pub kind: FetchKind,
+    /// When it started.
+    pub started: Time,
+    /// When the block becomes available.
+    pub done_at: Time,
+}
+
+/// Cache contents and the fetch in flight.
+#[derive(Clone, Debug)]
+pub struct Cache {
+    state: Vec<Residency>,
+    prefetched_unreferenced: Vec<bool>,
+    capacity: usize,
+    resident: usize,
+    unreferenced_prefetches: usize,
+    in_flight: Option<InFlight>,
+}
+
+impl Cache {
+    /// An empty cache of `capacity` blocks.
+    pub fn new(capacity: usize) -> Self {
+        Cache {
+            state: Vec::new(),
+            prefetched_unreferenced: Vec::new(),
+            capacity,
+            resident: 0,
+            unreferenced_prefetches: 0,
+            in_flight: None,
+        }
+    }
+
+    /// Where `block` is.
+    pub fn residency(&self, block: Block) -> Residency {
+        self.state.get(block as usize).copied().unwrap_or(Residency::Absent)
+    }
+
+    /// Whether `block` is in the cache and available.
+    pub fn is_resident(&self, block: Block) -> bool {
+        self.residency(block) == Residency::Resident
+    }
+
+    /// Whether `block` is neither cached nor being fetched.
+    pub fn is_absent(&self, block: Block) -> bool {
+        self.residency(block) == Residency::Absent
+    }
+
+    /// Slots neither resident nor reserved by the fetch in flight.
+    pub fn free_slots(&self) -> usize {
+        self.capacity - self.resident - usize::from(self.in_flight.is_some())
+    }
+
+    /// The cache size in blocks.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Number of available blocks.
+    pub fn resident_count(&self) -> usize {
+        self.resident
+    }
+
+    /// Blocks prefetched (arrived or in flight) and not referenced since.
+    pub fn unreferenced_prefetches(&self) -> usize {
+        self.unreferenced_prefetches
+    }
+
+    /// The fetch in progress, if any.
+    pub fn in_flight(&self) -> Option<InFlight> {
+        self.in_flight
+    }
+
+    /// Whether the disk is free to start a fetch.
+    pub fn idle(&self) -> bool {
+        self.in_flight.is_none()
+    }
+
+    fn set(&mut self, block: Block, residency: Residency) {
+        let index = block as usize;
+        if index >= self.state.len() {
+            self.state.resize(index + 1, Residency::Absent);
+            self.prefetched_unreferenced.resize(index + 1, false);
+        }
+        self.state[index] = residency;
+    }
+
+    /// Places `block` in the cache before the run starts.
+    pub(crate) fn insert_initial(&mut self, block: Block) {
+        if !self.is_resident(block) {
+            self.set(block, Residency::Resident);
+            self.resident += 1;
+        }
+    }
+
+    /// Starts fetching `block` into the slot of `victim` (or a free slot). The caller has
+    /// checked the model's rules. Returns whether the victim was an unreferenced prefetch.
+    pub(crate) fn start(&mut self, block: Block, victim: Option<Block>, flight: InFlight) -> bool {
+        let mut wasted = false;
+        if let Some(victim) = victim {
+            self.set(victim, Residency::Absent);
+            self.resident -= 1;
+            wasted = self.clear_prefetched(victim);
+        }
+        self.set(block, Residency::InFlight);
+        if flight.kind == FetchKind::Prefetch {
+            self.prefetched_unreferenced[block as usize] = true;
+            self.unreferenced_prefetches += 1;
+        }
+        self.in_flight = Some(flight);
+        wasted
+    }
+
+    /// Completes the fetch in flight: its block becomes available.
+    pub(crate) fn complete(&mut self) -> Option<InFlight> {
+        let flight = self.in_flight.take()?;
+        self.set(flight.block, Residency::Resident);
+        self.resident += 1;
+        Some(flight)
+    }
+
+    /// Records a reference to resident `block` (it is no longer an unreferenced prefetch).
+    pub(crate) fn referenced(&mut self, block: Block) {
+        self.clear_prefetched(block);
+    }
+
+    fn clear_prefetched(&mut self, block: Block) -> bool {
+        let flag = &mut self.prefetched_unreferenced[block as usize];
+        let was = *flag;
+        if was {
+            *flag = false;
+            self.unreferenced_prefetches -= 1;
+        }
+        was
+    }
+}

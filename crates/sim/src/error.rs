@@ -1,0 +1,54 @@
+//! Errors of the simulator: bad trace input (naming the file and line), bad settings, and
+//! policy decisions that break the model's rules.
+
+use std::path::PathBuf;
+
+/// A trace could not be read. Every variant names the file; parse errors also name the line.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file could not be opened or read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The trace file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// A line does not follow the trace format.
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        /// The trace file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// What is wrong with the line.
+        message: String,
+    },
+}
+
+/// A simulation could not run or a policy broke the model.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// A setting is out of range (cache of 0 blocks, fetch time 0, unknown policy, ...).
+    #[error("invalid setting: {0}")]
+    Config(String),
+    /// A policy asked for something the model forbids (a programming error in the policy).
+    #[error("policy {policy} broke the model: {message}")]
+    Policy {
+        /// Policy name.
+        policy: &'static str,
+        /// Which rule was broken.
+        message: String,
+    },
+    /// An output file could not be written.
+    #[error("{path}: {message}")]
+    Output {
+        /// The output file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}

@@ -1,0 +1,175 @@
+//! Knowledge of the future for the offline policies (OPT, aggressive, conservative, ...).
+//!
+//! Cao et al. study the offline problem: the whole reference string is known. A [`Future`] is
+//! the reference string in memory with, for every position, the position of the next reference
+//! to the same block, computed in one backward pass (O(n) time, two `u32` per reference). An
+//! [`Oracle`] follows the cursor during a run and answers "when is block b referenced next?"
+//! in O(1) for any block, cached or not.
+//!
+//! Deviations: positions are `u32`, so a trace is limited to 4,294,967,294 references.
+
+use crate::cache::{Block, Interner};
+use crate::error::TraceError;
+use crate::time::Time;
+use crate::trace::Reference;
+use crate::SimError;
+
+/// A position in the reference string (0-based).
+pub type Pos = u32;
+
+/// The position of a reference that never comes.
+pub const NEVER: Pos = Pos::MAX;
+
+/// A whole reference string with next-reference links.
+#[derive(Clone, Debug)]
+pub struct Future {
+    ids: Interner,
+    blocks: Vec<Block>,
+    think: Option<Vec<Time>>,
+    next_use: Vec<Pos>,
+    first_use: Vec<Pos>,
+}
+
+impl Future {
+    /// Reads a whole trace into memory and links each reference to the next one of its block.
+    /// Compute times are kept if every reference has one.
+    pub fn load<I>(references: I) -> Result<Future, SimError>
+    where
+        I: IntoIterator<Item = Result<Reference, TraceError>>,
+    {
+        let mut ids = Interner::default();
+        let mut blocks = Vec::new();
+        let mut think = Vec::new();
+        let mut timed = true;
+        for reference in references {
+            let reference = reference?;
+            if blocks.len() >= NEVER as usize - 1 {
+                return Err(SimError::Config("trace longer than 2^32 - 2 references".into()));
+            }
+            blocks.push(ids.intern(reference.block));
+            match reference.think {
+                Some(t) if timed => think.push(t),
+                _ => timed = false,
+            }
+        }
+        let think = (timed && !blocks.is_empty()).then_some(think);
+        Ok(Future::link(ids, blocks, think))
+    }
+
+    /// A reference string without timing, from trace block numbers.
+    pub fn from_blocks(blocks: &[u64]) -> Future {
+        let mut ids = Interner::default();
+        let dense = blocks.iter().map(|&b| ids.intern(b)).collect();
+        Future::link(ids, dense, None)
+    }
+
+    /// Builds the next-reference links in one backward pass.
+    fn link(ids: Interner, blocks: Vec<Block>, think: Option<Vec<Time>>) -> Future {
+        let mut first_use = vec![NEVER; ids.len()];
+        let mut next_use = vec![NEVER; blocks.len()];
+        for (pos, &block) in blocks.iter().enumerate().rev() {
+            let slot = &mut first_use[block as usize];
+            next_use[pos] = *slot;
+            *slot = pos as Pos;
+        }
+        Future { ids, blocks, think, next_use, first_use }
+    }
+
+    /// Number of references.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Whether the trace has no reference.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// Number of distinct blocks.
+    pub fn distinct(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The block referenced at `pos`.
+    pub fn block_at(&self, pos: Pos) -> Block {
+        self.blocks[pos as usize]
+    }
+
+    /// The next position after `pos` that references the same block, or [`NEVER`].
+    pub fn next_use(&self, pos: Pos) -> Pos {
+        self.next_use[pos as usize]
+    }
+
+    /// The recorded compute time of the reference at `pos`, if the trace has timestamps.
+    pub fn think(&self, pos: Pos) -> Option<Time> {
+        self.think.as_ref().map(|t| t[pos as usize])
+    }
+
+    /// Whether every reference has a recorded compute time.
+    pub fn timed(&self) -> bool {
+        self.think.is_some()
+    }
+
+    /// The block-number mapping of this trace.
+    pub fn ids(&self) -> &Interner {
+        &self.ids
+    }
+
+    /// The dense block ids in reference order.
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    /// Number of phases for a cache of `capacity` blocks (section 3.4.2): a phase ends right
+    /// before the reference to the (capacity+1)-st distinct block since the phase began.
+    pub fn phases(&self, capacity: usize) -> usize {
+        if self.blocks.is_empty() {
+            return 0;
+        }
+        let mut seen_in_phase = vec![0usize; self.ids.len()];
+        let (mut phase, mut distinct) = (1usize, 0usize);
+        for &block in &self.blocks {
+            let mark = &mut seen_in_phase[block as usize];
+            if *mark != phase {
+                if distinct == capacity {
+                    phase += 1;
+                    distinct = 0;
+                }
+                seen_in_phase[block as usize] = phase;
+                distinct += 1;
+            }
+        }
+        phase
+    }
+}
+
+/// The next reference of every block, as seen from the cursor of a run.
+#[derive(Clone, Debug)]
+pub struct Oracle<'a> {
+    future: &'a Future,
+    next_ref: Vec<Pos>,
+}
+
+impl<'a> Oracle<'a> {
+    /// An oracle whose cursor is at the start of `future`.
+    pub fn new(future: &'a Future) -> Self {
+        Oracle { future, next_ref: future.first_use.clone() }
+    }
+
+    /// The position of the next reference to `block` at or after the cursor; [`NEVER`] for
+    /// blocks that are not referenced again (including blocks not in the trace).
+    pub fn next_ref(&self, block: Block) -> Pos {
+        self.next_ref.get(block as usize).copied().unwrap_or(NEVER)
+    }
+
+    /// The reference string.
+    pub fn future(&self) -> &'a Future {
+        self.future
+    }
+
+    /// Moves the cursor past position `pos`.
+    pub(crate) fn advance(&mut self, pos: Pos) {
+        let block = self.future.block_at(pos);
+        self.next_ref[block as usize] = self.future.next_use(pos);
+    }
+}

@@ -1,0 +1,43 @@
+//! Trace-driven simulator of integrated prefetching and caching.
+//!
+//! It follows Cao, Felten, Karlin and Li, "A Study of Integrated Prefetching and Caching
+//! Strategies" (SIGMETRICS 1995): a program walks a reference string, a cache of k blocks holds
+//! what it needs, one fetch at a time takes F time units, and a policy decides when to fetch,
+//! what, and what to discard. The pieces, each replaceable:
+//!
+//! ```text
+//!   trace (readers, streaming) --> engine (cursor, clock) <--> policy (one file each)
+//!   workload (synthetic)             |   cache (fetch in flight)    future/oracle (offline)
+//!                                    v   time (reference time, Device for fetch time)
+//!                                 metrics --> runner (sweeps) --> report (tables, SVG), repro
+//! ```
+//!
+//! - [`time`]: the simplified and realistic models; fetch durations come from a [`Device`].
+//! - [`cache`]: residency, the fetch in flight, dense block ids.
+//! - [`future`]: the whole reference string with O(n)-precomputed next references.
+//! - [`engine`]: the loop that offers the policy every opportunity (rule 4).
+//! - [`policy`]: the [`Policy`] trait and the [`POLICIES`] table.
+//! - [`trace`], [`workload`]: where references come from.
+//! - [`runner`]: sweeps over cache sizes and fetch times.
+//!
+//! Every result here is *simulated*; the report says so.
+
+pub mod cache;
+pub mod engine;
+mod error;
+pub mod future;
+pub mod metrics;
+pub mod policy;
+pub mod runner;
+pub mod time;
+pub mod trace;
+pub mod workload;
+
+pub use engine::RunSetup;
+pub use error::{SimError, TraceError};
+pub use future::Future;
+pub use metrics::Metrics;
+pub use policy::{find, Policy, PolicyInfo, POLICIES};
+pub use runner::{run_future, run_stream, Row, Sweep};
+pub use time::{Device, FetchTime, ReferenceTime, Time, Timing};
+pub use trace::{Format, TraceFile};

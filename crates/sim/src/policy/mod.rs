@@ -1,0 +1,117 @@
+//! Prefetching and caching policies: one file each, behind the small [`Policy`] trait, listed
+//! once in [`POLICIES`].
+//!
+//! A policy answers the questions of Cao et al. section 2.1: *when* to fetch, *which* block,
+//! and *which* block to replace. The engine owns the cache and the clock and calls the policy:
+//!
+//! - [`Policy::on_reference`] after each reference is served (recency, next-use keys);
+//! - [`Policy::on_arrival`] when a fetched block becomes available (also for the initial
+//!   contents, least recently used first);
+//! - [`Policy::demand_victim`] when the program waits for an absent block and the disk is idle;
+//! - [`Policy::prefetch`] at every other opportunity with the disk idle (rule 4).
+//!
+//! The engine rejects decisions the model forbids (two fetches at once, evicting a block that
+//! is not cached, overfilling the cache). Adding a policy: write `policy/NAME.rs` with a
+//! `pub const INFO: PolicyInfo` and add `NAME` to the `registry!` line below.
+
+use crate::cache::{Block, Interner};
+use crate::engine::Ctx;
+use crate::future::{Future, Pos};
+use crate::time::Timing;
+use crate::SimError;
+
+pub(crate) mod furthest;
+pub(crate) mod lru_list;
+pub(crate) mod obl;
+pub(crate) mod schedule;
+
+/// A fetch decision: bring `block` in, in place of `victim` (or into a free slot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fetch {
+    /// The block to fetch; must be absent.
+    pub block: Block,
+    /// The cached block to discard when the fetch starts; `None` uses a free slot.
+    pub victim: Option<Block>,
+}
+
+/// A prefetching and caching policy. Calls are made from one thread, in simulated time order;
+/// none may block.
+pub trait Policy {
+    /// The reference at position `pos` to `block` was served; `ctx.cursor()` is `pos + 1`.
+    fn on_reference(&mut self, block: Block, pos: Pos, ctx: &mut Ctx<'_>);
+
+    /// `block` became available (a fetch completed, or it is part of the initial contents).
+    fn on_arrival(&mut self, block: Block, ctx: &mut Ctx<'_>);
+
+    /// The program waits for absent `block` and the disk is idle: the cached block to discard,
+    /// or `None` when the cache has a free slot.
+    fn demand_victim(&mut self, block: Block, ctx: &mut Ctx<'_>) -> Option<Block>;
+
+    /// The disk is idle: a prefetch to start now, if any. Demand-only policies keep the default.
+    fn prefetch(&mut self, _ctx: &mut Ctx<'_>) -> Option<Fetch> {
+        None
+    }
+}
+
+/// What a policy's constructor gets.
+pub struct Build<'a> {
+    /// Cache size in blocks.
+    pub capacity: usize,
+    /// The time model of the run.
+    pub timing: &'a Timing,
+    /// The whole reference string, for policies registered with `needs_future`.
+    pub future: Option<&'a Future>,
+    /// The initial cache contents (dense ids), least recently used first.
+    pub initial: &'a [Block],
+    /// The block numbering of the run (the future's, plus the initial blocks).
+    pub ids: &'a Interner,
+}
+
+impl<'a> Build<'a> {
+    /// The future, or an error naming the policy if the runner did not load it.
+    pub fn future(&self, policy: &'static str) -> Result<&'a Future, SimError> {
+        self.future.ok_or_else(|| SimError::Config(format!("{policy} needs the whole trace in memory")))
+    }
+}
+
+/// A registered policy.
+#[derive(Debug)]
+pub struct PolicyInfo {
+    /// Name used on the command line.
+    pub name: &'static str,
+    /// One line: what it does and where it comes from.
+    pub summary: &'static str,
+    /// Whether it needs the whole reference string (offline policies).
+    pub needs_future: bool,
+    /// Builds a fresh instance for one run.
+    pub build: fn(&Build<'_>) -> Result<Box<dyn Policy>, SimError>,
+}
+
+/// Declares the policy modules and lists them in [`POLICIES`], in one place.
+macro_rules! registry {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        /// Every policy, in the order of the paper's Figure 3 legend, then the exact optimum.
+        pub const POLICIES: &[PolicyInfo] = &[$($module::INFO),*];
+    };
+}
+
+registry!(
+    lru_demand,
+    opt_demand,
+    lru_obl,
+    opt_obl,
+    lru_sensible,
+    lru_throttled,
+    aggressive,
+    conservative,
+    optimal,
+);
+
+/// The policy registered as `name`.
+pub fn find(name: &str) -> Result<&'static PolicyInfo, SimError> {
+    POLICIES.iter().find(|p| p.name == name).ok_or_else(|| {
+        let known: Vec<_> = POLICIES.iter().map(|p| p.name).collect();
+        SimError::Config(format!("unknown policy {name:?}; known: {}", known.join(", ")))
+    })
+}

@@ -1,0 +1,37 @@
+//! Sequential one-block lookahead (OBL), Cao et al. section 4.1 after Smith [22]: prefetch
+//! block K+2 of a file whenever the last two references to that file were K and K+1.
+//!
+//! Deviations: the reference traces carry no file names; a trace block number encodes its file
+//! in its top bits (`trace::FILE_SHIFT`), and traces without files are one file. The trigger is
+//! remembered until the disk is idle; a newer trigger replaces an older one, and a trigger whose
+//! block got cached meanwhile is dropped.
+
+use rustc_hash::FxHashMap;
+
+use crate::cache::Block;
+use crate::engine::Ctx;
+use crate::trace::FILE_SHIFT;
+
+/// Detects K, K+1 pairs per file and remembers the block to prefetch.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Obl {
+    last: FxHashMap<u64, u64>,
+    pending: Option<Block>,
+}
+
+impl Obl {
+    /// Notes a reference to `block`; arms a prefetch of K+2 after K, K+1.
+    pub(crate) fn observe(&mut self, block: Block, ctx: &mut Ctx<'_>) {
+        let raw = ctx.raw_of(block);
+        let previous = self.last.insert(raw >> FILE_SHIFT, raw);
+        let next = raw.wrapping_add(1);
+        if previous == Some(raw.wrapping_sub(1)) && next >> FILE_SHIFT == raw >> FILE_SHIFT {
+            self.pending = Some(ctx.block_of(next));
+        }
+    }
+
+    /// The armed block, if it still needs fetching.
+    pub(crate) fn take(&mut self, ctx: &Ctx<'_>) -> Option<Block> {
+        self.pending.take().filter(|&b| ctx.cache().is_absent(b))
+    }
+}

@@ -1,0 +1,43 @@
+//! The reference traces of `shared/traces` (the LIRS trace set): gzip text, one block number
+//! per line, in reference order. A line holding only `*` is a checkpoint marker of the original
+//! tool and is skipped; blank lines are skipped too. No timing and no file names: the whole
+//! trace is one file, and consecutive numbers are adjacent blocks.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::TraceError;
+use crate::trace::lines::{self, Lines};
+use crate::trace::{Reference, FILE_SHIFT};
+
+/// Opens a block-number trace.
+pub fn read(path: &Path) -> Result<BlockTrace, TraceError> {
+    Ok(BlockTrace { lines: Lines::open(path)?, path: path.to_path_buf() })
+}
+
+/// Stream of references of a block-number trace.
+pub struct BlockTrace {
+    lines: Lines,
+    path: PathBuf,
+}
+
+impl Iterator for BlockTrace {
+    type Item = Result<Reference, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (line, text) = match self.lines.next()? {
+                Ok(item) => item,
+                Err(e) => return Some(Err(e)),
+            };
+            let text = text.trim();
+            if text.is_empty() || text == "*" {
+                continue;
+            }
+            return Some(match text.parse::<u64>() {
+                Ok(block) if block < 1 << FILE_SHIFT => Ok(Reference { block, think: None }),
+                Ok(_) => Err(lines::error(&self.path, line, format!("block number {text} too large"))),
+                Err(_) => Err(lines::error(&self.path, line, format!("expected a block number or '*', found {text:?}"))),
+            });
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! The project's own request trace format: CSV with one request per line,
+//!
+//! ```text
+//! time_us,file,offset,length,op
+//! 0,/data/a.db,0,8192,R
+//! 130,/data/a.db,8192,16384,R
+//! 900,/data/b.idx,4096,4096,W
+//! ```
+//!
+//! - `time_us`: issue time in microseconds since the start (integer, non-decreasing);
+//! - `file`: any name without commas; each distinct name becomes a file number in order of
+//!   first appearance;
+//! - `offset`, `length`: bytes;
+//! - `op`: `R` or `W` (either case, or `read` / `write`).
+//!
+//! The header line is optional; blank lines and lines starting with `#` are skipped. This is
+//! what `prefetch record` will write.
+
+use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap;
+
+use crate::error::TraceError;
+use crate::trace::lines::{self, Lines};
+use crate::trace::Request;
+
+/// Opens a trace in the project's CSV format.
+pub fn read(path: &Path) -> Result<CsvTrace, TraceError> {
+    Ok(CsvTrace { lines: Lines::open(path)?, path: path.to_path_buf(), files: FxHashMap::default() })
+}
+
+/// Stream of requests of a CSV trace.
+pub struct CsvTrace {
+    lines: Lines,
+    path: PathBuf,
+    files: FxHashMap<String, u64>,
+}
+
+impl CsvTrace {
+    fn parse(&mut self, line: u64, text: &str) -> Result<Request, TraceError> {
+        let path = self.path.as_path();
+        let f = lines::fields(path, line, text, 5, false)?;
+        if !matches!(f[4].to_ascii_lowercase().as_str(), "r" | "w" | "read" | "write") {
+            return Err(lines::error(path, line, format!("op {:?} is not R or W", f[4])));
+        }
+        if f[1].is_empty() {
+            return Err(lines::error(path, line, "empty file name".into()));
+        }
+        let next_id = self.files.len() as u64;
+        let file = *self.files.entry(f[1].to_string()).or_insert(next_id);
+        Ok(Request {
+            line,
+            time_us: Some(lines::number(path, line, "time_us", f[0])?),
+            file,
+            offset: lines::number(path, line, "offset", f[2])?,
+            length: lines::number(path, line, "length", f[3])?,
+        })
+    }
+}
+
+impl Iterator for CsvTrace {
+    type Item = Result<Request, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (line, text) = match self.lines.next()? {
+                Ok(item) => item,
+                Err(e) => return Some(Err(e)),
+            };
+            if !lines::is_data(&text) || text.starts_with("time_us") {
+                continue;
+            }
+            return Some(self.parse(line, &text));
+        }
+    }
+}
