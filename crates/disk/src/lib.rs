@@ -108,6 +108,7 @@ pub fn scheduler_from_name(name: &str) -> Result<Box<dyn Scheduler>, Error> {
 
 pub mod model;
 pub mod preset;
+pub mod profile;
 pub mod sched;
 
 pub use preset::{spec_from_name, Spec};

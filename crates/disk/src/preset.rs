@@ -62,20 +62,21 @@ fn ms(ms: f64) -> Duration {
 }
 
 /// The libprefetch paper's Disk 1: Seagate ST3500320AS, 500 GB, 7200 RPM (4.17 ms average
-/// rotational latency), 8.5 ms average seek, about 105 MB/s at the outer edge and half that at
-/// the inner edge (s3.4, Figure 4), 32 MB buffer.
+/// rotational latency), 8.5 ms average seek, about 105 MB/s sustained at the outer edge (112 MB/s
+/// within a track, less the head and cylinder switches) and about half that at the inner edge
+/// (s3.4, Figure 4), 32 MB buffer.
 pub fn st3500320as() -> HddParams {
     HddParams {
         capacity: 500_000_000_000,
         rpm: 7200.0,
         heads: 4,
         zones: 16,
-        outer_rate: 105.0 * MB,
-        inner_rate: 55.0 * MB,
+        outer_rate: 112.0 * MB,
+        inner_rate: 58.0 * MB,
         track_to_track: ms(0.8),
         average_seek: ms(8.5),
         full_stroke: ms(17.0),
-        head_switch: ms(0.8),
+        head_switch: ms(0.5),
         overhead: ms(0.35),
         bus_rate: 300.0 * MB,
         cache: Some(ReadAhead {

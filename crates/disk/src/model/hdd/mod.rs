@@ -9,7 +9,10 @@
 //!                                            byte vs frac(t/rev))    seek between tracks; skew
 //!                                                                    hides it)
 //! ```
-//! The controller overhead is paid by every command. The platter angle under the head at time
+//! The controller overhead is paid by every command that was not already queued: a request
+//! whose `arrival` is at least `overhead` before the actuator starts it had its command
+//! processed while the previous one was served (tagged command queueing), so it pays nothing;
+//! synchronous callers (arrival = start) pay all of it. The platter angle under the head at time
 //! `t` is `frac(t / revolution)`: rotation is a function of absolute time, so think time between
 //! requests moves the platter too.
 //!
@@ -303,9 +306,8 @@ impl Hdd {
         self.walk(stream.pos, stream.time, stream.anchor, stream.limit, t)
     }
 
-    /// Serve `addr..end` from the platters, starting after the command overhead.
-    fn mechanical(&self, pos: HeadPos, t: f64, addr: u64, end: u64) -> Plan {
-        let start = t + self.params.overhead.as_secs_f64();
+    /// Serve `addr..end` from the platters, starting at `start` (after the command overhead).
+    fn mechanical(&self, pos: HeadPos, start: f64, addr: u64, end: u64) -> Plan {
         let w = self.walk(pos, start, addr, end, f64::INFINITY);
         Plan {
             done: w.time,
@@ -324,26 +326,22 @@ impl Hdd {
         }
     }
 
-    /// Serve `addr..end` from the read-ahead stream, if it covers `addr`.
-    fn served_by_stream(&self, t: f64, addr: u64, end: u64, front: &Walk) -> Option<Plan> {
+    /// Serve `addr..end` from the read-ahead stream, if it covers `addr`; the command is
+    /// processed by `start`.
+    fn served_by_stream(&self, start: f64, addr: u64, end: u64, front: &Walk) -> Option<Plan> {
         let cache = self.params.cache.as_ref()?;
         let stream = self.stream?;
         if addr < stream.low || addr > stream.limit {
             return None;
         }
-        let earliest =
-            t + self.params.overhead.as_secs_f64() + (end - addr) as f64 / self.params.bus_rate;
+        let earliest = start + (end - addr) as f64 / self.params.bus_rate;
         let stopped = front.addr >= stream.limit;
         let (exact_addr, exact_time, exact_pos) = front.exact;
         let (done, anchor) = if end <= front.addr {
             (earliest, (exact_addr, exact_time, exact_pos))
         } else {
             let (from, from_time, from_pos) = if stopped {
-                (
-                    stream.limit,
-                    t + self.params.overhead.as_secs_f64(),
-                    front.pos,
-                )
+                (stream.limit, start, front.pos)
             } else {
                 (stream.anchor, stream.time, stream.pos)
             };
@@ -372,8 +370,7 @@ impl Hdd {
         })
     }
 
-    fn apply(&mut self, t: f64, plan: &Plan, end: u64) {
-        let overhead = self.params.overhead.as_secs_f64();
+    fn apply(&mut self, t: f64, overhead: f64, plan: &Plan, end: u64) {
         let secs = Duration::from_secs_f64;
         let rest = (plan.done - t - overhead - plan.seek - plan.wait).max(0.0);
         self.last = Access {
@@ -390,6 +387,12 @@ impl Hdd {
         self.busy_until = plan.done;
     }
 
+    /// The part of the command overhead not already done while the request was queued.
+    fn unqueued_overhead(&self, arrival: f64, start: f64) -> f64 {
+        let overhead = self.params.overhead.as_secs_f64();
+        (arrival + overhead - start).clamp(0.0, overhead)
+    }
+
     fn clamp(&self, req: &Request) -> (u64, u64) {
         let capacity = self.capacity();
         let addr = req.addr.min(capacity - 1);
@@ -403,12 +406,13 @@ impl DiskModel for Hdd {
         let (addr, end) = self.clamp(req);
         let front = self.stream.map(|s| self.frontier(&s, t));
         let head = front.map_or(self.pos, |f| f.pos);
-        let mechanical = self.mechanical(head, t, addr, end);
+        let overhead = self.unqueued_overhead(req.arrival.as_secs_f64(), t);
+        let mechanical = self.mechanical(head, t + overhead, addr, end);
         let plan = front
-            .and_then(|f| self.served_by_stream(t, addr, end, &f))
+            .and_then(|f| self.served_by_stream(t + overhead, addr, end, &f))
             .filter(|cached| cached.done <= mechanical.done)
             .unwrap_or(mechanical);
-        self.apply(t, &plan, end);
+        self.apply(t, overhead, &plan, end);
         Duration::from_secs_f64(plan.done - now.as_secs_f64())
     }
 

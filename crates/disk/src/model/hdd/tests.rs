@@ -40,17 +40,22 @@ fn cached_disk() -> Hdd {
     .unwrap()
 }
 
-/// Service time in ms of a read of `len` bytes at `addr` issued at `at_ms`.
+/// Service time in ms of a read of `len` bytes at `addr` issued at `at_ms` (synchronously: it
+/// arrives when it is started).
 fn serve(disk: &mut Hdd, at_ms: f64, addr: u64, len: u64) -> f64 {
+    serve_queued(disk, at_ms, at_ms, addr, len)
+}
+
+/// Service time in ms of a read that arrived at `arrival_ms` and is started at `at_ms`.
+fn serve_queued(disk: &mut Hdd, arrival_ms: f64, at_ms: f64, addr: u64, len: u64) -> f64 {
+    let ms = |ms: f64| Duration::from_secs_f64(ms / 1e3);
     let req = Request {
         id: 0,
         addr,
         len,
-        arrival: Duration::ZERO,
+        arrival: ms(arrival_ms),
     };
-    disk.service(Duration::from_secs_f64(at_ms / 1e3), &req)
-        .as_secs_f64()
-        * 1e3
+    disk.service(ms(at_ms), &req).as_secs_f64() * 1e3
 }
 
 fn assert_ms(got: f64, want: f64) {
@@ -127,6 +132,25 @@ fn back_to_back_blocks_lose_a_revolution_without_cache() {
     assert_ms(serve(&mut d, 11.0, BLOCK, BLOCK), 11.0);
 }
 
+/// A request queued while the previous one was served had its command processed meanwhile:
+/// no overhead, so the next block (at angle 0.1, under the head at 11 ms) streams in 1 ms.
+#[test]
+fn queued_command_hides_its_overhead() {
+    let mut d = disk();
+    assert_ms(serve(&mut d, 0.0, 0, BLOCK), 11.0);
+    assert_ms(serve_queued(&mut d, 0.0, 11.0, BLOCK, BLOCK), 1.0);
+    assert_eq!(d.last_access().overhead, Duration::ZERO);
+}
+
+/// Queued for only 0.05 ms, the command still needs 0.15 ms: 0.15 ms puts the platter at
+/// 0.115, past the block (0.1), so it waits 0.985 revolution: 0.15 + 9.85 + 1 = 11 ms.
+#[test]
+fn briefly_queued_command_pays_the_rest_of_its_overhead() {
+    let mut d = disk();
+    serve(&mut d, 0.0, 0, BLOCK);
+    assert_ms(serve_queued(&mut d, 10.95, 11.0, BLOCK, BLOCK), 11.0);
+}
+
 /// With read-ahead the drive kept streaming after the first block: the second one arrives
 /// from the platter 1 ms after the first completed.
 #[test]
@@ -172,8 +196,9 @@ fn far_block_misses_the_cache() {
 fn busy_actuator_queues_the_request() {
     let mut d = disk();
     assert_ms(serve(&mut d, 0.0, 0, BLOCK), 11.0);
-    // Starts at 11 ms instead of 5: same as issuing at 11 ms, plus 6 ms of waiting.
-    assert_ms(serve(&mut d, 5.0, BLOCK, BLOCK), 6.0 + 11.0);
+    // Issued at 5 ms, started at 11 ms: 6 ms of waiting, no overhead left (it was queued),
+    // and the block is under the head at 11 ms: 6 + 1 ms.
+    assert_ms(serve(&mut d, 5.0, BLOCK, BLOCK), 6.0 + 1.0);
 }
 
 /// Requests past the end are clamped to the last byte instead of panicking.
