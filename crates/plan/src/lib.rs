@@ -12,12 +12,14 @@
 
 pub mod access_list;
 pub mod aimd;
+pub mod competitive;
 pub mod planner;
 pub mod ranges;
 pub mod window;
 
 pub use access_list::{AccessList, Entry, Mode, PageKey};
 pub use aimd::Aimd;
+pub use competitive::{CompetitiveDepth, DiskCurves, PaperDisk, SeekEstimate, SlowStart};
 pub use planner::{Planner, PlannerConfig, PlannerStats, ReadOutcome, RoundPlan, Verdict};
 pub use ranges::PageRange;
 pub use window::Window;
