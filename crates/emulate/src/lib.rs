@@ -38,6 +38,7 @@ pub mod clock;
 pub mod fiemap;
 pub mod fs;
 pub mod layout;
+pub mod measure;
 pub mod stats;
 pub mod tree;
 

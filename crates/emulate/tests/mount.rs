@@ -3,18 +3,17 @@
 //! and passes where /dev/fuse or fusermount3 is missing.
 //!
 //! Timing tests compare the latency and throughput that a program sees through
-//! the mount with the disk model's own prediction for the same requests (read
-//! from the emulator's counters, or constant for `fixed:MS`), never with a
-//! fixed wall-clock number: they check that the emulator keeps the model's
-//! time, whatever the model says.
+//! the mount with the disk model's own prediction for the same requests (from
+//! the emulator's counters, or constant for `fixed:MS`), never with a fixed
+//! wall-clock number: they check that the emulator keeps the model's time,
+//! whatever the model says. Medians of a few dozen reads keep them steady on a
+//! busy machine.
 
+use emulate::measure::{self, PAGE};
 use emulate::{Config, Mounted, Placement, Stats};
 use std::fs::{self, File};
 use std::io::Write;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 const MIB: usize = 1024 * 1024;
 
@@ -52,12 +51,16 @@ impl Fixture {
         self.dir.path().join("backing").join(name)
     }
 
-    fn mounted(&self, name: &str) -> PathBuf {
+    fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join("mnt").join(name)
     }
 
+    fn mounted(&self) -> &Mounted {
+        self.mounted.as_ref().expect("mounted")
+    }
+
     fn stats(&self) -> Stats {
-        self.mounted.as_ref().expect("mounted").stats()
+        self.mounted().stats()
     }
 
     fn unmount(mut self) -> Stats {
@@ -80,73 +83,6 @@ fn write_file(path: &Path, bytes: &[u8]) {
     file.sync_all().unwrap();
 }
 
-/// Drops `[offset, offset + len)` of `file` from the page cache.
-fn evict(file: &File, offset: u64, len: u64) {
-    // SAFETY: posix_fadvise only reads its integer arguments.
-    let status = unsafe {
-        libc::posix_fadvise(
-            file.as_raw_fd(),
-            offset as libc::off_t,
-            len as libc::off_t,
-            libc::POSIX_FADV_DONTNEED,
-        )
-    };
-    assert_eq!(status, 0, "posix_fadvise(DONTNEED)");
-}
-
-/// Turns off kernel readahead for `file`, so each read asks for its own pages.
-fn no_readahead(file: &File) {
-    // SAFETY: posix_fadvise only reads its integer arguments.
-    let status = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
-    assert_eq!(status, 0, "posix_fadvise(RANDOM)");
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-/// Offsets of `count` 4 KiB pages spread pseudo-randomly over `len` bytes.
-fn random_pages(count: usize, len: usize) -> Vec<u64> {
-    let pages = (len / 4096) as u64;
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    (0..count)
-        .map(|_| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 33) % pages) * 4096
-        })
-        .collect()
-}
-
-/// Reads 4 KiB at each offset from the page cache's cold state; returns each
-/// read's wall-clock latency and the model's service time for it (seconds,
-/// already scaled to wall time).
-fn cold_random_reads(fixture: &Fixture, name: &str, offsets: &[u64]) -> Vec<(f64, f64)> {
-    let file = File::open(fixture.mounted(name)).unwrap();
-    no_readahead(&file);
-    let scale = fixture.stats().time_scale;
-    let mut buffer = vec![0u8; 4096];
-    let mut samples = Vec::new();
-    for &offset in offsets {
-        evict(&file, offset, 4096);
-        let before = fixture.stats();
-        let start = Instant::now();
-        file.read_exact_at(&mut buffer, offset).unwrap();
-        let latency = start.elapsed().as_secs_f64();
-        let after = fixture.stats();
-        assert_eq!(
-            after.requests - before.requests,
-            1,
-            "one disk request per cold 4 KiB read"
-        );
-        assert_eq!(after.bytes - before.bytes, 4096);
-        samples.push((latency, (after.busy_seconds - before.busy_seconds) * scale));
-    }
-    samples
-}
-
 #[test]
 fn bytes_read_through_the_mount_equal_the_backing_files() {
     let sizes = [
@@ -165,7 +101,7 @@ fn bytes_read_through_the_mount_equal_the_backing_files() {
         return;
     };
     for name in ["empty", "one", "page", "big", "sub/nested"] {
-        let through_mount = fs::read(fixture.mounted(name)).unwrap();
+        let through_mount = fs::read(fixture.path(name)).unwrap();
         assert_eq!(
             through_mount,
             fs::read(fixture.backing(name)).unwrap(),
@@ -187,23 +123,22 @@ fn the_mount_is_read_only_and_lists_the_counters_file() {
     }) else {
         return;
     };
-    let error = File::create(fixture.mounted("new")).unwrap_err();
+    let error = File::create(fixture.path("new")).unwrap_err();
     assert_eq!(error.raw_os_error(), Some(libc::EROFS), "{error}");
     let error = fs::OpenOptions::new()
         .write(true)
-        .open(fixture.mounted("data"))
+        .open(fixture.path("data"))
         .unwrap_err();
     assert_eq!(error.raw_os_error(), Some(libc::EROFS), "{error}");
-    let mut names: Vec<String> = fs::read_dir(fixture.mounted(""))
+    let mut names: Vec<String> = fs::read_dir(fixture.path(""))
         .unwrap()
         .map(|entry| entry.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
     assert_eq!(names, [".emulate-stats", "data"]);
-    fs::read(fixture.mounted("data")).unwrap();
-    let counters: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(fixture.mounted(".emulate-stats")).unwrap())
-            .unwrap();
+    fs::read(fixture.path("data")).unwrap();
+    let text = fs::read_to_string(fixture.path(".emulate-stats")).unwrap();
+    let counters: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(counters["model"], "fixed:1");
     assert_eq!(counters["bytes"], 8192);
 }
@@ -215,17 +150,17 @@ fn cached_pages_do_not_reach_the_disk() {
     }) else {
         return;
     };
-    fs::read(fixture.mounted("data")).unwrap();
+    fs::read(fixture.path("data")).unwrap();
     let warm = fixture.stats().requests;
-    fs::read(fixture.mounted("data")).unwrap();
+    fs::read(fixture.path("data")).unwrap();
     assert_eq!(
         fixture.stats().requests,
         warm,
         "a second read of a cached file is free"
     );
-    let file = File::open(fixture.mounted("data")).unwrap();
-    evict(&file, 0, 0);
-    fs::read(fixture.mounted("data")).unwrap();
+    let file = File::open(fixture.path("data")).unwrap();
+    measure::fadvise(&file, 0, 0, libc::POSIX_FADV_DONTNEED).unwrap();
+    fs::read(fixture.path("data")).unwrap();
     assert!(
         fixture.stats().requests > warm,
         "DONTNEED evicts, as on a disk"
@@ -240,8 +175,14 @@ fn fixed_cost_reads_take_the_fixed_time() {
     }) else {
         return;
     };
-    let samples = cold_random_reads(&fixture, "data", &random_pages(30, 4 * MIB));
-    let ratio = median(samples.iter().map(|(latency, _)| latency / 0.005).collect());
+    let offsets = measure::random_pages(30, 4 * MIB as u64);
+    let samples =
+        measure::cold_random_reads(fixture.mounted(), &fixture.path("data"), &offsets).unwrap();
+    assert!(
+        samples.iter().all(|s| s.requests == 1),
+        "one disk request per cold read"
+    );
+    let ratio = measure::median(samples.iter().map(|s| s.latency / 0.005).collect());
     println!("emulated disk fixed:10, time scale 0.5: median latency / 5 ms = {ratio:.3}");
     assert!(
         (0.9..=1.1).contains(&ratio),
@@ -257,64 +198,25 @@ fn random_4k_reads_take_the_models_time() {
     }) else {
         return;
     };
-    let samples = cold_random_reads(&fixture, "data", &random_pages(40, size));
-    let measured: f64 = samples.iter().map(|s| s.0).sum::<f64>() / samples.len() as f64;
-    let predicted: f64 = samples.iter().map(|s| s.1).sum::<f64>() / samples.len() as f64;
-    let ratio = median(
-        samples
-            .iter()
-            .map(|(latency, model)| latency / model)
-            .collect(),
+    let offsets = measure::random_pages(40, size as u64);
+    let samples =
+        measure::cold_random_reads(fixture.mounted(), &fixture.path("data"), &offsets).unwrap();
+    assert!(
+        samples.iter().all(|s| s.requests == 1),
+        "one 4 KiB request per cold read"
     );
+    assert_eq!(fixture.stats().bytes, 40 * PAGE);
+    let ratio = measure::median(samples.iter().map(|s| s.latency / s.predicted).collect());
     println!(
-        "emulated disk st3500320as, time scale 1, random 4 KiB reads: mean {:.3} ms measured, \
+        "emulated disk st3500320as, time scale 1, random 4 KiB reads: median {:.3} ms measured, \
          {:.3} ms predicted by the model; median per-read ratio {ratio:.3}",
-        measured * 1e3,
-        predicted * 1e3
+        measure::median(samples.iter().map(|s| s.latency * 1e3).collect()),
+        measure::median(samples.iter().map(|s| s.predicted * 1e3).collect()),
     );
     assert!(
         (0.9..=1.1).contains(&ratio),
         "median per-read latency ratio {ratio:.3}"
     );
-}
-
-/// Kernel readahead window of a FUSE mount: one posix_fadvise(WILLNEED)
-/// call reads at most this much (the bdi's read_ahead_kb).
-const READAHEAD: usize = 128 * 1024;
-
-/// Reads `size` bytes of `name` sequentially in 1 MiB reads, after asking
-/// the kernel (one WILLNEED per readahead window) to queue the whole file, so
-/// that the disk never waits for the reader; returns the wall MB/s, the
-/// model's MB/s for the requests it served, and the request count.
-fn prefetched_sequential_read(fixture: &Fixture, name: &str, size: usize) -> (f64, f64, u64) {
-    let file = File::open(fixture.mounted(name)).unwrap();
-    let before = fixture.stats();
-    let start = Instant::now();
-    for offset in (0..size).step_by(READAHEAD) {
-        // SAFETY: posix_fadvise only reads its integer arguments.
-        let status = unsafe {
-            libc::posix_fadvise(
-                file.as_raw_fd(),
-                offset as libc::off_t,
-                READAHEAD as libc::off_t,
-                libc::POSIX_FADV_WILLNEED,
-            )
-        };
-        assert_eq!(status, 0, "posix_fadvise(WILLNEED)");
-    }
-    let mut buffer = vec![0u8; MIB];
-    for offset in (0..size).step_by(MIB) {
-        file.read_exact_at(&mut buffer, offset as u64).unwrap();
-    }
-    let wall = start.elapsed().as_secs_f64();
-    let after = fixture.stats();
-    let bytes = (after.bytes - before.bytes) as f64;
-    let busy = (after.busy_seconds - before.busy_seconds) * after.time_scale;
-    (
-        size as f64 / wall / 1e6,
-        bytes / busy / 1e6,
-        after.requests - before.requests,
-    )
 }
 
 #[test]
@@ -325,11 +227,13 @@ fn sequential_reads_run_at_the_models_rate() {
     }) else {
         return;
     };
-    let (measured, predicted, requests) = prefetched_sequential_read(&fixture, "data", size);
+    let path = fixture.path("data");
+    let result = measure::sequential_read(fixture.mounted(), &path, 0, size as u64, true).unwrap();
     println!(
-        "emulated disk st3500320as, time scale 1, sequential read after WILLNEED: \
-         {measured:.1} MB/s measured, {predicted:.1} MB/s predicted by the model ({requests} requests)"
+        "emulated disk st3500320as, time scale 1, sequential read with the whole file queued: \
+         {:.1} MB/s measured, {:.1} MB/s predicted by the model ({} requests)",
+        result.measured_mb_s, result.predicted_mb_s, result.requests
     );
-    let ratio = measured / predicted;
+    let ratio = result.measured_mb_s / result.predicted_mb_s;
     assert!((0.9..=1.1).contains(&ratio), "throughput ratio {ratio:.3}");
 }
