@@ -42,7 +42,11 @@ pub fn run(args: EmulateArgs) -> anyhow::Result<()> {
         config.model,
         config.scheduler,
         config.time_scale,
-        if args.contiguous { "contiguous" } else { "physical (FIEMAP)" }
+        if args.contiguous {
+            "contiguous"
+        } else {
+            "physical (FIEMAP)"
+        }
     );
     println!("counters: {mountpoint}/{}", emulate::fs::STATS_NAME);
     println!("stop with Ctrl-C or `fusermount3 -u {mountpoint}`");

@@ -1,0 +1,169 @@
+//! `prefetch emulate` as a real process: it mounts, serves the backing files,
+//! and leaves no mount behind whether it is stopped by SIGTERM, by
+//! `fusermount3 -u`, or killed outright. Each test prints "skipped: REASON" and
+//! passes where /dev/fuse or fusermount3 is missing.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+/// How long to wait for the daemon to mount or for a mount to go away. A
+/// bound on waiting, not a performance threshold: it passes as soon as the
+/// state is reached.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A running `prefetch emulate` over a temporary backing directory.
+struct Daemon {
+    child: Option<Child>,
+    mountpoint: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Daemon {
+    /// Starts the daemon and waits for its mount, or returns None (after
+    /// printing why) where FUSE is unavailable.
+    fn start() -> Option<Self> {
+        if let Err(reason) = emulate::fuse_available() {
+            println!("skipped: {reason}");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let backing = dir.path().join("backing");
+        let mountpoint = dir.path().join("mnt");
+        fs::create_dir(&backing).unwrap();
+        fs::create_dir(&mountpoint).unwrap();
+        fs::write(backing.join("data"), b"emulated bytes\n".repeat(1000)).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+            .args([
+                "emulate",
+                "--model",
+                "fixed:1",
+                "--time-scale",
+                "0.01",
+                "--backing",
+            ])
+            .arg(&backing)
+            .arg(&mountpoint)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let daemon = Daemon {
+            child: Some(child),
+            mountpoint,
+            dir,
+        };
+        assert!(
+            wait_for(|| is_mounted(&daemon.mountpoint)),
+            "prefetch emulate did not mount"
+        );
+        Some(daemon)
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// Waits for the daemon to exit and returns its output.
+    fn wait(mut self) -> Output {
+        self.child.take().unwrap().wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if is_mounted(&self.mountpoint) {
+            let _ = Command::new("fusermount3")
+                .args(["-u", "-z"])
+                .arg(&self.mountpoint)
+                .status();
+        }
+    }
+}
+
+/// True when `path` is a mount point (listed in /proc/self/mountinfo).
+fn is_mounted(path: &Path) -> bool {
+    let path = path.to_str().unwrap();
+    fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .any(|line| line.split(' ').nth(4) == Some(path))
+}
+
+/// Polls `condition` until it holds (true) or `PATIENCE` runs out (false).
+fn wait_for(condition: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < PATIENCE {
+        if condition() {
+            return true;
+        }
+        sleep(Duration::from_millis(20));
+    }
+    condition()
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args(["-s", name, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -s {name}");
+}
+
+#[test]
+fn sigterm_unmounts_and_prints_the_counters() {
+    let Some(daemon) = Daemon::start() else {
+        return;
+    };
+    let data = fs::read(daemon.mountpoint.join("data")).unwrap();
+    assert_eq!(data, b"emulated bytes\n".repeat(1000));
+    signal(daemon.pid(), "TERM");
+    let mountpoint = daemon.mountpoint.clone();
+    let output = daemon.wait();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "exit {:?}: {stdout}",
+        output.status
+    );
+    assert!(stdout.contains("emulated disk: model fixed:1"), "{stdout}");
+    assert!(stdout.contains("bytes             15000"), "{stdout}");
+    assert!(!is_mounted(&mountpoint));
+}
+
+#[test]
+fn fusermount_u_ends_the_daemon() {
+    let Some(daemon) = Daemon::start() else {
+        return;
+    };
+    let status = Command::new("fusermount3")
+        .arg("-u")
+        .arg(&daemon.mountpoint)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = daemon.wait();
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stdout).contains("requests          0"));
+}
+
+#[test]
+fn a_killed_daemon_leaves_no_mount_behind() {
+    let Some(daemon) = Daemon::start() else {
+        return;
+    };
+    signal(daemon.pid(), "KILL");
+    let mountpoint = daemon.mountpoint.clone();
+    let output = daemon.wait();
+    assert!(!output.status.success());
+    assert!(
+        wait_for(|| !is_mounted(&mountpoint)),
+        "the fusermount3 auto_unmount helper should remove the mount"
+    );
+}
