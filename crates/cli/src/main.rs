@@ -8,6 +8,7 @@ use interposers as _;
 
 mod bench;
 mod demo;
+mod disk;
 mod emulate;
 
 /// Application-directed prefetching for Linux, and the simulator of its papers.
@@ -27,6 +28,11 @@ enum Command {
     },
     /// Write a 1 GiB file and print the random-read benchmark table (what `make demo` runs)
     Demo(demo::DemoArgs),
+    /// Disk models (simulated): `prefetch disk profile --model M` checks one against the papers
+    Disk {
+        #[command(subcommand)]
+        command: disk::DiskCommand,
+    },
     /// Mount an emulated disk: a FUSE view of a directory whose reads take a disk model's time.
     Emulate(emulate::EmulateArgs),
 }
@@ -36,6 +42,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Bench { command } => bench::run(command),
         Command::Demo(args) => demo::run(args),
+        Command::Disk { command } => disk::run(command),
         Command::Emulate(args) => emulate::run(args),
     }
 }

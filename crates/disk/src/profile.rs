@@ -105,8 +105,8 @@ pub struct ReorderPoint {
     pub distance_pages: f64,
     /// 2N(K-1)/(K(K+1)) pages (s3.5); meaningful for 5 <= K << N.
     pub formula_pages: f64,
-    /// distance / formula - 1.
-    pub error: f64,
+    /// distance / formula - 1 (none for K = 1, where the formula gives 0).
+    pub error: Option<f64>,
     /// Whether the formula applies (5 <= K <= N/64) and so is checked.
     pub checked: bool,
     /// Model time to serve all reads back to back, synchronously (one outstanding read), s.
@@ -127,6 +127,8 @@ pub struct Profile {
     pub capacity: u64,
     /// Peak transfer rate (one 64 MiB read at address 0), bytes per second.
     pub peak_rate: f64,
+    /// Average transfer rate reading the whole disk in 64 MiB requests, bytes per second.
+    pub average_rate: f64,
     /// Seek time against distance (Figure 1).
     pub seek: Vec<SeekPoint>,
     /// Largest forward gap (4 KiB steps up to 128 KiB) that costs more to seek over than to
@@ -145,18 +147,25 @@ impl Profile {
     pub fn run(name: &str, spec: &Spec, config: &Config) -> Result<Profile, Error> {
         let peak_rate = peak_rate(spec.build()?.as_mut());
         let capacity = spec.build()?.capacity();
+        let average_rate = average_rate(spec.build()?.as_mut());
         let seek = seek_curve(spec, capacity, peak_rate)?;
         Ok(Profile {
             model: name.to_string(),
             setting: "model (simulated)",
             capacity,
             peak_rate,
+            average_rate,
             infill_threshold: infill_threshold(spec, peak_rate)?,
             random_seek: random_seek(spec, config)?,
             reorder_pages: config.pages,
             reorder: reorder(spec, config)?,
             seek,
         })
+    }
+
+    /// The profile as pretty-printed JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a profile holds only numbers and strings")
     }
 
     /// True when every check that applies passes.
@@ -168,7 +177,7 @@ impl Profile {
         let reorder_ok = self
             .reorder
             .iter()
-            .all(|p| !p.checked || p.error.abs() <= TOLERANCE);
+            .all(|p| !p.checked || p.error.is_some_and(|e| e.abs() <= TOLERANCE));
         seek_ok && reorder_ok
     }
 }
@@ -213,6 +222,16 @@ fn peak_rate(model: &mut dyn DiskModel) -> f64 {
         / model
             .service(Duration::ZERO, &request(0, len, Duration::ZERO))
             .as_secs_f64()
+}
+
+fn average_rate(model: &mut dyn DiskModel) -> f64 {
+    let capacity = model.capacity();
+    let mut now = Duration::ZERO;
+    for addr in (0..capacity).step_by(PEAK_READ as usize) {
+        let len = PEAK_READ.min(capacity - addr);
+        now += model.service(now, &request(addr, len, now));
+    }
+    capacity as f64 / now.as_secs_f64()
 }
 
 fn ms(d: Duration) -> f64 {
@@ -341,7 +360,7 @@ fn reorder_point(spec: &Spec, n: u64, accesses: &[u64], k: u64) -> Result<Reorde
         buffer_pages: k,
         distance_pages,
         formula_pages,
-        error: distance_pages / formula_pages - 1.0,
+        error: (formula_pages > 0.0).then(|| distance_pages / formula_pages - 1.0),
         checked: k >= 5 && k <= n / 64,
         runtime_s: run_buffers(spec, &buffers, false)?,
         queued_runtime_s: run_buffers(spec, &buffers, true)?,
@@ -433,7 +452,7 @@ mod tests {
         };
         for point in reorder(&spec("fixed:1"), &config).unwrap() {
             assert!(point.checked, "{point:?}");
-            assert!(point.error.abs() < TOLERANCE, "{point:?}");
+            assert!(point.error.unwrap().abs() < TOLERANCE, "{point:?}");
         }
     }
 
@@ -485,6 +504,13 @@ mod tests {
             let forward = seek_time(&spec, distance, true).unwrap().unwrap();
             assert!((5.0..20.0).contains(&forward), "{distance}: {forward}");
         }
+    }
+
+    /// The IBM drive's whole-disk average rate is the competitive-prefetching paper's 51.3 MB/s.
+    #[test]
+    fn average_rate_of_the_ibm_model() {
+        let rate = average_rate(spec("ibm-36z15").build().unwrap().as_mut());
+        assert!((rate / 51.3e6 - 1.0).abs() < TOLERANCE, "{rate}");
     }
 
     /// The peak rate of the 7200 RPM model is the paper's "about 105 MB/s".
