@@ -25,6 +25,8 @@ pub enum BenchCommand {
     Strided(StridedArgs),
     /// The file from start to end (the paper's Figure 8)
     Sequential(SequentialArgs),
+    /// SQLite scanning a table through a secondary index, stock vs the prefetch extension (paper section 5.4)
+    Sqlite(crate::sqlite::bench::BenchArgs),
     /// Internal: one measured pass in a child process (request on stdin, JSON result on stdout)
     #[command(name = "__child", hide = true)]
     Child,
@@ -110,6 +112,7 @@ fn parse_mode(name: &str) -> Result<Mode, String> {
 pub fn run(command: BenchCommand) -> Result<()> {
     let (common, workload) = match command {
         BenchCommand::Child => return ::bench::serve_child(),
+        BenchCommand::Sqlite(args) => return crate::sqlite::bench::run(args),
         BenchCommand::Random(args) => {
             let workload = Workload::Random {
                 pages: args.pages,

@@ -10,6 +10,7 @@ mod bench;
 mod demo;
 mod disk;
 mod emulate;
+mod sqlite;
 
 /// Application-directed prefetching for Linux, and the simulator of its papers.
 #[derive(Parser)]
@@ -35,6 +36,11 @@ enum Command {
     },
     /// Mount an emulated disk: a FUSE view of a directory whose reads take a disk model's time.
     Emulate(emulate::EmulateArgs),
+    /// SQLite with libprefetch (paper section 5.4): generate the TPC-C-like database, run a query
+    Sqlite {
+        #[command(subcommand)]
+        command: sqlite::SqliteCommand,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -44,5 +50,6 @@ fn main() -> anyhow::Result<()> {
         Command::Demo(args) => demo::run(args),
         Command::Disk { command } => disk::run(command),
         Command::Emulate(args) => emulate::run(args),
+        Command::Sqlite { command } => sqlite::run(command),
     }
 }

@@ -397,11 +397,10 @@ impl TableMap {
         db: &Database<S>,
         number: u32,
     ) -> ReadResult<&Interior> {
-        if !self.interiors.contains_key(&number) {
-            let parsed = parse_interior(db, number)?;
-            self.interiors.insert(number, parsed);
-        }
-        Ok(&self.interiors[&number])
+        Ok(match self.interiors.entry(number) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(parse_interior(db, number)?),
+        })
     }
 
     /// The leaf page that holds `rowid` (or would hold it), reading interior pages not yet cached.

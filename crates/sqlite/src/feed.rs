@@ -18,6 +18,9 @@ use rusqlite::ffi::sqlite3_int64;
 
 use crate::scan::{Plan, ScanPlanner};
 
+/// Environment variable that makes each tracked file print libprefetch's counters to stderr when closed.
+pub const STATS_ENV: &str = "PREFETCH_SQLITE_STATS";
+
 /// Entries handed to libprefetch per `request_prefetching` call.
 const BATCH: usize = 4096;
 
@@ -42,13 +45,21 @@ impl Tracked {
         let client = {
             let planner = Arc::clone(&planner);
             let listed = Arc::clone(&listed);
-            Client::register(Config::default(), move |client: &Client, info: CallbackInfo| {
-                on_callback(client, fd, &planner, &listed, info);
-            })
+            Client::register(
+                Config::default(),
+                move |client: &Client, info: CallbackInfo| {
+                    on_callback(client, fd, &planner, &listed, info);
+                },
+            )
             .ok()?
         };
         client.register_region(fd, 0, i64::MAX as u64).ok()?;
-        Some(Tracked { fd, client, planner, listed })
+        Some(Tracked {
+            fd,
+            client,
+            planner,
+            listed,
+        })
     }
 
     /// Reports a read of `amount` bytes at `offset` that SQLite is about to make.
@@ -69,11 +80,30 @@ impl Tracked {
     }
 }
 
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        if std::env::var_os(STATS_ENV).is_some() {
+            eprintln!(
+                "prefetch VFS: libprefetch counters at close: {:?}",
+                self.client.stats()
+            );
+        }
+    }
+}
+
 /// The section 5.4 callback: plan (inside ignore_accesses, since planning reads the file) and hand over.
-fn on_callback(client: &Client, fd: RawFd, planner: &Mutex<ScanPlanner>, listed: &AtomicBool, info: CallbackInfo) {
+fn on_callback(
+    client: &Client,
+    fd: RawFd,
+    planner: &Mutex<ScanPlanner>,
+    listed: &AtomicBool,
+    info: CallbackInfo,
+) {
     let plan = {
         let _quiet = client.ignore_accesses();
-        let Ok(mut planner) = planner.try_lock() else { return };
+        let Ok(mut planner) = planner.try_lock() else {
+            return;
+        };
         planner.plan(info.last_marked.map(|(_, offset)| offset), info.requested.1)
     };
     let (entries, first_mode) = match plan {
@@ -85,8 +115,14 @@ fn on_callback(client: &Client, fd: RawFd, planner: &Mutex<ScanPlanner>, listed:
     listed.store(!entries.is_empty(), Ordering::Release);
     let mut mode = first_mode;
     for chunk in entries.chunks(BATCH) {
-        let batch: Vec<AccessEntry> =
-            chunk.iter().map(|e| AccessEntry { offset: e.offset, fd, mark: e.mark }).collect();
+        let batch: Vec<AccessEntry> = chunk
+            .iter()
+            .map(|e| AccessEntry {
+                offset: e.offset,
+                fd,
+                mark: e.mark,
+            })
+            .collect();
         let accepted = client.request_prefetching(&batch, mode).unwrap_or(0);
         mode = Mode::APPEND;
         if accepted < batch.len() {

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use rusqlite::{params, Connection};
 
 /// SQLite page size of the data set, as in the paper ("4KB pages ... to match the storage unit").
@@ -115,13 +115,13 @@ fn insert_customers(
         let c_id = sql_int(i % CUSTOMERS_PER_DISTRICT + 1)?;
         let d_id = sql_int((i / CUSTOMERS_PER_DISTRICT) % DISTRICTS_PER_WAREHOUSE + 1)?;
         let w_id = sql_int(i / (CUSTOMERS_PER_DISTRICT * DISTRICTS_PER_WAREHOUSE) + 1)?;
-        let credit = if rng.gen_ratio(1, 10) { "BC" } else { "GC" };
+        let credit = if rng.random_ratio(1, 10) { "BC" } else { "GC" };
         stmt.execute(params![
             c_id,
             d_id,
             w_id,
             alnum(rng, 8, 16),
-            last_name(rng.gen_range(0..1000)),
+            last_name(rng.random_range(0..1000)),
             alnum(rng, 10, 20),
             alnum(rng, 10, 20),
             alnum(rng, 10, 20),
@@ -129,7 +129,7 @@ fn insert_customers(
             zip(rng),
             digits(rng, 16),
             credit,
-            f64::from(rng.gen_range(0..=5000u32)) / 10000.0,
+            f64::from(rng.random_range(0..=5000u32)) / 10000.0,
             alnum(rng, 300, 500),
         ])?;
         if (i + 1) % PROGRESS_STEP == 0 {
@@ -154,7 +154,7 @@ fn insert_districts(conn: &Connection, warehouses: u64, rng: &mut StdRng) -> Res
                 alnum(rng, 10, 20),
                 letters(rng, 2),
                 zip(rng),
-                f64::from(rng.gen_range(0..=2000u32)) / 10000.0,
+                f64::from(rng.random_range(0..=2000u32)) / 10000.0,
             ])?;
         }
     }
@@ -169,12 +169,12 @@ pub fn last_name(n: u32) -> String {
 
 /// TPC-C's zip code: four random digits followed by "11111".
 fn zip(rng: &mut StdRng) -> String {
-    format!("{:04}11111", rng.gen_range(0..10_000))
+    format!("{:04}11111", rng.random_range(0..10_000))
 }
 
 fn alnum(rng: &mut StdRng, min: usize, max: usize) -> String {
     const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    let len = rng.gen_range(min..=max);
+    let len = rng.random_range(min..=max);
     random_string(rng, CHARS, len)
 }
 
@@ -193,7 +193,7 @@ fn digits(rng: &mut StdRng, len: usize) -> String {
 
 fn random_string(rng: &mut StdRng, chars: &[u8], len: usize) -> String {
     (0..len)
-        .map(|_| char::from(chars[rng.gen_range(0..chars.len())]))
+        .map(|_| char::from(chars[rng.random_range(0..chars.len())]))
         .collect()
 }
 

@@ -5,6 +5,7 @@
 //! Built as `libprefetch_sqlite.so` (crate-type cdylib) the crate is the extension: `.load` it into any
 //! SQLite (see [`ext`]). As an rlib it provides the generator, the reader and the benchmark.
 
+pub mod bench;
 pub mod btree;
 pub mod ext;
 pub mod feed;

@@ -17,8 +17,9 @@
 //! * **table leaf, with a marked index leaf behind it** (the list ran short, or SQLite strayed among the
 //!   rows of the current leaf): `FromMark`, the list after that leaf regenerated (PF_SET_FROM_MARK);
 //! * **anything else** (an index leaf out of sequence, as point lookups and descending scans do; interior
-//!   pages; a page the reader cannot parse): `Keep`, plain reads. An index leaf out of sequence also clears
-//!   the list, since the scan that built it has ended.
+//!   pages; a page the reader cannot parse): `Keep`, plain reads. An out-of-sequence leaf of the index
+//!   whose scan the list describes clears the list (`Clear`), since that scan has ended; leaves of other
+//!   indexes (the inner side of a join) leave it alone.
 //!
 //! Deviations: the paper's callback starts listing at the first index page read; this one waits until a
 //! second, consecutive leaf confirms a forward scan, so point lookups through an index (joins) do not each
@@ -76,13 +77,13 @@ struct Cache {
     tables: HashMap<u32, TableMap>,
 }
 
-/// The scan being followed: the index, the position of the leaf it was last seen on, and the end of
-/// what is listed (leaves `pos..listed_end` are on the access list).
+/// How far a scan of one index has got: the position of the leaf it was last seen on, the end of what
+/// was listed for it (leaves `pos..listed_end`), and how many leaves the next list covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Scan {
-    root: u32,
     pos: usize,
     listed_end: usize,
+    lookahead: usize,
 }
 
 /// Plans access lists for index scans of one database file.
@@ -91,8 +92,10 @@ pub struct ScanPlanner {
     /// The reader, opened on the first callback (a new database file has no header yet).
     db: Option<Database<File>>,
     cache: Cache,
-    scan: Option<Scan>,
-    lookahead: usize,
+    /// Index root -> its scan's progress.
+    scans: HashMap<u32, Scan>,
+    /// The index whose scan the access list currently describes.
+    active: Option<u32>,
 }
 
 impl ScanPlanner {
@@ -102,16 +105,16 @@ impl ScanPlanner {
             file,
             db: None,
             cache: Cache::default(),
-            scan: None,
-            lookahead: FIRST_LOOKAHEAD,
+            scans: HashMap::new(),
+            active: None,
         }
     }
 
     /// Forgets everything read from the file (after a write).
     pub fn invalidate(&mut self) {
         self.cache = Cache::default();
-        self.scan = None;
-        self.lookahead = FIRST_LOOKAHEAD;
+        self.scans.clear();
+        self.active = None;
     }
 
     /// Decides the list for a callback: `requested` is the byte offset SQLite is reading, `last_marked`
@@ -151,27 +154,34 @@ impl ScanPlanner {
         let Some(&(root, pos)) = self.cache.leaf_at.get(&page) else {
             return Ok(Plan::Keep);
         };
-        match self.scan {
-            Some(scan) if scan.root == root && scan.pos == pos => Ok(Plan::Keep),
-            Some(scan) if scan.root == root && scan.pos < pos && pos <= scan.listed_end => {
+        match self.scans.get(&root) {
+            Some(scan) if scan.pos == pos => Ok(Plan::Keep),
+            Some(scan) if scan.pos < pos && pos <= scan.listed_end => {
                 Ok(Plan::Set(self.list_from(root, pos, true)?))
             }
             _ => {
-                self.scan = Some(Scan {
+                self.scans.insert(
                     root,
-                    pos,
-                    listed_end: pos + 1,
-                });
-                self.lookahead = FIRST_LOOKAHEAD;
-                Ok(Plan::Clear)
+                    Scan {
+                        pos,
+                        listed_end: pos + 1,
+                        lookahead: FIRST_LOOKAHEAD,
+                    },
+                );
+                if self.active == Some(root) {
+                    self.active = None;
+                    Ok(Plan::Clear)
+                } else {
+                    Ok(Plan::Keep)
+                }
             }
         }
     }
 
     fn on_table_leaf(&mut self, marked_leaf: u32) -> ReadResult<Plan> {
         self.load_indexes()?;
-        match (self.cache.leaf_at.get(&marked_leaf), self.scan) {
-            (Some(&(root, pos)), Some(scan)) if scan.root == root => {
+        match self.cache.leaf_at.get(&marked_leaf) {
+            Some(&(root, pos)) if self.active == Some(root) => {
                 Ok(Plan::FromMark(self.list_from(root, pos, false)?))
             }
             _ => Ok(Plan::Keep),
@@ -191,7 +201,11 @@ impl ScanPlanner {
             return Ok(Vec::new());
         };
         let db = opened(&self.db)?;
-        let end = (pos + self.lookahead).min(index.leaves.len());
+        let lookahead = self
+            .scans
+            .get(&root)
+            .map_or(FIRST_LOOKAHEAD, |scan| scan.lookahead);
+        let end = (pos + lookahead).min(index.leaves.len());
         let map = match self.cache.tables.entry(index.table_root) {
             Slot::Occupied(e) => e.into_mut(),
             Slot::Vacant(e) => e.insert(TableMap::new(db, index.table_root)?),
@@ -204,11 +218,7 @@ impl ScanPlanner {
                     mark: true,
                 });
             }
-            for rowid in db
-                .index_leaf_rowids(leaf.page)?
-                .iter()
-                .chain(&leaf.then)
-            {
+            for rowid in db.index_leaf_rowids(leaf.page)?.iter().chain(&leaf.then) {
                 let page = map.leaf_for(db, *rowid)?;
                 list.push(Entry {
                     offset: db.page_offset(page),
@@ -216,12 +226,13 @@ impl ScanPlanner {
                 });
             }
         }
-        self.scan = Some(Scan {
-            root,
+        let next = Scan {
             pos,
             listed_end: end.max(pos + 1),
-        });
-        self.lookahead = (self.lookahead * 2).min(MAX_LOOKAHEAD);
+            lookahead: (lookahead * 2).min(MAX_LOOKAHEAD),
+        };
+        self.scans.insert(root, next);
+        self.active = Some(root);
         Ok(list.entries)
     }
 
@@ -263,7 +274,8 @@ impl ScanPlanner {
 
 /// The reader once opened.
 fn opened(db: &Option<Database<File>>) -> ReadResult<&Database<File>> {
-    db.as_ref().ok_or_else(|| ReadError::Corrupt("database not opened".into()))
+    db.as_ref()
+        .ok_or_else(|| ReadError::Corrupt("database not opened".into()))
 }
 
 /// Accumulates entries, merging an unmarked entry into the one before it when both are the same page.

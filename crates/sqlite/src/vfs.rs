@@ -27,8 +27,9 @@ use std::ptr;
 use std::sync::OnceLock;
 
 use rusqlite::ffi::{
-    sqlite3_file, sqlite3_int64, sqlite3_io_methods, sqlite3_vfs, SQLITE_ERROR, SQLITE_FCNTL_VFSNAME,
-    SQLITE_IOERR, SQLITE_IOERR_SHMMAP, SQLITE_NOTFOUND, SQLITE_OK, SQLITE_OPEN_MAIN_DB,
+    sqlite3_file, sqlite3_int64, sqlite3_io_methods, sqlite3_vfs, SQLITE_ERROR,
+    SQLITE_FCNTL_VFSNAME, SQLITE_IOERR, SQLITE_IOERR_SHMMAP, SQLITE_NOTFOUND, SQLITE_OK,
+    SQLITE_OPEN_MAIN_DB,
 };
 
 use crate::ext::ApiRoutines;
@@ -99,7 +100,9 @@ fn shim_vfs(inner: &sqlite3_vfs) -> sqlite3_vfs {
 }
 
 fn inner_vfs() -> *mut sqlite3_vfs {
-    REGISTERED.get().map_or(ptr::null_mut(), |r| r.inner as *mut sqlite3_vfs)
+    REGISTERED
+        .get()
+        .map_or(ptr::null_mut(), |r| r.inner as *mut sqlite3_vfs)
 }
 
 unsafe extern "C" fn shim_open(
@@ -112,10 +115,20 @@ unsafe extern "C" fn shim_open(
     let inner = inner_vfs();
     // SAFETY: SQLite passes `file` of szOsFile bytes, so the wrapped object fits after the ShimFile.
     let shim = file.cast::<ShimFile>();
-    let inner_file = unsafe { file.cast::<u8>().add(size_of::<ShimFile>()).cast::<sqlite3_file>() };
+    let inner_file = unsafe {
+        file.cast::<u8>()
+            .add(size_of::<ShimFile>())
+            .cast::<sqlite3_file>()
+    };
     // SAFETY: `shim` points to writable memory of at least size_of::<ShimFile>() bytes.
     unsafe {
-        shim.write(ShimFile { base: sqlite3_file { pMethods: ptr::null() }, inner: inner_file, tracked: ptr::null_mut() })
+        shim.write(ShimFile {
+            base: sqlite3_file {
+                pMethods: ptr::null(),
+            },
+            inner: inner_file,
+            tracked: ptr::null_mut(),
+        })
     };
     // SAFETY: `inner` is the registered default VFS and its xOpen is mandatory.
     let Some(open) = (unsafe { inner.as_ref() }).and_then(|vfs| vfs.xOpen) else {
@@ -131,7 +144,10 @@ unsafe extern "C" fn shim_open(
         // SAFETY: SQLite passes a NUL-terminated path for named files.
         let path = unsafe { CStr::from_ptr(name) };
         // SAFETY: `shim` was initialised above.
-        unsafe { (*shim).tracked = Tracked::open(path).map_or(ptr::null_mut(), |t| Box::into_raw(Box::new(t))) };
+        unsafe {
+            (*shim).tracked =
+                Tracked::open(path).map_or(ptr::null_mut(), |t| Box::into_raw(Box::new(t)))
+        };
     }
     // SAFETY: as above.
     unsafe { (*shim).base.pMethods = &SHIM_METHODS };
@@ -164,7 +180,13 @@ static SHIM_METHODS: sqlite3_io_methods = sqlite3_io_methods {
 ///
 /// # Safety
 /// `file` must be a ShimFile opened by `shim_open`.
-unsafe fn parts(file: *mut sqlite3_file) -> (*mut sqlite3_file, *const sqlite3_io_methods, Option<&'static Tracked>) {
+unsafe fn parts(
+    file: *mut sqlite3_file,
+) -> (
+    *mut sqlite3_file,
+    *const sqlite3_io_methods,
+    Option<&'static Tracked>,
+) {
     // SAFETY: per the contract, `file` is a ShimFile whose inner file is open.
     unsafe {
         let shim = &*file.cast::<ShimFile>();
@@ -203,7 +225,12 @@ unsafe extern "C" fn shim_close(file: *mut sqlite3_file) -> c_int {
     rc
 }
 
-unsafe extern "C" fn shim_read(file: *mut sqlite3_file, buf: *mut c_void, amount: c_int, offset: sqlite3_int64) -> c_int {
+unsafe extern "C" fn shim_read(
+    file: *mut sqlite3_file,
+    buf: *mut c_void,
+    amount: c_int,
+    offset: sqlite3_int64,
+) -> c_int {
     // SAFETY: SQLite calls xRead only on files opened by shim_open.
     if let (_, _, Some(tracked)) = unsafe { parts(file) } {
         tracked.note_read(offset, amount);
@@ -211,7 +238,12 @@ unsafe extern "C" fn shim_read(file: *mut sqlite3_file, buf: *mut c_void, amount
     forward!(1, file, xRead, SQLITE_IOERR, buf, amount, offset)
 }
 
-unsafe extern "C" fn shim_write(file: *mut sqlite3_file, buf: *const c_void, amount: c_int, offset: sqlite3_int64) -> c_int {
+unsafe extern "C" fn shim_write(
+    file: *mut sqlite3_file,
+    buf: *const c_void,
+    amount: c_int,
+    offset: sqlite3_int64,
+) -> c_int {
     // SAFETY: as in shim_read.
     if let (_, _, Some(tracked)) = unsafe { parts(file) } {
         tracked.drop_list();
@@ -247,7 +279,11 @@ unsafe extern "C" fn shim_check_reserved_lock(file: *mut sqlite3_file, out: *mut
     forward!(1, file, xCheckReservedLock, SQLITE_IOERR, out)
 }
 
-unsafe extern "C" fn shim_file_control(file: *mut sqlite3_file, op: c_int, arg: *mut c_void) -> c_int {
+unsafe extern "C" fn shim_file_control(
+    file: *mut sqlite3_file,
+    op: c_int,
+    arg: *mut c_void,
+) -> c_int {
     let rc = forward!(1, file, xFileControl, SQLITE_NOTFOUND, op, arg);
     if op == SQLITE_FCNTL_VFSNAME && rc == SQLITE_OK {
         // SAFETY: for SQLITE_FCNTL_VFSNAME, `arg` points to a string pointer owned by SQLite's allocator.
@@ -262,19 +298,28 @@ unsafe extern "C" fn shim_file_control(file: *mut sqlite3_file, op: c_int, arg: 
 /// # Safety
 /// `name` must point to null or to a string allocated by SQLite's allocator.
 unsafe fn prefix_vfs_name(name: *mut *mut c_char) {
-    let Some(api) = REGISTERED.get().and_then(|r| unsafe { (r.api as *const ApiRoutines).as_ref() }) else {
+    let Some(api) = REGISTERED
+        .get()
+        .and_then(|r| unsafe { (r.api as *const ApiRoutines).as_ref() })
+    else {
         return;
     };
     // SAFETY: per the contract.
     let old = unsafe { *name };
-    let inner = if old.is_null() { Vec::new() } else { unsafe { CStr::from_ptr(old) }.to_bytes().to_vec() };
+    let inner = if old.is_null() {
+        Vec::new()
+    } else {
+        unsafe { CStr::from_ptr(old) }.to_bytes().to_vec()
+    };
     let mut full = VFS_NAME.to_bytes().to_vec();
     if !inner.is_empty() {
         full.push(b'/');
         full.extend_from_slice(&inner);
     }
     full.push(0);
-    let Ok(len) = c_int::try_from(full.len()) else { return };
+    let Ok(len) = c_int::try_from(full.len()) else {
+        return;
+    };
     // SAFETY: SQLite's allocator; the copy fits the allocation; the old string is freed by its allocator.
     unsafe {
         let new = (api.malloc)(len).cast::<c_char>();
@@ -297,11 +342,31 @@ unsafe extern "C" fn shim_device_characteristics(file: *mut sqlite3_file) -> c_i
     forward!(1, file, xDeviceCharacteristics, 0)
 }
 
-unsafe extern "C" fn shim_shm_map(file: *mut sqlite3_file, page: c_int, size: c_int, extend: c_int, out: *mut *mut c_void) -> c_int {
-    forward!(2, file, xShmMap, SQLITE_IOERR_SHMMAP, page, size, extend, out)
+unsafe extern "C" fn shim_shm_map(
+    file: *mut sqlite3_file,
+    page: c_int,
+    size: c_int,
+    extend: c_int,
+    out: *mut *mut c_void,
+) -> c_int {
+    forward!(
+        2,
+        file,
+        xShmMap,
+        SQLITE_IOERR_SHMMAP,
+        page,
+        size,
+        extend,
+        out
+    )
 }
 
-unsafe extern "C" fn shim_shm_lock(file: *mut sqlite3_file, offset: c_int, n: c_int, flags: c_int) -> c_int {
+unsafe extern "C" fn shim_shm_lock(
+    file: *mut sqlite3_file,
+    offset: c_int,
+    n: c_int,
+    flags: c_int,
+) -> c_int {
     forward!(2, file, xShmLock, SQLITE_IOERR, offset, n, flags)
 }
 
@@ -313,7 +378,12 @@ unsafe extern "C" fn shim_shm_unmap(file: *mut sqlite3_file, delete: c_int) -> c
     forward!(2, file, xShmUnmap, SQLITE_OK, delete)
 }
 
-unsafe extern "C" fn shim_fetch(file: *mut sqlite3_file, offset: sqlite3_int64, amount: c_int, out: *mut *mut c_void) -> c_int {
+unsafe extern "C" fn shim_fetch(
+    file: *mut sqlite3_file,
+    offset: sqlite3_int64,
+    amount: c_int,
+    out: *mut *mut c_void,
+) -> c_int {
     // A wrapped file without xFetch gives no mapping, which SQLite accepts (it then calls xRead).
     let no_mapping = || {
         // SAFETY: SQLite passes a valid out pointer.
@@ -323,6 +393,10 @@ unsafe extern "C" fn shim_fetch(file: *mut sqlite3_file, offset: sqlite3_int64, 
     forward!(3, file, xFetch, no_mapping(), offset, amount, out)
 }
 
-unsafe extern "C" fn shim_unfetch(file: *mut sqlite3_file, offset: sqlite3_int64, page: *mut c_void) -> c_int {
+unsafe extern "C" fn shim_unfetch(
+    file: *mut sqlite3_file,
+    offset: sqlite3_int64,
+    page: *mut c_void,
+) -> c_int {
     forward!(3, file, xUnfetch, SQLITE_OK, offset, page)
 }

@@ -1,0 +1,144 @@
+//! `prefetch sqlite ...` and `prefetch bench sqlite`: thin wrappers over the `sqlite` crate (paper s5.4).
+//! `gen` writes the TPC-C-like data set with a progress bar; `query` runs one query once (the process that
+//! `bench sqlite` measures); `bench` compares stock SQLite with SQLite plus the prefetch extension.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// `prefetch sqlite` subcommands.
+#[derive(Subcommand)]
+pub enum SqliteCommand {
+    /// Generate the TPC-C-like customer database of paper section 5.4 (4 KiB pages, index on c_zip).
+    Gen(GenArgs),
+    /// Run one query once and print its elapsed time and row count (what `bench sqlite` measures).
+    Query(QueryArgs),
+}
+
+/// Arguments of `prefetch sqlite gen`.
+#[derive(Args)]
+pub struct GenArgs {
+    /// Number of customer rows (about 600 bytes each; 1,700,000 rows make about 1 GiB).
+    #[arg(long)]
+    rows: u64,
+    /// Database file to create (must not exist).
+    #[arg(long)]
+    out: PathBuf,
+    /// Seed of the random source.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// Arguments of `prefetch sqlite query`.
+#[derive(Args)]
+pub struct QueryArgs {
+    /// Database file.
+    #[arg(long)]
+    db: PathBuf,
+    /// SQL to run (default: the paper's query).
+    #[arg(long, default_value = prefetch_sqlite::bench::PAPER_QUERY)]
+    sql: String,
+    /// Load this SQLite extension first (e.g. target/release/libprefetch_sqlite.so).
+    #[arg(long)]
+    ext: Option<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs a `prefetch sqlite` subcommand.
+pub fn run(command: SqliteCommand) -> Result<()> {
+    match command {
+        SqliteCommand::Gen(args) => gen(&args),
+        SqliteCommand::Query(args) => query(&args),
+    }
+}
+
+fn gen(args: &GenArgs) -> Result<()> {
+    let bar = ProgressBar::new(args.rows).with_style(ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:40}] {pos}/{len} rows ({per_sec}, eta {eta})",
+    )?);
+    let opts = prefetch_sqlite::gen::GenOptions {
+        rows: args.rows,
+        seed: args.seed,
+    };
+    let bytes = prefetch_sqlite::gen::generate(&args.out, &opts, |n| bar.set_position(n))?;
+    bar.finish();
+    println!(
+        "wrote {} rows to {} ({:.1} MiB, {} pages of {} bytes)",
+        args.rows,
+        args.out.display(),
+        bytes as f64 / (1 << 20) as f64,
+        bytes / u64::from(prefetch_sqlite::gen::PAGE_SIZE),
+        prefetch_sqlite::gen::PAGE_SIZE
+    );
+    Ok(())
+}
+
+fn query(args: &QueryArgs) -> Result<()> {
+    let run = prefetch_sqlite::bench::run_query(&args.db, &args.sql, args.ext.as_deref())?;
+    if args.json {
+        println!("{}", serde_json::to_string(&run)?);
+    } else {
+        println!("{} rows in {:.3} s", run.rows, run.seconds);
+    }
+    Ok(())
+}
+
+/// `prefetch bench sqlite`.
+pub mod bench {
+    use anyhow::Result;
+    use clap::Args;
+    use prefetch_sqlite::bench::{BenchOptions, Setting};
+    use std::path::PathBuf;
+
+    /// Arguments of `prefetch bench sqlite`.
+    #[derive(Args)]
+    pub struct BenchArgs {
+        /// Database made by `prefetch sqlite gen`.
+        #[arg(long)]
+        db: PathBuf,
+        /// Settings to measure: disk (this machine's disk), cgroup (memory limit of a quarter of the
+        /// database), emulated (the emulated 7200 RPM disk of `prefetch emulate`).
+        #[arg(long, value_delimiter = ',', default_value = "disk,cgroup")]
+        settings: Vec<Setting>,
+        /// Runs per variant; the median is reported.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// The extension to load (default: libprefetch_sqlite.so next to this binary).
+        #[arg(long)]
+        ext: Option<PathBuf>,
+        /// SQL to run.
+        #[arg(long, default_value = prefetch_sqlite::bench::PAPER_QUERY)]
+        sql: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    }
+
+    /// Runs `prefetch bench sqlite` and prints its table (or JSON).
+    pub fn run(args: BenchArgs) -> Result<()> {
+        let exe = std::env::current_exe()?;
+        let ext = match args.ext {
+            Some(ext) => ext,
+            None => prefetch_sqlite::bench::extension_next_to(&exe)?,
+        };
+        let opts = BenchOptions {
+            db: args.db,
+            ext,
+            sql: args.sql,
+            runs: args.runs,
+            runner: exe,
+        };
+        let report =
+            prefetch_sqlite::bench::run(&opts, &args.settings, |line| eprintln!("{line}"))?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print!("{}", report.table());
+        }
+        Ok(())
+    }
+}

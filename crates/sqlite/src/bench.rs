@@ -1,0 +1,555 @@
+//! `prefetch bench sqlite`: the paper's section 5.4 benchmark. The query `SELECT * FROM customer ORDER BY
+//! c_zip` walks the zip index and reads the table in random order; it runs with a cold cache, once with
+//! stock SQLite and once with SQLite plus the prefetch extension (the same bundled SQLite both times), a
+//! few times each, in a child process per run, and the medians are compared.
+//!
+//! Settings (each printed result names its own):
+//! * **disk**: this machine's disk, the file evicted with posix_fadvise(DONTNEED) before each run; also
+//!   measured: the warm-cache time and the time to read the file sequentially, the lower bounds of any
+//!   prefetcher;
+//! * **cgroup**: the same with the child in a memory cgroup limited to a quarter of the database, so pages
+//!   are evicted and read again during the scan (the paper's datasets larger than memory);
+//! * **emulated**: the database served by `prefetch emulate` with a 7200 RPM disk model (Seagate
+//!   ST3500320AS), mounted for the duration of the measurement.
+//!
+//! Deviations: the paper ran on a machine with 512 MB of RAM; a memory cgroup gives the same squeeze here.
+//! Runs of stock and extension alternate so that drifts of the machine hit both alike.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use bench::cache::Eviction;
+use bench::cgroup::MemoryCgroup;
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+use serde::{Deserialize, Serialize};
+
+use crate::vfs::VFS_NAME;
+
+/// The query of paper section 5.4.
+pub const PAPER_QUERY: &str = "SELECT * FROM customer ORDER BY c_zip";
+/// File name of the extension that `cargo build` puts next to the `prefetch` binary.
+pub const EXTENSION_FILE: &str = "libprefetch_sqlite.so";
+/// Disk model of the emulated setting: a 7200 RPM drive.
+pub const EMULATED_MODEL: &str = "st3500320as";
+
+/// One execution of a query.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QueryRun {
+    /// Rows returned.
+    pub rows: u64,
+    /// Seconds from prepare to the last row.
+    pub seconds: f64,
+    /// Hash of every value of every row, in order (equal results give equal checksums).
+    pub checksum: u64,
+}
+
+/// Runs `sql` on `db` (read-only) and reads every column of every row. With `ext`, loads that extension
+/// first and opens the database through its `prefetch` VFS.
+pub fn run_query(db: &Path, sql: &str, ext: Option<&Path>) -> Result<QueryRun> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = match ext {
+        Some(ext) => {
+            load_extension(ext)?;
+            Connection::open_with_flags_and_vfs(db, flags, VFS_NAME)
+        }
+        None => Connection::open_with_flags(db, flags),
+    }
+    .with_context(|| format!("opening {}", db.display()))?;
+    let start = Instant::now();
+    let mut stmt = conn
+        .prepare(sql)
+        .with_context(|| format!("preparing {sql}"))?;
+    let columns = stmt.column_count();
+    let mut rows = stmt.query([])?;
+    let (mut count, mut checksum) = (0u64, 0u64);
+    while let Some(row) = rows.next()? {
+        count += 1;
+        for i in 0..columns {
+            checksum = checksum.wrapping_mul(0x100_0000_01b3) ^ hash_value(row.get_ref(i)?);
+        }
+    }
+    Ok(QueryRun {
+        rows: count,
+        seconds: start.elapsed().as_secs_f64(),
+        checksum,
+    })
+}
+
+/// Loads the extension into this process's SQLite (it stays loaded; its VFS becomes the default).
+pub fn load_extension(ext: &Path) -> Result<()> {
+    let loader = Connection::open_in_memory()?;
+    // SAFETY: loading a trusted extension named by the user; it only registers a VFS.
+    unsafe {
+        loader.load_extension_enable()?;
+        loader.load_extension(ext, None::<&str>)
+    }
+    .with_context(|| format!("loading the SQLite extension {}", ext.display()))
+}
+
+fn hash_value(value: ValueRef<'_>) -> u64 {
+    let bytes: &[u8] = match value {
+        ValueRef::Null => b"",
+        ValueRef::Integer(i) => return i as u64,
+        ValueRef::Real(f) => return f.to_bits(),
+        ValueRef::Text(t) | ValueRef::Blob(t) => t,
+    };
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Where a measurement runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Setting {
+    /// This machine's disk.
+    Disk,
+    /// A memory cgroup limited to a quarter of the database.
+    Cgroup,
+    /// The emulated 7200 RPM disk.
+    Emulated,
+}
+
+impl FromStr for Setting {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Setting, String> {
+        match s {
+            "disk" => Ok(Setting::Disk),
+            "cgroup" => Ok(Setting::Cgroup),
+            "emulated" => Ok(Setting::Emulated),
+            _ => Err(format!(
+                "unknown setting {s:?}: expected disk, cgroup or emulated"
+            )),
+        }
+    }
+}
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// The database (made by `prefetch sqlite gen`).
+    pub db: PathBuf,
+    /// The extension to load.
+    pub ext: PathBuf,
+    /// The query.
+    pub sql: String,
+    /// Runs per variant.
+    pub runs: usize,
+    /// The `prefetch` binary, whose `sqlite query` subcommand is each measured child process.
+    pub runner: PathBuf,
+}
+
+/// Medians of one setting.
+#[derive(Debug, Clone, Serialize)]
+pub struct SettingResult {
+    /// Which setting, named for the reader ("this machine's disk", "memory cgroup of ...", ...).
+    pub setting: String,
+    /// Seconds of each stock run.
+    pub stock_runs: Vec<f64>,
+    /// Seconds of each run with the extension.
+    pub extension_runs: Vec<f64>,
+    /// Median stock seconds.
+    pub stock: f64,
+    /// Median seconds with the extension.
+    pub extension: f64,
+    /// stock / extension.
+    pub speedup: f64,
+    /// Warm-cache seconds (stock, file fully cached), when measured.
+    pub warm: Option<f64>,
+    /// Seconds to read the file sequentially from a cold cache, when measured.
+    pub sequential_read: Option<f64>,
+}
+
+/// The whole benchmark's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The query.
+    pub sql: String,
+    /// The database file.
+    pub db: PathBuf,
+    /// Its size in bytes.
+    pub db_bytes: u64,
+    /// Rows the query returns.
+    pub rows: u64,
+    /// Runs per variant.
+    pub runs: usize,
+    /// How the cache was emptied before each run.
+    pub eviction: String,
+    /// One entry per setting measured.
+    pub results: Vec<SettingResult>,
+    /// Settings that could not be measured, and why.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Finds the extension next to the `prefetch` binary (both are built into target/{debug,release}).
+pub fn extension_next_to(exe: &Path) -> Result<PathBuf> {
+    let dir = exe
+        .parent()
+        .ok_or_else(|| anyhow!("{} has no directory", exe.display()))?;
+    let path = dir.join(EXTENSION_FILE);
+    if !path.exists() {
+        bail!(
+            "{} not found: build it with `cargo build --release -p sqlite`, or pass --ext",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// Runs the benchmark in each of `settings`, reporting progress lines through `log`.
+pub fn run(opts: &BenchOptions, settings: &[Setting], mut log: impl FnMut(&str)) -> Result<Report> {
+    if opts.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let db_bytes = std::fs::metadata(&opts.db)
+        .with_context(|| format!("reading {}", opts.db.display()))?
+        .len();
+    let mut report = Report {
+        sql: opts.sql.clone(),
+        db: opts.db.clone(),
+        db_bytes,
+        rows: 0,
+        runs: opts.runs,
+        eviction: Eviction::Fadvise.describe().to_string(),
+        results: Vec::new(),
+        skipped: Vec::new(),
+    };
+    for &setting in settings {
+        let outcome = match setting {
+            Setting::Disk => measure_disk(opts, &mut log),
+            Setting::Cgroup => measure_cgroup(opts, db_bytes, &mut log),
+            Setting::Emulated => measure_emulated(opts, &mut log),
+        };
+        match outcome {
+            Ok((result, rows)) => {
+                report.rows = rows;
+                report.results.push(result);
+            }
+            Err(err) => {
+                log(&format!("{setting:?}: skipped: {err:#}"));
+                report
+                    .skipped
+                    .push((format!("{setting:?}"), format!("{err:#}")));
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// One measured child: evicts `db`, runs the query in a new process (inside `cgroup` if given).
+fn measured_run(
+    opts: &BenchOptions,
+    db: &Path,
+    ext: bool,
+    cgroup: Option<&Path>,
+) -> Result<QueryRun> {
+    evict(db)?;
+    child_run(opts, db, ext, cgroup)
+}
+
+fn evict(db: &Path) -> Result<()> {
+    let file = File::open(db).with_context(|| format!("opening {}", db.display()))?;
+    Eviction::Fadvise.evict(&file)
+}
+
+fn child_run(opts: &BenchOptions, db: &Path, ext: bool, cgroup: Option<&Path>) -> Result<QueryRun> {
+    let mut cmd = Command::new(&opts.runner);
+    cmd.args(["sqlite", "query", "--json", "--sql", &opts.sql, "--db"])
+        .arg(db);
+    if ext {
+        cmd.arg("--ext").arg(&opts.ext);
+    }
+    if let Some(dir) = cgroup {
+        join_cgroup_before_exec(&mut cmd, dir)?;
+    }
+    let out = cmd
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("running {}", opts.runner.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} sqlite query failed: {}",
+            opts.runner.display(),
+            out.status
+        );
+    }
+    serde_json::from_slice(&out.stdout).context("reading the query child's JSON")
+}
+
+/// Makes the child write "0" (itself) into the cgroup's cgroup.procs between fork and exec, so that every
+/// read of the measured process is charged to the group.
+fn join_cgroup_before_exec(cmd: &mut Command, dir: &Path) -> Result<()> {
+    let procs = CString::new(dir.join("cgroup.procs").as_os_str().as_bytes())?;
+    // SAFETY: the closure only calls async-signal-safe functions (open, write, close) on data prepared
+    // before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+            libc::close(fd);
+            if written != 1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    Ok(())
+}
+
+/// Alternates stock and extension runs; checks that both return the same rows.
+fn stock_vs_extension(
+    opts: &BenchOptions,
+    db: &Path,
+    cgroup: Option<&Path>,
+    label: &str,
+    log: &mut impl FnMut(&str),
+) -> Result<(SettingResult, u64)> {
+    let (mut stock, mut extension) = (Vec::new(), Vec::new());
+    let mut reference: Option<QueryRun> = None;
+    for run in 1..=opts.runs {
+        for ext in [false, true] {
+            let result = measured_run(opts, db, ext, cgroup)?;
+            let variant = if ext { "extension" } else { "stock" };
+            log(&format!(
+                "{label}: run {run}/{} {variant}: {:.2} s, {} rows",
+                opts.runs, result.seconds, result.rows
+            ));
+            if let Some(first) = reference {
+                if (first.rows, first.checksum) != (result.rows, result.checksum) {
+                    bail!("{variant} returned different rows ({} rows, checksum {:x}) than the first run ({} rows, checksum {:x})", result.rows, result.checksum, first.rows, first.checksum);
+                }
+            }
+            reference = Some(result);
+            if ext {
+                extension.push(result.seconds)
+            } else {
+                stock.push(result.seconds)
+            }
+        }
+    }
+    let rows = reference.map_or(0, |r| r.rows);
+    Ok((
+        SettingResult::new(label.to_string(), stock, extension),
+        rows,
+    ))
+}
+
+impl SettingResult {
+    fn new(setting: String, stock_runs: Vec<f64>, extension_runs: Vec<f64>) -> SettingResult {
+        let stock = median(&stock_runs);
+        let extension = median(&extension_runs);
+        SettingResult {
+            setting,
+            stock_runs,
+            extension_runs,
+            stock,
+            extension,
+            speedup: stock / extension,
+            warm: None,
+            sequential_read: None,
+        }
+    }
+}
+
+fn measure_disk(opts: &BenchOptions, log: &mut impl FnMut(&str)) -> Result<(SettingResult, u64)> {
+    let label = "this machine's disk";
+    let (mut result, rows) = stock_vs_extension(opts, &opts.db, None, label, log)?;
+    evict(&opts.db)?;
+    let sequential = read_sequentially(&opts.db)?;
+    let warm = median(
+        &(0..opts.runs)
+            .map(|_| child_run(opts, &opts.db, false, None).map(|r| r.seconds))
+            .collect::<Result<Vec<_>>>()?,
+    );
+    log(&format!(
+        "{label}: sequential read {sequential:.2} s, warm stock {warm:.2} s"
+    ));
+    result.warm = Some(warm);
+    result.sequential_read = Some(sequential);
+    Ok((result, rows))
+}
+
+/// Seconds to read the whole file in 1 MiB reads (from a cold cache if the caller evicted it).
+fn read_sequentially(path: &Path) -> Result<f64> {
+    let start = Instant::now();
+    let mut file = File::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    while file.read(&mut buf)? > 0 {}
+    Ok(start.elapsed().as_secs_f64())
+}
+
+fn measure_cgroup(
+    opts: &BenchOptions,
+    db_bytes: u64,
+    log: &mut impl FnMut(&str),
+) -> Result<(SettingResult, u64)> {
+    let group = MemoryCgroup::create(db_bytes / 4)
+        .context("creating the memory cgroup (needs root and cgroup v1 or v2)")?;
+    let label = format!(
+        "{} = 1/4 of the database, on this machine's disk",
+        group.describe()
+    );
+    let outcome = stock_vs_extension(opts, &opts.db, Some(group.dir()), &label, log);
+    group.remove().context("removing the memory cgroup")?;
+    outcome
+}
+
+/// The emulated disk, mounted by a `prefetch emulate` child for as long as the value lives.
+struct EmulatedMount {
+    child: Child,
+    mountpoint: PathBuf,
+    _dir: TempDir,
+}
+
+/// A temporary directory removed on drop.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+impl EmulatedMount {
+    fn start(opts: &BenchOptions) -> Result<EmulatedMount> {
+        let backing = opts
+            .db
+            .parent()
+            .ok_or_else(|| anyhow!("{} has no directory", opts.db.display()))?;
+        let dir = TempDir(
+            std::env::temp_dir().join(format!("prefetch-sqlite-emulated-{}", std::process::id())),
+        );
+        std::fs::create_dir_all(&dir.0)?;
+        let child = Command::new(&opts.runner)
+            .args(["emulate", "--model", EMULATED_MODEL, "--backing"])
+            .arg(backing)
+            .arg(&dir.0)
+            .stdout(Stdio::null())
+            .spawn()
+            .context("starting `prefetch emulate`")?;
+        let mount = EmulatedMount {
+            child,
+            mountpoint: dir.0.clone(),
+            _dir: dir,
+        };
+        mount.wait_until_mounted(&opts.db)?;
+        Ok(mount)
+    }
+
+    fn db_path(&self, db: &Path) -> PathBuf {
+        self.mountpoint.join(db.file_name().unwrap_or_default())
+    }
+
+    fn wait_until_mounted(&self, db: &Path) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if self.db_path(db).exists() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        bail!(
+            "`prefetch emulate` did not show {} within 20 s",
+            self.db_path(db).display()
+        )
+    }
+}
+
+impl Drop for EmulatedMount {
+    fn drop(&mut self) {
+        // SAFETY: kill has no memory-safety preconditions; the pid is our own child's.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+fn measure_emulated(
+    opts: &BenchOptions,
+    log: &mut impl FnMut(&str),
+) -> Result<(SettingResult, u64)> {
+    let mount = EmulatedMount::start(opts)?;
+    let db = mount.db_path(&opts.db);
+    let label = format!("emulated 7200 RPM disk ({EMULATED_MODEL}, prefetch emulate)");
+    evict(&opts.db)?;
+    stock_vs_extension(opts, &db, None, &label, log)
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+impl Report {
+    /// The report as a text table, each row naming its setting.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "SQLite index scan (paper s5.4): {}\non {} ({:.1} MiB, {} rows), median of {} cold runs each, cache emptied by {}\n\n",
+            self.sql,
+            self.db.display(),
+            self.db_bytes as f64 / f64::from(1 << 20),
+            self.rows,
+            self.runs,
+            self.eviction
+        );
+        out += &format!(
+            "{:<70} {:>10} {:>12} {:>8}\n",
+            "setting", "stock s", "extension s", "speedup"
+        );
+        for r in &self.results {
+            out += &format!(
+                "{:<70} {:>10.2} {:>12.2} {:>7.2}x\n",
+                r.setting, r.stock, r.extension, r.speedup
+            );
+        }
+        for r in &self.results {
+            if let (Some(warm), Some(seq)) = (r.warm, r.sequential_read) {
+                let bound = warm.max(seq);
+                out += &format!(
+                    "\nlower bounds on {}: warm cache {warm:.2} s, sequential read {seq:.2} s;\n\
+                     extension / max(warm, sequential) = {:.2}x, extension / (sequential + warm) = {:.2}x\n",
+                    r.setting,
+                    r.extension / bound,
+                    r.extension / (seq + warm)
+                );
+            }
+        }
+        for (setting, why) in &self.skipped {
+            out += &format!("\n{setting}: not measured: {why}\n");
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+
+    #[test]
+    fn settings_parse_by_name() {
+        assert_eq!("cgroup".parse::<Setting>(), Ok(Setting::Cgroup));
+        assert!("tape".parse::<Setting>().is_err());
+    }
+}

@@ -1,0 +1,292 @@
+//! The built extension (target/*/libprefetch_sqlite.so) loaded into real SQLite processes: rusqlite's
+//! bundled SQLite in this process, the sqlite3 shell, and Python's sqlite3. Every query must return the
+//! same rows, in the same order, with and without it, including while another connection writes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use prefetch_sqlite::bench::load_extension;
+use prefetch_sqlite::gen::{generate, GenOptions};
+use rusqlite::types::Value;
+use rusqlite::{Connection, OpenFlags};
+
+/// The queries of the issue: the paper's, a range, descending, a second index, a join.
+const QUERIES: [&str; 6] = [
+    "SELECT * FROM customer ORDER BY c_zip",
+    "SELECT * FROM customer WHERE c_zip BETWEEN '2000' AND '5999' ORDER BY c_zip",
+    "SELECT * FROM customer ORDER BY c_zip DESC",
+    "SELECT * FROM customer INDEXED BY customer_last WHERE c_w_id = 1 ORDER BY c_d_id, c_last, c_first",
+    "SELECT c.c_id, c.c_zip, c.c_last, d.d_name FROM customer c JOIN district d \
+     ON d.d_w_id = c.c_w_id AND d.d_id = c.c_d_id ORDER BY c.c_zip",
+    "SELECT c_id, c_balance FROM customer INDEXED BY sqlite_autoindex_customer_1 ORDER BY c_w_id, c_d_id, c_id",
+];
+
+/// The extension cdylib that cargo built alongside this test.
+fn extension() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap();
+    [
+        deps.join("libprefetch_sqlite.so"),
+        deps.parent().unwrap().join("libprefetch_sqlite.so"),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+    .expect("cargo builds libprefetch_sqlite.so with the tests")
+}
+
+/// Loads the extension into this process's SQLite once.
+fn loaded() {
+    static LOADED: OnceLock<()> = OnceLock::new();
+    LOADED.get_or_init(|| load_extension(&extension()).unwrap());
+}
+
+fn make_db(dir: &Path, rows: u64) -> PathBuf {
+    let path = dir.join("c.db");
+    generate(&path, &GenOptions { rows, seed: 9 }, |_| {}).unwrap();
+    path
+}
+
+fn open(path: &Path, vfs: &str) -> Connection {
+    Connection::open_with_flags_and_vfs(path, OpenFlags::SQLITE_OPEN_READ_WRITE, vfs).unwrap()
+}
+
+fn rows(conn: &Connection, sql: &str) -> Vec<Vec<Value>> {
+    let mut stmt = conn.prepare(sql).unwrap();
+    let n = stmt.column_count();
+    let mapped = stmt
+        .query_map([], |r| {
+            (0..n)
+                .map(|i| r.get::<_, Value>(i))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .unwrap();
+    mapped.map(Result::unwrap).collect()
+}
+
+fn evict(path: &Path) {
+    bench::cache::Eviction::Fadvise
+        .evict(&std::fs::File::open(path).unwrap())
+        .unwrap();
+}
+
+#[test]
+fn queries_return_identical_rows_with_and_without_the_extension() {
+    loaded();
+    let dir = tempfile::tempdir().unwrap();
+    let path = make_db(dir.path(), 25_000);
+    for sql in QUERIES {
+        let stock = rows(&open(&path, "unix"), sql);
+        evict(&path);
+        let with = rows(&open(&path, "prefetch"), sql);
+        assert!(!stock.is_empty(), "{sql} returned nothing");
+        assert_eq!(stock.len(), with.len(), "{sql}");
+        assert!(stock == with, "{sql}: rows differ");
+    }
+}
+
+#[test]
+fn default_vfs_is_prefetch_after_loading() {
+    loaded();
+    let dir = tempfile::tempdir().unwrap();
+    let conn = Connection::open(dir.path().join("v.db")).unwrap();
+    conn.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1)")
+        .unwrap();
+    assert_eq!(vfs_name(&conn), "prefetch/unix");
+}
+
+/// The VFS name through SQLITE_FCNTL_VFSNAME, as the shell's `.vfsname` reads it.
+fn vfs_name(conn: &Connection) -> String {
+    let mut name: *mut std::ffi::c_char = std::ptr::null_mut();
+    // SAFETY: SQLITE_FCNTL_VFSNAME writes a string allocated by sqlite3_malloc into `name`.
+    unsafe {
+        rusqlite::ffi::sqlite3_file_control(
+            conn.handle(),
+            c"main".as_ptr(),
+            rusqlite::ffi::SQLITE_FCNTL_VFSNAME,
+            std::ptr::from_mut(&mut name).cast(),
+        );
+        let text = std::ffi::CStr::from_ptr(name)
+            .to_string_lossy()
+            .into_owned();
+        rusqlite::ffi::sqlite3_free(name.cast());
+        text
+    }
+}
+
+#[test]
+fn reads_stay_exact_while_another_connection_writes() {
+    loaded();
+    let dir = tempfile::tempdir().unwrap();
+    let path = make_db(dir.path(), 15_000);
+    let sql = QUERIES[0];
+    // Rollback journal: a writer commits between the reader's queries.
+    let reader = open(&path, "prefetch");
+    let writer = open(&path, "unix");
+    for round in 0..3 {
+        writer
+            .execute_batch(&format!(
+                "UPDATE customer SET c_zip = '{round:04}11111', c_balance = c_balance + 1 WHERE c_id % 5 = {round};
+                 INSERT INTO customer SELECT c_id + 100000, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1,
+                   c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount,
+                   c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data
+                   FROM customer WHERE c_id % 97 = {round} AND c_id < 100000;"
+            ))
+            .unwrap();
+        assert!(
+            rows(&reader, sql) == rows(&writer, sql),
+            "round {round}: rows differ after a write"
+        );
+    }
+    drop((reader, writer));
+
+    // WAL: the writer commits while the reader is in the middle of its scan; the reader sees its snapshot.
+    open(&path, "unix")
+        .execute_batch("PRAGMA journal_mode = WAL")
+        .unwrap();
+    let snapshot = rows(&open(&path, "unix"), sql);
+    let reader = open(&path, "prefetch");
+    let mut stmt = reader.prepare(sql).unwrap();
+    let n = stmt.column_count();
+    let mut cursor = stmt.query([]).unwrap();
+    let mut seen = Vec::new();
+    let writer = std::thread::spawn({
+        let path = path.clone();
+        move || {
+            let conn = open(&path, "prefetch");
+            for i in 0..20 {
+                conn.execute(
+                    &format!("UPDATE customer SET c_zip = '9{i:03}11111' WHERE c_id % 20 = {i}"),
+                    [],
+                )
+                .unwrap();
+            }
+        }
+    });
+    while let Some(row) = cursor.next().unwrap() {
+        seen.push(
+            (0..n)
+                .map(|i| row.get::<_, Value>(i).unwrap())
+                .collect::<Vec<_>>(),
+        );
+        if seen.len() == 100 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    writer.join().unwrap();
+    assert!(
+        seen == snapshot,
+        "a WAL reader must see its snapshot, through the prefetch VFS too"
+    );
+    drop(cursor);
+    drop(stmt);
+    assert!(
+        rows(&reader, sql) == rows(&open(&path, "unix"), sql),
+        "after the writes"
+    );
+}
+
+/// Output of the sqlite3 shell for `sql` on `db`, with or without `.load EXT`.
+fn shell(db: &Path, sql: &str, ext: Option<&Path>) -> std::process::Output {
+    let mut cmd = Command::new("sqlite3");
+    if let Some(ext) = ext {
+        cmd.arg("-cmd")
+            .arg(format!(".load {}", ext.display()))
+            .arg("-cmd")
+            .arg(format!(".open {}", db.display()));
+        cmd.arg("-cmd").arg(".vfsname").arg(":memory:");
+    } else {
+        cmd.arg(db);
+    }
+    cmd.arg(sql).output().unwrap()
+}
+
+#[test]
+fn sqlite3_shell_returns_identical_rows() {
+    if Command::new("sqlite3").arg("--version").output().is_err() {
+        println!("skipped: no sqlite3 shell on PATH (.ci/run installs the sqlite3 package)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = make_db(dir.path(), 10_000);
+    for sql in QUERIES {
+        let stock = shell(&path, sql, None);
+        evict(&path);
+        let with = shell(&path, sql, Some(&extension()));
+        assert!(
+            stock.status.success() && with.status.success(),
+            "{}",
+            String::from_utf8_lossy(&with.stderr)
+        );
+        let with_out = String::from_utf8(with.stdout).unwrap();
+        let (vfs, body) = with_out.split_once('\n').unwrap();
+        assert_eq!(
+            vfs, "prefetch/unix",
+            "the shell's .vfsname after .load and .open"
+        );
+        assert!(
+            body == String::from_utf8(stock.stdout).unwrap(),
+            "{sql}: shell output differs"
+        );
+    }
+}
+
+/// A Python interpreter whose sqlite3 module can load extensions.
+fn python_with_extensions() -> Option<&'static str> {
+    ["python3", "/usr/bin/python3"].into_iter().find(|python| {
+        Command::new(python)
+            .args([
+                "-c",
+                "import sqlite3; sqlite3.connect(':memory:').enable_load_extension(True)",
+            ])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+const PYTHON_SCRIPT: &str = r#"
+import hashlib, sqlite3, sys
+db, sql, ext = sys.argv[1], sys.argv[2], sys.argv[3]
+if ext:
+    loader = sqlite3.connect(":memory:")
+    loader.enable_load_extension(True)
+    loader.load_extension(ext)
+conn = sqlite3.connect(f"file:{db}?vfs=prefetch" if ext else db, uri=bool(ext))
+h = hashlib.sha256()
+n = 0
+for row in conn.execute(sql):
+    h.update(repr(row).encode())
+    n += 1
+print(n, h.hexdigest())
+"#;
+
+#[test]
+fn python_sqlite3_returns_identical_rows() {
+    let Some(python) = python_with_extensions() else {
+        println!("skipped: no python3 whose sqlite3 module can load extensions");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = make_db(dir.path(), 10_000);
+    let ext = extension();
+    for sql in QUERIES {
+        let run = |ext: &str| {
+            let out = Command::new(python)
+                .args(["-c", PYTHON_SCRIPT])
+                .arg(&path)
+                .arg(sql)
+                .arg(ext)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "python: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let stock = run("");
+        evict(&path);
+        assert_eq!(stock, run(ext.to_str().unwrap()), "{sql}");
+    }
+}

@@ -1,0 +1,182 @@
+//! The section 5.4 planner on a real database: the lists it hands libprefetch for a forward scan of the
+//! zip index (leaves marked, then the table pages of their rowids in index order), the PF_SET_FROM_MARK
+//! refresh, and plain reads for out-of-order index access. Ground truth comes from a full walk of the
+//! table b-tree, independent of the planner's descent through interior pages.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use prefetch_sqlite::btree::{Database, IndexLeaf};
+use prefetch_sqlite::gen::{generate, GenOptions, PAGE_SIZE};
+use prefetch_sqlite::scan::{Entry, Plan, ScanPlanner, FIRST_LOOKAHEAD};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    leaves: Vec<IndexLeaf>,
+    /// rowid -> table leaf page, from a full walk of the table.
+    page_of: HashMap<i64, u32>,
+    db: Database<std::fs::File>,
+}
+
+fn fixture(rows: u64) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    generate(&path, &GenOptions { rows, seed: 5 }, |_| {}).unwrap();
+    let db = Database::open(Box::new(std::fs::File::open(&path).unwrap())).unwrap();
+    let schema = db.schema().unwrap();
+    let root = |name: &str| schema.iter().find(|e| e.name == name).unwrap().root;
+    let leaves = db.index_leaves(root("customer_zip")).unwrap();
+    let page_of = db
+        .table_rows(root("customer"))
+        .unwrap()
+        .into_iter()
+        .map(|(page, rowid)| (rowid, page))
+        .collect();
+    Fixture {
+        _dir: dir,
+        path,
+        leaves,
+        page_of,
+        db,
+    }
+}
+
+fn offset(page: u32) -> u64 {
+    u64::from(page - 1) * u64::from(PAGE_SIZE)
+}
+
+fn planner(path: &Path) -> ScanPlanner {
+    ScanPlanner::new(std::fs::File::open(path).unwrap())
+}
+
+/// The list the paper's callback should produce for `leaves`, with or without the first leaf's entry.
+fn expected(f: &Fixture, leaves: &[IndexLeaf], include_first: bool) -> Vec<Entry> {
+    let mut list: Vec<Entry> = Vec::new();
+    for (i, leaf) in leaves.iter().enumerate() {
+        if i > 0 || include_first {
+            list.push(Entry {
+                offset: offset(leaf.page),
+                mark: true,
+            });
+        }
+        for rowid in
+            f.db.index_leaf_rowids(leaf.page)
+                .unwrap()
+                .iter()
+                .chain(&leaf.then)
+        {
+            let entry = Entry {
+                offset: offset(f.page_of[rowid]),
+                mark: false,
+            };
+            if list.last() != Some(&entry) {
+                list.push(entry);
+            }
+        }
+    }
+    list
+}
+
+#[test]
+fn forward_scan_lists_table_pages_in_index_order_with_leaves_marked() {
+    let f = fixture(30_000);
+    assert!(
+        f.leaves.len() > 2 * FIRST_LOOKAHEAD + 2,
+        "need several leaves, got {}",
+        f.leaves.len()
+    );
+    let mut p = planner(&f.path);
+    // The first leaf alone does not show a scan yet: plain reads.
+    assert_eq!(p.plan(None, offset(f.leaves[0].page)), Plan::Keep);
+    // The next leaf in key order does: the list covers FIRST_LOOKAHEAD leaves from it.
+    let Plan::Set(list) = p.plan(Some(offset(f.leaves[0].page)), offset(f.leaves[1].page)) else {
+        panic!("a forward scan must set a list");
+    };
+    assert_eq!(list, expected(&f, &f.leaves[1..1 + FIRST_LOOKAHEAD], true));
+    // Reading a table page past the mark of leaf 2: the list after that mark is regenerated, looking
+    // twice as far ahead.
+    let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
+    let Plan::FromMark(refreshed) = p.plan(Some(offset(f.leaves[2].page)), table_page) else {
+        panic!("a table read behind a mark must refresh from the mark");
+    };
+    assert_eq!(
+        refreshed,
+        expected(&f, &f.leaves[2..2 + 2 * FIRST_LOOKAHEAD], false)
+    );
+}
+
+#[test]
+fn out_of_order_index_reads_fall_back_to_plain_reads() {
+    let f = fixture(30_000);
+    let mut p = planner(&f.path);
+    assert_eq!(p.plan(None, offset(f.leaves[3].page)), Plan::Keep);
+    assert!(matches!(
+        p.plan(None, offset(f.leaves[4].page)),
+        Plan::Set(_)
+    ));
+    // Leaves of another index (the inner side of a join) leave the scan's list alone.
+    let other_root =
+        f.db.schema()
+            .unwrap()
+            .into_iter()
+            .find(|e| e.name == "customer_last")
+            .unwrap()
+            .root;
+    let other = f.db.index_leaves(other_root).unwrap();
+    assert_eq!(p.plan(None, offset(other[5].page)), Plan::Keep);
+    assert_eq!(p.plan(None, offset(other[2].page)), Plan::Keep);
+    // A jump back in the scanned index ends the scan: the list is cleared once.
+    assert_eq!(p.plan(None, offset(f.leaves[2].page)), Plan::Clear);
+    // Point lookups and a descending walk never look like a forward scan.
+    for pos in [7, 2, 9, 8, 7, 6] {
+        assert_eq!(
+            p.plan(None, offset(f.leaves[pos].page)),
+            Plan::Keep,
+            "leaf {pos}"
+        );
+    }
+    // A table read with no scan under way, and interior pages, change nothing.
+    assert_eq!(
+        p.plan(Some(offset(f.leaves[6].page)), offset(f.page_of[&1])),
+        Plan::Keep
+    );
+    assert_eq!(p.plan(None, 0), Plan::Keep);
+}
+
+#[test]
+fn planner_follows_the_file_after_a_write() {
+    let f = fixture(20_000);
+    let mut p = planner(&f.path);
+    assert_eq!(p.plan(None, offset(f.leaves[0].page)), Plan::Keep);
+    let conn = rusqlite::Connection::open(&f.path).unwrap();
+    conn.execute_batch(
+        "UPDATE customer SET c_zip = '0000' || substr(c_zip, 5) WHERE rowid % 2 = 0; VACUUM;",
+    )
+    .unwrap();
+    drop(conn);
+    let db = Database::open(Box::new(std::fs::File::open(&f.path).unwrap())).unwrap();
+    let root = db
+        .schema()
+        .unwrap()
+        .into_iter()
+        .find(|e| e.name == "customer_zip")
+        .unwrap()
+        .root;
+    let leaves = db.index_leaves(root).unwrap();
+    let fresh = Fixture { leaves, db, ..f };
+    assert_eq!(p.plan(None, offset(fresh.leaves[0].page)), Plan::Keep);
+    let Plan::Set(list) = p.plan(None, offset(fresh.leaves[1].page)) else {
+        panic!("a forward scan of the rewritten file must set a list");
+    };
+    assert_eq!(
+        list.first(),
+        Some(&Entry {
+            offset: offset(fresh.leaves[1].page),
+            mark: true
+        })
+    );
+    assert!(list
+        .iter()
+        .all(|e| e.offset < fresh.db.page_count() as u64 * u64::from(PAGE_SIZE)));
+}
