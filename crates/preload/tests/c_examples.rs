@@ -1,0 +1,322 @@
+//! The C examples of `examples/c`, built with make + gcc against `include/libprefetch.h` and the
+//! `libprefetch.so` cargo built next to this test, run as real processes on real pattern files.
+//!
+//! Follows the "Tests (real processes, real files)" and the paper's sections 4-4.3 (Figures 6 and 7):
+//! the Figure 7 callback, marks with `PF_SET_FROM_MARK`, a callback reading inside `ignore_accesses`, identical
+//! bytes and errno with and without the library (plain, `LD_PRELOAD`, linked), 8 threads, fork during a round,
+//! a 10-million-entry list, and one tracked read per interposed entry point. Each program checks itself and
+//! exits 0 (pass), 1 (fail) or 77 (skip, with the reason on stderr); these tests add the comparisons across runs.
+//! Timeouts are deadlock detectors, never performance limits.
+//!
+//! Deviations: none from the paper; the tests skip (with a printed reason) when gcc or make is missing.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long one example may run before it is killed and reported as hung (a deadlock detector).
+const TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The size of the pattern files, in MiB (the programs create and evict them).
+const FILE_MIB: &str = "32";
+
+/// The cargo profile directory holding this test and `libprefetch.so` (e.g. `target/debug`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("path of the test executable");
+    match exe.parent().and_then(Path::parent) {
+        Some(dir) if dir.join("libprefetch.so").exists() => dir.to_path_buf(),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/debug"),
+    }
+}
+
+/// The shared library under test.
+fn library() -> PathBuf {
+    let lib = profile_dir().join("libprefetch.so");
+    assert!(lib.exists(), "{} is missing: run `cargo build -p preload`", lib.display());
+    lib
+}
+
+/// The `examples/c` directory of the repository.
+fn sources() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/c")
+}
+
+/// True if `tool --version` runs.
+fn tool_exists(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Builds the examples once per test process; `Err` holds the reason to skip.
+fn examples() -> Result<&'static Path, String> {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            for tool in ["gcc", "make"] {
+                if !tool_exists(tool) {
+                    return Err(format!("{tool} is not installed; the C examples cannot be built"));
+                }
+            }
+            let out = profile_dir().join("c-examples");
+            let lib_dir = library().parent().expect("library directory").to_path_buf();
+            let build = Command::new("make")
+                .arg("-C")
+                .arg(sources())
+                .arg("-j2")
+                .arg(format!("OUT={}", out.display()))
+                .arg(format!("LIBDIR={}", lib_dir.display()))
+                .output()
+                .expect("run make");
+            assert!(
+                build.status.success(),
+                "building examples/c failed:\n{}{}",
+                String::from_utf8_lossy(&build.stdout),
+                String::from_utf8_lossy(&build.stderr)
+            );
+            Ok(out)
+        })
+        .as_deref()
+        .map_err(Clone::clone)
+}
+
+/// The built examples, or a printed skip reason and an early return from the test.
+macro_rules! examples_or_skip {
+    () => {
+        match examples() {
+            Ok(dir) => dir,
+            Err(why) => {
+                eprintln!("SKIP: {why}");
+                return;
+            }
+        }
+    };
+}
+
+/// A scratch directory for one test's files, removed when the test ends.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("libprefetch-ctest-{}-{test}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("create scratch directory");
+        Scratch(dir)
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// How to load the library into a run.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Load {
+    /// No library (and no inherited LD_PRELOAD).
+    Without,
+    /// LD_PRELOAD=libprefetch.so.
+    Preload,
+    /// The program is linked with -lprefetch (or is one of the `_linked` builds).
+    Linked,
+}
+
+/// What one run printed and how it ended.
+struct Run {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    /// The run's output, for failure messages.
+    fn describe(&self, what: &str) -> String {
+        format!("{what} ended with {}\n--- stdout\n{}--- stderr\n{}", self.status, self.stdout, self.stderr)
+    }
+}
+
+/// Runs an example with its output in files of the scratch directory; kills it after TIMEOUT.
+fn run(dir: &Path, scratch: &Scratch, program: &str, args: &[&str], load: Load) -> Run {
+    let tag = format!("{program}-{load:?}-{}", args.join("-").replace('/', "_"));
+    let out_path = scratch.0.join(format!("{tag}.stdout"));
+    let err_path = scratch.0.join(format!("{tag}.stderr"));
+    let mut cmd = Command::new(dir.join(program));
+    cmd.args(args)
+        .env_remove("LD_PRELOAD")
+        .stdin(Stdio::null())
+        .stdout(File::create(&out_path).expect("stdout file"))
+        .stderr(File::create(&err_path).expect("stderr file"));
+    if load == Load::Preload {
+        cmd.env("LD_PRELOAD", library());
+    }
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("start {program}: {e}"));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the example") {
+            break status;
+        }
+        if started.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{program} {args:?} ({load:?}) did not finish in {TIMEOUT:?}: hung (deadlock?)\n{}",
+                fs::read_to_string(&err_path).unwrap_or_default()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        status,
+        stdout: fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: fs::read_to_string(&err_path).unwrap_or_default(),
+    }
+}
+
+/// Runs a self-checking example on a fresh pattern file and asserts it passed (or prints its skip reason).
+fn run_passing(test: &str, program: &str, extra: &[&str]) {
+    let dir = examples_or_skip!();
+    let scratch = Scratch::new(test);
+    let file = scratch.path("pattern");
+    let mut args = vec![file.as_str()];
+    args.extend_from_slice(extra);
+    args.push(FILE_MIB);
+    let result = run(dir, &scratch, program, &args, Load::Linked);
+    if result.status.code() == Some(77) {
+        eprintln!("SKIP: {}", result.stderr.trim());
+        return;
+    }
+    assert!(result.status.success(), "{}", result.describe(program));
+    print!("{}{}", result.stdout, result.stderr);
+}
+
+/// The first line where two outputs differ, for a readable failure message.
+fn first_difference(a: &str, b: &str) -> String {
+    let line = a.lines().zip(b.lines()).position(|(x, y)| x != y);
+    match line {
+        Some(i) => format!(
+            "line {}:\n  without: {}\n  with:    {}",
+            i + 1,
+            a.lines().nth(i).unwrap_or(""),
+            b.lines().nth(i).unwrap_or("")
+        ),
+        None => format!("lengths differ: {} vs {} lines", a.lines().count(), b.lines().count()),
+    }
+}
+
+/// Runs `program` without the library, with LD_PRELOAD, and `program_linked`; asserts all pass, the library
+/// was found in the last two, and stdout is byte-for-byte identical in all three.
+fn assert_same_output(test: &str, program: &str, args: impl Fn(&Scratch) -> Vec<String>) {
+    let dir = examples_or_skip!();
+    let scratch = Scratch::new(test);
+    let args = args(&scratch);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let linked = format!("{program}_linked");
+    let runs = [
+        (Load::Without, run(dir, &scratch, program, &args, Load::Without)),
+        (Load::Preload, run(dir, &scratch, program, &args, Load::Preload)),
+        (Load::Linked, run(dir, &scratch, &linked, &args, Load::Linked)),
+    ];
+    let baseline = &runs[0].1;
+    assert!(baseline.status.success(), "{}", baseline.describe(program));
+    assert!(baseline.stderr.contains("libprefetch not loaded"), "{}", baseline.describe(program));
+    for (load, r) in &runs[1..] {
+        let what = format!("{program} ({load:?})");
+        assert!(r.status.success(), "{}", r.describe(&what));
+        assert!(!r.stderr.contains("not loaded"), "the library was not found: {}", r.describe(&what));
+        assert!(
+            r.stdout == baseline.stdout,
+            "{what} printed something else than without the library: {}",
+            first_difference(&baseline.stdout, &r.stdout)
+        );
+    }
+    eprint!("{}{}", runs[1].1.stderr, runs[2].1.stderr);
+    println!(
+        "{program}: {} lines identical without, with LD_PRELOAD and linked; last: {}",
+        baseline.stdout.lines().count(),
+        baseline.stdout.lines().last().unwrap_or("")
+    );
+}
+
+/// True if the binary's bytes name the symbol (as its dynamic symbol table does).
+fn binary_names(binary: &Path, symbol: &str) -> bool {
+    let bytes = fs::read(binary).expect("read the binary");
+    let needle: Vec<u8> = symbol.bytes().chain([0]).collect();
+    bytes.windows(needle.len()).any(|w| w == needle.as_slice())
+}
+
+#[test]
+fn figure7_random_reader_reads_right_bytes_and_prefetches() {
+    run_passing("fig7", "fig7_random", &[]);
+}
+
+#[test]
+fn figure6_index_scan_refreshes_from_the_last_mark() {
+    run_passing("index", "index_marks", &[]);
+}
+
+#[test]
+fn callback_reads_inside_ignore_accesses_without_recursion() {
+    run_passing("cbreads", "callback_reads", &[]);
+}
+
+#[test]
+fn identity_reads_see_the_same_bytes_errno_and_position_with_the_library() {
+    assert_same_output("identity", "identity", |s| vec![s.path("pattern"), s.path(""), FILE_MIB.into()]);
+}
+
+#[test]
+fn identity_build_calls_the_fortified_entry_points() {
+    let dir = examples_or_skip!();
+    for symbol in ["read", "pread", "pread64", "readv", "preadv", "preadv64", "preadv2", "__read_chk", "__pread_chk"]
+    {
+        assert!(binary_names(&dir.join("identity"), symbol), "identity does not call {symbol}");
+    }
+    for symbol in ["__pread64_chk", "preadv64v2"] {
+        assert!(binary_names(&dir.join("intercept"), symbol), "intercept does not call {symbol}");
+    }
+}
+
+#[test]
+fn eight_threads_with_a_client_each_read_the_same_checksums() {
+    assert_same_output("threads-each", "threads", |s| {
+        vec![s.path("pattern"), "per-thread".into(), FILE_MIB.into()]
+    });
+}
+
+#[test]
+fn eight_threads_sharing_one_client_read_the_same_checksums() {
+    assert_same_output("threads-shared", "threads", |s| {
+        vec![s.path("pattern"), "shared".into(), FILE_MIB.into()]
+    });
+}
+
+#[test]
+fn fork_while_a_round_is_in_flight_finishes_with_right_bytes() {
+    run_passing("fork", "fork_round", &[]);
+}
+
+#[test]
+fn ten_million_entries_get_short_counts_and_bounded_memory() {
+    run_passing("biglist", "big_list", &[]);
+}
+
+#[test]
+fn every_listed_entry_point_counts_one_tracked_read() {
+    run_passing("intercept", "intercept", &["std"]);
+}
+
+#[test]
+fn large_file_builds_are_tracked_too() {
+    run_passing("intercept-lfs", "intercept", &["lfs"]);
+}
