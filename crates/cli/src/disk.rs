@@ -54,7 +54,10 @@ pub fn run(command: DiskCommand) -> Result<()> {
         eprintln!("wrote {}", path.display());
     }
     if !profile.passes() {
-        bail!("model {} fails a check against the papers (see above)", args.model);
+        bail!(
+            "model {} fails a check against the papers (see above)",
+            args.model
+        );
     }
     Ok(())
 }
@@ -70,7 +73,7 @@ fn print_tables(p: &Profile) {
     print_seek_table(&p.seek);
     match p.infill_threshold {
         Some(bytes) => println!(
-            "infill threshold: reading a gap is cheaper than seeking over it up to {} KiB (paper: ~32 KiB)\n",
+            "infill threshold: reading a gap is cheaper than seeking over it up to {} KiB (libprefetch paper's disk: ~32 KiB)\n",
             bytes / 1024
         ),
         None => println!("infill threshold: none (seeking is never slower than reading the gap)\n"),
@@ -86,7 +89,9 @@ fn print_seek_table(points: &[SeekPoint]) {
         "distance", "forward ms", "backward ms", "read ms", "curve ms"
     );
     for s in points {
-        let curve = s.seek_curve_ms.map_or("-".to_string(), |c| format!("{c:.3}"));
+        let curve = s
+            .seek_curve_ms
+            .map_or("-".to_string(), |c| format!("{c:.3}"));
         println!(
             "{:>12} {:>12.3} {:>12.3} {:>12.3} {:>12}",
             human_bytes(s.distance),
@@ -96,7 +101,9 @@ fn print_seek_table(points: &[SeekPoint]) {
             curve
         );
     }
-    println!("(read ms: reading that many bytes at the peak rate; curve ms: the fitted seek alone)\n");
+    println!(
+        "(read ms: reading that many bytes at the peak rate; curve ms: the fitted seek alone)\n"
+    );
 }
 
 fn print_random_seek(p: &Profile) {
@@ -132,7 +139,9 @@ fn print_reorder(p: &Profile) {
             (true, Some(error)) => verdict(error),
             _ => "-",
         };
-        let error = r.error.map_or("-".to_string(), |e| format!("{:.2}%", e * 100.0));
+        let error = r
+            .error
+            .map_or("-".to_string(), |e| format!("{:.2}%", e * 100.0));
         println!(
             "{:>8} {:>14.1} {:>14.1} {:>9} {:>6} {:>12.2} {:>12.2}",
             r.buffer_pages,
@@ -159,7 +168,7 @@ fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut value = bytes;
     let mut unit = 0;
-    while value >= 1024 && value % 1024 == 0 && unit + 1 < UNITS.len() {
+    while value >= 1024 && value.trailing_zeros() >= 10 && unit + 1 < UNITS.len() {
         value /= 1024;
         unit += 1;
     }
@@ -202,9 +211,12 @@ fn draw(p: &Profile, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
             .y_desc("time per 4 KiB read (ms)")
             .x_label_formatter(&|x| human_bytes(*x as u64))
             .draw()?;
-        let seek = points
-            .iter()
-            .map(|s| (s.distance as f64, if forward { s.forward_ms } else { s.backward_ms }));
+        let seek = points.iter().map(|s| {
+            (
+                s.distance as f64,
+                if forward { s.forward_ms } else { s.backward_ms },
+            )
+        });
         chart
             .draw_series(LineSeries::new(seek, &BLUE))?
             .label("seek + read (model)")
