@@ -6,7 +6,8 @@
 //! everything first) and `libprefetch` (the library given the list through a callback). The runner
 //! ([`runner`]) empties the cache before every run ([`cache`]), optionally confines the runs to a memory
 //! cgroup ([`cgroup`]), measures wall time and bytes read from disk ([`io_counters`]), and the report
-//! ([`report`]) prints medians, speedups and the setting ([`setting`]) as a table or JSON.
+//! ([`report`]) prints medians, speedups and the setting ([`setting`]) as a table or JSON, and a window
+//! sweep as an SVG ([`plot`]).
 //!
 //! Deviations: the paper's disks were seek-bound hard drives; this machine's virtio disk has no seek
 //! cost, so here the gains come from queue depth and larger requests (see DESIGN.md), and the
@@ -18,6 +19,7 @@ pub mod datafile;
 pub mod io_counters;
 pub mod libprefetch_mode;
 pub mod mode;
+pub mod plot;
 pub mod progress;
 pub mod report;
 pub mod runner;

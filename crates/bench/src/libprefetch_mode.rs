@@ -12,7 +12,8 @@
 //! (an atomic store, as an application that knows its own progress), and the callback looks for
 //! the requested page from there.
 //! Deviations: none from the paper's interface; the window (`--window`) caps the library's memory
-//! budget (`Config::max_budget_bytes`) to sweep the reorder-buffer size as in Figure 2.
+//! budget (`Config::max_budget_bytes`) to sweep the reorder-buffer size as in Figure 2, and
+//! `--infill` sets `Config::infill_bytes` (section 3.3, Figure 3).
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
@@ -31,6 +32,15 @@ const BATCH: usize = 8192;
 
 /// How far past the published position the callback looks for the requested page.
 const SEARCH_AHEAD: usize = 256;
+
+/// Settings of the library for a pass; None keeps the library's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LibraryTuning {
+    /// Cap on the memory budget (`Config::max_budget_bytes`): the reorder-buffer window.
+    pub window_bytes: Option<u64>,
+    /// Largest gap merged into one prefetch range (`Config::infill_bytes`; 0 disables infill).
+    pub infill_bytes: Option<u64>,
+}
 
 /// The library's counters after a pass (mirror of `libprefetch::Stats`, serialisable).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,11 +127,11 @@ impl Plan {
 }
 
 /// Reads `reads` from `file` with the library following along; returns the checksum and its counters.
-/// `window` caps the library's memory budget (None: its own from /proc/meminfo and the cgroup limit).
+/// Without a window the library sizes its budget from /proc/meminfo and the cgroup limit.
 pub fn read_with_library(
     file: &File,
     reads: &[Read],
-    window: Option<u64>,
+    tuning: &LibraryTuning,
 ) -> Result<(Outcome, LibraryStats)> {
     let first_page_of_read = first_pages(reads);
     let plan = Arc::new(Plan {
@@ -129,9 +139,11 @@ pub fn read_with_library(
         pages: access_pages(reads),
         next_page: AtomicUsize::new(0),
     });
+    let defaults = Config::default();
     let config = Config {
-        max_budget_bytes: window,
-        ..Config::default()
+        max_budget_bytes: tuning.window_bytes,
+        infill_bytes: tuning.infill_bytes.unwrap_or(defaults.infill_bytes),
+        ..defaults
     };
     let in_callback = Arc::clone(&plan);
     let client = Client::register(config, move |client: &Client, info: CallbackInfo| {

@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::will_need;
-use crate::libprefetch_mode::{read_with_library, LibraryStats};
+use crate::libprefetch_mode::{read_with_library, LibraryStats, LibraryTuning};
 use crate::workload::Read;
 
 /// A way of reading the workload.
@@ -62,8 +62,8 @@ pub struct Outcome {
 }
 
 /// Reads `reads` from `file` the way `mode` does. Blocks for the whole pass.
-/// `window` caps libprefetch's memory budget (ignored by the other modes).
-pub fn execute(mode: Mode, file: &File, reads: &[Read], window: Option<u64>) -> Result<Outcome> {
+/// `tuning` configures libprefetch (ignored by the other modes).
+pub fn execute(mode: Mode, file: &File, reads: &[Read], tuning: &LibraryTuning) -> Result<Outcome> {
     match mode {
         Mode::Stock => read_in_order(file, reads, |_| {}),
         Mode::Naive => {
@@ -71,7 +71,7 @@ pub fn execute(mode: Mode, file: &File, reads: &[Read], window: Option<u64>) -> 
             read_in_order(file, reads, |_| {})
         }
         Mode::Libprefetch => {
-            let (outcome, stats) = read_with_library(file, reads, window)?;
+            let (outcome, stats) = read_with_library(file, reads, tuning)?;
             Ok(Outcome {
                 library: Some(stats),
                 ..outcome
@@ -144,7 +144,7 @@ mod tests {
             offset: 4096,
             len: 4096,
         }];
-        let error = execute(Mode::Stock, &file, &reads, None).unwrap_err();
+        let error = execute(Mode::Stock, &file, &reads, &LibraryTuning::default()).unwrap_err();
         assert!(format!("{error:#}").contains("offset 4096"), "{error:#}");
     }
 
@@ -155,7 +155,7 @@ mod tests {
         std::fs::write(&path, b"abcdef").unwrap();
         let file = File::open(&path).unwrap();
         let reads = [Read { offset: 3, len: 3 }, Read { offset: 0, len: 3 }];
-        let outcome = execute(Mode::Naive, &file, &reads, None).unwrap();
+        let outcome = execute(Mode::Naive, &file, &reads, &LibraryTuning::default()).unwrap();
         assert_eq!(outcome.checksum, crc32fast::hash(b"defabc"));
         assert_eq!(outcome.bytes, 6);
     }

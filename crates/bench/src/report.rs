@@ -109,6 +109,8 @@ pub struct Report {
     pub cold_cache: String,
     /// Measured runs per row.
     pub runs_per_row: usize,
+    /// libprefetch's infill if set by the caller (None: the library's default).
+    pub infill_bytes: Option<u64>,
     /// Bytes every pass returns to the application (repeats counted).
     pub bytes_per_pass: u64,
     /// CRC-32 of the bytes every pass read (the same in every run of every mode).
@@ -141,6 +143,7 @@ impl Report {
             memory_cgroup,
             cold_cache: config.eviction.describe().to_string(),
             runs_per_row: config.runs,
+            infill_bytes: config.infill_bytes,
             bytes_per_pass: requested_bytes(&config.workload.reads()),
             checksum: format!("{checksum:#010x}"),
             rows,
@@ -160,6 +163,9 @@ impl Report {
             self.cold_cache,
             self.runs_per_row
         );
+        if let Some(infill) = self.infill_bytes {
+            let _ = writeln!(out, "libprefetch infill: {}", format_bytes(infill));
+        }
         out.push('\n');
         let header = [
             "mode",

@@ -22,6 +22,7 @@ use crate::cache::Eviction;
 use crate::cgroup::MemoryCgroup;
 use crate::datafile;
 use crate::io_counters::own_read_bytes;
+use crate::libprefetch_mode::LibraryTuning;
 use crate::mode::{execute, Mode, Outcome};
 use crate::progress;
 use crate::report::{CacheState, Report, Row};
@@ -39,6 +40,18 @@ pub struct RunRequest {
     pub mode: Mode,
     /// libprefetch only: cap on the reorder buffer (None: the library's own memory-based budget).
     pub window_bytes: Option<u64>,
+    /// libprefetch only: largest gap merged into a prefetch range (None: the library's default).
+    pub infill_bytes: Option<u64>,
+}
+
+impl RunRequest {
+    /// The libprefetch settings of this pass.
+    fn tuning(&self) -> LibraryTuning {
+        LibraryTuning {
+            window_bytes: self.window_bytes,
+            infill_bytes: self.infill_bytes,
+        }
+    }
 }
 
 /// The measurements of one pass: what a child process prints on stdout.
@@ -59,14 +72,13 @@ pub fn measure(request: &RunRequest) -> Result<RunResult> {
     let reads = request.workload.reads();
     let before = own_read_bytes()?;
     let start = Instant::now();
-    let outcome =
-        execute(request.mode, &file, &reads, request.window_bytes).with_context(|| {
-            format!(
-                "{} pass over {}",
-                request.mode.name(),
-                request.file.display()
-            )
-        })?;
+    let outcome = execute(request.mode, &file, &reads, &request.tuning()).with_context(|| {
+        format!(
+            "{} pass over {}",
+            request.mode.name(),
+            request.file.display()
+        )
+    })?;
     let wall_seconds = start.elapsed().as_secs_f64();
     let read_bytes = own_read_bytes()?.saturating_sub(before);
     Ok(RunResult {
@@ -162,6 +174,8 @@ pub struct BenchConfig {
     pub memory_limit: Option<u64>,
     /// libprefetch reorder-buffer caps; empty: the library's own budget; several: a sweep.
     pub windows: Vec<u64>,
+    /// libprefetch infill (largest merged gap); None: the library's default.
+    pub infill_bytes: Option<u64>,
     /// Draw progress bars on stderr.
     pub show_progress: bool,
     /// How to start child runs (needed with `memory_limit`).
@@ -312,6 +326,7 @@ fn request(config: &BenchConfig, variant: &Variant) -> RunRequest {
         workload: config.workload.clone(),
         mode: variant.mode,
         window_bytes: variant.window_bytes,
+        infill_bytes: config.infill_bytes,
     }
 }
 

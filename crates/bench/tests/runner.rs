@@ -19,6 +19,7 @@ fn config(dir: &std::path::Path, workload: Workload) -> BenchConfig {
         warm: true,
         memory_limit: None,
         windows: Vec::new(),
+        infill_bytes: None,
         show_progress: false,
         launcher: None,
     }

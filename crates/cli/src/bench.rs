@@ -57,9 +57,19 @@ pub struct CommonArgs {
     /// Run each pass inside a memory cgroup of this size (e.g. 100M), created and removed here
     #[arg(long, value_parser = |text: &str| parse_memory_limit(text).map_err(|error| error.to_string()))]
     memory_limit: Option<u64>,
+    /// libprefetch reorder window (cap on its memory budget); several, comma-separated, make a sweep
+    /// (the paper's Figure 2), e.g. 1M,4M,16M,64M [default: the library's own budget]
+    #[arg(long, value_delimiter = ',', value_parser = parse_size)]
+    window: Vec<u64>,
+    /// libprefetch infill: largest gap merged into one prefetch (0 disables) [default: the library's, 32K]
+    #[arg(long, value_parser = parse_size)]
+    infill: Option<u64>,
     /// Print the result as JSON instead of a table
     #[arg(long)]
     json: bool,
+    /// Write the window sweep as an SVG plot (needs several --window sizes)
+    #[arg(long)]
+    svg: Option<PathBuf>,
     /// Do not draw progress bars
     #[arg(long)]
     no_progress: bool,
@@ -140,8 +150,12 @@ pub fn run(command: BenchCommand) -> Result<()> {
             (args.common, workload)
         }
     };
-    let json = common.json;
+    let (json, svg) = (common.json, common.svg.clone());
     let report = ::bench::run(&config(common, workload)?)?;
+    if let Some(path) = svg {
+        ::bench::plot::window_sweep_svg(&report, &path)?;
+        eprintln!("wrote {}", path.display());
+    }
     if json {
         println!("{}", report.json()?);
     } else {
@@ -171,7 +185,8 @@ fn config(common: CommonArgs, workload: Workload) -> Result<BenchConfig> {
         },
         warm: common.warm,
         memory_limit: common.memory_limit,
-        windows: Vec::new(),
+        windows: common.window,
+        infill_bytes: common.infill,
         show_progress: !common.no_progress,
         launcher: Some(Launcher::current_exe(&CHILD_ARGS)?),
     })

@@ -55,6 +55,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         warm: false,
         memory_limit: None,
         windows: Vec::new(),
+        infill_bytes: None,
         show_progress: true,
         launcher: Some(Launcher::current_exe(&["bench", "__child"])?),
     };
