@@ -9,9 +9,16 @@
 //!   next one with [`Scheduler::pop`]`(model.head(), now)` and ask the model how long it takes:
 //!   [`DiskModel::service`]`(now, &req)`. The request completes at `now + service`; the actuator is
 //!   free again then. Calls to `service` must come in non-decreasing `now`.
+//! * Set [`Request::arrival`] to when the request was queued. An HDD processes the command of a
+//!   request that waited in the queue while the previous one was served (tagged command
+//!   queueing), so such a request does not pay the controller overhead again; a request issued
+//!   when the actuator is idle (arrival = now) pays it in full. A call with `now` earlier than
+//!   the end of the previous request waits for the actuator (the returned time includes it).
 //! * [`DiskModel::parallelism`] (an addition to the brief's API, default 1) says how many
 //!   requests the device can serve at once: 1 for disks with one actuator; more for SSDs, whose
 //!   `service` then accounts for channel and bus contention between overlapping requests.
+//! * [`spec_from_name`] gives a model's description ([`Spec`]), from which fresh copies can be
+//!   built; [`profile`] runs the paper checks of `prefetch disk profile` on it.
 //!
 //! Papers: libprefetch (ATC'09) s3.1-3.5 and Figure 1 (seek cost vs distance, reads cheaper than
 //! seeks below ~32 KiB, C-LOOK); competitive prefetching (TR840) for the IBM 36Z15; DULO (FAST'05)
@@ -29,7 +36,8 @@ pub struct Request {
     pub addr: u64,
     /// Length in bytes.
     pub len: u64,
-    /// When the request entered the queue (absolute time); used by the deadline scheduler.
+    /// When the request entered the queue (absolute time); used by the deadline scheduler, and
+    /// by HDDs to hide the command overhead of requests that waited in the queue.
     pub arrival: Duration,
 }
 
@@ -46,7 +54,8 @@ pub trait DiskModel: Send {
     /// updates head position, rotation and cache state. Never panics: requests past the end of
     /// the disk are clamped to its last byte.
     fn service(&mut self, now: Duration, req: &Request) -> Duration;
-    /// Where the head is (byte address), for schedulers.
+    /// Where the head is (byte address), for schedulers: the byte after the last request served
+    /// (the drive's own read-ahead may have moved on since).
     fn head(&self) -> u64;
     /// Capacity in bytes.
     fn capacity(&self) -> u64;
