@@ -111,6 +111,18 @@ pub struct Served {
     pub late: Duration,
 }
 
+/// `bytes` in the largest binary unit that keeps the number at least 1.
+fn human_bytes(bytes: f64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
 fn ratio(total: f64, count: u64) -> f64 {
     if count == 0 {
         0.0
@@ -132,8 +144,8 @@ impl fmt::Display for Stats {
         writeln!(f, "  seeks             {}", self.seeks)?;
         writeln!(
             f,
-            "  avg seek distance {:.0} KiB",
-            self.average_seek_distance() / 1024.0
+            "  avg seek distance {}",
+            human_bytes(self.average_seek_distance())
         )?;
         writeln!(
             f,
@@ -190,6 +202,14 @@ mod tests {
         assert!((stats.mean_response_seconds() - 0.013).abs() < 1e-12);
         assert!((stats.mean_late_micros() - 20.0).abs() < 1e-9);
         assert!((stats.max_late_micros - 30.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn byte_counts_print_in_readable_units() {
+        assert_eq!(human_bytes(512.0), "512.0 B");
+        assert_eq!(human_bytes(112.0 * 1024.0), "112.0 KiB");
+        assert_eq!(human_bytes(5.2 * 1024.0 * 1024.0), "5.2 MiB");
+        assert_eq!(human_bytes(3.0 * (1u64 << 40) as f64), "3072.0 GiB");
     }
 
     #[test]
