@@ -23,9 +23,19 @@ use crate::time::Time;
 /// A block of the simulation: a dense id (0, 1, 2, ...) for a trace block number.
 pub type Block = u32;
 
+/// Trace block numbers below this are mapped through a vector instead of the hash map.
+const DIRECT_LIMIT: u64 = 1 << 24;
+const UNSEEN: Block = Block::MAX;
+
 /// Maps trace block numbers (any `u64`) to dense [`Block`] ids in order of first sight.
+///
+/// Small block numbers (below 2^24, as in the reference traces and synthetic workloads) go
+/// through a vector indexed by the number, which grows to the largest number seen (at most
+/// 64 MiB); larger ones (request traces, whose numbers carry a file in their top bits) go
+/// through a hash map. The vector keeps streaming runs free of hashing.
 #[derive(Clone, Debug, Default)]
 pub struct Interner {
+    direct: Vec<Block>,
     ids: FxHashMap<u64, Block>,
     raw: Vec<u64>,
 }
@@ -34,16 +44,31 @@ impl Interner {
     /// The dense id of trace block `raw`, handing out the next id on first sight.
     pub fn intern(&mut self, raw: u64) -> Block {
         let next = self.raw.len() as Block;
-        let id = *self.ids.entry(raw).or_insert(next);
-        if id == next {
+        let slot = match raw < DIRECT_LIMIT {
+            true => {
+                let index = raw as usize;
+                if index >= self.direct.len() {
+                    let size = (index + 1).next_power_of_two().min(DIRECT_LIMIT as usize);
+                    self.direct.resize(size, UNSEEN);
+                }
+                &mut self.direct[index]
+            }
+            false => self.ids.entry(raw).or_insert(UNSEEN),
+        };
+        if *slot == UNSEEN {
+            *slot = next;
             self.raw.push(raw);
         }
-        id
+        *slot
     }
 
     /// The dense id of `raw` if it was seen.
     pub fn get(&self, raw: u64) -> Option<Block> {
-        self.ids.get(&raw).copied()
+        let id = match raw < DIRECT_LIMIT {
+            true => self.direct.get(raw as usize).copied(),
+            false => self.ids.get(&raw).copied(),
+        };
+        id.filter(|&id| id != UNSEEN)
     }
 
     /// The trace block number of dense id `block`.

@@ -22,12 +22,14 @@
 //!
 //! Every result here is *simulated*; the report says so.
 
+pub mod bench;
 pub mod cache;
 pub mod engine;
 mod error;
 pub mod future;
 pub mod metrics;
 pub mod policy;
+pub mod report;
 pub mod runner;
 pub mod time;
 pub mod trace;

@@ -1,0 +1,506 @@
+//! The event loop of the disk-timed simulator (contract in the module doc of [`super`]).
+//!
+//! Events are stream wake-ups (a stream issues its next reference), request completions and
+//! scheduler timers, taken in time order; at equal times completions come first, then timers,
+//! then streams by index, so runs are deterministic.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Duration;
+
+use disk::{DiskModel, Request};
+use rustc_hash::FxHashMap;
+
+use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
+use super::metrics::DiskMetrics;
+use super::prefetch::{prefetcher_from, Access, FetchRange, PrefetchSetup, Prefetcher};
+use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
+use super::spec::{PolicySpec, SpecError};
+use super::workload::{DiskBlock, FileBlock, OutOfLayout, Workload};
+
+/// Settings of the engine itself (policies and disk are passed separately).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Cache capacity in blocks (at least 1).
+    pub cache_blocks: usize,
+    /// Longest disk request in blocks; longer runs are split.
+    pub max_request_blocks: u64,
+    /// CPU time of every reference (0: only the disk and think times cost time).
+    pub hit_time: Duration,
+}
+
+impl EngineConfig {
+    /// A cache of `cache_blocks` blocks, requests up to 1 MiB of 4 KiB blocks, free hits.
+    pub fn with_cache(cache_blocks: usize) -> EngineConfig {
+        EngineConfig {
+            cache_blocks,
+            max_request_blocks: 256,
+            hit_time: Duration::ZERO,
+        }
+    }
+}
+
+/// A run that could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// A reference is outside the layout.
+    #[error(transparent)]
+    Layout(#[from] OutOfLayout),
+    /// A policy name or option is wrong.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The disk model or scheduler name is wrong.
+    #[error(transparent)]
+    Disk(#[from] disk::Error),
+    /// A setting is out of range.
+    #[error("invalid setting: {0}")]
+    Config(String),
+}
+
+/// Everything a run is built from, by name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSpec {
+    /// Replacement policy (see [`super::replace::REPLACEMENTS`]).
+    pub replacement: PolicySpec,
+    /// Prefetcher (see [`super::prefetch::PREFETCHERS`]).
+    pub prefetcher: PolicySpec,
+    /// Disk scheduler (`disk` crate names, or [`super::iosched::IO_SCHEDULERS`]).
+    pub scheduler: String,
+    /// Disk model (`disk` crate names: presets, `fixed:MS`, ...).
+    pub disk: String,
+    /// Engine settings.
+    pub config: EngineConfig,
+}
+
+/// Builds the policies, scheduler and disk named by `spec` and runs `workload`.
+pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<DiskMetrics, EngineError> {
+    let geometry = CacheGeometry {
+        capacity: spec.config.cache_blocks,
+        block_size: workload.layout.block_size,
+    };
+    let mut replacement = replacement_from(&spec.replacement, geometry)?;
+    let setup = PrefetchSetup {
+        workload,
+        cache_blocks: spec.config.cache_blocks,
+        disk_model: &spec.disk,
+    };
+    let mut prefetcher = prefetcher_from(&spec.prefetcher, &setup)?;
+    let mut scheduler = io_scheduler_from_name(&spec.scheduler)?;
+    let mut model = disk::model_from_name(&spec.disk)?;
+    run(
+        workload,
+        spec.config,
+        Parts {
+            replacement: replacement.as_mut(),
+            prefetcher: prefetcher.as_mut(),
+            scheduler: scheduler.as_mut(),
+            model: model.as_mut(),
+        },
+        &mut |_| {},
+    )
+}
+
+/// The pluggable parts of one run.
+pub struct Parts<'a> {
+    /// Replacement order of the cache.
+    pub replacement: &'a mut dyn Replacement,
+    /// What to fetch besides demand misses.
+    pub prefetcher: &'a mut dyn Prefetcher,
+    /// The disk queue.
+    pub scheduler: &'a mut dyn IoScheduler,
+    /// The disk.
+    pub model: &'a mut dyn DiskModel,
+}
+
+/// One served reference, as shown to an observer (after the fetches it caused were queued).
+pub struct Observed<'a> {
+    /// The stream.
+    pub stream: usize,
+    /// Position of the reference in its stream.
+    pub index: usize,
+    /// The block.
+    pub block: FileBlock,
+    /// No demand fetch was needed.
+    pub found: bool,
+    /// When the reference was issued.
+    pub now: Duration,
+    /// The replacement policy, to look at its order.
+    pub replacement: &'a dyn Replacement,
+}
+
+/// Runs `workload` to the end; `observe` sees every reference right after it was issued.
+pub fn run(
+    workload: &Workload,
+    config: EngineConfig,
+    parts: Parts<'_>,
+    observe: &mut dyn FnMut(Observed<'_>),
+) -> Result<DiskMetrics, EngineError> {
+    workload.validate()?;
+    if config.cache_blocks == 0 || config.max_request_blocks == 0 {
+        return Err(EngineError::Config(
+            "cache and maximum request size must be at least one block".into(),
+        ));
+    }
+    let mut engine = Engine::new(workload, config, parts);
+    engine.start();
+    while let Some(Reverse((now, kind, who))) = engine.events.pop() {
+        match kind {
+            COMPLETION => engine.complete(now, who),
+            TIMER => engine.timer_fired(now),
+            _ => engine.reference(now, who as usize, observe),
+        }
+    }
+    Ok(engine.metrics)
+}
+
+const COMPLETION: u8 = 0;
+const TIMER: u8 = 1;
+const STREAM: u8 = 2;
+
+/// A cached block.
+struct Entry {
+    file_block: FileBlock,
+    /// The request bringing it in, while in flight.
+    pending: Option<u64>,
+    /// Prefetched and not referenced yet.
+    unused_prefetch: bool,
+}
+
+/// A request being queued or served.
+struct InFlight {
+    issuer: usize,
+    request: Request,
+    blocks: Vec<DiskBlock>,
+    waiters: Vec<usize>,
+}
+
+struct StreamState {
+    next: usize,
+    waiting_since: Option<Duration>,
+}
+
+struct Engine<'w, 'p> {
+    workload: &'w Workload,
+    config: EngineConfig,
+    parts: Parts<'p>,
+    cache: FxHashMap<DiskBlock, Entry>,
+    in_flight: FxHashMap<u64, InFlight>,
+    streams: Vec<StreamState>,
+    active: usize,
+    events: BinaryHeap<Reverse<(Duration, u8, u64)>>,
+    busy_slots: usize,
+    timer: Option<Duration>,
+    last_end: Option<u64>,
+    next_request: u64,
+    metrics: DiskMetrics,
+}
+
+impl<'w, 'p> Engine<'w, 'p> {
+    fn new(workload: &'w Workload, config: EngineConfig, parts: Parts<'p>) -> Engine<'w, 'p> {
+        Engine {
+            workload,
+            config,
+            parts,
+            cache: FxHashMap::default(),
+            in_flight: FxHashMap::default(),
+            streams: Vec::new(),
+            active: 0,
+            events: BinaryHeap::new(),
+            busy_slots: 0,
+            timer: None,
+            last_end: None,
+            next_request: 0,
+            metrics: DiskMetrics {
+                block_size: workload.layout.block_size,
+                ..DiskMetrics::default()
+            },
+        }
+    }
+
+    fn start(&mut self) {
+        for (index, steps) in self.workload.streams.iter().enumerate() {
+            self.streams.push(StreamState {
+                next: 0,
+                waiting_since: None,
+            });
+            if let Some(first) = steps.first() {
+                self.active += 1;
+                self.events
+                    .push(Reverse((first.think, STREAM, index as u64)));
+            }
+        }
+    }
+
+    /// Stream `stream` issues its next reference at `now`.
+    fn reference(&mut self, now: Duration, stream: usize, observe: &mut dyn FnMut(Observed<'_>)) {
+        let index = self.streams[stream].next;
+        let block = self.workload.streams[stream][index].block;
+        let Some(disk_block) = self.workload.layout.disk_block(block) else {
+            return;
+        };
+        self.metrics.references += 1;
+        let mut wait_on = match self.cache.get_mut(&disk_block) {
+            Some(entry) => {
+                let touch = Touch {
+                    stream,
+                    now,
+                    prefetched: entry.unused_prefetch,
+                };
+                entry.unused_prefetch = false;
+                match entry.pending {
+                    Some(_) => self.metrics.inflight_hits += 1,
+                    None => self.metrics.hits += 1,
+                }
+                let pending = entry.pending;
+                self.parts.replacement.on_hit(disk_block, touch);
+                pending
+            }
+            None => {
+                self.metrics.misses += 1;
+                None
+            }
+        };
+        let found = self.cache.contains_key(&disk_block);
+        let access = Access {
+            stream,
+            block,
+            found,
+            now,
+            active_streams: self.active,
+            prefetch_ceiling: self.parts.replacement.prefetch_ceiling(),
+        };
+        let ranges = self.parts.prefetcher.on_access(&access);
+        let demand = (!found).then_some((block, disk_block));
+        if let Some(id) = self.issue(stream, now, demand, &ranges) {
+            wait_on = Some(id);
+        }
+        observe(Observed {
+            stream,
+            index,
+            block,
+            found,
+            now,
+            replacement: &*self.parts.replacement,
+        });
+        match wait_on.and_then(|id| self.in_flight.get_mut(&id)) {
+            Some(request) => {
+                request.waiters.push(stream);
+                self.streams[stream].waiting_since = Some(now);
+            }
+            None => self.advance(stream, now),
+        }
+        self.kick_disk(now);
+    }
+
+    /// Moves `stream` past its current reference, served at `now`.
+    fn advance(&mut self, stream: usize, now: Duration) {
+        let state = &mut self.streams[stream];
+        state.next += 1;
+        let ready = now + self.config.hit_time;
+        match self.workload.streams[stream].get(state.next) {
+            Some(step) => self
+                .events
+                .push(Reverse((ready + step.think, STREAM, stream as u64))),
+            None => {
+                self.active -= 1;
+                self.metrics.elapsed = self.metrics.elapsed.max(ready);
+                self.parts.prefetcher.on_stream_end(stream);
+            }
+        }
+    }
+
+    /// Queues the demand block and the prefetch ranges; returns the request carrying the
+    /// demand block.
+    fn issue(
+        &mut self,
+        stream: usize,
+        now: Duration,
+        demand: Option<(FileBlock, DiskBlock)>,
+        ranges: &[FetchRange],
+    ) -> Option<u64> {
+        let demand_in_range = demand.is_some_and(|(b, _)| ranges.iter().any(|r| covers(r, b)));
+        let demand_disk = demand.map(|(_, d)| d);
+        let mut carrier = None;
+        if let (Some((block, disk_block)), false) = (demand, demand_in_range) {
+            carrier = Some(self.queue_run(stream, now, vec![(block, disk_block)], demand_disk));
+        }
+        for range in ranges {
+            let mut run: Vec<(FileBlock, DiskBlock)> = Vec::new();
+            let end = range
+                .start
+                .saturating_add(range.len)
+                .min(self.workload.layout.file_blocks(range.file));
+            for index in range.start..end {
+                let block = FileBlock {
+                    file: range.file,
+                    block: index,
+                };
+                let Some(disk_block) = self.workload.layout.disk_block(block) else {
+                    continue;
+                };
+                if self.cache.contains_key(&disk_block) {
+                    continue;
+                }
+                let joins = run.last().is_some_and(|&(_, last)| last + 1 == disk_block)
+                    && (run.len() as u64) < self.config.max_request_blocks;
+                if !joins && !run.is_empty() {
+                    let full = std::mem::take(&mut run);
+                    self.queue_carrying(stream, now, full, demand_disk, &mut carrier);
+                }
+                run.push((block, disk_block));
+            }
+            if !run.is_empty() {
+                self.queue_carrying(stream, now, run, demand_disk, &mut carrier);
+            }
+        }
+        carrier
+    }
+
+    /// Queues `run`, noting its request in `carrier` if it holds the demand block.
+    fn queue_carrying(
+        &mut self,
+        stream: usize,
+        now: Duration,
+        run: Vec<(FileBlock, DiskBlock)>,
+        demand: Option<DiskBlock>,
+        carrier: &mut Option<u64>,
+    ) {
+        let holds_demand = run.iter().any(|&(_, d)| Some(d) == demand);
+        let id = self.queue_run(stream, now, run, demand);
+        if holds_demand {
+            *carrier = Some(id);
+        }
+    }
+
+    /// Gives the blocks of `run` (consecutive on disk) their cache slots and queues one
+    /// request; returns its id.
+    fn queue_run(
+        &mut self,
+        stream: usize,
+        now: Duration,
+        run: Vec<(FileBlock, DiskBlock)>,
+        demand: Option<DiskBlock>,
+    ) -> u64 {
+        let id = self.next_request;
+        self.next_request += 1;
+        let block_size = self.workload.layout.block_size;
+        for &(file_block, disk_block) in &run {
+            self.make_room(now);
+            let prefetched = Some(disk_block) != demand;
+            self.cache.insert(
+                disk_block,
+                Entry {
+                    file_block,
+                    pending: Some(id),
+                    unused_prefetch: prefetched,
+                },
+            );
+            let touch = Touch {
+                stream,
+                now,
+                prefetched,
+            };
+            self.parts.replacement.on_insert(disk_block, touch);
+        }
+        let request = Request {
+            id,
+            addr: run[0].1 * block_size,
+            len: run.len() as u64 * block_size,
+            arrival: now,
+        };
+        self.parts.scheduler.push(request.clone(), stream);
+        self.in_flight.insert(
+            id,
+            InFlight {
+                issuer: stream,
+                request,
+                blocks: run.into_iter().map(|(_, d)| d).collect(),
+                waiters: Vec::new(),
+            },
+        );
+        id
+    }
+
+    /// Evicts until one more block fits.
+    fn make_room(&mut self, now: Duration) {
+        while self.cache.len() >= self.config.cache_blocks {
+            let Some(victim) = self.parts.replacement.evict(now) else {
+                return;
+            };
+            if let Some(entry) = self.cache.remove(&victim) {
+                if entry.unused_prefetch {
+                    self.metrics.prefetched_unused += 1;
+                }
+                self.parts
+                    .prefetcher
+                    .on_evict(entry.file_block, entry.unused_prefetch);
+            }
+        }
+    }
+
+    /// Starts requests while the disk has a free actuator and the scheduler offers one.
+    fn kick_disk(&mut self, now: Duration) {
+        while self.busy_slots < self.parts.model.parallelism().max(1) {
+            match self.parts.scheduler.dispatch(self.parts.model.head(), now) {
+                Dispatch::Serve(request) => self.serve(now, request),
+                Dispatch::WaitUntil(at) => {
+                    if self.timer.is_none_or(|t| at < t || t <= now) && at > now {
+                        self.timer = Some(at);
+                        self.events.push(Reverse((at, TIMER, 0)));
+                    }
+                    return;
+                }
+                Dispatch::Idle => return,
+            }
+        }
+    }
+
+    fn serve(&mut self, now: Duration, request: Request) {
+        let service = self.parts.model.service(now, &request);
+        let seek = self.last_end.map(|end| end.abs_diff(request.addr));
+        self.last_end = Some(request.end());
+        let blocks = request.len / self.workload.layout.block_size;
+        self.metrics.note_request(blocks, seek, service);
+        self.busy_slots += 1;
+        self.events
+            .push(Reverse((now + service, COMPLETION, request.id)));
+    }
+
+    fn timer_fired(&mut self, now: Duration) {
+        if self.timer == Some(now) {
+            self.timer = None;
+        }
+        self.kick_disk(now);
+    }
+
+    /// Request `id` finished at `now`: its blocks arrive, its waiters resume.
+    fn complete(&mut self, now: Duration, id: u64) {
+        self.busy_slots -= 1;
+        let Some(done) = self.in_flight.remove(&id) else {
+            return;
+        };
+        for block in &done.blocks {
+            if let Some(entry) = self.cache.get_mut(block) {
+                if entry.pending == Some(id) {
+                    entry.pending = None;
+                }
+            }
+        }
+        self.parts
+            .scheduler
+            .completed(&done.request, done.issuer, now);
+        for stream in done.waiters {
+            if let Some(since) = self.streams[stream].waiting_since.take() {
+                self.metrics.stall += now - since;
+            }
+            self.advance(stream, now);
+        }
+        self.kick_disk(now);
+    }
+}
+
+fn covers(range: &FetchRange, block: FileBlock) -> bool {
+    range.file == block.file
+        && block.block >= range.start
+        && block.block - range.start < range.len
+}

@@ -1,0 +1,73 @@
+//! The disk queue as the engine sees it: [`IoScheduler`], which may keep the disk idle on
+//! purpose (anticipatory scheduling), and [`Plain`], the adapter for every scheduler of the
+//! `disk` crate (FIFO, C-LOOK, SSTF, deadline).
+//!
+//! Contract: the engine pushes each request with the stream that issued it; whenever an
+//! actuator is free it calls [`IoScheduler::dispatch`] and then either serves the request,
+//! sets a timer for [`Dispatch::WaitUntil`] (and calls again at that time, or earlier if a new
+//! request arrives), or leaves the disk idle until the next push. After each service it calls
+//! [`IoScheduler::completed`].
+
+use std::time::Duration;
+
+use disk::{Request, Scheduler};
+
+/// What the disk should do next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dispatch {
+    /// Serve this request now.
+    Serve(Request),
+    /// Keep the disk idle until this absolute time even though requests are queued.
+    WaitUntil(Duration),
+    /// Nothing to serve.
+    Idle,
+}
+
+/// A disk request queue that knows which stream issued each request.
+pub trait IoScheduler {
+    /// Queues `req`, issued by `stream`.
+    fn push(&mut self, req: Request, stream: usize);
+    /// Picks what the disk does next, with the head at byte `head` at time `now`.
+    fn dispatch(&mut self, head: u64, now: Duration) -> Dispatch;
+    /// `req` (issued by `stream`) finished at `now`.
+    fn completed(&mut self, _req: &Request, _stream: usize, _now: Duration) {}
+    /// Queued requests.
+    fn len(&self) -> usize;
+    /// True when nothing is queued.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Any `disk` crate scheduler, which never idles the disk on purpose.
+pub struct Plain(pub Box<dyn Scheduler>);
+
+impl IoScheduler for Plain {
+    fn push(&mut self, req: Request, _stream: usize) {
+        self.0.push(req);
+    }
+
+    fn dispatch(&mut self, head: u64, now: Duration) -> Dispatch {
+        self.0.pop(head, now).map_or(Dispatch::Idle, Dispatch::Serve)
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// Builds a stream-aware scheduler from its name (see [`IO_SCHEDULERS`]), or wraps the `disk`
+/// crate's scheduler of that name.
+pub fn io_scheduler_from_name(name: &str) -> Result<Box<dyn IoScheduler>, disk::Error> {
+    match IO_SCHEDULERS.iter().find(|(n, _)| name.split(':').next() == Some(n)) {
+        Some((_, build)) => build(name),
+        None => Ok(Box::new(Plain(disk::scheduler_from_name(name)?))),
+    }
+}
+
+/// Builds an engine-aware scheduler from its full name (with parameters).
+pub type IoSchedulerCtor = fn(&str) -> Result<Box<dyn IoScheduler>, disk::Error>;
+
+/// Schedulers that need to know streams (one line each); the `disk` crate's are reached
+/// through [`Plain`].
+pub const IO_SCHEDULERS: &[(&str, IoSchedulerCtor)] = &[];

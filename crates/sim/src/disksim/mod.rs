@@ -1,0 +1,71 @@
+//! DOC: the disk-timed simulator. Policies are judged by time on a disk model, not only by
+//! misses: DULO (FAST'05), competitive prefetching (TR840) and libprefetch's reorder buffer
+//! (ATC'09 section 3) run here.
+//!
+//! # What it simulates
+//!
+//! N concurrent *streams* (request handlers, processes) each walk their own list of block
+//! references ([`Step`]: a block of a file, with an optional think time before it). A shared
+//! page cache of `cache_blocks` blocks holds what was fetched; its replacement order is a
+//! pluggable [`Replacement`] policy. On every reference a pluggable [`Prefetcher`] says which
+//! extra blocks to fetch. Misses and prefetches become [`disk::Request`]s queued in an
+//! [`IoScheduler`] (any scheduler of the `disk` crate, or the engine-aware ones such as
+//! anticipatory scheduling); the disk model ([`disk::DiskModel`]) says how long each takes, and
+//! time advances by those service times and the streams' think times. Nothing else costs time
+//! unless [`EngineConfig::hit_time`] says so.
+//!
+//! ```text
+//!  stream 0: Step Step Step ..   \                       +-------------+   pop(head, now)
+//!  stream 1: Step Step ..         >-- reference --> cache | Replacement |   +-----------+   service()
+//!  stream N: Step ..             /        |               +-------------+-->|IoScheduler|-->DiskModel
+//!                                         v                miss/prefetch    +-----------+      |
+//!                                    Prefetcher --- FetchRange ---^                            |
+//!                                         ^------------- on_evict / on_stream_end              |
+//!  a stream that misses (or hits a block still in flight) waits for that request <-- completion
+//! ```
+//!
+//! # Contract
+//!
+//! * Addresses: a [`Layout`] places each file's blocks contiguously on the disk; the cache and
+//!   the replacement policies speak *disk block numbers* ([`DiskBlock`]), prefetchers speak
+//!   ([`FileBlock`]) file coordinates. Request byte addresses are `disk block * block_size`.
+//! * Per reference, in this order: look the block up (hit, in flight, or miss); call
+//!   [`Prefetcher::on_access`]; fetch the demand block (if missed) and the prefetcher's ranges.
+//!   Blocks already cached or in flight are dropped from the ranges; what remains of each range
+//!   becomes requests of consecutive blocks (at most `max_request_blocks` each) in the order
+//!   given. A demand block that falls inside a range rides in that range's request; otherwise it
+//!   is a one-block request queued first.
+//! * A fetched block takes its cache slot when the request is queued (as Linux allocates the
+//!   page at submission); making room calls [`Replacement::evict`]. A block evicted while in
+//!   flight is lost (its read still costs disk time); a stream waiting on it still resumes when
+//!   the request completes. Demand blocks are inserted as referenced (`prefetched = false`),
+//!   the others as prefetched.
+//! * Streams are closed loops: a stream issues its next reference when the previous one is
+//!   served (and its think time has passed).
+//! * Everything is deterministic: equal-time events run in a fixed order (completions first,
+//!   then streams by index).
+//!
+//! # Plugging in
+//!
+//! One policy = one file implementing [`Replacement`] or [`Prefetcher`], registered by one line
+//! in [`replace::REPLACEMENTS`] or [`prefetch::PREFETCHERS`]. Policies are named with options,
+//! `name:key=value,key=value` ([`PolicySpec`]); sizes accept `K`/`M`/`G` suffixes (bytes) or a
+//! plain number of blocks where the option says so.
+//!
+//! Every result of this module is *simulated* on a named disk model; reports must say so.
+
+pub mod engine;
+pub mod iosched;
+pub mod metrics;
+pub mod prefetch;
+pub mod replace;
+pub mod spec;
+pub mod workload;
+
+pub use engine::{run, EngineConfig};
+pub use iosched::{Dispatch, IoScheduler, Plain};
+pub use metrics::DiskMetrics;
+pub use prefetch::{Access, FetchRange, Prefetcher};
+pub use replace::{Touch, Replacement};
+pub use spec::{PolicySpec, SpecError};
+pub use workload::{DiskBlock, FileBlock, Layout, Step, Workload};

@@ -1,0 +1,96 @@
+//! Prefetching for the disk-timed simulator: the [`Prefetcher`] trait and the [`PREFETCHERS`]
+//! table (one line per policy, one file per policy).
+//!
+//! On every reference the engine tells the prefetcher what was referenced and whether it was
+//! found in the cache; the prefetcher answers with ranges of file blocks to fetch now, in the
+//! order they should be queued. The engine drops blocks already cached or in flight, so a
+//! prefetcher may be generous; it turns each range into requests of consecutive blocks.
+
+pub mod none;
+pub mod readahead;
+pub mod reorder;
+
+use std::time::Duration;
+
+use super::spec::{PolicySpec, SpecError};
+use super::workload::{FileBlock, Workload};
+
+/// One reference as the prefetcher sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The stream that referenced the block.
+    pub stream: usize,
+    /// The block referenced.
+    pub block: FileBlock,
+    /// The block was cached or already in flight (no demand fetch needed).
+    pub found: bool,
+    /// Simulated time of the reference.
+    pub now: Duration,
+    /// Streams that have not finished yet.
+    pub active_streams: usize,
+    /// The replacement policy's prefetch-cache ceiling in blocks, if it keeps one (CPEM).
+    pub prefetch_ceiling: Option<usize>,
+}
+
+/// Blocks `start .. start + len` of `file`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FetchRange {
+    /// The file.
+    pub file: u32,
+    /// First block.
+    pub start: u64,
+    /// Number of blocks.
+    pub len: u64,
+}
+
+/// A prefetching policy. One engine drives one prefetcher; calls never fail.
+pub trait Prefetcher {
+    /// Called on every reference, after the cache lookup and before any fetch; returns the
+    /// ranges to fetch besides the demand block, in queue order (may include the demand block).
+    fn on_access(&mut self, access: &Access) -> Vec<FetchRange>;
+    /// A block left the cache; `unused` if it was prefetched and never referenced.
+    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+    /// A stream issued its last reference.
+    fn on_stream_end(&mut self, _stream: usize) {}
+}
+
+/// What a prefetcher constructor is told about the run.
+#[derive(Clone, Copy, Debug)]
+pub struct PrefetchSetup<'a> {
+    /// The whole workload (an oracle such as libprefetch's access list reads it; on-line
+    /// policies only read its layout).
+    pub workload: &'a Workload,
+    /// Cache capacity in blocks.
+    pub cache_blocks: usize,
+    /// The disk model's name, for policies that size themselves from the disk (competitive
+    /// prefetching's switch cost and transfer rate).
+    pub disk_model: &'a str,
+}
+
+/// Builds a prefetcher from its spec and the run's setup.
+pub type PrefetcherCtor = fn(&PolicySpec, &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError>;
+
+/// The registered prefetchers: name, one-line description, constructor.
+pub const PREFETCHERS: &[(&str, &str, PrefetcherCtor)] = &[
+    ("none", "demand fetching only", none::build),
+    ("readahead", "Linux-style read-ahead, windows 16 -> 32 blocks; options init, max", readahead::build),
+    ("reorder", "libprefetch reorder buffer, C-LOOK, infill (ATC'09 s3); options buffer, infill", reorder::build),
+];
+
+/// Builds the prefetcher named by `spec`.
+pub fn prefetcher_from(
+    spec: &PolicySpec,
+    setup: &PrefetchSetup,
+) -> Result<Box<dyn Prefetcher>, SpecError> {
+    match PREFETCHERS.iter().find(|(name, _, _)| *name == spec.name) {
+        Some((_, _, build)) => build(spec, setup),
+        None => Err(SpecError::Unknown {
+            name: spec.name.clone(),
+            known: PREFETCHERS
+                .iter()
+                .map(|(n, _, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}

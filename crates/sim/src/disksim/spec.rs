@@ -1,0 +1,143 @@
+//! Policy names with options, `name:key=value,key=value`, as given on the command line.
+//!
+//! Sizes are written in bytes with an optional `K`, `M` or `G` suffix (powers of 1024) and
+//! turned into blocks by the policy; counts are plain numbers. Unknown keys are errors, so a
+//! typo never silently runs the default.
+
+use std::collections::BTreeMap;
+
+/// A policy name and its options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicySpec {
+    /// The policy's name (the part before `:`).
+    pub name: String,
+    options: BTreeMap<String, String>,
+}
+
+/// A malformed or unknown policy name or option.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SpecError {
+    /// No policy of that name is registered.
+    #[error("unknown policy `{name}` (known: {known})")]
+    Unknown {
+        /// The name as given.
+        name: String,
+        /// The registered names.
+        known: String,
+    },
+    /// An option is not `key=value`, is not known to the policy, or has a bad value.
+    #[error("policy `{spec}`: {reason}")]
+    BadOption {
+        /// The whole spec as given.
+        spec: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl PolicySpec {
+    /// Parses `name` or `name:key=value,...`.
+    pub fn parse(text: &str) -> Result<PolicySpec, SpecError> {
+        let (name, rest) = text.split_once(':').unwrap_or((text, ""));
+        let mut options = BTreeMap::new();
+        for item in rest.split(',').filter(|s| !s.is_empty()) {
+            let Some((key, value)) = item.split_once('=') else {
+                return Err(bad(text, format!("option `{item}` is not key=value")));
+            };
+            options.insert(key.trim().to_string(), value.trim().to_string());
+        }
+        Ok(PolicySpec {
+            name: name.trim().to_string(),
+            options,
+        })
+    }
+
+    /// A spec with no options.
+    pub fn named(name: &str) -> PolicySpec {
+        PolicySpec {
+            name: name.to_string(),
+            options: BTreeMap::new(),
+        }
+    }
+
+    /// Fails if an option outside `allowed` was given.
+    pub fn only(&self, allowed: &[&str]) -> Result<(), SpecError> {
+        match self.options.keys().find(|k| !allowed.contains(&k.as_str())) {
+            Some(key) => Err(bad(
+                &self.to_string(),
+                format!("unknown option `{key}` (allowed: {})", allowed.join(", ")),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// A count option, or `default` when absent.
+    pub fn count(&self, key: &str, default: u64) -> Result<u64, SpecError> {
+        match self.options.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .parse()
+                .map_err(|_| bad(&self.to_string(), format!("`{key}={v}` is not a count"))),
+        }
+    }
+
+    /// A size option in bytes (suffixes K, M, G), or `default` when absent.
+    pub fn bytes(&self, key: &str, default: u64) -> Result<u64, SpecError> {
+        match self.options.get(key) {
+            None => Ok(default),
+            Some(v) => parse_bytes(v)
+                .ok_or_else(|| bad(&self.to_string(), format!("`{key}={v}` is not a size"))),
+        }
+    }
+}
+
+impl std::fmt::Display for PolicySpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)?;
+        for (i, (k, v)) in self.options.iter().enumerate() {
+            write!(f, "{}{k}={v}", if i == 0 { ':' } else { ',' })?;
+        }
+        Ok(())
+    }
+}
+
+/// Parses `123`, `4K`, `8M`, `1G` (powers of 1024) into bytes.
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last()? {
+        (i, 'k' | 'K') => (&text[..i], 10),
+        (i, 'm' | 'M') => (&text[..i], 20),
+        (i, 'g' | 'G') => (&text[..i], 30),
+        _ => (text, 0),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
+fn bad(spec: &str, reason: String) -> SpecError {
+    SpecError::BadOption {
+        spec: spec.to_string(),
+        reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_name_and_options() {
+        let spec = PolicySpec::parse("dulo:bank=8M,evict=64M").unwrap();
+        assert_eq!(spec.name, "dulo");
+        assert_eq!(spec.bytes("bank", 0), Ok(8 << 20));
+        assert_eq!(spec.bytes("other", 7), Ok(7));
+        assert_eq!(spec.to_string(), "dulo:bank=8M,evict=64M");
+    }
+
+    #[test]
+    fn rejects_unknown_and_malformed_options() {
+        assert!(PolicySpec::parse("dulo:bank").is_err());
+        let spec = PolicySpec::parse("dulo:bnak=1").unwrap();
+        assert!(spec.only(&["bank", "evict"]).is_err());
+        assert!(PolicySpec::parse("x:n=abc").unwrap().count("n", 0).is_err());
+    }
+}

@@ -1,0 +1,189 @@
+//! What the disk-timed simulator runs: files laid out on a disk, and streams of references.
+//!
+//! A [`Layout`] gives every file a contiguous extent of disk blocks (the papers assume files are
+//! laid out sequentially: DULO's "a file is usually continuously allocated", libprefetch's
+//! "sequential layout"). A [`Workload`] is one list of [`Step`]s per concurrent stream.
+//! [`Workload::from_trace`] reads the reference traces of `shared/traces`, whose block ids are
+//! adjacent on disk when consecutive: one stream, one file spanning ids `0..=max`.
+//!
+//! Deviations: the reference traces carry no file names, so a trace is one file; a read-ahead
+//! prefetcher then sees file boundaries nowhere but at block 0 and at the last id.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::trace::TraceFile;
+use crate::TraceError;
+
+/// A block's number on the disk (its byte address divided by the block size).
+pub type DiskBlock = u64;
+
+/// A block of a file: the prefetchers' coordinates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FileBlock {
+    /// File number, an index into the [`Layout`].
+    pub file: u32,
+    /// Block index inside the file.
+    pub block: u64,
+}
+
+/// One reference of a stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The block referenced.
+    pub block: FileBlock,
+    /// Compute ("think") time of the stream before it issues this reference.
+    pub think: Duration,
+}
+
+impl Step {
+    /// A reference with no think time.
+    pub fn at(file: u32, block: u64) -> Step {
+        Step {
+            block: FileBlock { file, block },
+            think: Duration::ZERO,
+        }
+    }
+}
+
+/// A file's place on the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    /// Disk block of the file's block 0.
+    pub start: DiskBlock,
+    /// Length of the file in blocks.
+    pub blocks: u64,
+}
+
+/// Where every file lives on the disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Bytes per block (the cache's page size).
+    pub block_size: u64,
+    /// Extent of file `i` at index `i`.
+    pub files: Vec<Extent>,
+}
+
+impl Layout {
+    /// Files of the given sizes (in blocks) one after another from disk block 0, with `gap`
+    /// free blocks between neighbours.
+    pub fn contiguous(sizes: &[u64], gap: u64, block_size: u64) -> Layout {
+        let mut next = 0;
+        let files = sizes
+            .iter()
+            .map(|&blocks| {
+                let extent = Extent {
+                    start: next,
+                    blocks,
+                };
+                next += blocks + gap;
+                extent
+            })
+            .collect();
+        Layout { block_size, files }
+    }
+
+    /// The disk block holding `block`, or `None` if the file or the block does not exist.
+    pub fn disk_block(&self, block: FileBlock) -> Option<DiskBlock> {
+        let extent = self.files.get(block.file as usize)?;
+        (block.block < extent.blocks).then_some(extent.start + block.block)
+    }
+
+    /// Length of `file` in blocks (0 for an unknown file).
+    pub fn file_blocks(&self, file: u32) -> u64 {
+        self.files.get(file as usize).map_or(0, |e| e.blocks)
+    }
+}
+
+/// A disk layout and the streams that read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Workload {
+    /// Where the files are.
+    pub layout: Layout,
+    /// The references of each concurrent stream, in order.
+    pub streams: Vec<Vec<Step>>,
+}
+
+/// A workload whose references do not fit its layout.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("stream {stream}, reference {index}: block {block} of file {file} is outside the layout")]
+pub struct OutOfLayout {
+    /// The stream.
+    pub stream: usize,
+    /// 0-based position in the stream.
+    pub index: usize,
+    /// The file referenced.
+    pub file: u32,
+    /// The block referenced.
+    pub block: u64,
+}
+
+impl Workload {
+    /// Reads a `blocks` trace (one block id per line) as one stream over one file; think times
+    /// are zero. Errors name the file and the line.
+    pub fn from_trace(path: &Path, block_size: u64) -> Result<Workload, TraceError> {
+        let mut trace = TraceFile::new(path);
+        trace.block_size = block_size;
+        let mut steps = Vec::new();
+        for reference in trace.open()? {
+            steps.push(Step::at(0, reference?.block));
+        }
+        let blocks = steps.iter().map(|s| s.block.block + 1).max().unwrap_or(0);
+        Ok(Workload {
+            layout: Layout::contiguous(&[blocks], 0, block_size),
+            streams: vec![steps],
+        })
+    }
+
+    /// Checks that every reference is inside the layout.
+    pub fn validate(&self) -> Result<(), OutOfLayout> {
+        for (stream, steps) in self.streams.iter().enumerate() {
+            for (index, step) in steps.iter().enumerate() {
+                if self.layout.disk_block(step.block).is_none() {
+                    return Err(OutOfLayout {
+                        stream,
+                        index,
+                        file: step.block.file,
+                        block: step.block.block,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Total number of references over all streams.
+    pub fn references(&self) -> usize {
+        self.streams.iter().map(Vec::len).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguous_layout_leaves_gaps_between_files() {
+        let layout = Layout::contiguous(&[4, 1], 10, 4096);
+        assert_eq!(layout.disk_block(FileBlock { file: 1, block: 0 }), Some(14));
+        assert_eq!(layout.disk_block(FileBlock { file: 0, block: 4 }), None);
+        assert_eq!(layout.disk_block(FileBlock { file: 2, block: 0 }), None);
+    }
+
+    #[test]
+    fn validate_names_the_reference_outside_the_layout() {
+        let workload = Workload {
+            layout: Layout::contiguous(&[2], 0, 4096),
+            streams: vec![vec![Step::at(0, 1), Step::at(0, 2)]],
+        };
+        assert_eq!(
+            workload.validate(),
+            Err(OutOfLayout {
+                stream: 0,
+                index: 1,
+                file: 0,
+                block: 2
+            })
+        );
+    }
+}

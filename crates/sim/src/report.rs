@@ -1,0 +1,153 @@
+//! Output of sweeps: Markdown tables and SVG line charts in the style of Cao et al. Figure 3
+//! (normalised elapsed time and number of fetches against the fetch time F).
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use crate::runner::Row;
+use crate::SimError;
+
+/// A Markdown table of sweep rows, one per line, saying the numbers are simulated.
+pub fn table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| policy | cache | F | elapsed | stall | fetches | demand | prefetch | unused | hits | misses | elapsed / (min fetches x F) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        let m = &r.metrics;
+        let normalized = r.normalized_elapsed.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.policy,
+            r.capacity,
+            r.fetch_time,
+            m.elapsed,
+            m.stall,
+            m.fetches(),
+            m.demand_fetches,
+            m.prefetches,
+            m.unused_prefetches,
+            m.hits,
+            m.misses,
+            normalized
+        );
+    }
+    out
+}
+
+/// One line of a chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// Legend text.
+    pub name: String,
+    /// Points in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// One chart of a figure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Panel {
+    /// Title above the chart.
+    pub title: String,
+    /// Label of the x axis.
+    pub x_label: String,
+    /// Label of the y axis.
+    pub y_label: String,
+    /// The lines.
+    pub series: Vec<Series>,
+}
+
+/// Draws `panels` side by side into an SVG file at `path`.
+pub fn draw(path: &Path, panels: &[Panel]) -> Result<(), SimError> {
+    let failed = |e: &dyn std::fmt::Display| SimError::Output { path: path.to_path_buf(), message: e.to_string() };
+    let width = 560 * panels.len().max(1) as u32;
+    let root = SVGBackend::new(path, (width, 440)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| failed(&e))?;
+    for (area, panel) in root.split_evenly((1, panels.len().max(1))).iter().zip(panels) {
+        draw_panel(area, panel).map_err(|e| failed(&e))?;
+    }
+    root.present().map_err(|e| failed(&e))
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+fn draw_panel(area: &Area<'_>, panel: &Panel) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    let points = panel.series.iter().flat_map(|s| s.points.iter());
+    let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0f64);
+    for &(x, y) in points {
+        (x0, x1, y1) = (x0.min(x), x1.max(x), y1.max(y));
+    }
+    if x0 > x1 {
+        (x0, x1) = (0.0, 1.0);
+    }
+    if x0 == x1 {
+        x1 = x0 + 1.0;
+    }
+    let mut chart = ChartBuilder::on(area)
+        .caption(&panel.title, ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(56)
+        .build_cartesian_2d(x0..x1, 0f64..(y1 * 1.08).max(1e-9))?;
+    chart.configure_mesh().x_desc(&panel.x_label).y_desc(&panel.y_label).draw()?;
+    for (i, series) in panel.series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(series.points.iter().copied(), color.stroke_width(2)))?
+            .label(series.name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+}
+
+/// A figure of a sweep: normalised elapsed time (or elapsed time when not normalised) and
+/// fetches, against F when several fetch times were run, else against the cache size. With
+/// both varying, one line per policy and cache size.
+pub fn sweep_panels(rows: &[Row]) -> Vec<Panel> {
+    let fetches: BTreeSet<_> = rows.iter().map(|r| r.fetch_time).collect();
+    let caches: BTreeSet<_> = rows.iter().map(|r| r.capacity).collect();
+    let by_fetch = fetches.len() > 1 || caches.len() == 1;
+    let normalized = rows.iter().all(|r| r.normalized_elapsed.is_some());
+    let x = |r: &Row| if by_fetch { r.fetch_time as f64 } else { r.capacity as f64 };
+    let name = |r: &Row| match by_fetch && caches.len() > 1 {
+        true => format!("{} k={}", r.policy, r.capacity),
+        false => r.policy.to_string(),
+    };
+    let mut names: Vec<String> = Vec::new();
+    for r in rows {
+        if !names.contains(&name(r)) {
+            names.push(name(r));
+        }
+    }
+    let series = |value: &dyn Fn(&Row) -> f64| -> Vec<Series> {
+        names
+            .iter()
+            .map(|n| Series { name: n.clone(), points: rows.iter().filter(|r| name(r) == *n).map(|r| (x(r), value(r))).collect() })
+            .collect()
+    };
+    let x_label = if by_fetch { "fetch time F (references)" } else { "cache size (blocks)" };
+    let trace = rows.first().map_or("", |r| r.trace.as_str());
+    vec![
+        Panel {
+            title: format!("{trace}: elapsed time (simulated)"),
+            x_label: x_label.into(),
+            y_label: if normalized { "elapsed / (min fetches x F)" } else { "elapsed time" }.into(),
+            series: series(&|r| r.normalized_elapsed.unwrap_or(r.metrics.elapsed as f64)),
+        },
+        Panel {
+            title: format!("{trace}: fetches (simulated)"),
+            x_label: x_label.into(),
+            y_label: "fetches".into(),
+            series: series(&|r| r.metrics.fetches() as f64),
+        },
+    ]
+}
