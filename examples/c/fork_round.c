@@ -5,8 +5,10 @@
  * registered descriptor and exits.  Then a worker thread reads the file in random order again and again, evicting
  * it between passes so that every pass runs prefetch rounds, while the main thread forks FORKS children at random
  * moments: if a fork lands while the worker holds one of the library's locks, a child that inherited the lock
- * locked would hang in its first tracked read.  Each child checks its bytes and exits; the parent waits at most
- * CHILD_TIMEOUT_S seconds for each (a deadlock detector, not a performance limit) and kills a child that hangs.
+ * locked would hang in its first tracked read.  Each child checks its bytes, checks that the parent's client is
+ * inert in the child (libprefetch's fork rule: a child starts with no clients) and that a client of its own
+ * tracks its reads, and exits.  The parent waits at most CHILD_TIMEOUT_S seconds for each (a deadlock detector,
+ * not a performance limit) and kills a child that hangs.
  *
  * Usage: fork_round FILE [SIZE_MIB]   (default 32 MiB)
  */
@@ -63,15 +65,34 @@ static int read_page(int fd, uint64_t p)
 }
 
 /* The child: reads CHILD_READS pages of the access order, from where the parent was, through the inherited
- * registered descriptor; then exits 0 if all were right. */
+ * registered descriptor; the parent's client must be inert here (its calls fail, they do not hang), and a client
+ * of the child's own must work.  Exits 0 if all went right. */
 static void child(void)
 {
     int bad = 0;
     size_t start = app.pos;
     for (size_t i = 0; i < CHILD_READS; i++)
         bad |= read_page(app.fd, app.pages[(start + i) % NPAGES_READ]);
+    if (bad)
+        fprintf(stderr, "child %d: wrong bytes\n", (int)getpid());
     struct pf_stats st;
-    bad |= pf_get_stats(app.client, &st);
+    if (pf_get_stats(app.client, &st) != -1) {
+        fprintf(stderr, "child %d: the parent's client still answers after fork\n", (int)getpid());
+        bad = 1;
+    }
+    app.client = register_client(plan, &app);
+    loff_t size = (loff_t)(app.npages * PAGE_SIZE_BYTES);
+    if (app.client == NULL || register_region(app.client, app.fd, 0, size) == NULL) {
+        fprintf(stderr, "child %d: registering its own client: %s\n", (int)getpid(), strerror(errno));
+        _exit(EXIT_FAIL);
+    }
+    for (size_t i = 0; i < CHILD_READS; i++)
+        bad |= read_page(app.fd, app.pages[(start + i) % NPAGES_READ]);
+    if (pf_get_stats(app.client, &st) != 0 || st.tracked_reads != CHILD_READS) {
+        fprintf(stderr, "child %d: its own client tracked %llu of %d reads\n", (int)getpid(),
+                (unsigned long long)st.tracked_reads, CHILD_READS);
+        bad = 1;
+    }
     _exit(bad ? EXIT_FAIL : EXIT_PASS);
 }
 

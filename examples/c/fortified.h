@@ -1,4 +1,4 @@
-/* fortified.h - read() and pread() built with -O2 -D_FORTIFY_SOURCE=2 (fortified.c), so they call __read_chk and __pread_chk. */
+/* fortified.h - read() and pread() built with -O2 -D_FORTIFY_SOURCE=2 (fortified.c): __read_chk, __pread_chk. */
 #ifndef EXAMPLES_FORTIFIED_H
 #define EXAMPLES_FORTIFIED_H
 

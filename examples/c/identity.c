@@ -33,7 +33,9 @@
 #define ODD_SIZE 1234
 
 /* The interposed calls, in the order the header lists them. */
-enum op { OP_READ, OP_PREAD, OP_PREAD64, OP_READV, OP_PREADV, OP_PREADV64, OP_PREADV2, OP_READ_CHK, OP_PREAD_CHK, NOPS };
+enum op {
+    OP_READ, OP_PREAD, OP_PREAD64, OP_READV, OP_PREADV, OP_PREADV64, OP_PREADV2, OP_READ_CHK, OP_PREAD_CHK, NOPS
+};
 static const char *const op_names[NOPS] = {"read",    "pread",    "pread64", "readv",     "preadv",
                                             "preadv64", "preadv2", "__read_chk", "__pread_chk"};
 

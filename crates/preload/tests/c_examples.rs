@@ -35,7 +35,11 @@ fn profile_dir() -> PathBuf {
 /// The shared library under test.
 fn library() -> PathBuf {
     let lib = profile_dir().join("libprefetch.so");
-    assert!(lib.exists(), "{} is missing: run `cargo build -p preload`", lib.display());
+    assert!(
+        lib.exists(),
+        "{} is missing: run `cargo build -p preload`",
+        lib.display()
+    );
     lib
 }
 
@@ -61,7 +65,9 @@ fn examples() -> Result<&'static Path, String> {
         .get_or_init(|| {
             for tool in ["gcc", "make"] {
                 if !tool_exists(tool) {
-                    return Err(format!("{tool} is not installed; the C examples cannot be built"));
+                    return Err(format!(
+                        "{tool} is not installed; the C examples cannot be built"
+                    ));
                 }
             }
             let out = profile_dir().join("c-examples");
@@ -104,7 +110,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(test: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("libprefetch-ctest-{}-{test}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("libprefetch-ctest-{}-{test}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).expect("create scratch directory");
         Scratch(dir)
@@ -142,7 +149,10 @@ struct Run {
 impl Run {
     /// The run's output, for failure messages.
     fn describe(&self, what: &str) -> String {
-        format!("{what} ended with {}\n--- stdout\n{}--- stderr\n{}", self.status, self.stdout, self.stderr)
+        format!(
+            "{what} ended with {}\n--- stdout\n{}--- stderr\n{}",
+            self.status, self.stdout, self.stderr
+        )
     }
 }
 
@@ -160,7 +170,9 @@ fn run(dir: &Path, scratch: &Scratch, program: &str, args: &[&str], load: Load) 
     if load == Load::Preload {
         cmd.env("LD_PRELOAD", library());
     }
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("start {program}: {e}"));
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {program}: {e}"));
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for the example") {
@@ -210,7 +222,11 @@ fn first_difference(a: &str, b: &str) -> String {
             a.lines().nth(i).unwrap_or(""),
             b.lines().nth(i).unwrap_or("")
         ),
-        None => format!("lengths differ: {} vs {} lines", a.lines().count(), b.lines().count()),
+        None => format!(
+            "lengths differ: {} vs {} lines",
+            a.lines().count(),
+            b.lines().count()
+        ),
     }
 }
 
@@ -223,17 +239,34 @@ fn assert_same_output(test: &str, program: &str, args: impl Fn(&Scratch) -> Vec<
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let linked = format!("{program}_linked");
     let runs = [
-        (Load::Without, run(dir, &scratch, program, &args, Load::Without)),
-        (Load::Preload, run(dir, &scratch, program, &args, Load::Preload)),
-        (Load::Linked, run(dir, &scratch, &linked, &args, Load::Linked)),
+        (
+            Load::Without,
+            run(dir, &scratch, program, &args, Load::Without),
+        ),
+        (
+            Load::Preload,
+            run(dir, &scratch, program, &args, Load::Preload),
+        ),
+        (
+            Load::Linked,
+            run(dir, &scratch, &linked, &args, Load::Linked),
+        ),
     ];
     let baseline = &runs[0].1;
     assert!(baseline.status.success(), "{}", baseline.describe(program));
-    assert!(baseline.stderr.contains("libprefetch not loaded"), "{}", baseline.describe(program));
+    assert!(
+        baseline.stderr.contains("libprefetch not loaded"),
+        "{}",
+        baseline.describe(program)
+    );
     for (load, r) in &runs[1..] {
         let what = format!("{program} ({load:?})");
         assert!(r.status.success(), "{}", r.describe(&what));
-        assert!(!r.stderr.contains("not loaded"), "the library was not found: {}", r.describe(&what));
+        assert!(
+            !r.stderr.contains("not loaded"),
+            "the library was not found: {}",
+            r.describe(&what)
+        );
         assert!(
             r.stdout == baseline.stdout,
             "{what} printed something else than without the library: {}",
@@ -272,18 +305,35 @@ fn callback_reads_inside_ignore_accesses_without_recursion() {
 
 #[test]
 fn identity_reads_see_the_same_bytes_errno_and_position_with_the_library() {
-    assert_same_output("identity", "identity", |s| vec![s.path("pattern"), s.path(""), FILE_MIB.into()]);
+    assert_same_output("identity", "identity", |s| {
+        vec![s.path("pattern"), s.path(""), FILE_MIB.into()]
+    });
 }
 
 #[test]
 fn identity_build_calls_the_fortified_entry_points() {
     let dir = examples_or_skip!();
-    for symbol in ["read", "pread", "pread64", "readv", "preadv", "preadv64", "preadv2", "__read_chk", "__pread_chk"]
-    {
-        assert!(binary_names(&dir.join("identity"), symbol), "identity does not call {symbol}");
+    for symbol in [
+        "read",
+        "pread",
+        "pread64",
+        "readv",
+        "preadv",
+        "preadv64",
+        "preadv2",
+        "__read_chk",
+        "__pread_chk",
+    ] {
+        assert!(
+            binary_names(&dir.join("identity"), symbol),
+            "identity does not call {symbol}"
+        );
     }
     for symbol in ["__pread64_chk", "preadv64v2"] {
-        assert!(binary_names(&dir.join("intercept"), symbol), "intercept does not call {symbol}");
+        assert!(
+            binary_names(&dir.join("intercept"), symbol),
+            "intercept does not call {symbol}"
+        );
     }
 }
 
@@ -309,6 +359,11 @@ fn fork_while_a_round_is_in_flight_finishes_with_right_bytes() {
 #[test]
 fn ten_million_entries_get_short_counts_and_bounded_memory() {
     run_passing("biglist", "big_list", &[]);
+}
+
+#[test]
+fn every_function_fails_with_its_documented_errno_and_keeps_errno_on_success() {
+    run_passing("errors", "api_errors", &[]);
 }
 
 #[test]
