@@ -66,8 +66,9 @@ impl Daemon {
         self.child.as_ref().unwrap().id()
     }
 
-    /// Waits for the daemon to exit and returns its output.
-    fn wait(mut self) -> Output {
+    /// Waits for the daemon to exit and returns its output (the temporary
+    /// directories stay until the Daemon is dropped).
+    fn wait(&mut self) -> Output {
         self.child.take().unwrap().wait_with_output().unwrap()
     }
 }
@@ -118,13 +119,12 @@ fn signal(pid: u32, name: &str) {
 
 #[test]
 fn sigterm_unmounts_and_prints_the_counters() {
-    let Some(daemon) = Daemon::start() else {
+    let Some(mut daemon) = Daemon::start() else {
         return;
     };
     let data = fs::read(daemon.mountpoint.join("data")).unwrap();
     assert_eq!(data, b"emulated bytes\n".repeat(1000));
     signal(daemon.pid(), "TERM");
-    let mountpoint = daemon.mountpoint.clone();
     let output = daemon.wait();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
@@ -134,12 +134,12 @@ fn sigterm_unmounts_and_prints_the_counters() {
     );
     assert!(stdout.contains("emulated disk: model fixed:1"), "{stdout}");
     assert!(stdout.contains("bytes             15000"), "{stdout}");
-    assert!(!is_mounted(&mountpoint));
+    assert!(!is_mounted(&daemon.mountpoint));
 }
 
 #[test]
 fn fusermount_u_ends_the_daemon() {
-    let Some(daemon) = Daemon::start() else {
+    let Some(mut daemon) = Daemon::start() else {
         return;
     };
     let status = Command::new("fusermount3")
@@ -155,15 +155,75 @@ fn fusermount_u_ends_the_daemon() {
 
 #[test]
 fn a_killed_daemon_leaves_no_mount_behind() {
-    let Some(daemon) = Daemon::start() else {
+    let Some(mut daemon) = Daemon::start() else {
         return;
     };
     signal(daemon.pid(), "KILL");
-    let mountpoint = daemon.mountpoint.clone();
     let output = daemon.wait();
     assert!(!output.status.success());
     assert!(
-        wait_for(|| !is_mounted(&mountpoint)),
+        wait_for(|| !is_mounted(&daemon.mountpoint)),
         "the fusermount3 auto_unmount helper should remove the mount"
     );
+}
+
+/// Pids of the direct children of process `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let tasks = fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks
+        .filter_map(|task| fs::read_to_string(task.unwrap().path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .map(|p| p.parse().unwrap())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// True when process `pid` has exited (gone, or a zombie not yet reaped).
+fn is_dead(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => true,
+    }
+}
+
+#[test]
+fn a_dead_mount_is_named_and_the_documented_recovery_works() {
+    let Some(mut daemon) = Daemon::start() else {
+        return;
+    };
+    // Kill the auto_unmount helper first, then the daemon: the mount stays, dead.
+    for helper in children(daemon.pid()) {
+        signal(helper, "KILL");
+        assert!(
+            wait_for(|| is_dead(helper)),
+            "helper {helper} survived SIGKILL"
+        );
+    }
+    signal(daemon.pid(), "KILL");
+    daemon.wait();
+    assert!(
+        is_mounted(&daemon.mountpoint),
+        "the dead mount stays without its helper"
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args(["emulate", "--model", "fixed:1", "--backing"])
+        .arg(daemon.dir.path().join("backing"))
+        .arg(&daemon.mountpoint)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("dead FUSE mount"), "{stderr}");
+    let status = Command::new("fusermount3")
+        .args(["-u", "-z"])
+        .arg(&daemon.mountpoint)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(!is_mounted(&daemon.mountpoint));
 }

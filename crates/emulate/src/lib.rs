@@ -95,6 +95,20 @@ pub enum Error {
         /// Capacity of the model.
         capacity: u64,
     },
+    /// The mount point is a dead FUSE mount left by a killed daemon.
+    #[error(
+        "{0} is a dead FUSE mount (a previous emulator was killed): \
+         run `fusermount3 -u -z {0}` (or `umount -l {0}`) and retry"
+    )]
+    StaleMount(PathBuf),
+    /// The mount point is missing or not a directory.
+    #[error("mount point {path}: {source}")]
+    MountPoint {
+        /// The mount point.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
     /// FUSE is not usable on this machine.
     #[error("FUSE unavailable: {0}")]
     NoFuse(String),
@@ -226,6 +240,7 @@ pub fn mount(config: &Config) -> Result<Mounted, Error> {
     let model = disk::model_from_name(&config.model)?;
     let scheduler = disk::scheduler_from_name(&config.scheduler)?;
     fuse_available()?;
+    check_mountpoint(&config.mountpoint)?;
     let tree = tree::Tree::scan(&config.backing, config.placement, model.capacity())?;
     let stats = Stats {
         model: config.model.clone(),
@@ -259,6 +274,25 @@ pub fn mount(config: &Config) -> Result<Mounted, Error> {
         session: Some(session),
         auto_unmount,
     })
+}
+
+/// Checks that `path` is a directory, naming a dead mount left by a killed
+/// daemon as such.
+fn check_mountpoint(path: &Path) -> Result<(), Error> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(Error::MountPoint {
+            path: path.to_path_buf(),
+            source: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+        }),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => {
+            Err(Error::StaleMount(path.to_path_buf()))
+        }
+        Err(source) => Err(Error::MountPoint {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
 }
 
 /// Mounts with `auto_unmount` (the `fusermount3` helper stays behind and
