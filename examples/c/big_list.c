@@ -5,7 +5,8 @@
  * data, so its buffer must be bounded whatever the application passes.
  *
  * Phase 1: one PF_SET call with ENTRIES entries (built in an mmap'd array that is unmapped afterwards) must accept
- * fewer than ENTRIES.  Phase 2: the application keeps appending in batches of BATCH, as a careless Figure 7 loop
+ * fewer than ENTRIES, and the peak resident set (VmHWM) may grow during the call by at most BYTES_PER_ENTRY bytes
+ * per accepted entry plus SLACK_KIB: memory in proportion to what is offered would be unbounded.  Phase 2: the application keeps appending in batches of BATCH, as a careless Figure 7 loop
  * would, until it has offered ENTRIES more; every call must accept fewer than it was given (the list is full) and
  * the resident set (VmRSS in /proc/self/status) must not grow by more than SLACK_KIB.  Overall the library may hold
  * at most BYTES_PER_ENTRY bytes per accepted entry plus SLACK_KIB.  Phase 3: PF_DONE starts a round on the full
@@ -39,16 +40,18 @@ static void fill(struct access_entry *a, size_t n, int fd, uint64_t npages, uint
     }
 }
 
-/* Phase 1: one call with ENTRIES entries; returns how many were accepted. */
-static size_t set_huge_list(client_t c, int fd, uint64_t npages, uint64_t *seed)
+/* Phase 1: one call with ENTRIES entries; returns how many were accepted and the growth of the peak RSS. */
+static size_t set_huge_list(client_t c, int fd, uint64_t npages, uint64_t *seed, long *peak_growth_kib)
 {
     size_t bytes = ENTRIES * sizeof(struct access_entry);
     struct access_entry *a = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (a == MAP_FAILED)
         skip("cannot map %zu MiB for the entries: %s", bytes / MIB, strerror(errno));
     fill(a, ENTRIES, fd, npages, seed);
+    long peak_before = vm_status_kib("VmHWM");
     ssize_t accepted = request_prefetching(c, a, ENTRIES, PF_SET);
     int err = errno;
+    *peak_growth_kib = vm_status_kib("VmHWM") - peak_before;
     munmap(a, bytes);
     if (accepted < 0)
         fail("request_prefetching(%lu entries, PF_SET) failed: %s", ENTRIES, strerror(err));
@@ -84,19 +87,23 @@ int main(int argc, char **argv)
     if (c == NULL || register_region(c, fd, 0, (loff_t)size) == NULL)
         fail("registering: %s", strerror(errno));
 
-    long rss0 = vm_rss_kib();
-    size_t accepted = set_huge_list(c, fd, size / PAGE_SIZE_BYTES, &seed);
-    long rss1 = vm_rss_kib();
+    long rss0 = vm_status_kib("VmRSS"), peak_growth;
+    size_t accepted = set_huge_list(c, fd, size / PAGE_SIZE_BYTES, &seed, &peak_growth);
+    long rss1 = vm_status_kib("VmRSS");
     size_t appended = append_more(c, fd, size / PAGE_SIZE_BYTES, &seed);
-    long rss2 = vm_rss_kib();
+    long rss2 = vm_status_kib("VmRSS");
     struct pf_stats st;
     if (pf_get_stats(c, &st) != 0)
         fail("pf_get_stats: %s", strerror(errno));
     printf("offered %lu, accepted %zu; appended %lu more, accepted %zu; list_length %llu\n", ENTRIES, accepted,
            ENTRIES, appended, (unsigned long long)st.list_length);
-    printf("VmRSS: %ld KiB before, %ld after the huge call, %ld after the appends\n", rss0, rss1, rss2);
+    printf("VmRSS: %ld KiB before, %ld after the huge call, %ld after the appends; VmHWM grew %ld KiB in the call\n",
+           rss0, rss1, rss2, peak_growth);
 
     long bound = (long)(accepted + appended) * BYTES_PER_ENTRY / 1024 + SLACK_KIB;
+    if (peak_growth > (long)accepted * BYTES_PER_ENTRY / 1024 + SLACK_KIB)
+        fail("the peak RSS grew by %ld KiB during a call that accepted %zu of %lu entries (bound %ld KiB)",
+             peak_growth, accepted, ENTRIES, (long)accepted * BYTES_PER_ENTRY / 1024 + SLACK_KIB);
     if (rss0 < 0 || rss2 - rss0 > bound)
         fail("VmRSS grew by %ld KiB for %zu entries (bound %ld KiB)", rss2 - rss0, accepted + appended, bound);
     if (rss2 - rss1 > SLACK_KIB)

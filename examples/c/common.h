@@ -158,17 +158,20 @@ static inline uint64_t size_arg(int argc, char **argv, int i, uint64_t default_m
     return (uint64_t)mib * MIB;
 }
 
-/* The resident set size of this process in KiB, from /proc/self/status (VmRSS). */
-static inline long vm_rss_kib(void)
+/* A KiB field of /proc/self/status ("VmRSS", "VmHWM", ...), or -1. */
+static inline long vm_status_kib(const char *field)
 {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
+    size_t n = strlen(field);
     long kib = -1;
     if (f == NULL)
         return -1;
     while (fgets(line, sizeof line, f) != NULL)
-        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+        if (strncmp(line, field, n) == 0 && line[n] == ':') {
+            kib = atol(line + n + 1);
             break;
+        }
     fclose(f);
     return kib;
 }
