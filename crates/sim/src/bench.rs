@@ -52,7 +52,12 @@ pub struct BenchReport {
 }
 
 /// Times every policy over `references` synthetic references (seed `seed`).
-pub fn run(references: usize, capacity: usize, fetch_time: Time, seed: u64) -> Result<BenchReport, SimError> {
+pub fn run(
+    references: usize,
+    capacity: usize,
+    fetch_time: Time,
+    seed: u64,
+) -> Result<BenchReport, SimError> {
     let blocks: Vec<u64> = workload::mixed(references, seed).map(|r| r.block).collect();
     let setup = RunSetup::simplified(capacity, fetch_time);
     let started = Instant::now();
@@ -64,7 +69,9 @@ pub fn run(references: usize, capacity: usize, fetch_time: Time, seed: u64) -> R
         let metrics = match policy.needs_future {
             true => run_future(policy, &future, &setup)?,
             false => {
-                let stream = blocks.iter().map(|&block| Ok(Reference { block, think: None }));
+                let stream = blocks
+                    .iter()
+                    .map(|&block| Ok(Reference { block, think: None }));
                 run_stream(policy, stream, &setup)?
             }
         };
@@ -77,7 +84,14 @@ pub fn run(references: usize, capacity: usize, fetch_time: Time, seed: u64) -> R
             fetches: metrics.fetches(),
         });
     }
-    Ok(BenchReport { setting: "simulated (wall-clock speed of the simulator on this machine)", references, capacity, fetch_time, future_seconds, rows })
+    Ok(BenchReport {
+        setting: "simulated (wall-clock speed of the simulator on this machine)",
+        references,
+        capacity,
+        fetch_time,
+        future_seconds,
+        rows,
+    })
 }
 
 impl BenchReport {
@@ -94,7 +108,13 @@ impl BenchReport {
             self.references as f64 / self.future_seconds.max(1e-9) / 1e6
         );
         for r in &self.rows {
-            out += &format!("| {} | {:.2} | {:.2} M | {} |\n", r.policy, r.seconds, r.references_per_second / 1e6, r.fetches);
+            out += &format!(
+                "| {} | {:.2} | {:.2} M | {} |\n",
+                r.policy,
+                r.seconds,
+                r.references_per_second / 1e6,
+                r.fetches
+            );
         }
         out
     }

@@ -146,7 +146,10 @@ impl Cache {
 
     /// Where `block` is.
     pub fn residency(&self, block: Block) -> Residency {
-        self.state.get(block as usize).copied().unwrap_or(Residency::Absent)
+        self.state
+            .get(block as usize)
+            .copied()
+            .unwrap_or(Residency::Absent)
     }
 
     /// Whether `block` is in the cache and available.

@@ -72,7 +72,8 @@ impl Ctx<'_> {
     /// If the policy was registered without `needs_future` (a programming error: the runner
     /// loads the future for every policy that declares it).
     pub fn oracle(&self) -> &Oracle<'_> {
-        self.oracle.expect("policy uses the future but is registered without needs_future")
+        self.oracle
+            .expect("policy uses the future but is registered without needs_future")
     }
 
     /// The dense id of trace block number `raw` (given a new id if never seen).
@@ -100,7 +101,11 @@ pub struct RunSetup {
 impl RunSetup {
     /// The simplified model with an empty cache of `capacity` blocks and fetch time `fetch`.
     pub fn simplified(capacity: usize, fetch: Time) -> Self {
-        RunSetup { capacity, timing: Timing::simplified(fetch), initial: Vec::new() }
+        RunSetup {
+            capacity,
+            timing: Timing::simplified(fetch),
+            initial: Vec::new(),
+        }
     }
 
     /// Checks the cache size, the time model and the initial contents.
@@ -109,10 +114,15 @@ impl RunSetup {
             return Err(SimError::Config("cache must hold at least 1 block".into()));
         }
         if self.capacity >= Pos::MAX as usize {
-            return Err(SimError::Config(format!("cache of {} blocks is too large", self.capacity)));
+            return Err(SimError::Config(format!(
+                "cache of {} blocks is too large",
+                self.capacity
+            )));
         }
         if self.initial.len() > self.capacity {
-            return Err(SimError::Config("more initial blocks than cache slots".into()));
+            return Err(SimError::Config(
+                "more initial blocks than cache slots".into(),
+            ));
         }
         self.timing.validate()
     }
@@ -227,8 +237,17 @@ impl<'f> Engine<'f> {
 
     /// Serves the reference at the cursor: stalls until its block is available, then spends
     /// its compute time.
-    fn reference(&mut self, policy: &mut dyn Policy, block: Block, compute: Time) -> Result<(), SimError> {
-        if self.cache.in_flight().is_some_and(|f| f.done_at <= self.now) {
+    fn reference(
+        &mut self,
+        policy: &mut dyn Policy,
+        block: Block,
+        compute: Time,
+    ) -> Result<(), SimError> {
+        if self
+            .cache
+            .in_flight()
+            .is_some_and(|f| f.done_at <= self.now)
+        {
             self.complete(policy);
         }
         let reached = self.now;
@@ -251,7 +270,12 @@ impl<'f> Engine<'f> {
         self.serve(policy, block, compute)
     }
 
-    fn serve(&mut self, policy: &mut dyn Policy, block: Block, compute: Time) -> Result<(), SimError> {
+    fn serve(
+        &mut self,
+        policy: &mut dyn Policy,
+        block: Block,
+        compute: Time,
+    ) -> Result<(), SimError> {
         self.cache.referenced(block);
         let pos = self.cursor;
         if let Some(oracle) = self.oracle.as_mut() {
@@ -301,11 +325,21 @@ impl<'f> Engine<'f> {
         }
     }
 
-    fn start(&mut self, fetch: Fetch, kind: FetchKind, pinned: Option<Block>) -> Result<(), SimError> {
+    fn start(
+        &mut self,
+        fetch: Fetch,
+        kind: FetchKind,
+        pinned: Option<Block>,
+    ) -> Result<(), SimError> {
         self.check(fetch, pinned)?;
         let raw = self.ids.raw(fetch.block);
         let duration = self.device.fetch_time(raw, self.now).max(1);
-        let flight = InFlight { block: fetch.block, kind, started: self.now, done_at: self.now + duration };
+        let flight = InFlight {
+            block: fetch.block,
+            kind,
+            started: self.now,
+            done_at: self.now + duration,
+        };
         if self.cache.start(fetch.block, fetch.victim, flight) {
             self.metrics.unused_prefetches += 1;
         }
@@ -314,17 +348,31 @@ impl<'f> Engine<'f> {
 
     /// Rejects decisions the model forbids.
     fn check(&self, fetch: Fetch, pinned: Option<Block>) -> Result<(), SimError> {
-        let broken = |message: String| Err(SimError::Policy { policy: self.name, message });
+        let broken = |message: String| {
+            Err(SimError::Policy {
+                policy: self.name,
+                message,
+            })
+        };
         if !self.cache.idle() {
             return broken("started a fetch while another is in flight".into());
         }
         if !self.cache.is_absent(fetch.block) {
-            return broken(format!("fetched block {} which is already cached", fetch.block));
+            return broken(format!(
+                "fetched block {} which is already cached",
+                fetch.block
+            ));
         }
         match fetch.victim {
-            None if self.cache.free_slots() == 0 => broken("fetched without a victim into a full cache".into()),
-            Some(v) if !self.cache.is_resident(v) => broken(format!("evicted block {v} which is not cached")),
-            Some(v) if Some(v) == pinned => broken(format!("evicted block {v} that is about to be referenced")),
+            None if self.cache.free_slots() == 0 => {
+                broken("fetched without a victim into a full cache".into())
+            }
+            Some(v) if !self.cache.is_resident(v) => {
+                broken(format!("evicted block {v} which is not cached"))
+            }
+            Some(v) if Some(v) == pinned => {
+                broken(format!("evicted block {v} that is about to be referenced"))
+            }
             _ => Ok(()),
         }
     }

@@ -44,7 +44,9 @@ impl Future {
         for reference in references {
             let reference = reference?;
             if blocks.len() >= NEVER as usize - 1 {
-                return Err(SimError::Config("trace longer than 2^32 - 2 references".into()));
+                return Err(SimError::Config(
+                    "trace longer than 2^32 - 2 references".into(),
+                ));
             }
             blocks.push(ids.intern(reference.block));
             match reference.think {
@@ -72,7 +74,13 @@ impl Future {
             next_use[pos] = *slot;
             *slot = pos as Pos;
         }
-        Future { ids, blocks, think, next_use, first_use }
+        Future {
+            ids,
+            blocks,
+            think,
+            next_use,
+            first_use,
+        }
     }
 
     /// Number of references.
@@ -153,7 +161,10 @@ pub struct Oracle<'a> {
 impl<'a> Oracle<'a> {
     /// An oracle whose cursor is at the start of `future`.
     pub fn new(future: &'a Future) -> Self {
-        Oracle { future, next_ref: future.first_use.clone() }
+        Oracle {
+            future,
+            next_ref: future.first_use.clone(),
+        }
     }
 
     /// The position of the next reference to `block` at or after the cursor; [`NEVER`] for

@@ -18,7 +18,8 @@
 //! - [`engine`]: the loop that offers the policy every opportunity (rule 4).
 //! - [`policy`]: the [`Policy`] trait and the [`POLICIES`] table.
 //! - [`trace`], [`workload`]: where references come from.
-//! - [`runner`]: sweeps over cache sizes and fetch times.
+//! - [`runner`], [`report`], [`bench`], [`repro`]: sweeps, tables and charts, speed, the
+//!   papers' experiments.
 //!
 //! Every result here is *simulated*; the report says so.
 
@@ -30,6 +31,7 @@ pub mod future;
 pub mod metrics;
 pub mod policy;
 pub mod report;
+pub mod repro;
 pub mod runner;
 pub mod time;
 pub mod trace;

@@ -18,7 +18,9 @@ pub fn table(rows: &[Row]) -> String {
     );
     for r in rows {
         let m = &r.metrics;
-        let normalized = r.normalized_elapsed.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
+        let normalized = r
+            .normalized_elapsed
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -63,11 +65,18 @@ pub struct Panel {
 
 /// Draws `panels` side by side into an SVG file at `path`.
 pub fn draw(path: &Path, panels: &[Panel]) -> Result<(), SimError> {
-    let failed = |e: &dyn std::fmt::Display| SimError::Output { path: path.to_path_buf(), message: e.to_string() };
+    let failed = |e: &dyn std::fmt::Display| SimError::Output {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
     let width = 560 * panels.len().max(1) as u32;
     let root = SVGBackend::new(path, (width, 440)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| failed(&e))?;
-    for (area, panel) in root.split_evenly((1, panels.len().max(1))).iter().zip(panels) {
+    for (area, panel) in root
+        .split_evenly((1, panels.len().max(1)))
+        .iter()
+        .zip(panels)
+    {
         draw_panel(area, panel).map_err(|e| failed(&e))?;
     }
     root.present().map_err(|e| failed(&e))
@@ -93,13 +102,22 @@ fn draw_panel(area: &Area<'_>, panel: &Panel) -> Result<(), DrawingAreaErrorKind
         .x_label_area_size(36)
         .y_label_area_size(56)
         .build_cartesian_2d(x0..x1, 0f64..(y1 * 1.08).max(1e-9))?;
-    chart.configure_mesh().x_desc(&panel.x_label).y_desc(&panel.y_label).draw()?;
+    chart
+        .configure_mesh()
+        .x_desc(&panel.x_label)
+        .y_desc(&panel.y_label)
+        .draw()?;
     for (i, series) in panel.series.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         chart
-            .draw_series(LineSeries::new(series.points.iter().copied(), color.stroke_width(2)))?
+            .draw_series(LineSeries::new(
+                series.points.iter().copied(),
+                color.stroke_width(2),
+            ))?
             .label(series.name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
     }
     chart
         .configure_series_labels()
@@ -117,7 +135,13 @@ pub fn sweep_panels(rows: &[Row]) -> Vec<Panel> {
     let caches: BTreeSet<_> = rows.iter().map(|r| r.capacity).collect();
     let by_fetch = fetches.len() > 1 || caches.len() == 1;
     let normalized = rows.iter().all(|r| r.normalized_elapsed.is_some());
-    let x = |r: &Row| if by_fetch { r.fetch_time as f64 } else { r.capacity as f64 };
+    let x = |r: &Row| {
+        if by_fetch {
+            r.fetch_time as f64
+        } else {
+            r.capacity as f64
+        }
+    };
     let name = |r: &Row| match by_fetch && caches.len() > 1 {
         true => format!("{} k={}", r.policy, r.capacity),
         false => r.policy.to_string(),
@@ -131,16 +155,32 @@ pub fn sweep_panels(rows: &[Row]) -> Vec<Panel> {
     let series = |value: &dyn Fn(&Row) -> f64| -> Vec<Series> {
         names
             .iter()
-            .map(|n| Series { name: n.clone(), points: rows.iter().filter(|r| name(r) == *n).map(|r| (x(r), value(r))).collect() })
+            .map(|n| Series {
+                name: n.clone(),
+                points: rows
+                    .iter()
+                    .filter(|r| name(r) == *n)
+                    .map(|r| (x(r), value(r)))
+                    .collect(),
+            })
             .collect()
     };
-    let x_label = if by_fetch { "fetch time F (references)" } else { "cache size (blocks)" };
+    let x_label = if by_fetch {
+        "fetch time F (references)"
+    } else {
+        "cache size (blocks)"
+    };
     let trace = rows.first().map_or("", |r| r.trace.as_str());
     vec![
         Panel {
             title: format!("{trace}: elapsed time (simulated)"),
             x_label: x_label.into(),
-            y_label: if normalized { "elapsed / (min fetches x F)" } else { "elapsed time" }.into(),
+            y_label: if normalized {
+                "elapsed / (min fetches x F)"
+            } else {
+                "elapsed time"
+            }
+            .into(),
             series: series(&|r| r.normalized_elapsed.unwrap_or(r.metrics.elapsed as f64)),
         },
         Panel {

@@ -13,30 +13,61 @@ use crate::trace::{Reference, TraceFile};
 use crate::{SimError, TraceError};
 
 /// Runs `policy` over a trace held in memory.
-pub fn run_future(policy: &PolicyInfo, future: &Future, setup: &RunSetup) -> Result<Metrics, SimError> {
+pub fn run_future(
+    policy: &PolicyInfo,
+    future: &Future,
+    setup: &RunSetup,
+) -> Result<Metrics, SimError> {
     setup.validate()?;
     let mut ids = future.ids().clone();
     let initial: Vec<Block> = setup.initial.iter().map(|&raw| ids.intern(raw)).collect();
-    let build = Build { capacity: setup.capacity, timing: &setup.timing, future: Some(future), initial: &initial, ids: &ids };
+    let build = Build {
+        capacity: setup.capacity,
+        timing: &setup.timing,
+        future: Some(future),
+        initial: &initial,
+        ids: &ids,
+    };
     let mut instance = (policy.build)(&build)?;
-    Engine::new(policy.name, setup, ids, Some(future)).run(instance.as_mut(), &mut FutureSource::new(future), &initial)
+    Engine::new(policy.name, setup, ids, Some(future)).run(
+        instance.as_mut(),
+        &mut FutureSource::new(future),
+        &initial,
+    )
 }
 
 /// Runs `policy`, which must not need the future, over a streamed trace: memory stays
 /// proportional to the number of distinct blocks, not to the trace length.
-pub fn run_stream<I>(policy: &PolicyInfo, references: I, setup: &RunSetup) -> Result<Metrics, SimError>
+pub fn run_stream<I>(
+    policy: &PolicyInfo,
+    references: I,
+    setup: &RunSetup,
+) -> Result<Metrics, SimError>
 where
     I: Iterator<Item = Result<Reference, TraceError>>,
 {
     setup.validate()?;
     if policy.needs_future {
-        return Err(SimError::Config(format!("{} needs the whole trace; use run_future", policy.name)));
+        return Err(SimError::Config(format!(
+            "{} needs the whole trace; use run_future",
+            policy.name
+        )));
     }
     let mut ids = crate::cache::Interner::default();
     let initial: Vec<Block> = setup.initial.iter().map(|&raw| ids.intern(raw)).collect();
-    let build = Build { capacity: setup.capacity, timing: &setup.timing, future: None, initial: &initial, ids: &ids };
+    let build = Build {
+        capacity: setup.capacity,
+        timing: &setup.timing,
+        future: None,
+        initial: &initial,
+        ids: &ids,
+    };
     let mut instance = (policy.build)(&build)?;
-    Engine::new(policy.name, setup, ids, None).run(instance.as_mut(), &mut StreamSource(references), &initial)
+    Engine::new(policy.name, setup, ids, None).run(
+        instance.as_mut(),
+        &mut StreamSource(references),
+        &initial,
+    )
 }
 
 /// A sweep: every policy at every cache size and fetch time.
@@ -77,15 +108,25 @@ pub struct Row {
 
 impl Sweep {
     fn timing(&self, fetch: Time) -> Timing {
-        let reference = if self.realistic { ReferenceTime::FromTrace } else { ReferenceTime::Uniform(1) };
-        Timing { reference, fetch: FetchTime::Constant(fetch) }
+        let reference = if self.realistic {
+            ReferenceTime::FromTrace
+        } else {
+            ReferenceTime::Uniform(1)
+        };
+        Timing {
+            reference,
+            fetch: FetchTime::Constant(fetch),
+        }
     }
 
     /// Runs the sweep over `trace`. The trace is loaded into memory once if any policy needs
     /// the future (then rows are normalised by OPT-demand's fetches); otherwise it is streamed
     /// again for every run and rows are not normalised.
     pub fn run(&self, trace: &TraceFile) -> Result<Vec<Row>, SimError> {
-        let name = trace.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let name = trace
+            .path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         if self.policies.iter().any(|p| p.needs_future) {
             let future = Future::load(trace.open()?)?;
             return self.run_future(&name, &future);
@@ -93,7 +134,11 @@ impl Sweep {
         let mut rows = Vec::new();
         for &capacity in &self.capacities {
             for &fetch in &self.fetch_times {
-                let setup = RunSetup { capacity, timing: self.timing(fetch), initial: Vec::new() };
+                let setup = RunSetup {
+                    capacity,
+                    timing: self.timing(fetch),
+                    initial: Vec::new(),
+                };
                 for &policy in &self.policies {
                     let metrics = run_stream(policy, trace.open()?, &setup)?;
                     rows.push(Row::new(&name, policy.name, &setup, metrics, None));
@@ -107,9 +152,18 @@ impl Sweep {
     pub fn run_future(&self, name: &str, future: &Future) -> Result<Vec<Row>, SimError> {
         let mut rows = Vec::new();
         for &capacity in &self.capacities {
-            let min = run_future(&opt_demand::INFO, future, &RunSetup::simplified(capacity, 1))?.fetches();
+            let min = run_future(
+                &opt_demand::INFO,
+                future,
+                &RunSetup::simplified(capacity, 1),
+            )?
+            .fetches();
             for &fetch in &self.fetch_times {
-                let setup = RunSetup { capacity, timing: self.timing(fetch), initial: Vec::new() };
+                let setup = RunSetup {
+                    capacity,
+                    timing: self.timing(fetch),
+                    initial: Vec::new(),
+                };
                 for &policy in &self.policies {
                     let metrics = run_future(policy, future, &setup)?;
                     rows.push(Row::new(name, policy.name, &setup, metrics, Some(min)));
@@ -121,9 +175,16 @@ impl Sweep {
 }
 
 impl Row {
-    fn new(trace: &str, policy: &'static str, setup: &RunSetup, metrics: Metrics, min_fetches: Option<u64>) -> Self {
+    fn new(
+        trace: &str,
+        policy: &'static str,
+        setup: &RunSetup,
+        metrics: Metrics,
+        min_fetches: Option<u64>,
+    ) -> Self {
         let fetch_time = setup.timing.mean_fetch();
-        let normalized_elapsed = min_fetches.and_then(|m| metrics.normalized_elapsed(m, fetch_time));
+        let normalized_elapsed =
+            min_fetches.and_then(|m| metrics.normalized_elapsed(m, fetch_time));
         Row {
             setting: "simulated",
             trace: trace.to_string(),

@@ -58,13 +58,18 @@ pub struct Timing {
 impl Timing {
     /// The simplified model of section 2.1: references take 1 tick, fetches take `fetch`.
     pub fn simplified(fetch: Time) -> Self {
-        Timing { reference: ReferenceTime::Uniform(1), fetch: FetchTime::Constant(fetch) }
+        Timing {
+            reference: ReferenceTime::Uniform(1),
+            fetch: FetchTime::Constant(fetch),
+        }
     }
 
     /// Checks the settings: every duration at least one tick, spread below mean.
     pub fn validate(&self) -> Result<(), SimError> {
         if self.reference == ReferenceTime::Uniform(0) {
-            return Err(SimError::Config("reference time must be at least 1 tick".into()));
+            return Err(SimError::Config(
+                "reference time must be at least 1 tick".into(),
+            ));
         }
         match self.fetch {
             FetchTime::Constant(0) => Err(SimError::Config("fetch time must be at least 1".into())),

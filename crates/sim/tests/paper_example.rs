@@ -9,20 +9,29 @@ const C: u64 = 2;
 
 fn run(policy: &str) -> Metrics {
     let future = Future::from_blocks(&[A, B, C, A]);
-    let setup = RunSetup { initial: vec![A, B], ..RunSetup::simplified(2, 4) };
+    let setup = RunSetup {
+        initial: vec![A, B],
+        ..RunSetup::simplified(2, 4)
+    };
     run_future(find(policy).unwrap(), &future, &setup).unwrap()
 }
 
 #[test]
 fn no_prefetch_with_optimal_replacement_takes_eight_units() {
     let m = run("opt-demand");
-    assert_eq!((m.elapsed, m.stall, m.fetches(), m.hits, m.misses), (8, 4, 1, 3, 1));
+    assert_eq!(
+        (m.elapsed, m.stall, m.fetches(), m.hits, m.misses),
+        (8, 4, 1, 3, 1)
+    );
 }
 
 #[test]
 fn always_prefetch_takes_ten_units_with_two_stalls_of_three() {
     let m = run("aggressive");
-    assert_eq!((m.elapsed, m.stall, m.prefetches, m.demand_fetches), (10, 6, 2, 0));
+    assert_eq!(
+        (m.elapsed, m.stall, m.prefetches, m.demand_fetches),
+        (10, 6, 2, 0)
+    );
 }
 
 #[test]

@@ -9,7 +9,12 @@ use sim::{find, run_future, Future, Metrics, ReferenceTime, RunSetup, SimError, 
 
 fn run(policy: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metrics {
     let future = Future::from_blocks(blocks);
-    run_future(find(policy).unwrap(), &future, &RunSetup::simplified(capacity, fetch)).unwrap()
+    run_future(
+        find(policy).unwrap(),
+        &future,
+        &RunSetup::simplified(capacity, fetch),
+    )
+    .unwrap()
 }
 
 /// A reference string over a small alphabet, with some sequential stretches for OBL.
@@ -133,7 +138,12 @@ impl NaiveLruSensible {
 
     /// The least recently used cached block allowed by `allowed`, removed from the set.
     fn take_lru(&mut self, allowed: impl Fn(Block) -> bool) -> Option<Block> {
-        let (index, _) = self.cached.iter().enumerate().filter(|(_, &(b, _))| allowed(b)).min_by_key(|(_, &(_, t))| t)?;
+        let (index, _) = self
+            .cached
+            .iter()
+            .enumerate()
+            .filter(|(_, &(b, _))| allowed(b))
+            .min_by_key(|(_, &(_, t))| t)?;
         Some(self.cached.remove(index).0)
     }
 }
@@ -156,13 +166,20 @@ impl Policy for NaiveLruSensible {
 
     fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
         let future = ctx.oracle().future();
-        let pos = (ctx.cursor()..future.len() as Pos).find(|&p| ctx.cache().is_absent(future.block_at(p)))?;
+        let pos = (ctx.cursor()..future.len() as Pos)
+            .find(|&p| ctx.cache().is_absent(future.block_at(p)))?;
         let block = future.block_at(pos);
         if ctx.cache().free_slots() > 0 {
-            return Some(Fetch { block, victim: None });
+            return Some(Fetch {
+                block,
+                victim: None,
+            });
         }
         let pinned = ctx.pinned();
         let victim = self.take_lru(|b| ctx.oracle().next_ref(b) > pos && Some(b) != pinned)?;
-        Some(Fetch { block, victim: Some(victim) })
+        Some(Fetch {
+            block,
+            victim: Some(victim),
+        })
     }
 }

@@ -14,7 +14,13 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 fn read(path: &Path, format: Format, block_size: u64) -> Result<Vec<Reference>, TraceError> {
-    TraceFile { path: path.to_path_buf(), format: Some(format), block_size }.open()?.collect()
+    TraceFile {
+        path: path.to_path_buf(),
+        format: Some(format),
+        block_size,
+    }
+    .open()?
+    .collect()
 }
 
 fn blocks(refs: &[Reference]) -> Vec<u64> {
@@ -29,9 +35,15 @@ fn error_text(path: &Path, format: Format) -> String {
 fn block_trace_skips_stars_and_blank_lines_plain_and_gzip() {
     let dir = tempfile::tempdir().unwrap();
     let plain = write(dir.path(), "t.trace", "0\n1\n*\n2\n\n5\n");
-    assert_eq!(blocks(&read(&plain, Format::Blocks, 1).unwrap()), [0, 1, 2, 5]);
+    assert_eq!(
+        blocks(&read(&plain, Format::Blocks, 1).unwrap()),
+        [0, 1, 2, 5]
+    );
     let gz = dir.path().join("t.trace.gz");
-    let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::default());
+    let mut encoder = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::default(),
+    );
     encoder.write_all(b"7\n*\n8\n").unwrap();
     encoder.finish().unwrap();
     let refs = read(&gz, Format::Blocks, 1).unwrap();
@@ -44,7 +56,10 @@ fn block_trace_rejects_a_malformed_line_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "bad.trace", "0\n1\nx12\n3\n");
     let message = error_text(&path, Format::Blocks);
-    assert!(message.starts_with(&format!("{}:3: ", path.display())), "{message}");
+    assert!(
+        message.starts_with(&format!("{}:3: ", path.display())),
+        "{message}"
+    );
 }
 
 #[test]
@@ -65,38 +80,61 @@ fn project_csv_rejects_malformed_lines() {
     for (text, line, what) in [
         ("0,a,0,10,R\n5,a,0,10\n", 2, "expected 5"),
         ("0,a,0,10,X\n", 1, "op"),
-        ("time_us,file,offset,length,op\n0,a,zero,10,R\n", 2, "offset"),
+        (
+            "time_us,file,offset,length,op\n0,a,zero,10,R\n",
+            2,
+            "offset",
+        ),
         ("0,a,18446744073709551615,10,R\n", 1, "overflows"),
     ] {
         let path = write(dir.path(), "bad.csv", text);
         let message = error_text(&path, Format::Csv);
-        assert!(message.starts_with(&format!("{}:{line}: ", path.display())) && message.contains(what), "{message}");
+        assert!(
+            message.starts_with(&format!("{}:{line}: ", path.display())) && message.contains(what),
+            "{message}"
+        );
     }
 }
 
 #[test]
 fn msr_cambridge_reads_disks_as_files_and_filetime_as_microseconds() {
     let dir = tempfile::tempdir().unwrap();
-    let text = "128166372003061629,wdev,0,Read,8192,8192,1607\n128166372003071629,wdev,1,Write,0,512,20\n";
+    let text =
+        "128166372003061629,wdev,0,Read,8192,8192,1607\n128166372003071629,wdev,1,Write,0,512,20\n";
     let path = write(dir.path(), "msr.csv", text);
     let refs = read(&path, Format::Msr, 4096).unwrap();
     assert_eq!(blocks(&refs), [2, 3, 1 << FILE_SHIFT]);
     assert_eq!(refs[0].think.unwrap() + refs[1].think.unwrap(), 1000);
-    let bad = write(dir.path(), "bad.csv", "128166372003061629,wdev,0,Read,0,512,1\n128166372003061630,wdev,0,Erase,0,512,1\n");
+    let bad = write(
+        dir.path(),
+        "bad.csv",
+        "128166372003061629,wdev,0,Read,0,512,1\n128166372003061630,wdev,0,Erase,0,512,1\n",
+    );
     assert!(error_text(&bad, Format::Msr).starts_with(&format!("{}:2: ", bad.display())));
 }
 
 #[test]
 fn umass_spc_reads_sectors_and_seconds() {
     let dir = tempfile::tempdir().unwrap();
-    let path = write(dir.path(), "f1.spc", "0,16,4096,r,0.000000\n1,0,512,W,0.000250,extra\n");
+    let path = write(
+        dir.path(),
+        "f1.spc",
+        "0,16,4096,r,0.000000\n1,0,512,W,0.000250,extra\n",
+    );
     let refs = read(&path, Format::Spc, 4096).unwrap();
     assert_eq!(blocks(&refs), [2, 1 << FILE_SHIFT]);
     assert_eq!(refs[0].think, Some(250));
-    for (text, what) in [("0,16,4096,q,0.0\n", "opcode"), ("0,16,4096,r,-1\n", "negative"), ("0,16,4096\n", "expected 5")] {
+    for (text, what) in [
+        ("0,16,4096,q,0.0\n", "opcode"),
+        ("0,16,4096,r,-1\n", "negative"),
+        ("0,16,4096\n", "expected 5"),
+    ] {
         let bad = write(dir.path(), "bad.spc", text);
         let message = error_text(&bad, Format::Spc);
-        assert!(message.starts_with(&format!("{}:1: ", bad.display())) && message.contains(what), "{message}");
+        assert!(
+            message.starts_with(&format!("{}:1: ", bad.display())) && message.contains(what),
+            "{message}"
+        );
     }
 }
 
@@ -110,7 +148,11 @@ fn formats_are_recognised_from_the_first_data_line() {
         ("128166372003061629,wdev,0,Read,0,512,1\n", Format::Msr),
         ("0,16,4096,r,0.0\n", Format::Spc),
     ] {
-        assert_eq!(detect(&write(dir.path(), "t", text)).unwrap(), format, "{text}");
+        assert_eq!(
+            detect(&write(dir.path(), "t", text)).unwrap(),
+            format,
+            "{text}"
+        );
     }
     let unknown = write(dir.path(), "u", "a,b\n");
     assert!(detect(&unknown).unwrap_err().to_string().contains(":1: "));
@@ -118,7 +160,11 @@ fn formats_are_recognised_from_the_first_data_line() {
 
 #[test]
 fn a_missing_file_is_named_in_the_error() {
-    let message = TraceFile::new("/nonexistent/x.trace").open().err().unwrap().to_string();
+    let message = TraceFile::new("/nonexistent/x.trace")
+        .open()
+        .err()
+        .unwrap()
+        .to_string();
     assert!(message.starts_with("/nonexistent/x.trace: "), "{message}");
 }
 
@@ -142,6 +188,10 @@ fn reference_traces_have_the_documented_sizes() {
     ] {
         let trace = TraceFile::new(dir.join(format!("{name}.trace.gz")));
         let future = Future::load(trace.open().unwrap()).unwrap();
-        assert_eq!((future.len(), future.distinct()), (references, distinct), "{name}");
+        assert_eq!(
+            (future.len(), future.distinct()),
+            (references, distinct),
+            "{name}"
+        );
     }
 }

@@ -31,7 +31,10 @@ fn live(ctx: &Ctx<'_>, (key, block): (Pos, Block)) -> bool {
 impl Furthest {
     /// An empty order for a cache of `capacity` blocks.
     pub(crate) fn new(capacity: usize) -> Self {
-        Furthest { heap: BinaryHeap::new(), limit: 2 * capacity + 64 }
+        Furthest {
+            heap: BinaryHeap::new(),
+            limit: 2 * capacity + 64,
+        }
     }
 
     /// Records `block`'s current next reference (after a reference or an arrival).

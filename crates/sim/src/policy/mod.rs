@@ -70,7 +70,8 @@ pub struct Build<'a> {
 impl<'a> Build<'a> {
     /// The future, or an error naming the policy if the runner did not load it.
     pub fn future(&self, policy: &'static str) -> Result<&'a Future, SimError> {
-        self.future.ok_or_else(|| SimError::Config(format!("{policy} needs the whole trace in memory")))
+        self.future
+            .ok_or_else(|| SimError::Config(format!("{policy} needs the whole trace in memory")))
     }
 }
 
@@ -112,6 +113,9 @@ registry!(
 pub fn find(name: &str) -> Result<&'static PolicyInfo, SimError> {
     POLICIES.iter().find(|p| p.name == name).ok_or_else(|| {
         let known: Vec<_> = POLICIES.iter().map(|p| p.name).collect();
-        SimError::Config(format!("unknown policy {name:?}; known: {}", known.join(", ")))
+        SimError::Config(format!(
+            "unknown policy {name:?}; known: {}",
+            known.join(", ")
+        ))
     })
 }

@@ -54,7 +54,11 @@ impl Policy for Recorder {
 
     fn demand_victim(&mut self, block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
         let victim = self.inner.demand_victim(block, ctx);
-        self.steps.push(Step { pos: ctx.cursor(), block, victim });
+        self.steps.push(Step {
+            pos: ctx.cursor(),
+            block,
+            victim,
+        });
         victim
     }
 }
@@ -69,14 +73,24 @@ impl EarlySchedule {
     /// Records the fetches of demand policy `demand` on the run's trace and initial contents.
     pub(crate) fn record(demand: &PolicyInfo, build: &Build<'_>) -> Result<Self, SimError> {
         let future = build.future(demand.name)?;
-        let setup = RunSetup { capacity: build.capacity, timing: Timing::simplified(1), initial: Vec::new() };
-        let mut recorder = Recorder { inner: (demand.build)(build)?, steps: Vec::new() };
+        let setup = RunSetup {
+            capacity: build.capacity,
+            timing: Timing::simplified(1),
+            initial: Vec::new(),
+        };
+        let mut recorder = Recorder {
+            inner: (demand.build)(build)?,
+            steps: Vec::new(),
+        };
         Engine::new(demand.name, &setup, build.ids.clone(), Some(future)).run(
             &mut recorder,
             &mut FutureSource::new(future),
             build.initial,
         )?;
-        Ok(EarlySchedule { steps: recorder.steps, next: 0 })
+        Ok(EarlySchedule {
+            steps: recorder.steps,
+            next: 0,
+        })
     }
 }
 
@@ -100,7 +114,10 @@ impl Policy for EarlySchedule {
         };
         harmless.then(|| {
             self.next += 1;
-            Fetch { block: step.block, victim: step.victim }
+            Fetch {
+                block: step.block,
+                victim: step.victim,
+            }
         })
     }
 }

@@ -11,7 +11,10 @@ use crate::trace::{Reference, FILE_SHIFT};
 
 /// Opens a block-number trace.
 pub fn read(path: &Path) -> Result<BlockTrace, TraceError> {
-    Ok(BlockTrace { lines: Lines::open(path)?, path: path.to_path_buf() })
+    Ok(BlockTrace {
+        lines: Lines::open(path)?,
+        path: path.to_path_buf(),
+    })
 }
 
 /// Stream of references of a block-number trace.
@@ -35,8 +38,16 @@ impl Iterator for BlockTrace {
             }
             return Some(match text.parse::<u64>() {
                 Ok(block) if block < 1 << FILE_SHIFT => Ok(Reference { block, think: None }),
-                Ok(_) => Err(lines::error(&self.path, line, format!("block number {text} too large"))),
-                Err(_) => Err(lines::error(&self.path, line, format!("expected a block number or '*', found {text:?}"))),
+                Ok(_) => Err(lines::error(
+                    &self.path,
+                    line,
+                    format!("block number {text} too large"),
+                )),
+                Err(_) => Err(lines::error(
+                    &self.path,
+                    line,
+                    format!("expected a block number or '*', found {text:?}"),
+                )),
             });
         }
     }

@@ -26,7 +26,11 @@ use crate::trace::Request;
 
 /// Opens a trace in the project's CSV format.
 pub fn read(path: &Path) -> Result<CsvTrace, TraceError> {
-    Ok(CsvTrace { lines: Lines::open(path)?, path: path.to_path_buf(), files: FxHashMap::default() })
+    Ok(CsvTrace {
+        lines: Lines::open(path)?,
+        path: path.to_path_buf(),
+        files: FxHashMap::default(),
+    })
 }
 
 /// Stream of requests of a CSV trace.
@@ -40,8 +44,15 @@ impl CsvTrace {
     fn parse(&mut self, line: u64, text: &str) -> Result<Request, TraceError> {
         let path = self.path.as_path();
         let f = lines::fields(path, line, text, 5, false)?;
-        if !matches!(f[4].to_ascii_lowercase().as_str(), "r" | "w" | "read" | "write") {
-            return Err(lines::error(path, line, format!("op {:?} is not R or W", f[4])));
+        if !matches!(
+            f[4].to_ascii_lowercase().as_str(),
+            "r" | "w" | "read" | "write"
+        ) {
+            return Err(lines::error(
+                path,
+                line,
+                format!("op {:?} is not R or W", f[4]),
+            ));
         }
         if f[1].is_empty() {
             return Err(lines::error(path, line, "empty file name".into()));

@@ -18,14 +18,21 @@ pub(crate) struct Lines {
 impl Lines {
     /// Opens `path`.
     pub(crate) fn open(path: &Path) -> Result<Lines, TraceError> {
-        let io = |source| TraceError::Io { path: path.to_path_buf(), source };
+        let io = |source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
         let mut file = BufReader::new(File::open(path).map_err(io)?);
         let gzip = file.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);
         let reader: Box<dyn BufRead> = match gzip {
             true => Box::new(BufReader::new(MultiGzDecoder::new(file))),
             false => Box::new(file),
         };
-        Ok(Lines { path: path.to_path_buf(), reader, line: 0 })
+        Ok(Lines {
+            path: path.to_path_buf(),
+            reader,
+            line: 0,
+        })
     }
 }
 
@@ -35,16 +42,27 @@ impl Iterator for Lines {
     fn next(&mut self) -> Option<Self::Item> {
         let mut bytes = Vec::new();
         self.line += 1;
-        match self.reader.as_mut().take(1 << 20).read_until(b'\n', &mut bytes) {
+        match self
+            .reader
+            .as_mut()
+            .take(1 << 20)
+            .read_until(b'\n', &mut bytes)
+        {
             Ok(0) => None,
-            Ok(_) if !bytes.ends_with(b"\n") && bytes.len() >= 1 << 20 => {
-                Some(Err(error(&self.path, self.line, "line longer than 1 MiB".into())))
-            }
+            Ok(_) if !bytes.ends_with(b"\n") && bytes.len() >= 1 << 20 => Some(Err(error(
+                &self.path,
+                self.line,
+                "line longer than 1 MiB".into(),
+            ))),
             Ok(_) => Some(match String::from_utf8(bytes) {
                 Ok(text) => Ok((self.line, text.trim_end_matches(['\n', '\r']).to_string())),
                 Err(_) => Err(error(&self.path, self.line, "not UTF-8 text".into())),
             }),
-            Err(e) => Some(Err(error(&self.path, self.line, format!("read failed: {e}")))),
+            Err(e) => Some(Err(error(
+                &self.path,
+                self.line,
+                format!("read failed: {e}"),
+            ))),
         }
     }
 }
@@ -57,7 +75,11 @@ pub(crate) fn is_data(text: &str) -> bool {
 
 /// A parse error at `line` of `path`.
 pub(crate) fn error(path: &Path, line: u64, message: String) -> TraceError {
-    TraceError::Parse { path: path.to_path_buf(), line, message }
+    TraceError::Parse {
+        path: path.to_path_buf(),
+        line,
+        message,
+    }
 }
 
 /// Splits a comma-separated line into exactly `count` trimmed fields (more are allowed when
@@ -65,15 +87,34 @@ pub(crate) fn error(path: &Path, line: u64, message: String) -> TraceError {
 ///
 /// Hand-written rather than the `csv` crate: these formats have no quoting, and a plain split
 /// keeps the line number of every record at hand for error messages.
-pub(crate) fn fields<'t>(path: &Path, line: u64, text: &'t str, count: usize, extra: bool) -> Result<Vec<&'t str>, TraceError> {
+pub(crate) fn fields<'t>(
+    path: &Path,
+    line: u64,
+    text: &'t str,
+    count: usize,
+    extra: bool,
+) -> Result<Vec<&'t str>, TraceError> {
     let fields: Vec<&str> = text.split(',').map(str::trim).collect();
     if fields.len() < count || (!extra && fields.len() > count) {
-        return Err(error(path, line, format!("expected {count} comma-separated fields, found {}", fields.len())));
+        return Err(error(
+            path,
+            line,
+            format!(
+                "expected {count} comma-separated fields, found {}",
+                fields.len()
+            ),
+        ));
     }
     Ok(fields)
 }
 
 /// Parses field `name` of a line as a number.
-pub(crate) fn number<T: std::str::FromStr>(path: &Path, line: u64, name: &str, text: &str) -> Result<T, TraceError> {
-    text.parse().map_err(|_| error(path, line, format!("{name} {text:?} is not a valid number")))
+pub(crate) fn number<T: std::str::FromStr>(
+    path: &Path,
+    line: u64,
+    name: &str,
+    text: &str,
+) -> Result<T, TraceError> {
+    text.parse()
+        .map_err(|_| error(path, line, format!("{name} {text:?} is not a valid number")))
 }

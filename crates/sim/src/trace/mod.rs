@@ -70,7 +70,9 @@ impl FromStr for Format {
             "csv" => Ok(Format::Csv),
             "msr" => Ok(Format::Msr),
             "spc" | "umass" => Ok(Format::Spc),
-            _ => Err(format!("unknown trace format {s:?} (blocks, csv, msr, spc)")),
+            _ => Err(format!(
+                "unknown trace format {s:?} (blocks, csv, msr, spc)"
+            )),
         }
     }
 }
@@ -89,13 +91,21 @@ pub struct TraceFile {
 impl TraceFile {
     /// A trace whose format is recognised from its content, with 8 KiB blocks (the paper's).
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        TraceFile { path: path.into(), format: None, block_size: 8192 }
+        TraceFile {
+            path: path.into(),
+            format: None,
+            block_size: 8192,
+        }
     }
 
     /// Opens the trace as a stream of references.
     pub fn open(&self) -> Result<References, TraceError> {
         if self.block_size == 0 {
-            return Err(lines::error(&self.path, 0, "block size must be at least 1 byte".into()));
+            return Err(lines::error(
+                &self.path,
+                0,
+                "block size must be at least 1 byte".into(),
+            ));
         }
         let format = match self.format {
             Some(f) => f,
@@ -130,6 +140,10 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
         7 if matches!(op(3).as_deref(), Some("read" | "write")) => Ok(Format::Msr),
         n if n >= 5 && numeric(1) && matches!(op(3).as_deref(), Some("r" | "w")) => Ok(Format::Spc),
         5 if matches!(op(4).as_deref(), Some("r" | "w" | "read" | "write")) => Ok(Format::Csv),
-        _ => Err(lines::error(path, 1, "cannot tell the trace format; give it explicitly".into())),
+        _ => Err(lines::error(
+            path,
+            1,
+            "cannot tell the trace format; give it explicitly".into(),
+        )),
     }
 }

@@ -19,7 +19,12 @@ use crate::trace::Request;
 
 /// Opens an MSR Cambridge trace.
 pub fn read(path: &Path) -> Result<MsrTrace, TraceError> {
-    Ok(MsrTrace { lines: Lines::open(path)?, path: path.to_path_buf(), disks: FxHashMap::default(), start: None })
+    Ok(MsrTrace {
+        lines: Lines::open(path)?,
+        path: path.to_path_buf(),
+        disks: FxHashMap::default(),
+        start: None,
+    })
 }
 
 /// Stream of requests of an MSR Cambridge trace.
@@ -37,10 +42,17 @@ impl MsrTrace {
         let ticks: u64 = lines::number(path, line, "Timestamp", f[0])?;
         let disk: u64 = lines::number(path, line, "DiskNumber", f[2])?;
         if !matches!(f[3], "Read" | "Write") {
-            return Err(lines::error(path, line, format!("Type {:?} is not Read or Write", f[3])));
+            return Err(lines::error(
+                path,
+                line,
+                format!("Type {:?} is not Read or Write", f[3]),
+            ));
         }
         let next_id = self.disks.len() as u64;
-        let file = *self.disks.entry((f[1].to_string(), disk)).or_insert(next_id);
+        let file = *self
+            .disks
+            .entry((f[1].to_string(), disk))
+            .or_insert(next_id);
         let start = *self.start.get_or_insert(ticks);
         Ok(Request {
             line,

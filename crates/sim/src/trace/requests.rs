@@ -34,7 +34,13 @@ pub(crate) fn split<I>(requests: I, path: &Path, block_size: u64) -> Splitter<I>
 where
     I: Iterator<Item = Result<Request, TraceError>>,
 {
-    Splitter { requests, path: path.to_path_buf(), block_size, current: None, pending: VecDeque::new() }
+    Splitter {
+        requests,
+        path: path.to_path_buf(),
+        block_size,
+        current: None,
+        pending: VecDeque::new(),
+    }
 }
 
 /// Iterator adapter from requests to references.
@@ -49,12 +55,22 @@ pub(crate) struct Splitter<I> {
 impl<I: Iterator<Item = Result<Request, TraceError>>> Splitter<I> {
     /// Expands `request` now that the following one (if any) is known.
     fn expand(&mut self, request: Request, next: Option<&Request>) -> Result<(), TraceError> {
-        let bad = |message: &str| TraceError::Parse { path: self.path.clone(), line: request.line, message: message.into() };
+        let bad = |message: &str| TraceError::Parse {
+            path: self.path.clone(),
+            line: request.line,
+            message: message.into(),
+        };
         if request.file >= 1 << (64 - FILE_SHIFT) {
             return Err(bad("file number too large"));
         }
-        let last_byte = request.offset.checked_add(request.length - 1).ok_or_else(|| bad("offset + length overflows"))?;
-        let (first, last) = (request.offset / self.block_size, last_byte / self.block_size);
+        let last_byte = request
+            .offset
+            .checked_add(request.length - 1)
+            .ok_or_else(|| bad("offset + length overflows"))?;
+        let (first, last) = (
+            request.offset / self.block_size,
+            last_byte / self.block_size,
+        );
         if last >= 1 << FILE_SHIFT {
             return Err(bad("block index too large"));
         }
@@ -66,7 +82,10 @@ impl<I: Iterator<Item = Result<Request, TraceError>>> Splitter<I> {
         let count = last - first + 1;
         for (i, index) in (first..=last).enumerate() {
             let share = gap.map(|g| g / count + if i as u64 == count - 1 { g % count } else { 0 });
-            self.pending.push_back(Reference { block: request.file << FILE_SHIFT | index, think: share });
+            self.pending.push_back(Reference {
+                block: request.file << FILE_SHIFT | index,
+                think: share,
+            });
         }
         Ok(())
     }

@@ -21,7 +21,10 @@ const SECTOR: u64 = 512;
 
 /// Opens a UMass / SPC trace.
 pub fn read(path: &Path) -> Result<SpcTrace, TraceError> {
-    Ok(SpcTrace { lines: Lines::open(path)?, path: path.to_path_buf() })
+    Ok(SpcTrace {
+        lines: Lines::open(path)?,
+        path: path.to_path_buf(),
+    })
 }
 
 /// Stream of requests of a UMass / SPC trace.
@@ -35,18 +38,28 @@ impl SpcTrace {
         let path = self.path.as_path();
         let f = lines::fields(path, line, text, 5, true)?;
         if !matches!(f[3], "r" | "R" | "w" | "W") {
-            return Err(lines::error(path, line, format!("opcode {:?} is not r or w", f[3])));
+            return Err(lines::error(
+                path,
+                line,
+                format!("opcode {:?} is not r or w", f[3]),
+            ));
         }
         let seconds: f64 = lines::number(path, line, "timestamp", f[4])?;
         if !(seconds.is_finite() && seconds >= 0.0) {
-            return Err(lines::error(path, line, format!("timestamp {seconds} is negative or not finite")));
+            return Err(lines::error(
+                path,
+                line,
+                format!("timestamp {seconds} is negative or not finite"),
+            ));
         }
         let lba: u64 = lines::number(path, line, "LBA", f[1])?;
         Ok(Request {
             line,
             time_us: Some((seconds * 1e6).round() as u64),
             file: lines::number(path, line, "ASU", f[0])?,
-            offset: lba.checked_mul(SECTOR).ok_or_else(|| lines::error(path, line, "LBA too large".into()))?,
+            offset: lba
+                .checked_mul(SECTOR)
+                .ok_or_else(|| lines::error(path, line, "LBA too large".into()))?,
             length: lines::number(path, line, "size", f[2])?,
         })
     }
