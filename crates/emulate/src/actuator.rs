@@ -200,6 +200,7 @@ impl Worker {
     /// deadlines, until shut down with nothing left to serve.
     fn run(mut self) {
         clock::tighten_timer_slack();
+        clock::prefer_realtime();
         loop {
             while !self.free_slots.is_empty() && self.start_next() {}
             if !self.wait_for_event() {

@@ -81,6 +81,20 @@ pub fn tighten_timer_slack() {
     }
 }
 
+/// Asks for real-time scheduling (SCHED_FIFO, lowest priority) for the calling
+/// thread and the threads it creates afterwards, so that on a busy machine the
+/// emulator wakes at its deadlines instead of waiting behind compilers. Best
+/// effort: refused to users without CAP_SYS_NICE (then timing is only less
+/// precise under load); the kernel's real-time throttling still leaves other
+/// tasks 5% of each core, and these threads sleep between requests. Returns
+/// whether it was granted.
+pub fn prefer_realtime() -> bool {
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: sched_setscheduler reads the sched_param it is given, which lives
+    // for the call; pid 0 means the calling thread.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

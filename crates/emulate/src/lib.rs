@@ -264,7 +264,11 @@ pub fn mount(config: &Config) -> Result<Mounted, Error> {
     };
     let session = std::thread::Builder::new()
         .name("emulate-fuse".into())
-        .spawn(move || session.run())
+        .spawn(move || {
+            // Inherited by the FUSE thread fuser starts: requests arrive on time.
+            clock::prefer_realtime();
+            session.run()
+        })
         .map_err(mount_error)?;
     Ok(Mounted {
         config: config.clone(),
