@@ -27,6 +27,9 @@ pub struct EngineConfig {
     pub max_request_blocks: u64,
     /// CPU time of every reference (0: only the disk and think times cost time).
     pub hit_time: Duration,
+    /// Stop at this simulated time (steady-state throughput of closed loops): references
+    /// issued before it count, `elapsed` is the limit. `None` runs every stream to its end.
+    pub time_limit: Option<Duration>,
 }
 
 impl EngineConfig {
@@ -36,6 +39,7 @@ impl EngineConfig {
             cache_blocks,
             max_request_blocks: 256,
             hit_time: Duration::ZERO,
+            time_limit: None,
         }
     }
 }
@@ -144,6 +148,10 @@ pub fn run(
     let mut engine = Engine::new(workload, config, parts);
     engine.start();
     while let Some(Reverse((now, kind, who))) = engine.events.pop() {
+        if let Some(limit) = config.time_limit.filter(|&limit| now >= limit) {
+            engine.metrics.elapsed = limit;
+            break;
+        }
         match kind {
             COMPLETION => engine.complete(now, who),
             TIMER => engine.timer_fired(now),
@@ -461,6 +469,7 @@ impl<'w, 'p> Engine<'w, 'p> {
         self.last_end = Some(request.end());
         let blocks = request.len / self.workload.layout.block_size;
         self.metrics.note_request(blocks, seek, service);
+        self.parts.prefetcher.on_served(&request, seek);
         self.busy_slots += 1;
         self.events
             .push(Reverse((now + service, COMPLETION, request.id)));
@@ -500,7 +509,5 @@ impl<'w, 'p> Engine<'w, 'p> {
 }
 
 fn covers(range: &FetchRange, block: FileBlock) -> bool {
-    range.file == block.file
-        && block.block >= range.start
-        && block.block - range.start < range.len
+    range.file == block.file && block.block >= range.start && block.block - range.start < range.len
 }

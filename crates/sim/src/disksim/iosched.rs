@@ -48,7 +48,9 @@ impl IoScheduler for Plain {
     }
 
     fn dispatch(&mut self, head: u64, now: Duration) -> Dispatch {
-        self.0.pop(head, now).map_or(Dispatch::Idle, Dispatch::Serve)
+        self.0
+            .pop(head, now)
+            .map_or(Dispatch::Idle, Dispatch::Serve)
     }
 
     fn len(&self) -> usize {
@@ -59,7 +61,10 @@ impl IoScheduler for Plain {
 /// Builds a stream-aware scheduler from its name (see [`IO_SCHEDULERS`]), or wraps the `disk`
 /// crate's scheduler of that name.
 pub fn io_scheduler_from_name(name: &str) -> Result<Box<dyn IoScheduler>, disk::Error> {
-    match IO_SCHEDULERS.iter().find(|(n, _)| name.split(':').next() == Some(n)) {
+    match IO_SCHEDULERS
+        .iter()
+        .find(|(n, _)| name.split(':').next() == Some(n))
+    {
         Some((_, build)) => build(name),
         None => Ok(Box::new(Plain(disk::scheduler_from_name(name)?))),
     }

@@ -66,6 +66,6 @@ pub use engine::{run, EngineConfig};
 pub use iosched::{Dispatch, IoScheduler, Plain};
 pub use metrics::DiskMetrics;
 pub use prefetch::{Access, FetchRange, Prefetcher};
-pub use replace::{Touch, Replacement};
+pub use replace::{Replacement, Touch};
 pub use spec::{PolicySpec, SpecError};
 pub use workload::{DiskBlock, FileBlock, Layout, Step, Workload};

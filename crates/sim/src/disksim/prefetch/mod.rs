@@ -52,6 +52,9 @@ pub trait Prefetcher {
     fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
     /// A stream issued its last reference.
     fn on_stream_end(&mut self, _stream: usize) {}
+    /// The disk started serving `request`; `seek_bytes` is its distance from the end of the
+    /// previous request (as in [`super::DiskMetrics`]), `None` for the first.
+    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
 }
 
 /// What a prefetcher constructor is told about the run.
@@ -73,8 +76,16 @@ pub type PrefetcherCtor = fn(&PolicySpec, &PrefetchSetup) -> Result<Box<dyn Pref
 /// The registered prefetchers: name, one-line description, constructor.
 pub const PREFETCHERS: &[(&str, &str, PrefetcherCtor)] = &[
     ("none", "demand fetching only", none::build),
-    ("readahead", "Linux-style read-ahead, windows 16 -> 32 blocks; options init, max", readahead::build),
-    ("reorder", "libprefetch reorder buffer, C-LOOK, infill (ATC'09 s3); options buffer, infill", reorder::build),
+    (
+        "readahead",
+        "Linux-style read-ahead, windows 16 -> 32 blocks; options init, max",
+        readahead::build,
+    ),
+    (
+        "reorder",
+        "libprefetch reorder buffer, C-LOOK, infill (ATC'09 s3); options buffer, infill",
+        reorder::build,
+    ),
 ];
 
 /// Builds the prefetcher named by `spec`.

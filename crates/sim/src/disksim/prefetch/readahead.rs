@@ -83,15 +83,16 @@ impl Prefetcher for ReadAhead {
             .get(&(access.stream, file))
             .copied()
             .unwrap_or_default();
-        let sequential = state
-            .prev
-            .is_some_and(|p| block == p || block == p + 1);
+        let sequential = state.prev.is_some_and(|p| block == p || block == p + 1);
         state.prev = Some(block);
         let mut fetch = Vec::new();
         let in_windows = state.current.is_some_and(|w| w.holds(block))
             || state.ahead.is_some_and(|w| w.holds(block));
         if block == 0 || (sequential && !in_windows) {
-            let window = Window { start: block, len: init };
+            let window = Window {
+                start: block,
+                len: init,
+            };
             state.current = Some(window);
             state.ahead = None;
             fetch.push(window);

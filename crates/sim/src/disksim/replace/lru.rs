@@ -23,7 +23,7 @@ pub struct Lru {
 }
 
 impl Lru {
-    fn to_top(&mut self, block: DiskBlock) {
+    fn touch_top(&mut self, block: DiskBlock) {
         if let Some(old) = self.last_use.insert(block, self.tick) {
             self.by_use.remove(&old);
         }
@@ -34,11 +34,11 @@ impl Lru {
 
 impl Replacement for Lru {
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
-        self.to_top(block);
+        self.touch_top(block);
     }
 
     fn on_insert(&mut self, block: DiskBlock, _how: Touch) {
-        self.to_top(block);
+        self.touch_top(block);
     }
 
     fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {

@@ -66,8 +66,16 @@ pub type ReplacementCtor =
 /// The registered replacement policies: name, one-line description, constructor.
 pub const REPLACEMENTS: &[(&str, &str, ReplacementCtor)] = &[
     ("clock", "CLOCK (the DULO paper's \"LRU\")", clock::build),
-    ("lru", "strict LRU (DULO Table 1's traditional column)", lru::build),
-    ("dulo", "DULO over CLOCK (FAST'05 s3); options bank=8M, evict=64M", dulo::build),
+    (
+        "lru",
+        "strict LRU (DULO Table 1's traditional column)",
+        lru::build,
+    ),
+    (
+        "dulo",
+        "DULO over CLOCK (FAST'05 s3); options bank=8M, evict=64M",
+        dulo::build,
+    ),
 ];
 
 /// Builds the replacement policy named by `spec`.

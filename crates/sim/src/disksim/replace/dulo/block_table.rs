@@ -181,8 +181,20 @@ mod tests {
         }
         table.record(3, 2);
         table.record(1 << 40, 2);
-        assert_eq!(table.entry(3), Bte { last: 2, previous: 1 });
-        assert_eq!(table.entry(2), Bte { last: 1, previous: 0 });
+        assert_eq!(
+            table.entry(3),
+            Bte {
+                last: 2,
+                previous: 1
+            }
+        );
+        assert_eq!(
+            table.entry(2),
+            Bte {
+                last: 1,
+                previous: 0
+            }
+        );
         assert_eq!(table.entry(4), Bte::default());
         let now: Vec<u64> = table.stamped(2).iter().map(|&(b, _)| b).collect();
         assert_eq!(now, vec![3, 1 << 40]);

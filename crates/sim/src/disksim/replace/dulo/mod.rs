@@ -140,8 +140,12 @@ impl Dulo {
         }
         self.bank_clock += 1;
         let now = self.bank_clock;
-        let recency: rustc_hash::FxHashMap<DiskBlock, usize> =
-            self.bank.drain(..).enumerate().map(|(i, b)| (b, i)).collect();
+        let recency: rustc_hash::FxHashMap<DiskBlock, usize> = self
+            .bank
+            .drain(..)
+            .enumerate()
+            .map(|(i, b)| (b, i))
+            .collect();
         for &block in recency.keys() {
             self.table.record(block, now);
         }
@@ -150,7 +154,14 @@ impl Dulo {
             .map(|blocks| {
                 let h = self.inflation + 1.0 / blocks.len() as f64;
                 let newest = blocks.iter().map(|b| recency[b]).max().unwrap_or(0);
-                (h, newest, Sequence { h, blocks: blocks.into() })
+                (
+                    h,
+                    newest,
+                    Sequence {
+                        h,
+                        blocks: blocks.into(),
+                    },
+                )
             })
             .collect();
         formed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -190,10 +201,7 @@ fn same_history(a: Bte, b: Bte) -> bool {
 }
 
 /// Stable merge by H: on ties the sequences already in the section stay below the new ones.
-fn merge_by_h(
-    old: VecDeque<Sequence>,
-    new: impl Iterator<Item = Sequence>,
-) -> VecDeque<Sequence> {
+fn merge_by_h(old: VecDeque<Sequence>, new: impl Iterator<Item = Sequence>) -> VecDeque<Sequence> {
     let mut merged = VecDeque::with_capacity(old.len());
     let mut old = old.into_iter().peekable();
     for sequence in new {
@@ -246,7 +254,11 @@ impl Replacement for Dulo {
     fn order(&self) -> Vec<DiskBlock> {
         let staging = self.staging.iter().rev();
         let bank = self.bank.iter().rev();
-        let evicting = self.evicting.iter().rev().flat_map(|s| s.blocks.iter().rev());
+        let evicting = self
+            .evicting
+            .iter()
+            .rev()
+            .flat_map(|s| s.blocks.iter().rev());
         staging.chain(bank).chain(evicting).copied().collect()
     }
 }
