@@ -10,6 +10,8 @@ mod bench;
 mod demo;
 mod disk;
 mod emulate;
+mod repro;
+mod sim;
 mod sqlite;
 
 /// Application-directed prefetching for Linux, and the simulator of its papers.
@@ -41,6 +43,10 @@ enum Command {
         #[command(subcommand)]
         command: sqlite::SqliteCommand,
     },
+    /// Simulate prefetching and caching policies on a trace (simulated; Cao et al. 1995)
+    Sim(sim::SimArgs),
+    /// Reproduce a paper's simulations: tables and SVG figures (simulated)
+    Repro(repro::ReproArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -51,5 +57,7 @@ fn main() -> anyhow::Result<()> {
         Command::Disk { command } => disk::run(command),
         Command::Emulate(args) => emulate::run(args),
         Command::Sqlite { command } => sqlite::run(command),
+        Command::Sim(args) => sim::run(args),
+        Command::Repro(args) => repro::run(args),
     }
 }

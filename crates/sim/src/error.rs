@@ -7,12 +7,12 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     /// The file could not be opened or read.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// The trace file.
         path: PathBuf,
         /// What the operating system said.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// A line does not follow the trace format.
     #[error("{path}:{line}: {message}")]

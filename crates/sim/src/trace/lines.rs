@@ -18,9 +18,9 @@ pub(crate) struct Lines {
 impl Lines {
     /// Opens `path`.
     pub(crate) fn open(path: &Path) -> Result<Lines, TraceError> {
-        let io = |source| TraceError::Io {
+        let io = |cause| TraceError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         };
         let mut file = BufReader::new(File::open(path).map_err(io)?);
         let gzip = file.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);

@@ -1,0 +1,77 @@
+//! `prefetch repro PAPER`: reproduce a paper's simulation experiments, writing tables and SVG
+//! figures. Each paper is one line of [`REPROS`]; its function calls the crate and prints.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::builder::PossibleValuesParser;
+use clap::Args;
+
+/// Where a reproduction reads and writes.
+pub struct Dirs {
+    /// The reference traces.
+    pub traces: PathBuf,
+    /// The output directory.
+    pub out: PathBuf,
+}
+
+/// A reproducible paper.
+pub struct Repro {
+    /// Name on the command line.
+    pub name: &'static str,
+    /// Runs it.
+    pub run: fn(&Dirs) -> anyhow::Result<()>,
+}
+
+/// Every reproduction; adding a paper is one line here.
+pub const REPROS: &[Repro] = &[Repro {
+    name: "cao",
+    run: cao,
+}];
+
+/// Arguments of `prefetch repro`.
+#[derive(Args, Debug)]
+pub struct ReproArgs {
+    /// Which paper's experiments to run
+    #[arg(value_parser = PossibleValuesParser::new(REPROS.iter().map(|r| r.name)))]
+    paper: String,
+    /// Directory of the reference traces [default: ../shared/traces from the repository root]
+    #[arg(long)]
+    traces: Option<PathBuf>,
+    /// Output directory [default: target/repro/PAPER in the repository]
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// The repository root this binary was built from.
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs `prefetch repro`.
+pub fn run(args: ReproArgs) -> anyhow::Result<()> {
+    let repro = REPROS
+        .iter()
+        .find(|r| r.name == args.paper)
+        .context("unknown paper")?;
+    let dirs = Dirs {
+        traces: args
+            .traces
+            .unwrap_or_else(|| repo_root().join("../shared/traces")),
+        out: args
+            .out
+            .unwrap_or_else(|| repo_root().join("target/repro").join(repro.name)),
+    };
+    (repro.run)(&dirs)
+}
+
+fn cao(dirs: &Dirs) -> anyhow::Result<()> {
+    let report = ::sim::repro::cao::run(&dirs.traces, &dirs.out)
+        .with_context(|| format!("prefetch repro cao --traces {}", dirs.traces.display()))?;
+    print!("{}", report.summary);
+    println!("\nwrote:");
+    for file in &report.files {
+        println!("  {}", file.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,110 @@
+//! `prefetch sim`: run prefetching and caching policies over a trace in the simulator
+//! (crate `sim`, Cao et al. SIGMETRICS 1995), one row per policy, cache size and fetch time;
+//! or `--bench` to measure the simulator's own speed. Thin: parses, calls the crate, prints.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args;
+
+/// Arguments of `prefetch sim`.
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    /// Trace file (gzip or plain): reference traces, the project's CSV, MSR Cambridge or UMass SPC
+    #[arg(long, required_unless_present = "bench")]
+    trace: Option<PathBuf>,
+    /// Trace format: blocks, csv, msr, spc (default: recognised from the first line)
+    #[arg(long)]
+    format: Option<::sim::Format>,
+    /// Block size in bytes for request traces
+    #[arg(long, default_value_t = 8192)]
+    block_size: u64,
+    /// Cache size(s) in blocks; several values make a sweep
+    #[arg(long = "cache", value_delimiter = ',', num_args = 1.., default_values_t = [1000])]
+    caches: Vec<usize>,
+    /// Fetch time(s) F in reference times; several values make a sweep
+    #[arg(long = "fetch-time", value_delimiter = ',', num_args = 1.., default_values_t = [10])]
+    fetch_times: Vec<u64>,
+    /// Policies, comma-separated, or "all" (every policy but the exact `optimal`)
+    #[arg(long = "policy", value_delimiter = ',', num_args = 1.., default_values_t = ["all".to_string()])]
+    policies: Vec<String>,
+    /// Realistic model: each reference takes the compute time in the trace (microseconds) and
+    /// --fetch-time is in microseconds
+    #[arg(long)]
+    realistic: bool,
+    /// Print the rows as JSON instead of a table
+    #[arg(long)]
+    json: bool,
+    /// Draw the sweep (elapsed time and fetches, as in the paper's Figure 3) into this SVG file
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// Measure the simulator's speed (references/second per policy) on a synthetic trace
+    #[arg(long, conflicts_with = "trace")]
+    bench: bool,
+    /// Length of the synthetic trace for --bench
+    #[arg(long, default_value_t = 10_000_000, requires = "bench")]
+    refs: usize,
+}
+
+/// Runs `prefetch sim`.
+pub fn run(args: SimArgs) -> anyhow::Result<()> {
+    if args.bench {
+        return bench(&args);
+    }
+    let Some(path) = args.trace.clone() else {
+        bail!("--trace is required")
+    };
+    let policies = policies(&args.policies)?;
+    let sweep = ::sim::Sweep {
+        policies,
+        capacities: args.caches.clone(),
+        fetch_times: args.fetch_times.clone(),
+        realistic: args.realistic,
+    };
+    let trace = ::sim::TraceFile {
+        path,
+        format: args.format,
+        block_size: args.block_size,
+    };
+    let rows = sweep.run(&trace)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        let model = if args.realistic {
+            "realistic model, times in microseconds"
+        } else {
+            "simplified model, one time unit per reference"
+        };
+        println!("Simulated ({model}): {}\n", trace.path.display());
+        print!("{}", ::sim::report::table(&rows));
+    }
+    if let Some(svg) = &args.svg {
+        ::sim::report::draw(svg, &::sim::report::sweep_panels(&rows))?;
+        eprintln!("wrote {}", svg.display());
+    }
+    Ok(())
+}
+
+/// The named policies; "all" stands for every policy but `optimal`.
+fn policies(names: &[String]) -> anyhow::Result<Vec<&'static ::sim::PolicyInfo>> {
+    let mut out = Vec::new();
+    for name in names {
+        match name.as_str() {
+            "all" => out.extend(::sim::POLICIES.iter().filter(|p| p.name != "optimal")),
+            _ => out.push(::sim::find(name)?),
+        }
+    }
+    Ok(out)
+}
+
+fn bench(args: &SimArgs) -> anyhow::Result<()> {
+    let capacity = args.caches[0];
+    let fetch = args.fetch_times[0];
+    let report = ::sim::bench::run(args.refs, capacity, fetch, 1).context("simulator benchmark")?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.table());
+    }
+    Ok(())
+}

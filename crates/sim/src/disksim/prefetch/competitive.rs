@@ -1,0 +1,412 @@
+//! Competitive prefetching (CP): Linux-style read-ahead windows whose depth grows by slow start
+//! from 16 blocks, doubling, up to the competitive depth `S_p = C_switch x R_tr` of the disk
+//! model (TR840 s3; the depth itself is `plan::competitive`, shared with the live library).
+//!
+//! # Windows (shared with AP, [`super::aggressive`])
+//! Each stream keeps, for each of the files it reads, a *current* and an *ahead* window, as
+//! Linux 2.6.3 does (TR840 s2.2):
+//!
+//! ```text
+//!   miss at b, not sequential:        cur = [b, b+16)                     (slow start restarts)
+//!   sequential access inside cur:     ahead = [cur.end, cur.end + next)   (once per window)
+//!   sequential access reaches ahead:  cur = ahead; ahead = [cur.end, cur.end + next)
+//!   next = min(2 x previous, target, P_mem / N_stream)
+//! ```
+//! `target` is the competitive depth of the window's disk location (CP) or a fixed number of
+//! blocks (AP). When the replacement policy keeps a prefetch cache (CPEM, [`super::cpem`]),
+//! each window is also capped at `P_mem / N_stream` (TR840 s4.2), where `N_stream` counts the
+//! files streams are reading (the paper approximates it by the number of open files).
+//!
+//! A block evicted before its window is reached comes back as a one-block demand fetch: the
+//! "single page read" of TR840 s2.3 that makes page thrashing costly.
+//!
+//! Deviations: a stream remembers its two most recent files (Two-Rand-0 reads two at once) and
+//! counts a file as open while it was read within its last 64 references. A non-sequential
+//! access that hits the cache starts no window. The seek-distance average starts from the
+//! disk's average random seek and is fed by the engine's served requests when it reports them;
+//! otherwise it keeps the average (`plan::competitive`). Transfer rate is the model's measured
+//! sequential rate at the window's first block ([`ModelCurves`]); for an SSD the "switch" is its
+//! per-command latency.
+
+use std::time::Duration;
+
+use disk::model::Hdd;
+use disk::{DiskModel as _, Spec};
+use plan::competitive::{CompetitiveDepth, DiskCurves, SlowStart};
+use rustc_hash::FxHashMap;
+
+use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
+use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::workload::{FileBlock, Layout};
+
+/// Files per stream whose windows are remembered.
+const FILES_PER_STREAM: usize = 2;
+/// A file counts as open while its stream read it within this many references.
+const OPEN_REFERENCES: u64 = 64;
+
+/// Points at which the sequential rate of a hard disk model is measured.
+const RATE_SAMPLES: u64 = 64;
+/// Length of each rate-measuring read.
+const RATE_READ: u64 = 4 << 20;
+
+/// The disk numbers competitive prefetching needs, read off a disk model as the paper measures
+/// them at boot: the seek curve and rotation from the model's parameters, the sequential
+/// transfer rate by timing reads at evenly spaced locations (it includes head and cylinder
+/// switches, which the media rate alone does not).
+#[derive(Clone, Debug)]
+pub enum ModelCurves {
+    /// A hard disk: seek curve over cylinders, measured rates, half a revolution.
+    Hdd {
+        /// The model (for its geometry and seek curve).
+        hdd: Box<Hdd>,
+        /// Sequential rate (bytes per second) of each of [`RATE_SAMPLES`] equal slices of
+        /// the disk, outer first.
+        rates: Vec<f64>,
+    },
+    /// A device without seeks: a constant per-request cost and a rate.
+    Flat {
+        /// Cost of one switch.
+        switch: Duration,
+        /// Transfer rate, bytes per second.
+        rate: f64,
+    },
+}
+
+impl ModelCurves {
+    /// The curves of the disk model named `name` (see `disk::MODEL_NAMES`). Models with no
+    /// transfer rate (`fixed:`) have no competitive depth and are an error.
+    pub fn from_model_name(name: &str) -> Result<ModelCurves, String> {
+        match disk::spec_from_name(name).map_err(|e| e.to_string())? {
+            Spec::Hdd(params) => {
+                let hdd = Hdd::new(params).map_err(|e| e.to_string())?;
+                let rates = sequential_rates(&hdd);
+                Ok(ModelCurves::Hdd {
+                    hdd: Box::new(hdd),
+                    rates,
+                })
+            }
+            Spec::Ssd(p) => Ok(ModelCurves::Flat {
+                switch: p.command_overhead + p.latency,
+                rate: p.bandwidth,
+            }),
+            Spec::Fixed { .. } => Err(format!(
+                "disk model `{name}` has no transfer rate, so no competitive depth"
+            )),
+        }
+    }
+}
+
+/// `f_transfer` measured: one read at the start of each slice of the disk, on a copy of the
+/// model; the rate counts transfer only (not the seek and rotation to reach the slice).
+fn sequential_rates(hdd: &Hdd) -> Vec<f64> {
+    let mut probe = hdd.clone();
+    let capacity = probe.capacity();
+    let slice = capacity / RATE_SAMPLES;
+    let mut now = Duration::ZERO;
+    (0..RATE_SAMPLES)
+        .map(|i| {
+            let req = disk::Request {
+                id: i,
+                addr: i * slice,
+                len: RATE_READ.min(capacity - i * slice),
+                arrival: now,
+            };
+            now += probe.service(now, &req);
+            let access = probe.last_access();
+            req.len as f64 / (access.transfer + access.overhead).as_secs_f64()
+        })
+        .collect()
+}
+
+impl DiskCurves for ModelCurves {
+    fn seek_time(&self, distance: u64, at: u64) -> Duration {
+        match self {
+            ModelCurves::Hdd { hdd, .. } => {
+                let last = hdd.capacity() - 1;
+                let geometry = hdd.geometry();
+                let from = geometry.locate(at.min(last)).cyl;
+                let to = geometry.locate(at.saturating_add(distance).min(last)).cyl;
+                match from.abs_diff(to) {
+                    0 => Duration::ZERO,
+                    cylinders => {
+                        Duration::from_secs_f64(hdd.seek_curve().time(cylinders as f64))
+                    }
+                }
+            }
+            ModelCurves::Flat { .. } => Duration::ZERO,
+        }
+    }
+
+    fn transfer_rate(&self, addr: u64) -> f64 {
+        match self {
+            ModelCurves::Hdd { hdd, rates } => {
+                let slice = (hdd.capacity() / RATE_SAMPLES).max(1);
+                rates[((addr / slice) as usize).min(rates.len() - 1)]
+            }
+            ModelCurves::Flat { rate, .. } => *rate,
+        }
+    }
+
+    fn rotational_delay(&self) -> Duration {
+        match self {
+            ModelCurves::Hdd { hdd, .. } => hdd.revolution() / 2,
+            ModelCurves::Flat { switch, .. } => *switch,
+        }
+    }
+
+    fn average_seek(&self) -> Duration {
+        match self {
+            ModelCurves::Hdd { hdd, .. } => hdd.params().average_seek,
+            ModelCurves::Flat { .. } => Duration::ZERO,
+        }
+    }
+}
+
+/// Blocks `start .. start + len` of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    start: u64,
+    len: u64,
+}
+
+impl Span {
+    fn end(self) -> u64 {
+        self.start + self.len
+    }
+}
+
+/// Read-ahead state of one stream in one file.
+#[derive(Clone, Debug)]
+struct FileWindows {
+    file: u32,
+    prev: u64,
+    cur: Span,
+    ahead: Option<Span>,
+    slow: SlowStart,
+    last_reference: u64,
+}
+
+/// The files one stream is reading, most recent last.
+#[derive(Clone, Debug, Default)]
+struct StreamWindows {
+    references: u64,
+    files: Vec<FileWindows>,
+}
+
+/// Current and ahead windows of every stream, grown by slow start up to a target depth.
+#[derive(Clone, Debug)]
+pub struct Windows {
+    layout: Layout,
+    streams: FxHashMap<usize, StreamWindows>,
+}
+
+impl Windows {
+    /// Windows over the files of `layout`.
+    pub fn new(layout: Layout) -> Windows {
+        Windows {
+            layout,
+            streams: FxHashMap::default(),
+        }
+    }
+
+    /// The files' layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Files read by some stream within its last 64 references (the paper's `N_stream`).
+    pub fn open_files(&self) -> usize {
+        self.streams
+            .values()
+            .map(|s| {
+                s.files
+                    .iter()
+                    .filter(|f| f.last_reference + OPEN_REFERENCES >= s.references)
+                    .count()
+            })
+            .sum()
+    }
+
+    /// Reacts to one reference; `target(addr)` is the depth limit in blocks of a window
+    /// starting at disk byte `addr`. Returns the windows to fetch.
+    pub fn on_access(
+        &mut self,
+        access: &Access,
+        mut target: impl FnMut(u64) -> u64,
+    ) -> Vec<FetchRange> {
+        let cap = access.prefetch_ceiling.map(|ceiling| {
+            let open = self.open_files().max(1);
+            (ceiling as u64 / open as u64).max(1)
+        });
+        let Windows { layout, streams } = self;
+        let file_blocks = layout.file_blocks(access.block.file);
+        let stream = streams.entry(access.stream).or_default();
+        stream.references += 1;
+        let references = stream.references;
+        let state = stream.touch(access.block, references);
+        let mut open = |state: &mut FileWindows, at: u64| -> Option<Span> {
+            let block = FileBlock {
+                file: state.file,
+                block: at,
+            };
+            let addr = layout.disk_block(block).unwrap_or(0) * layout.block_size;
+            let depth = target(addr);
+            let limit = cap.map_or(depth, |c| depth.min(c));
+            let len = state.slow.next_depth(limit).min(file_blocks.saturating_sub(at));
+            (len > 0).then_some(Span { start: at, len })
+        };
+        let windows = match state {
+            Some(state) => step(state, access, &mut open),
+            None => Vec::new(),
+        };
+        windows
+            .into_iter()
+            .map(|w| FetchRange {
+                file: access.block.file,
+                start: w.start,
+                len: w.len,
+            })
+            .collect()
+    }
+}
+
+impl StreamWindows {
+    /// The windows of `block`'s file, created if new (evicting the least recent file beyond
+    /// two), moved to the most recent place. `None` for a first reference that hit the cache.
+    fn touch(&mut self, block: FileBlock, references: u64) -> Option<&mut FileWindows> {
+        let index = match self.files.iter().position(|f| f.file == block.file) {
+            Some(i) => i,
+            None => {
+                if self.files.len() == FILES_PER_STREAM {
+                    self.files.remove(0);
+                }
+                self.files.push(FileWindows {
+                    file: block.file,
+                    prev: block.block,
+                    cur: Span {
+                        start: block.block,
+                        len: 0,
+                    },
+                    ahead: None,
+                    slow: SlowStart::default(),
+                    last_reference: references,
+                });
+                self.files.len() - 1
+            }
+        };
+        let state = self.files.remove(index);
+        self.files.push(state);
+        let state = self.files.last_mut()?;
+        state.last_reference = references;
+        Some(state)
+    }
+}
+
+/// One reference's effect on a file's windows (see the module diagram).
+fn step(
+    state: &mut FileWindows,
+    access: &Access,
+    open: &mut impl FnMut(&mut FileWindows, u64) -> Option<Span>,
+) -> Vec<Span> {
+    let b = access.block.block;
+    let sequential = state.cur.len > 0 && (b == state.prev + 1 || b == state.prev);
+    let repeat = state.cur.len > 0 && b == state.prev;
+    state.prev = b;
+    if repeat {
+        return Vec::new();
+    }
+    if !sequential {
+        state.slow.reset();
+        state.ahead = None;
+        if access.found {
+            state.cur = Span { start: b, len: 1 };
+            return Vec::new();
+        }
+        return restart_at(state, b, open);
+    }
+    match state.ahead {
+        Some(ahead) if b >= ahead.start && b < ahead.end() => {
+            state.cur = ahead;
+            state.ahead = open(state, ahead.end());
+            state.ahead.into_iter().collect()
+        }
+        None if b < state.cur.end() => {
+            state.ahead = open(state, state.cur.end());
+            state.ahead.into_iter().collect()
+        }
+        _ if b >= state.cur.end() => {
+            state.ahead = None;
+            restart_at(state, b, open)
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn restart_at(
+    state: &mut FileWindows,
+    b: u64,
+    open: &mut impl FnMut(&mut FileWindows, u64) -> Option<Span>,
+) -> Vec<Span> {
+    match open(state, b) {
+        Some(cur) => {
+            state.cur = cur;
+            vec![cur]
+        }
+        None => {
+            state.cur = Span { start: b, len: 1 };
+            Vec::new()
+        }
+    }
+}
+
+/// The CP prefetcher.
+#[derive(Clone, Debug)]
+pub struct Competitive {
+    windows: Windows,
+    depth: CompetitiveDepth<ModelCurves>,
+}
+
+impl Competitive {
+    /// CP over the files of `layout` on a disk with `curves`.
+    pub fn new(layout: Layout, curves: ModelCurves) -> Competitive {
+        let block_size = layout.block_size;
+        Competitive {
+            windows: Windows::new(layout),
+            depth: CompetitiveDepth::new(curves, block_size),
+        }
+    }
+
+    /// The competitive depth in blocks of a window starting at `block`.
+    pub fn depth_blocks(&self, block: FileBlock) -> u64 {
+        let layout = self.windows.layout();
+        let addr = layout.disk_block(block).unwrap_or(0) * layout.block_size;
+        self.depth.depth_pages(addr)
+    }
+
+    /// Folds a served request's seek distance into the estimate.
+    pub fn observe_seek(&mut self, distance: u64) {
+        self.depth.observe_seek(distance);
+    }
+}
+
+impl Prefetcher for Competitive {
+    fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
+        let Competitive { windows, depth } = self;
+        windows.on_access(access, |addr| depth.depth_pages(addr))
+    }
+}
+
+/// Registry constructor (no options): the depth comes from the run's disk model.
+pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
+    spec.only(&[])?;
+    let curves = ModelCurves::from_model_name(setup.disk_model).map_err(|reason| {
+        SpecError::BadOption {
+            spec: spec.to_string(),
+            reason,
+        }
+    })?;
+    Ok(Box::new(Competitive::new(
+        setup.workload.layout.clone(),
+        curves,
+    )))
+}
