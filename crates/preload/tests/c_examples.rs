@@ -294,6 +294,16 @@ fn figure7_random_reader_reads_right_bytes_and_prefetches() {
 }
 
 #[test]
+fn figure7_tiles_listed_page_by_page_need_one_callback_per_list() {
+    run_passing("tiles-page", "fig7_tiles", &["page"]);
+}
+
+#[test]
+fn figure7_tiles_listed_one_entry_per_tile_as_in_the_paper_need_one_callback_per_list() {
+    run_passing("tiles-tile", "fig7_tiles", &["tile"]);
+}
+
+#[test]
 fn figure6_index_scan_refreshes_from_the_last_mark() {
     run_passing("index", "index_marks", &[]);
 }
