@@ -25,6 +25,7 @@
 
 pub mod bench;
 pub mod cache;
+pub mod disksim;
 pub mod engine;
 mod error;
 pub mod future;
