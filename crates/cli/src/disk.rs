@@ -85,24 +85,23 @@ fn print_tables(p: &Profile) {
 fn print_seek_table(points: &[SeekPoint]) {
     println!("\nseek time vs distance, 4 KiB reads back to back (libprefetch Figure 1) [model]");
     println!(
-        "{:>12} {:>12} {:>12} {:>12} {:>12}",
-        "distance", "forward ms", "backward ms", "read ms", "curve ms"
+        "{:>12} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        "distance", "forward ms", "backward ms", "read ms", "curve ms", "averaged ms"
     );
     for s in points {
-        let curve = s
-            .seek_curve_ms
-            .map_or("-".to_string(), |c| format!("{c:.3}"));
         println!(
-            "{:>12} {:>12.3} {:>12.3} {:>12.3} {:>12}",
+            "{:>12} {:>12.3} {:>12.3} {:>12.3} {:>12} {:>12}",
             human_bytes(s.distance),
             s.forward_ms,
             s.backward_ms,
             s.read_ms,
-            curve
+            optional_ms(s.seek_curve_ms),
+            optional_ms(s.rotation_averaged_ms)
         );
     }
     println!(
-        "(read ms: reading that many bytes at the peak rate; curve ms: the fitted seek alone)\n"
+        "(read ms: reading that many bytes at the peak rate; curve ms: the fitted seek alone;\n \
+         averaged ms: overhead + seek + half a revolution + transfer, the mean over platter angles)\n"
     );
 }
 
@@ -156,6 +155,10 @@ fn print_reorder(p: &Profile) {
     println!("(checked for 5 <= K <= N/64; sync: one read outstanding; queued: each buffer issued at once)");
 }
 
+fn optional_ms(value: Option<f64>) -> String {
+    value.map_or("-".to_string(), |ms| format!("{ms:.3}"))
+}
+
 fn verdict(error: f64) -> &'static str {
     if error.abs() <= TOLERANCE {
         "ok"
@@ -173,6 +176,18 @@ fn human_bytes(bytes: u64) -> String {
         unit += 1;
     }
     format!("{value} {}", UNITS[unit])
+}
+
+/// Axis labels at powers of ten: 1 kB, 10 kB, ..., 100 GB.
+fn si_bytes(bytes: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+    let mut value = bytes;
+    let mut unit = 0;
+    while value >= 999.5 && unit + 1 < UNITS.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    format!("{value:.0} {}", UNITS[unit])
 }
 
 /// Two panels, forward and backward: time per read against distance (log scale), beside the
@@ -209,7 +224,8 @@ fn draw(p: &Profile, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
             .configure_mesh()
             .x_desc("distance (bytes)")
             .y_desc("time per 4 KiB read (ms)")
-            .x_label_formatter(&|x| human_bytes(*x as u64))
+            .x_labels(12)
+            .x_label_formatter(&|x| si_bytes(*x))
             .draw()?;
         let seek = points.iter().map(|s| {
             (
@@ -221,6 +237,13 @@ fn draw(p: &Profile, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
             .draw_series(LineSeries::new(seek, &BLUE))?
             .label("seek + read (model)")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLUE));
+        let averaged = points
+            .iter()
+            .filter_map(|s| Some((s.distance as f64, s.rotation_averaged_ms?)));
+        chart
+            .draw_series(LineSeries::new(averaged, BLACK.mix(0.5)))?
+            .label("averaged over rotation (model)")
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.mix(0.5)));
         let read = points
             .iter()
             .filter(|s| s.read_ms <= y_max)

@@ -4,7 +4,9 @@
 //! * Seek time against distance, forward and backward: the libprefetch paper's s3.1 benchmark
 //!   (Figure 1). Read one block, then blocks each `distance` bytes past the end of the previous
 //!   one (forward) or before its start (backward), issued back to back; report the average
-//!   time per read beside the time to read `distance` bytes at the model's peak rate.
+//!   time per read beside the time to read `distance` bytes at the model's peak rate. All reads
+//!   of one distance meet the platter at the same angle, so the curve oscillates with distance
+//!   (as the paper's does); the rotation-averaged cost is reported beside it.
 //! * Infill threshold: the largest forward gap for which a separate read costs more than
 //!   reading the gap and the block in the previous request (s3.3: about 32 KiB).
 //! * Average random seek: random 4 KiB reads anywhere on the disk; the mean seek component
@@ -75,6 +77,10 @@ pub struct SeekPoint {
     pub read_ms: f64,
     /// The HDD's seek curve alone for this distance from the start of the disk, ms.
     pub seek_curve_ms: Option<f64>,
+    /// What a read at this distance costs on average over the platter's angle: overhead, the
+    /// seek curve, half a revolution and the block's transfer, ms (HDDs, distances of at
+    /// least one cylinder; the benchmark's own reads all meet the platter at one angle).
+    pub rotation_averaged_ms: Option<f64>,
 }
 
 /// The random-seek check.
@@ -279,12 +285,21 @@ fn seek_curve(spec: &Spec, capacity: u64, peak_rate: f64) -> Result<Vec<SeekPoin
             backward_ms,
             read_ms: distance as f64 / peak_rate * 1e3,
             seek_curve_ms: hdd.as_ref().map(|h| curve_at(h, distance)),
+            rotation_averaged_ms: hdd.as_ref().and_then(|h| rotation_averaged(h, distance)),
         });
     }
     Ok(points)
 }
 
 /// Seek-curve time from the block at 0 to the block `distance` bytes after it, ms.
+fn rotation_averaged(hdd: &Hdd, distance: u64) -> Option<f64> {
+    let seek = curve_at(hdd, distance);
+    (seek > 0.0).then(|| {
+        let fixed = ms(hdd.params().overhead) + ms(hdd.revolution()) / 2.0;
+        fixed + seek + BLOCK as f64 / hdd.media_rate(distance) * 1e3
+    })
+}
+
 fn curve_at(hdd: &Hdd, distance: u64) -> f64 {
     let g = hdd.geometry();
     let cylinders = g.locate(0).cyl.abs_diff(g.locate(BLOCK + distance).cyl);
