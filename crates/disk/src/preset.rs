@@ -82,6 +82,7 @@ pub fn st3500320as() -> HddParams {
         cache: Some(ReadAhead {
             readahead: MIB,
             segment: 2 * MIB,
+            segments: 16,
         }),
     }
 }
@@ -105,6 +106,7 @@ pub fn ibm_36z15() -> HddParams {
         cache: Some(ReadAhead {
             readahead: 512 * KIB,
             segment: MIB,
+            segments: 4,
         }),
     }
 }
@@ -128,6 +130,7 @@ pub fn hitachi_18zx() -> HddParams {
         cache: Some(ReadAhead {
             readahead: 256 * KIB,
             segment: 512 * KIB,
+            segments: 4,
         }),
     }
 }

@@ -26,8 +26,13 @@
 //! libprefetch paper's Figure 1 (s3.1), reads are cheaper than seeks only below about 32 KiB:
 //! below `overhead * rate` the command overhead dominates.
 //!
-//! Deviations: one cache segment (real drives keep several); the segment keeps at most
-//! `segment` bytes behind the stream. Bus transfer overlaps media transfer (only cache hits pay
+//! When a request misses and the head leaves the stream, what the stream had read (at most
+//! `segment` bytes) stays cached as one of `segments - 1` older segments, most recent first; a
+//! request wholly inside one of them is served from the buffer. So interleaved sequential
+//! streams (competitive prefetching's concurrent readers) each keep their read-ahead.
+//!
+//! Deviations: segments hold ranges only (no data), a request must lie wholly inside an older
+//! segment to hit it, and the oldest segment is dropped when all are in use. Bus transfer overlaps media transfer (only cache hits pay
 //! it). Requests that arrive while the actuator is busy wait for it (the returned time includes
 //! the wait). Head switch time equals the head skew and a one-cylinder seek equals the cylinder
 //! skew, so sequential reads never lose a revolution at a track boundary.
@@ -38,6 +43,7 @@ pub mod seek;
 use crate::{DiskModel, Error, Request};
 use geometry::{Geometry, Layout, Location};
 use seek::{DistanceMass, FitError, SeekCurve};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 /// On-disk read-ahead cache settings.
@@ -45,8 +51,10 @@ use std::time::Duration;
 pub struct ReadAhead {
     /// How far past the last request the drive reads on its own, bytes.
     pub readahead: u64,
-    /// How many bytes behind the stream stay cached.
+    /// Most bytes one segment keeps behind its stream.
     pub segment: u64,
+    /// Number of segments (the live stream's and older ones), at least 1.
+    pub segments: usize,
 }
 
 /// Parameters of an [`Hdd`]; datasheet numbers.
@@ -160,6 +168,8 @@ pub struct Hdd {
     last_end: u64,
     busy_until: f64,
     stream: Option<Stream>,
+    /// Older segments as byte ranges, most recently used first.
+    segments: VecDeque<(u64, u64)>,
     last: Access,
 }
 
@@ -195,6 +205,7 @@ impl Hdd {
             last_end: 0,
             busy_until: 0.0,
             stream: None,
+            segments: VecDeque::new(),
             last: Access::default(),
         })
     }
@@ -387,6 +398,32 @@ impl Hdd {
         self.busy_until = plan.done;
     }
 
+    /// If `addr..end` lies in an older segment, marks it most recently used and returns when
+    /// the buffer has sent it.
+    fn served_by_old_segment(&mut self, start: f64, addr: u64, end: u64) -> Option<f64> {
+        let index = self
+            .segments
+            .iter()
+            .position(|&(low, high)| low <= addr && end <= high)?;
+        let segment = self.segments.remove(index)?;
+        self.segments.push_front(segment);
+        Some(start + (end - addr) as f64 / self.params.bus_rate)
+    }
+
+    /// Keeps what the stream read (`low..high`, at most one segment's worth) as an older
+    /// segment, dropping the least recently used one if all are taken.
+    fn retire(&mut self, low: u64, high: u64) {
+        let Some(cache) = &self.params.cache else {
+            return;
+        };
+        let low = low.max(high.saturating_sub(cache.segment));
+        if low >= high || cache.segments < 2 {
+            return;
+        }
+        self.segments.push_front((low, high));
+        self.segments.truncate(cache.segments - 1);
+    }
+
     /// The part of the command overhead not already done while the request was queued.
     fn unqueued_overhead(&self, arrival: f64, start: f64) -> f64 {
         let overhead = self.params.overhead.as_secs_f64();
@@ -407,11 +444,29 @@ impl DiskModel for Hdd {
         let front = self.stream.map(|s| self.frontier(&s, t));
         let head = front.map_or(self.pos, |f| f.pos);
         let overhead = self.unqueued_overhead(req.arrival.as_secs_f64(), t);
+        if let Some(done) = self.served_by_old_segment(t + overhead, addr, end) {
+            let plan = Plan {
+                done,
+                seek: 0.0,
+                wait: 0.0,
+                cylinders: 0,
+                cache_hit: true,
+                pos: self.pos,
+                stream: self.stream,
+            };
+            self.apply(t, overhead, &plan, end);
+            return Duration::from_secs_f64(done - now.as_secs_f64());
+        }
         let mechanical = self.mechanical(head, t + overhead, addr, end);
         let plan = front
             .and_then(|f| self.served_by_stream(t + overhead, addr, end, &f))
             .filter(|cached| cached.done <= mechanical.done)
             .unwrap_or(mechanical);
+        if !plan.cache_hit {
+            if let (Some(stream), Some(front)) = (self.stream, front) {
+                self.retire(stream.low, front.addr);
+            }
+        }
         self.apply(t, overhead, &plan, end);
         Duration::from_secs_f64(plan.done - now.as_secs_f64())
     }

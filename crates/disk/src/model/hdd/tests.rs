@@ -36,6 +36,7 @@ fn cached_disk() -> Hdd {
     Hdd::new(params(Some(ReadAhead {
         readahead: 4 * BLOCK,
         segment: 8 * BLOCK,
+        segments: 2,
     })))
     .unwrap()
 }
@@ -189,6 +190,38 @@ fn far_block_misses_the_cache() {
     assert!(!d.last_access().cache_hit);
     // 11 + 0.2 + 10 = 21.2 ms is angle 0.12; cylinder 99 starts at 0.85: wait 7.3 ms.
     assert_ms(t, 0.2 + 10.0 + 7.3 + 1.0);
+}
+
+/// Two interleaved streams: after the head leaves stream A (blocks 0..) for B (at cylinder 1),
+/// what A had read ahead stays in an older segment, so A's next block is a buffer hit
+/// (overhead + bus = 0.3 ms) instead of a seek back.
+#[test]
+fn older_segment_keeps_an_interrupted_stream() {
+    let mut d = cached_disk();
+    serve(&mut d, 0.0, 0, BLOCK);
+    // At 20 ms, A's stream has read ahead to its limit (5 blocks).
+    serve(&mut d, 20.0, 2 * TRACK, BLOCK);
+    assert!(!d.last_access().cache_hit);
+    assert_ms(serve(&mut d, 40.0, BLOCK, BLOCK), 0.3);
+    assert!(d.last_access().cache_hit);
+    // Beyond what A read ahead (5 blocks) is a miss.
+    serve(&mut d, 60.0, 6 * BLOCK, BLOCK);
+    assert!(!d.last_access().cache_hit);
+}
+
+/// With a single segment, leaving the stream forgets it.
+#[test]
+fn single_segment_forgets_an_interrupted_stream() {
+    let mut d = Hdd::new(params(Some(ReadAhead {
+        readahead: 4 * BLOCK,
+        segment: 8 * BLOCK,
+        segments: 1,
+    })))
+    .unwrap();
+    serve(&mut d, 0.0, 0, BLOCK);
+    serve(&mut d, 20.0, 2 * TRACK, BLOCK);
+    serve(&mut d, 40.0, BLOCK, BLOCK);
+    assert!(!d.last_access().cache_hit);
 }
 
 /// A request issued while the actuator is busy waits for it.
