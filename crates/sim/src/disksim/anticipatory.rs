@@ -101,9 +101,8 @@ impl Anticipatory {
 
     /// The anticipated stream's request nearest past the head (or its lowest).
     fn request_of(&self, stream: usize, head: u64) -> Option<(u64, u64)> {
-        let of_stream = |(&key, &(_, s)): (&(u64, u64), &(Request, usize))| {
-            (s == stream).then_some(key)
-        };
+        let of_stream =
+            |(&key, &(_, s)): (&(u64, u64), &(Request, usize))| (s == stream).then_some(key);
         let mut after = self.by_addr.range((head, 0)..).filter_map(of_stream);
         after
             .next()
@@ -196,7 +195,10 @@ fn parse_ms(name: &str, ms: &str) -> Result<Duration, disk::Error> {
         name: name.to_string(),
         reason: reason.to_string(),
     };
-    let ms: f64 = ms.trim().parse().map_err(|_| bad("expiry is not a number"))?;
+    let ms: f64 = ms
+        .trim()
+        .parse()
+        .map_err(|_| bad("expiry is not a number"))?;
     if !(0.0..=1e6).contains(&ms) {
         return Err(bad("expiry must be between 0 and 1e6 ms"));
     }

@@ -8,24 +8,28 @@
 //! | `Two-Rand-0` | two random files, alternating 64 KB blocks, each up to its own random size |
 //! | `Four-64KB-0` | four random files, one random 64 KB block from each |
 //!
-//! A request is a list of [`Step`]s; a server at concurrency N runs N handlers, each taking a
-//! new request as soon as its previous one ends (a closed loop).
+//! A request is a list of [`Action`]s; a server at concurrency N runs N handlers, each taking a
+//! new request as soon as its previous one ends (a closed loop). [`Dataset::workload`] turns
+//! that into the engine's [`Workload`]: one stream per handler, one reference per 4 KiB block,
+//! think times carried by the next reference; run it with a time limit for the steady state.
 //!
 //! Deviations: the paper says handlers read "a random portion" of a file; we read from the
 //! file's start, which gives the min-mean-max stream sizes of the paper's Table 1 (64 KB - 2 MB -
 //! 4 MB). Random sizes are whole 64 KB blocks. The dataset is 6000 files laid out back to back
 //! (24 GB) unless configured otherwise.
 
-use rand::Rng;
+use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::time::Duration;
+
+use super::workload::{FileBlock, Layout, Step, Workload};
 
 /// One action of a request handler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
+pub enum Action {
     /// Read `len` bytes of file `file` at byte `offset`.
     Read {
         /// File number, `0..files`.
-        file: u64,
+        file: u32,
         /// Byte offset in the file.
         offset: u64,
         /// Bytes to read.
@@ -79,7 +83,7 @@ impl Microbench {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Dataset {
     /// Number of files.
-    pub files: u64,
+    pub files: u32,
     /// Size of each file, bytes.
     pub file_size: u64,
     /// Size of each application read, bytes.
@@ -109,7 +113,7 @@ impl Dataset {
         (self.file_size / self.read_size).max(1)
     }
 
-    fn random_file(&self, rng: &mut impl Rng) -> u64 {
+    fn random_file(&self, rng: &mut impl Rng) -> u32 {
         rng.gen_range(0..self.files.max(1))
     }
 
@@ -118,16 +122,70 @@ impl Dataset {
         rng.gen_range(1..=self.blocks())
     }
 
-    fn read(&self, file: u64, block: u64) -> Step {
-        Step::Read {
+    fn read(&self, file: u32, block: u64) -> Action {
+        Action::Read {
             file,
             offset: block * self.read_size,
             len: self.read_size,
         }
     }
 
-    /// The steps of one request of `bench`.
-    pub fn request(&self, bench: Microbench, rng: &mut impl Rng) -> Vec<Step> {
+    /// Files back to back from disk block 0, in blocks of `block_size` bytes.
+    pub fn layout(&self, block_size: u64) -> Layout {
+        let blocks = self.file_size.div_ceil(block_size.max(1));
+        Layout::contiguous(&vec![blocks; self.files as usize], 0, block_size.max(1))
+    }
+
+    /// `handlers` streams running requests of `bench` back to back, each until it has read
+    /// `bytes_per_handler` bytes, in blocks of `block_size`; deterministic for `seed`.
+    pub fn workload(
+        &self,
+        bench: Microbench,
+        handlers: usize,
+        bytes_per_handler: u64,
+        block_size: u64,
+        seed: u64,
+    ) -> Workload {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let block_size = block_size.max(1);
+        let streams = (0..handlers)
+            .map(|_| self.handler(bench, bytes_per_handler, block_size, &mut rng))
+            .collect();
+        Workload {
+            layout: self.layout(block_size),
+            streams,
+        }
+    }
+
+    /// One handler's references: whole requests until `budget` bytes are read.
+    fn handler(
+        &self,
+        bench: Microbench,
+        budget: u64,
+        block_size: u64,
+        rng: &mut SmallRng,
+    ) -> Vec<Step> {
+        let (mut steps, mut bytes, mut think) = (Vec::new(), 0, Duration::ZERO);
+        while bytes < budget.max(1) {
+            for action in self.request(bench, rng) {
+                match action {
+                    Action::Think(t) => think += t,
+                    Action::Read { file, offset, len } => {
+                        let blocks = offset / block_size..(offset + len).div_ceil(block_size);
+                        steps.extend(blocks.map(|block| Step {
+                            block: FileBlock { file, block },
+                            think: std::mem::take(&mut think),
+                        }));
+                        bytes += len;
+                    }
+                }
+            }
+        }
+        steps
+    }
+
+    /// The actions of one request of `bench`.
+    pub fn request(&self, bench: Microbench, rng: &mut impl Rng) -> Vec<Action> {
         match bench {
             Microbench::OneWhole0 => self.prefix(self.random_file(rng), self.blocks()),
             Microbench::OneRand10 => {
@@ -149,12 +207,12 @@ impl Dataset {
         }
     }
 
-    fn prefix(&self, file: u64, blocks: u64) -> Vec<Step> {
+    fn prefix(&self, file: u32, blocks: u64) -> Vec<Action> {
         (0..blocks).map(|b| self.read(file, b)).collect()
     }
 
     /// Inserts `pauses` think steps at random points (before any read but the first).
-    fn with_pauses(&self, reads: Vec<Step>, rng: &mut impl Rng) -> Vec<Step> {
+    fn with_pauses(&self, reads: Vec<Action>, rng: &mut impl Rng) -> Vec<Action> {
         let mut at: Vec<usize> = (0..self.pauses)
             .map(|_| rng.gen_range(1..=reads.len()))
             .collect();
@@ -163,17 +221,17 @@ impl Dataset {
         let mut pauses = at.into_iter().peekable();
         for (i, read) in reads.into_iter().enumerate() {
             while pauses.next_if(|&p| p == i).is_some() {
-                steps.push(Step::Think(self.think));
+                steps.push(Action::Think(self.think));
             }
             steps.push(read);
         }
-        steps.extend(pauses.map(|_| Step::Think(self.think)));
+        steps.extend(pauses.map(|_| Action::Think(self.think)));
         steps
     }
 }
 
 /// `a` and `b` alternately, then the rest of the longer one.
-fn interleave(a: Vec<Step>, b: Vec<Step>) -> Vec<Step> {
+fn interleave(a: Vec<Action>, b: Vec<Action>) -> Vec<Action> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut a, mut b) = (a.into_iter(), b.into_iter());
     loop {
@@ -189,12 +247,12 @@ mod tests {
     use super::*;
     use rand::{rngs::SmallRng, SeedableRng};
 
-    fn reads(steps: &[Step]) -> Vec<(u64, u64)> {
+    fn reads(steps: &[Action]) -> Vec<(u32, u64)> {
         steps
             .iter()
             .filter_map(|s| match *s {
-                Step::Read { file, offset, .. } => Some((file, offset)),
-                Step::Think(_) => None,
+                Action::Read { file, offset, .. } => Some((file, offset)),
+                Action::Think(_) => None,
             })
             .collect()
     }
@@ -207,7 +265,10 @@ mod tests {
         let r = reads(&steps);
         assert_eq!(r.len(), 64);
         assert!(r.iter().all(|&(f, _)| f == r[0].0));
-        assert!(r.iter().enumerate().all(|(i, &(_, o))| o == i as u64 * 65536));
+        assert!(r
+            .iter()
+            .enumerate()
+            .all(|(i, &(_, o))| o == i as u64 * 65536));
     }
 
     /// One-Rand-10: a prefix with exactly four 10 ms pauses, and the first step a read.
@@ -216,9 +277,12 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(2);
         for _ in 0..100 {
             let steps = Dataset::default().request(Microbench::OneRand10, &mut rng);
-            let pauses = steps.iter().filter(|s| matches!(s, Step::Think(_))).count();
+            let pauses = steps
+                .iter()
+                .filter(|s| matches!(s, Action::Think(_)))
+                .count();
             assert_eq!(pauses, 4);
-            assert!(matches!(steps[0], Step::Read { offset: 0, .. }));
+            assert!(matches!(steps[0], Action::Read { offset: 0, .. }));
             assert!((1..=64).contains(&reads(&steps).len()));
         }
     }
@@ -235,13 +299,16 @@ mod tests {
             total += r.len() as u64 * 65536;
         }
         let mean_stream = total as f64 / (2.0 * requests as f64);
-        assert!((mean_stream / 2_129_920.0 - 1.0).abs() < 0.05, "{mean_stream}");
+        assert!(
+            (mean_stream / 2_129_920.0 - 1.0).abs() < 0.05,
+            "{mean_stream}"
+        );
     }
 
     /// Interleaving alternates while both lists last, then finishes the longer one.
     #[test]
     fn interleave_alternates() {
-        let think = |ms| Step::Think(Duration::from_millis(ms));
+        let think = |ms| Action::Think(Duration::from_millis(ms));
         let out = interleave(vec![think(1), think(2), think(3)], vec![think(10)]);
         assert_eq!(out, [think(1), think(10), think(2), think(3)]);
     }
@@ -256,13 +323,39 @@ mod tests {
         assert!(r.iter().all(|&(_, o)| o % 65536 == 0 && o < 4 << 20));
     }
 
+    /// The engine workload: one reference per block, a 10 ms pause carried by the next block,
+    /// and every reference inside the layout.
+    #[test]
+    fn workload_has_one_reference_per_block() {
+        let data = Dataset {
+            files: 8,
+            ..Dataset::default()
+        };
+        let w = data.workload(Microbench::OneRand10, 3, 1 << 20, 4096, 7);
+        assert_eq!(w.streams.len(), 3);
+        assert_eq!(w.layout.file_blocks(0), 1024);
+        assert!(w.validate().is_ok());
+        for steps in &w.streams {
+            assert!(steps.len() as u64 * 4096 >= 1 << 20);
+            let pauses: Duration = steps.iter().map(|s| s.think).sum();
+            assert_eq!(pauses.as_millis() % 10, 0);
+            assert!(
+                pauses >= Duration::from_millis(40),
+                "at least one request's four pauses"
+            );
+        }
+    }
+
     /// Names round-trip.
     #[test]
     fn names_parse() {
         for m in Microbench::ALL {
             assert_eq!(Microbench::from_name(m.name()), Some(m));
         }
-        assert_eq!(Microbench::from_name("one-whole-0"), Some(Microbench::OneWhole0));
+        assert_eq!(
+            Microbench::from_name("one-whole-0"),
+            Some(Microbench::OneWhole0)
+        );
         assert_eq!(Microbench::from_name("x"), None);
     }
 }

@@ -22,9 +22,9 @@
 //!
 //! Deviations: a stream remembers its two most recent files (Two-Rand-0 reads two at once) and
 //! counts a file as open while it was read within its last 64 references. A non-sequential
-//! access that hits the cache starts no window. The seek-distance average starts from the
-//! disk's average random seek and is fed by the engine's served requests when it reports them;
-//! otherwise it keeps the average (`plan::competitive`). Transfer rate is the model's measured
+//! access that hits the cache starts no window. Until the first request is served the switch
+//! cost uses the disk's average random seek; then `f_seek` of the average distance between
+//! consecutive requests (0 for back-to-back sequential ones), as `plan::competitive` explains. Transfer rate is the model's measured
 //! sequential rate at the window's first block ([`ModelCurves`]); for an SSD the "switch" is its
 //! per-command latency.
 
@@ -128,9 +128,7 @@ impl DiskCurves for ModelCurves {
                 let to = geometry.locate(at.saturating_add(distance).min(last)).cyl;
                 match from.abs_diff(to) {
                     0 => Duration::ZERO,
-                    cylinders => {
-                        Duration::from_secs_f64(hdd.seek_curve().time(cylinders as f64))
-                    }
+                    cylinders => Duration::from_secs_f64(hdd.seek_curve().time(cylinders as f64)),
                 }
             }
             ModelCurves::Flat { .. } => Duration::ZERO,
@@ -252,7 +250,10 @@ impl Windows {
             let addr = layout.disk_block(block).unwrap_or(0) * layout.block_size;
             let depth = target(addr);
             let limit = cap.map_or(depth, |c| depth.min(c));
-            let len = state.slow.next_depth(limit).min(file_blocks.saturating_sub(at));
+            let len = state
+                .slow
+                .next_depth(limit)
+                .min(file_blocks.saturating_sub(at));
             (len > 0).then_some(Span { start: at, len })
         };
         let windows = match state {
@@ -394,17 +395,22 @@ impl Prefetcher for Competitive {
         let Competitive { windows, depth } = self;
         windows.on_access(access, |addr| depth.depth_pages(addr))
     }
+
+    fn on_served(&mut self, _request: &disk::Request, seek_bytes: Option<u64>) {
+        if let Some(distance) = seek_bytes {
+            self.observe_seek(distance);
+        }
+    }
 }
 
 /// Registry constructor (no options): the depth comes from the run's disk model.
 pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
     spec.only(&[])?;
-    let curves = ModelCurves::from_model_name(setup.disk_model).map_err(|reason| {
-        SpecError::BadOption {
+    let curves =
+        ModelCurves::from_model_name(setup.disk_model).map_err(|reason| SpecError::BadOption {
             spec: spec.to_string(),
             reason,
-        }
-    })?;
+        })?;
     Ok(Box::new(Competitive::new(
         setup.workload.layout.clone(),
         curves,

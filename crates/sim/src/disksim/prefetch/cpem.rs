@@ -480,7 +480,14 @@ impl Replacement for Cpem {
         let (victim, kind) = match self.lru.evict(now) {
             Some(page) => {
                 let unused = self.demoted_unused.remove(&page);
-                (page, if unused { Evicted::Prefetched } else { Evicted::Lru })
+                (
+                    page,
+                    if unused {
+                        Evicted::Prefetched
+                    } else {
+                        Evicted::Lru
+                    },
+                )
             }
             None => (self.prefetch.pop_head()?, Evicted::Prefetched),
         };

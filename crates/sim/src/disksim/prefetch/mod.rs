@@ -6,6 +6,9 @@
 //! order they should be queued. The engine drops blocks already cached or in flight, so a
 //! prefetcher may be generous; it turns each range into requests of consecutive blocks.
 
+pub mod aggressive;
+pub mod competitive;
+pub mod cpem;
 pub mod none;
 pub mod readahead;
 pub mod reorder;
@@ -55,6 +58,12 @@ pub trait Prefetcher {
     /// The disk started serving `request`; `seek_bytes` is its distance from the end of the
     /// previous request (as in [`super::DiskMetrics`]), `None` for the first.
     fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+    /// Called right after [`Prefetcher::on_access`]: blocks the prefetcher no longer needs and
+    /// wants dropped from the cache now (libprefetch's DONTNEED of the previous round). The
+    /// engine drops those the replacement policy can remove ([`super::Replacement::remove`]).
+    fn drops(&mut self) -> Vec<FetchRange> {
+        Vec::new()
+    }
 }
 
 /// What a prefetcher constructor is told about the run.
@@ -76,6 +85,8 @@ pub type PrefetcherCtor = fn(&PolicySpec, &PrefetchSetup) -> Result<Box<dyn Pref
 /// The registered prefetchers: name, one-line description, constructor.
 pub const PREFETCHERS: &[(&str, &str, PrefetcherCtor)] = &[
     ("none", "demand fetching only", none::build),
+    ("aggressive", "AP: windows doubling 16 -> 256 blocks (TR840 s5.2)", aggressive::build),
+    ("competitive", "CP: windows doubling 16 -> C_switch x R_tr (TR840 s3)", competitive::build),
     (
         "readahead",
         "Linux-style read-ahead, windows 16 -> 32 blocks; options init, max",

@@ -43,6 +43,11 @@ pub trait Replacement {
     /// The cached blocks from the most to the least protected end (the papers' "MRU end on
     /// the left"), for tests and traces.
     fn order(&self) -> Vec<DiskBlock>;
+    /// Forgets a cached block at the engine's request (a prefetcher's drop); returns false if
+    /// the policy cannot remove arbitrary blocks, in which case the block stays cached.
+    fn remove(&mut self, _block: DiskBlock) -> bool {
+        false
+    }
     /// For policies that keep prefetched pages apart (CPEM): the current ceiling of that
     /// prefetch cache in blocks, so that a prefetcher can cap its depth. `None` otherwise.
     fn prefetch_ceiling(&self) -> Option<usize> {
@@ -76,6 +81,7 @@ pub const REPLACEMENTS: &[(&str, &str, ReplacementCtor)] = &[
         "DULO over CLOCK (FAST'05 s3); options bank=8M, evict=64M",
         dulo::build,
     ),
+    ("cpem", "CPEM prefetch cache over CLOCK (TR840 s4)", super::prefetch::cpem::build),
 ];
 
 /// Builds the replacement policy named by `spec`.
