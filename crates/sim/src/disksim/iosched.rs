@@ -75,4 +75,5 @@ pub type IoSchedulerCtor = fn(&str) -> Result<Box<dyn IoScheduler>, disk::Error>
 
 /// Schedulers that need to know streams (one line each); the `disk` crate's are reached
 /// through [`Plain`].
-pub const IO_SCHEDULERS: &[(&str, IoSchedulerCtor)] = &[];
+pub const IO_SCHEDULERS: &[(&str, IoSchedulerCtor)] =
+    &[("anticipatory", super::anticipatory::build)];

@@ -54,9 +54,11 @@
 //!
 //! Every result of this module is *simulated* on a named disk model; reports must say so.
 
+pub mod anticipatory;
 pub mod engine;
 pub mod iosched;
 pub mod metrics;
+pub mod microbench;
 pub mod prefetch;
 pub mod replace;
 pub mod spec;
