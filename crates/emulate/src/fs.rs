@@ -52,7 +52,9 @@ const MAX_BACKGROUND: u16 = 256;
 pub struct EmulatedFs {
     tree: Arc<Tree>,
     disk: DiskHandle,
-    open_files: Mutex<HashMap<u64, Arc<File>>>,
+    /// Backing files of the inodes open on the mount, with their open counts:
+    /// one descriptor per inode however many opens, closed at the last release.
+    open_files: Mutex<HashMap<u64, (Arc<File>, usize)>>,
     /// The counters file's text as of each open of it, by file handle, so
     /// that one reader sees one consistent snapshot however it splits reads.
     stats_snapshots: Mutex<HashMap<u64, Arc<String>>>,
@@ -99,16 +101,37 @@ impl EmulatedFs {
         self.tree.get(ino).map(|node| node.attr)
     }
 
-    /// The backing file of inode `ino`, opened once and shared by all reads.
-    fn backing_file(&self, ino: u64) -> io::Result<Arc<File>> {
+    /// Opens the backing file of inode `ino` for one more open of it on the mount.
+    fn open_backing(&self, ino: u64) -> io::Result<()> {
         let mut files = lock(&self.open_files);
-        if let Some(file) = files.get(&ino) {
+        if let Some((_, opens)) = files.get_mut(&ino) {
+            *opens += 1;
+            return Ok(());
+        }
+        let node = self.tree.get(ino).ok_or(io::ErrorKind::NotFound)?;
+        files.insert(ino, (Arc::new(File::open(&node.path)?), 1));
+        Ok(())
+    }
+
+    /// Ends one open of inode `ino`, closing its backing file after the last.
+    fn release_backing(&self, ino: u64) {
+        let mut files = lock(&self.open_files);
+        if let Some((_, opens)) = files.get_mut(&ino) {
+            *opens -= 1;
+            if *opens == 0 {
+                files.remove(&ino);
+            }
+        }
+    }
+
+    /// The backing file of inode `ino`: the open one, or (for a read with no
+    /// open on record) a fresh descriptor.
+    fn backing_file(&self, ino: u64) -> io::Result<Arc<File>> {
+        if let Some((file, _)) = lock(&self.open_files).get(&ino) {
             return Ok(Arc::clone(file));
         }
         let node = self.tree.get(ino).ok_or(io::ErrorKind::NotFound)?;
-        let file = Arc::new(File::open(&node.path)?);
-        files.insert(ino, Arc::clone(&file));
-        Ok(file)
+        Ok(Arc::new(File::open(&node.path)?))
     }
 
     /// Reads `len` bytes at `offset` of the backing file (fewer at its end).
@@ -191,8 +214,8 @@ impl fuser::Filesystem for EmulatedFs {
         } else if ino.0 == STATS_INO {
             reply.opened(self.open_stats(), FopenFlags::FOPEN_DIRECT_IO);
         } else {
-            match self.backing_file(ino.0) {
-                Ok(_) => reply.opened(FileHandle(0), FopenFlags::FOPEN_KEEP_CACHE),
+            match self.open_backing(ino.0) {
+                Ok(()) => reply.opened(FileHandle(0), FopenFlags::FOPEN_KEEP_CACHE),
                 Err(e) => reply.error(errno_of(&e)),
             }
         }
@@ -242,6 +265,8 @@ impl fuser::Filesystem for EmulatedFs {
     ) {
         if ino.0 == STATS_INO {
             lock(&self.stats_snapshots).remove(&fh.0);
+        } else {
+            self.release_backing(ino.0);
         }
         reply.ok();
     }

@@ -254,3 +254,41 @@ fn sequential_reads_run_at_the_models_rate() {
     let ratio = result.measured_mb_s / result.predicted_mb_s;
     assert!((0.9..=1.1).contains(&ratio), "throughput ratio {ratio:.3}");
 }
+
+/// Descriptors of this process open on files under `dir`.
+fn descriptors_under(dir: &Path) -> usize {
+    fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|fd| fs::read_link(fd.ok()?.path()).ok())
+        .filter(|target| target.starts_with(dir))
+        .count()
+}
+
+#[test]
+fn backing_files_close_with_the_last_release() {
+    let Some(fixture) = Fixture::mount("fixed:1", 0.01, |dir| {
+        for index in 0..20 {
+            write_file(&dir.join(format!("f{index}")), &pattern(5000, index));
+        }
+    }) else {
+        return;
+    };
+    let backing = fixture.backing("");
+    let opened: Vec<File> = (0..20)
+        .map(|index| File::open(fixture.path(&format!("f{index}"))).unwrap())
+        .collect();
+    let second = File::open(fixture.path("f0")).unwrap();
+    assert_eq!(
+        descriptors_under(&backing),
+        20,
+        "one backing descriptor per open inode"
+    );
+    drop(opened);
+    drop(second);
+    // RELEASE reaches the file system shortly after close returns.
+    let start = std::time::Instant::now();
+    while descriptors_under(&backing) > 0 && start.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(descriptors_under(&backing), 0);
+}
