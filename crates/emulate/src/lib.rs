@@ -27,6 +27,11 @@
 //!    handlers) or `fusermount3 -u MOUNTPOINT` end the mount cleanly. When the
 //!    process is killed, the `fusermount3` helper that mounted it (auto_unmount)
 //!    unmounts it; see docs/emulate.md for recovering by hand.
+//! 7. *Time* ([`clock`]). Model time runs `1 / time_scale` times as fast as
+//!    the wall clock. The actuator and FUSE threads ask for real-time
+//!    scheduling so that deadlines hold on a busy machine; the FUSE path still
+//!    adds some 30-80 us per read, which bounds how small the time scale can
+//!    usefully be (docs/emulate.md, "Choosing the time scale").
 //!
 //! Papers: libprefetch (ATC'09) s3.1-3.5, whose Figure 1 and 2 disk behaviour
 //! the models reproduce; the emulator itself follows no paper.
