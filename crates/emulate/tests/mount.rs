@@ -36,6 +36,16 @@ impl Fixture {
     /// Mounts `model` over a backing directory filled by `fill`, or returns
     /// None (after printing why) where FUSE is unavailable.
     fn mount(model: &str, time_scale: f64, fill: impl FnOnce(&Path)) -> Option<Self> {
+        Self::mount_placed(model, time_scale, Placement::Contiguous, fill)
+    }
+
+    /// As `mount`, with the given placement of files on the disk.
+    fn mount_placed(
+        model: &str,
+        time_scale: f64,
+        placement: Placement,
+        fill: impl FnOnce(&Path),
+    ) -> Option<Self> {
         if let Err(reason) = emulate::fuse_available() {
             println!("skipped: {reason}");
             return None;
@@ -48,7 +58,7 @@ impl Fixture {
         fill(&backing);
         let mut config = Config::new(model, &backing, &mountpoint);
         config.time_scale = time_scale;
-        config.placement = Placement::Contiguous;
+        config.placement = placement;
         let mounted = emulate::mount(&config).expect("mount the emulated disk");
         Some(Fixture {
             mounted: Some(mounted),
@@ -291,4 +301,32 @@ fn backing_files_close_with_the_last_release() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     assert_eq!(descriptors_under(&backing), 0);
+}
+
+#[test]
+fn physical_placement_puts_reads_at_the_files_extents() {
+    let Some(fixture) = Fixture::mount_placed("fixed:1", 0.01, Placement::Physical, |dir| {
+        write_file(&dir.join("a"), &pattern(MIB, 6));
+        write_file(&dir.join("b"), &pattern(MIB, 7));
+    }) else {
+        return;
+    };
+    let physical = |name: &str| {
+        let file = File::open(fixture.backing(name)).unwrap();
+        emulate::fiemap::extents(&file).unwrap()[0].physical
+    };
+    let (a, b) = (physical("a"), physical("b"));
+    let capacity = disk::model_from_name("fixed:1").unwrap().capacity();
+    if a.max(b) + MIB as u64 > capacity {
+        println!("skipped: the backing files lie past the model's capacity, so they are shifted");
+        return;
+    }
+    for name in ["a", "b"] {
+        let samples =
+            measure::cold_random_reads(fixture.mounted(), &fixture.path(name), &[0]).unwrap();
+        assert_eq!(samples[0].requests, 1);
+    }
+    // The head starts at 0, moves to a, reads a page, then moves to b.
+    let stats = fixture.stats();
+    assert_eq!(stats.seek_distance_bytes, a + b.abs_diff(a + PAGE));
 }
