@@ -45,7 +45,8 @@ pub struct ReproArgs {
 
 /// The repository root this binary was built from.
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
 }
 
 /// Runs `prefetch repro`.

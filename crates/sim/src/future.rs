@@ -184,3 +184,32 @@ impl<'a> Oracle<'a> {
         self.next_ref[block as usize] = self.future.next_use(pos);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_each_reference_to_the_next_of_its_block() {
+        let future = Future::from_blocks(&[7, 8, 7, 9, 8]);
+        let next: Vec<Pos> = (0..5).map(|p| future.next_use(p)).collect();
+        assert_eq!(next, [2, 4, NEVER, NEVER, NEVER]);
+        let mut oracle = Oracle::new(&future);
+        assert_eq!(oracle.next_ref(0), 0);
+        oracle.advance(0);
+        assert_eq!(
+            (oracle.next_ref(0), oracle.next_ref(1), oracle.next_ref(99)),
+            (2, 1, NEVER)
+        );
+    }
+
+    /// Section 3.4.2: with k = 2, A B A C B C D has phases {A B A}, {C B C}, {D}.
+    #[test]
+    fn phases_end_before_the_k_plus_first_distinct_block() {
+        let future = Future::from_blocks(&[0, 1, 0, 2, 1, 2, 3]);
+        assert_eq!(
+            (future.phases(2), future.phases(3), future.phases(4)),
+            (3, 2, 1)
+        );
+    }
+}

@@ -121,7 +121,7 @@ fn draw_panel(area: &Area<'_>, panel: &Panel) -> Result<(), DrawingAreaErrorKind
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()

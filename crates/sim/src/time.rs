@@ -137,3 +137,43 @@ impl Device for UniformDevice {
         self.rng.gen_range(self.low..=self.high)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uniform_fetch_times_stay_in_range_and_repeat_for_a_seed() {
+        let timing = Timing {
+            reference: ReferenceTime::FromTrace,
+            fetch: FetchTime::Uniform {
+                mean: 10,
+                spread: 3,
+                seed: 5,
+            },
+        };
+        let draw = || {
+            let mut device = timing.device();
+            (0..200)
+                .map(|i| device.fetch_time(i, 0))
+                .collect::<Vec<_>>()
+        };
+        let times = draw();
+        assert!(times.iter().all(|t| (7..=13).contains(t)));
+        assert!(times.iter().any(|&t| t != times[0]));
+        assert_eq!(times, draw());
+    }
+
+    #[test]
+    fn a_spread_as_large_as_the_mean_is_rejected() {
+        let timing = Timing {
+            reference: ReferenceTime::Uniform(1),
+            fetch: FetchTime::Uniform {
+                mean: 4,
+                spread: 4,
+                seed: 0,
+            },
+        };
+        assert!(timing.validate().is_err());
+    }
+}

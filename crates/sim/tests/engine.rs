@@ -1,0 +1,165 @@
+//! The engine's time model and rule checks, on cases small enough to follow by hand.
+
+use sim::cache::Block;
+use sim::engine::Ctx;
+use sim::future::Pos;
+use sim::policy::{optimal, Fetch, Policy, PolicyInfo};
+use sim::trace::Reference;
+use sim::{find, run_future, Future, ReferenceTime, RunSetup, SimError, Timing};
+
+fn timed(blocks: &[(u64, u64)]) -> Future {
+    Future::load(blocks.iter().map(|&(block, think)| {
+        Ok(Reference {
+            block,
+            think: Some(think),
+        })
+    }))
+    .unwrap()
+}
+
+fn realistic(capacity: usize, fetch: u64) -> RunSetup {
+    let timing = Timing {
+        reference: ReferenceTime::FromTrace,
+        ..Timing::simplified(fetch)
+    };
+    RunSetup {
+        timing,
+        ..RunSetup::simplified(capacity, fetch)
+    }
+}
+
+/// Realistic model: A then B, 10 units of compute each, F = 4. Aggressive stalls 4 for A,
+/// prefetches B at 4 while A computes, so B is ready at 14: 24 in all. LRU-demand: 28.
+#[test]
+fn realistic_model_overlaps_a_prefetch_with_compute_time() {
+    let future = timed(&[(0, 10), (1, 10)]);
+    let aggressive = run_future(find("aggressive").unwrap(), &future, &realistic(2, 4)).unwrap();
+    assert_eq!(
+        (aggressive.elapsed, aggressive.stall, aggressive.prefetches),
+        (24, 4, 1)
+    );
+    let demand = run_future(find("lru-demand").unwrap(), &future, &realistic(2, 4)).unwrap();
+    assert_eq!((demand.elapsed, demand.stall), (28, 8));
+}
+
+/// A fetch that completes in the middle of a reference's compute time frees the disk at once:
+/// with F = 3 and 10 units per reference, aggressive fetches C while A computes, right after B.
+#[test]
+fn a_fetch_completing_mid_reference_starts_the_next_one_at_once() {
+    let future = timed(&[(0, 10), (1, 10), (2, 10)]);
+    let m = run_future(find("aggressive").unwrap(), &future, &realistic(3, 3)).unwrap();
+    assert_eq!((m.elapsed, m.stall, m.fetches()), (33, 3, 3));
+}
+
+#[test]
+fn the_realistic_model_needs_timestamps() {
+    let future = Future::from_blocks(&[0, 1]);
+    let error = run_future(find("lru-demand").unwrap(), &future, &realistic(1, 1)).unwrap_err();
+    assert!(error.to_string().contains("timestamps"), "{error}");
+}
+
+#[test]
+fn absurd_settings_are_rejected() {
+    let future = Future::from_blocks(&[0, 1]);
+    let lru = find("lru-demand").unwrap();
+    for setup in [
+        RunSetup::simplified(0, 1),
+        RunSetup::simplified(1, 0),
+        RunSetup {
+            initial: vec![1, 2],
+            ..RunSetup::simplified(1, 1)
+        },
+    ] {
+        assert!(matches!(
+            run_future(lru, &future, &setup),
+            Err(SimError::Config(_))
+        ));
+    }
+}
+
+/// Section 3.4.3's example: with F dividing k, the cycle b1..bk, b(k+1)..b(k+k/F) repeated
+/// defeats conservative, which stalls the full F on every fetch, while the optimum, once past
+/// the start, overlaps every fetch: its stall does not grow with passes. (With k = 6, F = 2;
+/// at k = 4, F = 2 or k = 6, F = 3 even the optimum stalls 1 or 2 units per pass.)
+#[test]
+fn conservative_never_overlaps_on_the_papers_cyclic_example() {
+    let (k, f) = (6usize, 2u64);
+    let stalls = |passes: usize| {
+        let cycle: Vec<u64> = (0..(k as u64 + k as u64 / f)).collect();
+        let string: Vec<u64> = cycle
+            .iter()
+            .copied()
+            .cycle()
+            .take(cycle.len() * passes)
+            .collect();
+        let future = Future::from_blocks(&string);
+        let initial: Vec<u64> = (0..k as u64).collect();
+        let setup = RunSetup {
+            initial: initial.clone(),
+            ..RunSetup::simplified(k, f)
+        };
+        let conservative = run_future(find("conservative").unwrap(), &future, &setup).unwrap();
+        assert_eq!(
+            conservative.stall,
+            f * conservative.fetches(),
+            "never overlaps"
+        );
+        let best = optimal::search(&future, k, &[0, 1, 2, 3, 4, 5], future.distinct(), f).unwrap();
+        (conservative.stall, best.elapsed - string.len() as u64)
+    };
+    let (short, long) = (stalls(3), stalls(5));
+    assert!(
+        long.0 >= short.0 + 2 * k as u64,
+        "conservative {short:?} -> {long:?}"
+    );
+    assert_eq!(long.1, short.1, "optimum stall {short:?} -> {long:?}");
+}
+
+#[test]
+fn the_exact_search_refuses_large_instances() {
+    let future = Future::from_blocks(&(0..40).collect::<Vec<u64>>());
+    let error = run_future(
+        find("optimal").unwrap(),
+        &future,
+        &RunSetup::simplified(4, 2),
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("at most"), "{error}");
+}
+
+/// A policy that breaks the model: it evicts a block that is not cached.
+struct Cheat;
+
+impl Policy for Cheat {
+    fn on_reference(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+    fn on_arrival(&mut self, _: Block, _: &mut Ctx<'_>) {}
+    fn demand_victim(&mut self, block: Block, _: &mut Ctx<'_>) -> Option<Block> {
+        Some(block + 1)
+    }
+    fn prefetch(&mut self, _: &mut Ctx<'_>) -> Option<Fetch> {
+        None
+    }
+}
+
+const CHEAT: PolicyInfo = PolicyInfo {
+    name: "cheat",
+    summary: "breaks the model",
+    needs_future: false,
+    build: |_| Ok(Box::new(Cheat)),
+};
+
+#[test]
+fn decisions_that_break_the_model_are_errors_not_panics() {
+    let future = Future::from_blocks(&[0, 1, 2]);
+    let error = run_future(&CHEAT, &future, &RunSetup::simplified(1, 1)).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            SimError::Policy {
+                policy: "cheat",
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
