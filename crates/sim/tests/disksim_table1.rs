@@ -125,7 +125,10 @@ fn run_table(replacement: &str) -> Trace {
     };
     let metrics = run(&workload, EngineConfig::with_cache(8), parts, &mut |seen| {
         let order = seen.replacement.order();
-        let names = order.iter().map(|&b| name_of(&workload.layout, b)).collect();
+        let names = order
+            .iter()
+            .map(|&b| name_of(&workload.layout, b))
+            .collect();
         rows.push((names, !seen.found));
     })
     .unwrap();
@@ -176,8 +179,8 @@ fn clock_costs_the_same_but_ends_with_other_blocks() {
     let trace = run_table("clock");
     assert_eq!(trace.metrics.requests, 10);
     assert_eq!(trace.metrics.elapsed, Duration::from_micros(95_000));
-    for row in 0..16 {
-        assert_eq!(set(&trace.rows[row].0), set(&words(TRADITIONAL[row])), "row {}", row + 1);
+    for (row, expected) in trace.rows.iter().zip(TRADITIONAL).take(16) {
+        assert_eq!(set(&row.0), set(&words(expected)));
     }
     assert_eq!(set(&trace.rows[19].0), set(&words("D C B A Y4 Y3 Y2 Y1")));
 }

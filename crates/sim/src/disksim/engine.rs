@@ -278,6 +278,8 @@ impl<'w, 'p> Engine<'w, 'p> {
             prefetch_ceiling: self.parts.replacement.prefetch_ceiling(),
         };
         let ranges = self.parts.prefetcher.on_access(&access);
+        let drops = self.parts.prefetcher.drops();
+        self.drop_blocks(&drops);
         let demand = (!found).then_some((block, disk_block));
         if let Some(id) = self.issue(stream, now, demand, &ranges) {
             wait_on = Some(id);
@@ -427,6 +429,30 @@ impl<'w, 'p> Engine<'w, 'p> {
             },
         );
         id
+    }
+
+    /// Removes the arrived blocks of `ranges` from the cache, where the policy allows it.
+    fn drop_blocks(&mut self, ranges: &[FetchRange]) {
+        for range in ranges {
+            for index in range.start..range.start.saturating_add(range.len) {
+                let block = FileBlock {
+                    file: range.file,
+                    block: index,
+                };
+                let Some(disk_block) = self.workload.layout.disk_block(block) else {
+                    break;
+                };
+                let arrived = self
+                    .cache
+                    .get(&disk_block)
+                    .is_some_and(|e| e.pending.is_none());
+                if arrived && self.parts.replacement.remove(disk_block) {
+                    if let Some(entry) = self.cache.remove(&disk_block) {
+                        self.metrics.prefetched_unused += u64::from(entry.unused_prefetch);
+                    }
+                }
+            }
+        }
     }
 
     /// Evicts until one more block fits.

@@ -81,6 +81,13 @@ impl PolicySpec {
         }
     }
 
+    /// A text option, or `default` when absent.
+    pub fn text(&self, key: &str, default: &str) -> String {
+        self.options
+            .get(key)
+            .map_or_else(|| default.to_string(), Clone::clone)
+    }
+
     /// A size option in bytes (suffixes K, M, G), or `default` when absent.
     pub fn bytes(&self, key: &str, default: u64) -> Result<u64, SpecError> {
         match self.options.get(key) {

@@ -12,17 +12,20 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{CacheGeometry, Replacement, Touch};
 use crate::disksim::spec::{PolicySpec, SpecError};
 use crate::disksim::workload::DiskBlock;
 
-/// The CLOCK stack: `stack.front()` is the bottom.
+/// The CLOCK stack: `stack.front()` is the bottom. Removal is lazy: an entry of the stack is
+/// live only while `live` maps its block to the entry's insertion number.
 #[derive(Debug, Default)]
 pub struct Clock {
-    stack: VecDeque<DiskBlock>,
+    stack: VecDeque<(DiskBlock, u64)>,
+    live: FxHashMap<DiskBlock, u64>,
     young: FxHashSet<DiskBlock>,
+    inserted: u64,
 }
 
 impl Replacement for Clock {
@@ -31,7 +34,9 @@ impl Replacement for Clock {
     }
 
     fn on_insert(&mut self, block: DiskBlock, how: Touch) {
-        self.stack.push_back(block);
+        self.inserted += 1;
+        self.live.insert(block, self.inserted);
+        self.stack.push_back((block, self.inserted));
         if !how.prefetched {
             self.young.insert(block);
         }
@@ -39,16 +44,30 @@ impl Replacement for Clock {
 
     fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
         loop {
-            let bottom = self.stack.pop_front()?;
+            let (bottom, number) = self.stack.pop_front()?;
+            if self.live.get(&bottom) != Some(&number) {
+                continue;
+            }
             if !self.young.remove(&bottom) {
+                self.live.remove(&bottom);
                 return Some(bottom);
             }
-            self.stack.push_back(bottom);
+            self.stack.push_back((bottom, number));
         }
     }
 
     fn order(&self) -> Vec<DiskBlock> {
-        self.stack.iter().rev().copied().collect()
+        self.stack
+            .iter()
+            .rev()
+            .filter(|(block, number)| self.live.get(block) == Some(number))
+            .map(|&(block, _)| block)
+            .collect()
+    }
+
+    fn remove(&mut self, block: DiskBlock) -> bool {
+        self.young.remove(&block);
+        self.live.remove(&block).is_some()
     }
 }
 
@@ -79,6 +98,22 @@ mod tests {
         clock.on_hit(1, touch(true));
         assert_eq!(clock.evict(Duration::ZERO), Some(2));
         assert_eq!(clock.order(), vec![1, 3]);
+        assert_eq!(clock.evict(Duration::ZERO), Some(3));
+        assert_eq!(clock.evict(Duration::ZERO), Some(1));
+        assert_eq!(clock.evict(Duration::ZERO), None);
+    }
+
+    #[test]
+    fn removed_blocks_never_come_back() {
+        let mut clock = Clock::default();
+        for block in 1..=3 {
+            clock.on_insert(block, touch(true));
+        }
+        assert!(clock.remove(1));
+        assert!(!clock.remove(1));
+        clock.on_insert(1, touch(true));
+        assert_eq!(clock.order(), vec![1, 3, 2]);
+        assert_eq!(clock.evict(Duration::ZERO), Some(2));
         assert_eq!(clock.evict(Duration::ZERO), Some(3));
         assert_eq!(clock.evict(Duration::ZERO), Some(1));
         assert_eq!(clock.evict(Duration::ZERO), None);

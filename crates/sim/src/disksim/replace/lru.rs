@@ -50,6 +50,13 @@ impl Replacement for Lru {
     fn order(&self) -> Vec<DiskBlock> {
         self.by_use.values().rev().copied().collect()
     }
+
+    fn remove(&mut self, block: DiskBlock) -> bool {
+        match self.last_use.remove(&block) {
+            Some(tick) => self.by_use.remove(&tick).is_some(),
+            None => false,
+        }
+    }
 }
 
 /// Registry constructor (no options).

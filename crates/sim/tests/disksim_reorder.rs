@@ -1,0 +1,70 @@
+//! libprefetch's reorder buffer (ATC'09 s3.5) in the disk-timed simulator: uniform random
+//! reads of an N-page file, fetched one buffer of K pages at a time in C-LOOK order, give an
+//! average seek distance of 2N(K-1)/K(K+1) pages, within 5%. The policy runs crate `plan`'s
+//! window and range code, the live library's.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use sim::disksim::engine::{simulate, RunSpec};
+use sim::disksim::{DiskMetrics, EngineConfig, Layout, PolicySpec, Step, Workload};
+
+const PAGES: u64 = 32_768;
+
+fn uniform_random_reads(seed: u64) -> Workload {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let steps = (0..PAGES)
+        .map(|_| Step::at(0, rng.gen_range(0..PAGES)))
+        .collect();
+    Workload {
+        layout: Layout::contiguous(&[PAGES], 0, 4096),
+        streams: vec![steps],
+    }
+}
+
+fn run(workload: &Workload, buffer_pages: u64, infill: &str) -> DiskMetrics {
+    let spec = RunSpec {
+        replacement: PolicySpec::named("clock"),
+        prefetcher: PolicySpec::parse(&format!(
+            "reorder:buffer={},infill={infill},sweep=buffer",
+            buffer_pages * 4096
+        ))
+        .unwrap(),
+        scheduler: "fifo".into(),
+        disk: "fixed:1".into(),
+        config: EngineConfig::with_cache(2 * buffer_pages as usize + 16),
+    };
+    simulate(workload, &spec).unwrap()
+}
+
+#[test]
+fn seek_distance_follows_the_papers_formula() {
+    let workload = uniform_random_reads(7);
+    for k in [16u64, 64, 256] {
+        let metrics = run(&workload, k, "0");
+        let measured = metrics.avg_seek_bytes() / 4096.0;
+        let n = PAGES as f64;
+        let k = k as f64;
+        let formula = 2.0 * n * (k - 1.0) / (k * (k + 1.0));
+        let error = (measured - formula).abs() / formula;
+        assert!(
+            error < 0.05,
+            "K = {k}: measured {measured:.1} pages, formula {formula:.1} ({:.1}% off)",
+            error * 100.0
+        );
+    }
+}
+
+#[test]
+fn infill_merges_gaps_into_fewer_longer_requests() {
+    let workload = uniform_random_reads(8);
+    let plain = run(&workload, 2048, "0");
+    let filled = run(&workload, 2048, "16K");
+    assert!(
+        filled.requests < plain.requests,
+        "{} vs {}",
+        filled.requests,
+        plain.requests
+    );
+    assert!(filled.blocks_fetched > plain.blocks_fetched);
+    assert!(filled.avg_request_blocks() > 1.5);
+}
