@@ -15,7 +15,35 @@
  * application's own read calls see.
  *
  * Offsets are in bytes.  A region covers [start, end).  Access-list offsets
- * are rounded down to the page that holds them.
+ * are rounded down to the page that holds them.  A read is placed on the
+ * list by the page holding its first byte; its further pages are consumed
+ * only if they are the next entries (so one entry per multi-page record, as
+ * in the paper's Figure 7, is enough).
+ *
+ * request_prefetching: `type` holds at most one of PF_APPEND, PF_SET,
+ * PF_SET_FROM_MARK (none means append; two is EINVAL), optionally or-ed with
+ * PF_DONE.  PF_SET keeps the position: the new list starts where the
+ * application is.  PF_SET_FROM_MARK replaces what follows the last marked
+ * entry passed (with no mark passed, what follows the position).  PF_DONE
+ * from application code runs a prefetching round before returning; from a
+ * callback, right after the callback returns.  Entries are validated all or
+ * nothing (fd < 0: EBADF, offset < 0: EINVAL); NULL with n > 0 is EFAULT.
+ * Memory stays bounded by the list's capacity whatever n is: the return
+ * value is short once the list is full.
+ *
+ * Callbacks may be NULL.  A client's callback never runs in two threads at
+ * once: while one thread is in it, other threads' reads proceed without
+ * calling back.  ignore_accesses is per client (not per thread) and nests;
+ * an unbalanced unignore is EINVAL.  Unregistering a client removes its
+ * regions and waits for a callback running in another thread; no callback
+ * runs after it returns.
+ *
+ * Regions are keyed by descriptor number: unregister a region before
+ * close()ing its descriptor (a reused number would be tracked as the old
+ * region; bytes read stay right).
+ *
+ * fork(): a child starts with no clients; handles inherited from the parent
+ * are unknown there and fail with EINVAL.
  *
  * Linking with -lprefetch (or LD_PRELOAD=libprefetch.so) interposes read,
  * pread, pread64, readv, preadv, preadv64, preadv2, preadv64v2, __read_chk,
@@ -35,6 +63,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* loff_t is only declared by glibc in its default (GNU/BSD) modes; provide
+ * it under strict -std=c11 too (a repeated identical typedef is valid C11). */
+#if defined(__GLIBC__) && !defined(__USE_MISC)
+typedef __loff_t loff_t;
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -100,6 +134,11 @@ ssize_t pf_request_prefetching(pf_client_t c, const struct access_entry *a, size
 int pf_ignore_accesses(pf_client_t c);
 int pf_unignore_accesses(pf_client_t c);
 int pf_get_stats(pf_client_t c, struct pf_stats *out);
+
+/* Reports a read the interposers cannot see (io_uring, mmap, fread of a
+ * stdio buffer, syscall()) before it is made; may run the callback and a
+ * prefetching round.  Never fails, never changes errno. */
+void pf_note_read(int fd, loff_t offset, size_t len);
 
 #ifndef LIBPREFETCH_NO_PAPER_NAMES
 typedef pf_client_t client_t;

@@ -248,23 +248,36 @@ pub unsafe extern "C" fn pf_request_prefetching(
             // SAFETY: the caller promises n readable entries at a.
             unsafe { std::slice::from_raw_parts(a, n) }
         };
-        let entries = raw
-            .iter()
-            .map(|e| match (u64::try_from(e.offset), e.fd >= 0) {
-                (Ok(offset), true) => Ok(AccessEntry {
-                    offset,
-                    fd: e.fd,
-                    mark: e.mark,
-                }),
-                (_, false) => Err(libc::EBADF),
-                _ => Err(libc::EINVAL),
-            })
-            .collect::<Result<Vec<_>, i32>>()?;
-        let accepted = client
-            .request_prefetching(&entries, mode)
-            .map_err(|e| e.errno())?;
+        validate(raw)?;
+        let entries = raw.iter().map(|e| AccessEntry {
+            offset: e.offset as u64,
+            fd: e.fd,
+            mark: e.mark,
+        });
+        let accepted = client.request_from(entries, mode).map_err(|e| e.errno())?;
         Ok(accepted as isize)
     })
+}
+
+/// All-or-nothing validation of C entries, without allocating.
+fn validate(entries: &[CAccessEntry]) -> Result<(), i32> {
+    for entry in entries {
+        if entry.fd < 0 {
+            return Err(libc::EBADF);
+        }
+        if entry.offset < 0 {
+            return Err(libc::EINVAL);
+        }
+    }
+    Ok(())
+}
+
+/// `pf_note_read`: see include/libprefetch.h.
+#[no_mangle]
+pub extern "C" fn pf_note_read(fd: i32, offset: i64, len: usize) {
+    if let Ok(offset) = u64::try_from(offset) {
+        crate::note_read(fd, offset, len as u64);
+    }
 }
 
 /// `pf_ignore_accesses`: see include/libprefetch.h.

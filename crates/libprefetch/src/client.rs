@@ -121,12 +121,34 @@ pub struct ClientInner {
     state: Mutex<State>,
     callback: Mutex<Option<Callback>>,
     round_running: AtomicBool,
+    /// Set when the client is unregistered: reads already on their way stop here.
+    dead: AtomicBool,
 }
 
 /// A libprefetch client. Dropping it unregisters it and its regions.
 pub struct Client {
     inner: Arc<ClientInner>,
     owner: bool,
+}
+
+/// Reads longer than this are clipped to the file's size before their
+/// pages are accounted (a huge count near EOF must not cost a loop over
+/// pages that do not exist); shorter ones skip the fstat.
+const CLIP_ABOVE_BYTES: u64 = 1 << 20;
+
+/// The part of `[offset, offset + len)` inside the file, `None` if empty.
+fn clip_to_file(fd: RawFd, offset: u64, len: u64) -> Option<u64> {
+    if len <= CLIP_ABOVE_BYTES {
+        return Some(len);
+    }
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes a struct stat into the buffer on success.
+    if unsafe { libc::fstat(fd, stat.as_mut_ptr()) } != 0 {
+        return Some(len);
+    }
+    // SAFETY: fstat succeeded, so the struct is initialised.
+    let size = u64::try_from(unsafe { stat.assume_init() }.st_size).unwrap_or(0);
+    Some(len.min(size.saturating_sub(offset))).filter(|&l| l > 0)
 }
 
 fn page_size() -> u64 {
@@ -174,6 +196,7 @@ impl Client {
             }),
             callback: Mutex::new(Some(Box::new(callback))),
             round_running: AtomicBool::new(false),
+            dead: AtomicBool::new(false),
         });
         globals();
         Ok(Client { inner, owner: true })
@@ -221,26 +244,47 @@ impl Client {
     /// a prefetching round starts: at once when called from application
     /// code, after the callback returns when called from a callback.
     pub fn request_prefetching(&self, entries: &[AccessEntry], mode: Mode) -> Result<usize, Error> {
+        self.request_from(entries.iter().copied(), mode)
+    }
+
+    /// [`Client::request_prefetching`] over any sequence of entries. Memory
+    /// stays bounded by the list's capacity, not by the sequence's length:
+    /// entries are handed over in chunks and reading stops at the first
+    /// short count.
+    pub fn request_from(
+        &self,
+        entries: impl IntoIterator<Item = AccessEntry>,
+        mode: Mode,
+    ) -> Result<usize, Error> {
+        const CHUNK: usize = 1 << 16;
         self.check_alive()?;
         let page_size = self.inner.page_size;
-        let converted: Vec<Entry> = entries
-            .iter()
-            .map(|e| Entry {
-                key: PageKey {
-                    fd: e.fd,
-                    page: e.offset / page_size,
-                },
-                mark: e.mark,
-            })
-            .collect();
-        let accepted = {
+        let mut entries = entries.into_iter();
+        let mut chunk: Vec<Entry> = Vec::with_capacity(CHUNK);
+        let mut accepted = 0;
+        {
             let mut state = self.inner.lock_state();
-            let accepted = state.planner.request(&converted, mode);
+            let mut chunk_mode = mode.without(Mode::DONE);
+            loop {
+                chunk.clear();
+                chunk.extend(entries.by_ref().take(CHUNK).map(|e| Entry {
+                    key: PageKey {
+                        fd: e.fd,
+                        page: e.offset / page_size,
+                    },
+                    mark: e.mark,
+                }));
+                let taken = state.planner.request(&chunk, chunk_mode);
+                accepted += taken;
+                if taken < CHUNK {
+                    break;
+                }
+                chunk_mode = Mode::APPEND;
+            }
             if mode.contains(Mode::DONE) {
                 state.round_pending = true;
             }
-            accepted
-        };
+        }
         if mode.contains(Mode::DONE) && !Reentry::is_inside() {
             if let Some(_inside) = Reentry::enter() {
                 self.inner.run_round();
@@ -304,10 +348,28 @@ impl Client {
 }
 
 impl Drop for Client {
+    /// Unregisters: no callback runs once this returns. If another thread
+    /// is in the callback, waits for it, unless called from a callback
+    /// (which may be this client's own).
     fn drop(&mut self) {
-        if self.owner && self.inner.generation == generation() {
-            let id = self.inner.id;
-            globals().remove_regions(|slot| slot.client.id == id);
+        if !self.owner || self.inner.generation != generation() {
+            return;
+        }
+        self.inner.dead.store(true, Ordering::Release);
+        let id = self.inner.id;
+        globals().remove_regions(|slot| slot.client.id == id);
+        let slot = if Reentry::is_inside() {
+            self.inner.callback.try_lock().ok()
+        } else {
+            Some(
+                self.inner
+                    .callback
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()),
+            )
+        };
+        if let Some(mut callback) = slot {
+            *callback = None;
         }
     }
 }
@@ -334,9 +396,12 @@ impl ClientInner {
         if self.generation != generation() || len == 0 {
             return;
         }
-        if self.lock_state().ignoring > 0 {
+        if self.lock_state().ignoring > 0 || self.dead.load(Ordering::Acquire) {
             return;
         }
+        let Some(len) = clip_to_file(fd, offset, len) else {
+            return;
+        };
         let resident = probe
             .resident_pages(fd, offset, len, self.page_size)
             .is_none_or(|(cached, pages)| cached == pages);
@@ -350,7 +415,8 @@ impl ClientInner {
         }
     }
 
-    /// Moves the planner along the pages of a read.
+    /// Moves the planner along the pages of a read: the first page places
+    /// the read on the list, the others are consumed only if next.
     fn account(&self, fd: RawFd, offset: u64, len: u64, resident: bool) -> ReadOutcome {
         let mut state = self.lock_state();
         state.tracked_reads += 1;
@@ -359,9 +425,9 @@ impl ClientInner {
         }
         let first = offset / self.page_size;
         let last = (offset + len - 1) / self.page_size;
-        let mut combined = ReadOutcome::default();
-        for page in first..=last {
-            let (_, outcome) = state.planner.on_read(PageKey { fd, page }, resident);
+        let (_, mut combined) = state.planner.on_read(PageKey { fd, page: first }, resident);
+        for page in first + 1..=last {
+            let outcome = state.planner.on_read_continued(PageKey { fd, page });
             combined.call_back |= outcome.call_back;
             combined.start_round |= outcome.start_round;
         }
@@ -373,6 +439,9 @@ impl ClientInner {
         let Ok(mut slot) = self.callback.try_lock() else {
             return;
         };
+        if self.dead.load(Ordering::Acquire) {
+            return;
+        }
         let Some(callback) = slot.as_mut() else {
             return;
         };

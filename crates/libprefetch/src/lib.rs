@@ -15,8 +15,9 @@
 //! interposers cannot see calls it directly.
 //!
 //! Thread safety: every function may be called from any thread. Fork: a
-//! child starts with no clients; handles inherited from the parent fail
-//! with [`Error::Forked`] (`ESRCH` in C).
+//! child starts with no clients; Rust handles inherited from the parent
+//! fail with [`Error::Forked`], C handles are unknown in the child and fail
+//! with `EINVAL`.
 
 mod advice;
 pub mod capi;

@@ -74,6 +74,11 @@ impl Mode {
         self.0
     }
 
+    /// `self` with the bits of `other` cleared.
+    pub fn without(self, other: Mode) -> Mode {
+        Mode(self.0 & !other.0)
+    }
+
     /// True if every bit of `other` is set in `self`.
     pub fn contains(self, other: Mode) -> bool {
         self.0 & other.0 == other.0

@@ -17,6 +17,11 @@
 //!   anything else      not in the window                Diverged: call back, new round
 //! ```
 //!
+//! A read is placed by the page holding its first byte; its further pages
+//! are consumed only if they are the next entries (`on_read_continued`),
+//! since the paper matches "a file offset" against the list (4.2) and
+//! Figure 7 lists one entry per multi-page tile.
+//!
 //! A new round is due when the window is used up, when a read diverges, or
 //! when a page of the window is found missing (premature eviction, which
 //! also halves the budget once per round). A round consumed with no
@@ -198,6 +203,25 @@ impl Planner {
             outcome.call_back = true;
         }
         (verdict, outcome)
+    }
+
+    /// Accounts a further page of a read whose first page went through
+    /// [`Planner::on_read`]: it is consumed if it is the next entry and
+    /// otherwise ignored, so a read of a multi-page record listed once (one
+    /// entry per 16 KiB tile, as in Figure 7) is not a divergence.
+    pub fn on_read_continued(&mut self, key: PageKey) -> ReadOutcome {
+        let position = self.list.position();
+        if self.list.get(position).is_none_or(|e| e.key != key) {
+            return ReadOutcome::default();
+        }
+        self.list.consume_through(position);
+        let mut outcome = ReadOutcome::default();
+        if self.window_consumed() {
+            self.finish_round();
+            outcome.start_round = true;
+            outcome.call_back = self.needs_more_list();
+        }
+        outcome
     }
 
     /// Finds `key` on the list and moves the position past it.

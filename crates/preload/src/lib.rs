@@ -61,16 +61,30 @@ static REAL_PREAD64_CHK: Real = Real::new(c"__pread64_chk");
 
 /// Total length of an iovec array, read without trusting the pointer: a
 /// bad array must give the application EFAULT from the kernel, not a crash
-/// here, so it is copied with process_vm_readv (which fails cleanly).
+/// here, so it is copied with process_vm_readv (which fails cleanly). Up to
+/// `STACK_IOVECS` entries are copied to the stack, so the common case does
+/// not allocate inside the application's read.
 fn iov_total(iov: *const iovec, count: c_int) -> u64 {
+    const STACK_IOVECS: usize = 64;
     let Ok(count) = usize::try_from(count) else {
         return 0;
     };
     if iov.is_null() || count == 0 || count > libc::UIO_MAXIOV as usize {
         return 0;
     }
-    let mut copy: Vec<iovec> = Vec::with_capacity(count);
-    let bytes = count * std::mem::size_of::<iovec>();
+    let empty = iovec {
+        iov_base: std::ptr::null_mut(),
+        iov_len: 0,
+    };
+    let mut on_stack = [empty; STACK_IOVECS];
+    let mut on_heap = Vec::new();
+    let copy: &mut [iovec] = if count <= STACK_IOVECS {
+        &mut on_stack[..count]
+    } else {
+        on_heap.resize(count, empty);
+        &mut on_heap
+    };
+    let bytes = std::mem::size_of_val(copy);
     let local = iovec {
         iov_base: copy.as_mut_ptr() as *mut c_void,
         iov_len: bytes,
@@ -79,14 +93,12 @@ fn iov_total(iov: *const iovec, count: c_int) -> u64 {
         iov_base: iov as *mut c_void,
         iov_len: bytes,
     };
-    // SAFETY: copies into our own buffer of `bytes` capacity; the kernel
+    // SAFETY: copies into our own buffer of `bytes` bytes; the kernel
     // validates the source address.
     let copied = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
     if copied != bytes as ssize_t {
         return 0;
     }
-    // SAFETY: the kernel filled all `count` entries.
-    unsafe { copy.set_len(count) };
     copy.iter().map(|v| v.iov_len as u64).sum()
 }
 
