@@ -27,7 +27,9 @@ pub struct Stats {
     pub seeks: u64,
     /// Sum of the distances the head moved, in bytes.
     pub seek_distance_bytes: u64,
-    /// Model time the actuator spent serving requests, in seconds.
+    /// Sum of the model's service times, in seconds: the time the actuator
+    /// was busy (for a model serving several requests at once, overlapping
+    /// service times add up, so this can exceed `elapsed_seconds`).
     pub busy_seconds: f64,
     /// Model time since mount, in seconds.
     pub elapsed_seconds: f64,
