@@ -346,16 +346,17 @@ impl Hdd {
             return None;
         }
         let earliest = start + (end - addr) as f64 / self.params.bus_rate;
-        let stopped = front.addr >= stream.limit;
-        let (exact_addr, exact_time, exact_pos) = front.exact;
-        let (done, anchor) = if end <= front.addr {
-            (earliest, (exact_addr, exact_time, exact_pos))
+        // A stream that reached its limit stopped there; extended now, it resumes at the limit
+        // once the platter brings it round. A running stream just goes on.
+        let resume = if front.addr >= stream.limit {
+            (stream.limit, start, front.pos)
         } else {
-            let (from, from_time, from_pos) = if stopped {
-                (stream.limit, start, front.pos)
-            } else {
-                (stream.anchor, stream.time, stream.pos)
-            };
+            front.exact
+        };
+        let (done, anchor) = if end <= front.addr {
+            (earliest, resume)
+        } else {
+            let (from, from_time, from_pos) = resume;
             let w = self.walk(from_pos, from_time, from, end, f64::INFINITY);
             (w.time.max(earliest), (w.addr, w.time, w.pos))
         };

@@ -172,6 +172,17 @@ fn block_already_read_ahead_costs_overhead_and_bus() {
     assert_ms(serve(&mut d, 20.0, 2 * BLOCK, BLOCK), 0.3);
 }
 
+/// A stream that stopped at its limit (5 blocks, reached at 15 ms) does not read on while
+/// stopped: a hit on its last block at 30 ms extends it, but the next block must wait for the
+/// platter: the block at angle 0.5 passes at 35 ms, so a request at 31 ms ends at 36 ms (5 ms).
+#[test]
+fn stopped_stream_resumes_only_when_the_platter_comes_round() {
+    let mut d = cached_disk();
+    serve(&mut d, 0.0, 0, BLOCK);
+    assert_ms(serve(&mut d, 30.0, 4 * BLOCK, BLOCK), 0.3);
+    assert_ms(serve(&mut d, 31.0, 5 * BLOCK, BLOCK), 5.0);
+}
+
 /// Re-reading the block just read is a buffer hit.
 #[test]
 fn rereading_the_last_block_hits_the_buffer() {
