@@ -31,11 +31,14 @@
 //! request wholly inside one of them is served from the buffer. So interleaved sequential
 //! streams (competitive prefetching's concurrent readers) each keep their read-ahead.
 //!
-//! Deviations: segments hold ranges only (no data), a request must lie wholly inside an older
-//! segment to hit it, and the oldest segment is dropped when all are in use. Bus transfer overlaps media transfer (only cache hits pay
-//! it). Requests that arrive while the actuator is busy wait for it (the returned time includes
-//! the wait). Head switch time equals the head skew and a one-cylinder seek equals the cylinder
-//! skew, so sequential reads never lose a revolution at a track boundary.
+//! Deviations: the papers give only average seek, rotation and rate; everything else here is a
+//! standard model (Ruemmler and Wilkes 1994) with typical parameters. Segments hold ranges only
+//! (no data); a request must lie wholly inside an older segment to hit it; the least recently
+//! used segment is dropped when all are in use. Bus transfer overlaps media transfer (only
+//! cache hits pay it). Requests that arrive while the actuator is busy wait for it (the
+//! returned time includes the wait). Head switch time equals the head skew and a one-cylinder
+//! seek equals the cylinder skew, so sequential reads never lose a revolution at a track
+//! boundary. The stream stops when a command arrives (the frontier is taken at arrival).
 
 pub mod geometry;
 pub mod seek;
