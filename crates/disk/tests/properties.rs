@@ -10,6 +10,8 @@ fn requests() -> impl Strategy<Value = Vec<(u64, u64)>> {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
     /// Every scheduler returns each pushed request exactly once, whatever the head and time.
     #[test]
     fn schedulers_serve_each_request_once(reqs in requests(), head in 0u64..1 << 30) {
