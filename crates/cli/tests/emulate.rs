@@ -109,12 +109,11 @@ fn wait_for(condition: impl Fn() -> bool) -> bool {
     condition()
 }
 
-fn signal(pid: u32, name: &str) {
-    let status = Command::new("kill")
-        .args(["-s", name, &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill -s {name}");
+fn signal(pid: u32, signal: libc::c_int) {
+    let pid = libc::pid_t::try_from(pid).unwrap();
+    // SAFETY: kill only reads its two integer arguments.
+    let status = unsafe { libc::kill(pid, signal) };
+    assert_eq!(status, 0, "kill({pid}, {signal})");
 }
 
 #[test]
@@ -124,7 +123,7 @@ fn sigterm_unmounts_and_prints_the_counters() {
     };
     let data = fs::read(daemon.mountpoint.join("data")).unwrap();
     assert_eq!(data, b"emulated bytes\n".repeat(1000));
-    signal(daemon.pid(), "TERM");
+    signal(daemon.pid(), libc::SIGTERM);
     let output = daemon.wait();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
@@ -158,7 +157,7 @@ fn a_killed_daemon_leaves_no_mount_behind() {
     let Some(mut daemon) = Daemon::start() else {
         return;
     };
-    signal(daemon.pid(), "KILL");
+    signal(daemon.pid(), libc::SIGKILL);
     let output = daemon.wait();
     assert!(!output.status.success());
     assert!(
@@ -198,13 +197,13 @@ fn a_dead_mount_is_named_and_the_documented_recovery_works() {
     };
     // Kill the auto_unmount helper first, then the daemon: the mount stays, dead.
     for helper in children(daemon.pid()) {
-        signal(helper, "KILL");
+        signal(helper, libc::SIGKILL);
         assert!(
             wait_for(|| is_dead(helper)),
             "helper {helper} survived SIGKILL"
         );
     }
-    signal(daemon.pid(), "KILL");
+    signal(daemon.pid(), libc::SIGKILL);
     daemon.wait();
     assert!(
         is_mounted(&daemon.mountpoint),
