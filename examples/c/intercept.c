@@ -1,4 +1,4 @@
-/* intercept.c - every interposed entry point counts one tracked read, reads right bytes and keeps errno. */
+/* intercept.c - every interposed entry point (and pf_note_read) counts one tracked read and keeps errno. */
 /*
  * Checks the issue's interception list one entry point at a time: after each call on a registered region,
  * pf_get_stats().tracked_reads must have grown by exactly one, the bytes must be the file's and errno must still
@@ -6,7 +6,8 @@
  * file must not count.  Successful pf_ calls must leave errno alone too (the header's error convention).
  *
  * "std" checks the symbols the header lists: read, pread, pread64, readv, preadv, preadv64, preadv2 (at an offset
- * and at -1, the file position), __read_chk and __pread_chk (fortified.c).  "lfs" checks what a program built
+ * and at -1, the file position), __read_chk and __pread_chk (fortified.c), and pf_note_read before a raw
+ * syscall(SYS_pread64), which no interposer sees.  "lfs" checks what a program built
  * with -D_FILE_OFFSET_BITS=64 -D_FORTIFY_SOURCE=2 calls instead (lfs.c): __pread64_chk, preadv64, preadv64v2.
  *
  * Usage: intercept FILE std|lfs [SIZE_MIB]   (default 32 MiB)
@@ -16,6 +17,7 @@
 #include "fortified.h"
 #include "lfs.h"
 #include "libprefetch.h"
+#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #define SENTINEL 4242
@@ -48,11 +50,11 @@ static unsigned long long tracked(void)
 /* The calls under test; each reads LEN bytes at off into buf through one entry point. */
 enum entry {
     E_READ, E_PREAD, E_PREAD64, E_READV, E_PREADV, E_PREADV64, E_PREADV2, E_PREADV2_CUR, E_READ_CHK, E_PREAD_CHK,
-    E_LFS_PREAD_CHK, E_LFS_PREADV, E_LFS_PREADV2, NENTRIES
+    E_NOTE_SYSCALL, E_LFS_PREAD_CHK, E_LFS_PREADV, E_LFS_PREADV2, NENTRIES
 };
 static const char *const entry_names[NENTRIES] = {
     "read", "pread", "pread64", "readv", "preadv", "preadv64", "preadv2", "preadv2(-1)", "__read_chk",
-    "__pread_chk", "__pread64_chk", "preadv64 (LFS)", "preadv64v2"};
+    "__pread_chk", "pf_note_read", "__pread64_chk", "preadv64 (LFS)", "preadv64v2"};
 
 /* Makes the call; the file position is set first for the calls that read at it. */
 static ssize_t call(enum entry e, int d, unsigned char *buf, off_t off)
@@ -72,6 +74,9 @@ static ssize_t call(enum entry e, int d, unsigned char *buf, off_t off)
     case E_PREADV2_CUR: return preadv2(d, iov, 2, -1, 0);
     case E_READ_CHK: return chk_read(d, buf, LEN);
     case E_PREAD_CHK: return chk_pread(d, buf, LEN, off);
+    case E_NOTE_SYSCALL:
+        pf_note_read(d, off, LEN);
+        return syscall(SYS_pread64, d, buf, LEN, off);
     case E_LFS_PREAD_CHK: return lfs_pread_chk(d, buf, LEN, off);
     case E_LFS_PREADV: return lfs_preadv(d, iov, 2, off);
     case E_LFS_PREADV2: return lfs_preadv2(d, iov, 2, off, 0);

@@ -377,6 +377,42 @@ fn every_function_fails_with_its_documented_errno_and_keeps_errno_on_success() {
 }
 
 #[test]
+fn no_callback_runs_after_unregister_client_returns() {
+    run_passing("unregister", "unregister_race", &[]);
+}
+
+#[test]
+fn the_header_compiles_as_cpp17() {
+    examples_or_skip!();
+    if !tool_exists("g++") {
+        eprintln!("SKIP: g++ is not installed");
+        return;
+    }
+    let scratch = Scratch::new("cxx");
+    let out = Command::new("g++")
+        .args([
+            "-std=c++17",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-x",
+            "c++",
+            "-c",
+        ])
+        .arg(sources().join("header_check.c"))
+        .arg(format!("-I{}", sources().join("../../include").display()))
+        .arg("-o")
+        .arg(scratch.0.join("header_check.o"))
+        .output()
+        .expect("run g++");
+    assert!(
+        out.status.success(),
+        "g++ rejected the header:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn every_listed_entry_point_counts_one_tracked_read() {
     run_passing("intercept", "intercept", &["std"]);
 }
