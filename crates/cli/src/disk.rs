@@ -20,7 +20,8 @@ pub enum DiskCommand {
 /// Arguments of `prefetch disk profile`.
 #[derive(Args)]
 pub struct ProfileArgs {
-    /// Disk model: st3500320as, ibm-36z15, hitachi-18zx, nvme, fixed:MS, ssd:LAT_US,CHANNELS,MB_PER_S
+    /// Disk model: st3500320as, ibm-36z15, hitachi-18zx, nvme, fixed:MS, ssd:LAT_US,CHANNELS,MB_PER_S,
+    /// hdd:RPM,AVG_SEEK_MS,MB_PER_S
     /// (append :nocache to an HDD preset to disable its read-ahead)
     #[arg(long)]
     model: String,

@@ -100,7 +100,8 @@ pub enum Error {
 
 /// The model names [`model_from_name`] accepts, for help texts.
 pub const MODEL_NAMES: &str = "st3500320as, ibm-36z15, hitachi-18zx, nvme, fixed:MS, \
-ssd:LATENCY_US,CHANNELS,MB_PER_S (append :nocache to an HDD preset to disable its read-ahead)";
+ssd:LATENCY_US,CHANNELS,MB_PER_S, hdd:RPM,AVG_SEEK_MS,MB_PER_S (append :nocache to an HDD to \
+disable its read-ahead)";
 
 /// The scheduler names [`scheduler_from_name`] accepts, for help texts.
 pub const SCHEDULER_NAMES: &str = "fifo, clook, sstf, deadline, deadline:EXPIRE_MS";
