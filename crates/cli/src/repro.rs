@@ -24,10 +24,20 @@ pub struct Repro {
 }
 
 /// Every reproduction; adding a paper is one line here.
-pub const REPROS: &[Repro] = &[Repro {
-    name: "cao",
-    run: cao,
-}];
+pub const REPROS: &[Repro] = &[
+    Repro {
+        name: "cao",
+        run: cao,
+    },
+    Repro {
+        name: "dulo",
+        run: crate::repro_disk::dulo,
+    },
+    Repro {
+        name: "libprefetch",
+        run: crate::repro_disk::libprefetch,
+    },
+];
 
 /// Arguments of `prefetch repro`.
 #[derive(Args, Debug)]
