@@ -17,7 +17,8 @@
 //! sequential on the emulated one).
 //!
 //! Deviations: a hole in a sparse file maps to the addresses just after the
-//! extent before it, as if it were allocated there.
+//! extent before it (or just before the first extent), as if it were
+//! allocated there; a file with no allocated data at all lies from address 0.
 
 use crate::fiemap::Extent;
 
@@ -41,18 +42,20 @@ pub struct FileMap {
 }
 
 impl FileMap {
-    /// The disk address of byte `offset` of the file (0 for a file with no
-    /// allocated data).
+    /// The disk address of byte `offset` of the file. Bytes in a hole follow
+    /// the extent before them (or precede the first one); a file with no
+    /// allocated data at all lies from address 0.
     pub fn address(&self, offset: u64) -> u64 {
         let after = self
             .pieces
             .partition_point(|&(logical, _)| logical <= offset);
-        match after.checked_sub(1) {
-            Some(index) => {
+        match (after.checked_sub(1), self.pieces.first()) {
+            (Some(index), _) => {
                 let (logical, disk) = self.pieces[index];
                 disk + (offset - logical)
             }
-            None => self.pieces.first().map_or(0, |&(_, disk)| disk),
+            (None, Some(&(logical, disk))) => disk.saturating_sub(logical - offset),
+            (None, None) => offset,
         }
     }
 }
@@ -254,7 +257,14 @@ mod tests {
     fn holes_follow_the_extent_before_them() {
         let files = vec![vec![extent(4096, 8192, 4096)]];
         let maps = physical(&files, 1 << 20).unwrap();
-        assert_eq!(maps[0].address(0), 8192);
+        assert_eq!(maps[0].address(0), 4096);
         assert_eq!(maps[0].address(8192 + 100), 8192 + 4096 + 100);
+    }
+
+    #[test]
+    fn a_file_with_no_extents_lies_from_address_zero() {
+        let maps = physical(&[Vec::new()], 1 << 20).unwrap();
+        assert_eq!(maps[0].address(0), 0);
+        assert_eq!(maps[0].address(123_456), 123_456);
     }
 }
