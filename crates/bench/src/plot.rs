@@ -65,6 +65,9 @@ fn draw(
         .build_cartesian_2d((x_min..x_max).log_scale(), 0.0..y_max)?;
     chart
         .configure_mesh()
+        .light_line_style(WHITE)
+        .x_labels(10)
+        .x_label_formatter(&|mib| format!("{mib}"))
         .x_desc(format!("libprefetch window (MiB); {}", report.setting))
         .y_desc("wall time, median (s)")
         .draw()?;

@@ -191,6 +191,9 @@ impl Report {
             push_line(&mut out, cells, &widths);
         }
         out.push('\n');
+        for line in self.headlines() {
+            let _ = writeln!(out, "{line}");
+        }
         let _ = writeln!(
             out,
             "every run of every mode read the same {} (crc32 {})",
@@ -201,6 +204,33 @@ impl Report {
             out.push_str("note: on the emulated disk the FUSE daemon does the disk reads, so \"read from disk\" of this process stays near 0\n");
         }
         out
+    }
+
+    /// One sentence per cache state comparing libprefetch (library budget) with stock and naive,
+    /// e.g. "cold: libprefetch is 4.52x stock and 4.75x naive".
+    pub fn headlines(&self) -> Vec<String> {
+        [CacheState::Cold, CacheState::Warm]
+            .into_iter()
+            .filter_map(|cache| {
+                let median = |mode: Mode| {
+                    self.rows
+                        .iter()
+                        .find(|row| {
+                            row.mode == mode && row.cache == cache && row.window_bytes.is_none()
+                        })
+                        .map(|row| row.median_wall_seconds)
+                };
+                let library = median(Mode::Libprefetch).filter(|&seconds| seconds > 0.0)?;
+                let ratios: Vec<String> = [Mode::Stock, Mode::Naive]
+                    .into_iter()
+                    .filter_map(|mode| {
+                        Some(format!("{:.2}x {}", median(mode)? / library, mode.name()))
+                    })
+                    .collect();
+                (!ratios.is_empty())
+                    .then(|| format!("{}: libprefetch is {}", cache.name(), ratios.join(" and ")))
+            })
+            .collect()
     }
 
     /// The report as pretty-printed JSON.

@@ -60,5 +60,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         launcher: Some(Launcher::current_exe(&["bench", "__child"])?),
     };
     print!("{}", ::bench::run(&config)?.table());
+    println!("\nNext: prefetch bench random --memory-limit 100M   (data larger than memory: naive falls behind)");
+    println!("      prefetch bench strided --memory-limit 256M  (the paper's GIMP case, Figure 9)");
     Ok(())
 }
