@@ -19,11 +19,11 @@ pub struct SimArgs {
     /// Block size in bytes for request traces
     #[arg(long, default_value_t = 8192)]
     block_size: u64,
-    /// Cache size(s) in blocks; several values make a sweep
-    #[arg(long = "cache", value_delimiter = ',', num_args = 1.., default_values_t = [1000])]
+    /// Cache size(s) in blocks; several values make a sweep [--bench: 8192]
+    #[arg(long = "cache", value_delimiter = ',', num_args = 1.., required_unless_present = "bench")]
     caches: Vec<usize>,
-    /// Fetch time(s) F in reference times; several values make a sweep
-    #[arg(long = "fetch-time", value_delimiter = ',', num_args = 1.., default_values_t = [10])]
+    /// Fetch time(s) F in reference times; several values make a sweep [--bench: 10]
+    #[arg(long = "fetch-time", value_delimiter = ',', num_args = 1.., required_unless_present = "bench")]
     fetch_times: Vec<u64>,
     /// Policies, comma-separated, or "all" (every policy but the exact `optimal`)
     #[arg(long = "policy", value_delimiter = ',', num_args = 1.., default_values_t = ["all".to_string()])]
@@ -98,8 +98,8 @@ fn policies(names: &[String]) -> anyhow::Result<Vec<&'static ::sim::PolicyInfo>>
 }
 
 fn bench(args: &SimArgs) -> anyhow::Result<()> {
-    let capacity = args.caches[0];
-    let fetch = args.fetch_times[0];
+    let capacity = args.caches.first().copied().unwrap_or(8192);
+    let fetch = args.fetch_times.first().copied().unwrap_or(10);
     let report = ::sim::bench::run(args.refs, capacity, fetch, 1).context("simulator benchmark")?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
