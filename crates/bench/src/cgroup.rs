@@ -10,6 +10,7 @@
 //! benchmark's own processes.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use thiserror::Error;
@@ -123,14 +124,16 @@ pub struct MemoryCgroup {
 }
 
 impl MemoryCgroup {
-    /// Creates `libprefetch-bench-PID` with a memory limit of `limit_bytes`.
+    /// Creates `libprefetch-bench-PID-N` (N counts this process's groups) with a memory limit of `limit_bytes`.
     ///
     /// Needs root (or a delegated cgroup). Errors name the cgroup file that failed.
     pub fn create(limit_bytes: u64) -> Result<Self, CgroupError> {
         let version = detect_version()?;
         let proc_self = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let (mount, own) = version.locate(&proc_self);
-        let name = format!("libprefetch-bench-{}", std::process::id());
+        static CREATED: AtomicUsize = AtomicUsize::new(0);
+        let serial = CREATED.fetch_add(1, Ordering::Relaxed);
+        let name = format!("libprefetch-bench-{}-{serial}", std::process::id());
         let nested = mount.join(own.trim_start_matches('/')).join(&name);
         Self::create_at(nested, version, limit_bytes)
             .or_else(|_| Self::create_at(mount.join(&name), version, limit_bytes))

@@ -348,3 +348,82 @@ fn rows_for(variants: &[Variant], results: Vec<Vec<RunResult>>, cache: CacheStat
         .map(|(variant, runs)| Row::new(variant.mode, variant.window_bytes, cache, runs))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_request_survives_the_json_trip_to_a_child() {
+        let request = RunRequest {
+            file: PathBuf::from("/tmp/x"),
+            workload: Workload::Strided {
+                tile_bytes: 16384,
+                tiles_per_side: 4,
+            },
+            mode: Mode::Libprefetch,
+            window_bytes: Some(1 << 20),
+            infill_bytes: Some(0),
+        };
+        let text = serde_json::to_string(&request).unwrap();
+        assert_eq!(serde_json::from_str::<RunRequest>(&text).unwrap(), request);
+    }
+
+    /// A child started by the launcher is inside the memory cgroup before it reads its request
+    /// (skips without root or a memory controller).
+    #[test]
+    fn the_launcher_runs_the_child_inside_the_group() {
+        if !rustix::process::geteuid().is_root() || crate::cgroup::detect_version().is_err() {
+            eprintln!("skipped: needs root and a memory cgroup controller");
+            return;
+        }
+        let group = MemoryCgroup::create(64 << 20).unwrap();
+        let script = r#"cat > /dev/null
+if grep -q libprefetch-bench- /proc/self/cgroup; then inside=1; else inside=0; fi
+echo "{\"wall_seconds\":0.5,\"read_bytes\":$inside,\"outcome\":{\"checksum\":7,\"bytes\":0,\"library\":null}}""#;
+        let launcher = Launcher {
+            program: PathBuf::from("sh"),
+            args: vec!["-c".into(), script.into()],
+        };
+        let request = RunRequest {
+            file: PathBuf::from("/nonexistent"),
+            workload: Workload::Sequential {
+                span_bytes: 4096,
+                read_bytes: 4096,
+            },
+            mode: Mode::Stock,
+            window_bytes: None,
+            infill_bytes: None,
+        };
+        let result = launcher.run_in(&group, &request).unwrap();
+        assert_eq!(result.read_bytes, 1, "the child was not in the cgroup");
+        assert_eq!(result.outcome.checksum, 7);
+        group.remove().unwrap();
+    }
+
+    #[test]
+    fn a_failing_child_is_reported_with_the_group() {
+        if !rustix::process::geteuid().is_root() || crate::cgroup::detect_version().is_err() {
+            eprintln!("skipped: needs root and a memory cgroup controller");
+            return;
+        }
+        let group = MemoryCgroup::create(64 << 20).unwrap();
+        let launcher = Launcher {
+            program: PathBuf::from("sh"),
+            args: vec!["-c".into(), "cat > /dev/null; exit 3".into()],
+        };
+        let request = RunRequest {
+            file: PathBuf::from("/nonexistent"),
+            workload: Workload::Sequential {
+                span_bytes: 4096,
+                read_bytes: 4096,
+            },
+            mode: Mode::Stock,
+            window_bytes: None,
+            infill_bytes: None,
+        };
+        let error = launcher.run_in(&group, &request).unwrap_err().to_string();
+        assert!(error.contains("memory cgroup of 64.0 MiB"), "{error}");
+        group.remove().unwrap();
+    }
+}
