@@ -4,8 +4,8 @@
 //! A read is answered in two steps: the FUSE thread copies the bytes from the
 //! backing file at once (the backing disk's own time is not charged), then
 //! submits a request for the file range's disk address to the actuator, which
-//! sends the reply when the model says the read completes. FUSE threads never
-//! wait for the disk, so the kernel can keep many reads in flight (up to
+//! sends the reply when the model says the read completes. The FUSE thread
+//! never waits for the disk, so the kernel can keep many reads in flight (up to
 //! `MAX_BACKGROUND` readahead requests plus one per reading thread) and the
 //! scheduler sees a real queue.
 //!
@@ -48,7 +48,7 @@ const TTL: Duration = Duration::from_secs(3600);
 /// mount. The kernel's default of 12 would cap the queue a prefetcher can build.
 const MAX_BACKGROUND: u16 = 256;
 
-/// The file system served by the FUSE threads.
+/// The file system served by the FUSE thread.
 pub struct EmulatedFs {
     tree: Arc<Tree>,
     disk: DiskHandle,

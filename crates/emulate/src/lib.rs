@@ -58,7 +58,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-/// FUSE threads reading requests from the kernel. One: it never waits for the
+/// Threads reading FUSE requests from the kernel. One: it never waits for the
 /// disk (replies come from the actuator), and a single reader keeps requests
 /// in the order the kernel sent them; with several, two readahead requests
 /// sent back to back could reach the queue swapped and cost a backward seek.
