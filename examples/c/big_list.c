@@ -6,8 +6,9 @@
  *
  * Phase 1: one PF_SET call with ENTRIES entries (built in an mmap'd array that is unmapped afterwards) must accept
  * fewer than ENTRIES, and the peak resident set (VmHWM) may grow during the call by at most BYTES_PER_ENTRY bytes
- * per accepted entry plus SLACK_KIB: memory in proportion to what is offered would be unbounded.  Phase 2: the application keeps appending in batches of BATCH, as a careless Figure 7 loop
- * would, until it has offered ENTRIES more; every call must accept fewer than it was given (the list is full) and
+ * per accepted entry plus SLACK_KIB: memory in proportion to what is offered would be unbounded.  Phase 2: the
+ * application keeps appending in batches of BATCH, as a careless Figure 7 loop would, until it has offered
+ * ENTRIES more; every call must accept fewer than it was given (the list is full) and
  * the resident set (VmRSS in /proc/self/status) must not grow by more than SLACK_KIB.  Overall the library may hold
  * at most BYTES_PER_ENTRY bytes per accepted entry plus SLACK_KIB.  Phase 3: PF_DONE starts a round on the full
  * list and the first pages read back right.

@@ -377,6 +377,11 @@ fn every_function_fails_with_its_documented_errno_and_keeps_errno_on_success() {
 }
 
 #[test]
+fn premature_eviction_halves_the_budget_and_a_clean_round_adds_ten_percent() {
+    run_passing("aimd", "aimd_evict", &[]);
+}
+
+#[test]
 fn no_callback_runs_after_unregister_client_returns() {
     run_passing("unregister", "unregister_race", &[]);
 }
