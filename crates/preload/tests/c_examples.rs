@@ -321,6 +321,62 @@ fn identity_reads_see_the_same_bytes_errno_and_position_with_the_library() {
 }
 
 #[test]
+fn unmodified_programs_print_the_same_under_ld_preload() {
+    let scratch = Scratch::new("unmodified");
+    let file = scratch.0.join("data");
+    let bytes: Vec<u8> = (0u32..4 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    fs::write(&file, bytes).expect("write the data file");
+    let path = file.to_string_lossy().into_owned();
+    let commands: [&[&str]; 4] = [
+        &["cat", &path],
+        &[
+            "dd",
+            &format!("if={path}"),
+            "bs=12345",
+            "skip=3",
+            "count=50",
+            "status=none",
+        ],
+        &["tail", "-c", "100000", &path],
+        &["sha256sum", &path],
+    ];
+    for command in commands {
+        let run_with = |preload: bool| {
+            let mut cmd = Command::new(command[0]);
+            cmd.args(&command[1..]).env_remove("LD_PRELOAD");
+            if preload {
+                cmd.env("LD_PRELOAD", library());
+            }
+            cmd.output()
+        };
+        let Ok(without) = run_with(false) else {
+            eprintln!("SKIP: {} is not installed", command[0]);
+            continue;
+        };
+        let with = run_with(true).expect("run under LD_PRELOAD");
+        assert!(
+            without.status.success(),
+            "{command:?} failed without the library"
+        );
+        assert_eq!(
+            with.status.code(),
+            without.status.code(),
+            "{command:?}: exit status differs"
+        );
+        assert!(
+            with.stdout == without.stdout,
+            "{command:?}: output differs under LD_PRELOAD"
+        );
+        assert_eq!(
+            with.stderr, without.stderr,
+            "{command:?}: stderr differs under LD_PRELOAD"
+        );
+    }
+}
+
+#[test]
 fn identity_build_calls_the_fortified_entry_points() {
     let dir = examples_or_skip!();
     for symbol in [
