@@ -11,6 +11,7 @@ mod demo;
 mod disk;
 mod emulate;
 mod repro;
+mod repro_competitive;
 mod repro_disk;
 mod sim;
 mod sqlite;

@@ -37,6 +37,10 @@ pub const REPROS: &[Repro] = &[
         name: "libprefetch",
         run: crate::repro_disk::libprefetch,
     },
+    Repro {
+        name: "competitive",
+        run: crate::repro_competitive::run,
+    },
 ];
 
 /// Arguments of `prefetch repro`.

@@ -62,6 +62,7 @@ pub mod microbench;
 pub mod prefetch;
 pub mod replace;
 pub mod spec;
+pub mod tr840;
 pub mod workload;
 
 pub use engine::{run, EngineConfig};

@@ -118,6 +118,16 @@ fn sequential_rates(hdd: &Hdd) -> Vec<f64> {
         .collect()
 }
 
+impl ModelCurves {
+    /// Mean sequential rate over the whole disk, bytes per second.
+    pub fn mean_rate(&self) -> f64 {
+        match self {
+            ModelCurves::Hdd { rates, .. } => rates.iter().sum::<f64>() / rates.len() as f64,
+            ModelCurves::Flat { rate, .. } => *rate,
+        }
+    }
+}
+
 impl DiskCurves for ModelCurves {
     fn seek_time(&self, distance: u64, at: u64) -> Duration {
         match self {
