@@ -163,3 +163,21 @@ fn decisions_that_break_the_model_are_errors_not_panics() {
         "{error}"
     );
 }
+
+/// Section 4.1: LRU-throttled ignores rule 3. On A B C A B D with k = 3 (throttle 1) and F = 1,
+/// its walk refreshes C, A, B, then discards the least recent of them, A (needed at position 3),
+/// to prefetch D (needed at 5); A's demand fetch then discards B. Six fetches where LRU-demand
+/// makes four.
+#[test]
+fn lru_throttled_breaks_do_no_harm_and_fetches_more_than_lru_demand() {
+    let future = Future::from_blocks(&[0, 1, 2, 0, 1, 3]);
+    let setup = RunSetup::simplified(3, 1);
+    let throttled = run_future(find("lru-throttled").unwrap(), &future, &setup).unwrap();
+    let demand = run_future(find("lru-demand").unwrap(), &future, &setup).unwrap();
+    assert_eq!(
+        (throttled.fetches(), throttled.prefetches, demand.fetches()),
+        (6, 2, 4)
+    );
+    let sensible = run_future(find("lru-sensible").unwrap(), &future, &setup).unwrap();
+    assert_eq!(sensible.fetches(), 4);
+}
