@@ -52,7 +52,8 @@ pub struct Config {
     /// Cap on the memory available for caching; default: /proc/meminfo and
     /// the memory cgroup, whichever is smaller.
     pub max_budget_bytes: Option<u64>,
-    /// Longest WILLNEED call (default 4 MiB).
+    /// Longest WILLNEED call (default 4 MiB); lowered per client to what one
+    /// call loads on the devices of its regions (see `device.rs`).
     pub max_advice_bytes: u64,
     /// Issue the second WILLNEED pass in reverse access order (section 4.5).
     /// Off by default: stock Linux ignores WILLNEED for cached pages, so the
@@ -220,6 +221,8 @@ impl Client {
         if start >= end {
             return Err(Error::InvalidArgument("region start must be below its end"));
         }
+        let limit = crate::device::willneed_limit(fd);
+        self.inner.lock_state().planner.limit_advice_bytes(limit);
         Ok(RegionId(globals().add_region(
             fd,
             start,

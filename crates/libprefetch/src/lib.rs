@@ -22,6 +22,7 @@
 mod advice;
 pub mod capi;
 mod client;
+mod device;
 mod guard;
 mod memory;
 mod registry;

@@ -149,6 +149,13 @@ impl Planner {
         }
     }
 
+    /// Lowers the longest single advice range (e.g. for a device whose
+    /// WILLNEED calls load less); never raises it.
+    pub fn limit_advice_bytes(&mut self, bytes: u64) {
+        let floor = self.config.page_size;
+        self.config.max_advice_bytes = self.config.max_advice_bytes.min(bytes.max(floor));
+    }
+
     /// The configuration in force.
     pub fn config(&self) -> &PlannerConfig {
         &self.config

@@ -208,9 +208,15 @@ fn further_pages_of_a_read_listed_once_are_not_divergences() {
     planner.request(&entries(&[(1, 0), (1, 4), (1, 8)]), Mode::SET | Mode::DONE);
     planner.plan_round();
     for tile in [0u64, 4, 8] {
-        assert_eq!(planner.on_read(PageKey { fd: 1, page: tile }, true).0, Verdict::Consumed);
+        assert_eq!(
+            planner.on_read(PageKey { fd: 1, page: tile }, true).0,
+            Verdict::Consumed
+        );
         for page in tile + 1..tile + 4 {
-            assert_eq!(planner.on_read_continued(PageKey { fd: 1, page }), plan::ReadOutcome::default());
+            assert_eq!(
+                planner.on_read_continued(PageKey { fd: 1, page }),
+                plan::ReadOutcome::default()
+            );
         }
     }
     assert_eq!(planner.stats().divergences, 0);
@@ -219,11 +225,17 @@ fn further_pages_of_a_read_listed_once_are_not_divergences() {
 #[test]
 fn further_pages_that_are_listed_are_consumed() {
     let mut planner = Planner::new(config(0, 100, 1024));
-    planner.request(&entries(&[(1, 0), (1, 1), (1, 2), (1, 9)]), Mode::SET | Mode::DONE);
+    planner.request(
+        &entries(&[(1, 0), (1, 1), (1, 2), (1, 9)]),
+        Mode::SET | Mode::DONE,
+    );
     planner.plan_round();
     planner.on_read(PageKey { fd: 1, page: 0 }, true);
     planner.on_read_continued(PageKey { fd: 1, page: 1 });
     planner.on_read_continued(PageKey { fd: 1, page: 2 });
-    assert_eq!(planner.on_read(PageKey { fd: 1, page: 9 }, true).0, Verdict::Consumed);
+    assert_eq!(
+        planner.on_read(PageKey { fd: 1, page: 9 }, true).0,
+        Verdict::Consumed
+    );
     assert_eq!(planner.stats().divergences, 0);
 }
