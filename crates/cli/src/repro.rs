@@ -23,24 +23,19 @@ pub struct Repro {
     pub run: fn(&Dirs) -> anyhow::Result<()>,
 }
 
+impl Repro {
+    /// A table entry: `name` on the command line runs `run`.
+    const fn new(name: &'static str, run: fn(&Dirs) -> anyhow::Result<()>) -> Self {
+        Repro { name, run }
+    }
+}
+
 /// Every reproduction; adding a paper is one line here.
 pub const REPROS: &[Repro] = &[
-    Repro {
-        name: "cao",
-        run: cao,
-    },
-    Repro {
-        name: "dulo",
-        run: crate::repro_disk::dulo,
-    },
-    Repro {
-        name: "libprefetch",
-        run: crate::repro_disk::libprefetch,
-    },
-    Repro {
-        name: "competitive",
-        run: crate::repro_competitive::run,
-    },
+    Repro::new("cao", cao),
+    Repro::new("dulo", crate::repro_disk::dulo),
+    Repro::new("libprefetch", crate::repro_disk::libprefetch),
+    Repro::new("competitive", crate::repro_competitive::run),
 ];
 
 /// Arguments of `prefetch repro`.
