@@ -32,6 +32,10 @@ pub struct SimArgs {
     /// --fetch-time is in microseconds
     #[arg(long)]
     realistic: bool,
+    /// Draw each fetch time uniformly from F - S ..= F + S (seeded, so runs repeat) instead of
+    /// a constant F
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    fetch_spread: u64,
     /// Print the rows as JSON instead of a table
     #[arg(long)]
     json: bool,
@@ -60,6 +64,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         capacities: args.caches.clone(),
         fetch_times: args.fetch_times.clone(),
         realistic: args.realistic,
+        fetch_spread: args.fetch_spread,
     };
     let trace = ::sim::TraceFile {
         path,

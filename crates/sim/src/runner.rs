@@ -82,6 +82,9 @@ pub struct Sweep {
     pub fetch_times: Vec<Time>,
     /// Use the trace's compute times (realistic model) instead of one tick per reference.
     pub realistic: bool,
+    /// Draw each fetch time uniformly from `F - spread ..= F + spread` (seeded, repeatable)
+    /// instead of a constant F; 0 for the constant.
+    pub fetch_spread: Time,
 }
 
 /// One row of a sweep.
@@ -113,10 +116,15 @@ impl Sweep {
         } else {
             ReferenceTime::Uniform(1)
         };
-        Timing {
-            reference,
-            fetch: FetchTime::Constant(fetch),
-        }
+        let fetch = match self.fetch_spread {
+            0 => FetchTime::Constant(fetch),
+            spread => FetchTime::Uniform {
+                mean: fetch,
+                spread,
+                seed: 1,
+            },
+        };
+        Timing { reference, fetch }
     }
 
     /// Runs the sweep over `trace`. The trace is loaded into memory once if any policy needs

@@ -79,6 +79,7 @@ fn a_sweep_without_offline_policies_streams_and_is_not_normalised() {
         capacities: vec![100, 400],
         fetch_times: vec![5],
         realistic: false,
+        fetch_spread: 0,
     };
     let rows = sweep
         .run(&TraceFile::new(dir.join("cpp.trace.gz")))

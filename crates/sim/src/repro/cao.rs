@@ -194,6 +194,7 @@ fn sweep(name: &str, future: &Future, capacity: usize) -> Result<Vec<Row>, SimEr
         capacities: vec![capacity],
         fetch_times: FETCH_TIMES.to_vec(),
         realistic: false,
+        fetch_spread: 0,
     }
     .run_future(name, future)
 }
