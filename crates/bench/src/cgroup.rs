@@ -5,7 +5,9 @@
 //! cache of the processes inside is reclaimed at the limit. cgroup v2 (`/sys/fs/cgroup/cgroup.controllers`
 //! exists) uses `memory.max`; otherwise the v1 memory controller at `/sys/fs/cgroup/memory` uses
 //! `memory.limit_in_bytes`. The group is made inside the caller's own memory cgroup (so the live library
-//! in the child finds the limit on its cgroup path), falling back to the hierarchy's root.
+//! in the child finds the limit on its cgroup path), falling back to the hierarchy's root. Groups left
+//! behind by a benchmark that was killed (`libprefetch-bench-PID-N` whose PID is gone) are removed the
+//! next time a group is created; by hand: `rmdir /sys/fs/cgroup/memory/.../libprefetch-bench-*`.
 //! Deviations: the paper limited memory by booting with 512 MB of RAM; a cgroup limits only the
 //! benchmark's own processes.
 
@@ -134,8 +136,10 @@ impl MemoryCgroup {
         static CREATED: AtomicUsize = AtomicUsize::new(0);
         let serial = CREATED.fetch_add(1, Ordering::Relaxed);
         let name = format!("libprefetch-bench-{}-{serial}", std::process::id());
-        let nested = mount.join(own.trim_start_matches('/')).join(&name);
-        Self::create_at(nested, version, limit_bytes)
+        let nested_parent = mount.join(own.trim_start_matches('/'));
+        remove_abandoned_groups(&nested_parent);
+        remove_abandoned_groups(&mount);
+        Self::create_at(nested_parent.join(&name), version, limit_bytes)
             .or_else(|_| Self::create_at(mount.join(&name), version, limit_bytes))
     }
 
@@ -212,6 +216,25 @@ impl Drop for MemoryCgroup {
     fn drop(&mut self) {
         if !self.removed {
             let _ = remove_dir_retrying(&self.dir);
+        }
+    }
+}
+
+/// Removes empty `libprefetch-bench-PID-N` groups in `parent` whose process is gone (a benchmark that was
+/// killed before it could clean up). rmdir refuses groups that still hold processes, so this is safe.
+fn remove_abandoned_groups(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let owner = name
+            .to_str()
+            .and_then(|name| name.strip_prefix("libprefetch-bench-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if owner.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_dir(entry.path());
         }
     }
 }
@@ -316,5 +339,30 @@ mod tests {
         let dir = group.dir().to_path_buf();
         group.remove().expect("remove cgroup");
         assert!(!dir.exists());
+    }
+
+    /// An empty group whose owner process is gone is removed when the next group is created.
+    #[test]
+    fn a_group_abandoned_by_a_killed_benchmark_is_cleaned_up() {
+        if !rustix::process::geteuid().is_root() || detect_version().is_err() {
+            eprintln!("skipped: needs root and a memory cgroup controller");
+            return;
+        }
+        let group = MemoryCgroup::create(64 << 20).expect("create cgroup");
+        let parent = group.dir().parent().unwrap().to_path_buf();
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
+        let dead_pid = dead.id();
+        dead.wait().unwrap();
+        let abandoned = parent.join(format!("libprefetch-bench-{dead_pid}-0"));
+        std::fs::create_dir(&abandoned).unwrap();
+        let next = MemoryCgroup::create(64 << 20).expect("create second cgroup");
+        assert!(
+            !abandoned.exists(),
+            "{} was left behind",
+            abandoned.display()
+        );
+        assert!(group.dir().exists(), "a live process's group must stay");
+        next.remove().unwrap();
+        group.remove().unwrap();
     }
 }

@@ -6,7 +6,8 @@
 //! more without emptying the cache. With `--memory-limit`, every run happens in a fresh child process
 //! (this same binary re-executed with a hidden subcommand, [`Launcher`]) placed in a memory cgroup
 //! before it starts reading; it measures itself and sends back JSON. The checksums of all runs must
-//! agree, or the benchmark fails: no mode may change the bytes an application reads.
+//! agree, or the benchmark fails: no mode may change the bytes an application reads. Ctrl-C during
+//! cgroup runs ends the child and then the benchmark, which removes its group first.
 //! Deviations: the paper reports single runs; here each number is the median of `runs`.
 
 use std::fs::File;
@@ -197,10 +198,33 @@ enum Place<'a> {
 
 impl Place<'_> {
     fn run(&self, request: &RunRequest) -> Result<RunResult> {
+        ensure!(!interrupt::happened(), "interrupted");
         match self {
             Place::Here => measure(request),
             Place::Child(launcher, group) => launcher.run_in(group, request),
         }
+    }
+}
+
+/// Ctrl-C while runs happen in a memory cgroup: the child (same process group) gets the signal and
+/// dies; this process only notes it, so that it returns an error and removes the group on the way out.
+mod interrupt {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Once;
+
+    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+    /// Installs the handler (once per process; later calls do nothing).
+    pub fn catch() {
+        static INSTALL: Once = Once::new();
+        INSTALL.call_once(|| {
+            let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+        });
+    }
+
+    /// True once Ctrl-C was pressed.
+    pub fn happened() -> bool {
+        INTERRUPTED.load(Ordering::SeqCst)
     }
 }
 
@@ -215,6 +239,9 @@ pub fn run(config: &BenchConfig) -> Result<Report> {
         .map(MemoryCgroup::create)
         .transpose()
         .context("setting up --memory-limit")?;
+    if group.is_some() {
+        interrupt::catch();
+    }
     let place = match (&group, &config.launcher) {
         (Some(group), Some(launcher)) => Place::Child(launcher, group),
         (Some(_), None) => {
