@@ -23,8 +23,12 @@ pub struct SimArgs {
     #[arg(long = "cache", value_delimiter = ',', num_args = 1.., required_unless_present = "bench")]
     caches: Vec<usize>,
     /// Fetch time(s) F in reference times; several values make a sweep [--bench: 10]
-    #[arg(long = "fetch-time", value_delimiter = ',', num_args = 1.., required_unless_present = "bench")]
+    #[arg(long = "fetch-time", value_delimiter = ',', num_args = 1.., required_unless_present_any = ["bench", "fetch_time_from_trace"])]
     fetch_times: Vec<u64>,
+    /// Take F from the trace: its mean response time per block, in microseconds (MSR
+    /// Cambridge traces record it); for the realistic model, as in the paper's section 4.3
+    #[arg(long, conflicts_with = "fetch_times", requires = "realistic")]
+    fetch_time_from_trace: bool,
     /// Policies, comma-separated, or "all" (every policy but the exact `optimal`)
     #[arg(long = "policy", value_delimiter = ',', num_args = 1.., default_values_t = ["all".to_string()])]
     policies: Vec<String>,
@@ -59,17 +63,23 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         bail!("--trace is required")
     };
     let policies = policies(&args.policies)?;
-    let sweep = ::sim::Sweep {
-        policies,
-        capacities: args.caches.clone(),
-        fetch_times: args.fetch_times.clone(),
-        realistic: args.realistic,
-        fetch_spread: args.fetch_spread,
-    };
     let trace = ::sim::TraceFile {
         path,
         format: args.format,
         block_size: args.block_size,
+    };
+    let fetch_times = match args.fetch_time_from_trace {
+        true => vec![trace
+            .mean_service_time()?
+            .context("the trace records no response times")?],
+        false => args.fetch_times.clone(),
+    };
+    let sweep = ::sim::Sweep {
+        policies,
+        capacities: args.caches.clone(),
+        fetch_times,
+        realistic: args.realistic,
+        fetch_spread: args.fetch_spread,
     };
     let rows = sweep.run(&trace)?;
     if args.json {

@@ -72,6 +72,16 @@ fn project_csv_splits_requests_into_blocks_and_spreads_time() {
     assert_eq!(blocks(&refs), [0, 1, b + 1, 2]);
     let thinks: Vec<_> = refs.iter().map(|r| r.think).collect();
     assert_eq!(thinks, [Some(50), Some(50), Some(30), Some(0)]);
+    let csv = TraceFile {
+        path,
+        format: None,
+        block_size: 4096,
+    };
+    assert_eq!(
+        csv.mean_service_time().unwrap(),
+        None,
+        "the CSV records no service times"
+    );
 }
 
 #[test]
@@ -105,6 +115,12 @@ fn msr_cambridge_reads_disks_as_files_and_filetime_as_microseconds() {
     let refs = read(&path, Format::Msr, 4096).unwrap();
     assert_eq!(blocks(&refs), [2, 3, 1 << FILE_SHIFT]);
     assert_eq!(refs[0].think.unwrap() + refs[1].think.unwrap(), 1000);
+    let msr = TraceFile {
+        path: path.clone(),
+        format: Some(Format::Msr),
+        block_size: 4096,
+    };
+    assert_eq!(msr.mean_service_time().unwrap(), Some((160 + 2) / 3));
     let bad = write(
         dir.path(),
         "bad.csv",

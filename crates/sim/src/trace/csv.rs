@@ -65,6 +65,7 @@ impl CsvTrace {
             file,
             offset: lines::number(path, line, "offset", f[2])?,
             length: lines::number(path, line, "length", f[3])?,
+            service_us: None,
         })
     }
 }

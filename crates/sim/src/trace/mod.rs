@@ -121,6 +121,35 @@ impl TraceFile {
     }
 }
 
+impl TraceFile {
+    /// The traced system's mean service time per block, in microseconds: each request's
+    /// response time spread over its blocks, averaged over all blocks. This is the realistic
+    /// model's "average (measured) disk access time for the trace" (Cao et al. section 4.3).
+    /// `None` when the format records no response times (only MSR Cambridge does).
+    pub fn mean_service_time(&self) -> Result<Option<Time>, TraceError> {
+        let format = match self.format {
+            Some(f) => f,
+            None => detect(&self.path)?,
+        };
+        let (path, bs) = (self.path.as_path(), self.block_size.max(1));
+        let requests: Box<dyn Iterator<Item = Result<Request, TraceError>>> = match format {
+            Format::Msr => Box::new(msr::read(path)?),
+            _ => return Ok(None),
+        };
+        let (mut service, mut blocks) = (0u128, 0u128);
+        for request in requests {
+            let request = request?;
+            if let (Some(us), true) = (request.service_us, request.length > 0) {
+                let first = request.offset / bs;
+                let last = request.offset.saturating_add(request.length - 1) / bs;
+                service += u128::from(us);
+                blocks += u128::from(last - first + 1);
+            }
+        }
+        Ok((blocks > 0).then(|| (service / blocks).max(1) as Time))
+    }
+}
+
 /// Recognises the format from the first line that is not blank or a comment.
 pub fn detect(path: &Path) -> Result<Format, TraceError> {
     let first = lines::Lines::open(path)?.find_map(|line| match line {

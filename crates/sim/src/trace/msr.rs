@@ -6,7 +6,7 @@
 //! ```
 //!
 //! `Timestamp` is a Windows FILETIME (100 ns ticks), `Type` is `Read` or `Write`, `Offset` and
-//! `Size` are bytes. Each (hostname, disk) pair becomes a file number in order of first
+//! `Size` are bytes, `ResponseTime` is in 100 ns ticks. Each (hostname, disk) pair becomes a file number in order of first
 //! appearance. Times are converted to microseconds since the first request.
 
 use std::path::{Path, PathBuf};
@@ -41,6 +41,7 @@ impl MsrTrace {
         let f = lines::fields(path, line, text, 7, false)?;
         let ticks: u64 = lines::number(path, line, "Timestamp", f[0])?;
         let disk: u64 = lines::number(path, line, "DiskNumber", f[2])?;
+        let response: u64 = lines::number(path, line, "ResponseTime", f[6])?;
         if !matches!(f[3], "Read" | "Write") {
             return Err(lines::error(
                 path,
@@ -60,6 +61,7 @@ impl MsrTrace {
             file,
             offset: lines::number(path, line, "Offset", f[4])?,
             length: lines::number(path, line, "Size", f[5])?,
+            service_us: Some(response / 10),
         })
     }
 }

@@ -27,6 +27,8 @@ pub struct Request {
     pub offset: u64,
     /// Number of bytes.
     pub length: u64,
+    /// How long the traced system took to serve it, in microseconds, if recorded.
+    pub service_us: Option<u64>,
 }
 
 /// References of the requests of `requests`, `block_size` bytes per block.

@@ -61,6 +61,7 @@ impl SpcTrace {
                 .checked_mul(SECTOR)
                 .ok_or_else(|| lines::error(path, line, "LBA too large".into()))?,
             length: lines::number(path, line, "size", f[2])?,
+            service_us: None,
         })
     }
 }
