@@ -20,6 +20,9 @@
 //! - [`trace`], [`workload`]: where references come from.
 //! - [`runner`], [`report`], [`bench`], [`repro`]: sweeps, tables and charts, speed, the
 //!   papers' experiments.
+//! - [`disksim`]: the disk-timed simulator (many streams, an I/O scheduler, a disk model) where
+//!   DULO, competitive prefetching and libprefetch's reorder buffer are judged by time on disk;
+//!   it shares [`report`] and the trace readers with the rest.
 //!
 //! Every result here is *simulated*; the report says so.
 
