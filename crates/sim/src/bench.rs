@@ -1,5 +1,5 @@
 //! Speed of the simulator: references per second of each policy on a synthetic trace
-//! ([`workload::mixed`](crate::workload::mixed)), one thread.
+//! ([`workload::mixed`](crate::workload::mixed())), one thread.
 //!
 //! The trace is generated into memory first, so generation is not timed. Streaming policies
 //! read it as a stream; offline policies get it as a [`Future`], whose O(n) next-reference

@@ -18,7 +18,7 @@
 //! - [`engine`]: the loop that offers the policy every opportunity (rule 4).
 //! - [`policy`]: the [`Policy`] trait and the [`POLICIES`] table.
 //! - [`trace`], [`workload`]: where references come from.
-//! - [`runner`], [`report`], [`bench`], [`repro`]: sweeps, tables and charts, speed, the
+//! - [`runner`], [`report`], [`bench`](mod@bench), [`repro`]: sweeps, tables and charts, speed, the
 //!   papers' experiments.
 //! - [`disksim`]: the disk-timed simulator (many streams, an I/O scheduler, a disk model) where
 //!   DULO, competitive prefetching and libprefetch's reorder buffer are judged by time on disk;

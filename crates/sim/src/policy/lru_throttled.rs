@@ -1,5 +1,5 @@
 //! LRU-throttled (Cao et al. section 4.1), modelling informed prefetching with a throttle
-//! (Patterson et al. [19]): walk down the known future, take a buffer (the least recently used
+//! (Patterson et al., the paper's reference 19): walk down the known future, take a buffer (the least recently used
 //! block) and prefetch every missing block, stopping while one third of the cache holds blocks
 //! prefetched and not yet referenced. Blocks the walk finds already cached ("soon to be used")
 //! move to the most-recently-used end. It ignores rule 3 (do no harm), so it can discard a

@@ -1,4 +1,4 @@
-//! Sequential one-block lookahead (OBL), Cao et al. section 4.1 after Smith [22]: prefetch
+//! Sequential one-block lookahead (OBL), Cao et al. section 4.1 after Smith (its reference 22): prefetch
 //! block K+2 of a file whenever the last two references to that file were K and K+1.
 //!
 //! Deviations: the reference traces carry no file names; a trace block number encodes its file
