@@ -120,7 +120,11 @@ fn msr_cambridge_reads_disks_as_files_and_filetime_as_microseconds() {
         format: Some(Format::Msr),
         block_size: 4096,
     };
-    assert_eq!(msr.mean_service_time().unwrap(), Some(54), "160 us over 2 blocks, 2 us over 1");
+    assert_eq!(
+        msr.mean_service_time().unwrap(),
+        Some(54),
+        "160 us over 2 blocks, 2 us over 1"
+    );
     let bad = write(
         dir.path(),
         "bad.csv",

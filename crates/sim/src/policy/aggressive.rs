@@ -31,7 +31,10 @@ pub const INFO: PolicyInfo = PolicyInfo {
 };
 
 fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
-    Ok(Box::new(Aggressive { furthest: Furthest::new(b.capacity), scan: 0 }))
+    Ok(Box::new(Aggressive {
+        furthest: Furthest::new(b.capacity),
+        scan: 0,
+    }))
 }
 
 /// The aggressive strategy.
@@ -75,13 +78,19 @@ impl Policy for Aggressive {
     fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
         let (pos, block) = self.next_missing(ctx)?;
         if ctx.cache().free_slots() > 0 {
-            return Some(Fetch { block, victim: None });
+            return Some(Fetch {
+                block,
+                victim: None,
+            });
         }
         let (next_ref, _) = self.furthest.peek(ctx)?;
         if next_ref <= pos {
             return None;
         }
         let (_, victim) = self.furthest.pop(ctx)?;
-        Some(Fetch { block, victim: Some(victim) })
+        Some(Fetch {
+            block,
+            victim: Some(victim),
+        })
     }
 }

@@ -38,6 +38,8 @@ impl Policy for LruDemand {
     }
 
     fn demand_victim(&mut self, _block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
-        (ctx.cache().free_slots() == 0).then(|| self.lru.pop_lru()).flatten()
+        (ctx.cache().free_slots() == 0)
+            .then(|| self.lru.pop_lru())
+            .flatten()
     }
 }

@@ -43,15 +43,23 @@ impl Policy for LruObl {
     }
 
     fn demand_victim(&mut self, _block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
-        (ctx.cache().free_slots() == 0).then(|| self.lru.pop_lru()).flatten()
+        (ctx.cache().free_slots() == 0)
+            .then(|| self.lru.pop_lru())
+            .flatten()
     }
 
     fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
         let block = self.obl.take(ctx)?;
         if ctx.cache().free_slots() > 0 {
-            return Some(Fetch { block, victim: None });
+            return Some(Fetch {
+                block,
+                victim: None,
+            });
         }
         let victim = self.lru.pop_lru_except(ctx.pinned())?;
-        Some(Fetch { block, victim: Some(victim) })
+        Some(Fetch {
+            block,
+            victim: Some(victim),
+        })
     }
 }

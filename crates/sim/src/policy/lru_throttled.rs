@@ -30,7 +30,11 @@ pub const INFO: PolicyInfo = PolicyInfo {
 };
 
 fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
-    Ok(Box::new(LruThrottled { lru: LruList::default(), walk: 0, limit: b.capacity / 3 }))
+    Ok(Box::new(LruThrottled {
+        lru: LruList::default(),
+        walk: 0,
+        limit: b.capacity / 3,
+    }))
 }
 
 /// LRU with throttled informed prefetching.
@@ -68,7 +72,9 @@ impl Policy for LruThrottled {
     }
 
     fn demand_victim(&mut self, _block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
-        (ctx.cache().free_slots() == 0).then(|| self.lru.pop_lru()).flatten()
+        (ctx.cache().free_slots() == 0)
+            .then(|| self.lru.pop_lru())
+            .flatten()
     }
 
     fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {

@@ -1,5 +1,5 @@
-//! Sequential one-block lookahead (OBL), Cao et al. section 4.1 after Smith (its reference 22): prefetch
-//! block K+2 of a file whenever the last two references to that file were K and K+1.
+//! Sequential one-block lookahead (OBL), Cao et al. section 4.1 after Smith (its reference 22):
+//! prefetch block K+2 of a file whenever the last two references to that file were K and K+1.
 //!
 //! Deviations: the reference traces carry no file names; a trace block number encodes its file
 //! in its top bits (`trace::FILE_SHIFT`), and traces without files are one file. The trigger is

@@ -20,7 +20,9 @@ pub const INFO: PolicyInfo = PolicyInfo {
 };
 
 fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
-    Ok(Box::new(OptDemand { furthest: Furthest::new(b.capacity) }))
+    Ok(Box::new(OptDemand {
+        furthest: Furthest::new(b.capacity),
+    }))
 }
 
 /// MIN demand paging.

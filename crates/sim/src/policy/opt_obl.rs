@@ -21,7 +21,10 @@ pub const INFO: PolicyInfo = PolicyInfo {
 };
 
 fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
-    Ok(Box::new(OptObl { furthest: Furthest::new(b.capacity), obl: Obl::default() }))
+    Ok(Box::new(OptObl {
+        furthest: Furthest::new(b.capacity),
+        obl: Obl::default(),
+    }))
 }
 
 /// MIN with one-block lookahead.
@@ -50,9 +53,15 @@ impl Policy for OptObl {
     fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
         let block = self.obl.take(ctx)?;
         if ctx.cache().free_slots() > 0 {
-            return Some(Fetch { block, victim: None });
+            return Some(Fetch {
+                block,
+                victim: None,
+            });
         }
         let (_, victim) = self.furthest.pop(ctx)?;
-        Some(Fetch { block, victim: Some(victim) })
+        Some(Fetch {
+            block,
+            victim: Some(victim),
+        })
     }
 }

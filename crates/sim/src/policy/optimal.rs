@@ -47,7 +47,10 @@ fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
         SimError::Config("optimal needs the simplified model (unit references, constant F)".into())
     })?;
     let plan = search(future, b.capacity, b.initial, b.ids.len(), fetch)?;
-    Ok(Box::new(Replay { steps: plan.steps, next: 0 }))
+    Ok(Box::new(Replay {
+        steps: plan.steps,
+        next: 0,
+    }))
 }
 
 /// The result of the search.
@@ -68,9 +71,17 @@ struct State {
 
 /// The optimal schedule for `future` with a cache of `capacity` blocks holding `initial`, with
 /// `blocks` block ids in use and fetch time `fetch` (simplified model).
-pub fn search(future: &Future, capacity: usize, initial: &[Block], blocks: usize, fetch: Time) -> Result<Plan, SimError> {
+pub fn search(
+    future: &Future,
+    capacity: usize,
+    initial: &[Block],
+    blocks: usize,
+    fetch: Time,
+) -> Result<Plan, SimError> {
     if blocks > MAX_BLOCKS {
-        return Err(SimError::Config(format!("optimal: {blocks} distinct blocks, at most {MAX_BLOCKS}")));
+        return Err(SimError::Config(format!(
+            "optimal: {blocks} distinct blocks, at most {MAX_BLOCKS}"
+        )));
     }
     Search::new(future, capacity, fetch).run(initial)
 }
@@ -91,13 +102,26 @@ impl<'f> Search<'f> {
         for pos in (0..future.len()).rev() {
             ahead[pos] = ahead[pos + 1] | 1 << future.block_at(pos as Pos);
         }
-        Search { future, capacity, fetch, ahead, seen: FxHashMap::default() }
+        Search {
+            future,
+            capacity,
+            fetch,
+            ahead,
+            seen: FxHashMap::default(),
+        }
     }
 
     fn run(mut self, initial: &[Block]) -> Result<Plan, SimError> {
-        let start = State { cursor: 0, cached: initial.iter().fold(0, |m, &b| m | 1 << b), flight: None };
+        let start = State {
+            cursor: 0,
+            cached: initial.iter().fold(0, |m, &b| m | 1 << b),
+            flight: None,
+        };
         if self.future.is_empty() {
-            return Ok(Plan { elapsed: 0, steps: Vec::new() });
+            return Ok(Plan {
+                elapsed: 0,
+                steps: Vec::new(),
+            });
         }
         self.seen.insert(start, (start, None));
         let mut layer = VecDeque::from([start]);
@@ -117,7 +141,9 @@ impl<'f> Search<'f> {
                 }
             }
             if self.seen.len() > MAX_STATES {
-                return Err(SimError::Config(format!("optimal: more than {MAX_STATES} states")));
+                return Err(SimError::Config(format!(
+                    "optimal: more than {MAX_STATES} states"
+                )));
             }
             layer = next_layer;
             time += 1;
@@ -141,7 +167,10 @@ impl<'f> Search<'f> {
                 all
             }
         };
-        decisions.into_iter().map(|fetch| (fetch, self.advance(state, fetch))).collect()
+        decisions
+            .into_iter()
+            .map(|fetch| (fetch, self.advance(state, fetch)))
+            .collect()
     }
 
     /// Every fetch of a block in `candidates`, with every allowed victim.
@@ -151,9 +180,17 @@ impl<'f> Search<'f> {
         let mut out = Vec::new();
         for block in bits(candidates) {
             if free {
-                out.push(Some(Fetch { block, victim: None }));
+                out.push(Some(Fetch {
+                    block,
+                    victim: None,
+                }));
             } else {
-                out.extend(bits(victims).map(|v| Some(Fetch { block, victim: Some(v) })));
+                out.extend(bits(victims).map(|v| {
+                    Some(Fetch {
+                        block,
+                        victim: Some(v),
+                    })
+                }));
             }
         }
         out
