@@ -447,3 +447,51 @@ pub fn summary(rows: &[Row], config: &Config) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The paper's estimated optima (s5.2): 45.3, 40.5, 40.5 and 5.5 MB/s, within 5% (our
+    /// random streams average 2.03 MiB, the paper's "2 MB").
+    #[test]
+    fn optimum_estimates_match_the_paper() {
+        let dataset = Dataset::default();
+        for (bench, paper) in Microbench::ALL.into_iter().zip([45.3, 40.5, 40.5, 5.5]) {
+            let ours = optimal_throughput(bench, &dataset, "ibm-36z15").unwrap();
+            assert!(
+                (ours / paper - 1.0).abs() < 0.05,
+                "{}: {ours}",
+                bench.name()
+            );
+        }
+    }
+
+    /// Page cache: 512 MB - 64 MB - N x 0.5 MB, never below 64 MB.
+    #[test]
+    fn cache_shrinks_with_handlers() {
+        let config = Config::default();
+        assert_eq!(config.cache_blocks(1), (448 * MB - MB / 2) as usize / 4096);
+        assert_eq!(config.cache_blocks(512), (192 * MB) as usize / 4096);
+        assert_eq!(config.cache_blocks(4096), (64 * MB) as usize / 4096);
+    }
+
+    /// The paper's low-concurrency finding in a short run: with a switch per request (FIFO),
+    /// CP's deeper windows beat Linux's 32 blocks on whole-file reads by two handlers.
+    #[test]
+    fn cp_beats_linux_at_low_concurrency() {
+        let config = Config {
+            duration: Duration::from_secs(2),
+            concurrency: vec![2],
+            benches: vec![Microbench::OneWhole0],
+            kernels: vec!["Linux", "CP"],
+            schedulers: vec!["fifo".into()],
+            ..Config::default()
+        };
+        let rows = run(&config, |_| {}).unwrap();
+        let linux = throughput(&rows, "One-Whole-0", "fifo", "Linux", 2).unwrap();
+        let cp = throughput(&rows, "One-Whole-0", "fifo", "CP", 2).unwrap();
+        assert!(cp > 1.3 * linux, "CP {cp} MB/s, Linux {linux} MB/s");
+        assert!(tables(&rows, &config).contains("simulated, model ibm-36z15"));
+    }
+}

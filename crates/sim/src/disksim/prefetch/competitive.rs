@@ -426,3 +426,150 @@ pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetc
         curves,
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::disksim::engine::{simulate, EngineConfig, RunSpec};
+    use crate::disksim::workload::{Step, Workload};
+    use proptest::prelude::*;
+
+    const PAGE: u64 = 4096;
+
+    fn access(stream: usize, file: u32, block: u64, found: bool, ceiling: Option<usize>) -> Access {
+        Access {
+            stream,
+            block: FileBlock { file, block },
+            found,
+            now: Duration::ZERO,
+            active_streams: 1,
+            prefetch_ceiling: ceiling,
+        }
+    }
+
+    /// The paper's number for its IBM drive: about 540 KB, here averaged over the disk, with a
+    /// mean sequential rate of 51.3 MB/s.
+    #[test]
+    fn ibm_depth_is_about_540_kb() {
+        let curves = ModelCurves::from_model_name("ibm-36z15").unwrap();
+        assert!(
+            (curves.mean_rate() / 51.3e6 - 1.0).abs() < 0.05,
+            "{}",
+            curves.mean_rate()
+        );
+        let capacity = 36_400_000_000u64;
+        let depth = CompetitiveDepth::new(curves, PAGE);
+        let mean = (0..64)
+            .map(|i| depth.depth_bytes(i * (capacity / 64)) as f64)
+            .sum::<f64>()
+            / 64.0;
+        assert!((mean / 540e3 - 1.0).abs() < 0.05, "mean depth {mean}");
+    }
+
+    /// Models with no transfer rate have no competitive depth: a clear error.
+    #[test]
+    fn fixed_cost_models_are_refused() {
+        let err = ModelCurves::from_model_name("fixed:9.5").unwrap_err();
+        assert!(err.contains("fixed:9.5"), "{err}");
+    }
+
+    /// One sequential stream: windows of 16, 32, 64 and 128 blocks, then the competitive
+    /// depth, each ahead window issued when the stream enters the previous one.
+    #[test]
+    fn slow_start_windows_on_a_sequential_stream() {
+        let layout = Layout::contiguous(&[4096], 0, PAGE);
+        let mut cp = Competitive::new(layout, ModelCurves::from_model_name("ibm-36z15").unwrap());
+        let target = cp.depth_blocks(FileBlock { file: 0, block: 0 });
+        let mut windows = Vec::new();
+        for block in 0..1000 {
+            let found = block > 0;
+            for range in cp.on_access(&access(0, 0, block, found, None)) {
+                windows.push((range.start, range.len));
+            }
+        }
+        assert_eq!(
+            &windows[..6],
+            &[
+                (0, 16),
+                (16, 32),
+                (48, 64),
+                (112, 128),
+                (240, target),
+                (240 + target, target)
+            ]
+        );
+    }
+
+    /// A random access that hits the cache starts nothing; a random miss restarts at 16.
+    #[test]
+    fn random_accesses_restart_slow_start() {
+        let layout = Layout::contiguous(&[4096], 0, PAGE);
+        let mut windows = Windows::new(layout);
+        let mut ranges =
+            |block, found| windows.on_access(&access(0, 0, block, found, None), |_| 100);
+        assert_eq!(ranges(0, false).len(), 1);
+        assert_eq!(ranges(1, true)[0].len, 32);
+        assert!(ranges(500, true).is_empty());
+        let restart = ranges(900, false);
+        assert_eq!((restart[0].start, restart[0].len), (900, 16));
+    }
+
+    /// Disk time of one stream of `blocks` blocks read by CP alone on the IBM model, the file
+    /// placed one third of the disk away from the head (an average seek).
+    fn single_stream_disk_time(blocks: u64) -> (Duration, f64, Duration) {
+        let pad = 36_400_000_000 / 3 / PAGE;
+        let layout = Layout::contiguous(&[pad, blocks], 0, PAGE);
+        let steps = (0..blocks).map(|b| Step::at(1, b)).collect();
+        let workload = Workload {
+            layout,
+            streams: vec![steps],
+        };
+        let spec = RunSpec {
+            replacement: PolicySpec::named("clock"),
+            prefetcher: PolicySpec::named("competitive"),
+            scheduler: "fifo".into(),
+            disk: "ibm-36z15".into(),
+            config: EngineConfig::with_cache(blocks as usize + 4096),
+        };
+        let metrics = simulate(&workload, &spec).unwrap();
+        let curves = ModelCurves::from_model_name("ibm-36z15").unwrap();
+        let rate = curves.transfer_rate(pad * PAGE);
+        let switch = curves.average_seek() + curves.rotational_delay();
+        (metrics.disk_busy, rate, switch)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Equation 5 on the disk model: a single sequential stream of any size costs at most
+        /// twice the optimum, S / R_tr + C_switch, in disk time.
+        #[test]
+        fn single_stream_is_2_competitive(blocks in 1u64..16_384) {
+            let (busy, rate, switch) = single_stream_disk_time(blocks);
+            let optimum = (blocks * PAGE) as f64 / rate + switch.as_secs_f64();
+            prop_assert!(busy.as_secs_f64() <= 2.0 * optimum,
+                "{blocks} blocks: {busy:?} > 2 x {optimum}");
+        }
+
+        /// Under a prefetch cache ceiling, no window exceeds P_mem / N_stream.
+        #[test]
+        fn windows_respect_the_per_stream_cap(
+            ceiling in 1usize..2048,
+            refs in proptest::collection::vec((0usize..16, 0u32..4, 0u64..1024, any::<bool>()), 1..400),
+        ) {
+            let mut windows = Windows::new(Layout::contiguous(&[1024; 4], 0, PAGE));
+            let mut next: FxHashMap<usize, (u32, u64)> = FxHashMap::default();
+            for (stream, file, jump, sequential) in refs {
+                let (file, block) = match next.get(&stream) {
+                    Some(&(f, b)) if sequential && b < 1024 => (f, b),
+                    _ => (file, jump),
+                };
+                next.insert(stream, (file, block + 1));
+                let cap = (ceiling as u64 / windows.open_files().max(1) as u64).max(1);
+                for range in windows.on_access(&access(stream, file, block, false, Some(ceiling)), |_| 256) {
+                    prop_assert!(range.len <= cap, "{} > {cap}", range.len);
+                }
+            }
+        }
+    }
+}

@@ -521,3 +521,167 @@ pub fn build(spec: &PolicySpec, cache: CacheGeometry) -> Result<Box<dyn Replacem
     };
     Ok(Box::new(Cpem::new(config)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    /// A judge that gives a second chance to the pages in its list.
+    struct Favour(Vec<u64>);
+
+    impl SecondChance<u64> for Favour {
+        fn deserves(&self, page: u64, _stream: usize) -> bool {
+            self.0.contains(&page)
+        }
+    }
+
+    /// FIFO with second chance: a favoured page is untagged and re-queued at the tail, then
+    /// leaves at its next turn whatever the judge says.
+    #[test]
+    fn second_chance_order() {
+        let mut cache = PrefetchCache::default();
+        for page in [1, 2, 3] {
+            cache.insert(page, 0);
+        }
+        assert_eq!(cache.reclaim(1, &Favour(vec![1])), vec![2, 3]);
+        assert_eq!(cache.order(), vec![1]);
+        cache.insert(4, 0);
+        assert_eq!(cache.reclaim(1, &Favour(vec![1, 4])), vec![1]);
+        assert!(cache.remove(4));
+        assert!(cache.is_empty());
+    }
+
+    /// The history keeps the most recent evictions only, and a record is consumed once.
+    #[test]
+    fn eviction_history_is_bounded() {
+        let mut history = EvictionHistory::new(2);
+        history.record(1, Evicted::Lru);
+        history.record(2, Evicted::Prefetched);
+        history.record(3, Evicted::Lru);
+        assert_eq!(history.len(), 2);
+        assert_eq!(history.take(1), None);
+        assert_eq!(history.take(2), Some(Evicted::Prefetched));
+        assert_eq!(history.take(2), None);
+    }
+
+    /// The ceiling's gradient steps: up first, on while misses do not rise obviously, turn
+    /// when they do, clamped to 0..=max.
+    #[test]
+    fn ceiling_follows_the_miss_gradient() {
+        let mut ceiling = Ceiling::new(100, 10, 125, 0.05);
+        let steps: Vec<u64> = [50, 50, 52, 80, 79, 200, 10, 10]
+            .into_iter()
+            .map(|misses| ceiling.end_epoch(misses))
+            .collect();
+        assert_eq!(steps, [110, 120, 125, 115, 105, 115, 125, 125]);
+        let mut low = Ceiling::new(5, 10, 100, 0.05);
+        assert_eq!(low.end_epoch(10), 15);
+        assert_eq!(low.end_epoch(100), 5);
+        assert_eq!(low.end_epoch(99), 0);
+    }
+
+    /// Linux's pages_low for 512 MiB: 5/4 of sqrt(16 x 524288) KiB = 3620 KiB = 906 pages.
+    #[test]
+    fn adjustment_unit_is_pages_low() {
+        assert_eq!(pages_low(512 << 20, 4096), 906);
+    }
+
+    /// A referenced prefetched page moves to CLOCK; a stream that went past a page, or moved
+    /// to another region, loses it first.
+    #[test]
+    fn reclaim_demotes_pages_the_stream_passed() {
+        let mut cpem = Cpem::new(CpemConfig {
+            initial_ceiling: 2,
+            ..CpemConfig::paper(100, 4096)
+        });
+        let touch = |stream, prefetched| Touch {
+            stream,
+            now: Duration::ZERO,
+            prefetched,
+        };
+        cpem.on_insert(10, touch(0, false));
+        cpem.on_insert(11, touch(0, true));
+        cpem.on_insert(12, touch(0, true));
+        cpem.on_hit(12, touch(0, true));
+        assert_eq!(cpem.prefetch_len(), 1);
+        cpem.on_insert(13, touch(0, true));
+        cpem.on_insert(14, touch(0, true));
+        assert_eq!(cpem.prefetch_len(), 2);
+        assert_eq!(
+            cpem.stats().demoted,
+            1,
+            "block 11, passed by the stream at 12"
+        );
+        assert_eq!(cpem.prefetch.order(), vec![13, 14]);
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert {
+            block: u64,
+            stream: usize,
+            prefetched: bool,
+        },
+        Hit {
+            pick: usize,
+            stream: usize,
+        },
+        Evict,
+        Wait(u64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0u64..4000, 0usize..8, any::<bool>())
+                .prop_map(|(block, stream, prefetched)| Op::Insert { block, stream, prefetched }),
+            3 => (any::<usize>(), 0usize..8).prop_map(|(pick, stream)| Op::Hit { pick, stream }),
+            2 => Just(Op::Evict),
+            1 => (0u64..6000).prop_map(Op::Wait),
+        ]
+    }
+
+    proptest! {
+        /// Driven as the engine drives it (bounded cache, evict when full), CPEM never holds
+        /// more prefetched pages than its ceiling, evicts only cached blocks, and its order is
+        /// exactly the cached set.
+        #[test]
+        fn prefetch_cache_never_exceeds_its_ceiling(ops in proptest::collection::vec(op(), 1..300)) {
+            let capacity = 64;
+            let mut cpem = Cpem::new(CpemConfig {
+                unit: 8,
+                region: 256,
+                ..CpemConfig::paper(capacity, 4096)
+            });
+            let mut cached: BTreeSet<u64> = BTreeSet::new();
+            let mut now = Duration::ZERO;
+            for op in ops {
+                match op {
+                    Op::Insert { block, stream, prefetched } if !cached.contains(&block) => {
+                        while cached.len() >= capacity as usize {
+                            let victim = cpem.evict(now).expect("cache is full");
+                            prop_assert!(cached.remove(&victim), "evicted uncached {victim}");
+                        }
+                        cached.insert(block);
+                        cpem.on_insert(block, Touch { stream, now, prefetched });
+                    }
+                    Op::Hit { pick, stream } if !cached.is_empty() => {
+                        let block = *cached.iter().nth(pick % cached.len()).expect("non-empty");
+                        cpem.on_hit(block, Touch { stream, now, prefetched: false });
+                    }
+                    Op::Evict if !cached.is_empty() => {
+                        let victim = cpem.evict(now).expect("cached blocks");
+                        prop_assert!(cached.remove(&victim), "evicted uncached {victim}");
+                    }
+                    Op::Wait(ms) => now += Duration::from_millis(ms),
+                    _ => {}
+                }
+                let ceiling = cpem.prefetch_ceiling().expect("CPEM has a ceiling");
+                prop_assert!(cpem.prefetch_len() <= ceiling);
+                let order: BTreeSet<u64> = cpem.order().into_iter().collect();
+                prop_assert_eq!(&order, &cached);
+            }
+        }
+    }
+}
