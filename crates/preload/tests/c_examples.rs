@@ -438,6 +438,11 @@ fn premature_eviction_halves_the_budget_and_a_clean_round_adds_ten_percent() {
 }
 
 #[test]
+fn pthread_cancel_in_a_read_a_round_or_a_callback_cancels_only_that_thread() {
+    run_passing("cancel", "cancel", &[]);
+}
+
+#[test]
 fn no_callback_runs_after_unregister_client_returns() {
     run_passing("unregister", "unregister_race", &[]);
 }
