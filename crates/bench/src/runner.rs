@@ -12,6 +12,7 @@
 
 use std::fs::File;
 use std::io::{Read as _, Write as _};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -20,6 +21,7 @@ use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::Eviction;
+
 use crate::cgroup::MemoryCgroup;
 use crate::datafile;
 use crate::io_counters::own_read_bytes;
@@ -29,6 +31,9 @@ use crate::progress;
 use crate::report::{CacheState, Report, Row};
 use crate::setting::Storage;
 use crate::workload::{requested_bytes, Workload};
+
+/// The signal number of SIGKILL (the OOM killer's), for the child-failure hint.
+const SIGKILL: i32 = 9;
 
 /// One measured pass: what a child process receives on stdin.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -143,9 +148,15 @@ impl Launcher {
         let output = child
             .wait_with_output()
             .context("waiting for the child run")?;
+        ensure!(!interrupt::happened(), "interrupted");
         if !output.status.success() {
+            let hint = if output.status.signal() == Some(SIGKILL) {
+                "; the kernel's OOM killer ends processes this way: try a larger --memory-limit"
+            } else {
+                ""
+            };
             bail!(
-                "the child run in {} failed ({}); a limit this small may have killed it",
+                "the child run in {} failed ({}){hint}",
                 group.describe(),
                 output.status
             );
