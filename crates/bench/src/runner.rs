@@ -21,7 +21,6 @@ use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::Eviction;
-
 use crate::cgroup::MemoryCgroup;
 use crate::datafile;
 use crate::io_counters::own_read_bytes;
