@@ -1,12 +1,15 @@
 //! The C examples of `examples/c`, built with make + gcc against `include/libprefetch.h` and the
 //! `libprefetch.so` cargo built next to this test, run as real processes on real pattern files.
 //!
-//! Follows the "Tests (real processes, real files)" and the paper's sections 4-4.3 (Figures 6 and 7):
-//! the Figure 7 callback, marks with `PF_SET_FROM_MARK`, a callback reading inside `ignore_accesses`, identical
-//! bytes and errno with and without the library (plain, `LD_PRELOAD`, linked), 8 threads, fork during a round,
-//! a 10-million-entry list, and one tracked read per interposed entry point. Each program checks itself and
-//! exits 0 (pass), 1 (fail) or 77 (skip, with the reason on stderr); these tests add the comparisons across runs.
-//! Timeouts are deadlock detectors, never performance limits.
+//! Follows the "Tests (real processes, real files)" and the paper's sections 4-4.6 (Figures 6 and 7):
+//! the Figure 7 callback (random pages, and tiles line by line), marks with `PF_SET_FROM_MARK`, a callback
+//! reading inside `ignore_accesses`, identical bytes, errno and file position with and without the library
+//! (plain, `LD_PRELOAD`, linked; also for cat, dd, tail, sha256sum), 8 threads, fork during rounds,
+//! pthread_cancel, unregistering under concurrent reads, a 10-million-entry list, AIMD after a premature
+//! eviction, every function's errno, one tracked read per interposed entry point (fortified and large-file builds
+//! included), and the header under strict C11 and C++17. Each program checks itself and exits 0 (pass), 1 (fail)
+//! or 77 (skip, with the reason on stderr); these tests add the comparisons across runs. Timeouts are deadlock
+//! detectors, never performance limits.
 //!
 //! Deviations: none from the paper; the tests skip (with a printed reason) when gcc or make is missing.
 
