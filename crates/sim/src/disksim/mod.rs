@@ -56,6 +56,7 @@
 
 pub mod anticipatory;
 pub mod engine;
+pub mod experiments;
 pub mod iosched;
 pub mod metrics;
 pub mod microbench;

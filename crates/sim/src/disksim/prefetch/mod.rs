@@ -85,8 +85,16 @@ pub type PrefetcherCtor = fn(&PolicySpec, &PrefetchSetup) -> Result<Box<dyn Pref
 /// The registered prefetchers: name, one-line description, constructor.
 pub const PREFETCHERS: &[(&str, &str, PrefetcherCtor)] = &[
     ("none", "demand fetching only", none::build),
-    ("aggressive", "AP: windows doubling 16 -> 256 blocks (TR840 s5.2)", aggressive::build),
-    ("competitive", "CP: windows doubling 16 -> C_switch x R_tr (TR840 s3)", competitive::build),
+    (
+        "aggressive",
+        "AP: windows doubling 16 -> 256 blocks (TR840 s5.2)",
+        aggressive::build,
+    ),
+    (
+        "competitive",
+        "CP: windows doubling 16 -> C_switch x R_tr (TR840 s3)",
+        competitive::build,
+    ),
     (
         "readahead",
         "Linux-style read-ahead, windows 16 -> 32 blocks; options init, max",

@@ -81,7 +81,11 @@ pub const REPLACEMENTS: &[(&str, &str, ReplacementCtor)] = &[
         "DULO over CLOCK (FAST'05 s3); options bank=8M, evict=64M",
         dulo::build,
     ),
-    ("cpem", "CPEM prefetch cache over CLOCK (TR840 s4)", super::prefetch::cpem::build),
+    (
+        "cpem",
+        "CPEM prefetch cache over CLOCK (TR840 s4)",
+        super::prefetch::cpem::build,
+    ),
 ];
 
 /// Builds the replacement policy named by `spec`.

@@ -1,0 +1,166 @@
+//! Reproductions of the papers' disk-timed experiments (`prefetch repro dulo`, `prefetch repro
+//! libprefetch`): each runs the engine over a set of workloads and policies, writes Markdown
+//! tables, JSON rows and SVG figures into an output directory, and returns a summary to print
+//! and the section of `docs/repro.md` that sets the paper's findings beside ours.
+//!
+//! Every number here is simulated, on a named disk model of crate `disk`.
+
+pub mod dulo;
+pub mod libprefetch;
+pub mod synthetic;
+
+use std::path::{Path, PathBuf};
+
+use super::engine::{simulate, EngineConfig, EngineError, RunSpec};
+use super::metrics::DiskMetrics;
+use super::spec::{PolicySpec, SpecError};
+use super::workload::Workload;
+use crate::{SimError, TraceError};
+
+/// What a reproduction produced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Tables to print, in Markdown.
+    pub summary: String,
+    /// The body of this reproduction's section of `docs/repro.md` (without its heading).
+    pub section: String,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// A reproduction that could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    /// A run could not be built.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// A trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// A figure could not be drawn.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// An output file could not be written.
+    #[error("{path}: {message}")]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl From<SpecError> for ExperimentError {
+    fn from(e: SpecError) -> Self {
+        ExperimentError::Engine(EngineError::Spec(e))
+    }
+}
+
+/// Runs `workload` with the named policies on the named disk and scheduler.
+pub fn run_named(
+    workload: &Workload,
+    replacement: &str,
+    prefetcher: &str,
+    scheduler: &str,
+    disk: &str,
+    cache_blocks: usize,
+) -> Result<DiskMetrics, ExperimentError> {
+    let spec = RunSpec {
+        replacement: PolicySpec::parse(replacement)?,
+        prefetcher: PolicySpec::parse(prefetcher)?,
+        scheduler: scheduler.to_string(),
+        disk: disk.to_string(),
+        config: EngineConfig::with_cache(cache_blocks),
+    };
+    Ok(simulate(workload, &spec)?)
+}
+
+/// Creates the output directory `dir`.
+pub fn ensure_dir(dir: &Path) -> Result<(), ExperimentError> {
+    std::fs::create_dir_all(dir).map_err(|e| ExperimentError::Output {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// Writes `text` to `path`, creating its directory.
+pub fn write_file(path: &Path, text: &str) -> Result<(), ExperimentError> {
+    let failed = |e: std::io::Error| ExperimentError::Output {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(failed)?;
+    }
+    std::fs::write(path, text).map_err(failed)
+}
+
+/// Replaces the section `## heading` of the Markdown file `doc` (up to the next `## ` heading)
+/// with `body`, or appends it; other sections are left byte for byte.
+pub fn write_section(doc: &Path, heading: &str, body: &str) -> Result<(), ExperimentError> {
+    let old = match std::fs::read_to_string(doc) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => {
+            return Err(ExperimentError::Output {
+                path: doc.to_path_buf(),
+                message: e.to_string(),
+            })
+        }
+    };
+    write_file(doc, &replace_section(&old, heading, body))
+}
+
+/// `text` with its section `## heading` replaced by `body` (appended if absent).
+pub fn replace_section(text: &str, heading: &str, body: &str) -> String {
+    let title = format!("## {heading}");
+    let section = format!("{title}\n\n{}\n", body.trim_end());
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let Some(start) = lines.iter().position(|l| l.trim_end() == title) else {
+        let sep = if text.is_empty() || text.ends_with("\n\n") {
+            ""
+        } else if text.ends_with('\n') {
+            "\n"
+        } else {
+            "\n\n"
+        };
+        return format!("{text}{sep}{section}");
+    };
+    let end = lines[start + 1..]
+        .iter()
+        .position(|l| l.starts_with("## "))
+        .map_or(lines.len(), |i| start + 1 + i);
+    let tail = if end < lines.len() { "\n" } else { "" };
+    format!(
+        "{}{section}{tail}{}",
+        lines[..start].concat(),
+        lines[end..].concat()
+    )
+}
+
+/// Megabytes (MiB) of `blocks` blocks of `block_size` bytes, for tables.
+pub fn mib(blocks: u64, block_size: u64) -> f64 {
+    (blocks * block_size) as f64 / f64::from(1 << 20)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_only_its_own_section() {
+        let doc = "# T\n\n## A\n\nold a\n\n## B\n\nb\n";
+        assert_eq!(
+            replace_section(doc, "A", "new a"),
+            "# T\n\n## A\n\nnew a\n\n## B\n\nb\n"
+        );
+        assert_eq!(
+            replace_section(doc, "B", "new b"),
+            "# T\n\n## A\n\nold a\n\n## B\n\nnew b\n"
+        );
+        assert_eq!(
+            replace_section(doc, "C", "c"),
+            "# T\n\n## A\n\nold a\n\n## B\n\nb\n\n## C\n\nc\n"
+        );
+    }
+}
