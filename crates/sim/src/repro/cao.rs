@@ -28,6 +28,7 @@ use serde::Serialize;
 
 use crate::future::Future;
 use crate::report::{self, Panel, Series};
+use crate::repro::cao_models::{self, ModelCheck};
 use crate::runner::{Row, Sweep};
 use crate::time::Time;
 use crate::trace::TraceFile;
@@ -91,6 +92,8 @@ pub struct CaoReport {
     pub groups: Vec<Group>,
     /// Theorem 1 checks.
     pub bounds: Vec<BoundCheck>,
+    /// Section 4.3: the simplified model against a realistic one.
+    pub models: Vec<ModelCheck>,
     /// Files written.
     pub files: Vec<PathBuf>,
     /// The summary in Markdown.
@@ -110,6 +113,7 @@ pub fn run(traces: &Path, out: &Path) -> Result<CaoReport, SimError> {
         rows: Vec::new(),
         groups: Vec::new(),
         bounds: Vec::new(),
+        models: Vec::new(),
         files: Vec::new(),
         summary: String::new(),
     };
@@ -117,8 +121,14 @@ pub fn run(traces: &Path, out: &Path) -> Result<CaoReport, SimError> {
     for path in &paths {
         let name = trace_name(path);
         let future = Future::load(TraceFile::new(path).open()?)?;
-        for (group, fraction) in group_of(&name) {
+        for (i, (group, fraction)) in group_of(&name).into_iter().enumerate() {
             let capacity = ((future.distinct() as f64 * fraction).round() as usize).max(1);
+            if i == 0 {
+                let policies = figure_policies()?;
+                let checks =
+                    cao_models::compare(&name, &future, capacity, &FETCH_TIMES, &policies)?;
+                report.models.extend(checks);
+            }
             let rows = sweep(&name, &future, capacity)?;
             report
                 .bounds
@@ -184,13 +194,16 @@ fn group_of(name: &str) -> Vec<(&'static str, f64)> {
     }
 }
 
-fn sweep(name: &str, future: &Future, capacity: usize) -> Result<Vec<Row>, SimError> {
-    let policies = FIGURE_POLICIES
+fn figure_policies() -> Result<Vec<&'static crate::policy::PolicyInfo>, SimError> {
+    FIGURE_POLICIES
         .iter()
         .map(|p| crate::policy::find(p))
-        .collect::<Result<_, _>>()?;
+        .collect()
+}
+
+fn sweep(name: &str, future: &Future, capacity: usize) -> Result<Vec<Row>, SimError> {
     Sweep {
-        policies,
+        policies: figure_policies()?,
         capacities: vec![capacity],
         fetch_times: FETCH_TIMES.to_vec(),
         realistic: false,
@@ -375,6 +388,39 @@ fn summary(report: &CaoReport) -> String {
             b.aggressive_over_lower_bound
         );
     }
+    out + &models_table(&report.models)
+}
+
+/// Section 4.3: per policy, how far the realistic model's elapsed time is from the simplified
+/// model's, over every trace and F.
+fn models_table(checks: &[ModelCheck]) -> String {
+    let mut out = format!(
+        "\n## Section 4.3: simplified against realistic model\n\n\
+         Realistic: compute times uniform in {}..{} us per reference, fetch F x {} us +-10%; \
+         elapsed in mean reference times against the simplified model's.\n\n\
+         | policy | mean difference | largest difference |\n|---|---:|---:|\n",
+        cao_models::REFERENCE_US / 2,
+        cao_models::REFERENCE_US * 3 / 2,
+        cao_models::REFERENCE_US
+    );
+    for policy in FIGURE_POLICIES {
+        let diffs: Vec<f64> = checks
+            .iter()
+            .filter(|c| c.policy == policy)
+            .map(|c| c.difference)
+            .collect();
+        let mean = diffs.iter().sum::<f64>() / diffs.len().max(1) as f64;
+        let largest = diffs
+            .iter()
+            .copied()
+            .fold(0f64, |a, d| if d.abs() > a.abs() { d } else { a });
+        let _ = writeln!(
+            out,
+            "| {policy} | {:+.2}% | {:+.2}% |",
+            100.0 * mean,
+            100.0 * largest
+        );
+    }
     out
 }
 
@@ -410,11 +456,16 @@ fn write_outputs(report: &mut CaoReport, out: &Path) -> Result<(), SimError> {
     }
     let summary = write("summary.md", &report.summary)?;
     let tables = write("tables.md", &tables)?;
-    let json = serde_json::to_string_pretty(&(&report.rows, &report.groups, &report.bounds))
-        .map_err(|e| SimError::Output {
-            path: out.join("rows.json"),
-            message: e.to_string(),
-        })?;
+    let json = serde_json::to_string_pretty(&(
+        &report.rows,
+        &report.groups,
+        &report.bounds,
+        &report.models,
+    ))
+    .map_err(|e| SimError::Output {
+        path: out.join("rows.json"),
+        message: e.to_string(),
+    })?;
     let json = write("rows.json", &json)?;
     report.files.extend([summary, tables, json]);
     Ok(())

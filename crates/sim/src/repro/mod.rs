@@ -3,3 +3,4 @@
 //! line's `prefetch repro PAPER` calls them.
 
 pub mod cao;
+pub mod cao_models;
