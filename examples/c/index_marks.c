@@ -8,14 +8,17 @@
  * index page is "in the application's own cache" and is not read, although it stays on the access list: the
  * paper says the last marked page need not have been read as long as later pages were.
  *
- * The callback plans GROUPS_AHEAD index groups from the read in progress.  It checks that lastMarkedOffset names
- * an index page no older than the previous group and no newer than the current one, then replaces the list after
- * that mark with PF_SET_FROM_MARK (PF_SET the first time, when no mark has been passed).
+ * The callback checks that lastMarkedOffset names an index page no older than the previous group and no newer than
+ * the current one, then replaces the list after that mark with PF_SET_FROM_MARK (PF_SET the first time, when no
+ * mark has been passed), planning GROUPS_AHEAD index groups.  Mode "from-mark" plans from the mark, as the
+ * paper's database does ("allowing its callback to quickly determine the most recently read index page, and
+ * therefore how far reading has progressed"): the new list re-sends data pages the scan has already read, which
+ * libprefetch must step over.  Mode "from-position" plans from the read in progress.
  *
- * Deviations: a real database would derive its position from lastMarkedOffset alone; this program also knows its
- * exact position, and uses the mark to choose what to keep and to check libprefetch's bookkeeping.
+ * Deviations: in mode "from-position" the program uses its own exact position, which a real database would not
+ * track; the mark then only chooses the mode and checks libprefetch's bookkeeping.
  *
- * Usage: index_marks FILE [SIZE_MIB]   (default 32 MiB)
+ * Usage: index_marks FILE from-mark|from-position [SIZE_MIB]   (default 32 MiB)
  */
 #define _GNU_SOURCE
 #include "common.h"
@@ -34,6 +37,7 @@ struct scan {
     uint64_t data_pages; /* number of data pages after the index */
     size_t pos;          /* access-list position of the read in progress: group * GROUP + step */
     long last_mark;      /* index page of the last mark the callback saw, -1 before any */
+    int from_mark;       /* plan from the last mark (1) or from the read in progress (0) */
     uint64_t callbacks;
     int errors;
 };
@@ -69,13 +73,12 @@ static long check_mark(struct scan *s, int markFd, loff_t markOffset)
     return mark;
 }
 
-/* Plans GROUPS_AHEAD groups from the read in progress, replacing the list after the last mark. */
+/* Plans GROUPS_AHEAD groups from the last mark or the read in progress, replacing the list after the mark. */
 static void callback(void *arg, int lastMarkedFD, loff_t lastMarkedOffset, int requestedFD,
                      loff_t requestedOffset)
 {
     struct scan *s = arg;
     struct access_entry a[GROUPS_AHEAD * GROUP];
-    size_t end = (s->pos / GROUP + GROUPS_AHEAD) * GROUP;
     size_t n = 0;
 
     s->callbacks++;
@@ -85,9 +88,11 @@ static void callback(void *arg, int lastMarkedFD, loff_t lastMarkedOffset, int r
         s->errors++;
     }
     long mark = check_mark(s, lastMarkedFD, lastMarkedOffset);
+    size_t start = s->from_mark && mark >= 0 ? (size_t)mark * GROUP + 1 : s->pos;
+    size_t end = (start / GROUP + GROUPS_AHEAD) * GROUP;
     if (end > NIDX * GROUP)
         end = NIDX * GROUP;
-    for (size_t p = s->pos; p < end; p++, n++) {
+    for (size_t p = start; p < end; p++, n++) {
         a[n].pageOffset = (loff_t)(page_at(s, p) * PAGE_SIZE_BYTES);
         a[n].fd = s->fd;
         a[n].mark = (p % GROUP == 0);
@@ -137,10 +142,10 @@ static uint64_t scan_all(struct scan *s)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        fail("usage: %s FILE [SIZE_MIB]", argv[0]);
-    uint64_t size = size_arg(argc, argv, 2, 32);
-    struct scan s = {.fd = pattern_open(argv[1], size), .last_mark = -1};
+    if (argc < 3 || (strcmp(argv[2], "from-mark") != 0 && strcmp(argv[2], "from-position") != 0))
+        fail("usage: %s FILE from-mark|from-position [SIZE_MIB]", argv[0]);
+    uint64_t size = size_arg(argc, argv, 3, 32);
+    struct scan s = {.fd = pattern_open(argv[1], size), .last_mark = -1, .from_mark = !strcmp(argv[2], "from-mark")};
     s.data_pages = size / PAGE_SIZE_BYTES - NIDX;
     s.client = register_client(callback, &s);
     if (s.client == NULL)

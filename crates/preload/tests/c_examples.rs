@@ -307,8 +307,13 @@ fn figure7_tiles_listed_one_entry_per_tile_as_in_the_paper_need_one_callback_per
 }
 
 #[test]
-fn figure6_index_scan_refreshes_from_the_last_mark() {
-    run_passing("index", "index_marks", &[]);
+fn figure6_index_scan_replans_from_the_last_mark() {
+    run_passing("index-mark", "index_marks", &["from-mark"]);
+}
+
+#[test]
+fn figure6_index_scan_replans_from_its_position_after_the_last_mark() {
+    run_passing("index-position", "index_marks", &["from-position"]);
 }
 
 #[test]
