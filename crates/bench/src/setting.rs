@@ -1,7 +1,8 @@
 //! Which storage a result was measured on: this machine's disk or the emulated disk of `prefetch emulate`.
 //!
 //! The data file's mount is found in /proc/self/mountinfo (the longest mount point containing the file).
-//! A FUSE mount whose type or source names "emulate" is the emulated disk; anything else is reported
+//! A FUSE mount whose type or source names "emulate" is the emulated disk (crates/emulate mounts with
+//! type `fuse.prefetch-emulate` and source `emulate:MODEL`); anything else is reported
 //! with its device and file system type. Every printed result carries this description (common rules).
 //! Deviations: none (no paper section).
 
@@ -24,6 +25,8 @@ pub enum Storage {
     Emulated {
         /// Where the emulated disk is mounted.
         mount_point: String,
+        /// The disk model, from the mount's source `emulate:MODEL`.
+        model: Option<String>,
     },
 }
 
@@ -41,9 +44,12 @@ impl Storage {
             Storage::Disk { device, fs_type } => {
                 format!("this machine's disk ({device}, {fs_type})")
             }
-            Storage::Emulated { mount_point } => {
-                format!("emulated disk (prefetch emulate at {mount_point})")
-            }
+            Storage::Emulated { mount_point, model } => match model {
+                Some(model) => {
+                    format!("emulated disk (prefetch emulate, model {model}, at {mount_point})")
+                }
+                None => format!("emulated disk (prefetch emulate at {mount_point})"),
+            },
         }
     }
 }
@@ -64,6 +70,7 @@ fn classify(mountinfo: &str, path: &str) -> Storage {
         .max_by_key(|mount| mount.point.len());
     match best {
         Some(mount) if is_emulated(&mount) => Storage::Emulated {
+            model: mount.source.strip_prefix("emulate:").map(str::to_string),
             mount_point: mount.point,
         },
         Some(mount) => Storage::Disk {
@@ -120,7 +127,7 @@ mod tests {
 
     const MOUNTINFO: &str = "\
 22 1 254:0 / / rw,relatime - ext4 /dev/vda rw
-30 22 0:26 / /tmp/emu rw,nosuid - fuse.prefetch-emulate prefetch-emulate rw,user_id=0
+30 22 0:26 / /tmp/emu rw,nosuid - fuse.prefetch-emulate emulate:st3500320as rw,user_id=0
 31 22 0:27 / /tmp/emulator\\040two rw - tmpfs tmpfs rw
 ";
 
@@ -134,10 +141,8 @@ mod tests {
     fn a_file_on_an_emulate_mount_is_the_emulated_disk() {
         let storage = classify(MOUNTINFO, "/tmp/emu/data.bin");
         assert_eq!(
-            storage,
-            Storage::Emulated {
-                mount_point: "/tmp/emu".into()
-            }
+            storage.describe(),
+            "emulated disk (prefetch emulate, model st3500320as, at /tmp/emu)"
         );
     }
 
