@@ -284,7 +284,7 @@ impl<'f> Engine<'f> {
         self.cursor += 1;
         self.metrics.references += 1;
         policy.on_reference(block, pos, &mut self.ctx(None));
-        let end = self.now + compute;
+        let end = self.now.saturating_add(compute);
         while let Some(flight) = self.cache.in_flight().filter(|f| f.done_at < end) {
             self.now = flight.done_at;
             self.complete(policy);
@@ -338,7 +338,7 @@ impl<'f> Engine<'f> {
             block: fetch.block,
             kind,
             started: self.now,
-            done_at: self.now + duration,
+            done_at: self.now.saturating_add(duration),
         };
         if self.cache.start(fetch.block, fetch.victim, flight) {
             self.metrics.unused_prefetches += 1;

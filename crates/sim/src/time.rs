@@ -19,6 +19,10 @@ use crate::SimError;
 /// microseconds in the realistic model).
 pub type Time = u64;
 
+/// The longest reference or fetch time accepted (2^40 ticks, 12 days in microseconds), so that
+/// sums over billions of references stay far from overflowing.
+pub const MAX_DURATION: Time = 1 << 40;
+
 /// How long one reference's computation takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReferenceTime {
@@ -66,13 +70,21 @@ impl Timing {
 
     /// Checks the settings: every duration at least one tick, spread below mean.
     pub fn validate(&self) -> Result<(), SimError> {
-        if self.reference == ReferenceTime::Uniform(0) {
-            return Err(SimError::Config(
-                "reference time must be at least 1 tick".into(),
-            ));
+        if let ReferenceTime::Uniform(t) = self.reference {
+            if !(1..=MAX_DURATION).contains(&t) {
+                return Err(SimError::Config(format!(
+                    "reference time {t} is not in 1..=2^40 ticks"
+                )));
+            }
         }
         match self.fetch {
-            FetchTime::Constant(0) => Err(SimError::Config("fetch time must be at least 1".into())),
+            FetchTime::Constant(f) | FetchTime::Uniform { mean: f, .. }
+                if !(1..=MAX_DURATION).contains(&f) =>
+            {
+                Err(SimError::Config(format!(
+                    "fetch time {f} is not in 1..=2^40 ticks"
+                )))
+            }
             FetchTime::Uniform { mean, spread, .. } if spread >= mean => Err(SimError::Config(
                 format!("fetch time spread {spread} must be below its mean {mean}"),
             )),
@@ -162,6 +174,17 @@ mod tests {
         assert!(times.iter().all(|t| (7..=13).contains(t)));
         assert!(times.iter().any(|&t| t != times[0]));
         assert_eq!(times, draw());
+    }
+
+    #[test]
+    fn absurd_durations_are_rejected() {
+        for (reference, fetch) in [(0, 1), (1, 0), (1 << 41, 1), (1, u64::MAX)] {
+            let timing = Timing {
+                reference: ReferenceTime::Uniform(reference),
+                fetch: FetchTime::Constant(fetch),
+            };
+            assert!(timing.validate().is_err(), "{reference} {fetch}");
+        }
     }
 
     #[test]

@@ -215,3 +215,54 @@ fn reference_traces_have_the_documented_sizes() {
         );
     }
 }
+
+use proptest::prelude::*;
+
+/// Lines of comma-separated fields drawn from numbers at the edges and the formats' keywords.
+fn records() -> impl Strategy<Value = String> {
+    let field = prop::sample::select(vec![
+        "0",
+        "1",
+        "4096",
+        "18446744073709551615",
+        "99999999999999999999",
+        "-1",
+        "1e30",
+        "NaN",
+        "0.5",
+        "Read",
+        "Write",
+        "r",
+        "w",
+        "R",
+        "W",
+        "x",
+        "a.db",
+        "",
+        "*",
+        "time_us",
+        "128166372003061629",
+    ]);
+    let line = prop::collection::vec(field, 1..8).prop_map(|f| f.join(","));
+    prop::collection::vec(line, 1..10).prop_map(|lines| lines.join("\n"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Nothing panics on arbitrary input: every reader returns references or an error that
+    /// names the file.
+    #[test]
+    fn readers_never_panic_on_garbage(text in prop_oneof!["[0-9a-zA-Z,.*# \\-\n]{0,300}", records()]) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "g", &text);
+        for format in [None, Some(Format::Blocks), Some(Format::Csv), Some(Format::Msr), Some(Format::Spc)] {
+            let trace = TraceFile { path: path.clone(), format, block_size: 512 };
+            let result: Result<Vec<Reference>, TraceError> = trace.open().and_then(|refs| refs.collect());
+            if let Err(e) = result {
+                prop_assert!(e.to_string().starts_with(&path.display().to_string()), "{}", e);
+            }
+            let _ = trace.mean_service_time();
+        }
+    }
+}
