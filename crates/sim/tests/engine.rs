@@ -181,3 +181,27 @@ fn lru_throttled_breaks_do_no_harm_and_fetches_more_than_lru_demand() {
     let sensible = run_future(find("lru-sensible").unwrap(), &future, &setup).unwrap();
     assert_eq!(sensible.fetches(), 4);
 }
+
+/// Section 3.4.1's example (F = k - 2): from a cache holding b1..bk, on b1 b2 .. bk b' b1
+/// aggressive prefetches b' right after b1 (discarding b1, the only block it may), so b1's
+/// prefetch starts late and stalls F - 2; the optimum waits one reference to discard b2, never
+/// needed again, and does not stall.
+#[test]
+fn aggressive_stalls_f_minus_2_on_the_papers_lower_bound_example() {
+    let (k, f) = (6usize, 4u64);
+    let mut string: Vec<u64> = (0..k as u64).collect();
+    string.extend([k as u64, 0]);
+    let future = Future::from_blocks(&string);
+    let setup = RunSetup {
+        initial: (0..k as u64).collect(),
+        ..RunSetup::simplified(k, f)
+    };
+    let aggressive = run_future(find("aggressive").unwrap(), &future, &setup).unwrap();
+    assert_eq!(
+        (aggressive.elapsed, aggressive.stall, aggressive.prefetches),
+        (10, f - 2, 2)
+    );
+    let initial: Vec<Block> = (0..k as Block).collect();
+    let best = optimal::search(&future, k, &initial, future.distinct(), f).unwrap();
+    assert_eq!(best.elapsed, string.len() as u64);
+}
