@@ -120,6 +120,65 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The exact search's pruning loses nothing: a search over every schedule (fetch any absent
+    /// block at any idle moment, discard any block, even with a slot free or the block about
+    /// to be referenced; or wait) finds the same optimum.
+    #[test]
+    fn pruned_search_finds_the_unpruned_optimum(s in prop::collection::vec(0u64..4, 1..9), k in 1usize..4, f in 1u64..5) {
+        let future = Future::from_blocks(&s);
+        let pruned = optimal::search(&future, k, &[], future.distinct(), f).unwrap().elapsed;
+        prop_assert_eq!(pruned, unpruned_optimum(&future, k, f));
+    }
+}
+
+/// Breadth-first search in time over (cursor, cached set, fetch in flight), every choice open.
+fn unpruned_optimum(future: &Future, k: usize, f: u64) -> u64 {
+    type State = (usize, u32, Option<(u32, u64)>);
+    let blocks = future.distinct() as u32;
+    let mut seen = std::collections::HashSet::new();
+    let mut layer: Vec<State> = vec![(0, 0, None)];
+    let mut time = 0;
+    loop {
+        let mut next = Vec::new();
+        for (cursor, mut cached, mut flight) in layer {
+            if let Some((block, 0)) = flight {
+                cached |= 1 << block;
+                flight = None;
+            }
+            if cursor == future.len() {
+                return time;
+            }
+            let mut choices = vec![(cached, flight)];
+            if flight.is_none() {
+                for block in (0..blocks).filter(|b| cached & 1 << b == 0) {
+                    if (cached.count_ones() as usize) < k {
+                        choices.push((cached, Some((block, f))));
+                    }
+                    for victim in (0..blocks).filter(|v| cached & 1 << v != 0) {
+                        choices.push((cached & !(1 << victim), Some((block, f))));
+                    }
+                }
+            }
+            for (cached, flight) in choices {
+                let served = cached & 1 << future.block_at(cursor as Pos) != 0;
+                let after = (
+                    cursor + usize::from(served),
+                    cached,
+                    flight.map(|(b, left)| (b, left - 1)),
+                );
+                if seen.insert(after) {
+                    next.push(after);
+                }
+            }
+        }
+        layer = next;
+        time += 1;
+    }
+}
+
 /// LRU-sensible written naively from section 4.1, as a check of the real one.
 const NAIVE_LRU_SENSIBLE: PolicyInfo = PolicyInfo {
     name: "naive-lru-sensible",
