@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! for each reference r_i (cursor i, time now):
-//!   complete the fetch in flight if it is done by now
+//!   complete the fetch in flight if it is done by now; tell the policy r_i is requested
 //!   while r_i is not available:            stall
 //!     r_i absent and disk idle  -> demand fetch of r_i, victim chosen by the policy
 //!     otherwise                 -> wait for the fetch in flight, complete it
@@ -250,6 +250,8 @@ impl<'f> Engine<'f> {
         {
             self.complete(policy);
         }
+        let pos = self.cursor;
+        policy.on_request(block, pos, &mut self.ctx(None));
         let reached = self.now;
         if self.cache.is_resident(block) {
             self.metrics.hits += 1;

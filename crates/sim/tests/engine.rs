@@ -205,3 +205,34 @@ fn aggressive_stalls_f_minus_2_on_the_papers_lower_bound_example() {
     let best = optimal::search(&future, k, &initial, future.distinct(), f).unwrap();
     assert_eq!(best.elapsed, string.len() as u64);
 }
+
+/// One-block lookahead on 0 1 2 3 (cold cache of 4, F = 2): requesting 1 after 0 arms 2,
+/// fetched while 1 is referenced; likewise 3 while 2 is; 4 is still in flight at the end and
+/// is not counted. Stalls 2 + 2 + 1 + 1: 10 units where LRU-demand takes 12.
+#[test]
+fn one_block_lookahead_overlaps_the_next_block_with_the_current_reference() {
+    let future = Future::from_blocks(&[0, 1, 2, 3]);
+    let m = run_future(
+        find("lru-obl").unwrap(),
+        &future,
+        &RunSetup::simplified(4, 2),
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            m.elapsed,
+            m.stall,
+            m.demand_fetches,
+            m.prefetches,
+            m.cancelled_prefetches
+        ),
+        (10, 6, 2, 2, 1)
+    );
+    let demand = run_future(
+        find("lru-demand").unwrap(),
+        &future,
+        &RunSetup::simplified(4, 2),
+    )
+    .unwrap();
+    assert_eq!(demand.elapsed, 12);
+}

@@ -33,9 +33,12 @@ struct LruObl {
 }
 
 impl Policy for LruObl {
-    fn on_reference(&mut self, block: Block, _pos: Pos, ctx: &mut Ctx<'_>) {
-        self.lru.touch(block);
+    fn on_request(&mut self, block: Block, _pos: Pos, ctx: &mut Ctx<'_>) {
         self.obl.observe(block, ctx);
+    }
+
+    fn on_reference(&mut self, block: Block, _pos: Pos, _ctx: &mut Ctx<'_>) {
+        self.lru.touch(block);
     }
 
     fn on_arrival(&mut self, block: Block, _ctx: &mut Ctx<'_>) {

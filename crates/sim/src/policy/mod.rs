@@ -4,6 +4,8 @@
 //! A policy answers the questions of Cao et al. section 2.1: *when* to fetch, *which* block,
 //! and *which* block to replace. The engine owns the cache and the clock and calls the policy:
 //!
+//! - [`Policy::on_request`] when the program reaches a reference, before it is served (what
+//!   a file system sees on a read: sequential-access detectors such as OBL watch this);
 //! - [`Policy::on_reference`] after each reference is served (recency, next-use keys);
 //! - [`Policy::on_arrival`] when a fetched block becomes available (also for the initial
 //!   contents, least recently used first);
@@ -37,6 +39,10 @@ pub struct Fetch {
 /// A prefetching and caching policy. Calls are made from one thread, in simulated time order;
 /// none may block.
 pub trait Policy {
+    /// The program reaches the reference at position `pos` (`ctx.cursor()`) to `block`, which
+    /// may or may not be available; a prefetch offer follows once it is. Most policies ignore it.
+    fn on_request(&mut self, _block: Block, _pos: Pos, _ctx: &mut Ctx<'_>) {}
+
     /// The reference at position `pos` to `block` was served; `ctx.cursor()` is `pos + 1`.
     fn on_reference(&mut self, block: Block, pos: Pos, ctx: &mut Ctx<'_>);
 

@@ -1,6 +1,11 @@
 //! Sequential one-block lookahead (OBL), Cao et al. section 4.1 after Smith (its reference 22):
 //! prefetch block K+2 of a file whenever the last two references to that file were K and K+1.
 //!
+//! The pair is seen when the program *requests* K+1 (`Policy::on_request`), so the prefetch of
+//! K+2 overlaps the reference to K+1 (it starts as soon as K+1 is available and the disk is
+//! free), as a file system's read-ahead does. Watching served references instead would arm the
+//! prefetch only when the program already wants K+2, turning it into a demand fetch.
+//!
 //! Deviations: the reference traces carry no file names; a trace block number encodes its file
 //! in its top bits (`trace::FILE_SHIFT`), and traces without files are one file. The trigger is
 //! remembered until the disk is idle; a newer trigger replaces an older one, and a trigger whose
@@ -20,7 +25,7 @@ pub(crate) struct Obl {
 }
 
 impl Obl {
-    /// Notes a reference to `block`; arms a prefetch of K+2 after K, K+1.
+    /// Notes a request for `block`; arms a prefetch of K+2 after K, K+1.
     pub(crate) fn observe(&mut self, block: Block, ctx: &mut Ctx<'_>) {
         let raw = ctx.raw_of(block);
         let previous = self.last.insert(raw >> FILE_SHIFT, raw);

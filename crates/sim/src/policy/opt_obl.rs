@@ -34,9 +34,12 @@ struct OptObl {
 }
 
 impl Policy for OptObl {
+    fn on_request(&mut self, block: Block, _pos: Pos, ctx: &mut Ctx<'_>) {
+        self.obl.observe(block, ctx);
+    }
+
     fn on_reference(&mut self, block: Block, _pos: Pos, ctx: &mut Ctx<'_>) {
         self.furthest.update(block, ctx);
-        self.obl.observe(block, ctx);
     }
 
     fn on_arrival(&mut self, block: Block, ctx: &mut Ctx<'_>) {
