@@ -234,12 +234,14 @@ fn bound_checks(name: &str, future: &Future, capacity: usize, rows: &[Row]) -> V
         .collect()
 }
 
-/// Mean over the group's traces of `value` for `policy` at fetch time `f`.
+/// Mean over the group's traces of `value` for `policy` at fetch time `f`, skipping traces
+/// where it is undefined (an empty trace has no minimum fetch time to normalise by).
 fn mean(group: &Group, rows: &[Row], policy: &str, f: Time, value: impl Fn(&Row) -> f64) -> f64 {
     let picked: Vec<f64> = rows
         .iter()
         .filter(|r| r.policy == policy && r.fetch_time == f && in_group(group, r))
         .map(value)
+        .filter(|v| v.is_finite())
         .collect();
     picked.iter().sum::<f64>() / picked.len().max(1) as f64
 }
@@ -256,7 +258,10 @@ fn normalized(r: &Row) -> f64 {
 }
 
 fn relative_fetches(r: &Row) -> f64 {
-    r.metrics.fetches() as f64 / r.min_fetches.unwrap_or(1).max(1) as f64
+    match r.min_fetches {
+        Some(min) if min > 0 => r.metrics.fetches() as f64 / min as f64,
+        _ => f64::NAN,
+    }
 }
 
 fn group_panels(group: &Group, rows: &[Row]) -> Vec<Panel> {
