@@ -36,10 +36,16 @@ use std::time::Duration;
 
 use plan::competitive::DiskCurves;
 
-use super::engine::{simulate, EngineConfig, EngineError, RunSpec};
+use rustc_hash::FxHashSet;
+
+use super::engine::{run as run_engine, EngineConfig, EngineError, Parts};
+use super::iosched::io_scheduler_from_name;
 use super::microbench::{Dataset, Microbench};
 use super::prefetch::competitive::ModelCurves;
+use super::prefetch::{prefetcher_from, PrefetchSetup};
+use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
 use super::spec::PolicySpec;
+use super::workload::{DiskBlock, Workload};
 use crate::report::{Panel, Series};
 
 /// One of the paper's four kernels.
@@ -161,6 +167,9 @@ pub struct Row {
     /// Prefetched blocks evicted before any reference, per simulated second (thrashed pages
     /// and pages past the end of what a request reads).
     pub unused_per_sec: f64,
+    /// Blocks prefetched, evicted before any reference and fetched again, per simulated
+    /// second (the paper's prefetching-incurred page thrashing rate, Figures 2 and 12).
+    pub thrashing_per_sec: f64,
     /// Fraction of time the disk was busy.
     pub utilisation: f64,
     /// Page cache size, MiB.
@@ -196,26 +205,41 @@ fn run_one(
     bench: Microbench,
     kernel: &Kernel,
     scheduler: &str,
-    workload: &super::workload::Workload,
+    workload: &Workload,
     handlers: usize,
 ) -> Result<Row, EngineError> {
     let cache_blocks = config.cache_blocks(handlers);
     let ceiling = (config.memory / 4).min(cache_blocks as u64 * BLOCK);
-    let spec = RunSpec {
-        replacement: PolicySpec::parse(
-            &kernel
-                .replacement
-                .replace("{ceiling}", &ceiling.to_string()),
-        )?,
-        prefetcher: PolicySpec::parse(kernel.prefetcher)?,
-        scheduler: scheduler.to_string(),
-        disk: config.disk.clone(),
-        config: EngineConfig {
-            time_limit: Some(config.duration),
-            ..EngineConfig::with_cache(cache_blocks)
-        },
+    let replacement = kernel
+        .replacement
+        .replace("{ceiling}", &ceiling.to_string());
+    let geometry = CacheGeometry {
+        capacity: cache_blocks,
+        block_size: BLOCK,
     };
-    let m = simulate(workload, &spec)?;
+    let setup = PrefetchSetup {
+        workload,
+        cache_blocks,
+        disk_model: &config.disk,
+    };
+    let mut replacement = Thrashing::new(replacement_from(
+        &PolicySpec::parse(&replacement)?,
+        geometry,
+    )?);
+    let mut prefetcher = prefetcher_from(&PolicySpec::parse(kernel.prefetcher)?, &setup)?;
+    let mut queue = io_scheduler_from_name(scheduler)?;
+    let mut model = disk::model_from_name(&config.disk)?;
+    let engine = EngineConfig {
+        time_limit: Some(config.duration),
+        ..EngineConfig::with_cache(cache_blocks)
+    };
+    let parts = Parts {
+        replacement: &mut replacement,
+        prefetcher: prefetcher.as_mut(),
+        scheduler: queue.as_mut(),
+        model: model.as_mut(),
+    };
+    let m = run_engine(workload, engine, parts, &mut |_| {})?;
     let secs = m.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
     Ok(Row {
         bench: bench.name(),
@@ -225,9 +249,63 @@ fn run_one(
         throughput: m.app_bytes_per_sec() / 1e6,
         request_kib: m.avg_request_blocks() * BLOCK as f64 / 1024.0,
         unused_per_sec: m.prefetched_unused as f64 / secs,
+        thrashing_per_sec: replacement.refetched as f64 / secs,
         utilisation: m.utilisation(),
         cache_mib: (cache_blocks as u64 * BLOCK) as f64 / MB as f64,
     })
+}
+
+/// Counts prefetching-incurred page thrashing (TR840 s2.3) around any replacement policy:
+/// blocks that were prefetched, evicted before any reference, and then fetched again.
+struct Thrashing {
+    inner: Box<dyn Replacement>,
+    unreferenced: FxHashSet<DiskBlock>,
+    evicted_unreferenced: FxHashSet<DiskBlock>,
+    refetched: u64,
+}
+
+impl Thrashing {
+    fn new(inner: Box<dyn Replacement>) -> Thrashing {
+        Thrashing {
+            inner,
+            unreferenced: FxHashSet::default(),
+            evicted_unreferenced: FxHashSet::default(),
+            refetched: 0,
+        }
+    }
+}
+
+impl Replacement for Thrashing {
+    fn on_hit(&mut self, block: DiskBlock, how: Touch) {
+        self.unreferenced.remove(&block);
+        self.inner.on_hit(block, how);
+    }
+
+    fn on_insert(&mut self, block: DiskBlock, how: Touch) {
+        if self.evicted_unreferenced.remove(&block) {
+            self.refetched += 1;
+        }
+        if how.prefetched {
+            self.unreferenced.insert(block);
+        }
+        self.inner.on_insert(block, how);
+    }
+
+    fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
+        let victim = self.inner.evict(now)?;
+        if self.unreferenced.remove(&victim) {
+            self.evicted_unreferenced.insert(victim);
+        }
+        Some(victim)
+    }
+
+    fn order(&self) -> Vec<DiskBlock> {
+        self.inner.order()
+    }
+
+    fn prefetch_ceiling(&self) -> Option<usize> {
+        self.inner.prefetch_ceiling()
+    }
 }
 
 /// The paper's estimate of the optimal throughput (s5.2, "competitiveness assessment"):
@@ -284,7 +362,8 @@ fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
 }
 
 /// Markdown tables, one per benchmark and scheduler: throughput (MB/s) by concurrency and
-/// kernel, then mean request size (KiB) and unused prefetched blocks per second.
+/// kernel, then mean request size (KiB), unused prefetched blocks and thrashed blocks per
+/// second.
 pub fn tables(rows: &[Row], config: &Config) -> String {
     let kernels = kernels_in(rows);
     let mut out = String::new();
@@ -302,14 +381,13 @@ pub fn tables(rows: &[Row], config: &Config) -> String {
             }
             let _ = writeln!(
                 out,
-                "| N | {} | request KiB ({}) | unused blocks/s ({}) | cache MiB |",
+                "| N | {} | request KiB ({list}) | unused blocks/s ({list}) | thrashed blocks/s ({list}) | cache MiB |",
                 kernels.join(" MB/s | ") + " MB/s",
-                kernels.join(", "),
-                kernels.join(", ")
+                list = kernels.join(", "),
             );
             let _ = writeln!(
                 out,
-                "|---:|{}---:|---:|---:|",
+                "|---:|{}---:|---:|---:|---:|",
                 "---:|".repeat(kernels.len())
             );
             for (n, cells) in grid(rows, bench, &scheduler) {
@@ -326,10 +404,11 @@ pub fn tables(rows: &[Row], config: &Config) -> String {
                 };
                 let _ = writeln!(
                     out,
-                    "| {n} | {} | {} | {} | {:.0} |",
+                    "| {n} | {} | {} | {} | {} | {:.0} |",
                     by(&|r| format!("{:.1}", r.throughput)).join(" | "),
                     by(&|r| format!("{:.0}", r.request_kib)).join(", "),
                     by(&|r| format!("{:.0}", r.unused_per_sec)).join(", "),
+                    by(&|r| format!("{:.0}", r.thrashing_per_sec)).join(", "),
                     cells.first().map_or(0.0, |r| r.cache_mib),
                 );
             }
@@ -474,6 +553,28 @@ mod tests {
         assert_eq!(config.cache_blocks(1), (448 * MB - MB / 2) as usize / 4096);
         assert_eq!(config.cache_blocks(512), (192 * MB) as usize / 4096);
         assert_eq!(config.cache_blocks(4096), (64 * MB) as usize / 4096);
+    }
+
+    /// Thrashing counts a block only if it was prefetched, evicted unreferenced, and fetched
+    /// again.
+    #[test]
+    fn thrashing_counts_refetches_of_unreferenced_prefetches() {
+        let mut cache = Thrashing::new(Box::new(super::super::replace::clock::Clock::default()));
+        let touch = |prefetched| Touch {
+            stream: 0,
+            now: Duration::ZERO,
+            prefetched,
+        };
+        cache.on_insert(1, touch(true));
+        cache.on_insert(2, touch(true));
+        cache.on_hit(2, touch(true));
+        assert_eq!(cache.evict(Duration::ZERO), Some(1));
+        cache.on_insert(3, touch(false));
+        assert_eq!(cache.evict(Duration::ZERO), Some(2));
+        cache.on_insert(2, touch(false));
+        assert_eq!(cache.refetched, 0, "block 2 had been referenced");
+        cache.on_insert(1, touch(false));
+        assert_eq!(cache.refetched, 1);
     }
 
     /// The paper's low-concurrency finding in a short run: with a switch per request (FIFO),
