@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
+use clap::builder::PossibleValuesParser;
 use clap::Args;
 
 /// Arguments of `prefetch sim`.
@@ -30,7 +31,8 @@ pub struct SimArgs {
     #[arg(long, conflicts_with = "fetch_times", requires = "realistic")]
     fetch_time_from_trace: bool,
     /// Policies, comma-separated, or "all" (every policy but the exact `optimal`)
-    #[arg(long = "policy", value_delimiter = ',', num_args = 1.., default_values_t = ["all".to_string()])]
+    #[arg(long = "policy", value_delimiter = ',', num_args = 1.., default_values_t = ["all".to_string()],
+          value_parser = PossibleValuesParser::new(std::iter::once("all").chain(::sim::POLICIES.iter().map(|p| p.name))))]
     policies: Vec<String>,
     /// Realistic model: each reference takes the compute time in the trace (microseconds) and
     /// --fetch-time is in microseconds
