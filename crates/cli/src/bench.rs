@@ -151,6 +151,11 @@ pub fn run(command: BenchCommand) -> Result<()> {
         }
     };
     let (json, svg) = (common.json, common.svg.clone());
+    if svg.is_some() && common.window.len() < 2 {
+        anyhow::bail!(
+            "--svg needs a sweep: give --window several sizes, e.g. --window 1M,4M,16M,64M,256M"
+        );
+    }
     let report = ::bench::run(&config(common, workload)?)?;
     if let Some(path) = svg {
         ::bench::plot::window_sweep_svg(&report, &path)?;
