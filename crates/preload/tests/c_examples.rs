@@ -26,24 +26,23 @@ const TIMEOUT: Duration = Duration::from_secs(180);
 /// The size of the pattern files, in MiB (the programs create and evict them).
 const FILE_MIB: &str = "32";
 
-/// The cargo profile directory holding this test and `libprefetch.so` (e.g. `target/debug`).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("path of the test executable");
-    match exe.parent().and_then(Path::parent) {
-        Some(dir) if dir.join("libprefetch.so").exists() => dir.to_path_buf(),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/debug"),
-    }
-}
-
-/// The shared library under test.
+/// The shared library under test: the one cargo built for this very test run. `cargo test` builds the
+/// cdylib next to the test executable (`target/debug/deps/libprefetch.so`) but copies it to
+/// `target/debug/` only on `cargo build`, so the copy in `target/debug/` may be stale; it is the fallback.
 fn library() -> PathBuf {
-    let lib = profile_dir().join("libprefetch.so");
-    assert!(
-        lib.exists(),
-        "{} is missing: run `cargo build -p preload`",
-        lib.display()
-    );
-    lib
+    let exe = std::env::current_exe().expect("path of the test executable");
+    let deps = exe.parent().expect("directory of the test executable");
+    let candidates = [
+        deps.join("libprefetch.so"),
+        deps.join("../libprefetch.so"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/debug/libprefetch.so"),
+    ];
+    let found = candidates.iter().find(|path| path.exists());
+    found
+        .unwrap_or_else(|| {
+            panic!("libprefetch.so not found ({candidates:?}): run `cargo build -p preload`")
+        })
+        .clone()
 }
 
 /// The `examples/c` directory of the repository.
@@ -73,8 +72,8 @@ fn examples() -> Result<&'static Path, String> {
                     ));
                 }
             }
-            let out = profile_dir().join("c-examples");
             let lib_dir = library().parent().expect("library directory").to_path_buf();
+            let out = lib_dir.join("c-examples");
             let build = Command::new("make")
                 .arg("-C")
                 .arg(sources())
