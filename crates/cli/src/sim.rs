@@ -42,6 +42,9 @@ pub struct SimArgs {
     /// a constant F
     #[arg(long, default_value_t = 0, value_name = "S")]
     fetch_spread: u64,
+    /// Fetches in flight at most; 1 is the paper's model (one disk, one fetch at a time)
+    #[arg(long, default_value_t = 1)]
+    depth: usize,
     /// Print the rows as JSON instead of a table
     #[arg(long)]
     json: bool,
@@ -82,6 +85,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         fetch_times,
         realistic: args.realistic,
         fetch_spread: args.fetch_spread,
+        depth: args.depth,
     };
     let rows = sweep.run(&trace)?;
     if args.json {

@@ -1,4 +1,4 @@
-//! The cache with a fetch in flight (Cao et al. section 2.1).
+//! The cache with fetches in flight (Cao et al. section 2.1).
 //!
 //! The cache holds `capacity` blocks. When a fetch starts, the victim leaves the cache at once
 //! and the incoming block occupies its slot, but is unavailable until the fetch completes:
@@ -9,7 +9,8 @@
 //!   block:  Absent   -> InFlight
 //! ```
 //!
-//! At most one fetch is in flight (one disk). The cache also counts blocks that were
+//! At most `depth` fetches are in flight: 1 in the paper's model (one disk, one fetch at a
+//! time); more models several disks or a device queue. The cache also counts blocks that were
 //! prefetched and not yet referenced (LRU-throttled's limit, and the "unused prefetch" metric).
 //! Blocks are dense ids handed out by an [`Interner`] in order of first sight, so per-block
 //! state lives in plain vectors.
@@ -107,7 +108,7 @@ pub enum FetchKind {
     Prefetch,
 }
 
-/// The fetch in progress.
+/// A fetch in progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InFlight {
     /// The block being fetched.
@@ -120,27 +121,29 @@ pub struct InFlight {
     pub done_at: Time,
 }
 
-/// Cache contents and the fetch in flight.
+/// Cache contents and the fetches in flight.
 #[derive(Clone, Debug)]
 pub struct Cache {
     state: Vec<Residency>,
     prefetched_unreferenced: Vec<bool>,
     capacity: usize,
+    depth: usize,
     resident: usize,
     unreferenced_prefetches: usize,
-    in_flight: Option<InFlight>,
+    in_flight: Vec<InFlight>,
 }
 
 impl Cache {
-    /// An empty cache of `capacity` blocks.
-    pub fn new(capacity: usize) -> Self {
+    /// An empty cache of `capacity` blocks with at most `depth` fetches in flight.
+    pub fn new(capacity: usize, depth: usize) -> Self {
         Cache {
             state: Vec::new(),
             prefetched_unreferenced: Vec::new(),
             capacity,
+            depth,
             resident: 0,
             unreferenced_prefetches: 0,
-            in_flight: None,
+            in_flight: Vec::with_capacity(depth),
         }
     }
 
@@ -162,9 +165,9 @@ impl Cache {
         self.residency(block) == Residency::Absent
     }
 
-    /// Slots neither resident nor reserved by the fetch in flight.
+    /// Slots neither resident nor reserved by a fetch in flight.
     pub fn free_slots(&self) -> usize {
-        self.capacity - self.resident - usize::from(self.in_flight.is_some())
+        self.capacity - self.resident - self.in_flight.len()
     }
 
     /// The cache size in blocks.
@@ -182,14 +185,19 @@ impl Cache {
         self.unreferenced_prefetches
     }
 
-    /// The fetch in progress, if any.
-    pub fn in_flight(&self) -> Option<InFlight> {
-        self.in_flight
+    /// The fetches in progress, in the order they started.
+    pub fn in_flight(&self) -> &[InFlight] {
+        &self.in_flight
     }
 
-    /// Whether the disk is free to start a fetch.
-    pub fn idle(&self) -> bool {
-        self.in_flight.is_none()
+    /// The fetch in progress that completes first (the earliest started among ties).
+    pub fn next_completion(&self) -> Option<InFlight> {
+        self.in_flight.iter().copied().min_by_key(|f| f.done_at)
+    }
+
+    /// Whether another fetch may start (fewer than `depth` in flight).
+    pub fn can_start(&self) -> bool {
+        self.in_flight.len() < self.depth
     }
 
     fn set(&mut self, block: Block, residency: Residency) {
@@ -223,13 +231,15 @@ impl Cache {
             self.prefetched_unreferenced[block as usize] = true;
             self.unreferenced_prefetches += 1;
         }
-        self.in_flight = Some(flight);
+        self.in_flight.push(flight);
         wasted
     }
 
-    /// Completes the fetch in flight: its block becomes available.
+    /// Completes the fetch that finishes first: its block becomes available.
     pub(crate) fn complete(&mut self) -> Option<InFlight> {
-        let flight = self.in_flight.take()?;
+        let first = self.next_completion()?;
+        let index = self.in_flight.iter().position(|f| *f == first)?;
+        let flight = self.in_flight.remove(index);
         self.set(flight.block, Residency::Resident);
         self.resident += 1;
         Some(flight)

@@ -1,18 +1,20 @@
 //! The simulation loop: moves the program's cursor along the reference string, runs at most
-//! one fetch at a time, and asks the policy for a decision at every opportunity.
+//! `depth` fetches at a time (one in the paper's model), and asks the policy for a decision at
+//! every opportunity.
 //!
 //! Cao et al. section 2.1 (the model) and rule 4 of section 2.2 (first opportunity): a new
 //! opportunity to fetch arises when a fetch completes (4a) or when the cursor moves, since the
-//! block just referenced may now be the best victim (4b). So whenever the disk is idle the
-//! engine offers the policy a prefetch, at each reference boundary and at each completion:
+//! block just referenced may now be the best victim (4b). So whenever a fetch slot is free (the
+//! disk is idle, in the paper's model) the engine offers the policy a prefetch, at each
+//! reference boundary and at each completion:
 //!
 //! ```text
 //! for each reference r_i (cursor i, time now):
-//!   complete the fetch in flight if it is done by now; tell the policy r_i is requested
+//!   complete the fetches done by now; tell the policy r_i is requested
 //!   while r_i is not available:            stall
-//!     r_i absent and disk idle  -> demand fetch of r_i, victim chosen by the policy
-//!     otherwise                 -> wait for the fetch in flight, complete it
-//!   if disk idle -> offer a prefetch (r_i pinned: it must not be the victim)
+//!     r_i absent and a fetch slot free  -> demand fetch of r_i, victim chosen by the policy
+//!     otherwise                         -> (offer free slots,) wait for the first completion
+//!   offer free fetch slots (r_i pinned: it must not be the victim)
 //!   serve r_i for its compute time; fetches completing meanwhile -> offer again
 //! ```
 //!
@@ -96,6 +98,8 @@ pub struct RunSetup {
     pub timing: Timing,
     /// Trace block numbers in the cache at the start, least recently used first.
     pub initial: Vec<u64>,
+    /// Fetches in flight at most: 1 in the paper's model (one disk, one fetch at a time).
+    pub depth: usize,
 }
 
 impl RunSetup {
@@ -105,6 +109,7 @@ impl RunSetup {
             capacity,
             timing: Timing::simplified(fetch),
             initial: Vec::new(),
+            depth: 1,
         }
     }
 
@@ -117,6 +122,12 @@ impl RunSetup {
             return Err(SimError::Config(format!(
                 "cache of {} blocks is too large",
                 self.capacity
+            )));
+        }
+        if !(1..=self.capacity).contains(&self.depth) {
+            return Err(SimError::Config(format!(
+                "fetches in flight must be between 1 and the cache size, not {}",
+                self.depth
             )));
         }
         if self.initial.len() > self.capacity {
@@ -189,7 +200,7 @@ impl<'f> Engine<'f> {
     ) -> Self {
         Engine {
             name,
-            cache: Cache::new(setup.capacity),
+            cache: Cache::new(setup.capacity, setup.depth),
             ids,
             oracle: future.map(Oracle::new),
             device: setup.timing.device(),
@@ -243,9 +254,9 @@ impl<'f> Engine<'f> {
         block: Block,
         compute: Time,
     ) -> Result<(), SimError> {
-        if self
+        while self
             .cache
-            .in_flight()
+            .next_completion()
             .is_some_and(|f| f.done_at <= self.now)
         {
             self.complete(policy);
@@ -261,14 +272,16 @@ impl<'f> Engine<'f> {
         loop {
             match self.cache.residency(block) {
                 Residency::Resident => break,
-                Residency::Absent if self.cache.idle() => self.demand(policy, block)?,
+                Residency::Absent if self.cache.can_start() => self.demand(policy, block)?,
+                Residency::InFlight if self.cache.can_start() => {
+                    self.offer(policy, None)?;
+                    self.wait_for_fetch(policy);
+                }
                 _ => self.wait_for_fetch(policy),
             }
         }
         self.metrics.stall += self.now - reached;
-        if self.cache.idle() {
-            self.offer(policy, Some(block))?;
-        }
+        self.offer(policy, Some(block))?;
         self.serve(policy, block, compute)
     }
 
@@ -287,7 +300,7 @@ impl<'f> Engine<'f> {
         self.metrics.references += 1;
         policy.on_reference(block, pos, &mut self.ctx(None));
         let end = self.now.saturating_add(compute);
-        while let Some(flight) = self.cache.in_flight().filter(|f| f.done_at < end) {
+        while let Some(flight) = self.cache.next_completion().filter(|f| f.done_at < end) {
             self.now = flight.done_at;
             self.complete(policy);
             self.offer(policy, None)?;
@@ -296,9 +309,9 @@ impl<'f> Engine<'f> {
         Ok(())
     }
 
-    /// Stalls until the fetch in flight completes.
+    /// Stalls until the first fetch in flight completes.
     fn wait_for_fetch(&mut self, policy: &mut dyn Policy) {
-        if let Some(flight) = self.cache.in_flight() {
+        if let Some(flight) = self.cache.next_completion() {
             self.now = self.now.max(flight.done_at);
             self.complete(policy);
         }
@@ -319,12 +332,16 @@ impl<'f> Engine<'f> {
         self.start(Fetch { block, victim }, FetchKind::Demand, None)
     }
 
-    /// Offers the idle disk to the policy (rule 4: first opportunity).
+    /// Offers every free fetch slot to the policy (rule 4: first opportunity), until it
+    /// declines or the slots are taken.
     fn offer(&mut self, policy: &mut dyn Policy, pinned: Option<Block>) -> Result<(), SimError> {
-        match policy.prefetch(&mut self.ctx(pinned)) {
-            Some(fetch) => self.start(fetch, FetchKind::Prefetch, pinned),
-            None => Ok(()),
+        while self.cache.can_start() {
+            match policy.prefetch(&mut self.ctx(pinned)) {
+                Some(fetch) => self.start(fetch, FetchKind::Prefetch, pinned)?,
+                None => break,
+            }
         }
+        Ok(())
     }
 
     fn start(
@@ -356,8 +373,8 @@ impl<'f> Engine<'f> {
                 message,
             })
         };
-        if !self.cache.idle() {
-            return broken("started a fetch while another is in flight".into());
+        if !self.cache.can_start() {
+            return broken("started a fetch with every fetch slot in flight".into());
         }
         if !self.cache.is_absent(fetch.block) {
             return broken(format!(
@@ -381,7 +398,7 @@ impl<'f> Engine<'f> {
 
     fn finish(mut self) -> Metrics {
         let mut unused = self.cache.unreferenced_prefetches() as u64;
-        if let Some(flight) = self.cache.in_flight() {
+        for flight in self.cache.in_flight() {
             self.metrics.cancelled_prefetches += 1;
             unused -= u64::from(flight.kind == FetchKind::Prefetch);
         }

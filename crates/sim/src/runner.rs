@@ -27,6 +27,7 @@ pub fn run_future(
         future: Some(future),
         initial: &initial,
         ids: &ids,
+        depth: setup.depth,
     };
     let mut instance = (policy.build)(&build)?;
     Engine::new(policy.name, setup, ids, Some(future)).run(
@@ -61,6 +62,7 @@ where
         future: None,
         initial: &initial,
         ids: &ids,
+        depth: setup.depth,
     };
     let mut instance = (policy.build)(&build)?;
     Engine::new(policy.name, setup, ids, None).run(
@@ -85,6 +87,8 @@ pub struct Sweep {
     /// Draw each fetch time uniformly from `F - spread ..= F + spread` (seeded, repeatable)
     /// instead of a constant F; 0 for the constant.
     pub fetch_spread: Time,
+    /// Fetches in flight at most (1: the paper's one disk).
+    pub depth: usize,
 }
 
 /// One row of a sweep.
@@ -146,6 +150,7 @@ impl Sweep {
                     capacity,
                     timing: self.timing(fetch),
                     initial: Vec::new(),
+                    depth: self.depth,
                 };
                 for &policy in &self.policies {
                     let metrics = run_stream(policy, trace.open()?, &setup)?;
@@ -171,6 +176,7 @@ impl Sweep {
                     capacity,
                     timing: self.timing(fetch),
                     initial: Vec::new(),
+                    depth: self.depth,
                 };
                 for &policy in &self.policies {
                     let metrics = run_future(policy, future, &setup)?;

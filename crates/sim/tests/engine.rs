@@ -69,6 +69,14 @@ fn absurd_settings_are_rejected() {
             initial: vec![1, 2],
             ..RunSetup::simplified(1, 1)
         },
+        RunSetup {
+            depth: 0,
+            ..RunSetup::simplified(1, 1)
+        },
+        RunSetup {
+            depth: 3,
+            ..RunSetup::simplified(2, 1)
+        },
     ] {
         assert!(matches!(
             run_future(lru, &future, &setup),
@@ -235,4 +243,26 @@ fn one_block_lookahead_overlaps_the_next_block_with_the_current_reference() {
     )
     .unwrap();
     assert_eq!(demand.elapsed, 12);
+}
+
+/// Two fetches in flight (two disks): aggressive on 0 1 2 3 (cold cache of 4, F = 4) fetches
+/// 0 and 1 together, then 2 and 3: 10 units, where one fetch at a time (the paper's model)
+/// takes 17 (4 + 1, then three stalls of 3, then 1).
+#[test]
+fn a_second_fetch_in_flight_overlaps_fetches() {
+    let future = Future::from_blocks(&[0, 1, 2, 3]);
+    let run = |depth| {
+        let setup = RunSetup {
+            depth,
+            ..RunSetup::simplified(4, 4)
+        };
+        run_future(find("aggressive").unwrap(), &future, &setup).unwrap()
+    };
+    assert_eq!((run(1).elapsed, run(1).stall), (17, 13));
+    assert_eq!((run(2).elapsed, run(2).stall, run(2).fetches()), (10, 6, 4));
+    let setup = RunSetup {
+        depth: 2,
+        ..RunSetup::simplified(4, 4)
+    };
+    assert!(run_future(find("optimal").unwrap(), &future, &setup).is_err());
 }

@@ -93,6 +93,31 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// With several fetches in flight the fetch identities still hold, the program still only
+    /// stalls while a fetch is in flight, and the disks cannot beat F x fetches / depth.
+    #[test]
+    fn several_fetches_in_flight_keep_the_invariants(s in string(60, 12), k in 2usize..8, f in 1u64..12, depth in 2usize..4) {
+        let depth = depth.min(k);
+        let future = Future::from_blocks(&s);
+        let n = s.len() as u64;
+        let run = |policy: &str| {
+            let setup = RunSetup { depth, ..RunSetup::simplified(k, f) };
+            run_future(find(policy).unwrap(), &future, &setup).unwrap()
+        };
+        prop_assert_eq!(run("conservative").fetches(), run("opt-demand").fetches());
+        prop_assert_eq!(run("lru-sensible").fetches(), run("lru-demand").fetches());
+        prop_assert!(run("aggressive").fetches() <= run("lru-demand").fetches());
+        for policy in POLICIES.iter().filter(|p| p.name != "optimal") {
+            let m = run(policy.name);
+            prop_assert!(m.elapsed <= n + f * m.fetches(), "{}: {:?}", policy.name, m);
+            prop_assert!(m.elapsed >= n.max(f * m.fetches() / depth as u64), "{}: {:?}", policy.name, m);
+        }
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
     /// Section 3.4: against the exact optimum, aggressive is within min(1 + F/k, 2) and

@@ -80,6 +80,7 @@ fn a_sweep_without_offline_policies_streams_and_is_not_normalised() {
         fetch_times: vec![5],
         realistic: false,
         fetch_spread: 0,
+        depth: 1,
     };
     let rows = sweep
         .run(&TraceFile::new(dir.join("cpp.trace.gz")))

@@ -9,8 +9,10 @@
 //! - [`Policy::on_reference`] after each reference is served (recency, next-use keys);
 //! - [`Policy::on_arrival`] when a fetched block becomes available (also for the initial
 //!   contents, least recently used first);
-//! - [`Policy::demand_victim`] when the program waits for an absent block and the disk is idle;
-//! - [`Policy::prefetch`] at every other opportunity with the disk idle (rule 4).
+//! - [`Policy::demand_victim`] when the program waits for an absent block and a fetch slot is
+//!   free (the disk is idle, in the paper's one-fetch-at-a-time model);
+//! - [`Policy::prefetch`] at every other opportunity with a fetch slot free (rule 4); called
+//!   again after each fetch it starts while slots remain.
 //!
 //! The engine rejects decisions the model forbids (two fetches at once, evicting a block that
 //! is not cached, overfilling the cache). Adding a policy: write `policy/NAME.rs` with a
@@ -49,11 +51,12 @@ pub trait Policy {
     /// `block` became available (a fetch completed, or it is part of the initial contents).
     fn on_arrival(&mut self, block: Block, ctx: &mut Ctx<'_>);
 
-    /// The program waits for absent `block` and the disk is idle: the cached block to discard,
+    /// The program waits for absent `block` and a fetch slot is free: the cached block to discard,
     /// or `None` when the cache has a free slot.
     fn demand_victim(&mut self, block: Block, ctx: &mut Ctx<'_>) -> Option<Block>;
 
-    /// The disk is idle: a prefetch to start now, if any. Demand-only policies keep the default.
+    /// A fetch slot is free: a prefetch to start now, if any. Demand-only policies keep the
+    /// default.
     fn prefetch(&mut self, _ctx: &mut Ctx<'_>) -> Option<Fetch> {
         None
     }
@@ -71,6 +74,8 @@ pub struct Build<'a> {
     pub initial: &'a [Block],
     /// The block numbering of the run (the future's, plus the initial blocks).
     pub ids: &'a Interner,
+    /// Fetches in flight at most (1 in the paper's model).
+    pub depth: usize,
 }
 
 impl<'a> Build<'a> {

@@ -8,7 +8,7 @@
 //!
 //! Deviations: the reference traces carry no file names; a trace block number encodes its file
 //! in its top bits (`trace::FILE_SHIFT`), and traces without files are one file. The trigger is
-//! remembered until the disk is idle; a newer trigger replaces an older one, and a trigger whose
+//! remembered until a fetch slot is free; a newer trigger replaces an older one, and a trigger whose
 //! block got cached meanwhile is dropped.
 
 use rustc_hash::FxHashMap;

@@ -43,6 +43,11 @@ const MAX_STATES: usize = 2_000_000;
 
 fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
     let future = b.future(INFO.name)?;
+    if b.depth != 1 {
+        return Err(SimError::Config(
+            "optimal searches one fetch at a time (depth 1)".into(),
+        ));
+    }
     let fetch = b.timing.unit_constant().ok_or_else(|| {
         SimError::Config("optimal needs the simplified model (unit references, constant F)".into())
     })?;

@@ -5,7 +5,7 @@
 //! offline demand paging strategy MIN, except that each fetch is performed at the earliest
 //! opportunity consistent with the four rules". So we first run the demand policy (MIN) over
 //! the trace and record its fetches `(position j, block r_j, victim v)`. During the real run the
-//! recorded fetches are issued in order, each at the first moment that the disk is idle and
+//! recorded fetches are issued in order, each at the first moment that a fetch slot is free and
 //! discarding `v` does no harm (rule 3: `v` is next referenced after `j`). By induction the
 //! cache after the m-th fetch equals MIN's after its m-th miss, so the fetch counts are equal.
 //!
@@ -80,6 +80,7 @@ impl EarlySchedule {
             capacity: build.capacity,
             timing: Timing::simplified(1),
             initial: Vec::new(),
+            depth: 1,
         };
         let mut recorder = Recorder {
             inner: (demand.build)(build)?,

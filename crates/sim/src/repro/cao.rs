@@ -208,6 +208,7 @@ fn sweep(name: &str, future: &Future, capacity: usize) -> Result<Vec<Row>, SimEr
         fetch_times: FETCH_TIMES.to_vec(),
         realistic: false,
         fetch_spread: 0,
+        depth: 1,
     }
     .run_future(name, future)
 }

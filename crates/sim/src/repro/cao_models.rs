@@ -66,6 +66,7 @@ pub fn compare(
                 },
             },
             initial: Vec::new(),
+            depth: 1,
         };
         for &policy in policies {
             let simplified =
