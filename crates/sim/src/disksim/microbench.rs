@@ -4,7 +4,7 @@
 //! | name | one request |
 //! |---|---|
 //! | `One-Whole-0` | one random file, read whole in 64 KB blocks |
-//! | `One-Rand-10` | one random file, read from its start up to a random size (64 KB to 4 MB, uniform), with 10 ms of think time at four random points |
+//! | `One-Rand-10` | one file from its start up to 64 KB-4 MB (uniform), 10 ms pauses at 4 points |
 //! | `Two-Rand-0` | two random files, alternating 64 KB blocks, each up to its own random size |
 //! | `Four-64KB-0` | four random files, one random 64 KB block from each |
 //!

@@ -381,7 +381,8 @@ pub fn tables(rows: &[Row], config: &Config) -> String {
             }
             let _ = writeln!(
                 out,
-                "| N | {} | request KiB ({list}) | unused blocks/s ({list}) | thrashed blocks/s ({list}) | cache MiB |",
+                "| N | {} | request KiB ({list}) | unused blocks/s ({list}) \
+                 | thrashed blocks/s ({list}) | cache MiB |",
                 kernels.join(" MB/s | ") + " MB/s",
                 list = kernels.join(", "),
             );
@@ -516,7 +517,8 @@ pub fn summary(rows: &[Row], config: &Config) -> String {
             });
             let _ = writeln!(
                 out,
-                "{bench:12} {scheduler:12} CP/Linux {} | AP/CP {} | CPEM/Linux at N={top}: {} | CP/optimum (N<=32) >= {}",
+                "{bench:12} {scheduler:12} CP/Linux {} | AP/CP {} | CPEM/Linux at N={top}: {} \
+                 | CP/optimum (N<=32) >= {}",
                 ratio(("CP", "Linux"), 1..=32),
                 ratio(("AP", "CP"), 1..=32),
                 ratio(("CPEM", "Linux"), top..=top),

@@ -24,9 +24,9 @@
 //! counts a file as open while it was read within its last 64 references. A non-sequential
 //! access that hits the cache starts no window. Until the first request is served the switch
 //! cost uses the disk's average random seek; then `f_seek` of the average distance between
-//! consecutive requests (0 for back-to-back sequential ones), as `plan::competitive` explains. Transfer rate is the model's measured
-//! sequential rate at the window's first block ([`ModelCurves`]); for an SSD the "switch" is its
-//! per-command latency.
+//! consecutive requests (0 for back-to-back sequential ones), as `plan::competitive` explains.
+//! Transfer rate is the model's measured sequential rate at the window's first block
+//! ([`ModelCurves`]); for an SSD the "switch" is its per-command latency.
 
 use std::time::Duration;
 
@@ -266,11 +266,7 @@ impl Windows {
                 .min(file_blocks.saturating_sub(at));
             (len > 0).then_some(Span { start: at, len })
         };
-        let windows = match state {
-            Some(state) => step(state, access, &mut open),
-            None => Vec::new(),
-        };
-        windows
+        step(state, access, &mut open)
             .into_iter()
             .map(|w| FetchRange {
                 file: access.block.file,
@@ -282,16 +278,16 @@ impl Windows {
 }
 
 impl StreamWindows {
-    /// The windows of `block`'s file, created if new (evicting the least recent file beyond
-    /// two), moved to the most recent place. `None` for a first reference that hit the cache.
-    fn touch(&mut self, block: FileBlock, references: u64) -> Option<&mut FileWindows> {
-        let index = match self.files.iter().position(|f| f.file == block.file) {
-            Some(i) => i,
+    /// The windows of `block`'s file, created if new (forgetting the least recent file beyond
+    /// two), moved to the most recent place.
+    fn touch(&mut self, block: FileBlock, references: u64) -> &mut FileWindows {
+        let mut state = match self.files.iter().position(|f| f.file == block.file) {
+            Some(i) => self.files.remove(i),
             None => {
                 if self.files.len() == FILES_PER_STREAM {
                     self.files.remove(0);
                 }
-                self.files.push(FileWindows {
+                FileWindows {
                     file: block.file,
                     prev: block.block,
                     cur: Span {
@@ -301,15 +297,13 @@ impl StreamWindows {
                     ahead: None,
                     slow: SlowStart::default(),
                     last_reference: references,
-                });
-                self.files.len() - 1
+                }
             }
         };
-        let state = self.files.remove(index);
-        self.files.push(state);
-        let state = self.files.last_mut()?;
         state.last_reference = references;
-        Some(state)
+        self.files.push(state);
+        let last = self.files.len() - 1;
+        &mut self.files[last]
     }
 }
 
@@ -567,7 +561,10 @@ mod tests {
         #[test]
         fn windows_respect_the_per_stream_cap(
             ceiling in 1usize..2048,
-            refs in proptest::collection::vec((0usize..16, 0u32..4, 0u64..1024, any::<bool>()), 1..400),
+            refs in proptest::collection::vec(
+                (0usize..16, 0u32..4, 0u64..1024, any::<bool>()),
+                1..400,
+            ),
         ) {
             let mut windows = Windows::new(Layout::contiguous(&[1024; 4], 0, PAGE));
             let mut next: FxHashMap<usize, (u32, u64)> = FxHashMap::default();
@@ -578,7 +575,8 @@ mod tests {
                 };
                 next.insert(stream, (file, block + 1));
                 let cap = (ceiling as u64 / windows.open_files().max(1) as u64).max(1);
-                for range in windows.on_access(&access(stream, file, block, false, Some(ceiling)), |_| 256) {
+                let access = access(stream, file, block, false, Some(ceiling));
+                for range in windows.on_access(&access, |_| 256) {
                     prop_assert!(range.len <= cap, "{} > {cap}", range.len);
                 }
             }

@@ -647,7 +647,9 @@ mod tests {
         /// more prefetched pages than its ceiling, evicts only cached blocks, and its order is
         /// exactly the cached set.
         #[test]
-        fn prefetch_cache_never_exceeds_its_ceiling(ops in proptest::collection::vec(op(), 1..300)) {
+        fn prefetch_cache_never_exceeds_its_ceiling(
+            ops in proptest::collection::vec(op(), 1..300),
+        ) {
             let capacity = 64;
             let mut cpem = Cpem::new(CpemConfig {
                 unit: 8,
