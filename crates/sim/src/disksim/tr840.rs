@@ -24,7 +24,7 @@
 //! Memory: the paper's server has 512 MB; every handler uses 1 MB of user memory. We give the
 //! page cache `memory - reserve - N x footprint` (at least `memory / 8`), with a 64 MB
 //! reserve for the kernel and a 0.5 MB footprint by default, and start CPEM's ceiling at 25%
-//! of `memory` (128 MB: at 512 streams the cap is 64 pages, the paper's Figure 11(B)).
+//! of `memory` (128 MB: 64 pages per stream when 512 files are open, the paper's Figure 11(B)).
 //!
 //! Deviations: the paper's full 1 MB per handler would leave no page cache at all at 512
 //! handlers, so the footprint counts half of it as touched; the paper's optimal-throughput
@@ -35,7 +35,6 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use plan::competitive::DiskCurves;
-
 use rustc_hash::FxHashSet;
 
 use super::engine::{run as run_engine, EngineConfig, EngineError, Parts};

@@ -16,11 +16,12 @@
 //!                  v                                                          evict <--+
 //!             eviction history (what each evicted page was) --> misses --> ceiling
 //! ```
-//! * The ceiling `x` starts at 25% of memory and moves by one adjustment unit per 4-second
+//! * The ceiling `x` starts at 25% of the cache (option `ceiling`; the TR840 experiments pass
+//!   25% of the server's memory) and moves by one adjustment unit per 4-second
 //!   epoch: the first move is up; afterwards it keeps its direction unless the epoch's misses
 //!   on recently evicted pages (LRU misses plus prefetching misses) rose obviously, in which
 //!   case it turns (the paper's approximate gradient descent on `f_tot(x)`).
-//! * The adjustment unit is Linux's `pages_low` for this memory size (5/4 of
+//! * The adjustment unit is Linux's `pages_low` for the cache's size (5/4 of
 //!   `min_free_kbytes = sqrt(16 x memory in KiB)`), "the low free memory threshold used by the
 //!   paging daemon".
 //! * The eviction history holds up to 20% of the cache's pages.
