@@ -76,6 +76,7 @@ impl Policy for Aggressive {
     }
 
     fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
+        // Rule 1: the next block missing from the cache.
         let (pos, block) = self.next_missing(ctx)?;
         if ctx.cache().free_slots() > 0 {
             return Some(Fetch {
@@ -83,7 +84,10 @@ impl Policy for Aggressive {
                 victim: None,
             });
         }
+        // Rule 2: the candidate victim is the block referenced furthest in the future.
         let (next_ref, _) = self.furthest.peek(ctx)?;
+        // Rule 3: only if it is referenced after the block to fetch; otherwise wait for the
+        // next opportunity (rule 4, offered by the engine).
         if next_ref <= pos {
             return None;
         }

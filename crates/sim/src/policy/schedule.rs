@@ -111,6 +111,8 @@ impl Policy for EarlySchedule {
     }
 
     fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
+        // Rules 1 and 2 hold by construction (the demand policy's next miss and its victim);
+        // rule 3 is checked here; rule 4: the engine asks at every opportunity.
         let step = self.steps.get(self.next)?;
         let harmless = match step.victim {
             None => ctx.cache().free_slots() > 0,
