@@ -68,3 +68,31 @@ fn infill_merges_gaps_into_fewer_longer_requests() {
     assert!(filled.blocks_fetched > plain.blocks_fetched);
     assert!(filled.avg_request_blocks() > 1.5);
 }
+
+/// The live planner starts each round's C-LOOK at the next page the application needs, so each
+/// buffer costs about one extra random seek (N/3) and one gap less than the formula assumes:
+/// (2N(K-1)/(K+1) - N(K-1)/(K(K+1)) + N/3) / K pages per seek.
+#[test]
+fn the_live_planner_pays_one_random_seek_per_round() {
+    let workload = uniform_random_reads(9);
+    for k in [64u64, 256] {
+        let spec = RunSpec {
+            replacement: PolicySpec::named("clock"),
+            prefetcher: PolicySpec::parse(&format!("planner:buffer={},infill=0", k * 4096))
+                .unwrap(),
+            scheduler: "fifo".into(),
+            disk: "fixed:1".into(),
+            config: EngineConfig::with_cache(4 * k as usize + 16),
+        };
+        let measured = simulate(&workload, &spec).unwrap().avg_seek_bytes() / 4096.0;
+        let (n, k) = (PAGES as f64, k as f64);
+        let predicted =
+            (2.0 * n * (k - 1.0) / (k + 1.0) - n * (k - 1.0) / (k * (k + 1.0)) + n / 3.0) / k;
+        let formula = 2.0 * n * (k - 1.0) / (k * (k + 1.0));
+        let error = (measured - predicted).abs() / predicted;
+        assert!(
+            error < 0.05 && measured > formula * 1.08,
+            "K = {k}: measured {measured:.1}, predicted {predicted:.1}, formula {formula:.1}"
+        );
+    }
+}

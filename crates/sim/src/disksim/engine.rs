@@ -172,6 +172,8 @@ struct Entry {
     pending: Option<u64>,
     /// Prefetched and not referenced yet.
     unused_prefetch: bool,
+    /// A prefetcher dropped it while in flight: remove it when it arrives.
+    drop_on_arrival: bool,
 }
 
 /// A request being queued or served.
@@ -403,6 +405,7 @@ impl<'w, 'p> Engine<'w, 'p> {
                     file_block,
                     pending: Some(id),
                     unused_prefetch: prefetched,
+                    drop_on_arrival: false,
                 },
             );
             let touch = Touch {
@@ -431,7 +434,8 @@ impl<'w, 'p> Engine<'w, 'p> {
         id
     }
 
-    /// Removes the arrived blocks of `ranges` from the cache, where the policy allows it.
+    /// Removes the blocks of `ranges` from the cache, where the policy allows it; a block in
+    /// flight is removed when it arrives.
     fn drop_blocks(&mut self, ranges: &[FetchRange]) {
         for range in ranges {
             for index in range.start..range.start.saturating_add(range.len) {
@@ -442,15 +446,19 @@ impl<'w, 'p> Engine<'w, 'p> {
                 let Some(disk_block) = self.workload.layout.disk_block(block) else {
                     break;
                 };
-                let arrived = self
-                    .cache
-                    .get(&disk_block)
-                    .is_some_and(|e| e.pending.is_none());
-                if arrived && self.parts.replacement.remove(disk_block) {
-                    if let Some(entry) = self.cache.remove(&disk_block) {
-                        self.metrics.prefetched_unused += u64::from(entry.unused_prefetch);
-                    }
+                match self.cache.get_mut(&disk_block) {
+                    Some(entry) if entry.pending.is_some() => entry.drop_on_arrival = true,
+                    Some(_) => self.remove_dropped(disk_block),
+                    None => {}
                 }
+            }
+        }
+    }
+
+    fn remove_dropped(&mut self, disk_block: DiskBlock) {
+        if self.parts.replacement.remove(disk_block) {
+            if let Some(entry) = self.cache.remove(&disk_block) {
+                self.metrics.prefetched_unused += u64::from(entry.unused_prefetch);
             }
         }
     }
@@ -514,11 +522,13 @@ impl<'w, 'p> Engine<'w, 'p> {
         let Some(done) = self.in_flight.remove(&id) else {
             return;
         };
-        for block in &done.blocks {
-            if let Some(entry) = self.cache.get_mut(block) {
-                if entry.pending == Some(id) {
-                    entry.pending = None;
-                }
+        for &block in &done.blocks {
+            let Some(entry) = self.cache.get_mut(&block).filter(|e| e.pending == Some(id)) else {
+                continue;
+            };
+            entry.pending = None;
+            if entry.drop_on_arrival {
+                self.remove_dropped(block);
             }
         }
         self.parts

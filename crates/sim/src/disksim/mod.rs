@@ -39,7 +39,8 @@
 //!   page at submission); making room calls [`Replacement::evict`]. A block evicted while in
 //!   flight is lost (its read still costs disk time); a stream waiting on it still resumes when
 //!   the request completes. Demand blocks are inserted as referenced (`prefetched = false`),
-//!   the others as prefetched.
+//!   the others as prefetched. Blocks a prefetcher drops ([`Prefetcher::drops`]) leave at
+//!   once, or when they arrive if they are in flight (as a DONTNEED after the read completes).
 //! * Streams are closed loops: a stream issues its next reference when the previous one is
 //!   served (and its think time has passed).
 //! * Everything is deterministic: equal-time events run in a fixed order (completions first,

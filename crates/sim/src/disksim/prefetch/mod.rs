@@ -10,6 +10,7 @@ pub mod aggressive;
 pub mod competitive;
 pub mod cpem;
 pub mod none;
+pub mod planner;
 pub mod readahead;
 pub mod reorder;
 
@@ -104,6 +105,11 @@ pub const PREFETCHERS: &[(&str, &str, PrefetcherCtor)] = &[
         "reorder",
         "libprefetch reorder buffer, C-LOOK, infill (ATC'09 s3); options buffer, infill",
         reorder::build,
+    ),
+    (
+        "planner",
+        "libprefetch's live planner (AIMD, rounds, C-LOOK from the next read, DONTNEED); options buffer, infill",
+        planner::build,
     ),
 ];
 

@@ -1,0 +1,119 @@
+//! The live library's planner, whole, as a simulator policy: [`plan::Planner`] with its AIMD
+//! budget, its rounds (a new one when the window is consumed, a read diverges or a window page is
+//! found missing), C-LOOK starting at the next page the application needs, infill, and the
+//! DONTNEED of the previous window's stale pages (libprefetch ATC'09 s4.1-4.6). Where
+//! [`super::reorder`] reproduces the paper's s3 benchmark (a fixed buffer, each buffer by
+//! increasing disk position), this policy predicts what `libprefetch` itself does.
+//!
+//! The stream's whole trace is handed over as the access list before the run (`PF_SET`), so the
+//! planner's callbacks have nothing to add: they are answered as empty, as an application at
+//! the end of its list would.
+//!
+//! Deviations: a read is "resident" when its block is cached or already in flight (the live
+//! library's residency probe cannot tell a page being read from a cached one either); the
+//! planner's reverse-access-order WILLNEED pass changes only the kernel's LRU order, which the
+//! simulator's replacement policies do not take from prefetch calls, so it is not replayed.
+
+use plan::{Entry, Mode, PageKey, PageRange, Planner, PlannerConfig};
+
+use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
+use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::workload::Step;
+
+/// One planner per stream.
+#[derive(Debug)]
+pub struct LivePlanner {
+    planners: Vec<Planner>,
+    drops: Vec<FetchRange>,
+}
+
+impl LivePlanner {
+    /// Planners configured by `config` (its capacity is raised to hold each stream's whole
+    /// list), each given its stream's references as the access list.
+    pub fn new(config: PlannerConfig, streams: &[Vec<Step>]) -> LivePlanner {
+        let planners = streams
+            .iter()
+            .map(|steps| {
+                let entries: Vec<Entry> = steps
+                    .iter()
+                    .map(|s| Entry {
+                        key: key(s.block.file, s.block.block),
+                        mark: false,
+                    })
+                    .collect();
+                let mut planner = Planner::new(PlannerConfig {
+                    capacity: entries.len().max(1),
+                    ..config
+                });
+                planner.request(&entries, Mode::SET);
+                planner
+            })
+            .collect();
+        LivePlanner {
+            planners,
+            drops: Vec::new(),
+        }
+    }
+
+    /// The planner of `stream`, for its statistics.
+    pub fn planner(&self, stream: usize) -> Option<&Planner> {
+        self.planners.get(stream)
+    }
+}
+
+fn key(file: u32, block: u64) -> PageKey {
+    PageKey {
+        fd: i32::try_from(file).unwrap_or(i32::MAX),
+        page: block,
+    }
+}
+
+fn to_fetch(range: &PageRange) -> FetchRange {
+    FetchRange {
+        file: u32::try_from(range.fd).unwrap_or(0),
+        start: range.start,
+        len: range.len,
+    }
+}
+
+impl Prefetcher for LivePlanner {
+    fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
+        let Some(planner) = self.planners.get_mut(access.stream) else {
+            return Vec::new();
+        };
+        let page = key(access.block.file, access.block.block);
+        let (_, outcome) = planner.on_read(page, access.found);
+        if outcome.call_back {
+            let end = planner.list_end();
+            planner.callback_returned(end);
+        }
+        if !outcome.start_round {
+            return Vec::new();
+        }
+        let round = planner.plan_round();
+        self.drops = round.evict.iter().map(to_fetch).collect();
+        round.fetch.iter().map(to_fetch).collect()
+    }
+
+    fn drops(&mut self) -> Vec<FetchRange> {
+        std::mem::take(&mut self.drops)
+    }
+}
+
+/// Registry constructor: options `buffer` (bytes: the AIMD cap, 90% of the memory the planner is
+/// told about; default 90% of the cache, as the live library takes 90% of available memory) and
+/// `infill` (bytes, default 32K as in the live library).
+pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
+    spec.only(&["buffer", "infill"])?;
+    let page = setup.workload.layout.block_size.max(1);
+    let cache_bytes = setup.cache_blocks as u64 * page;
+    let buffer = spec.bytes("buffer", cache_bytes / 10 * 9)?;
+    let config = PlannerConfig {
+        page_size: page,
+        infill_bytes: spec.bytes("infill", 32 << 10)?,
+        available_bytes: buffer.div_ceil(9) * 10,
+        floor_bytes: page,
+        ..PlannerConfig::default()
+    };
+    Ok(Box::new(LivePlanner::new(config, &setup.workload.streams)))
+}
