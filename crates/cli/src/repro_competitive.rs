@@ -44,7 +44,9 @@ pub fn run(dirs: &Dirs) -> anyhow::Result<()> {
         .with_context(|| format!("writing {}", json.display()))?;
     files.push(json);
     for (bench, panels) in tr840::figures(&rows, &config.disk) {
-        let svg = dirs.out.join(format!("competitive-{}.svg", bench.to_lowercase()));
+        let svg = dirs
+            .out
+            .join(format!("competitive-{}.svg", bench.to_lowercase()));
         sim::report::draw(&svg, &panels).with_context(|| format!("writing {}", svg.display()))?;
         files.push(svg);
     }
