@@ -96,6 +96,10 @@ pub struct Sweep {
 pub struct Row {
     /// Where it was measured: always "simulated" here.
     pub setting: &'static str,
+    /// The time model: "simplified" (times in references) or "realistic" (microseconds).
+    pub model: &'static str,
+    /// Fetches in flight at most (1 in the paper's model).
+    pub depth: usize,
     /// Trace file name.
     pub trace: String,
     /// Policy name.
@@ -199,8 +203,14 @@ impl Row {
         let fetch_time = setup.timing.mean_fetch();
         let normalized_elapsed =
             min_fetches.and_then(|m| metrics.normalized_elapsed(m, fetch_time));
+        let model = match setup.timing.reference {
+            ReferenceTime::Uniform(_) => "simplified",
+            ReferenceTime::FromTrace => "realistic",
+        };
         Row {
             setting: "simulated",
+            model,
+            depth: setup.depth,
             trace: trace.to_string(),
             policy,
             capacity: setup.capacity,
