@@ -5,7 +5,11 @@ use sim::cache::Block;
 use sim::engine::Ctx;
 use sim::future::Pos;
 use sim::policy::{optimal, Fetch, Policy, PolicyInfo};
-use sim::{find, run_future, Future, Metrics, ReferenceTime, RunSetup, SimError, Timing, POLICIES};
+use sim::trace::Reference;
+use sim::{
+    find, run_future, run_stream, Future, Metrics, ReferenceTime, RunSetup, SimError, Timing,
+    POLICIES,
+};
 
 fn run(policy: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metrics {
     let future = Future::from_blocks(blocks);
@@ -33,6 +37,17 @@ proptest! {
     #[test]
     fn conservative_fetches_equal_opt_demand(s in string(80, 12), k in 1usize..8, f in 1u64..20) {
         prop_assert_eq!(run("conservative", &s, k, f).fetches(), run("opt-demand", &s, k, f).fetches());
+    }
+
+    /// Streaming policies give the same results streamed as from a trace held in memory.
+    #[test]
+    fn streamed_and_in_memory_runs_agree(s in string(80, 12), k in 1usize..8, f in 1u64..20) {
+        let future = Future::from_blocks(&s);
+        let setup = RunSetup::simplified(k, f);
+        for policy in POLICIES.iter().filter(|p| !p.needs_future) {
+            let stream = s.iter().map(|&block| Ok(Reference { block, think: None }));
+            prop_assert_eq!(run_stream(policy, stream, &setup).unwrap(), run_future(policy, &future, &setup).unwrap());
+        }
     }
 
     /// Section 3.3: aggressive never fetches more than LRU demand paging.
