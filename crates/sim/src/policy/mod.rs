@@ -40,6 +40,44 @@ pub struct Fetch {
 
 /// A prefetching and caching policy. Calls are made from one thread, in simulated time order;
 /// none may block.
+///
+/// A minimal policy, demand paging that discards the block that arrived first (FIFO), run
+/// outside the registry:
+///
+/// ```
+/// use std::collections::VecDeque;
+/// use sim::cache::Block;
+/// use sim::engine::Ctx;
+/// use sim::future::Pos;
+/// use sim::policy::{Policy, PolicyInfo};
+/// use sim::trace::Reference;
+/// use sim::{run_stream, RunSetup};
+///
+/// #[derive(Default)]
+/// struct Fifo(VecDeque<Block>);
+///
+/// impl Policy for Fifo {
+///     fn on_reference(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+///     fn on_arrival(&mut self, block: Block, _: &mut Ctx<'_>) {
+///         self.0.push_back(block);
+///     }
+///     fn demand_victim(&mut self, _: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
+///         (ctx.cache().free_slots() == 0).then(|| self.0.pop_front()).flatten()
+///     }
+/// }
+///
+/// const FIFO: PolicyInfo = PolicyInfo {
+///     name: "fifo",
+///     summary: "demand paging, first in first out",
+///     needs_future: false,
+///     build: |_| Ok(Box::new(Fifo::default())),
+/// };
+///
+/// // A B C A with two slots: A, B, C miss; C evicts A (first in), so A misses again.
+/// let refs = [0, 1, 2, 0].map(|block| Ok(Reference { block, think: None }));
+/// let metrics = run_stream(&FIFO, refs.into_iter(), &RunSetup::simplified(2, 4)).unwrap();
+/// assert_eq!((metrics.demand_fetches, metrics.elapsed), (4, 4 + 4 * 4));
+/// ```
 pub trait Policy {
     /// The program reaches the reference at position `pos` (`ctx.cursor()`) to `block`, which
     /// may or may not be available; a prefetch offer follows once it is. Most policies ignore it.
