@@ -96,7 +96,11 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         } else {
             "simplified model, one time unit per reference"
         };
-        println!("Simulated ({model}): {}\n", trace.path.display());
+        let depth = match args.depth {
+            1 => "one fetch at a time".to_string(),
+            d => format!("up to {d} fetches at a time"),
+        };
+        println!("Simulated ({model}, {depth}): {}\n", trace.path.display());
         print!("{}", ::sim::report::table(&rows));
     }
     if let Some(svg) = &args.svg {
