@@ -3,6 +3,11 @@
 //! Events are stream wake-ups (a stream issues its next reference), request completions and
 //! scheduler timers, taken in time order; at equal times completions come first, then timers,
 //! then streams by index, so runs are deterministic.
+//!
+//! Deviations: the papers' simulators (DULO's DiskSim coupling, TR840's kernel) are not
+//! replicated; CPU time is only [`EngineConfig::hit_time`] per reference plus the streams'
+//! think times; a device with parallelism above 1 (SSD models) is offered that many requests at
+//! once, the papers' disks have one actuator.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

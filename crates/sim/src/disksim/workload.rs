@@ -151,11 +151,6 @@ impl Workload {
         }
         Ok(())
     }
-
-    /// Total number of references over all streams.
-    pub fn references(&self) -> usize {
-        self.streams.iter().map(Vec::len).sum()
-    }
 }
 
 #[cfg(test)]

@@ -174,7 +174,7 @@ pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
             write_cdf_row(&mut cdf_table, &w.name, cache, "DULO", dulo);
         }
         let file = setup.out.join(format!("dulo-{}.svg", w.name));
-        report::draw(&file, &panels(&w.name, &pairs, best))?;
+        report::draw(&file, &panels(&w.name, &setup.disk, &pairs, best))?;
         report.files.push(file);
         for (cache, clock, dulo) in pairs {
             rows.push(row(w, cache, "clock", clock));
@@ -277,22 +277,23 @@ fn write_cdf_row(out: &mut String, name: &str, cache: usize, policy: &str, m: &D
     out.push('\n');
 }
 
-fn panels(name: &str, pairs: &[Pair], best: &Pair) -> Vec<Panel> {
+fn panels(name: &str, disk: &str, pairs: &[Pair], best: &Pair) -> Vec<Panel> {
     let line = |label: &str, f: &dyn Fn(&Pair) -> (f64, f64)| Series {
         name: label.to_string(),
         points: pairs.iter().map(f).collect(),
     };
     let cdf = |label: &str, m: &DiskMetrics| Series {
         name: label.to_string(),
-        points: CDF_SIZES
-            .iter()
-            .map(|&s| (s as f64, m.blocks_in_requests_below(s + 1)))
+        points: m
+            .size_cdf_by_blocks()
+            .into_iter()
+            .map(|(size, fraction)| (size as f64, fraction))
             .collect(),
     };
     let x = |p: &Pair| mib(p.0 as u64, 4096);
     vec![
         Panel {
-            title: format!("{name}: execution time (simulated)"),
+            title: format!("{name}: execution time (simulated, {disk})"),
             x_label: "cache (MiB)".into(),
             y_label: "time (s)".into(),
             series: vec![

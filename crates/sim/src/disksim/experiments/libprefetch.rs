@@ -173,7 +173,7 @@ pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
     }
     let mut report = Report::default();
     let fig2_file = setup.out.join("libprefetch-figure2.svg");
-    report::draw(&fig2_file, &figure2_panels(&fig2_points))?;
+    report::draw(&fig2_file, &figure2_panels(&setup.disk, &fig2_points))?;
     let fig3_file = setup.out.join("libprefetch-figure3.svg");
     report::draw(
         &fig3_file,
@@ -202,11 +202,11 @@ pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
     Ok(report)
 }
 
-fn figure2_panels(points: &[(u64, f64, f64)]) -> Vec<Panel> {
+fn figure2_panels(disk: &str, points: &[(u64, f64, f64)]) -> Vec<Panel> {
     let x = |kb: u64| (kb as f64).log2();
     vec![
         Panel {
-            title: "Figure 2: runtime (simulated)".into(),
+            title: format!("Figure 2: runtime (simulated, {disk})"),
             x_label: "log2(reorder buffer KiB)".into(),
             y_label: "runtime (s)".into(),
             series: vec![Series {
@@ -215,7 +215,7 @@ fn figure2_panels(points: &[(u64, f64, f64)]) -> Vec<Panel> {
             }],
         },
         Panel {
-            title: "Figure 2: average seek distance".into(),
+            title: format!("Figure 2: average seek distance (simulated, {disk})"),
             x_label: "log2(reorder buffer KiB)".into(),
             y_label: "log10(avg seek KiB)".into(),
             series: vec![

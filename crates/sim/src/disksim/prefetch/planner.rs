@@ -54,11 +54,6 @@ impl LivePlanner {
             drops: Vec::new(),
         }
     }
-
-    /// The planner of `stream`, for its statistics.
-    pub fn planner(&self, stream: usize) -> Option<&Planner> {
-        self.planners.get(stream)
-    }
 }
 
 fn key(file: u32, block: u64) -> PageKey {

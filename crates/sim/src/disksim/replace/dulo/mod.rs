@@ -307,6 +307,13 @@ mod tests {
     }
 
     #[test]
+    fn sizes_are_clamped_to_the_cache() {
+        assert_eq!(Dulo::new(8, 100, 100).geometry(), (4, 4, 0));
+        assert_eq!(Dulo::new(100, 8, 64).geometry(), (8, 64, 28));
+        assert_eq!(Dulo::new(1, 8, 64).geometry(), (1, 1, 0));
+    }
+
+    #[test]
     fn long_sequences_sink_below_random_blocks() {
         let mut dulo = Dulo::new(8, 4, 4);
         let demand = Touch {
