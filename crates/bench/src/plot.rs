@@ -1,60 +1,120 @@
-//! The SVG of a window sweep: wall time against libprefetch's reorder window, the shape of the
-//! libprefetch paper's Figure 2 (section 3.2: runtime falls as the reorder buffer grows), with stock and
-//! naive drawn as flat reference lines (they do not depend on the window).
-//! Deviations: the paper's x axis is the reorder buffer; here it is the cap given to the library,
+//! The SVG of a sweep, wall time against the swept size on a log axis:
+//! - a window sweep (`--window A,B,...`): libprefetch's reorder window, the shape of the libprefetch
+//!   paper's Figure 2 (section 3.2: runtime falls as the reorder buffer grows), with stock and naive
+//!   drawn as flat reference lines (they do not depend on the window);
+//! - a memory sweep (`--memory-limit A,B,...`): the memory cgroup limit, one line per mode, the axis
+//!   of Figure 9 turned around (the paper varied the data size over a fixed 512 MB of memory).
+//!
+//! Deviations: Figure 2's x axis is the reorder buffer; here it is the cap given to the library,
 //! whose AIMD controller starts at 90% of it.
 
 use std::path::Path;
 
-use anyhow::{anyhow, ensure, Result};
+use anyhow::{anyhow, bail, Result};
 use plotters::prelude::*;
 
 use crate::mode::Mode;
-use crate::report::{CacheState, Report};
+use crate::report::{CacheState, Report, Row};
 
-/// Writes `report`'s cold window sweep to `path` as an SVG. Needs at least two libprefetch windows.
-pub fn window_sweep_svg(report: &Report, path: &Path) -> Result<()> {
-    let sweep: Vec<(f64, f64)> = report
+/// One line of the plot.
+struct Line {
+    label: String,
+    /// (MiB, seconds) points.
+    points: Vec<(f64, f64)>,
+    /// Draw a dot at each measured point (reference lines have none).
+    markers: bool,
+}
+
+/// Writes the cold rows of a window or memory sweep to `path` as an SVG.
+pub fn sweep_svg(report: &Report, path: &Path) -> Result<()> {
+    let cold: Vec<&Row> = report
         .rows
         .iter()
-        .filter(|row| row.mode == Mode::Libprefetch && row.cache == CacheState::Cold)
+        .filter(|row| row.cache == CacheState::Cold)
+        .collect();
+    let (axis, lines) = if report.is_memory_sweep() {
+        ("memory cgroup limit (MiB)", memory_lines(&cold))
+    } else {
+        ("libprefetch window (MiB)", window_lines(&cold))
+    };
+    let swept: Vec<(f64, f64)> = lines
+        .iter()
+        .filter(|line| line.markers)
+        .flat_map(|line| line.points.clone())
+        .collect();
+    let (low, high) = x_range(&swept);
+    if !(low.is_finite() && high > low) {
+        bail!("--svg needs a sweep: several different sizes for --window or for --memory-limit");
+    }
+    draw(report, path, axis, &lines).map_err(|error| anyhow!("writing {}: {error}", path.display()))
+}
+
+/// libprefetch's points by window, and every other mode as a flat line across the windows.
+fn window_lines(rows: &[&Row]) -> Vec<Line> {
+    let sweep: Vec<(f64, f64)> = rows
+        .iter()
+        .filter(|row| row.mode == Mode::Libprefetch)
         .filter_map(|row| Some((mib(row.window_bytes?), row.median_wall_seconds)))
         .collect();
-    ensure!(
-        sweep.len() >= 2,
-        "--svg needs a sweep: give --window several sizes, e.g. --window 1M,4M,16M,64M,256M"
-    );
-    let references: Vec<(Mode, f64)> = report
-        .rows
+    let (low, high) = x_range(&sweep);
+    let flat = rows
         .iter()
-        .filter(|row| row.mode != Mode::Libprefetch && row.cache == CacheState::Cold)
-        .map(|row| (row.mode, row.median_wall_seconds))
-        .collect();
-    draw(report, path, &sweep, &references)
-        .map_err(|error| anyhow!("writing {}: {error}", path.display()))
+        .filter(|row| row.mode != Mode::Libprefetch)
+        .map(|row| Line {
+            label: row.mode.name().to_string(),
+            points: vec![
+                (low, row.median_wall_seconds),
+                (high, row.median_wall_seconds),
+            ],
+            markers: false,
+        });
+    let library = Line {
+        label: "libprefetch".to_string(),
+        points: sweep,
+        markers: true,
+    };
+    std::iter::once(library).chain(flat).collect()
+}
+
+/// One line per mode, its points by memory limit.
+fn memory_lines(rows: &[&Row]) -> Vec<Line> {
+    Mode::ALL
+        .iter()
+        .map(|&mode| Line {
+            label: mode.name().to_string(),
+            points: rows
+                .iter()
+                .filter(|row| row.mode == mode && row.window_bytes.is_none())
+                .filter_map(|row| Some((mib(row.memory_limit_bytes?), row.median_wall_seconds)))
+                .collect(),
+            markers: true,
+        })
+        .filter(|line| !line.points.is_empty())
+        .collect()
 }
 
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / f64::from(1 << 20)
 }
 
-fn draw(
-    report: &Report,
-    path: &Path,
-    sweep: &[(f64, f64)],
-    references: &[(Mode, f64)],
-) -> Result<(), Box<dyn std::error::Error>> {
-    let x_min = sweep
+fn x_range(points: &[(f64, f64)]) -> (f64, f64) {
+    let low = points
         .iter()
         .map(|point| point.0)
         .fold(f64::INFINITY, f64::min);
-    let x_max = sweep.iter().map(|point| point.0).fold(0.0, f64::max);
-    let y_max = sweep
-        .iter()
-        .map(|point| point.1)
-        .chain(references.iter().map(|reference| reference.1))
-        .fold(0.0, f64::max)
-        * 1.1;
+    let high = points.iter().map(|point| point.0).fold(0.0, f64::max);
+    (low, high)
+}
+
+fn draw(
+    report: &Report,
+    path: &Path,
+    axis: &str,
+    lines: &[Line],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let all: Vec<(f64, f64)> = lines.iter().flat_map(|line| line.points.clone()).collect();
+    let (x_min, x_max) = x_range(&all);
+    let y_max = all.iter().map(|point| point.1).fold(0.0, f64::max) * 1.1;
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
@@ -68,29 +128,27 @@ fn draw(
         .light_line_style(WHITE)
         .x_labels(10)
         .x_label_formatter(&|mib| format!("{mib}"))
-        .x_desc(format!("libprefetch window (MiB); {}", report.setting))
+        .x_desc(format!("{axis}; {}", report.storage.describe()))
         .y_desc("wall time, median (s)")
         .draw()?;
-    chart
-        .draw_series(LineSeries::new(sweep.iter().copied(), BLUE.stroke_width(2)))?
-        .label("libprefetch")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
-    chart.draw_series(
-        sweep
-            .iter()
-            .map(|&point| Circle::new(point, 4, BLUE.filled())),
-    )?;
-    for (index, &(mode, seconds)) in references.iter().enumerate() {
-        let color = Palette99::pick(index + 1).to_rgba();
+    for (index, line) in lines.iter().enumerate() {
+        let color = Palette99::pick(index).to_rgba();
         chart
             .draw_series(LineSeries::new(
-                [(x_min, seconds), (x_max, seconds)],
+                line.points.iter().copied(),
                 color.stroke_width(2),
             ))?
-            .label(mode.name())
+            .label(line.label.as_str())
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
             });
+        if line.markers {
+            chart.draw_series(
+                line.points
+                    .iter()
+                    .map(|&point| Circle::new(point, 4, color.filled())),
+            )?;
+        }
     }
     chart
         .configure_series_labels()

@@ -6,6 +6,8 @@
 //! Deviations: none.
 
 use std::fmt::Write as _;
+#[cfg(test)]
+use std::path::Path;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
@@ -45,9 +47,11 @@ pub struct Row {
     pub window_bytes: Option<u64>,
     /// Cold or warm.
     pub cache: CacheState,
+    /// The memory cgroup limit the runs had, if any.
+    pub memory_limit_bytes: Option<u64>,
     /// Median wall time in seconds.
     pub median_wall_seconds: f64,
-    /// Stock's median over this row's median (same cache state); None without a stock row.
+    /// Stock's median over this row's median (same cache state and memory limit); None without one.
     pub speedup_over_stock: Option<f64>,
     /// Median bytes read from storage per run.
     pub median_read_bytes: u64,
@@ -56,7 +60,7 @@ pub struct Row {
 }
 
 impl Row {
-    /// A row from its runs (at least one); the speedup is filled in by [`Report::new`].
+    /// A row from its runs (at least one), without a memory limit; [`Report::new`] fills in the speedup.
     pub fn new(
         mode: Mode,
         window_bytes: Option<u64>,
@@ -69,6 +73,7 @@ impl Row {
             mode,
             window_bytes,
             cache,
+            memory_limit_bytes: None,
             median_wall_seconds: median(&walls),
             speedup_over_stock: None,
             median_read_bytes: median(&reads).round() as u64,
@@ -99,12 +104,12 @@ pub struct Report {
     pub file: PathBuf,
     /// Its size in bytes.
     pub file_bytes: u64,
-    /// The setting in words: storage, and the memory cgroup if any.
+    /// The setting in words: storage, and the memory cgroups if any.
     pub setting: String,
     /// The storage under the data file.
     pub storage: Storage,
-    /// The memory cgroup the runs were confined to, if any.
-    pub memory_cgroup: Option<String>,
+    /// The memory cgroups the runs were confined to, in row order (empty: none).
+    pub memory_cgroups: Vec<String>,
     /// How the cache was emptied before each cold run.
     pub cold_cache: String,
     /// Measured runs per row.
@@ -115,7 +120,7 @@ pub struct Report {
     pub bytes_per_pass: u64,
     /// CRC-32 of the bytes every pass read (the same in every run of every mode).
     pub checksum: String,
-    /// One row per mode (and window) and cache state.
+    /// One row per mode (and window), cache state and memory limit.
     pub rows: Vec<Row>,
 }
 
@@ -124,14 +129,20 @@ impl Report {
     pub fn new(
         config: &BenchConfig,
         storage: Storage,
-        memory_cgroup: Option<String>,
+        memory_cgroups: Vec<String>,
         mut rows: Vec<Row>,
     ) -> Result<Report> {
         let checksum = common_checksum(&rows)?;
         fill_speedups(&mut rows);
-        let setting = match &memory_cgroup {
-            Some(group) => format!("{} inside a {group}", storage.describe()),
-            None => storage.describe(),
+        let setting = match memory_cgroups.as_slice() {
+            [] => storage.describe(),
+            [group] => format!("{} inside a {group}", storage.describe()),
+            groups => format!(
+                "{} inside one of {} memory cgroups (column \"memory\"): {}",
+                storage.describe(),
+                groups.len(),
+                groups.join(", ")
+            ),
         };
         Ok(Report {
             description: config.workload.describe(),
@@ -140,7 +151,7 @@ impl Report {
             file_bytes: config.file_size,
             setting,
             storage,
-            memory_cgroup,
+            memory_cgroups,
             cold_cache: config.eviction.describe().to_string(),
             runs_per_row: config.runs,
             infill_bytes: config.infill_bytes,
@@ -167,7 +178,8 @@ impl Report {
             let _ = writeln!(out, "libprefetch infill: {}", format_bytes(infill));
         }
         out.push('\n');
-        let header = [
+        let sweep = self.is_memory_sweep();
+        let mut header = vec![
             "mode",
             "cache",
             "wall (s)",
@@ -175,7 +187,11 @@ impl Report {
             "read from disk",
             "runs (s)",
         ];
-        let lines: Vec<[String; 6]> = self.rows.iter().map(row_cells).collect();
+        if sweep {
+            header.insert(1, "memory");
+        }
+        let header: Vec<String> = header.into_iter().map(String::from).collect();
+        let lines: Vec<Vec<String>> = self.rows.iter().map(|row| row_cells(row, sweep)).collect();
         let widths: Vec<usize> = (0..header.len())
             .map(|column| {
                 lines
@@ -186,7 +202,7 @@ impl Report {
                     .unwrap_or(0)
             })
             .collect();
-        push_line(&mut out, &header.map(String::from), &widths);
+        push_line(&mut out, &header, &widths);
         for cells in &lines {
             push_line(&mut out, cells, &widths);
         }
@@ -209,28 +225,46 @@ impl Report {
     /// One sentence per cache state comparing libprefetch (library budget) with stock and naive,
     /// e.g. "cold: libprefetch is 4.52x stock and 4.75x naive".
     pub fn headlines(&self) -> Vec<String> {
-        [CacheState::Cold, CacheState::Warm]
+        let mut settings: Vec<(CacheState, Option<u64>)> = Vec::new();
+        for row in &self.rows {
+            if !settings.contains(&(row.cache, row.memory_limit_bytes)) {
+                settings.push((row.cache, row.memory_limit_bytes));
+            }
+        }
+        settings
             .into_iter()
-            .filter_map(|cache| {
-                let median = |mode: Mode| {
-                    self.rows
-                        .iter()
-                        .find(|row| {
-                            row.mode == mode && row.cache == cache && row.window_bytes.is_none()
-                        })
-                        .map(|row| row.median_wall_seconds)
-                };
-                let library = median(Mode::Libprefetch).filter(|&seconds| seconds > 0.0)?;
-                let ratios: Vec<String> = [Mode::Stock, Mode::Naive]
-                    .into_iter()
-                    .filter_map(|mode| {
-                        Some(format!("{:.2}x {}", median(mode)? / library, mode.name()))
-                    })
-                    .collect();
-                (!ratios.is_empty())
-                    .then(|| format!("{}: libprefetch is {}", cache.name(), ratios.join(" and ")))
-            })
+            .filter_map(|(cache, memory)| self.headline(cache, memory))
             .collect()
+    }
+
+    /// The headline of one cache state and memory limit, if it has a libprefetch row to compare.
+    fn headline(&self, cache: CacheState, memory: Option<u64>) -> Option<String> {
+        let median = |mode: Mode| {
+            self.rows
+                .iter()
+                .find(|row| {
+                    row.mode == mode
+                        && row.cache == cache
+                        && row.memory_limit_bytes == memory
+                        && row.window_bytes.is_none()
+                })
+                .map(|row| row.median_wall_seconds)
+        };
+        let library = median(Mode::Libprefetch).filter(|&seconds| seconds > 0.0)?;
+        let ratios: Vec<String> = [Mode::Stock, Mode::Naive]
+            .into_iter()
+            .filter_map(|mode| Some(format!("{:.2}x {}", median(mode)? / library, mode.name())))
+            .collect();
+        let label = match memory.filter(|_| self.is_memory_sweep()) {
+            Some(bytes) => format!("{}, memory {}", cache.name(), format_bytes(bytes)),
+            None => cache.name().to_string(),
+        };
+        (!ratios.is_empty()).then(|| format!("{label}: libprefetch is {}", ratios.join(" and ")))
+    }
+
+    /// True if the rows come from several memory limits (a memory sweep).
+    pub fn is_memory_sweep(&self) -> bool {
+        self.memory_cgroups.len() > 1
     }
 
     /// The report as pretty-printed JSON.
@@ -239,7 +273,7 @@ impl Report {
     }
 }
 
-fn row_cells(row: &Row) -> [String; 6] {
+fn row_cells(row: &Row, with_memory: bool) -> Vec<String> {
     let mode = match row.window_bytes {
         Some(bytes) => format!("{} (window {})", row.mode.name(), format_bytes(bytes)),
         None => row.mode.name().to_string(),
@@ -252,17 +286,25 @@ fn row_cells(row: &Row) -> [String; 6] {
         .iter()
         .map(|run| format!("{:.3}", run.wall_seconds))
         .collect();
-    [
+    let mut cells = vec![
         mode,
         row.cache.name().to_string(),
         format!("{:.3}", row.median_wall_seconds),
         speedup,
         format_bytes(row.median_read_bytes),
         runs.join(" "),
-    ]
+    ];
+    if with_memory {
+        cells.insert(
+            1,
+            row.memory_limit_bytes
+                .map_or_else(|| "-".into(), format_bytes),
+        );
+    }
+    cells
 }
 
-fn push_line(out: &mut String, cells: &[String; 6], widths: &[usize]) {
+fn push_line(out: &mut String, cells: &[String], widths: &[usize]) {
     let padded: Vec<String> = cells
         .iter()
         .zip(widths)
@@ -294,12 +336,16 @@ fn common_checksum(rows: &[Row]) -> Result<u32> {
 }
 
 fn fill_speedups(rows: &mut [Row]) {
-    let stock = |cache: CacheState, rows: &[Row]| {
+    let stock = |of: &Row, rows: &[Row]| {
         rows.iter()
-            .find(|row| row.mode == Mode::Stock && row.cache == cache)
+            .find(|row| {
+                row.mode == Mode::Stock
+                    && row.cache == of.cache
+                    && row.memory_limit_bytes == of.memory_limit_bytes
+            })
             .map(|row| row.median_wall_seconds)
     };
-    let baselines: Vec<Option<f64>> = rows.iter().map(|row| stock(row.cache, rows)).collect();
+    let baselines: Vec<Option<f64>> = rows.iter().map(|row| stock(row, rows)).collect();
     for (row, baseline) in rows.iter_mut().zip(baselines) {
         row.speedup_over_stock = baseline
             .filter(|_| row.median_wall_seconds > 0.0)
@@ -310,6 +356,102 @@ fn fill_speedups(rows: &mut [Row]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::cache::Eviction;
+    use crate::mode::Outcome;
+
+    fn run_taking(seconds: f64) -> RunResult {
+        RunResult {
+            wall_seconds: seconds,
+            read_bytes: 0,
+            outcome: Outcome {
+                checksum: 1,
+                bytes: 4096,
+                library: None,
+            },
+        }
+    }
+
+    fn row(mode: Mode, memory: u64, seconds: f64) -> Row {
+        Row {
+            memory_limit_bytes: Some(memory << 20),
+            ..Row::new(mode, None, CacheState::Cold, vec![run_taking(seconds)])
+        }
+    }
+
+    #[test]
+    fn a_memory_sweep_compares_each_mode_with_stock_at_the_same_limit() {
+        let config = BenchConfig {
+            workload: Workload::Sequential {
+                span_bytes: 4096,
+                read_bytes: 4096,
+            },
+            file: PathBuf::from("/tmp/data"),
+            file_size: 4096,
+            modes: Mode::ALL.to_vec(),
+            runs: 1,
+            eviction: Eviction::Fadvise,
+            warm: false,
+            memory_limits: vec![64 << 20, 256 << 20],
+            windows: Vec::new(),
+            infill_bytes: None,
+            show_progress: false,
+            launcher: None,
+        };
+        let rows = vec![
+            row(Mode::Stock, 64, 8.0),
+            row(Mode::Naive, 64, 16.0),
+            row(Mode::Libprefetch, 64, 2.0),
+            row(Mode::Stock, 256, 3.0),
+            row(Mode::Naive, 256, 1.5),
+            row(Mode::Libprefetch, 256, 1.0),
+        ];
+        let groups = vec![
+            "memory cgroup of 64.0 MiB".into(),
+            "memory cgroup of 256.0 MiB".into(),
+        ];
+        let report = Report::new(&config, Storage::of(Path::new("/")), groups, rows).unwrap();
+        let speedups: Vec<f64> = report
+            .rows
+            .iter()
+            .map(|row| row.speedup_over_stock.unwrap())
+            .collect();
+        assert_eq!(speedups, vec![1.0, 0.5, 4.0, 1.0, 2.0, 3.0]);
+        assert_eq!(
+            report.headlines(),
+            vec![
+                "cold, memory 64.0 MiB: libprefetch is 4.00x stock and 8.00x naive",
+                "cold, memory 256.0 MiB: libprefetch is 3.00x stock and 1.50x naive",
+            ]
+        );
+        let table = report.table();
+        assert!(table.contains("inside one of 2 memory cgroups"), "{table}");
+        assert!(
+            table
+                .lines()
+                .any(|line| line.starts_with("mode ") && line.contains("memory")),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn runs_that_read_different_bytes_fail_the_report() {
+        let mut rows = vec![
+            Row::new(Mode::Stock, None, CacheState::Cold, vec![run_taking(1.0)]),
+            Row::new(
+                Mode::Libprefetch,
+                None,
+                CacheState::Cold,
+                vec![run_taking(1.0)],
+            ),
+        ];
+        rows[1].runs[0].outcome.checksum = 2;
+        let error = common_checksum(&rows).unwrap_err().to_string();
+        assert!(
+            error.contains("libprefetch read different bytes than stock"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn median_of_odd_even_and_empty_lists() {

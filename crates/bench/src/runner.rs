@@ -18,6 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{bail, ensure, Context, Result};
+use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::Eviction;
@@ -181,15 +182,15 @@ pub struct BenchConfig {
     pub eviction: Eviction,
     /// Also measure warm runs (nothing evicted).
     pub warm: bool,
-    /// Run every pass inside a memory cgroup of this many bytes.
-    pub memory_limit: Option<u64>,
+    /// Run every pass inside a memory cgroup of this many bytes; several: a sweep, one group each.
+    pub memory_limits: Vec<u64>,
     /// libprefetch reorder-buffer caps; empty: the library's own budget; several: a sweep.
     pub windows: Vec<u64>,
     /// libprefetch infill (largest merged gap); None: the library's default.
     pub infill_bytes: Option<u64>,
     /// Draw progress bars on stderr.
     pub show_progress: bool,
-    /// How to start child runs (needed with `memory_limit`).
+    /// How to start child runs (needed with `memory_limits`).
     pub launcher: Option<Launcher>,
 }
 
@@ -244,8 +245,37 @@ pub fn run(config: &BenchConfig) -> Result<Report> {
     datafile::ensure(&config.file, config.file_size, config.show_progress)?;
     let file = File::open(&config.file)
         .with_context(|| format!("opening data file {}", config.file.display()))?;
-    let group = config
-        .memory_limit
+    let limits: Vec<Option<u64>> = if config.memory_limits.is_empty() {
+        vec![None]
+    } else {
+        config.memory_limits.iter().copied().map(Some).collect()
+    };
+    let bar = progress::runs_bar(
+        (runs_per_setting(config) * limits.len()) as u64,
+        config.show_progress,
+    );
+    let mut rows = Vec::new();
+    let mut groups = Vec::new();
+    for limit in limits {
+        let (mut part, group) = run_with_limit(config, &file, limit, &bar)?;
+        part.iter_mut()
+            .for_each(|row| row.memory_limit_bytes = limit);
+        rows.extend(part);
+        groups.extend(group);
+    }
+    bar.finish_and_clear();
+    Report::new(config, Storage::of(&config.file), groups, rows)
+}
+
+/// Runs every variant with the memory `limit` (in a fresh cgroup, removed afterwards) or without one;
+/// returns the rows and the group's description.
+fn run_with_limit(
+    config: &BenchConfig,
+    file: &File,
+    limit: Option<u64>,
+    bar: &ProgressBar,
+) -> Result<(Vec<Row>, Option<String>)> {
+    let group = limit
         .map(MemoryCgroup::create)
         .transpose()
         .context("setting up --memory-limit")?;
@@ -259,16 +289,20 @@ pub fn run(config: &BenchConfig) -> Result<Report> {
         }
         (None, _) => Place::Here,
     };
-    let rows = run_variants(config, &file, &place)?;
-    let memory = group.as_ref().map(MemoryCgroup::describe);
+    let rows = run_variants(config, file, &place, bar)?;
+    let description = group.as_ref().map(MemoryCgroup::describe);
     if let Some(group) = group {
         group.remove()?;
     }
-    Report::new(config, Storage::of(&config.file), memory, rows)
+    Ok((rows, description))
 }
 
 fn validate(config: &BenchConfig) -> Result<()> {
     ensure!(config.runs >= 1, "--runs must be at least 1");
+    ensure!(
+        config.windows.len() < 2 || config.memory_limits.len() < 2,
+        "one sweep at a time: several --window sizes or several --memory-limit sizes, not both"
+    );
     ensure!(!config.modes.is_empty(), "no mode selected");
     let span = config.workload.span_bytes();
     ensure!(
@@ -303,17 +337,21 @@ fn variants(config: &BenchConfig) -> Vec<Variant> {
         .collect()
 }
 
+/// Passes (measured and warm-up) per memory setting.
+fn runs_per_setting(config: &BenchConfig) -> usize {
+    let variants = variants(config).len();
+    let per_state = variants * config.runs;
+    per_state + if config.warm { per_state + variants } else { 0 }
+}
+
 /// Measures every variant cold (and warm) and turns the results into report rows.
-fn run_variants(config: &BenchConfig, file: &File, place: &Place) -> Result<Vec<Row>> {
+fn run_variants(
+    config: &BenchConfig,
+    file: &File,
+    place: &Place,
+    bar: &ProgressBar,
+) -> Result<Vec<Row>> {
     let variants = variants(config);
-    let per_state = variants.len() * config.runs;
-    let total = per_state
-        + if config.warm {
-            per_state + variants.len()
-        } else {
-            0
-        };
-    let bar = progress::runs_bar(total as u64, config.show_progress);
     let mut cold: Vec<Vec<RunResult>> = vec![Vec::new(); variants.len()];
     for run in 0..config.runs {
         for (index, variant) in variants.iter().enumerate() {
@@ -328,11 +366,10 @@ fn run_variants(config: &BenchConfig, file: &File, place: &Place) -> Result<Vec<
         let mut warm = Vec::new();
         for variant in &variants {
             bar.set_message(format!("{} warm runs", label(variant)));
-            warm.push(run_warm(config, file, place, variant, &bar)?);
+            warm.push(run_warm(config, file, place, variant, bar)?);
         }
         rows.extend(rows_for(&variants, warm, CacheState::Warm));
     }
-    bar.finish_and_clear();
     Ok(rows)
 }
 
@@ -342,7 +379,7 @@ fn run_warm(
     file: &File,
     place: &Place,
     variant: &Variant,
-    bar: &indicatif::ProgressBar,
+    bar: &ProgressBar,
 ) -> Result<Vec<RunResult>> {
     config.eviction.evict(file)?;
     let request = request(config, variant);

@@ -17,7 +17,7 @@ fn config(dir: &std::path::Path, workload: Workload) -> BenchConfig {
         runs: 2,
         eviction: Eviction::Fadvise,
         warm: true,
-        memory_limit: None,
+        memory_limits: Vec::new(),
         windows: Vec::new(),
         infill_bytes: None,
         show_progress: false,
@@ -167,4 +167,15 @@ fn a_window_sweep_gives_one_libprefetch_row_per_window() {
     );
     let rounds = |index: usize| report.rows[index].runs[0].outcome.library.unwrap().rounds;
     assert!(rounds(2) > rounds(4), "a smaller window needs more rounds");
+    let svg = dir.path().join("sweep.svg");
+    bench::plot::sweep_svg(&report, &svg).unwrap();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("libprefetch window (MiB)"));
+    let without_sweep = bench::run(&BenchConfig {
+        windows: Vec::new(),
+        ..sweep
+    })
+    .unwrap();
+    let error = bench::plot::sweep_svg(&without_sweep, &svg).unwrap_err();
+    assert!(error.to_string().contains("needs a sweep"), "{error}");
 }

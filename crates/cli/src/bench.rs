@@ -54,9 +54,10 @@ pub struct CommonArgs {
     /// Also measure warm runs (nothing evicted)
     #[arg(long)]
     warm: bool,
-    /// Run each pass inside a memory cgroup of this size (e.g. 100M), created and removed here
-    #[arg(long, value_parser = |text: &str| parse_memory_limit(text).map_err(|error| error.to_string()))]
-    memory_limit: Option<u64>,
+    /// Run each pass inside a memory cgroup of this size (e.g. 100M), created and removed here;
+    /// several, comma-separated, make a sweep (the paper's Figure 9 axis: data size over memory)
+    #[arg(long, value_delimiter = ',', value_parser = |text: &str| parse_memory_limit(text).map_err(|error| error.to_string()))]
+    memory_limit: Vec<u64>,
     /// libprefetch reorder window (cap on its memory budget); several, comma-separated, make a sweep
     /// (the paper's Figure 2), e.g. 1M,4M,16M,64M [default: the library's own budget]
     #[arg(long, value_delimiter = ',', value_parser = parse_size)]
@@ -67,7 +68,7 @@ pub struct CommonArgs {
     /// Print the result as JSON instead of a table
     #[arg(long)]
     json: bool,
-    /// Write the window sweep as an SVG plot (needs several --window sizes)
+    /// Write the sweep as an SVG plot (needs several --window or several --memory-limit sizes)
     #[arg(long)]
     svg: Option<PathBuf>,
     /// Do not draw progress bars
@@ -151,14 +152,12 @@ pub fn run(command: BenchCommand) -> Result<()> {
         }
     };
     let (json, svg) = (common.json, common.svg.clone());
-    if svg.is_some() && common.window.len() < 2 {
-        anyhow::bail!(
-            "--svg needs a sweep: give --window several sizes, e.g. --window 1M,4M,16M,64M,256M"
-        );
+    if svg.is_some() && common.window.len() < 2 && common.memory_limit.len() < 2 {
+        anyhow::bail!("--svg needs a sweep: several sizes for --window (e.g. 1M,4M,16M,64M) or for --memory-limit");
     }
     let report = ::bench::run(&config(common, workload)?)?;
     if let Some(path) = svg {
-        ::bench::plot::window_sweep_svg(&report, &path)?;
+        ::bench::plot::sweep_svg(&report, &path)?;
         eprintln!("wrote {}", path.display());
     }
     if json {
@@ -189,7 +188,7 @@ fn config(common: CommonArgs, workload: Workload) -> Result<BenchConfig> {
             Eviction::Fadvise
         },
         warm: common.warm,
-        memory_limit: common.memory_limit,
+        memory_limits: common.memory_limit,
         windows: common.window,
         infill_bytes: common.infill,
         show_progress: !common.no_progress,

@@ -53,7 +53,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         runs: args.runs,
         eviction: Eviction::Fadvise,
         warm: false,
-        memory_limit: None,
+        memory_limits: Vec::new(),
         windows: Vec::new(),
         infill_bytes: None,
         show_progress: true,
