@@ -78,10 +78,10 @@ pub fn run(args: ReproArgs) -> anyhow::Result<()> {
 fn cao(dirs: &Dirs) -> anyhow::Result<()> {
     let report = ::sim::repro::cao::run(&dirs.traces, &dirs.out)
         .with_context(|| format!("prefetch repro cao --traces {}", dirs.traces.display()))?;
-    print!("{}", report.summary);
-    println!("\nwrote:");
+    let mut text = format!("{}\nwrote:\n", report.summary);
     for file in &report.files {
-        println!("  {}", file.display());
+        text += &format!("  {}\n", file.display());
     }
+    crate::sim::emit(&text)?;
     Ok(())
 }

@@ -89,7 +89,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     };
     let rows = sweep.run(&trace)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        emit(&format!("{}\n", serde_json::to_string_pretty(&rows)?))?;
     } else {
         let model = if args.realistic {
             "realistic model, times in microseconds"
@@ -100,8 +100,8 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
             1 => "one fetch at a time".to_string(),
             d => format!("up to {d} fetches at a time"),
         };
-        println!("Simulated ({model}, {depth}): {}\n", trace.path.display());
-        print!("{}", ::sim::report::table(&rows));
+        let header = format!("Simulated ({model}, {depth}): {}\n\n", trace.path.display());
+        emit(&(header + &::sim::report::table(&rows)))?;
     }
     if let Some(svg) = &args.svg {
         ::sim::report::draw(svg, &::sim::report::sweep_panels(&rows))?;
@@ -127,9 +127,19 @@ fn bench(args: &SimArgs) -> anyhow::Result<()> {
     let fetch = args.fetch_times.first().copied().unwrap_or(10);
     let report = ::sim::bench::run(args.refs, capacity, fetch, 1).context("simulator benchmark")?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        emit(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else {
-        print!("{}", report.table());
+        emit(&report.table())?;
     }
     Ok(())
+}
+
+/// Writes `text` to standard output; a reader that went away (`prefetch sim ... | head`) ends
+/// the output quietly instead of panicking as `print!` does.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        result => Ok(result?),
+    }
 }
