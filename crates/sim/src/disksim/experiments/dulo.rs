@@ -417,7 +417,9 @@ fn section(setup: &Setup, rows: &[Row], tables: &str) -> String {
     format!(
         "Simulated, model {disk} (scheduler {sched}). Re-run with `cargo run --release -p cli -- repro dulo` \
 (tables, JSON and SVGs in `target/repro/dulo/`; `--traces DIR` to read the traces elsewhere). \
-DULO and CLOCK both use Linux-style read-ahead (16 -> 32 blocks). The paper's bank and evicting \
+DULO and CLOCK both use Linux-style read-ahead (16 -> 32 blocks). The traces have no timing, \
+so they run as one stream with no think time and the execution time is the time spent waiting for \
+the disk. The paper's bank and evicting \
 sizes (8 MB / 64 MB, and 4 MB / 16 MB below 80 MB of memory) are divided by {SCALE}, the ratio of \
 the paper's trace footprints to ours (gli 10 MB against glimpse's 669 MB); \
 the synthetic almost-all-random and almost-all-sequential workloads stand in for tpc-h and viewperf.\n\n\
