@@ -5,7 +5,8 @@
 //! spreads over all modes alike. With `--warm`, each variant then runs once unmeasured and `runs` times
 //! more without emptying the cache. With `--memory-limit`, every run happens in a fresh child process
 //! (this same binary re-executed with a hidden subcommand, [`Launcher`]) placed in a memory cgroup
-//! before it starts reading; it measures itself and sends back JSON. The checksums of all runs must
+//! before it starts reading; it measures itself and sends back JSON. Several limits make a sweep: the
+//! whole comparison is repeated in a fresh group per limit. The checksums of all runs must
 //! agree, or the benchmark fails: no mode may change the bytes an application reads. Ctrl-C during
 //! cgroup runs ends the child and then the benchmark, which removes its group first.
 //! Deviations: the paper reports single runs; here each number is the median of `runs`.
