@@ -172,6 +172,36 @@ impl BlockTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    proptest! {
+        /// The table agrees with a flat map of each block's last two times, and the walk
+        /// finds exactly the blocks of the newest time, in order.
+        #[test]
+        fn matches_a_flat_map(rounds in prop::collection::vec(
+            prop::collection::btree_set(0u64..1 << 42, 1..20), 1..8)) {
+            let mut table = BlockTable::default();
+            let mut flat: BTreeMap<u64, Bte> = BTreeMap::new();
+            for (i, blocks) in rounds.iter().enumerate() {
+                let now = i as u32 + 1;
+                for &b in blocks {
+                    table.record(b, now);
+                    let e = flat.entry(b).or_default();
+                    *e = Bte { last: now, previous: e.last };
+                }
+                let expected: Vec<(u64, Bte)> = flat
+                    .iter()
+                    .filter(|(_, e)| e.last == now)
+                    .map(|(&b, &e)| (b, e))
+                    .collect();
+                prop_assert_eq!(table.stamped(now), expected);
+            }
+            for (&b, &e) in &flat {
+                prop_assert_eq!(table.entry(b), e);
+            }
+        }
+    }
 
     #[test]
     fn keeps_two_times_and_finds_current_blocks_in_disk_order() {

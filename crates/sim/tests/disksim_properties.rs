@@ -1,0 +1,72 @@
+//! Invariants of the disk-timed engine for every replacement policy and prefetcher of ours, on
+//! random small workloads: the cache never holds more than its capacity nor a block twice,
+//! every reference is a hit, an in-flight hit or a miss, and the request-size histogram adds up
+//! to the blocks fetched.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+use sim::disksim::engine::{run, Parts};
+use sim::disksim::iosched::Plain;
+use sim::disksim::prefetch::{prefetcher_from, PrefetchSetup};
+use sim::disksim::replace::{replacement_from, CacheGeometry};
+use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+
+const REPLACEMENTS: [&str; 3] = ["clock", "lru", "dulo:bank=16K,evict=32K"];
+const PREFETCHERS: [&str; 4] = [
+    "none",
+    "readahead:init=4,max=8",
+    "reorder:buffer=32K,infill=8K",
+    "planner:buffer=32K",
+];
+
+fn workload(streams: Vec<Vec<(u32, u64)>>) -> Workload {
+    Workload {
+        layout: Layout::contiguous(&[64, 64, 64], 8, 4096),
+        streams: streams
+            .into_iter()
+            .map(|s| s.into_iter().map(|(f, b)| Step::at(f, b)).collect())
+            .collect(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn engine_keeps_its_books(
+        streams in prop::collection::vec(
+            prop::collection::vec((0u32..3, 0u64..64), 1..60), 1..4),
+        cache in 4usize..40,
+        replacement in 0usize..3,
+        prefetcher in 0usize..4,
+    ) {
+        let workload = workload(streams);
+        let geometry = CacheGeometry { capacity: cache, block_size: 4096 };
+        let mut policy = replacement_from(&PolicySpec::parse(REPLACEMENTS[replacement]).unwrap(), geometry).unwrap();
+        let setup = PrefetchSetup { workload: &workload, cache_blocks: cache, disk_model: "fixed:1" };
+        let mut prefetch = prefetcher_from(&PolicySpec::parse(PREFETCHERS[prefetcher]).unwrap(), &setup).unwrap();
+        let mut scheduler = Plain(disk::scheduler_from_name("clook").unwrap());
+        let mut model = disk::model_from_name("hitachi-18zx").unwrap();
+        let mut violations = Vec::new();
+        let parts = Parts {
+            replacement: policy.as_mut(),
+            prefetcher: prefetch.as_mut(),
+            scheduler: &mut scheduler,
+            model: model.as_mut(),
+        };
+        let m = run(&workload, EngineConfig::with_cache(cache), parts, &mut |seen| {
+            let order = seen.replacement.order();
+            let unique: BTreeSet<_> = order.iter().collect();
+            if order.len() > cache || unique.len() != order.len() {
+                violations.push((seen.stream, seen.index, order.len()));
+            }
+        }).unwrap();
+        prop_assert!(violations.is_empty(), "{:?}", violations);
+        let total: usize = workload.streams.iter().map(Vec::len).sum();
+        prop_assert_eq!(m.references, total as u64);
+        prop_assert_eq!(m.hits + m.inflight_hits + m.misses, m.references);
+        let histogram: u64 = m.request_sizes.iter().map(|(s, n)| s * n).sum();
+        prop_assert_eq!(histogram, m.blocks_fetched);
+        prop_assert!(m.requests >= 1 && m.blocks_fetched >= m.misses);
+    }
+}
