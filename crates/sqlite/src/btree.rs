@@ -367,7 +367,8 @@ pub struct TableMap {
 }
 
 impl TableMap {
-    /// Prepares the map of the table rooted at `root`, reading its left-most path to learn its height.
+    /// Prepares the map of the table rooted at `root`: reads its left-most path to learn its height, then
+    /// every interior page (a scan needs nearly all of them, and they are few: one per few hundred leaves).
     pub fn new<S: PageSource + ?Sized>(db: &Database<S>, root: u32) -> ReadResult<TableMap> {
         let mut map = TableMap {
             root,
@@ -377,7 +378,7 @@ impl TableMap {
         let mut number = root;
         loop {
             match db.page_kind(number)? {
-                PageKind::TableLeaf => return Ok(map),
+                PageKind::TableLeaf => break,
                 PageKind::TableInterior if map.height < MAX_DEPTH => {
                     let interior = map.interior(db, number)?;
                     number = interior.children.first().copied().unwrap_or(interior.right);
@@ -390,6 +391,30 @@ impl TableMap {
                 }
             }
         }
+        map.load_interiors(db)?;
+        Ok(map)
+    }
+
+    /// Reads every interior page, level by level down to the parents of the leaves.
+    fn load_interiors<S: PageSource + ?Sized>(&mut self, db: &Database<S>) -> ReadResult<()> {
+        let mut level = vec![self.root];
+        for _ in 1..self.height {
+            let mut next = Vec::new();
+            for number in level {
+                let interior = self.interior(db, number)?;
+                next.extend(interior.children.iter().copied().chain([interior.right]));
+            }
+            if next.len() > db.page_count() as usize {
+                return Err(ReadError::Corrupt(
+                    "table b-tree has more pages than the file".into(),
+                ));
+            }
+            level = next;
+        }
+        for number in level {
+            self.interior(db, number)?;
+        }
+        Ok(())
     }
 
     fn interior<S: PageSource + ?Sized>(
@@ -416,9 +441,9 @@ impl TableMap {
         Ok(number)
     }
 
-    /// Number of interior pages read so far.
-    pub fn cached_interiors(&self) -> usize {
-        self.interiors.len()
+    /// Whether `page` is one of the table's interior pages read so far.
+    pub fn is_cached_interior(&self, page: u32) -> bool {
+        self.interiors.contains_key(&page)
     }
 }
 

@@ -4,7 +4,7 @@
 //! accepts fewer entries than offered (its list is full), and PF_DONE at the end.
 //!
 //! Deviations: none from the paper's callback protocol. The client uses libprefetch's default
-//! configuration (budget from /proc/meminfo and the memory cgroup, 32 KiB infill).
+//! configuration (budget from /proc/meminfo and the memory cgroup, 32 KiB infill) with a longer list.
 
 use std::ffi::{c_int, CStr, OsStr};
 use std::fs::File;
@@ -20,6 +20,9 @@ use crate::scan::{Plan, ScanPlanner};
 
 /// Environment variable that makes each tracked file print libprefetch's counters to stderr when closed.
 pub const STATS_ENV: &str = "PREFETCH_SQLITE_STATS";
+
+/// Access-list capacity asked of libprefetch, in entries.
+const LIST_CAPACITY: usize = 8 << 20;
 
 /// Entries handed to libprefetch per `request_prefetching` call.
 const BATCH: usize = 4096;
@@ -62,9 +65,17 @@ impl Tracked {
         })
     }
 
-    /// Reports a read of `amount` bytes at `offset` that SQLite is about to make.
+    /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, unless it reads a table
+    /// interior page (see [`ScanPlanner::is_table_interior`]).
     pub fn note_read(&self, offset: sqlite3_int64, amount: c_int) {
-        if let (Ok(offset), Ok(amount)) = (u64::try_from(offset), u64::try_from(amount)) {
+        let (Ok(offset), Ok(amount)) = (u64::try_from(offset), u64::try_from(amount)) else {
+            return;
+        };
+        let interior = self
+            .planner
+            .try_lock()
+            .is_ok_and(|planner| planner.is_table_interior(offset));
+        if !interior {
             libprefetch::note_read(self.fd, offset, amount);
         }
     }
@@ -88,6 +99,15 @@ impl Drop for Tracked {
                 self.client.stats()
             );
         }
+    }
+}
+
+/// The client's configuration: libprefetch's defaults, with room on the list for a whole index scan of a
+/// multi-gigabyte table (one entry per row, 16 bytes each: 8 Mi entries take 128 MiB only when used).
+fn config() -> Config {
+    Config {
+        capacity: LIST_CAPACITY,
+        ..Config::default()
     }
 }
 

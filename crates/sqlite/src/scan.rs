@@ -11,9 +11,11 @@
 //! ```
 //!
 //! Regimes, by the page SQLite asks for when libprefetch calls back:
-//! * **index leaf, right after the previous one in key order** (a forward scan): `Set` a list from that leaf,
-//!   looking ahead `lookahead` leaves; the lookahead doubles on each such step, from [`FIRST_LOOKAHEAD`]
-//!   up to [`MAX_LOOKAHEAD`];
+//! * **the first leaf of an index** (a scan of the whole index starts there; point lookups rarely land on
+//!   it): `Set` a list of the whole index from that leaf, as the paper's callback does;
+//! * **an index leaf right after the previous one in key order** (a forward scan that started elsewhere,
+//!   such as a range): `Set` a list from that leaf over [`FIRST_LOOKAHEAD`] leaves, growing [`GROWTH`]-fold
+//!   at each further step, since the scan may end anywhere;
 //! * **table leaf, with a marked index leaf behind it** (the list ran short, or SQLite strayed among the
 //!   rows of the current leaf): `FromMark`, the list after that leaf regenerated (PF_SET_FROM_MARK);
 //! * **anything else** (an index leaf out of sequence, as point lookups and descending scans do; interior
@@ -21,9 +23,13 @@
 //!   whose scan the list describes clears the list (`Clear`), since that scan has ended; leaves of other
 //!   indexes (the inner side of a join) leave it alone.
 //!
-//! Deviations: the paper's callback starts listing at the first index page read; this one waits until a
-//! second, consecutive leaf confirms a forward scan, so point lookups through an index (joins) do not each
-//! prefetch a whole leaf's worth of table pages. Entries for consecutive rowids on the same table page are
+//! The list should cover the rest of the scan: libprefetch drops pages that its list no longer names, so a
+//! page that a truncated list omits (each table page holds several rows, scattered over the index) would
+//! be dropped and read again.
+//!
+//! Deviations: the paper's callback starts listing at the first index page read; this one starts at the
+//! index's first leaf or waits until a second, consecutive leaf confirms a forward scan, so point lookups
+//! through an index (joins) do not each prefetch a whole leaf's worth of table pages. Entries for consecutive rowids on the same table page are
 //! merged into one. The reader's caches are dropped when the file's change counter or length changes.
 
 use std::collections::hash_map::Entry as Slot;
@@ -33,10 +39,10 @@ use std::fs::File;
 use crate::btree::{Database, IndexLeaf, ReadError, ReadResult, TableMap};
 use crate::format::PageKind;
 
-/// Leaves listed when a forward scan is first recognised.
-pub const FIRST_LOOKAHEAD: usize = 4;
-/// Most leaves listed ahead of the scan (each holds a few hundred index entries).
-pub const MAX_LOOKAHEAD: usize = 4096;
+/// Leaves listed when a forward scan is recognised away from the index's first leaf.
+pub const FIRST_LOOKAHEAD: usize = 64;
+/// Factor by which the lookahead grows at each further step of such a scan.
+pub const GROWTH: usize = 4;
 
 /// One access-list entry: a byte offset in the database file and whether it is marked (an index leaf).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +81,8 @@ struct Cache {
     leaf_at: HashMap<u32, (u32, usize)>,
     /// Table root -> rowid-to-page map.
     tables: HashMap<u32, TableMap>,
+    /// Index leaf -> the table pages its entries (and the interior entries after it) point to, in order.
+    table_pages: HashMap<u32, Vec<u32>>,
 }
 
 /// How far a scan of one index has got: the position of the leaf it was last seen on, the end of what
@@ -108,6 +116,17 @@ impl ScanPlanner {
             scans: HashMap::new(),
             active: None,
         }
+    }
+
+    /// Whether the page at byte `offset` is a table interior page the planner has read. SQLite re-reads
+    /// those whenever its own page cache drops them; they are not on the access list, so the VFS keeps
+    /// such reads from libprefetch rather than have each one count as a divergence.
+    pub fn is_table_interior(&self, offset: u64) -> bool {
+        let page = self.page_at(offset);
+        self.cache
+            .tables
+            .values()
+            .any(|map| map.is_cached_interior(page))
     }
 
     /// Forgets everything read from the file (after a write).
@@ -159,6 +178,17 @@ impl ScanPlanner {
             Some(scan) if scan.pos < pos && pos <= scan.listed_end => {
                 Ok(Plan::Set(self.list_from(root, pos, true)?))
             }
+            None if pos == 0 => {
+                self.scans.insert(
+                    root,
+                    Scan {
+                        pos,
+                        listed_end: pos + 1,
+                        lookahead: usize::MAX,
+                    },
+                );
+                Ok(Plan::Set(self.list_from(root, pos, true)?))
+            }
             _ => {
                 self.scans.insert(
                     root,
@@ -205,7 +235,7 @@ impl ScanPlanner {
             .scans
             .get(&root)
             .map_or(FIRST_LOOKAHEAD, |scan| scan.lookahead);
-        let end = (pos + lookahead).min(index.leaves.len());
+        let end = pos.saturating_add(lookahead).min(index.leaves.len());
         let map = match self.cache.tables.entry(index.table_root) {
             Slot::Occupied(e) => e.into_mut(),
             Slot::Vacant(e) => e.insert(TableMap::new(db, index.table_root)?),
@@ -218,8 +248,11 @@ impl ScanPlanner {
                     mark: true,
                 });
             }
-            for rowid in db.index_leaf_rowids(leaf.page)?.iter().chain(&leaf.then) {
-                let page = map.leaf_for(db, *rowid)?;
+            let pages = match self.cache.table_pages.entry(leaf.page) {
+                Slot::Occupied(e) => e.into_mut(),
+                Slot::Vacant(e) => e.insert(table_pages_of(db, map, leaf)?),
+            };
+            for &page in pages.iter() {
                 list.push(Entry {
                     offset: db.page_offset(page),
                     mark: false,
@@ -229,7 +262,7 @@ impl ScanPlanner {
         let next = Scan {
             pos,
             listed_end: end.max(pos + 1),
-            lookahead: (lookahead * 2).min(MAX_LOOKAHEAD),
+            lookahead: lookahead.saturating_mul(GROWTH),
         };
         self.scans.insert(root, next);
         self.active = Some(root);
@@ -270,6 +303,23 @@ impl ScanPlanner {
         self.cache.indexes = Some(indexes);
         Ok(())
     }
+}
+
+/// The table pages that the entries of index leaf `leaf` (then the interior entries after it) point to,
+/// consecutive repeats merged.
+fn table_pages_of(
+    db: &Database<File>,
+    map: &mut TableMap,
+    leaf: &IndexLeaf,
+) -> ReadResult<Vec<u32>> {
+    let mut pages: Vec<u32> = Vec::new();
+    for rowid in db.index_leaf_rowids(leaf.page)?.iter().chain(&leaf.then) {
+        let page = map.leaf_for(db, *rowid)?;
+        if pages.last() != Some(&page) {
+            pages.push(page);
+        }
+    }
+    Ok(pages)
 }
 
 /// The reader once opened.

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use prefetch_sqlite::btree::{Database, IndexLeaf};
 use prefetch_sqlite::gen::{generate, GenOptions, PAGE_SIZE};
-use prefetch_sqlite::scan::{Entry, Plan, ScanPlanner, FIRST_LOOKAHEAD};
+use prefetch_sqlite::scan::{Entry, Plan, ScanPlanner, FIRST_LOOKAHEAD, GROWTH};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -79,31 +79,49 @@ fn expected(f: &Fixture, leaves: &[IndexLeaf], include_first: bool) -> Vec<Entry
 }
 
 #[test]
-fn forward_scan_lists_table_pages_in_index_order_with_leaves_marked() {
+fn scan_from_the_first_leaf_lists_the_whole_index() {
     let f = fixture(30_000);
+    let mut p = planner(&f.path);
+    let Plan::Set(list) = p.plan(None, offset(f.leaves[0].page)) else {
+        panic!("reading an index's first leaf must set a list");
+    };
+    assert_eq!(list, expected(&f, &f.leaves, true));
+    assert_eq!(list.iter().filter(|e| e.mark).count(), f.leaves.len());
+}
+
+#[test]
+fn forward_scan_elsewhere_lists_table_pages_in_index_order_with_leaves_marked() {
+    let f = fixture(30_000);
+    let start = 10;
     assert!(
-        f.leaves.len() > 2 * FIRST_LOOKAHEAD + 2,
+        f.leaves.len() > start + FIRST_LOOKAHEAD + 2,
         "need several leaves, got {}",
         f.leaves.len()
     );
     let mut p = planner(&f.path);
-    // The first leaf alone does not show a scan yet: plain reads.
-    assert_eq!(p.plan(None, offset(f.leaves[0].page)), Plan::Keep);
+    // One leaf in the middle of the index does not show a scan yet: plain reads.
+    assert_eq!(p.plan(None, offset(f.leaves[start].page)), Plan::Keep);
     // The next leaf in key order does: the list covers FIRST_LOOKAHEAD leaves from it.
-    let Plan::Set(list) = p.plan(Some(offset(f.leaves[0].page)), offset(f.leaves[1].page)) else {
+    let Plan::Set(list) = p.plan(
+        Some(offset(f.leaves[start].page)),
+        offset(f.leaves[start + 1].page),
+    ) else {
         panic!("a forward scan must set a list");
     };
-    assert_eq!(list, expected(&f, &f.leaves[1..1 + FIRST_LOOKAHEAD], true));
-    // Reading a table page past the mark of leaf 2: the list after that mark is regenerated, looking
-    // twice as far ahead.
+    let first = start + 1;
+    assert_eq!(
+        list,
+        expected(&f, &f.leaves[first..first + FIRST_LOOKAHEAD], true)
+    );
+    // Reading a table page past the mark of the next leaf: the list after that mark is regenerated,
+    // looking GROWTH times as far ahead (up to the end of the index).
     let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
-    let Plan::FromMark(refreshed) = p.plan(Some(offset(f.leaves[2].page)), table_page) else {
+    let Plan::FromMark(refreshed) = p.plan(Some(offset(f.leaves[first + 1].page)), table_page)
+    else {
         panic!("a table read behind a mark must refresh from the mark");
     };
-    assert_eq!(
-        refreshed,
-        expected(&f, &f.leaves[2..2 + 2 * FIRST_LOOKAHEAD], false)
-    );
+    let end = (first + 1 + GROWTH * FIRST_LOOKAHEAD).min(f.leaves.len());
+    assert_eq!(refreshed, expected(&f, &f.leaves[first + 1..end], false));
 }
 
 #[test]
@@ -148,7 +166,7 @@ fn out_of_order_index_reads_fall_back_to_plain_reads() {
 fn planner_follows_the_file_after_a_write() {
     let f = fixture(20_000);
     let mut p = planner(&f.path);
-    assert_eq!(p.plan(None, offset(f.leaves[0].page)), Plan::Keep);
+    assert_eq!(p.plan(None, offset(f.leaves[5].page)), Plan::Keep);
     let conn = rusqlite::Connection::open(&f.path).unwrap();
     conn.execute_batch(
         "UPDATE customer SET c_zip = '0000' || substr(c_zip, 5) WHERE rowid % 2 = 0; VACUUM;",
@@ -165,14 +183,14 @@ fn planner_follows_the_file_after_a_write() {
         .root;
     let leaves = db.index_leaves(root).unwrap();
     let fresh = Fixture { leaves, db, ..f };
-    assert_eq!(p.plan(None, offset(fresh.leaves[0].page)), Plan::Keep);
-    let Plan::Set(list) = p.plan(None, offset(fresh.leaves[1].page)) else {
+    assert_eq!(p.plan(None, offset(fresh.leaves[5].page)), Plan::Keep);
+    let Plan::Set(list) = p.plan(None, offset(fresh.leaves[6].page)) else {
         panic!("a forward scan of the rewritten file must set a list");
     };
     assert_eq!(
         list.first(),
         Some(&Entry {
-            offset: offset(fresh.leaves[1].page),
+            offset: offset(fresh.leaves[6].page),
             mark: true
         })
     );
