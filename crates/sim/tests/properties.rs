@@ -50,6 +50,15 @@ proptest! {
         }
     }
 
+    /// Issuing a demand schedule early never makes it slower: conservative is never slower than
+    /// OPT-demand, nor LRU-sensible than LRU-demand (the same fetches, each at its first
+    /// harmless opportunity).
+    #[test]
+    fn early_schedules_are_never_slower_than_demand(s in string(80, 12), k in 1usize..8, f in 1u64..20) {
+        prop_assert!(run("conservative", &s, k, f).elapsed <= run("opt-demand", &s, k, f).elapsed);
+        prop_assert!(run("lru-sensible", &s, k, f).elapsed <= run("lru-demand", &s, k, f).elapsed);
+    }
+
     /// Section 3.3: aggressive never fetches more than LRU demand paging.
     #[test]
     fn aggressive_fetches_at_most_lru_demand(s in string(80, 12), k in 1usize..8, f in 1u64..20) {
