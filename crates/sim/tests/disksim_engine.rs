@@ -1,6 +1,7 @@
 //! The disk-timed engine's timing rules, each checked on a case small enough to work by hand:
 //! streams share one disk in FIFO order, think time delays the next reference, a reference to a
-//! block still in flight waits for that request, and a time limit cuts a closed loop.
+//! block still in flight waits for that request, a time limit cuts a closed loop, and a
+//! scheduler may hold the disk idle until a time.
 
 use std::time::Duration;
 
@@ -101,4 +102,51 @@ fn bad_settings_and_references_are_errors() {
         simulate(&fine, &spec("nonesuch", 4)),
         Err(EngineError::Spec(_))
     ));
+}
+
+/// A FIFO that keeps the disk idle until `hold_until` (as anticipatory scheduling does).
+struct HoldUntil {
+    hold_until: Duration,
+    queue: std::collections::VecDeque<disk::Request>,
+}
+
+impl sim::disksim::IoScheduler for HoldUntil {
+    fn push(&mut self, req: disk::Request, _stream: usize) {
+        self.queue.push_back(req);
+    }
+
+    fn dispatch(&mut self, _head: u64, now: Duration) -> sim::disksim::Dispatch {
+        use sim::disksim::Dispatch;
+        match self.queue.front() {
+            None => Dispatch::Idle,
+            Some(_) if now < self.hold_until => Dispatch::WaitUntil(self.hold_until),
+            Some(_) => Dispatch::Serve(self.queue.pop_front().unwrap()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+#[test]
+fn a_scheduler_may_keep_the_disk_idle_until_a_time() {
+    use sim::disksim::engine::{run, Parts};
+    use sim::disksim::prefetch::none::NoPrefetch;
+    use sim::disksim::replace::clock::Clock;
+    let workload = two_files(vec![vec![Step::at(0, 0)]]);
+    let mut model = disk::model_from_name("fixed:10").unwrap();
+    let mut scheduler = HoldUntil {
+        hold_until: ms(5),
+        queue: Default::default(),
+    };
+    let parts = Parts {
+        replacement: &mut Clock::default(),
+        prefetcher: &mut NoPrefetch,
+        scheduler: &mut scheduler,
+        model: model.as_mut(),
+    };
+    let m = run(&workload, EngineConfig::with_cache(4), parts, &mut |_| {}).unwrap();
+    assert_eq!(m.elapsed, ms(15));
+    assert_eq!(m.disk_busy, ms(10));
 }

@@ -491,7 +491,8 @@ impl<'w, 'p> Engine<'w, 'p> {
             match self.parts.scheduler.dispatch(self.parts.model.head(), now) {
                 Dispatch::Serve(request) => self.serve(now, request),
                 Dispatch::WaitUntil(at) => {
-                    if self.timer.is_none_or(|t| at < t || t <= now) && at > now {
+                    let at = at.max(now + Duration::from_nanos(1));
+                    if self.timer.is_none_or(|t| at < t || t <= now) {
                         self.timer = Some(at);
                         self.events.push(Reverse((at, TIMER, 0)));
                     }
