@@ -254,28 +254,7 @@ impl<'w, 'p> Engine<'w, 'p> {
             return;
         };
         self.metrics.references += 1;
-        let mut wait_on = match self.cache.get_mut(&disk_block) {
-            Some(entry) => {
-                let touch = Touch {
-                    stream,
-                    now,
-                    prefetched: entry.unused_prefetch,
-                };
-                entry.unused_prefetch = false;
-                match entry.pending {
-                    Some(_) => self.metrics.inflight_hits += 1,
-                    None => self.metrics.hits += 1,
-                }
-                let pending = entry.pending;
-                self.parts.replacement.on_hit(disk_block, touch);
-                pending
-            }
-            None => {
-                self.metrics.misses += 1;
-                None
-            }
-        };
-        let found = self.cache.contains_key(&disk_block);
+        let (found, mut wait_on) = self.lookup(disk_block, stream, now);
         let access = Access {
             stream,
             block,
@@ -307,6 +286,33 @@ impl<'w, 'p> Engine<'w, 'p> {
             None => self.advance(stream, now),
         }
         self.kick_disk(now);
+    }
+
+    /// Counts a reference to `disk_block` as a hit, an in-flight hit or a miss and tells the
+    /// replacement policy; returns whether it was found and the request it must wait for.
+    fn lookup(
+        &mut self,
+        disk_block: DiskBlock,
+        stream: usize,
+        now: Duration,
+    ) -> (bool, Option<u64>) {
+        let Some(entry) = self.cache.get_mut(&disk_block) else {
+            self.metrics.misses += 1;
+            return (false, None);
+        };
+        let touch = Touch {
+            stream,
+            now,
+            prefetched: entry.unused_prefetch,
+        };
+        entry.unused_prefetch = false;
+        match entry.pending {
+            Some(_) => self.metrics.inflight_hits += 1,
+            None => self.metrics.hits += 1,
+        }
+        let pending = entry.pending;
+        self.parts.replacement.on_hit(disk_block, touch);
+        (true, pending)
     }
 
     /// Moves `stream` past its current reference, served at `now`.
