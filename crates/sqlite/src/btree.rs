@@ -302,6 +302,18 @@ impl<S: PageSource + ?Sized> Database<S> {
         Ok(leaves)
     }
 
+    /// The interior pages of the index rooted at `root` (empty when the root is a leaf).
+    pub fn index_interiors(&self, root: u32) -> ReadResult<Vec<u32>> {
+        let mut interiors: Vec<u32> = Vec::new();
+        self.walk(root, &mut |page, _| {
+            if page.kind == PageKind::IndexInterior && interiors.last() != Some(&page.number) {
+                interiors.push(page.number);
+            }
+            Ok(())
+        })?;
+        Ok(interiors)
+    }
+
     /// Rowids of the entries on index leaf page `number`, in key order.
     pub fn index_leaf_rowids(&self, number: u32) -> ReadResult<Vec<i64>> {
         let bytes = self.read_page(number)?;

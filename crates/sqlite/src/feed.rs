@@ -48,12 +48,9 @@ impl Tracked {
         let client = {
             let planner = Arc::clone(&planner);
             let listed = Arc::clone(&listed);
-            Client::register(
-                Config::default(),
-                move |client: &Client, info: CallbackInfo| {
-                    on_callback(client, fd, &planner, &listed, info);
-                },
-            )
+            Client::register(config(), move |client: &Client, info: CallbackInfo| {
+                on_callback(client, fd, &planner, &listed, info);
+            })
             .ok()?
         };
         client.register_region(fd, 0, i64::MAX as u64).ok()?;
@@ -65,8 +62,8 @@ impl Tracked {
         })
     }
 
-    /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, unless it reads a table
-    /// interior page (see [`ScanPlanner::is_table_interior`]).
+    /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, unless it reads a b-tree
+    /// interior page (see [`ScanPlanner::is_interior`]).
     pub fn note_read(&self, offset: sqlite3_int64, amount: c_int) {
         let (Ok(offset), Ok(amount)) = (u64::try_from(offset), u64::try_from(amount)) else {
             return;
@@ -74,7 +71,7 @@ impl Tracked {
         let interior = self
             .planner
             .try_lock()
-            .is_ok_and(|planner| planner.is_table_interior(offset));
+            .is_ok_and(|planner| planner.is_interior(offset));
         if !interior {
             libprefetch::note_read(self.fd, offset, amount);
         }

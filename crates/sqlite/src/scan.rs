@@ -33,7 +33,7 @@
 //! merged into one. The reader's caches are dropped when the file's change counter or length changes.
 
 use std::collections::hash_map::Entry as Slot;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 
 use crate::btree::{Database, IndexLeaf, ReadError, ReadResult, TableMap};
@@ -81,6 +81,8 @@ struct Cache {
     leaf_at: HashMap<u32, (u32, usize)>,
     /// Table root -> rowid-to-page map.
     tables: HashMap<u32, TableMap>,
+    /// Interior pages of the indexes, and page 1 (the schema table, whose header SQLite re-reads).
+    index_interiors: HashSet<u32>,
     /// Index leaf -> the table pages its entries (and the interior entries after it) point to, in order.
     table_pages: HashMap<u32, Vec<u32>>,
 }
@@ -118,15 +120,17 @@ impl ScanPlanner {
         }
     }
 
-    /// Whether the page at byte `offset` is a table interior page the planner has read. SQLite re-reads
-    /// those whenever its own page cache drops them; they are not on the access list, so the VFS keeps
-    /// such reads from libprefetch rather than have each one count as a divergence.
-    pub fn is_table_interior(&self, offset: u64) -> bool {
+    /// Whether the page at byte `offset` is an interior page of a b-tree the planner has read (or page 1).
+    /// SQLite re-reads those whenever its own page cache drops them; they are not on the access list, so
+    /// the VFS keeps such reads from libprefetch rather than have each one count as a divergence.
+    pub fn is_interior(&self, offset: u64) -> bool {
         let page = self.page_at(offset);
-        self.cache
-            .tables
-            .values()
-            .any(|map| map.is_cached_interior(page))
+        self.cache.index_interiors.contains(&page)
+            || self
+                .cache
+                .tables
+                .values()
+                .any(|map| map.is_cached_interior(page))
     }
 
     /// Forgets everything read from the file (after a write).
@@ -289,6 +293,9 @@ impl ScanPlanner {
                 continue; // a WITHOUT ROWID table: its indexes hold primary keys, not rowids
             }
             let leaves = db.index_leaves(index.root)?;
+            self.cache
+                .index_interiors
+                .extend(db.index_interiors(index.root)?);
             for (pos, leaf) in leaves.iter().enumerate() {
                 self.cache.leaf_at.insert(leaf.page, (index.root, pos));
             }
@@ -300,6 +307,7 @@ impl ScanPlanner {
                 },
             );
         }
+        self.cache.index_interiors.insert(1);
         self.cache.indexes = Some(indexes);
         Ok(())
     }
