@@ -53,6 +53,19 @@
 //! `name:key=value,key=value` ([`PolicySpec`]); sizes accept `K`/`M`/`G` suffixes (bytes) or a
 //! plain number of blocks where the option says so.
 //!
+//! # Where things are
+//!
+//! * Replacement: [`replace::clock`] (CLOCK, the papers' "LRU"), [`replace::lru`] (strict LRU,
+//!   DULO Table 1's drawing), [`replace::dulo`] (DULO), and CPEM's prefetch cache
+//!   ([`prefetch::cpem`], TR840 s4).
+//! * Prefetchers: [`prefetch::none`], [`prefetch::readahead`] (Linux), [`prefetch::aggressive`]
+//!   and [`prefetch::competitive`] (TR840), [`prefetch::reorder`] (libprefetch's s3 benchmark)
+//!   and [`prefetch::planner`] (the live library's `plan::Planner`).
+//! * Schedulers: the `disk` crate's (fifo, clook, sstf, deadline) and [`anticipatory`].
+//! * Workloads: [`workload`] (layouts, reference traces), [`microbench`] (TR840),
+//!   [`experiments::synthetic`] (DULO's random and sequential stand-ins).
+//! * Reproductions: [`experiments::dulo`], [`experiments::libprefetch`], [`tr840`].
+//!
 //! Every result of this module is *simulated* on a named disk model; reports must say so.
 
 pub mod anticipatory;
