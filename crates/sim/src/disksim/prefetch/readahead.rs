@@ -1,5 +1,6 @@
 //! Linux-style read-ahead (2.6 era), the prefetcher of DULO's simulations (FAST'05 s4.1.1,
-//! "Linux prefetching policy", its reference 28) and the baseline of competitive prefetching (TR840 s2.2).
+//! "Linux prefetching policy", its reference 28) and the baseline of competitive prefetching
+//! (TR840 s2.2).
 //!
 //! Each stream keeps, per file, a *current* window (being read) and an *ahead* window (being
 //! fetched in the background):
