@@ -93,6 +93,15 @@ fn memory_lines(rows: &[&Row]) -> Vec<Line> {
         .collect()
 }
 
+/// One fixed colour per mode, the same in every plot.
+fn color_of(label: &str) -> RGBAColor {
+    match Mode::from_name(label) {
+        Some(Mode::Stock) => RED.to_rgba(),
+        Some(Mode::Naive) => RGBColor(230, 140, 0).to_rgba(),
+        Some(Mode::Libprefetch) | None => BLUE.to_rgba(),
+    }
+}
+
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / f64::from(1 << 20)
 }
@@ -131,8 +140,8 @@ fn draw(
         .x_desc(format!("{axis}; {}", report.storage.describe()))
         .y_desc("wall time, median (s)")
         .draw()?;
-    for (index, line) in lines.iter().enumerate() {
-        let color = Palette99::pick(index).to_rgba();
+    for line in lines {
+        let color = color_of(&line.label);
         chart
             .draw_series(LineSeries::new(
                 line.points.iter().copied(),

@@ -137,11 +137,13 @@ impl Report {
         let setting = match memory_cgroups.as_slice() {
             [] => storage.describe(),
             [group] => format!("{} inside a {group}", storage.describe()),
-            groups => format!(
-                "{} inside one of {} memory cgroups (column \"memory\"): {}",
+            [first, ..] => format!(
+                "{} inside memory cgroups of {} (one per size, column \"memory\"{}",
                 storage.describe(),
-                groups.len(),
-                groups.join(", ")
+                memory_sizes(&rows),
+                first
+                    .split_once(" (")
+                    .map_or_else(|| ")".to_string(), |(_, kind)| format!("; {kind}")),
             ),
         };
         Ok(Report {
@@ -314,6 +316,21 @@ fn push_line(out: &mut String, cells: &[String], widths: &[usize]) {
     out.push('\n');
 }
 
+/// The distinct memory limits of `rows`, in order: "256.0 MiB, 512.0 MiB, 1.00 GiB".
+fn memory_sizes(rows: &[Row]) -> String {
+    let mut sizes: Vec<String> = Vec::new();
+    for size in rows
+        .iter()
+        .filter_map(|row| row.memory_limit_bytes)
+        .map(format_bytes)
+    {
+        if !sizes.contains(&size) {
+            sizes.push(size);
+        }
+    }
+    sizes.join(", ")
+}
+
 /// The checksum all runs share, or an error naming the mode that read different bytes.
 fn common_checksum(rows: &[Row]) -> Result<u32> {
     let mut expected: Option<(u32, &str)> = None;
@@ -407,8 +424,8 @@ mod tests {
             row(Mode::Libprefetch, 256, 1.0),
         ];
         let groups = vec![
-            "memory cgroup of 64.0 MiB".into(),
-            "memory cgroup of 256.0 MiB".into(),
+            "memory cgroup of 64.0 MiB (v1 memory.limit_in_bytes)".into(),
+            "memory cgroup of 256.0 MiB (v1 memory.limit_in_bytes)".into(),
         ];
         let report = Report::new(&config, Storage::of(Path::new("/")), groups, rows).unwrap();
         let speedups: Vec<f64> = report
@@ -425,7 +442,10 @@ mod tests {
             ]
         );
         let table = report.table();
-        assert!(table.contains("inside one of 2 memory cgroups"), "{table}");
+        assert!(
+            table.contains("inside memory cgroups of 64.0 MiB, 256.0 MiB (one per size, column \"memory\"; v1 memory.limit_in_bytes)"),
+            "{table}"
+        );
         assert!(
             table
                 .lines()
