@@ -24,7 +24,8 @@
 //! application needs* (to shorten its first wait) and sizes the buffer by AIMD; the paper's
 //! Figure 2-3 benchmark, which this policy reproduces, reads each buffer "by increasing disk
 //! position" with a fixed buffer, and so do we by default (`sweep=buffer`). Starting at the next
-//! needed page would add about one random seek (N/3) per buffer, 17% over the formula;
+//! needed page adds about one random seek (N/3) per buffer, about 17% over the formula for
+//! 64 <= K << N (see [`super::planner`], which does exactly that);
 //! `sweep=continuous` starts where the previous buffer left the head (C-LOOK across buffers),
 //! about 5% shorter than the formula at K = 16. Rounds start when the application reaches the
 //! first entry past the buffer (the paper's benchmark proceeds one buffer at a time). Pages
