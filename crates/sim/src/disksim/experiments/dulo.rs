@@ -508,7 +508,7 @@ the same sizes give back part of DULO's gain on multi1 and multi2: no single sma
 is best for all three.\n\
 - Almost-all-random (paper: tpc-h). Paper: almost no change. Ours: the same within 0.1% at every \
 cache size, and identical request-size CDFs: with nothing sequential to sink, DULO is CLOCK.\n\
-- Almost-all-sequential (paper: viewperf). Paper: 4.4% faster (up to 8%), little room. Ours: 1% to \
+- Almost-all-sequential (paper: viewperf). Paper: 4.4% faster (up to 8%), little room. Ours: 0.7% to \
 2.5% faster; DULO's requests are longer (about 24 blocks against 9-23) and its hit ratio higher.\n\
 - Bank size (Table 3). Paper: an optimum between 4 and 16 MB. Ours: multi1 keeps improving up to \
 the largest bank (32 MB equivalent); multi2 has no clear trend (within about 7%); gli and the random \
