@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::Eviction;
 use crate::cgroup::MemoryCgroup;
 use crate::datafile;
-use crate::io_counters::own_read_bytes;
+use crate::io_counters::DiskCounter;
 use crate::libprefetch_mode::LibraryTuning;
 use crate::mode::{execute, Mode, Outcome};
 use crate::progress;
@@ -66,7 +66,7 @@ impl RunRequest {
 pub struct RunResult {
     /// Wall-clock seconds of the pass (advice, list hand-over and reads; not the list generation).
     pub wall_seconds: f64,
-    /// Bytes read from storage during the pass (/proc/self/io read_bytes).
+    /// Bytes read from storage during the pass (/proc/self/io read_bytes, or the emulated disk's counter).
     pub read_bytes: u64,
     /// Checksum and byte count of what was read.
     pub outcome: Outcome,
@@ -77,7 +77,8 @@ pub fn measure(request: &RunRequest) -> Result<RunResult> {
     let file = File::open(&request.file)
         .with_context(|| format!("opening data file {}", request.file.display()))?;
     let reads = request.workload.reads();
-    let before = own_read_bytes()?;
+    let counter = DiskCounter::for_storage(&Storage::of(&request.file));
+    let before = counter.read()?;
     let start = Instant::now();
     let outcome = execute(request.mode, &file, &reads, &request.tuning()).with_context(|| {
         format!(
@@ -87,7 +88,7 @@ pub fn measure(request: &RunRequest) -> Result<RunResult> {
         )
     })?;
     let wall_seconds = start.elapsed().as_secs_f64();
-    let read_bytes = own_read_bytes()?.saturating_sub(before);
+    let read_bytes = counter.read()?.saturating_sub(before);
     Ok(RunResult {
         wall_seconds,
         read_bytes,
