@@ -2,8 +2,10 @@
 //!
 //! A sparse or all-zero file would be served without disk I/O (holes read as zeros without touching
 //! the device), so the file is filled with seeded pseudo-random data and written to disk. It is reused
-//! when a file of the right size already exists and has all its blocks allocated; otherwise it is
+//! when a file of the right size already exists and has all its blocks allocated. A missing file is
 //! written to a temporary name and renamed, so an interrupted write never leaves a short file behind.
+//! An existing file that does not fit is replaced only where the caller allows it (the benchmark's
+//! own directory), never a file the user named, which may hold data of its own.
 //! Deviations: none (no paper section).
 
 use std::fs::{File, OpenOptions};
@@ -42,15 +44,32 @@ pub enum Provenance {
     Written,
 }
 
-/// Makes sure `path` holds `size` bytes of allocated pseudo-random data, writing it if needed.
+/// True for paths in the benchmark's own directory, whose files `ensure` may replace.
+pub fn is_own(path: &Path) -> bool {
+    path.parent() == Some(Path::new(DEFAULT_DIR))
+}
+
+/// Makes sure `path` holds `size` bytes of allocated pseudo-random data, writing it if it is missing.
+/// An existing file of another size (or sparse) is replaced if `replace_unfit`, else refused.
 ///
 /// Blocks while writing (about a second per GiB here); shows a progress bar when `show_progress`.
-pub fn ensure(path: &Path, size: u64, show_progress: bool) -> Result<Provenance> {
+pub fn ensure(
+    path: &Path,
+    size: u64,
+    replace_unfit: bool,
+    show_progress: bool,
+) -> Result<Provenance> {
     if size == 0 {
         bail!("the data file size must be more than 0 bytes");
     }
-    if is_reusable(path, size)? {
-        return Ok(Provenance::Reused);
+    match inspect(path, size)? {
+        Fit::Reusable => return Ok(Provenance::Reused),
+        Fit::Unfit(len) if !replace_unfit => bail!(
+            "{} exists with {len} bytes (or holes) and is not replaced: pass --file-size {len} to use it \
+             as it is, or remove it to have {size} bytes of data written there",
+            path.display()
+        ),
+        Fit::Missing | Fit::Unfit(_) => {}
     }
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
@@ -69,17 +88,29 @@ pub fn ensure(path: &Path, size: u64, show_progress: bool) -> Result<Provenance>
     Ok(Provenance::Written)
 }
 
-/// True if `path` is a regular file of exactly `size` bytes with every block allocated (not sparse).
-fn is_reusable(path: &Path, size: u64) -> Result<bool> {
+/// What is at a data file's path.
+enum Fit {
+    Missing,
+    /// A regular file of exactly the size with every block allocated (not sparse).
+    Reusable,
+    /// A regular file of another size (its length), or with holes.
+    Unfit(u64),
+}
+
+fn inspect(path: &Path, size: u64) -> Result<Fit> {
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Fit::Missing),
         Err(error) => return Err(error).with_context(|| format!("inspecting {}", path.display())),
     };
     if !metadata.is_file() {
         bail!("{} exists and is not a regular file", path.display());
     }
-    Ok(metadata.len() == size && metadata.blocks() * 512 >= size)
+    if metadata.len() == size && metadata.blocks() * 512 >= size {
+        Ok(Fit::Reusable)
+    } else {
+        Ok(Fit::Unfit(metadata.len()))
+    }
 }
 
 /// Writes `size` seeded pseudo-random bytes to a new file at `path`, flushes them to disk and
@@ -121,7 +152,10 @@ mod tests {
     fn writes_random_data_once_and_then_reuses_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub").join("data.bin");
-        assert_eq!(ensure(&path, 100_000, false).unwrap(), Provenance::Written);
+        assert_eq!(
+            ensure(&path, 100_000, false, false).unwrap(),
+            Provenance::Written
+        );
         let first = std::fs::read(&path).unwrap();
         assert_eq!(first.len(), 100_000);
         let zeros = first.iter().filter(|&&byte| byte == 0).count();
@@ -129,7 +163,10 @@ mod tests {
             zeros < 2_000,
             "pseudo-random data, not zeros: {zeros} zero bytes"
         );
-        assert_eq!(ensure(&path, 100_000, false).unwrap(), Provenance::Reused);
+        assert_eq!(
+            ensure(&path, 100_000, false, false).unwrap(),
+            Provenance::Reused
+        );
     }
 
     #[test]
@@ -137,28 +174,49 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data.bin");
         std::fs::write(&path, b"short").unwrap();
-        assert_eq!(ensure(&path, 8192, false).unwrap(), Provenance::Written);
+        assert_eq!(
+            ensure(&path, 8192, true, false).unwrap(),
+            Provenance::Written
+        );
         let sparse = File::create(&path).unwrap();
         sparse.set_len(1 << 20).unwrap();
-        assert_eq!(ensure(&path, 1 << 20, false).unwrap(), Provenance::Written);
+        assert_eq!(
+            ensure(&path, 1 << 20, true, false).unwrap(),
+            Provenance::Written
+        );
         let contents = std::fs::read(&path).unwrap();
         assert!(contents.iter().any(|&byte| byte != 0));
+    }
+
+    #[test]
+    fn a_file_of_the_users_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("precious.db");
+        std::fs::write(&path, b"user data").unwrap();
+        let error = ensure(&path, 8192, false, false).unwrap_err().to_string();
+        assert!(
+            error.contains("exists with 9 bytes") && error.contains("--file-size 9"),
+            "{error}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"user data");
+        assert!(is_own(&default_path(1 << 30)));
+        assert!(!is_own(&path));
     }
 
     #[test]
     fn same_size_gives_same_contents() {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-        ensure(&a, 50_000, false).unwrap();
-        ensure(&b, 50_000, false).unwrap();
+        ensure(&a, 50_000, false, false).unwrap();
+        ensure(&b, 50_000, false, false).unwrap();
         assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
     }
 
     #[test]
     fn refuses_a_directory_and_a_zero_size() {
         let dir = tempfile::tempdir().unwrap();
-        let error = ensure(dir.path(), 4096, false).unwrap_err();
+        let error = ensure(dir.path(), 4096, true, false).unwrap_err();
         assert!(error.to_string().contains("not a regular file"), "{error}");
-        assert!(ensure(&dir.path().join("x"), 0, false).is_err());
+        assert!(ensure(&dir.path().join("x"), 0, true, false).is_err());
     }
 }

@@ -244,7 +244,12 @@ mod interrupt {
 /// Runs the benchmark described by `config` and returns its report. Blocks for all runs.
 pub fn run(config: &BenchConfig) -> Result<Report> {
     validate(config)?;
-    datafile::ensure(&config.file, config.file_size, config.show_progress)?;
+    datafile::ensure(
+        &config.file,
+        config.file_size,
+        datafile::is_own(&config.file),
+        config.show_progress,
+    )?;
     let file = File::open(&config.file)
         .with_context(|| format!("opening data file {}", config.file.display()))?;
     let limits: Vec<Option<u64>> = if config.memory_limits.is_empty() {
