@@ -35,7 +35,8 @@ pub enum BenchCommand {
 /// Options every workload shares.
 #[derive(Args)]
 pub struct CommonArgs {
-    /// Data file; made (pseudo-random bytes) if missing or of the wrong size
+    /// Data file; written (pseudo-random bytes) if missing, reused if it has --file-size bytes;
+    /// files of another size are replaced only in /tmp/libprefetch-bench
     /// [default: /tmp/libprefetch-bench/data-SIZE.bin]
     #[arg(long)]
     file: Option<PathBuf>,
