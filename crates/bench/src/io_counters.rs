@@ -29,7 +29,7 @@ impl DiskCounter {
             Storage::Emulated { mount_point, .. } => {
                 DiskCounter::Emulated(Path::new(mount_point).join(".emulate-stats"))
             }
-            Storage::Disk { .. } => DiskCounter::OwnProcess,
+            Storage::Disk { .. } | Storage::Memory { .. } => DiskCounter::OwnProcess,
         }
     }
 

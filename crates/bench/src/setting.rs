@@ -21,6 +21,11 @@ pub enum Storage {
         /// The file system type, e.g. ext4.
         fs_type: String,
     },
+    /// A file system kept in memory (tmpfs, ramfs): nothing is read from a disk, so nothing to measure.
+    Memory {
+        /// The file system type.
+        fs_type: String,
+    },
     /// A `prefetch emulate` FUSE mount (reads take the disk model's time).
     Emulated {
         /// Where the emulated disk is mounted.
@@ -44,6 +49,9 @@ impl Storage {
             Storage::Disk { device, fs_type } => {
                 format!("this machine's disk ({device}, {fs_type})")
             }
+            Storage::Memory { fs_type } => {
+                format!("memory ({fs_type}: no disk behind it, so cold and warm are the same)")
+            }
             Storage::Emulated { mount_point, model } => match model {
                 Some(model) => {
                     format!("emulated disk (prefetch emulate, model {model}, at {mount_point})")
@@ -53,6 +61,9 @@ impl Storage {
         }
     }
 }
+
+/// File systems whose files live in memory only.
+const MEMORY_FILE_SYSTEMS: [&str; 3] = ["tmpfs", "ramfs", "hugetlbfs"];
 
 /// One line of mountinfo, the fields that matter here.
 struct Mount {
@@ -72,6 +83,9 @@ fn classify(mountinfo: &str, path: &str) -> Storage {
         Some(mount) if is_emulated(&mount) => Storage::Emulated {
             model: mount.source.strip_prefix("emulate:").map(str::to_string),
             mount_point: mount.point,
+        },
+        Some(mount) if MEMORY_FILE_SYSTEMS.contains(&mount.fs_type.as_str()) => Storage::Memory {
+            fs_type: mount.fs_type,
         },
         Some(mount) => Storage::Disk {
             device: mount.source,
@@ -153,6 +167,12 @@ mod tests {
             Storage::Disk { .. }
         ));
         let storage = classify(MOUNTINFO, "/tmp/emulator two/x");
-        assert_eq!(storage.describe(), "this machine's disk (tmpfs, tmpfs)");
+        assert_eq!(
+            storage,
+            Storage::Memory {
+                fs_type: "tmpfs".into()
+            }
+        );
+        assert!(storage.describe().starts_with("memory (tmpfs: no disk"));
     }
 }
