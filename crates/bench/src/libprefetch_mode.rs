@@ -179,3 +179,83 @@ fn first_pages(reads: &[Read]) -> Vec<usize> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn plan_of(pages: Vec<u64>, next_page: usize) -> Plan {
+        Plan {
+            fd: 3,
+            pages,
+            next_page: AtomicUsize::new(next_page),
+        }
+    }
+
+    #[test]
+    fn the_position_of_a_repeated_page_is_its_next_use() {
+        // Page 8192 is read at list indexes 1 and 4; the application is at index 3.
+        let plan = plan_of(vec![0, 8192, 4096, 12288, 8192, 0], 3);
+        assert_eq!(plan.position_of(8192), 4);
+        assert_eq!(
+            plan.position_of(8192 + 100),
+            4,
+            "offsets round down to their page"
+        );
+        assert_eq!(plan.position_of(12288), 3);
+        assert_eq!(
+            plan.position_of(1 << 30),
+            3,
+            "an unknown page: the published position"
+        );
+    }
+
+    #[test]
+    fn the_position_never_passes_the_end() {
+        let plan = plan_of(vec![0, 4096], 7);
+        assert_eq!(plan.position_of(0), 2);
+    }
+
+    #[test]
+    fn hand_out_fills_the_list_until_it_is_full_and_replaces_it_next_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        std::fs::write(&path, vec![1u8; 64 * PAGE_SIZE as usize]).unwrap();
+        let file = File::open(&path).unwrap();
+        let plan = Plan {
+            fd: file.as_raw_fd(),
+            pages: (0..25).map(|page| page * PAGE_SIZE).collect(),
+            next_page: AtomicUsize::new(0),
+        };
+        let config = Config {
+            capacity: 10,
+            ..Config::default()
+        };
+        let client = Client::register(config, |_: &Client, _: CallbackInfo| {}).unwrap();
+        plan.hand_out(&client, 0);
+        assert_eq!(
+            client.stats().list_length,
+            10,
+            "a full list gives a short count"
+        );
+        assert_eq!(client.stats().rounds, 1, "PF_DONE starts a round");
+        plan.hand_out(&client, 20);
+        assert_eq!(client.stats().list_length, 5, "PF_SET replaces the list");
+    }
+
+    proptest! {
+        #[test]
+        fn first_pages_index_each_reads_first_page(
+            reads in prop::collection::vec((0u64..1000, 1u64..20_000), 0..50)
+        ) {
+            let reads: Vec<Read> = reads.into_iter().map(|(offset, len)| Read { offset: offset * 1000, len }).collect();
+            let pages = access_pages(&reads);
+            let firsts = first_pages(&reads);
+            prop_assert_eq!(firsts.len(), reads.len());
+            for (read, &first) in reads.iter().zip(&firsts) {
+                prop_assert_eq!(pages[first], read.offset / PAGE_SIZE * PAGE_SIZE);
+            }
+        }
+    }
+}
