@@ -114,6 +114,8 @@ pub struct Report {
     pub cold_cache: String,
     /// Measured runs per row.
     pub runs_per_row: usize,
+    /// Concurrent instances per pass (each its own process and copy of the data file).
+    pub instances: usize,
     /// libprefetch's infill if set by the caller (None: the library's default).
     pub infill_bytes: Option<u64>,
     /// Bytes every pass returns to the application (repeats counted).
@@ -156,6 +158,7 @@ impl Report {
             memory_cgroups,
             cold_cache: config.eviction.describe().to_string(),
             runs_per_row: config.runs,
+            instances: config.instances,
             infill_bytes: config.infill_bytes,
             bytes_per_pass: requested_bytes(&config.workload.reads()),
             checksum: format!("{checksum:#010x}"),
@@ -176,6 +179,13 @@ impl Report {
             self.cold_cache,
             self.runs_per_row
         );
+        if self.instances > 1 {
+            let _ = writeln!(
+                out,
+                "{} concurrent instances, each its own process and copy of the data file: wall = the slowest, read from disk = all",
+                self.instances
+            );
+        }
         if let Some(infill) = self.infill_bytes {
             let _ = writeln!(out, "libprefetch infill: {}", format_bytes(infill));
         }
@@ -413,6 +423,7 @@ mod tests {
             windows: Vec::new(),
             infill_bytes: None,
             show_progress: false,
+            instances: 1,
             launcher: None,
         };
         let rows = vec![

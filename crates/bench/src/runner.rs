@@ -6,7 +6,8 @@
 //! more without emptying the cache. With `--memory-limit`, every run happens in a fresh child process
 //! (this same binary re-executed with a hidden subcommand, [`Launcher`]) placed in a memory cgroup
 //! before it starts reading; it measures itself and sends back JSON. Several limits make a sweep: the
-//! whole comparison is repeated in a fresh group per limit. The checksums of all runs must
+//! whole comparison is repeated in a fresh group per limit. With `--instances N` (section 5.6), each
+//! pass is N such children at once, each reading its own copy of the data file. The checksums of all runs must
 //! agree, or the benchmark fails: no mode may change the bytes an application reads. Ctrl-C during
 //! cgroup runs ends the child and then the benchmark, which removes its group first.
 //! Deviations: the paper reports single runs; here each number is the median of `runs`.
@@ -14,8 +15,8 @@
 use std::fs::File;
 use std::io::{Read as _, Write as _};
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{bail, ensure, Context, Result};
@@ -130,8 +131,8 @@ impl Launcher {
         })
     }
 
-    /// Starts the child, moves it into `group` before it reads anything, and collects its result.
-    fn run_in(&self, group: &MemoryCgroup, request: &RunRequest) -> Result<RunResult> {
+    /// Starts a child that waits for its request on stdin, inside `group` if one is given.
+    fn start(&self, group: Option<&MemoryCgroup>) -> Result<Child> {
         let mut child = Command::new(&self.program)
             .args(&self.args)
             .stdin(Stdio::piped())
@@ -139,32 +140,63 @@ impl Launcher {
             .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("starting {}", self.program.display()))?;
-        if let Err(error) = group.add_process(child.id()) {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(error.into());
+        if let Some(group) = group {
+            if let Err(error) = group.add_process(child.id()) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(error.into());
+            }
         }
-        let mut stdin = child.stdin.take().context("child stdin")?;
-        serde_json::to_writer(&mut stdin, request)?;
-        drop(stdin);
-        let output = child
-            .wait_with_output()
-            .context("waiting for the child run")?;
-        ensure!(!interrupt::happened(), "interrupted");
-        if !output.status.success() {
-            let hint = if output.status.signal() == Some(SIGKILL) {
-                "; the kernel's OOM killer ends processes this way: try a larger --memory-limit"
-            } else {
-                ""
-            };
-            bail!(
-                "the child run in {} failed ({}){hint}",
-                group.describe(),
-                output.status
-            );
-        }
-        serde_json::from_slice(&output.stdout).context("parsing the child's result")
+        Ok(child)
     }
+
+    /// Runs one child per request at the same time (each in `group` before it reads anything) and
+    /// collects their results in request order.
+    fn run_in(
+        &self,
+        group: Option<&MemoryCgroup>,
+        requests: &[RunRequest],
+    ) -> Result<Vec<RunResult>> {
+        let mut children = Vec::with_capacity(requests.len());
+        for _ in requests {
+            match self.start(group) {
+                Ok(child) => children.push(child),
+                Err(error) => {
+                    for mut child in children {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                    }
+                    return Err(error);
+                }
+            }
+        }
+        for (child, request) in children.iter_mut().zip(requests) {
+            let mut stdin = child.stdin.take().context("child stdin")?;
+            serde_json::to_writer(&mut stdin, request)?;
+        }
+        children
+            .into_iter()
+            .map(|child| finish(child, group))
+            .collect()
+    }
+}
+
+/// Waits for a child run and parses its result; a failure names the cgroup it ran in.
+fn finish(child: Child, group: Option<&MemoryCgroup>) -> Result<RunResult> {
+    let output = child
+        .wait_with_output()
+        .context("waiting for the child run")?;
+    ensure!(!interrupt::happened(), "interrupted");
+    if !output.status.success() {
+        let hint = if output.status.signal() == Some(SIGKILL) {
+            "; the kernel's OOM killer ends processes this way: try a larger --memory-limit"
+        } else {
+            ""
+        };
+        let place = group.map_or_else(|| "this machine".to_string(), MemoryCgroup::describe);
+        bail!("the child run in {place} failed ({}){hint}", output.status);
+    }
+    serde_json::from_slice(&output.stdout).context("parsing the child's result")
 }
 
 /// Everything one `prefetch bench` invocation needs.
@@ -192,7 +224,9 @@ pub struct BenchConfig {
     pub infill_bytes: Option<u64>,
     /// Draw progress bars on stderr.
     pub show_progress: bool,
-    /// How to start child runs (needed with `memory_limits`).
+    /// Concurrent instances (section 5.6): each a child process reading its own copy of the data file.
+    pub instances: usize,
+    /// How to start child runs (needed with `memory_limits` or several `instances`).
     pub launcher: Option<Launcher>,
 }
 
@@ -203,20 +237,79 @@ struct Variant {
     window_bytes: Option<u64>,
 }
 
-/// Where passes run: here, or in children inside a memory cgroup.
+/// Where passes run: here, or in child processes (one per instance), inside a memory cgroup if any.
 enum Place<'a> {
     Here,
-    Child(&'a Launcher, &'a MemoryCgroup),
+    Children {
+        launcher: &'a Launcher,
+        group: Option<&'a MemoryCgroup>,
+        instances: usize,
+        storage: &'a Storage,
+    },
 }
 
 impl Place<'_> {
     fn run(&self, request: &RunRequest) -> Result<RunResult> {
         ensure!(!interrupt::happened(), "interrupted");
-        match self {
+        match *self {
             Place::Here => measure(request),
-            Place::Child(launcher, group) => launcher.run_in(group, request),
+            Place::Children {
+                launcher,
+                group,
+                instances,
+                storage,
+            } => {
+                let requests: Vec<RunRequest> = (0..instances)
+                    .map(|instance| RunRequest {
+                        file: instance_file(&request.file, instance),
+                        ..request.clone()
+                    })
+                    .collect();
+                combine(launcher.run_in(group, &requests)?, storage)
+            }
         }
     }
+}
+
+/// The data file of instance `index`: the file itself for instance 0, else `NAME-INDEX.EXT` beside it.
+pub fn instance_file(file: &Path, index: usize) -> PathBuf {
+    if index == 0 {
+        return file.to_path_buf();
+    }
+    let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match file.extension() {
+        Some(extension) => format!("{stem}-{index}.{}", extension.to_string_lossy()),
+        None => format!("{stem}-{index}"),
+    };
+    file.with_file_name(name)
+}
+
+/// One result for concurrent instances: the slowest wall time, all bytes read (the emulated disk's
+/// counter already sees every instance, so there the largest), the first instance's library counters.
+/// Every instance must have read the same bytes.
+fn combine(results: Vec<RunResult>, storage: &Storage) -> Result<RunResult> {
+    let first = results.first().context("no instance ran")?.clone();
+    ensure!(
+        results
+            .iter()
+            .all(|result| result.outcome.checksum == first.outcome.checksum),
+        "concurrent instances read different bytes"
+    );
+    let read_bytes = match storage {
+        Storage::Emulated { .. } => results.iter().map(|result| result.read_bytes).max(),
+        _ => Some(results.iter().map(|result| result.read_bytes).sum()),
+    };
+    Ok(RunResult {
+        wall_seconds: results
+            .iter()
+            .map(|result| result.wall_seconds)
+            .fold(0.0, f64::max),
+        read_bytes: read_bytes.unwrap_or(0),
+        outcome: Outcome {
+            bytes: results.iter().map(|result| result.outcome.bytes).sum(),
+            ..first.outcome
+        },
+    })
 }
 
 /// Ctrl-C while runs happen in a memory cgroup: the child (same process group) gets the signal and
@@ -244,14 +337,20 @@ mod interrupt {
 /// Runs the benchmark described by `config` and returns its report. Blocks for all runs.
 pub fn run(config: &BenchConfig) -> Result<Report> {
     validate(config)?;
-    datafile::ensure(
-        &config.file,
-        config.file_size,
-        datafile::is_own(&config.file),
-        config.show_progress,
-    )?;
-    let file = File::open(&config.file)
-        .with_context(|| format!("opening data file {}", config.file.display()))?;
+    let mut files = Vec::with_capacity(config.instances);
+    for instance in 0..config.instances {
+        let path = instance_file(&config.file, instance);
+        datafile::ensure(
+            &path,
+            config.file_size,
+            datafile::is_own(&path),
+            config.show_progress,
+        )?;
+        files.push(
+            File::open(&path).with_context(|| format!("opening data file {}", path.display()))?,
+        );
+    }
+    let storage = Storage::of(&config.file);
     let limits: Vec<Option<u64>> = if config.memory_limits.is_empty() {
         vec![None]
     } else {
@@ -264,21 +363,22 @@ pub fn run(config: &BenchConfig) -> Result<Report> {
     let mut rows = Vec::new();
     let mut groups = Vec::new();
     for limit in limits {
-        let (mut part, group) = run_with_limit(config, &file, limit, &bar)?;
+        let (mut part, group) = run_with_limit(config, &files, &storage, limit, &bar)?;
         part.iter_mut()
             .for_each(|row| row.memory_limit_bytes = limit);
         rows.extend(part);
         groups.extend(group);
     }
     bar.finish_and_clear();
-    Report::new(config, Storage::of(&config.file), groups, rows)
+    Report::new(config, storage, groups, rows)
 }
 
 /// Runs every variant with the memory `limit` (in a fresh cgroup, removed afterwards) or without one;
 /// returns the rows and the group's description.
 fn run_with_limit(
     config: &BenchConfig,
-    file: &File,
+    files: &[File],
+    storage: &Storage,
     limit: Option<u64>,
     bar: &ProgressBar,
 ) -> Result<(Vec<Row>, Option<String>)> {
@@ -289,14 +389,19 @@ fn run_with_limit(
     if group.is_some() {
         interrupt::catch();
     }
-    let place = match (&group, &config.launcher) {
-        (Some(group), Some(launcher)) => Place::Child(launcher, group),
-        (Some(_), None) => {
-            bail!("--memory-limit needs a way to start child runs (no launcher given)")
-        }
-        (None, _) => Place::Here,
+    let place = match (group.is_some() || config.instances > 1, &config.launcher) {
+        (false, _) => Place::Here,
+        (true, Some(launcher)) => Place::Children {
+            launcher,
+            group: group.as_ref(),
+            instances: config.instances,
+            storage,
+        },
+        (true, None) => bail!(
+            "--memory-limit and --instances need a way to start child runs (no launcher given)"
+        ),
     };
-    let rows = run_variants(config, file, &place, bar)?;
+    let rows = run_variants(config, files, &place, bar)?;
     let description = group.as_ref().map(MemoryCgroup::describe);
     if let Some(group) = group {
         group.remove()?;
@@ -306,6 +411,7 @@ fn run_with_limit(
 
 fn validate(config: &BenchConfig) -> Result<()> {
     ensure!(config.runs >= 1, "--runs must be at least 1");
+    ensure!(config.instances >= 1, "--instances must be at least 1");
     ensure!(
         config.windows.len() < 2 || config.memory_limits.len() < 2,
         "one sweep at a time: several --window sizes or several --memory-limit sizes, not both"
@@ -354,7 +460,7 @@ fn runs_per_setting(config: &BenchConfig) -> usize {
 /// Measures every variant cold (and warm) and turns the results into report rows.
 fn run_variants(
     config: &BenchConfig,
-    file: &File,
+    files: &[File],
     place: &Place,
     bar: &ProgressBar,
 ) -> Result<Vec<Row>> {
@@ -363,7 +469,7 @@ fn run_variants(
     for run in 0..config.runs {
         for (index, variant) in variants.iter().enumerate() {
             bar.set_message(format!("{} cold run {}", label(variant), run + 1));
-            config.eviction.evict(file)?;
+            evict_all(config.eviction, files)?;
             cold[index].push(place.run(&request(config, variant))?);
             bar.inc(1);
         }
@@ -373,22 +479,27 @@ fn run_variants(
         let mut warm = Vec::new();
         for variant in &variants {
             bar.set_message(format!("{} warm runs", label(variant)));
-            warm.push(run_warm(config, file, place, variant, bar)?);
+            warm.push(run_warm(config, files, place, variant, bar)?);
         }
         rows.extend(rows_for(&variants, warm, CacheState::Warm));
     }
     Ok(rows)
 }
 
+/// Empties the cache of every instance's data file.
+fn evict_all(eviction: Eviction, files: &[File]) -> Result<()> {
+    files.iter().try_for_each(|file| eviction.evict(file))
+}
+
 /// One unmeasured pass to fill the cache, then `runs` measured passes without eviction.
 fn run_warm(
     config: &BenchConfig,
-    file: &File,
+    files: &[File],
     place: &Place,
     variant: &Variant,
     bar: &ProgressBar,
 ) -> Result<Vec<RunResult>> {
-    config.eviction.evict(file)?;
+    evict_all(config.eviction, files)?;
     let request = request(config, variant);
     place.run(&request)?;
     bar.inc(1);
@@ -435,6 +546,48 @@ mod tests {
     use super::*;
 
     #[test]
+    fn instance_files_sit_beside_the_first() {
+        let file = Path::new("/tmp/libprefetch-bench/data-4096.bin");
+        assert_eq!(instance_file(file, 0), file);
+        assert_eq!(
+            instance_file(file, 2),
+            Path::new("/tmp/libprefetch-bench/data-4096-2.bin")
+        );
+        assert_eq!(instance_file(Path::new("/x/raw"), 1), Path::new("/x/raw-1"));
+    }
+
+    #[test]
+    fn concurrent_instances_combine_into_the_slowest_and_the_sum() {
+        let result = |wall_seconds, read_bytes, checksum| RunResult {
+            wall_seconds,
+            read_bytes,
+            outcome: Outcome {
+                checksum,
+                bytes: 10,
+                library: None,
+            },
+        };
+        let disk = Storage::Disk {
+            device: "/dev/vda".into(),
+            fs_type: "ext4".into(),
+        };
+        let combined = combine(vec![result(1.0, 100, 7), result(3.0, 50, 7)], &disk).unwrap();
+        assert_eq!(combined.wall_seconds, 3.0);
+        assert_eq!(combined.read_bytes, 150);
+        assert_eq!(combined.outcome.bytes, 20);
+        let emulated = Storage::Emulated {
+            mount_point: "/m".into(),
+            model: None,
+        };
+        let combined = combine(vec![result(1.0, 100, 7), result(3.0, 90, 7)], &emulated).unwrap();
+        assert_eq!(
+            combined.read_bytes, 100,
+            "the emulated disk's counter sees every instance"
+        );
+        assert!(combine(vec![result(1.0, 1, 7), result(1.0, 1, 8)], &disk).is_err());
+    }
+
+    #[test]
     fn a_run_request_survives_the_json_trip_to_a_child() {
         let request = RunRequest {
             file: PathBuf::from("/tmp/x"),
@@ -476,7 +629,10 @@ echo "{\"wall_seconds\":0.5,\"read_bytes\":$inside,\"outcome\":{\"checksum\":7,\
             window_bytes: None,
             infill_bytes: None,
         };
-        let result = launcher.run_in(&group, &request).unwrap();
+        let result = launcher
+            .run_in(Some(&group), std::slice::from_ref(&request))
+            .unwrap()
+            .remove(0);
         assert_eq!(result.read_bytes, 1, "the child was not in the cgroup");
         assert_eq!(result.outcome.checksum, 7);
         group.remove().unwrap();
@@ -503,7 +659,10 @@ echo "{\"wall_seconds\":0.5,\"read_bytes\":$inside,\"outcome\":{\"checksum\":7,\
             window_bytes: None,
             infill_bytes: None,
         };
-        let error = launcher.run_in(&group, &request).unwrap_err().to_string();
+        let error = launcher
+            .run_in(Some(&group), std::slice::from_ref(&request))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("memory cgroup of 64.0 MiB"), "{error}");
         group.remove().unwrap();
     }

@@ -21,6 +21,7 @@ fn config(dir: &std::path::Path, workload: Workload) -> BenchConfig {
         windows: Vec::new(),
         infill_bytes: None,
         show_progress: false,
+        instances: 1,
         launcher: None,
     }
 }

@@ -66,6 +66,9 @@ pub struct CommonArgs {
     /// libprefetch infill: largest gap merged into one prefetch (0 disables) [default: the library's, 32K]
     #[arg(long, value_parser = parse_size)]
     infill: Option<u64>,
+    /// Concurrent instances, each a process reading its own copy of the data file (paper section 5.6)
+    #[arg(long, default_value_t = 1)]
+    instances: usize,
     /// Print the result as JSON instead of a table
     #[arg(long)]
     json: bool,
@@ -193,6 +196,7 @@ fn config(common: CommonArgs, workload: Workload) -> Result<BenchConfig> {
         windows: common.window,
         infill_bytes: common.infill,
         show_progress: !common.no_progress,
+        instances: common.instances,
         launcher: Some(Launcher::current_exe(&CHILD_ARGS)?),
     })
 }

@@ -57,6 +57,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         windows: Vec::new(),
         infill_bytes: None,
         show_progress: true,
+        instances: 1,
         launcher: Some(Launcher::current_exe(&["bench", "__child"])?),
     };
     print!("{}", ::bench::run(&config)?.table());
