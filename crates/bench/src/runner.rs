@@ -412,6 +412,11 @@ fn run_with_limit(
 fn validate(config: &BenchConfig) -> Result<()> {
     ensure!(config.runs >= 1, "--runs must be at least 1");
     ensure!(config.instances >= 1, "--instances must be at least 1");
+    match config.workload {
+        Workload::Strided { tile_bytes: 0, .. } => bail!("--tile-size must be more than 0"),
+        Workload::Sequential { read_bytes: 0, .. } => bail!("--read-size must be more than 0"),
+        _ => {}
+    }
     ensure!(
         config.windows.len() < 2 || config.memory_limits.len() < 2,
         "one sweep at a time: several --window sizes or several --memory-limit sizes, not both"

@@ -180,3 +180,26 @@ fn a_window_sweep_gives_one_libprefetch_row_per_window() {
     let error = bench::plot::sweep_svg(&without_sweep, &svg).unwrap_err();
     assert!(error.to_string().contains("needs a sweep"), "{error}");
 }
+
+#[test]
+fn zero_sized_reads_are_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let zero_tiles = config(
+        dir.path(),
+        Workload::Strided {
+            tile_bytes: 0,
+            tiles_per_side: 4,
+        },
+    );
+    let error = bench::run(&zero_tiles).unwrap_err().to_string();
+    assert!(error.contains("--tile-size must be more than 0"), "{error}");
+    let zero_reads = config(
+        dir.path(),
+        Workload::Sequential {
+            span_bytes: 4096,
+            read_bytes: 0,
+        },
+    );
+    let error = bench::run(&zero_reads).unwrap_err().to_string();
+    assert!(error.contains("--read-size must be more than 0"), "{error}");
+}

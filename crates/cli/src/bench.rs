@@ -1,8 +1,9 @@
 //! `prefetch bench random|strided|sequential`: parses the options, runs crate `bench`, prints the result.
 //!
 //! The workloads and modes follow the libprefetch paper's sections 3.2 and 5 (see crates/bench).
-//! The hidden `prefetch bench __child` is how `--memory-limit` runs a pass inside a memory cgroup:
-//! the benchmark re-executes this binary, moves the child into the group, and reads its JSON result.
+//! The hidden `prefetch bench __child` is how `--memory-limit` and `--instances` run a pass in another
+//! process: the benchmark re-executes this binary (moving the child into the memory cgroup first, if
+//! any), sends it the pass as JSON and reads its JSON result.
 
 use std::path::PathBuf;
 
@@ -137,12 +138,11 @@ pub fn run(command: BenchCommand) -> Result<()> {
             (args.common, workload)
         }
         BenchCommand::Strided(args) => {
-            let tile = args.tile_size.max(1);
             let side = args
                 .tiles_per_side
-                .unwrap_or_else(|| (args.common.file_size / tile).isqrt());
+                .unwrap_or_else(|| (args.common.file_size / args.tile_size.max(1)).isqrt());
             let workload = Workload::Strided {
-                tile_bytes: tile,
+                tile_bytes: args.tile_size,
                 tiles_per_side: side,
             };
             (args.common, workload)
