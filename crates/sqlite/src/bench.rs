@@ -508,13 +508,20 @@ impl Report {
             self.runs,
             self.eviction
         );
+        let width = self
+            .results
+            .iter()
+            .map(|r| r.setting.len())
+            .max()
+            .unwrap_or(0)
+            .max(7);
         out += &format!(
-            "{:<70} {:>10} {:>12} {:>8}\n",
+            "{:<width$} {:>10} {:>12} {:>8}\n",
             "setting", "stock s", "extension s", "speedup"
         );
         for r in &self.results {
             out += &format!(
-                "{:<70} {:>10.2} {:>12.2} {:>7.2}x\n",
+                "{:<width$} {:>10.2} {:>12.2} {:>7.2}x\n",
                 r.setting, r.stock, r.extension, r.speedup
             );
         }

@@ -15,15 +15,17 @@
 //! guarantees it) and stops descending there without reading the leaf; a corrupt file can only make it
 //! name a wrong page, which costs a useless prefetch, never a wrong query result.
 
-use std::collections::{HashMap, HashSet};
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
+use rustc_hash::FxHashMap;
 use thiserror::Error;
 
 use crate::format::{
-    be32, record_values, BtreePage, FormatError, Header, PageKind, Value, HEADER_LEN,
+    be32, record_last, record_values, BtreePage, FormatError, Header, PageKind, Value, HEADER_LEN,
 };
 
 /// Deepest b-tree the reader descends (SQLite's own limit, BTCURSOR_MAX_DEPTH, is 20).
@@ -101,6 +103,15 @@ pub struct IndexLeaf {
     pub then: Vec<i64>,
 }
 
+/// An index b-tree's leaves in key order and its interior pages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexTree {
+    /// The leaves, in key order.
+    pub leaves: Vec<IndexLeaf>,
+    /// The interior pages, in the order visited.
+    pub interiors: Vec<u32>,
+}
+
 /// A database file opened for reading its b-trees.
 pub struct Database<S: PageSource + ?Sized> {
     header: Header,
@@ -164,13 +175,16 @@ impl<S: PageSource + ?Sized> Database<S> {
     }
 
     /// The whole payload of a cell: its local part plus its overflow chain (file format 1.6).
-    fn full_payload(&self, page: &BtreePage<'_>, cell: usize) -> ReadResult<Vec<u8>> {
+    fn full_payload<'p>(&self, page: &BtreePage<'p>, cell: usize) -> ReadResult<Cow<'p, [u8]>> {
         let payload = page.payload(cell)?;
         if payload.total > u64::from(self.page_count) * u64::from(self.header.page_size) {
             return Err(ReadError::Corrupt(format!(
                 "page {}: payload larger than the file",
                 page.number
             )));
+        }
+        if payload.overflow.is_none() {
+            return Ok(Cow::Borrowed(payload.local));
         }
         let mut bytes = payload.local.to_vec();
         let mut next = payload.overflow;
@@ -195,7 +209,7 @@ impl<S: PageSource + ?Sized> Database<S> {
                 page.number
             )));
         }
-        Ok(bytes)
+        Ok(Cow::Owned(bytes))
     }
 
     /// Visits the cells of every leaf of the b-tree rooted at `root` in key order, and (for index b-trees)
@@ -261,8 +275,8 @@ impl<S: PageSource + ?Sized> Database<S> {
 
     /// Rowid of an index entry: the last column of its record, which must be an integer.
     fn index_rowid(&self, page: &BtreePage<'_>, cell: usize) -> ReadResult<i64> {
-        match record_values(&self.full_payload(page, cell)?)?.last() {
-            Some(Value::Int(rowid)) => Ok(*rowid),
+        match record_last(&self.full_payload(page, cell)?)? {
+            Some(Value::Int(rowid)) => Ok(rowid),
             _ => Err(ReadError::Corrupt(format!(
                 "page {}: index entry does not end with a rowid",
                 page.number
@@ -270,48 +284,92 @@ impl<S: PageSource + ?Sized> Database<S> {
         }
     }
 
-    /// The leaves of the index rooted at `root` in key order, each with the interior-cell rowids after it.
-    pub fn index_leaves(&self, root: u32) -> ReadResult<Vec<IndexLeaf>> {
-        let mut leaves: Vec<IndexLeaf> = Vec::new();
-        self.walk(root, &mut |page, cell| {
-            match page.kind {
-                PageKind::IndexLeaf if cell == 0 => leaves.push(IndexLeaf {
-                    page: page.number,
-                    then: Vec::new(),
-                }),
-                PageKind::IndexLeaf => {}
-                PageKind::IndexInterior => {
-                    let rowid = self.index_rowid(page, cell)?;
-                    let last = leaves.last_mut().ok_or_else(|| {
-                        ReadError::Corrupt(format!(
-                            "page {}: interior cell before any leaf",
-                            page.number
-                        ))
-                    })?;
-                    last.then.push(rowid);
-                }
-                _ => {
-                    return Err(ReadError::Corrupt(format!(
-                        "page {}: table page inside an index",
-                        page.number
-                    )))
-                }
-            }
-            Ok(())
-        })?;
-        Ok(leaves)
+    /// The leaves of the index rooted at `root` in key order, each with the interior-cell rowids after it,
+    /// and its interior pages. Reads only the interior pages and one leaf (to learn the height): the
+    /// parents' child pointers name the leaves, which is what makes this cheap on a cold cache.
+    pub fn index_tree(&self, root: u32) -> ReadResult<IndexTree> {
+        let mut tree = IndexTree {
+            leaves: Vec::new(),
+            interiors: Vec::new(),
+        };
+        let height = self.height(root, PageKind::IndexInterior, PageKind::IndexLeaf)?;
+        if height == 0 {
+            tree.leaves.push(IndexLeaf {
+                page: root,
+                then: Vec::new(),
+            });
+        } else {
+            let mut seen = HashSet::new();
+            self.index_in_order(root, height, &mut seen, &mut tree)?;
+        }
+        Ok(tree)
     }
 
-    /// The interior pages of the index rooted at `root` (empty when the root is a leaf).
-    pub fn index_interiors(&self, root: u32) -> ReadResult<Vec<u32>> {
-        let mut interiors: Vec<u32> = Vec::new();
-        self.walk(root, &mut |page, _| {
-            if page.kind == PageKind::IndexInterior && interiors.last() != Some(&page.number) {
-                interiors.push(page.number);
+    /// Number of interior levels above the leaves of the b-tree rooted at `root`, along its left edge.
+    fn height(&self, root: u32, interior: PageKind, leaf: PageKind) -> ReadResult<usize> {
+        let mut number = root;
+        for height in 0..=MAX_DEPTH {
+            let bytes = self.read_page(number)?;
+            let page = BtreePage::parse(number, &bytes, self.header.usable_size)?;
+            if page.kind == leaf {
+                return Ok(height);
             }
-            Ok(())
-        })?;
-        Ok(interiors)
+            if page.kind != interior {
+                return Err(ReadError::Corrupt(format!(
+                    "page {number}: wrong b-tree page kind"
+                )));
+            }
+            number = if page.cell_count() > 0 {
+                page.left_child(0)?
+            } else {
+                page.right_child.unwrap_or(0)
+            };
+        }
+        Err(ReadError::Corrupt(format!(
+            "page {root}: b-tree deeper than {MAX_DEPTH}"
+        )))
+    }
+
+    /// Appends the leaves below interior page `number` (`levels` above the leaves) in key order.
+    fn index_in_order(
+        &self,
+        number: u32,
+        levels: usize,
+        seen: &mut HashSet<u32>,
+        tree: &mut IndexTree,
+    ) -> ReadResult<()> {
+        if !seen.insert(number) {
+            return Err(ReadError::Corrupt(format!("page {number}: b-tree cycle")));
+        }
+        let bytes = self.read_page(number)?;
+        let page = BtreePage::parse(number, &bytes, self.header.usable_size)?;
+        if page.kind != PageKind::IndexInterior {
+            return Err(ReadError::Corrupt(format!(
+                "page {number}: expected an index interior page"
+            )));
+        }
+        tree.interiors.push(number);
+        let children = (0..page.cell_count())
+            .map(|cell| page.left_child(cell).map(|child| (child, Some(cell))));
+        let right = page.right_child.map(|child| Ok((child, None)));
+        for item in children.chain(right) {
+            let (child, cell) = item?;
+            if levels == 1 {
+                tree.leaves.push(IndexLeaf {
+                    page: child,
+                    then: Vec::new(),
+                });
+            } else {
+                self.index_in_order(child, levels - 1, seen, tree)?;
+            }
+            if let Some(cell) = cell {
+                let rowid = self.index_rowid(&page, cell)?;
+                if let Some(last) = tree.leaves.last_mut() {
+                    last.then.push(rowid);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Rowids of the entries on index leaf page `number`, in key order.
@@ -375,7 +433,8 @@ pub struct TableMap {
     root: u32,
     /// Number of interior levels above the leaves (0 when the root is a leaf).
     height: usize,
-    interiors: HashMap<u32, Interior>,
+    /// Interior pages by number (FxHash: looked up once per level for every rowid of a scan).
+    interiors: FxHashMap<u32, Interior>,
 }
 
 impl TableMap {
@@ -385,7 +444,7 @@ impl TableMap {
         let mut map = TableMap {
             root,
             height: 0,
-            interiors: HashMap::new(),
+            interiors: FxHashMap::default(),
         };
         let mut number = root;
         loop {
@@ -448,7 +507,10 @@ impl TableMap {
     ) -> ReadResult<u32> {
         let mut number = self.root;
         for _ in 0..self.height {
-            number = self.interior(db, number)?.child_for(rowid);
+            number = match self.interiors.get(&number) {
+                Some(interior) => interior.child_for(rowid),
+                None => self.interior(db, number)?.child_for(rowid),
+            };
         }
         Ok(number)
     }

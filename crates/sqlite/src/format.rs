@@ -334,27 +334,52 @@ pub enum Value {
 
 /// Decodes all columns of a record (file format 2.1: header size varint, serial types, then bodies).
 pub fn record_values(record: &[u8]) -> FormatResult<Vec<Value>> {
-    let (header_len, mut at) = varint(record).ok_or(FormatError::BadRecord("header size"))?;
+    record_columns(record)?
+        .map(|column| column.map(|(serial, body)| decode_value(serial, body)))
+        .collect()
+}
+
+/// Decodes only the last column of a record (an index entry's rowid), without allocating for the others.
+pub fn record_last(record: &[u8]) -> FormatResult<Option<Value>> {
+    let mut last = None;
+    for column in record_columns(record)? {
+        last = Some(column?);
+    }
+    Ok(last.map(|(serial, body)| decode_value(serial, body)))
+}
+
+/// The (serial type, body bytes) of each column of a record, checked against the record's bounds.
+fn record_columns(record: &[u8]) -> FormatResult<impl Iterator<Item = FormatResult<(u64, &[u8])>>> {
+    let (header_len, start) = varint(record).ok_or(FormatError::BadRecord("header size"))?;
     let header_len =
         usize::try_from(header_len).map_err(|_| FormatError::BadRecord("header size"))?;
-    if header_len > record.len() || header_len < at {
+    if header_len > record.len() || header_len < start {
         return Err(FormatError::BadRecord("header size beyond the record"));
     }
-    let mut body = header_len;
-    let mut values = Vec::new();
-    while at < header_len {
-        let (serial, n) =
-            varint(&record[at..header_len]).ok_or(FormatError::BadRecord("serial type"))?;
+    let (mut at, mut body) = (start, header_len);
+    Ok(std::iter::from_fn(move || {
+        if at >= header_len {
+            return None;
+        }
+        let Some((serial, n)) = varint(&record[at..header_len]) else {
+            at = header_len;
+            return Some(Err(FormatError::BadRecord("serial type")));
+        };
         at += n;
-        let len = serial_len(serial)?;
-        let end = body
-            .checked_add(len)
-            .filter(|&e| e <= record.len())
-            .ok_or(FormatError::BadRecord("column beyond the record"))?;
-        values.push(decode_value(serial, &record[body..end]));
-        body = end;
-    }
-    Ok(values)
+        let column = serial_len(serial).and_then(|len| {
+            let end = body
+                .checked_add(len)
+                .filter(|&e| e <= record.len())
+                .ok_or(FormatError::BadRecord("column beyond the record"))?;
+            let bytes = &record[body..end];
+            body = end;
+            Ok((serial, bytes))
+        });
+        if column.is_err() {
+            at = header_len;
+        }
+        Some(column)
+    }))
 }
 
 /// Body length of a column of the given serial type.

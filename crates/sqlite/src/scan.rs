@@ -36,7 +36,9 @@ use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 
-use crate::btree::{Database, IndexLeaf, ReadError, ReadResult, TableMap};
+use rustc_hash::FxHashMap;
+
+use crate::btree::{Database, IndexLeaf, IndexTree, ReadError, ReadResult, TableMap};
 use crate::format::PageKind;
 
 /// Leaves listed when a forward scan is recognised away from the index's first leaf.
@@ -84,7 +86,7 @@ struct Cache {
     /// Interior pages of the indexes, and page 1 (the schema table, whose header SQLite re-reads).
     index_interiors: HashSet<u32>,
     /// Index leaf -> the table pages its entries (and the interior entries after it) point to, in order.
-    table_pages: HashMap<u32, Vec<u32>>,
+    table_pages: FxHashMap<u32, Vec<u32>>,
 }
 
 /// How far a scan of one index has got: the position of the leaf it was last seen on, the end of what
@@ -292,10 +294,8 @@ impl ScanPlanner {
             ) {
                 continue; // a WITHOUT ROWID table: its indexes hold primary keys, not rowids
             }
-            let leaves = db.index_leaves(index.root)?;
-            self.cache
-                .index_interiors
-                .extend(db.index_interiors(index.root)?);
+            let IndexTree { leaves, interiors } = db.index_tree(index.root)?;
+            self.cache.index_interiors.extend(interiors);
             for (pos, leaf) in leaves.iter().enumerate() {
                 self.cache.leaf_at.insert(leaf.page, (index.root, pos));
             }

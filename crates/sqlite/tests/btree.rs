@@ -42,7 +42,10 @@ fn dbstat_leaves(conn: &Connection, name: &str) -> BTreeSet<u32> {
 fn check_index(path: &Path, table: &str, index: &str, key: &str) {
     let conn = Connection::open(path).unwrap();
     let db = open_reader(path);
-    let leaves = db.index_leaves(root_of(&db, index)).unwrap();
+    let leaves = db
+        .index_tree(root_of(&db, index))
+        .map(|t| t.leaves)
+        .unwrap();
     let mut in_order = Vec::new();
     for leaf in &leaves {
         in_order.extend(db.index_leaf_rowids(leaf.page).unwrap());

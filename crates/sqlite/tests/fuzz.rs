@@ -50,7 +50,7 @@ fn poke_database(bytes: Vec<u8>) {
     };
     let Ok(schema) = db.schema() else { return };
     for entry in schema {
-        if let Ok(leaves) = db.index_leaves(entry.root) {
+        if let Ok(leaves) = db.index_tree(entry.root).map(|t| t.leaves) {
             for leaf in leaves.iter().take(8) {
                 let _ = db.index_leaf_rowids(leaf.page);
             }

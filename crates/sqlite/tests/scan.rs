@@ -26,7 +26,10 @@ fn fixture(rows: u64) -> Fixture {
     let db = Database::open(Box::new(std::fs::File::open(&path).unwrap())).unwrap();
     let schema = db.schema().unwrap();
     let root = |name: &str| schema.iter().find(|e| e.name == name).unwrap().root;
-    let leaves = db.index_leaves(root("customer_zip")).unwrap();
+    let leaves = db
+        .index_tree(root("customer_zip"))
+        .map(|t| t.leaves)
+        .unwrap();
     let page_of = db
         .table_rows(root("customer"))
         .unwrap()
@@ -141,7 +144,7 @@ fn out_of_order_index_reads_fall_back_to_plain_reads() {
             .find(|e| e.name == "customer_last")
             .unwrap()
             .root;
-    let other = f.db.index_leaves(other_root).unwrap();
+    let other = f.db.index_tree(other_root).map(|t| t.leaves).unwrap();
     assert_eq!(p.plan(None, offset(other[5].page)), Plan::Keep);
     assert_eq!(p.plan(None, offset(other[2].page)), Plan::Keep);
     // A jump back in the scanned index ends the scan: the list is cleared once.
@@ -181,7 +184,7 @@ fn planner_follows_the_file_after_a_write() {
         .find(|e| e.name == "customer_zip")
         .unwrap()
         .root;
-    let leaves = db.index_leaves(root).unwrap();
+    let leaves = db.index_tree(root).unwrap().leaves;
     let fresh = Fixture { leaves, db, ..f };
     assert_eq!(p.plan(None, offset(fresh.leaves[5].page)), Plan::Keep);
     let Plan::Set(list) = p.plan(None, offset(fresh.leaves[6].page)) else {
