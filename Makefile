@@ -11,7 +11,7 @@ demo: release
 
 # Builds everything (the C examples link target/debug/libprefetch.so) and runs all tests.
 test: build
-	$(CARGO) test --workspace
+	$(CARGO) test --workspace --no-fail-fast
 
 build:
 	$(CARGO) build --workspace
