@@ -36,7 +36,10 @@
  * calling back.  ignore_accesses is per client (not per thread) and nests;
  * an unbalanced unignore is EINVAL.  Unregistering a client removes its
  * regions and waits for a callback running in another thread; no callback
- * runs after it returns.
+ * runs after it returns (except when unregistering from inside a callback:
+ * then a callback already running in another thread may still finish).
+ * Thread cancellation is held off while the library works inside a read or
+ * an API call; a pending cancel acts at the application's read itself.
  *
  * Regions are keyed by descriptor number: unregister a region before
  * close()ing its descriptor (a reused number would be tracked as the old

@@ -12,7 +12,7 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::client::{AccessEntry, CallbackInfo, Client, Config, RegionId};
-use crate::guard::ErrnoGuard;
+use crate::guard::{CancelGuard, ErrnoGuard};
 use crate::registry::globals;
 use crate::{Error, Mode};
 
@@ -105,6 +105,7 @@ impl ForeignCallback {
 fn c_call<T>(failed: T, body: impl FnOnce() -> Result<T, i32>) -> T {
     let result = {
         let _errno = ErrnoGuard::save();
+        let _no_cancel = CancelGuard::hold();
         catch_unwind(AssertUnwindSafe(body)).unwrap_or(Err(libc::EIO))
     };
     result.unwrap_or_else(|errno| {

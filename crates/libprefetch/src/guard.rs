@@ -4,7 +4,10 @@
 //! The library runs inside the application's `read`: its own I/O (the
 //! residency probe, `/proc` reads, advice calls) and the application's
 //! callback must not be tracked again, and whatever errno those calls leave
-//! must not reach the application.
+//! must not reach the application. Nor may a pthread_cancel() land inside
+//! the library's own cancellation points (a /proc read, a callback's read):
+//! glibc cancels by unwinding, which catch_unwind would swallow and abort
+//! the process; cancellation is held off until the application's own read.
 
 use std::cell::Cell;
 
@@ -53,5 +56,35 @@ impl Drop for ErrnoGuard {
     fn drop(&mut self) {
         // SAFETY: as above; writing the saved value back.
         unsafe { *libc::__errno_location() = self.0 };
+    }
+}
+
+extern "C" {
+    // Not bound by the libc crate for linux-gnu; glibc's signature.
+    fn pthread_setcancelstate(state: libc::c_int, oldstate: *mut libc::c_int) -> libc::c_int;
+}
+
+/// glibc's PTHREAD_CANCEL_DISABLE.
+const PTHREAD_CANCEL_DISABLE: libc::c_int = 1;
+
+/// Disables thread cancellation until dropped (then restores the previous
+/// state; a pending cancel then acts at the caller's next cancellation point).
+pub struct CancelGuard(libc::c_int);
+
+impl CancelGuard {
+    /// Holds cancellation off.
+    pub fn hold() -> CancelGuard {
+        let mut previous = 0;
+        // SAFETY: valid state constant and a live out-pointer.
+        unsafe { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut previous) };
+        CancelGuard(previous)
+    }
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        let mut ignored = 0;
+        // SAFETY: restores the state saved by hold().
+        unsafe { pthread_setcancelstate(self.0, &mut ignored) };
     }
 }

@@ -16,7 +16,7 @@
 use std::os::fd::RawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::guard::{ErrnoGuard, Reentry};
+use crate::guard::{CancelGuard, ErrnoGuard, Reentry};
 use crate::registry::globals_if_started;
 
 /// Tells the library that `fd` is about to be read at byte `offset` for
@@ -50,6 +50,7 @@ fn track(fd: RawFd, offset: Option<u64>, len: u64) {
         return;
     };
     let _errno = ErrnoGuard::save();
+    let _no_cancel = CancelGuard::hold();
     let _ = catch_unwind(AssertUnwindSafe(|| {
         let Some(offset) = offset.or_else(|| current_position(fd)) else {
             return;
