@@ -11,7 +11,7 @@
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::client::{AccessEntry, CallbackInfo, Client, Config, RegionId};
+use crate::client::{AccessEntry, CallbackInfo, Client, Config, RegionId, Stats};
 use crate::guard::{CancelGuard, ErrnoGuard};
 use crate::registry::globals;
 use crate::{Error, Mode};
@@ -26,32 +26,6 @@ pub struct CAccessEntry {
     pub fd: i32,
     /// Marked entry (`mark` / `marked`).
     pub mark: bool,
-}
-
-/// `struct pf_stats` of the header.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CStats {
-    /// Prefetch rounds started.
-    pub rounds: u64,
-    /// Callback invocations.
-    pub callbacks: u64,
-    /// Reads in registered regions.
-    pub tracked_reads: u64,
-    /// Tracked reads not on the list.
-    pub divergences: u64,
-    /// Tracked reads of pages not cached.
-    pub misses: u64,
-    /// Prefetched pages evicted before use.
-    pub premature_evictions: u64,
-    /// Pages asked for with WILLNEED.
-    pub pages_prefetched: u64,
-    /// Pages released with DONTNEED.
-    pub pages_dropped: u64,
-    /// Current reorder-buffer size.
-    pub budget_bytes: u64,
-    /// Entries on the access list.
-    pub list_length: u64,
 }
 
 /// `pf_callback_t`.
@@ -316,26 +290,14 @@ pub unsafe extern "C" fn pf_unignore_accesses(c: *mut PfClient) -> i32 {
 /// # Safety
 /// `out` must point to a writable `struct pf_stats` (NULL gives EFAULT).
 #[no_mangle]
-pub unsafe extern "C" fn pf_get_stats(c: *mut PfClient, out: *mut CStats) -> i32 {
+pub unsafe extern "C" fn pf_get_stats(c: *mut PfClient, out: *mut Stats) -> i32 {
     c_call(-1, || {
         // SAFETY: forwarded contract.
         let client = unsafe { client_ref(c) }?;
         if out.is_null() {
             return Err(libc::EFAULT);
         }
-        let s = client.stats();
-        let stats = CStats {
-            rounds: s.rounds,
-            callbacks: s.callbacks,
-            tracked_reads: s.tracked_reads,
-            divergences: s.divergences,
-            misses: s.misses,
-            premature_evictions: s.premature_evictions,
-            pages_prefetched: s.pages_prefetched,
-            pages_dropped: s.pages_dropped,
-            budget_bytes: s.budget_bytes,
-            list_length: s.list_length,
-        };
+        let stats = client.stats();
         // SAFETY: out is non-null and the caller promises it is writable.
         unsafe { out.write(stats) };
         Ok(0)

@@ -73,7 +73,9 @@ impl Default for Config {
     }
 }
 
-/// Counters of one client (mirrors `struct pf_stats` in libprefetch.h).
+/// Counters of one client; laid out as `struct pf_stats` of libprefetch.h,
+/// which `pf_get_stats` fills with it directly.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Prefetch rounds started.
