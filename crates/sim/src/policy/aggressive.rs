@@ -19,7 +19,7 @@ use crate::cache::Block;
 use crate::engine::Ctx;
 use crate::future::Pos;
 use crate::policy::furthest::Furthest;
-use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::policy::{demand_victim, fetch_into, Build, Fetch, Policy, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -69,32 +69,21 @@ impl Policy for Aggressive {
     }
 
     fn demand_victim(&mut self, _block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
-        if ctx.cache().free_slots() > 0 {
-            return None;
-        }
-        self.furthest.pop(ctx).map(|(_, victim)| victim)
+        demand_victim(ctx, || self.furthest.pop(ctx).map(|(_, victim)| victim))
     }
 
     fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
         // Rule 1: the next block missing from the cache.
         let (pos, block) = self.next_missing(ctx)?;
-        if ctx.cache().free_slots() > 0 {
-            return Some(Fetch {
-                block,
-                victim: None,
-            });
-        }
-        // Rule 2: the candidate victim is the block referenced furthest in the future.
-        let (next_ref, _) = self.furthest.peek(ctx)?;
-        // Rule 3: only if it is referenced after the block to fetch; otherwise wait for the
-        // next opportunity (rule 4, offered by the engine).
-        if next_ref <= pos {
-            return None;
-        }
-        let (_, victim) = self.furthest.pop(ctx)?;
-        Some(Fetch {
-            block,
-            victim: Some(victim),
+        fetch_into(block, ctx, || {
+            // Rule 2: the candidate victim is the block referenced furthest in the future.
+            let (next_ref, _) = self.furthest.peek(ctx)?;
+            // Rule 3: only if it is referenced after the block to fetch; otherwise wait for
+            // the next opportunity (rule 4, offered by the engine).
+            if next_ref <= pos {
+                return None;
+            }
+            self.furthest.pop(ctx).map(|(_, victim)| victim)
         })
     }
 }

@@ -7,7 +7,7 @@ use crate::cache::Block;
 use crate::engine::Ctx;
 use crate::future::Pos;
 use crate::policy::lru_list::LruList;
-use crate::policy::{Build, Policy, PolicyInfo};
+use crate::policy::{demand_victim, Build, Policy, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -38,8 +38,6 @@ impl Policy for LruDemand {
     }
 
     fn demand_victim(&mut self, _block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
-        (ctx.cache().free_slots() == 0)
-            .then(|| self.lru.pop_lru())
-            .flatten()
+        demand_victim(ctx, || self.lru.pop_lru())
     }
 }

@@ -10,7 +10,7 @@ use crate::engine::Ctx;
 use crate::future::Pos;
 use crate::policy::lru_list::LruList;
 use crate::policy::obl::Obl;
-use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::policy::{demand_victim, fetch_into, Build, Fetch, Policy, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -46,23 +46,11 @@ impl Policy for LruObl {
     }
 
     fn demand_victim(&mut self, _block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
-        (ctx.cache().free_slots() == 0)
-            .then(|| self.lru.pop_lru())
-            .flatten()
+        demand_victim(ctx, || self.lru.pop_lru())
     }
 
     fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
         let block = self.obl.take(ctx)?;
-        if ctx.cache().free_slots() > 0 {
-            return Some(Fetch {
-                block,
-                victim: None,
-            });
-        }
-        let victim = self.lru.pop_lru_except(ctx.pinned())?;
-        Some(Fetch {
-            block,
-            victim: Some(victim),
-        })
+        fetch_into(block, ctx, || self.lru.pop_lru_except(ctx.pinned()))
     }
 }

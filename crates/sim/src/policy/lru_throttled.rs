@@ -18,7 +18,7 @@ use crate::cache::{Block, Residency};
 use crate::engine::Ctx;
 use crate::future::Pos;
 use crate::policy::lru_list::LruList;
-use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::policy::{demand_victim, fetch_into, Build, Fetch, Policy, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -72,9 +72,7 @@ impl Policy for LruThrottled {
     }
 
     fn demand_victim(&mut self, _block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
-        (ctx.cache().free_slots() == 0)
-            .then(|| self.lru.pop_lru())
-            .flatten()
+        demand_victim(ctx, || self.lru.pop_lru())
     }
 
     fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
@@ -82,11 +80,8 @@ impl Policy for LruThrottled {
             return None;
         }
         let block = self.next_absent(ctx)?;
-        let victim = match ctx.cache().free_slots() {
-            0 => Some(self.lru.pop_lru_except(ctx.pinned())?),
-            _ => None,
-        };
+        let fetch = fetch_into(block, ctx, || self.lru.pop_lru_except(ctx.pinned()))?;
         self.walk += 1;
-        Some(Fetch { block, victim })
+        Some(fetch)
     }
 }

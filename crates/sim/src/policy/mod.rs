@@ -100,6 +100,31 @@ pub trait Policy {
     }
 }
 
+/// The victim of a demand fetch: `None` while the cache has a free slot, else `victim()`.
+pub(crate) fn demand_victim(
+    ctx: &Ctx<'_>,
+    victim: impl FnOnce() -> Option<Block>,
+) -> Option<Block> {
+    match ctx.cache().free_slots() {
+        0 => victim(),
+        _ => None,
+    }
+}
+
+/// A fetch of `block` into a free slot, or, when the cache is full, in place of `victim()`;
+/// `None` when the cache is full and `victim()` names no block.
+pub(crate) fn fetch_into(
+    block: Block,
+    ctx: &Ctx<'_>,
+    victim: impl FnOnce() -> Option<Block>,
+) -> Option<Fetch> {
+    let victim = match ctx.cache().free_slots() {
+        0 => Some(victim()?),
+        _ => None,
+    };
+    Some(Fetch { block, victim })
+}
+
 /// What a policy's constructor gets.
 pub struct Build<'a> {
     /// Cache size in blocks.

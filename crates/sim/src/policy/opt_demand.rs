@@ -8,7 +8,7 @@ use crate::cache::Block;
 use crate::engine::Ctx;
 use crate::future::Pos;
 use crate::policy::furthest::Furthest;
-use crate::policy::{Build, Policy, PolicyInfo};
+use crate::policy::{demand_victim, Build, Policy, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -40,9 +40,6 @@ impl Policy for OptDemand {
     }
 
     fn demand_victim(&mut self, _block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
-        if ctx.cache().free_slots() > 0 {
-            return None;
-        }
-        self.furthest.pop(ctx).map(|(_, victim)| victim)
+        demand_victim(ctx, || self.furthest.pop(ctx).map(|(_, victim)| victim))
     }
 }

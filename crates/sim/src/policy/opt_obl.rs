@@ -9,7 +9,7 @@ use crate::engine::Ctx;
 use crate::future::Pos;
 use crate::policy::furthest::Furthest;
 use crate::policy::obl::Obl;
-use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::policy::{demand_victim, fetch_into, Build, Fetch, Policy, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -47,24 +47,11 @@ impl Policy for OptObl {
     }
 
     fn demand_victim(&mut self, _block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
-        if ctx.cache().free_slots() > 0 {
-            return None;
-        }
-        self.furthest.pop(ctx).map(|(_, victim)| victim)
+        demand_victim(ctx, || self.furthest.pop(ctx).map(|(_, victim)| victim))
     }
 
     fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
         let block = self.obl.take(ctx)?;
-        if ctx.cache().free_slots() > 0 {
-            return Some(Fetch {
-                block,
-                victim: None,
-            });
-        }
-        let (_, victim) = self.furthest.pop(ctx)?;
-        Some(Fetch {
-            block,
-            victim: Some(victim),
-        })
+        fetch_into(block, ctx, || self.furthest.pop(ctx).map(|(_, victim)| victim))
     }
 }
