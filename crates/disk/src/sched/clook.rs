@@ -3,31 +3,18 @@
 //! libprefetch paper s3.1: forward seeks are cheaper than backward ones, hence C-LOOK.
 //! Deviations: none.
 
-use crate::sched::SortedQueue;
-use crate::{Request, Scheduler};
-use std::time::Duration;
+use crate::sched::{SeekOrder, Sorted, SortedKey, SortedQueue};
 
 /// One-directional elevator with wrap-around.
-#[derive(Debug, Default)]
-pub struct CLook {
-    queue: SortedQueue,
-}
+pub type CLook = Sorted<CLookOrder>;
 
-impl Scheduler for CLook {
-    fn push(&mut self, req: Request) {
-        self.queue.insert(req);
-    }
+/// C-LOOK's choice: the first request at or after the head, else the lowest address.
+#[derive(Debug)]
+pub struct CLookOrder;
 
-    fn pop(&mut self, head: u64, _now: Duration) -> Option<Request> {
-        let key = self
-            .queue
-            .at_or_after(head)
-            .or_else(|| self.queue.lowest())?;
-        self.queue.remove(key)
-    }
-
-    fn len(&self) -> usize {
-        self.queue.len()
+impl SeekOrder for CLookOrder {
+    fn pick(queue: &SortedQueue, head: u64) -> Option<SortedKey> {
+        queue.at_or_after(head).or_else(|| queue.lowest())
     }
 }
 

@@ -46,19 +46,24 @@ impl Deadline {
         }
     }
 
-    fn oldest(&self) -> Option<((Duration, u64), SortedKey)> {
-        self.by_arrival.iter().next().map(|(a, k)| (*a, *k))
+    /// Arrival time and key of the request queued longest.
+    fn oldest(&self) -> Option<(Duration, SortedKey)> {
+        self.by_arrival
+            .iter()
+            .next()
+            .map(|(&(arrival, _), &key)| (arrival, key))
     }
 
-    fn choose(&mut self, head: u64, now: Duration) -> Option<(Duration, u64, SortedKey)> {
+    /// Key of the request to serve next; counts it in the current batch or starts a new one.
+    fn choose(&mut self, head: u64, now: Duration) -> Option<SortedKey> {
         let ahead = self.sorted.at_or_after(head);
-        let (arrival_key, oldest_key) = self.oldest()?;
+        let (oldest_arrival, oldest_key) = self.oldest()?;
         let key = match ahead {
             Some(next) if self.batch < self.fifo_batch => {
                 self.batch += 1;
                 next
             }
-            Some(next) if now < arrival_key.0 + self.expire => {
+            Some(next) if now < oldest_arrival + self.expire => {
                 self.batch = 1;
                 next
             }
@@ -67,7 +72,7 @@ impl Deadline {
                 oldest_key
             }
         };
-        Some((arrival_key.0, arrival_key.1, key))
+        Some(key)
     }
 }
 
@@ -79,7 +84,7 @@ impl Scheduler for Deadline {
     }
 
     fn pop(&mut self, head: u64, now: Duration) -> Option<Request> {
-        let (_, _, key) = self.choose(head, now)?;
+        let key = self.choose(head, now)?;
         let req = self.sorted.remove(key)?;
         self.by_arrival.remove(&(req.arrival, key.1));
         Some(req)

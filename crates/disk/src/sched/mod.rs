@@ -1,5 +1,7 @@
 //! Request schedulers, one per module, all behind [`crate::Scheduler`]; registered in
-//! [`from_name`]. [`SortedQueue`] is the address-ordered queue the seek-aware ones share.
+//! [`from_name`]. [`SortedQueue`] is the address-ordered queue the seek-aware ones share;
+//! [`Sorted`] is the scheduler core of those that only choose from it by the head position
+//! (C-LOOK, SSTF), each supplying a [`SeekOrder`].
 
 pub mod clook;
 pub mod deadline;
@@ -13,6 +15,7 @@ pub use sstf::Sstf;
 
 use crate::{Error, Request, Scheduler};
 use std::collections::BTreeMap;
+use std::marker::PhantomData;
 use std::time::Duration;
 
 /// Builds a scheduler from its name: `fifo`, `clook`, `sstf`, `deadline` or `deadline:EXPIRE_MS`.
@@ -91,6 +94,44 @@ impl SortedQueue {
     /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.by_addr.is_empty()
+    }
+}
+
+/// How a seek-ordered scheduler chooses the next request from its queue.
+pub trait SeekOrder {
+    /// Key of the request to serve next with the head at `head`, or `None` when `queue` is empty.
+    fn pick(queue: &SortedQueue, head: u64) -> Option<SortedKey>;
+}
+
+/// A scheduler that keeps its requests in a [`SortedQueue`] and serves them in the order `O`
+/// picks, whatever the time.
+#[derive(Debug)]
+pub struct Sorted<O> {
+    queue: SortedQueue,
+    order: PhantomData<O>,
+}
+
+impl<O> Default for Sorted<O> {
+    fn default() -> Self {
+        Sorted {
+            queue: SortedQueue::default(),
+            order: PhantomData,
+        }
+    }
+}
+
+impl<O: SeekOrder + Send> Scheduler for Sorted<O> {
+    fn push(&mut self, req: Request) {
+        self.queue.insert(req);
+    }
+
+    fn pop(&mut self, head: u64, _now: Duration) -> Option<Request> {
+        let key = O::pick(&self.queue, head)?;
+        self.queue.remove(key)
+    }
+
+    fn len(&self) -> usize {
+        self.queue.len()
     }
 }
 

@@ -2,34 +2,22 @@
 //! bytes of address distance; ties go forward.
 //! Deviations: distance in addresses, not in modelled seek time (the usual approximation).
 
-use crate::sched::SortedQueue;
-use crate::{Request, Scheduler};
-use std::time::Duration;
+use crate::sched::{SeekOrder, Sorted, SortedKey, SortedQueue};
 
 /// Nearest request first.
-#[derive(Debug, Default)]
-pub struct Sstf {
-    queue: SortedQueue,
-}
+pub type Sstf = Sorted<SstfOrder>;
 
-impl Scheduler for Sstf {
-    fn push(&mut self, req: Request) {
-        self.queue.insert(req);
-    }
+/// SSTF's choice: the nearer of the requests on either side of the head, the one ahead on a tie.
+#[derive(Debug)]
+pub struct SstfOrder;
 
-    fn pop(&mut self, head: u64, _now: Duration) -> Option<Request> {
-        let ahead = self.queue.at_or_after(head);
-        let behind = self.queue.before(head);
-        let key = match (ahead, behind) {
-            (Some(a), Some(b)) if head - b.0 < a.0 - head => b,
-            (Some(a), _) => a,
-            (None, b) => b?,
-        };
-        self.queue.remove(key)
-    }
-
-    fn len(&self) -> usize {
-        self.queue.len()
+impl SeekOrder for SstfOrder {
+    fn pick(queue: &SortedQueue, head: u64) -> Option<SortedKey> {
+        match (queue.at_or_after(head), queue.before(head)) {
+            (Some(a), Some(b)) if head - b.0 < a.0 - head => Some(b),
+            (Some(a), _) => Some(a),
+            (None, b) => b,
+        }
     }
 }
 
