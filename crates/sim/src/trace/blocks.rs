@@ -23,32 +23,32 @@ pub struct BlockTrace {
     path: PathBuf,
 }
 
+impl BlockTrace {
+    /// The reference on `line`, whose trimmed text is `text`.
+    fn parse(&self, line: u64, text: &str) -> Result<Reference, TraceError> {
+        match text.parse::<u64>() {
+            Ok(block) if block < 1 << FILE_SHIFT => Ok(Reference { block, think: None }),
+            Ok(_) => Err(lines::error(
+                &self.path,
+                line,
+                format!("block number {text} too large"),
+            )),
+            Err(_) => Err(lines::error(
+                &self.path,
+                line,
+                format!("expected a block number or '*', found {text:?}"),
+            )),
+        }
+    }
+}
+
 impl Iterator for BlockTrace {
     type Item = Result<Reference, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let (line, text) = match self.lines.next()? {
-                Ok(item) => item,
-                Err(e) => return Some(Err(e)),
-            };
-            let text = text.trim();
-            if text.is_empty() || text == "*" {
-                continue;
-            }
-            return Some(match text.parse::<u64>() {
-                Ok(block) if block < 1 << FILE_SHIFT => Ok(Reference { block, think: None }),
-                Ok(_) => Err(lines::error(
-                    &self.path,
-                    line,
-                    format!("block number {text} too large"),
-                )),
-                Err(_) => Err(lines::error(
-                    &self.path,
-                    line,
-                    format!("expected a block number or '*', found {text:?}"),
-                )),
-            });
-        }
+        let kept = self
+            .lines
+            .next_kept(|text| !matches!(text.trim(), "" | "*"))?;
+        Some(kept.and_then(|(line, text)| self.parse(line, text.trim())))
     }
 }

@@ -74,15 +74,9 @@ impl Iterator for CsvTrace {
     type Item = Result<Request, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let (line, text) = match self.lines.next()? {
-                Ok(item) => item,
-                Err(e) => return Some(Err(e)),
-            };
-            if !lines::is_data(&text) || text.starts_with("time_us") {
-                continue;
-            }
-            return Some(self.parse(line, &text));
-        }
+        let kept = self
+            .lines
+            .next_kept(|text| lines::is_data(text) && !text.starts_with("time_us"))?;
+        Some(kept.and_then(|(line, text)| self.parse(line, &text)))
     }
 }

@@ -36,6 +36,16 @@ impl Lines {
     }
 }
 
+impl Lines {
+    /// The next line that `keep` accepts, skipping the others; read errors are passed on.
+    pub(crate) fn next_kept(
+        &mut self,
+        keep: impl Fn(&str) -> bool,
+    ) -> Option<Result<(u64, String), TraceError>> {
+        self.find(|item| item.as_ref().map_or(true, |(_, text)| keep(text)))
+    }
+}
+
 impl Iterator for Lines {
     type Item = Result<(u64, String), TraceError>;
 

@@ -70,15 +70,9 @@ impl Iterator for MsrTrace {
     type Item = Result<Request, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let (line, text) = match self.lines.next()? {
-                Ok(item) => item,
-                Err(e) => return Some(Err(e)),
-            };
-            if !lines::is_data(&text) || text.starts_with("Timestamp") {
-                continue;
-            }
-            return Some(self.parse(line, &text));
-        }
+        let kept = self
+            .lines
+            .next_kept(|text| lines::is_data(text) && !text.starts_with("Timestamp"))?;
+        Some(kept.and_then(|(line, text)| self.parse(line, &text)))
     }
 }

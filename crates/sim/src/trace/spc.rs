@@ -70,14 +70,7 @@ impl Iterator for SpcTrace {
     type Item = Result<Request, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let (line, text) = match self.lines.next()? {
-                Ok(item) => item,
-                Err(e) => return Some(Err(e)),
-            };
-            if lines::is_data(&text) {
-                return Some(self.parse(line, &text));
-            }
-        }
+        let kept = self.lines.next_kept(lines::is_data)?;
+        Some(kept.and_then(|(line, text)| self.parse(line, &text)))
     }
 }
