@@ -36,6 +36,22 @@ pub enum SpecError {
 }
 
 impl PolicySpec {
+    /// The constructor registered under this spec's name in `table` (rows of name, summary,
+    /// constructor), or an error listing the registered names.
+    pub fn lookup<'t, C>(&self, table: &'t [(&str, &str, C)]) -> Result<&'t C, SpecError> {
+        match table.iter().find(|(name, _, _)| *name == self.name) {
+            Some((_, _, build)) => Ok(build),
+            None => Err(SpecError::Unknown {
+                name: self.name.clone(),
+                known: table
+                    .iter()
+                    .map(|(n, _, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
+    }
+
     /// Parses `name` or `name:key=value,...`.
     pub fn parse(text: &str) -> Result<PolicySpec, SpecError> {
         let (name, rest) = text.split_once(':').unwrap_or((text, ""));

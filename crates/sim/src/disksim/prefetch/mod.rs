@@ -16,8 +16,10 @@ pub mod reorder;
 
 use std::time::Duration;
 
+use plan::{Entry, PageKey};
+
 use super::spec::{PolicySpec, SpecError};
-use super::workload::{FileBlock, Workload};
+use super::workload::{FileBlock, Step, Workload};
 
 /// One reference as the prefetcher sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,15 +120,24 @@ pub fn prefetcher_from(
     spec: &PolicySpec,
     setup: &PrefetchSetup,
 ) -> Result<Box<dyn Prefetcher>, SpecError> {
-    match PREFETCHERS.iter().find(|(name, _, _)| *name == spec.name) {
-        Some((_, _, build)) => build(spec, setup),
-        None => Err(SpecError::Unknown {
-            name: spec.name.clone(),
-            known: PREFETCHERS
-                .iter()
-                .map(|(n, _, _)| *n)
-                .collect::<Vec<_>>()
-                .join(", "),
-        }),
+    spec.lookup(PREFETCHERS)?(spec, setup)
+}
+
+/// The page key the `plan` crate knows `block` by: its file as the descriptor.
+pub(crate) fn page_key(block: FileBlock) -> PageKey {
+    PageKey {
+        fd: i32::try_from(block.file).unwrap_or(i32::MAX),
+        page: block.block,
     }
+}
+
+/// A stream's references as a `plan` access list (unmarked entries, in reference order).
+pub(crate) fn access_list(steps: &[Step]) -> Vec<Entry> {
+    steps
+        .iter()
+        .map(|s| Entry {
+            key: page_key(s.block),
+            mark: false,
+        })
+        .collect()
 }

@@ -14,9 +14,9 @@
 //! planner's reverse-access-order WILLNEED pass changes only the kernel's LRU order, which the
 //! simulator's replacement policies do not take from prefetch calls, so it is not replayed.
 
-use plan::{Entry, Mode, PageKey, PageRange, Planner, PlannerConfig};
+use plan::{Mode, PageRange, Planner, PlannerConfig};
 
-use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
+use super::{access_list, page_key, Access, FetchRange, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::{PolicySpec, SpecError};
 use crate::disksim::workload::Step;
 
@@ -34,13 +34,7 @@ impl LivePlanner {
         let planners = streams
             .iter()
             .map(|steps| {
-                let entries: Vec<Entry> = steps
-                    .iter()
-                    .map(|s| Entry {
-                        key: key(s.block.file, s.block.block),
-                        mark: false,
-                    })
-                    .collect();
+                let entries = access_list(steps);
                 let mut planner = Planner::new(PlannerConfig {
                     capacity: entries.len().max(1),
                     ..config
@@ -53,13 +47,6 @@ impl LivePlanner {
             planners,
             drops: Vec::new(),
         }
-    }
-}
-
-fn key(file: u32, block: u64) -> PageKey {
-    PageKey {
-        fd: i32::try_from(file).unwrap_or(i32::MAX),
-        page: block,
     }
 }
 
@@ -76,7 +63,7 @@ impl Prefetcher for LivePlanner {
         let Some(planner) = self.planners.get_mut(access.stream) else {
             return Vec::new();
         };
-        let page = key(access.block.file, access.block.block);
+        let page = page_key(access.block);
         let (_, outcome) = planner.on_read(page, access.found);
         if outcome.call_back {
             let end = planner.list_end();

@@ -32,9 +32,9 @@
 //! re-read within the next buffer are cache hits here, where Direct I/O would read them again.
 
 use plan::ranges::{clook_from, merge_with_infill, stale_pages, PageRange};
-use plan::{AccessList, Entry, Mode, PageKey, Window};
+use plan::{AccessList, Mode, PageKey, Window};
 
-use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
+use super::{access_list, Access, FetchRange, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::{PolicySpec, SpecError};
 use crate::disksim::workload::Step;
 
@@ -82,13 +82,7 @@ impl Reorder {
         let streams = streams
             .iter()
             .map(|steps| {
-                let entries: Vec<Entry> = steps
-                    .iter()
-                    .map(|s| Entry {
-                        key: key(s.block.file, s.block.block),
-                        mark: false,
-                    })
-                    .collect();
+                let entries = access_list(steps);
                 let mut list = AccessList::with_capacity(entries.len());
                 list.request(&entries, Mode::SET);
                 StreamPlan {
@@ -106,13 +100,6 @@ impl Reorder {
             streams,
             drops: Vec::new(),
         }
-    }
-}
-
-fn key(file: u32, block: u64) -> PageKey {
-    PageKey {
-        fd: i32::try_from(file).unwrap_or(i32::MAX),
-        page: block,
     }
 }
 

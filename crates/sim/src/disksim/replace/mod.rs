@@ -93,15 +93,5 @@ pub fn replacement_from(
     spec: &PolicySpec,
     geometry: CacheGeometry,
 ) -> Result<Box<dyn Replacement>, SpecError> {
-    match REPLACEMENTS.iter().find(|(name, _, _)| *name == spec.name) {
-        Some((_, _, build)) => build(spec, geometry),
-        None => Err(SpecError::Unknown {
-            name: spec.name.clone(),
-            known: REPLACEMENTS
-                .iter()
-                .map(|(n, _, _)| *n)
-                .collect::<Vec<_>>()
-                .join(", "),
-        }),
-    }
+    spec.lookup(REPLACEMENTS)?(spec, geometry)
 }
