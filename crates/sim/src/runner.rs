@@ -118,6 +118,17 @@ pub struct Row {
 }
 
 impl Sweep {
+    /// The setup of one run of the sweep: `capacity` blocks, fetches of `fetch` ticks, an
+    /// empty cache at the start.
+    fn setup(&self, capacity: usize, fetch: Time) -> RunSetup {
+        RunSetup {
+            capacity,
+            timing: self.timing(fetch),
+            initial: Vec::new(),
+            depth: self.depth,
+        }
+    }
+
     fn timing(&self, fetch: Time) -> Timing {
         let reference = if self.realistic {
             ReferenceTime::FromTrace
@@ -150,12 +161,7 @@ impl Sweep {
         let mut rows = Vec::new();
         for &capacity in &self.capacities {
             for &fetch in &self.fetch_times {
-                let setup = RunSetup {
-                    capacity,
-                    timing: self.timing(fetch),
-                    initial: Vec::new(),
-                    depth: self.depth,
-                };
+                let setup = self.setup(capacity, fetch);
                 for &policy in &self.policies {
                     let metrics = run_stream(policy, trace.open()?, &setup)?;
                     rows.push(Row::new(&name, policy.name, &setup, metrics, None));
@@ -176,12 +182,7 @@ impl Sweep {
             )?
             .fetches();
             for &fetch in &self.fetch_times {
-                let setup = RunSetup {
-                    capacity,
-                    timing: self.timing(fetch),
-                    initial: Vec::new(),
-                    depth: self.depth,
-                };
+                let setup = self.setup(capacity, fetch);
                 for &policy in &self.policies {
                     let metrics = run_future(policy, future, &setup)?;
                     rows.push(Row::new(name, policy.name, &setup, metrics, Some(min)));

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::synthetic::{almost_all_random, almost_all_sequential};
-use super::{ensure_dir, mib, run_named, write_file, ExperimentError, Report};
+use super::{ensure_dir, mib, run_named, write_file, write_json, ExperimentError, Report};
 use crate::disksim::metrics::DiskMetrics;
 use crate::disksim::workload::Workload;
 use crate::report::{self, Panel, Series};
@@ -193,11 +193,7 @@ pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
     let tables = setup.out.join("dulo.md");
     write_file(&tables, &summary)?;
     let json = setup.out.join("dulo.json");
-    let encoded = serde_json::to_string_pretty(&rows).map_err(|e| ExperimentError::Output {
-        path: json.clone(),
-        message: e.to_string(),
-    })?;
-    write_file(&json, &encoded)?;
+    write_json(&json, &rows)?;
     report.files.push(tables);
     report.files.push(json);
     report.section = section(setup, &rows, &summary);

@@ -18,7 +18,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::{ensure_dir, run_named, write_file, ExperimentError, Report};
+use super::{ensure_dir, run_named, write_file, write_json, ExperimentError, Report};
 use crate::disksim::metrics::DiskMetrics;
 use crate::disksim::workload::{Layout, Step, Workload};
 use crate::report::{self, Panel, Series};
@@ -191,11 +191,7 @@ pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
     let tables = setup.out.join("libprefetch.md");
     write_file(&tables, &summary)?;
     let json = setup.out.join("libprefetch.json");
-    let encoded = serde_json::to_string_pretty(&rows).map_err(|e| ExperimentError::Output {
-        path: json.clone(),
-        message: e.to_string(),
-    })?;
-    write_file(&json, &encoded)?;
+    write_json(&json, &rows)?;
     report.files = vec![fig2_file, fig3_file, tables, json];
     report.section = section(setup, &rows, &summary);
     report.summary = summary;

@@ -95,6 +95,15 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), ExperimentError> {
     std::fs::write(path, text).map_err(failed)
 }
 
+/// Writes `rows` to `path` as pretty-printed JSON.
+pub fn write_json(path: &Path, rows: &impl serde::Serialize) -> Result<(), ExperimentError> {
+    let encoded = serde_json::to_string_pretty(rows).map_err(|e| ExperimentError::Output {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    write_file(path, &encoded)
+}
+
 /// Replaces the section `## heading` of the Markdown file `doc` (up to the next `## ` heading)
 /// with `body`, or appends it; other sections are left byte for byte.
 pub fn write_section(doc: &Path, heading: &str, body: &str) -> Result<(), ExperimentError> {
