@@ -15,7 +15,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use plan::{Entry, Mode, PageKey, Planner, PlannerConfig, ReadOutcome};
+use plan::{Entry, Mode, PageKey, Planner, PlannerConfig, ReadOutcome, RoundPlan};
 
 use crate::guard::Reentry;
 use crate::registry::{generation, globals};
@@ -59,6 +59,10 @@ pub struct Config {
     /// Off by default: stock Linux ignores WILLNEED for cached pages, so the
     /// pass costs one call per run of pages and reorders nothing.
     pub reverse_pass: bool,
+    /// Issue a round's advice from a background thread, so the application
+    /// reads while the window streams in (default). Off: the reading thread
+    /// issues it and blocks while the device queue is full, as in the paper.
+    pub background_advice: bool,
 }
 
 impl Default for Config {
@@ -69,6 +73,7 @@ impl Default for Config {
             max_budget_bytes: None,
             max_advice_bytes: 4 << 20,
             reverse_pass: false,
+            background_advice: true,
         }
     }
 }
@@ -298,6 +303,15 @@ impl Client {
         Ok(accepted)
     }
 
+    /// Waits until the advice of the current round, if any, has been issued
+    /// (with background advice, a round is issued after the call that
+    /// started it returns). Never waits on I/O itself.
+    pub fn settle(&self) {
+        while self.inner.round_running.load(Ordering::Acquire) {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+
     /// Reads by this client's application are not tracked until the guard
     /// is dropped (section 4.2). Nests.
     pub fn ignore_accesses(&self) -> IgnoreGuard<'_> {
@@ -407,9 +421,13 @@ impl ClientInner {
         let Some(len) = clip_to_file(fd, offset, len) else {
             return;
         };
-        let resident = probe
-            .resident_pages(fd, offset, len, self.page_size)
-            .is_none_or(|(cached, pages)| cached == pages);
+        // While a round's advice is still being issued, a missing page may
+        // simply not have been asked for yet: not a premature eviction.
+        let advising = self.round_running.load(Ordering::Acquire);
+        let resident = advising
+            || probe
+                .resident_pages(fd, offset, len, self.page_size)
+                .is_none_or(|(cached, pages)| cached == pages);
         let outcome = self.account(fd, offset, len, resident);
         if outcome.call_back {
             self.call_back(fd, offset);
@@ -470,20 +488,50 @@ impl ClientInner {
         self.lock_state().planner.callback_returned(list_end);
     }
 
-    /// Plans and issues one round, unless another thread is running one.
-    pub(crate) fn run_round(&self) {
-        if self.round_running.swap(true, Ordering::AcqRel) {
-            return;
-        }
+    /// Plans and issues one round. If a round is already being issued, the
+    /// request is remembered and that round's issuer plans again when done
+    /// (so a list set while advice is in flight is never dropped).
+    pub(crate) fn run_round(self: &Arc<Self>) {
         let plan = {
             let mut state = self.lock_state();
-            state.round_pending = false;
-            if self.config.max_budget_bytes.is_none() {
-                state.planner.set_available(memory::available_for_cache());
+            if self.round_running.load(Ordering::Acquire) {
+                state.round_pending = true;
+                return;
             }
-            state.planner.plan_round()
+            self.round_running.store(true, Ordering::Release);
+            self.plan_locked(&mut state)
         };
-        advice::execute(&plan, self.page_size, self.config.reverse_pass);
-        self.round_running.store(false, Ordering::Release);
+        if !self.config.background_advice {
+            self.issue(plan);
+            return;
+        }
+        let client = Arc::clone(self);
+        let job = Box::new(move || client.issue(plan));
+        if let Err(job) = globals().run_in_background(job) {
+            job();
+        }
+    }
+
+    /// Plans a round; the caller holds the state lock.
+    fn plan_locked(&self, state: &mut State) -> RoundPlan {
+        state.round_pending = false;
+        if self.config.max_budget_bytes.is_none() {
+            state.planner.set_available(memory::available_for_cache());
+        }
+        state.planner.plan_round()
+    }
+
+    /// Issues a round's advice, then any round requested meanwhile, then
+    /// ends the round (under the state lock, so no request is lost).
+    fn issue(&self, mut plan: RoundPlan) {
+        loop {
+            advice::execute(&plan, self.page_size, self.config.reverse_pass);
+            let mut state = self.lock_state();
+            if !state.round_pending {
+                self.round_running.store(false, Ordering::Release);
+                return;
+            }
+            plan = self.plan_locked(&mut state);
+        }
     }
 }

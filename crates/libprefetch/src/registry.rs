@@ -7,7 +7,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Once, RwLock};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, Once, OnceLock, RwLock};
 
 use crate::client::ClientInner;
 use crate::residency::Probe;
@@ -34,7 +35,12 @@ pub struct Globals {
     region_count: AtomicUsize,
     /// Addresses of live C client handles, to reject stale or bogus ones.
     pub handles: Mutex<HashSet<usize>>,
+    /// The advice thread's queue, started on the first background round.
+    advice_queue: OnceLock<Sender<AdviceJob>>,
 }
+
+/// Work for the advice thread.
+pub type AdviceJob = Box<dyn FnOnce() + Send>;
 
 static GLOBALS: AtomicPtr<Globals> = AtomicPtr::new(std::ptr::null_mut());
 static INIT: Once = Once::new();
@@ -81,6 +87,26 @@ extern "C" fn after_fork_in_child() {
 }
 
 impl Globals {
+    /// Runs `job` on this process's advice thread (started on first use);
+    /// gives the job back if no thread can be had.
+    pub fn run_in_background(&self, job: AdviceJob) -> Result<(), AdviceJob> {
+        let queue = self.advice_queue.get_or_init(|| {
+            let (sender, receiver) = std::sync::mpsc::channel::<AdviceJob>();
+            // If the thread cannot start, the receiver is dropped with the
+            // closure, every send fails, and rounds run in the caller.
+            let _ = std::thread::Builder::new()
+                .name("libprefetch-advice".into())
+                .spawn(move || {
+                    let _inside = crate::guard::Reentry::enter();
+                    for job in receiver {
+                        job();
+                    }
+                });
+            sender
+        });
+        queue.send(job).map_err(|failed| failed.0)
+    }
+
     /// Registers a region; returns its id.
     pub fn add_region(&self, fd: i32, start: u64, end: u64, client: Arc<ClientInner>) -> u64 {
         let id = next_id();

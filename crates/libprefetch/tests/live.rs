@@ -70,6 +70,7 @@ fn done_prefetches_the_window_in_one_round() {
             .unwrap(),
         5
     );
+    client.settle();
     for &p in &pages {
         assert_eq!(cached_pages(&file, p, 1), 1, "page {p} prefetched");
     }
@@ -87,12 +88,14 @@ fn the_next_window_is_fetched_and_the_old_one_dropped_as_reads_advance() {
     client
         .request_prefetching(&entries(fd, &pages), Mode::SET | Mode::DONE)
         .unwrap();
+    client.settle();
     assert_eq!(cached_pages(&file, 16, 1), 0, "beyond the first window");
     let mut buf = vec![0u8; PAGE as usize];
     for &p in &pages[..4] {
         note_read(fd, p * PAGE, PAGE);
         file.read_at(&mut buf, p * PAGE).unwrap();
     }
+    client.settle();
     assert_eq!(client.stats().rounds, 2, "window of 4 pages consumed");
     assert_eq!(cached_pages(&file, 16, 1), 1, "second window prefetched");
     assert_eq!(cached_pages(&file, 0, 1), 0, "first window's pages dropped");
@@ -137,6 +140,7 @@ fn a_read_off_the_list_calls_back_with_the_position() {
     note_read(fd, 0, PAGE);
     note_read(fd, PAGE, PAGE);
     note_read(fd, 39 * PAGE + 100, 10);
+    client.settle();
     let infos = seen.lock().unwrap().clone();
     assert_eq!(infos.last().unwrap().requested, (fd, 39 * PAGE + 100));
     assert_eq!(infos.last().unwrap().last_marked, Some((fd, 0)));
