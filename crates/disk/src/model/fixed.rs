@@ -45,15 +45,7 @@ impl DiskModel for Fixed {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn req(addr: u64, len: u64) -> Request {
-        Request {
-            id: 0,
-            addr,
-            len,
-            arrival: Duration::ZERO,
-        }
-    }
+    use crate::model::tests::req;
 
     /// DULO Table 1: a one-block and a four-block request both cost 9.5 ms.
     #[test]

@@ -106,6 +106,7 @@ impl DiskModel for Ssd {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::tests::req;
 
     fn params() -> SsdParams {
         SsdParams {
@@ -115,15 +116,6 @@ mod tests {
             bandwidth: 4096.0 / 5e-6,
             queue_depth: 32,
             capacity: 1 << 30,
-        }
-    }
-
-    fn req(addr: u64, len: u64) -> Request {
-        Request {
-            id: 0,
-            addr,
-            len,
-            arrival: Duration::ZERO,
         }
     }
 
