@@ -175,11 +175,6 @@ impl Cache {
         self.capacity
     }
 
-    /// Number of available blocks.
-    pub fn resident_count(&self) -> usize {
-        self.resident
-    }
-
     /// Blocks prefetched (arrived or in flight) and not referenced since.
     pub fn unreferenced_prefetches(&self) -> usize {
         self.unreferenced_prefetches

@@ -479,17 +479,8 @@ impl Replacement for Cpem {
     fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
         self.advance(now);
         let (victim, kind) = match self.lru.evict(now) {
-            Some(page) => {
-                let unused = self.demoted_unused.remove(&page);
-                (
-                    page,
-                    if unused {
-                        Evicted::Prefetched
-                    } else {
-                        Evicted::Lru
-                    },
-                )
-            }
+            Some(page) if self.demoted_unused.remove(&page) => (page, Evicted::Prefetched),
+            Some(page) => (page, Evicted::Lru),
             None => (self.prefetch.pop_head()?, Evicted::Prefetched),
         };
         self.history.record(victim, kind);
