@@ -2,7 +2,7 @@
 //! the files of a backing directory, whose reads take the time a disk model
 //! says.
 //!
-//! DOC: how it works, in reading order.
+//! How it works, in reading order:
 //!
 //! 1. *What.* This machine's disk has no seek cost; the papers' results come
 //!    from seek-bound disks. Mounting a backing directory through the emulator

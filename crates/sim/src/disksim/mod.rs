@@ -1,4 +1,4 @@
-//! DOC: the disk-timed simulator. Policies are judged by time on a disk model, not only by
+//! The disk-timed simulator. Policies are judged by time on a disk model, not only by
 //! misses: DULO (FAST'05), competitive prefetching (TR840) and libprefetch's reorder buffer
 //! (ATC'09 section 3) run here.
 //!
