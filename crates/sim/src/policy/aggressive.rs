@@ -18,8 +18,9 @@
 use crate::cache::Block;
 use crate::engine::Ctx;
 use crate::future::Pos;
+use crate::policy::compose::{fetch_into, Composed, Prefetch};
 use crate::policy::furthest::Furthest;
-use crate::policy::{demand_victim, fetch_into, Build, Fetch, Policy, PolicyInfo};
+use crate::policy::{Build, Fetch, Policy, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -31,15 +32,11 @@ pub const INFO: PolicyInfo = PolicyInfo {
 };
 
 fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
-    Ok(Box::new(Aggressive {
-        furthest: Furthest::new(b.capacity),
-        scan: 0,
-    }))
+    Ok(Composed::boxed(Furthest::new(b.capacity), Aggressive { scan: 0 }))
 }
 
-/// The aggressive strategy.
+/// The aggressive prefetch rule over MIN replacement.
 struct Aggressive {
-    furthest: Furthest,
     scan: Pos,
 }
 
@@ -59,31 +56,19 @@ impl Aggressive {
     }
 }
 
-impl Policy for Aggressive {
-    fn on_reference(&mut self, block: Block, _pos: Pos, ctx: &mut Ctx<'_>) {
-        self.furthest.update(block, ctx);
-    }
-
-    fn on_arrival(&mut self, block: Block, ctx: &mut Ctx<'_>) {
-        self.furthest.update(block, ctx);
-    }
-
-    fn demand_victim(&mut self, _block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
-        demand_victim(ctx, || self.furthest.pop(ctx).map(|(_, victim)| victim))
-    }
-
-    fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
+impl Prefetch<Furthest> for Aggressive {
+    fn prefetch(&mut self, furthest: &mut Furthest, ctx: &Ctx<'_>) -> Option<Fetch> {
         // Rule 1: the next block missing from the cache.
         let (pos, block) = self.next_missing(ctx)?;
         fetch_into(block, ctx, || {
             // Rule 2: the candidate victim is the block referenced furthest in the future.
-            let (next_ref, _) = self.furthest.peek(ctx)?;
+            let (next_ref, _) = furthest.peek(ctx)?;
             // Rule 3: only if it is referenced after the block to fetch; otherwise wait for
             // the next opportunity (rule 4, offered by the engine).
             if next_ref <= pos {
                 return None;
             }
-            self.furthest.pop(ctx).map(|(_, victim)| victim)
+            furthest.pop(ctx).map(|(_, victim)| victim)
         })
     }
 }

@@ -16,6 +16,7 @@ use std::collections::BinaryHeap;
 use crate::cache::Block;
 use crate::engine::Ctx;
 use crate::future::Pos;
+use crate::policy::compose::Order;
 
 /// Cached blocks by next reference, furthest first.
 #[derive(Clone, Debug)]
@@ -66,5 +67,21 @@ impl Furthest {
         let top = self.peek(ctx)?;
         self.heap.pop();
         Some(top)
+    }
+}
+
+/// MIN replacement (rule 2): the block referenced furthest in the future, for demand fetches
+/// and prefetches alike.
+impl Order for Furthest {
+    fn note(&mut self, block: Block, ctx: &Ctx<'_>) {
+        self.update(block, ctx);
+    }
+
+    fn demand_victim(&mut self, ctx: &Ctx<'_>) -> Option<Block> {
+        self.pop(ctx).map(|(_, victim)| victim)
+    }
+
+    fn prefetch_victim(&mut self, ctx: &Ctx<'_>) -> Option<Block> {
+        self.pop(ctx).map(|(_, victim)| victim)
     }
 }

@@ -5,6 +5,8 @@
 //! are already dense indices, so two vectors of links are both simpler and faster.
 
 use crate::cache::Block;
+use crate::engine::Ctx;
+use crate::policy::compose::Order;
 
 const NIL: Block = Block::MAX;
 
@@ -80,6 +82,21 @@ impl LruList {
     /// Removes and returns the least recently used block.
     pub(crate) fn pop_lru(&mut self) -> Option<Block> {
         self.pop_lru_except(None)
+    }
+}
+
+/// Least recently used replacement.
+impl Order for LruList {
+    fn note(&mut self, block: Block, _ctx: &Ctx<'_>) {
+        self.touch(block);
+    }
+
+    fn demand_victim(&mut self, _ctx: &Ctx<'_>) -> Option<Block> {
+        self.pop_lru()
+    }
+
+    fn prefetch_victim(&mut self, ctx: &Ctx<'_>) -> Option<Block> {
+        self.pop_lru_except(ctx.pinned())
     }
 }
 

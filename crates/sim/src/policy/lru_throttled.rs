@@ -17,8 +17,9 @@
 use crate::cache::{Block, Residency};
 use crate::engine::Ctx;
 use crate::future::Pos;
+use crate::policy::compose::{fetch_into, Composed, Prefetch};
 use crate::policy::lru_list::LruList;
-use crate::policy::{demand_victim, fetch_into, Build, Fetch, Policy, PolicyInfo};
+use crate::policy::{Build, Fetch, Policy, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -30,30 +31,29 @@ pub const INFO: PolicyInfo = PolicyInfo {
 };
 
 fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
-    Ok(Box::new(LruThrottled {
-        lru: LruList::default(),
+    let walk = ThrottledWalk {
         walk: 0,
         limit: b.capacity / 3,
-    }))
+    };
+    Ok(Composed::boxed(LruList::default(), walk))
 }
 
-/// LRU with throttled informed prefetching.
-struct LruThrottled {
-    lru: LruList,
+/// Throttled informed prefetching over LRU replacement.
+struct ThrottledWalk {
     walk: Pos,
     limit: usize,
 }
 
-impl LruThrottled {
+impl ThrottledWalk {
     /// Walks ahead to the next absent block, refreshing cached blocks on the way.
-    fn next_absent(&mut self, ctx: &Ctx<'_>) -> Option<Block> {
+    fn next_absent(&mut self, lru: &mut LruList, ctx: &Ctx<'_>) -> Option<Block> {
         let future = ctx.oracle().future();
         self.walk = self.walk.max(ctx.cursor());
         while (self.walk as usize) < future.len() {
             let block = future.block_at(self.walk);
             match ctx.cache().residency(block) {
                 Residency::Absent => return Some(block),
-                Residency::Resident => self.lru.touch(block),
+                Residency::Resident => lru.touch(block),
                 Residency::InFlight => {}
             }
             self.walk += 1;
@@ -62,25 +62,13 @@ impl LruThrottled {
     }
 }
 
-impl Policy for LruThrottled {
-    fn on_reference(&mut self, block: Block, _pos: Pos, _ctx: &mut Ctx<'_>) {
-        self.lru.touch(block);
-    }
-
-    fn on_arrival(&mut self, block: Block, _ctx: &mut Ctx<'_>) {
-        self.lru.touch(block);
-    }
-
-    fn demand_victim(&mut self, _block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
-        demand_victim(ctx, || self.lru.pop_lru())
-    }
-
-    fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
+impl Prefetch<LruList> for ThrottledWalk {
+    fn prefetch(&mut self, lru: &mut LruList, ctx: &Ctx<'_>) -> Option<Fetch> {
         if ctx.cache().unreferenced_prefetches() >= self.limit {
             return None;
         }
-        let block = self.next_absent(ctx)?;
-        let fetch = fetch_into(block, ctx, || self.lru.pop_lru_except(ctx.pinned()))?;
+        let block = self.next_absent(lru, ctx)?;
+        let fetch = fetch_into(block, ctx, || lru.pop_lru_except(ctx.pinned()))?;
         self.walk += 1;
         Some(fetch)
     }

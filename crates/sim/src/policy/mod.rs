@@ -16,7 +16,9 @@
 //!
 //! The engine rejects decisions the model forbids (two fetches at once, evicting a block that
 //! is not cached, overfilling the cache). Adding a policy: write `policy/NAME.rs` with a
-//! `pub const INFO: PolicyInfo` and add `NAME` to the `registry!` line below.
+//! `pub const INFO: PolicyInfo` and add `NAME` to the `registry!` line below. A policy that is
+//! a replacement order plus a prefetch rule (the LRU and MIN families) is a
+//! `compose::Composed` of the two.
 
 use crate::cache::{Block, Interner};
 use crate::engine::Ctx;
@@ -24,6 +26,7 @@ use crate::future::{Future, Pos};
 use crate::time::Timing;
 use crate::SimError;
 
+pub(crate) mod compose;
 pub(crate) mod furthest;
 pub(crate) mod lru_list;
 pub(crate) mod obl;
@@ -98,31 +101,6 @@ pub trait Policy {
     fn prefetch(&mut self, _ctx: &mut Ctx<'_>) -> Option<Fetch> {
         None
     }
-}
-
-/// The victim of a demand fetch: `None` while the cache has a free slot, else `victim()`.
-pub(crate) fn demand_victim(
-    ctx: &Ctx<'_>,
-    victim: impl FnOnce() -> Option<Block>,
-) -> Option<Block> {
-    match ctx.cache().free_slots() {
-        0 => victim(),
-        _ => None,
-    }
-}
-
-/// A fetch of `block` into a free slot, or, when the cache is full, in place of `victim()`;
-/// `None` when the cache is full and `victim()` names no block.
-pub(crate) fn fetch_into(
-    block: Block,
-    ctx: &Ctx<'_>,
-    victim: impl FnOnce() -> Option<Block>,
-) -> Option<Fetch> {
-    let victim = match ctx.cache().free_slots() {
-        0 => Some(victim()?),
-        _ => None,
-    };
-    Some(Fetch { block, victim })
 }
 
 /// What a policy's constructor gets.

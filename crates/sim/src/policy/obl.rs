@@ -15,6 +15,8 @@ use rustc_hash::FxHashMap;
 
 use crate::cache::Block;
 use crate::engine::Ctx;
+use crate::policy::compose::{fetch_into, Order, Prefetch};
+use crate::policy::Fetch;
 use crate::trace::FILE_SHIFT;
 
 /// Detects K, K+1 pairs per file and remembers the block to prefetch.
@@ -38,5 +40,17 @@ impl Obl {
     /// The armed block, if it still needs fetching.
     pub(crate) fn take(&mut self, ctx: &Ctx<'_>) -> Option<Block> {
         self.pending.take().filter(|&b| ctx.cache().is_absent(b))
+    }
+}
+
+/// Prefetch the armed block, discarding the order's prefetch victim when the cache is full.
+impl<O: Order> Prefetch<O> for Obl {
+    fn on_request(&mut self, block: Block, ctx: &mut Ctx<'_>) {
+        self.observe(block, ctx);
+    }
+
+    fn prefetch(&mut self, order: &mut O, ctx: &Ctx<'_>) -> Option<Fetch> {
+        let block = self.take(ctx)?;
+        fetch_into(block, ctx, || order.prefetch_victim(ctx))
     }
 }

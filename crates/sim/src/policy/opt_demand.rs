@@ -4,11 +4,9 @@
 //!
 //! Deviations: none. O(log k) per reference with the lazy heap of `furthest`.
 
-use crate::cache::Block;
-use crate::engine::Ctx;
-use crate::future::Pos;
+use crate::policy::compose::{Composed, NoPrefetch};
 use crate::policy::furthest::Furthest;
-use crate::policy::{demand_victim, Build, Policy, PolicyInfo};
+use crate::policy::{Build, Policy, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -20,26 +18,5 @@ pub const INFO: PolicyInfo = PolicyInfo {
 };
 
 fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
-    Ok(Box::new(OptDemand {
-        furthest: Furthest::new(b.capacity),
-    }))
-}
-
-/// MIN demand paging.
-struct OptDemand {
-    furthest: Furthest,
-}
-
-impl Policy for OptDemand {
-    fn on_reference(&mut self, block: Block, _pos: Pos, ctx: &mut Ctx<'_>) {
-        self.furthest.update(block, ctx);
-    }
-
-    fn on_arrival(&mut self, block: Block, ctx: &mut Ctx<'_>) {
-        self.furthest.update(block, ctx);
-    }
-
-    fn demand_victim(&mut self, _block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
-        demand_victim(ctx, || self.furthest.pop(ctx).map(|(_, victim)| victim))
-    }
+    Ok(Composed::boxed(Furthest::new(b.capacity), NoPrefetch))
 }
