@@ -27,7 +27,14 @@
 //! also halves the budget once per round). A round consumed with no
 //! premature eviction grows the budget (section 4.6).
 //!
-//! Deviations: the paper starts a round on any buffer-cache miss; here a
+//! Deviations: the previous round's pages that the new window does not
+//! need are dropped only if keeping them would exceed the budget (the paper
+//! always drops them; with a list that is a prefix of the real future,
+//! which section 4.2 allows, that threw away pages needed right after it),
+//! and pages of the previous window are not advised again unless an
+//! eviction was seen (WILLNEED of cached pages is cheap but not free: a
+//! scan with many short rounds advised its file 36 times over).
+//! The paper starts a round on any buffer-cache miss; here a
 //! round also starts as soon as the window is consumed, which saves the one
 //! blocking miss the paper pays at the start of every round. A read past
 //! the end of the window is a divergence only if its page is not the next
@@ -94,9 +101,12 @@ pub struct ReadOutcome {
 /// The advice of one round, in the order it should be issued.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RoundPlan {
-    /// Pages of the previous round no longer wanted: DONTNEED them, in one batch.
+    /// Pages of the previous round no longer wanted, when keeping them would
+    /// exceed the budget: DONTNEED them, in one batch.
     pub evict: Vec<PageRange>,
-    /// WILLNEED ranges in C-LOOK order, with infill, split at the advice limit.
+    /// WILLNEED ranges in C-LOOK order, with infill, split at the advice
+    /// limit: the window's pages not advised by the previous round (all of
+    /// them after a premature eviction).
     pub fetch: Vec<PageRange>,
     /// WILLNEED again in reverse access order, so that under memory pressure
     /// the pages needed last are evicted first (section 4.5).
@@ -326,11 +336,23 @@ impl Planner {
             });
         let infill_pages = self.config.infill_bytes / self.config.page_size;
         let max_pages = self.config.max_advice_bytes / self.config.page_size;
+        // Pages of the previous window were advised already; they need it
+        // again only if some were found evicted.
+        let wanted = if self.evicted_this_round {
+            window.pages().to_vec()
+        } else {
+            stale_pages(window.pages(), &previous)
+        };
         let fetch = split_long(
-            clook_from(merge_with_infill(window.pages(), infill_pages), head),
+            clook_from(merge_with_infill(&wanted, infill_pages), head),
             max_pages,
         );
-        let evict = merge_with_infill(&stale_pages(&previous, window.pages()), 0);
+        let stale = stale_pages(&previous, window.pages());
+        let evict = if (window.pages().len() + stale.len()) as u64 > self.budget_pages() {
+            merge_with_infill(&stale, 0)
+        } else {
+            Vec::new()
+        };
         let plan = RoundPlan {
             reverse: reverse_access_runs(&window.access_order()),
             window_pages: window.pages().len() as u64,
