@@ -4,16 +4,15 @@
 //! CPEM, with FIFO, C-LOOK and anticipatory scheduling, on the simulated IBM 36Z15. The logic
 //! is `sim::disksim::tr840`; this prints and writes.
 
-use std::fs;
-
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use sim::disksim::tr840::{self, Config};
 
-use crate::repro::Dirs;
+use crate::repro::{wrote, Dirs};
+use crate::sim::emit;
 
 /// Runs every point, then writes `competitive.md` (tables), `competitive.json` (rows) and one
-/// SVG per benchmark into `dirs.out`, and prints the headline comparisons.
+/// SVG per benchmark into `dirs.out` (`tr840::write`), and prints the headline comparisons.
 pub fn run(dirs: &Dirs) -> anyhow::Result<()> {
     let config = Config::default();
     let points = config.benches.len()
@@ -32,28 +31,6 @@ pub fn run(dirs: &Dirs) -> anyhow::Result<()> {
     })
     .context("prefetch repro competitive")?;
     bar.finish_and_clear();
-
-    fs::create_dir_all(&dirs.out).with_context(|| format!("creating {}", dirs.out.display()))?;
-    let mut files = Vec::new();
-    let tables = dirs.out.join("competitive.md");
-    fs::write(&tables, tr840::tables(&rows, &config))
-        .with_context(|| format!("writing {}", tables.display()))?;
-    files.push(tables);
-    let json = dirs.out.join("competitive.json");
-    fs::write(&json, serde_json::to_string_pretty(&rows)?)
-        .with_context(|| format!("writing {}", json.display()))?;
-    files.push(json);
-    for (bench, panels) in tr840::figures(&rows, &config.disk) {
-        let svg = dirs
-            .out
-            .join(format!("competitive-{}.svg", bench.to_lowercase()));
-        sim::report::draw(&svg, &panels).with_context(|| format!("writing {}", svg.display()))?;
-        files.push(svg);
-    }
-    print!("{}", tr840::summary(&rows, &config));
-    println!("\nwrote:");
-    for file in &files {
-        println!("  {}", file.display());
-    }
-    Ok(())
+    let files = tr840::write(&rows, &config, &dirs.out).context("prefetch repro competitive")?;
+    emit(&(tr840::summary(&rows, &config) + &wrote(&files)))
 }

@@ -32,12 +32,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use plan::competitive::DiskCurves;
 use rustc_hash::FxHashSet;
 
 use super::engine::{run as run_engine, EngineConfig, EngineError, Parts};
+use super::experiments::{write_file, write_json, ExperimentError};
 use super::iosched::io_scheduler_from_name;
 use super::microbench::{Dataset, Microbench};
 use super::prefetch::competitive::ModelCurves;
@@ -360,6 +362,22 @@ fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
     out
 }
 
+/// Writes `competitive.md` (the tables), `competitive.json` (the rows) and one SVG per
+/// benchmark into `out`, creating it; returns the files written.
+pub fn write(rows: &[Row], config: &Config, out: &Path) -> Result<Vec<PathBuf>, ExperimentError> {
+    let markdown = out.join("competitive.md");
+    write_file(&markdown, &tables(rows, config))?;
+    let json = out.join("competitive.json");
+    write_json(&json, &rows)?;
+    let mut files = vec![markdown, json];
+    for (bench, panels) in figures(rows, &config.disk) {
+        let svg = out.join(format!("competitive-{}.svg", bench.to_lowercase()));
+        crate::report::draw(&svg, &panels)?;
+        files.push(svg);
+    }
+    Ok(files)
+}
+
 /// Markdown tables, one per benchmark and scheduler: throughput (MB/s) by concurrency and
 /// kernel, then mean request size (KiB), unused prefetched blocks and thrashed blocks per
 /// second.
@@ -595,5 +613,21 @@ mod tests {
         let cp = throughput(&rows, "One-Whole-0", "fifo", "CP", 2).unwrap();
         assert!(cp > 1.3 * linux, "CP {cp} MB/s, Linux {linux} MB/s");
         assert!(tables(&rows, &config).contains("simulated, model ibm-36z15"));
+        let out = tempfile::tempdir().unwrap();
+        let dir = out.path().join("competitive");
+        let files = write(&rows, &config, &dir).unwrap();
+        let names: Vec<_> = files
+            .iter()
+            .map(|f| f.strip_prefix(&dir).unwrap())
+            .collect();
+        let expected = [
+            "competitive.md",
+            "competitive.json",
+            "competitive-one-whole-0.svg",
+        ];
+        assert_eq!(names, expected.map(Path::new));
+        let json = std::fs::read_to_string(&files[1]).unwrap();
+        let written: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+        assert_eq!(written.len(), rows.len());
     }
 }
