@@ -53,7 +53,7 @@ pub struct ReproArgs {
 }
 
 /// The repository root this binary was built from.
-fn repo_root() -> PathBuf {
+pub fn repo_root() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     root.canonicalize().unwrap_or(root)
 }
@@ -75,13 +75,18 @@ pub fn run(args: ReproArgs) -> anyhow::Result<()> {
     (repro.run)(&dirs)
 }
 
+/// The list of files a reproduction wrote, printed after its summary.
+pub fn wrote<'a>(files: impl IntoIterator<Item = &'a PathBuf>) -> String {
+    let mut text = "\nwrote:\n".to_string();
+    for file in files {
+        text += &format!("  {}\n", file.display());
+    }
+    text
+}
+
+/// Cao et al.'s Figure 3 and model comparison on the reference traces.
 fn cao(dirs: &Dirs) -> anyhow::Result<()> {
     let report = ::sim::repro::cao::run(&dirs.traces, &dirs.out)
         .with_context(|| format!("prefetch repro cao --traces {}", dirs.traces.display()))?;
-    let mut text = format!("{}\nwrote:\n", report.summary);
-    for file in &report.files {
-        text += &format!("  {}\n", file.display());
-    }
-    crate::sim::emit(&text)?;
-    Ok(())
+    crate::sim::emit(&(report.summary + &wrote(&report.files)))
 }

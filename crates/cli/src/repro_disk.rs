@@ -2,28 +2,20 @@
 //! crate `sim` (`sim::disksim::experiments`). Prints the tables, lists the files written, and
 //! rewrites this reproduction's section of `docs/repro.md` (other sections are left alone).
 
-use std::path::{Path, PathBuf};
-
 use anyhow::Context;
 use sim::disksim::experiments::{self, Report};
 
-use crate::repro::Dirs;
+use crate::repro::{repo_root, wrote, Dirs};
+use crate::sim::emit;
 
-/// `docs/repro.md` of the repository this binary was built from.
-fn repro_doc() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/repro.md")
-}
-
+/// Prints the report's summary, rewrites its section `heading` of the repository's
+/// `docs/repro.md`, and lists the files written.
 fn publish(report: &Report, heading: &str) -> anyhow::Result<()> {
-    print!("{}", report.summary);
-    let doc = repro_doc();
+    emit(&report.summary)?;
+    let doc = repo_root().join("docs/repro.md");
     experiments::write_section(&doc, heading, &report.section)
         .with_context(|| format!("writing section `{heading}` of {}", doc.display()))?;
-    println!("\nwrote:");
-    for file in report.files.iter().chain([&doc]) {
-        println!("  {}", file.display());
-    }
-    Ok(())
+    emit(&wrote(report.files.iter().chain([&doc])))
 }
 
 /// DULO against CLOCK on the mixed traces and synthetic ones, with sensitivity tables.
