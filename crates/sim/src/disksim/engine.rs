@@ -347,20 +347,10 @@ impl<'w, 'p> Engine<'w, 'p> {
         if let (Some((block, disk_block)), false) = (demand, demand_in_range) {
             carrier = Some(self.queue_run(stream, now, vec![(block, disk_block)], demand_disk));
         }
+        let layout = &self.workload.layout;
         for range in ranges {
             let mut run: Vec<(FileBlock, DiskBlock)> = Vec::new();
-            let end = range
-                .start
-                .saturating_add(range.len)
-                .min(self.workload.layout.file_blocks(range.file));
-            for index in range.start..end {
-                let block = FileBlock {
-                    file: range.file,
-                    block: index,
-                };
-                let Some(disk_block) = self.workload.layout.disk_block(block) else {
-                    continue;
-                };
+            for (block, disk_block) in layout.range_blocks(range.file, range.start, range.len) {
                 if self.cache.contains_key(&disk_block) {
                     continue;
                 }
@@ -448,15 +438,9 @@ impl<'w, 'p> Engine<'w, 'p> {
     /// Removes the blocks of `ranges` from the cache, where the policy allows it; a block in
     /// flight is removed when it arrives.
     fn drop_blocks(&mut self, ranges: &[FetchRange]) {
+        let layout = &self.workload.layout;
         for range in ranges {
-            for index in range.start..range.start.saturating_add(range.len) {
-                let block = FileBlock {
-                    file: range.file,
-                    block: index,
-                };
-                let Some(disk_block) = self.workload.layout.disk_block(block) else {
-                    break;
-                };
+            for (_, disk_block) in layout.range_blocks(range.file, range.start, range.len) {
                 match self.cache.get_mut(&disk_block) {
                     Some(entry) if entry.pending.is_some() => entry.drop_on_arrival = true,
                     Some(_) => self.remove_dropped(disk_block),

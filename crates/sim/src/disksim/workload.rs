@@ -93,6 +93,21 @@ impl Layout {
     pub fn file_blocks(&self, file: u32) -> u64 {
         self.files.get(file as usize).map_or(0, |e| e.blocks)
     }
+
+    /// Blocks `start .. start + len` of `file` that lie in the file, with their disk blocks,
+    /// in order.
+    pub fn range_blocks(
+        &self,
+        file: u32,
+        start: u64,
+        len: u64,
+    ) -> impl Iterator<Item = (FileBlock, DiskBlock)> + '_ {
+        let end = start.saturating_add(len).min(self.file_blocks(file));
+        (start..end).filter_map(move |block| {
+            let block = FileBlock { file, block };
+            Some((block, self.disk_block(block)?))
+        })
+    }
 }
 
 /// A disk layout and the streams that read it.
@@ -163,6 +178,16 @@ mod tests {
         assert_eq!(layout.disk_block(FileBlock { file: 1, block: 0 }), Some(14));
         assert_eq!(layout.disk_block(FileBlock { file: 0, block: 4 }), None);
         assert_eq!(layout.disk_block(FileBlock { file: 2, block: 0 }), None);
+    }
+
+    /// A range running past its file's end stops there; an unknown file has no blocks.
+    #[test]
+    fn range_blocks_stop_at_the_end_of_the_file() {
+        let layout = Layout::contiguous(&[4, 1], 10, 4096);
+        let disk: Vec<_> = layout.range_blocks(0, 2, 5).map(|(_, d)| d).collect();
+        assert_eq!(disk, [2, 3]);
+        assert_eq!(layout.range_blocks(1, 0, u64::MAX).count(), 1);
+        assert_eq!(layout.range_blocks(2, 0, 3).count(), 0);
     }
 
     #[test]
