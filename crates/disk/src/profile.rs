@@ -304,7 +304,9 @@ fn seek_curve(spec: &Spec, capacity: u64, peak_rate: f64) -> Result<Vec<SeekPoin
     Ok(points)
 }
 
-/// Seek-curve time from the block at 0 to the block `distance` bytes after it, ms.
+/// What a read `distance` bytes past the block at 0 costs averaged over the platter's angle:
+/// overhead, the seek curve, half a revolution and the block's transfer, ms; `None` within the
+/// first cylinder (no seek).
 fn rotation_averaged(hdd: &Hdd, distance: u64) -> Option<f64> {
     let seek = curve_at(hdd, distance);
     (seek > 0.0).then(|| {
@@ -313,6 +315,7 @@ fn rotation_averaged(hdd: &Hdd, distance: u64) -> Option<f64> {
     })
 }
 
+/// Seek-curve time from the block at 0 to the block `distance` bytes after it, ms.
 fn curve_at(hdd: &Hdd, distance: u64) -> f64 {
     let g = hdd.geometry();
     let cylinders = g.locate(0).cyl.abs_diff(g.locate(BLOCK + distance).cyl);
