@@ -27,8 +27,13 @@ fn blocks(refs: &[Reference]) -> Vec<u64> {
     refs.iter().map(|r| r.block).collect()
 }
 
-fn error_text(path: &Path, format: Format) -> String {
-    read(path, format, 4096).unwrap_err().to_string()
+/// Reading `path` fails with a message that starts `PATH:LINE: ` and contains `what`.
+fn assert_error_at(path: &Path, format: Format, line: u64, what: &str) {
+    let message = read(path, format, 4096).unwrap_err().to_string();
+    assert!(
+        message.starts_with(&format!("{}:{line}: ", path.display())) && message.contains(what),
+        "{message}"
+    );
 }
 
 #[test]
@@ -55,11 +60,7 @@ fn block_trace_skips_stars_and_blank_lines_plain_and_gzip() {
 fn block_trace_rejects_a_malformed_line_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "bad.trace", "0\n1\nx12\n3\n");
-    let message = error_text(&path, Format::Blocks);
-    assert!(
-        message.starts_with(&format!("{}:3: ", path.display())),
-        "{message}"
-    );
+    assert_error_at(&path, Format::Blocks, 3, "");
 }
 
 #[test]
@@ -98,11 +99,7 @@ fn project_csv_rejects_malformed_lines() {
         ("0,a,18446744073709551615,10,R\n", 1, "overflows"),
     ] {
         let path = write(dir.path(), "bad.csv", text);
-        let message = error_text(&path, Format::Csv);
-        assert!(
-            message.starts_with(&format!("{}:{line}: ", path.display())) && message.contains(what),
-            "{message}"
-        );
+        assert_error_at(&path, Format::Csv, line, what);
     }
 }
 
@@ -130,7 +127,7 @@ fn msr_cambridge_reads_disks_as_files_and_filetime_as_microseconds() {
         "bad.csv",
         "128166372003061629,wdev,0,Read,0,512,1\n128166372003061630,wdev,0,Erase,0,512,1\n",
     );
-    assert!(error_text(&bad, Format::Msr).starts_with(&format!("{}:2: ", bad.display())));
+    assert_error_at(&bad, Format::Msr, 2, "");
 }
 
 #[test]
@@ -150,11 +147,7 @@ fn umass_spc_reads_sectors_and_seconds() {
         ("0,16,4096\n", "expected 5"),
     ] {
         let bad = write(dir.path(), "bad.spc", text);
-        let message = error_text(&bad, Format::Spc);
-        assert!(
-            message.starts_with(&format!("{}:1: ", bad.display())) && message.contains(what),
-            "{message}"
-        );
+        assert_error_at(&bad, Format::Spc, 1, what);
     }
 }
 
