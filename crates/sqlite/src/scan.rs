@@ -17,7 +17,9 @@
 //!   such as a range): `Set` a list from that leaf over [`FIRST_LOOKAHEAD`] leaves, growing [`GROWTH`]-fold
 //!   at each further step, since the scan may end anywhere;
 //! * **table leaf, with a marked index leaf behind it** (the list ran short, or SQLite strayed among the
-//!   rows of the current leaf): `FromMark`, the list after that leaf regenerated (PF_SET_FROM_MARK);
+//!   rows of the current leaf): `FromMark`, the list after that leaf regenerated (PF_SET_FROM_MARK), unless
+//!   the list already runs to the end of the index (`Keep`: a new copy would change nothing, and replacing
+//!   the list makes libprefetch plan a new round);
 //! * **anything else** (an index leaf out of sequence, as point lookups and descending scans do; interior
 //!   pages; a page the reader cannot parse): `Keep`, plain reads. An out-of-sequence leaf of the index
 //!   whose scan the list describes clears the list (`Clear`), since that scan has ended; leaves of other
@@ -217,11 +219,27 @@ impl ScanPlanner {
     fn on_table_leaf(&mut self, marked_leaf: u32) -> ReadResult<Plan> {
         self.load_indexes()?;
         match self.cache.leaf_at.get(&marked_leaf) {
+            Some(&(root, _)) if self.active == Some(root) && self.listed_to_the_end(root) => {
+                Ok(Plan::Keep)
+            }
             Some(&(root, pos)) if self.active == Some(root) => {
                 Ok(Plan::FromMark(self.list_from(root, pos, false)?))
             }
             _ => Ok(Plan::Keep),
         }
+    }
+
+    /// Whether the list already runs to the last leaf of index `root` (regenerating it would change nothing).
+    fn listed_to_the_end(&self, root: u32) -> bool {
+        let leaves = self
+            .cache
+            .indexes
+            .as_ref()
+            .and_then(|indexes| indexes.get(&root))
+            .map_or(0, |index| index.leaves.len());
+        self.scans
+            .get(&root)
+            .is_some_and(|scan| scan.listed_end >= leaves)
     }
 
     /// Lists `lookahead` leaves of index `root` from leaf `pos` with the table pages their entries point

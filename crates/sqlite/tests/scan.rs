@@ -90,6 +90,12 @@ fn scan_from_the_first_leaf_lists_the_whole_index() {
     };
     assert_eq!(list, expected(&f, &f.leaves, true));
     assert_eq!(list.iter().filter(|e| e.mark).count(), f.leaves.len());
+    // The list already runs to the end: a later callback behind a mark leaves it as it is.
+    let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
+    assert_eq!(
+        p.plan(Some(offset(f.leaves[3].page)), table_page),
+        Plan::Keep
+    );
 }
 
 #[test]
