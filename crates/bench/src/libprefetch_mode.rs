@@ -22,7 +22,6 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config};
-use serde::{Deserialize, Serialize};
 
 use crate::mode::{read_in_order, Outcome};
 use crate::workload::{access_pages, Read, PAGE_SIZE};
@@ -42,44 +41,8 @@ pub struct LibraryTuning {
     pub infill_bytes: Option<u64>,
 }
 
-/// The library's counters after a pass (mirror of `libprefetch::Stats`, serialisable).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LibraryStats {
-    /// Prefetch rounds started.
-    pub rounds: u64,
-    /// Callback invocations.
-    pub callbacks: u64,
-    /// Reads that fell in the registered region.
-    pub tracked_reads: u64,
-    /// Tracked reads not on the access list.
-    pub divergences: u64,
-    /// Tracked reads of pages not in the page cache.
-    pub misses: u64,
-    /// Prefetched pages gone before their use.
-    pub premature_evictions: u64,
-    /// Pages asked for with WILLNEED.
-    pub pages_prefetched: u64,
-    /// Pages released with DONTNEED.
-    pub pages_dropped: u64,
-    /// Reorder-buffer size at the end (AIMD).
-    pub budget_bytes: u64,
-}
-
-impl From<libprefetch::Stats> for LibraryStats {
-    fn from(stats: libprefetch::Stats) -> LibraryStats {
-        LibraryStats {
-            rounds: stats.rounds,
-            callbacks: stats.callbacks,
-            tracked_reads: stats.tracked_reads,
-            divergences: stats.divergences,
-            misses: stats.misses,
-            premature_evictions: stats.premature_evictions,
-            pages_prefetched: stats.pages_prefetched,
-            pages_dropped: stats.pages_dropped,
-            budget_bytes: stats.budget_bytes,
-        }
-    }
-}
+/// The library's counters after a pass (serialisable through libprefetch's `serde` feature).
+pub type LibraryStats = libprefetch::Stats;
 
 /// The access list of a pass and where the application is in it.
 struct Plan {
@@ -159,7 +122,7 @@ pub fn read_with_library(
         plan.next_page
             .store(first_page_of_read[index], Ordering::Relaxed)
     })?;
-    let stats = LibraryStats::from(client.stats());
+    let stats = client.stats();
     client
         .unregister_region(region)
         .context("libprefetch: unregistering the region")?;

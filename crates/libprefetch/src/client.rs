@@ -82,6 +82,7 @@ impl Default for Config {
 /// which `pf_get_stats` fills with it directly.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Stats {
     /// Prefetch rounds started.
     pub rounds: u64,
