@@ -182,6 +182,11 @@ impl fuser::Filesystem for EmulatedFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> io::Result<()> {
         // On refusal the kernel keeps its own limit; the mount still works.
         let _ = config.set_max_background(MAX_BACKGROUND);
+        // The kernel's FUSE readahead skips (drops) pages once the queue is
+        // "congested" (default 3/4 of max_background), so a prefetcher's
+        // WILLNEED could silently lose pages a real disk would have queued.
+        // Congested only when full.
+        let _ = config.set_congestion_threshold(MAX_BACKGROUND);
         Ok(())
     }
 
