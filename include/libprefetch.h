@@ -25,8 +25,9 @@
  * PF_DONE.  PF_SET keeps the position: the new list starts where the
  * application is.  PF_SET_FROM_MARK replaces what follows the last marked
  * entry passed (with no mark passed, what follows the position).  PF_DONE
- * from application code runs a prefetching round before returning; from a
- * callback, right after the callback returns.  Entries are validated all or
+ * from application code plans a prefetching round before returning; from a
+ * callback, right after the callback returns.  The round's advice is issued
+ * by a background thread while the application reads.  Entries are validated all or
  * nothing (fd < 0: EBADF, offset < 0: EINVAL); NULL with n > 0 is EFAULT.
  * Memory stays bounded by the list's capacity whatever n is: the return
  * value is short once the list is full.
