@@ -592,6 +592,20 @@ mod tests {
         assert!(combine(vec![result(1.0, 1, 7), result(1.0, 1, 8)], &disk).is_err());
     }
 
+    /// A one-page stock request for the launcher tests (the child scripts ignore it).
+    fn tiny_stock_request() -> RunRequest {
+        RunRequest {
+            file: PathBuf::from("/nonexistent"),
+            workload: Workload::Sequential {
+                span_bytes: 4096,
+                read_bytes: 4096,
+            },
+            mode: Mode::Stock,
+            window_bytes: None,
+            infill_bytes: None,
+        }
+    }
+
     #[test]
     fn a_run_request_survives_the_json_trip_to_a_child() {
         let request = RunRequest {
@@ -624,16 +638,7 @@ echo "{\"wall_seconds\":0.5,\"read_bytes\":$inside,\"outcome\":{\"checksum\":7,\
             program: PathBuf::from("sh"),
             args: vec!["-c".into(), script.into()],
         };
-        let request = RunRequest {
-            file: PathBuf::from("/nonexistent"),
-            workload: Workload::Sequential {
-                span_bytes: 4096,
-                read_bytes: 4096,
-            },
-            mode: Mode::Stock,
-            window_bytes: None,
-            infill_bytes: None,
-        };
+        let request = tiny_stock_request();
         let result = launcher
             .run_in(Some(&group), std::slice::from_ref(&request))
             .unwrap()
@@ -654,16 +659,7 @@ echo "{\"wall_seconds\":0.5,\"read_bytes\":$inside,\"outcome\":{\"checksum\":7,\
             program: PathBuf::from("sh"),
             args: vec!["-c".into(), "cat > /dev/null; exit 3".into()],
         };
-        let request = RunRequest {
-            file: PathBuf::from("/nonexistent"),
-            workload: Workload::Sequential {
-                span_bytes: 4096,
-                read_bytes: 4096,
-            },
-            mode: Mode::Stock,
-            window_bytes: None,
-            infill_bytes: None,
-        };
+        let request = tiny_stock_request();
         let error = launcher
             .run_in(Some(&group), std::slice::from_ref(&request))
             .unwrap_err()
