@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use plan::{Entry, Mode, PageKey, Planner, PlannerConfig, ReadOutcome, RoundPlan};
 
+use crate::descriptors::AdviceDescriptors;
 use crate::guard::Reentry;
 use crate::registry::{generation, globals};
 use crate::residency::Probe;
@@ -108,7 +109,10 @@ pub struct Stats {
 
 /// Identifies a registered region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct RegionId(pub(crate) u64);
+pub struct RegionId {
+    pub(crate) id: u64,
+    fd: RawFd,
+}
 
 type Callback = Box<dyn FnMut(&Client, CallbackInfo) + Send>;
 
@@ -130,6 +134,8 @@ pub struct ClientInner {
     state: Mutex<State>,
     callback: Mutex<Option<Callback>>,
     round_running: AtomicBool,
+    /// Private descriptors that advice on FUSE files goes through.
+    advice_fds: AdviceDescriptors,
     /// Set when the client is unregistered: reads already on their way stop here.
     dead: AtomicBool,
 }
@@ -205,6 +211,7 @@ impl Client {
             }),
             callback: Mutex::new(Some(Box::new(callback))),
             round_running: AtomicBool::new(false),
+            advice_fds: AdviceDescriptors::default(),
             dead: AtomicBool::new(false),
         });
         globals();
@@ -231,12 +238,9 @@ impl Client {
         }
         let limit = crate::device::willneed_limit(fd);
         self.inner.lock_state().planner.limit_advice_bytes(limit);
-        Ok(RegionId(globals().add_region(
-            fd,
-            start,
-            end,
-            Arc::clone(&self.inner),
-        )))
+        self.inner.advice_fds.region_added(fd);
+        let id = globals().add_region(fd, start, end, Arc::clone(&self.inner));
+        Ok(RegionId { id, fd })
     }
 
     /// Stops tracking a region of this client. Error: `InvalidArgument` if
@@ -244,9 +248,12 @@ impl Client {
     pub fn unregister_region(&self, region: RegionId) -> Result<(), Error> {
         self.check_alive()?;
         let id = self.inner.id;
-        match globals().remove_regions(|slot| slot.id == region.0 && slot.client.id == id) {
+        match globals().remove_regions(|slot| slot.id == region.id && slot.client.id == id) {
             0 => Err(Error::InvalidArgument("no such region for this client")),
-            _ => Ok(()),
+            _ => {
+                self.inner.advice_fds.region_removed(region.fd);
+                Ok(())
+            }
         }
     }
 
@@ -526,6 +533,7 @@ impl ClientInner {
     /// ends the round (under the state lock, so no request is lost).
     fn issue(&self, mut plan: RoundPlan) {
         loop {
+            let _open = self.advice_fds.route(&mut plan);
             advice::execute(&plan, self.page_size, self.config.reverse_pass);
             let mut state = self.lock_state();
             if !state.round_pending {

@@ -22,6 +22,7 @@
 mod advice;
 pub mod capi;
 mod client;
+mod descriptors;
 mod device;
 mod guard;
 mod memory;

@@ -1,0 +1,74 @@
+//! Advice on a FUSE file is not lost to the kernel's congestion check
+//! (`src/descriptors.rs`): on the emulated disk (`prefetch emulate`, a real
+//! FUSE mount of a real file, disk time at scale 1), an application reads
+//! the head of a file sequentially, which grows its descriptor's readahead
+//! state, then lists the rest; once the round's advice is issued, every
+//! listed page is in the page cache (advised through the application's
+//! descriptor, about half of them were dropped). Skipped, saying why, where
+//! FUSE is unavailable.
+
+use std::fs::{self, File};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+
+use emulate::{Config as MountConfig, Placement};
+use libprefetch::residency::cachestat;
+use libprefetch::{AccessEntry, Client, Config, Mode};
+
+const PAGE: u64 = 4096;
+/// More than the emulator's 256 queued 128 KiB requests, so the queue fills.
+const FILE_BYTES: u64 = 64 << 20;
+const HEAD_BYTES: u64 = 2 << 20;
+const READ_BYTES: usize = 128 << 10;
+
+#[test]
+fn advice_through_a_sequentially_read_descriptor_reaches_the_page_cache() {
+    if let Err(reason) = emulate::fuse_available() {
+        println!("skipped: {reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (backing, mountpoint) = (dir.path().join("backing"), dir.path().join("mnt"));
+    fs::create_dir(&backing).unwrap();
+    fs::create_dir(&mountpoint).unwrap();
+    let bytes: Vec<u8> = (0..FILE_BYTES).map(|i| (i % 251) as u8).collect();
+    fs::write(backing.join("data"), &bytes).unwrap();
+    let mut config = MountConfig::new("st3500320as", &backing, &mountpoint);
+    config.placement = Placement::Contiguous;
+    let _mounted = emulate::mount(&config).expect("mount the emulated disk");
+
+    let file = File::open(mountpoint.join("data")).unwrap();
+    let mut buffer = vec![0u8; READ_BYTES];
+    for offset in (0..HEAD_BYTES).step_by(READ_BYTES) {
+        file.read_exact_at(&mut buffer, offset).unwrap();
+    }
+    let client = Client::register(
+        Config {
+            max_budget_bytes: Some(1 << 30),
+            infill_bytes: 0,
+            ..Config::default()
+        },
+        |_, _| {},
+    )
+    .unwrap();
+    client
+        .register_region(file.as_raw_fd(), 0, FILE_BYTES)
+        .unwrap();
+    let entries: Vec<AccessEntry> = (HEAD_BYTES..FILE_BYTES)
+        .step_by(PAGE as usize)
+        .map(|offset| AccessEntry {
+            offset,
+            fd: file.as_raw_fd(),
+            mark: false,
+        })
+        .collect();
+    client
+        .request_prefetching(&entries, Mode::SET | Mode::DONE)
+        .unwrap();
+    client.settle();
+    let listed = (FILE_BYTES - HEAD_BYTES) / PAGE;
+    let cached = cachestat(file.as_raw_fd(), HEAD_BYTES, FILE_BYTES - HEAD_BYTES)
+        .unwrap()
+        .nr_cache;
+    assert_eq!(cached, listed, "pages of the list in the page cache");
+}
