@@ -3,14 +3,6 @@
 //! the first batch with PF_SET (or PF_SET_FROM_MARK), the rest with PF_APPEND, stopping when libprefetch
 //! accepts fewer entries than offered (its list is full), and PF_DONE at the end.
 //!
-//! Two read-only descriptors of the file besides SQLite's own: the planner reads the b-trees through one,
-//! and libprefetch gets the other (its region, list entries, tracked reads and WILLNEED advice), which
-//! nobody reads from. That matters on FUSE: the kernel's `fuse_readahead` silently drops a readahead
-//! batch when the connection is congested and the descriptor's readahead state (`f_ra.async_size`, set by
-//! sequential reads such as the planner's walk over index leaves) covers the batch. WILLNEED through the
-//! planner's descriptor was dropped whenever the queue was full, and the scan of a 256 MiB database on
-//! the emulated disk read the file over and over; a descriptor with no reads keeps `async_size` at 0.
-//!
 //! Deviations: none from the paper's callback protocol. The client uses libprefetch's default
 //! configuration (budget from /proc/meminfo and the memory cgroup, 32 KiB infill) with a longer list.
 
@@ -37,25 +29,21 @@ const BATCH: usize = 4096;
 
 /// libprefetch state of one open main database file.
 pub struct Tracked {
+    /// The shim's own read-only descriptor of the file (owned by the planner).
+    fd: RawFd,
     client: Client,
     planner: Arc<Mutex<ScanPlanner>>,
     /// Whether the access list may be non-empty (so a write has something to drop).
     listed: Arc<AtomicBool>,
-    /// The descriptor libprefetch tracks and advises through, never read from (see the module comment);
-    /// declared after `client` so that the client is unregistered before it is closed.
-    advice: File,
 }
 
 impl Tracked {
-    /// Opens `path` read-only twice (planner, advice), registers a client whose callback plans index scans,
-    /// and registers the whole file, through the advice descriptor, as its region. `None` if any step
-    /// fails: the file is then simply not tracked.
+    /// Opens `path` read-only, registers a client whose callback plans index scans, and registers the
+    /// whole file as its region. `None` if any step fails: the file is then simply not tracked.
     pub fn open(path: &CStr) -> Option<Tracked> {
-        let path = OsStr::from_bytes(path.to_bytes());
-        let planner_file = File::open(path).ok()?;
-        let advice = File::open(path).ok()?;
-        let fd = advice.as_raw_fd();
-        let planner = Arc::new(Mutex::new(ScanPlanner::new(planner_file)));
+        let file = File::open(OsStr::from_bytes(path.to_bytes())).ok()?;
+        let fd = file.as_raw_fd();
+        let planner = Arc::new(Mutex::new(ScanPlanner::new(file)));
         let listed = Arc::new(AtomicBool::new(false));
         let client = {
             let planner = Arc::clone(&planner);
@@ -67,10 +55,10 @@ impl Tracked {
         };
         client.register_region(fd, 0, i64::MAX as u64).ok()?;
         Some(Tracked {
+            fd,
             client,
             planner,
             listed,
-            advice,
         })
     }
 
@@ -85,7 +73,7 @@ impl Tracked {
             .try_lock()
             .is_ok_and(|planner| planner.is_interior(offset));
         if !interior {
-            libprefetch::note_read(self.advice.as_raw_fd(), offset, amount);
+            libprefetch::note_read(self.fd, offset, amount);
         }
     }
 

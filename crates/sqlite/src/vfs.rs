@@ -4,15 +4,14 @@
 //! the VFS reports them with `libprefetch::note_read`).
 //!
 //! ```text
-//!   SQLite pager --xRead--> prefetch VFS --note_read(fd3, off, len)--> libprefetch (callback, prefetch round)
+//!   SQLite pager --xRead--> prefetch VFS --note_read(fd2, off, len)--> libprefetch (callback, prefetch round)
 //!                               |
-//!                               +--xRead--> default VFS (unix) --pread(fd1)--> kernel page cache <- WILLNEED(fd3)
+//!                               +--xRead--> default VFS (unix) --pread(fd1)--> kernel page cache <- WILLNEED(fd2)
 //! ```
 //!
-//! For each main database file the shim opens two more read-only descriptors of the same file: the page
-//! cache is per inode, so prefetching through them serves SQLite's reads through fd1. The callback reads
-//! the b-trees through fd2; fd3 is the one registered with libprefetch and is never read from, so that
-//! FUSE does not drop its advice ([`crate::feed`] explains why). Journals, WAL files and temporary
+//! For each main database file the shim opens a second, read-only descriptor (fd2) of the same file: the
+//! page cache is per inode, so prefetching through fd2 serves SQLite's reads through fd1. fd2 is the one
+//! registered with libprefetch and read by the callback ([`crate::feed`]). Journals, WAL files and temporary
 //! files pass through untracked. Writes pass through; a write or truncate of a tracked file drops its
 //! access list and the reader's caches.
 //!
