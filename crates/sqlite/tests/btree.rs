@@ -3,11 +3,18 @@
 //! (`ORDER BY`) and from SQLite's `dbstat` table of pages.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use prefetch_sqlite::btree::{Database, TableMap};
 use prefetch_sqlite::gen::{generate, GenOptions};
 use rusqlite::Connection;
+
+/// A `prefetch sqlite gen` database of `rows` customers in `dir`.
+fn generated(dir: &Path, rows: u64, seed: u64) -> PathBuf {
+    let path = dir.join("c.db");
+    generate(&path, &GenOptions { rows, seed }, |_| {}).unwrap();
+    path
+}
 
 fn open_reader(path: &Path) -> Database<std::fs::File> {
     Database::open(Box::new(std::fs::File::open(path).unwrap())).unwrap()
@@ -77,16 +84,7 @@ fn check_index(path: &Path, table: &str, index: &str, key: &str) {
 #[test]
 fn generated_database_indexes_map_to_table_leaves() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("c.db");
-    generate(
-        &path,
-        &GenOptions {
-            rows: 20_000,
-            seed: 7,
-        },
-        |_| {},
-    )
-    .unwrap();
+    let path = generated(dir.path(), 20_000, 7);
     check_index(&path, "customer", "customer_zip", "c_zip");
     check_index(
         &path,
@@ -144,16 +142,7 @@ fn overflow_pages_in_rows_and_index_keys() {
 #[test]
 fn freelist_then_vacuum() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("f.db");
-    generate(
-        &path,
-        &GenOptions {
-            rows: 6_000,
-            seed: 3,
-        },
-        |_| {},
-    )
-    .unwrap();
+    let path = generated(dir.path(), 6_000, 3);
     let conn = Connection::open(&path).unwrap();
     conn.execute_batch("DELETE FROM customer WHERE c_id % 3 <> 0")
         .unwrap();
