@@ -130,12 +130,16 @@ unsafe fn client_ref<'a>(c: *mut PfClient) -> Result<&'a Client, i32> {
     Ok(unsafe { &(*c).0 })
 }
 
-/// `pf_register_client`: see include/libprefetch.h.
+/// `pf_register_client`: see include/libprefetch.h. The client's tunables
+/// come from the `LIBPREFETCH_*` environment variables (`Config::from_env`);
+/// a refused value keeps its default and is reported once on stderr.
 #[no_mangle]
 pub extern "C" fn pf_register_client(cb: CCallback, arg: *mut c_void) -> *mut PfClient {
     c_call(std::ptr::null_mut(), || {
         let foreign = cb.map(|function| ForeignCallback { function, arg });
-        let client = Client::register(Config::default(), move |_, info| {
+        let from_env = Config::from_env();
+        crate::env::warn_once(&from_env.refused);
+        let client = Client::register(from_env.config, move |_, info| {
             if let Some(foreign) = &foreign {
                 foreign.call(info);
             }

@@ -24,6 +24,7 @@ pub mod capi;
 mod client;
 mod descriptors;
 mod device;
+mod env;
 mod guard;
 mod memory;
 mod registry;
@@ -31,6 +32,7 @@ pub mod residency;
 mod track;
 
 pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};
+pub use env::{EnvConfig, Refused};
 pub use plan::Mode;
 pub use track::{may_track, note_read, note_read_at_position};
 
