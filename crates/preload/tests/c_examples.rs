@@ -494,3 +494,101 @@ fn every_listed_entry_point_counts_one_tracked_read() {
 fn large_file_builds_are_tracked_too() {
     run_passing("intercept-lfs", "intercept", &["lfs"]);
 }
+
+/// `LIBPREFETCH_INFILL=0` makes a C client advise exactly its 64 listed pages, where the default 32 KiB infill
+/// also fills their 4 KiB gaps (126 pages); a malformed value still registers, keeps the default and is reported
+/// in one line on stderr, once for two clients; `LIBPREFETCH_LIST_CAPACITY` shortens the list and
+/// `LIBPREFETCH_MAX_MEMORY` sets the budget (90% of it). Same program, only the environment differs.
+#[test]
+fn environment_variables_tune_a_c_client_and_a_malformed_value_only_warns() {
+    let dir = examples_or_skip!();
+    let scratch = Scratch::new("env");
+    let file = scratch.path("pattern");
+    // Runs env_config with exactly `vars` of the LIBPREFETCH_* variables, asserts it passed and printed each of
+    // `want`; returns its libprefetch warnings.
+    let run_with = |vars: &[(&str, &str)], args: &[&str], want: &[&str]| -> Vec<String> {
+        let mut tag = String::from("env");
+        for (name, value) in vars {
+            tag += &format!("-{name}={value}");
+        }
+        let out_path = scratch.0.join(format!("{tag}.stdout"));
+        let err_path = scratch.0.join(format!("{tag}.stderr"));
+        let mut cmd = Command::new(dir.join("env_config"));
+        cmd.arg(&file)
+            .args(args)
+            .env_remove("LD_PRELOAD")
+            .stdin(Stdio::null())
+            .stdout(File::create(&out_path).expect("stdout file"))
+            .stderr(File::create(&err_path).expect("stderr file"));
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("LIBPREFETCH_") {
+                cmd.env_remove(name);
+            }
+        }
+        let mut child = cmd
+            .envs(vars.iter().copied())
+            .spawn()
+            .expect("start env_config");
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for env_config") {
+                break status;
+            }
+            if started.elapsed() > TIMEOUT {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("env_config {vars:?} did not finish in {TIMEOUT:?}: hung (deadlock?)");
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        let run = Run {
+            status,
+            stdout: fs::read_to_string(&out_path).unwrap_or_default(),
+            stderr: fs::read_to_string(&err_path).unwrap_or_default(),
+        };
+        let what = format!("env_config {vars:?}");
+        assert!(run.status.success(), "{}", run.describe(&what));
+        for text in want {
+            assert!(
+                run.stdout.contains(text),
+                "no {text:?}: {}",
+                run.describe(&what)
+            );
+        }
+        print!("{vars:?}: {}{}", run.stdout, run.stderr);
+        let warnings = run.stderr.lines().filter(|l| l.starts_with("libprefetch:"));
+        warnings.map(str::to_string).collect()
+    };
+
+    let off = run_with(
+        &[("LIBPREFETCH_INFILL", "0")],
+        &["0"],
+        &["accepted 64 pages_prefetched 64 "],
+    );
+    assert_eq!(off, Vec::<String>::new());
+    let default = run_with(&[], &["32768"], &["accepted 64 pages_prefetched 126 "]);
+    assert_eq!(default, Vec::<String>::new());
+    let malformed = run_with(
+        &[("LIBPREFETCH_INFILL", "12Q")],
+        &["32768"],
+        &["pages_prefetched 126 "],
+    );
+    assert_eq!(
+        malformed,
+        vec![
+            "libprefetch: ignoring LIBPREFETCH_INFILL=\"12Q\": not a size (bytes, with an optional K, M or G \
+             suffix); using the default (32768 bytes)"
+        ]
+    );
+    let tuned = run_with(
+        &[
+            ("LIBPREFETCH_INFILL", "8K"),
+            ("LIBPREFETCH_LIST_CAPACITY", "10"),
+            ("LIBPREFETCH_MAX_MEMORY", "1M"),
+            ("LIBPREFETCH_BACKGROUND_ADVICE", "0"),
+        ],
+        &["8192", "10"],
+        &["accepted 10 pages_prefetched 19 ", "budget_bytes 943718 "],
+    );
+    assert_eq!(tuned, Vec::<String>::new());
+}
