@@ -195,6 +195,7 @@ impl Client {
             capacity: config.capacity,
             available_bytes: available,
             floor_bytes: (1 << 20).min(available),
+            reverse_pass: config.reverse_pass,
         });
         let inner = Arc::new(ClientInner {
             id: crate::registry::next_id(),

@@ -42,9 +42,7 @@
 
 use crate::access_list::{AccessList, Entry, Mode, PageKey};
 use crate::aimd::Aimd;
-use crate::ranges::{
-    clook_from, merge_with_infill, reverse_access_runs, split_long, stale_pages, PageRange,
-};
+use crate::ranges::{clook_from, merge_with_infill, reverse_access_runs, split_long, PageRange};
 use crate::window::Window;
 
 /// Tunables of one planner. Sizes in bytes.
@@ -63,6 +61,9 @@ pub struct PlannerConfig {
     pub available_bytes: u64,
     /// Lowest reorder-buffer size AIMD may reach.
     pub floor_bytes: u64,
+    /// Compute the reverse-access-order ranges of each round
+    /// ([`RoundPlan::reverse`]); they cost a walk of the whole window.
+    pub reverse_pass: bool,
 }
 
 impl Default for PlannerConfig {
@@ -74,6 +75,7 @@ impl Default for PlannerConfig {
             capacity: 1 << 20,
             available_bytes: 1 << 30,
             floor_bytes: 1 << 20,
+            reverse_pass: false,
         }
     }
 }
@@ -109,7 +111,8 @@ pub struct RoundPlan {
     /// them after a premature eviction).
     pub fetch: Vec<PageRange>,
     /// WILLNEED again in reverse access order, so that under memory pressure
-    /// the pages needed last are evicted first (section 4.5).
+    /// the pages needed last are evicted first (section 4.5); empty unless
+    /// [`PlannerConfig::reverse_pass`] is set.
     pub reverse: Vec<PageRange>,
     /// Unique pages in the window.
     pub window_pages: u64,
@@ -136,6 +139,9 @@ pub struct Planner {
     config: PlannerConfig,
     list: AccessList,
     window: Option<Window>,
+    /// The list was replaced since the window was last selected, so the
+    /// window's entries no longer match it.
+    list_replaced: bool,
     aimd: Aimd,
     /// A premature eviction was seen in the current round.
     evicted_this_round: bool,
@@ -151,6 +157,7 @@ impl Planner {
         Planner {
             list: AccessList::with_capacity(config.capacity),
             window: None,
+            list_replaced: false,
             aimd: Aimd::new(config.available_bytes, config.floor_bytes),
             evicted_this_round: false,
             exhausted_at: None,
@@ -185,6 +192,7 @@ impl Planner {
         let end_before = self.list.end_seq();
         if mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK) {
             self.end_window();
+            self.list_replaced = true;
         }
         let accepted = self.list.request(entries, mode);
         if self.list.end_seq() != end_before || accepted > 0 {
@@ -317,15 +325,16 @@ impl Planner {
         (self.aimd.current() / self.config.page_size).max(1)
     }
 
-    /// Starts a round: selects the window from the position, and returns the
-    /// stale pages to evict and the ranges to prefetch.
+    /// Starts a round: slides the window to the position, and returns the
+    /// stale pages to evict and the ranges to prefetch. Costs O(entries
+    /// entering or leaving the window) when the window overlaps the previous
+    /// one on an unreplaced list; O(window) after a premature eviction, when
+    /// the reverse pass is on, or when the window is selected from scratch.
     pub fn plan_round(&mut self) -> RoundPlan {
-        let window = Window::select(&self.list, self.budget_pages());
-        let previous = self
-            .window
-            .take()
-            .map(|w| w.pages().to_vec())
-            .unwrap_or_default();
+        let budget = self.budget_pages();
+        let window = self.window.get_or_insert_with(Window::default);
+        let slide = window.slide(&self.list, budget, self.list_replaced);
+        self.list_replaced = false;
         let head = self
             .list
             .get(self.list.position())
@@ -339,23 +348,28 @@ impl Planner {
         // Pages of the previous window were advised already; they need it
         // again only if some were found evicted.
         let wanted = if self.evicted_this_round {
-            window.pages().to_vec()
+            window.pages()
         } else {
-            stale_pages(window.pages(), &previous)
+            slide.entered
         };
         let fetch = split_long(
             clook_from(merge_with_infill(&wanted, infill_pages), head),
             max_pages,
         );
-        let stale = stale_pages(&previous, window.pages());
-        let evict = if (window.pages().len() + stale.len()) as u64 > self.budget_pages() {
+        let stale = slide.left;
+        let evict = if (window.page_count() + stale.len()) as u64 > budget {
             merge_with_infill(&stale, 0)
         } else {
             Vec::new()
         };
+        let reverse = if self.config.reverse_pass {
+            reverse_access_runs(window.access_order())
+        } else {
+            Vec::new()
+        };
         let plan = RoundPlan {
-            reverse: reverse_access_runs(&window.access_order()),
-            window_pages: window.pages().len() as u64,
+            reverse,
+            window_pages: window.page_count() as u64,
             evict,
             fetch,
         };
@@ -363,7 +377,6 @@ impl Planner {
         self.stats.pages_prefetched += plan.fetch.iter().map(|r| r.len).sum::<u64>();
         self.stats.pages_dropped += plan.evict.iter().map(|r| r.len).sum::<u64>();
         self.evicted_this_round = false;
-        self.window = Some(window);
         plan
     }
 

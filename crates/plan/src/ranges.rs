@@ -101,11 +101,10 @@ pub fn stale_pages(previous: &[PageKey], current: &[PageKey]) -> Vec<PageKey> {
 /// The pages of a window in reverse order of their first access, joined into
 /// runs where consecutive pages of the file are next to each other in that
 /// order (so a sequential window costs one call, not one per page).
-pub fn reverse_access_runs(access_order: &[(u64, PageKey)]) -> Vec<PageRange> {
+pub fn reverse_access_runs(access_order: impl IntoIterator<Item = PageKey>) -> Vec<PageRange> {
     let mut seen = std::collections::HashSet::new();
     let first_use: Vec<PageKey> = access_order
-        .iter()
-        .map(|&(_, k)| k)
+        .into_iter()
         .filter(|k| seen.insert(*k))
         .collect();
     let mut runs: Vec<PageRange> = Vec::new();
@@ -174,11 +173,7 @@ mod tests {
 
     #[test]
     fn reverse_runs_follow_last_needed_first() {
-        let order: Vec<(u64, PageKey)> = keys(&[10, 11, 12, 3, 11])
-            .into_iter()
-            .enumerate()
-            .map(|(i, k)| (i as u64, k))
-            .collect();
-        assert_eq!(spans(&reverse_access_runs(&order)), vec![(3, 4), (10, 13)]);
+        let order = keys(&[10, 11, 12, 3, 11]);
+        assert_eq!(spans(&reverse_access_runs(order)), vec![(3, 4), (10, 13)]);
     }
 }

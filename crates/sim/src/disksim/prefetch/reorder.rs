@@ -114,11 +114,12 @@ impl Prefetcher for Reorder {
         let mut fetch = Vec::new();
         if position >= plan.buffer_end {
             let window = Window::select(&plan.list, buffer_pages);
+            let pages = window.pages();
             let head = match sweep {
                 Sweep::Buffer => PageKey { fd: 0, page: 0 },
                 Sweep::Continuous => plan.head,
             };
-            let ranges = clook_from(merge_with_infill(window.pages(), infill_pages), head);
+            let ranges = clook_from(merge_with_infill(&pages, infill_pages), head);
             if let Some(last) = ranges.last() {
                 plan.head = PageKey {
                     fd: last.fd,
@@ -127,7 +128,7 @@ impl Prefetcher for Reorder {
             }
             let mut fetched: Vec<PageKey> = ranges.iter().flat_map(pages_of).collect();
             fetched.sort_unstable();
-            let stale = stale_pages(&plan.fetched, window.pages());
+            let stale = stale_pages(&plan.fetched, &pages);
             self.drops = merge_with_infill(&stale, 0).iter().map(to_fetch).collect();
             plan.fetched = fetched;
             plan.buffer_end = window.end;
