@@ -435,6 +435,45 @@ mod tests {
         assert!(line.len() < 200, "{line}");
     }
 
+    /// Set in the child process of `from_env_reads_the_process_environment_and_default_does_not`.
+    const CHILD: &str = "LIBPREFETCH_ENV_TEST_CHILD";
+
+    #[test]
+    fn from_env_reads_the_process_environment_and_default_does_not() {
+        if std::env::var_os(CHILD).is_some() {
+            let env = Config::from_env();
+            assert_eq!(env.config.infill_bytes, 0);
+            assert_eq!(env.config.capacity, 77);
+            assert_eq!(env.refused.len(), 1, "{:?}", env.refused);
+            assert_eq!(env.refused[0].variable, REVERSE_PASS);
+            assert_eq!(env.refused[0].value, "\u{fffd}");
+            assert_eq!(Config::default().infill_bytes, 32 << 10);
+            return;
+        }
+        use std::os::unix::ffi::OsStrExt;
+        let test = "env::tests::from_env_reads_the_process_environment_and_default_does_not";
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("LIBPREFETCH_") {
+                child.env_remove(name);
+            }
+        }
+        let out = child
+            .args(["--exact", test, "--test-threads=1"])
+            .env(CHILD, "1")
+            .env(INFILL, "0")
+            .env(LIST_CAPACITY, "77")
+            .env(REVERSE_PASS, std::ffi::OsStr::from_bytes(&[0xff]))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "child: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     #[test]
     fn each_variable_is_looked_up_once() {
         let asked = std::sync::Mutex::new(Vec::new());
