@@ -1,8 +1,13 @@
 //! Property tests of the planner's invariants (libprefetch, ATC 2009,
-//! sections 3.3, 3.5, 4.5, 4.6) on random access lists.
+//! sections 3.3, 3.5, 4.5, 4.6) on random access lists, and of its
+//! equivalence with a from-scratch reference (`reference/mod.rs`) on random
+//! sequences of requests, reads and rounds.
+
+mod reference;
 
 use plan::{Entry, Mode, PageKey, PageRange, Planner, PlannerConfig, Verdict};
 use proptest::prelude::*;
+use reference::ReferencePlanner;
 
 const PAGE: u64 = 4096;
 
@@ -246,4 +251,213 @@ fn further_pages_that_are_listed_are_consumed() {
         Verdict::Consumed
     );
     assert_eq!(planner.stats().divergences, 0);
+}
+
+/// Which page a generated read asks for.
+#[derive(Clone, Debug)]
+enum Pick {
+    /// The list entry this far past the position (or an off-list page if
+    /// the list is shorter).
+    Listed(u64),
+    /// A page read earlier, by its index in the history of reads.
+    Reread(usize),
+    /// Any page of the small universe, on the list or not.
+    Page(i32, u64),
+}
+
+/// One step of a client's life, applied to both planners.
+#[derive(Clone, Debug)]
+enum Step {
+    /// `request_prefetching` with `PF_SET` (0), `PF_APPEND` (1) or
+    /// `PF_SET_FROM_MARK` (2), maybe or-ed with `PF_DONE`.
+    Request {
+        entries: Vec<(i32, u64, bool)>,
+        kind: u8,
+        done: bool,
+    },
+    /// A tracked read; `follow` runs the round and the (empty) callback the
+    /// outcome asks for, as the library does.
+    Read {
+        pick: Pick,
+        resident: bool,
+        follow: bool,
+    },
+    /// A further page of the previous read.
+    Continued(Pick),
+    /// A round started by the caller.
+    Round,
+    /// A callback that added nothing.
+    EmptyCallback,
+    /// Memory available for caching changed (the budget may shrink).
+    Available(u64),
+}
+
+fn pick() -> impl Strategy<Value = Pick> {
+    prop_oneof![
+        4 => (0u64..30).prop_map(Pick::Listed),
+        1 => (0usize..64).prop_map(Pick::Reread),
+        2 => (1i32..3, 0u64..48).prop_map(|(fd, page)| Pick::Page(fd, page)),
+    ]
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let entries =
+        proptest::collection::vec((1i32..3, 0u64..48, proptest::bool::weighted(0.2)), 0..24);
+    prop_oneof![
+        2 => (entries, 0u8..3, any::<bool>())
+            .prop_map(|(entries, kind, done)| Step::Request { entries, kind, done }),
+        8 => (pick(), proptest::bool::weighted(0.85), proptest::bool::weighted(0.7))
+            .prop_map(|(pick, resident, follow)| Step::Read { pick, resident, follow }),
+        1 => pick().prop_map(Step::Continued),
+        2 => Just(Step::Round),
+        1 => Just(Step::EmptyCallback),
+        1 => (1u64..40).prop_map(Step::Available),
+    ]
+}
+
+/// Bytes to report available so that AIMD's 90% is `pages` pages.
+fn available_for(pages: u64) -> u64 {
+    pages * PAGE * 10 / 9 + 1
+}
+
+/// The planner under test and the reference, driven in lockstep.
+struct Lockstep {
+    planner: Planner,
+    reference: ReferencePlanner,
+    reads: Vec<PageKey>,
+}
+
+impl Lockstep {
+    fn key(&self, pick: &Pick) -> PageKey {
+        match *pick {
+            Pick::Listed(ahead) => {
+                let seq = self.reference.list.position() + ahead;
+                self.reference.list.get(seq).map_or(
+                    PageKey {
+                        fd: 2,
+                        page: 100 + ahead,
+                    },
+                    |e| e.key,
+                )
+            }
+            Pick::Reread(index) if !self.reads.is_empty() => self.reads[index % self.reads.len()],
+            Pick::Reread(index) => PageKey {
+                fd: 1,
+                page: index as u64,
+            },
+            Pick::Page(fd, page) => PageKey { fd, page },
+        }
+    }
+
+    fn round(&mut self) -> Result<(), TestCaseError> {
+        prop_assert_eq!(self.planner.plan_round(), self.reference.plan_round());
+        Ok(())
+    }
+
+    fn empty_callback(&mut self) {
+        let end = self.planner.list_end();
+        self.planner.callback_returned(end);
+        self.reference.callback_returned(end);
+    }
+
+    fn apply(&mut self, step: &Step) -> Result<(), TestCaseError> {
+        match step {
+            Step::Request {
+                entries,
+                kind,
+                done,
+            } => {
+                let entries: Vec<Entry> = entries
+                    .iter()
+                    .map(|&(fd, page, mark)| Entry {
+                        key: PageKey { fd, page },
+                        mark,
+                    })
+                    .collect();
+                let mut mode = [Mode::SET, Mode::APPEND, Mode::SET_FROM_MARK][*kind as usize];
+                if *done {
+                    mode = mode | Mode::DONE;
+                }
+                prop_assert_eq!(
+                    self.planner.request(&entries, mode),
+                    self.reference.request(&entries, mode)
+                );
+            }
+            Step::Read {
+                pick,
+                resident,
+                follow,
+            } => {
+                let key = self.key(pick);
+                self.reads.push(key);
+                let answer = self.planner.on_read(key, *resident);
+                prop_assert_eq!(answer, self.reference.on_read(key, *resident));
+                let outcome = answer.1;
+                if *follow && outcome.call_back {
+                    self.empty_callback();
+                }
+                if *follow && outcome.start_round {
+                    self.round()?;
+                }
+            }
+            Step::Continued(pick) => {
+                let key = self.key(pick);
+                prop_assert_eq!(
+                    self.planner.on_read_continued(key),
+                    self.reference.on_read_continued(key)
+                );
+            }
+            Step::Round => self.round()?,
+            Step::EmptyCallback => self.empty_callback(),
+            Step::Available(pages) => {
+                self.planner.set_available(available_for(*pages));
+                self.reference.set_available(available_for(*pages));
+            }
+        }
+        self.same_state()
+    }
+
+    fn same_state(&self) -> Result<(), TestCaseError> {
+        let (planner, reference) = (&self.planner, &self.reference);
+        prop_assert_eq!(planner.stats(), reference.stats);
+        prop_assert_eq!(planner.budget_bytes(), reference.budget_bytes());
+        prop_assert_eq!(planner.budget_pages(), reference.budget_pages());
+        prop_assert_eq!(planner.last_mark(), reference.list.last_mark());
+        prop_assert_eq!(planner.list_end(), reference.list.end_seq());
+        prop_assert_eq!(planner.list_len(), reference.list.len());
+        let window = planner.window().map(|w| (w.start, w.end, w.pages()));
+        let expected = reference
+            .window
+            .as_ref()
+            .map(|w| (w.start, w.end, w.pages.clone()));
+        prop_assert_eq!(window, expected);
+        Ok(())
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn sliding_planner_decides_as_the_from_scratch_reference(
+        steps in proptest::collection::vec(step(), 1..120),
+        budget in 1u64..24,
+        infill in 0u64..4,
+        advice in 1u64..8,
+        reverse_pass in any::<bool>(),
+    ) {
+        let config = PlannerConfig {
+            capacity: 40,
+            reverse_pass,
+            ..config(infill, budget, advice)
+        };
+        let mut lockstep = Lockstep {
+            planner: Planner::new(config),
+            reference: ReferencePlanner::new(config),
+            reads: Vec::new(),
+        };
+        for step in &steps {
+            lockstep.apply(step)?;
+        }
+    }
 }
