@@ -138,7 +138,7 @@ pub extern "C" fn pf_register_client(cb: CCallback, arg: *mut c_void) -> *mut Pf
     c_call(std::ptr::null_mut(), || {
         let foreign = cb.map(|function| ForeignCallback { function, arg });
         let from_env = Config::from_env();
-        crate::env::warn_once(&from_env.refused);
+        from_env.warn_once();
         let client = Client::register(from_env.config, move |_, info| {
             if let Some(foreign) = &foreign {
                 foreign.call(info);

@@ -251,9 +251,17 @@ fn physical_memory() -> u64 {
     }
 }
 
+impl EnvConfig {
+    /// Prints one line on stderr for each refused variable not yet
+    /// reported by this process (whichever client found it).
+    pub fn warn_once(&self) {
+        warn_once(&self.refused);
+    }
+}
+
 /// Prints one line on stderr for each refused variable not yet reported
 /// by this process. Write errors are ignored (stderr may be closed).
-pub(crate) fn warn_once(refused: &[Refused]) {
+fn warn_once(refused: &[Refused]) {
     static WARNED: [AtomicBool; VARIABLES.len()] =
         [const { AtomicBool::new(false) }; VARIABLES.len()];
     for item in refused {

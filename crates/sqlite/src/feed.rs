@@ -4,7 +4,8 @@
 //! accepts fewer entries than offered (its list is full), and PF_DONE at the end.
 //!
 //! Deviations: none from the paper's callback protocol. The client uses libprefetch's default
-//! configuration (budget from /proc/meminfo and the memory cgroup, 32 KiB infill) with a longer list.
+//! configuration (budget from /proc/meminfo and the memory cgroup, 32 KiB infill), tunable with the
+//! `LIBPREFETCH_*` variables like a C client's, with a longer list.
 
 use std::ffi::{c_int, CStr, OsStr};
 use std::fs::File;
@@ -99,12 +100,15 @@ impl Drop for Tracked {
     }
 }
 
-/// The client's configuration: libprefetch's defaults, with room on the list for a whole index scan of a
-/// multi-gigabyte table (one entry per row, 16 bytes each: 8 Mi entries take 128 MiB only when used).
+/// The client's configuration: libprefetch's defaults and the `LIBPREFETCH_*` variables (as for a C client,
+/// docs/api.md "Environment"), with room on the list for at least a whole index scan of a multi-gigabyte
+/// table (one entry per row, 16 bytes each: 8 Mi entries take 128 MiB only when used).
 fn config() -> Config {
+    let from_env = Config::from_env();
+    from_env.warn_once();
     Config {
-        capacity: LIST_CAPACITY,
-        ..Config::default()
+        capacity: from_env.config.capacity.max(LIST_CAPACITY),
+        ..from_env.config
     }
 }
 
