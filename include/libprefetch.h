@@ -49,6 +49,15 @@
  * fork(): a child starts with no clients; handles inherited from the parent
  * are unknown there and fail with EINVAL.
  *
+ * ENVIRONMENT: pf_register_client reads LIBPREFETCH_INFILL,
+ * LIBPREFETCH_MAX_MEMORY, LIBPREFETCH_LIST_CAPACITY, LIBPREFETCH_REVERSE_PASS
+ * and LIBPREFETCH_BACKGROUND_ADVICE (docs/api.md, "Environment"); a malformed
+ * value keeps its default and is reported once on stderr.
+ *
+ * FUSE: a region on a FUSE file gets a private read-only descriptor of the
+ * same file for the library's advice (FUSE drops advice through a descriptor
+ * that has been read sequentially when its queue is congested).
+ *
  * Linking with -lprefetch (or LD_PRELOAD=libprefetch.so) interposes read,
  * pread, pread64, readv, preadv, preadv64, preadv2, preadv64v2, __read_chk,
  * __pread_chk and __pread64_chk (the last three are what _FORTIFY_SOURCE and
