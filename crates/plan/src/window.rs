@@ -36,7 +36,9 @@
 //! window from scratch, the sliding is an equivalent, cheaper computation.
 
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
 
 use crate::access_list::{AccessList, PageKey};
 
@@ -54,8 +56,10 @@ pub struct Window {
     /// The pages of the indexed entries, in access order.
     indexed: VecDeque<PageKey>,
     /// Every indexed page with the sequence numbers of its entries,
-    /// ascending (entries leave at the front and enter at the back).
-    seqs: HashMap<PageKey, VecDeque<u64>>,
+    /// ascending (entries leave at the front and enter at the back). FxHash:
+    /// the keys come from the application's own list, and SipHash made a
+    /// full selection 1.6x slower.
+    seqs: FxHashMap<PageKey, VecDeque<u64>>,
 }
 
 /// How the window's pages changed when it slid.
