@@ -201,7 +201,7 @@ impl Window {
                 Entry::Occupied(mut seqs) => seqs.get_mut().push_back(seq),
                 Entry::Vacant(_) if pages >= budget_pages => break,
                 Entry::Vacant(slot) => {
-                    slot.insert(VecDeque::from([seq]));
+                    slot.insert(VecDeque::new()).push_back(seq);
                     entered.push(key);
                 }
             }
