@@ -34,9 +34,10 @@ fn random_entries(rng: &mut StdRng, count: usize) -> Vec<Entry> {
         .collect()
 }
 
-fn planner_covering_everything() -> Planner {
+fn planner_covering_everything(reverse_pass: bool) -> Planner {
     Planner::new(PlannerConfig {
         capacity: 4 * ENTRIES,
+        reverse_pass,
         // AIMD starts at 90% of this: far more than the list's pages.
         available_bytes: 64 << 30,
         ..PlannerConfig::default()
@@ -57,12 +58,13 @@ fn median(mut times: Vec<Duration>) -> Duration {
 }
 
 /// Times the first round and then `ROUNDS` rounds, each after `STEP` reads
-/// (and `STEP` appended entries if `append`); returns the first round's
-/// time, the median of the others and the window's pages.
-fn scenario(append: bool) -> (Duration, Duration, u64) {
+/// (and `STEP` appended entries if `append`), with the reverse-order ranges
+/// computed if `reverse_pass`; returns the first round's time, the median
+/// of the others and the window's pages.
+fn scenario(append: bool, reverse_pass: bool) -> (Duration, Duration, u64) {
     let mut rng = StdRng::seed_from_u64(42);
     let mut list = random_entries(&mut rng, ENTRIES);
-    let mut planner = planner_covering_everything();
+    let mut planner = planner_covering_everything(reverse_pass);
     planner.request(&list, Mode::SET | Mode::DONE);
     let started = Instant::now();
     let first = planner.plan_round();
@@ -92,11 +94,12 @@ fn main() {
     );
     println!("| scenario | window pages | first round (full selection) | later round (median) |");
     println!("|---|---|---|---|");
-    for (name, append) in [
-        ("position +1000", false),
-        ("position +1000, append +1000", true),
+    for (name, append, reverse_pass) in [
+        ("position +1000", false, false),
+        ("position +1000, append +1000", true, false),
+        ("position +1000, reverse pass on", false, true),
     ] {
-        let (first, later, pages) = scenario(append);
+        let (first, later, pages) = scenario(append, reverse_pass);
         println!(
             "| {name} | {pages} | {:.1} ms | {:.3} ms |",
             first.as_secs_f64() * 1e3,

@@ -27,6 +27,14 @@
 //! also halves the budget once per round). A round consumed with no
 //! premature eviction grows the budget (section 4.6).
 //!
+//! A round's cost follows what changed, not the window's size: the window
+//! slides from the previous round's (see [`crate::window`]), and the pages
+//! that entered it are the ones to prefetch, the ones that left it the
+//! stale set. Only three cases walk the whole window: a list replaced by
+//! `PF_SET` / `PF_SET_FROM_MARK` (selected anew), a premature eviction (the
+//! whole window is advised again), and the reverse-access-order ranges,
+//! which are computed only when [`PlannerConfig::reverse_pass`] asks.
+//!
 //! Deviations: the previous round's pages that the new window does not
 //! need are dropped only if keeping them would exceed the budget (the paper
 //! always drops them; with a list that is a prefix of the real future,

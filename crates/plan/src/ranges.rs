@@ -102,7 +102,7 @@ pub fn stale_pages(previous: &[PageKey], current: &[PageKey]) -> Vec<PageKey> {
 /// runs where consecutive pages of the file are next to each other in that
 /// order (so a sequential window costs one call, not one per page).
 pub fn reverse_access_runs(access_order: impl IntoIterator<Item = PageKey>) -> Vec<PageRange> {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     let first_use: Vec<PageKey> = access_order
         .into_iter()
         .filter(|k| seen.insert(*k))
