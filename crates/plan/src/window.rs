@@ -109,7 +109,8 @@ impl Window {
         self.net_changes(entered, left)
     }
 
-    /// The unique pages of the window, sorted by (fd, page). O(pages).
+    /// The unique pages of the window, sorted by (fd, page): a sort of all
+    /// of them, for the rounds that advise the whole window again.
     pub fn pages(&self) -> Vec<PageKey> {
         let mut pages: Vec<PageKey> = self.seqs.keys().copied().collect();
         pages.sort_unstable();
