@@ -267,7 +267,12 @@ impl Planner {
         let Some(window) = &self.window else {
             return Verdict::Diverged;
         };
-        if let Some(seq) = window.find_from(key, position) {
+        // A window ended by PF_SET keeps its pages (for the stale set) but
+        // its sequence numbers now name the new list's entries.
+        let in_window = window
+            .find_from(key, position)
+            .filter(|&seq| seq < window.end);
+        if let Some(seq) = in_window {
             self.list.consume_through(seq);
             Verdict::Consumed
         } else if window.contains(key) {

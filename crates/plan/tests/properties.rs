@@ -461,3 +461,22 @@ proptest! {
         }
     }
 }
+
+/// After PF_SET replaces the list while a round is still pending, a read of a
+/// page of the old window must not move the position to where that page
+/// stood on the old list: the new list's entries there would be skipped.
+#[test]
+fn a_replaced_list_is_not_matched_against_the_old_windows_positions() {
+    let mut planner = Planner::new(config(0, 100, 64));
+    planner.request(
+        &entries(&[(1, 1), (1, 2), (1, 3), (1, 4), (1, 5)]),
+        Mode::SET,
+    );
+    planner.plan_round();
+    let key = |page| PageKey { fd: 1, page };
+    assert_eq!(planner.on_read(key(1), true).0, Verdict::Consumed);
+    planner.request(&entries(&[(1, 10), (1, 11), (1, 3), (1, 12)]), Mode::SET);
+    planner.on_read(key(4), true);
+    assert_eq!(planner.on_read(key(10), true).0, Verdict::Consumed);
+    assert_eq!(planner.on_read(key(11), true).0, Verdict::Consumed);
+}
