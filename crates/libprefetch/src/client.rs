@@ -50,8 +50,9 @@ pub struct Config {
     pub infill_bytes: u64,
     /// Maximum access-list entries (default 1 Mi entries, 16 MiB).
     pub capacity: usize,
-    /// Cap on the memory available for caching; default: /proc/meminfo and
-    /// the memory cgroup, whichever is smaller.
+    /// Cap on the memory available for caching, which is otherwise what
+    /// /proc/meminfo and the memory cgroup allow, re-read at every round
+    /// (the cap applies to that reading; it never raises it).
     pub max_budget_bytes: Option<u64>,
     /// Longest WILLNEED call (default 4 MiB); lowered per client to what one
     /// call loads on the devices of its regions (see `device.rs`).
@@ -76,6 +77,15 @@ impl Default for Config {
             reverse_pass: false,
             background_advice: true,
         }
+    }
+}
+
+impl Config {
+    /// The memory this client may plan with now: the system's and memory
+    /// cgroup's room, capped by `max_budget_bytes`.
+    fn available_for_cache(&self) -> u64 {
+        let probed = memory::available_for_cache();
+        self.max_budget_bytes.map_or(probed, |cap| cap.min(probed))
     }
 }
 
@@ -185,9 +195,7 @@ impl Client {
             ));
         }
         let page_size = page_size();
-        let available = config
-            .max_budget_bytes
-            .unwrap_or_else(memory::available_for_cache);
+        let available = config.available_for_cache();
         let planner = Planner::new(PlannerConfig {
             page_size,
             infill_bytes: config.infill_bytes,
@@ -524,9 +532,9 @@ impl ClientInner {
     /// Plans a round; the caller holds the state lock.
     fn plan_locked(&self, state: &mut State) -> RoundPlan {
         state.round_pending = false;
-        if self.config.max_budget_bytes.is_none() {
-            state.planner.set_available(memory::available_for_cache());
-        }
+        state
+            .planner
+            .set_available(self.config.available_for_cache());
         state.planner.plan_round()
     }
 

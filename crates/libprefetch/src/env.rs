@@ -26,9 +26,8 @@
 //! 32 KiB by default) and 4.6 (the memory AIMD plans with).
 //! Deviations: the paper's tunables were constants (infill was a kernel I/O
 //! scheduler parameter); these variables are ours. `LIBPREFETCH_MAX_MEMORY`
-//! sets `max_budget_bytes`, which replaces the /proc/meminfo and cgroup
-//! probe (it is not re-read at each round): set it at or below the memory
-//! the program really has.
+//! sets `max_budget_bytes`, a cap on what the /proc/meminfo and cgroup
+//! probe finds at each round.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -2,8 +2,8 @@
 //! (`src/descriptors.rs`): on the emulated disk (`prefetch emulate`, a real
 //! FUSE mount of a real file, disk time at scale 1), an application reads
 //! the head of a file sequentially, which grows its descriptor's readahead
-//! state, then lists the rest; once the round's advice is issued, every
-//! listed page is in the page cache (advised through the application's
+//! state, then lists the rest; once the round's advice is issued, (nearly)
+//! every listed page is in the page cache (advised through the application's
 //! descriptor, about half of them were dropped). Skipped, saying why, where
 //! FUSE is unavailable.
 
@@ -70,5 +70,12 @@ fn advice_through_a_sequentially_read_descriptor_reaches_the_page_cache() {
     let cached = cachestat(file.as_raw_fd(), HEAD_BYTES, FILE_BYTES - HEAD_BYTES)
         .unwrap()
         .nr_cache;
-    assert_eq!(cached, listed, "pages of the list in the page cache");
+    // Not all pages: some machines (this one included) run a DAMON
+    // `pageout` scheme that may reclaim page cache nobody has touched yet at
+    // any moment (seen: 44 of 15872 pages gone). The drop this test guards
+    // against loses about 45% of the list.
+    assert!(
+        cached >= listed * 95 / 100,
+        "only {cached} of the {listed} listed pages are in the page cache"
+    );
 }
