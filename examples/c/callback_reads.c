@@ -126,11 +126,7 @@ static void read_checked(int fd, uint64_t page, unsigned char *buf)
 {
     off_t off = (off_t)(page * PAGE_SIZE_BYTES);
     ssize_t r = pread(fd, buf, PAGE_SIZE_BYTES, off);
-    if (r != PAGE_SIZE_BYTES)
-        fail("pread at %lld returned %zd (%s)", (long long)off, r, strerror(errno));
-    long bad = pattern_mismatch(buf, (uint64_t)off, PAGE_SIZE_BYTES);
-    if (bad >= 0)
-        fail("wrong byte at offset %lld", (long long)off + bad);
+    check_read("pread", buf, off, r, PAGE_SIZE_BYTES);
 }
 
 /* The scan: each index page, then the data pages it points to.  Returns the number of reads. */

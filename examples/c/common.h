@@ -28,14 +28,20 @@
 #define PAGE_SIZE_BYTES 4096
 #define MIB (1024 * 1024)
 
+/* Prints "TAG: message" on stderr. */
+static inline void report(const char *tag, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: ", tag);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 /* Prints "FAIL: ..." on stderr and exits 1. */
 __attribute__((format(printf, 1, 2), noreturn)) static inline void fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("FAIL: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    report("FAIL", fmt, ap);
     va_end(ap);
     exit(EXIT_FAIL);
 }
@@ -45,9 +51,7 @@ __attribute__((format(printf, 1, 2), noreturn)) static inline void skip(const ch
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("SKIP: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    report("SKIP", fmt, ap);
     va_end(ap);
     exit(EXIT_SKIP);
 }
@@ -94,6 +98,16 @@ static inline long pattern_mismatch(const unsigned char *buf, uint64_t off, size
         if (buf[i] != pattern_byte(off + i))
             return (long)i;
     return -1;
+}
+
+/* Fails unless a read (`what`) of len bytes at off returned len bytes matching the pattern. */
+static inline void check_read(const char *what, const unsigned char *buf, off_t off, ssize_t r, size_t len)
+{
+    if (r != (ssize_t)len)
+        fail("%s at %lld returned %zd (%s)", what, (long long)off, r, strerror(errno));
+    long bad = pattern_mismatch(buf, (uint64_t)off, len);
+    if (bad >= 0)
+        fail("wrong byte at offset %lld", (long long)off + bad);
 }
 
 /* Adds n bytes to an FNV-1a 64-bit hash (start from FNV_START). */

@@ -85,11 +85,7 @@ static uint64_t read_all(struct state *state)
     for (state->pos = 0; state->pos < state->nreads; state->pos++) {
         off_t off = (off_t)(state->pages[state->pos] * PAGE_SIZE_BYTES);
         ssize_t r = pread(state->fd, buf, sizeof buf, off);
-        if (r != (ssize_t)sizeof buf)
-            fail("pread at %lld returned %zd (%s)", (long long)off, r, strerror(errno));
-        long bad = pattern_mismatch(buf, (uint64_t)off, sizeof buf);
-        if (bad >= 0)
-            fail("wrong byte at offset %lld", (long long)off + bad);
+        check_read("pread", buf, off, r, sizeof buf);
         sum = fnv1a(sum, buf, sizeof buf);
     }
     return sum;

@@ -119,11 +119,7 @@ static void read_page(struct scan *s, unsigned char *buf)
             fail("lseek: %s", strerror(errno));
         r = read(s->fd, buf, PAGE_SIZE_BYTES);
     }
-    if (r != PAGE_SIZE_BYTES)
-        fail("read at %lld returned %zd (%s)", (long long)off, r, strerror(errno));
-    long bad = pattern_mismatch(buf, (uint64_t)off, PAGE_SIZE_BYTES);
-    if (bad >= 0)
-        fail("wrong byte at offset %lld", (long long)off + bad);
+    check_read("read", buf, off, r, PAGE_SIZE_BYTES);
 }
 
 /* Runs the scan; returns the number of reads made. */
