@@ -421,6 +421,11 @@ impl Drop for IgnoreGuard<'_> {
 }
 
 impl ClientInner {
+    /// The client's process-unique id.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
     fn lock_state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -509,6 +514,7 @@ impl ClientInner {
     /// request is remembered and that round's issuer plans again when done
     /// (so a list set while advice is in flight is never dropped).
     pub(crate) fn run_round(self: &Arc<Self>) {
+        let available = self.config.available_for_cache();
         let plan = {
             let mut state = self.lock_state();
             if self.round_running.load(Ordering::Acquire) {
@@ -516,7 +522,7 @@ impl ClientInner {
                 return;
             }
             self.round_running.store(true, Ordering::Release);
-            self.plan_locked(&mut state)
+            Self::plan_locked(&mut state, available)
         };
         if !self.config.background_advice {
             self.issue(plan);
@@ -529,27 +535,32 @@ impl ClientInner {
         }
     }
 
-    /// Plans a round; the caller holds the state lock.
-    fn plan_locked(&self, state: &mut State) -> RoundPlan {
+    /// Plans a round with `available` bytes of memory (probed before the
+    /// state lock was taken: no I/O happens under it); the caller holds the
+    /// state lock.
+    fn plan_locked(state: &mut State, available: u64) -> RoundPlan {
         state.round_pending = false;
-        state
-            .planner
-            .set_available(self.config.available_for_cache());
+        state.planner.set_available(available);
         state.planner.plan_round()
     }
 
     /// Issues a round's advice, then any round requested meanwhile, then
-    /// ends the round (under the state lock, so no request is lost).
+    /// ends the round (under the state lock, so no request is lost). Advice
+    /// for a descriptor that no longer names its region's file is dropped,
+    /// and the client's regions on it retired.
     fn issue(&self, mut plan: RoundPlan) {
         loop {
-            let _open = self.advice_fds.route(&mut plan);
+            for stale in self.advice_fds.route(&mut plan) {
+                globals().retire_regions(stale, Some(self.id));
+            }
             advice::execute(&plan, self.page_size, self.config.reverse_pass);
+            let available = self.config.available_for_cache();
             let mut state = self.lock_state();
             if !state.round_pending {
                 self.round_running.store(false, Ordering::Release);
                 return;
             }
-            plan = self.plan_locked(&mut state);
+            plan = Self::plan_locked(&mut state, available);
         }
     }
 }

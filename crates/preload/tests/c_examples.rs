@@ -435,6 +435,11 @@ fn ten_million_entries_get_short_counts_and_bounded_memory() {
 }
 
 #[test]
+fn a_closed_and_reused_descriptor_neither_hangs_nor_is_followed() {
+    run_passing("closereuse", "close_reuse", &[]);
+}
+
+#[test]
 fn every_function_fails_with_its_documented_errno_and_keeps_errno_on_success() {
     run_passing("errors", "api_errors", &[]);
 }
