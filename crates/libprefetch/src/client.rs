@@ -48,7 +48,9 @@ pub struct CallbackInfo {
 pub struct Config {
     /// Largest gap merged into one prefetch range (default 32 KiB; 0 disables infill).
     pub infill_bytes: u64,
-    /// Maximum access-list entries (default 1 Mi entries, 16 MiB).
+    /// Maximum access-list entries (default 1 Mi). Each request lowers it to
+    /// what memory allows: the list may take 1/8 of the memory available
+    /// for caching, at `plan::ENTRY_COST_BYTES` an entry.
     pub capacity: usize,
     /// Cap on the memory available for caching, which is otherwise what
     /// /proc/meminfo and the memory cgroup allow, re-read at every round
@@ -154,6 +156,23 @@ pub struct ClientInner {
 pub struct Client {
     inner: Arc<ClientInner>,
     owner: bool,
+}
+
+/// Share of the memory available for caching that an access list may
+/// take (the list is anonymous memory: in a memory cgroup it takes room
+/// from the cache it plans).
+const LIST_MEMORY_SHARE: u64 = 8;
+
+/// Entries the list may hold: the configured capacity, lowered so that the
+/// planner's memory (`plan::ENTRY_COST_BYTES` an entry) stays within
+/// 1/LIST_MEMORY_SHARE of the memory available, counting the `held` entries'
+/// memory, which the available figure no longer includes. A list that
+/// would not fit gets short counts, like a full one (section 4.2).
+fn list_capacity(configured: usize, available: u64, held: usize) -> usize {
+    let cost = plan::ENTRY_COST_BYTES as u64;
+    let held_bytes = (held as u64).saturating_mul(cost);
+    let allowed = available.saturating_add(held_bytes) / LIST_MEMORY_SHARE / cost;
+    configured.min(usize::try_from(allowed).unwrap_or(usize::MAX))
 }
 
 /// Reads longer than this are clipped to the file's size before their
@@ -286,11 +305,20 @@ impl Client {
         const CHUNK: usize = 1 << 16;
         self.check_alive()?;
         let page_size = self.inner.page_size;
-        let mut entries = entries.into_iter();
+        let mut entries = entries.into_iter().peekable();
+        let available = entries
+            .peek()
+            .is_some()
+            .then(|| self.inner.config.available_for_cache());
         let mut chunk: Vec<Entry> = Vec::with_capacity(CHUNK);
         let mut accepted = 0;
         {
             let mut state = self.inner.lock_state();
+            if let Some(available) = available {
+                let held = state.planner.list_len();
+                let capacity = list_capacity(self.inner.config.capacity, available, held);
+                state.planner.set_capacity(capacity);
+            }
             let mut chunk_mode = mode.without(Mode::DONE);
             loop {
                 chunk.clear();
@@ -562,5 +590,28 @@ impl ClientInner {
             }
             plan = Self::plan_locked(&mut state, available);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_takes_at_most_an_eighth_of_the_available_memory() {
+        let cost = plan::ENTRY_COST_BYTES as u64;
+        let available = 20 << 20;
+        let allowed = list_capacity(1 << 20, available, 0);
+        assert_eq!(allowed as u64, available / 8 / cost);
+        // Entries already held are no longer in the available figure: they count back in, not twice.
+        let held = allowed / 2;
+        let after = available - held as u64 * cost;
+        assert_eq!(list_capacity(1 << 20, after, held), allowed);
+    }
+
+    #[test]
+    fn the_configured_capacity_caps_a_roomy_machine() {
+        assert_eq!(list_capacity(1000, 1 << 40, 0), 1000);
+        assert_eq!(list_capacity(1000, 0, 0), 0);
     }
 }
