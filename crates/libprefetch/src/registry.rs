@@ -9,7 +9,7 @@
 //! found naming another file when its client advises it) is *retired*: its
 //! slot stays, so unregistering it still succeeds, but no read matches it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, Once, OnceLock, RwLock};
@@ -40,12 +40,22 @@ pub struct RegionSlot {
 pub struct Globals {
     regions: RwLock<HashMap<i32, Vec<RegionSlot>>>,
     region_count: AtomicUsize,
-    /// Addresses of live C client handles, to reject stale or bogus ones.
-    pub handles: Mutex<HashSet<usize>>,
+    /// Addresses of live C handles and their kinds, to reject stale or
+    /// bogus ones and handles of the other kind.
+    pub handles: Mutex<HashMap<usize, HandleKind>>,
     /// The advice thread's queue, started on the first background round.
     advice_queue: OnceLock<Sender<AdviceJob>>,
     /// Private descriptors of FUSE files (see `descriptors.rs`).
     pub private_descriptors: PrivateDescriptors,
+}
+
+/// What a live C handle is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HandleKind {
+    /// A `pf_client_t`.
+    Client,
+    /// A `pf_region_t`.
+    Region,
 }
 
 /// Work for the advice thread.
