@@ -150,6 +150,8 @@ pub struct ClientInner {
     advice_fds: AdviceDescriptors,
     /// Set when the client is unregistered: reads already on their way stop here.
     dead: AtomicBool,
+    /// The client holds a non-empty access list (and so a share of memory).
+    holds_list: AtomicBool,
 }
 
 /// A libprefetch client. Dropping it unregisters it and its regions.
@@ -241,6 +243,7 @@ impl Client {
             round_running: AtomicBool::new(false),
             advice_fds: AdviceDescriptors::default(),
             dead: AtomicBool::new(false),
+            holds_list: AtomicBool::new(false),
         });
         globals();
         Ok(Client { inner, owner: true })
@@ -309,10 +312,10 @@ impl Client {
         let available = entries
             .peek()
             .is_some()
-            .then(|| self.inner.config.available_for_cache());
+            .then(|| self.inner.memory_for_cache());
         let mut chunk: Vec<Entry> = Vec::with_capacity(CHUNK);
         let mut accepted = 0;
-        {
+        let holds_list = {
             let mut state = self.inner.lock_state();
             if let Some(available) = available {
                 let held = state.planner.list_len();
@@ -339,7 +342,9 @@ impl Client {
             if mode.contains(Mode::DONE) {
                 state.round_pending = true;
             }
-        }
+            state.planner.list_len() > 0
+        };
+        self.inner.note_list_held(holds_list);
         if mode.contains(Mode::DONE) && !Reentry::is_inside() {
             if let Some(_inside) = Reentry::enter() {
                 self.inner.run_round();
@@ -420,6 +425,7 @@ impl Drop for Client {
             return;
         }
         self.inner.dead.store(true, Ordering::Release);
+        self.inner.note_list_held(false);
         let id = self.inner.id;
         globals().remove_regions(|slot| slot.client.id == id);
         let slot = if Reentry::is_inside() {
@@ -454,6 +460,25 @@ impl ClientInner {
         self.id
     }
 
+    /// The memory this client may plan with now: its share (`share.rs`) of
+    /// what the system and the memory cgroup allow, capped by the config.
+    fn memory_for_cache(&self) -> u64 {
+        globals().share.portion(self.config.available_for_cache())
+    }
+
+    /// Records whether the client holds a list, so that clients and
+    /// processes holding one share the memory (`share.rs`). Call without
+    /// the state lock: joining or leaving the shared table takes a file lock.
+    fn note_list_held(&self, holds: bool) {
+        if self.holds_list.swap(holds, Ordering::AcqRel) != holds {
+            if holds {
+                globals().share.client_started();
+            } else {
+                globals().share.client_stopped();
+            }
+        }
+    }
+
     fn lock_state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -482,7 +507,12 @@ impl ClientInner {
         if outcome.call_back {
             self.call_back(fd, offset);
         }
-        let pending = std::mem::take(&mut self.lock_state().round_pending);
+        let (pending, holds_list) = {
+            let mut state = self.lock_state();
+            let pending = std::mem::take(&mut state.round_pending);
+            (pending, state.planner.list_len() > 0)
+        };
+        self.note_list_held(holds_list);
         if outcome.start_round || pending {
             self.run_round();
         }
@@ -542,7 +572,7 @@ impl ClientInner {
     /// request is remembered and that round's issuer plans again when done
     /// (so a list set while advice is in flight is never dropped).
     pub(crate) fn run_round(self: &Arc<Self>) {
-        let available = self.config.available_for_cache();
+        let available = self.memory_for_cache();
         let plan = {
             let mut state = self.lock_state();
             if self.round_running.load(Ordering::Acquire) {
@@ -582,7 +612,7 @@ impl ClientInner {
                 globals().retire_regions(stale, Some(self.id));
             }
             advice::execute(&plan, self.page_size, self.config.reverse_pass);
-            let available = self.config.available_for_cache();
+            let available = self.memory_for_cache();
             let mut state = self.lock_state();
             if !state.round_pending {
                 self.round_running.store(false, Ordering::Release);

@@ -30,6 +30,7 @@ mod memory;
 mod rawio;
 mod registry;
 pub mod residency;
+mod share;
 mod track;
 
 pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};

@@ -52,6 +52,14 @@ fn cgroup_room() -> Option<u64> {
     }
 }
 
+/// The memory cgroup this process is in, as text naming it uniquely on the
+/// machine (hierarchy and path), or `None` if it cannot be told.
+pub fn cgroup_identity() -> Option<String> {
+    let membership = rawio::read_to_string("/proc/self/cgroup")?;
+    let (version, path) = memory_cgroup_path(&membership)?;
+    Some(format!("{version:?}:/{}", path.display()))
+}
+
 #[derive(Debug, PartialEq, Eq)]
 enum CgroupVersion {
     V1,

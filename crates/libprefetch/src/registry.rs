@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, Once, OnceLock, RwLock};
 use crate::client::ClientInner;
 use crate::descriptors::PrivateDescriptors;
 use crate::residency::Probe;
+use crate::share::Share;
 
 /// One registered region `[start, end)` of a descriptor.
 #[derive(Clone)]
@@ -47,6 +48,8 @@ pub struct Globals {
     advice_queue: OnceLock<Sender<AdviceJob>>,
     /// Private descriptors of FUSE files (see `descriptors.rs`).
     pub private_descriptors: PrivateDescriptors,
+    /// The memory budget's sharing among clients and processes (`share.rs`).
+    pub share: Share,
 }
 
 /// What a live C handle is.
