@@ -117,6 +117,9 @@ pub struct Stats {
     pub budget_bytes: u64,
     /// Entries on the access list now.
     pub list_length: u64,
+    /// Advised pages that were not in the page cache when advised: the
+    /// reads prefetching asked of the device.
+    pub pages_fetched: u64,
 }
 
 /// Identifies a registered region.
@@ -135,6 +138,7 @@ struct State {
     tracked_reads: u64,
     misses: u64,
     callbacks: u64,
+    pages_fetched: u64,
 }
 
 /// The shared part of a client, referenced by its regions.
@@ -238,6 +242,7 @@ impl Client {
                 tracked_reads: 0,
                 misses: 0,
                 callbacks: 0,
+                pages_fetched: 0,
             }),
             callback: Mutex::new(Some(Box::new(callback))),
             round_running: AtomicBool::new(false),
@@ -384,6 +389,7 @@ impl Client {
             pages_dropped: planned.pages_dropped,
             budget_bytes: state.planner.budget_bytes(),
             list_length: state.planner.list_len() as u64,
+            pages_fetched: state.pages_fetched,
         }
     }
 
@@ -611,9 +617,10 @@ impl ClientInner {
             for stale in self.advice_fds.route(&mut plan) {
                 globals().retire_regions(stale, Some(self.id));
             }
-            advice::execute(&plan, self.page_size, self.config.reverse_pass);
+            let counts = advice::execute(&plan, self.page_size, self.config.reverse_pass);
             let available = self.memory_for_cache();
             let mut state = self.lock_state();
+            state.pages_fetched += counts.pages_fetched;
             if !state.round_pending {
                 self.round_running.store(false, Ordering::Release);
                 return;
