@@ -10,6 +10,7 @@
 //! | `LIBPREFETCH_LIST_CAPACITY`     | `capacity`           | entries, a plain integer above 0        |
 //! | `LIBPREFETCH_REVERSE_PASS`      | `reverse_pass`       | `0` or `1`                              |
 //! | `LIBPREFETCH_BACKGROUND_ADVICE` | `background_advice`  | `0` or `1`                              |
+//! | `LIBPREFETCH_START_WINDOW`      | `start_window_bytes` | size; 0 starts at 90% (the paper)       |
 //!
 //! A size is a number of bytes with an optional binary suffix: `32768`,
 //! `32K`, `32KiB`, `1.5M`, `2G` (K = 1024). Sizes above this machine's
@@ -44,6 +45,8 @@ const LIST_CAPACITY: &str = "LIBPREFETCH_LIST_CAPACITY";
 const REVERSE_PASS: &str = "LIBPREFETCH_REVERSE_PASS";
 /// Advice from a background thread (`0` or `1`).
 const BACKGROUND_ADVICE: &str = "LIBPREFETCH_BACKGROUND_ADVICE";
+/// First window of the slow start (bytes, size syntax; 0: the paper's 90%).
+const START_WINDOW: &str = "LIBPREFETCH_START_WINDOW";
 
 /// One variable: its name, how a value sets its field (given this
 /// machine's memory in bytes), and how the field's default reads.
@@ -54,7 +57,7 @@ struct Variable {
 }
 
 /// Every variable read, in the order they are applied (and warned about).
-const VARIABLES: [Variable; 5] = [
+const VARIABLES: [Variable; 6] = [
     Variable {
         name: INFILL,
         set: |config, value, memory| {
@@ -94,6 +97,17 @@ const VARIABLES: [Variable; 5] = [
             Ok(())
         },
         default: |config| u8::from(config.background_advice).to_string(),
+    },
+    Variable {
+        name: START_WINDOW,
+        set: |config, value, memory| {
+            config.start_window_bytes = Some(size_within(value, memory)?).filter(|&b| b > 0);
+            Ok(())
+        },
+        default: |config| match config.start_window_bytes {
+            Some(bytes) => format!("{bytes} bytes"),
+            None => "90% of the memory available".to_string(),
+        },
     },
 ];
 
