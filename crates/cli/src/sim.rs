@@ -68,11 +68,13 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         bail!("--trace is required")
     };
     let policies = policies(&args.policies)?;
-    let trace = ::sim::TraceFile {
-        path,
+    let mut trace = ::sim::TraceFile {
         format: args.format,
         block_size: args.block_size,
+        ..::sim::TraceFile::new(path)
     };
+    // A pipe or FIFO can be read only once: keep it for detection and every run.
+    trace.read_once()?;
     let fetch_times = match args.fetch_time_from_trace {
         true => vec![trace
             .mean_service_time()?
