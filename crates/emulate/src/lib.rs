@@ -264,10 +264,16 @@ pub struct Mounted {
 /// Mounts the emulated disk described by `config` and serves it on background
 /// threads until unmounted. Returns once the mount is in place.
 pub fn mount(config: &Config) -> Result<Mounted, Error> {
+    let model = disk::model_from_name(&config.model)?;
+    mount_model(config, model)
+}
+
+/// As [`mount`], with a disk model of the caller's instead of the one
+/// `config.model` names (which then only labels the counters).
+pub fn mount_model(config: &Config, model: Box<dyn disk::DiskModel>) -> Result<Mounted, Error> {
     if !TIME_SCALES.contains(&config.time_scale) {
         return Err(Error::BadTimeScale(config.time_scale));
     }
-    let model = disk::model_from_name(&config.model)?;
     let scheduler = disk::scheduler_from_name(&config.scheduler)?;
     check_mountpoint(&config.mountpoint)?;
     check_no_overlap(&config.backing, &config.mountpoint)?;
