@@ -11,7 +11,8 @@ use clap::Args;
 /// Arguments of `prefetch sim`.
 #[derive(Args, Debug)]
 pub struct SimArgs {
-    /// Trace file (gzip or plain): reference traces, the project's CSV, MSR Cambridge or UMass SPC
+    /// Trace file (gzip or plain): reference traces, the project's CSV, MSR Cambridge or UMass SPC;
+    /// a pipe or FIFO (`<(zcat t.gz)`) is read once into memory
     #[arg(long, required_unless_present = "bench")]
     trace: Option<PathBuf>,
     /// Trace format: blocks, csv, msr, spc (default: recognised from the first line)
