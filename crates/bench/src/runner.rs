@@ -359,7 +359,7 @@ pub fn run(config: &BenchConfig) -> Result<Report> {
         config.memory_limits.iter().copied().map(Some).collect()
     };
     let bar = progress::runs_bar(
-        (runs_per_setting(config) * limits.len()) as u64,
+        runs_per_setting(config).saturating_mul(limits.len()) as u64,
         config.show_progress,
     );
     let mut rows = Vec::new();
@@ -460,7 +460,7 @@ fn check_list_fits(workload: &Workload) -> Result<()> {
     let flag = match workload {
         Workload::Random { .. } => "--pages",
         Workload::Strided { .. } => "--tiles-per-side",
-        Workload::Sequential { .. } => "--read-size (or --file-size)",
+        Workload::Sequential { .. } => "--file-size or raise --read-size",
     };
     match workload.list_bytes() {
         Some(bytes) if bytes <= room / 2 => Ok(()),
@@ -495,8 +495,13 @@ fn variants(config: &BenchConfig) -> Vec<Variant> {
 /// Passes (measured and warm-up) per memory setting.
 fn runs_per_setting(config: &BenchConfig) -> usize {
     let variants = variants(config).len();
-    let per_state = variants * config.runs;
-    per_state + if config.warm { per_state + variants } else { 0 }
+    // Saturating: a huge --runs only makes the progress bar's total wrong.
+    let per_state = variants.saturating_mul(config.runs);
+    let warm = match config.warm {
+        true => per_state.saturating_add(variants),
+        false => 0,
+    };
+    per_state.saturating_add(warm)
 }
 
 /// Measures every variant cold (and warm) and turns the results into report rows.
