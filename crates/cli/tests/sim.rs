@@ -145,3 +145,36 @@ fn an_absurd_request_length_is_an_error_under_an_address_space_limit() {
         );
     }
 }
+
+#[test]
+fn more_distinct_blocks_than_memory_holds_is_an_error_under_an_address_space_limit() {
+    // Four requests of 8 GiB in 8 KiB blocks: 1M blocks each (each fits), 4M distinct blocks
+    // in all, more than 256 MiB of address space can simulate.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("wide.csv");
+    let lines: String = (0..4)
+        .map(|i| format!("{i},f{i},0,8589934592,R\n"))
+        .collect();
+    std::fs::write(&trace, lines).unwrap();
+    let mut command = sim(&trace);
+    command.args(["--policy", "lru-demand"]);
+    // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 256 << 20,
+                rlim_max: 256 << 20,
+            };
+            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let output = finish(command.spawn().unwrap());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.signal(), None, "killed by a signal: {stderr}");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("distinct blocks"), "{stderr}");
+}

@@ -48,7 +48,7 @@ impl Future {
         for reference in references {
             let reference = reference?;
             if blocks.len() as u64 >= most {
-                return Err(SimError::Config(format!(
+                return Err(SimError::TooLarge(format!(
                     "the trace has more than {most} references, more than the memory \
                      available ({}) or the simulator's 2^32 - 2 positions can hold; \
                      simulate a part of it, or only policies that need no future",

@@ -6,9 +6,10 @@
 //! Deviations: none (no paper covers it); the per-item costs are estimates rounded up.
 
 /// Bytes one distinct block costs a run: its interner entry (hash map slot with key, id and
-/// control byte, at most half full after growth), the id-to-number vector, and the per-block
-/// arrays of the engine and the policies.
-pub const BYTES_PER_BLOCK: u64 = 64;
+/// control byte, at most half full after growth, and the old table beside the new one while
+/// it grows), the id-to-number vector (doubling too), and the per-block arrays of the engine
+/// and the policies.
+pub const BYTES_PER_BLOCK: u64 = 128;
 
 /// Bytes one reference costs a trace held in memory for the offline policies ([`Future`]):
 /// its block id, its next-use link and its compute time.
