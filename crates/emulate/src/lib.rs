@@ -68,9 +68,9 @@ use std::thread::JoinHandle;
 /// sent back to back could reach the queue swapped and cost a backward seek.
 const FUSE_THREADS: usize = 1;
 
-/// The smallest and largest time scales accepted: beyond them model time and
-/// wall time can no longer be converted into each other (a `Duration` holds
-/// about 5.8e11 years) for the spans a disk model produces.
+/// The time scales accepted: far wider than any useful experiment, and narrow
+/// enough that converting the spans a disk model produces between model and
+/// wall time never overflows a `Duration` (about 5.8e11 years) or rounds to 0.
 pub const TIME_SCALES: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
 
 /// Everything that can go wrong setting up or running the emulated disk.

@@ -162,6 +162,16 @@ fn a_long_request_is_split_one_block_at_a_time_in_order() {
 }
 
 #[test]
+fn a_device_is_refused_instead_of_read_until_memory_runs_out() {
+    let mut trace = TraceFile::new("/dev/zero");
+    let message = trace.read_once().unwrap_err().to_string();
+    assert!(
+        message.contains("neither a regular file nor a pipe"),
+        "{message}"
+    );
+}
+
+#[test]
 fn a_fifo_is_read_once_and_every_open_sees_the_whole_trace() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("trace.fifo");

@@ -29,6 +29,7 @@ mod requests;
 pub mod spc;
 
 use std::io::Read;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
@@ -110,14 +111,23 @@ impl TraceFile {
 
     /// Makes a trace that can be read only once (a pipe, a FIFO, a shell's `<(...)`)
     /// re-readable by reading it whole into memory now, refusing one larger than the memory
-    /// available. Regular files are left to be read from disk on each open.
+    /// available. Regular files are left to be read from disk on each open; anything else (a
+    /// device such as `/dev/zero`, a socket) is refused.
     pub fn read_once(&mut self) -> Result<(), TraceError> {
         let io = |cause| TraceError::Io {
             path: self.path.clone(),
             cause,
         };
-        if self.content.is_some() || std::fs::metadata(&self.path).map_err(io)?.is_file() {
+        let kind = std::fs::metadata(&self.path).map_err(io)?.file_type();
+        if self.content.is_some() || kind.is_file() {
             return Ok(());
+        }
+        if !kind.is_fifo() {
+            return Err(lines::error(
+                &self.path,
+                0,
+                "neither a regular file nor a pipe: give a trace file".into(),
+            ));
         }
         let room = crate::memory::available();
         let mut bytes = Vec::new();
