@@ -128,7 +128,7 @@ fn policies(names: &[String]) -> anyhow::Result<Vec<&'static ::sim::PolicyInfo>>
 fn bench(args: &SimArgs) -> anyhow::Result<()> {
     let capacity = args.caches.first().copied().unwrap_or(8192);
     let fetch = args.fetch_times.first().copied().unwrap_or(10);
-    let report = ::sim::bench::run(args.refs, capacity, fetch, 1).context("simulator benchmark")?;
+    let report = ::sim::bench::run(args.refs, capacity, fetch, 1)?;
     if args.json {
         emit(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else {

@@ -178,3 +178,17 @@ fn more_distinct_blocks_than_memory_holds_is_an_error_under_an_address_space_lim
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("distinct blocks"), "{stderr}");
 }
+
+#[test]
+fn a_benchmark_trace_longer_than_memory_holds_is_refused_not_a_capacity_overflow() {
+    let output = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args(["sim", "--bench", "--refs", "18446744073709551615"])
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--refs"), "{stderr}");
+}
