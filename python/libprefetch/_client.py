@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import array
 import errno
+import operator
 import os
 import stat
 import weakref
@@ -92,7 +93,7 @@ def _offsets_as_bytes(offsets: Iterable[int]) -> bytes:
         values.frombytes(view.tobytes())
     else:
         try:
-            values = array.array("q", (int(o) for o in offsets))  # type: ignore[union-attr]
+            values = array.array("q", map(operator.index, offsets))
         except OverflowError:
             raise ValueError("offsets must be between 0 and 2**63-1") from None
     if values and (min(values) < 0 or max(values) > _MAX_OFFSET):

@@ -125,6 +125,8 @@ def test_absurd_sizes_are_value_errors_or_clipped_to_the_file(data_file):
             client.request([0], mode="sideways")
         with pytest.raises(ValueError):
             client.request([0, PAGE], marks=[True])
+        with pytest.raises(TypeError):
+            client.request([0.5])
 
 
 def test_closed_files_directories_and_closed_clients_are_refused(data_file, tmp_path):
