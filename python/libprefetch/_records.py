@@ -11,7 +11,7 @@ disclosed piece by piece, and the next epoch's order (``next_order``) continues 
 shuffled order to pass as a sampler, so a PyTorch ``DataLoader`` takes it as is; the package imports
 no torch.
 
-Deviations: none from the paper's interface.
+Deviations: infill (section 3.3) is off by default for epochs (see ``Records.epoch``).
 """
 
 from __future__ import annotations
@@ -74,16 +74,20 @@ class Records:
         next_order: Optional[Sequence[int]] = None,
         *,
         max_memory: Optional[int] = None,
+        infill: int = 0,
         list_capacity: Optional[int] = None,
     ) -> "Epoch":
         """An iterator over the bytes of the records in ``order``, prefetched by libprefetch.
 
         The library is told the whole order (and ``next_order``, the epoch after this one, whose
-        first records are then prefetched before this epoch ends). ``max_memory`` and
-        ``list_capacity`` are passed to the ``Client``. Raises ``IndexError`` for an index out of
-        range before reading anything.
+        first records are then prefetched before this epoch ends). ``max_memory``, ``infill`` and
+        ``list_capacity`` are passed to the ``Client``; infill is off by default because the gaps
+        between the records of one window are other records, whose turn may be far away: when the
+        file does not fit in memory they would be fetched, dropped and fetched again. Raises
+        ``IndexError`` for an index out of range before reading anything.
         """
-        return Epoch(self, _EpochPlan(self, order, next_order), max_memory, list_capacity)
+        settings = {"max_memory": max_memory, "infill": infill, "list_capacity": list_capacity}
+        return Epoch(self, _EpochPlan(self, order, next_order), settings)
 
     def close(self) -> None:
         """Closes the file."""
@@ -115,12 +119,10 @@ class Epoch:
     (or on ``close()``); ``stats()`` are the library's counters so far, kept after the end.
     """
 
-    def __init__(
-        self, records: Records, plan: "_EpochPlan", max_memory: Optional[int], list_capacity: Optional[int]
-    ) -> None:
+    def __init__(self, records: Records, plan: "_EpochPlan", settings: dict[str, Optional[int]]) -> None:
         self._records = records
         self._plan = plan
-        self._settings = {"max_memory": max_memory, "list_capacity": list_capacity}
+        self._settings = settings
         self._client: Optional[Client] = None
         self._next = 0
         self._stats: Optional[Stats] = None

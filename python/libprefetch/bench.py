@@ -96,7 +96,10 @@ def stock_pool(records: Records, order: list[int]) -> int:
 
 
 def with_library(records: Records, order: list[int]) -> int:
-    return sum(len(record) for record in records.epoch(order))
+    epoch = records.epoch(order)
+    total = sum(len(record) for record in epoch)
+    print(f"        libprefetch counters: {epoch.stats()}", file=sys.stderr)
+    return total
 
 
 def torch_loader(records: Records, order: list[int]) -> int:
