@@ -2,9 +2,12 @@
 
 import array
 import errno
+import faulthandler
 import os
 import random
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -91,6 +94,37 @@ def test_the_callback_is_asked_for_more_and_its_exceptions_do_not_break_reads(da
     assert calls and calls[0].requested == (region.fd, 50 * PAGE)
     assert isinstance(calls[0], libprefetch.CallbackInfo)
     assert unraisable and isinstance(unraisable[0].exc_value, RuntimeError)
+
+
+def test_close_waits_for_a_callback_in_another_thread_without_holding_the_gil(data_file):
+    path, data = data_file
+    entered, proceed = threading.Event(), threading.Event()
+
+    def callback(client, info):
+        entered.set()
+        proceed.wait()
+
+    fd = os.open(path, os.O_RDONLY)
+    faulthandler.dump_traceback_later(60, exit=True)  # a GIL deadlock ends the run instead of hanging it
+    try:
+        client = libprefetch.Client(callback)
+        region = client.region(fd)
+        client.request([0], done=True)
+        results = []
+        reader = threading.Thread(target=lambda: results.append(region.pread(100, 50 * PAGE)))
+        reader.start()
+        assert entered.wait(30)
+        closer = threading.Thread(target=client.close)
+        closer.start()
+        time.sleep(0.2)  # lets close() reach the library and wait there for the callback
+        proceed.set()
+        closer.join(30)
+        reader.join(30)
+        assert not closer.is_alive() and not reader.is_alive(), "close() held the GIL the callback needs"
+        assert results == [data[50 * PAGE : 50 * PAGE + 100]]
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+        os.close(fd)
 
 
 @pytest.mark.parametrize("bad", [-1, -PAGE, 1 << 63, 1 << 64])
