@@ -141,8 +141,13 @@ class MemoryCgroup:
             raise SystemExit("no memory cgroup controller under /sys/fs/cgroup; run without --cgroup")
         self.parent = self.mount / own.lstrip("/")
         self.path = self.parent / f"libprefetch-pybench-{os.getpid()}"
-        self.path.mkdir()
-        (self.path / self.limit_file).write_text(str(limit))
+        try:
+            self.path.mkdir()
+            (self.path / self.limit_file).write_text(str(limit))
+        except OSError as error:
+            if self.path.exists():
+                self.path.rmdir()
+            raise SystemExit(f"cannot make a memory cgroup ({error}); run as root, or with --disk-only") from None
 
     def __enter__(self) -> "MemoryCgroup":
         (self.path / "cgroup.procs").write_text(str(os.getpid()))
