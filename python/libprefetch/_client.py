@@ -251,7 +251,7 @@ class Region:
                 raise ValueError(f"region start {start} must be below its end {end}")
             self.start, self.end = start, end
             self._client = client
-            self._native = client._native.register_region(self.fd, start, end)
+            self._native: Optional[_native.NativeRegion] = client._native.register_region(self.fd, start, end)
             client._regions.append(self)
         except BaseException:
             if self._owned:

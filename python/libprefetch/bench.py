@@ -23,11 +23,14 @@ Deviations: the paper's benchmarks are C programs; this one measures the Python 
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import os
 import random
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -103,11 +106,8 @@ def with_library(records: Records, order: list[int]) -> int:
 
 
 def torch_loader(records: Records, order: list[int]) -> int:
-    import torch.utils.data
-
-    loader = torch.utils.data.DataLoader(
-        records, sampler=order, batch_size=None, num_workers=8, collate_fn=len
-    )
+    data = importlib.import_module("torch.utils.data")
+    loader = data.DataLoader(records, sampler=order, batch_size=None, num_workers=8, collate_fn=len)
     return sum(loader)
 
 
@@ -116,12 +116,8 @@ def modes() -> list[tuple[str, Callable[[Records, list[int]], int]]]:
         ("stock-1", stock_one),
         ("stock-pool-8", stock_pool),
     ]
-    try:
-        import torch.utils.data  # noqa: F401
-
+    if importlib.util.find_spec("torch") is not None:
         found.append(("torch-8", torch_loader))
-    except ImportError:
-        pass
     found.append(("libprefetch-1", with_library))
     return found
 
@@ -168,7 +164,18 @@ def _own_cgroup(wanted: str) -> str:
     return "/"
 
 
-def run_setting(name: str, path: Path, records: Records, order: list[int]) -> list[dict[str, object]]:
+@dataclass(frozen=True)
+class Pass:
+    """One mode's pass over the epoch in one setting."""
+
+    setting: str
+    mode: str
+    seconds: float
+    bytes: int
+    disk: int
+
+
+def run_setting(name: str, path: Path, records: Records, order: list[int]) -> list[Pass]:
     rows = []
     for mode, read in modes():
         drop_cache(path)
@@ -176,30 +183,20 @@ def run_setting(name: str, path: Path, records: Records, order: list[int]) -> li
         start = time.perf_counter()
         total = read(records, order)
         seconds = time.perf_counter() - start
-        rows.append(
-            {
-                "setting": name,
-                "mode": mode,
-                "seconds": seconds,
-                "bytes": total,
-                "disk": disk_read_bytes() - before,
-            }
-        )
+        rows.append(Pass(name, mode, seconds, total, disk_read_bytes() - before))
         print(f"{name:7} {mode:14} {seconds:8.2f} s", file=sys.stderr)
     return rows
 
 
-def print_table(rows: list[dict[str, object]]) -> None:
+def print_table(rows: list[Pass]) -> None:
     print("| setting | mode | seconds | MiB/s | vs stock-1 | vs pool-8 | read from disk (MiB) |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for row in rows:
-        same = [r for r in rows if r["setting"] == row["setting"]]
-        base = next(float(r["seconds"]) for r in same if r["mode"] == "stock-1")
-        pool = next(float(r["seconds"]) for r in same if r["mode"] == "stock-pool-8")
-        seconds = float(row["seconds"])  # type: ignore[arg-type]
+        same = {r.mode: r.seconds for r in rows if r.setting == row.setting}
         print(
-            f"| {row['setting']} | {row['mode']} | {seconds:.2f} | {int(row['bytes']) / MIB / seconds:.0f} | "  # type: ignore[call-overload]
-            f"{base / seconds:.2f}x | {pool / seconds:.2f}x | {int(row['disk']) / MIB:.0f} |"  # type: ignore[call-overload]
+            f"| {row.setting} | {row.mode} | {row.seconds:.2f} | {row.bytes / MIB / row.seconds:.0f} | "
+            f"{same['stock-1'] / row.seconds:.2f}x | {same['stock-pool-8'] / row.seconds:.2f}x | "
+            f"{row.disk / MIB:.0f} |"
         )
 
 
@@ -211,7 +208,7 @@ def records_benchmark(args: argparse.Namespace) -> None:
     print(f"{len(offsets)} records of 4-64 KiB, {size / GIB:.1f} GiB, one shuffled epoch", file=sys.stderr)
     with Records(path, offsets, lengths) as records:
         order = records.order(args.seed)
-        rows: list[dict[str, object]] = []
+        rows: list[Pass] = []
         if not args.cgroup_only:
             rows += run_setting("disk", path, records, order)
         if not args.disk_only:

@@ -56,7 +56,8 @@ def connect(database: "str | bytes | os.PathLike[str]", **kwargs: Any) -> sqlite
     _ensure_registered()
     is_uri = kwargs.pop("uri", False)
     target = _with_vfs(database) if is_uri else _path_uri(database)
-    return sqlite3.connect(target, uri=True, **kwargs)
+    connection: sqlite3.Connection = sqlite3.connect(target, uri=True, **kwargs)
+    return connection
 
 
 def _path_uri(database: "str | bytes | os.PathLike[str]") -> str:
