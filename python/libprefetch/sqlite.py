@@ -9,11 +9,13 @@ SQLite with ctypes:
 
 1. ``_sqlite3``'s shared object is opened with ``ctypes.CDLL``; symbol look-ups through that handle
    search ``_sqlite3`` and the libraries it links, so ``sqlite3_auto_extension`` is the one of the
-   SQLite that ``sqlite3`` calls (usually the system's ``libsqlite3.so.0``).
+   SQLite that ``sqlite3`` calls (usually the system's ``libsqlite3.so.0``); its version must be
+   ``sqlite3.sqlite_version``.
 2. The entry point is installed with ``sqlite3_auto_extension`` and one in-memory connection is
    opened: SQLite calls the entry point with its routines table, and the VFS registers itself.
 3. The auto-extension is cancelled and the process's previous default VFS made the default again, so
    only connections made with ``connect`` (``vfs=prefetch`` in their URI) go through the VFS.
+4. ``sqlite3.connect`` itself must then find the VFS (proof that it is the module's own SQLite).
 
 Where this cannot work (``_sqlite3`` links SQLite statically without exporting it, or its SQLite was
 built without extension support) ``connect`` raises ``SQLiteUnavailable``; it never falls back to a
@@ -133,3 +135,15 @@ def _register(library: ctypes.CDLL) -> None:
         raise SQLiteUnavailable("the prefetch VFS did not register (SQLite without extension support?)")
     if previous_default:
         library.sqlite3_vfs_register(previous_default, 1)
+    _check_seen_by_sqlite3_module()
+
+
+def _check_seen_by_sqlite3_module() -> None:
+    """Raises unless the sqlite3 module itself finds the VFS (it would not if it called another copy
+    of SQLite than the one found through ``_sqlite3``'s handle)."""
+    try:
+        sqlite3.connect(f"file::memory:?vfs={VFS_NAME}", uri=True).close()
+    except sqlite3.Error as error:
+        raise SQLiteUnavailable(
+            f"the prefetch VFS was registered in a SQLite that the sqlite3 module does not use ({error})"
+        ) from None
