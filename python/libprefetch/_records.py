@@ -101,6 +101,13 @@ class Records:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def __getstate__(self) -> tuple[str, "array.array[int]", "array.array[int]"]:
+        """Pickled as path and layout (DataLoader workers started with "spawn" reopen the file)."""
+        return self.path, self._offsets, self._lengths
+
+    def __setstate__(self, state: tuple[str, "array.array[int]", "array.array[int]"]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
     def __del__(self) -> None:
         if getattr(self, "_fd", -1) >= 0:
             self.close()

@@ -1,6 +1,7 @@
 """Records and epochs: every record once, in the given order, byte-identical."""
 
 import os
+import pickle
 import random
 
 import pytest
@@ -54,6 +55,15 @@ def test_records_are_a_map_style_dataset(records_file):
         assert len(records) == len(offsets)
         assert [records[i] for i in range(len(records))] == expected(records_file, range(len(offsets)))
         assert records[-1] == expected(records_file, [len(offsets) - 1])[0]
+
+
+def test_records_pickle_as_their_layout_and_reopen_the_file(records_file):
+    path, offsets, lengths, _ = records_file
+    with libprefetch.Records(path, offsets, lengths) as records:
+        copy = pickle.loads(pickle.dumps(records))
+    with copy:
+        order = copy.order(seed=4)
+        assert [copy[i] for i in order] == expected(records_file, order)
 
 
 def test_bad_records_and_orders_are_refused(records_file, tmp_path):
