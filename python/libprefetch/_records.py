@@ -1,0 +1,235 @@
+"""Records and epochs: a file of variable-size records read in a known order (a data loader's epoch).
+
+A training epoch visits every record once in a shuffled order that is known before the first read: the
+whole future access list of the paper (ATC 2009, section 4.2). ``Records.epoch(order)`` hands the pages
+of the epoch's records, in that order, to a libprefetch client and then reads the records one after
+another from the calling thread; the callback (section 4.3, Figure 7) hands the rest of the list from
+the current record on whenever the library asks, so an epoch longer than the library's list is
+disclosed piece by piece, and the next epoch's order (``next_order``) continues the list without a gap.
+
+``Records`` is also a map-style dataset (``__len__``, ``__getitem__``) and ``Records.order(seed)`` a
+shuffled order to pass as a sampler, so a PyTorch ``DataLoader`` takes it as is; the package imports
+no torch.
+
+Deviations: infill (section 3.3) is off by default for epochs (see ``Records.epoch``).
+"""
+
+from __future__ import annotations
+
+import array
+import os
+import random
+from typing import Iterable, Iterator, Optional, Sequence
+
+from . import _native
+from ._client import Client, Region, Stats
+
+#: Entries handed to the library per request (Figure 7's BATCH_SIZE).
+_BATCH = 1 << 16
+
+
+class Records:
+    """The records of the file at ``path``: record ``i`` is ``lengths[i]`` bytes at ``offsets[i]``.
+
+    Raises ``ValueError`` if the sequences differ in length, hold a negative value, or a record
+    reaches past the end of the file; ``OSError`` if the file cannot be opened. Reading is
+    thread-safe; ``epoch`` reads from the calling thread.
+    """
+
+    def __init__(self, path: "str | os.PathLike[str]", offsets: Iterable[int], lengths: Iterable[int]) -> None:
+        self.path = os.fspath(path)
+        self._offsets = _as_int64(offsets, "offsets")
+        self._lengths = _as_int64(lengths, "lengths")
+        if len(self._offsets) != len(self._lengths):
+            raise ValueError(f"{len(self._offsets)} offsets but {len(self._lengths)} lengths")
+        self._fd = -1
+        self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            self._size = os.fstat(self._fd).st_size
+            ends = (o + n for o, n in zip(self._offsets, self._lengths))
+            if self._offsets and max(ends) > self._size:
+                raise ValueError(f"a record reaches past the end of {self.path} ({self._size} bytes)")
+            self._page = os.sysconf("SC_PAGE_SIZE")
+        except BaseException:
+            self.close()
+            raise
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def __getitem__(self, index: int) -> bytes:
+        """The bytes of record ``index`` (negative indexes count from the end)."""
+        offset, length = self._offsets[index], self._lengths[index]
+        return self._read(offset, length)
+
+    def order(self, seed: Optional[int] = None) -> list[int]:
+        """A shuffled order of all records (a sampler for ``DataLoader(records, sampler=...)``)."""
+        indexes = list(range(len(self)))
+        random.Random(seed).shuffle(indexes)
+        return indexes
+
+    def epoch(
+        self,
+        order: Sequence[int],
+        next_order: Optional[Sequence[int]] = None,
+        *,
+        max_memory: Optional[int] = None,
+        infill: int = 0,
+        list_capacity: Optional[int] = None,
+    ) -> "Epoch":
+        """An iterator over the bytes of the records in ``order``, prefetched by libprefetch.
+
+        The library is told the whole order (and ``next_order``, the epoch after this one, whose
+        first records are then prefetched before this epoch ends). ``max_memory``, ``infill`` and
+        ``list_capacity`` are passed to the ``Client``; infill is off by default because the gaps
+        between the records of one window are other records, whose turn may be far away: when the
+        file does not fit in memory they would be fetched, dropped and fetched again. Raises
+        ``IndexError`` for an index out of range before reading anything.
+        """
+        settings = {"max_memory": max_memory, "infill": infill, "list_capacity": list_capacity}
+        return Epoch(self, _EpochPlan(self, order, next_order), settings)
+
+    def close(self) -> None:
+        """Closes the file."""
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __enter__(self) -> "Records":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getstate__(self) -> tuple[str, "array.array[int]", "array.array[int]"]:
+        """Pickled as path and layout (DataLoader workers started with "spawn" reopen the file)."""
+        return self.path, self._offsets, self._lengths
+
+    def __setstate__(self, state: tuple[str, "array.array[int]", "array.array[int]"]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", -1) >= 0:
+            self.close()
+
+    def _read(self, offset: int, length: int) -> bytes:
+        if length == 0:
+            return b""
+        _native.note_read(self._fd, offset, length)
+        return os.pread(self._fd, length, offset)
+
+
+class Epoch:
+    """One epoch's reads: iterate it (from one thread) for the records' bytes in order.
+
+    A context manager; the client is registered at the first record and unregistered after the last
+    (or on ``close()``); ``stats()`` are the library's counters so far, kept after the end.
+    """
+
+    def __init__(self, records: Records, plan: "_EpochPlan", settings: dict[str, Optional[int]]) -> None:
+        self._records = records
+        self._plan = plan
+        self._settings = settings
+        self._client: Optional[Client] = None
+        self._next = 0
+        self._stats: Optional[Stats] = None
+
+    def __iter__(self) -> "Epoch":
+        return self
+
+    def __len__(self) -> int:
+        return len(self._plan.order)
+
+    def __next__(self) -> bytes:
+        if self._next >= len(self._plan.order):
+            self.close()
+            raise StopIteration
+        if self._client is None:
+            self._start()
+        position, self._next = self._next, self._next + 1
+        self._plan.position = position
+        index = self._plan.order[position]
+        return self._records._read(self._records._offsets[index], self._records._lengths[index])
+
+    def stats(self) -> Optional[Stats]:
+        """The library's counters for this epoch, or None before its first record."""
+        if self._client is not None:
+            return self._client.stats()
+        return self._stats
+
+    def close(self) -> None:
+        """Unregisters the epoch's client; iteration ends."""
+        client, self._client = self._client, None
+        if client is not None:
+            self._stats = client.stats()
+            self._next = len(self._plan.order)
+            client.close()
+
+    def __enter__(self) -> "Epoch":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        client = Client(self._plan.hand_out, **self._settings)
+        try:
+            self._plan.region = client.region(self._records._fd, 0, max(self._records._size, 1))
+            self._plan.hand_out(client, None)
+        except BaseException:
+            client.close()
+            raise
+        self._client = client
+
+
+class _EpochPlan:
+    """The access list of an epoch: every page of every record in order, and where the reader is."""
+
+    def __init__(self, records: Records, order: Sequence[int], next_order: Optional[Sequence[int]]) -> None:
+        self.order = _as_indexes(order, len(records))
+        page = records._page
+        self.pages = array.array("q")
+        self.first_page = array.array("q")
+        for index in self.order:
+            self.first_page.append(len(self.pages))
+            self._add_record(records, index, page)
+        for index in _as_indexes(next_order or (), len(records)):
+            self._add_record(records, index, page)
+        self.position = 0
+        self.region: Optional[Region] = None
+
+    def _add_record(self, records: Records, index: int, page: int) -> None:
+        offset, length = records._offsets[index], records._lengths[index]
+        if length > 0:
+            first = offset - offset % page
+            self.pages.extend(range(first, offset + length, page))
+
+    def hand_out(self, client: Client, _info: object) -> None:
+        """Figure 7: the list from the current record on, in batches until it is full, then DONE."""
+        start = self.first_page[self.position] if self.first_page else 0
+        mode = "set"
+        view = memoryview(self.pages)
+        for batch in range(start, len(self.pages), _BATCH):
+            chunk = view[batch : batch + _BATCH]
+            accepted = client.request(chunk, fd=self.region, mode=mode)
+            mode = "append"
+            if accepted < len(chunk):
+                break
+        client.request((), fd=self.region, mode=mode, done=True)
+
+
+def _as_int64(values: Iterable[int], name: str) -> "array.array[int]":
+    try:
+        result = array.array("q", values)
+    except OverflowError:
+        raise ValueError(f"{name} must be between 0 and 2**63-1") from None
+    if result and min(result) < 0:
+        raise ValueError(f"{name} must not be negative")
+    return result
+
+
+def _as_indexes(order: Iterable[int], count: int) -> "array.array[int]":
+    indexes = array.array("q", order)
+    if indexes and (min(indexes) < 0 or max(indexes) >= count):
+        raise IndexError(f"record index out of range 0..{count - 1}")
+    return indexes

@@ -1,0 +1,266 @@
+//! `libprefetch._native`: the Rust API of crate `libprefetch` (the paper's interface, ATC 2009
+//! section 4.2) as a Python extension module; `libprefetch/__init__.py` makes it Pythonic.
+//!
+//! Every library call runs with the GIL released (`Python::detach`), so other Python threads read while
+//! one thread is in a prefetching round. The callback is the only way back into Python: it takes the
+//! GIL itself, and an exception it raises is reported as unraisable (the read that triggered it goes on,
+//! as the library's contract requires: a callback never changes what a read returns).
+//!
+//! Errors: `InvalidArgument` becomes `ValueError`; `BadFd` and `Forked` become `OSError` with the errno
+//! the C API sets for them (EBADF, ESRCH).
+//!
+//! Deviations: none from the paper's interface; [`sqlite_auto_extension`] is this module's own addition.
+
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use libprefetch::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, Mode, RegionId};
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+
+/// The library's error as the Python exception the package documents.
+fn to_py(error: libprefetch::Error) -> PyErr {
+    match error {
+        libprefetch::Error::InvalidArgument(what) => PyValueError::new_err(what),
+        other => PyOSError::new_err((other.errno(), other.to_string())),
+    }
+}
+
+fn closed() -> PyErr {
+    PyValueError::new_err("the client is closed")
+}
+
+/// A registered client; `close()` unregisters it (later calls raise `ValueError`).
+#[pyclass(frozen, module = "libprefetch._native")]
+struct NativeClient {
+    client: Mutex<Option<Arc<Client>>>,
+}
+
+/// A registered region of a [`NativeClient`].
+#[pyclass(frozen, module = "libprefetch._native")]
+struct NativeRegion {
+    id: RegionId,
+}
+
+/// One `ignore_accesses()` in force; `release()` (or garbage collection) ends it.
+#[pyclass(frozen, module = "libprefetch._native")]
+struct NativeIgnore {
+    /// Dropped before `client`, which it borrows.
+    guard: Mutex<Option<IgnoreGuard<'static>>>,
+    client: Arc<Client>,
+}
+
+/// Calls the Python callback with `(last_marked, requested)`, each `(fd, offset)` or `None`.
+fn call_python(callback: &Py<PyAny>, info: CallbackInfo) {
+    Python::attach(|py| {
+        if let Err(error) = callback.call1(py, (info.last_marked, info.requested)) {
+            error.write_unraisable(py, Some(callback.bind(py)));
+        }
+    });
+}
+
+impl NativeClient {
+    /// The client, shared so that `close()` from another thread never frees it under a running call.
+    fn get(&self) -> PyResult<Arc<Client>> {
+        let slot = self.client.lock().unwrap_or_else(PoisonError::into_inner);
+        slot.clone().ok_or_else(closed)
+    }
+}
+
+#[pymethods]
+impl NativeClient {
+    /// Registers a client. `callback(last_marked, requested)` is called when the library needs more of
+    /// the access list; `max_memory` caps the memory it plans with; `infill` is the largest gap merged
+    /// into one prefetch (0 disables infill); `list_capacity` is the most entries the list holds.
+    #[new]
+    #[pyo3(signature = (callback=None, max_memory=None, infill=None, list_capacity=None))]
+    fn new(
+        py: Python<'_>,
+        callback: Option<Py<PyAny>>,
+        max_memory: Option<u64>,
+        infill: Option<u64>,
+        list_capacity: Option<usize>,
+    ) -> PyResult<NativeClient> {
+        let defaults = Config::default();
+        let config = Config {
+            max_budget_bytes: max_memory,
+            infill_bytes: infill.unwrap_or(defaults.infill_bytes),
+            capacity: list_capacity.unwrap_or(defaults.capacity),
+            ..defaults
+        };
+        let client = py
+            .detach(|| {
+                Client::register(config, move |_: &Client, info: CallbackInfo| {
+                    if let Some(callback) = &callback {
+                        call_python(callback, info);
+                    }
+                })
+            })
+            .map_err(to_py)?;
+        Ok(NativeClient {
+            client: Mutex::new(Some(Arc::new(client))),
+        })
+    }
+
+    /// Tracks reads of `[start, end)` of descriptor `fd`.
+    fn register_region(
+        &self,
+        py: Python<'_>,
+        fd: i32,
+        start: u64,
+        end: u64,
+    ) -> PyResult<NativeRegion> {
+        let client = self.get()?;
+        let id = py
+            .detach(|| client.register_region(fd, start, end))
+            .map_err(to_py)?;
+        Ok(NativeRegion { id })
+    }
+
+    /// Stops tracking a region.
+    fn unregister_region(&self, py: Python<'_>, region: &NativeRegion) -> PyResult<()> {
+        let client = self.get()?;
+        py.detach(|| client.unregister_region(region.id))
+            .map_err(to_py)
+    }
+
+    /// Updates the access list with `offsets` (native-endian int64, already checked non-negative) of
+    /// `fd`, `marks` one byte per offset or None; `mode` is the paper's PF_* bits. Returns how many
+    /// entries the list accepted.
+    #[pyo3(signature = (offsets, fd, marks, mode))]
+    fn request(
+        &self,
+        py: Python<'_>,
+        offsets: &[u8],
+        fd: i32,
+        marks: Option<&[u8]>,
+        mode: u32,
+    ) -> PyResult<usize> {
+        let mode = Mode::from_bits(mode).ok_or_else(|| PyValueError::new_err("unknown mode"))?;
+        if !offsets.len().is_multiple_of(8) || marks.is_some_and(|m| m.len() * 8 != offsets.len()) {
+            return Err(PyValueError::new_err(
+                "marks must have one entry per offset",
+            ));
+        }
+        let client = self.get()?;
+        let entries = offsets.chunks_exact(8).enumerate().map(|(index, bytes)| {
+            let offset = u64::from_ne_bytes(bytes.try_into().unwrap_or_default());
+            AccessEntry {
+                offset,
+                fd,
+                mark: marks.is_some_and(|m| m[index] != 0),
+            }
+        });
+        py.detach(|| client.request_from(entries, mode))
+            .map_err(to_py)
+    }
+
+    /// The client's counters, in the order of `struct pf_stats`.
+    fn stats(&self, py: Python<'_>) -> PyResult<[u64; 10]> {
+        let client = self.get()?;
+        let s = py.detach(|| client.stats());
+        Ok([
+            s.rounds,
+            s.callbacks,
+            s.tracked_reads,
+            s.divergences,
+            s.misses,
+            s.premature_evictions,
+            s.pages_prefetched,
+            s.pages_dropped,
+            s.budget_bytes,
+            s.list_length,
+        ])
+    }
+
+    /// Waits until the current round's advice has been issued.
+    fn settle(&self, py: Python<'_>) -> PyResult<()> {
+        let client = self.get()?;
+        py.detach(|| client.settle());
+        Ok(())
+    }
+
+    /// Stops tracking this client's reads until the returned object's `release()`.
+    fn ignore_accesses(&self, py: Python<'_>) -> PyResult<NativeIgnore> {
+        let client = self.get()?;
+        let guard = py.detach(|| client.ignore_accesses());
+        // SAFETY: the guard borrows the client behind `client`'s Arc, which NativeIgnore keeps alive
+        // until after the guard is dropped (field order, and `release` drops only the guard).
+        let guard: IgnoreGuard<'static> = unsafe { std::mem::transmute(guard) };
+        Ok(NativeIgnore {
+            guard: Mutex::new(Some(guard)),
+            client,
+        })
+    }
+
+    /// Unregisters the client and its regions; waits for a callback running in another thread.
+    fn close(&self, py: Python<'_>) {
+        let taken = self
+            .client
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        py.detach(move || drop(taken));
+    }
+}
+
+#[pymethods]
+impl NativeIgnore {
+    /// Resumes tracking (once; later calls do nothing).
+    fn release(&self, py: Python<'_>) {
+        let guard = self
+            .guard
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let _keep = &self.client;
+        py.detach(move || drop(guard));
+    }
+}
+
+/// Tells the library that `fd` is about to be read at `offset` for `length` bytes (what the C library's
+/// read interposers do); may run a client's callback and a prefetching round.
+#[pyfunction]
+fn note_read(py: Python<'_>, fd: i32, offset: u64, length: u64) {
+    py.detach(|| libprefetch::note_read(fd, offset, length));
+}
+
+/// SQLite's result codes (sqlite3.h) that the auto-extension entry point translates.
+const SQLITE_OK: c_int = 0;
+const SQLITE_OK_LOAD_PERMANENTLY: c_int = 256;
+
+/// The SQLite extension entry point as an auto-extension: registers the `prefetch` VFS through the
+/// routines table SQLite passes to auto-extensions, and answers SQLITE_OK where the loadable entry
+/// point answers SQLITE_OK_LOAD_PERMANENTLY (which an auto-extension may not return).
+///
+/// # Safety
+/// Called by SQLite with a connection, an error-message slot and its routines table (or null).
+unsafe extern "C" fn sqlite_auto_init(
+    db: *mut c_void,
+    errmsg: *mut *mut c_char,
+    api: *const prefetch_sqlite::ext::ApiRoutines,
+) -> c_int {
+    // SAFETY: SQLite's own arguments, passed on unchanged.
+    let code = unsafe { prefetch_sqlite::ext::sqlite3_extension_init(db.cast(), errmsg, api) };
+    match code {
+        SQLITE_OK_LOAD_PERMANENTLY => SQLITE_OK,
+        other => other,
+    }
+}
+
+/// The address of an `sqlite3_auto_extension` entry point that registers the `prefetch` VFS.
+#[pyfunction]
+fn sqlite_auto_extension() -> usize {
+    sqlite_auto_init as *const () as usize
+}
+
+/// The extension module.
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<NativeClient>()?;
+    module.add_class::<NativeRegion>()?;
+    module.add_class::<NativeIgnore>()?;
+    module.add_function(wrap_pyfunction!(note_read, module)?)?;
+    module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;
+    Ok(())
+}

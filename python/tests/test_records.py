@@ -1,0 +1,83 @@
+"""Records and epochs: every record once, in the given order, byte-identical."""
+
+import os
+import pickle
+import random
+
+import pytest
+
+import libprefetch
+
+
+@pytest.fixture(scope="module")
+def records_file(tmp_path_factory):
+    """(path, offsets, lengths, data) of a file of packed records of 0 to 40 KiB."""
+    rng = random.Random(16)
+    lengths = [rng.choice((0, 1, rng.randrange(1, 40 << 10))) for _ in range(600)]
+    offsets, at = [], 0
+    for length in lengths:
+        offsets.append(at)
+        at += length
+    data = os.urandom(at)
+    path = tmp_path_factory.mktemp("records") / "records.bin"
+    path.write_bytes(data)
+    return path, offsets, lengths, data
+
+
+def expected(records_file, order):
+    _, offsets, lengths, data = records_file
+    return [data[offsets[i] : offsets[i] + lengths[i]] for i in order]
+
+
+def test_an_epoch_yields_every_record_once_in_order(records_file):
+    path, offsets, lengths, _ = records_file
+    with libprefetch.Records(path, offsets, lengths) as records:
+        order = records.order(seed=1)
+        assert sorted(order) == list(range(len(records)))
+        epoch = records.epoch(order, next_order=records.order(seed=2))
+        assert list(epoch) == expected(records_file, order)
+        stats = epoch.stats()
+        assert stats.rounds >= 1 and stats.tracked_reads == sum(1 for i in order if lengths[i])
+
+
+def test_an_epoch_longer_than_the_list_is_handed_out_by_the_callback(records_file):
+    path, offsets, lengths, _ = records_file
+    with libprefetch.Records(path, offsets, lengths) as records:
+        order = records.order(seed=3)
+        epoch = records.epoch(order, list_capacity=64)
+        assert list(epoch) == expected(records_file, order)
+        assert epoch.stats().callbacks >= 1
+
+
+def test_records_are_a_map_style_dataset(records_file):
+    path, offsets, lengths, _ = records_file
+    with libprefetch.Records(path, offsets, lengths) as records:
+        assert len(records) == len(offsets)
+        assert [records[i] for i in range(len(records))] == expected(records_file, range(len(offsets)))
+        assert records[-1] == expected(records_file, [len(offsets) - 1])[0]
+
+
+def test_records_pickle_as_their_layout_and_reopen_the_file(records_file):
+    path, offsets, lengths, _ = records_file
+    with libprefetch.Records(path, offsets, lengths) as records:
+        copy = pickle.loads(pickle.dumps(records))
+    with copy:
+        order = copy.order(seed=4)
+        assert [copy[i] for i in order] == expected(records_file, order)
+
+
+def test_bad_records_and_orders_are_refused(records_file, tmp_path):
+    path, offsets, lengths, data = records_file
+    with pytest.raises(ValueError):
+        libprefetch.Records(path, offsets, lengths[:-1])
+    with pytest.raises(ValueError):
+        libprefetch.Records(path, [-1], [1])
+    with pytest.raises(ValueError):
+        libprefetch.Records(path, [len(data)], [1])
+    with pytest.raises(OSError):
+        libprefetch.Records(tmp_path / "missing", [0], [1])
+    with libprefetch.Records(path, offsets, lengths) as records:
+        with pytest.raises(IndexError):
+            records.epoch([0, len(records)])
+        with pytest.raises(IndexError):
+            records.epoch([-1])
