@@ -1,5 +1,9 @@
 //! `prefetch`: the thin command line over the workspace crates.
-//! Each subcommand lives in its own module; this file only parses and dispatches.
+//! Each subcommand lives in its own module; this file only parses, dispatches, and prints an error
+//! as one line (`prefetch: what failed: why`), never as a backtrace, even with `RUST_BACKTRACE` set:
+//! errors here are the user's input or files; only a panic (a bug) prints a backtrace.
+
+use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 // The read interposers: the binary's own reads of registered regions are
@@ -51,9 +55,19 @@ enum Command {
     Repro(repro::ReproArgs),
 }
 
-fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    match cli.command {
+fn main() -> ExitCode {
+    match run(Cli::parse().command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("prefetch: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs one subcommand.
+fn run(command: Command) -> anyhow::Result<()> {
+    match command {
         Command::Bench { command } => bench::run(command),
         Command::Demo(args) => demo::run(args),
         Command::Disk { command } => disk::run(command),
