@@ -3,9 +3,11 @@
 //! as one line (`prefetch: what failed: why`), never as a backtrace, even with `RUST_BACKTRACE` set:
 //! errors here are the user's input or files; only a panic (a bug) prints a backtrace.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use anyhow::Context;
+use clap::{CommandFactory, Parser, Subcommand};
 // The read interposers: the binary's own reads of registered regions are
 // followed by the library, as in a program linked with -lprefetch.
 use interposers as _;
@@ -53,6 +55,12 @@ enum Command {
     Sim(sim::SimArgs),
     /// Reproduce a paper's simulations: tables and SVG figures (simulated)
     Repro(repro::ReproArgs),
+    /// Write one man page per subcommand into DIR (what `make install` installs)
+    #[command(hide = true)]
+    Man {
+        /// Directory to write prefetch.1, prefetch-bench.1, ... into (created if missing)
+        dir: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -75,5 +83,14 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Sqlite { command } => sqlite::run(command),
         Command::Sim(args) => sim::run(args),
         Command::Repro(args) => repro::run(args),
+        Command::Man { dir } => write_man_pages(&dir),
     }
+}
+
+/// Writes the man pages of `prefetch` and every visible subcommand into `dir`, from the clap
+/// definitions above (so they say what `--help` says).
+fn write_man_pages(dir: &Path) -> anyhow::Result<()> {
+    let writing = || format!("writing man pages into {}", dir.display());
+    std::fs::create_dir_all(dir).with_context(writing)?;
+    clap_mangen::generate_to(Cli::command(), dir).with_context(writing)
 }

@@ -1,6 +1,7 @@
-//! The ABI of `libprefetch.so` as a packager sees it: the soname is `libprefetch.so.0`, and the dynamic
-//! symbol table exports exactly the functions `include/libprefetch.h` declares plus the read family its
-//! comment says the library interposes (nothing of Rust's standard library leaks out).
+//! `libprefetch.so` as a packager sees it: the soname is `libprefetch.so.0`; the dynamic symbol table
+//! exports exactly the functions `include/libprefetch.h` declares plus the read family its comment says
+//! the library interposes (nothing of Rust's standard library leaks out); and every declared function
+//! has its man page in `man/man3` with the sections of a C library's manual.
 //!
 //! Deviations: none (the paper ships no shared library).
 
@@ -90,4 +91,36 @@ fn exports_only_the_header_functions_and_the_interposers() {
             .map(str::to_string)
             .collect();
     assert_eq!(exported, expected);
+}
+
+#[test]
+fn every_header_function_has_a_man_page_with_the_usual_sections() {
+    let man3 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../man/man3");
+    for function in declared_functions(&header()) {
+        let path = man3.join(format!("{function}.3"));
+        let page = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("no man page for {function}: {}: {e}", path.display()));
+        let title = format!(".TH {} 3 ", function.to_uppercase());
+        assert!(page.contains(&title), "{}: no `{title}`", path.display());
+        for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "RETURN VALUE", "ERRORS"] {
+            let heading = format!("\n.SH {section}\n");
+            assert!(
+                page.contains(&heading),
+                "{}: no {section} section",
+                path.display()
+            );
+        }
+        let name_line = format!("\n.SH NAME\n{function} \\- ");
+        assert!(
+            page.contains(&name_line),
+            "{}: NAME is not `{function} \\- ...`",
+            path.display()
+        );
+        let synopsis = page.split("\n.SH DESCRIPTION").next().unwrap_or_default();
+        assert!(
+            synopsis.contains(&format!("{function}(")),
+            "{}: the SYNOPSIS does not declare {function}",
+            path.display()
+        );
+    }
 }
