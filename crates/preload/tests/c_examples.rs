@@ -1,7 +1,7 @@
 //! The C examples of `examples/c`, built with make + gcc against `include/libprefetch.h` and the
 //! `libprefetch.so` cargo built next to this test, run as real processes on real pattern files.
 //!
-//! Follows the "Tests (real processes, real files)" and the paper's sections 4-4.6 (Figures 6 and 7):
+//! Real processes on real files, after the paper's sections 4-4.6 (Figures 6 and 7):
 //! the Figure 7 callback (random pages, and tiles line by line), marks with `PF_SET_FROM_MARK`, a callback
 //! reading inside `ignore_accesses`, identical bytes, errno and file position with and without the library
 //! (plain, `LD_PRELOAD`, linked; also for cat, dd, tail, sha256sum), 8 threads, fork during rounds,
@@ -186,8 +186,9 @@ fn run(dir: &Path, scratch: &Scratch, program: &str, args: &[&str], load: Load) 
     }
 }
 
-/// Runs a self-checking example on a fresh pattern file and asserts it passed (or prints its skip reason).
-fn run_passing(test: &str, program: &str, extra: &[&str]) {
+/// Runs a self-checking example on a fresh pattern file, asserts it passed (or prints its skip reason),
+/// and returns its standard output (empty after a skip).
+fn run_passing(test: &str, program: &str, extra: &[&str]) -> String {
     let dir = examples();
     let scratch = Scratch::new(test);
     let file = scratch.path("pattern");
@@ -197,10 +198,11 @@ fn run_passing(test: &str, program: &str, extra: &[&str]) {
     let result = run(dir, &scratch, program, &args, Load::Linked);
     if result.status.code() == Some(77) {
         eprintln!("SKIP: {}", result.stderr.trim());
-        return;
+        return String::new();
     }
     assert!(result.status.success(), "{}", result.describe(program));
     print!("{}{}", result.stdout, result.stderr);
+    result.stdout
 }
 
 /// The first line where two outputs differ, for a readable failure message.
@@ -284,9 +286,31 @@ fn figure7_random_reader_reads_right_bytes_and_prefetches() {
     run_passing("fig7", "fig7_random", &[]);
 }
 
+/// The output docs/api.md shows for `fig7_tiles FILE page` (its worked example), without the `# `.
+fn documented_page_output() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/api.md");
+    let doc = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let shown: Vec<&str> = doc
+        .lines()
+        .skip_while(|line| !line.ends_with("fig7_tiles /tmp/image.swap page"))
+        .skip(1)
+        .map_while(|line| line.strip_prefix("# "))
+        .collect();
+    assert!(
+        !shown.is_empty(),
+        "docs/api.md shows no output of `fig7_tiles ... page`"
+    );
+    shown.iter().map(|line| format!("{line}\n")).collect()
+}
+
 #[test]
-fn figure7_tiles_listed_page_by_page_need_one_callback_per_list() {
-    run_passing("tiles-page", "fig7_tiles", &["page"]);
+fn figure7_tiles_listed_page_by_page_need_one_callback_per_list_and_print_what_the_docs_show() {
+    let printed = run_passing("tiles-page", "fig7_tiles", &["page"]);
+    assert_eq!(
+        printed,
+        documented_page_output(),
+        "docs/api.md, Worked example"
+    );
 }
 
 #[test]
