@@ -17,9 +17,11 @@ MAN3 := $(notdir $(wildcard man/man3/*.3))
 
 .PHONY: demo test build release lint man install uninstall
 
-# Builds the release binary and runs the random-read benchmark on a 1 GiB file.
+# Builds the release binary and runs the random-read benchmark on a 1 GiB file
+# (DEMO_ARGS="--file-size 64M --runs 1" for a quick check; see `prefetch demo --help`).
+DEMO_ARGS ?=
 demo: release
-	./target/release/prefetch demo
+	./target/release/prefetch demo $(DEMO_ARGS)
 
 # Builds everything (the C examples link target/debug/libprefetch.so) and runs all tests.
 test: build
