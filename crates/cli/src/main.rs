@@ -32,7 +32,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Measure the live library against plain reads: random, strided, sequential (paper section 5)
+    /// Measure the live library against plain reads: random, strided, sequential, sqlite (paper section 5)
     Bench {
         #[command(subcommand)]
         command: bench::BenchCommand,

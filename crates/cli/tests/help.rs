@@ -1,5 +1,6 @@
-//! `prefetch man DIR` (what `make install` runs): one man page per subcommand, generated from the
-//! same clap definitions as `--help`, so the two cannot disagree.
+//! `--help` against what documents it: `prefetch man DIR` (what `make install` runs) writes one man
+//! page per subcommand from the same clap definitions, and README.md's command table lists every
+//! subcommand.
 //!
 //! Deviations: none (the paper has no command line).
 
@@ -24,6 +25,42 @@ fn subcommands(args: &[&str]) -> Vec<String> {
         .filter(|name| *name != "help")
         .map(str::to_string)
         .collect()
+}
+
+/// Every (command, subcommand) pair `--help` lists; the subcommand is None for a leaf command.
+fn command_pairs() -> Vec<(String, Option<String>)> {
+    let top = subcommands(&[]);
+    assert!(
+        top.len() >= 7 && top.iter().any(|c| c == "sqlite"),
+        "{top:?}"
+    );
+    let mut pairs = Vec::new();
+    for command in top {
+        let subs = subcommands(&[&command]);
+        if subs.is_empty() {
+            pairs.push((command.clone(), None));
+        }
+        pairs.extend(subs.into_iter().map(|sub| (command.clone(), Some(sub))));
+    }
+    pairs
+}
+
+#[test]
+fn the_readme_command_table_lists_every_subcommand() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let readme = std::fs::read_to_string(&path).expect("read README.md");
+    for (command, sub) in command_pairs() {
+        let row_start = format!("| `prefetch {command}");
+        let listed = readme.lines().any(|line| {
+            line.starts_with(&row_start)
+                && sub.as_ref().is_none_or(|sub| line.contains(sub.as_str()))
+        });
+        assert!(
+            listed,
+            "README.md's command table has no row for `prefetch {command} {}`",
+            sub.unwrap_or_default()
+        );
+    }
 }
 
 #[test]
