@@ -3,6 +3,8 @@
 # SQLite extension and man pages; `make uninstall` removes them. Everything else is cargo; see README.md.
 
 CARGO ?= cargo
+# Where cargo builds: target/, or $CARGO_TARGET_DIR when set.
+TARGET := $(or $(CARGO_TARGET_DIR),target)
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -21,7 +23,7 @@ MAN3 := $(notdir $(wildcard man/man3/*.3))
 # (DEMO_ARGS="--file-size 64M --runs 1" for a quick check; see `prefetch demo --help`).
 DEMO_ARGS ?=
 demo: release
-	./target/release/prefetch demo $(DEMO_ARGS)
+	$(TARGET)/release/prefetch demo $(DEMO_ARGS)
 
 # Builds everything (the C examples link target/debug/libprefetch.so) and runs all tests.
 test: build
@@ -31,11 +33,11 @@ test: build
 # look for the soname at run time.
 build:
 	$(CARGO) build --workspace
-	ln -sf libprefetch.so target/debug/$(SONAME)
+	ln -sf libprefetch.so $(TARGET)/debug/$(SONAME)
 
 release:
 	$(CARGO) build --workspace --release
-	ln -sf libprefetch.so target/release/$(SONAME)
+	ln -sf libprefetch.so $(TARGET)/release/$(SONAME)
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -43,25 +45,27 @@ lint:
 
 # One man page per `prefetch` subcommand, from the clap definitions.
 man: release
-	./target/release/prefetch man target/man/man1
+	$(TARGET)/release/prefetch man $(TARGET)/man/man1
 
 install: release man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	install -m 755 target/release/prefetch $(DESTDIR)$(BINDIR)/prefetch
-	install -m 755 target/release/libprefetch.so $(DESTDIR)$(LIBDIR)/libprefetch.so.$(VERSION)
+	install -m 755 $(TARGET)/release/prefetch $(DESTDIR)$(BINDIR)/prefetch
+	install -m 755 $(TARGET)/release/libprefetch.so $(DESTDIR)$(LIBDIR)/libprefetch.so.$(VERSION)
 	ln -sf libprefetch.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libprefetch.so
-	install -m 755 target/release/libprefetch_sqlite.so $(DESTDIR)$(LIBDIR)/libprefetch_sqlite.so
+	install -m 755 $(TARGET)/release/libprefetch_sqlite.so $(DESTDIR)$(LIBDIR)/libprefetch_sqlite.so
 	install -m 644 include/libprefetch.h $(DESTDIR)$(INCLUDEDIR)/libprefetch.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' crates/preload/libprefetch.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libprefetch.pc
 	install -m 644 $(addprefix man/man3/,$(MAN3)) $(DESTDIR)$(MANDIR)/man3/
-	install -m 644 target/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
-	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
-	@echo "installed into $(DESTDIR)$(PREFIX). Programs find libprefetch.so.0 if $(LIBDIR) is in"
-	@echo "/etc/ld.so.conf (then run ldconfig as root, done here if you are root); otherwise run them"
-	@echo "with LD_LIBRARY_PATH=$(LIBDIR), and build with PKG_CONFIG_PATH=$(PKGCONFIGDIR)."
+	install -m 644 $(TARGET)/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+	@if [ -z "$(DESTDIR)" ] && grep -qsx '$(LIBDIR)' /etc/ld.so.conf /etc/ld.so.conf.d/*.conf; then \
+		if [ "$$(id -u)" = 0 ]; then ldconfig; else echo "run ldconfig as root"; fi; \
+	else \
+		echo "$(LIBDIR) is not in /etc/ld.so.conf: run programs with LD_LIBRARY_PATH=$(LIBDIR)"; \
+		echo "and build them with PKG_CONFIG_PATH=$(PKGCONFIGDIR)"; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/prefetch $(DESTDIR)$(LIBDIR)/libprefetch.so.$(VERSION) \
