@@ -67,10 +67,26 @@ fn main() -> ExitCode {
     match run(Cli::parse().command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("prefetch: {error:#}");
+            eprintln!("prefetch: {}", one_line(&error));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes joined by ": ", leaving out a cause whose text is already in the line
+/// (an error that prints its source would otherwise say it twice).
+fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain().map(ToString::to_string) {
+        if line.contains(&cause) {
+            continue;
+        }
+        if !line.is_empty() {
+            line += ": ";
+        }
+        line += &cause;
+    }
+    line
 }
 
 /// Runs one subcommand.
@@ -93,4 +109,21 @@ fn write_man_pages(dir: &Path) -> anyhow::Result<()> {
     let writing = || format!("writing man pages into {}", dir.display());
     std::fs::create_dir_all(dir).with_context(writing)?;
     clap_mangen::generate_to(Cli::command(), dir).with_context(writing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn one_line_joins_the_causes_and_says_each_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let error = anyhow::Error::new(io)
+            .context("mount point /mnt/x: No such file or directory")
+            .context("prefetch emulate");
+        assert_eq!(
+            one_line(&error),
+            "prefetch emulate: mount point /mnt/x: No such file or directory"
+        );
+    }
 }

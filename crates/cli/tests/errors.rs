@@ -90,3 +90,21 @@ fn a_missing_trace_directory_says_where_the_traces_live() {
     let stderr = failing(&["repro", "cao", "--traces", "/nonexistent/traces"]);
     assert_one_line(&stderr, &["/nonexistent/traces", "--traces DIR", "traces/"]);
 }
+
+#[test]
+fn a_missing_mount_point_says_to_create_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mountpoint = dir.path().join("mnt");
+    let mountpoint = mountpoint.to_str().unwrap();
+    let backing = dir.path().to_str().unwrap();
+    let args = [
+        "emulate",
+        "--model",
+        "st3500320as",
+        "--backing",
+        backing,
+        mountpoint,
+    ];
+    let stderr = failing(&args);
+    assert_one_line(&stderr, &[mountpoint, "not a directory", "mkdir -p"]);
+}
