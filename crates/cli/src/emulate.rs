@@ -32,9 +32,11 @@ pub fn run(args: EmulateArgs) -> anyhow::Result<()> {
         ("backing directory", &args.backing),
         ("mount point", &args.mountpoint),
     ] {
+        let missing =
+            std::fs::metadata(dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
         anyhow::ensure!(
-            dir.is_dir(),
-            "the {what} {} is not a directory: create it first (mkdir -p {})",
+            !missing,
+            "the {what} {} does not exist: create it first (mkdir -p {})",
             dir.display(),
             dir.display()
         );

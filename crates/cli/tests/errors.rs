@@ -106,5 +106,5 @@ fn a_missing_mount_point_says_to_create_it() {
         mountpoint,
     ];
     let stderr = failing(&args);
-    assert_one_line(&stderr, &[mountpoint, "not a directory", "mkdir -p"]);
+    assert_one_line(&stderr, &[mountpoint, "does not exist", "mkdir -p"]);
 }
