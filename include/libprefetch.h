@@ -136,6 +136,7 @@ struct pf_stats {
     uint64_t pages_dropped;       /* pages released with DONTNEED            */
     uint64_t budget_bytes;        /* current reorder-buffer size (AIMD)      */
     uint64_t list_length;         /* entries on the access list now          */
+    uint64_t pages_fetched;       /* advised pages not cached when advised   */
 };
 
 pf_client_t pf_register_client(pf_callback_t cb, void *arg);

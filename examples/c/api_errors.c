@@ -44,6 +44,25 @@ static void quiet(void *arg, int lastMarkedFD, loff_t lastMarkedOffset, int requ
     (void)arg, (void)lastMarkedFD, (void)lastMarkedOffset, (void)requestedFD, (void)requestedOffset;
 }
 
+/* A live handle of one kind passed where the other kind is expected: EINVAL, never used as that kind. */
+static void check_handle_kinds(pf_client_t c, pf_region_t r)
+{
+    struct pf_stats st;
+    pf_client_t region_as_client = (pf_client_t)(void *)r;
+    pf_region_t client_as_region = (pf_region_t)(void *)c;
+    expect_error("pf_register_region(region handle as client)",
+                 pf_register_region(region_as_client, 0, 0, 4096) == NULL, EINVAL);
+    expect_error("pf_request_prefetching(region handle as client)",
+                 pf_request_prefetching(region_as_client, NULL, 0, PF_DONE) == -1, EINVAL);
+    expect_error("pf_ignore_accesses(region handle as client)", pf_ignore_accesses(region_as_client) == -1, EINVAL);
+    expect_error("pf_get_stats(region handle as client)", pf_get_stats(region_as_client, &st) == -1, EINVAL);
+    expect_error("pf_unregister_region(region handle as client)", pf_unregister_region(region_as_client, r) == -1,
+                 EINVAL);
+    expect_error("pf_unregister_region(client handle as region)", pf_unregister_region(c, client_as_region) == -1,
+                 EINVAL);
+    expect_error("pf_unregister_client(region handle)", pf_unregister_client(region_as_client) == -1, EINVAL);
+}
+
 /* Failures of the client and region functions. */
 static void check_registration(int fd, pf_client_t c)
 {
@@ -60,6 +79,7 @@ static void check_registration(int fd, pf_client_t c)
     expect_success("pf_register_region(valid)", r != NULL);
     expect_error("pf_unregister_region(NULL client)", pf_unregister_region(NULL, r) == -1, EINVAL);
     expect_error("pf_unregister_region(NULL region)", pf_unregister_region(c, NULL) == -1, EINVAL);
+    check_handle_kinds(c, r);
     pf_client_t other = pf_register_client(quiet, NULL);
     expect_error("pf_unregister_region(another client's region)", pf_unregister_region(other, r) == -1, EINVAL);
     expect_success("pf_unregister_region(valid)", pf_unregister_region(c, r) == 0);

@@ -13,7 +13,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::client::{AccessEntry, CallbackInfo, Client, Config, RegionId, Stats};
 use crate::guard::{CancelGuard, ErrnoGuard};
-use crate::registry::globals;
+use crate::registry::{globals, HandleKind};
 use crate::{Error, Mode};
 
 /// `struct access_entry` of the header: byte offset, descriptor, mark.
@@ -89,41 +89,59 @@ fn c_call<T>(failed: T, body: impl FnOnce() -> Result<T, i32>) -> T {
     })
 }
 
-fn is_live(handle: *const c_void) -> bool {
+/// The two kinds of C handle, kept apart in the live set: a region handle
+/// passed where a client is expected (or the reverse) is EINVAL, never
+/// taken for the other kind.
+trait Handle {
+    const KIND: HandleKind;
+}
+
+impl Handle for PfClient {
+    const KIND: HandleKind = HandleKind::Client;
+}
+
+impl Handle for PfRegion {
+    const KIND: HandleKind = HandleKind::Region;
+}
+
+fn is_live<T: Handle>(handle: *const T) -> bool {
     !handle.is_null()
         && globals()
             .handles
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .contains(&(handle as usize))
+            .get(&(handle as usize))
+            == Some(&T::KIND)
 }
 
-fn leak_handle<T>(value: T) -> *mut T {
+fn leak_handle<T: Handle>(value: T) -> *mut T {
     let pointer = Box::into_raw(Box::new(value));
     globals()
         .handles
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(pointer as usize);
+        .insert(pointer as usize, T::KIND);
     pointer
 }
 
-/// Takes a handle out of the live set; `None` if it was not live.
-fn retire_handle<T>(pointer: *mut T) -> Option<Box<T>> {
-    let removed = globals()
-        .handles
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&(pointer as usize));
-    // SAFETY: the address was produced by leak_handle::<T> and was still
-    // live, so it is a valid Box<T> owned by the set until now.
-    removed.then(|| unsafe { Box::from_raw(pointer) })
+/// Takes a handle of kind `T` out of the live set; `None` if no live
+/// handle of that kind has this address.
+fn retire_handle<T: Handle>(pointer: *mut T) -> Option<Box<T>> {
+    let mut handles = globals().handles.lock().unwrap_or_else(|e| e.into_inner());
+    if handles.get(&(pointer as usize)) != Some(&T::KIND) {
+        return None;
+    }
+    handles.remove(&(pointer as usize));
+    // SAFETY: the address was produced by leak_handle::<T> (its kind says
+    // so) and was still live, so it is a valid Box<T> owned by the set
+    // until now.
+    Some(unsafe { Box::from_raw(pointer) })
 }
 
 /// # Safety
 /// The handle must be live (checked) and not freed concurrently.
 unsafe fn client_ref<'a>(c: *mut PfClient) -> Result<&'a Client, i32> {
-    if !is_live(c as *const c_void) {
+    if !is_live(c) {
         return Err(libc::EINVAL);
     }
     // SAFETY: live handles point to boxes made by pf_register_client.
@@ -189,7 +207,7 @@ pub unsafe extern "C" fn pf_unregister_region(c: *mut PfClient, r: *mut PfRegion
     c_call(-1, || {
         // SAFETY: forwarded contract.
         let client = unsafe { client_ref(c) }?;
-        if !is_live(r as *const c_void) {
+        if !is_live(r) {
             return Err(libc::EINVAL);
         }
         // SAFETY: live region handles point to boxes made by pf_register_region.

@@ -48,7 +48,9 @@ pub struct CallbackInfo {
 pub struct Config {
     /// Largest gap merged into one prefetch range (default 32 KiB; 0 disables infill).
     pub infill_bytes: u64,
-    /// Maximum access-list entries (default 1 Mi entries, 16 MiB).
+    /// Maximum access-list entries (default 1 Mi). Each request lowers it to
+    /// what memory allows: the list may take 1/8 of the memory available
+    /// for caching, at `plan::ENTRY_COST_BYTES` an entry.
     pub capacity: usize,
     /// Cap on the memory available for caching, which is otherwise what
     /// /proc/meminfo and the memory cgroup allow, re-read at every round
@@ -115,6 +117,9 @@ pub struct Stats {
     pub budget_bytes: u64,
     /// Entries on the access list now.
     pub list_length: u64,
+    /// Advised pages that were not in the page cache when advised: the
+    /// reads prefetching asked of the device.
+    pub pages_fetched: u64,
 }
 
 /// Identifies a registered region.
@@ -133,6 +138,7 @@ struct State {
     tracked_reads: u64,
     misses: u64,
     callbacks: u64,
+    pages_fetched: u64,
 }
 
 /// The shared part of a client, referenced by its regions.
@@ -148,12 +154,31 @@ pub struct ClientInner {
     advice_fds: AdviceDescriptors,
     /// Set when the client is unregistered: reads already on their way stop here.
     dead: AtomicBool,
+    /// The client holds a non-empty access list (and so a share of memory).
+    holds_list: AtomicBool,
 }
 
 /// A libprefetch client. Dropping it unregisters it and its regions.
 pub struct Client {
     inner: Arc<ClientInner>,
     owner: bool,
+}
+
+/// Share of the memory available for caching that an access list may
+/// take (the list is anonymous memory: in a memory cgroup it takes room
+/// from the cache it plans).
+const LIST_MEMORY_SHARE: u64 = 8;
+
+/// Entries the list may hold: the configured capacity, lowered so that the
+/// planner's memory (`plan::ENTRY_COST_BYTES` an entry) stays within
+/// 1/LIST_MEMORY_SHARE of the memory available, counting the `held` entries'
+/// memory, which the available figure no longer includes. A list that
+/// would not fit gets short counts, like a full one (section 4.2).
+fn list_capacity(configured: usize, available: u64, held: usize) -> usize {
+    let cost = plan::ENTRY_COST_BYTES as u64;
+    let held_bytes = (held as u64).saturating_mul(cost);
+    let allowed = available.saturating_add(held_bytes) / LIST_MEMORY_SHARE / cost;
+    configured.min(usize::try_from(allowed).unwrap_or(usize::MAX))
 }
 
 /// Reads longer than this are clipped to the file's size before their
@@ -217,11 +242,13 @@ impl Client {
                 tracked_reads: 0,
                 misses: 0,
                 callbacks: 0,
+                pages_fetched: 0,
             }),
             callback: Mutex::new(Some(Box::new(callback))),
             round_running: AtomicBool::new(false),
             advice_fds: AdviceDescriptors::default(),
             dead: AtomicBool::new(false),
+            holds_list: AtomicBool::new(false),
         });
         globals();
         Ok(Client { inner, owner: true })
@@ -286,11 +313,20 @@ impl Client {
         const CHUNK: usize = 1 << 16;
         self.check_alive()?;
         let page_size = self.inner.page_size;
-        let mut entries = entries.into_iter();
+        let mut entries = entries.into_iter().peekable();
+        let available = entries
+            .peek()
+            .is_some()
+            .then(|| self.inner.memory_for_cache());
         let mut chunk: Vec<Entry> = Vec::with_capacity(CHUNK);
         let mut accepted = 0;
-        {
+        let holds_list = {
             let mut state = self.inner.lock_state();
+            if let Some(available) = available {
+                let held = state.planner.list_len();
+                let capacity = list_capacity(self.inner.config.capacity, available, held);
+                state.planner.set_capacity(capacity);
+            }
             let mut chunk_mode = mode.without(Mode::DONE);
             loop {
                 chunk.clear();
@@ -311,7 +347,9 @@ impl Client {
             if mode.contains(Mode::DONE) {
                 state.round_pending = true;
             }
-        }
+            state.planner.list_len() > 0
+        };
+        self.inner.note_list_held(holds_list);
         if mode.contains(Mode::DONE) && !Reentry::is_inside() {
             if let Some(_inside) = Reentry::enter() {
                 self.inner.run_round();
@@ -351,6 +389,7 @@ impl Client {
             pages_dropped: planned.pages_dropped,
             budget_bytes: state.planner.budget_bytes(),
             list_length: state.planner.list_len() as u64,
+            pages_fetched: state.pages_fetched,
         }
     }
 
@@ -392,6 +431,7 @@ impl Drop for Client {
             return;
         }
         self.inner.dead.store(true, Ordering::Release);
+        self.inner.note_list_held(false);
         let id = self.inner.id;
         globals().remove_regions(|slot| slot.client.id == id);
         let slot = if Reentry::is_inside() {
@@ -421,6 +461,30 @@ impl Drop for IgnoreGuard<'_> {
 }
 
 impl ClientInner {
+    /// The client's process-unique id.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The memory this client may plan with now: its share (`share.rs`) of
+    /// what the system and the memory cgroup allow, capped by the config.
+    fn memory_for_cache(&self) -> u64 {
+        globals().share.portion(self.config.available_for_cache())
+    }
+
+    /// Records whether the client holds a list, so that clients and
+    /// processes holding one share the memory (`share.rs`). Call without
+    /// the state lock: joining or leaving the shared table takes a file lock.
+    fn note_list_held(&self, holds: bool) {
+        if self.holds_list.swap(holds, Ordering::AcqRel) != holds {
+            if holds {
+                globals().share.client_started();
+            } else {
+                globals().share.client_stopped();
+            }
+        }
+    }
+
     fn lock_state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -449,7 +513,12 @@ impl ClientInner {
         if outcome.call_back {
             self.call_back(fd, offset);
         }
-        let pending = std::mem::take(&mut self.lock_state().round_pending);
+        let (pending, holds_list) = {
+            let mut state = self.lock_state();
+            let pending = std::mem::take(&mut state.round_pending);
+            (pending, state.planner.list_len() > 0)
+        };
+        self.note_list_held(holds_list);
         if outcome.start_round || pending {
             self.run_round();
         }
@@ -509,6 +578,7 @@ impl ClientInner {
     /// request is remembered and that round's issuer plans again when done
     /// (so a list set while advice is in flight is never dropped).
     pub(crate) fn run_round(self: &Arc<Self>) {
+        let available = self.memory_for_cache();
         let plan = {
             let mut state = self.lock_state();
             if self.round_running.load(Ordering::Acquire) {
@@ -516,7 +586,7 @@ impl ClientInner {
                 return;
             }
             self.round_running.store(true, Ordering::Release);
-            self.plan_locked(&mut state)
+            Self::plan_locked(&mut state, available)
         };
         if !self.config.background_advice {
             self.issue(plan);
@@ -529,27 +599,56 @@ impl ClientInner {
         }
     }
 
-    /// Plans a round; the caller holds the state lock.
-    fn plan_locked(&self, state: &mut State) -> RoundPlan {
+    /// Plans a round with `available` bytes of memory (probed before the
+    /// state lock was taken: no I/O happens under it); the caller holds the
+    /// state lock.
+    fn plan_locked(state: &mut State, available: u64) -> RoundPlan {
         state.round_pending = false;
-        state
-            .planner
-            .set_available(self.config.available_for_cache());
+        state.planner.set_available(available);
         state.planner.plan_round()
     }
 
     /// Issues a round's advice, then any round requested meanwhile, then
-    /// ends the round (under the state lock, so no request is lost).
+    /// ends the round (under the state lock, so no request is lost). Advice
+    /// for a descriptor that no longer names its region's file is dropped,
+    /// and the client's regions on it retired.
     fn issue(&self, mut plan: RoundPlan) {
         loop {
-            let _open = self.advice_fds.route(&mut plan);
-            advice::execute(&plan, self.page_size, self.config.reverse_pass);
+            for stale in self.advice_fds.route(&mut plan) {
+                globals().retire_regions(stale, Some(self.id));
+            }
+            let counts = advice::execute(&plan, self.page_size, self.config.reverse_pass);
+            let available = self.memory_for_cache();
             let mut state = self.lock_state();
+            state.pages_fetched += counts.pages_fetched;
             if !state.round_pending {
                 self.round_running.store(false, Ordering::Release);
                 return;
             }
-            plan = self.plan_locked(&mut state);
+            plan = Self::plan_locked(&mut state, available);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_takes_at_most_an_eighth_of_the_available_memory() {
+        let cost = plan::ENTRY_COST_BYTES as u64;
+        let available = 20 << 20;
+        let allowed = list_capacity(1 << 20, available, 0);
+        assert_eq!(allowed as u64, available / 8 / cost);
+        // Entries already held are no longer in the available figure: they count back in, not twice.
+        let held = allowed / 2;
+        let after = available - held as u64 * cost;
+        assert_eq!(list_capacity(1 << 20, after, held), allowed);
+    }
+
+    #[test]
+    fn the_configured_capacity_caps_a_roomy_machine() {
+        assert_eq!(list_capacity(1000, 1 << 40, 0), 1000);
+        assert_eq!(list_capacity(1000, 0, 0), 0);
     }
 }

@@ -11,7 +11,6 @@
 //! the default when sysfs says nothing is the kernel's default read-ahead,
 //! 128 KiB.
 
-use std::fs;
 use std::os::fd::RawFd;
 
 /// The kernel's default read-ahead (VM_READAHEAD_PAGES).
@@ -46,8 +45,7 @@ fn device_of(fd: RawFd) -> Option<(u32, u32)> {
 
 /// A sysfs value in KiB, as bytes.
 fn read_kib(path: &str) -> Option<u64> {
-    fs::read_to_string(path)
-        .ok()?
+    crate::rawio::read_to_string(path)?
         .trim()
         .parse::<u64>()
         .ok()

@@ -22,9 +22,13 @@ pub struct Reentry(());
 impl Reentry {
     /// Enters the library, or `None` if this thread is already inside it
     /// (or its thread-local storage is being torn down).
+    ///
+    /// The guard is built only on entry (`then`, not `then_some`): a guard
+    /// built and dropped by a nested, refused entry would clear the flag of
+    /// the outer one, and the library's next own read would be tracked.
     pub fn enter() -> Option<Reentry> {
         INSIDE_LIBRARY
-            .try_with(|inside| (!inside.replace(true)).then_some(Reentry(())))
+            .try_with(|inside| (!inside.replace(true)).then(|| Reentry(())))
             .ok()
             .flatten()
     }
@@ -86,5 +90,21 @@ impl Drop for CancelGuard {
         let mut ignored = 0;
         // SAFETY: restores the state saved by hold().
         unsafe { pthread_setcancelstate(self.0, &mut ignored) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_nested_entry_keeps_the_outer_one() {
+        let outer = Reentry::enter().expect("first entry");
+        assert!(Reentry::enter().is_none(), "nested entry must be refused");
+        assert!(Reentry::is_inside(), "a refused entry cleared the flag");
+        assert!(Reentry::enter().is_none(), "second nested entry let in");
+        drop(outer);
+        assert!(!Reentry::is_inside());
+        assert!(Reentry::enter().is_some());
     }
 }

@@ -27,14 +27,16 @@ mod device;
 mod env;
 mod guard;
 mod memory;
+mod rawio;
 mod registry;
 pub mod residency;
+mod share;
 mod track;
 
 pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};
 pub use env::{EnvConfig, Refused};
 pub use plan::Mode;
-pub use track::{may_track, note_read, note_read_at_position};
+pub use track::{may_track, note_close, note_read, note_read_at_position};
 
 /// Errors of the Rust API (the C API maps each to an errno).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

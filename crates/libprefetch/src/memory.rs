@@ -11,8 +11,9 @@
 //! `MemAvailable` (free memory plus reclaimable cache), the kernel's own
 //! estimate of what can be used without swapping.
 
-use std::fs;
 use std::path::{Path, PathBuf};
+
+use crate::rawio;
 
 /// Bytes the page cache may hold for this process.
 pub fn available_for_cache() -> u64 {
@@ -25,7 +26,7 @@ pub fn available_for_cache() -> u64 {
 
 /// `MemAvailable` from /proc/meminfo, in bytes.
 fn meminfo_available() -> Option<u64> {
-    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    let text = rawio::read_to_string("/proc/meminfo")?;
     meminfo_field(&text, "MemAvailable:")
 }
 
@@ -43,12 +44,20 @@ fn meminfo_field(text: &str, name: &str) -> Option<u64> {
 
 /// The memory cgroup's limit minus its anonymous memory, if limited.
 fn cgroup_room() -> Option<u64> {
-    let membership = fs::read_to_string("/proc/self/cgroup").ok()?;
+    let membership = rawio::read_to_string("/proc/self/cgroup")?;
     let (version, path) = memory_cgroup_path(&membership)?;
     match version {
         CgroupVersion::V1 => v1_room(&Path::new("/sys/fs/cgroup/memory").join(path)),
         CgroupVersion::V2 => v2_room(Path::new("/sys/fs/cgroup"), &path),
     }
+}
+
+/// The memory cgroup this process is in, as text naming it uniquely on the
+/// machine (hierarchy and path), or `None` if it cannot be told.
+pub fn cgroup_identity() -> Option<String> {
+    let membership = rawio::read_to_string("/proc/self/cgroup")?;
+    let (version, path) = memory_cgroup_path(&membership)?;
+    Some(format!("{version:?}:/{}", path.display()))
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -77,10 +86,9 @@ fn memory_cgroup_path(membership: &str) -> Option<(CgroupVersion, PathBuf)> {
 /// cgroup v1: `hierarchical_memory_limit` (the tightest limit up the tree)
 /// minus `total_rss`.
 fn v1_room(dir: &Path) -> Option<u64> {
-    let stat = fs::read_to_string(dir.join("memory.stat")).ok()?;
+    let stat = rawio::read_to_string(dir.join("memory.stat"))?;
     let limit = stat_field(&stat, "hierarchical_memory_limit").or_else(|| {
-        fs::read_to_string(dir.join("memory.limit_in_bytes"))
-            .ok()?
+        rawio::read_to_string(dir.join("memory.limit_in_bytes"))?
             .trim()
             .parse()
             .ok()
@@ -97,15 +105,14 @@ fn v2_room(root: &Path, path: &Path) -> Option<u64> {
     let mut limit: Option<u64> = None;
     let mut dir = root.join(path);
     while dir.starts_with(root) && dir != root {
-        if let Ok(text) = fs::read_to_string(dir.join("memory.max")) {
+        if let Some(text) = rawio::read_to_string(dir.join("memory.max")) {
             if let Ok(value) = text.trim().parse::<u64>() {
                 limit = Some(limit.map_or(value, |l| l.min(value)));
             }
         }
         dir.pop();
     }
-    let anon = fs::read_to_string(root.join(path).join("memory.stat"))
-        .ok()
+    let anon = rawio::read_to_string(root.join(path).join("memory.stat"))
         .and_then(|s| stat_field(&s, "anon"))
         .unwrap_or(0);
     limit.map(|l| l.saturating_sub(anon))
@@ -125,6 +132,7 @@ fn stat_field(text: &str, name: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn parses_meminfo() {

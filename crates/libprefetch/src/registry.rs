@@ -4,14 +4,20 @@
 //!
 //! A read of a descriptor with no registered region costs one atomic load
 //! when no region exists at all, and one read-locked hash lookup otherwise.
+//!
+//! A region whose descriptor was closed (seen by the `close` interposer, or
+//! found naming another file when its client advises it) is *retired*: its
+//! slot stays, so unregistering it still succeeds, but no read matches it.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, Once, OnceLock, RwLock};
 
 use crate::client::ClientInner;
+use crate::descriptors::PrivateDescriptors;
 use crate::residency::Probe;
+use crate::share::Share;
 
 /// One registered region `[start, end)` of a descriptor.
 #[derive(Clone)]
@@ -26,6 +32,8 @@ pub struct RegionSlot {
     pub client: Arc<ClientInner>,
     /// How residency of this descriptor's pages is probed.
     pub probe: Probe,
+    /// Set once the descriptor was closed or found naming another file.
+    retired: Arc<AtomicBool>,
 }
 
 /// Everything a forked child must not inherit.
@@ -33,10 +41,24 @@ pub struct RegionSlot {
 pub struct Globals {
     regions: RwLock<HashMap<i32, Vec<RegionSlot>>>,
     region_count: AtomicUsize,
-    /// Addresses of live C client handles, to reject stale or bogus ones.
-    pub handles: Mutex<HashSet<usize>>,
+    /// Addresses of live C handles and their kinds, to reject stale or
+    /// bogus ones and handles of the other kind.
+    pub handles: Mutex<HashMap<usize, HandleKind>>,
     /// The advice thread's queue, started on the first background round.
     advice_queue: OnceLock<Sender<AdviceJob>>,
+    /// Private descriptors of FUSE files (see `descriptors.rs`).
+    pub private_descriptors: PrivateDescriptors,
+    /// The memory budget's sharing among clients and processes (`share.rs`).
+    pub share: Share,
+}
+
+/// What a live C handle is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HandleKind {
+    /// A `pf_client_t`.
+    Client,
+    /// A `pf_region_t`.
+    Region,
 }
 
 /// Work for the advice thread.
@@ -118,6 +140,7 @@ impl Globals {
             end,
             client,
             probe,
+            retired: Arc::default(),
         });
         self.region_count.fetch_add(1, Ordering::Release);
         id
@@ -137,6 +160,16 @@ impl Globals {
         removed
     }
 
+    /// Retires the regions on `fd` (of client `client_id` only, if given):
+    /// the descriptor was closed or names another file now.
+    pub fn retire_regions(&self, fd: i32, client_id: Option<u64>) {
+        let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
+        let slots = regions.get(&fd).into_iter().flatten();
+        for slot in slots.filter(|s| client_id.is_none_or(|id| s.client.id() == id)) {
+            slot.retired.store(true, Ordering::Release);
+        }
+    }
+
     /// True if any region is registered (the fast path for untracked reads).
     pub fn any_regions(&self) -> bool {
         self.region_count.load(Ordering::Acquire) > 0
@@ -152,6 +185,7 @@ impl Globals {
                 slots
                     .iter()
                     .filter(|s| s.start < end && offset < s.end)
+                    .filter(|s| !s.retired.load(Ordering::Acquire))
                     .cloned()
                     .collect()
             })

@@ -33,6 +33,16 @@ pub fn note_read_at_position(fd: RawFd, len: u64) {
     track(fd, None, len);
 }
 
+/// Tells the library that `fd` is being closed (or replaced, as by `dup2`):
+/// its regions stop being followed, since the number may next name another
+/// file (their handles stay valid for unregistering). Cheap when `fd` has
+/// no registered region. Never fails, never touches errno.
+pub fn note_close(fd: RawFd) {
+    if let Some(globals) = globals_if_started().filter(|g| fd >= 0 && g.any_regions()) {
+        globals.retire_regions(fd, None);
+    }
+}
+
 /// True if `fd` may have a registered region: the interposers' one check
 /// before they do any work of their own (such as summing an iovec).
 pub fn may_track(fd: RawFd) -> bool {

@@ -1,17 +1,25 @@
 //! The Rust API on real files and the real page cache: rounds, callbacks,
 //! divergence, marks, ignore, bad input. Reads are reported with
-//! `note_read` (this test binary does not link the interposers).
+//! `note_read` (this test binary does not link the interposers). The tests
+//! run one at a time (`alone()`): clients of one process that hold lists at
+//! the same time share its memory, and several tests check exact windows.
 
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use libprefetch::residency::cachestat;
 use libprefetch::{note_read, AccessEntry, CallbackInfo, Client, Config, Error, Mode};
 
 const PAGE: u64 = 4096;
+
+/// Held for the whole of a test, so that no two tests' clients share memory.
+fn alone() -> MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn data_file(pages: u64) -> (tempfile::TempDir, File) {
     let dir = tempfile::tempdir().unwrap();
@@ -59,6 +67,7 @@ fn small_budget(bytes: u64) -> Config {
 
 #[test]
 fn done_prefetches_the_window_in_one_round() {
+    let _alone = alone();
     let (_dir, file) = data_file(256);
     let fd = file.as_raw_fd();
     let client = Client::register(Config::default(), |_, _| {}).unwrap();
@@ -79,7 +88,28 @@ fn done_prefetches_the_window_in_one_round() {
 }
 
 #[test]
+fn only_pages_missing_from_the_cache_are_fetched() {
+    let _alone = alone();
+    let (_dir, file) = data_file(256);
+    let fd = file.as_raw_fd();
+    let pages: Vec<u64> = (0..16).map(|i| i * 9).collect();
+    let fetched_by_a_new_client = || {
+        let client = Client::register(small_budget(64 * PAGE), |_, _| {}).unwrap();
+        client.register_region(fd, 0, 256 * PAGE).unwrap();
+        client
+            .request_prefetching(&entries(fd, &pages), Mode::SET | Mode::DONE)
+            .unwrap();
+        client.settle();
+        assert_eq!(client.stats().rounds, 1);
+        client.stats().pages_fetched
+    };
+    assert_eq!(fetched_by_a_new_client(), 16, "cold pages are fetched");
+    assert_eq!(fetched_by_a_new_client(), 0, "cached pages are not");
+}
+
+#[test]
 fn the_next_window_is_fetched_and_the_old_one_dropped_as_reads_advance() {
+    let _alone = alone();
     let (_dir, file) = data_file(64);
     let fd = file.as_raw_fd();
     let client = Client::register(small_budget(4 * PAGE), |_, _| {}).unwrap();
@@ -103,6 +133,7 @@ fn the_next_window_is_fetched_and_the_old_one_dropped_as_reads_advance() {
 
 #[test]
 fn a_read_off_the_list_calls_back_with_the_position() {
+    let _alone = alone();
     let (_dir, file) = data_file(64);
     let fd = file.as_raw_fd();
     let seen: Arc<Mutex<Vec<CallbackInfo>>> = Arc::default();
@@ -154,6 +185,7 @@ fn a_read_off_the_list_calls_back_with_the_position() {
 
 #[test]
 fn ignored_reads_do_not_move_the_position() {
+    let _alone = alone();
     let (_dir, file) = data_file(16);
     let fd = file.as_raw_fd();
     let calls = Arc::new(Mutex::new(0));
@@ -176,6 +208,7 @@ fn ignored_reads_do_not_move_the_position() {
 
 #[test]
 fn a_full_list_gives_short_counts_and_bounded_memory() {
+    let _alone = alone();
     let client = Client::register(
         Config {
             capacity: 1000,
@@ -196,6 +229,7 @@ fn a_full_list_gives_short_counts_and_bounded_memory() {
 
 #[test]
 fn reads_outside_regions_are_not_tracked() {
+    let _alone = alone();
     let (_dir, file) = data_file(16);
     let fd = file.as_raw_fd();
     let client = Client::register(Config::default(), |_, _| {}).unwrap();
@@ -209,6 +243,7 @@ fn reads_outside_regions_are_not_tracked() {
 
 #[test]
 fn bad_arguments_are_refused() {
+    let _alone = alone();
     let client = Client::register(Config::default(), |_, _| {}).unwrap();
     assert_eq!(client.register_region(-1, 0, 10), Err(Error::BadFd));
     assert_eq!(client.register_region(9999, 0, 10), Err(Error::BadFd));
@@ -229,6 +264,7 @@ fn bad_arguments_are_refused() {
 
 #[test]
 fn dropping_the_client_unregisters_its_regions() {
+    let _alone = alone();
     let (_dir, file) = data_file(4);
     let fd = file.as_raw_fd();
     let called = Arc::new(Mutex::new(false));

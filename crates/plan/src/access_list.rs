@@ -126,6 +126,12 @@ impl AccessList {
         self.capacity
     }
 
+    /// Changes the capacity; entries already on the list stay (a lower
+    /// capacity only refuses further entries).
+    pub fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity;
+    }
+
     /// Applies a request; returns how many of `new` were accepted (fewer than
     /// `new.len()` when the list is full). `mode` must hold at most one of
     /// APPEND / SET / SET_FROM_MARK; with none of them it only appends.

@@ -23,3 +23,10 @@ pub use competitive::{CompetitiveDepth, DiskCurves, PaperDisk, SeekEstimate, Slo
 pub use planner::{Planner, PlannerConfig, PlannerStats, ReadOutcome, RoundPlan, Verdict};
 pub use ranges::PageRange;
 pub use window::Window;
+
+/// Most heap bytes the planner holds per access-list entry at its peak (a
+/// round), window and bookkeeping included; measured by `tests/memory.rs`
+/// with a counting allocator: 336 when every entry is a distinct page and
+/// the window holds them all (the worst case), 128 with 16 entries a page.
+/// The live library divides the memory it lets a list use by this figure.
+pub const ENTRY_COST_BYTES: usize = 384;

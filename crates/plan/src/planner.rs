@@ -181,6 +181,13 @@ impl Planner {
         self.config.max_advice_bytes = self.config.max_advice_bytes.min(bytes.max(floor));
     }
 
+    /// Changes the access list's capacity (`PlannerConfig::capacity`), for
+    /// example to what memory allows now; entries already on the list stay.
+    pub fn set_capacity(&mut self, capacity: usize) {
+        self.config.capacity = capacity;
+        self.list.set_capacity(capacity);
+    }
+
     /// The configuration in force.
     pub fn config(&self) -> &PlannerConfig {
         &self.config

@@ -12,6 +12,12 @@
 //! (no region anywhere) or one hash lookup. The re-entrancy guard lives in
 //! `libprefetch::note_read`: reads made by the library or by callbacks pass
 //! straight through.
+//!
+//! `close`, `dup2` and `dup3` are interposed too, so that a region whose
+//! descriptor the application closes (or replaces) stops being followed
+//! before the number can name another file (`libprefetch::note_close`).
+//! `close_range` is not: it is used after fork in a child, where no region
+//! exists; a number it closes is still caught when the library advises.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -56,6 +62,9 @@ static REAL_PREADV64: Real = Real::new(c"preadv64");
 static REAL_PREADV2: Real = Real::new(c"preadv2");
 static REAL_PREADV64V2: Real = Real::new(c"preadv64v2");
 static REAL_READ_CHK: Real = Real::new(c"__read_chk");
+static REAL_CLOSE: Real = Real::new(c"close");
+static REAL_DUP2: Real = Real::new(c"dup2");
+static REAL_DUP3: Real = Real::new(c"dup3");
 static REAL_PREAD_CHK: Real = Real::new(c"__pread_chk");
 static REAL_PREAD64_CHK: Real = Real::new(c"__pread64_chk");
 
@@ -305,3 +314,69 @@ pread_chk_like!(
     /// Interposed `__pread64_chk`.
     __pread64_chk, REAL_PREAD64_CHK
 );
+
+/// Interposed `close(2)`: the regions on `fd` are retired first.
+///
+/// # Safety
+/// Same contract as libc's `close`.
+#[no_mangle]
+pub unsafe extern "C" fn close(fd: c_int) -> c_int {
+    libprefetch::note_close(fd);
+    match REAL_CLOSE.get() {
+        // SAFETY: the next `close` in link order has this signature.
+        real if !real.is_null() => unsafe {
+            std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int) -> c_int>(real)(fd)
+        },
+        // SAFETY: the raw system call with the caller's argument.
+        _ => unsafe { libc::syscall(libc::SYS_close, fd) as c_int },
+    }
+}
+
+/// Interposed `dup2(2)`: `newfd` is closed by it, so its regions are retired.
+///
+/// # Safety
+/// Same contract as libc's `dup2`.
+#[no_mangle]
+pub unsafe extern "C" fn dup2(oldfd: c_int, newfd: c_int) -> c_int {
+    if oldfd != newfd {
+        libprefetch::note_close(newfd);
+    }
+    match REAL_DUP2.get() {
+        // SAFETY: the next `dup2` in link order has this signature.
+        real if !real.is_null() => unsafe {
+            std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, c_int) -> c_int>(real)(
+                oldfd, newfd,
+            )
+        },
+        // dup2 of a descriptor onto itself only checks it (EBADF if closed).
+        // SAFETY: F_GETFD only inspects the descriptor table.
+        _ if oldfd == newfd => match unsafe { libc::fcntl(oldfd, libc::F_GETFD) } {
+            -1 => -1,
+            _ => newfd,
+        },
+        // dup3 without flags is dup2 for distinct descriptors.
+        // SAFETY: the raw system call with the caller's arguments.
+        _ => unsafe { libc::syscall(libc::SYS_dup3, oldfd, newfd, 0) as c_int },
+    }
+}
+
+/// Interposed `dup3(2)`: `newfd` is closed by it, so its regions are retired.
+///
+/// # Safety
+/// Same contract as libc's `dup3`.
+#[no_mangle]
+pub unsafe extern "C" fn dup3(oldfd: c_int, newfd: c_int, flags: c_int) -> c_int {
+    if oldfd != newfd {
+        libprefetch::note_close(newfd);
+    }
+    match REAL_DUP3.get() {
+        // SAFETY: the next `dup3` in link order has this signature.
+        real if !real.is_null() => unsafe {
+            std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, c_int, c_int) -> c_int>(
+                real,
+            )(oldfd, newfd, flags)
+        },
+        // SAFETY: the raw system call with the caller's arguments.
+        _ => unsafe { libc::syscall(libc::SYS_dup3, oldfd, newfd, flags) as c_int },
+    }
+}

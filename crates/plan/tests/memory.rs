@@ -1,0 +1,89 @@
+//! The planner's real memory cost per access-list entry, measured with a
+//! counting allocator, against [`plan::ENTRY_COST_BYTES`], the figure the
+//! live library uses to keep a client's list within its memory cgroup.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use plan::{Entry, Mode, PageKey, Planner, PlannerConfig};
+
+/// The system allocator, counting the bytes live now and at most.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Peak bytes per entry of a planner given `entries` entries (page `i * stride % span` each, so `unique` of them
+/// distinct) with a budget covering all of them, through one round and a read of every entry.
+fn peak_bytes_per_entry(entries: u64, span: u64) -> f64 {
+    let page_size = 4096;
+    let mut planner = Planner::new(PlannerConfig {
+        page_size,
+        capacity: entries as usize,
+        available_bytes: (entries + 1) * page_size * 2,
+        floor_bytes: page_size,
+        ..PlannerConfig::default()
+    });
+    let list: Vec<Entry> = (0..entries)
+        .map(|i| Entry {
+            key: PageKey {
+                fd: 3,
+                page: i.wrapping_mul(2_654_435_761) % span,
+            },
+            mark: i % 64 == 0,
+        })
+        .collect();
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    // The caller hands the list over in chunks (libprefetch's request_from uses 64 Ki entries).
+    let mut mode = Mode::SET;
+    for chunk in list.chunks(1 << 16) {
+        planner.request(chunk, mode);
+        mode = Mode::APPEND;
+    }
+    planner.plan_round();
+    for entry in &list[..list.len() / 2] {
+        planner.on_read(entry.key, true);
+    }
+    planner.plan_round();
+    (PEAK.load(Ordering::Relaxed) - before) as f64 / entries as f64
+}
+
+#[test]
+fn every_entry_unique_costs_at_most_the_stated_bytes() {
+    let cost = peak_bytes_per_entry(1 << 18, u64::MAX);
+    println!("all entries unique: {cost:.1} bytes per entry");
+    assert!(
+        cost <= plan::ENTRY_COST_BYTES as f64,
+        "{cost:.1} bytes per entry"
+    );
+}
+
+#[test]
+fn repeated_pages_cost_at_most_the_stated_bytes() {
+    let cost = peak_bytes_per_entry(1 << 18, 1 << 14);
+    println!("16 entries per page: {cost:.1} bytes per entry");
+    assert!(
+        cost <= plan::ENTRY_COST_BYTES as f64,
+        "{cost:.1} bytes per entry"
+    );
+}
