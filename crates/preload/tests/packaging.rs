@@ -47,15 +47,21 @@ fn declared_functions(header: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The read functions the header's comment lists after "interposes".
+/// The functions the header's comment lists after each "interposes" (up to the next " (").
 fn interposed_functions(header: &str) -> BTreeSet<String> {
     let text = header.replace(['\n', '*'], " ");
-    let list = text
-        .split_once("interposes ")
-        .and_then(|(_, rest)| rest.split_once(" ("))
-        .expect("the header lists the interposed functions after \"interposes\"")
-        .0;
-    list.split([',', ' '])
+    let lists: Vec<&str> = text
+        .split("interposes ")
+        .skip(1)
+        .filter_map(|rest| Some(rest.split_once(" (")?.0))
+        .collect();
+    assert!(
+        !lists.is_empty(),
+        "the header lists no interposed functions after \"interposes\""
+    );
+    lists
+        .iter()
+        .flat_map(|list| list.split([',', ' ']))
         .filter(|word| !word.is_empty() && *word != "and")
         .map(str::to_string)
         .collect()
