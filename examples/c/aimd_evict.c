@@ -76,6 +76,11 @@ int main(int argc, char **argv)
     a.fd = pattern_open(argv[1], size);
     for (size_t i = 0; i < NREADS; i++)
         a.pages[i] = rng_below(&seed, size / PAGE_SIZE_BYTES);
+    /* The paper's controller: start at 90% of the memory available, no slow start; and each round's advice issued
+     * before request_prefetching returns, so that the drop below comes after it (a page whose advice is still
+     * being issued is not counted as evicted). */
+    if (setenv("LIBPREFETCH_START_WINDOW", "0", 1) != 0 || setenv("LIBPREFETCH_BACKGROUND_ADVICE", "0", 1) != 0)
+        fail("setenv: %s", strerror(errno));
     a.client = register_client(plan, &a);
     if (a.client == NULL || register_region(a.client, a.fd, 0, (loff_t)size) == NULL)
         fail("registering: %s", strerror(errno));

@@ -94,6 +94,9 @@ int main(int argc, char **argv)
         fail("the file must hold page %d", SECOND_RUN_PAGE + 2 * RUN_PAGES);
     int fd = pattern_open(argv[1], size);
 
+    /* One round must hold the whole list: start at the paper's full window unless the caller chose a start. */
+    if (setenv("LIBPREFETCH_START_WINDOW", "0", 0) != 0)
+        fail("setenv: %s", strerror(errno));
     pf_client_t c = pf_register_client(NULL, NULL);
     pf_client_t second = pf_register_client(NULL, NULL);
     if (c == NULL || second == NULL)

@@ -5,7 +5,9 @@
 //! when a file of the right size already exists and has all its blocks allocated. A missing file is
 //! written to a temporary name and renamed, so an interrupted write never leaves a short file behind.
 //! An existing file that does not fit is replaced only where the caller allows it (the benchmark's
-//! own directory), never a file the user named, which may hold data of its own.
+//! own directory), never a file the user named, which may hold data of its own. A file larger than
+//! the free space of its file system is refused before a byte is written, and of the directories
+//! only the benchmark's own is created: a user's path with a missing directory is a typo to report.
 //! Deviations: none (no paper section).
 
 use std::fs::{File, OpenOptions};
@@ -20,6 +22,8 @@ use rand::{Rng, SeedableRng};
 
 use crate::cache::{advise, Eviction};
 use crate::progress;
+use crate::room::free_disk;
+use crate::size::format_bytes;
 
 /// Directory of the default data files.
 pub const DEFAULT_DIR: &str = "/tmp/libprefetch-bench";
@@ -71,10 +75,20 @@ pub fn ensure(
         ),
         Fit::Missing | Fit::Unfit(_) => {}
     }
-    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+    let dir = path
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if is_own(path) {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("creating directory {}", dir.display()))?;
+    } else if !dir.is_dir() {
+        bail!(
+            "directory {} does not exist: create it or give another --file",
+            dir.display()
+        );
     }
+    check_free_space(dir, size)?;
     let temporary = path.with_extension(format!("partial-{}", std::process::id()));
     let bar = progress::bytes_bar(size, "writing data file", show_progress);
     let written = write_random(&temporary, size, &bar);
@@ -86,6 +100,20 @@ pub fn ensure(
     std::fs::rename(&temporary, path)
         .with_context(|| format!("renaming {} to {}", temporary.display(), path.display()))?;
     Ok(Provenance::Written)
+}
+
+/// Refuses to write `size` bytes into `dir` when its file system has less free space.
+fn check_free_space(dir: &Path, size: u64) -> Result<()> {
+    let free = free_disk(dir).with_context(|| format!("free space of {}", dir.display()))?;
+    if size > free {
+        bail!(
+            "--file-size {} is more than the {} free in {}: choose a smaller --file-size or another --file",
+            format_bytes(size),
+            format_bytes(free),
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// What is at a data file's path.
@@ -151,7 +179,7 @@ mod tests {
     #[test]
     fn writes_random_data_once_and_then_reuses_it() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub").join("data.bin");
+        let path = dir.path().join("data.bin");
         assert_eq!(
             ensure(&path, 100_000, false, false).unwrap(),
             Provenance::Written
@@ -201,6 +229,30 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"user data");
         assert!(is_own(&default_path(1 << 30)));
         assert!(!is_own(&path));
+    }
+
+    #[test]
+    fn a_missing_directory_of_the_users_is_refused_not_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        let error = ensure(&missing.join("x"), 4096, false, false)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("does not exist"), "{error}");
+        assert!(!missing.exists());
+    }
+
+    #[test]
+    fn a_file_larger_than_the_free_disk_is_refused_before_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.bin");
+        let too_big = free_disk(dir.path()).unwrap() + (1 << 30);
+        let error = ensure(&path, too_big, false, false)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("free in"), "{error}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "nothing written: {left:?}");
     }
 
     #[test]

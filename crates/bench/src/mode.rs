@@ -5,8 +5,11 @@
 //!   slides' "Example - Getting it Wrong" (prefetch the whole data set; slower once it exceeds the cache,
 //!   because pages are evicted before their use and read twice).
 //! - `libprefetch`: the live library (section 4, Figures 6 and 7), see [`crate::libprefetch_mode`].
+//! - `limit`: not a way to serve the application but the bound on any: the distinct pages read once
+//!   each with `O_DIRECT` at queue depth 32, the device's own best ([`crate::limit`]).
 //!
-//! Every mode returns the CRC-32 of the bytes it read, so a run proves the modes read the same data.
+//! Every mode but `limit` returns the CRC-32 of the bytes it read in access order, so a run proves
+//! those modes read the same data.
 //! Deviations: none.
 
 use std::fs::File;
@@ -17,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::will_need;
 use crate::libprefetch_mode::{read_with_library, LibraryStats, LibraryTuning};
+use crate::limit::read_pages_directly;
 use crate::workload::Read;
 
 /// A way of reading the workload.
@@ -29,11 +33,13 @@ pub enum Mode {
     Naive,
     /// The live library, given the list through a Figure 7 callback, then plain reads.
     Libprefetch,
+    /// The device's best for the same pages: each once, `O_DIRECT`, queue depth 32.
+    Limit,
 }
 
 impl Mode {
     /// Every mode, in the order reports list them.
-    pub const ALL: [Mode; 3] = [Mode::Stock, Mode::Naive, Mode::Libprefetch];
+    pub const ALL: [Mode; 4] = [Mode::Stock, Mode::Naive, Mode::Libprefetch, Mode::Limit];
 
     /// The mode's name as the command line and the reports spell it.
     pub fn name(self) -> &'static str {
@@ -41,7 +47,13 @@ impl Mode {
             Mode::Stock => "stock",
             Mode::Naive => "naive",
             Mode::Libprefetch => "libprefetch",
+            Mode::Limit => "limit",
         }
+    }
+
+    /// True if the mode reads the application's list, in its order (its checksum is comparable).
+    pub fn reads_the_list(self) -> bool {
+        self != Mode::Limit
     }
 
     /// Parses a name produced by [`Mode::name`].
@@ -77,6 +89,7 @@ pub fn execute(mode: Mode, file: &File, reads: &[Read], tuning: &LibraryTuning) 
                 ..outcome
             })
         }
+        Mode::Limit => read_pages_directly(file, reads),
     }
 }
 

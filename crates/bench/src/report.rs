@@ -14,10 +14,11 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 
 use crate::mode::Mode;
+use crate::optimum::optimum_pages;
 use crate::runner::{BenchConfig, RunResult};
 use crate::setting::Storage;
 use crate::size::format_bytes;
-use crate::workload::{requested_bytes, Workload};
+use crate::workload::{requested_bytes, Read, Workload, PAGE_SIZE};
 
 /// Whether the cache was emptied before the measured runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -55,6 +56,8 @@ pub struct Row {
     pub speedup_over_stock: Option<f64>,
     /// Median bytes read from storage per run.
     pub median_read_bytes: u64,
+    /// Pages the optimum reads for the same list in the same memory (all instances together).
+    pub optimum_pages: Option<u64>,
     /// Every run, in the order they ran.
     pub runs: Vec<RunResult>,
 }
@@ -77,6 +80,7 @@ impl Row {
             median_wall_seconds: median(&walls),
             speedup_over_stock: None,
             median_read_bytes: median(&reads).round() as u64,
+            optimum_pages: None,
             runs,
         }
     }
@@ -136,6 +140,7 @@ impl Report {
     ) -> Result<Report> {
         let checksum = common_checksum(&rows)?;
         fill_speedups(&mut rows);
+        fill_optimum(&mut rows, &config.workload.reads(), config.instances)?;
         let setting = match memory_cgroups.as_slice() {
             [] => storage.describe(),
             [group] => format!("{} inside a {group}", storage.describe()),
@@ -197,6 +202,7 @@ impl Report {
             "wall (s)",
             "vs stock",
             "read from disk",
+            "pages read / optimum's",
             "runs (s)",
         ];
         if sweep {
@@ -304,6 +310,7 @@ fn row_cells(row: &Row, with_memory: bool) -> Vec<String> {
         format!("{:.3}", row.median_wall_seconds),
         speedup,
         format_bytes(row.median_read_bytes),
+        pages_against_optimum(row),
         runs.join(" "),
     ];
     if with_memory {
@@ -314,6 +321,40 @@ fn row_cells(row: &Row, with_memory: bool) -> Vec<String> {
         );
     }
     cells
+}
+
+/// "24414 / 22100 (1.10x)": the row's pages read from disk against the optimum's.
+fn pages_against_optimum(row: &Row) -> String {
+    let pages = row.median_read_bytes / PAGE_SIZE;
+    match row.optimum_pages {
+        Some(optimum) if optimum > 0 => {
+            format!(
+                "{pages} / {optimum} ({:.2}x)",
+                pages as f64 / optimum as f64
+            )
+        }
+        _ => format!("{pages} / -"),
+    }
+}
+
+/// Fills every row's optimum: `opt-demand`'s fetches for the list, in the row's memory limit shared
+/// by `instances` copies of the workload (each with its own file), times `instances`.
+fn fill_optimum(rows: &mut [Row], reads: &[Read], instances: usize) -> Result<()> {
+    let instances = instances.max(1) as u64;
+    let mut known: Vec<(Option<u64>, u64)> = Vec::new();
+    for row in rows.iter_mut() {
+        let limit = row.memory_limit_bytes;
+        let optimum = match known.iter().find(|(memory, _)| *memory == limit) {
+            Some(&(_, pages)) => pages,
+            None => {
+                let pages = optimum_pages(reads, limit.map(|bytes| bytes / instances))? * instances;
+                known.push((limit, pages));
+                pages
+            }
+        };
+        row.optimum_pages = Some(optimum);
+    }
+    Ok(())
 }
 
 fn push_line(out: &mut String, cells: &[String], widths: &[usize]) {
@@ -344,7 +385,7 @@ fn memory_sizes(rows: &[Row]) -> String {
 /// The checksum all runs share, or an error naming the mode that read different bytes.
 fn common_checksum(rows: &[Row]) -> Result<u32> {
     let mut expected: Option<(u32, &str)> = None;
-    for row in rows {
+    for row in rows.iter().filter(|row| row.mode.reads_the_list()) {
         for run in &row.runs {
             match expected {
                 None => expected = Some((run.outcome.checksum, row.mode.name())),

@@ -31,7 +31,9 @@ use crate::libprefetch_mode::LibraryTuning;
 use crate::mode::{execute, Mode, Outcome};
 use crate::progress;
 use crate::report::{CacheState, Report, Row};
+use crate::room;
 use crate::setting::Storage;
+use crate::size::format_bytes;
 use crate::workload::{requested_bytes, Workload};
 
 /// The signal number of SIGKILL (the OOM killer's), for the child-failure hint.
@@ -357,7 +359,7 @@ pub fn run(config: &BenchConfig) -> Result<Report> {
         config.memory_limits.iter().copied().map(Some).collect()
     };
     let bar = progress::runs_bar(
-        (runs_per_setting(config) * limits.len()) as u64,
+        runs_per_setting(config).saturating_mul(limits.len()) as u64,
         config.show_progress,
     );
     let mut rows = Vec::new();
@@ -422,7 +424,18 @@ fn validate(config: &BenchConfig) -> Result<()> {
         "one sweep at a time: several --window sizes or several --memory-limit sizes, not both"
     );
     ensure!(!config.modes.is_empty(), "no mode selected");
-    let span = config.workload.span_bytes();
+    ensure!(
+        config.instances <= MAX_INSTANCES,
+        "--instances {} is more than {MAX_INSTANCES} (each is a process with its own data file)",
+        config.instances
+    );
+    check_list_fits(&config.workload)?;
+    let Some(span) = config.workload.span_bytes() else {
+        bail!(
+            "the {} workload's size overflows 64 bits: lower --tiles-per-side or --tile-size",
+            config.workload.name()
+        );
+    };
     ensure!(
         span <= config.file_size,
         "the {} workload needs {span} bytes but the data file is only {} bytes (raise --file-size)",
@@ -434,6 +447,30 @@ fn validate(config: &BenchConfig) -> Result<()> {
         "the workload reads nothing"
     );
     Ok(())
+}
+
+/// Most concurrent instances: each is a process with a data file of its own.
+const MAX_INSTANCES: usize = 1024;
+
+/// Refuses a workload whose read list would not fit in the memory this process can still
+/// allocate, before building it. Half of it at most: each run builds the list, and the
+/// libprefetch mode hands the library a copy as its access list.
+fn check_list_fits(workload: &Workload) -> Result<()> {
+    let room = room::memory_available();
+    let flag = match workload {
+        Workload::Random { .. } => "--pages",
+        Workload::Strided { .. } => "--tiles-per-side",
+        Workload::Sequential { .. } => "--file-size or raise --read-size",
+    };
+    match workload.list_bytes() {
+        Some(bytes) if bytes <= room / 2 => Ok(()),
+        needed => bail!(
+            "the {} workload's read list needs {}, more than half the memory available ({}): lower {flag}",
+            workload.name(),
+            needed.map_or("over 16 EiB".into(), format_bytes),
+            format_bytes(room)
+        ),
+    }
 }
 
 /// The variants to compare: each mode once, libprefetch once per window if windows are given.
@@ -458,8 +495,13 @@ fn variants(config: &BenchConfig) -> Vec<Variant> {
 /// Passes (measured and warm-up) per memory setting.
 fn runs_per_setting(config: &BenchConfig) -> usize {
     let variants = variants(config).len();
-    let per_state = variants * config.runs;
-    per_state + if config.warm { per_state + variants } else { 0 }
+    // Saturating: a huge --runs only makes the progress bar's total wrong.
+    let per_state = variants.saturating_mul(config.runs);
+    let warm = match config.warm {
+        true => per_state.saturating_add(variants),
+        false => 0,
+    };
+    per_state.saturating_add(warm)
 }
 
 /// Measures every variant cold (and warm) and turns the results into report rows.

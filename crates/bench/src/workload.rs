@@ -85,17 +85,50 @@ impl Workload {
         }
     }
 
-    /// The number of bytes at the start of the data file that the workload may read.
-    pub fn span_bytes(&self) -> u64 {
+    /// The number of bytes at the start of the data file that the workload may read; `None`
+    /// when it does not fit in 64 bits.
+    pub fn span_bytes(&self) -> Option<u64> {
         match *self {
             Workload::Random { span_bytes, .. } | Workload::Sequential { span_bytes, .. } => {
-                span_bytes
+                Some(span_bytes)
             }
             Workload::Strided {
                 tile_bytes,
                 tiles_per_side,
-            } => tile_bytes * tiles_per_side * tiles_per_side,
+            } => tiles_per_side
+                .checked_mul(tiles_per_side)?
+                .checked_mul(tile_bytes),
         }
+    }
+
+    /// Bytes the read list and its access list take in memory ([`Workload::reads`] and
+    /// [`access_pages`]), computed without building them; `None` when it does not fit in 64
+    /// bits. Call before `reads` with sizes from the command line.
+    pub fn list_bytes(&self) -> Option<u64> {
+        let (reads, pages) = match *self {
+            Workload::Random { pages, .. } => (pages, pages),
+            Workload::Strided {
+                tile_bytes,
+                tiles_per_side,
+            } => {
+                let tiles = tiles_per_side.checked_mul(tiles_per_side)?;
+                (
+                    tiles,
+                    tiles.checked_mul(tile_bytes.div_ceil(PAGE_SIZE) + 1)?,
+                )
+            }
+            Workload::Sequential {
+                span_bytes,
+                read_bytes,
+            } => {
+                let reads = span_bytes.div_ceil(read_bytes.max(1));
+                (reads, (span_bytes / PAGE_SIZE).checked_add(reads * 2)?)
+            }
+        };
+        let read_size = std::mem::size_of::<Read>() as u64;
+        reads
+            .checked_mul(read_size)?
+            .checked_add(pages.checked_mul(8)?)
     }
 
     /// A one-line description for report headers.
@@ -116,7 +149,7 @@ impl Workload {
             } => format!(
                 "strided: {tiles_per_side}x{tiles_per_side} tiles of {} stored row-major ({}), read column by column",
                 format_bytes(tile_bytes),
-                format_bytes(self.span_bytes())
+                self.span_bytes().map_or("over 16 EiB".into(), format_bytes)
             ),
             Workload::Sequential {
                 span_bytes,
@@ -281,7 +314,47 @@ mod tests {
             offsets.sort_unstable();
             let expected: Vec<u64> = (0..side * side).map(|tile| tile * tile_bytes).collect();
             prop_assert_eq!(offsets, expected);
-            prop_assert_eq!(requested_bytes(&reads), workload.span_bytes());
+            prop_assert_eq!(Some(requested_bytes(&reads)), workload.span_bytes());
+            let listed = reads.len() * std::mem::size_of::<Read>() + access_pages(&reads).len() * 8;
+            prop_assert!(listed as u64 <= workload.list_bytes().unwrap());
+        }
+    }
+
+    #[test]
+    fn sizes_that_overflow_64_bits_are_none_not_a_wrap() {
+        let strided = Workload::Strided {
+            tile_bytes: 16384,
+            tiles_per_side: 1 << 32,
+        };
+        assert_eq!(strided.span_bytes(), None);
+        assert_eq!(strided.list_bytes(), None);
+        let random = Workload::Random {
+            pages: u64::MAX,
+            seed: 1,
+            span_bytes: 1 << 20,
+        };
+        assert_eq!(random.list_bytes(), None);
+    }
+
+    #[test]
+    fn list_bytes_bounds_the_lists_of_every_workload() {
+        for workload in [
+            Workload::Random {
+                pages: 1000,
+                seed: 3,
+                span_bytes: 1 << 20,
+            },
+            Workload::Sequential {
+                span_bytes: 1_000_000,
+                read_bytes: 7000,
+            },
+        ] {
+            let reads = workload.reads();
+            let listed = reads.len() * std::mem::size_of::<Read>() + access_pages(&reads).len() * 8;
+            assert!(
+                listed as u64 <= workload.list_bytes().unwrap(),
+                "{workload:?}"
+            );
         }
     }
 

@@ -11,7 +11,8 @@ use clap::Args;
 /// Arguments of `prefetch sim`.
 #[derive(Args, Debug)]
 pub struct SimArgs {
-    /// Trace file (gzip or plain): reference traces, the project's CSV, MSR Cambridge or UMass SPC
+    /// Trace file (gzip or plain): reference traces, the project's CSV, MSR Cambridge or UMass SPC;
+    /// a pipe or FIFO (`<(zcat t.gz)`) is read once into memory
     #[arg(long, required_unless_present = "bench")]
     trace: Option<PathBuf>,
     /// Trace format: blocks, csv, msr, spc (default: recognised from the first line)
@@ -68,11 +69,13 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         bail!("--trace is required")
     };
     let policies = policies(&args.policies)?;
-    let trace = ::sim::TraceFile {
-        path,
+    let mut trace = ::sim::TraceFile {
         format: args.format,
         block_size: args.block_size,
+        ..::sim::TraceFile::new(path)
     };
+    // A pipe or FIFO can be read only once: keep it for detection and every run.
+    trace.read_once()?;
     let fetch_times = match args.fetch_time_from_trace {
         true => vec![trace
             .mean_service_time()?
@@ -125,7 +128,7 @@ fn policies(names: &[String]) -> anyhow::Result<Vec<&'static ::sim::PolicyInfo>>
 fn bench(args: &SimArgs) -> anyhow::Result<()> {
     let capacity = args.caches.first().copied().unwrap_or(8192);
     let fetch = args.fetch_times.first().copied().unwrap_or(10);
-    let report = ::sim::bench::run(args.refs, capacity, fetch, 1).context("simulator benchmark")?;
+    let report = ::sim::bench::run(args.refs, capacity, fetch, 1)?;
     if args.json {
         emit(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else {

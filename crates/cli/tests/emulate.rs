@@ -98,7 +98,7 @@ fn is_mounted(path: &Path) -> bool {
 }
 
 /// Polls `condition` until it holds (true) or `PATIENCE` runs out (false).
-fn wait_for(condition: impl Fn() -> bool) -> bool {
+fn wait_for(mut condition: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     while start.elapsed() < PATIENCE {
         if condition() {
@@ -225,4 +225,76 @@ fn a_dead_mount_is_named_and_the_documented_recovery_works() {
         .unwrap();
     assert!(status.success());
     assert!(!is_mounted(&daemon.mountpoint));
+}
+
+/// Runs `prefetch emulate` with `args` (after the model) and returns its
+/// output; a refusal returns at once, a regression would hang, so the child is
+/// killed after PATIENCE.
+fn emulate_refused(extra: &[&str], backing: &Path, mountpoint: &Path) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args(["emulate", "--model", "fixed:1"])
+        .args(extra)
+        // The one-line error is checked; how backtraces print is another test's concern.
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .arg("--backing")
+        .arg(backing)
+        .arg(mountpoint)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if !wait_for(|| matches!(child.try_wait(), Ok(Some(_)))) {
+        let _ = Command::new("fusermount3")
+            .args(["-u", "-z"])
+            .arg(mountpoint)
+            .status();
+        child.kill().unwrap();
+        panic!("prefetch emulate {extra:?} did not refuse: it mounted or hung");
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The one error line of a refused run.
+fn refusal(output: &Output) -> String {
+    assert!(!output.status.success(), "accepted: {output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
+    assert_eq!(stderr.lines().count(), 1, "one clear line: {stderr}");
+    stderr
+}
+
+#[test]
+fn an_unrepresentable_time_scale_is_refused_before_mounting() {
+    let dir = tempfile::tempdir().unwrap();
+    let (backing, mountpoint) = (dir.path().join("backing"), dir.path().join("mnt"));
+    fs::create_dir(&backing).unwrap();
+    fs::create_dir(&mountpoint).unwrap();
+    for scale in ["1e300", "1e-300", "NaN", "0", "-1", "inf"] {
+        let option = format!("--time-scale={scale}");
+        let output = emulate_refused(&[&option], &backing, &mountpoint);
+        let message = refusal(&output);
+        assert!(
+            message.contains("time scale must be between"),
+            "{scale}: {message}"
+        );
+    }
+}
+
+#[test]
+fn a_mount_point_inside_or_equal_to_the_backing_tree_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("backing");
+    fs::create_dir_all(backing.join("sub")).unwrap();
+    let outside = dir.path().join("mnt");
+    fs::create_dir(&outside).unwrap();
+    for (backing, mountpoint) in [
+        (backing.clone(), backing.clone()),
+        (backing.clone(), backing.join("sub")),
+        (backing.join("sub/.."), backing.clone()),
+        (outside.join("."), dir.path().to_path_buf()),
+    ] {
+        let output = emulate_refused(&[], &backing, &mountpoint);
+        let message = refusal(&output);
+        assert!(message.contains("overlap"), "{message}");
+    }
 }

@@ -20,6 +20,11 @@
 //! request in service at a time. SSD models may have more; their `service`
 //! accounts for contention between the overlapping requests.
 //!
+//! A panic on the actuator thread (a model or scheduler bug) must not leave
+//! readers waiting forever in uninterruptible sleep: the thread catches it,
+//! completes every queued and in-service request with `EIO`, fails every later
+//! submission at once, and runs the failure hook (the mount's: unmount).
+//!
 //! Deviations: none from the disk crate's caller contract; starts are made
 //! non-decreasing, as that contract requires.
 
@@ -29,12 +34,17 @@ use disk::{DiskModel, Request, Scheduler};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::io;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// What to run when a request completes (for the file system: send the reply).
-pub type Completion = Box<dyn FnOnce() + Send>;
+/// What to run when a request completes (for the file system: send the
+/// reply): `Ok` when served, an `EIO` error when the actuator failed.
+pub type Completion = Box<dyn FnOnce(io::Result<()>) + Send>;
+
+/// What to run once when the actuator thread fails (for the mount: unmount).
+pub type FailureHook = Box<dyn FnOnce() + Send>;
 
 /// The request queue shared by submitters and the actuator thread.
 struct Queue {
@@ -43,6 +53,9 @@ struct Queue {
     next_id: u64,
     max_depth: u64,
     shutdown: bool,
+    /// Why the actuator thread died, once it has: submissions then fail at once.
+    failure: Option<String>,
+    on_failure: Option<FailureHook>,
 }
 
 /// State shared by the handles and the actuator thread.
@@ -69,9 +82,14 @@ impl DiskHandle {
 
     /// Queues a read of `len` bytes at disk address `addr` that arrived at model
     /// time `arrival`; `complete` runs on the actuator thread when the read
-    /// completes. Never blocks for the disk.
+    /// completes, or at once with `EIO` when the actuator has failed. Never
+    /// blocks for the disk.
     pub fn submit(&self, addr: u64, len: u64, arrival: Duration, complete: Completion) {
         let mut queue = lock(&self.shared.queue);
+        if queue.failure.is_some() {
+            drop(queue);
+            return complete(Err(actuator_failed()));
+        }
         let id = queue.next_id;
         queue.next_id += 1;
         queue.completions.insert(id, complete);
@@ -84,6 +102,23 @@ impl DiskHandle {
         queue.max_depth = queue.max_depth.max(queue.scheduler.len() as u64);
         drop(queue);
         self.shared.wake.notify_one();
+    }
+
+    /// Why the actuator thread died (its panic message), if it has.
+    pub fn failure(&self) -> Option<String> {
+        lock(&self.shared.queue).failure.clone()
+    }
+
+    /// Sets what to run once if the actuator thread fails (at once if it
+    /// already has).
+    pub fn on_failure(&self, hook: FailureHook) {
+        let mut queue = lock(&self.shared.queue);
+        if queue.failure.is_none() {
+            queue.on_failure = Some(hook);
+            return;
+        }
+        drop(queue);
+        hook();
     }
 
     /// The disk model's capacity in bytes.
@@ -123,16 +158,18 @@ impl Actuator {
                 next_id: 0,
                 max_depth: 0,
                 shutdown: false,
+                failure: None,
+                on_failure: None,
             }),
             wake: Condvar::new(),
             stats: Mutex::new(stats),
             clock: Clock::start(time_scale),
             capacity: model.capacity(),
         });
-        let worker = Worker::new(model, Arc::clone(&shared));
+        let mut worker = Worker::new(model, Arc::clone(&shared));
         let thread = std::thread::Builder::new()
             .name("emulate-actuator".into())
-            .spawn(move || worker.run())?;
+            .spawn(move || worker.run_or_fail())?;
         Ok(Actuator {
             handle: DiskHandle { shared },
             thread: Some(thread),
@@ -154,7 +191,7 @@ impl Actuator {
         lock(&self.handle.shared.queue).shutdown = true;
         self.handle.shared.wake.notify_all();
         if let Some(thread) = self.thread.take() {
-            // A panic in the actuator thread has already been reported on stderr.
+            // The thread catches its own panics (`run_or_fail`).
             let _ = thread.join();
         }
     }
@@ -196,9 +233,36 @@ impl Worker {
         }
     }
 
-    /// The thread body: start requests on free slots, complete them at their
-    /// deadlines, until shut down with nothing left to serve.
-    fn run(mut self) {
+    /// The thread body: `run`, and if it panics, fail every request (queued,
+    /// in service, and later ones) with `EIO` and run the failure hook. The
+    /// panic message has already been printed by the panic hook.
+    fn run_or_fail(&mut self) {
+        let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| self.run())) else {
+            return;
+        };
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        let (queued, hook) = {
+            let mut queue = lock(&self.shared.queue);
+            queue.failure = Some(message);
+            let queued: Vec<Completion> = queue.completions.drain().map(|(_, c)| c).collect();
+            (queued, queue.on_failure.take())
+        };
+        let in_service = self.by_id.drain().map(|(_, s)| s.complete);
+        for complete in queued.into_iter().chain(in_service) {
+            complete(Err(actuator_failed()));
+        }
+        if let Some(hook) = hook {
+            hook();
+        }
+    }
+
+    /// Starts requests on free slots and completes them at their deadlines,
+    /// until shut down with nothing left to serve.
+    fn run(&mut self) {
         clock::tighten_timer_slack();
         clock::prefer_realtime();
         loop {
@@ -211,15 +275,15 @@ impl Worker {
     }
 
     /// Pops the scheduler's next request onto the earliest free slot; false
-    /// when the queue is empty.
+    /// when the queue is empty. The request's completion leaves the queue only
+    /// once the model has timed it, so a panicking model leaves it for
+    /// `run_or_fail` to fail.
     fn start_next(&mut self) -> bool {
         let now = self.shared.clock.model_now();
-        let popped = {
-            let mut queue = lock(&self.shared.queue);
-            let request = queue.scheduler.pop(self.model.head(), now);
-            request.and_then(|r| queue.completions.remove(&r.id).map(|c| (r, c)))
-        };
-        let Some((request, complete)) = popped else {
+        let popped = lock(&self.shared.queue)
+            .scheduler
+            .pop(self.model.head(), now);
+        let Some(request) = popped else {
             return false;
         };
         let slot = self.take_earliest_slot();
@@ -235,6 +299,10 @@ impl Worker {
             response: done.saturating_sub(request.arrival),
             late: Duration::ZERO,
         };
+        let complete = lock(&self.shared.queue)
+            .completions
+            .remove(&request.id)
+            .expect("every queued request has its completion");
         self.in_service.push(Reverse((done, request.id)));
         self.by_id
             .insert(request.id, InService { served, complete });
@@ -313,10 +381,15 @@ impl Worker {
             finished.served.late = now - deadline;
             // Counted before the reply, so a reader woken by it sees its read counted.
             lock(&self.shared.stats).record(&finished.served);
-            (finished.complete)();
+            (finished.complete)(Ok(()));
             self.free_slots.push(done);
         }
     }
+}
+
+/// The error of a request the failed actuator will never serve.
+fn actuator_failed() -> io::Error {
+    io::Error::from_raw_os_error(libc::EIO)
 }
 
 /// Locks a mutex, carrying on with the data if another thread panicked while
@@ -352,7 +425,10 @@ mod tests {
                 addr,
                 4096,
                 arrival,
-                Box::new(move || sender.send((addr, clock.now())).unwrap()),
+                Box::new(move |result: io::Result<()>| {
+                    result.unwrap();
+                    sender.send((addr, clock.now())).unwrap()
+                }),
             );
         }
         drop(sender);
@@ -434,6 +510,62 @@ mod tests {
         );
     }
 
+    /// A model with a bug: its first request panics.
+    struct PanickingModel;
+
+    impl DiskModel for PanickingModel {
+        fn service(&mut self, _now: Duration, _req: &Request) -> Duration {
+            panic!("model bug (deliberate, for the test)")
+        }
+        fn head(&self) -> u64 {
+            0
+        }
+        fn capacity(&self) -> u64 {
+            1 << 30
+        }
+    }
+
+    #[test]
+    fn a_panicking_model_fails_every_read_with_eio_instead_of_hanging() {
+        let actuator = start(Box::new(PanickingModel), "fifo", 1.0);
+        let handle = actuator.handle();
+        let (hook_sender, hook_receiver) = mpsc::channel();
+        handle.on_failure(Box::new(move || hook_sender.send(()).unwrap()));
+        let (sender, receiver) = mpsc::channel();
+        for addr in 0..4u64 {
+            let sender = sender.clone();
+            let complete = move |result: io::Result<()>| {
+                sender.send(result.map_err(|e| e.raw_os_error())).unwrap()
+            };
+            handle.submit(addr * 4096, 4096, handle.now(), Box::new(complete));
+        }
+        // A harness timeout, not a speed check: today's failure mode is a hang.
+        let patience = Duration::from_secs(30);
+        for _ in 0..4 {
+            let result = receiver
+                .recv_timeout(patience)
+                .expect("a reply, not a hang");
+            assert_eq!(result, Err(Some(libc::EIO)));
+        }
+        hook_receiver
+            .recv_timeout(patience)
+            .expect("the failure hook ran");
+        assert!(handle.failure().unwrap().contains("model bug"));
+        let (late_sender, late_receiver) = mpsc::channel();
+        handle.submit(
+            0,
+            1,
+            handle.now(),
+            Box::new(move |r| late_sender.send(r.is_err()).unwrap()),
+        );
+        assert_eq!(
+            late_receiver.try_recv(),
+            Ok(true),
+            "later reads fail at once"
+        );
+        actuator.stop();
+    }
+
     #[test]
     fn stop_serves_what_is_queued() {
         let actuator = start(fixed(1), "fifo", 0.1);
@@ -445,7 +577,10 @@ mod tests {
                 addr,
                 1,
                 handle.now(),
-                Box::new(move || sender.send(addr).unwrap()),
+                Box::new(move |result: io::Result<()>| {
+                    result.unwrap();
+                    sender.send(addr).unwrap()
+                }),
             );
         }
         let stats = actuator.stop();

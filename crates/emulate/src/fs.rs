@@ -251,7 +251,10 @@ impl fuser::Filesystem for EmulatedFs {
         match self.read_backing(ino.0, offset, len as usize) {
             Ok(data) => {
                 let addr = node.map.address(offset);
-                let complete = Box::new(move || reply.data(&data));
+                let complete = Box::new(move |served: io::Result<()>| match served {
+                    Ok(()) => reply.data(&data),
+                    Err(e) => reply.error(errno_of(&e)),
+                });
                 self.disk.submit(addr, len, arrival, complete);
             }
             Err(e) => reply.error(errno_of(&e)),

@@ -26,7 +26,11 @@
 //! 6. *Unmounting.* [`Mounted::unmount`], an [`Unmounter`] (for signal
 //!    handlers) or `fusermount3 -u MOUNTPOINT` end the mount cleanly. When the
 //!    process is killed, the `fusermount3` helper that mounted it (auto_unmount)
-//!    unmounts it; see docs/emulate.md for recovering by hand.
+//!    unmounts it; see docs/emulate.md for recovering by hand. A panic on
+//!    the actuator or FUSE thread (a bug) fails the reads in flight with `EIO`
+//!    and unmounts, so no reader is left waiting; a mount point inside the
+//!    backing tree (or holding it) and an unrepresentable time scale are
+//!    refused before mounting.
 //! 7. *Time* ([`clock`]). Model time runs `1 / time_scale` times as fast as
 //!    the wall clock. The actuator and FUSE threads ask for real-time
 //!    scheduling so that deadlines hold on a busy machine; the FUSE path still
@@ -64,12 +68,33 @@ use std::thread::JoinHandle;
 /// sent back to back could reach the queue swapped and cost a backward seek.
 const FUSE_THREADS: usize = 1;
 
+/// The time scales accepted: far wider than any useful experiment, and narrow
+/// enough that converting the spans a disk model produces between model and
+/// wall time never overflows a `Duration` (about 5.8e11 years) or rounds to 0.
+pub const TIME_SCALES: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
+
 /// Everything that can go wrong setting up or running the emulated disk.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The time scale is not a positive finite number.
-    #[error("time scale must be a positive number, got {0}")]
+    /// The time scale is outside [`TIME_SCALES`].
+    #[error("time scale must be between 1e-6 and 1e6 wall seconds per model second, got {0}")]
     BadTimeScale(f64),
+    /// The mount point is the backing directory or lies inside it (or the
+    /// reverse): reads of the backing files would go through the mount itself.
+    #[error(
+        "mount point {mountpoint} and backing directory {backing} overlap \
+         (reads would loop through the mount and hang): mount outside the backing tree"
+    )]
+    Overlap {
+        /// The mount point.
+        mountpoint: PathBuf,
+        /// The backing directory.
+        backing: PathBuf,
+    },
+    /// The actuator thread panicked (a bug): reads failed with EIO and the
+    /// disk was unmounted.
+    #[error("the emulated disk failed and was unmounted (actuator thread panicked: {0})")]
+    ActuatorFailed(String),
     /// The model or scheduler name is not known to the disk crate.
     #[error(transparent)]
     Disk(#[from] disk::Error),
@@ -239,13 +264,20 @@ pub struct Mounted {
 /// Mounts the emulated disk described by `config` and serves it on background
 /// threads until unmounted. Returns once the mount is in place.
 pub fn mount(config: &Config) -> Result<Mounted, Error> {
-    if !(config.time_scale.is_finite() && config.time_scale > 0.0) {
+    let model = disk::model_from_name(&config.model)?;
+    mount_model(config, model)
+}
+
+/// As [`mount`], with a disk model of the caller's instead of the one
+/// `config.model` names (which then only labels the counters).
+pub fn mount_model(config: &Config, model: Box<dyn disk::DiskModel>) -> Result<Mounted, Error> {
+    if !TIME_SCALES.contains(&config.time_scale) {
         return Err(Error::BadTimeScale(config.time_scale));
     }
-    let model = disk::model_from_name(&config.model)?;
     let scheduler = disk::scheduler_from_name(&config.scheduler)?;
-    fuse_available()?;
     check_mountpoint(&config.mountpoint)?;
+    check_no_overlap(&config.backing, &config.mountpoint)?;
+    fuse_available()?;
     let tree = tree::Tree::scan(&config.backing, config.placement, model.capacity())?;
     let stats = Stats {
         model: config.model.clone(),
@@ -267,12 +299,22 @@ pub fn mount(config: &Config) -> Result<Mounted, Error> {
         session: Arc::new(Mutex::new(session.unmount_callable())),
         done: Arc::new(AtomicBool::new(false)),
     };
+    let on_failure = unmounter.clone();
+    disk.on_failure(Box::new(move || unmount_after_failure(&on_failure)));
+    let on_session_end = unmounter.clone();
     let session = std::thread::Builder::new()
         .name("emulate-fuse".into())
         .spawn(move || {
             // Inherited by the FUSE thread fuser starts: requests arrive on time.
             clock::prefer_realtime();
-            session.run()
+            // `run` consumes (closes) the session. One that ended in error (a
+            // panicked FUSE thread) has stopped answering: unmount, so the
+            // mount point does not stay a dead mount.
+            let result = session.run();
+            if result.is_err() {
+                unmount_after_failure(&on_session_end);
+            }
+            result
         })
         .map_err(mount_error)?;
     Ok(Mounted {
@@ -283,6 +325,37 @@ pub fn mount(config: &Config) -> Result<Mounted, Error> {
         session: Some(session),
         auto_unmount,
     })
+}
+
+/// Unmounts after a failure, saying so on stderr if even that fails.
+fn unmount_after_failure(unmounter: &Unmounter) {
+    if let Err(e) = unmounter.unmount() {
+        eprintln!("emulate: unmount after a failure failed: {e}");
+    }
+}
+
+/// Refuses a mount point that is the backing directory, lies inside it, or
+/// contains it: the FUSE thread's reads of the backing files would go through
+/// its own mount and wait for themselves.
+fn check_no_overlap(backing: &Path, mountpoint: &Path) -> Result<(), Error> {
+    let backing_error = |source| Error::Backing {
+        path: backing.to_path_buf(),
+        source,
+    };
+    let backing_real = backing.canonicalize().map_err(backing_error)?;
+    let mountpoint_real = mountpoint
+        .canonicalize()
+        .map_err(|source| Error::MountPoint {
+            path: mountpoint.to_path_buf(),
+            source,
+        })?;
+    if mountpoint_real.starts_with(&backing_real) || backing_real.starts_with(&mountpoint_real) {
+        return Err(Error::Overlap {
+            mountpoint: mountpoint.to_path_buf(),
+            backing: backing.to_path_buf(),
+        });
+    }
+    Ok(())
 }
 
 /// Checks that `path` is a directory, naming a dead mount left by a killed
@@ -395,6 +468,9 @@ impl Mounted {
             .actuator
             .take()
             .map_or_else(|| self.stats(), Actuator::stop);
+        if let Some(panic) = self.disk.failure() {
+            return Err(Error::ActuatorFailed(panic));
+        }
         match session {
             Some(Err(e)) => Err(self.error(e)),
             _ => Ok(stats),

@@ -330,3 +330,61 @@ fn physical_placement_puts_reads_at_the_files_extents() {
     let stats = fixture.stats();
     assert_eq!(stats.seek_distance_bytes, a + b.abs_diff(a + PAGE));
 }
+
+/// A disk model with a bug: every request panics.
+struct PanickingModel;
+
+impl disk::DiskModel for PanickingModel {
+    fn service(&mut self, _now: std::time::Duration, _req: &disk::Request) -> std::time::Duration {
+        panic!("model bug (deliberate, for the test)")
+    }
+    fn head(&self) -> u64 {
+        0
+    }
+    fn capacity(&self) -> u64 {
+        1 << 30
+    }
+}
+
+/// Runs `work` on another thread and returns its result, failing the test if it does not
+/// finish within a harness timeout (today's failure mode is a hang, not slowness).
+fn within_patience<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sender.send(work()).unwrap());
+    receiver
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("finished instead of hanging")
+}
+
+fn is_mounted(path: &Path) -> bool {
+    let mounts = fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let path = path.to_str().unwrap();
+    mounts
+        .lines()
+        .any(|line| line.split(' ').nth(4) == Some(path))
+}
+
+#[test]
+fn a_panicking_actuator_fails_reads_with_eio_and_unmounts() {
+    if let Err(reason) = emulate::fuse_available() {
+        println!("skipped: {reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (backing, mountpoint) = (dir.path().join("backing"), dir.path().join("mnt"));
+    fs::create_dir(&backing).unwrap();
+    fs::create_dir(&mountpoint).unwrap();
+    write_file(&backing.join("data"), &pattern(64 * 1024, 5));
+    let mut config = Config::new("panicking", &backing, &mountpoint);
+    config.placement = Placement::Contiguous;
+    let mounted = emulate::mount_model(&config, Box::new(PanickingModel)).unwrap();
+    let data = mountpoint.join("data");
+    let read = within_patience(move || fs::read(data).map_err(|e| e.raw_os_error()));
+    assert_eq!(read, Err(Some(libc::EIO)));
+    let outcome = within_patience(move || mounted.wait());
+    assert!(
+        matches!(&outcome, Err(emulate::Error::ActuatorFailed(why)) if why.contains("model bug")),
+        "{outcome:?}"
+    );
+    assert!(!is_mounted(&mountpoint), "unmounted after the failure");
+}

@@ -67,6 +67,12 @@ pub struct Config {
     /// reads while the window streams in (default). Off: the reading thread
     /// issues it and blocks while the device queue is full, as in the paper.
     pub background_advice: bool,
+    /// First window (reorder buffer): `Some(bytes)` starts there and doubles
+    /// after each round consumed with no premature eviction (slow start;
+    /// default 128 KiB, Linux's default read-ahead window), so a list the
+    /// application abandons early costs little; `None` starts at 90% of the
+    /// memory available, as the paper does.
+    pub start_window_bytes: Option<u64>,
 }
 
 impl Default for Config {
@@ -78,6 +84,7 @@ impl Default for Config {
             max_advice_bytes: 4 << 20,
             reverse_pass: false,
             background_advice: true,
+            start_window_bytes: Some(128 << 10),
         }
     }
 }
@@ -228,6 +235,7 @@ impl Client {
             capacity: config.capacity,
             available_bytes: available,
             floor_bytes: (1 << 20).min(available),
+            start_bytes: config.start_window_bytes,
             reverse_pass: config.reverse_pass,
         });
         let inner = Arc::new(ClientInner {

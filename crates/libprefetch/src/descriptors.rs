@@ -29,18 +29,27 @@
 //!
 //! A private descriptor is opened through `/proc/self/fd` (the same file,
 //! even if renamed or unlinked since), read-only and close-on-exec, once per
-//! file (device and inode) in the process, shared by every client, and
-//! **never closed**: on Linux, closing any descriptor of a file releases
-//! every POSIX lock the process holds on that file, so closing one while the
-//! application holds a lock (a database's, for instance) would silently
-//! drop it. At most [`MAX_PRIVATE`] files get one; beyond that, advice goes
-//! through the application's descriptor as if no private one could be
-//! opened. Side effects, for the record: up to [`MAX_PRIVATE`] more open
-//! files; an unlinked file's space is freed only when the process exits; a
-//! FUSE filesystem that does not keep its cache across opens
-//! (no FOPEN_KEEP_CACHE) drops the file's cached pages at that open, as it
-//! does at any open; a forked child inherits the descriptors (and opens its
-//! own if it registers regions).
+//! file (device and inode) in the process, and shared by every region on
+//! that file. It is closed when the file's last region goes, **unless the
+//! process holds a POSIX lock on the file** (`/proc/locks`): on Linux,
+//! closing any descriptor of a file releases every POSIX lock the process
+//! holds on it, so closing one under a database's lock would silently drop
+//! that lock. Such a close is deferred, and retried whenever a region is
+//! unregistered, until the locks are gone. (Keeping descriptors open for
+//! good is no answer: an open file keeps its FUSE filesystem from being
+//! unmounted.) The check and the close are not atomic: a lock the
+//! application takes on the file from another thread in the microseconds
+//! between them would be dropped; applications that lock a FUSE file should
+//! unregister its regions while they hold no lock on it, or use OFD locks
+//! (`F_OFD_SETLK`), which a close of another descriptor never releases.
+//! At most [`MAX_PRIVATE`] files get one; beyond that, advice goes through
+//! the application's descriptor as if no private one could be opened. Side
+//! effects, for the record: one more open file per tracked FUSE file; an
+//! unlinked file's space is freed only when its private descriptor is
+//! closed; a FUSE filesystem that does not keep its cache across opens (no
+//! FOPEN_KEEP_CACHE) drops the file's cached pages at that open, as it does
+//! at any open; a forked child inherits the descriptors (and opens its own
+//! if it registers regions).
 //!
 //! Deviations: the paper advises through the application's descriptors (its
 //! files were on ext3, whose readahead never drops advice).
@@ -52,6 +61,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use plan::{PageRange, RoundPlan};
 
+use crate::rawio;
 use crate::registry::globals;
 
 /// The statfs magic number of FUSE filesystems.
@@ -98,12 +108,20 @@ pub(crate) struct AdviceDescriptors {
     registered: Mutex<HashMap<RawFd, Registered>>,
 }
 
-/// The process's private descriptors, by file; opened on first need, never
-/// closed (see the module comment). Lives in the per-process globals, so a
-/// forked child starts with an empty table.
+/// The process's private descriptors, by file, with the number of regions
+/// using each; closed with their last region unless the process holds a
+/// POSIX lock on the file (see the module comment). Lives in the
+/// per-process globals, so a forked child starts with an empty table.
 #[derive(Default)]
 pub(crate) struct PrivateDescriptors {
-    open: Mutex<HashMap<FileId, RawFd>>,
+    open: Mutex<HashMap<FileId, Private>>,
+}
+
+/// One private descriptor and the regions using it (0: its close is
+/// deferred until the process holds no POSIX lock on the file).
+struct Private {
+    fd: RawFd,
+    users: usize,
 }
 
 impl PrivateDescriptors {
@@ -113,17 +131,75 @@ impl PrivateDescriptors {
         if !is_fuse(fd) {
             return None;
         }
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&private) = open.get(&file) {
-            return Some(private);
+        let mut open = self.lock();
+        if let Some(private) = open.get_mut(&file) {
+            private.users += 1;
+            return Some(private.fd);
         }
         if open.len() >= MAX_PRIVATE {
             return None;
         }
-        let private = reopen_read_only(fd).filter(|&p| FileId::of(p) == Some(file))?;
-        open.insert(file, private);
-        Some(private)
+        let fd = reopen_read_only(fd).filter(|&p| FileId::of(p) == Some(file))?;
+        open.insert(file, Private { fd, users: 1 });
+        Some(fd)
     }
+
+    /// A region using `file`'s private descriptor went: close it with its
+    /// last user, and every deferred one, where no POSIX lock of this
+    /// process on the file forbids it.
+    fn release(&self, file: FileId) {
+        let mut open = self.lock();
+        if let Some(private) = open.get_mut(&file) {
+            private.users = private.users.saturating_sub(1);
+        }
+        if !open.values().any(|private| private.users == 0) {
+            return;
+        }
+        let locked = posix_locked_files();
+        open.retain(|file, private| {
+            let keep = private.users > 0 || locked.contains(file);
+            if !keep {
+                // SAFETY: the descriptor was opened by reopen_read_only and
+                // is closed once, here, as it leaves the table.
+                unsafe { libc::close(private.fd) };
+            }
+            keep
+        });
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<FileId, Private>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The files on which this process holds POSIX (`fcntl`) locks, from
+/// `/proc/locks` (raw reads: `rawio.rs`). Lines read
+/// `1: POSIX  ADVISORY  WRITE 4242 fd:01:1234 0 EOF` (`->` before `POSIX`
+/// on a waiter's line); device numbers are hexadecimal major:minor.
+fn posix_locked_files() -> Vec<FileId> {
+    let pid = std::process::id().to_string();
+    let Some(text) = rawio::read_to_string("/proc/locks") else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().filter(|f| *f != "->").collect();
+            let (&kind, &owner, &file) = (fields.get(1)?, fields.get(4)?, fields.get(5)?);
+            (kind == "POSIX" && owner == pid).then(|| parse_lock_file(file))?
+        })
+        .collect()
+}
+
+/// `fd:01:1234` (hex major, hex minor, decimal inode) as a [`FileId`].
+fn parse_lock_file(text: &str) -> Option<FileId> {
+    let mut parts = text.split(':');
+    let major = u32::from_str_radix(parts.next()?, 16).ok()?;
+    let minor = u32::from_str_radix(parts.next()?, 16).ok()?;
+    let ino = parts.next()?.parse().ok()?;
+    Some(FileId {
+        dev: libc::makedev(major, minor),
+        ino,
+    })
 }
 
 impl AdviceDescriptors {
@@ -134,32 +210,46 @@ impl AdviceDescriptors {
         let Some(file) = FileId::of(fd) else {
             return;
         };
-        let mut registered = self.lock();
-        match registered.get_mut(&fd) {
-            Some(known) if known.file == file => known.regions += 1,
-            _ => {
-                let private = globals().private_descriptors.for_file(fd, file);
-                registered.insert(
-                    fd,
-                    Registered {
+        let replaced = {
+            let mut registered = self.lock();
+            match registered.get_mut(&fd) {
+                Some(known) if known.file == file => {
+                    known.regions += 1;
+                    return;
+                }
+                _ => {
+                    // One use of the private descriptor per registered number.
+                    let private = globals().private_descriptors.for_file(fd, file);
+                    let entry = Registered {
                         file,
                         regions: 1,
                         private,
-                    },
-                );
+                    };
+                    registered.insert(fd, entry)
+                }
             }
+        };
+        if let Some(old) = replaced.filter(|old| old.private.is_some()) {
+            globals().private_descriptors.release(old.file);
         }
     }
 
-    /// A region on `fd` was unregistered: forget `fd` with its last region
-    /// (its private descriptor, if any, stays open for the process).
+    /// A region on `fd` was unregistered: forget `fd` with its last region,
+    /// and release its private descriptor, if any.
     pub(crate) fn region_removed(&self, fd: RawFd) {
-        let mut registered = self.lock();
-        if let Some(known) = registered.get_mut(&fd) {
+        let released = {
+            let mut registered = self.lock();
+            let Some(known) = registered.get_mut(&fd) else {
+                return;
+            };
             known.regions = known.regions.saturating_sub(1);
-            if known.regions == 0 {
-                registered.remove(&fd);
+            if known.regions > 0 {
+                return;
             }
+            registered.remove(&fd).filter(|gone| gone.private.is_some())
+        };
+        if let Some(gone) = released {
+            globals().private_descriptors.release(gone.file);
         }
     }
 
@@ -198,6 +288,17 @@ impl AdviceDescriptors {
 
     fn lock(&self) -> MutexGuard<'_, HashMap<RawFd, Registered>> {
         self.registered.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for AdviceDescriptors {
+    /// The client is gone: its remaining registered numbers release their
+    /// private descriptors.
+    fn drop(&mut self) {
+        let registered = std::mem::take(&mut *self.lock());
+        for known in registered.into_values().filter(|k| k.private.is_some()) {
+            globals().private_descriptors.release(known.file);
+        }
     }
 }
 
@@ -257,6 +358,40 @@ mod tests {
         let descriptors = AdviceDescriptors::default();
         descriptors.region_added(file.as_raw_fd());
         assert_eq!(descriptors.private_of(file.as_raw_fd()), None);
+    }
+
+    #[test]
+    fn lock_lines_name_device_and_inode() {
+        let file = parse_lock_file("fd:01:1234").unwrap();
+        assert_eq!(
+            file,
+            FileId {
+                dev: libc::makedev(0xfd, 1),
+                ino: 1234
+            }
+        );
+        assert_eq!(parse_lock_file("00:2f:77").map(|f| f.ino), Some(77));
+        assert_eq!(parse_lock_file("junk"), None);
+    }
+
+    #[test]
+    fn a_posix_lock_of_this_process_is_found() {
+        let file = tempfile::tempfile().unwrap();
+        let id = FileId::of(file.as_raw_fd()).unwrap();
+        assert!(!posix_locked_files().contains(&id));
+        let lock = libc::flock {
+            l_type: libc::F_WRLCK as libc::c_short,
+            l_whence: libc::SEEK_SET as libc::c_short,
+            l_start: 0,
+            l_len: 0,
+            l_pid: 0,
+        };
+        // SAFETY: F_SETLK with a valid struct flock on an open descriptor.
+        assert_eq!(
+            unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &lock) },
+            0
+        );
+        assert!(posix_locked_files().contains(&id));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! | `LIBPREFETCH_LIST_CAPACITY`     | `capacity`           | entries, a plain integer above 0        |
 //! | `LIBPREFETCH_REVERSE_PASS`      | `reverse_pass`       | `0` or `1`                              |
 //! | `LIBPREFETCH_BACKGROUND_ADVICE` | `background_advice`  | `0` or `1`                              |
+//! | `LIBPREFETCH_START_WINDOW`      | `start_window_bytes` | size; 0 starts at 90% (the paper)       |
 //!
 //! A size is a number of bytes with an optional binary suffix: `32768`,
 //! `32K`, `32KiB`, `1.5M`, `2G` (K = 1024). Sizes above this machine's
@@ -44,6 +45,8 @@ const LIST_CAPACITY: &str = "LIBPREFETCH_LIST_CAPACITY";
 const REVERSE_PASS: &str = "LIBPREFETCH_REVERSE_PASS";
 /// Advice from a background thread (`0` or `1`).
 const BACKGROUND_ADVICE: &str = "LIBPREFETCH_BACKGROUND_ADVICE";
+/// First window of the slow start (bytes, size syntax; 0: the paper's 90%).
+const START_WINDOW: &str = "LIBPREFETCH_START_WINDOW";
 
 /// One variable: its name, how a value sets its field (given this
 /// machine's memory in bytes), and how the field's default reads.
@@ -54,7 +57,7 @@ struct Variable {
 }
 
 /// Every variable read, in the order they are applied (and warned about).
-const VARIABLES: [Variable; 5] = [
+const VARIABLES: [Variable; 6] = [
     Variable {
         name: INFILL,
         set: |config, value, memory| {
@@ -94,6 +97,17 @@ const VARIABLES: [Variable; 5] = [
             Ok(())
         },
         default: |config| u8::from(config.background_advice).to_string(),
+    },
+    Variable {
+        name: START_WINDOW,
+        set: |config, value, memory| {
+            config.start_window_bytes = Some(size_within(value, memory)?).filter(|&b| b > 0);
+            Ok(())
+        },
+        default: |config| match config.start_window_bytes {
+            Some(bytes) => format!("{bytes} bytes"),
+            None => "90% of the memory available".to_string(),
+        },
     },
 ];
 
@@ -175,6 +189,17 @@ impl Config {
 /// (powers of 1024, optionally spelled KB or KiB, any case), possibly
 /// fractional (`1.5M`); surrounding white space is ignored.
 fn parse_size(value: &str) -> Result<u64, String> {
+    // parse-size 1.1.0 overflows (a panic in debug builds, a wrong value in
+    // release) when its mantissa reaches u64::MAX and more digits follow, e.g.
+    // "184467440737095516156" or "1.84467440737095516156M": refuse mantissas
+    // of more than 20 significant digits (u64::MAX has 20) first.
+    let (integer, all) = significant_digits(value);
+    if integer > 20 {
+        return Err("too large for 64 bits".to_string());
+    }
+    if all > 20 {
+        return Err("more than 20 significant digits".to_string());
+    }
     parse_size::Config::new()
         .with_binary()
         .parse_size(value.trim())
@@ -183,6 +208,26 @@ fn parse_size(value: &str) -> Result<u64, String> {
             parse_size::Error::PosOverflow => "too large for 64 bits".to_string(),
             _ => "not a size (bytes, with an optional K, M or G suffix)".to_string(),
         })
+}
+
+/// The significant digits of a size's number (before its exponent or
+/// suffix, without leading zeros and the `_` and ` ` that parse-size skips):
+/// those of its integer part, and those of the whole number.
+fn significant_digits(value: &str) -> (usize, usize) {
+    let number: String = value
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '_' | ' ' | '.'))
+        .filter(|c| c.is_ascii_digit() || *c == '.')
+        .skip_while(|&c| c == '0')
+        .collect();
+    let (integer, fraction) = number.split_once('.').unwrap_or((&number, ""));
+    let digits = |text: &str| text.chars().filter(char::is_ascii_digit).count();
+    let fraction = match integer.is_empty() {
+        true => fraction.trim_start_matches('0'),
+        false => fraction,
+    };
+    (digits(integer), digits(integer) + digits(fraction))
 }
 
 /// A size no larger than `limit` bytes.

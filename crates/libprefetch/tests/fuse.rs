@@ -46,6 +46,8 @@ fn advice_through_a_sequentially_read_descriptor_reaches_the_page_cache() {
         Config {
             max_budget_bytes: Some(1 << 30),
             infill_bytes: 0,
+            // The whole list in one round (no slow start).
+            start_window_bytes: None,
             ..Config::default()
         },
         |_, _| {},
@@ -78,4 +80,98 @@ fn advice_through_a_sequentially_read_descriptor_reaches_the_page_cache() {
         cached >= listed * 95 / 100,
         "only {cached} of the {listed} listed pages are in the page cache"
     );
+}
+
+/// Whether another process could take a write lock on the whole of `file` now (F_GETLK from a
+/// forked child, which does only async-signal-safe calls).
+fn another_process_could_lock(file: &File) -> bool {
+    // SAFETY: the child calls only fcntl and _exit before it ends.
+    match unsafe { libc::fork() } {
+        0 => {
+            let mut probe = whole_file_lock(libc::F_WRLCK);
+            // SAFETY: F_GETLK with a valid struct flock on an open descriptor.
+            let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut probe) };
+            let free = rc == 0 && probe.l_type == libc::F_UNLCK as libc::c_short;
+            // SAFETY: ends the child without running the parent's destructors.
+            unsafe { libc::_exit(i32::from(free)) }
+        }
+        child => {
+            let mut status = 0;
+            // SAFETY: waits for the child just forked.
+            assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+            libc::WEXITSTATUS(status) == 1
+        }
+    }
+}
+
+fn whole_file_lock(kind: libc::c_int) -> libc::flock {
+    libc::flock {
+        l_type: kind as libc::c_short,
+        l_whence: libc::SEEK_SET as libc::c_short,
+        l_start: 0,
+        l_len: 0,
+        l_pid: 0,
+    }
+}
+
+/// Open descriptors of this process.
+fn open_descriptors() -> usize {
+    fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+#[test]
+fn unregistering_a_region_keeps_the_applications_lock_on_a_fuse_file() {
+    if let Err(reason) = emulate::fuse_available() {
+        println!("skipped: {reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (backing, mountpoint) = (dir.path().join("backing"), dir.path().join("mnt"));
+    fs::create_dir(&backing).unwrap();
+    fs::create_dir(&mountpoint).unwrap();
+    fs::write(backing.join("db"), vec![1u8; 1 << 20]).unwrap();
+    let config = MountConfig::new("st3500320as", &backing, &mountpoint);
+    let _mounted = emulate::mount(&config).expect("mount the emulated disk");
+    // The emulated disk is read-only: a read lock, which another process's write lock conflicts with.
+    let file = File::open(mountpoint.join("db")).unwrap();
+    let lock = whole_file_lock(libc::F_RDLCK);
+    // SAFETY: F_SETLK with a valid struct flock on an open descriptor.
+    assert_eq!(
+        unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &lock) },
+        0
+    );
+    assert!(!another_process_could_lock(&file), "the lock is held");
+    let before = open_descriptors();
+
+    let client = Client::register(Config::default(), |_, _| {}).unwrap();
+    let region = client
+        .register_region(file.as_raw_fd(), 0, 1 << 20)
+        .unwrap();
+    assert_eq!(
+        open_descriptors(),
+        before + 1,
+        "a private descriptor for the FUSE file"
+    );
+    client.unregister_region(region).unwrap();
+    assert!(
+        !another_process_could_lock(&file),
+        "unregistering the region released the application's lock"
+    );
+    assert_eq!(
+        open_descriptors(),
+        before + 1,
+        "the close waits for the lock"
+    );
+
+    let unlock = whole_file_lock(libc::F_UNLCK);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &unlock) },
+        0
+    );
+    let again = client
+        .register_region(file.as_raw_fd(), 0, 1 << 20)
+        .unwrap();
+    client.unregister_region(again).unwrap();
+    assert_eq!(open_descriptors(), before, "closed once no lock forbids it");
 }

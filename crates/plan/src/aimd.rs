@@ -7,9 +7,22 @@
 //! with no premature eviction, and halves when prefetched pages are evicted
 //! before use. It never exceeds the 90% cap.
 //!
+//! **Slow start** ([`Aimd::starting_at`]): the buffer starts small and
+//! doubles after each round consumed with no premature eviction, until it
+//! reaches the threshold (the cap, or half the size at the last premature
+//! eviction); then it grows by the paper's additive step. A list the
+//! application abandons early (a `LIMIT 10` query reading ten rows through
+//! an index whose whole scan was listed) then costs one small window, not
+//! 90% of memory read for nothing; a list read to its end reaches the
+//! paper's size after a few rounds (log2(cap / start) of them), in the
+//! spirit of PostgreSQL's `read_stream` look-ahead distance and of TCP's
+//! slow start, which AIMD already borrows from.
+//!
 //! Deviations: the paper gives no lower bound; a floor (default 1 MiB) keeps
 //! a run of evictions from shrinking the buffer to nothing, which would turn
-//! every read into a round.
+//! every read into a round (a slow start below the floor halves no lower
+//! than where it started). Slow start is ours; [`Aimd::new`] is the paper's
+//! controller.
 
 /// AIMD state for one client. All sizes in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,6 +30,9 @@ pub struct Aimd {
     available: u64,
     floor: u64,
     current: u64,
+    /// Below this size a clean round doubles the buffer (slow start); at or
+    /// above it, the additive step applies.
+    threshold: u64,
 }
 
 /// Fraction of the available memory used as the cap and the starting size.
@@ -37,8 +53,19 @@ impl Aimd {
             available,
             floor,
             current: 0,
+            threshold: 0,
         };
         aimd.current = aimd.cap();
+        aimd.threshold = aimd.cap();
+        aimd
+    }
+
+    /// A controller that starts at `start` bytes (at most the cap) and
+    /// doubles after each clean round up to the cap (slow start), then
+    /// behaves as [`Aimd::new`]'s. The floor is lowered to `start` if above.
+    pub fn starting_at(available: u64, floor: u64, start: u64) -> Aimd {
+        let mut aimd = Aimd::new(available, floor.min(start.max(1)));
+        aimd.current = start.min(aimd.cap());
         aimd
     }
 
@@ -57,23 +84,32 @@ impl Aimd {
         self.current
     }
 
-    /// After a round consumed with no premature eviction: grow by 10% of the
-    /// available memory, up to the cap.
+    /// After a round consumed with no premature eviction: double while
+    /// below the threshold (slow start), else grow by 10% of the available
+    /// memory; never above the cap.
     pub fn increase(&mut self) {
-        let step = percent_of(self.available, STEP_PERCENT);
-        self.current = self.current.saturating_add(step.max(1)).min(self.cap());
+        let grown = if self.current < self.threshold {
+            self.current.saturating_mul(2).min(self.threshold)
+        } else {
+            let step = percent_of(self.available, STEP_PERCENT);
+            self.current.saturating_add(step.max(1))
+        };
+        self.current = grown.min(self.cap());
     }
 
-    /// On premature eviction: halve, down to the floor.
+    /// On premature eviction: halve, down to the floor; growth from there
+    /// is additive (the threshold drops to the new size).
     pub fn decrease(&mut self) {
         self.current = (self.current / 2).max(self.floor());
+        self.threshold = self.current;
     }
 
     /// The memory available for caching changed (e.g. a new cgroup limit):
     /// keep the current size unless it is above the new cap.
     pub fn set_available(&mut self, available: u64) {
         self.available = available;
-        self.current = self.current.clamp(self.floor(), self.cap());
+        self.current = self.current.min(self.cap());
+        self.threshold = self.threshold.min(self.cap());
     }
 }
 
@@ -111,11 +147,60 @@ mod tests {
         assert_eq!(aimd.current(), 8 << 20);
     }
 
+    #[test]
+    fn slow_start_doubles_to_the_cap_then_steps() {
+        let mut aimd = Aimd::starting_at(10 * GIB, 1 << 20, 128 << 10);
+        assert_eq!(aimd.current(), 128 << 10);
+        aimd.increase();
+        assert_eq!(aimd.current(), 256 << 10);
+        for _ in 0..20 {
+            aimd.increase();
+        }
+        assert_eq!(aimd.current(), 9 * GIB, "doubling stops at the cap");
+        aimd.decrease();
+        assert_eq!(aimd.current(), 9 * GIB / 2);
+        aimd.increase();
+        assert_eq!(
+            aimd.current(),
+            9 * GIB / 2 + GIB,
+            "after an eviction, additive"
+        );
+    }
+
+    #[test]
+    fn slow_start_below_the_floor_halves_no_lower_than_its_start() {
+        let mut aimd = Aimd::starting_at(10 * GIB, 1 << 20, 128 << 10);
+        aimd.decrease();
+        assert_eq!(aimd.current(), 128 << 10);
+    }
+
+    #[test]
+    fn a_new_cap_lowers_but_never_raises_the_size() {
+        let mut aimd = Aimd::starting_at(10 * GIB, 1 << 20, 128 << 10);
+        aimd.set_available(100 << 10);
+        assert_eq!(aimd.current(), 90 << 10);
+        aimd.set_available(10 * GIB);
+        assert_eq!(aimd.current(), 90 << 10);
+    }
+
     proptest! {
         #[test]
         fn stays_within_bounds(available in 0u64..(64 * GIB), floor in 0u64..(1 << 30),
                                steps in proptest::collection::vec(any::<bool>(), 0..200)) {
             let mut aimd = Aimd::new(available, floor);
+            for grow in steps {
+                if grow { aimd.increase() } else { aimd.decrease() }
+                prop_assert!(aimd.current() <= aimd.cap());
+                prop_assert!(aimd.current() >= aimd.floor());
+            }
+        }
+
+        #[test]
+        fn slow_start_stays_within_bounds(available in 0u64..(64 * GIB), floor in 0u64..(1 << 30),
+                                          start in 1u64..(1 << 30),
+                                          steps in proptest::collection::vec(any::<bool>(), 0..200)) {
+            let mut aimd = Aimd::starting_at(available, floor, start);
+            prop_assert!(aimd.current() <= start.max(1));
             for grow in steps {
                 if grow { aimd.increase() } else { aimd.decrease() }
                 prop_assert!(aimd.current() <= aimd.cap());

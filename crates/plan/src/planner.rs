@@ -69,6 +69,10 @@ pub struct PlannerConfig {
     pub available_bytes: u64,
     /// Lowest reorder-buffer size AIMD may reach.
     pub floor_bytes: u64,
+    /// First reorder-buffer size: `None` starts at 90% of the available
+    /// memory, as the paper does; `Some(bytes)` starts there and doubles
+    /// after each clean round up to that (slow start, [`Aimd::starting_at`]).
+    pub start_bytes: Option<u64>,
     /// Compute the reverse-access-order ranges of each round
     /// ([`RoundPlan::reverse`]); they cost a walk of the whole window.
     pub reverse_pass: bool,
@@ -83,6 +87,7 @@ impl Default for PlannerConfig {
             capacity: 1 << 20,
             available_bytes: 1 << 30,
             floor_bytes: 1 << 20,
+            start_bytes: None,
             reverse_pass: false,
         }
     }
@@ -166,7 +171,10 @@ impl Planner {
             list: AccessList::with_capacity(config.capacity),
             window: None,
             list_replaced: false,
-            aimd: Aimd::new(config.available_bytes, config.floor_bytes),
+            aimd: match config.start_bytes {
+                None => Aimd::new(config.available_bytes, config.floor_bytes),
+                Some(start) => Aimd::starting_at(config.available_bytes, config.floor_bytes, start),
+            },
             evicted_this_round: false,
             exhausted_at: None,
             stats: PlannerStats::default(),

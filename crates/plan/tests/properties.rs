@@ -20,6 +20,7 @@ fn config(infill_pages: u64, budget_pages: u64, advice_pages: u64) -> PlannerCon
         // AIMD starts at 90% of this: make 90% exactly `budget_pages` pages.
         available_bytes: budget_pages * PAGE * 10 / 9 + 1,
         floor_bytes: PAGE,
+        start_bytes: None,
         reverse_pass: false,
     }
 }

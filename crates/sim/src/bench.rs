@@ -51,6 +51,22 @@ pub struct BenchReport {
     pub rows: Vec<BenchRow>,
 }
 
+/// Refuses a trace of `references` that the memory available cannot hold: the block numbers
+/// (8 bytes each), the future built from them, and a block's state for each.
+fn check_fits(references: usize) -> Result<(), SimError> {
+    use crate::memory::{available, human, BYTES_PER_BLOCK, BYTES_PER_REFERENCE};
+    let room = available();
+    let per_reference = 8 + BYTES_PER_REFERENCE + BYTES_PER_BLOCK;
+    match (references as u64).checked_mul(per_reference) {
+        Some(bytes) if bytes <= room => Ok(()),
+        _ => Err(SimError::TooLarge(format!(
+            "a synthetic trace of {references} references does not fit in the memory available \
+             ({}); lower --refs",
+            human(room)
+        ))),
+    }
+}
+
 /// Times every policy over `references` synthetic references (seed `seed`).
 pub fn run(
     references: usize,
@@ -58,6 +74,7 @@ pub fn run(
     fetch_time: Time,
     seed: u64,
 ) -> Result<BenchReport, SimError> {
+    check_fits(references)?;
     let blocks: Vec<u64> = workload::mixed(references, seed).map(|r| r.block).collect();
     let setup = RunSetup::simplified(capacity, fetch_time);
     let started = Instant::now();

@@ -177,6 +177,13 @@ impl<I: Iterator<Item = Result<Reference, TraceError>>> Source for StreamSource<
     }
 }
 
+/// Most distinct blocks a run may meet now: what the memory available holds, and fewer than
+/// the ids a [`Block`] can number.
+fn most_blocks() -> usize {
+    let room = crate::memory::available() / crate::memory::BYTES_PER_BLOCK;
+    room.min(u64::from(Block::MAX - 1)) as usize
+}
+
 /// One run in progress.
 pub(crate) struct Engine<'f> {
     name: &'static str,
@@ -188,6 +195,9 @@ pub(crate) struct Engine<'f> {
     now: Time,
     cursor: Pos,
     metrics: Metrics,
+    /// Most distinct blocks the run may meet: what the memory available holds (and block ids
+    /// can number). A streamed trace with more is refused when it gets there.
+    most_blocks: usize,
 }
 
 impl<'f> Engine<'f> {
@@ -208,6 +218,7 @@ impl<'f> Engine<'f> {
             now: 0,
             cursor: 0,
             metrics: Metrics::default(),
+            most_blocks: most_blocks(),
         }
     }
 
@@ -224,6 +235,14 @@ impl<'f> Engine<'f> {
         }
         while let Some(next) = source.next(&mut self.ids) {
             let (block, think) = next?;
+            if self.ids.len() > self.most_blocks {
+                return Err(SimError::TooLarge(format!(
+                    "the trace references more than {} distinct blocks, more than the memory \
+                     available ({}) can simulate; simulate a part of it or use a larger --block-size",
+                    self.most_blocks,
+                    crate::memory::human(crate::memory::available())
+                )));
+            }
             let compute = match self.reference_time {
                 ReferenceTime::Uniform(t) => t,
                 ReferenceTime::FromTrace => think.ok_or_else(|| {

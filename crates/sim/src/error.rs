@@ -35,6 +35,9 @@ pub enum SimError {
     /// A setting is out of range (cache of 0 blocks, fetch time 0, unknown policy, ...).
     #[error("invalid setting: {0}")]
     Config(String),
+    /// The trace needs more memory than this machine has available.
+    #[error("{0}")]
+    TooLarge(String),
     /// A policy asked for something the model forbids (a programming error in the policy).
     #[error("policy {policy} broke the model: {message}")]
     Policy {

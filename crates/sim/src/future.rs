@@ -32,21 +32,28 @@ pub struct Future {
 
 impl Future {
     /// Reads a whole trace into memory and links each reference to the next one of its block.
-    /// Compute times are kept if every reference has one.
+    /// Compute times are kept if every reference has one. A trace longer than the memory
+    /// available can hold (or than 2^32 - 2 references) is refused when it gets there.
     pub fn load<I>(references: I) -> Result<Future, SimError>
     where
         I: IntoIterator<Item = Result<Reference, TraceError>>,
     {
+        let room = crate::memory::available();
+        let cost = crate::memory::BYTES_PER_REFERENCE + crate::memory::BYTES_PER_BLOCK;
+        let most = (room / cost).min(u64::from(NEVER) - 1);
         let mut ids = Interner::default();
         let mut blocks = Vec::new();
         let mut think = Vec::new();
         let mut timed = true;
         for reference in references {
             let reference = reference?;
-            if blocks.len() >= NEVER as usize - 1 {
-                return Err(SimError::Config(
-                    "trace longer than 2^32 - 2 references".into(),
-                ));
+            if blocks.len() as u64 >= most {
+                return Err(SimError::TooLarge(format!(
+                    "the trace has more than {most} references, more than the memory \
+                     available ({}) or the simulator's 2^32 - 2 positions can hold; \
+                     simulate a part of it, or only policies that need no future",
+                    crate::memory::human(room)
+                )));
             }
             blocks.push(ids.intern(reference.block));
             match reference.think {

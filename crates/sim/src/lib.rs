@@ -32,6 +32,7 @@ pub mod disksim;
 pub mod engine;
 mod error;
 pub mod future;
+pub mod memory;
 pub mod metrics;
 pub mod policy;
 pub mod report;

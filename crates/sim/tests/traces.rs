@@ -15,9 +15,9 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 fn read(path: &Path, format: Format, block_size: u64) -> Result<Vec<Reference>, TraceError> {
     TraceFile {
-        path: path.to_path_buf(),
         format: Some(format),
         block_size,
+        ..TraceFile::new(path)
     }
     .open()?
     .collect()
@@ -64,6 +64,142 @@ fn block_trace_rejects_a_malformed_line_naming_file_and_line() {
 }
 
 #[test]
+fn block_trace_accepts_hash_comments_and_a_byte_order_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "c.trace",
+        "\u{feff}# header\n4\n# note\n5\n*\n6\n",
+    );
+    assert_eq!(blocks(&read(&path, Format::Blocks, 1).unwrap()), [4, 5, 6]);
+    assert_eq!(detect(&path).unwrap(), Format::Blocks);
+    let bom_first = write(dir.path(), "b.trace", "\u{feff}7\n8\n");
+    assert_eq!(
+        blocks(&read(&bom_first, Format::Blocks, 1).unwrap()),
+        [7, 8]
+    );
+}
+
+#[test]
+fn csv_with_a_byte_order_mark_before_its_header_is_recognised() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "bom.csv",
+        "\u{feff}time_us,file,offset,length,op\n0,a,0,4096,R\n",
+    );
+    assert_eq!(detect(&path).unwrap(), Format::Csv);
+    assert_eq!(blocks(&read(&path, Format::Csv, 4096).unwrap()), [0]);
+}
+
+#[test]
+fn csv_times_that_go_backwards_are_an_error_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "back.csv",
+        "0,a,0,10,R\n100,a,0,10,R\n100,a,0,10,R\n99,a,0,10,R\n",
+    );
+    assert_error_at(&path, Format::Csv, 4, "non-decreasing");
+}
+
+#[test]
+fn msr_trace_starting_with_its_header_line_is_recognised() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n\
+                128166372003061629,wdev,0,Read,8192,8192,1607\n";
+    let path = write(dir.path(), "msr_header.csv", text);
+    assert_eq!(detect(&path).unwrap(), Format::Msr);
+    let refs: Vec<Reference> = TraceFile {
+        block_size: 4096,
+        ..TraceFile::new(&path)
+    }
+    .open()
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap();
+    assert_eq!(blocks(&refs), [2, 3]);
+}
+
+#[test]
+fn a_request_longer_than_memory_can_simulate_is_an_error_not_an_allocation() {
+    // 8e15 bytes in 8 KiB blocks is ~1e12 blocks: far more than any machine's memory. Before
+    // the fix the request was expanded into a list of its blocks and the process aborted.
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "absurd.csv",
+        "0,a,0,4096,R\n0,a,0,8000000000000000,R\n5,a,0,4096,R\n",
+    );
+    let trace = TraceFile {
+        block_size: 8192,
+        ..TraceFile::new(&path)
+    };
+    let mut refs = trace.open().unwrap();
+    assert_eq!(refs.next().unwrap().unwrap().block, 0);
+    let message = refs.next().unwrap().unwrap_err().to_string();
+    assert!(
+        message.starts_with(&format!("{}:2: ", path.display())) && message.contains("blocks"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_long_request_is_split_one_block_at_a_time_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "long.csv", "0,a,4096,40960,R\n90,b,0,1,R\n");
+    let refs = read(&path, Format::Csv, 4096).unwrap();
+    assert_eq!(
+        blocks(&refs),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1 << FILE_SHIFT]
+    );
+    let thinks: u64 = refs.iter().map(|r| r.think.unwrap()).sum();
+    assert_eq!(
+        thinks, 90,
+        "the gap to the next request is spread over the blocks"
+    );
+    assert_eq!(refs[9].think, Some(9), "9 us per block, no remainder");
+}
+
+#[test]
+fn a_device_is_refused_instead_of_read_until_memory_runs_out() {
+    let mut trace = TraceFile::new("/dev/zero");
+    let message = trace.read_once().unwrap_err().to_string();
+    assert!(
+        message.contains("neither a regular file nor a pipe"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_fifo_is_read_once_and_every_open_sees_the_whole_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("trace.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut trace = TraceFile::new(&fifo);
+    let unread = trace
+        .open()
+        .err()
+        .expect("a FIFO cannot be opened twice")
+        .to_string();
+    assert!(unread.contains("read_once"), "{unread}");
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, "3\n1\n4\n1\n5\n").unwrap())
+    };
+    trace.read_once().unwrap();
+    writer.join().unwrap();
+    for _ in 0..2 {
+        let refs: Vec<Reference> = trace.open().unwrap().collect::<Result<_, _>>().unwrap();
+        assert_eq!(blocks(&refs), [3, 1, 4, 1, 5]);
+    }
+}
+
+#[test]
 fn project_csv_splits_requests_into_blocks_and_spreads_time() {
     let dir = tempfile::tempdir().unwrap();
     let text = "time_us,file,offset,length,op\n# comment\n0,a.db,0,8192,R\n100,b.db,4096,4096,W\n\n130,a.db,8192,1,r\n";
@@ -74,9 +210,8 @@ fn project_csv_splits_requests_into_blocks_and_spreads_time() {
     let thinks: Vec<_> = refs.iter().map(|r| r.think).collect();
     assert_eq!(thinks, [Some(50), Some(50), Some(30), Some(0)]);
     let csv = TraceFile {
-        path,
-        format: None,
         block_size: 4096,
+        ..TraceFile::new(path)
     };
     assert_eq!(
         csv.mean_service_time().unwrap(),
@@ -113,9 +248,9 @@ fn msr_cambridge_reads_disks_as_files_and_filetime_as_microseconds() {
     assert_eq!(blocks(&refs), [2, 3, 1 << FILE_SHIFT]);
     assert_eq!(refs[0].think.unwrap() + refs[1].think.unwrap(), 1000);
     let msr = TraceFile {
-        path: path.clone(),
         format: Some(Format::Msr),
         block_size: 4096,
+        ..TraceFile::new(&path)
     };
     assert_eq!(
         msr.mean_service_time().unwrap(),
@@ -251,7 +386,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = write(dir.path(), "g", &text);
         for format in [None, Some(Format::Blocks), Some(Format::Csv), Some(Format::Msr), Some(Format::Spc)] {
-            let trace = TraceFile { path: path.clone(), format, block_size: 512 };
+            let trace = TraceFile { format, block_size: 512, ..TraceFile::new(&path) };
             let result: Result<Vec<Reference>, TraceError> = trace.open().and_then(|refs| refs.collect());
             if let Err(e) = result {
                 prop_assert!(e.to_string().starts_with(&path.display().to_string()), "{}", e);

@@ -139,6 +139,7 @@ impl Workload {
     pub fn from_trace(path: &Path, block_size: u64) -> Result<Workload, TraceError> {
         let mut trace = TraceFile::new(path);
         trace.block_size = block_size;
+        trace.read_once()?;
         let mut steps = Vec::new();
         for reference in trace.open()? {
             steps.push(Step::at(0, reference?.block));

@@ -120,7 +120,9 @@ pub fn run(traces: &Path, out: &Path) -> Result<CaoReport, SimError> {
     let mut groups: BTreeMap<(String, u64), Group> = BTreeMap::new();
     for path in &paths {
         let name = trace_name(path);
-        let future = Future::load(TraceFile::new(path).open()?)?;
+        let mut trace = TraceFile::new(path);
+        trace.read_once()?;
+        let future = Future::load(trace.open()?)?;
         for (i, (group, fraction)) in group_of(&name).into_iter().enumerate() {
             let capacity = ((future.distinct() as f64 * fraction).round() as usize).max(1);
             if i == 0 {

@@ -1,6 +1,6 @@
 //! The reference traces of `traces/` (the LIRS trace set): gzip text, one block number
 //! per line, in reference order. A line holding only `*` is a checkpoint marker of the original
-//! tool and is skipped; blank lines are skipped too. No timing and no file names: the whole
+//! tool and is skipped; blank lines and `#` comment lines are skipped too. No timing and no file names: the whole
 //! trace is one file, and consecutive numbers are adjacent blocks.
 
 use std::path::{Path, PathBuf};
@@ -11,10 +11,15 @@ use crate::trace::{Reference, FILE_SHIFT};
 
 /// Opens a block-number trace.
 pub fn read(path: &Path) -> Result<BlockTrace, TraceError> {
-    Ok(BlockTrace {
-        lines: Lines::open(path)?,
-        path: path.to_path_buf(),
-    })
+    Ok(from_lines(Lines::open(path)?))
+}
+
+/// Reads the trace from `lines`.
+pub(crate) fn from_lines(lines: Lines) -> BlockTrace {
+    BlockTrace {
+        path: lines.path().to_path_buf(),
+        lines,
+    }
 }
 
 /// Stream of references of a block-number trace.
@@ -48,7 +53,7 @@ impl Iterator for BlockTrace {
     fn next(&mut self) -> Option<Self::Item> {
         let kept = self
             .lines
-            .next_kept(|text| !matches!(text.trim(), "" | "*"))?;
+            .next_kept(|text| lines::is_data(text) && text.trim() != "*")?;
         Some(kept.and_then(|(line, text)| self.parse(line, text.trim())))
     }
 }

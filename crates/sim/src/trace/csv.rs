@@ -13,7 +13,8 @@
 //! - `offset`, `length`: bytes;
 //! - `op`: `R` or `W` (either case, or `read` / `write`).
 //!
-//! The header line is optional; blank lines and lines starting with `#` are skipped. This is
+//! The header line is optional; blank lines and lines starting with `#` are skipped; a time
+//! before the previous line's is an error naming the line. This is
 //! what `prefetch record` will write.
 
 use std::path::{Path, PathBuf};
@@ -26,11 +27,17 @@ use crate::trace::Request;
 
 /// Opens a trace in the project's CSV format.
 pub fn read(path: &Path) -> Result<CsvTrace, TraceError> {
-    Ok(CsvTrace {
-        lines: Lines::open(path)?,
-        path: path.to_path_buf(),
+    Ok(from_lines(Lines::open(path)?))
+}
+
+/// Reads the trace from `lines`.
+pub(crate) fn from_lines(lines: Lines) -> CsvTrace {
+    CsvTrace {
+        path: lines.path().to_path_buf(),
+        lines,
         files: FxHashMap::default(),
-    })
+        last_time: 0,
+    }
 }
 
 /// Stream of requests of a CSV trace.
@@ -38,6 +45,8 @@ pub struct CsvTrace {
     lines: Lines,
     path: PathBuf,
     files: FxHashMap<String, u64>,
+    /// The previous request's time, to enforce non-decreasing times.
+    last_time: u64,
 }
 
 impl CsvTrace {
@@ -57,11 +66,24 @@ impl CsvTrace {
         if f[1].is_empty() {
             return Err(lines::error(path, line, "empty file name".into()));
         }
+        let time_us: u64 = lines::number(path, line, "time_us", f[0])?;
+        if time_us < self.last_time {
+            return Err(lines::error(
+                path,
+                line,
+                format!(
+                    "time_us {time_us} is before the previous request's {}; \
+                     times must be non-decreasing (sort the trace by time)",
+                    self.last_time
+                ),
+            ));
+        }
+        self.last_time = time_us;
         let next_id = self.files.len() as u64;
         let file = *self.files.entry(f[1].to_string()).or_insert(next_id);
         Ok(Request {
             line,
-            time_us: Some(lines::number(path, line, "time_us", f[0])?),
+            time_us: Some(time_us),
             file,
             offset: lines::number(path, line, "offset", f[2])?,
             length: lines::number(path, line, "length", f[3])?,

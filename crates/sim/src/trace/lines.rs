@@ -1,8 +1,10 @@
 //! Reading a trace file line by line, gzip or plain, with errors that name the file and line.
+//! A UTF-8 byte order mark before the first line (as spreadsheet programs write) is dropped.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use flate2::read::MultiGzDecoder;
 
@@ -18,21 +20,41 @@ pub(crate) struct Lines {
 impl Lines {
     /// Opens `path`.
     pub(crate) fn open(path: &Path) -> Result<Lines, TraceError> {
-        let io = |cause| TraceError::Io {
+        let file = File::open(path).map_err(|cause| TraceError::Io {
             path: path.to_path_buf(),
             cause,
-        };
-        let mut file = BufReader::new(File::open(path).map_err(io)?);
-        let gzip = file.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);
+        })?;
+        Lines::from_reader(path, file)
+    }
+
+    /// The lines of `bytes`, the content of `path` read earlier.
+    pub(crate) fn from_bytes(path: &Path, bytes: Arc<[u8]>) -> Result<Lines, TraceError> {
+        Lines::from_reader(path, Cursor::new(bytes))
+    }
+
+    fn from_reader(path: &Path, input: impl Read + 'static) -> Result<Lines, TraceError> {
+        let mut input = BufReader::new(input);
+        let gzip = input
+            .fill_buf()
+            .map_err(|cause| TraceError::Io {
+                path: path.to_path_buf(),
+                cause,
+            })?
+            .starts_with(&[0x1f, 0x8b]);
         let reader: Box<dyn BufRead> = match gzip {
-            true => Box::new(BufReader::new(MultiGzDecoder::new(file))),
-            false => Box::new(file),
+            true => Box::new(BufReader::new(MultiGzDecoder::new(input))),
+            false => Box::new(input),
         };
         Ok(Lines {
             path: path.to_path_buf(),
             reader,
             line: 0,
         })
+    }
+
+    /// The file the lines come from.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
     }
 }
 
@@ -65,7 +87,13 @@ impl Iterator for Lines {
                 "line longer than 1 MiB".into(),
             ))),
             Ok(_) => Some(match String::from_utf8(bytes) {
-                Ok(text) => Ok((self.line, text.trim_end_matches(['\n', '\r']).to_string())),
+                Ok(text) => {
+                    let text = match self.line {
+                        1 => text.strip_prefix('\u{feff}').unwrap_or(&text),
+                        _ => &text,
+                    };
+                    Ok((self.line, text.trim_end_matches(['\n', '\r']).to_string()))
+                }
                 Err(_) => Err(error(&self.path, self.line, "not UTF-8 text".into())),
             }),
             Err(e) => Some(Err(error(

@@ -12,8 +12,11 @@
 //! Requests of the last three are split into blocks of `block_size` bytes; a block number
 //! carries its file (or disk, or ASU) in its top bits, `file << FILE_SHIFT | index`, so that
 //! one-block lookahead can tell files apart. Any file may be gzip-compressed (recognised by
-//! its magic bytes). Readers stream: memory does not grow with the trace. Malformed lines stop
-//! the stream with an error naming the file and the line.
+//! its magic bytes). Readers stream: memory does not grow with the trace, and a request is
+//! split into blocks one block at a time. Malformed lines stop the stream with an error naming
+//! the file and the line. A pipe or FIFO (`--trace <(zcat t.gz)`) can be read only once:
+//! [`TraceFile::read_once`] keeps its bytes in memory so that format detection and every run
+//! read the same trace.
 //!
 //! Deviations: all operations, reads and writes, become references, as the paper did with the
 //! Sprite traces (section 4.2).
@@ -25,12 +28,16 @@ pub mod msr;
 mod requests;
 pub mod spc;
 
+use std::io::Read;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 
 use crate::error::TraceError;
 use crate::time::Time;
 
+use lines::Lines;
 pub use requests::Request;
 
 /// Bit position of the file number inside a trace block number.
@@ -86,6 +93,9 @@ pub struct TraceFile {
     pub format: Option<Format>,
     /// Block size in bytes for request traces (ignored by `blocks`).
     pub block_size: u64,
+    /// The bytes of a trace that can be read only once (pipe, FIFO), kept by
+    /// [`TraceFile::read_once`]; `None` reads `path` each time.
+    pub content: Option<Arc<[u8]>>,
 }
 
 impl TraceFile {
@@ -95,6 +105,78 @@ impl TraceFile {
             path: path.into(),
             format: None,
             block_size: 8192,
+            content: None,
+        }
+    }
+
+    /// Makes a trace that can be read only once (a pipe, a FIFO, a shell's `<(...)`)
+    /// re-readable by reading it whole into memory now, refusing one larger than the memory
+    /// available. Regular files are left to be read from disk on each open; anything else (a
+    /// device such as `/dev/zero`, a socket) is refused.
+    pub fn read_once(&mut self) -> Result<(), TraceError> {
+        let io = |cause| TraceError::Io {
+            path: self.path.clone(),
+            cause,
+        };
+        let kind = std::fs::metadata(&self.path).map_err(io)?.file_type();
+        if self.content.is_some() || kind.is_file() {
+            return Ok(());
+        }
+        if !kind.is_fifo() {
+            return Err(lines::error(
+                &self.path,
+                0,
+                "neither a regular file nor a pipe: give a trace file".into(),
+            ));
+        }
+        let room = crate::memory::available();
+        let mut bytes = Vec::new();
+        std::fs::File::open(&self.path)
+            .map_err(io)?
+            .take(room.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 > room {
+            return Err(lines::error(
+                &self.path,
+                0,
+                format!(
+                    "a pipe holding more than {} (the memory available) cannot be kept; \
+                     write the trace to a file and give that",
+                    crate::memory::human(room)
+                ),
+            ));
+        }
+        self.content = Some(bytes.into());
+        Ok(())
+    }
+
+    /// The lines of the trace, from the bytes kept by `read_once` or from the file.
+    fn lines(&self) -> Result<Lines, TraceError> {
+        if let Some(bytes) = &self.content {
+            return Lines::from_bytes(&self.path, Arc::clone(bytes));
+        }
+        let meta = std::fs::metadata(&self.path).map_err(|cause| TraceError::Io {
+            path: self.path.clone(),
+            cause,
+        })?;
+        if !meta.is_file() {
+            return Err(lines::error(
+                &self.path,
+                0,
+                "not a regular file: a pipe or FIFO can be read only once; \
+                 call TraceFile::read_once first"
+                    .into(),
+            ));
+        }
+        Lines::open(&self.path)
+    }
+
+    /// The trace's format: the one given, or the one recognised from its first data line.
+    fn format(&self) -> Result<Format, TraceError> {
+        match self.format {
+            Some(format) => Ok(format),
+            None => detect_lines(self.lines()?),
         }
     }
 
@@ -107,16 +189,13 @@ impl TraceFile {
                 "block size must be at least 1 byte".into(),
             ));
         }
-        let format = match self.format {
-            Some(f) => f,
-            None => detect(&self.path)?,
-        };
-        let (path, bs) = (self.path.as_path(), self.block_size);
+        let format = self.format()?;
+        let (lines, path, bs) = (self.lines()?, self.path.as_path(), self.block_size);
         Ok(match format {
-            Format::Blocks => Box::new(blocks::read(path)?),
-            Format::Csv => Box::new(requests::split(csv::read(path)?, path, bs)),
-            Format::Msr => Box::new(requests::split(msr::read(path)?, path, bs)),
-            Format::Spc => Box::new(requests::split(spc::read(path)?, path, bs)),
+            Format::Blocks => Box::new(blocks::from_lines(lines)),
+            Format::Csv => Box::new(requests::split(csv::from_lines(lines), path, bs)),
+            Format::Msr => Box::new(requests::split(msr::from_lines(lines), path, bs)),
+            Format::Spc => Box::new(requests::split(spc::from_lines(lines), path, bs)),
         })
     }
 }
@@ -127,13 +206,9 @@ impl TraceFile {
     /// model's "average (measured) disk access time for the trace" (Cao et al. section 4.3).
     /// `None` when the format records no response times (only MSR Cambridge does).
     pub fn mean_service_time(&self) -> Result<Option<Time>, TraceError> {
-        let format = match self.format {
-            Some(f) => f,
-            None => detect(&self.path)?,
-        };
-        let (path, bs) = (self.path.as_path(), self.block_size.max(1));
-        let requests: Box<dyn Iterator<Item = Result<Request, TraceError>>> = match format {
-            Format::Msr => Box::new(msr::read(path)?),
+        let bs = self.block_size.max(1);
+        let requests = match self.format()? {
+            Format::Msr => msr::from_lines(self.lines()?),
             _ => return Ok(None),
         };
         let (mut service, mut blocks) = (0u128, 0u128);
@@ -152,7 +227,13 @@ impl TraceFile {
 
 /// Recognises the format from the first line that is not blank or a comment.
 pub fn detect(path: &Path) -> Result<Format, TraceError> {
-    let first = lines::Lines::open(path)?.find_map(|line| match line {
+    detect_lines(Lines::open(path)?)
+}
+
+/// Recognises the format from the first data line of `lines`.
+fn detect_lines(mut lines: Lines) -> Result<Format, TraceError> {
+    let path = lines.path().to_path_buf();
+    let first = lines.find_map(|line| match line {
         Ok((_, text)) if lines::is_data(&text) => Some(Ok(text)),
         Ok(_) => None,
         Err(e) => Some(Err(e)),
@@ -166,13 +247,14 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
     match fields.len() {
         1 => Ok(Format::Blocks),
         _ if fields[0] == "time_us" => Ok(Format::Csv),
+        7 if fields[0] == "Timestamp" && fields[3] == "Type" => Ok(Format::Msr),
         7 if matches!(op(3).as_deref(), Some("read" | "write")) => Ok(Format::Msr),
         n if n >= 5 && numeric(1) && matches!(op(3).as_deref(), Some("r" | "w")) => Ok(Format::Spc),
         5 if matches!(op(4).as_deref(), Some("r" | "w" | "read" | "write")) => Ok(Format::Csv),
         _ => Err(lines::error(
-            path,
+            &path,
             1,
-            "cannot tell the trace format; give it explicitly".into(),
+            "cannot tell the trace format; give it with --format (blocks, csv, msr, spc)".into(),
         )),
     }
 }

@@ -19,12 +19,17 @@ use crate::trace::Request;
 
 /// Opens an MSR Cambridge trace.
 pub fn read(path: &Path) -> Result<MsrTrace, TraceError> {
-    Ok(MsrTrace {
-        lines: Lines::open(path)?,
-        path: path.to_path_buf(),
+    Ok(from_lines(Lines::open(path)?))
+}
+
+/// Reads the trace from `lines`.
+pub(crate) fn from_lines(lines: Lines) -> MsrTrace {
+    MsrTrace {
+        path: lines.path().to_path_buf(),
+        lines,
         disks: FxHashMap::default(),
         start: None,
-    })
+    }
 }
 
 /// Stream of requests of an MSR Cambridge trace.

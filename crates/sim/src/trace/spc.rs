@@ -21,10 +21,15 @@ const SECTOR: u64 = 512;
 
 /// Opens a UMass / SPC trace.
 pub fn read(path: &Path) -> Result<SpcTrace, TraceError> {
-    Ok(SpcTrace {
-        lines: Lines::open(path)?,
-        path: path.to_path_buf(),
-    })
+    Ok(from_lines(Lines::open(path)?))
+}
+
+/// Reads the trace from `lines`.
+pub(crate) fn from_lines(lines: Lines) -> SpcTrace {
+    SpcTrace {
+        path: lines.path().to_path_buf(),
+        lines,
+    }
 }
 
 /// Stream of requests of a UMass / SPC trace.

@@ -95,6 +95,7 @@ pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetc
         infill_bytes: spec.bytes("infill", 32 << 10)?,
         available_bytes: buffer.div_ceil(9) * 10,
         floor_bytes: page,
+        start_bytes: None,
         ..PlannerConfig::default()
     };
     Ok(Box::new(LivePlanner::new(config, &setup.workload.streams)))

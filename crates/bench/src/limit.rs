@@ -1,0 +1,128 @@
+//! The `limit` mode: the device's own best for a workload's pages, beside which the other modes are
+//! judged. Every distinct page the workload reads is read once, in file-offset order, with `O_DIRECT`
+//! (no page cache, no readahead) by [`QUEUE_DEPTH`] threads, so the device has that many requests
+//! queued at all times: what `fio --direct=1 --iodepth=32` measures, for exactly these pages. No
+//! prefetcher can fetch the pages an application needs in less time than this on the same device,
+//! and none can read fewer bytes when all of them fit in memory (with less memory, the optimum's
+//! fetch count, which the report prints, is the bound on bytes).
+//!
+//! The mode reads pages, not the application's list, so its checksum is the CRC-32 of the distinct
+//! pages in offset order and is not compared with the other modes'.
+//!
+//! Deviations: threads rather than io_uring: each thread keeps one `pread` in flight, which gives
+//! the device the same queue depth, with no dependency and no kernel-version probing.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use anyhow::{anyhow, Context, Result};
+
+use crate::mode::Outcome;
+use crate::workload::{access_pages, Read, PAGE_SIZE};
+
+/// Requests kept in flight.
+pub const QUEUE_DEPTH: usize = 32;
+
+/// Reads the distinct pages of `reads` from `data` once each, `O_DIRECT` (through a descriptor of
+/// its own, opened again by `/proc/self/fd`), at [`QUEUE_DEPTH`]. Blocks until done.
+pub fn read_pages_directly(data: &File, reads: &[Read]) -> Result<Outcome> {
+    let path = format!("/proc/self/fd/{}", data.as_raw_fd());
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path)
+        .context(
+            "opening the data file with O_DIRECT for the limit mode (its file system must support direct I/O)",
+        )?;
+    let mut offsets = access_pages(reads);
+    offsets.sort_unstable();
+    offsets.dedup();
+    let next = AtomicUsize::new(0);
+    let checksums = Mutex::new(vec![0u32; offsets.len()]);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..QUEUE_DEPTH.min(offsets.len().max(1)))
+            .map(|_| scope.spawn(|| read_share(&file, &offsets, &next, &checksums)))
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| {
+                worker
+                    .join()
+                    .map_err(|_| anyhow!("a limit-mode reader panicked"))?
+            })
+            .collect::<Result<Vec<()>>>()
+    })?;
+    let mut hasher = crc32fast::Hasher::new();
+    for checksum in checksums.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        hasher.update(&checksum.to_le_bytes());
+    }
+    Ok(Outcome {
+        checksum: hasher.finalize(),
+        bytes: offsets.len() as u64 * PAGE_SIZE,
+        library: None,
+    })
+}
+
+/// One reader: takes the next page (by byte offset) until none is left.
+fn read_share(
+    file: &File,
+    offsets: &[u64],
+    next: &AtomicUsize,
+    checksums: &Mutex<Vec<u32>>,
+) -> Result<()> {
+    let mut buffer = Box::new(AlignedPage([0; PAGE_SIZE as usize]));
+    loop {
+        let index = next.fetch_add(1, Ordering::Relaxed);
+        let Some(&offset) = offsets.get(index) else {
+            return Ok(());
+        };
+        let bytes = &mut buffer.0;
+        let read = file
+            .read_at(bytes, offset)
+            .with_context(|| format!("O_DIRECT read of the page at offset {offset}"))?;
+        let checksum = crc32fast::hash(&bytes[..read]);
+        checksums.lock().unwrap_or_else(|e| e.into_inner())[index] = checksum;
+    }
+}
+
+/// One page of memory aligned as `O_DIRECT` requires.
+#[repr(C, align(4096))]
+struct AlignedPage([u8; PAGE_SIZE as usize]);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_distinct_page_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        let data: Vec<u8> = (0..16 * PAGE_SIZE).map(|i| (i / PAGE_SIZE) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let reads = [
+            Read {
+                offset: 5 * PAGE_SIZE,
+                len: PAGE_SIZE,
+            },
+            Read {
+                offset: 2 * PAGE_SIZE + 100,
+                len: PAGE_SIZE,
+            },
+            Read {
+                offset: 5 * PAGE_SIZE,
+                len: 10,
+            },
+        ];
+        let outcome = read_pages_directly(&File::open(&path).unwrap(), &reads).unwrap();
+        assert_eq!(outcome.bytes, 3 * PAGE_SIZE, "pages 2, 3 and 5, once each");
+        let mut hasher = crc32fast::Hasher::new();
+        for page in [2u64, 3, 5] {
+            let bytes = &data[(page * PAGE_SIZE) as usize..((page + 1) * PAGE_SIZE) as usize];
+            hasher.update(&crc32fast::hash(bytes).to_le_bytes());
+        }
+        assert_eq!(outcome.checksum, hasher.finalize());
+    }
+}
