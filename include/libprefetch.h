@@ -62,7 +62,8 @@
  * pread, pread64, readv, preadv, preadv64, preadv2, preadv64v2, __read_chk,
  * __pread_chk and __pread64_chk (the last three are what _FORTIFY_SOURCE and
  * _FILE_OFFSET_BITS=64 builds call); reads of descriptors with no registered
- * region pay one lookup.
+ * region pay one lookup.  It also interposes close, dup2 and dup3 (so that a
+ * region whose descriptor is closed or replaced is retired at once).
  *
  * The exported symbols carry the pf_ prefix.  The paper's own names
  * (register_client, request_prefetching, ...) are provided as static inline

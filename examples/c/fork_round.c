@@ -1,6 +1,6 @@
 /* fork_round.c - forks while a prefetch round is in flight; parent and children read correct bytes, none hangs. */
 /*
- * Checks fork safety (the issue's "thread-safe, fork-safe").  The parent registers the file and a callback, hands
+ * Checks fork safety (the API is thread-safe and fork-safe).  The parent registers the file and a callback, hands
  * over a list with PF_DONE and forks at once (a round just started); the child reads through the inherited,
  * registered descriptor and exits.  Then a worker thread reads the file in random order again and again, evicting
  * it between passes so that every pass runs prefetch rounds, while the main thread forks FORKS children at random

@@ -1,6 +1,6 @@
 /* intercept.c - every interposed entry point (and pf_note_read) counts one tracked read and keeps errno. */
 /*
- * Checks the issue's interception list one entry point at a time: after each call on a registered region,
+ * Checks the interposed functions (the list in libprefetch.h) one entry point at a time: after each call on a registered region,
  * pf_get_stats().tracked_reads must have grown by exactly one, the bytes must be the file's and errno must still
  * hold the sentinel set before the call.  Reads outside the region and on an unregistered descriptor of the same
  * file must not count.  Successful pf_ calls must leave errno alone too (the header's error convention).

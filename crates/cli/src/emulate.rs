@@ -28,6 +28,19 @@ pub struct EmulateArgs {
 
 /// Mounts, waits for Ctrl-C / SIGTERM / `fusermount3 -u`, prints the counters.
 pub fn run(args: EmulateArgs) -> anyhow::Result<()> {
+    for (what, dir) in [
+        ("backing directory", &args.backing),
+        ("mount point", &args.mountpoint),
+    ] {
+        let missing =
+            std::fs::metadata(dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+        anyhow::ensure!(
+            !missing,
+            "the {what} {} does not exist: create it first (mkdir -p {})",
+            dir.display(),
+            dir.display()
+        );
+    }
     let mut config = emulate::Config::new(&args.model, &args.backing, &args.mountpoint);
     config.time_scale = args.time_scale;
     config.scheduler = args.scheduler;

@@ -1,7 +1,13 @@
 //! `prefetch`: the thin command line over the workspace crates.
-//! Each subcommand lives in its own module; this file only parses and dispatches.
+//! Each subcommand lives in its own module; this file only parses, dispatches, and prints an error
+//! as one line (`prefetch: what failed: why`), never as a backtrace, even with `RUST_BACKTRACE` set:
+//! errors here are the user's input or files; only a panic (a bug) prints a backtrace.
 
-use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{CommandFactory, Parser, Subcommand};
 // The read interposers: the binary's own reads of registered regions are
 // followed by the library, as in a program linked with -lprefetch.
 use interposers as _;
@@ -26,7 +32,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Measure the live library against plain reads: random, strided, sequential (paper section 5)
+    /// Measure the live library against plain reads: random, strided, sequential, sqlite (paper section 5)
     Bench {
         #[command(subcommand)]
         command: bench::BenchCommand,
@@ -49,11 +55,43 @@ enum Command {
     Sim(sim::SimArgs),
     /// Reproduce a paper's simulations: tables and SVG figures (simulated)
     Repro(repro::ReproArgs),
+    /// Write one man page per subcommand into DIR (what `make install` installs)
+    #[command(hide = true)]
+    Man {
+        /// Directory to write prefetch.1, prefetch-bench.1, ... into (created if missing)
+        dir: PathBuf,
+    },
 }
 
-fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    match cli.command {
+fn main() -> ExitCode {
+    match run(Cli::parse().command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("prefetch: {}", one_line(&error));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes joined by ": ", leaving out a cause whose text is already in the line
+/// (an error that prints its source would otherwise say it twice).
+fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain().map(ToString::to_string) {
+        if line.contains(&cause) {
+            continue;
+        }
+        if !line.is_empty() {
+            line += ": ";
+        }
+        line += &cause;
+    }
+    line
+}
+
+/// Runs one subcommand.
+fn run(command: Command) -> anyhow::Result<()> {
+    match command {
         Command::Bench { command } => bench::run(command),
         Command::Demo(args) => demo::run(args),
         Command::Disk { command } => disk::run(command),
@@ -61,5 +99,31 @@ fn main() -> anyhow::Result<()> {
         Command::Sqlite { command } => sqlite::run(command),
         Command::Sim(args) => sim::run(args),
         Command::Repro(args) => repro::run(args),
+        Command::Man { dir } => write_man_pages(&dir),
+    }
+}
+
+/// Writes the man pages of `prefetch` and every visible subcommand into `dir`, from the clap
+/// definitions above (so they say what `--help` says).
+fn write_man_pages(dir: &Path) -> anyhow::Result<()> {
+    let writing = || format!("writing man pages into {}", dir.display());
+    std::fs::create_dir_all(dir).with_context(writing)?;
+    clap_mangen::generate_to(Cli::command(), dir).with_context(writing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn one_line_joins_the_causes_and_says_each_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let error = anyhow::Error::new(io)
+            .context("mount point /mnt/x: No such file or directory")
+            .context("prefetch emulate");
+        assert_eq!(
+            one_line(&error),
+            "prefetch emulate: mount point /mnt/x: No such file or directory"
+        );
     }
 }

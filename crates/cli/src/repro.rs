@@ -15,6 +15,19 @@ pub struct Dirs {
     pub out: PathBuf,
 }
 
+impl Dirs {
+    /// The reference trace directory, or an error saying where the traces live.
+    pub fn existing_traces(&self) -> anyhow::Result<&Path> {
+        anyhow::ensure!(
+            self.traces.is_dir(),
+            "no reference traces in {}: pass --traces DIR, the traces/ folder of the libprefetch \
+             repository (its README.md lists where each trace comes from)",
+            self.traces.display()
+        );
+        Ok(&self.traces)
+    }
+}
+
 /// A reproducible paper.
 pub struct Repro {
     /// Name on the command line.
@@ -44,7 +57,7 @@ pub struct ReproArgs {
     /// Which paper's experiments to run
     #[arg(value_parser = PossibleValuesParser::new(REPROS.iter().map(|r| r.name)))]
     paper: String,
-    /// Directory of the reference traces [default: ../shared/traces from the repository root]
+    /// Directory of the reference traces [default: traces/ in the repository this binary was built from]
     #[arg(long)]
     traces: Option<PathBuf>,
     /// Output directory [default: target/repro/PAPER in the repository]
@@ -65,9 +78,7 @@ pub fn run(args: ReproArgs) -> anyhow::Result<()> {
         .find(|r| r.name == args.paper)
         .context("unknown paper")?;
     let dirs = Dirs {
-        traces: args
-            .traces
-            .unwrap_or_else(|| repo_root().join("../shared/traces")),
+        traces: args.traces.unwrap_or_else(|| repo_root().join("traces")),
         out: args
             .out
             .unwrap_or_else(|| repo_root().join("target/repro").join(repro.name)),
@@ -86,7 +97,7 @@ pub fn wrote<'a>(files: impl IntoIterator<Item = &'a PathBuf>) -> String {
 
 /// Cao et al.'s Figure 3 and model comparison on the reference traces.
 fn cao(dirs: &Dirs) -> anyhow::Result<()> {
-    let report = ::sim::repro::cao::run(&dirs.traces, &dirs.out)
+    let report = ::sim::repro::cao::run(dirs.existing_traces()?, &dirs.out)
         .with_context(|| format!("prefetch repro cao --traces {}", dirs.traces.display()))?;
     crate::sim::emit(&(report.summary + &wrote(&report.files)))
 }

@@ -20,7 +20,7 @@ fn publish(report: &Report, heading: &str) -> anyhow::Result<()> {
 
 /// DULO against CLOCK on the mixed traces and synthetic ones, with sensitivity tables.
 pub fn dulo(dirs: &Dirs) -> anyhow::Result<()> {
-    let setup = experiments::dulo::Setup::new(&dirs.traces, &dirs.out);
+    let setup = experiments::dulo::Setup::new(dirs.existing_traces()?, &dirs.out);
     let report = experiments::dulo::run(&setup)
         .with_context(|| format!("prefetch repro dulo --traces {}", dirs.traces.display()))?;
     publish(&report, "DULO")

@@ -3,9 +3,9 @@
 //! `bench sqlite` measures); `bench` compares stock SQLite with SQLite plus the prefetch extension.
 //! Deviations: none (the paper has no command line).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -41,7 +41,8 @@ pub struct QueryArgs {
     /// SQL to run (default: the paper's query).
     #[arg(long, default_value = prefetch_sqlite::bench::PAPER_QUERY)]
     sql: String,
-    /// Load this SQLite extension first (e.g. target/release/libprefetch_sqlite.so).
+    /// Load this SQLite extension first (target/release/libprefetch_sqlite.so after `make release`,
+    /// PREFIX/lib/libprefetch_sqlite.so after `make install`; `.so` may be left out).
     #[arg(long)]
     ext: Option<PathBuf>,
     /// Print the result as JSON.
@@ -78,8 +79,43 @@ fn gen(args: &GenArgs) -> Result<()> {
     Ok(())
 }
 
+/// `db` if it is a file, or an error saying what to pass instead.
+fn database_file(db: &Path) -> Result<&Path> {
+    if db.is_dir() {
+        bail!(
+            "{} is a directory: pass --db the database file that `prefetch sqlite gen` wrote",
+            db.display()
+        );
+    }
+    if !db.is_file() {
+        bail!(
+            "{} does not exist: create it with `prefetch sqlite gen --rows N --out {}`",
+            db.display(),
+            db.display()
+        );
+    }
+    Ok(db)
+}
+
+/// `ext` if it names an existing file with or without `.so` (as SQLite looks it up), or an error
+/// saying where the extension is.
+fn extension_file(ext: &Path) -> Result<&Path> {
+    let with_suffix = PathBuf::from(format!("{}.so", ext.display()));
+    if !ext.is_file() && !with_suffix.is_file() {
+        bail!(
+            "the SQLite extension {} does not exist: pass --ext target/release/libprefetch_sqlite.so \
+             (built by `make release`) or PREFIX/lib/libprefetch_sqlite.so (after `make install`)",
+            ext.display()
+        );
+    }
+    Ok(ext)
+}
+
 fn query(args: &QueryArgs) -> Result<()> {
-    let run = prefetch_sqlite::bench::run_query(&args.db, &args.sql, args.ext.as_deref())?;
+    let ext = args.ext.as_deref().map(extension_file).transpose()?;
+    let db = database_file(&args.db)?;
+    let run = prefetch_sqlite::bench::run_query(db, &args.sql, ext)
+        .with_context(|| format!("querying {}", db.display()))?;
     if args.json {
         println!("{}", serde_json::to_string(&run)?);
     } else {
@@ -90,10 +126,12 @@ fn query(args: &QueryArgs) -> Result<()> {
 
 /// `prefetch bench sqlite`.
 pub mod bench {
-    use anyhow::Result;
+    use anyhow::{Context, Result};
     use clap::Args;
-    use prefetch_sqlite::bench::{BenchOptions, Setting};
-    use std::path::PathBuf;
+    use prefetch_sqlite::bench::{BenchOptions, Setting, EXTENSION_FILE};
+    use std::path::{Path, PathBuf};
+
+    use super::{database_file, extension_file};
 
     /// Arguments of `prefetch bench sqlite`.
     #[derive(Args)]
@@ -108,7 +146,8 @@ pub mod bench {
         /// Runs per variant; the median is reported.
         #[arg(long, default_value_t = 3)]
         runs: usize,
-        /// The extension to load (default: libprefetch_sqlite.so next to this binary).
+        /// The extension to load (default: libprefetch_sqlite.so next to this binary, or in ../lib
+        /// beside its bin/ directory after `make install`).
         #[arg(long)]
         ext: Option<PathBuf>,
         /// SQL to run.
@@ -119,15 +158,28 @@ pub mod bench {
         json: bool,
     }
 
+    /// The extension of an installed `prefetch` (PREFIX/bin/prefetch and PREFIX/lib/), or the one
+    /// next to the binary in the build tree.
+    fn installed_extension(exe: &Path) -> Result<PathBuf> {
+        let bin = exe
+            .parent()
+            .context("this program's path has no directory")?;
+        let installed = bin.join("../lib").join(EXTENSION_FILE);
+        if installed.is_file() {
+            return Ok(installed);
+        }
+        prefetch_sqlite::bench::extension_next_to(exe)
+    }
+
     /// Runs `prefetch bench sqlite` and prints its table (or JSON).
     pub fn run(args: BenchArgs) -> Result<()> {
-        let exe = std::env::current_exe()?;
+        let exe = std::env::current_exe().context("finding this program's own path")?;
         let ext = match args.ext {
-            Some(ext) => ext,
-            None => prefetch_sqlite::bench::extension_next_to(&exe)?,
+            Some(ext) => extension_file(&ext)?.to_path_buf(),
+            None => installed_extension(&exe)?,
         };
         let opts = BenchOptions {
-            db: args.db,
+            db: database_file(&args.db)?.to_path_buf(),
             ext,
             sql: args.sql,
             runs: args.runs,

@@ -1,34 +1,33 @@
-//! Sweeps and the Cao et al. reproduction on real reference traces from `shared/traces`
-//! (skipped, with the reason printed, when that directory is absent).
+//! Sweeps and the Cao et al. reproduction on real reference traces from the repository's `traces/`
+//! (a test fails, naming the directory, when it is absent).
 
 use std::path::{Path, PathBuf};
 
 use sim::{find, Sweep, TraceFile};
 
-fn traces() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    println!("skipped: {} not found", dir.display());
-    None
+fn traces() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces");
+    assert!(
+        dir.is_dir(),
+        "the reference traces are missing: {} is not a directory",
+        dir.display()
+    );
+    dir
 }
 
 /// Two of the reference traces, linked into a scratch directory (never copied into the repo).
-fn scratch_with(names: &[&str]) -> Option<tempfile::TempDir> {
-    let source = traces()?;
+fn scratch_with(names: &[&str]) -> tempfile::TempDir {
+    let source = traces();
     let dir = tempfile::tempdir().unwrap();
     for name in names {
         std::os::unix::fs::symlink(source.join(name), dir.path().join(name)).unwrap();
     }
-    Some(dir)
+    dir
 }
 
 #[test]
 fn reproduction_writes_figures_and_keeps_the_papers_fetch_identities() {
-    let Some(input) = scratch_with(&["cs.trace.gz", "cpp.trace.gz"]) else {
-        return;
-    };
+    let input = scratch_with(&["cs.trace.gz", "cpp.trace.gz"]);
     let out = tempfile::tempdir().unwrap();
     let report = sim::repro::cao::run(input.path(), out.path()).unwrap();
     assert_eq!(report.groups.len(), 2, "two application cache sizes");
@@ -73,7 +72,7 @@ fn reproduction_writes_figures_and_keeps_the_papers_fetch_identities() {
 
 #[test]
 fn a_sweep_without_offline_policies_streams_and_is_not_normalised() {
-    let Some(dir) = traces() else { return };
+    let dir = traces();
     let sweep = Sweep {
         policies: vec![find("lru-demand").unwrap(), find("lru-obl").unwrap()],
         capacities: vec![100, 400],

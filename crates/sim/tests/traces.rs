@@ -1,5 +1,5 @@
 //! Trace readers on small samples, including malformed lines (the error names file and line),
-//! and on the reference traces of `shared/traces` when they are present.
+//! and on the reference traces of the repository's `traces/`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -320,11 +320,12 @@ fn a_missing_file_is_named_in_the_error() {
 /// whose README count includes the empty last line of the file (6,016 lines, 6,015 blocks).
 #[test]
 fn reference_traces_have_the_documented_sizes() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    if !dir.is_dir() {
-        println!("skipped: {} not found", dir.display());
-        return;
-    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces");
+    assert!(
+        dir.is_dir(),
+        "the reference traces are missing: {} is not a directory",
+        dir.display()
+    );
     for (name, references, distinct) in [
         ("cs", 6_781, 1_409),
         ("cpp", 9_047, 1_223),

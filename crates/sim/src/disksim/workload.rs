@@ -3,7 +3,7 @@
 //! A [`Layout`] gives every file a contiguous extent of disk blocks (the papers assume files are
 //! laid out sequentially: DULO's "a file is usually continuously allocated", libprefetch's
 //! "sequential layout"). A [`Workload`] is one list of [`Step`]s per concurrent stream.
-//! [`Workload::from_trace`] reads the reference traces of `shared/traces`, whose block ids are
+//! [`Workload::from_trace`] reads the reference traces of `traces/`, whose block ids are
 //! adjacent on disk when consecutive: one stream, one file spanning ids `0..=max`.
 //!
 //! Deviations: the reference traces carry no file names, so a trace is one file; a read-ahead

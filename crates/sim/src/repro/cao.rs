@@ -4,7 +4,7 @@
 //!
 //! The paper averages two sets: 13 Sprite client traces with a 7 MB cache, and 6 Ultrix
 //! application traces (cscope, glimpse, postgres-join, ...) with 6.4 MB (and 12 MB). Our
-//! traces are the LIRS set (`shared/traces`): `sprite` stands for the Sprite set, the others
+//! traces are the LIRS set (`traces/`): `sprite` stands for the Sprite set, the others
 //! (cs, cpp, gli, ps, multi1, multi2) for the application set. Cache sizes are scaled to each
 //! trace's footprint (its number of distinct blocks):
 //!

@@ -1,4 +1,4 @@
-//! The reference traces of `shared/traces` (the LIRS trace set): gzip text, one block number
+//! The reference traces of `traces/` (the LIRS trace set): gzip text, one block number
 //! per line, in reference order. A line holding only `*` is a checkpoint marker of the original
 //! tool and is skipped; blank lines and `#` comment lines are skipped too. No timing and no file names: the whole
 //! trace is one file, and consecutive numbers are adjacent blocks.

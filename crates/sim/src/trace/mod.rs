@@ -4,7 +4,7 @@
 //!
 //! | format | module | content |
 //! |---|---|---|
-//! | `blocks` | [`blocks`] | the reference traces of `shared/traces`: gzip text, one block number per line, `*` lines skipped |
+//! | `blocks` | [`blocks`] | the reference traces of `traces/`: gzip text, one block number per line, `*` lines skipped |
 //! | `csv` | [`csv`] | the project's CSV: `time_us,file,offset,length,op` |
 //! | `msr` | [`msr`] | MSR Cambridge: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime` |
 //! | `spc` | [`spc`] | UMass / SPC: `ASU,LBA,Size,Opcode,Timestamp` |
@@ -58,7 +58,7 @@ pub type References = Box<dyn Iterator<Item = Result<Reference, TraceError>>>;
 /// A trace file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
-    /// One block number per line (`shared/traces`).
+    /// One block number per line (`traces/`).
     Blocks,
     /// The project's CSV.
     Csv,

@@ -1,0 +1,110 @@
+//! What a user sees when a command fails: one line on stderr that names the file and says what to
+//! do, and no backtrace even with `RUST_BACKTRACE=1` set (the errors are the user's input, not bugs).
+//!
+//! Deviations: none (the paper has no command line).
+
+use std::process::Command;
+
+/// Runs `prefetch ARGS` with backtraces enabled and returns its stderr, asserting it failed.
+fn failing(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("run prefetch");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "prefetch {args:?} should fail: {out:?}"
+    );
+    String::from_utf8(out.stderr).expect("utf-8 stderr")
+}
+
+/// Asserts `stderr` is one line starting with `prefetch: ` and containing every one of `parts`.
+fn assert_one_line(stderr: &str, parts: &[&str]) {
+    assert_eq!(stderr.lines().count(), 1, "not one line:\n{stderr}");
+    assert!(stderr.starts_with("prefetch: "), "{stderr}");
+    for part in parts {
+        assert!(stderr.contains(part), "{part:?} missing from: {stderr}");
+    }
+}
+
+#[test]
+fn a_directory_given_as_the_database_says_to_pass_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_str().unwrap();
+    let stderr = failing(&["sqlite", "query", "--db", path]);
+    assert_one_line(&stderr, &[path, "is a directory", "prefetch sqlite gen"]);
+}
+
+#[test]
+fn a_missing_database_says_how_to_create_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("absent.db");
+    let path = path.to_str().unwrap();
+    let stderr = failing(&["sqlite", "query", "--db", path]);
+    assert_one_line(
+        &stderr,
+        &[path, "does not exist", "prefetch sqlite gen --rows N --out"],
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("text.db");
+    std::fs::write(
+        &path,
+        "not a database, just text of some length ".repeat(200),
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let stderr = failing(&["sqlite", "query", "--db", path]);
+    assert_one_line(&stderr, &[path, "not a database"]);
+}
+
+#[test]
+fn a_missing_extension_is_named_as_given_and_the_built_one_is_suggested() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    std::fs::write(&db, "").unwrap();
+    for ext in ["/nonexistent/nope.so", "/nonexistent/nope"] {
+        let stderr = failing(&[
+            "sqlite",
+            "query",
+            "--db",
+            db.to_str().unwrap(),
+            "--ext",
+            ext,
+        ]);
+        assert_one_line(
+            &stderr,
+            &[&format!("{ext} does not exist"), "libprefetch_sqlite.so"],
+        );
+        assert!(!stderr.contains(".so.so"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_missing_trace_directory_says_where_the_traces_live() {
+    let stderr = failing(&["repro", "cao", "--traces", "/nonexistent/traces"]);
+    assert_one_line(&stderr, &["/nonexistent/traces", "--traces DIR", "traces/"]);
+}
+
+#[test]
+fn a_missing_mount_point_says_to_create_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mountpoint = dir.path().join("mnt");
+    let mountpoint = mountpoint.to_str().unwrap();
+    let backing = dir.path().to_str().unwrap();
+    let args = [
+        "emulate",
+        "--model",
+        "st3500320as",
+        "--backing",
+        backing,
+        mountpoint,
+    ];
+    let stderr = failing(&args);
+    assert_one_line(&stderr, &[mountpoint, "does not exist", "mkdir -p"]);
+}
