@@ -1,12 +1,12 @@
-//! The libprefetch planner: one client's access list, current round and
-//! AIMD state, and the decisions taken on each read. Pure: the caller
+//! The libprefetch planner: one client's access list, its schedule of
+//! fetches and drops, the pages it keeps, and AIMD. Pure: the caller
 //! supplies residency answers and performs the advice calls it returns.
 //! The live library and the simulator both drive this type.
 //!
-//! Follows libprefetch (ATC 2009) sections 4.1-4.6. A round selects a
-//! window of unique pages up to the AIMD budget, evicts the stale pages of
-//! the previous round, and prefetches the new ones in C-LOOK order with
-//! infill. Each tracked read moves the position along the list:
+//! Follows libprefetch (ATC 2009) sections 4.1-4.6 for the list, the
+//! rounds and AIMD, and Cao, Felten, Karlin and Li (SIGMETRICS 1995)
+//! section 2.2 for what a round fetches and drops. Each tracked read moves
+//! the position along the list:
 //!
 //! ```text
 //!   read of page p     where p is on the list           verdict
@@ -22,43 +22,126 @@
 //! since the paper matches "a file offset" against the list (4.2) and
 //! Figure 7 lists one entry per multi-page tile.
 //!
-//! A new round is due when the window is used up, when a read diverges, or
-//! when a page of the window is found missing (premature eviction, which
-//! also halves the budget once per round). A round consumed with no
-//! premature eviction grows the budget (section 4.6).
+//! # Schedules
+//!
+//! The window (see [`crate::window`]) knows each listed page's next use.
+//! Every page the plan keeps counts against the budget (see
+//! [`crate::held`]): pages it prefetched, infill pages, and listed pages
+//! that were cached already. Three schedules decide a round's advice:
+//!
+//! - `window`, the paper's reorder buffer (section 4.5): a round takes the
+//!   first `budget` unique pages; the next round starts when they have all
+//!   been read. Kept so that the paper's results can be reproduced.
+//! - `aggressive` (Cao section 2.5): the window slides every `batch` reads;
+//!   the pages that entered it (needed soonest, rule 1) are fetched and the
+//!   pages that left it (needed after all of the window's, rule 2) make
+//!   room. Since every page entering is needed before every page leaving,
+//!   no fetch does harm (rule 3).
+//! - `conservative` (Cao section 2.4): Belady's MIN run ahead on the list
+//!   (see [`crate::min_ahead`]); each of its replacements is issued once
+//!   the victim's last use before the replacement has been read (rules 3
+//!   and 4). It fetches what MIN fetches: the fewest possible.
+//!
+//! The default is `conservative`: on the simulator's replay of a
+//! reuse-heavy random list it reads no more than MIN (the optimum) where
+//! `aggressive` reads more and `window` more still (figures in
+//! docs/repro.md, "Next-use planning"); it still issues every fetch as soon
+//! as doing so harms nothing.
+//!
+//! Infill fills a gap between two pages to fetch when it is at most the
+//! device's break-even gap ([`PlannerConfig::infill_bytes`]) and the
+//! budget has room for its pages; infill pages are the first dropped.
+//!
+//! A new round is due when a read diverges or misses, when the window is
+//! used up, and: (window) once the window has been read; (aggressive) every
+//! `batch` reads; (conservative) once `batch` replacements are issuable or
+//! the first one is needed within `batch` entries. A premature eviction
+//! is a page the plan keeps, seen in memory (read, or confirmed by the
+//! caller's probe), found missing when read: never a page that may simply
+//! not have arrived yet. It halves the budget once per round (window) or
+//! per epoch (a window's worth of reads, the others); a round or epoch
+//! without one grows it (section 4.6).
 //!
 //! A round's cost follows what changed, not the window's size: the window
-//! slides from the previous round's (see [`crate::window`]), and the pages
-//! that entered it are the ones to prefetch, the ones that left it the
-//! stale set. Only three cases walk the whole window: a list replaced by
-//! `PF_SET` / `PF_SET_FROM_MARK` (selected anew), a premature eviction (the
-//! whole window is advised again), and the reverse-access-order ranges,
-//! which are computed only when [`PlannerConfig::reverse_pass`] asks.
+//! slides from the previous round's, and MIN steps over each entry once.
+//! Only these walk the whole window: a list replaced by `PF_SET` /
+//! `PF_SET_FROM_MARK`, a premature eviction under `window` (the whole
+//! window is advised again), a conservative restart (the budget fell below
+//! what MIN keeps, or the position passed MIN), and the reverse pass
+//! ([`PlannerConfig::reverse_pass`]).
 //!
-//! Deviations: the previous round's pages that the new window does not
-//! need are dropped only if keeping them would exceed the budget (the paper
-//! always drops them; with a list that is a prefix of the real future,
-//! which section 4.2 allows, that threw away pages needed right after it),
-//! and pages of the previous window are not advised again unless an
-//! eviction was seen (WILLNEED of cached pages is cheap but not free: a
-//! scan with many short rounds advised its file 36 times over).
-//! The paper starts a round on any buffer-cache miss; here a
-//! round also starts as soon as the window is consumed, which saves the one
-//! blocking miss the paper pays at the start of every round. A read past
-//! the end of the window is a divergence only if its page is not the next
-//! entry.
+//! Deviations: the paper drops the previous round's pages that the new
+//! window does not need; here they are dropped only when their room is
+//! wanted (with a list that is a prefix of the real future, which section
+//! 4.2 allows, that threw away pages needed right after it), infill first.
+//! The paper starts a round on any buffer-cache miss; here a round also
+//! starts as soon as the window is consumed. A read past the end of the
+//! window is a divergence only if its page is not the next entry. Cao's
+//! rule 4 asks for a fetch at every opportunity; `batch` gathers fetches
+//! into fewer advice calls. Within a round, WILLNEED ranges go in C-LOOK
+//! order from the next page needed (section 3.3) rather than in order of
+//! use: they are issued together, and the device serves them best in
+//! position order.
 
 use crate::access_list::{AccessList, Entry, Mode, PageKey};
 use crate::aimd::Aimd;
-use crate::ranges::{clook_from, merge_with_infill, reverse_access_runs, split_long, PageRange};
+use crate::held::{Held, Role};
+use crate::min_ahead::MinAhead;
+use crate::ranges::{
+    clook_from, merge_with_infill, merge_within_room, reverse_access_runs, split_long, GapPage,
+    PageRange,
+};
 use crate::window::Window;
+
+/// When a round fetches and what it drops (see the module's header).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Schedule {
+    /// The paper's reorder buffer (ATC 2009, section 4.5): the first
+    /// `budget` unique pages, the next round once they have all been read.
+    Window,
+    /// Cao et al.'s aggressive (section 2.5): the window slides every
+    /// `batch` reads, dropping the pages that left it, fetching those that
+    /// entered.
+    Aggressive,
+    /// Cao et al.'s conservative (section 2.4): MIN's replacements, each at
+    /// its first harmless opportunity.
+    #[default]
+    Conservative,
+}
+
+impl Schedule {
+    /// Every schedule, in the order of [`Schedule::name`].
+    pub const ALL: [Schedule; 3] = [
+        Schedule::Window,
+        Schedule::Aggressive,
+        Schedule::Conservative,
+    ];
+
+    /// The schedule's name: `window`, `aggressive` or `conservative`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Window => "window",
+            Schedule::Aggressive => "aggressive",
+            Schedule::Conservative => "conservative",
+        }
+    }
+
+    /// The schedule called `name`, if any.
+    pub fn from_name(name: &str) -> Option<Schedule> {
+        Schedule::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
 
 /// Tunables of one planner. Sizes in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlannerConfig {
     /// Page size used to turn byte offsets into pages.
     pub page_size: u64,
-    /// Largest gap merged into a prefetch range (section 3.3); 0 disables infill.
+    /// Largest gap filled between two pages to fetch (section 3.3): the
+    /// device's break-even gap, per-request cost times transfer rate
+    /// ([`crate::competitive::break_even_gap_bytes`]); 0 disables infill.
+    /// Gap pages count against the budget and are filled only where it
+    /// has room.
     pub infill_bytes: u64,
     /// Longest single WILLNEED range; one fadvise call loads at most
     /// max(read_ahead_kb, max_sectors_kb), so longer ranges are split.
@@ -72,6 +155,12 @@ pub struct PlannerConfig {
     /// Compute the reverse-access-order ranges of each round
     /// ([`RoundPlan::reverse`]); they cost a walk of the whole window.
     pub reverse_pass: bool,
+    /// When rounds fetch and what they drop.
+    pub schedule: Schedule,
+    /// Aggressive and conservative: fetches gathered before a round issues
+    /// them (unless the first is needed within that many entries); 0 means
+    /// 1/64 of the budget.
+    pub batch_pages: u64,
 }
 
 impl Default for PlannerConfig {
@@ -84,6 +173,8 @@ impl Default for PlannerConfig {
             available_bytes: 1 << 30,
             floor_bytes: 1 << 20,
             reverse_pass: false,
+            schedule: Schedule::default(),
+            batch_pages: 0,
         }
     }
 }
@@ -124,6 +215,9 @@ pub struct RoundPlan {
     pub reverse: Vec<PageRange>,
     /// Unique pages in the window.
     pub window_pages: u64,
+    /// Pages the plan keeps after this round: listed, infill and not yet
+    /// dropped (never above the budget once the round's drops are issued).
+    pub held_pages: u64,
 }
 
 /// Counters the planner keeps about its own decisions.
@@ -133,12 +227,18 @@ pub struct PlannerStats {
     pub rounds: u64,
     /// Reads that were not in the window.
     pub divergences: u64,
-    /// Window pages found missing before their use.
+    /// Held pages seen in memory and later found missing before their use.
     pub premature_evictions: u64,
     /// Pages covered by WILLNEED ranges (infill included).
     pub pages_prefetched: u64,
     /// Pages covered by DONTNEED ranges.
     pub pages_dropped: u64,
+    /// Prefetched pages later read while the plan kept them.
+    pub prefetched_used: u64,
+    /// Prefetched pages dropped before any read.
+    pub prefetched_unused_dropped: u64,
+    /// Gap pages advised as infill.
+    pub infill_pages: u64,
 }
 
 /// One client's planning state.
@@ -151,8 +251,18 @@ pub struct Planner {
     /// window's entries no longer match it.
     list_replaced: bool,
     aimd: Aimd,
-    /// A premature eviction was seen in the current round.
+    /// A premature eviction was seen in the current round (window) or
+    /// epoch (aggressive, conservative).
     evicted_this_round: bool,
+    /// The pages the plan keeps.
+    held: Held,
+    /// MIN run ahead (conservative).
+    min: MinAhead,
+    /// Position at the last round (aggressive: the next is due a batch later).
+    last_round_at: u64,
+    /// Aggressive and conservative: AIMD grows once the position passes
+    /// this with no premature eviction (a window's worth of reads).
+    epoch_end: Option<u64>,
     /// The callback was last asked at this position and added nothing:
     /// do not ask again until the position moves.
     exhausted_at: Option<u64>,
@@ -168,6 +278,10 @@ impl Planner {
             list_replaced: false,
             aimd: Aimd::new(config.available_bytes, config.floor_bytes),
             evicted_this_round: false,
+            held: Held::default(),
+            min: MinAhead::default(),
+            last_round_at: 0,
+            epoch_end: None,
             exhausted_at: None,
             stats: PlannerStats::default(),
             config,
@@ -213,6 +327,9 @@ impl Planner {
     /// was in memory when the read arrived.
     pub fn on_read(&mut self, key: PageKey, resident: bool) -> (Verdict, ReadOutcome) {
         let verdict = self.locate(key);
+        if self.held.on_read(key, resident) {
+            self.note_premature_eviction();
+        }
         let mut outcome = ReadOutcome::default();
         match verdict {
             Verdict::Diverged => {
@@ -220,18 +337,10 @@ impl Planner {
                 outcome.call_back = true;
                 outcome.start_round = true;
             }
-            Verdict::Consumed | Verdict::Reread if !resident => {
-                if self.window.as_ref().is_some_and(|w| w.contains(key)) {
-                    self.note_premature_eviction();
-                }
-                outcome.start_round = true;
-            }
+            _ if !resident => outcome.start_round = true,
             _ => {}
         }
-        if self.window_consumed() {
-            self.finish_round();
-            outcome.start_round = true;
-        }
+        outcome.start_round |= self.round_due();
         if outcome.start_round && self.needs_more_list() {
             outcome.call_back = true;
         }
@@ -248,13 +357,66 @@ impl Planner {
             return ReadOutcome::default();
         }
         self.list.consume_through(position);
+        self.held.on_read(key, true);
         let mut outcome = ReadOutcome::default();
-        if self.window_consumed() {
-            self.finish_round();
+        if self.round_due() {
             outcome.start_round = true;
             outcome.call_back = self.needs_more_list();
         }
         outcome
+    }
+
+    /// The caller's probe saw `key` in memory: if the plan keeps it and it
+    /// is later read missing, that is a premature eviction.
+    pub fn confirm_cached(&mut self, key: PageKey) {
+        self.held.confirm(key);
+    }
+
+    /// True if a round should start after the read just accounted; ends a
+    /// consumed window's round (window) or an epoch (the others).
+    fn round_due(&mut self) -> bool {
+        if self.config.schedule == Schedule::Window {
+            if self.window_consumed() {
+                self.finish_round();
+                return true;
+            }
+            return false;
+        }
+        self.check_epoch();
+        let position = self.list.position();
+        let batch = self.batch_pages();
+        let due = match self.config.schedule {
+            Schedule::Aggressive => position >= self.last_round_at + batch,
+            _ => self.min.front().is_some_and(|first| {
+                first.issuable(position)
+                    && (first.at < position + batch
+                        || self.min.nth_issuable(batch as usize - 1, position))
+            }),
+        };
+        due || self.window_consumed()
+    }
+
+    /// Aggressive and conservative: AIMD grows after an epoch with no
+    /// premature eviction.
+    fn check_epoch(&mut self) {
+        if self
+            .epoch_end
+            .is_some_and(|end| self.list.position() >= end)
+        {
+            if !self.evicted_this_round {
+                self.aimd.increase();
+            }
+            self.evicted_this_round = false;
+            self.epoch_end = None;
+        }
+    }
+
+    /// Fetches a round gathers (aggressive, conservative).
+    fn batch_pages(&self) -> u64 {
+        match self.config.batch_pages {
+            0 => (self.budget_pages() / 64).max(1),
+            pages => pages,
+        }
     }
 
     /// Finds `key` on the list and moves the position past it.
@@ -269,13 +431,20 @@ impl Planner {
         };
         // A window ended by PF_SET keeps its pages (for the stale set) but
         // its sequence numbers now name the new list's entries.
-        let in_window = window
-            .find_from(key, position)
-            .filter(|&seq| seq < window.end);
+        // Conservative indexes the whole list: a read skips ahead at most a
+        // budget's worth of entries, as the others' windows allow.
+        let next_use_schedule = self.config.schedule != Schedule::Window;
+        let reach = match self.config.schedule {
+            Schedule::Conservative => window.end.min(position + self.budget_pages()),
+            _ => window.end,
+        };
+        let in_window = window.find_from(key, position).filter(|&seq| seq < reach);
         if let Some(seq) = in_window {
             self.list.consume_through(seq);
             Verdict::Consumed
-        } else if window.contains(key) {
+        } else if (next_use_schedule && self.held.contains(key))
+            || (window.contains(key) && self.config.schedule != Schedule::Conservative)
+        {
             Verdict::Reread
         } else {
             Verdict::Diverged
@@ -338,16 +507,150 @@ impl Planner {
         (self.aimd.current() / self.config.page_size).max(1)
     }
 
-    /// Starts a round: slides the window to the position, and returns the
-    /// stale pages to evict and the ranges to prefetch. Costs O(entries
-    /// entering or leaving the window) when the window overlaps the previous
-    /// one on an unreplaced list; O(window) after a premature eviction, when
-    /// the reverse pass is on, or when the window is selected from scratch.
+    /// Starts a round: returns the pages to drop and the ranges to
+    /// prefetch. Costs O(entries entering or leaving the window) when the
+    /// window overlaps the previous one on an unreplaced list (plus, for
+    /// conservative, MIN's steps over the new entries); O(window) after a
+    /// premature eviction (window), when the reverse pass is on, when the
+    /// window is selected from scratch, or when MIN starts over.
     pub fn plan_round(&mut self) -> RoundPlan {
         let budget = self.budget_pages();
+        let (wanted, drops) = match self.config.schedule {
+            Schedule::Conservative => self.conservative_round(budget),
+            _ => self.window_round(budget),
+        };
+        let mut plan = self.advice(wanted, drops, budget);
+        let window = self.window.get_or_insert_with(Window::default);
+        if self.config.reverse_pass {
+            plan.reverse = reverse_access_runs(window.access_order());
+        }
+        plan.window_pages = window.page_count() as u64;
+        plan.held_pages = self.held.len() as u64;
+        self.stats.rounds += 1;
+        self.stats.pages_prefetched += plan.fetch.iter().map(|r| r.len).sum::<u64>();
+        self.stats.pages_dropped += plan.evict.iter().map(|r| r.len).sum::<u64>();
+        self.last_round_at = self.list.position();
+        if self.config.schedule == Schedule::Window {
+            self.evicted_this_round = false;
+        } else if self.epoch_end.is_none() {
+            self.epoch_end = Some(window.end.max(self.last_round_at + 1));
+        }
+        plan
+    }
+
+    /// Window and aggressive: slides the window; the pages that entered
+    /// are fetched, those that left are kept until their room is wanted.
+    /// Returns the pages to fetch and to drop.
+    fn window_round(&mut self, budget: u64) -> (Vec<PageKey>, Vec<PageKey>) {
         let window = self.window.get_or_insert_with(Window::default);
         let slide = window.slide(&self.list, budget, self.list_replaced);
         self.list_replaced = false;
+        let mut wanted: Vec<PageKey> = slide
+            .entered
+            .into_iter()
+            .filter(|&key| self.held.fetch(key, Role::Listed))
+            .collect();
+        for key in slide.left {
+            self.held.set_role(key, Role::Stale);
+        }
+        // Pages of the previous window were advised already; they need it
+        // again only if some were found evicted.
+        if self.evicted_this_round && self.config.schedule == Schedule::Window {
+            wanted = window.pages();
+        }
+        let mut drops = Vec::new();
+        while self.held.len() as u64 > budget {
+            match self.held.drop_first_unneeded() {
+                Some(key) => drops.push(key),
+                None => break,
+            }
+        }
+        (wanted, drops)
+    }
+
+    /// Conservative: MIN runs ahead over the list (the window indexes all of
+    /// it) and its replacements are issued as soon as they do no harm. Returns the
+    /// pages to fetch and to drop.
+    fn conservative_round(&mut self, budget: u64) -> (Vec<PageKey>, Vec<PageKey>) {
+        let capacity = usize::try_from(budget).unwrap_or(usize::MAX);
+        let position = self.list.position();
+        let window = self.window.get_or_insert_with(Window::default);
+        window.slide(&self.list, u64::MAX, self.list_replaced);
+        let mut drops = Vec::new();
+        let restart = self.list_replaced
+            || self.min.cursor() < position
+            || window.end < self.min.indexed_to()
+            || self.min.cache_len() > capacity;
+        self.list_replaced = false;
+        if restart {
+            let held: Vec<(PageKey, bool)> = self
+                .held
+                .keys()
+                .map(|key| (key, self.held.role(key) == Some(Role::Infill)))
+                .collect();
+            for key in self.min.reset(position, held.into_iter(), window, capacity) {
+                self.held.drop_page(key);
+                drops.push(key);
+            }
+        }
+        self.min.extend(&self.list, window);
+        self.min.run(&self.list, window, capacity);
+        let mut wanted = Vec::new();
+        while let Some(replacement) = self.min.take_issuable(position) {
+            if let Some(victim) = replacement.victim {
+                if self.held.drop_page(victim) {
+                    drops.push(victim);
+                }
+            }
+            if self.held.fetch(replacement.page, Role::Listed) {
+                wanted.push(replacement.page);
+            }
+        }
+        // A page dropped and fetched again in one batch stays; one fetched
+        // and dropped again is not read at all.
+        drops.retain(|&key| !self.held.contains(key));
+        wanted.retain(|&key| self.held.contains(key));
+        (wanted, drops)
+    }
+
+    /// Turns a round's pages into advice: the fetches merged with infill
+    /// where the budget has room, in C-LOOK order from the next page the
+    /// application needs, split at the advice limit; the drops as ranges.
+    fn advice(
+        &mut self,
+        mut wanted: Vec<PageKey>,
+        mut drops: Vec<PageKey>,
+        budget: u64,
+    ) -> RoundPlan {
+        wanted.sort_unstable();
+        wanted.dedup();
+        drops.sort_unstable();
+        let conservative = self.config.schedule == Schedule::Conservative;
+        let used = if conservative {
+            self.held.len().max(self.min.cache_len())
+        } else {
+            self.held.len()
+        };
+        let room = budget.saturating_sub(used as u64);
+        let infill_pages = self.config.infill_bytes / self.config.page_size;
+        let (held, min) = (&self.held, &self.min);
+        let (ranges, infill) = merge_within_room(&wanted, infill_pages, room, |key| {
+            if held.contains(key) {
+                GapPage::Held
+            } else if conservative && min.caches(key) {
+                GapPage::Forbidden
+            } else {
+                GapPage::Free
+            }
+        });
+        for &key in &infill {
+            self.held.fetch(key, Role::Infill);
+            if conservative {
+                if let Some(window) = &self.window {
+                    self.min.insert_infill(key, window);
+                }
+            }
+        }
         let head = self
             .list
             .get(self.list.position())
@@ -356,41 +659,12 @@ impl Planner {
                 fd: i32::MIN,
                 page: 0,
             });
-        let infill_pages = self.config.infill_bytes / self.config.page_size;
         let max_pages = self.config.max_advice_bytes / self.config.page_size;
-        // Pages of the previous window were advised already; they need it
-        // again only if some were found evicted.
-        let wanted = if self.evicted_this_round {
-            window.pages()
-        } else {
-            slide.entered
-        };
-        let fetch = split_long(
-            clook_from(merge_with_infill(&wanted, infill_pages), head),
-            max_pages,
-        );
-        let stale = slide.left;
-        let evict = if (window.page_count() + stale.len()) as u64 > budget {
-            merge_with_infill(&stale, 0)
-        } else {
-            Vec::new()
-        };
-        let reverse = if self.config.reverse_pass {
-            reverse_access_runs(window.access_order())
-        } else {
-            Vec::new()
-        };
-        let plan = RoundPlan {
-            reverse,
-            window_pages: window.page_count() as u64,
-            evict,
-            fetch,
-        };
-        self.stats.rounds += 1;
-        self.stats.pages_prefetched += plan.fetch.iter().map(|r| r.len).sum::<u64>();
-        self.stats.pages_dropped += plan.evict.iter().map(|r| r.len).sum::<u64>();
-        self.evicted_this_round = false;
-        plan
+        RoundPlan {
+            evict: merge_with_infill(&drops, 0),
+            fetch: split_long(clook_from(ranges, head), max_pages),
+            ..RoundPlan::default()
+        }
     }
 
     /// The last marked entry the application has passed.
@@ -415,7 +689,23 @@ impl Planner {
 
     /// The planner's counters.
     pub fn stats(&self) -> PlannerStats {
-        self.stats
+        let held = self.held.stats();
+        PlannerStats {
+            prefetched_used: held.prefetched_used,
+            prefetched_unused_dropped: held.prefetched_unused_dropped,
+            infill_pages: held.infill_pages,
+            ..self.stats
+        }
+    }
+
+    /// Pages the plan keeps now (listed, infill, not yet dropped).
+    pub fn held_pages(&self) -> u64 {
+        self.held.len() as u64
+    }
+
+    /// True if the plan keeps `key`.
+    pub fn holds(&self, key: PageKey) -> bool {
+        self.held.contains(key)
     }
 
     /// The current window, if a round is in progress.

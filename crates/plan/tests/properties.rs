@@ -2,7 +2,7 @@
 //! sections 3.3, 3.5, 4.5, 4.6) on random access lists. The window itself
 //! is checked against a selection from scratch in `window.rs`.
 
-use plan::{Entry, Mode, PageKey, PageRange, Planner, PlannerConfig, Verdict};
+use plan::{Entry, Mode, PageKey, PageRange, Planner, PlannerConfig, Schedule, Verdict};
 use proptest::prelude::*;
 
 const PAGE: u64 = 4096;
@@ -17,6 +17,8 @@ fn config(infill_pages: u64, budget_pages: u64, advice_pages: u64) -> PlannerCon
         available_bytes: budget_pages * PAGE * 10 / 9 + 1,
         floor_bytes: PAGE,
         reverse_pass: false,
+        schedule: Schedule::Window,
+        batch_pages: 0,
     }
 }
 
@@ -117,27 +119,29 @@ proptest! {
     fn evictions_are_stale_pages_and_only_when_over_budget(list in access_list(), budget in 1u64..50) {
         let mut planner = Planner::new(config(0, budget, 1 << 20));
         planner.request(&entries(&list), Mode::SET | Mode::DONE);
-        let mut previous: Vec<PageKey> = Vec::new();
+        let mut held: Vec<PageKey> = Vec::new();
         for &(fd, page) in &list {
             if planner.window().is_none() || planner.on_read(PageKey { fd, page }, true).1.start_round {
                 let plan = planner.plan_round();
                 let current = planner.window().unwrap().pages();
-                let stale: Vec<PageKey> = previous.iter().copied().filter(|k| !current.contains(k)).collect();
-                let over_budget = (current.len() + stale.len()) as u64 > planner.budget_pages();
+                let stale: Vec<PageKey> = held.iter().copied().filter(|k| !current.contains(k)).collect();
+                let excess = (current.len() + stale.len()).saturating_sub(planner.budget_pages() as usize);
                 let dropped: u64 = plan.evict.iter().map(|r| r.len).sum();
-                prop_assert_eq!(dropped, if over_budget { stale.len() as u64 } else { 0 });
+                prop_assert_eq!(dropped, excess as u64);
                 for range in &plan.evict {
                     for page in range.start..range.end() {
                         let key = PageKey { fd: range.fd, page };
                         prop_assert!(stale.contains(&key));
                     }
                 }
-                // Only pages new to the window are advised (no eviction was reported).
+                // Only pages not held already are advised (no eviction was reported).
                 for range in &plan.fetch {
                     let first = PageKey { fd: range.fd, page: range.start };
-                    prop_assert!(!previous.contains(&first));
+                    prop_assert!(!held.contains(&first));
                 }
-                previous = current;
+                prop_assert!(plan.held_pages <= planner.budget_pages());
+                held.retain(|k| planner.holds(*k));
+                held.extend(current.iter().filter(|k| !held.contains(k)).copied().collect::<Vec<_>>());
             }
         }
     }
@@ -152,10 +156,24 @@ fn premature_eviction_halves_the_budget_once_per_round() {
     );
     planner.plan_round();
     let before = planner.budget_bytes();
-    planner.on_read(PageKey { fd: 1, page: 1 }, false);
-    planner.on_read(PageKey { fd: 1, page: 2 }, false);
+    for page in [1, 2] {
+        planner.confirm_cached(PageKey { fd: 1, page });
+        planner.on_read(PageKey { fd: 1, page }, false);
+    }
     assert_eq!(planner.budget_bytes(), before / 2);
     assert_eq!(planner.stats().premature_evictions, 2);
+}
+
+#[test]
+fn a_page_not_yet_brought_in_is_not_a_premature_eviction() {
+    let mut planner = Planner::new(config(0, 100, 1024));
+    planner.request(&entries(&[(1, 1), (1, 2)]), Mode::SET | Mode::DONE);
+    planner.plan_round();
+    let before = planner.budget_bytes();
+    let (_, outcome) = planner.on_read(PageKey { fd: 1, page: 1 }, false);
+    assert!(outcome.start_round, "a miss still starts a round");
+    assert_eq!(planner.budget_bytes(), before);
+    assert_eq!(planner.stats().premature_evictions, 0);
 }
 
 #[test]
@@ -166,6 +184,7 @@ fn a_consumed_round_without_eviction_grows_the_budget() {
         Mode::SET | Mode::DONE,
     );
     planner.plan_round();
+    planner.confirm_cached(PageKey { fd: 1, page: 1 });
     planner.on_read(PageKey { fd: 1, page: 1 }, false);
     let halved = planner.budget_bytes();
     planner.plan_round();
