@@ -204,6 +204,7 @@ impl Client {
             available_bytes: available,
             floor_bytes: (1 << 20).min(available),
             reverse_pass: config.reverse_pass,
+            ..PlannerConfig::default()
         });
         let inner = Arc::new(ClientInner {
             id: crate::registry::next_id(),
