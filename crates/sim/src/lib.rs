@@ -33,6 +33,7 @@ pub mod engine;
 mod error;
 pub mod future;
 pub mod metrics;
+pub mod planner_replay;
 pub mod policy;
 pub mod report;
 pub mod repro;
