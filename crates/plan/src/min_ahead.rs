@@ -22,9 +22,10 @@
 //! indexes the whole list: MIN's choice among pages next used far ahead is
 //! what keeps it optimal on lists with reuse at long distance (a window of
 //! twice the budget read 1.37x MIN's pages on a random list, where MIN
-//! sees most next uses beyond it as ties). MIN runs to the end of the list,
-//! or, given a shorter window, until only `capacity` distinct pages are
-//! left ahead of it. A page with no use ahead is next used "never" (after
+//! sees most next uses beyond it as ties). MIN runs ahead of the position
+//! by a bound the caller sets (how far ahead replacements are known, which
+//! sets how early they can be issued, not which they are), or, given a
+//! shorter window, until only `capacity` distinct pages are left ahead. A page with no use ahead is next used "never" (after
 //! everything); among those, infill pages go first, then the least
 //! recently used.
 //!
@@ -169,12 +170,14 @@ impl MinAhead {
         }
     }
 
-    /// Steps MIN over the list while more than `capacity` distinct pages
-    /// are left ahead of it in the window (or to the window's end when the
-    /// window reaches the list's end).
-    pub fn run(&mut self, list: &AccessList, window: &Window, capacity: usize) {
+    /// Steps MIN over the list up to entry `until` while more than
+    /// `capacity` distinct pages are left ahead of it in the window (or to
+    /// the window's end when the window reaches the list's end).
+    pub fn run(&mut self, list: &AccessList, window: &Window, capacity: usize, until: u64) {
         let whole_list = window.end >= list.end_seq();
-        while self.cursor < self.indexed_to && (whole_list || self.ahead > capacity as u64) {
+        while self.cursor < self.indexed_to.min(until)
+            && (whole_list || self.ahead > capacity as u64)
+        {
             let seq = self.cursor;
             self.cursor += 1;
             let Some(key) = list.get(seq).map(|e| e.key) else {
