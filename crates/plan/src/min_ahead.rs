@@ -29,6 +29,21 @@
 //! everything); among those, infill pages go first, then the least
 //! recently used.
 //!
+//! A replacement waits for its victim, and on a list with reuse that is
+//! larger than memory the victim is most often a page read a moment ago:
+//! issued alone, conservative's fetches would come just before their use,
+//! one or two at a time, with no queue depth for the device. So the
+//! planner runs MIN with a cache smaller than its budget and keeps the
+//! difference as a reserve: the pages of the next replacements are fetched
+//! ahead into it, and each victim is dropped (freeing its room) once its
+//! last use has passed.
+//!
+//! ```text
+//!   pending   [x1 v1][x2 v2][x3 v3] | [x4 v4][x5 v5] ...
+//!             fetched ahead (reserve) | not yet fetched
+//!   issued    front first, once its victim's last use is behind the position
+//! ```
+//!
 //! Cost: each list entry is stepped over once (a hash lookup, a binary
 //! search among the page's entries, a heap push); a reset (list replaced,
 //! budget lowered below what MIN holds) starts over from the held pages.
@@ -93,7 +108,10 @@ pub struct MinAhead {
     /// to discard. Stale entries (the page left, or its next use changed)
     /// are skipped.
     furthest: BinaryHeap<HeapKey>,
+    /// Replacements not yet issued, in MIN's order.
     pending: VecDeque<Replacement>,
+    /// The first this many of `pending` had their page fetched ahead.
+    ahead_fetched: usize,
 }
 
 impl MinAhead {
@@ -113,6 +131,7 @@ impl MinAhead {
         self.cache.clear();
         self.furthest.clear();
         self.pending.clear();
+        self.ahead_fetched = 0;
         for (key, infill) in held {
             let next_use = window.find_from(key, position).unwrap_or(NEVER);
             self.insert(key, next_use, None, infill);
@@ -251,19 +270,42 @@ impl MinAhead {
         self.pending.front()
     }
 
-    /// True if the `n`-th replacement of the queue (0 the front), or the
-    /// last one if fewer are queued, is issuable now.
+    /// True if the `n`-th replacement not yet issued (0 the front), or the
+    /// last one if fewer are waiting, is issuable now.
     pub fn nth_issuable(&self, n: usize, position: u64) -> bool {
         let last = n.min(self.pending.len().saturating_sub(1));
         self.pending.get(last).is_some_and(|r| r.issuable(position))
     }
 
-    /// Removes and returns the front replacement if it is issuable now.
-    pub fn take_issuable(&mut self, position: u64) -> Option<Replacement> {
-        if self.pending.front()?.issuable(position) {
-            self.pending.pop_front()
-        } else {
-            None
+    /// Replacements whose page was fetched ahead (their victim still to
+    /// be dropped): the pages they take from the reserve.
+    pub fn fetched_ahead(&self) -> usize {
+        self.ahead_fetched
+    }
+
+    /// Removes the front replacement if it is issuable now; says whether
+    /// its page was already fetched ahead.
+    pub fn take_issuable(&mut self, position: u64) -> Option<(Replacement, bool)> {
+        if !self.pending.front()?.issuable(position) {
+            return None;
         }
+        let replacement = self.pending.pop_front()?;
+        let was_ahead = self.ahead_fetched > 0;
+        self.ahead_fetched = self.ahead_fetched.saturating_sub(1);
+        Some((replacement, was_ahead))
+    }
+
+    /// The pages of the next replacements not yet fetched, up to `room`
+    /// of them, to fetch ahead of their victims' last uses (into the
+    /// reserve); they are marked as fetched.
+    pub fn fetch_ahead(&mut self, room: usize) -> Vec<PageKey> {
+        let end = (self.ahead_fetched + room).min(self.pending.len());
+        let pages = self
+            .pending
+            .range(self.ahead_fetched..end)
+            .map(|r| r.page)
+            .collect();
+        self.ahead_fetched = end;
+        pages
     }
 }

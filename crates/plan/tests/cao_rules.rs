@@ -3,7 +3,7 @@
 //! ATC 2009, section 4.5).
 //!
 //! Worked example: a budget of 2 pages, one fetch per round (batch 1), no
-//! infill, and the list
+//! infill, no reserve (Cao's conservative exactly), and the list
 //!
 //! ```text
 //!   seq    0  1  2  3  4  5
@@ -63,20 +63,27 @@ fn advice(after: Option<usize>, plan: &RoundPlan) -> Advice {
     (after, pages(&plan.evict), pages(&plan.fetch))
 }
 
-/// Reads the list in order, every page resident, running each round the
-/// planner asks for; returns the rounds' advice.
-fn replay(schedule: Schedule) -> Vec<Advice> {
+/// Reads `pages` in order, every page resident, with a budget of
+/// `budget` pages, running each round the planner asks for; returns the
+/// rounds' advice.
+fn replay_with(
+    schedule: Schedule,
+    pages: &[u64],
+    budget: u64,
+    reserve: Option<u64>,
+) -> Vec<Advice> {
     let mut planner = Planner::new(PlannerConfig {
         page_size: PAGE,
         infill_bytes: 0,
-        // AIMD starts at 90% of this: exactly 2 pages.
-        available_bytes: 2 * PAGE * 10 / 9 + 1,
+        // AIMD starts at 90% of this: exactly `budget` pages.
+        available_bytes: budget * PAGE * 10 / 9 + 1,
         floor_bytes: PAGE,
         schedule,
         batch_pages: 1,
+        reserve_pages: reserve,
         ..PlannerConfig::default()
     });
-    let list: Vec<Entry> = LIST
+    let list: Vec<Entry> = pages
         .iter()
         .map(|&page| Entry {
             key: PageKey { fd: 1, page },
@@ -93,9 +100,38 @@ fn replay(schedule: Schedule) -> Vec<Advice> {
                 rounds.push(advice(Some(seq), &plan));
             }
         }
-        assert!(planner.held_pages() <= 2, "budget exceeded after seq {seq}");
+        assert!(
+            planner.held_pages() <= budget,
+            "budget exceeded after seq {seq}"
+        );
     }
     rounds
+}
+
+/// The worked example: `LIST` with a budget of 2 pages.
+fn replay(schedule: Schedule) -> Vec<Advice> {
+    replay_with(schedule, &LIST, 2, Some(0))
+}
+
+/// With a budget of 8 pages and a reserve of 1, MIN plans with 7: pages
+/// 1-7 fill it, and 8 (seq 7) replaces the page next used furthest, 2
+/// (never again, and the least recently used of those), last used at
+/// seq 1. PF_DONE's round fetches 1-7 and, into the reserve, 8, ahead of
+/// 2's last use; 2 is dropped once it has been read.
+#[test]
+fn the_reserve_fetches_ahead_and_drops_the_victim_after_its_last_use() {
+    assert_eq!(
+        replay_with(
+            Schedule::Conservative,
+            &[1, 2, 3, 4, 5, 6, 7, 8, 1],
+            8,
+            Some(1)
+        ),
+        vec![
+            (None, vec![], vec![1, 2, 3, 4, 5, 6, 7, 8]),
+            (Some(1), vec![2], vec![]),
+        ]
+    );
 }
 
 #[test]

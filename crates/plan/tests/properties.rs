@@ -18,7 +18,7 @@ fn config(infill_pages: u64, budget_pages: u64, advice_pages: u64) -> PlannerCon
         floor_bytes: PAGE,
         reverse_pass: false,
         schedule: Schedule::Window,
-        batch_pages: 0,
+        ..PlannerConfig::default()
     }
 }
 

@@ -11,12 +11,19 @@
 //!   rows a page) in random order of the indexed column, the index's leaf
 //!   pages (130 entries each) after the table, 124 MiB of memory.
 //!
+//! A second table times the same lists in the disk-timed simulator
+//! (`sim::disksim`: the `planner` prefetcher, an LRU cache of the memory's
+//! size, one FIFO queue) on a disk model, to see what the schedules' round
+//! sizes cost in seeks.
+//!
 //! Run: `cargo run --release -p sim --example nextuse_fetches`
 
 use plan::{PageKey, PlannerConfig, Schedule};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
+use sim::disksim::engine::{simulate, RunSpec};
+use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
 use sim::planner_replay::replay;
 use sim::{policy, run_future, Future, RunSetup};
 
@@ -63,6 +70,60 @@ fn optimum(list: &[PageKey], memory_pages: usize) -> u64 {
     .fetches()
 }
 
+/// Elapsed time, blocks fetched and requests of `list` with the prefetcher
+/// `planner` on `disk`, in the disk-timed simulator.
+/// The planners compared: a label, the configuration, the simulator's spec.
+fn planners() -> Vec<(&'static str, PlannerConfig, String)> {
+    let mut planners: Vec<(&'static str, PlannerConfig, String)> = Schedule::ALL
+        .into_iter()
+        .map(|schedule| {
+            let config = PlannerConfig {
+                schedule,
+                ..PlannerConfig::default()
+            };
+            (
+                schedule.name(),
+                config,
+                format!("planner:schedule={}", schedule.name()),
+            )
+        })
+        .collect();
+    let cao = PlannerConfig {
+        schedule: Schedule::Conservative,
+        reserve_pages: Some(0),
+        ..PlannerConfig::default()
+    };
+    planners.push((
+        "conservative, no reserve",
+        cao,
+        "planner:schedule=conservative,reserve=0".into(),
+    ));
+    planners
+}
+
+fn timed(list: &[PageKey], memory_pages: usize, planner: &str, disk: &str) -> String {
+    let file_pages = list.iter().map(|k| k.page + 1).max().unwrap_or(1);
+    let workload = Workload {
+        layout: Layout::contiguous(&[file_pages], 0, PAGE),
+        streams: vec![list.iter().map(|k| Step::at(0, k.page)).collect()],
+    };
+    let spec = RunSpec {
+        replacement: PolicySpec::named("lru"),
+        prefetcher: PolicySpec::parse(planner).expect("a valid planner spec"),
+        scheduler: "fifo".into(),
+        disk: disk.into(),
+        config: EngineConfig::with_cache(memory_pages),
+    };
+    let m = simulate(&workload, &spec).expect("the disk simulator runs");
+    format!(
+        "{:.1} s | {} | {} | {:.1}",
+        m.elapsed.as_secs_f64(),
+        m.blocks_fetched,
+        m.requests,
+        m.avg_seek_bytes() / 1024.0
+    )
+}
+
 fn main() {
     let mut rng = StdRng::seed_from_u64(13);
     let scenarios = [
@@ -73,31 +134,26 @@ fn main() {
             (124 << 20) / PAGE as usize,
         ),
     ];
-    println!("| list | entries | memory pages | schedule | pages read | x optimum | demand misses | cache evictions | rounds | max held / budget | harmful rounds |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| list | entries | memory pages | schedule | pages read | x optimum | demand misses | cache evictions | rounds | max held / budget | harmful rounds | read within 32 entries |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, list, memory) in &scenarios {
         let best = optimum(list, *memory);
         println!(
-            "| {name} | {} | {memory} | opt-demand | {best} | 1.00 | | | | | |",
+            "| {name} | {} | {memory} | opt-demand | {best} | 1.00 | | | | | | |",
             list.len()
         );
         let budget = *memory * 9 / 10;
         let at_budget = optimum(list, budget);
         println!(
-            "| {name} | {} | {budget} | opt-demand (90%) | {at_budget} | {:.2} | | | | | |",
+            "| {name} | {} | {budget} | opt-demand (90%) | {at_budget} | {:.2} | | | | | | |",
             list.len(),
             at_budget as f64 / best as f64
         );
-        for schedule in Schedule::ALL {
-            let config = PlannerConfig {
-                schedule,
-                ..PlannerConfig::default()
-            };
+        for (label, config, _) in planners() {
             let c = replay(config, list, *memory);
             println!(
-                "| {name} | {} | {memory} | {} | {} | {:.2} | {} | {} | {} | {} / {} | {} |",
+                "| {name} | {} | {memory} | {label} | {} | {:.2} | {} | {} | {} | {} / {} | {} | {} |",
                 list.len(),
-                schedule.name(),
                 c.fetches,
                 c.fetches as f64 / best as f64,
                 c.demand_misses,
@@ -105,8 +161,22 @@ fn main() {
                 c.rounds,
                 c.max_held,
                 c.budget_at_max,
-                c.harmful_rounds
+                c.harmful_rounds,
+                c.short_lead
             );
+        }
+    }
+    println!();
+    println!("| list | disk | schedule | elapsed | blocks fetched | requests | avg seek (KiB) |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, list, memory) in &scenarios {
+        for disk in ["nvme", "ibm-36z15"] {
+            for (label, _, spec) in planners() {
+                println!(
+                    "| {name} | {disk} | {label} | {} |",
+                    timed(list, *memory, &spec, disk)
+                );
+            }
         }
     }
 }

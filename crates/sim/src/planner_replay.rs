@@ -41,7 +41,14 @@ pub struct ReplayCounts {
     pub budget_at_max: u64,
     /// Rounds whose drops did harm (rule 3).
     pub harmful_rounds: u64,
+    /// Prefetched pages read within 32 entries of the round that fetched
+    /// them: with a device serving 32 requests at once, these are the
+    /// reads that may still wait.
+    pub short_lead: u64,
 }
+
+/// Entries of the list under which a prefetch counts as short-lead.
+const SHORT_LEAD: u64 = 32;
 
 /// A page cache of fixed size with least-recently-used eviction.
 struct PageCache {
@@ -133,7 +140,7 @@ pub fn replay(config: PlannerConfig, list: &[PageKey], memory_pages: usize) -> R
     }
     let mut cache = PageCache::new(memory_pages);
     let mut counts = ReplayCounts::default();
-    round(&mut planner, &mut cache, &upcoming, &mut counts);
+    round(&mut planner, &mut cache, &upcoming, 0, &mut counts);
     for (seq, &key) in list.iter().enumerate() {
         let resident = cache.contains(key);
         if cache.touch(key, &mut counts.cache_evictions) {
@@ -150,17 +157,25 @@ pub fn replay(config: PlannerConfig, list: &[PageKey], memory_pages: usize) -> R
             planner.callback_returned(end);
         }
         if outcome.start_round {
-            round(&mut planner, &mut cache, &upcoming, &mut counts);
+            round(
+                &mut planner,
+                &mut cache,
+                &upcoming,
+                seq as u64 + 1,
+                &mut counts,
+            );
         }
     }
     counts
 }
 
-/// Plans a round and applies it: drops first, then fetches.
+/// Plans a round at list position `position` and applies it: drops
+/// first, then fetches.
 fn round(
     planner: &mut Planner,
     cache: &mut PageCache,
     upcoming: &HashMap<PageKey, u64>,
+    position: u64,
     counts: &mut ReplayCounts,
 ) {
     let plan = planner.plan_round();
@@ -191,6 +206,9 @@ fn round(
         if !cache.contains(key) {
             cache.touch(key, &mut counts.cache_evictions);
             counts.fetches += 1;
+            if next_use(key) < position + SHORT_LEAD {
+                counts.short_lead += 1;
+            }
         }
     }
 }

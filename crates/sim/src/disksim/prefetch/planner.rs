@@ -87,10 +87,11 @@ impl Prefetcher for LivePlanner {
 /// Registry constructor: options `buffer` (bytes: the AIMD cap, 90% of the memory the planner is
 /// told about; default 90% of the cache, as the live library takes 90% of available memory),
 /// `infill` (bytes, default 32K as in the live library), `schedule` (`window`, `aggressive` or
-/// `conservative`; default the live library's) and `batch` (pages a round gathers; default 1/64
-/// of the budget).
+/// `conservative`; default the live library's), `batch` (reads between rounds; default 1/64 of
+/// the budget) and `reserve` (conservative: pages fetched ahead of MIN's replacements; default
+/// 1/8 of the budget).
 pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
-    spec.only(&["buffer", "infill", "schedule", "batch"])?;
+    spec.only(&["buffer", "infill", "schedule", "batch", "reserve"])?;
     let schedule_name = spec.text("schedule", Schedule::default().name());
     let schedule = Schedule::from_name(&schedule_name).ok_or_else(|| SpecError::BadOption {
         spec: spec.to_string(),
@@ -108,6 +109,10 @@ pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetc
         floor_bytes: page,
         schedule,
         batch_pages: spec.count("batch", 0)?,
+        reserve_pages: match spec.text("reserve", "").as_str() {
+            "" => None,
+            _ => Some(spec.count("reserve", 0)?),
+        },
         ..PlannerConfig::default()
     };
     Ok(Box::new(LivePlanner::new(config, &setup.workload.streams)))
