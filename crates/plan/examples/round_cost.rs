@@ -30,15 +30,15 @@
 //!
 //! ```text
 //!   schedule      budget  scenario                       first round   later round (median)
-//!   window        all     position +1000                 338 ms        0.066 ms
-//!   window        all     position +1000, append +1000   343 ms        0.233 ms
-//!   window        all     reverse pass on                291 ms        41.8 ms
-//!   conservative  all     position +1000                 1285 ms       0.071 ms
-//!   conservative  all     position +1000, append +1000   1013 ms       0.590 ms
-//!   window        1/8     position +1000                 4.6 ms        0.312 ms
-//!   aggressive    1/8     position +1000                 5.0 ms        0.326 ms
-//!   conservative  1/8     position +1000                 484 ms        0.687 ms
-//!   conservative  1/8     position +1000, append +1000   432 ms        0.874 ms
+//!   window        all     position +1000                 295 ms        0.069 ms
+//!   window        all     position +1000, append +1000   277 ms        0.193 ms
+//!   window        all     reverse pass on                254 ms        31.6 ms
+//!   conservative  all     position +1000                 915 ms        0.061 ms
+//!   conservative  all     position +1000, append +1000   930 ms        0.982 ms
+//!   window        1/8     position +1000                 5.0 ms        0.327 ms
+//!   aggressive    1/8     position +1000                 4.7 ms        0.302 ms
+//!   conservative  1/8     position +1000                 494 ms        0.743 ms
+//!   conservative  1/8     position +1000, append +1000   470 ms        0.918 ms
 //! ```
 //!
 //! Conservative's first round indexes the whole list (MIN needs each
