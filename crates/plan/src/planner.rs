@@ -579,7 +579,14 @@ impl Planner {
         if self.config.schedule == Schedule::Window {
             self.evicted_this_round = false;
         } else if self.epoch_end.is_none() {
-            self.epoch_end = Some(window.end.max(self.last_round_at + 1));
+            // A window's worth of reads; conservative's window is the whole
+            // list, so a budget's worth of entries there.
+            let entries = window.end - window.start;
+            let reads = match self.config.schedule {
+                Schedule::Conservative => entries.min(self.budget_pages()),
+                _ => entries,
+            };
+            self.epoch_end = Some(self.last_round_at + reads.max(1));
         }
         plan
     }

@@ -286,3 +286,28 @@ fn a_replaced_list_is_not_matched_against_the_old_windows_positions() {
     assert_eq!(planner.on_read(key(10), true).0, Verdict::Consumed);
     assert_eq!(planner.on_read(key(11), true).0, Verdict::Consumed);
 }
+
+/// Conservative indexes the whole list, but its epoch is a budget's worth
+/// of reads: a budget of 4 pages halved by a premature eviction grows back
+/// once 4 more entries are read without one, long before the list's end.
+#[test]
+fn conservative_grows_the_budget_after_a_budgets_worth_of_reads() {
+    let mut planner = Planner::new(PlannerConfig {
+        schedule: Schedule::Conservative,
+        ..config(0, 4, 1024)
+    });
+    let list: Vec<(i32, u64)> = (0..40).map(|page| (1, page)).collect();
+    planner.request(&entries(&list), Mode::SET | Mode::DONE);
+    planner.plan_round();
+    let full = planner.budget_bytes();
+    let key = |page| PageKey { fd: 1, page };
+    planner.confirm_cached(key(0));
+    planner.on_read(key(0), false);
+    assert_eq!(planner.budget_bytes(), full / 2);
+    for page in 1..12 {
+        if planner.on_read(key(page), true).1.start_round {
+            planner.plan_round();
+        }
+    }
+    assert!(planner.budget_bytes() > full / 2);
+}
