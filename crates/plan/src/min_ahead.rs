@@ -25,7 +25,8 @@
 //! sees most next uses beyond it as ties). MIN runs ahead of the position
 //! by a bound the caller sets (how far ahead replacements are known, which
 //! sets how early they can be issued, not which they are), or, given a
-//! shorter window, until only `capacity` distinct pages are left ahead. A page with no use ahead is next used "never" (after
+//! shorter window, until only its capacity in distinct pages is left
+//! ahead. A page with no use ahead is next used "never" (after
 //! everything); among those, infill pages go first, then the least
 //! recently used.
 //!
@@ -104,6 +105,8 @@ pub struct MinAhead {
     /// Distinct pages with a use in `[cursor, indexed_to)`.
     ahead: u64,
     cache: FxHashMap<PageKey, Cached>,
+    /// Pages MIN's cache holds at most.
+    capacity: usize,
     /// (next use, infill, least recently used, page): the top is the page
     /// to discard. Stale entries (the page left, or its next use changed)
     /// are skipped.
@@ -125,6 +128,7 @@ impl MinAhead {
         window: &Window,
         capacity: usize,
     ) -> Vec<PageKey> {
+        self.capacity = capacity;
         self.cursor = position;
         self.indexed_to = position;
         self.ahead = 0;
@@ -189,13 +193,24 @@ impl MinAhead {
         }
     }
 
-    /// Steps MIN over the list up to entry `until` while more than
-    /// `capacity` distinct pages are left ahead of it in the window (or to
+    /// MIN's capacity in pages.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Raises MIN's capacity from its cursor on (lowering it takes a
+    /// reset, which discards pages).
+    pub fn grow_to(&mut self, capacity: usize) {
+        self.capacity = self.capacity.max(capacity);
+    }
+
+    /// Steps MIN over the list up to entry `until` while more than its
+    /// capacity in distinct pages is left ahead of it in the window (or to
     /// the window's end when the window reaches the list's end).
-    pub fn run(&mut self, list: &AccessList, window: &Window, capacity: usize, until: u64) {
+    pub fn run(&mut self, list: &AccessList, window: &Window, until: u64) {
         let whole_list = window.end >= list.end_seq();
         while self.cursor < self.indexed_to.min(until)
-            && (whole_list || self.ahead > capacity as u64)
+            && (whole_list || self.ahead > self.capacity as u64)
         {
             let seq = self.cursor;
             self.cursor += 1;
@@ -206,17 +221,17 @@ impl MinAhead {
             if next_use == NEVER {
                 self.ahead = self.ahead.saturating_sub(1);
             }
-            self.step(key, seq, next_use, capacity);
+            self.step(key, seq, next_use);
         }
     }
 
     /// MIN at entry `seq` reading `key`, next used at `next_use`.
-    fn step(&mut self, key: PageKey, seq: u64, next_use: u64, capacity: usize) {
+    fn step(&mut self, key: PageKey, seq: u64, next_use: u64) {
         if self.cache.contains_key(&key) {
             self.insert(key, next_use, Some(seq), false);
             return;
         }
-        let victim = if self.cache.len() >= capacity {
+        let victim = if self.cache.len() >= self.capacity {
             self.pop_furthest()
         } else {
             None

@@ -55,7 +55,7 @@
 //!   list                       pages read (x Belady's optimum)      time, simulated NVMe
 //!                              window  aggressive  conservative     window  conservative
 //!   random, 400k of 512 MiB    1.44    1.52        1.06             1.7 s   1.4 s
-//!   SQLite-like index scan     1.80    2.15        1.21             1.9 s   1.6 s
+//!   SQLite-like index scan     1.80    2.15        1.19             1.9 s   1.6 s
 //! ```
 //!
 //! It reads the fewest pages and, with the reserve, keeps the device
@@ -625,16 +625,19 @@ impl Planner {
     /// it) and its replacements are issued as soon as they do no harm. Returns the
     /// pages to fetch and to drop.
     fn conservative_round(&mut self, budget: u64) -> (Vec<PageKey>, Vec<PageKey>) {
-        let min_pages = budget.saturating_sub(self.reserve_pages()).max(1);
-        let capacity = usize::try_from(min_pages).unwrap_or(usize::MAX);
+        let to_usize = |pages: u64| usize::try_from(pages).unwrap_or(usize::MAX);
+        let budget_pages = to_usize(budget);
+        let capacity = to_usize(budget.saturating_sub(self.reserve_pages()).max(1));
         let position = self.list.position();
         let window = self.window.get_or_insert_with(Window::default);
         window.slide(&self.list, u64::MAX, self.list_replaced);
         let mut drops = Vec::new();
+        // A lower budget is absorbed by the reserve while MIN's pages and
+        // those fetched ahead still fit; otherwise MIN starts over.
         let restart = self.list_replaced
             || self.min.cursor() < position
             || window.end < self.min.indexed_to()
-            || self.min.cache_len() > capacity;
+            || self.min.capacity() + self.min.fetched_ahead() > budget_pages;
         self.list_replaced = false;
         if restart {
             let held: Vec<(PageKey, bool)> = self
@@ -646,10 +649,12 @@ impl Planner {
                 self.held.drop_page(key);
                 drops.push(key);
             }
+        } else {
+            self.min.grow_to(capacity);
         }
         self.min.extend(&self.list, window);
         let until = position.saturating_add(budget.saturating_mul(MIN_RUN_AHEAD_BUDGETS));
-        self.min.run(&self.list, window, capacity, until);
+        self.min.run(&self.list, window, until);
         let mut wanted = Vec::new();
         while let Some((replacement, fetched_ahead)) = self.min.take_issuable(position) {
             if let Some(victim) = replacement.victim {
@@ -661,8 +666,12 @@ impl Planner {
                 wanted.push(replacement.page);
             }
         }
-        let reserve = usize::try_from(self.reserve_pages()).unwrap_or(usize::MAX);
-        let room = reserve.saturating_sub(self.min.fetched_ahead());
+        // The reserve's room, and never beyond the budget (infill pages may
+        // sit in MIN's cache beyond its capacity until MIN discards them).
+        let reserve = budget_pages.saturating_sub(self.min.capacity());
+        let room = reserve
+            .saturating_sub(self.min.fetched_ahead())
+            .min(budget_pages.saturating_sub(self.held.len()));
         for page in self.min.fetch_ahead(room) {
             if self.held.fetch(page, Role::Listed) {
                 wanted.push(page);

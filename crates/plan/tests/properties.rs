@@ -311,3 +311,33 @@ fn conservative_grows_the_budget_after_a_budgets_worth_of_reads() {
     }
     assert!(planner.budget_bytes() > full / 2);
 }
+
+proptest! {
+    /// Whatever the schedule, a round leaves the plan within the budget in
+    /// force, while the memory available rises and falls between rounds.
+    #[test]
+    fn rounds_stay_within_a_changing_budget(
+        list in access_list(),
+        budgets in proptest::collection::vec(1u64..60, 1..40),
+        infill in 0u64..4,
+        schedule in proptest::sample::select(Schedule::ALL.to_vec()),
+    ) {
+        let mut planner = Planner::new(PlannerConfig {
+            schedule,
+            ..config(infill, budgets[0], 1 << 20)
+        });
+        planner.request(&entries(&list), Mode::SET | Mode::DONE);
+        let plan = planner.plan_round();
+        prop_assert!(plan.held_pages <= planner.budget_pages());
+        for (i, &(fd, page)) in list.iter().enumerate() {
+            planner.set_available(budgets[i % budgets.len()] * PAGE * 10 / 9 + 1);
+            if planner.on_read(PageKey { fd, page }, true).1.start_round {
+                let plan = planner.plan_round();
+                prop_assert!(
+                    plan.held_pages <= planner.budget_pages(),
+                    "{} held, budget {}", plan.held_pages, planner.budget_pages()
+                );
+            }
+        }
+    }
+}
