@@ -2,19 +2,21 @@
 //!
 //! Everything the planner keeps counts against its budget: pages it
 //! prefetched, infill pages read only to join two requests, and pages of the
-//! list that were already cached when it decided to keep them (libprefetch,
-//! ATC 2009, section 4.6, counts "the pages in the reorder buffer"; Cao et
-//! al. 1995, section 2.1, count every block in the cache). Each page carries
-//! its role, which decides the order of drops (infill first, then pages the
-//! plan no longer needs, section 2.2 rule 2 where their next use is
-//! unknown) and the counters of [`HeldStats`].
+//! list that were already cached when it decided to keep them. Libprefetch
+//! (ATC 2009, sections 4.5-4.6) sizes only the window's unique pages by the
+//! budget; Cao et al. (SIGMETRICS 1995, section 2.1) count every block in
+//! the cache of k blocks, as here. Each page carries its role, which decides
+//! the order of drops (infill first, then pages the plan no longer needs,
+//! whose next use is beyond the window: section 2.2 rule 2) and the
+//! counters of [`HeldStats`].
 //!
 //! A page is *confirmed* once the plan has seen it in memory (a read found
 //! it resident, or the caller's probe saw it): only a confirmed page found
 //! missing is a premature eviction. A page advised but not yet read in may
 //! simply still be on its way.
 //!
-//! Deviations: none.
+//! Deviations: among pages the plan no longer needs, the oldest goes first
+//! (their next uses are not known, so rule 2 cannot rank them).
 
 use std::collections::VecDeque;
 

@@ -87,9 +87,9 @@
 //! issuable or the first is needed within `batch` entries.
 //! A premature eviction is a page the plan keeps, seen in memory (read, or
 //! confirmed by the caller's probe), found missing when read: never a page
-//! that may simply not have arrived yet. It halves the budget once per round (window) or
-//! per epoch (a window's worth of reads, the others); a round or epoch
-//! without one grows it (section 4.6).
+//! that may simply not have arrived yet. It halves the budget once per
+//! round (window) or per epoch (a window's worth of reads, the others); a
+//! round or epoch without one grows it (section 4.6).
 //!
 //! A round's cost follows what changed, not the window's size: the window
 //! slides from the previous round's, and MIN steps over each entry once.
@@ -109,10 +109,14 @@
 //! rule 4 asks for a fetch at every opportunity; `batch` gathers fetches
 //! into fewer advice calls. Conservative's reserve breaks rule 3 on
 //! purpose: a page fetched ahead into it is held while MIN drops pages
-//! needed before it; the price is MIN's fetches for 7/8 of the budget. Within a round, WILLNEED ranges go in C-LOOK
-//! order from the next page needed (section 3.3) rather than in order of
-//! use: they are issued together, and the device serves them best in
-//! position order.
+//! needed before it; the price is MIN's fetches for 7/8 of the budget.
+//! Within a round, WILLNEED ranges go in C-LOOK order from the next page
+//! needed (section 3.3) rather than in order of use: they are issued
+//! together, and the device serves them best in position order.
+//! Conservative's window is the whole list, so a read skips ahead to a
+//! later entry only within a budget's worth of entries; under aggressive
+//! and conservative a read of a page the plan keeps is a reread, not a
+//! divergence.
 
 use crate::access_list::{AccessList, Entry, Mode, PageKey};
 use crate::aimd::Aimd;
@@ -227,7 +231,8 @@ impl Default for PlannerConfig {
 pub enum Verdict {
     /// The read is on the list at or after the position; the position moved past it.
     Consumed,
-    /// The page was already read earlier in this window.
+    /// The page was already read earlier in this window (or, under
+    /// aggressive and conservative, the plan keeps it).
     Reread,
     /// The page is not in the current window: the application changed its plan.
     Diverged,
@@ -245,12 +250,13 @@ pub struct ReadOutcome {
 /// The advice of one round, in the order it should be issued.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RoundPlan {
-    /// Pages of the previous round no longer wanted, when keeping them would
-    /// exceed the budget: DONTNEED them, in one batch.
+    /// Pages the plan stops keeping (infill, pages no longer needed, or the
+    /// victims of the round's replacements): DONTNEED them, in one batch,
+    /// before the fetches.
     pub evict: Vec<PageRange>,
     /// WILLNEED ranges in C-LOOK order, with infill, split at the advice
-    /// limit: the window's pages not advised by the previous round (all of
-    /// them after a premature eviction).
+    /// limit: the pages the plan now keeps and did not before (under
+    /// `window`, the whole window again after a premature eviction).
     pub fetch: Vec<PageRange>,
     /// WILLNEED again in reverse access order, so that under memory pressure
     /// the pages needed last are evicted first (section 4.5); empty unless
