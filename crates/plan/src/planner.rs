@@ -67,12 +67,14 @@
 //!
 //! The default is nonetheless `window`, by the live measurement: the
 //! random list above through the library on this project's test machine
-//! (virtio disk, 64 MiB memory cgroup) took 7.5 s with `window` and 11.1 s
-//! with `conservative`, both reading about 1.45 GiB. The kernel's LRU
-//! evicted the pages MIN keeps longest (read once, long ago: the oldest
-//! pages of the cgroup), 79 premature evictions halved the budget to
-//! 7 MB, and with it went MIN's advantage; the window keeps only pages
-//! needed soon, which the kernel's LRU keeps too. Conservative should
+//! (virtio disk, 64 MiB memory cgroup) took 7.5-10.0 s with `window` and
+//! 11.1-15.4 s with `conservative`, both reading about 1.4-1.5 GiB, what
+//! stock reads (the planner before budgeted infill read 4.4-5.0 GiB, in
+//! 14.5-16.9 s; stock took 24.6-34.2 s). The kernel's LRU evicted the
+//! pages MIN keeps longest (read once, long ago: the oldest pages of the
+//! cgroup), 79-89 premature evictions halved the budget to 6-12 MB, and
+//! with it went MIN's advantage; the window keeps only pages needed soon,
+//! which the kernel's LRU keeps too. Conservative should
 //! become the default once the library keeps the kernel from evicting the
 //! pages the plan holds (or measures the budget so that it does not).
 //!
