@@ -24,8 +24,9 @@
 //!   position +1000, reverse pass on  (always)   273-295    (always)    22.7-24.0 ms
 //! ```
 //!
-//! The schedules side by side (one run, this machine shared with other
-//! builds, so the absolute times are noisy; "1/8": a budget of an eighth of
+//! The schedules side by side (two runs for conservative, one for the
+//! others, this machine shared with other builds, so the absolute times
+//! are noisy; "1/8": a budget of an eighth of
 //! the list's pages, so that rounds drop and fetch):
 //!
 //! ```text
@@ -33,15 +34,15 @@
 //!   window        all     position +1000                 295 ms        0.069 ms
 //!   window        all     position +1000, append +1000   277 ms        0.193 ms
 //!   window        all     reverse pass on                254 ms        31.6 ms
-//!   conservative  all     position +1000                 915 ms        0.061 ms
-//!   conservative  all     position +1000, append +1000   930 ms        0.982 ms
+//!   conservative  all     position +1000                 915-1451 ms   0.061-0.073 ms
+//!   conservative  all     position +1000, append +1000   930-1566 ms   0.532-0.982 ms
 //!   window        1/8     position +1000                 5.0 ms        0.327 ms
 //!   aggressive    1/8     position +1000                 4.7 ms        0.302 ms
-//!   conservative  1/8     position +1000                 494 ms        0.743 ms
-//!   conservative  1/8     position +1000, append +1000   470 ms        0.918 ms
+//!   conservative  1/8     position +1000                 278-494 ms    0.743-0.803 ms
+//!   conservative  1/8     position +1000, append +1000   267-470 ms    0.918-1.015 ms
 //! ```
 //!
-//! Conservative's first round indexes the whole list (MIN needs each
+//! Conservative's first round indexes eight budgets of the list (MIN needs each
 //! page's next use however far) and runs MIN two budgets ahead; its later
 //! rounds cost what the reads changed, as the window's do.
 

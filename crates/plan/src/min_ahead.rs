@@ -19,10 +19,10 @@
 //! ```
 //!
 //! Next uses come from the planner's window, which for this schedule
-//! indexes the whole list: MIN's choice among pages next used far ahead is
-//! what keeps it optimal on lists with reuse at long distance (a window of
-//! twice the budget read 1.37x MIN's pages on a random list, where MIN
-//! sees most next uses beyond it as ties). MIN runs ahead of the position
+//! reaches eight budgets of distinct pages ahead: MIN's choice among pages
+//! next used far ahead is what keeps it optimal on lists with reuse at long
+//! distance (with a window of twice the budget, a random list read 1.41x
+//! the optimum's pages: MIN saw most next uses beyond it as ties). MIN runs ahead of the position
 //! by a bound the caller sets (how far ahead replacements are known, which
 //! sets how early they can be issued, not which they are), or, given a
 //! shorter window, until only its capacity in distinct pages is left
@@ -48,12 +48,12 @@
 //! Cost: each list entry is stepped over once (a hash lookup, a binary
 //! search among the page's entries, a heap push); a reset (list replaced,
 //! budget lowered below what MIN holds) starts over from the held pages.
-//! Memory: the index and the queue grow with the list (bounded by its
-//! capacity).
+//! Memory: the window's index grows with the budget (eight budgets of
+//! distinct pages and their entries), the queue with MIN's run ahead.
 //!
-//! Deviations: MIN sees the list, which may be a prefix of the real future
-//! (libprefetch section 4.2); a page used only after the list's end is
-//! next used "never".
+//! Deviations: MIN sees only the window, and the list may be a prefix of
+//! the real future (libprefetch section 4.2); a page used only beyond them
+//! is next used "never".
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};

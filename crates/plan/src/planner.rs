@@ -115,8 +115,8 @@
 //! Within a round, WILLNEED ranges go in C-LOOK order from the next page
 //! needed (section 3.3) rather than in order of use: they are issued
 //! together, and the device serves them best in position order.
-//! Conservative's window is the whole list, so a read skips ahead to a
-//! later entry only within a budget's worth of entries; under aggressive
+//! Conservative's window reaches eight budgets ahead, so a read skips
+//! ahead to a later entry only within a budget's worth of entries; under aggressive
 //! and conservative a read of a page the plan keeps is a reread, not a
 //! divergence.
 
@@ -136,6 +136,13 @@ use crate::window::Window;
 /// far behind its own use, and costs the first round a walk of the list
 /// (1.5-2.3 s for 1.6 M entries, against 0.4 s to index them).
 const MIN_RUN_AHEAD_BUDGETS: u64 = 2;
+
+/// Conservative: the window indexes the list ahead up to this many budgets
+/// of distinct pages, for MIN's next uses. Pages read 1.41x / 1.64x of
+/// Belady's optimum with 2 budgets, 1.15x / 1.19x with 4, 1.06x / 1.19x
+/// with 8 as with the whole list (the random and SQLite-like lists of
+/// docs/repro.md); the index costs memory in proportion.
+const LOOKAHEAD_BUDGETS: u64 = 8;
 
 /// When a round fetches and what it drops (see the module's header).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -311,6 +318,9 @@ pub struct Planner {
     min: MinAhead,
     /// Position at the last round (aggressive: the next is due a batch later).
     last_round_at: u64,
+    /// Conservative: distinct pages the window indexes ahead (the largest
+    /// lookahead asked for so far).
+    lookahead_pages: u64,
     /// Aggressive and conservative: AIMD grows once the position passes
     /// this with no premature eviction (a window's worth of reads).
     epoch_end: Option<u64>,
@@ -332,6 +342,7 @@ impl Planner {
             held: Held::default(),
             min: MinAhead::default(),
             last_round_at: 0,
+            lookahead_pages: 0,
             epoch_end: None,
             exhausted_at: None,
             stats: PlannerStats::default(),
@@ -495,8 +506,8 @@ impl Planner {
         };
         // A window ended by PF_SET keeps its pages (for the stale set) but
         // its sequence numbers now name the new list's entries.
-        // Conservative indexes the whole list: a read skips ahead at most a
-        // budget's worth of entries, as the others' windows allow.
+        // Conservative's window reaches eight budgets: a read skips ahead at
+        // most a budget's worth of entries, as the others' windows allow.
         let next_use_schedule = self.config.schedule != Schedule::Window;
         let reach = match self.config.schedule {
             Schedule::Conservative => window.end.min(position + self.budget_pages()),
@@ -597,8 +608,8 @@ impl Planner {
         if self.config.schedule == Schedule::Window {
             self.evicted_this_round = false;
         } else if self.epoch_end.is_none() {
-            // A window's worth of reads; conservative's window is the whole
-            // list, so a budget's worth of entries there.
+            // A window's worth of reads; conservative's window reaches eight
+            // budgets ahead, so a budget's worth of entries there.
             let entries = window.end - window.start;
             let reads = match self.config.schedule {
                 Schedule::Conservative => entries.min(self.budget_pages()),
@@ -639,16 +650,20 @@ impl Planner {
         (wanted, drops)
     }
 
-    /// Conservative: MIN runs ahead over the list (the window indexes all of
-    /// it) and its replacements are issued as soon as they do no harm. Returns the
+    /// Conservative: MIN runs ahead over the list (the window indexes eight
+    /// budgets of it) and its replacements are issued as they do no harm. Returns the
     /// pages to fetch and to drop.
     fn conservative_round(&mut self, budget: u64) -> (Vec<PageKey>, Vec<PageKey>) {
         let to_usize = |pages: u64| usize::try_from(pages).unwrap_or(usize::MAX);
         let budget_pages = to_usize(budget);
         let capacity = to_usize(budget.saturating_sub(self.reserve_pages()).max(1));
         let position = self.list.position();
+        // The lookahead only grows: a shrinking window would take entries
+        // MIN has seen from under it.
+        let lookahead = budget.saturating_mul(LOOKAHEAD_BUDGETS);
+        self.lookahead_pages = self.lookahead_pages.max(lookahead);
         let window = self.window.get_or_insert_with(Window::default);
-        window.slide(&self.list, u64::MAX, self.list_replaced);
+        window.slide(&self.list, self.lookahead_pages, self.list_replaced);
         let mut drops = Vec::new();
         // A lower budget is absorbed by the reserve while MIN's pages and
         // those fetched ahead still fit; otherwise MIN starts over.
