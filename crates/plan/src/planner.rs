@@ -68,15 +68,19 @@
 //! The default is nonetheless `window`, by the live measurement: the
 //! random list above through the library on this project's test machine
 //! (virtio disk, 64 MiB memory cgroup) took 7.5-10.0 s with `window` and
-//! 11.1-15.4 s with `conservative`, both reading about 1.4-1.5 GiB, what
+//! 11.1-15.4 s with `conservative` (when its window indexed the whole
+//! list), both reading about 1.4-1.5 GiB, what
 //! stock reads (the planner before budgeted infill read 4.4-5.0 GiB, in
 //! 14.5-16.9 s; stock took 24.6-34.2 s). The kernel's LRU evicted the
 //! pages MIN keeps longest (read once, long ago: the oldest pages of the
 //! cgroup), 79-89 premature evictions halved the budget to 6-12 MB, and
 //! with it went MIN's advantage; the window keeps only pages needed soon,
-//! which the kernel's LRU keeps too. Conservative should
-//! become the default once the library keeps the kernel from evicting the
-//! pages the plan holds (or measures the budget so that it does not).
+//! which the kernel's LRU keeps too. With the index bounded to eight
+//! budgets, conservative read 1.27 GiB (10% less than stock and the
+//! window) but took 12.9-15.6 s, stalling on 1,300-1,900 reads whose page
+//! had not arrived (the window: 4-6). Conservative should become the
+//! default once its lead suffices on the device (a larger reserve) and the
+//! kernel no longer evicts the pages the plan holds.
 //!
 //! Infill fills a gap between two pages to fetch when it is at most the
 //! device's break-even gap ([`PlannerConfig::infill_bytes`]) and the
