@@ -67,7 +67,7 @@
 //!
 //! The default is nonetheless `window`, by the live measurement: the
 //! random list above through the library on this project's test machine
-//! (virtio disk, 64 MiB memory cgroup) took 7.5-10.0 s with `window` and
+//! (virtio disk, 64 MiB memory cgroup) took 5.9-10.0 s with `window` and
 //! 11.1-15.4 s with `conservative` (when its window indexed the whole
 //! list), both reading about 1.4-1.5 GiB, what
 //! stock reads (the planner before budgeted infill read 4.4-5.0 GiB, in
@@ -78,9 +78,10 @@
 //! which the kernel's LRU keeps too. With the index bounded to eight
 //! budgets, conservative read 1.27 GiB (10% less than stock and the
 //! window) but took 12.9-15.6 s, stalling on 1,300-1,900 reads whose page
-//! had not arrived (the window: 4-6). Conservative should become the
-//! default once its lead suffices on the device (a larger reserve) and the
-//! kernel no longer evicts the pages the plan holds.
+//! had not arrived (the window: 4-9); with a reserve of 1/4 of the budget
+//! it took 6.3-9.7 s (the window 5.9 s in that session), still reading
+//! 1.28 GiB. Conservative should become the default once its reserve is
+//! sized from the device and it is measured on more than one list.
 //!
 //! Infill fills a gap between two pages to fetch when it is at most the
 //! device's break-even gap ([`PlannerConfig::infill_bytes`]) and the
