@@ -237,6 +237,7 @@ impl Client {
             floor_bytes: (1 << 20).min(available),
             start_bytes: config.start_window_bytes,
             reverse_pass: config.reverse_pass,
+            ..PlannerConfig::default()
         });
         let inner = Arc::new(ClientInner {
             id: crate::registry::next_id(),

@@ -1,8 +1,9 @@
-//! CPU cost of one prefetching round (`Planner::plan_round`) with a window
-//! as large as the SQLite extension's index scan of a 1 GiB table: 1.6 M
-//! list entries over ~262 K distinct 4 KiB pages in random order, repeats
-//! included, and an AIMD budget covering the whole list (libprefetch, ATC
-//! 2009, section 4.5: each round selects the window and advises its pages).
+//! CPU cost of one prefetching round (`Planner::plan_round`) with a list as
+//! large as the SQLite extension's index scan of a 1 GiB table: 1.6 M list
+//! entries over ~262 K distinct 4 KiB pages in random order, repeats
+//! included, with an AIMD budget covering the whole list or an eighth of it
+//! (libprefetch, ATC 2009, section 4.5; Cao et al. 1995, section 2.2, for
+//! the aggressive and conservative schedules).
 //!
 //! Between two timed rounds the application reads the next 1000 entries of
 //! the list (and, in the second scenario, appends 1000 more), which is what
@@ -11,9 +12,9 @@
 //!
 //! Run: `cargo run --release -p plan --example round_cost`
 //!
-//! Latest results (this machine, pure CPU, 2 shared cores; median of 21
-//! rounds, three runs each, the planner before the sliding window at commit
-//! 3acb835, which always computed the reverse ranges, against after it):
+//! The window's results before and after it slid (median of 21 rounds,
+//! three runs each; before = commit 3acb835, which always computed the
+//! reverse ranges):
 //!
 //! ```text
 //!   scenario                         first round (full)    later round (median)
@@ -22,10 +23,32 @@
 //!   position +1000, append +1000     399-406    244-334    405-419 ms  0.200-0.203 ms
 //!   position +1000, reverse pass on  (always)   273-295    (always)    22.7-24.0 ms
 //! ```
+//!
+//! The schedules side by side (two runs for conservative, one for the
+//! others, this machine shared with other builds, so the absolute times
+//! are noisy; "1/8": a budget of an eighth of
+//! the list's pages, so that rounds drop and fetch):
+//!
+//! ```text
+//!   schedule      budget  scenario                       first round   later round (median)
+//!   window        all     position +1000                 295 ms        0.069 ms
+//!   window        all     position +1000, append +1000   277 ms        0.193 ms
+//!   window        all     reverse pass on                254 ms        31.6 ms
+//!   conservative  all     position +1000                 915-1451 ms   0.061-0.073 ms
+//!   conservative  all     position +1000, append +1000   930-1566 ms   0.532-0.982 ms
+//!   window        1/8     position +1000                 5.0 ms        0.327 ms
+//!   aggressive    1/8     position +1000                 4.7 ms        0.302 ms
+//!   conservative  1/8     position +1000                 278-494 ms    0.743-0.803 ms
+//!   conservative  1/8     position +1000, append +1000   267-470 ms    0.918-1.015 ms
+//! ```
+//!
+//! Conservative's first round indexes eight budgets of the list (MIN needs each
+//! page's next use however far) and runs MIN two budgets ahead; its later
+//! rounds cost what the reads changed, as the window's do.
 
 use std::time::{Duration, Instant};
 
-use plan::{Entry, Mode, PageKey, Planner, PlannerConfig};
+use plan::{Entry, Mode, PageKey, Planner, PlannerConfig, Schedule};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -46,12 +69,26 @@ fn random_entries(rng: &mut StdRng, count: usize) -> Vec<Entry> {
         .collect()
 }
 
-fn planner_covering_everything(reverse_pass: bool) -> Planner {
+/// How one scenario configures its planner.
+#[derive(Clone, Copy)]
+struct Setup {
+    schedule: Schedule,
+    reverse_pass: bool,
+    /// Memory the planner is told about; AIMD's budget is 90% of it.
+    available_bytes: u64,
+}
+
+/// Far more than the list's pages.
+const EVERYTHING: u64 = 64 << 30;
+/// 32 768 pages (a budget of 29 491): an eighth of the list's pages.
+const AN_EIGHTH: u64 = PAGES / 8 * 4096;
+
+fn planner(setup: Setup) -> Planner {
     Planner::new(PlannerConfig {
         capacity: 4 * ENTRIES,
-        reverse_pass,
-        // AIMD starts at 90% of this: far more than the list's pages.
-        available_bytes: 64 << 30,
+        reverse_pass: setup.reverse_pass,
+        available_bytes: setup.available_bytes,
+        schedule: setup.schedule,
         ..PlannerConfig::default()
     })
 }
@@ -70,13 +107,12 @@ fn median(mut times: Vec<Duration>) -> Duration {
 }
 
 /// Times the first round and then `ROUNDS` rounds, each after `STEP` reads
-/// (and `STEP` appended entries if `append`), with the reverse-order ranges
-/// computed if `reverse_pass`; returns the first round's time, the median
-/// of the others and the window's pages.
-fn scenario(append: bool, reverse_pass: bool) -> (Duration, Duration, u64) {
+/// (and `STEP` appended entries if `append`); returns the first round's
+/// time, the median of the others and the pages held after the first.
+fn scenario(append: bool, setup: Setup) -> (Duration, Duration, u64) {
     let mut rng = StdRng::seed_from_u64(42);
     let mut list = random_entries(&mut rng, ENTRIES);
-    let mut planner = planner_covering_everything(reverse_pass);
+    let mut planner = planner(setup);
     planner.request(&list, Mode::SET | Mode::DONE);
     let started = Instant::now();
     let first = planner.plan_round();
@@ -95,25 +131,65 @@ fn scenario(append: bool, reverse_pass: bool) -> (Duration, Duration, u64) {
         times.push(started.elapsed());
         std::hint::black_box(plan);
     }
-    (first_time, median(times), first.window_pages)
+    (first_time, median(times), first.held_pages)
 }
 
 fn main() {
     println!("plan_round CPU time on this machine (pure CPU, no I/O), release build");
     println!(
-        "list {ENTRIES} entries over {PAGES} pages in random order, budget covering all, \
+        "list {ENTRIES} entries over {PAGES} pages in random order, budget covering all or 1/8, \
          {STEP} entries read between rounds, median of {ROUNDS} rounds"
     );
-    println!("| scenario | window pages | first round (full selection) | later round (median) |");
-    println!("|---|---|---|---|");
-    for (name, append, reverse_pass) in [
-        ("position +1000", false, false),
-        ("position +1000, append +1000", true, false),
-        ("position +1000, reverse pass on", false, true),
+    println!("| schedule | budget | scenario | held pages | first round (full selection) | later round (median) |");
+    println!("|---|---|---|---|---|---|");
+    let all = |schedule| Setup {
+        schedule,
+        reverse_pass: false,
+        available_bytes: EVERYTHING,
+    };
+    let eighth = |schedule| Setup {
+        available_bytes: AN_EIGHTH,
+        ..all(schedule)
+    };
+    let reverse = Setup {
+        reverse_pass: true,
+        ..all(Schedule::Window)
+    };
+    for (budget, name, append, setup) in [
+        ("all", "position +1000", false, all(Schedule::Window)),
+        (
+            "all",
+            "position +1000, append +1000",
+            true,
+            all(Schedule::Window),
+        ),
+        ("all", "position +1000, reverse pass on", false, reverse),
+        ("all", "position +1000", false, all(Schedule::Conservative)),
+        (
+            "all",
+            "position +1000, append +1000",
+            true,
+            all(Schedule::Conservative),
+        ),
+        ("1/8", "position +1000", false, eighth(Schedule::Window)),
+        ("1/8", "position +1000", false, eighth(Schedule::Aggressive)),
+        (
+            "1/8",
+            "position +1000",
+            false,
+            eighth(Schedule::Conservative),
+        ),
+        (
+            "1/8",
+            "position +1000, append +1000",
+            true,
+            eighth(Schedule::Conservative),
+        ),
     ] {
-        let (first, later, pages) = scenario(append, reverse_pass);
+        let (first, later, pages) = scenario(append, setup);
         println!(
-            "| {name} | {pages} | {:.1} ms | {:.3} ms |",
+            "| {} | {budget} | {name} | {pages} | {:.1} ms | {:.3} ms |",
+            setup.schedule.name(),
             first.as_secs_f64() * 1e3,
             later.as_secs_f64() * 1e3
         );

@@ -170,6 +170,14 @@ impl<D: DiskCurves> CompetitiveDepth<D> {
     }
 }
 
+/// The break-even gap, in bytes, between two pages to fetch: reading the gap costs `gap / rate`,
+/// a separate request costs `per_request`, so a gap is worth filling (infill) when it is at most
+/// `per_request * rate`, the formula of `S_p` in (5) applied to one device's request cost and
+/// transfer rate. Example: a SATA SSD with 80 us per request at 400 MB/s breaks even at 32 KB.
+pub fn break_even_gap_bytes(per_request: Duration, rate_bytes_per_sec: f64) -> u64 {
+    (per_request.as_secs_f64() * rate_bytes_per_sec.max(0.0)).round() as u64
+}
+
 /// Slow start of one sequential stream: 16 pages, then doubling up to the competitive depth.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SlowStart {
@@ -216,6 +224,20 @@ mod tests {
         assert_eq!(depth.switch_cost(0), Duration::from_micros(10_530));
         assert_eq!(depth.depth_bytes(0), 540_189);
         assert_eq!(depth.depth_pages(0), 132);
+    }
+
+    /// A request cost and a rate give the gap whose transfer takes as long as the request.
+    #[test]
+    fn break_even_gap_is_request_cost_times_rate() {
+        assert_eq!(
+            break_even_gap_bytes(Duration::from_micros(80), 400e6),
+            32_000
+        );
+        assert_eq!(
+            break_even_gap_bytes(Duration::from_micros(10_530), 51.3e6),
+            540_189
+        );
+        assert_eq!(break_even_gap_bytes(Duration::ZERO, 1e9), 0);
     }
 
     /// Slow start: 16, 32, 64, 128, then the competitive depth, then stays there.

@@ -8,11 +8,17 @@
 //! - [`ranges`]: C-LOOK order, infill, advice splitting, the stale set and
 //!   the reverse-access-order pass (sections 3.3, 3.5, 4.5).
 //! - [`aimd`]: the contention controller (section 4.6).
+//! - [`held`]: the pages a plan keeps, counted against its budget.
+//! - [`min_ahead`]: Belady's MIN run ahead on the list, for Cao et al.'s
+//!   conservative schedule (SIGMETRICS 1995, section 2.4).
+//! - [`competitive`]: competitive prefetching's depth and break-even gap.
 //! - [`planner`]: the state machine that ties them together per client.
 
 pub mod access_list;
 pub mod aimd;
 pub mod competitive;
+pub mod held;
+pub mod min_ahead;
 pub mod planner;
 pub mod ranges;
 pub mod window;
@@ -20,7 +26,9 @@ pub mod window;
 pub use access_list::{AccessList, Entry, Mode, PageKey};
 pub use aimd::Aimd;
 pub use competitive::{CompetitiveDepth, DiskCurves, PaperDisk, SeekEstimate, SlowStart};
-pub use planner::{Planner, PlannerConfig, PlannerStats, ReadOutcome, RoundPlan, Verdict};
+pub use planner::{
+    Planner, PlannerConfig, PlannerStats, ReadOutcome, RoundPlan, Schedule, Verdict,
+};
 pub use ranges::PageRange;
 pub use window::Window;
 

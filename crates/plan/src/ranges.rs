@@ -61,6 +61,68 @@ pub fn merge_with_infill(sorted_pages: &[PageKey], infill_pages: u64) -> Vec<Pag
     ranges
 }
 
+/// What filling a gap page would cost (see [`merge_within_room`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GapPage {
+    /// Already kept: free.
+    Held,
+    /// Costs one page of room.
+    Free,
+    /// Must not be read now: the gap stays open.
+    Forbidden,
+}
+
+/// Merges sorted, unique pages into ranges, filling a gap of at most
+/// `max_gap` pages only while the pages it adds fit in `room` and none is
+/// forbidden (`gap_page` says which); returns the ranges and the gap pages
+/// added, lowest first. Adjacent pages always join.
+pub fn merge_within_room(
+    sorted_pages: &[PageKey],
+    max_gap: u64,
+    mut room: u64,
+    gap_page: impl Fn(PageKey) -> GapPage,
+) -> (Vec<PageRange>, Vec<PageKey>) {
+    let mut ranges: Vec<PageRange> = Vec::new();
+    let mut added = Vec::new();
+    for &key in sorted_pages {
+        if let Some(last) = ranges
+            .last_mut()
+            .filter(|r| r.fd == key.fd && key.page >= r.end())
+        {
+            let gap = key.page - last.end();
+            if gap == 0 {
+                last.len += 1;
+                continue;
+            }
+            if gap <= max_gap {
+                let kinds: Vec<(PageKey, GapPage)> = (last.end()..key.page)
+                    .map(|page| PageKey { fd: key.fd, page })
+                    .map(|k| (k, gap_page(k)))
+                    .collect();
+                let cost = kinds.iter().filter(|(_, g)| *g == GapPage::Free).count() as u64;
+                let forbidden = kinds.iter().any(|(_, g)| *g == GapPage::Forbidden);
+                if !forbidden && cost <= room {
+                    room -= cost;
+                    added.extend(
+                        kinds
+                            .iter()
+                            .filter(|(_, g)| *g == GapPage::Free)
+                            .map(|(k, _)| *k),
+                    );
+                    last.len = key.page + 1 - last.start;
+                    continue;
+                }
+            }
+        }
+        ranges.push(PageRange {
+            fd: key.fd,
+            start: key.page,
+            len: 1,
+        });
+    }
+    (ranges, added)
+}
+
 /// Rotates ranges sorted by (fd, start) into C-LOOK order: the ones at or
 /// after `head` ascending, then the ones before it, ascending.
 pub fn clook_from(mut ranges: Vec<PageRange>, head: PageKey) -> Vec<PageRange> {
@@ -132,6 +194,10 @@ mod tests {
         pages.iter().map(|&page| PageKey { fd: 1, page }).collect()
     }
 
+    fn numbers(keys: &[PageKey]) -> Vec<u64> {
+        keys.iter().map(|k| k.page).collect()
+    }
+
     fn spans(ranges: &[PageRange]) -> Vec<(u64, u64)> {
         ranges.iter().map(|r| (r.start, r.end())).collect()
     }
@@ -142,6 +208,26 @@ mod tests {
         assert_eq!(spans(&merged), vec![(1, 4), (7, 8), (20, 21)]);
         let ordered = clook_from(merged, PageKey { fd: 1, page: 6 });
         assert_eq!(spans(&ordered), vec![(7, 8), (20, 21), (1, 4)]);
+    }
+
+    #[test]
+    fn gaps_are_filled_only_within_the_room() {
+        let held = |k: PageKey| {
+            if k.page == 5 {
+                GapPage::Held
+            } else {
+                GapPage::Free
+            }
+        };
+        // Gap 2-3 costs 2 pages, gap 5-6 costs 1 (5 is held), gap 8-9 costs 2.
+        let (ranges, added) = merge_within_room(&keys(&[1, 4, 7, 10]), 2, 3, held);
+        assert_eq!(spans(&ranges), vec![(1, 8), (10, 11)]);
+        assert_eq!(numbers(&added), vec![2, 3, 6]);
+        let (ranges, added) = merge_within_room(&keys(&[1, 2, 4]), 1, 0, |_| GapPage::Free);
+        assert_eq!(spans(&ranges), vec![(1, 3), (4, 5)]);
+        assert!(added.is_empty());
+        let (ranges, _) = merge_within_room(&keys(&[1, 3]), 1, 9, |_| GapPage::Forbidden);
+        assert_eq!(spans(&ranges), vec![(1, 2), (3, 4)]);
     }
 
     #[test]

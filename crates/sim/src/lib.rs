@@ -34,6 +34,7 @@ mod error;
 pub mod future;
 pub mod memory;
 pub mod metrics;
+pub mod planner_replay;
 pub mod policy;
 pub mod report;
 pub mod repro;

@@ -69,7 +69,7 @@ fn infill_merges_gaps_into_fewer_longer_requests() {
     assert!(filled.avg_request_blocks() > 1.5);
 }
 
-/// The live planner starts each round's C-LOOK at the next page the application needs, so each
+/// The live planner's `window` schedule starts each round's C-LOOK at the next page the application needs, so each
 /// buffer costs about one extra random seek (N/3) and one gap less than the formula assumes:
 /// (2N(K-1)/(K+1) - N(K-1)/(K(K+1)) + N/3) / K pages per seek.
 #[test]
@@ -78,8 +78,11 @@ fn the_live_planner_pays_one_random_seek_per_round() {
     for k in [64u64, 256] {
         let spec = RunSpec {
             replacement: PolicySpec::named("clock"),
-            prefetcher: PolicySpec::parse(&format!("planner:buffer={},infill=0", k * 4096))
-                .unwrap(),
+            prefetcher: PolicySpec::parse(&format!(
+                "planner:buffer={},infill=0,schedule=window",
+                k * 4096
+            ))
+            .unwrap(),
             scheduler: "fifo".into(),
             disk: "fixed:1".into(),
             config: EngineConfig::with_cache(4 * k as usize + 16),

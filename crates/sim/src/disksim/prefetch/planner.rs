@@ -1,7 +1,9 @@
 //! The live library's planner, whole, as a simulator policy: [`plan::Planner`] with its AIMD
-//! budget, its rounds (a new one when the window is consumed, a read diverges or a window page is
-//! found missing), C-LOOK starting at the next page the application needs, infill, and the
-//! DONTNEED of the previous window's stale pages (libprefetch ATC'09 s4.1-4.6). Where
+//! budget, its schedule (by default the live library's; `schedule=window` is the paper's reorder
+//! buffer, whose rounds start when the window is consumed, a read diverges or misses), C-LOOK
+//! starting at the next page the application needs, infill within the budget, and its DONTNEEDs
+//! (libprefetch ATC'09 s4.1-4.6; Cao et al. SIGMETRICS'95 s2.2 for the `aggressive` and
+//! `conservative` schedules). Where
 //! [`super::reorder`] reproduces the paper's s3 benchmark (a fixed buffer, each buffer by
 //! increasing disk position), this policy predicts what `libprefetch` itself does.
 //!
@@ -14,7 +16,7 @@
 //! planner's reverse-access-order WILLNEED pass changes only the kernel's LRU order, which the
 //! simulator's replacement policies do not take from prefetch calls, so it is not replayed.
 
-use plan::{Mode, PageRange, Planner, PlannerConfig};
+use plan::{Mode, PageRange, Planner, PlannerConfig, Schedule};
 
 use super::{access_list, page_key, Access, FetchRange, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::{PolicySpec, SpecError};
@@ -83,10 +85,20 @@ impl Prefetcher for LivePlanner {
 }
 
 /// Registry constructor: options `buffer` (bytes: the AIMD cap, 90% of the memory the planner is
-/// told about; default 90% of the cache, as the live library takes 90% of available memory) and
-/// `infill` (bytes, default 32K as in the live library).
+/// told about; default 90% of the cache, as the live library takes 90% of available memory),
+/// `infill` (bytes, default 32K as in the live library), `schedule` (`window`, `aggressive` or
+/// `conservative`; default the live library's), `batch` (reads between rounds; default 1/64 of
+/// the budget) and `reserve` (conservative: pages fetched ahead of MIN's replacements; default
+/// 1/8 of the budget).
 pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
-    spec.only(&["buffer", "infill"])?;
+    spec.only(&["buffer", "infill", "schedule", "batch", "reserve"])?;
+    let schedule_name = spec.text("schedule", Schedule::default().name());
+    let schedule = Schedule::from_name(&schedule_name).ok_or_else(|| SpecError::BadOption {
+        spec: spec.to_string(),
+        reason: format!(
+            "unknown schedule `{schedule_name}` (use window, aggressive or conservative)"
+        ),
+    })?;
     let page = setup.workload.layout.block_size.max(1);
     let cache_bytes = setup.cache_blocks as u64 * page;
     let buffer = spec.bytes("buffer", cache_bytes / 10 * 9)?;
@@ -96,6 +108,12 @@ pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetc
         available_bytes: buffer.div_ceil(9) * 10,
         floor_bytes: page,
         start_bytes: None,
+        schedule,
+        batch_pages: spec.count("batch", 0)?,
+        reserve_pages: match spec.text("reserve", "").as_str() {
+            "" => None,
+            _ => Some(spec.count("reserve", 0)?),
+        },
         ..PlannerConfig::default()
     };
     Ok(Box::new(LivePlanner::new(config, &setup.workload.streams)))

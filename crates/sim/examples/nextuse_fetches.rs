@@ -1,0 +1,182 @@
+//! Pages read by the live planner's schedules (`window`, `aggressive`,
+//! `conservative`) against Belady's optimum (`opt-demand`, Cao et al.
+//! 1995) on two reuse-heavy lists larger than memory, replayed by
+//! `sim::planner_replay` (every advice served at once, an LRU page cache of
+//! the memory's size; the planner's budget is 90% of it). Simulated: the
+//! counts are pages read, not time.
+//!
+//! - random: 400 000 reads of random 4 KiB pages of a 512 MiB file, 64 MiB
+//!   of memory (each page is read about 3 times).
+//! - sqlite-like: an index scan over a 304 MiB table of 800 000 rows (10
+//!   rows a page) in random order of the indexed column, the index's leaf
+//!   pages (130 entries each) after the table, 124 MiB of memory.
+//!
+//! A second table times the same lists in the disk-timed simulator
+//! (`sim::disksim`: the `planner` prefetcher, an LRU cache of the memory's
+//! size, one FIFO queue) on a disk model, to see what the schedules' round
+//! sizes cost in seeks.
+//!
+//! Run: `cargo run --release -p sim --example nextuse_fetches`
+
+use plan::{PageKey, PlannerConfig, Schedule};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use sim::disksim::engine::{simulate, RunSpec};
+use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::planner_replay::replay;
+use sim::{policy, run_future, Future, RunSetup};
+
+const PAGE: u64 = 4096;
+
+fn key(page: u64) -> PageKey {
+    PageKey { fd: 3, page }
+}
+
+fn random_list(rng: &mut StdRng) -> Vec<PageKey> {
+    let file_pages = (512 << 20) / PAGE;
+    (0..400_000)
+        .map(|_| key(rng.gen_range(0..file_pages)))
+        .collect()
+}
+
+fn sqlite_like_list(rng: &mut StdRng) -> Vec<PageKey> {
+    const ROWS: u64 = 800_000;
+    const ROWS_PER_PAGE: u64 = 10;
+    const ENTRIES_PER_LEAF: u64 = 130;
+    let table_pages = ROWS / ROWS_PER_PAGE;
+    let mut rows: Vec<u64> = (0..ROWS).collect();
+    rows.shuffle(rng);
+    let mut list = Vec::with_capacity(rows.len() * 11 / 10);
+    for (i, row) in rows.iter().enumerate() {
+        let i = i as u64;
+        if i.is_multiple_of(ENTRIES_PER_LEAF) {
+            list.push(key(table_pages + i / ENTRIES_PER_LEAF));
+        }
+        list.push(key(row / ROWS_PER_PAGE));
+    }
+    list
+}
+
+fn optimum(list: &[PageKey], memory_pages: usize) -> u64 {
+    let blocks: Vec<u64> = list.iter().map(|k| k.page).collect();
+    let opt = policy::find("opt-demand").expect("opt-demand is registered");
+    run_future(
+        opt,
+        &Future::from_blocks(&blocks),
+        &RunSetup::simplified(memory_pages, 1),
+    )
+    .expect("opt-demand runs")
+    .fetches()
+}
+
+/// Elapsed time, blocks fetched and requests of `list` with the prefetcher
+/// `planner` on `disk`, in the disk-timed simulator.
+/// The planners compared: a label, the configuration, the simulator's spec.
+fn planners() -> Vec<(&'static str, PlannerConfig, String)> {
+    let mut planners: Vec<(&'static str, PlannerConfig, String)> = Schedule::ALL
+        .into_iter()
+        .map(|schedule| {
+            let config = PlannerConfig {
+                schedule,
+                ..PlannerConfig::default()
+            };
+            (
+                schedule.name(),
+                config,
+                format!("planner:schedule={}", schedule.name()),
+            )
+        })
+        .collect();
+    let cao = PlannerConfig {
+        schedule: Schedule::Conservative,
+        reserve_pages: Some(0),
+        ..PlannerConfig::default()
+    };
+    planners.push((
+        "conservative, no reserve",
+        cao,
+        "planner:schedule=conservative,reserve=0".into(),
+    ));
+    planners
+}
+
+fn timed(list: &[PageKey], memory_pages: usize, planner: &str, disk: &str) -> String {
+    let file_pages = list.iter().map(|k| k.page + 1).max().unwrap_or(1);
+    let workload = Workload {
+        layout: Layout::contiguous(&[file_pages], 0, PAGE),
+        streams: vec![list.iter().map(|k| Step::at(0, k.page)).collect()],
+    };
+    let spec = RunSpec {
+        replacement: PolicySpec::named("lru"),
+        prefetcher: PolicySpec::parse(planner).expect("a valid planner spec"),
+        scheduler: "fifo".into(),
+        disk: disk.into(),
+        config: EngineConfig::with_cache(memory_pages),
+    };
+    let m = simulate(&workload, &spec).expect("the disk simulator runs");
+    format!(
+        "{:.1} s | {} | {} | {:.1}",
+        m.elapsed.as_secs_f64(),
+        m.blocks_fetched,
+        m.requests,
+        m.avg_seek_bytes() / 1024.0
+    )
+}
+
+fn main() {
+    let mut rng = StdRng::seed_from_u64(13);
+    let scenarios = [
+        ("random", random_list(&mut rng), (64 << 20) / PAGE as usize),
+        (
+            "sqlite-like",
+            sqlite_like_list(&mut rng),
+            (124 << 20) / PAGE as usize,
+        ),
+    ];
+    println!("| list | entries | memory pages | schedule | pages read | x optimum | demand misses | cache evictions | rounds | max held / budget | harmful rounds | read within 32 entries |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (name, list, memory) in &scenarios {
+        let best = optimum(list, *memory);
+        println!(
+            "| {name} | {} | {memory} | opt-demand | {best} | 1.00 | | | | | | |",
+            list.len()
+        );
+        let budget = *memory * 9 / 10;
+        let at_budget = optimum(list, budget);
+        println!(
+            "| {name} | {} | {budget} | opt-demand (90%) | {at_budget} | {:.2} | | | | | | |",
+            list.len(),
+            at_budget as f64 / best as f64
+        );
+        for (label, config, _) in planners() {
+            let c = replay(config, list, *memory);
+            println!(
+                "| {name} | {} | {memory} | {label} | {} | {:.2} | {} | {} | {} | {} / {} | {} | {} |",
+                list.len(),
+                c.fetches,
+                c.fetches as f64 / best as f64,
+                c.demand_misses,
+                c.cache_evictions,
+                c.rounds,
+                c.max_held,
+                c.budget_at_max,
+                c.harmful_rounds,
+                c.short_lead
+            );
+        }
+    }
+    println!();
+    println!("| list | disk | schedule | elapsed | blocks fetched | requests | avg seek (KiB) |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, list, memory) in &scenarios {
+        for disk in ["nvme", "ibm-36z15"] {
+            for (label, _, spec) in planners() {
+                println!(
+                    "| {name} | {disk} | {label} | {} |",
+                    timed(list, *memory, &spec, disk)
+                );
+            }
+        }
+    }
+}
