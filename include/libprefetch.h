@@ -138,6 +138,9 @@ struct pf_stats {
     uint64_t budget_bytes;        /* current reorder-buffer size (AIMD)      */
     uint64_t list_length;         /* entries on the access list now          */
     uint64_t pages_fetched;       /* advised pages not cached when advised   */
+    uint64_t prefetched_used;     /* prefetched pages read while kept        */
+    uint64_t prefetched_unused_dropped; /* prefetched pages dropped unread */
+    uint64_t infill_pages;        /* gap pages advised as infill             */
 };
 
 pf_client_t pf_register_client(pf_callback_t cb, void *arg);

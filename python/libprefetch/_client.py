@@ -62,6 +62,10 @@ class Stats:
     pages_dropped: int
     budget_bytes: int
     list_length: int
+    pages_fetched: int
+    prefetched_used: int
+    prefetched_unused_dropped: int
+    infill_pages: int
 
 
 def note_read(fd: int, offset: int, length: int) -> None:

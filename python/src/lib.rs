@@ -156,7 +156,7 @@ impl NativeClient {
     }
 
     /// The client's counters, in the order of `struct pf_stats`.
-    fn stats(&self, py: Python<'_>) -> PyResult<[u64; 10]> {
+    fn stats(&self, py: Python<'_>) -> PyResult<[u64; 14]> {
         let client = self.get()?;
         let s = py.detach(|| client.stats());
         Ok([
@@ -170,6 +170,10 @@ impl NativeClient {
             s.pages_dropped,
             s.budget_bytes,
             s.list_length,
+            s.pages_fetched,
+            s.prefetched_used,
+            s.prefetched_unused_dropped,
+            s.infill_pages,
         ])
     }
 

@@ -4,18 +4,21 @@
 //! Locking: `state` guards the planner and is held only for bookkeeping,
 //! never across a callback or an advice call. `callback` is taken with
 //! `try_lock`: if another thread is already in the callback, a read goes on
-//! without waiting (no read ever blocks on another thread's round). One
-//! round runs at a time per client (`round_running`).
+//! without waiting (no read ever blocks on another thread's round). A round
+//! is planned as soon as it is due, under the state lock, so the planner
+//! always follows the reads; its advice is then issued outside the lock
+//! (by the advice thread, in order, or by the reading thread), and
+//! `rounds_in_flight` counts the rounds whose advice is not out yet.
 //!
 //! Deviations: the paper supports one client per process; here any number
 //! of clients may coexist (regions of different clients should not overlap:
 //! a read in overlapping regions is accounted to each of them).
 
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use plan::{Entry, Mode, PageKey, Planner, PlannerConfig, ReadOutcome, RoundPlan};
+use plan::{Entry, Mode, PageKey, PageRange, Planner, PlannerConfig, ReadOutcome, RoundPlan};
 
 use crate::descriptors::AdviceDescriptors;
 use crate::guard::Reentry;
@@ -127,6 +130,12 @@ pub struct Stats {
     /// Advised pages that were not in the page cache when advised: the
     /// reads prefetching asked of the device.
     pub pages_fetched: u64,
+    /// Prefetched pages later read while the plan kept them.
+    pub prefetched_used: u64,
+    /// Prefetched pages dropped before any read.
+    pub prefetched_unused_dropped: u64,
+    /// Gap pages advised as infill.
+    pub infill_pages: u64,
 }
 
 /// Identifies a registered region.
@@ -156,7 +165,7 @@ pub struct ClientInner {
     page_size: u64,
     state: Mutex<State>,
     callback: Mutex<Option<Callback>>,
-    round_running: AtomicBool,
+    rounds_in_flight: AtomicUsize,
     /// Private descriptors that advice on FUSE files goes through.
     advice_fds: AdviceDescriptors,
     /// Set when the client is unregistered: reads already on their way stop here.
@@ -169,6 +178,18 @@ pub struct ClientInner {
 pub struct Client {
     inner: Arc<ClientInner>,
     owner: bool,
+}
+
+/// Tells the planner that the pages of the advised `ranges` (of descriptors
+/// not `stale`) are in memory: each was cached already or has just been
+/// read into the cache by WILLNEED, so if the plan keeps it and it is
+/// missing when read, it was evicted prematurely (section 4.6).
+fn confirm_cached(planner: &mut Planner, ranges: &[PageRange], stale: &[RawFd]) {
+    for range in ranges.iter().filter(|r| !stale.contains(&r.fd)) {
+        for page in range.start..range.end() {
+            planner.confirm_cached(PageKey { fd: range.fd, page });
+        }
+    }
 }
 
 /// Share of the memory available for caching that an access list may
@@ -254,7 +275,7 @@ impl Client {
                 pages_fetched: 0,
             }),
             callback: Mutex::new(Some(Box::new(callback))),
-            round_running: AtomicBool::new(false),
+            rounds_in_flight: AtomicUsize::new(0),
             advice_fds: AdviceDescriptors::default(),
             dead: AtomicBool::new(false),
             holds_list: AtomicBool::new(false),
@@ -371,7 +392,7 @@ impl Client {
     /// (with background advice, a round is issued after the call that
     /// started it returns). Never waits on I/O itself.
     pub fn settle(&self) {
-        while self.inner.round_running.load(Ordering::Acquire) {
+        while self.inner.rounds_in_flight.load(Ordering::Acquire) > 0 {
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
     }
@@ -399,6 +420,9 @@ impl Client {
             budget_bytes: state.planner.budget_bytes(),
             list_length: state.planner.list_len() as u64,
             pages_fetched: state.pages_fetched,
+            prefetched_used: planned.prefetched_used,
+            prefetched_unused_dropped: planned.prefetched_unused_dropped,
+            infill_pages: planned.infill_pages,
         }
     }
 
@@ -513,12 +537,20 @@ impl ClientInner {
         };
         // While a round's advice is still being issued, a missing page may
         // simply not have been asked for yet: not a premature eviction.
-        let advising = self.round_running.load(Ordering::Acquire);
-        let resident = advising
-            || probe
-                .resident_pages(fd, offset, len, self.page_size)
-                .is_none_or(|(cached, pages)| cached == pages);
-        let outcome = self.account(fd, offset, len, resident);
+        let advising = self.rounds_in_flight.load(Ordering::Acquire) > 0;
+        let cached = |from: u64, bytes: u64| {
+            probe
+                .resident_pages(fd, from, bytes, self.page_size)
+                .is_none_or(|(cached, pages)| cached == pages)
+        };
+        // The planner is told about the read's first page (the one that
+        // places it on the list): a read reaching past the pages the plan
+        // fetched must not count as that page's premature eviction.
+        let first_page_bytes = len.min(self.page_size - offset % self.page_size);
+        let first_resident = advising || cached(offset, first_page_bytes);
+        let whole_resident =
+            advising || (first_resident && (len == first_page_bytes || cached(offset, len)));
+        let outcome = self.account(fd, offset, len, first_resident, whole_resident);
         if outcome.call_back {
             self.call_back(fd, offset);
         }
@@ -535,15 +567,24 @@ impl ClientInner {
 
     /// Moves the planner along the pages of a read: the first page places
     /// the read on the list, the others are consumed only if next.
-    fn account(&self, fd: RawFd, offset: u64, len: u64, resident: bool) -> ReadOutcome {
+    fn account(
+        &self,
+        fd: RawFd,
+        offset: u64,
+        len: u64,
+        first_resident: bool,
+        whole_resident: bool,
+    ) -> ReadOutcome {
         let mut state = self.lock_state();
         state.tracked_reads += 1;
-        if !resident {
+        if !whole_resident {
             state.misses += 1;
         }
         let first = offset / self.page_size;
         let last = (offset + len - 1) / self.page_size;
-        let (_, mut combined) = state.planner.on_read(PageKey { fd, page: first }, resident);
+        let (_, mut combined) = state
+            .planner
+            .on_read(PageKey { fd, page: first }, first_resident);
         for page in first + 1..=last {
             let outcome = state.planner.on_read_continued(PageKey { fd, page });
             combined.call_back |= outcome.call_back;
@@ -583,18 +624,15 @@ impl ClientInner {
         self.lock_state().planner.callback_returned(list_end);
     }
 
-    /// Plans and issues one round. If a round is already being issued, the
-    /// request is remembered and that round's issuer plans again when done
-    /// (so a list set while advice is in flight is never dropped).
+    /// Plans one round now and issues its advice: from the advice thread
+    /// (after any earlier round's, in order) or, without background advice,
+    /// from this thread. Planning never waits for an earlier round's advice,
+    /// so the window keeps up with reads that run ahead of a slow device.
     pub(crate) fn run_round(self: &Arc<Self>) {
         let available = self.memory_for_cache();
         let plan = {
             let mut state = self.lock_state();
-            if self.round_running.load(Ordering::Acquire) {
-                state.round_pending = true;
-                return;
-            }
-            self.round_running.store(true, Ordering::Release);
+            self.rounds_in_flight.fetch_add(1, Ordering::AcqRel);
             Self::plan_locked(&mut state, available)
         };
         if !self.config.background_advice {
@@ -617,25 +655,20 @@ impl ClientInner {
         state.planner.plan_round()
     }
 
-    /// Issues a round's advice, then any round requested meanwhile, then
-    /// ends the round (under the state lock, so no request is lost). Advice
-    /// for a descriptor that no longer names its region's file is dropped,
-    /// and the client's regions on it retired.
+    /// Issues a round's advice and ends the round. Advice for a descriptor
+    /// that no longer names its region's file is dropped, and the client's
+    /// regions on it retired.
     fn issue(&self, mut plan: RoundPlan) {
-        loop {
-            for stale in self.advice_fds.route(&mut plan) {
-                globals().retire_regions(stale, Some(self.id));
-            }
-            let counts = advice::execute(&plan, self.page_size, self.config.reverse_pass);
-            let available = self.memory_for_cache();
-            let mut state = self.lock_state();
-            state.pages_fetched += counts.pages_fetched;
-            if !state.round_pending {
-                self.round_running.store(false, Ordering::Release);
-                return;
-            }
-            plan = Self::plan_locked(&mut state, available);
+        let fetched = plan.fetch.clone();
+        let stale = self.advice_fds.route(&mut plan);
+        for &fd in &stale {
+            globals().retire_regions(fd, Some(self.id));
         }
+        let counts = advice::execute(&plan, self.page_size, self.config.reverse_pass);
+        let mut state = self.lock_state();
+        state.pages_fetched += counts.pages_fetched;
+        confirm_cached(&mut state.planner, &fetched, &stale);
+        self.rounds_in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
