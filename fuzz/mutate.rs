@@ -17,6 +17,16 @@ pub fn cases() -> u32 {
         .unwrap_or(256)
 }
 
+/// The configuration of every fuzz test: [`cases`] cases, no failure files (a failing input
+/// goes into the corpus by hand, named `crash-*`, and is replayed first from then on).
+pub fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: cases(),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
 /// The seed inputs of `target`, every file of `fuzz/corpus/TARGET/` sorted by name. Panics
 /// when there are none: a fuzz test without its corpus fails instead of testing nothing.
 pub fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {

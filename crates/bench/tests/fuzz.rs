@@ -36,12 +36,7 @@ fn fuzz_bench_size_parser() {
             bytes
         })
         .collect();
-    let config = ProptestConfig {
-        cases: mutate::cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
-    proptest!(config, |(bytes in mutate::mutated(seeds.clone(), mutate::TEXT_TOKENS))| {
+    proptest!(mutate::config(), |(bytes in mutate::mutated(seeds.clone(), mutate::TEXT_TOKENS))| {
         check_size(&String::from_utf8_lossy(&bytes))?;
     });
 }

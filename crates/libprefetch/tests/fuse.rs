@@ -21,23 +21,44 @@ const FILE_BYTES: u64 = 64 << 20;
 const HEAD_BYTES: u64 = 2 << 20;
 const READ_BYTES: usize = 128 << 10;
 
+/// A file of the given bytes on a fresh emulated disk (model `st3500320as`, contiguous placement),
+/// unmounted when dropped.
+struct Emulated {
+    file: std::path::PathBuf,
+    _mounted: emulate::Mounted,
+    _dir: tempfile::TempDir,
+}
+
+impl Emulated {
+    /// `None`, saying why, where FUSE is unavailable.
+    fn with_file(bytes: &[u8]) -> Option<Emulated> {
+        if let Err(reason) = emulate::fuse_available() {
+            println!("skipped: {reason}");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (backing, mountpoint) = (dir.path().join("backing"), dir.path().join("mnt"));
+        fs::create_dir(&backing).unwrap();
+        fs::create_dir(&mountpoint).unwrap();
+        fs::write(backing.join("data"), bytes).unwrap();
+        let mut config = MountConfig::new("st3500320as", &backing, &mountpoint);
+        config.placement = Placement::Contiguous;
+        let mounted = emulate::mount(&config).expect("mount the emulated disk");
+        Some(Emulated {
+            file: mountpoint.join("data"),
+            _mounted: mounted,
+            _dir: dir,
+        })
+    }
+}
+
 #[test]
 fn advice_through_a_sequentially_read_descriptor_reaches_the_page_cache() {
-    if let Err(reason) = emulate::fuse_available() {
-        println!("skipped: {reason}");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let (backing, mountpoint) = (dir.path().join("backing"), dir.path().join("mnt"));
-    fs::create_dir(&backing).unwrap();
-    fs::create_dir(&mountpoint).unwrap();
     let bytes: Vec<u8> = (0..FILE_BYTES).map(|i| (i % 251) as u8).collect();
-    fs::write(backing.join("data"), &bytes).unwrap();
-    let mut config = MountConfig::new("st3500320as", &backing, &mountpoint);
-    config.placement = Placement::Contiguous;
-    let _mounted = emulate::mount(&config).expect("mount the emulated disk");
-
-    let file = File::open(mountpoint.join("data")).unwrap();
+    let Some(emulated) = Emulated::with_file(&bytes) else {
+        return;
+    };
+    let file = File::open(&emulated.file).unwrap();
     let mut buffer = vec![0u8; READ_BYTES];
     for offset in (0..HEAD_BYTES).step_by(READ_BYTES) {
         file.read_exact_at(&mut buffer, offset).unwrap();
@@ -121,19 +142,11 @@ fn open_descriptors() -> usize {
 
 #[test]
 fn unregistering_a_region_keeps_the_applications_lock_on_a_fuse_file() {
-    if let Err(reason) = emulate::fuse_available() {
-        println!("skipped: {reason}");
+    let Some(emulated) = Emulated::with_file(&[1u8; 1 << 20]) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let (backing, mountpoint) = (dir.path().join("backing"), dir.path().join("mnt"));
-    fs::create_dir(&backing).unwrap();
-    fs::create_dir(&mountpoint).unwrap();
-    fs::write(backing.join("db"), vec![1u8; 1 << 20]).unwrap();
-    let config = MountConfig::new("st3500320as", &backing, &mountpoint);
-    let _mounted = emulate::mount(&config).expect("mount the emulated disk");
+    };
     // The emulated disk is read-only: a read lock, which another process's write lock conflicts with.
-    let file = File::open(mountpoint.join("db")).unwrap();
+    let file = File::open(&emulated.file).unwrap();
     let lock = whole_file_lock(libc::F_RDLCK);
     // SAFETY: F_SETLK with a valid struct flock on an open descriptor.
     assert_eq!(

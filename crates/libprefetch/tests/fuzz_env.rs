@@ -33,12 +33,7 @@ fn fuzz_environment_values() {
     for seed in &seeds {
         check_value(&String::from_utf8_lossy(seed)).unwrap();
     }
-    let config = ProptestConfig {
-        cases: mutate::cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
-    proptest!(config, |(bytes in mutate::mutated(seeds.clone(), mutate::TEXT_TOKENS))| {
+    proptest!(mutate::config(), |(bytes in mutate::mutated(seeds.clone(), mutate::TEXT_TOKENS))| {
         check_value(&String::from_utf8_lossy(&bytes))?;
     });
 }

@@ -7,12 +7,14 @@
 //! Skips, saying so, only where the kernel has no cgroup v1 memory
 //! controller.
 
-use std::fs;
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use libprefetch::{AccessEntry, Client, Config, Mode};
+
+mod common;
+use common::Cgroup;
 
 /// Set in the child: the cgroup directory to join.
 const CHILD: &str = "LIBPREFETCH_LIST_MEMORY_CHILD";
@@ -26,12 +28,10 @@ fn a_million_entries_in_a_20_mib_cgroup_get_short_counts_not_an_oom_kill() {
         fill_the_list_inside(Path::new(&cgroup));
         return;
     }
-    let base = Path::new("/sys/fs/cgroup/memory");
-    if !base.join("memory.limit_in_bytes").exists() {
-        eprintln!("SKIP: the kernel has no cgroup v1 memory controller (feature missing)");
+    if !common::memory_controller_or_skip() {
         return;
     }
-    let cgroup = Cgroup::create(base, LIMIT_BYTES);
+    let cgroup = Cgroup::create("libprefetch-list", LIMIT_BYTES);
     let out = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", TEST, "--test-threads=1", "--nocapture"])
         .env(CHILD, &cgroup.0)
@@ -50,7 +50,7 @@ fn a_million_entries_in_a_20_mib_cgroup_get_short_counts_not_an_oom_kill() {
 
 /// In the child: join the cgroup, then offer a million entries.
 fn fill_the_list_inside(cgroup: &Path) {
-    fs::write(cgroup.join("cgroup.procs"), std::process::id().to_string()).unwrap();
+    common::join(cgroup);
     let file = tempfile::tempfile().unwrap();
     file.set_len(ENTRIES * 4096).unwrap();
     let fd = file.as_raw_fd();
@@ -71,32 +71,4 @@ fn fill_the_list_inside(cgroup: &Path) {
         "all {ENTRIES} entries accepted in a {LIMIT_BYTES}-byte cgroup"
     );
     assert!(accepted > 0, "no entry accepted at all");
-}
-
-/// A memory cgroup created for the test, removed when dropped.
-struct Cgroup(PathBuf);
-
-impl Cgroup {
-    fn create(base: &Path, limit: u64) -> Cgroup {
-        let dir = base.join(format!("libprefetch-list-{}", std::process::id()));
-        fs::create_dir(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
-        let cgroup = Cgroup(dir);
-        fs::write(cgroup.0.join("memory.limit_in_bytes"), limit.to_string()).unwrap();
-        cgroup
-    }
-
-    /// OOM kills in the cgroup so far (`oom_kill` of memory.oom_control).
-    fn oom_kills(&self) -> u64 {
-        let control = fs::read_to_string(self.0.join("memory.oom_control")).unwrap();
-        control
-            .lines()
-            .find_map(|line| line.strip_prefix("oom_kill "))
-            .map_or(0, |n| n.trim().parse().unwrap())
-    }
-}
-
-impl Drop for Cgroup {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir(&self.0);
-    }
 }

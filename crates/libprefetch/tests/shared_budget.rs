@@ -10,11 +10,14 @@
 
 use std::fs;
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use libprefetch::{AccessEntry, Client, Config, Mode};
+
+mod common;
+use common::Cgroup;
 
 /// Set in a child: "CGROUP_DIR:RENDEZVOUS_DIR:INDEX".
 const CHILD: &str = "LIBPREFETCH_SHARED_BUDGET_CHILD";
@@ -38,12 +41,10 @@ fn two_processes_in_one_cgroup_plan_within_its_limit_together() {
         plan_inside(Path::new(cgroup), Path::new(rendezvous), index);
         return;
     }
-    let base = Path::new("/sys/fs/cgroup/memory");
-    if !base.join("memory.limit_in_bytes").exists() {
-        eprintln!("SKIP: the kernel has no cgroup v1 memory controller (feature missing)");
+    if !common::memory_controller_or_skip() {
         return;
     }
-    let cgroup = Cgroup::create(base, LIMIT_BYTES);
+    let cgroup = Cgroup::create("libprefetch-share", LIMIT_BYTES);
     let rendezvous = tempfile::tempdir().unwrap();
     let children: Vec<_> = (0..PROCESSES)
         .map(|index| {
@@ -95,7 +96,7 @@ fn two_processes_in_one_cgroup_plan_within_its_limit_together() {
 /// In a child: join the cgroup, list every page of a file as large as the cgroup, meet the other process, plan,
 /// report the window, meet again, leave.
 fn plan_inside(cgroup: &Path, rendezvous: &Path, index: &str) {
-    fs::write(cgroup.join("cgroup.procs"), std::process::id().to_string()).unwrap();
+    common::join(cgroup);
     let file = tempfile::tempfile().unwrap();
     file.set_len(LIMIT_BYTES).unwrap();
     let fd = file.as_raw_fd();
@@ -126,24 +127,5 @@ fn meet(rendezvous: &Path, stage: &str, index: &str) {
     fs::write(rendezvous.join(format!("{stage}-{index}")), "").unwrap();
     while (0..PROCESSES).any(|i| !rendezvous.join(format!("{stage}-{i}")).exists()) {
         std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// A memory cgroup created for the test, removed when dropped.
-struct Cgroup(PathBuf);
-
-impl Cgroup {
-    fn create(base: &Path, limit: u64) -> Cgroup {
-        let dir = base.join(format!("libprefetch-share-{}", std::process::id()));
-        fs::create_dir(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
-        let cgroup = Cgroup(dir);
-        fs::write(cgroup.0.join("memory.limit_in_bytes"), limit.to_string()).unwrap();
-        cgroup
-    }
-}
-
-impl Drop for Cgroup {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir(&self.0);
     }
 }

@@ -67,12 +67,7 @@ fn fuzz_trace(target: &str, format: Format) {
             bytes
         })
         .collect();
-    let config = ProptestConfig {
-        cases: mutate::cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
-    proptest!(config, |(bytes in mutate::mutated(seeds.clone(), mutate::TEXT_TOKENS))| {
+    proptest!(mutate::config(), |(bytes in mutate::mutated(seeds.clone(), mutate::TEXT_TOKENS))| {
         read_trace(&bytes, Some(format))?;
         read_trace(&bytes, None)?;
     });
@@ -148,12 +143,7 @@ fn fuzz_disksim_policy_specs() {
         check_spec(&text).unwrap();
         assert!(PolicySpec::parse(&text).is_ok(), "{text}");
     }
-    let config = ProptestConfig {
-        cases: mutate::cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
-    proptest!(config, |(bytes in mutate::mutated(seeds.clone(), mutate::TEXT_TOKENS))| {
+    proptest!(mutate::config(), |(bytes in mutate::mutated(seeds.clone(), mutate::TEXT_TOKENS))| {
         check_spec(&String::from_utf8_lossy(&bytes))?;
     });
 }

@@ -68,12 +68,7 @@ fn fuzz_btree_pages_from_the_corpus() {
             bytes
         })
         .collect();
-    let config = ProptestConfig {
-        cases: mutate::cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
-    proptest!(config, |(bytes in mutate::mutated(seeds.clone(), mutate::BINARY_TOKENS))| {
+    proptest!(mutate::config(), |(bytes in mutate::mutated(seeds.clone(), mutate::BINARY_TOKENS))| {
         read_everything(&bytes);
     });
 }

@@ -1,0 +1,53 @@
+//! Helpers of the live tests that run children inside a memory cgroup.
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Where the cgroup v1 memory controller is mounted on this machine.
+pub const MEMORY_CONTROLLER: &str = "/sys/fs/cgroup/memory";
+
+/// True if the kernel has a cgroup v1 memory controller; otherwise prints why the test skips.
+pub fn memory_controller_or_skip() -> bool {
+    let present = Path::new(MEMORY_CONTROLLER)
+        .join("memory.limit_in_bytes")
+        .exists();
+    if !present {
+        eprintln!("SKIP: the kernel has no cgroup v1 memory controller (feature missing)");
+    }
+    present
+}
+
+/// A memory cgroup created for a test, removed when dropped.
+pub struct Cgroup(pub PathBuf);
+
+impl Cgroup {
+    /// A fresh cgroup `NAME-PID` limited to `limit` bytes.
+    pub fn create(name: &str, limit: u64) -> Cgroup {
+        let dir = Path::new(MEMORY_CONTROLLER).join(format!("{name}-{}", std::process::id()));
+        fs::create_dir(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+        let cgroup = Cgroup(dir);
+        fs::write(cgroup.0.join("memory.limit_in_bytes"), limit.to_string()).unwrap();
+        cgroup
+    }
+
+    /// OOM kills in the cgroup so far (`oom_kill` of memory.oom_control).
+    pub fn oom_kills(&self) -> u64 {
+        let control = fs::read_to_string(self.0.join("memory.oom_control")).unwrap();
+        control
+            .lines()
+            .find_map(|line| line.strip_prefix("oom_kill "))
+            .map_or(0, |n| n.trim().parse().unwrap())
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir(&self.0);
+    }
+}
+
+/// Moves this process into `cgroup` (a directory of the memory controller).
+pub fn join(cgroup: &Path) {
+    fs::write(cgroup.join("cgroup.procs"), std::process::id().to_string()).unwrap();
+}
