@@ -550,9 +550,20 @@ impl ClientInner {
         let first_resident = advising || cached(offset, first_page_bytes);
         let whole_resident =
             advising || (first_resident && (len == first_page_bytes || cached(offset, len)));
-        let outcome = self.account(fd, offset, len, first_resident, whole_resident);
-        if outcome.call_back {
-            self.call_back(fd, offset);
+        let mut outcome = self.account(fd, offset, len, first_resident, whole_resident);
+        if outcome.call_back && self.call_back(fd, offset) {
+            // The callback listed this very read (Figure 7 lists from the
+            // requested offset): place the read on the new list, or the
+            // pages it reads would look unread and the next read diverge.
+            let placed = Self::place(
+                &mut self.lock_state(),
+                fd,
+                offset,
+                len,
+                first_resident,
+                self.page_size,
+            );
+            outcome.start_round |= placed.start_round;
         }
         let (pending, holds_list) = {
             let mut state = self.lock_state();
@@ -580,8 +591,20 @@ impl ClientInner {
         if !whole_resident {
             state.misses += 1;
         }
-        let first = offset / self.page_size;
-        let last = (offset + len - 1) / self.page_size;
+        Self::place(&mut state, fd, offset, len, first_resident, self.page_size)
+    }
+
+    /// Moves the planner along the pages of a read (see [`Self::account`]).
+    fn place(
+        state: &mut State,
+        fd: RawFd,
+        offset: u64,
+        len: u64,
+        first_resident: bool,
+        page_size: u64,
+    ) -> ReadOutcome {
+        let first = offset / page_size;
+        let last = (offset + len - 1) / page_size;
         let (_, mut combined) = state
             .planner
             .on_read(PageKey { fd, page: first }, first_resident);
@@ -593,16 +616,17 @@ impl ClientInner {
         combined
     }
 
-    /// Runs the application's callback unless another thread is in it.
-    fn call_back(self: &Arc<Self>, fd: RawFd, offset: u64) {
+    /// Runs the application's callback unless another thread is in it;
+    /// true if the callback changed the list.
+    fn call_back(self: &Arc<Self>, fd: RawFd, offset: u64) -> bool {
         let Ok(mut slot) = self.callback.try_lock() else {
-            return;
+            return false;
         };
         if self.dead.load(Ordering::Acquire) {
-            return;
+            return false;
         }
         let Some(callback) = slot.as_mut() else {
-            return;
+            return false;
         };
         let (info, list_end) = {
             let mut state = self.lock_state();
@@ -621,7 +645,9 @@ impl ClientInner {
         };
         let handle = Client::borrowed(self);
         callback(&handle, info);
-        self.lock_state().planner.callback_returned(list_end);
+        let mut state = self.lock_state();
+        state.planner.callback_returned(list_end);
+        state.planner.list_end() != list_end
     }
 
     /// Plans one round now and issues its advice: from the advice thread

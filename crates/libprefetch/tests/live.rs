@@ -279,3 +279,34 @@ fn dropping_the_client_unregisters_its_regions() {
         "callback ran after the client was dropped"
     );
 }
+
+#[test]
+fn a_callback_that_lists_from_the_requested_read_is_followed_by_that_read() {
+    let _alone = alone();
+    // Figure 7's callback lists from the read that called it back; with slow start the first window
+    // is 32 pages, exactly one 128 KiB read: the read must count as read on the new list, or every
+    // later read would diverge and call back.
+    let (_dir, file) = data_file(1024);
+    let fd = file.as_raw_fd();
+    let client = Client::register(Config::default(), move |client: &Client, info| {
+        let from = info.requested.1 / PAGE;
+        let pages: Vec<u64> = (from..1024).collect();
+        client
+            .request_prefetching(&entries(fd, &pages), Mode::SET | Mode::DONE)
+            .unwrap();
+    })
+    .unwrap();
+    client.register_region(fd, 0, 1024 * PAGE).unwrap();
+    let mut buffer = vec![0u8; 32 * PAGE as usize];
+    for read in 0..32 {
+        let offset = read * 32 * PAGE;
+        note_read(fd, offset, 32 * PAGE);
+        file.read_exact_at(&mut buffer, offset).unwrap();
+    }
+    let stats = client.stats();
+    assert!(stats.callbacks <= 2, "one to list, one at the list's end: {stats:?}");
+    assert_eq!(
+        stats.divergences, 1,
+        "only the first read, before any list: {stats:?}"
+    );
+}
