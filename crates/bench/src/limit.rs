@@ -1,7 +1,8 @@
 //! The `limit` mode: the device's own best for a workload's pages, beside which the other modes are
 //! judged. Every distinct page the workload reads is read once, in file-offset order, with `O_DIRECT`
 //! (no page cache, no readahead) by [`QUEUE_DEPTH`] threads, so the device has that many requests
-//! queued at all times: what `fio --direct=1 --iodepth=32` measures, for exactly these pages. No
+//! queued at all times: what `fio --direct=1 --iodepth=32` measures, for exactly these pages.
+//! Consecutive pages go in one request of up to [`MAX_REQUEST_BYTES`], as a block layer merges them. No
 //! prefetcher can fetch the pages an application needs in less time than this on the same device,
 //! and none can read fewer bytes when all of them fit in memory (with less memory, the optimum's
 //! fetch count, which the report prints, is the bound on bytes).
@@ -26,6 +27,26 @@ use crate::workload::{access_pages, Read, PAGE_SIZE};
 /// Requests kept in flight.
 pub const QUEUE_DEPTH: usize = 32;
 
+/// Longest request: consecutive pages up to this many bytes are read with one `pread`.
+pub const MAX_REQUEST_BYTES: u64 = 512 << 10;
+
+/// Consecutive page offsets as requests: (index of the first page in `offsets`, pages).
+fn requests(offsets: &[u64]) -> Vec<(usize, usize)> {
+    let most = (MAX_REQUEST_BYTES / PAGE_SIZE) as usize;
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (index, &offset) in offsets.iter().enumerate() {
+        match out.last_mut() {
+            Some((first, pages))
+                if *pages < most && offsets[*first] + *pages as u64 * PAGE_SIZE == offset =>
+            {
+                *pages += 1;
+            }
+            _ => out.push((index, 1)),
+        }
+    }
+    out
+}
+
 /// Reads the distinct pages of `reads` from `data` once each, `O_DIRECT` (through a descriptor of
 /// its own, opened again by `/proc/self/fd`), at [`QUEUE_DEPTH`]. Blocks until done.
 pub fn read_pages_directly(data: &File, reads: &[Read]) -> Result<Outcome> {
@@ -40,11 +61,12 @@ pub fn read_pages_directly(data: &File, reads: &[Read]) -> Result<Outcome> {
     let mut offsets = access_pages(reads);
     offsets.sort_unstable();
     offsets.dedup();
+    let requests = requests(&offsets);
     let next = AtomicUsize::new(0);
     let checksums = Mutex::new(vec![0u32; offsets.len()]);
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..QUEUE_DEPTH.min(offsets.len().max(1)))
-            .map(|_| scope.spawn(|| read_share(&file, &offsets, &next, &checksums)))
+        let workers: Vec<_> = (0..QUEUE_DEPTH.min(requests.len().max(1)))
+            .map(|_| scope.spawn(|| read_share(&file, &offsets, &requests, &next, &checksums)))
             .collect();
         workers
             .into_iter()
@@ -66,35 +88,64 @@ pub fn read_pages_directly(data: &File, reads: &[Read]) -> Result<Outcome> {
     })
 }
 
-/// One reader: takes the next page (by byte offset) until none is left.
+/// One reader: takes the next request until none is left; records each page's CRC-32.
 fn read_share(
     file: &File,
     offsets: &[u64],
+    requests: &[(usize, usize)],
     next: &AtomicUsize,
     checksums: &Mutex<Vec<u32>>,
 ) -> Result<()> {
-    let mut buffer = Box::new(AlignedPage([0; PAGE_SIZE as usize]));
+    let mut buffer =
+        vec![AlignedPage([0; PAGE_SIZE as usize]); (MAX_REQUEST_BYTES / PAGE_SIZE) as usize];
     loop {
-        let index = next.fetch_add(1, Ordering::Relaxed);
-        let Some(&offset) = offsets.get(index) else {
+        let Some(&(first, pages)) = requests.get(next.fetch_add(1, Ordering::Relaxed)) else {
             return Ok(());
         };
-        let bytes = &mut buffer.0;
+        let offset = offsets[first];
+        // SAFETY: the pages are contiguous, aligned and initialised; the slice covers `pages` of them.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                buffer.as_mut_ptr().cast::<u8>(),
+                pages * PAGE_SIZE as usize,
+            )
+        };
         let read = file
             .read_at(bytes, offset)
-            .with_context(|| format!("O_DIRECT read of the page at offset {offset}"))?;
-        let checksum = crc32fast::hash(&bytes[..read]);
-        checksums.lock().unwrap_or_else(|e| e.into_inner())[index] = checksum;
+            .with_context(|| format!("O_DIRECT read of {pages} pages at offset {offset}"))?;
+        let page_checksums: Vec<u32> = bytes[..read]
+            .chunks(PAGE_SIZE as usize)
+            .map(crc32fast::hash)
+            .collect();
+        let mut all = checksums.lock().unwrap_or_else(|e| e.into_inner());
+        for (page, checksum) in page_checksums.into_iter().enumerate() {
+            all[first + page] = checksum;
+        }
     }
 }
 
 /// One page of memory aligned as `O_DIRECT` requires.
+#[derive(Clone, Copy)]
 #[repr(C, align(4096))]
 struct AlignedPage([u8; PAGE_SIZE as usize]);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn consecutive_pages_make_one_request_up_to_the_longest() {
+        let most = (MAX_REQUEST_BYTES / PAGE_SIZE) as usize;
+        let offsets: Vec<u64> = [0, 1, 2, 5]
+            .into_iter()
+            .chain(10..10 + most as u64 + 1)
+            .map(|page| page * PAGE_SIZE)
+            .collect();
+        assert_eq!(
+            requests(&offsets),
+            vec![(0, 3), (3, 1), (4, most), (4 + most, 1)]
+        );
+    }
 
     #[test]
     fn reads_every_distinct_page_once() {
