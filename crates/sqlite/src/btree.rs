@@ -19,7 +19,9 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io;
+use std::os::fd::RawFd;
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use thiserror::Error;
@@ -62,6 +64,52 @@ impl PageSource for File {
     }
     fn byte_len(&self) -> io::Result<u64> {
         Ok(self.metadata()?.len())
+    }
+}
+
+impl<S: PageSource + ?Sized> PageSource for Arc<S> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        (**self).read_exact_at(buf, offset)
+    }
+    fn byte_len(&self) -> io::Result<u64> {
+        (**self).byte_len()
+    }
+}
+
+/// A descriptor someone else owns (SQLite's own, for the VFS), read with `pread` and never closed: closing
+/// any descriptor of a file would release the process's POSIX locks on it.
+#[derive(Debug, Clone, Copy)]
+pub struct Unowned(pub RawFd);
+
+impl PageSource for Unowned {
+    fn read_exact_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+        while !buf.is_empty() {
+            let at = libc::off_t::try_from(offset).map_err(|_| io::ErrorKind::InvalidInput)?;
+            // SAFETY: pread writes at most buf.len() bytes into buf; a stale descriptor only yields EBADF.
+            let got = unsafe { libc::pread(self.0, buf.as_mut_ptr().cast(), buf.len(), at) };
+            let Ok(n) = usize::try_from(got) else {
+                let error = io::Error::last_os_error();
+                if error.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(error);
+            };
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            buf = &mut buf[n..];
+            offset += n as u64;
+        }
+        Ok(())
+    }
+    fn byte_len(&self) -> io::Result<u64> {
+        let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: fstat writes a struct stat into the buffer on success.
+        if unsafe { libc::fstat(self.0, stat.as_mut_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fstat succeeded, so the struct is initialised.
+        Ok(u64::try_from(unsafe { stat.assume_init() }.st_size).unwrap_or(0))
     }
 }
 

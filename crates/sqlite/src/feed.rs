@@ -7,16 +7,15 @@
 //! configuration (budget from /proc/meminfo and the memory cgroup, 32 KiB infill), tunable with the
 //! `LIBPREFETCH_*` variables like a C client's, with a longer list.
 
-use std::ffi::{c_int, CStr, OsStr};
-use std::fs::File;
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::c_int;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Mode};
 use rusqlite::ffi::sqlite3_int64;
 
+use crate::btree::Unowned;
 use crate::scan::{Plan, ScanPlanner};
 
 /// Environment variable that makes each tracked file print libprefetch's counters to stderr when closed.
@@ -30,7 +29,7 @@ const BATCH: usize = 4096;
 
 /// libprefetch state of one open main database file.
 pub struct Tracked {
-    /// The shim's own read-only descriptor of the file (owned by the planner).
+    /// SQLite's own descriptor of the file: read and advised, never closed here.
     fd: RawFd,
     client: Client,
     planner: Arc<Mutex<ScanPlanner>>,
@@ -39,12 +38,11 @@ pub struct Tracked {
 }
 
 impl Tracked {
-    /// Opens `path` read-only, registers a client whose callback plans index scans, and registers the
-    /// whole file as its region. `None` if any step fails: the file is then simply not tracked.
-    pub fn open(path: &CStr) -> Option<Tracked> {
-        let file = File::open(OsStr::from_bytes(path.to_bytes())).ok()?;
-        let fd = file.as_raw_fd();
-        let planner = Arc::new(Mutex::new(ScanPlanner::new(file)));
+    /// Registers a client whose callback plans index scans of the file open as `fd` (SQLite's descriptor,
+    /// which must stay open until the `Tracked` is dropped), and the whole file as its region. `None` if
+    /// any step fails: the file is then simply not tracked.
+    pub fn open(fd: RawFd) -> Option<Tracked> {
+        let planner = Arc::new(Mutex::new(ScanPlanner::new(Arc::new(Unowned(fd)))));
         let listed = Arc::new(AtomicBool::new(false));
         let client = {
             let planner = Arc::clone(&planner);
@@ -90,7 +88,10 @@ impl Tracked {
 }
 
 impl Drop for Tracked {
+    /// Waits for advice in flight, so that nothing touches `fd` once SQLite may close it; the client is
+    /// unregistered when the fields drop.
     fn drop(&mut self) {
+        self.client.settle();
         if std::env::var_os(STATS_ENV).is_some() {
             eprintln!(
                 "prefetch VFS: libprefetch counters at close: {:?}",

@@ -36,11 +36,11 @@
 
 use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use crate::btree::{Database, IndexLeaf, IndexTree, ReadError, ReadResult, TableMap};
+use crate::btree::{Database, IndexLeaf, IndexTree, PageSource, ReadError, ReadResult, TableMap};
 use crate::format::PageKind;
 
 /// Leaves listed when a forward scan is recognised away from the index's first leaf.
@@ -100,11 +100,14 @@ struct Scan {
     lookahead: usize,
 }
 
+/// Where the planner reads the database file: shared, since the reader is re-opened over it.
+pub type Source = Arc<dyn PageSource + Send + Sync>;
+
 /// Plans access lists for index scans of one database file.
 pub struct ScanPlanner {
-    file: File,
+    source: Source,
     /// The reader, opened on the first callback (a new database file has no header yet).
-    db: Option<Database<File>>,
+    db: Option<Database<Source>>,
     cache: Cache,
     /// Index root -> its scan's progress.
     scans: HashMap<u32, Scan>,
@@ -113,10 +116,10 @@ pub struct ScanPlanner {
 }
 
 impl ScanPlanner {
-    /// A planner reading `file` (a read-only descriptor of the database).
-    pub fn new(file: File) -> ScanPlanner {
+    /// A planner reading the database through `source`.
+    pub fn new(source: Source) -> ScanPlanner {
         ScanPlanner {
-            file,
+            source,
             db: None,
             cache: Cache::default(),
             scans: HashMap::new(),
@@ -158,7 +161,7 @@ impl ScanPlanner {
                     self.invalidate();
                 }
             }
-            None => self.db = Some(Database::open(Box::new(self.file.try_clone()?))?),
+            None => self.db = Some(Database::open(Box::new(Arc::clone(&self.source)))?),
         }
         let page = self.page_at(requested);
         match opened(&self.db)?.page_kind(page)? {
@@ -334,7 +337,7 @@ impl ScanPlanner {
 /// The table pages that the entries of index leaf `leaf` (then the interior entries after it) point to,
 /// consecutive repeats merged.
 fn table_pages_of(
-    db: &Database<File>,
+    db: &Database<Source>,
     map: &mut TableMap,
     leaf: &IndexLeaf,
 ) -> ReadResult<Vec<u32>> {
@@ -349,7 +352,7 @@ fn table_pages_of(
 }
 
 /// The reader once opened.
-fn opened(db: &Option<Database<File>>) -> ReadResult<&Database<File>> {
+fn opened(db: &Option<Database<Source>>) -> ReadResult<&Database<Source>> {
     db.as_ref()
         .ok_or_else(|| ReadError::Corrupt("database not opened".into()))
 }

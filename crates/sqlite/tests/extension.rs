@@ -2,11 +2,12 @@
 //! bundled SQLite in this process, the sqlite3 shell, and Python's sqlite3. Every query must return the
 //! same rows, in the same order, with and without it, including while another connection writes.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
-use prefetch_sqlite::bench::load_extension;
+use common::{extension, loaded};
 use prefetch_sqlite::gen::{generate, GenOptions};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags};
@@ -21,25 +22,6 @@ const QUERIES: [&str; 6] = [
      ON d.d_w_id = c.c_w_id AND d.d_id = c.c_d_id ORDER BY c.c_zip",
     "SELECT c_id, c_balance FROM customer INDEXED BY sqlite_autoindex_customer_1 ORDER BY c_w_id, c_d_id, c_id",
 ];
-
-/// The extension cdylib that cargo built alongside this test.
-fn extension() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [
-        deps.join("libprefetch_sqlite.so"),
-        deps.parent().unwrap().join("libprefetch_sqlite.so"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-    .expect("cargo builds libprefetch_sqlite.so with the tests")
-}
-
-/// Loads the extension into this process's SQLite once.
-fn loaded() {
-    static LOADED: OnceLock<()> = OnceLock::new();
-    LOADED.get_or_init(|| load_extension(&extension()).unwrap());
-}
 
 fn make_db(dir: &Path, rows: u64) -> PathBuf {
     let path = dir.join("c.db");

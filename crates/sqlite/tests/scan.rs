@@ -50,7 +50,7 @@ fn offset(page: u32) -> u64 {
 }
 
 fn planner(path: &Path) -> ScanPlanner {
-    ScanPlanner::new(std::fs::File::open(path).unwrap())
+    ScanPlanner::new(std::sync::Arc::new(std::fs::File::open(path).unwrap()))
 }
 
 /// The list the paper's callback should produce for `leaves`, with or without the first leaf's entry.
