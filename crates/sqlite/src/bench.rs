@@ -213,6 +213,7 @@ pub fn run(opts: &BenchOptions, settings: &[Setting], mut log: impl FnMut(&str))
     let db_bytes = std::fs::metadata(&opts.db)
         .with_context(|| format!("reading {}", opts.db.display()))?
         .len();
+    check_query(&opts.db, &opts.sql)?;
     let mut report = Report {
         sql: opts.sql.clone(),
         db: opts.db.clone(),
@@ -242,7 +243,24 @@ pub fn run(opts: &BenchOptions, settings: &[Setting], mut log: impl FnMut(&str))
             }
         }
     }
+    if report.results.is_empty() {
+        bail!("no setting could be measured (see the lines above)");
+    }
     Ok(report)
+}
+
+/// Fails with one clear line unless stock SQLite can prepare `sql` on `db`: a file that is not a database,
+/// or lacks the query's tables, is the user's mistake, not a setting that could not be measured.
+fn check_query(db: &Path, sql: &str) -> Result<()> {
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .with_context(|| format!("opening {}", db.display()))?;
+    if let Err(err) = conn.prepare(sql) {
+        bail!(
+            "{} cannot run the benchmark's query ({err}); make one with `prefetch sqlite gen`",
+            db.display()
+        );
+    }
+    Ok(())
 }
 
 /// One measured child: evicts `db`, runs the query in a new process (inside `cgroup` if given).
@@ -558,5 +576,24 @@ mod tests {
     fn settings_parse_by_name() {
         assert_eq!("cgroup".parse::<Setting>(), Ok(Setting::Cgroup));
         assert!("tape".parse::<Setting>().is_err());
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let junk = dir.path().join("junk");
+        std::fs::write(&junk, vec![7u8; 8192]).unwrap();
+        let opts = BenchOptions {
+            db: junk,
+            ext: PathBuf::from("unused.so"),
+            sql: PAPER_QUERY.to_string(),
+            runs: 1,
+            runner: PathBuf::from("unused"),
+        };
+        let err = run(&opts, &[Setting::Disk], |_| {}).unwrap_err();
+        assert!(
+            err.to_string().contains("cannot run the benchmark's query"),
+            "{err}"
+        );
     }
 }
