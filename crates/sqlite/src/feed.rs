@@ -9,11 +9,12 @@
 
 use std::ffi::c_int;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use libprefetch::residency::Probe;
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Mode};
-use rusqlite::ffi::sqlite3_int64;
+use rusqlite::ffi::{sqlite3_int64, SQLITE_LOCK_RESERVED};
 
 use crate::btree::Unowned;
 use crate::scan::{Plan, ScanPlanner};
@@ -27,6 +28,13 @@ const LIST_CAPACITY: usize = 8 << 20;
 /// Entries handed to libprefetch per `request_prefetching` call.
 const BATCH: usize = 4096;
 
+/// While no list is set, one read in this many is probed for residency; the others go straight on.
+const SAMPLE_EVERY: u32 = 8;
+
+/// Reads that libprefetch follows after a probe found a page missing from the page cache: enough for
+/// the callback to see two consecutive index leaves (a few hundred table reads apart) and set a list.
+const FOLLOW_READS: u32 = 1024;
+
 /// libprefetch state of one open main database file.
 pub struct Tracked {
     /// SQLite's own descriptor of the file: read and advised, never closed here.
@@ -35,6 +43,63 @@ pub struct Tracked {
     planner: Arc<Mutex<ScanPlanner>>,
     /// Whether the access list may be non-empty (so a write has something to drop).
     listed: Arc<AtomicBool>,
+    /// Which reads libprefetch sees.
+    gate: Gate,
+}
+
+/// Decides which reads libprefetch sees, so that a warm cache and a writing connection cost (almost)
+/// nothing: none while the connection holds a write lock (what it reads, it is about to change, and
+/// each re-plan would read the whole index again); all while a list is set, and for [`FOLLOW_READS`]
+/// reads after a probe found a page missing; otherwise none, with one read in [`SAMPLE_EVERY`] probed
+/// (cachestat, about 0.3 us) to notice when the data stops being cached.
+struct Gate {
+    probe: Probe,
+    page_size: u64,
+    writing: AtomicBool,
+    following: AtomicU32,
+    sampled: AtomicU32,
+}
+
+impl Gate {
+    fn new(fd: RawFd, page_size: u64) -> Gate {
+        Gate {
+            probe: Probe::choose(fd),
+            page_size,
+            writing: AtomicBool::new(false),
+            following: AtomicU32::new(0),
+            sampled: AtomicU32::new(0),
+        }
+    }
+
+    /// Whether libprefetch should see a read of `[offset, offset + amount)` of `fd`.
+    fn follows(&self, fd: RawFd, offset: u64, amount: u64, listed: bool) -> bool {
+        if self.writing.load(Ordering::Relaxed) {
+            return false;
+        }
+        if listed {
+            return true;
+        }
+        let following = self.following.load(Ordering::Relaxed);
+        if following > 0 {
+            self.following.store(following - 1, Ordering::Relaxed);
+            return true;
+        }
+        if !self
+            .sampled
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(SAMPLE_EVERY)
+        {
+            return false;
+        }
+        let cached = self
+            .probe
+            .resident_pages(fd, offset, amount, self.page_size)
+            .is_some_and(|(cached, pages)| cached == pages);
+        if !cached {
+            self.following.store(FOLLOW_READS, Ordering::Relaxed);
+        }
+        !cached
+    }
 }
 
 impl Tracked {
@@ -53,20 +118,26 @@ impl Tracked {
             .ok()?
         };
         client.register_region(fd, 0, i64::MAX as u64).ok()?;
+        let gate = Gate::new(fd, page_size());
         Some(Tracked {
             fd,
             client,
             planner,
             listed,
+            gate,
         })
     }
 
-    /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, unless it reads a b-tree
-    /// interior page (see [`ScanPlanner::is_interior`]).
+    /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, if the [`Gate`] lets it
+    /// through and it does not read a b-tree interior page (see [`ScanPlanner::is_interior`]).
     pub fn note_read(&self, offset: sqlite3_int64, amount: c_int) {
         let (Ok(offset), Ok(amount)) = (u64::try_from(offset), u64::try_from(amount)) else {
             return;
         };
+        let listed = self.listed.load(Ordering::Acquire);
+        if !self.gate.follows(self.fd, offset, amount, listed) {
+            return;
+        }
         let interior = self
             .planner
             .try_lock()
@@ -74,6 +145,12 @@ impl Tracked {
         if !interior {
             libprefetch::note_read(self.fd, offset, amount);
         }
+    }
+
+    /// SQLite now holds lock `level` on the file (SQLITE_LOCK_NONE to SQLITE_LOCK_EXCLUSIVE).
+    pub fn lock_level(&self, level: c_int) {
+        let writing = level >= SQLITE_LOCK_RESERVED;
+        self.gate.writing.store(writing, Ordering::Relaxed);
     }
 
     /// The file is being written: its access list and the reader's caches no longer hold.
@@ -99,6 +176,12 @@ impl Drop for Tracked {
             );
         }
     }
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
 }
 
 /// The client's configuration: libprefetch's defaults and the `LIBPREFETCH_*` variables (as for a C client,
@@ -152,4 +235,47 @@ fn on_callback(
         }
     }
     let _ = client.request_prefetching(&[], mode | Mode::DONE);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+
+    /// A file of `pages` pages, in the page cache.
+    fn cached_file(pages: usize) -> std::fs::File {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&vec![1u8; pages * 4096]).unwrap();
+        file.sync_all().unwrap();
+        file
+    }
+
+    fn evict(file: &std::fs::File) {
+        // SAFETY: posix_fadvise takes plain integers.
+        let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        assert_eq!(rc, 0);
+    }
+
+    #[test]
+    fn a_cached_file_is_not_followed_and_a_miss_opens_the_gate_for_a_while() {
+        let file = cached_file(64);
+        let fd = file.as_raw_fd();
+        let gate = Gate::new(fd, page_size());
+        let followed = |gate: &Gate, n: u64| {
+            (0..n)
+                .filter(|i| gate.follows(fd, i % 64 * 4096, 4096, false))
+                .count()
+        };
+        assert_eq!(followed(&gate, 1000), 0, "warm reads stay with SQLite");
+        evict(&file);
+        let n = u64::from(SAMPLE_EVERY + FOLLOW_READS);
+        assert_eq!(followed(&gate, n), FOLLOW_READS as usize + 1);
+        assert!(gate.follows(fd, 0, 4096, true), "a set list is followed");
+        gate.writing.store(true, Ordering::Relaxed);
+        assert!(
+            !gate.follows(fd, 0, 4096, true),
+            "a writer is never followed"
+        );
+    }
 }

@@ -12,10 +12,10 @@
 //!
 //! Regimes, by the page SQLite asks for when libprefetch calls back:
 //! * **the first leaf of an index** (a scan of the whole index starts there; point lookups rarely land on
-//!   it): `Set` a list of the whole index from that leaf, as the paper's callback does;
-//! * **an index leaf right after the previous one in key order** (a forward scan that started elsewhere,
-//!   such as a range): `Set` a list from that leaf over [`FIRST_LOOKAHEAD`] leaves, growing [`GROWTH`]-fold
-//!   at each further step, since the scan may end anywhere;
+//!   it), or **an index leaf right after the previous one in key order** (a forward scan that started
+//!   elsewhere, such as a range): `Set` a list from that leaf over [`FIRST_LOOKAHEAD`] leaves, growing
+//!   [`GROWTH`]-fold at each further step, since the scan may end anywhere (a `LIMIT`, a cursor closed
+//!   early): what was listed past the scan's end is then at most a few times what it read;
 //! * **table leaf, with a marked index leaf behind it** (the list ran short, or SQLite strayed among the
 //!   rows of the current leaf): `FromMark`, the list after that leaf regenerated (PF_SET_FROM_MARK), unless
 //!   the list already runs to the end of the index (`Keep`: a new copy would change nothing, and replacing
@@ -29,8 +29,9 @@
 //! page that a truncated list omits (each table page holds several rows, scattered over the index) would
 //! be dropped and read again.
 //!
-//! Deviations: the paper's callback starts listing at the first index page read; this one starts at the
-//! index's first leaf or waits until a second, consecutive leaf confirms a forward scan, so point lookups
+//! Deviations: the paper's callback starts listing at the first index page read and lists the whole
+//! index; this one lists a growing stretch of it, from the index's first leaf or once a second,
+//! consecutive leaf confirms a forward scan, so point lookups
 //! through an index (joins) do not each prefetch a whole leaf's worth of table pages. Entries for consecutive rowids on the same table page are
 //! merged into one. The reader's caches are dropped when the file's change counter or length changes.
 
@@ -195,7 +196,7 @@ impl ScanPlanner {
                     Scan {
                         pos,
                         listed_end: pos + 1,
-                        lookahead: usize::MAX,
+                        lookahead: FIRST_LOOKAHEAD,
                     },
                 );
                 Ok(Plan::Set(self.list_from(root, pos, true)?))

@@ -29,8 +29,13 @@
 //! Limits: a file whose descriptor cannot be obtained that way (another default VFS wrapped, a future
 //! layout) is passed through untracked: no prefetching, and no extra descriptor either. Descriptors per
 //! connection: exactly those of the wrapped VFS. Journals, WAL files and temporary files pass through
-//! untracked. Writes pass through; a write or truncate of a tracked file drops its access list and the
-//! reader's caches.
+//! untracked.
+//!
+//! Cost where there is nothing to prefetch ([`crate::feed`]'s gate): reads of cached pages go straight
+//! on (one read in eight is probed with cachestat), and so does every read while the connection holds
+//! a write lock (RESERVED or above, seen in `xLock`/`xUnlock`). Writes pass through; a write or truncate
+//! of a tracked file drops its access list and the reader's caches, so the file is planned again at
+//! most once per write transaction, and only if its pages are not cached.
 //!
 //! Memory layout of an open file: SQLite allocates `szOsFile` bytes; the shim's [`ShimFile`] comes first
 //! and the wrapped VFS's file object follows it.
@@ -349,11 +354,21 @@ unsafe extern "C" fn shim_file_size(file: *mut sqlite3_file, size: *mut sqlite3_
 }
 
 unsafe extern "C" fn shim_lock(file: *mut sqlite3_file, level: c_int) -> c_int {
-    forward!(1, file, xLock, SQLITE_IOERR, level)
+    let rc = forward!(1, file, xLock, SQLITE_IOERR, level);
+    // SAFETY: as in shim_read.
+    if let (SQLITE_OK, (_, _, Some(tracked))) = (rc, unsafe { parts(file) }) {
+        tracked.lock_level(level);
+    }
+    rc
 }
 
 unsafe extern "C" fn shim_unlock(file: *mut sqlite3_file, level: c_int) -> c_int {
-    forward!(1, file, xUnlock, SQLITE_IOERR, level)
+    let rc = forward!(1, file, xUnlock, SQLITE_IOERR, level);
+    // SAFETY: as in shim_read.
+    if let (SQLITE_OK, (_, _, Some(tracked))) = (rc, unsafe { parts(file) }) {
+        tracked.lock_level(level);
+    }
+    rc
 }
 
 unsafe extern "C" fn shim_check_reserved_lock(file: *mut sqlite3_file, out: *mut c_int) -> c_int {
