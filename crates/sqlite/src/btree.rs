@@ -56,6 +56,16 @@ pub trait PageSource {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
     /// Current length in bytes.
     fn byte_len(&self) -> io::Result<u64>;
+    /// Last modification time in nanoseconds, if the source has one. A WAL checkpoint rewrites pages in
+    /// place without touching the header or the length; only this shows it.
+    fn modified_ns(&self) -> io::Result<i128> {
+        Ok(0)
+    }
+}
+
+/// The modification time of a `struct stat`, in nanoseconds.
+fn stat_modified_ns(stat: &libc::stat) -> i128 {
+    i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec)
 }
 
 impl PageSource for File {
@@ -65,6 +75,11 @@ impl PageSource for File {
     fn byte_len(&self) -> io::Result<u64> {
         Ok(self.metadata()?.len())
     }
+    fn modified_ns(&self) -> io::Result<i128> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = self.metadata()?;
+        Ok(i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()))
+    }
 }
 
 impl<S: PageSource + ?Sized> PageSource for Arc<S> {
@@ -73,6 +88,9 @@ impl<S: PageSource + ?Sized> PageSource for Arc<S> {
     }
     fn byte_len(&self) -> io::Result<u64> {
         (**self).byte_len()
+    }
+    fn modified_ns(&self) -> io::Result<i128> {
+        (**self).modified_ns()
     }
 }
 
@@ -103,13 +121,22 @@ impl PageSource for Unowned {
         Ok(())
     }
     fn byte_len(&self) -> io::Result<u64> {
+        Ok(u64::try_from(self.stat()?.st_size).unwrap_or(0))
+    }
+    fn modified_ns(&self) -> io::Result<i128> {
+        Ok(stat_modified_ns(&self.stat()?))
+    }
+}
+
+impl Unowned {
+    fn stat(&self) -> io::Result<libc::stat> {
         let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
         // SAFETY: fstat writes a struct stat into the buffer on success.
         if unsafe { libc::fstat(self.0, stat.as_mut_ptr()) } != 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: fstat succeeded, so the struct is initialised.
-        Ok(u64::try_from(unsafe { stat.assume_init() }.st_size).unwrap_or(0))
+        Ok(unsafe { stat.assume_init() })
     }
 }
 
@@ -164,26 +191,31 @@ pub struct IndexTree {
 pub struct Database<S: PageSource + ?Sized> {
     header: Header,
     page_count: u32,
+    modified_ns: i128,
     source: Box<S>,
 }
 
 impl<S: PageSource + ?Sized> Database<S> {
     /// Reads the header of `source`. The page count is taken from the file length.
     pub fn open(source: Box<S>) -> ReadResult<Database<S>> {
-        let (header, page_count) = read_state(&*source)?;
+        let (header, page_count, modified_ns) = read_state(&*source)?;
         Ok(Database {
             header,
             page_count,
+            modified_ns,
             source,
         })
     }
 
-    /// Re-reads the header and the file length; returns whether either changed since the last read.
+    /// Re-reads the header, the file length and its modification time; returns whether any changed
+    /// since the last read.
     pub fn refresh(&mut self) -> ReadResult<bool> {
-        let (header, pages) = read_state(&*self.source)?;
-        let changed = header != self.header || pages != self.page_count;
+        let (header, pages, modified_ns) = read_state(&*self.source)?;
+        let changed =
+            (header, pages, modified_ns) != (self.header, self.page_count, self.modified_ns);
         self.header = header;
         self.page_count = pages;
+        self.modified_ns = modified_ns;
         Ok(changed)
     }
 
@@ -452,12 +484,17 @@ impl<S: PageSource + ?Sized> Database<S> {
 }
 
 /// The header of `source` and its length in whole pages.
-fn read_state<S: PageSource + ?Sized>(source: &S) -> ReadResult<(Header, u32)> {
+fn read_state<S: PageSource + ?Sized>(source: &S) -> ReadResult<(Header, u32, i128)> {
+    let modified_ns = source.modified_ns()?;
     let mut first = [0u8; HEADER_LEN];
     source.read_exact_at(&mut first, 0)?;
     let header = Header::parse(&first)?;
     let pages = source.byte_len()? / u64::from(header.page_size);
-    Ok((header, u32::try_from(pages).unwrap_or(u32::MAX)))
+    Ok((
+        header,
+        u32::try_from(pages).unwrap_or(u32::MAX),
+        modified_ns,
+    ))
 }
 
 /// One table interior page, parsed: child `children[i]` holds rowids up to `keys[i]`, `right` the rest.

@@ -48,14 +48,17 @@ pub struct Tracked {
 }
 
 /// Decides which reads libprefetch sees, so that a warm cache and a writing connection cost (almost)
-/// nothing: none while the connection holds a write lock (what it reads, it is about to change, and
+/// nothing: none while the connection holds a write lock, RESERVED or WAL's (what it reads, it is about to change, and
 /// each re-plan would read the whole index again); all while a list is set, and for [`FOLLOW_READS`]
 /// reads after a probe found a page missing; otherwise none, with one read in [`SAMPLE_EVERY`] probed
 /// (cachestat, about 0.3 us) to notice when the data stops being cached.
 struct Gate {
     probe: Probe,
     page_size: u64,
+    /// The connection holds RESERVED or above on the file (rollback journal).
     writing: AtomicBool,
+    /// The connection holds the WAL write lock.
+    wal_writing: AtomicBool,
     following: AtomicU32,
     sampled: AtomicU32,
 }
@@ -66,6 +69,7 @@ impl Gate {
             probe: Probe::choose(fd),
             page_size,
             writing: AtomicBool::new(false),
+            wal_writing: AtomicBool::new(false),
             following: AtomicU32::new(0),
             sampled: AtomicU32::new(0),
         }
@@ -73,7 +77,7 @@ impl Gate {
 
     /// Whether libprefetch should see a read of `[offset, offset + amount)` of `fd`.
     fn follows(&self, fd: RawFd, offset: u64, amount: u64, listed: bool) -> bool {
-        if self.writing.load(Ordering::Relaxed) {
+        if self.writing.load(Ordering::Relaxed) || self.wal_writing.load(Ordering::Relaxed) {
             return false;
         }
         if listed {
@@ -151,6 +155,11 @@ impl Tracked {
     pub fn lock_level(&self, level: c_int) {
         let writing = level >= SQLITE_LOCK_RESERVED;
         self.gate.writing.store(writing, Ordering::Relaxed);
+    }
+
+    /// The connection took (`true`) or released the WAL write lock.
+    pub fn wal_write_lock(&self, held: bool) {
+        self.gate.wal_writing.store(held, Ordering::Relaxed);
     }
 
     /// The file is being written: its access list and the reader's caches no longer hold.

@@ -33,9 +33,13 @@
 //!
 //! Cost where there is nothing to prefetch ([`crate::feed`]'s gate): reads of cached pages go straight
 //! on (one read in eight is probed with cachestat), and so does every read while the connection holds
-//! a write lock (RESERVED or above, seen in `xLock`/`xUnlock`). Writes pass through; a write or truncate
-//! of a tracked file drops its access list and the reader's caches, so the file is planned again at
-//! most once per write transaction, and only if its pages are not cached.
+//! a write lock (RESERVED or above, seen in `xLock`/`xUnlock`; WAL's write lock, seen in `xShmLock`).
+//! Writes pass through; a write or truncate of a tracked file drops its access list and the reader's
+//! caches, so the file is planned again at most once per write transaction, and only if its pages are
+//! not cached. The reader also re-reads the file's structure when its modification time changes (a
+//! WAL checkpoint by any connection or process). Limit: pages whose latest version is still in the WAL
+//! are planned from the database file's older version, a bounded waste (SQLite checkpoints every
+//! 1000 pages by default), never a wrong result.
 //!
 //! Memory layout of an open file: SQLite allocates `szOsFile` bytes; the shim's [`ShimFile`] comes first
 //! and the wrapped VFS's file object follows it.
@@ -55,7 +59,7 @@ use std::sync::OnceLock;
 use rusqlite::ffi::{
     sqlite3_file, sqlite3_int64, sqlite3_io_methods, sqlite3_vfs, SQLITE_ERROR,
     SQLITE_FCNTL_VFSNAME, SQLITE_IOERR, SQLITE_IOERR_SHMMAP, SQLITE_NOTFOUND, SQLITE_OK,
-    SQLITE_OPEN_MAIN_DB,
+    SQLITE_OPEN_MAIN_DB, SQLITE_SHM_EXCLUSIVE, SQLITE_SHM_LOCK, SQLITE_SHM_UNLOCK,
 };
 
 use crate::ext::ApiRoutines;
@@ -463,8 +467,23 @@ unsafe extern "C" fn shim_shm_lock(
     n: c_int,
     flags: c_int,
 ) -> c_int {
-    forward!(2, file, xShmLock, SQLITE_IOERR, offset, n, flags)
+    let rc = forward!(2, file, xShmLock, SQLITE_IOERR, offset, n, flags);
+    // SAFETY: as in shim_read.
+    if let (SQLITE_OK, (_, _, Some(tracked))) = (rc, unsafe { parts(file) }) {
+        if offset == WAL_WRITE_LOCK {
+            let exclusive = SQLITE_SHM_LOCK | SQLITE_SHM_EXCLUSIVE;
+            if flags & exclusive == exclusive {
+                tracked.wal_write_lock(true);
+            } else if flags & SQLITE_SHM_UNLOCK != 0 {
+                tracked.wal_write_lock(false);
+            }
+        }
+    }
+    rc
 }
+
+/// The WAL-index lock slot of the WAL writer (wal.c, WAL_WRITE_LOCK).
+const WAL_WRITE_LOCK: c_int = 0;
 
 unsafe extern "C" fn shim_shm_barrier(file: *mut sqlite3_file) {
     forward!(2, file, xShmBarrier, ())
