@@ -1,7 +1,7 @@
 //! The libprefetch side of one tracked database file: its client, its region, and the section 5.4 callback
 //! that turns [`ScanPlanner`] decisions into `request_prefetching` calls in batches, as in Figure 7:
-//! the first batch with PF_SET (or PF_SET_FROM_MARK), the rest with PF_APPEND, stopping when libprefetch
-//! accepts fewer entries than offered (its list is full), and PF_DONE at the end.
+//! the first batch with PF_SET (or PF_APPEND, to extend the list), the rest with PF_APPEND, stopping
+//! when libprefetch accepts fewer entries than offered (its list is full), and PF_DONE at the end.
 //!
 //! Deviations: none from the paper's callback protocol. The client uses libprefetch's default
 //! configuration (budget from /proc/meminfo and the memory cgroup, 32 KiB infill), tunable with the
@@ -16,7 +16,7 @@ use libprefetch::residency::Probe;
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Mode};
 use rusqlite::ffi::{sqlite3_int64, SQLITE_LOCK_RESERVED};
 
-use crate::btree::Unowned;
+use crate::btree::{PageSource, Unowned};
 use crate::scan::{Plan, ScanPlanner};
 
 /// Environment variable that makes each tracked file print libprefetch's counters to stderr when closed.
@@ -64,13 +64,20 @@ struct Gate {
 }
 
 impl Gate {
+    /// A gate that starts open if the file is not wholly cached (one cachestat over the whole file), so
+    /// that a cold scan's first index leaf is seen even if the sampled probes would miss it.
     fn new(fd: RawFd, page_size: u64) -> Gate {
+        let following = if wholly_cached(fd, page_size) {
+            0
+        } else {
+            FOLLOW_READS
+        };
         Gate {
             probe: Probe::choose(fd),
             page_size,
             writing: AtomicBool::new(false),
             wal_writing: AtomicBool::new(false),
-            following: AtomicU32::new(0),
+            following: AtomicU32::new(following),
             sampled: AtomicU32::new(0),
         }
     }
@@ -187,6 +194,16 @@ impl Drop for Tracked {
     }
 }
 
+/// Whether every page of the file open as `fd` is in the page cache (false if the kernel will not say).
+fn wholly_cached(fd: RawFd, page_size: u64) -> bool {
+    let Ok(len) = Unowned(fd).byte_len() else {
+        return false;
+    };
+    Probe::choose(fd)
+        .resident_pages(fd, 0, len.max(1), page_size)
+        .is_some_and(|(cached, pages)| cached == pages)
+}
+
 fn page_size() -> u64 {
     // SAFETY: sysconf has no memory-safety preconditions.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -222,11 +239,13 @@ fn on_callback(
     };
     let (entries, first_mode) = match plan {
         Plan::Set(entries) => (entries, Mode::SET),
-        Plan::FromMark(entries) => (entries, Mode::SET_FROM_MARK),
+        Plan::Append(entries) => (entries, Mode::APPEND),
         Plan::Clear => (Vec::new(), Mode::SET),
         Plan::Keep => return,
     };
-    listed.store(!entries.is_empty(), Ordering::Release);
+    if first_mode == Mode::SET {
+        listed.store(!entries.is_empty(), Ordering::Release);
+    }
     let mut mode = first_mode;
     for chunk in entries.chunks(BATCH) {
         let batch: Vec<AccessEntry> = chunk

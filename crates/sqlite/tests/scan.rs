@@ -1,6 +1,6 @@
 //! The section 5.4 planner on a real database: the lists it hands libprefetch for a forward scan of the
-//! zip index (leaves marked, then the table pages of their rowids in index order), the PF_SET_FROM_MARK
-//! refresh, and plain reads for out-of-order index access. Ground truth comes from a full walk of the
+//! zip index (leaves marked, then the table pages of their rowids in index order), the PF_APPEND
+//! extension, and plain reads for out-of-order index access. Ground truth comes from a full walk of the
 //! table b-tree, independent of the planner's descent through interior pages.
 
 use std::collections::HashMap;
@@ -91,13 +91,13 @@ fn scan_from_the_first_leaf_lists_a_growing_stretch_of_the_index() {
     };
     // Only FIRST_LOOKAHEAD leaves: a LIMIT or a cursor closed early leaves little listed behind.
     assert_eq!(list, expected(&f, &f.leaves[..FIRST_LOOKAHEAD], true));
-    // Behind the next mark, the list grows GROWTH-fold from there.
+    // Behind the next mark, the next stretch is appended, GROWTH times longer; nothing listed twice.
     let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
-    let Plan::FromMark(refreshed) = p.plan(Some(offset(f.leaves[1].page)), table_page) else {
-        panic!("a table read behind a mark must refresh from the mark");
+    let Plan::Append(more) = p.plan(Some(offset(f.leaves[1].page)), table_page) else {
+        panic!("a table read behind a mark must extend the list");
     };
-    let end = (1 + GROWTH * FIRST_LOOKAHEAD).min(f.leaves.len());
-    assert_eq!(refreshed, expected(&f, &f.leaves[1..end], false));
+    let end = (FIRST_LOOKAHEAD * (1 + GROWTH)).min(f.leaves.len());
+    assert_eq!(more, expected(&f, &f.leaves[FIRST_LOOKAHEAD..end], true));
 }
 
 #[test]
@@ -124,15 +124,15 @@ fn forward_scan_elsewhere_lists_table_pages_in_index_order_with_leaves_marked() 
         list,
         expected(&f, &f.leaves[first..first + FIRST_LOOKAHEAD], true)
     );
-    // Reading a table page past the mark of the next leaf: the list after that mark is regenerated,
-    // looking GROWTH times as far ahead (up to the end of the index).
+    // Reading a table page past the mark of the next leaf: the next stretch, GROWTH times longer, is
+    // appended (up to the end of the index).
     let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
-    let Plan::FromMark(refreshed) = p.plan(Some(offset(f.leaves[first + 1].page)), table_page)
-    else {
-        panic!("a table read behind a mark must refresh from the mark");
+    let Plan::Append(more) = p.plan(Some(offset(f.leaves[first + 1].page)), table_page) else {
+        panic!("a table read behind a mark must extend the list");
     };
-    let end = (first + 1 + GROWTH * FIRST_LOOKAHEAD).min(f.leaves.len());
-    assert_eq!(refreshed, expected(&f, &f.leaves[first + 1..end], false));
+    let from = first + FIRST_LOOKAHEAD;
+    let end = (from + GROWTH * FIRST_LOOKAHEAD).min(f.leaves.len());
+    assert_eq!(more, expected(&f, &f.leaves[from..end], true));
 }
 
 #[test]
