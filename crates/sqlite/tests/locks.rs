@@ -236,3 +236,63 @@ fn closing_a_connection_keeps_a_wal_readers_lock() {
         "{transcript:?}"
     );
 }
+
+/// The lost commit as first reproduced, in the sqlite3 shell (the system's SQLite, not rusqlite's):
+/// connection 0 holds RESERVED, connection 1 (which has read) closes, another process tries to write.
+/// Before the fix the other process wrote and connection 0's COMMIT failed with "disk I/O error".
+fn shell_session(dir: &Path, ext: Option<&Path>) -> String {
+    let db = dir.join("l.db");
+    let _ = std::fs::remove_file(&db);
+    let setup = Connection::open(&db).unwrap();
+    setup
+        .execute_batch(
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); CREATE INDEX t_v ON t (v);
+             INSERT INTO t (v) VALUES ('a'), ('c');",
+        )
+        .unwrap();
+    setup.close().unwrap();
+    std::fs::write(
+        dir.join("other.py"),
+        "import sqlite3\n\
+         c = sqlite3.connect('l.db', timeout=0, isolation_level=None)\n\
+         try:\n    c.execute(\"INSERT INTO t (v) VALUES ('other')\")\n    print('other process: ok')\n\
+         except sqlite3.Error as e:\n    print('other process:', e)\n",
+    )
+    .unwrap();
+    let load = ext.map_or(String::new(), |ext| format!(".load {}\n", ext.display()));
+    let script = format!(
+        "{load}.open l.db\n.connection 1\n.open l.db\nSELECT count(*) FROM t WHERE v > '0';\n\
+         .connection 0\nBEGIN IMMEDIATE;\nINSERT INTO t (v) VALUES ('b');\n.connection close 1\n\
+         .system python3 other.py\nCOMMIT;\nSELECT count(*) FROM t;\n"
+    );
+    let mut child = Command::new("sqlite3")
+        .arg(":memory:")
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the sqlite3 shell runs (.ci/run installs it)");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn sqlite3_shell_session_of_the_lost_commit_behaves_as_stock() {
+    let dir = tempfile::tempdir().unwrap();
+    let stock = shell_session(dir.path(), None);
+    let with = shell_session(dir.path(), Some(&common::extension()));
+    assert_eq!(stock, "2\nother process: database is locked\n3\n");
+    assert_eq!(with, stock);
+}
