@@ -46,10 +46,11 @@ fn rows(conn: &Connection, sql: &str) -> Vec<Vec<Value>> {
     mapped.map(Result::unwrap).collect()
 }
 
+/// Empties the page cache of `path` (written back first: dirty pages cannot be dropped).
 fn evict(path: &Path) {
-    bench::cache::Eviction::Fadvise
-        .evict(&std::fs::File::open(path).unwrap())
-        .unwrap();
+    let file = std::fs::File::open(path).unwrap();
+    file.sync_all().unwrap();
+    bench::cache::Eviction::Fadvise.evict(&file).unwrap();
 }
 
 #[test]
@@ -185,10 +186,10 @@ fn shell(db: &Path, sql: &str, ext: Option<&Path>) -> std::process::Output {
 
 #[test]
 fn sqlite3_shell_returns_identical_rows() {
-    if Command::new("sqlite3").arg("--version").output().is_err() {
-        println!("skipped: no sqlite3 shell on PATH (.ci/run installs the sqlite3 package)");
-        return;
-    }
+    assert!(
+        Command::new("sqlite3").arg("--version").output().is_ok(),
+        "no sqlite3 shell on PATH (.ci/run installs the sqlite3 package)"
+    );
     let dir = tempfile::tempdir().unwrap();
     let path = make_db(dir.path(), 10_000);
     for sql in QUERIES {
@@ -213,26 +214,18 @@ fn sqlite3_shell_returns_identical_rows() {
     }
 }
 
-/// A Python interpreter whose sqlite3 module can load extensions.
-fn python_with_extensions() -> Option<&'static str> {
-    ["python3", "/usr/bin/python3"].into_iter().find(|python| {
-        Command::new(python)
-            .args([
-                "-c",
-                "import sqlite3; sqlite3.connect(':memory:').enable_load_extension(True)",
-            ])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
-}
-
+/// Runs argv[2] on argv[1] and prints the row count and a hash of the rows; with argv[3], first loads that
+/// extension into the interpreter's libsqlite3 through ctypes (so that interpreters built without
+/// `enable_load_extension` run it too) and opens the database through the `prefetch` VFS.
 const PYTHON_SCRIPT: &str = r#"
-import hashlib, sqlite3, sys
+import ctypes, hashlib, sqlite3, sys
 db, sql, ext = sys.argv[1], sys.argv[2], sys.argv[3]
 if ext:
-    loader = sqlite3.connect(":memory:")
-    loader.enable_load_extension(True)
-    loader.load_extension(ext)
+    lib = ctypes.CDLL("libsqlite3.so.0")
+    loader = ctypes.c_void_p()
+    assert lib.sqlite3_open(b":memory:", ctypes.byref(loader)) == 0
+    assert lib.sqlite3_enable_load_extension(loader, 1) == 0
+    assert lib.sqlite3_load_extension(loader, ext.encode(), None, None) == 0
 conn = sqlite3.connect(f"file:{db}?vfs=prefetch" if ext else db, uri=bool(ext))
 h = hashlib.sha256()
 n = 0
@@ -244,10 +237,7 @@ print(n, h.hexdigest())
 
 #[test]
 fn python_sqlite3_returns_identical_rows() {
-    let Some(python) = python_with_extensions() else {
-        println!("skipped: no python3 whose sqlite3 module can load extensions");
-        return;
-    };
+    let python = "python3";
     let dir = tempfile::tempdir().unwrap();
     let path = make_db(dir.path(), 10_000);
     let ext = extension();
@@ -271,4 +261,41 @@ fn python_sqlite3_returns_identical_rows() {
         evict(&path);
         assert_eq!(stock, run(ext.to_str().unwrap()), "{sql}");
     }
+}
+
+/// libprefetch's list length when `sql` (run cold in the sqlite3 shell with the extension) closes.
+fn listed_after(db: &Path, sql: &str) -> u64 {
+    evict(db);
+    let out = Command::new("sqlite3")
+        .arg("-cmd")
+        .arg(format!(".load {}", extension().display()))
+        .arg("-cmd")
+        .arg(format!(".open {}", db.display()))
+        .arg(":memory:")
+        .arg(sql)
+        .env(prefetch_sqlite::feed::STATS_ENV, "1")
+        .output()
+        .expect("the sqlite3 shell runs (.ci/run installs it)");
+    let stats = String::from_utf8_lossy(&out.stderr);
+    let (_, after) = stats
+        .split_once("list_length: ")
+        .unwrap_or_else(|| panic!("no counters printed: {stats}"));
+    after
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_scan_cut_short_by_limit_lists_little() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = make_db(dir.path(), 25_000);
+    let whole = listed_after(&path, QUERIES[0]);
+    let limited = listed_after(&path, &format!("{} LIMIT 10", QUERIES[0]));
+    assert!(whole > 10_000, "the whole scan was listed: {whole}");
+    assert!(
+        limited > 0 && limited * 5 < whole,
+        "LIMIT 10 listed {limited} entries, the whole scan {whole}"
+    );
 }
