@@ -31,6 +31,9 @@ const BATCH: usize = 4096;
 /// While no list is set, one read in this many is probed for residency; the others go straight on.
 const SAMPLE_EVERY: u32 = 8;
 
+/// Callbacks in a row that leave the list as it is after which its scan is taken to have ended.
+const IDLE_CALLBACKS: u32 = 1024;
+
 /// Reads that libprefetch follows after a probe found a page missing from the page cache: enough for
 /// the callback to see two consecutive index leaves (a few hundred table reads apart) and set a list.
 const FOLLOW_READS: u32 = 1024;
@@ -123,8 +126,9 @@ impl Tracked {
         let client = {
             let planner = Arc::clone(&planner);
             let listed = Arc::clone(&listed);
+            let mut idle_callbacks = 0;
             Client::register(config(), move |client: &Client, info: CallbackInfo| {
-                on_callback(client, fd, &planner, &listed, info);
+                on_callback(client, fd, &planner, &listed, &mut idle_callbacks, info);
             })
             .ok()?
         };
@@ -223,11 +227,16 @@ fn config() -> Config {
 }
 
 /// The section 5.4 callback: plan (inside ignore_accesses, since planning reads the file) and hand over.
+/// A list is handed over only if the file is not wholly in the page cache (one cachestat): otherwise
+/// there is nothing to fetch, the list is dropped and the gate goes back to letting cached reads straight
+/// through. `idle_callbacks` counts callbacks since the list last changed: once a scan has ended, every
+/// read diverges from its list and calls back, so after [`IDLE_CALLBACKS`] of them the list is dropped too.
 fn on_callback(
     client: &Client,
     fd: RawFd,
     planner: &Mutex<ScanPlanner>,
     listed: &AtomicBool,
+    idle_callbacks: &mut u32,
     info: CallbackInfo,
 ) {
     let plan = {
@@ -235,7 +244,23 @@ fn on_callback(
         let Ok(mut planner) = planner.try_lock() else {
             return;
         };
-        planner.plan(info.last_marked.map(|(_, offset)| offset), info.requested.1)
+        let plan = planner.plan(info.last_marked.map(|(_, offset)| offset), info.requested.1);
+        *idle_callbacks = if plan == Plan::Keep {
+            idle_callbacks.saturating_add(1)
+        } else {
+            0
+        };
+        let nothing_to_fetch =
+            matches!(plan, Plan::Set(_) | Plan::Append(_)) && wholly_cached(fd, page_size());
+        let idle = *idle_callbacks >= IDLE_CALLBACKS || nothing_to_fetch;
+        match (idle, listed.load(Ordering::Acquire)) {
+            (true, true) => {
+                planner.end_scan();
+                Plan::Clear
+            }
+            (true, false) => Plan::Keep,
+            (false, _) => plan,
+        }
     };
     let (entries, first_mode) = match plan {
         Plan::Set(entries) => (entries, Mode::SET),
@@ -243,7 +268,7 @@ fn on_callback(
         Plan::Clear => (Vec::new(), Mode::SET),
         Plan::Keep => return,
     };
-    if first_mode == Mode::SET {
+    if first_mode == Mode::SET || !entries.is_empty() {
         listed.store(!entries.is_empty(), Ordering::Release);
     }
     let mut mode = first_mode;

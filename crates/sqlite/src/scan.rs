@@ -145,6 +145,11 @@ impl ScanPlanner {
         self.active = None;
     }
 
+    /// The scan the list described has ended (its list is being dropped).
+    pub fn end_scan(&mut self) {
+        self.active = None;
+    }
+
     /// Decides the list for a callback: `requested` is the byte offset SQLite is reading, `last_marked`
     /// the offset of the last marked entry it passed. A file the reader cannot parse gives `Keep`.
     pub fn plan(&mut self, last_marked: Option<u64>, requested: u64) -> Plan {
