@@ -33,6 +33,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
 
 use crate::vfs::VFS_NAME;
+use crate::workloads::{self, Workload};
 
 /// The query of paper section 5.4.
 pub const PAPER_QUERY: &str = "SELECT * FROM customer ORDER BY c_zip";
@@ -117,6 +118,12 @@ pub enum Setting {
     Cgroup,
     /// The emulated 7200 RPM disk.
     Emulated,
+    /// Warm cache: index scan, rolled-back UPDATE, range count ([`crate::workloads`]).
+    Warm,
+    /// WAL index scans with a concurrent writer ([`crate::workloads`]).
+    WalWriter,
+    /// A transaction deleting a tenth of the rows ([`crate::workloads`]).
+    Delete,
 }
 
 impl FromStr for Setting {
@@ -126,8 +133,11 @@ impl FromStr for Setting {
             "disk" => Ok(Setting::Disk),
             "cgroup" => Ok(Setting::Cgroup),
             "emulated" => Ok(Setting::Emulated),
+            "warm" => Ok(Setting::Warm),
+            "wal-writer" => Ok(Setting::WalWriter),
+            "delete" => Ok(Setting::Delete),
             _ => Err(format!(
-                "unknown setting {s:?}: expected disk, cgroup or emulated"
+                "unknown setting {s:?}: expected disk, cgroup, emulated, warm, wal-writer or delete"
             )),
         }
     }
@@ -213,6 +223,7 @@ pub fn run(opts: &BenchOptions, settings: &[Setting], mut log: impl FnMut(&str))
     let db_bytes = std::fs::metadata(&opts.db)
         .with_context(|| format!("reading {}", opts.db.display()))?
         .len();
+    check_query(&opts.db, &opts.sql)?;
     let mut report = Report {
         sql: opts.sql.clone(),
         db: opts.db.clone(),
@@ -228,10 +239,13 @@ pub fn run(opts: &BenchOptions, settings: &[Setting], mut log: impl FnMut(&str))
             Setting::Disk => measure_disk(opts, &mut log),
             Setting::Cgroup => measure_cgroup(opts, db_bytes, &mut log),
             Setting::Emulated => measure_emulated(opts, &mut log),
+            Setting::Warm => workload(opts, Workload::Warm, &mut log),
+            Setting::WalWriter => workload(opts, Workload::WalWriter, &mut log),
+            Setting::Delete => workload(opts, Workload::Delete, &mut log),
         };
         match outcome {
             Ok((result, rows)) => {
-                report.rows = rows;
+                report.rows = report.rows.max(rows);
                 report.results.push(result);
             }
             Err(err) => {
@@ -242,7 +256,33 @@ pub fn run(opts: &BenchOptions, settings: &[Setting], mut log: impl FnMut(&str))
             }
         }
     }
+    if report.results.is_empty() {
+        bail!("no setting could be measured (see the lines above)");
+    }
     Ok(report)
+}
+
+/// Fails with one clear line unless stock SQLite can prepare `sql` on `db`: a file that is not a database,
+/// or lacks the query's tables, is the user's mistake, not a setting that could not be measured.
+fn check_query(db: &Path, sql: &str) -> Result<()> {
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .with_context(|| format!("opening {}", db.display()))?;
+    if let Err(err) = conn.prepare(sql) {
+        bail!(
+            "{} cannot run the benchmark's query ({err}); make one with `prefetch sqlite gen`",
+            db.display()
+        );
+    }
+    Ok(())
+}
+
+/// A warm or writing workload; it reports no row count of the paper's query.
+fn workload(
+    opts: &BenchOptions,
+    workload: Workload,
+    log: &mut impl FnMut(&str),
+) -> Result<(SettingResult, u64)> {
+    Ok((workloads::measure(opts, workload, log)?, 0))
 }
 
 /// One measured child: evicts `db`, runs the query in a new process (inside `cgroup` if given).
@@ -347,7 +387,11 @@ fn stock_vs_extension(
 }
 
 impl SettingResult {
-    fn new(setting: String, stock_runs: Vec<f64>, extension_runs: Vec<f64>) -> SettingResult {
+    pub(crate) fn new(
+        setting: String,
+        stock_runs: Vec<f64>,
+        extension_runs: Vec<f64>,
+    ) -> SettingResult {
         let stock = median(&stock_runs);
         let extension = median(&extension_runs);
         SettingResult {
@@ -500,7 +544,7 @@ impl Report {
     /// The report as a text table, each row naming its setting.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "SQLite index scan (paper s5.4): {}\non {} ({:.1} MiB, {} rows), median of {} cold runs each, cache emptied by {}\n\n",
+            "SQLite index scan (paper s5.4): {}\non {} ({:.1} MiB, {} rows), median of {} runs each (cold, cache emptied by {}, unless the setting says warm or WAL)\n\n",
             self.sql,
             self.db.display(),
             self.db_bytes as f64 / f64::from(1 << 20),
@@ -558,5 +602,24 @@ mod tests {
     fn settings_parse_by_name() {
         assert_eq!("cgroup".parse::<Setting>(), Ok(Setting::Cgroup));
         assert!("tape".parse::<Setting>().is_err());
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let junk = dir.path().join("junk");
+        std::fs::write(&junk, vec![7u8; 8192]).unwrap();
+        let opts = BenchOptions {
+            db: junk,
+            ext: PathBuf::from("unused.so"),
+            sql: PAPER_QUERY.to_string(),
+            runs: 1,
+            runner: PathBuf::from("unused"),
+        };
+        let err = run(&opts, &[Setting::Disk], |_| {}).unwrap_err();
+        assert!(
+            err.to_string().contains("cannot run the benchmark's query"),
+            "{err}"
+        );
     }
 }

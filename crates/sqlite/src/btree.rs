@@ -19,7 +19,9 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io;
+use std::os::fd::RawFd;
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use thiserror::Error;
@@ -54,6 +56,16 @@ pub trait PageSource {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
     /// Current length in bytes.
     fn byte_len(&self) -> io::Result<u64>;
+    /// Last modification time in nanoseconds, if the source has one. A WAL checkpoint rewrites pages in
+    /// place without touching the header or the length; only this shows it.
+    fn modified_ns(&self) -> io::Result<i128> {
+        Ok(0)
+    }
+}
+
+/// The modification time of a `struct stat`, in nanoseconds.
+fn stat_modified_ns(stat: &libc::stat) -> i128 {
+    i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec)
 }
 
 impl PageSource for File {
@@ -62,6 +74,69 @@ impl PageSource for File {
     }
     fn byte_len(&self) -> io::Result<u64> {
         Ok(self.metadata()?.len())
+    }
+    fn modified_ns(&self) -> io::Result<i128> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = self.metadata()?;
+        Ok(i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()))
+    }
+}
+
+impl<S: PageSource + ?Sized> PageSource for Arc<S> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        (**self).read_exact_at(buf, offset)
+    }
+    fn byte_len(&self) -> io::Result<u64> {
+        (**self).byte_len()
+    }
+    fn modified_ns(&self) -> io::Result<i128> {
+        (**self).modified_ns()
+    }
+}
+
+/// A descriptor someone else owns (SQLite's own, for the VFS), read with `pread` and never closed: closing
+/// any descriptor of a file would release the process's POSIX locks on it.
+#[derive(Debug, Clone, Copy)]
+pub struct Unowned(pub RawFd);
+
+impl PageSource for Unowned {
+    fn read_exact_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+        while !buf.is_empty() {
+            let at = libc::off_t::try_from(offset).map_err(|_| io::ErrorKind::InvalidInput)?;
+            // SAFETY: pread writes at most buf.len() bytes into buf; a stale descriptor only yields EBADF.
+            let got = unsafe { libc::pread(self.0, buf.as_mut_ptr().cast(), buf.len(), at) };
+            let Ok(n) = usize::try_from(got) else {
+                let error = io::Error::last_os_error();
+                if error.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(error);
+            };
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            buf = &mut buf[n..];
+            offset += n as u64;
+        }
+        Ok(())
+    }
+    fn byte_len(&self) -> io::Result<u64> {
+        Ok(u64::try_from(self.stat()?.st_size).unwrap_or(0))
+    }
+    fn modified_ns(&self) -> io::Result<i128> {
+        Ok(stat_modified_ns(&self.stat()?))
+    }
+}
+
+impl Unowned {
+    fn stat(&self) -> io::Result<libc::stat> {
+        let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: fstat writes a struct stat into the buffer on success.
+        if unsafe { libc::fstat(self.0, stat.as_mut_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fstat succeeded, so the struct is initialised.
+        Ok(unsafe { stat.assume_init() })
     }
 }
 
@@ -116,26 +191,31 @@ pub struct IndexTree {
 pub struct Database<S: PageSource + ?Sized> {
     header: Header,
     page_count: u32,
+    modified_ns: i128,
     source: Box<S>,
 }
 
 impl<S: PageSource + ?Sized> Database<S> {
     /// Reads the header of `source`. The page count is taken from the file length.
     pub fn open(source: Box<S>) -> ReadResult<Database<S>> {
-        let (header, page_count) = read_state(&*source)?;
+        let (header, page_count, modified_ns) = read_state(&*source)?;
         Ok(Database {
             header,
             page_count,
+            modified_ns,
             source,
         })
     }
 
-    /// Re-reads the header and the file length; returns whether either changed since the last read.
+    /// Re-reads the header, the file length and its modification time; returns whether any changed
+    /// since the last read.
     pub fn refresh(&mut self) -> ReadResult<bool> {
-        let (header, pages) = read_state(&*self.source)?;
-        let changed = header != self.header || pages != self.page_count;
+        let (header, pages, modified_ns) = read_state(&*self.source)?;
+        let changed =
+            (header, pages, modified_ns) != (self.header, self.page_count, self.modified_ns);
         self.header = header;
         self.page_count = pages;
+        self.modified_ns = modified_ns;
         Ok(changed)
     }
 
@@ -404,12 +484,17 @@ impl<S: PageSource + ?Sized> Database<S> {
 }
 
 /// The header of `source` and its length in whole pages.
-fn read_state<S: PageSource + ?Sized>(source: &S) -> ReadResult<(Header, u32)> {
+fn read_state<S: PageSource + ?Sized>(source: &S) -> ReadResult<(Header, u32, i128)> {
+    let modified_ns = source.modified_ns()?;
     let mut first = [0u8; HEADER_LEN];
     source.read_exact_at(&mut first, 0)?;
     let header = Header::parse(&first)?;
     let pages = source.byte_len()? / u64::from(header.page_size);
-    Ok((header, u32::try_from(pages).unwrap_or(u32::MAX)))
+    Ok((
+        header,
+        u32::try_from(pages).unwrap_or(u32::MAX),
+        modified_ns,
+    ))
 }
 
 /// One table interior page, parsed: child `children[i]` holds rowids up to `keys[i]`, `right` the rest.

@@ -1,22 +1,22 @@
 //! The libprefetch side of one tracked database file: its client, its region, and the section 5.4 callback
 //! that turns [`ScanPlanner`] decisions into `request_prefetching` calls in batches, as in Figure 7:
-//! the first batch with PF_SET (or PF_SET_FROM_MARK), the rest with PF_APPEND, stopping when libprefetch
-//! accepts fewer entries than offered (its list is full), and PF_DONE at the end.
+//! the first batch with PF_SET (or PF_APPEND, to extend the list), the rest with PF_APPEND, stopping
+//! when libprefetch accepts fewer entries than offered (its list is full), and PF_DONE at the end.
 //!
 //! Deviations: none from the paper's callback protocol. The client uses libprefetch's default
 //! configuration (budget from /proc/meminfo and the memory cgroup, 32 KiB infill), tunable with the
 //! `LIBPREFETCH_*` variables like a C client's, with a longer list.
 
-use std::ffi::{c_int, CStr, OsStr};
-use std::fs::File;
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::ffi::c_int;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use libprefetch::residency::Probe;
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Mode};
-use rusqlite::ffi::sqlite3_int64;
+use rusqlite::ffi::{sqlite3_int64, SQLITE_LOCK_RESERVED};
 
+use crate::btree::{PageSource, Unowned};
 use crate::scan::{Plan, ScanPlanner};
 
 /// Environment variable that makes each tracked file print libprefetch's counters to stderr when closed.
@@ -28,47 +28,131 @@ const LIST_CAPACITY: usize = 8 << 20;
 /// Entries handed to libprefetch per `request_prefetching` call.
 const BATCH: usize = 4096;
 
+/// While no list is set, one read in this many is probed for residency; the others go straight on.
+const SAMPLE_EVERY: u32 = 8;
+
+/// Callbacks in a row that leave the list as it is after which its scan is taken to have ended.
+const IDLE_CALLBACKS: u32 = 1024;
+
+/// Reads that libprefetch follows after a probe found a page missing from the page cache: enough for
+/// the callback to see two consecutive index leaves (a few hundred table reads apart) and set a list.
+const FOLLOW_READS: u32 = 1024;
+
 /// libprefetch state of one open main database file.
 pub struct Tracked {
-    /// The shim's own read-only descriptor of the file (owned by the planner).
+    /// SQLite's own descriptor of the file: read and advised, never closed here.
     fd: RawFd,
     client: Client,
     planner: Arc<Mutex<ScanPlanner>>,
     /// Whether the access list may be non-empty (so a write has something to drop).
     listed: Arc<AtomicBool>,
+    /// Which reads libprefetch sees.
+    gate: Gate,
+}
+
+/// Decides which reads libprefetch sees, so that a warm cache and a writing connection cost (almost)
+/// nothing: none while the connection holds a write lock, RESERVED or WAL's (what it reads, it is about to change, and
+/// each re-plan would read the whole index again); all while a list is set, and for [`FOLLOW_READS`]
+/// reads after a probe found a page missing; otherwise none, with one read in [`SAMPLE_EVERY`] probed
+/// (cachestat, about 0.3 us) to notice when the data stops being cached.
+struct Gate {
+    probe: Probe,
+    page_size: u64,
+    /// The connection holds RESERVED or above on the file (rollback journal).
+    writing: AtomicBool,
+    /// The connection holds the WAL write lock.
+    wal_writing: AtomicBool,
+    following: AtomicU32,
+    sampled: AtomicU32,
+}
+
+impl Gate {
+    /// A gate that starts open if the file is not wholly cached (one cachestat over the whole file), so
+    /// that a cold scan's first index leaf is seen even if the sampled probes would miss it.
+    fn new(fd: RawFd, page_size: u64) -> Gate {
+        let following = if wholly_cached(fd, page_size) {
+            0
+        } else {
+            FOLLOW_READS
+        };
+        Gate {
+            probe: Probe::choose(fd),
+            page_size,
+            writing: AtomicBool::new(false),
+            wal_writing: AtomicBool::new(false),
+            following: AtomicU32::new(following),
+            sampled: AtomicU32::new(0),
+        }
+    }
+
+    /// Whether libprefetch should see a read of `[offset, offset + amount)` of `fd`.
+    fn follows(&self, fd: RawFd, offset: u64, amount: u64, listed: bool) -> bool {
+        if self.writing.load(Ordering::Relaxed) || self.wal_writing.load(Ordering::Relaxed) {
+            return false;
+        }
+        if listed {
+            return true;
+        }
+        let following = self.following.load(Ordering::Relaxed);
+        if following > 0 {
+            self.following.store(following - 1, Ordering::Relaxed);
+            return true;
+        }
+        if !self
+            .sampled
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(SAMPLE_EVERY)
+        {
+            return false;
+        }
+        let cached = self
+            .probe
+            .resident_pages(fd, offset, amount, self.page_size)
+            .is_some_and(|(cached, pages)| cached == pages);
+        if !cached {
+            self.following.store(FOLLOW_READS, Ordering::Relaxed);
+        }
+        !cached
+    }
 }
 
 impl Tracked {
-    /// Opens `path` read-only, registers a client whose callback plans index scans, and registers the
-    /// whole file as its region. `None` if any step fails: the file is then simply not tracked.
-    pub fn open(path: &CStr) -> Option<Tracked> {
-        let file = File::open(OsStr::from_bytes(path.to_bytes())).ok()?;
-        let fd = file.as_raw_fd();
-        let planner = Arc::new(Mutex::new(ScanPlanner::new(file)));
+    /// Registers a client whose callback plans index scans of the file open as `fd` (SQLite's descriptor,
+    /// which must stay open until the `Tracked` is dropped), and the whole file as its region. `None` if
+    /// any step fails: the file is then simply not tracked.
+    pub fn open(fd: RawFd) -> Option<Tracked> {
+        let planner = Arc::new(Mutex::new(ScanPlanner::new(Arc::new(Unowned(fd)))));
         let listed = Arc::new(AtomicBool::new(false));
         let client = {
             let planner = Arc::clone(&planner);
             let listed = Arc::clone(&listed);
+            let mut idle_callbacks = 0;
             Client::register(config(), move |client: &Client, info: CallbackInfo| {
-                on_callback(client, fd, &planner, &listed, info);
+                on_callback(client, fd, &planner, &listed, &mut idle_callbacks, info);
             })
             .ok()?
         };
         client.register_region(fd, 0, i64::MAX as u64).ok()?;
+        let gate = Gate::new(fd, page_size());
         Some(Tracked {
             fd,
             client,
             planner,
             listed,
+            gate,
         })
     }
 
-    /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, unless it reads a b-tree
-    /// interior page (see [`ScanPlanner::is_interior`]).
+    /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, if the [`Gate`] lets it
+    /// through and it does not read a b-tree interior page (see [`ScanPlanner::is_interior`]).
     pub fn note_read(&self, offset: sqlite3_int64, amount: c_int) {
         let (Ok(offset), Ok(amount)) = (u64::try_from(offset), u64::try_from(amount)) else {
             return;
         };
+        let listed = self.listed.load(Ordering::Acquire);
+        if !self.gate.follows(self.fd, offset, amount, listed) {
+            return;
+        }
         let interior = self
             .planner
             .try_lock()
@@ -76,6 +160,17 @@ impl Tracked {
         if !interior {
             libprefetch::note_read(self.fd, offset, amount);
         }
+    }
+
+    /// SQLite now holds lock `level` on the file (SQLITE_LOCK_NONE to SQLITE_LOCK_EXCLUSIVE).
+    pub fn lock_level(&self, level: c_int) {
+        let writing = level >= SQLITE_LOCK_RESERVED;
+        self.gate.writing.store(writing, Ordering::Relaxed);
+    }
+
+    /// The connection took (`true`) or released the WAL write lock.
+    pub fn wal_write_lock(&self, held: bool) {
+        self.gate.wal_writing.store(held, Ordering::Relaxed);
     }
 
     /// The file is being written: its access list and the reader's caches no longer hold.
@@ -90,7 +185,10 @@ impl Tracked {
 }
 
 impl Drop for Tracked {
+    /// Waits for advice in flight, so that nothing touches `fd` once SQLite may close it; the client is
+    /// unregistered when the fields drop.
     fn drop(&mut self) {
+        self.client.settle();
         if std::env::var_os(STATS_ENV).is_some() {
             eprintln!(
                 "prefetch VFS: libprefetch counters at close: {:?}",
@@ -98,6 +196,22 @@ impl Drop for Tracked {
             );
         }
     }
+}
+
+/// Whether every page of the file open as `fd` is in the page cache (false if the kernel will not say).
+fn wholly_cached(fd: RawFd, page_size: u64) -> bool {
+    let Ok(len) = Unowned(fd).byte_len() else {
+        return false;
+    };
+    Probe::choose(fd)
+        .resident_pages(fd, 0, len.max(1), page_size)
+        .is_some_and(|(cached, pages)| cached == pages)
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
 }
 
 /// The client's configuration: libprefetch's defaults and the `LIBPREFETCH_*` variables (as for a C client,
@@ -113,11 +227,16 @@ fn config() -> Config {
 }
 
 /// The section 5.4 callback: plan (inside ignore_accesses, since planning reads the file) and hand over.
+/// A list is handed over only if the file is not wholly in the page cache (one cachestat): otherwise
+/// there is nothing to fetch, the list is dropped and the gate goes back to letting cached reads straight
+/// through. `idle_callbacks` counts callbacks since the list last changed: once a scan has ended, every
+/// read diverges from its list and calls back, so after [`IDLE_CALLBACKS`] of them the list is dropped too.
 fn on_callback(
     client: &Client,
     fd: RawFd,
     planner: &Mutex<ScanPlanner>,
     listed: &AtomicBool,
+    idle_callbacks: &mut u32,
     info: CallbackInfo,
 ) {
     let plan = {
@@ -125,15 +244,33 @@ fn on_callback(
         let Ok(mut planner) = planner.try_lock() else {
             return;
         };
-        planner.plan(info.last_marked.map(|(_, offset)| offset), info.requested.1)
+        let plan = planner.plan(info.last_marked.map(|(_, offset)| offset), info.requested.1);
+        *idle_callbacks = if plan == Plan::Keep {
+            idle_callbacks.saturating_add(1)
+        } else {
+            0
+        };
+        let nothing_to_fetch =
+            matches!(plan, Plan::Set(_) | Plan::Append(_)) && wholly_cached(fd, page_size());
+        let idle = *idle_callbacks >= IDLE_CALLBACKS || nothing_to_fetch;
+        match (idle, listed.load(Ordering::Acquire)) {
+            (true, true) => {
+                planner.end_scan();
+                Plan::Clear
+            }
+            (true, false) => Plan::Keep,
+            (false, _) => plan,
+        }
     };
     let (entries, first_mode) = match plan {
         Plan::Set(entries) => (entries, Mode::SET),
-        Plan::FromMark(entries) => (entries, Mode::SET_FROM_MARK),
+        Plan::Append(entries) => (entries, Mode::APPEND),
         Plan::Clear => (Vec::new(), Mode::SET),
         Plan::Keep => return,
     };
-    listed.store(!entries.is_empty(), Ordering::Release);
+    if first_mode == Mode::SET || !entries.is_empty() {
+        listed.store(!entries.is_empty(), Ordering::Release);
+    }
     let mut mode = first_mode;
     for chunk in entries.chunks(BATCH) {
         let batch: Vec<AccessEntry> = chunk
@@ -151,4 +288,47 @@ fn on_callback(
         }
     }
     let _ = client.request_prefetching(&[], mode | Mode::DONE);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+
+    /// A file of `pages` pages, in the page cache.
+    fn cached_file(pages: usize) -> std::fs::File {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&vec![1u8; pages * 4096]).unwrap();
+        file.sync_all().unwrap();
+        file
+    }
+
+    fn evict(file: &std::fs::File) {
+        // SAFETY: posix_fadvise takes plain integers.
+        let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        assert_eq!(rc, 0);
+    }
+
+    #[test]
+    fn a_cached_file_is_not_followed_and_a_miss_opens_the_gate_for_a_while() {
+        let file = cached_file(64);
+        let fd = file.as_raw_fd();
+        let gate = Gate::new(fd, page_size());
+        let followed = |gate: &Gate, n: u64| {
+            (0..n)
+                .filter(|i| gate.follows(fd, i % 64 * 4096, 4096, false))
+                .count()
+        };
+        assert_eq!(followed(&gate, 1000), 0, "warm reads stay with SQLite");
+        evict(&file);
+        let n = u64::from(SAMPLE_EVERY + FOLLOW_READS);
+        assert_eq!(followed(&gate, n), FOLLOW_READS as usize + 1);
+        assert!(gate.follows(fd, 0, 4096, true), "a set list is followed");
+        gate.writing.store(true, Ordering::Relaxed);
+        assert!(
+            !gate.follows(fd, 0, 4096, true),
+            "a writer is never followed"
+        );
+    }
 }

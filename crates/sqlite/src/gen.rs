@@ -75,6 +75,13 @@ pub fn generate(out: &Path, opts: &GenOptions, mut progress: impl FnMut(u64)) ->
             out.display()
         );
     }
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
+    if parent.is_some_and(|dir| !dir.is_dir()) {
+        bail!(
+            "{} is not a directory; create it first or choose another --out",
+            parent.unwrap_or(out).display()
+        );
+    }
     let conn = Connection::open(out).with_context(|| format!("creating {}", out.display()))?;
     fill(&conn, opts, &mut progress).with_context(|| format!("generating {}", out.display()))?;
     drop(conn);
@@ -265,5 +272,19 @@ mod tests {
         std::fs::write(&path, b"x").unwrap();
         let err = generate(&path, &GenOptions { rows: 1, seed: 1 }, |_| {}).unwrap_err();
         assert!(err.to_string().contains("already exists"));
+    }
+
+    #[test]
+    fn refuses_a_missing_directory_and_creates_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        let err = generate(
+            &missing.join("c.db"),
+            &GenOptions { rows: 1, seed: 1 },
+            |_| {},
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("is not a directory"), "{err}");
+        assert!(!missing.exists());
     }
 }

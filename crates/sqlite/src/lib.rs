@@ -13,3 +13,4 @@ pub mod format;
 pub mod gen;
 pub mod scan;
 pub mod vfs;
+pub mod workloads;

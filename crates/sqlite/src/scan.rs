@@ -12,39 +12,37 @@
 //!
 //! Regimes, by the page SQLite asks for when libprefetch calls back:
 //! * **the first leaf of an index** (a scan of the whole index starts there; point lookups rarely land on
-//!   it): `Set` a list of the whole index from that leaf, as the paper's callback does;
-//! * **an index leaf right after the previous one in key order** (a forward scan that started elsewhere,
-//!   such as a range): `Set` a list from that leaf over [`FIRST_LOOKAHEAD`] leaves, growing [`GROWTH`]-fold
-//!   at each further step, since the scan may end anywhere;
-//! * **table leaf, with a marked index leaf behind it** (the list ran short, or SQLite strayed among the
-//!   rows of the current leaf): `FromMark`, the list after that leaf regenerated (PF_SET_FROM_MARK), unless
-//!   the list already runs to the end of the index (`Keep`: a new copy would change nothing, and replacing
-//!   the list makes libprefetch plan a new round);
+//!   it), or **an index leaf right after the previous one in key order** (a forward scan that started
+//!   elsewhere, such as a range): `Set` a list from that leaf over [`FIRST_LOOKAHEAD`] leaves;
+//! * **a table leaf with a marked leaf of the listed scan behind it, or a later leaf of that scan** (the
+//!   list runs short: libprefetch calls back when what is left of it is below its budget): `Append` the
+//!   next stretch of leaves, [`GROWTH`] times longer than the last, or `Keep` once the list runs to the
+//!   end of the index. Entries already listed are never handed over again, so libprefetch never advises
+//!   a page twice for one scan, and a scan that stops (a `LIMIT`, a cursor closed early) leaves at most
+//!   about [`GROWTH`] times what it read listed;
 //! * **anything else** (an index leaf out of sequence, as point lookups and descending scans do; interior
 //!   pages; a page the reader cannot parse): `Keep`, plain reads. An out-of-sequence leaf of the index
 //!   whose scan the list describes clears the list (`Clear`), since that scan has ended; leaves of other
 //!   indexes (the inner side of a join) leave it alone.
 //!
-//! The list should cover the rest of the scan: libprefetch drops pages that its list no longer names, so a
-//! page that a truncated list omits (each table page holds several rows, scattered over the index) would
-//! be dropped and read again.
-//!
-//! Deviations: the paper's callback starts listing at the first index page read; this one starts at the
-//! index's first leaf or waits until a second, consecutive leaf confirms a forward scan, so point lookups
-//! through an index (joins) do not each prefetch a whole leaf's worth of table pages. Entries for consecutive rowids on the same table page are
-//! merged into one. The reader's caches are dropped when the file's change counter or length changes.
+//! Deviations: the paper's callback starts listing at the first index page read and lists the whole
+//! index; this one lists a growing stretch of it, from the index's first leaf or once a second,
+//! consecutive leaf confirms a forward scan, so that point lookups through an index (joins) do not each
+//! prefetch a whole leaf's worth of table pages and a scan cut short does not prefetch the whole table.
+//! Entries for consecutive rowids on the same table page are merged into one. The reader's caches are
+//! dropped when the file's change counter, length or modification time changes.
 
 use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use crate::btree::{Database, IndexLeaf, IndexTree, ReadError, ReadResult, TableMap};
+use crate::btree::{Database, IndexLeaf, IndexTree, PageSource, ReadError, ReadResult, TableMap};
 use crate::format::PageKind;
 
 /// Leaves listed when a forward scan is recognised away from the index's first leaf.
-pub const FIRST_LOOKAHEAD: usize = 64;
+pub const FIRST_LOOKAHEAD: usize = 8;
 /// Factor by which the lookahead grows at each further step of such a scan.
 pub const GROWTH: usize = 4;
 
@@ -62,8 +60,8 @@ pub struct Entry {
 pub enum Plan {
     /// Replace the list (PF_SET).
     Set(Vec<Entry>),
-    /// Replace the part after the last marked entry (PF_SET_FROM_MARK).
-    FromMark(Vec<Entry>),
+    /// Add to the end of the list (PF_APPEND): the scan's next stretch of leaves.
+    Append(Vec<Entry>),
     /// Drop the list: the scan it described has ended.
     Clear,
     /// Leave the list as it is.
@@ -92,7 +90,7 @@ struct Cache {
 }
 
 /// How far a scan of one index has got: the position of the leaf it was last seen on, the end of what
-/// was listed for it (leaves `pos..listed_end`), and how many leaves the next list covers.
+/// was listed for it (leaves up to `listed_end`), and how many leaves the next stretch covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Scan {
     pos: usize,
@@ -100,11 +98,14 @@ struct Scan {
     lookahead: usize,
 }
 
+/// Where the planner reads the database file: shared, since the reader is re-opened over it.
+pub type Source = Arc<dyn PageSource + Send + Sync>;
+
 /// Plans access lists for index scans of one database file.
 pub struct ScanPlanner {
-    file: File,
+    source: Source,
     /// The reader, opened on the first callback (a new database file has no header yet).
-    db: Option<Database<File>>,
+    db: Option<Database<Source>>,
     cache: Cache,
     /// Index root -> its scan's progress.
     scans: HashMap<u32, Scan>,
@@ -113,10 +114,10 @@ pub struct ScanPlanner {
 }
 
 impl ScanPlanner {
-    /// A planner reading `file` (a read-only descriptor of the database).
-    pub fn new(file: File) -> ScanPlanner {
+    /// A planner reading the database through `source`.
+    pub fn new(source: Source) -> ScanPlanner {
         ScanPlanner {
-            file,
+            source,
             db: None,
             cache: Cache::default(),
             scans: HashMap::new(),
@@ -144,6 +145,11 @@ impl ScanPlanner {
         self.active = None;
     }
 
+    /// The scan the list described has ended (its list is being dropped).
+    pub fn end_scan(&mut self) {
+        self.active = None;
+    }
+
     /// Decides the list for a callback: `requested` is the byte offset SQLite is reading, `last_marked`
     /// the offset of the last marked entry it passed. A file the reader cannot parse gives `Keep`.
     pub fn plan(&mut self, last_marked: Option<u64>, requested: u64) -> Plan {
@@ -158,7 +164,7 @@ impl ScanPlanner {
                     self.invalidate();
                 }
             }
-            None => self.db = Some(Database::open(Box::new(self.file.try_clone()?))?),
+            None => self.db = Some(Database::open(Box::new(Arc::clone(&self.source)))?),
         }
         let page = self.page_at(requested);
         match opened(&self.db)?.page_kind(page)? {
@@ -183,20 +189,13 @@ impl ScanPlanner {
         };
         match self.scans.get(&root) {
             Some(scan) if scan.pos == pos => Ok(Plan::Keep),
+            Some(scan) if self.active == Some(root) && scan.pos < pos && pos < scan.listed_end => {
+                self.extend(root, pos)
+            }
             Some(scan) if scan.pos < pos && pos <= scan.listed_end => {
-                Ok(Plan::Set(self.list_from(root, pos, true)?))
+                Ok(Plan::Set(self.list_from(root, pos)?))
             }
-            None if pos == 0 => {
-                self.scans.insert(
-                    root,
-                    Scan {
-                        pos,
-                        listed_end: pos + 1,
-                        lookahead: usize::MAX,
-                    },
-                );
-                Ok(Plan::Set(self.list_from(root, pos, true)?))
-            }
+            None if pos == 0 => Ok(Plan::Set(self.list_from(root, pos)?)),
             _ => {
                 self.scans.insert(
                     root,
@@ -219,59 +218,80 @@ impl ScanPlanner {
     fn on_table_leaf(&mut self, marked_leaf: u32) -> ReadResult<Plan> {
         self.load_indexes()?;
         match self.cache.leaf_at.get(&marked_leaf) {
-            Some(&(root, _)) if self.active == Some(root) && self.listed_to_the_end(root) => {
-                Ok(Plan::Keep)
-            }
-            Some(&(root, pos)) if self.active == Some(root) => {
-                Ok(Plan::FromMark(self.list_from(root, pos, false)?))
-            }
+            Some(&(root, pos)) if self.active == Some(root) => self.extend(root, pos),
             _ => Ok(Plan::Keep),
         }
     }
 
-    /// Whether the list already runs to the last leaf of index `root` (regenerating it would change nothing).
-    fn listed_to_the_end(&self, root: u32) -> bool {
-        let leaves = self
-            .cache
-            .indexes
-            .as_ref()
-            .and_then(|indexes| indexes.get(&root))
-            .map_or(0, |index| index.leaves.len());
-        self.scans
-            .get(&root)
-            .is_some_and(|scan| scan.listed_end >= leaves)
+    /// The scan of index `root` is at leaf `pos` and libprefetch asks for more: append the next stretch
+    /// of leaves, [`GROWTH`] times longer than the last, unless the list already runs to the end.
+    fn extend(&mut self, root: u32, pos: usize) -> ReadResult<Plan> {
+        let Some(&scan) = self.scans.get(&root) else {
+            return Ok(Plan::Keep);
+        };
+        let (entries, end) = self.list_leaves(root, scan.listed_end, scan.lookahead)?;
+        let grown = if entries.is_empty() {
+            scan.lookahead
+        } else {
+            scan.lookahead.saturating_mul(GROWTH)
+        };
+        self.scans.insert(
+            root,
+            Scan {
+                pos,
+                listed_end: end.max(scan.listed_end),
+                lookahead: grown,
+            },
+        );
+        Ok(if entries.is_empty() {
+            Plan::Keep
+        } else {
+            Plan::Append(entries)
+        })
     }
 
-    /// Lists `lookahead` leaves of index `root` from leaf `pos` with the table pages their entries point
-    /// to, then doubles the lookahead. With `include_first`, the first leaf's own entry leads (for PF_SET);
-    /// otherwise the list starts with its table pages (it follows that leaf's mark, for PF_SET_FROM_MARK).
-    fn list_from(&mut self, root: u32, pos: usize, include_first: bool) -> ReadResult<Vec<Entry>> {
+    /// A new list for the scan of index `root` from leaf `pos`: [`FIRST_LOOKAHEAD`] leaves.
+    fn list_from(&mut self, root: u32, pos: usize) -> ReadResult<Vec<Entry>> {
+        let (entries, end) = self.list_leaves(root, pos, FIRST_LOOKAHEAD)?;
+        let next = Scan {
+            pos,
+            listed_end: end.max(pos + 1),
+            lookahead: FIRST_LOOKAHEAD.saturating_mul(GROWTH),
+        };
+        self.scans.insert(root, next);
+        self.active = Some(root);
+        Ok(entries)
+    }
+
+    /// Lists up to `count` leaves of index `root` from leaf `from`, each (marked) followed by the table
+    /// pages its entries point to; returns the entries and the position after the last leaf listed.
+    fn list_leaves(
+        &mut self,
+        root: u32,
+        from: usize,
+        count: usize,
+    ) -> ReadResult<(Vec<Entry>, usize)> {
         let Some(index) = self
             .cache
             .indexes
             .as_ref()
             .and_then(|indexes| indexes.get(&root))
         else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), from));
         };
         let db = opened(&self.db)?;
-        let lookahead = self
-            .scans
-            .get(&root)
-            .map_or(FIRST_LOOKAHEAD, |scan| scan.lookahead);
-        let end = pos.saturating_add(lookahead).min(index.leaves.len());
+        let from = from.min(index.leaves.len());
+        let end = from.saturating_add(count).min(index.leaves.len());
         let map = match self.cache.tables.entry(index.table_root) {
             Slot::Occupied(e) => e.into_mut(),
             Slot::Vacant(e) => e.insert(TableMap::new(db, index.table_root)?),
         };
         let mut list = ListBuilder::default();
-        for (i, leaf) in index.leaves[pos..end].iter().enumerate() {
-            if i > 0 || include_first {
-                list.push(Entry {
-                    offset: db.page_offset(leaf.page),
-                    mark: true,
-                });
-            }
+        for leaf in &index.leaves[from..end] {
+            list.push(Entry {
+                offset: db.page_offset(leaf.page),
+                mark: true,
+            });
             let pages = match self.cache.table_pages.entry(leaf.page) {
                 Slot::Occupied(e) => e.into_mut(),
                 Slot::Vacant(e) => e.insert(table_pages_of(db, map, leaf)?),
@@ -283,14 +303,7 @@ impl ScanPlanner {
                 });
             }
         }
-        let next = Scan {
-            pos,
-            listed_end: end.max(pos + 1),
-            lookahead: lookahead.saturating_mul(GROWTH),
-        };
-        self.scans.insert(root, next);
-        self.active = Some(root);
-        Ok(list.entries)
+        Ok((list.entries, end))
     }
 
     /// Reads the schema and the leaf order of every index of a rowid table, once per file version.
@@ -334,7 +347,7 @@ impl ScanPlanner {
 /// The table pages that the entries of index leaf `leaf` (then the interior entries after it) point to,
 /// consecutive repeats merged.
 fn table_pages_of(
-    db: &Database<File>,
+    db: &Database<Source>,
     map: &mut TableMap,
     leaf: &IndexLeaf,
 ) -> ReadResult<Vec<u32>> {
@@ -349,7 +362,7 @@ fn table_pages_of(
 }
 
 /// The reader once opened.
-fn opened(db: &Option<Database<File>>) -> ReadResult<&Database<File>> {
+fn opened(db: &Option<Database<Source>>) -> ReadResult<&Database<Source>> {
     db.as_ref()
         .ok_or_else(|| ReadError::Corrupt("database not opened".into()))
 }

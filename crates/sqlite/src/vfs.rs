@@ -4,32 +4,62 @@
 //! the VFS reports them with `libprefetch::note_read`).
 //!
 //! ```text
-//!   SQLite pager --xRead--> prefetch VFS --note_read(fd2, off, len)--> libprefetch (callback, prefetch round)
+//!   SQLite pager --xRead--> prefetch VFS --note_read(fd, off, len)--> libprefetch (callback, prefetch round)
 //!                               |
-//!                               +--xRead--> default VFS (unix) --pread(fd1)--> kernel page cache <- WILLNEED(fd2)
+//!                               +--xRead--> default VFS (unix) --pread(fd)--> kernel page cache <- WILLNEED(fd)
 //! ```
 //!
-//! For each main database file the shim opens a second, read-only descriptor (fd2) of the same file: the
-//! page cache is per inode, so prefetching through fd2 serves SQLite's reads through fd1. fd2 is the one
-//! registered with libprefetch and read by the callback ([`crate::feed`]). Journals, WAL files and temporary
-//! files pass through untracked. Writes pass through; a write or truncate of a tracked file drops its
-//! access list and the reader's caches.
+//! Descriptors and locks. On Linux, `close()` of *any* descriptor of a file releases every POSIX lock the
+//! process holds on that file, whichever descriptor took it. SQLite's unix VFS therefore keeps one record
+//! per inode and defers closing a connection's descriptor while another connection of the process holds a
+//! lock on the file (os_unix.c, `unixInodeInfo` and its `pUnused` list). A shim that opened and closed a
+//! descriptor of its own per connection would undo that: closing connection A would silently drop the
+//! RESERVED, PENDING or EXCLUSIVE lock of connection B (or the SHARED lock a WAL reader relies on), and
+//! another process could then commit under B, losing one of the two commits.
+//!
+//! Choice: the shim opens no descriptor at all. It reads and advises the file through SQLite's own
+//! descriptor, the `h` field of the unix VFS's `unixFile`, which follows the methods, VFS and inode
+//! pointers (its place has not changed since SQLite 3.7). The field is used only after three checks:
+//! the wrapped VFS is one of SQLite's `unix*` VFSes, the file object names that VFS as its creator, and
+//! the descriptor is open on the very file (device and inode) SQLite was asked to open. Everything the
+//! shim does with it, `pread`, `posix_fadvise` and `cachestat`, leaves file offsets and locks alone.
+//! The file's libprefetch client is unregistered, and its advice in flight waited for, *before* the
+//! wrapped `xClose` runs, so nothing touches the descriptor once SQLite may close it or set it aside.
+//!
+//! Limits: a file whose descriptor cannot be obtained that way (another default VFS wrapped, a future
+//! layout) is passed through untracked: no prefetching, and no extra descriptor either. Descriptors per
+//! connection: exactly those of the wrapped VFS. Journals, WAL files and temporary files pass through
+//! untracked.
+//!
+//! Cost where there is nothing to prefetch ([`crate::feed`]'s gate): reads of cached pages go straight
+//! on (one read in eight is probed with cachestat), and so does every read while the connection holds
+//! a write lock (RESERVED or above, seen in `xLock`/`xUnlock`; WAL's write lock, seen in `xShmLock`).
+//! Writes pass through; a write or truncate of a tracked file drops its access list and the reader's
+//! caches, so the file is planned again at most once per write transaction, and only if its pages are
+//! not cached. The reader also re-reads the file's structure when its modification time changes (a
+//! WAL checkpoint by any connection or process). Limit: pages whose latest version is still in the WAL
+//! are planned from the database file's older version, a bounded waste (SQLite checkpoints every
+//! 1000 pages by default), never a wrong result.
 //!
 //! Memory layout of an open file: SQLite allocates `szOsFile` bytes; the shim's [`ShimFile`] comes first
 //! and the wrapped VFS's file object follows it.
 //!
 //! Deviations: only `xOpen` is wrapped at the VFS level; the other VFS methods are the default VFS's own,
 //! called with the same `pAppData` (SQLite's unix VFS, like most, reads nothing else from the VFS object).
+//! libprefetch's region is SQLite's descriptor rather than one the prefetcher opened (paper s4.2 lets the
+//! application register its own descriptors).
 
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::mem::size_of;
+use std::mem::{size_of, MaybeUninit};
+use std::os::fd::RawFd;
 use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use rusqlite::ffi::{
     sqlite3_file, sqlite3_int64, sqlite3_io_methods, sqlite3_vfs, SQLITE_ERROR,
     SQLITE_FCNTL_VFSNAME, SQLITE_IOERR, SQLITE_IOERR_SHMMAP, SQLITE_NOTFOUND, SQLITE_OK,
-    SQLITE_OPEN_MAIN_DB,
+    SQLITE_OPEN_MAIN_DB, SQLITE_SHM_EXCLUSIVE, SQLITE_SHM_LOCK, SQLITE_SHM_UNLOCK,
 };
 
 use crate::ext::ApiRoutines;
@@ -46,6 +76,16 @@ struct Registered {
 }
 
 static REGISTERED: OnceLock<Registered> = OnceLock::new();
+
+/// Main database files open now whose reads libprefetch follows.
+static TRACKED_FILES: AtomicUsize = AtomicUsize::new(0);
+
+/// How many main database files the VFS tracks now (tests look it up with `dlsym`, since the extension's
+/// statics are not the ones of a copy of this crate linked into the test).
+#[no_mangle]
+pub extern "C" fn prefetch_sqlite_tracked_files() -> usize {
+    TRACKED_FILES.load(Ordering::Relaxed)
+}
 
 /// One open file of the shim; the wrapped VFS's file object follows it in memory.
 #[repr(C)]
@@ -141,17 +181,65 @@ unsafe extern "C" fn shim_open(
         return rc;
     }
     if flags & SQLITE_OPEN_MAIN_DB != 0 && !name.is_null() {
-        // SAFETY: SQLite passes a NUL-terminated path for named files.
-        let path = unsafe { CStr::from_ptr(name) };
-        // SAFETY: `shim` was initialised above.
-        unsafe {
-            (*shim).tracked =
-                Tracked::open(path).map_or(ptr::null_mut(), |t| Box::into_raw(Box::new(t)))
-        };
+        // SAFETY: SQLite passes a NUL-terminated path for named files; `inner_file` was opened by `inner`.
+        let fd = unsafe { unix_descriptor(inner, inner_file, CStr::from_ptr(name)) };
+        if let Some(tracked) = fd.and_then(Tracked::open) {
+            TRACKED_FILES.fetch_add(1, Ordering::Relaxed);
+            // SAFETY: `shim` was initialised above.
+            unsafe { (*shim).tracked = Box::into_raw(Box::new(tracked)) };
+        }
     }
     // SAFETY: as above.
     unsafe { (*shim).base.pMethods = &SHIM_METHODS };
     rc
+}
+
+/// The start of os_unix.c's `struct unixFile`, up to the descriptor.
+#[repr(C)]
+struct UnixFileHead {
+    methods: *const sqlite3_io_methods,
+    vfs: *mut sqlite3_vfs,
+    inode: *mut c_void,
+    h: c_int,
+}
+
+/// SQLite's own descriptor of `file`, opened by the unix VFS `vfs` as `path`, if every check of the
+/// module header holds (a `unix*` VFS, the file object names it, the descriptor is that file).
+///
+/// # Safety
+/// `vfs` must be a registered VFS and `file` a file object its xOpen opened successfully.
+unsafe fn unix_descriptor(
+    vfs: *mut sqlite3_vfs,
+    file: *mut sqlite3_file,
+    path: &CStr,
+) -> Option<RawFd> {
+    // SAFETY: per the contract, `vfs` is a live VFS object with a NUL-terminated name.
+    let (name, size) = unsafe { (CStr::from_ptr((*vfs).zName), (*vfs).szOsFile) };
+    let fits = usize::try_from(size).is_ok_and(|size| size >= size_of::<UnixFileHead>());
+    if !name.to_bytes().starts_with(b"unix") || !fits {
+        return None;
+    }
+    // SAFETY: a unix VFS's file object starts with a unixFile of at least szOsFile bytes (checked above).
+    let head = unsafe { &*file.cast::<UnixFileHead>() };
+    if head.vfs != vfs || head.h < 0 {
+        return None;
+    }
+    let (open, named) = (fstat(head.h)?, stat(path)?);
+    let same = open.st_dev == named.st_dev && open.st_ino == named.st_ino;
+    (same && open.st_mode & libc::S_IFMT == libc::S_IFREG).then_some(head.h)
+}
+
+fn fstat(fd: RawFd) -> Option<libc::stat> {
+    let mut out = MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes a struct stat into the buffer on success.
+    (unsafe { libc::fstat(fd, out.as_mut_ptr()) } == 0).then(|| unsafe { out.assume_init() })
+}
+
+fn stat(path: &CStr) -> Option<libc::stat> {
+    let mut out = MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `path` is NUL-terminated; stat writes a struct stat into the buffer on success.
+    (unsafe { libc::stat(path.as_ptr(), out.as_mut_ptr()) } == 0)
+        .then(|| unsafe { out.assume_init() })
 }
 
 static SHIM_METHODS: sqlite3_io_methods = sqlite3_io_methods {
@@ -212,17 +300,19 @@ macro_rules! forward {
     }};
 }
 
+/// Unregisters the file from libprefetch first (it reads and advises SQLite's descriptor), then lets the
+/// wrapped VFS close it, or set it aside while the process holds locks on the file.
 unsafe extern "C" fn shim_close(file: *mut sqlite3_file) -> c_int {
-    let rc = forward!(1, file, xClose, SQLITE_OK);
     // SAFETY: `file` is a ShimFile; `tracked` came from Box::into_raw in shim_open and is freed once.
     unsafe {
         let shim = &mut *file.cast::<ShimFile>();
         if !shim.tracked.is_null() {
             drop(Box::from_raw(shim.tracked));
             shim.tracked = ptr::null_mut();
+            TRACKED_FILES.fetch_sub(1, Ordering::Relaxed);
         }
     }
-    rc
+    forward!(1, file, xClose, SQLITE_OK)
 }
 
 unsafe extern "C" fn shim_read(
@@ -268,11 +358,21 @@ unsafe extern "C" fn shim_file_size(file: *mut sqlite3_file, size: *mut sqlite3_
 }
 
 unsafe extern "C" fn shim_lock(file: *mut sqlite3_file, level: c_int) -> c_int {
-    forward!(1, file, xLock, SQLITE_IOERR, level)
+    let rc = forward!(1, file, xLock, SQLITE_IOERR, level);
+    // SAFETY: as in shim_read.
+    if let (SQLITE_OK, (_, _, Some(tracked))) = (rc, unsafe { parts(file) }) {
+        tracked.lock_level(level);
+    }
+    rc
 }
 
 unsafe extern "C" fn shim_unlock(file: *mut sqlite3_file, level: c_int) -> c_int {
-    forward!(1, file, xUnlock, SQLITE_IOERR, level)
+    let rc = forward!(1, file, xUnlock, SQLITE_IOERR, level);
+    // SAFETY: as in shim_read.
+    if let (SQLITE_OK, (_, _, Some(tracked))) = (rc, unsafe { parts(file) }) {
+        tracked.lock_level(level);
+    }
+    rc
 }
 
 unsafe extern "C" fn shim_check_reserved_lock(file: *mut sqlite3_file, out: *mut c_int) -> c_int {
@@ -367,8 +467,23 @@ unsafe extern "C" fn shim_shm_lock(
     n: c_int,
     flags: c_int,
 ) -> c_int {
-    forward!(2, file, xShmLock, SQLITE_IOERR, offset, n, flags)
+    let rc = forward!(2, file, xShmLock, SQLITE_IOERR, offset, n, flags);
+    // SAFETY: as in shim_read.
+    if let (SQLITE_OK, (_, _, Some(tracked))) = (rc, unsafe { parts(file) }) {
+        if offset == WAL_WRITE_LOCK {
+            let exclusive = SQLITE_SHM_LOCK | SQLITE_SHM_EXCLUSIVE;
+            if flags & exclusive == exclusive {
+                tracked.wal_write_lock(true);
+            } else if flags & SQLITE_SHM_UNLOCK != 0 {
+                tracked.wal_write_lock(false);
+            }
+        }
+    }
+    rc
 }
+
+/// The WAL-index lock slot of the WAL writer (wal.c, WAL_WRITE_LOCK).
+const WAL_WRITE_LOCK: c_int = 0;
 
 unsafe extern "C" fn shim_shm_barrier(file: *mut sqlite3_file) {
     forward!(2, file, xShmBarrier, ())

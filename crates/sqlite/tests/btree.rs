@@ -172,3 +172,27 @@ fn not_a_database_is_an_error() {
     let empty: Box<[u8]> = Vec::new().into_boxed_slice();
     assert!(Database::open(empty).is_err());
 }
+
+#[test]
+fn refresh_sees_a_wal_checkpoint_that_keeps_the_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+        .unwrap();
+    conn.execute_batch(
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t (v) VALUES ('a'), ('b');
+         PRAGMA wal_checkpoint(TRUNCATE);",
+    )
+    .unwrap();
+    let mut db = Database::open(Box::new(std::fs::File::open(&path).unwrap())).unwrap();
+    assert!(!db.refresh().unwrap(), "nothing changed yet");
+    // Past the file system's timestamp granularity (a jiffy), so the checkpoint's write shows.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    conn.execute_batch("UPDATE t SET v = 'c' WHERE id = 1; PRAGMA wal_checkpoint(TRUNCATE);")
+        .unwrap();
+    assert!(
+        db.refresh().unwrap(),
+        "a checkpoint rewrote a page in place"
+    );
+}

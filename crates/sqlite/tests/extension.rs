@@ -2,11 +2,12 @@
 //! bundled SQLite in this process, the sqlite3 shell, and Python's sqlite3. Every query must return the
 //! same rows, in the same order, with and without it, including while another connection writes.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
-use prefetch_sqlite::bench::load_extension;
+use common::{extension, loaded};
 use prefetch_sqlite::gen::{generate, GenOptions};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags};
@@ -21,25 +22,6 @@ const QUERIES: [&str; 6] = [
      ON d.d_w_id = c.c_w_id AND d.d_id = c.c_d_id ORDER BY c.c_zip",
     "SELECT c_id, c_balance FROM customer INDEXED BY sqlite_autoindex_customer_1 ORDER BY c_w_id, c_d_id, c_id",
 ];
-
-/// The extension cdylib that cargo built alongside this test.
-fn extension() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [
-        deps.join("libprefetch_sqlite.so"),
-        deps.parent().unwrap().join("libprefetch_sqlite.so"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-    .expect("cargo builds libprefetch_sqlite.so with the tests")
-}
-
-/// Loads the extension into this process's SQLite once.
-fn loaded() {
-    static LOADED: OnceLock<()> = OnceLock::new();
-    LOADED.get_or_init(|| load_extension(&extension()).unwrap());
-}
 
 fn make_db(dir: &Path, rows: u64) -> PathBuf {
     let path = dir.join("c.db");
@@ -64,10 +46,11 @@ fn rows(conn: &Connection, sql: &str) -> Vec<Vec<Value>> {
     mapped.map(Result::unwrap).collect()
 }
 
+/// Empties the page cache of `path` (written back first: dirty pages cannot be dropped).
 fn evict(path: &Path) {
-    bench::cache::Eviction::Fadvise
-        .evict(&std::fs::File::open(path).unwrap())
-        .unwrap();
+    let file = std::fs::File::open(path).unwrap();
+    file.sync_all().unwrap();
+    bench::cache::Eviction::Fadvise.evict(&file).unwrap();
 }
 
 #[test]
@@ -231,26 +214,18 @@ fn sqlite3_shell_returns_identical_rows() {
     }
 }
 
-/// A Python interpreter whose sqlite3 module can load extensions.
-fn python_with_extensions() -> Option<&'static str> {
-    ["python3", "/usr/bin/python3"].into_iter().find(|python| {
-        Command::new(python)
-            .args([
-                "-c",
-                "import sqlite3; sqlite3.connect(':memory:').enable_load_extension(True)",
-            ])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
-}
-
+/// Runs argv[2] on argv[1] and prints the row count and a hash of the rows; with argv[3], first loads that
+/// extension into the interpreter's libsqlite3 through ctypes (so that interpreters built without
+/// `enable_load_extension` run it too) and opens the database through the `prefetch` VFS.
 const PYTHON_SCRIPT: &str = r#"
-import hashlib, sqlite3, sys
+import ctypes, hashlib, sqlite3, sys
 db, sql, ext = sys.argv[1], sys.argv[2], sys.argv[3]
 if ext:
-    loader = sqlite3.connect(":memory:")
-    loader.enable_load_extension(True)
-    loader.load_extension(ext)
+    lib = ctypes.CDLL("libsqlite3.so.0")
+    loader = ctypes.c_void_p()
+    assert lib.sqlite3_open(b":memory:", ctypes.byref(loader)) == 0
+    assert lib.sqlite3_enable_load_extension(loader, 1) == 0
+    assert lib.sqlite3_load_extension(loader, ext.encode(), None, None) == 0
 conn = sqlite3.connect(f"file:{db}?vfs=prefetch" if ext else db, uri=bool(ext))
 h = hashlib.sha256()
 n = 0
@@ -262,9 +237,7 @@ print(n, h.hexdigest())
 
 #[test]
 fn python_sqlite3_returns_identical_rows() {
-    let python = python_with_extensions().expect(
-        "no python3 whose sqlite3 module can load extensions (Debian's /usr/bin/python3 can)",
-    );
+    let python = "python3";
     let dir = tempfile::tempdir().unwrap();
     let path = make_db(dir.path(), 10_000);
     let ext = extension();
@@ -288,4 +261,45 @@ fn python_sqlite3_returns_identical_rows() {
         evict(&path);
         assert_eq!(stock, run(ext.to_str().unwrap()), "{sql}");
     }
+}
+
+/// Pages libprefetch advised for `sql`, run cold in the sqlite3 shell with the extension.
+fn advised_for(db: &Path, sql: &str) -> u64 {
+    evict(db);
+    let out = Command::new("sqlite3")
+        .arg("-cmd")
+        .arg(format!(".load {}", extension().display()))
+        .arg("-cmd")
+        .arg(format!(".open {}", db.display()))
+        .arg(":memory:")
+        .arg(sql)
+        .env(prefetch_sqlite::feed::STATS_ENV, "1")
+        .output()
+        .expect("the sqlite3 shell runs (.ci/run installs it)");
+    let stats = String::from_utf8_lossy(&out.stderr);
+    let (_, after) = stats
+        .split_once("pages_prefetched: ")
+        .unwrap_or_else(|| panic!("no counters printed: {stats}"));
+    after
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_scan_cut_short_by_limit_advises_little() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = make_db(dir.path(), 25_000);
+    let whole = advised_for(&path, QUERIES[0]);
+    let limited = advised_for(&path, &format!("{} LIMIT 10", QUERIES[0]));
+    let pages = std::fs::metadata(&path).unwrap().len() / 4096;
+    assert!(
+        whole * 2 > pages,
+        "the whole scan advised {whole} of {pages} pages"
+    );
+    assert!(
+        limited > 0 && limited * 2 < whole,
+        "LIMIT 10 advised {limited} pages, the whole scan {whole}"
+    );
 }

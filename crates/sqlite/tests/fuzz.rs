@@ -69,7 +69,7 @@ fn poke_database(bytes: Vec<u8>) {
 fn poke_planner(bytes: &[u8]) {
     let mut file = tempfile::NamedTempFile::new().unwrap();
     file.write_all(bytes).unwrap();
-    let mut planner = ScanPlanner::new(file.reopen().unwrap());
+    let mut planner = ScanPlanner::new(std::sync::Arc::new(file.reopen().unwrap()));
     let pages = bytes.len() as u64 / 4096;
     for page in 0..pages {
         let _ = planner.plan(page.checked_sub(1).map(|p| p * 4096), page * 4096);

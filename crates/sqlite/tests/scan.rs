@@ -1,6 +1,6 @@
 //! The section 5.4 planner on a real database: the lists it hands libprefetch for a forward scan of the
-//! zip index (leaves marked, then the table pages of their rowids in index order), the PF_SET_FROM_MARK
-//! refresh, and plain reads for out-of-order index access. Ground truth comes from a full walk of the
+//! zip index (leaves marked, then the table pages of their rowids in index order), the PF_APPEND
+//! extension, and plain reads for out-of-order index access. Ground truth comes from a full walk of the
 //! table b-tree, independent of the planner's descent through interior pages.
 
 use std::collections::HashMap;
@@ -50,7 +50,7 @@ fn offset(page: u32) -> u64 {
 }
 
 fn planner(path: &Path) -> ScanPlanner {
-    ScanPlanner::new(std::fs::File::open(path).unwrap())
+    ScanPlanner::new(std::sync::Arc::new(std::fs::File::open(path).unwrap()))
 }
 
 /// The list the paper's callback should produce for `leaves`, with or without the first leaf's entry.
@@ -82,20 +82,22 @@ fn expected(f: &Fixture, leaves: &[IndexLeaf], include_first: bool) -> Vec<Entry
 }
 
 #[test]
-fn scan_from_the_first_leaf_lists_the_whole_index() {
+fn scan_from_the_first_leaf_lists_a_growing_stretch_of_the_index() {
     let f = fixture(30_000);
+    assert!(f.leaves.len() > 1 + FIRST_LOOKAHEAD, "{}", f.leaves.len());
     let mut p = planner(&f.path);
     let Plan::Set(list) = p.plan(None, offset(f.leaves[0].page)) else {
         panic!("reading an index's first leaf must set a list");
     };
-    assert_eq!(list, expected(&f, &f.leaves, true));
-    assert_eq!(list.iter().filter(|e| e.mark).count(), f.leaves.len());
-    // The list already runs to the end: a later callback behind a mark leaves it as it is.
+    // Only FIRST_LOOKAHEAD leaves: a LIMIT or a cursor closed early leaves little listed behind.
+    assert_eq!(list, expected(&f, &f.leaves[..FIRST_LOOKAHEAD], true));
+    // Behind the next mark, the next stretch is appended, GROWTH times longer; nothing listed twice.
     let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
-    assert_eq!(
-        p.plan(Some(offset(f.leaves[3].page)), table_page),
-        Plan::Keep
-    );
+    let Plan::Append(more) = p.plan(Some(offset(f.leaves[1].page)), table_page) else {
+        panic!("a table read behind a mark must extend the list");
+    };
+    let end = (FIRST_LOOKAHEAD * (1 + GROWTH)).min(f.leaves.len());
+    assert_eq!(more, expected(&f, &f.leaves[FIRST_LOOKAHEAD..end], true));
 }
 
 #[test]
@@ -122,15 +124,15 @@ fn forward_scan_elsewhere_lists_table_pages_in_index_order_with_leaves_marked() 
         list,
         expected(&f, &f.leaves[first..first + FIRST_LOOKAHEAD], true)
     );
-    // Reading a table page past the mark of the next leaf: the list after that mark is regenerated,
-    // looking GROWTH times as far ahead (up to the end of the index).
+    // Reading a table page past the mark of the next leaf: the next stretch, GROWTH times longer, is
+    // appended (up to the end of the index).
     let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
-    let Plan::FromMark(refreshed) = p.plan(Some(offset(f.leaves[first + 1].page)), table_page)
-    else {
-        panic!("a table read behind a mark must refresh from the mark");
+    let Plan::Append(more) = p.plan(Some(offset(f.leaves[first + 1].page)), table_page) else {
+        panic!("a table read behind a mark must extend the list");
     };
-    let end = (first + 1 + GROWTH * FIRST_LOOKAHEAD).min(f.leaves.len());
-    assert_eq!(refreshed, expected(&f, &f.leaves[first + 1..end], false));
+    let from = first + FIRST_LOOKAHEAD;
+    let end = (from + GROWTH * FIRST_LOOKAHEAD).min(f.leaves.len());
+    assert_eq!(more, expected(&f, &f.leaves[from..end], true));
 }
 
 #[test]

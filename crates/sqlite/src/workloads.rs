@@ -1,0 +1,170 @@
+//! The settings of `prefetch bench sqlite` where the extension must cost nothing: a warm cache, a WAL
+//! database with a concurrent writer, and a transaction that deletes a tenth of the rows. The extension
+//! promises that SQLite behaves as without it, only faster when it reads cold data; these rows check the
+//! "only" part.
+//!
+//! Each workload runs in this process on a copy of the database (the user's file is never written), in
+//! the page cache, alternating SQLite's own `unix` VFS and the extension's `prefetch` VFS, and the medians
+//! are compared (a speedup below 1 is a slowdown).
+//!
+//! Deviations: none (the paper measures only cold scans).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OpenFlags};
+
+use crate::bench::{load_extension, BenchOptions, SettingResult, PAPER_QUERY};
+
+/// SQLite's own VFS, the stock side of each comparison.
+const STOCK_VFS: &str = "unix";
+
+/// Which workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// Warm cache: the paper's index scan, an UPDATE of a tenth of the rows rolled back, a range count.
+    Warm,
+    /// WAL journal: three index scans while another connection commits small updates.
+    WalWriter,
+    /// A transaction deleting a tenth of the rows (rolled back, so every run deletes the same rows).
+    Delete,
+}
+
+impl Workload {
+    fn label(self) -> &'static str {
+        match self {
+            Workload::Warm => "warm cache: index scan + rolled-back UPDATE + range count",
+            Workload::WalWriter => "WAL: 3 index scans with a concurrent writer",
+            Workload::Delete => "warm cache: transaction deleting 10% of the rows",
+        }
+    }
+}
+
+/// A copy of the database next to it, removed on drop.
+struct Copy(PathBuf);
+
+impl Copy {
+    fn of(db: &Path) -> Result<Copy> {
+        let path = db.with_extension(format!("bench-copy-{}.db", std::process::id()));
+        std::fs::copy(db, &path).with_context(|| format!("copying {}", db.display()))?;
+        Ok(Copy(path))
+    }
+}
+
+impl Drop for Copy {
+    fn drop(&mut self) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut path = self.0.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Measures `workload`: `opts.runs` runs per VFS, alternating, on a cached copy of the database.
+pub fn measure(
+    opts: &BenchOptions,
+    workload: Workload,
+    log: &mut impl FnMut(&str),
+) -> Result<SettingResult> {
+    load_extension(&opts.ext)?;
+    let copy = Copy::of(&opts.db)?;
+    if workload == Workload::WalWriter {
+        open(&copy.0, STOCK_VFS)?.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+    }
+    let label = workload.label();
+    let (mut stock, mut extension) = (Vec::new(), Vec::new());
+    for run in 0..=opts.runs {
+        for vfs in [STOCK_VFS, "prefetch"] {
+            let seconds = run_once(&copy.0, vfs, workload)?;
+            if run == 0 {
+                continue; // the first round only warms the cache
+            }
+            log(&format!(
+                "{label}: run {run}/{} {vfs}: {seconds:.3} s",
+                opts.runs
+            ));
+            let runs = if vfs == STOCK_VFS {
+                &mut stock
+            } else {
+                &mut extension
+            };
+            runs.push(seconds);
+        }
+    }
+    Ok(SettingResult::new(label.to_string(), stock, extension))
+}
+
+fn open(path: &Path, vfs: &str) -> Result<Connection> {
+    Connection::open_with_flags_and_vfs(path, OpenFlags::SQLITE_OPEN_READ_WRITE, vfs)
+        .with_context(|| format!("opening {}", path.display()))
+}
+
+/// Seconds one run of `workload` takes through `vfs`.
+fn run_once(path: &Path, vfs: &str, workload: Workload) -> Result<f64> {
+    let conn = open(path, vfs)?;
+    let start = Instant::now();
+    match workload {
+        Workload::Warm => {
+            scan(&conn)?;
+            conn.execute_batch(
+                "BEGIN; UPDATE customer SET c_balance = c_balance + 1 WHERE c_zip < '1'; ROLLBACK;",
+            )?;
+            conn.query_row(
+                "SELECT count(c_balance) FROM customer WHERE c_zip BETWEEN '2' AND '4'",
+                [],
+                |_| Ok(()),
+            )?;
+        }
+        Workload::WalWriter => with_writer(path, vfs, || (0..3).try_for_each(|_| scan(&conn)))?,
+        Workload::Delete => {
+            conn.execute_batch("BEGIN; DELETE FROM customer WHERE c_zip < '1'; ROLLBACK;")?
+        }
+    }
+    Ok(start.elapsed().as_secs_f64())
+}
+
+/// The paper's query, every column of every row read.
+fn scan(conn: &Connection) -> Result<()> {
+    let mut stmt = conn.prepare(PAPER_QUERY)?;
+    let columns = stmt.column_count();
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        for i in 0..columns {
+            row.get_ref(i)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `reader` while another connection through `vfs` commits one-row updates back to back.
+fn with_writer(path: &Path, vfs: &str, reader: impl FnOnce() -> Result<()>) -> Result<()> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (stop, writer) = (Arc::clone(&stop), open(path, vfs)?);
+        std::thread::spawn(move || -> Result<i64> {
+            let rows: i64 =
+                writer.query_row("SELECT max(rowid) FROM customer", [], |r| r.get(0))?;
+            let mut commits = 0i64;
+            while !stop.load(Ordering::Relaxed) {
+                let rowid = commits * 7919 % rows.max(1) + 1;
+                writer.execute(
+                    "UPDATE customer SET c_balance = c_balance + 1 WHERE rowid = ?1",
+                    [rowid],
+                )?;
+                commits += 1;
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Ok(commits)
+        })
+    };
+    let outcome = reader();
+    stop.store(true, Ordering::Relaxed);
+    let written = writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the writer thread panicked"))?;
+    outcome.and(written.map(|_| ()))
+}
