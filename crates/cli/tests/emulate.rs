@@ -1,6 +1,6 @@
 //! `prefetch emulate` as a real process: it mounts, serves the backing files,
 //! and leaves no mount behind whether it is stopped by SIGTERM, by
-//! `fusermount3 -u`, or killed outright. Each test prints "skipped: REASON" and
+//! `fusermount3 -u`, or killed outright. Each test prints "skipped (kernel feature missing): REASON" and
 //! passes where /dev/fuse or fusermount3 is missing.
 
 use std::fs;
@@ -26,7 +26,7 @@ impl Daemon {
     /// printing why) where FUSE is unavailable.
     fn start() -> Option<Self> {
         if let Err(reason) = emulate::fuse_available() {
-            println!("skipped: {reason}");
+            println!("skipped (kernel feature missing): {reason}");
             return None;
         }
         let dir = tempfile::tempdir().unwrap();

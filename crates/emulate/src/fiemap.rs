@@ -137,7 +137,7 @@ mod tests {
                 assert!(covered >= 3 * 1024 * 1024, "extents cover {covered} bytes");
                 assert_eq!(found[0].logical, 0);
             }
-            Err(e) => eprintln!("skipped: FIEMAP unsupported on the temp dir's file system: {e}"),
+            Err(e) => eprintln!("skipped (kernel feature missing): FIEMAP unsupported on the temp dir's file system: {e}"),
         }
     }
 
@@ -148,7 +148,7 @@ mod tests {
         File::create(&path).unwrap();
         match extents(&File::open(&path).unwrap()) {
             Ok(found) => assert!(found.is_empty()),
-            Err(e) => eprintln!("skipped: FIEMAP unsupported on the temp dir's file system: {e}"),
+            Err(e) => eprintln!("skipped (kernel feature missing): FIEMAP unsupported on the temp dir's file system: {e}"),
         }
     }
 }

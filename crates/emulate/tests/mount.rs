@@ -1,5 +1,5 @@
 //! Real FUSE mounts of the emulated disk in temporary directories, served on
-//! background threads of the test process. Each test prints "skipped: REASON"
+//! background threads of the test process. Each test prints "skipped (kernel feature missing): REASON"
 //! and passes where /dev/fuse or fusermount3 is missing.
 //!
 //! Timing tests compare the latency and throughput that a program sees through
@@ -47,7 +47,7 @@ impl Fixture {
         fill: impl FnOnce(&Path),
     ) -> Option<Self> {
         if let Err(reason) = emulate::fuse_available() {
-            println!("skipped: {reason}");
+            println!("skipped (kernel feature missing): {reason}");
             return None;
         }
         let dir = tempfile::tempdir().expect("temp dir");
@@ -367,7 +367,7 @@ fn is_mounted(path: &Path) -> bool {
 #[test]
 fn a_panicking_actuator_fails_reads_with_eio_and_unmounts() {
     if let Err(reason) = emulate::fuse_available() {
-        println!("skipped: {reason}");
+        println!("skipped (kernel feature missing): {reason}");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -33,7 +33,7 @@ impl Emulated {
     /// `None`, saying why, where FUSE is unavailable.
     fn with_file(bytes: &[u8]) -> Option<Emulated> {
         if let Err(reason) = emulate::fuse_available() {
-            println!("skipped: {reason}");
+            println!("skipped (kernel feature missing): {reason}");
             return None;
         }
         let dir = tempfile::tempdir().unwrap();

@@ -304,7 +304,10 @@ fn a_callback_that_lists_from_the_requested_read_is_followed_by_that_read() {
         file.read_exact_at(&mut buffer, offset).unwrap();
     }
     let stats = client.stats();
-    assert!(stats.callbacks <= 2, "one to list, one at the list's end: {stats:?}");
+    assert!(
+        stats.callbacks <= 2,
+        "one to list, one at the list's end: {stats:?}"
+    );
     assert_eq!(
         stats.divergences, 1,
         "only the first read, before any list: {stats:?}"
