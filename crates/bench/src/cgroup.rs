@@ -321,7 +321,9 @@ mod tests {
     #[test]
     fn creates_limits_populates_and_removes_a_real_group() {
         if !rustix::process::geteuid().is_root() || detect_version().is_err() {
-            eprintln!("skipped (kernel feature missing): needs root and the cgroup memory controller");
+            eprintln!(
+                "skipped (kernel feature missing): needs root and the cgroup memory controller"
+            );
             return;
         }
         let group = MemoryCgroup::create(64 << 20).expect("create cgroup");
@@ -345,7 +347,9 @@ mod tests {
     #[test]
     fn a_group_abandoned_by_a_killed_benchmark_is_cleaned_up() {
         if !rustix::process::geteuid().is_root() || detect_version().is_err() {
-            eprintln!("skipped (kernel feature missing): needs root and the cgroup memory controller");
+            eprintln!(
+                "skipped (kernel feature missing): needs root and the cgroup memory controller"
+            );
             return;
         }
         let group = MemoryCgroup::create(64 << 20).expect("create cgroup");

@@ -669,7 +669,9 @@ mod tests {
     #[test]
     fn the_launcher_runs_the_child_inside_the_group() {
         if !rustix::process::geteuid().is_root() || crate::cgroup::detect_version().is_err() {
-            eprintln!("skipped (kernel feature missing): needs root and the cgroup memory controller");
+            eprintln!(
+                "skipped (kernel feature missing): needs root and the cgroup memory controller"
+            );
             return;
         }
         let group = MemoryCgroup::create(64 << 20).unwrap();
@@ -693,7 +695,9 @@ echo "{\"wall_seconds\":0.5,\"read_bytes\":$inside,\"outcome\":{\"checksum\":7,\
     #[test]
     fn a_failing_child_is_reported_with_the_group() {
         if !rustix::process::geteuid().is_root() || crate::cgroup::detect_version().is_err() {
-            eprintln!("skipped (kernel feature missing): needs root and the cgroup memory controller");
+            eprintln!(
+                "skipped (kernel feature missing): needs root and the cgroup memory controller"
+            );
             return;
         }
         let group = MemoryCgroup::create(64 << 20).unwrap();

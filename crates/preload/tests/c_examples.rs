@@ -202,7 +202,7 @@ fn run_passing(test: &str, program: &str, extra: &[&str]) -> String {
     args.push(FILE_MIB);
     let result = run(dir, &scratch, program, &args, Load::Linked);
     if result.status.code() == Some(77) {
-        eprintln!("SKIP: {}", result.stderr.trim());
+        eprintln!("SKIP (kernel feature missing): {}", result.stderr.trim());
         return String::new();
     }
     assert!(result.status.success(), "{}", result.describe(program));
