@@ -550,20 +550,12 @@ impl ClientInner {
         let first_resident = advising || cached(offset, first_page_bytes);
         let whole_resident =
             advising || (first_resident && (len == first_page_bytes || cached(offset, len)));
-        let mut outcome = self.account(fd, offset, len, first_resident, whole_resident);
+        let outcome = self.account(fd, offset, len, first_resident, whole_resident);
         if outcome.call_back && self.call_back(fd, offset) {
             // The callback listed this very read (Figure 7 lists from the
-            // requested offset): place the read on the new list, or the
-            // pages it reads would look unread and the next read diverge.
-            let placed = Self::place(
-                &mut self.lock_state(),
-                fd,
-                offset,
-                len,
-                first_resident,
-                self.page_size,
-            );
-            outcome.start_round |= placed.start_round;
+            // requested offset): its pages are being read, so consume them
+            // on the new list, or the next read would diverge from it.
+            self.consume_read(fd, offset, len);
         }
         let (pending, holds_list) = {
             let mut state = self.lock_state();
@@ -591,20 +583,8 @@ impl ClientInner {
         if !whole_resident {
             state.misses += 1;
         }
-        Self::place(&mut state, fd, offset, len, first_resident, self.page_size)
-    }
-
-    /// Moves the planner along the pages of a read (see [`Self::account`]).
-    fn place(
-        state: &mut State,
-        fd: RawFd,
-        offset: u64,
-        len: u64,
-        first_resident: bool,
-        page_size: u64,
-    ) -> ReadOutcome {
-        let first = offset / page_size;
-        let last = (offset + len - 1) / page_size;
+        let first = offset / self.page_size;
+        let last = (offset + len - 1) / self.page_size;
         let (_, mut combined) = state
             .planner
             .on_read(PageKey { fd, page: first }, first_resident);
@@ -614,6 +594,18 @@ impl ClientInner {
             combined.start_round |= outcome.start_round;
         }
         combined
+    }
+
+    /// Consumes the read's pages that are the next entries of the list.
+    fn consume_read(&self, fd: RawFd, offset: u64, len: u64) {
+        let mut state = self.lock_state();
+        let first = offset / self.page_size;
+        let last = (offset + len - 1) / self.page_size;
+        for page in first..=last {
+            if !state.planner.consume_if_next(PageKey { fd, page }) {
+                break;
+            }
+        }
     }
 
     /// Runs the application's callback unless another thread is in it;

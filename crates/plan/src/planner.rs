@@ -448,6 +448,18 @@ impl Planner {
         outcome
     }
 
+    /// Consumes `key` if it is the next entry, with no other effect: for a
+    /// read already accounted once, placed again on a list its callback
+    /// replaced (the read's pages are read, whatever the new list says).
+    pub fn consume_if_next(&mut self, key: PageKey) -> bool {
+        let position = self.list.position();
+        let next = self.list.get(position).is_some_and(|e| e.key == key);
+        if next {
+            self.list.consume_through(position);
+        }
+        next
+    }
+
     /// The caller's probe saw `key` in memory: if the plan keeps it and it
     /// is later read missing, that is a premature eviction.
     pub fn confirm_cached(&mut self, key: PageKey) {
