@@ -41,7 +41,20 @@ impl Fixture {
 
     /// As `mount`, with the given placement of files on the disk.
     fn mount_placed(
-        model: &str,
+        model_name: &str,
+        time_scale: f64,
+        placement: Placement,
+        fill: impl FnOnce(&Path),
+    ) -> Option<Self> {
+        let model = disk::model_from_name(model_name).expect("disk model");
+        Self::mount_model(model_name, |_| model, time_scale, placement, fill)
+    }
+
+    /// Mounts a backing directory filled by `fill` with the model `model_for` builds once the files exist,
+    /// reported under `name`.
+    fn mount_model(
+        name: &str,
+        model_for: impl FnOnce(&Path) -> Box<dyn disk::DiskModel>,
         time_scale: f64,
         placement: Placement,
         fill: impl FnOnce(&Path),
@@ -56,10 +69,11 @@ impl Fixture {
         fs::create_dir(&backing).unwrap();
         fs::create_dir(&mountpoint).unwrap();
         fill(&backing);
-        let mut config = Config::new(model, &backing, &mountpoint);
+        let model = model_for(&backing);
+        let mut config = Config::new(name, &backing, &mountpoint);
         config.time_scale = time_scale;
         config.placement = placement;
-        let mounted = emulate::mount(&config).expect("mount the emulated disk");
+        let mounted = emulate::mount_model(&config, model).expect("mount the emulated disk");
         Some(Fixture {
             mounted: Some(mounted),
             dir,
@@ -305,22 +319,34 @@ fn backing_files_close_with_the_last_release() {
 
 #[test]
 fn physical_placement_puts_reads_at_the_files_extents() {
-    let Some(fixture) = Fixture::mount_placed("fixed:1", 0.01, Placement::Physical, |dir| {
-        write_file(&dir.join("a"), &pattern(MIB, 6));
-        write_file(&dir.join("b"), &pattern(MIB, 7));
-    }) else {
-        return;
-    };
-    let physical = |name: &str| {
-        let file = File::open(fixture.backing(name)).unwrap();
+    let physical = |path: &Path| {
+        let file = File::open(path).unwrap();
         emulate::fiemap::extents(&file).unwrap()[0].physical
     };
-    let (a, b) = (physical("a"), physical("b"));
-    let capacity = disk::model_from_name("fixed:1").unwrap().capacity();
-    if a.max(b) + MIB as u64 > capacity {
-        println!("skipped: the backing files lie past the model's capacity, so they are shifted");
+    // A 1 ms-per-request disk large enough to hold both files where the backing file system put them.
+    let sized_to_hold_both = |dir: &Path| -> Box<dyn disk::DiskModel> {
+        let end = physical(&dir.join("a")).max(physical(&dir.join("b"))) + 2 * MIB as u64;
+        Box::new(disk::model::Fixed::new(
+            std::time::Duration::from_millis(1),
+            end,
+        ))
+    };
+    let Some(fixture) = Fixture::mount_model(
+        "fixed:1",
+        sized_to_hold_both,
+        0.01,
+        Placement::Physical,
+        |dir| {
+            write_file(&dir.join("a"), &pattern(MIB, 6));
+            write_file(&dir.join("b"), &pattern(MIB, 7));
+        },
+    ) else {
         return;
-    }
+    };
+    let (a, b) = (
+        physical(&fixture.backing("a")),
+        physical(&fixture.backing("b")),
+    );
     for name in ["a", "b"] {
         let samples =
             measure::cold_random_reads(fixture.mounted(), &fixture.path(name), &[0]).unwrap();
