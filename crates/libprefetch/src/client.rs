@@ -548,8 +548,9 @@ impl ClientInner {
         // fetched must not count as that page's premature eviction.
         let first_page_bytes = len.min(self.page_size - offset % self.page_size);
         let first_resident = advising || cached(offset, first_page_bytes);
+        let rest = len - first_page_bytes;
         let whole_resident =
-            advising || (first_resident && (len == first_page_bytes || cached(offset, len)));
+            advising || (first_resident && (rest == 0 || cached(offset + first_page_bytes, rest)));
         let outcome = self.account(fd, offset, len, first_resident, whole_resident);
         if outcome.call_back && self.call_back(fd, offset) {
             // The callback listed this very read (Figure 7 lists from the
