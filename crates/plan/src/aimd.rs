@@ -84,6 +84,19 @@ impl Aimd {
         self.current
     }
 
+    /// What the plan may keep cached: the threshold, or the current size if
+    /// above it. Slow start limits how far ahead the plan reads, not what it
+    /// keeps: until a premature eviction says memory is short (and lowers
+    /// the threshold), pages already read stay while the cap allows.
+    pub fn keep_limit(&self) -> u64 {
+        self.threshold.min(self.cap()).max(self.current)
+    }
+
+    /// True while a clean round doubles the buffer (below the threshold).
+    pub fn in_slow_start(&self) -> bool {
+        self.current < self.threshold.min(self.cap())
+    }
+
     /// After a round consumed with no premature eviction: double while
     /// below the threshold (slow start), else grow by 10% of the available
     /// memory; never above the cap.

@@ -474,6 +474,10 @@ impl Planner {
                 self.finish_round();
                 return true;
             }
+            if self.slow_start_half_consumed() {
+                self.grow_if_clean();
+                return true;
+            }
             return false;
         }
         self.check_epoch();
@@ -573,12 +577,28 @@ impl Planner {
             .is_some_and(|w| self.list.position() >= w.end)
     }
 
+    /// Window, during slow start: half the window has been read. The next
+    /// (doubled) window is planned now, so its reads overlap the reading of
+    /// this one's second half instead of waiting for it.
+    fn slow_start_half_consumed(&self) -> bool {
+        self.aimd.in_slow_start()
+            && self.window.as_ref().is_some_and(|w| {
+                let half = w.start + (w.end - w.start).div_ceil(2);
+                w.end > w.start && self.list.position() >= half
+            })
+    }
+
     /// Ends a consumed round: AIMD grows if nothing was evicted early.
     fn finish_round(&mut self) {
+        self.grow_if_clean();
+        self.end_window();
+    }
+
+    /// AIMD grows after a round with no premature eviction.
+    fn grow_if_clean(&mut self) {
         if !self.evicted_this_round {
             self.aimd.increase();
         }
-        self.end_window();
     }
 
     /// Forgets the window's entries but keeps its pages for the stale set.
@@ -673,7 +693,8 @@ impl Planner {
             wanted = window.pages();
         }
         let mut drops = Vec::new();
-        while self.held.len() as u64 > budget {
+        let keep = (self.aimd.keep_limit() / self.config.page_size).max(budget);
+        while self.held.len() as u64 > keep {
             match self.held.drop_first_unneeded() {
                 Some(key) => drops.push(key),
                 None => break,
