@@ -322,6 +322,10 @@ pub struct Planner {
     /// A premature eviction was seen in the current round (window) or
     /// epoch (aggressive, conservative).
     evicted_this_round: bool,
+    /// A read made a round due and it has not been planned yet: the pages
+    /// of the same read (or later reads before the round) find it still
+    /// due, but do not end the window, nor grow AIMD, again.
+    round_pending: Option<Due>,
     /// The pages the plan keeps.
     held: Held,
     /// MIN run ahead (conservative).
@@ -340,6 +344,16 @@ pub struct Planner {
     stats: PlannerStats,
 }
 
+/// Whether a read makes a round due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Due {
+    No,
+    Yes,
+    /// The window's next round, planned at half its reads during slow
+    /// start; the list is not asked for more (the window is not used up).
+    Early,
+}
+
 impl Planner {
     /// A planner with an empty access list.
     pub fn new(config: PlannerConfig) -> Planner {
@@ -352,6 +366,7 @@ impl Planner {
                 Some(start) => Aimd::starting_at(config.available_bytes, config.floor_bytes, start),
             },
             evicted_this_round: false,
+            round_pending: None,
             held: Held::default(),
             min: MinAhead::default(),
             last_round_at: 0,
@@ -368,6 +383,12 @@ impl Planner {
     pub fn limit_advice_bytes(&mut self, bytes: u64) {
         let floor = self.config.page_size;
         self.config.max_advice_bytes = self.config.max_advice_bytes.min(bytes.max(floor));
+    }
+
+    /// Lowers the infill gap to `bytes` (never raises it): a client whose
+    /// regions lie on several devices fills only gaps that pay on all.
+    pub fn limit_infill_bytes(&mut self, bytes: u64) {
+        self.config.infill_bytes = self.config.infill_bytes.min(bytes);
     }
 
     /// Changes the access list's capacity (`PlannerConfig::capacity`), for
@@ -422,8 +443,9 @@ impl Planner {
             _ if !resident => outcome.start_round = true,
             _ => {}
         }
-        outcome.start_round |= self.round_due();
-        if outcome.start_round && self.needs_more_list() {
+        let due = self.round_due();
+        outcome.start_round |= due != Due::No;
+        if outcome.start_round && due != Due::Early && self.needs_more_list() {
             outcome.call_back = true;
         }
         (verdict, outcome)
@@ -441,9 +463,10 @@ impl Planner {
         self.list.consume_through(position);
         self.held.on_read(key, true);
         let mut outcome = ReadOutcome::default();
-        if self.round_due() {
+        let due = self.round_due();
+        if due != Due::No {
             outcome.start_round = true;
-            outcome.call_back = self.needs_more_list();
+            outcome.call_back = due != Due::Early && self.needs_more_list();
         }
         outcome
     }
@@ -466,19 +489,29 @@ impl Planner {
         self.held.confirm(key);
     }
 
-    /// True if a round should start after the read just accounted; ends a
+    /// Whether a round should start after the read just accounted; ends a
     /// consumed window's round (window) or an epoch (the others).
-    fn round_due(&mut self) -> bool {
+    fn round_due(&mut self) -> Due {
+        if let Some(due) = self.round_pending {
+            return due;
+        }
+        let due = self.round_due_now();
+        self.round_pending = (due != Due::No).then_some(due);
+        due
+    }
+
+    /// [`Planner::round_due`] when no round is pending.
+    fn round_due_now(&mut self) -> Due {
         if self.config.schedule == Schedule::Window {
             if self.window_consumed() {
                 self.finish_round();
-                return true;
+                return Due::Yes;
             }
             if self.slow_start_half_consumed() {
                 self.grow_if_clean();
-                return true;
+                return Due::Early;
             }
-            return false;
+            return Due::No;
         }
         self.check_epoch();
         let position = self.list.position();
@@ -494,7 +527,11 @@ impl Planner {
             }),
             _ => position >= self.last_round_at + batch && self.min.front().is_some(),
         };
-        due || self.window_consumed()
+        if due || self.window_consumed() {
+            Due::Yes
+        } else {
+            Due::No
+        }
     }
 
     /// Aggressive and conservative: AIMD grows after an epoch with no
@@ -646,6 +683,7 @@ impl Planner {
             Schedule::Conservative => self.conservative_round(budget),
             _ => self.window_round(budget),
         };
+        self.round_pending = None;
         let mut plan = self.advice(wanted, drops, budget);
         let window = self.window.get_or_insert_with(Window::default);
         if self.config.reverse_pass {

@@ -90,3 +90,37 @@ fn pages_read_are_dropped_only_when_the_room_is_wanted() {
         ]
     );
 }
+
+/// One read of many pages (a 32 KiB read of a window of 2 pages, then 6
+/// more) makes one round due: the window ends and AIMD doubles once, not
+/// once per page.
+#[test]
+fn a_read_of_many_pages_grows_the_window_once() {
+    let mut planner = Planner::new(PlannerConfig {
+        page_size: PAGE,
+        infill_bytes: 0,
+        available_bytes: 64 * PAGE * 10 / 9 + 1,
+        floor_bytes: PAGE,
+        start_bytes: Some(2 * PAGE),
+        schedule: Schedule::Window,
+        ..PlannerConfig::default()
+    });
+    let key = |page| PageKey { fd: 1, page };
+    let list: Vec<Entry> = (0..16)
+        .map(|page| Entry {
+            key: key(page),
+            mark: false,
+        })
+        .collect();
+    planner.request(&list, Mode::SET | Mode::DONE);
+    planner.plan_round();
+    let (_, first) = planner.on_read(key(0), true);
+    let mut due = first.start_round;
+    for page in 1..8 {
+        due |= planner.on_read_continued(key(page)).start_round;
+    }
+    assert!(due, "the read used the window up");
+    assert_eq!(planner.budget_bytes(), 4 * PAGE, "doubled once");
+    let plan = planner.plan_round();
+    assert_eq!(pages(&plan.fetch), (8..=11).collect::<Vec<_>>());
+}
