@@ -121,7 +121,7 @@ class Client:
     needs more of the list; it calls ``client.request(...)`` (an exception it raises is reported as
     unraisable and the read goes on). ``max_memory`` caps the bytes the library plans with (default:
     what the system and memory cgroup allow); ``infill`` is the largest gap merged into one prefetch
-    (default 32 KiB, 0 disables infill); ``list_capacity`` is the most entries the access list holds
+    (default: the break-even gap of the file's device profile, see ``prefetch device measure``; 0 disables infill); ``list_capacity`` is the most entries the access list holds
     (default 1 Mi; ``request`` accepts fewer once it is full). Thread-safe. Use as a context manager, or call ``close()``.
     """
 

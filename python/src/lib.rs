@@ -84,7 +84,7 @@ impl NativeClient {
         let defaults = Config::default();
         let config = Config {
             max_budget_bytes: max_memory,
-            infill_bytes: infill.unwrap_or(defaults.infill_bytes),
+            infill_bytes: infill.or(defaults.infill_bytes),
             capacity: list_capacity.unwrap_or(defaults.capacity),
             ..defaults
         };

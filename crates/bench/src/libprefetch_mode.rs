@@ -105,7 +105,7 @@ pub fn read_with_library(
     let defaults = Config::default();
     let config = Config {
         max_budget_bytes: tuning.window_bytes,
-        infill_bytes: tuning.infill_bytes.unwrap_or(defaults.infill_bytes),
+        infill_bytes: tuning.infill_bytes.or(defaults.infill_bytes),
         ..defaults
     };
     let in_callback = Arc::clone(&plan);

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::Eviction;
 use crate::cgroup::MemoryCgroup;
 use crate::datafile;
+use crate::device_profile;
 use crate::io_counters::DiskCounter;
 use crate::libprefetch_mode::LibraryTuning;
 use crate::mode::{execute, Mode, Outcome};
@@ -352,6 +353,9 @@ pub fn run(config: &BenchConfig) -> Result<Report> {
             File::open(&path).with_context(|| format!("opening data file {}", path.display()))?,
         );
     }
+    if config.infill_bytes.is_none() {
+        profile_device_once(&config.file)?;
+    }
     let storage = Storage::of(&config.file);
     let limits: Vec<Option<u64>> = if config.memory_limits.is_empty() {
         vec![None]
@@ -373,6 +377,25 @@ pub fn run(config: &BenchConfig) -> Result<Report> {
     }
     bar.finish_and_clear();
     Report::new(config, storage, groups, rows)
+}
+
+/// The library's default infill is its device profile's break-even gap: measure the data file's
+/// device once if it has no profile yet (as `prefetch device measure` does), saying so on stderr.
+fn profile_device_once(data: &Path) -> Result<()> {
+    let big_enough = std::fs::metadata(data)?.len() >= device_profile::MIN_FILE_BYTES;
+    if !big_enough || device_profile::stored(data)?.is_some() {
+        return Ok(());
+    }
+    let (measured, saved) = device_profile::measure_and_save(data)?;
+    eprintln!(
+        "measured the data file's device once: {:.1} us a request, {:.0} MB/s, infill pays up to {} bytes \
+         (saved in {})",
+        measured.request_seconds * 1e6,
+        measured.bytes_per_second / 1e6,
+        measured.break_even_gap_bytes(),
+        saved.display()
+    );
+    Ok(())
 }
 
 /// Runs every variant with the memory `limit` (in a fresh cgroup, removed afterwards) or without one;

@@ -65,7 +65,7 @@ pub struct CommonArgs {
     /// (the paper's Figure 2), e.g. 1M,4M,16M,64M [default: the library's own budget]
     #[arg(long, value_delimiter = ',', value_parser = parse_size)]
     window: Vec<u64>,
-    /// libprefetch infill: largest gap merged into one prefetch (0 disables) [default: the library's, 32K]
+    /// libprefetch infill: largest gap merged into one prefetch (0 disables) [default: the library's, the break-even gap of the data file's device profile, measured once if missing]
     #[arg(long, value_parser = parse_size)]
     infill: Option<u64>,
     /// Concurrent instances, each a process reading its own copy of the data file (paper section 5.6)

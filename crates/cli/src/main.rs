@@ -14,6 +14,7 @@ use interposers as _;
 
 mod bench;
 mod demo;
+mod device;
 mod disk;
 mod emulate;
 mod repro;
@@ -39,6 +40,11 @@ enum Command {
     },
     /// Write a 1 GiB file and print the random-read benchmark table (what `make demo` runs)
     Demo(demo::DemoArgs),
+    /// The measured profile of a device (cost per request, transfer rate) that sets the library's infill
+    Device {
+        #[command(subcommand)]
+        command: device::DeviceCommand,
+    },
     /// Disk models (simulated): `prefetch disk profile --model M` checks one against the papers
     Disk {
         #[command(subcommand)]
@@ -64,6 +70,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A closed pipe (`prefetch sim ... | head`) ends the program quietly, as it does other command line
+    // tools, instead of a panic on the next print. Rust starts programs with SIGPIPE ignored.
+    // SAFETY: restoring a signal's default disposition before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     match run(Cli::parse().command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -94,6 +104,7 @@ fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Bench { command } => bench::run(command),
         Command::Demo(args) => demo::run(args),
+        Command::Device { command } => device::run(command),
         Command::Disk { command } => disk::run(command),
         Command::Emulate(args) => emulate::run(args),
         Command::Sqlite { command } => sqlite::run(command),

@@ -48,6 +48,7 @@ pub mod fiemap;
 pub mod fs;
 pub mod layout;
 pub mod measure;
+pub mod request_cost;
 pub mod stats;
 pub mod tree;
 

@@ -49,8 +49,11 @@ pub struct CallbackInfo {
 /// Tunables of a client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
-    /// Largest gap merged into one prefetch range (default 32 KiB; 0 disables infill).
-    pub infill_bytes: u64,
+    /// Largest gap merged into one prefetch range (0 disables infill).
+    /// `None` (the default): the break-even gap of the regions' devices,
+    /// from their measured profiles, and no infill on a device without one
+    /// (`profile.rs`).
+    pub infill_bytes: Option<u64>,
     /// Maximum access-list entries (default 1 Mi). Each request lowers it to
     /// what memory allows: the list may take 1/8 of the memory available
     /// for caching, at `plan::ENTRY_COST_BYTES` an entry.
@@ -81,7 +84,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config {
-            infill_bytes: 32 << 10,
+            infill_bytes: None,
             capacity: 1 << 20,
             max_budget_bytes: None,
             max_advice_bytes: 4 << 20,
@@ -251,7 +254,8 @@ impl Client {
         let available = config.available_for_cache();
         let planner = Planner::new(PlannerConfig {
             page_size,
-            infill_bytes: config.infill_bytes,
+            // Lowered to the break-even gap of each region's device when automatic.
+            infill_bytes: config.infill_bytes.unwrap_or(u64::MAX),
             max_advice_bytes: config.max_advice_bytes.max(page_size),
             capacity: config.capacity,
             available_bytes: available,
@@ -303,7 +307,14 @@ impl Client {
             return Err(Error::InvalidArgument("region start must be below its end"));
         }
         let limit = crate::device::willneed_limit(fd);
-        self.inner.lock_state().planner.limit_advice_bytes(limit);
+        let infill = match self.inner.config.infill_bytes {
+            None => crate::device::infill_gap_bytes(fd),
+            Some(bytes) => bytes,
+        };
+        let mut state = self.inner.lock_state();
+        state.planner.limit_advice_bytes(limit);
+        state.planner.limit_infill_bytes(infill);
+        drop(state);
         self.inner.advice_fds.region_added(fd);
         let id = globals().add_region(fd, start, end, Arc::clone(&self.inner));
         Ok(RegionId { id, fd })

@@ -31,8 +31,16 @@ pub fn willneed_limit(fd: RawFd) -> u64 {
     }
 }
 
+/// The break-even infill gap of the device holding `fd`'s file (its
+/// measured profile's, 0 without one; `profile.rs`).
+pub fn infill_gap_bytes(fd: RawFd) -> u64 {
+    device_of(fd).map_or(0, |(major, minor)| {
+        crate::profile::infill_gap_bytes(major, minor)
+    })
+}
+
 /// Major and minor number of the device holding `fd`'s file.
-fn device_of(fd: RawFd) -> Option<(u32, u32)> {
+pub(crate) fn device_of(fd: RawFd) -> Option<(u32, u32)> {
     let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
     // SAFETY: fstat writes a struct stat into the buffer on success.
     if unsafe { libc::fstat(fd, stat.as_mut_ptr()) } != 0 {

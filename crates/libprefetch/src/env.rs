@@ -5,7 +5,7 @@
 //!
 //! | variable                        | `Config` field       | value                                   |
 //! |---------------------------------|----------------------|-----------------------------------------|
-//! | `LIBPREFETCH_INFILL`            | `infill_bytes`       | size; 0 turns infill off                |
+//! | `LIBPREFETCH_INFILL`            | `infill_bytes`       | size; 0 turns infill off; `auto`        |
 //! | `LIBPREFETCH_MAX_MEMORY`        | `max_budget_bytes`   | size, above 0                           |
 //! | `LIBPREFETCH_LIST_CAPACITY`     | `capacity`           | entries, a plain integer above 0        |
 //! | `LIBPREFETCH_REVERSE_PASS`      | `reverse_pass`       | `0` or `1`                              |
@@ -23,8 +23,8 @@
 //! and [`warn_once`] prints one line on stderr naming the variable, the value
 //! and the reason, once per process per variable.
 //!
-//! Follows libprefetch (ATC 2009) sections 3.3 and 4.7 (infill threshold,
-//! 32 KiB by default) and 4.6 (the memory AIMD plans with).
+//! Follows libprefetch (ATC 2009) sections 3.3 and 4.7 (infill threshold)
+//! and 4.6 (the memory AIMD plans with).
 //! Deviations: the paper's tunables were constants (infill was a kernel I/O
 //! scheduler parameter); these variables are ours. `LIBPREFETCH_MAX_MEMORY`
 //! sets `max_budget_bytes`, a cap on what the /proc/meminfo and cgroup
@@ -61,10 +61,16 @@ const VARIABLES: [Variable; 6] = [
     Variable {
         name: INFILL,
         set: |config, value, memory| {
-            config.infill_bytes = size_within(value, memory)?;
+            config.infill_bytes = match value {
+                "auto" => None,
+                size => Some(size_within(size, memory)?),
+            };
             Ok(())
         },
-        default: |config| format!("{} bytes", config.infill_bytes),
+        default: |config| match config.infill_bytes {
+            None => "the device's break-even gap".to_string(),
+            Some(bytes) => format!("{bytes} bytes"),
+        },
     },
     Variable {
         name: MAX_MEMORY,
@@ -397,7 +403,7 @@ mod tests {
         assert_eq!(
             env.config,
             Config {
-                infill_bytes: 0,
+                infill_bytes: Some(0),
                 max_budget_bytes: Some(64 << 20),
                 capacity: 5000,
                 reverse_pass: true,
@@ -418,7 +424,7 @@ mod tests {
                 variable: INFILL,
                 value: "12Q".to_string(),
                 reason: "not a size (bytes, with an optional K, M or G suffix)".to_string(),
-                default: "32768 bytes".to_string(),
+                default: "the device's break-even gap".to_string(),
             }]
         );
     }
@@ -475,7 +481,7 @@ mod tests {
         assert_eq!(
             refused.to_string(),
             "libprefetch: ignoring LIBPREFETCH_INFILL=\"12Q\": \
-             not a size (bytes, with an optional K, M or G suffix); using the default (32768 bytes)"
+             not a size (bytes, with an optional K, M or G suffix); using the default (the device's break-even gap)"
         );
     }
 
@@ -484,7 +490,7 @@ mod tests {
         let long = "x".repeat(1000);
         let line = only_refusal(&[(INFILL, &long)]).to_string();
         assert!(line.contains(&format!("\"{}\"...", "x".repeat(QUOTED_CHARS))));
-        assert!(line.len() < 200, "{line}");
+        assert!(line.len() < 250, "{line}");
     }
 
     /// Set in the child process of `from_env_reads_the_process_environment_and_default_does_not`.
@@ -494,12 +500,12 @@ mod tests {
     fn from_env_reads_the_process_environment_and_default_does_not() {
         if std::env::var_os(CHILD).is_some() {
             let env = Config::from_env();
-            assert_eq!(env.config.infill_bytes, 0);
+            assert_eq!(env.config.infill_bytes, Some(0));
             assert_eq!(env.config.capacity, 77);
             assert_eq!(env.refused.len(), 1, "{:?}", env.refused);
             assert_eq!(env.refused[0].variable, REVERSE_PASS);
             assert_eq!(env.refused[0].value, "\u{fffd}");
-            assert_eq!(Config::default().infill_bytes, 32 << 10);
+            assert_eq!(Config::default().infill_bytes, None);
             return;
         }
         use std::os::unix::ffi::OsStrExt;

@@ -27,6 +27,7 @@ mod device;
 mod env;
 mod guard;
 mod memory;
+pub mod profile;
 mod rawio;
 mod registry;
 pub mod residency;

@@ -66,7 +66,7 @@ fn advice_through_a_sequentially_read_descriptor_reaches_the_page_cache() {
     let client = Client::register(
         Config {
             max_budget_bytes: Some(1 << 30),
-            infill_bytes: 0,
+            infill_bytes: Some(0),
             // The whole list in one round (no slow start).
             start_window_bytes: None,
             ..Config::default()

@@ -60,7 +60,7 @@ fn entries(fd: i32, pages: &[u64]) -> Vec<AccessEntry> {
 fn small_budget(bytes: u64) -> Config {
     Config {
         max_budget_bytes: Some(bytes * 10 / 9 + 1),
-        infill_bytes: 0,
+        infill_bytes: Some(0),
         ..Config::default()
     }
 }

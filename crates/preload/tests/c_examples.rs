@@ -16,6 +16,7 @@
 //! which); only an example's own skip (exit 77) is printed and not counted as a failure.
 
 use std::fs::{self, File};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Mutex, OnceLock};
@@ -533,21 +534,35 @@ fn large_file_builds_are_tracked_too() {
     run_passing("intercept-lfs", "intercept", &["lfs"]);
 }
 
-/// `LIBPREFETCH_INFILL=0` makes a C client advise exactly its 64 listed pages, where the default 32 KiB infill
-/// also fills their 4 KiB gaps (126 pages); a malformed value still registers, keeps the default and is reported
-/// in one line on stderr, once for two clients; `LIBPREFETCH_LIST_CAPACITY` shortens the list and
+/// By default the infill gap is the break-even gap of the file's device profile (`XDG_CACHE_HOME`): none without a
+/// profile (the 64 listed pages exactly), 32 KiB with a profile that says so (their 4 KiB gaps filled too: 126
+/// pages), as with `LIBPREFETCH_INFILL=32K`; `LIBPREFETCH_INFILL=0` turns it off whatever the profile; a malformed
+/// value still registers, keeps the default and is reported in one line on stderr, once for two clients; `LIBPREFETCH_LIST_CAPACITY` shortens the list and
 /// `LIBPREFETCH_MAX_MEMORY` sets the budget (90% of it). Same program, only the environment differs.
 #[test]
 fn environment_variables_tune_a_c_client_and_a_malformed_value_only_warns() {
     let dir = examples();
     let scratch = Scratch::new("env");
     let file = scratch.path("pattern");
+    let no_profile = scratch.0.join("cache-without-profiles");
+    let profiled = scratch.0.join("cache-with-a-profile");
+    let dev = fs::metadata(&scratch.0).expect("scratch directory").dev();
+    // One second a request at 32768 bytes a second: a break-even gap of exactly 32 KiB.
+    let gap_32k = libprefetch::profile::DeviceProfile {
+        request_seconds: 1.0,
+        bytes_per_second: 32768.0,
+    };
+    let devices = profiled.join("libprefetch/devices");
+    fs::create_dir_all(&devices).expect("profile directory");
+    let device = format!("{}:{}", libc::major(dev), libc::minor(dev));
+    fs::write(devices.join(device), gap_32k.to_text()).expect("write the device profile");
+    let profiled = profiled.to_str().expect("UTF-8 scratch path");
     // Runs env_config with exactly `vars` of the LIBPREFETCH_* variables, asserts it passed and printed each of
     // `want`; returns its libprefetch warnings.
     let run_with = |vars: &[(&str, &str)], args: &[&str], want: &[&str]| -> Vec<String> {
         let mut tag = String::from("env");
         for (name, value) in vars {
-            tag += &format!("-{name}={value}");
+            tag += &format!("-{name}={}", value.replace('/', "_"));
         }
         let out_path = scratch.0.join(format!("{tag}.stdout"));
         let err_path = scratch.0.join(format!("{tag}.stderr"));
@@ -565,6 +580,7 @@ fn environment_variables_tune_a_c_client_and_a_malformed_value_only_warns() {
             }
         }
         let mut child = cmd
+            .env("XDG_CACHE_HOME", &no_profile)
             .envs(vars.iter().copied())
             .spawn()
             .expect("start env_config");
@@ -605,10 +621,28 @@ fn environment_variables_tune_a_c_client_and_a_malformed_value_only_warns() {
         &["accepted 64 pages_prefetched 64 "],
     );
     assert_eq!(off, Vec::<String>::new());
-    let default = run_with(&[], &["32768"], &["accepted 64 pages_prefetched 126 "]);
+    let unprofiled = run_with(&[], &["0"], &["accepted 64 pages_prefetched 64 "]);
+    assert_eq!(unprofiled, Vec::<String>::new());
+    let default = run_with(
+        &[("XDG_CACHE_HOME", profiled)],
+        &["32768"],
+        &["accepted 64 pages_prefetched 126 "],
+    );
     assert_eq!(default, Vec::<String>::new());
+    let explicit = run_with(
+        &[("LIBPREFETCH_INFILL", "32K")],
+        &["32768"],
+        &["accepted 64 pages_prefetched 126 "],
+    );
+    assert_eq!(explicit, Vec::<String>::new());
+    let off_despite_profile = run_with(
+        &[("XDG_CACHE_HOME", profiled), ("LIBPREFETCH_INFILL", "0")],
+        &["0"],
+        &["accepted 64 pages_prefetched 64 "],
+    );
+    assert_eq!(off_despite_profile, Vec::<String>::new());
     let malformed = run_with(
-        &[("LIBPREFETCH_INFILL", "12Q")],
+        &[("XDG_CACHE_HOME", profiled), ("LIBPREFETCH_INFILL", "12Q")],
         &["32768"],
         &["pages_prefetched 126 "],
     );
@@ -616,7 +650,7 @@ fn environment_variables_tune_a_c_client_and_a_malformed_value_only_warns() {
         malformed,
         vec![
             "libprefetch: ignoring LIBPREFETCH_INFILL=\"12Q\": not a size (bytes, with an optional K, M or G \
-             suffix); using the default (32768 bytes)"
+             suffix); using the default (the device's break-even gap)"
         ]
     );
     let tuned = run_with(

@@ -4,7 +4,7 @@
 //! when libprefetch accepts fewer entries than offered (its list is full), and PF_DONE at the end.
 //!
 //! Deviations: none from the paper's callback protocol. The client uses libprefetch's default
-//! configuration (budget from /proc/meminfo and the memory cgroup, 32 KiB infill), tunable with the
+//! configuration (budget from /proc/meminfo and the memory cgroup, infill by the device's profile), tunable with the
 //! `LIBPREFETCH_*` variables like a C client's, with a longer list.
 
 use std::ffi::c_int;

@@ -1,0 +1,104 @@
+//! Measures a device's cost per request and transfer rate, as the library's infill needs them
+//! (`libprefetch::profile`): scattered single pages and then a contiguous stretch of one file read
+//! with `O_DIRECT` at the queue depth of the `limit` mode, which is how prefetch advice reaches the
+//! device (many requests queued at once). Per request = time per scattered page minus a page's
+//! transfer; rate = the stretch's bytes over its time. Their product is the break-even infill gap
+//! (competitive prefetching, TR840 section 3, formula (5), for one request).
+//!
+//! Deviations: the per-request cost is measured at queue depth 32, not at depth 1 as a seek
+//! would be: with advice in flight the device overlaps requests, so the cost a filled gap saves
+//! is the depth-32 one.
+
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use libprefetch::profile::{self, DeviceProfile};
+use rand::RngExt;
+use rand::SeedableRng;
+
+use crate::limit::read_pages_directly;
+use crate::workload::{Read, PAGE_SIZE};
+
+/// Scattered pages read for the per-request cost.
+const SCATTERED_PAGES: u64 = 4096;
+/// Largest contiguous stretch read for the transfer rate.
+const STRETCH_BYTES: u64 = 256 << 20;
+/// Measurements taken; the profile is their median.
+const MEASUREMENTS: usize = 3;
+/// Smallest file worth measuring on: the scattered pages must be scattered.
+pub const MIN_FILE_BYTES: u64 = 64 << 20;
+
+/// Measures the device holding `path` (a file of at least [`MIN_FILE_BYTES`], read, never written).
+pub fn measure(path: &Path) -> Result<DeviceProfile> {
+    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let size = file.metadata()?.len();
+    if size < MIN_FILE_BYTES {
+        bail!(
+            "{} holds {size} bytes; measuring needs a file of at least {} MiB on the device",
+            path.display(),
+            MIN_FILE_BYTES >> 20
+        );
+    }
+    let pages = size / PAGE_SIZE;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let stretch: Vec<Read> = (0..STRETCH_BYTES.min(size) / PAGE_SIZE)
+        .map(page_read)
+        .collect();
+    let mut per_page = Vec::new();
+    let mut rates = Vec::new();
+    for _ in 0..MEASUREMENTS {
+        let scattered: Vec<Read> = (0..SCATTERED_PAGES)
+            .map(|_| page_read(rng.random_range(0..pages)))
+            .collect();
+        let started = Instant::now();
+        read_pages_directly(&file, &scattered)?;
+        per_page.push(started.elapsed().as_secs_f64() / SCATTERED_PAGES as f64);
+        let started = Instant::now();
+        let outcome = read_pages_directly(&file, &stretch)?;
+        rates.push(outcome.bytes as f64 / started.elapsed().as_secs_f64().max(1e-9));
+    }
+    let (per_page, bytes_per_second) = (median(per_page), median(rates));
+    Ok(DeviceProfile {
+        request_seconds: (per_page - PAGE_SIZE as f64 / bytes_per_second).max(0.0),
+        bytes_per_second,
+    })
+}
+
+/// The middle value (the disk's speed varies from one moment to the next).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn page_read(page: u64) -> Read {
+    Read {
+        offset: page * PAGE_SIZE,
+        len: PAGE_SIZE,
+    }
+}
+
+/// Measures the device holding `path` and stores its profile; returns it and where it went.
+pub fn measure_and_save(path: &Path) -> Result<(DeviceProfile, std::path::PathBuf)> {
+    let measured = measure(path)?;
+    let (major, minor) = device_of(path)?;
+    let saved = profile::save(major, minor, &measured)
+        .with_context(|| format!("saving the profile of device {major}:{minor}"))?;
+    Ok((measured, saved))
+}
+
+/// The stored profile of the device holding `path`, if there is one.
+pub fn stored(path: &Path) -> Result<Option<DeviceProfile>> {
+    let (major, minor) = device_of(path)?;
+    Ok(profile::load(major, minor))
+}
+
+/// Major and minor number of the device holding `path`.
+pub fn device_of(path: &Path) -> Result<(u32, u32)> {
+    let dev = std::fs::metadata(path)
+        .with_context(|| format!("reading the metadata of {}", path.display()))?
+        .dev();
+    Ok((libc::major(dev), libc::minor(dev)))
+}
