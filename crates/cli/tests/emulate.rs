@@ -46,6 +46,7 @@ impl Daemon {
             ])
             .arg(&backing)
             .arg(&mountpoint)
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -60,6 +61,17 @@ impl Daemon {
             "prefetch emulate did not mount"
         );
         Some(daemon)
+    }
+
+    /// Where the daemon keeps the mount's device profile while mounted.
+    fn profile_path(&self) -> PathBuf {
+        use std::os::unix::fs::MetadataExt;
+        let dev = fs::metadata(&self.mountpoint).unwrap().dev();
+        let device = format!("{}:{}", libc::major(dev), libc::minor(dev));
+        self.dir
+            .path()
+            .join("cache/libprefetch/devices")
+            .join(device)
     }
 
     fn pid(&self) -> u32 {
@@ -123,6 +135,15 @@ fn sigterm_unmounts_and_prints_the_counters() {
     };
     let data = fs::read(daemon.mountpoint.join("data")).unwrap();
     assert_eq!(data, b"emulated bytes\n".repeat(1000));
+    // While mounted, the mount's device profile holds the model's cost per request (scaled).
+    let profile_path = daemon.profile_path();
+    assert!(wait_for(|| profile_path.exists()), "no device profile");
+    let profile = fs::read_to_string(&profile_path).unwrap();
+    let profile = libprefetch::profile::DeviceProfile::from_text(&profile).expect(&profile);
+    assert!(
+        profile.request_seconds > 0.0 && profile.bytes_per_second > 0.0,
+        "{profile:?}"
+    );
     signal(daemon.pid(), libc::SIGTERM);
     let output = daemon.wait();
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -134,6 +155,7 @@ fn sigterm_unmounts_and_prints_the_counters() {
     assert!(stdout.contains("emulated disk: model fixed:1"), "{stdout}");
     assert!(stdout.contains("bytes             15000"), "{stdout}");
     assert!(!is_mounted(&daemon.mountpoint));
+    assert!(!profile_path.exists(), "the profile outlived the mount");
 }
 
 #[test]

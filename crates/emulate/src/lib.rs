@@ -362,7 +362,9 @@ fn check_no_overlap(backing: &Path, mountpoint: &Path) -> Result<(), Error> {
 /// Checks that `path` is a directory, naming a dead mount left by a killed
 /// daemon as such.
 fn check_mountpoint(path: &Path) -> Result<(), Error> {
-    match std::fs::metadata(path) {
+    // Opening the directory, unlike stat, always reaches a FUSE daemon: the
+    // kernel may answer stat from attributes it cached before the daemon died.
+    match std::fs::metadata(path).and_then(|meta| std::fs::read_dir(path).map(|_| meta)) {
         Ok(meta) if meta.is_dir() => Ok(()),
         Ok(_) => Err(Error::MountPoint {
             path: path.to_path_buf(),
