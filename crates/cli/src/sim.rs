@@ -11,16 +11,20 @@ use clap::Args;
 /// Arguments of `prefetch sim`.
 #[derive(Args, Debug)]
 pub struct SimArgs {
-    /// Trace file (gzip or plain): reference traces, the project's CSV, MSR Cambridge or UMass SPC;
-    /// a pipe or FIFO (`<(zcat t.gz)`) is read once into memory
+    /// Trace file (plain, gzip or zstd): reference traces, the project's CSV, MSR Cambridge,
+    /// UMass SPC, libCacheSim's oracleGeneral (`*.oracleGeneral.bin`, `*.oracleGeneral.zst`),
+    /// csv or txt (see docs/traces.md); a pipe or FIFO (`<(zcat t.gz)`) is read once into memory
     #[arg(long, required_unless_present = "bench")]
     trace: Option<PathBuf>,
-    /// Trace format: blocks, csv, msr, spc (default: recognised from the first line)
+    /// Trace format: blocks (txt), csv, msr, spc, oracle-general, libcachesim-csv (default:
+    /// recognised from the name for oracleGeneral, else from the first line)
     #[arg(long)]
     format: Option<::sim::Format>,
-    /// Block size in bytes for request traces
-    #[arg(long, default_value_t = 8192)]
-    block_size: u64,
+    /// Block size in bytes for request traces [default: 8192]; for object traces
+    /// (oracle-general, libcachesim-csv), splits each request into blocks by its size instead of
+    /// making it one reference to its object
+    #[arg(long)]
+    block_size: Option<u64>,
     /// Cache size(s) in blocks; several values make a sweep [--bench: 8192]
     #[arg(long = "cache", value_delimiter = ',', num_args = 1.., required_unless_present = "bench")]
     caches: Vec<usize>,
@@ -71,7 +75,8 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let policies = policies(&args.policies)?;
     let mut trace = ::sim::TraceFile {
         format: args.format,
-        block_size: args.block_size,
+        block_size: args.block_size.unwrap_or(8192),
+        split_objects: args.block_size.is_some(),
         ..::sim::TraceFile::new(path)
     };
     // A pipe or FIFO can be read only once: keep it for detection and every run.
