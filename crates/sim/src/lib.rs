@@ -28,6 +28,7 @@
 
 pub mod bench;
 pub mod cache;
+pub mod catalog;
 pub mod disksim;
 pub mod engine;
 mod error;
@@ -39,6 +40,7 @@ pub mod policy;
 pub mod report;
 pub mod repro;
 pub mod runner;
+pub mod sweep;
 pub mod time;
 pub mod trace;
 pub mod workload;

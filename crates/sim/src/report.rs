@@ -1,5 +1,6 @@
 //! Output of sweeps: Markdown tables and SVG line charts in the style of Cao et al. Figure 3
-//! (normalised elapsed time and number of fetches against the fetch time F).
+//! (normalised elapsed time and number of fetches against the fetch time F), and the policy
+//! list of `prefetch sim --list`.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -8,6 +9,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use crate::runner::Row;
+use crate::sweep::Run;
 use crate::SimError;
 
 /// A Markdown table of sweep rows, one per line, saying the numbers are simulated.
@@ -190,4 +192,131 @@ pub fn sweep_panels(rows: &[Row]) -> Vec<Panel> {
             series: series(&|r| r.metrics.fetches() as f64),
         },
     ]
+}
+
+/// A Markdown table of the runs of a [`crate::sweep::Plan`], one per line.
+pub fn runs_table(runs: &[Run]) -> String {
+    let mut out = String::from(
+        "| trace | policy | device | cache | elapsed | stall | time unit | fetches | demand | prefetch | unused | hits | misses | miss ratio | elapsed / (min fetches x F) |\n\
+         |---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in runs {
+        let m = &r.metrics;
+        let normalized = r
+            .normalized_elapsed
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {} |",
+            r.trace,
+            r.policy,
+            r.device,
+            r.capacity,
+            m.elapsed,
+            m.stall,
+            r.time_unit,
+            m.fetches(),
+            m.demand_fetches,
+            m.prefetches,
+            m.unused_prefetches,
+            m.hits,
+            m.misses,
+            m.miss_ratio(),
+            normalized
+        );
+    }
+    out
+}
+
+/// A figure of a sweep of runs: elapsed time (normalised when every run is) and miss ratio,
+/// against F when only `unit:F` devices vary, else against the cache size; one line per
+/// policy, and per device, trace or cache size when those vary too.
+pub fn run_panels(runs: &[Run]) -> Vec<Panel> {
+    let distinct = |key: &dyn Fn(&Run) -> String| -> usize {
+        runs.iter().map(key).collect::<BTreeSet<_>>().len()
+    };
+    let fetch = |r: &Run| {
+        r.device
+            .strip_prefix("unit:")
+            .and_then(|f| f.parse::<f64>().ok())
+    };
+    let caches = distinct(&|r| r.capacity.to_string());
+    let devices = distinct(&|r| r.device.clone());
+    let traces = distinct(&|r| r.trace.clone());
+    let by_fetch = devices > 1 && caches == 1 && runs.iter().all(|r| fetch(r).is_some());
+    let name = |r: &Run| {
+        let mut name = r.policy.clone();
+        if devices > 1 && !by_fetch {
+            name += &format!(" {}", r.device);
+        }
+        if traces > 1 {
+            name += &format!(" {}", r.trace);
+        }
+        name
+    };
+    let x = |r: &Run| match by_fetch {
+        true => fetch(r).unwrap_or(0.0),
+        false => r.capacity as f64,
+    };
+    let mut names: Vec<String> = Vec::new();
+    for r in runs {
+        if !names.contains(&name(r)) {
+            names.push(name(r));
+        }
+    }
+    let series = |value: &dyn Fn(&Run) -> f64| -> Vec<Series> {
+        names
+            .iter()
+            .map(|n| Series {
+                name: n.clone(),
+                points: runs
+                    .iter()
+                    .filter(|r| name(r) == *n)
+                    .map(|r| (x(r), value(r)))
+                    .collect(),
+            })
+            .collect()
+    };
+    let normalized = runs.iter().all(|r| r.normalized_elapsed.is_some());
+    let x_label = match by_fetch {
+        true => "fetch time F (references)",
+        false => "cache size (blocks)",
+    };
+    vec![
+        Panel {
+            title: "elapsed time (simulated)".into(),
+            x_label: x_label.into(),
+            y_label: match normalized {
+                true => "elapsed / (min fetches x F)",
+                false => "elapsed time",
+            }
+            .into(),
+            series: series(&|r| r.normalized_elapsed.unwrap_or(r.metrics.elapsed as f64)),
+        },
+        Panel {
+            title: "miss ratio (simulated)".into(),
+            x_label: x_label.into(),
+            y_label: "misses / references".into(),
+            series: series(&|r| r.metrics.miss_ratio()),
+        },
+    ]
+}
+
+/// The policies of the [`crate::catalog::CATALOG`]: name, engine, paper section, options.
+pub fn catalog_table() -> String {
+    let mut out = String::from(
+        "| policy | engine | paper, section | options (key=value) |\n|---|---|---|---|\n",
+    );
+    for entry in crate::catalog::CATALOG {
+        let engine = match entry.engine {
+            crate::catalog::Engine::Unit(_) => "reference",
+            crate::catalog::Engine::Disk { .. } => "disk-timed",
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {engine} | {} | {} |",
+            entry.name, entry.section, entry.params
+        );
+    }
+    out
 }
