@@ -29,7 +29,8 @@ pub struct SimArgs {
     block_size: Option<u64>,
     /// Cache size(s) in blocks (objects, for object traces); several values make a sweep
     /// [--bench: 8192]
-    #[arg(long = "cache", value_delimiter = ',', num_args = 1.., required_unless_present_any = ["bench", "list"])]
+    /// [--mrc: powers of two up to the number of distinct blocks]
+    #[arg(long = "cache", value_delimiter = ',', num_args = 1.., required_unless_present_any = ["bench", "list", "mrc"])]
     caches: Vec<usize>,
     /// Fetch time(s) F in reference times: short for `--device unit:F`; several values make a
     /// sweep [--bench: 10]
@@ -51,6 +52,10 @@ pub struct SimArgs {
     /// List every policy with its paper section and options, and exit
     #[arg(long)]
     list: bool,
+    /// Miss-ratio curves instead of a sweep: LRU's exact curve (one pass, stack distances) and
+    /// OPT's (Belady's MIN), at each --cache size
+    #[arg(long, conflicts_with_all = ["bench", "list"])]
+    mrc: bool,
     /// Realistic model: each reference takes the compute time in the trace (microseconds) and
     /// --fetch-time is in microseconds
     #[arg(long)]
@@ -93,6 +98,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         bail!("--trace is required")
     }
     let traces = traces(&args)?;
+    if args.mrc {
+        return mrc(&args, &traces);
+    }
     let plan = ::sim::sweep::Plan {
         choices: choices(&args.policies)?,
         capacities: args.caches.clone(),
@@ -209,6 +217,40 @@ fn run_with_progress(
     let runs = plan.run(jobs, &|| bar.inc(1));
     bar.finish_and_clear();
     Ok(runs?)
+}
+
+/// `--mrc`: the curves of each trace, as a table, JSON or SVG.
+fn mrc(args: &SimArgs, traces: &[::sim::TraceFile]) -> anyhow::Result<()> {
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
+    let mut points = Vec::new();
+    for trace in traces {
+        let future = ::sim::Future::load(trace.open()?)?;
+        let capacities = match args.caches.is_empty() {
+            true => ::sim::mrc::default_capacities(&future),
+            false => args.caches.clone(),
+        };
+        let name = trace
+            .path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        points.extend(pool.install(|| ::sim::mrc::curve(&name, &future, &capacities))?);
+    }
+    if args.json {
+        emit(&format!("{}\n", serde_json::to_string_pretty(&points)?))?;
+    } else {
+        emit(&format!(
+            "Miss-ratio curves (simulated, demand paging):\n\n{}",
+            ::sim::report::mrc_table(&points)
+        ))?;
+    }
+    if let Some(svg) = &args.svg {
+        ::sim::report::draw(svg, &::sim::report::mrc_panels(&points))?;
+        eprintln!("wrote {}", svg.display());
+    }
+    Ok(())
 }
 
 fn bench(args: &SimArgs) -> anyhow::Result<()> {

@@ -35,6 +35,7 @@ mod error;
 pub mod future;
 pub mod memory;
 pub mod metrics;
+pub mod mrc;
 pub mod planner_replay;
 pub mod policy;
 pub mod report;

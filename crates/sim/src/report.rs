@@ -320,3 +320,63 @@ pub fn catalog_table() -> String {
     }
     out
 }
+
+/// A Markdown table of miss-ratio curves.
+pub fn mrc_table(points: &[crate::mrc::MrcPoint]) -> String {
+    let mut out = String::from(
+        "| trace | cache | references | LRU misses | LRU miss ratio | OPT misses | OPT miss ratio |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for p in points {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {:.4} | {} | {:.4} |",
+            p.trace,
+            p.capacity,
+            p.references,
+            p.lru_misses,
+            p.lru_miss_ratio,
+            p.opt_misses,
+            p.opt_miss_ratio
+        );
+    }
+    out
+}
+
+/// One chart of miss ratio against cache size: LRU and OPT per trace.
+pub fn mrc_panels(points: &[crate::mrc::MrcPoint]) -> Vec<Panel> {
+    let mut traces: Vec<&str> = Vec::new();
+    for p in points {
+        if !traces.contains(&p.trace.as_str()) {
+            traces.push(&p.trace);
+        }
+    }
+    let series = traces
+        .iter()
+        .flat_map(|&trace| {
+            let of = |value: fn(&crate::mrc::MrcPoint) -> f64| -> Vec<(f64, f64)> {
+                points
+                    .iter()
+                    .filter(|p| p.trace == trace)
+                    .map(|p| (p.capacity as f64, value(p)))
+                    .collect()
+            };
+            [
+                Series {
+                    name: format!("LRU {trace}"),
+                    points: of(|p| p.lru_miss_ratio),
+                },
+                Series {
+                    name: format!("OPT {trace}"),
+                    points: of(|p| p.opt_miss_ratio),
+                },
+            ]
+        })
+        .collect();
+    vec![Panel {
+        title: "miss-ratio curves (simulated)".into(),
+        x_label: "cache size (blocks)".into(),
+        y_label: "misses / references".into(),
+        series,
+    }]
+}
