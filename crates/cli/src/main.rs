@@ -17,8 +17,6 @@ mod demo;
 mod disk;
 mod emulate;
 mod repro;
-mod repro_competitive;
-mod repro_disk;
 mod sim;
 mod sqlite;
 

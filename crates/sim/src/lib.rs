@@ -32,6 +32,7 @@ pub mod catalog;
 pub mod disksim;
 pub mod engine;
 mod error;
+pub mod experiment;
 pub mod future;
 pub mod memory;
 pub mod metrics;
