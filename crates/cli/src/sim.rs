@@ -180,20 +180,20 @@ fn devices(
 
 /// The named policies; "all" stands for every policy of Cao's engine but `optimal`.
 fn choices(names: &[String]) -> anyhow::Result<Vec<::sim::catalog::Choice>> {
-    let mut out = Vec::new();
-    for list in names {
-        for item in list.split(',') {
-            if item == "all" {
-                let unit = ::sim::POLICIES.iter().filter(|p| p.name != "optimal");
-                for info in unit {
-                    out.push(info.name.parse()?);
-                }
-            }
-        }
-        let rest: Vec<&str> = list.split(',').filter(|i| *i != "all").collect();
-        out.extend(::sim::catalog::parse_choices(&rest.join(","))?);
-    }
-    Ok(out)
+    let all: Vec<&str> = ::sim::POLICIES
+        .iter()
+        .map(|p| p.name)
+        .filter(|name| *name != "optimal")
+        .collect();
+    let expanded: Vec<String> = names
+        .iter()
+        .flat_map(|list| list.split(','))
+        .map(|item| match item {
+            "all" => all.join(","),
+            item => item.to_string(),
+        })
+        .collect();
+    Ok(::sim::catalog::parse_choices(&expanded.join(","))?)
 }
 
 /// Runs the plan on `jobs` threads, with a progress bar on standard error when it is a
