@@ -6,8 +6,6 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use plotters::prelude::*;
-
 use crate::runner::Row;
 use crate::sweep::Run;
 use crate::SimError;
@@ -43,90 +41,15 @@ pub fn table(rows: &[Row]) -> String {
     out
 }
 
-/// One line of a chart.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Series {
-    /// Legend text.
-    pub name: String,
-    /// Points in x order.
-    pub points: Vec<(f64, f64)>,
-}
+pub use units::svg::{Panel, Series};
 
-/// One chart of a figure.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Panel {
-    /// Title above the chart.
-    pub title: String,
-    /// Label of the x axis.
-    pub x_label: String,
-    /// Label of the y axis.
-    pub y_label: String,
-    /// The lines.
-    pub series: Vec<Series>,
-}
-
-/// Draws `panels` side by side into an SVG file at `path`.
+/// Draws `panels` side by side into an SVG file at `path` (the workspace's one line-chart
+/// routine, `units::svg`).
 pub fn draw(path: &Path, panels: &[Panel]) -> Result<(), SimError> {
-    let failed = |e: &dyn std::fmt::Display| SimError::Output {
+    units::svg::draw(path, panels).map_err(|message| SimError::Output {
         path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let width = 560 * panels.len().max(1) as u32;
-    let root = SVGBackend::new(path, (width, 440)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| failed(&e))?;
-    for (area, panel) in root
-        .split_evenly((1, panels.len().max(1)))
-        .iter()
-        .zip(panels)
-    {
-        draw_panel(area, panel).map_err(|e| failed(&e))?;
-    }
-    root.present().map_err(|e| failed(&e))
-}
-
-type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
-
-fn draw_panel(area: &Area<'_>, panel: &Panel) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
-    let points = panel.series.iter().flat_map(|s| s.points.iter());
-    let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0f64);
-    for &(x, y) in points {
-        (x0, x1, y1) = (x0.min(x), x1.max(x), y1.max(y));
-    }
-    if x0 > x1 {
-        (x0, x1) = (0.0, 1.0);
-    }
-    if x0 == x1 {
-        x1 = x0 + 1.0;
-    }
-    let mut chart = ChartBuilder::on(area)
-        .caption(&panel.title, ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(56)
-        .build_cartesian_2d(x0..x1, 0f64..(y1 * 1.08).max(1e-9))?;
-    chart
-        .configure_mesh()
-        .x_desc(&panel.x_label)
-        .y_desc(&panel.y_label)
-        .draw()?;
-    for (i, series) in panel.series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(
-                series.points.iter().copied(),
-                color.stroke_width(2),
-            ))?
-            .label(series.name.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
+        message,
+    })
 }
 
 /// A figure of a sweep: normalised elapsed time (or elapsed time when not normalised) and

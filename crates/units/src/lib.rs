@@ -1,9 +1,12 @@
 //! Helpers every crate of the workspace shares, written once: byte sizes as people type them
-//! and as reports print them ([`parse_size`], [`format_bytes`]), and medians ([`median`]).
+//! and as reports print them ([`parse_size`], [`format_bytes`]), medians ([`median`]), and,
+//! with the `svg` feature, the line charts of the reports (`svg`).
 //!
 //! Deviations: none (no paper section; plumbing).
 
 mod size;
+#[cfg(feature = "svg")]
+pub mod svg;
 
 pub use size::{format_bytes, parse_size, SizeError};
 
