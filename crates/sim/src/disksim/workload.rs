@@ -142,15 +142,7 @@ impl Workload {
         let mut trace = TraceFile::new(path);
         trace.block_size = block_size;
         trace.read_once()?;
-        let mut steps = Vec::new();
-        for reference in trace.open()? {
-            steps.push(Step::at(0, reference?.block));
-        }
-        let blocks = steps.iter().map(|s| s.block.block + 1).max().unwrap_or(0);
-        Ok(Workload {
-            layout: Layout::contiguous(&[blocks], 0, block_size),
-            streams: vec![steps],
-        })
+        Workload::from_references(trace.open()?, block_size, false)
     }
 
     /// One stream reading `references` in order. Block numbers carry their file in the top
