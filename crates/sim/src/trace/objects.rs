@@ -6,7 +6,7 @@
 //!
 //! Times are converted to microseconds by the readers; the time from one request to the next
 //! is the first one's compute time (spread over its blocks when split), the last request gets
-//! none, as in [`super::requests`].
+//! none, as for request traces.
 
 use std::path::Path;
 
