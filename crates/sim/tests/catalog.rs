@@ -88,3 +88,22 @@ fn demand_lru_on_unit_time_costs_one_unit_per_reference_and_f_per_miss() {
         assert_eq!(m.elapsed, m.references + 10 * m.misses);
     }
 }
+
+/// Cao's engine on a disk model: each fetch is one request to the model, so on `fixed:5`
+/// (every request 5 ms) demand LRU takes 1 us per reference plus 5,000 us per miss.
+#[test]
+fn caos_engine_on_a_fixed_time_disk_pays_the_disk_per_fetch() {
+    let runs = plan(parse_choices("lru").unwrap(), "fixed:5")
+        .run(1, &|| {})
+        .unwrap();
+    for run in runs {
+        let m = run.metrics;
+        assert_eq!(run.engine, "reference");
+        assert_eq!(
+            m.elapsed,
+            m.references + 5_000 * m.misses,
+            "{}",
+            run.capacity
+        );
+    }
+}
