@@ -413,21 +413,18 @@ pub(crate) fn run_disk(
         }
         PolicySpec::parse(&text).map_err(spec_error)
     };
-    let (model_name, scheduler, tick, hit_time) = match device {
-        Device::Unit { fetch } => (
-            format!("fixed:{fetch}"),
-            "fifo",
-            Duration::from_millis(1),
-            Duration::from_millis(1),
-        ),
+    let fixed;
+    let (disk, scheduler, tick) = match device {
+        Device::Unit { fetch } => {
+            fixed = disk::Spec::Fixed {
+                cost: Duration::from_millis(*fetch),
+                capacity: disk::preset::DEFAULT_CAPACITY,
+            };
+            (&fixed, "fifo", Duration::from_millis(1))
+        }
         Device::Disk {
-            model, scheduler, ..
-        } => (
-            model.clone(),
-            scheduler.as_str(),
-            Duration::from_micros(1),
-            Duration::from_micros(1),
-        ),
+            spec, scheduler, ..
+        } => (spec.as_ref(), scheduler.as_str(), Duration::from_micros(1)),
     };
     let geometry = CacheGeometry {
         capacity,
@@ -439,16 +436,16 @@ pub(crate) fn run_disk(
     let setup = PrefetchSetup {
         workload,
         cache_blocks: capacity,
-        disk_model: &model_name,
+        disk,
     };
     let mut prefetcher = prefetcher_from(&with_options(prefetcher, Part::Prefetcher)?, &setup)
         .map_err(spec_error)?;
     let engine_error = |e: String| SimError::Config(e);
     let mut scheduler =
         io_scheduler_from_name(scheduler).map_err(|e| engine_error(e.to_string()))?;
-    let mut model = disk::model_from_name(&model_name).map_err(|e| engine_error(e.to_string()))?;
+    let mut model = disk.build().map_err(|e| engine_error(e.to_string()))?;
     let config = EngineConfig {
-        hit_time,
+        hit_time: tick,
         ..EngineConfig::with_cache(capacity)
     };
     let parts = Parts {
