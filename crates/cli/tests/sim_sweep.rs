@@ -128,3 +128,39 @@ fn mrc_gives_lru_and_opt_at_each_size() {
         .iter()
         .all(|p| p["opt_misses"].as_u64() <= p["lru_misses"].as_u64()));
 }
+
+#[test]
+fn svg_draws_the_sweep_and_the_curves() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sweep, curves) = (dir.path().join("sweep.svg"), dir.path().join("mrc.svg"));
+    let cs = trace("cs.trace.gz");
+    let cs = cs.to_str().unwrap();
+    sim(&[
+        "--trace",
+        cs,
+        "--policy",
+        "lru,clock",
+        "--cache",
+        "100,400",
+        "--fetch-time",
+        "5",
+        "--svg",
+        sweep.to_str().unwrap(),
+    ]);
+    sim(&[
+        "--mrc",
+        "--trace",
+        cs,
+        "--cache",
+        "100,400",
+        "--svg",
+        curves.to_str().unwrap(),
+    ]);
+    let sweep = std::fs::read_to_string(sweep).unwrap();
+    assert!(
+        sweep.contains("clock") && sweep.contains("miss ratio"),
+        "{sweep}"
+    );
+    let curves = std::fs::read_to_string(curves).unwrap();
+    assert!(curves.contains("LRU cs.trace.gz") && curves.contains("OPT cs.trace.gz"));
+}
