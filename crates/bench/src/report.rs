@@ -87,15 +87,7 @@ impl Row {
 }
 
 /// The median of `values` (mean of the middle two for an even count; 0 for none).
-pub fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
-}
+pub use units::median;
 
 /// A whole benchmark result: what was run, where, and the rows.
 #[derive(Clone, Debug, Serialize)]

@@ -5,8 +5,8 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
 use disk::profile::{Config, Profile, SeekPoint, TOLERANCE};
-use plotters::prelude::*;
 use std::path::{Path, PathBuf};
+use units::svg::{Panel, Series, XAxis};
 
 /// `prefetch disk ...` subcommands.
 #[derive(Subcommand)]
@@ -192,74 +192,48 @@ fn si_bytes(bytes: f64) -> String {
 }
 
 /// Two panels, forward and backward: time per read against distance (log scale), beside the
-/// time to read that distance at the peak rate.
+/// time to read that distance at the peak rate (the workspace's chart routine, `units::svg`).
 fn write_svg(p: &Profile, path: &Path) -> Result<()> {
-    draw(p, path).map_err(|e| anyhow!("{e}"))
-}
-
-fn draw(p: &Profile, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let points: Vec<&SeekPoint> = p.seek.iter().filter(|s| s.distance > 0).collect();
-    let (Some(first), Some(last)) = (points.first(), points.last()) else {
-        return Err("no seek distances to plot".into());
-    };
-    let x_range = (first.distance as f64)..(last.distance as f64);
+    if points.is_empty() {
+        bail!("no seek distances to plot");
+    }
     let y_max = points
         .iter()
         .flat_map(|s| [s.forward_ms, s.backward_ms])
         .fold(1.0, f64::max)
         * 1.15;
-    let root = SVGBackend::new(path, (1100, 480)).into_drawing_area();
-    root.fill(&WHITE)?;
+    let panel = |forward: bool| {
+        let line = |name: &str, value: &dyn Fn(&SeekPoint) -> Option<f64>| Series {
+            name: name.to_string(),
+            points: points
+                .iter()
+                .filter_map(|s| Some((s.distance as f64, value(s)?)))
+                .collect(),
+        };
+        Panel {
+            title: if forward { "forward" } else { "backward" }.to_string(),
+            x_label: "distance (bytes)".to_string(),
+            y_label: "time per 4 KiB read (ms)".to_string(),
+            series: vec![
+                line("seek + read (model)", &|s| {
+                    Some(if forward { s.forward_ms } else { s.backward_ms })
+                }),
+                line("averaged over rotation (model)", &|s| {
+                    s.rotation_averaged_ms
+                }),
+                line("read that distance at peak rate", &|s| {
+                    (s.read_ms <= y_max).then_some(s.read_ms)
+                }),
+            ],
+        }
+    };
     let title = format!("{}: seek time vs distance [{}]", p.model, p.setting);
-    let root = root.titled(&title, ("sans-serif", 18))?;
-    let panels = root.split_evenly((1, 2));
-    for (panel, forward) in panels.iter().zip([true, false]) {
-        let caption = if forward { "forward" } else { "backward" };
-        let mut chart = ChartBuilder::on(panel)
-            .caption(caption, ("sans-serif", 16))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(50)
-            .build_cartesian_2d(x_range.clone().log_scale(), 0.0..y_max)?;
-        chart
-            .configure_mesh()
-            .x_desc("distance (bytes)")
-            .y_desc("time per 4 KiB read (ms)")
-            .x_labels(12)
-            .x_label_formatter(&|x| si_bytes(*x))
-            .draw()?;
-        let seek = points.iter().map(|s| {
-            (
-                s.distance as f64,
-                if forward { s.forward_ms } else { s.backward_ms },
-            )
-        });
-        chart
-            .draw_series(LineSeries::new(seek, &BLUE))?
-            .label("seek + read (model)")
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLUE));
-        let averaged = points
-            .iter()
-            .filter_map(|s| Some((s.distance as f64, s.rotation_averaged_ms?)));
-        chart
-            .draw_series(LineSeries::new(averaged, BLACK.mix(0.5)))?
-            .label("averaged over rotation (model)")
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.mix(0.5)));
-        let read = points
-            .iter()
-            .filter(|s| s.read_ms <= y_max)
-            .map(|s| (s.distance as f64, s.read_ms));
-        chart
-            .draw_series(LineSeries::new(read, &RED))?
-            .label("read that distance at peak rate")
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()?;
-    }
-    root.present()?;
-    Ok(())
+    units::svg::draw_with(
+        path,
+        Some(&title),
+        XAxis::Log(si_bytes),
+        &[panel(true), panel(false)],
+    )
+    .map_err(|e| anyhow!("{e}"))
 }

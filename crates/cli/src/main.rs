@@ -18,8 +18,6 @@ mod device;
 mod disk;
 mod emulate;
 mod repro;
-mod repro_competitive;
-mod repro_disk;
 mod sim;
 mod sqlite;
 

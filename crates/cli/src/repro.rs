@@ -1,61 +1,22 @@
-//! `prefetch repro PAPER`: reproduce a paper's simulation experiments, writing tables and SVG
-//! figures. Each paper is one line of [`REPROS`]; its function calls the crate and prints.
+//! `prefetch repro NAME`: reproduce a paper's simulation experiments, writing tables and SVG
+//! figures. Only dispatches: the experiments are `sim::experiment::EXPERIMENTS`; this looks the
+//! name up, shows progress, prints the report, and rewrites the experiment's section of
+//! `docs/repro.md` when it has one.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::builder::PossibleValuesParser;
 use clap::Args;
+use sim::experiment::{Entry, Setup, EXPERIMENTS};
 
-/// Where a reproduction reads and writes.
-pub struct Dirs {
-    /// The reference traces.
-    pub traces: PathBuf,
-    /// The output directory.
-    pub out: PathBuf,
-}
-
-impl Dirs {
-    /// The reference trace directory, or an error saying where the traces live.
-    pub fn existing_traces(&self) -> anyhow::Result<&Path> {
-        anyhow::ensure!(
-            self.traces.is_dir(),
-            "no reference traces in {}: pass --traces DIR, the traces/ folder of the libprefetch \
-             repository (its README.md lists where each trace comes from)",
-            self.traces.display()
-        );
-        Ok(&self.traces)
-    }
-}
-
-/// A reproducible paper.
-pub struct Repro {
-    /// Name on the command line.
-    pub name: &'static str,
-    /// Runs it.
-    pub run: fn(&Dirs) -> anyhow::Result<()>,
-}
-
-impl Repro {
-    /// A table entry: `name` on the command line runs `run`.
-    const fn new(name: &'static str, run: fn(&Dirs) -> anyhow::Result<()>) -> Self {
-        Repro { name, run }
-    }
-}
-
-/// Every reproduction; adding a paper is one line here.
-pub const REPROS: &[Repro] = &[
-    Repro::new("cao", cao),
-    Repro::new("dulo", crate::repro_disk::dulo),
-    Repro::new("libprefetch", crate::repro_disk::libprefetch),
-    Repro::new("competitive", crate::repro_competitive::run),
-];
+use crate::sim::emit;
 
 /// Arguments of `prefetch repro`.
 #[derive(Args, Debug)]
 pub struct ReproArgs {
     /// Which paper's experiments to run
-    #[arg(value_parser = PossibleValuesParser::new(REPROS.iter().map(|r| r.name)))]
+    #[arg(value_parser = PossibleValuesParser::new(EXPERIMENTS.iter().map(|e| e.name)))]
     paper: String,
     /// Directory of the reference traces [default: traces/ in the repository this binary was built from]
     #[arg(long)]
@@ -73,31 +34,63 @@ pub fn repo_root() -> PathBuf {
 
 /// Runs `prefetch repro`.
 pub fn run(args: ReproArgs) -> anyhow::Result<()> {
-    let repro = REPROS
+    let entry = EXPERIMENTS
         .iter()
-        .find(|r| r.name == args.paper)
+        .find(|e| e.name == args.paper)
         .context("unknown paper")?;
-    let dirs = Dirs {
-        traces: args.traces.unwrap_or_else(|| repo_root().join("traces")),
-        out: args
-            .out
-            .unwrap_or_else(|| repo_root().join("target/repro").join(repro.name)),
+    let traces = args.traces.unwrap_or_else(|| repo_root().join("traces"));
+    anyhow::ensure!(
+        !entry.needs_traces || traces.is_dir(),
+        "no reference traces in {}: pass --traces DIR, the traces/ folder of the libprefetch \
+         repository (its README.md lists where each trace comes from)",
+        traces.display()
+    );
+    let out = args
+        .out
+        .unwrap_or_else(|| repo_root().join("target/repro").join(entry.name));
+    let bar = match std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        true => indicatif::ProgressBar::new(0),
+        false => indicatif::ProgressBar::hidden(),
     };
-    (repro.run)(&dirs)
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+            .context("progress style")?,
+    );
+    let progress = |done: u64, total: u64, what: &str| {
+        bar.set_length(total);
+        bar.set_position(done);
+        bar.set_message(what.to_string());
+    };
+    let setup = Setup {
+        traces: &traces,
+        out: &out,
+        progress: &progress,
+    };
+    let report = entry.experiment.run(&setup).with_context(|| {
+        format!(
+            "prefetch repro {} --traces {}",
+            entry.name,
+            traces.display()
+        )
+    })?;
+    bar.finish_and_clear();
+    publish(entry, &report)
 }
 
-/// The list of files a reproduction wrote, printed after its summary.
-pub fn wrote<'a>(files: impl IntoIterator<Item = &'a PathBuf>) -> String {
+/// Prints the report's summary, rewrites its section of the repository's `docs/repro.md` (other
+/// sections are left alone), and lists the files written.
+fn publish(entry: &Entry, report: &sim::experiment::Report) -> anyhow::Result<()> {
+    emit(&report.summary)?;
+    let mut files: Vec<&PathBuf> = report.files.iter().collect();
+    let doc = repo_root().join("docs/repro.md");
+    if let Some(heading) = entry.doc_heading {
+        sim::disksim::experiments::write_section(&doc, heading, &report.section)
+            .with_context(|| format!("writing section `{heading}` of {}", doc.display()))?;
+        files.push(&doc);
+    }
     let mut text = "\nwrote:\n".to_string();
     for file in files {
         text += &format!("  {}\n", file.display());
     }
-    text
-}
-
-/// Cao et al.'s Figure 3 and model comparison on the reference traces.
-fn cao(dirs: &Dirs) -> anyhow::Result<()> {
-    let report = ::sim::repro::cao::run(dirs.existing_traces()?, &dirs.out)
-        .with_context(|| format!("prefetch repro cao --traces {}", dirs.traces.display()))?;
-    crate::sim::emit(&(report.summary + &wrote(&report.files)))
+    emit(&text)
 }

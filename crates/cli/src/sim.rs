@@ -1,40 +1,61 @@
-//! `prefetch sim`: run prefetching and caching policies over a trace in the simulator
-//! (crate `sim`, Cao et al. SIGMETRICS 1995), one row per policy, cache size and fetch time;
-//! or `--bench` to measure the simulator's own speed. Thin: parses, calls the crate, prints.
+//! `prefetch sim`: run any policy of the simulator (crate `sim`: Cao et al. SIGMETRICS 1995,
+//! DULO, competitive prefetching, libprefetch) on any trace and device; several policies,
+//! cache sizes, devices or traces make a sweep, run on `--jobs` threads. `--list` prints the
+//! policies, `--mrc` the miss-ratio curves, `--bench` the simulator's own speed. Thin: parses,
+//! calls the crate, prints.
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
-use clap::builder::PossibleValuesParser;
 use clap::Args;
 
 /// Arguments of `prefetch sim`.
 #[derive(Args, Debug)]
 pub struct SimArgs {
-    /// Trace file (gzip or plain): reference traces, the project's CSV, MSR Cambridge or UMass SPC;
-    /// a pipe or FIFO (`<(zcat t.gz)`) is read once into memory
-    #[arg(long, required_unless_present = "bench")]
-    trace: Option<PathBuf>,
-    /// Trace format: blocks, csv, msr, spc (default: recognised from the first line)
+    /// Trace file(s), comma-separated (plain, gzip or zstd): reference traces, the project's
+    /// CSV, MSR Cambridge, UMass SPC, libCacheSim's oracleGeneral (`*.oracleGeneral.bin`,
+    /// `*.oracleGeneral.zst`), csv or txt (see docs/traces.md); a pipe or FIFO (`<(zcat t.gz)`)
+    /// is read once into memory
+    #[arg(long = "trace", value_delimiter = ',', num_args = 1.., required_unless_present_any = ["bench", "list"])]
+    traces: Vec<PathBuf>,
+    /// Trace format: blocks (txt), csv, msr, spc, oracle-general, libcachesim-csv (default:
+    /// recognised from the name for oracleGeneral, else from the first line)
     #[arg(long)]
     format: Option<::sim::Format>,
-    /// Block size in bytes for request traces
-    #[arg(long, default_value_t = 8192)]
-    block_size: u64,
-    /// Cache size(s) in blocks; several values make a sweep [--bench: 8192]
-    #[arg(long = "cache", value_delimiter = ',', num_args = 1.., required_unless_present = "bench")]
+    /// Block size in bytes for request traces [default: 8192]; for object traces
+    /// (oracle-general, libcachesim-csv), splits each request into blocks by its size instead of
+    /// making it one reference to its object
+    #[arg(long)]
+    block_size: Option<u64>,
+    /// Cache size(s) in blocks (objects, for object traces); several values make a sweep
+    /// [--bench: 8192]
+    /// [--mrc: powers of two up to the number of distinct blocks]
+    #[arg(long = "cache", value_delimiter = ',', num_args = 1.., required_unless_present_any = ["bench", "list", "mrc"])]
     caches: Vec<usize>,
-    /// Fetch time(s) F in reference times; several values make a sweep [--bench: 10]
-    #[arg(long = "fetch-time", value_delimiter = ',', num_args = 1.., required_unless_present_any = ["bench", "fetch_time_from_trace"])]
+    /// Fetch time(s) F in reference times: short for `--device unit:F`; several values make a
+    /// sweep [--bench: 10]
+    #[arg(long = "fetch-time", value_delimiter = ',', num_args = 1..)]
     fetch_times: Vec<u64>,
+    /// Device(s), comma-separated: `unit:F` (Cao's model: a reference takes 1 unit, a fetch
+    /// F), or a disk model of `prefetch disk profile` with an optional request scheduler,
+    /// `MODEL[:SCHEDULER]` (e.g. `st3500320as:clook`; times in microseconds)
+    #[arg(long = "device", value_delimiter = ',', num_args = 1..)]
+    devices: Vec<String>,
     /// Take F from the trace: its mean response time per block, in microseconds (MSR
     /// Cambridge traces record it); for the realistic model, as in the paper's section 4.3
     #[arg(long, conflicts_with = "fetch_times", requires = "realistic")]
     fetch_time_from_trace: bool,
-    /// Policies, comma-separated, or "all" (every policy but the exact `optimal`)
-    #[arg(long = "policy", value_delimiter = ',', num_args = 1.., default_values_t = ["all".to_string()],
-          value_parser = PossibleValuesParser::new(std::iter::once("all").chain(::sim::POLICIES.iter().map(|p| p.name))))]
+    /// Policies, comma-separated, each `NAME` or `NAME:key=value,...` (see --list), or "all"
+    /// (every policy of Cao's engine but the exact `optimal`)
+    #[arg(long = "policy", num_args = 1.., default_values_t = ["all".to_string()])]
     policies: Vec<String>,
+    /// List every policy with its paper section and options, and exit
+    #[arg(long)]
+    list: bool,
+    /// Miss-ratio curves instead of a sweep: LRU's exact curve (one pass, stack distances) and
+    /// OPT's (Belady's MIN), at each --cache size
+    #[arg(long, conflicts_with_all = ["bench", "list"])]
+    mrc: bool,
     /// Realistic model: each reference takes the compute time in the trace (microseconds) and
     /// --fetch-time is in microseconds
     #[arg(long)]
@@ -43,17 +64,22 @@ pub struct SimArgs {
     /// a constant F
     #[arg(long, default_value_t = 0, value_name = "S")]
     fetch_spread: u64,
-    /// Fetches in flight at most; 1 is the paper's model (one disk, one fetch at a time)
+    /// Fetches in flight at most on Cao's engine; 1 is the paper's model (one disk, one fetch
+    /// at a time)
     #[arg(long, default_value_t = 1)]
     depth: usize,
+    /// Runs at a time (threads) [default: the number of cores]
+    #[arg(long)]
+    jobs: Option<usize>,
     /// Print the rows as JSON instead of a table
     #[arg(long)]
     json: bool,
-    /// Draw the sweep (elapsed time and fetches, as in the paper's Figure 3) into this SVG file
+    /// Draw the sweep (elapsed time and fetches against F, as in the paper's Figure 3; or the
+    /// miss-ratio curves with --mrc) into this SVG file
     #[arg(long)]
     svg: Option<PathBuf>,
     /// Measure the simulator's speed (references/second per policy) on a synthetic trace
-    #[arg(long, conflicts_with = "trace")]
+    #[arg(long, conflicts_with = "traces")]
     bench: bool,
     /// Length of the synthetic trace for --bench
     #[arg(long, default_value_t = 10_000_000, requires = "bench")]
@@ -62,67 +88,169 @@ pub struct SimArgs {
 
 /// Runs `prefetch sim`.
 pub fn run(args: SimArgs) -> anyhow::Result<()> {
+    if args.list {
+        return emit(&::sim::report::catalog_table());
+    }
     if args.bench {
         return bench(&args);
     }
-    let Some(path) = args.trace.clone() else {
+    if args.traces.is_empty() {
         bail!("--trace is required")
-    };
-    let policies = policies(&args.policies)?;
-    let mut trace = ::sim::TraceFile {
-        format: args.format,
-        block_size: args.block_size,
-        ..::sim::TraceFile::new(path)
-    };
-    // A pipe or FIFO can be read only once: keep it for detection and every run.
-    trace.read_once()?;
-    let fetch_times = match args.fetch_time_from_trace {
-        true => vec![trace
-            .mean_service_time()?
-            .context("the trace records no response times")?],
-        false => args.fetch_times.clone(),
-    };
-    let sweep = ::sim::Sweep {
-        policies,
+    }
+    let traces = traces(&args)?;
+    if args.mrc {
+        return mrc(&args, &traces);
+    }
+    let plan = ::sim::sweep::Plan {
+        choices: choices(&args.policies)?,
         capacities: args.caches.clone(),
-        fetch_times,
+        devices: devices(&args, &traces)?,
+        traces,
         realistic: args.realistic,
         fetch_spread: args.fetch_spread,
         depth: args.depth,
     };
-    let rows = sweep.run(&trace)?;
+    let runs = run_with_progress(&plan, args.jobs)?;
     if args.json {
-        emit(&format!("{}\n", serde_json::to_string_pretty(&rows)?))?;
+        emit(&format!("{}\n", serde_json::to_string_pretty(&runs)?))?;
     } else {
         let model = if args.realistic {
-            "realistic model, times in microseconds"
+            "realistic model: references take the trace's compute times"
         } else {
-            "simplified model, one time unit per reference"
+            "simplified model: a reference takes one unit (1 us on a disk)"
         };
-        let depth = match args.depth {
-            1 => "one fetch at a time".to_string(),
-            d => format!("up to {d} fetches at a time"),
-        };
-        let header = format!("Simulated ({model}, {depth}): {}\n\n", trace.path.display());
-        emit(&(header + &::sim::report::table(&rows)))?;
+        emit(&format!(
+            "Simulated ({model}):\n\n{}",
+            ::sim::report::runs_table(&runs)
+        ))?;
     }
     if let Some(svg) = &args.svg {
-        ::sim::report::draw(svg, &::sim::report::sweep_panels(&rows))?;
+        ::sim::report::draw(svg, &::sim::report::run_panels(&runs))?;
         eprintln!("wrote {}", svg.display());
     }
     Ok(())
 }
 
-/// The named policies; "all" stands for every policy but `optimal`.
-fn policies(names: &[String]) -> anyhow::Result<Vec<&'static ::sim::PolicyInfo>> {
-    let mut out = Vec::new();
-    for name in names {
-        match name.as_str() {
-            "all" => out.extend(::sim::POLICIES.iter().filter(|p| p.name != "optimal")),
-            _ => out.push(::sim::find(name)?),
-        }
+/// The traces, each made re-readable if it is a pipe or FIFO.
+fn traces(args: &SimArgs) -> anyhow::Result<Vec<::sim::TraceFile>> {
+    args.traces
+        .iter()
+        .map(|path| {
+            let mut trace = ::sim::TraceFile {
+                format: args.format,
+                block_size: args.block_size.unwrap_or(8192),
+                split_objects: args.block_size.is_some(),
+                ..::sim::TraceFile::new(path)
+            };
+            trace.read_once()?;
+            Ok(trace)
+        })
+        .collect()
+}
+
+/// The devices: `--device`, plus one `unit:F` per `--fetch-time` (or the trace's mean response
+/// time); `unit:10` when none is given.
+fn devices(
+    args: &SimArgs,
+    traces: &[::sim::TraceFile],
+) -> anyhow::Result<Vec<::sim::catalog::Device>> {
+    let mut fetch_times = args.fetch_times.clone();
+    if args.fetch_time_from_trace {
+        let [trace] = traces else {
+            bail!("--fetch-time-from-trace takes one trace")
+        };
+        fetch_times.push(
+            trace
+                .mean_service_time()?
+                .context("the trace records no response times")?,
+        );
     }
-    Ok(out)
+    let mut devices: Vec<::sim::catalog::Device> = fetch_times
+        .iter()
+        .map(|&fetch| ::sim::catalog::Device::Unit { fetch })
+        .collect();
+    for text in &args.devices {
+        devices.push(text.parse()?);
+    }
+    if devices.is_empty() {
+        bail!("give the device: --fetch-time F or --device unit:F|MODEL[:SCHEDULER]")
+    }
+    Ok(devices)
+}
+
+/// The named policies; "all" stands for every policy of Cao's engine but `optimal`.
+fn choices(names: &[String]) -> anyhow::Result<Vec<::sim::catalog::Choice>> {
+    let all: Vec<&str> = ::sim::POLICIES
+        .iter()
+        .map(|p| p.name)
+        .filter(|name| *name != "optimal")
+        .collect();
+    let expanded: Vec<String> = names
+        .iter()
+        .flat_map(|list| list.split(','))
+        .map(|item| match item {
+            "all" => all.join(","),
+            item => item.to_string(),
+        })
+        .collect();
+    Ok(::sim::catalog::parse_choices(&expanded.join(","))?)
+}
+
+/// Runs the plan on `jobs` threads, with a progress bar on standard error when it is a
+/// terminal and the sweep has more than one run.
+fn run_with_progress(
+    plan: &::sim::sweep::Plan,
+    jobs: Option<usize>,
+) -> anyhow::Result<Vec<::sim::sweep::Run>> {
+    use std::io::IsTerminal;
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let bar = match plan.len() > 1 && std::io::stderr().is_terminal() {
+        true => indicatif::ProgressBar::new(plan.len() as u64),
+        false => indicatif::ProgressBar::hidden(),
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} runs, {elapsed} ({eta} left)",
+        )
+        .expect("a valid template"),
+    );
+    let runs = plan.run(jobs, &|| bar.inc(1));
+    bar.finish_and_clear();
+    Ok(runs?)
+}
+
+/// `--mrc`: the curves of each trace, as a table, JSON or SVG.
+fn mrc(args: &SimArgs, traces: &[::sim::TraceFile]) -> anyhow::Result<()> {
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
+    let mut points = Vec::new();
+    for trace in traces {
+        let future = ::sim::Future::load(trace.open()?)?;
+        let capacities = match args.caches.is_empty() {
+            true => ::sim::mrc::default_capacities(&future),
+            false => args.caches.clone(),
+        };
+        let name = trace
+            .path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        points.extend(pool.install(|| ::sim::mrc::curve(&name, &future, &capacities))?);
+    }
+    if args.json {
+        emit(&format!("{}\n", serde_json::to_string_pretty(&points)?))?;
+    } else {
+        emit(&format!(
+            "Miss-ratio curves (simulated, demand paging):\n\n{}",
+            ::sim::report::mrc_table(&points)
+        ))?;
+    }
+    if let Some(svg) = &args.svg {
+        ::sim::report::draw(svg, &::sim::report::mrc_panels(&points))?;
+        eprintln!("wrote {}", svg.display());
+    }
+    Ok(())
 }
 
 fn bench(args: &SimArgs) -> anyhow::Result<()> {

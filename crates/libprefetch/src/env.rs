@@ -193,47 +193,13 @@ impl Config {
 
 /// Parses a size: a number of bytes with an optional suffix K, M, G, T
 /// (powers of 1024, optionally spelled KB or KiB, any case), possibly
-/// fractional (`1.5M`); surrounding white space is ignored.
+/// fractional (`1.5M`); surrounding white space is ignored (`units::parse_size`).
 fn parse_size(value: &str) -> Result<u64, String> {
-    // parse-size 1.1.0 overflows (a panic in debug builds, a wrong value in
-    // release) when its mantissa reaches u64::MAX and more digits follow, e.g.
-    // "184467440737095516156" or "1.84467440737095516156M": refuse mantissas
-    // of more than 20 significant digits (u64::MAX has 20) first.
-    let (integer, all) = significant_digits(value);
-    if integer > 20 {
-        return Err("too large for 64 bits".to_string());
-    }
-    if all > 20 {
-        return Err("more than 20 significant digits".to_string());
-    }
-    parse_size::Config::new()
-        .with_binary()
-        .parse_size(value.trim())
-        .map_err(|error| match error {
-            parse_size::Error::Empty => "empty value".to_string(),
-            parse_size::Error::PosOverflow => "too large for 64 bits".to_string(),
-            _ => "not a size (bytes, with an optional K, M or G suffix)".to_string(),
-        })
-}
-
-/// The significant digits of a size's number (before its exponent or
-/// suffix, without leading zeros and the `_` and ` ` that parse-size skips):
-/// those of its integer part, and those of the whole number.
-fn significant_digits(value: &str) -> (usize, usize) {
-    let number: String = value
-        .trim()
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || matches!(c, '_' | ' ' | '.'))
-        .filter(|c| c.is_ascii_digit() || *c == '.')
-        .skip_while(|&c| c == '0')
-        .collect();
-    let (integer, fraction) = number.split_once('.').unwrap_or((&number, ""));
-    let digits = |text: &str| text.chars().filter(char::is_ascii_digit).count();
-    let fraction = match integer.is_empty() {
-        true => fraction.trim_start_matches('0'),
-        false => fraction,
-    };
-    (digits(integer), digits(integer) + digits(fraction))
+    units::parse_size(value).map_err(|error| match error {
+        units::SizeError::Empty => "empty value".to_string(),
+        units::SizeError::Overflow(_) => "too large for 64 bits".to_string(),
+        _ => "not a size (bytes, with an optional K, M or G suffix)".to_string(),
+    })
 }
 
 /// A size no larger than `limit` bytes.

@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-/// A trace could not be read. Every variant names the file; parse errors also name the line.
+/// A trace could not be read. Every variant names the file; parse errors also name the line
+/// (text formats) or the record (binary formats).
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     /// The file could not be opened or read.
@@ -22,6 +23,16 @@ pub enum TraceError {
         /// 1-based line number.
         line: u64,
         /// What is wrong with the line.
+        message: String,
+    },
+    /// A record of a binary trace is malformed, cut short or unreadable.
+    #[error("{path}: record {record}: {message}")]
+    Record {
+        /// The trace file.
+        path: PathBuf,
+        /// 1-based record number.
+        record: u64,
+        /// What is wrong with the record.
         message: String,
     },
 }

@@ -18,27 +18,35 @@
 //! - [`engine`]: the loop that offers the policy every opportunity (rule 4).
 //! - [`policy`]: the [`Policy`] trait and the [`POLICIES`] table.
 //! - [`trace`], [`workload`]: where references come from.
-//! - [`runner`], [`report`], [`bench`](mod@bench), [`repro`]: sweeps, tables and charts, speed, the
-//!   papers' experiments.
+//! - [`catalog`]: every policy of both engines in one table (`prefetch sim --list`), and the
+//!   devices (`unit:F`, disk models); [`sweep`]: any policies, caches, devices and traces, in
+//!   parallel; [`mrc`]: LRU's and OPT's miss-ratio curves.
+//! - [`runner`], [`report`], [`bench`](mod@bench), [`repro`], [`experiment`]: Cao sweeps,
+//!   tables and charts, speed, the papers' experiments behind one interface.
 //! - [`disksim`]: the disk-timed simulator (many streams, an I/O scheduler, a disk model) where
 //!   DULO, competitive prefetching and libprefetch's reorder buffer are judged by time on disk;
-//!   it shares [`report`] and the trace readers with the rest.
+//!   it shares [`report`] and the trace readers with the rest, and [`catalog`] reaches its
+//!   policies from `prefetch sim`.
 //!
 //! Every result here is *simulated*; the report says so.
 
 pub mod bench;
 pub mod cache;
+pub mod catalog;
 pub mod disksim;
 pub mod engine;
 mod error;
+pub mod experiment;
 pub mod future;
 pub mod memory;
 pub mod metrics;
+pub mod mrc;
 pub mod planner_replay;
 pub mod policy;
 pub mod report;
 pub mod repro;
 pub mod runner;
+pub mod sweep;
 pub mod time;
 pub mod trace;
 pub mod workload;

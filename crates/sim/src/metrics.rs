@@ -34,6 +34,14 @@ impl Metrics {
         self.demand_fetches + self.prefetches
     }
 
+    /// Misses over references (0 for an empty run).
+    pub fn miss_ratio(&self) -> f64 {
+        match self.references {
+            0 => 0.0,
+            n => self.misses as f64 / n as f64,
+        }
+    }
+
     /// Elapsed time divided by the minimum total fetch time `min_fetches x fetch_time`
     /// (the paper's Figure 3 normalisation); `None` when that minimum is zero.
     pub fn normalized_elapsed(&self, min_fetches: u64, fetch_time: Time) -> Option<f64> {

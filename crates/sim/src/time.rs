@@ -4,7 +4,8 @@
 //! every fetch takes F units. Section 4.3 (the *realistic* model): each reference takes the
 //! compute time measured in the trace, and a fetch takes the trace's average disk time (here a
 //! constant or a seeded uniform distribution around a mean). A fetch's duration comes from a
-//! [`Device`], so a disk model (seek, rotation, transfer) can replace the constant later.
+//! [`Device`]: a constant, a seeded distribution, or a disk model of the `disk` crate (seek,
+//! rotation, transfer; [`DiskFetch`]).
 //!
 //! Deviations: time is an integer number of ticks. In the simplified model a reference is
 //! `reference` ticks (1 by default) so that F can be made small relative to a reference (the
@@ -48,7 +49,30 @@ pub enum FetchTime {
         /// Seed of the generator.
         seed: u64,
     },
+    /// Each fetch takes what a disk model says (ticks are microseconds).
+    Disk(DiskFetch),
 }
+
+/// Fetch times from a disk model of the `disk` crate: block `b` lies at byte
+/// `(b mod blocks on the disk) x block_size`, and each fetch is one request of one block.
+///
+/// Deviations: a trace block's place on the disk is its number (file numbers in the top bits
+/// wrap round the disk), as the reference traces number adjacent blocks consecutively.
+#[derive(Clone, Debug)]
+pub struct DiskFetch {
+    /// The disk, described once; each run builds a fresh model from it.
+    pub spec: std::sync::Arc<disk::Spec>,
+    /// Bytes per block.
+    pub block_size: u64,
+}
+
+impl PartialEq for DiskFetch {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.spec, &other.spec) && self.block_size == other.block_size
+    }
+}
+
+impl Eq for DiskFetch {}
 
 /// The time model of one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,6 +112,16 @@ impl Timing {
             FetchTime::Uniform { mean, spread, .. } if spread >= mean => Err(SimError::Config(
                 format!("fetch time spread {spread} must be below its mean {mean}"),
             )),
+            FetchTime::Disk(DiskFetch {
+                ref spec,
+                block_size,
+            }) => match spec.build() {
+                Ok(_) if block_size > 0 => Ok(()),
+                Ok(_) => Err(SimError::Config(
+                    "block size must be at least 1 byte".into(),
+                )),
+                Err(e) => Err(SimError::Config(e.to_string())),
+            },
             _ => Ok(()),
         }
     }
@@ -97,6 +131,7 @@ impl Timing {
         match self.fetch {
             FetchTime::Constant(f) => f,
             FetchTime::Uniform { mean, .. } => mean,
+            FetchTime::Disk(_) => 0,
         }
     }
 
@@ -117,7 +152,36 @@ impl Timing {
                 high: mean + spread,
                 rng: SmallRng::seed_from_u64(seed),
             }),
+            FetchTime::Disk(ref fetch) => Box::new(DiskDevice {
+                model: fetch
+                    .spec
+                    .build()
+                    .expect("a disk spec that built in Timing::validate builds again"),
+                block_size: fetch.block_size,
+            }),
         }
+    }
+}
+
+/// A disk model serving one block per fetch (see [`DiskFetch`]).
+struct DiskDevice {
+    model: Box<dyn disk::DiskModel>,
+    block_size: u64,
+}
+
+impl Device for DiskDevice {
+    fn fetch_time(&mut self, block: u64, now: Time) -> Time {
+        let blocks_on_disk = (self.model.capacity() / self.block_size).max(1);
+        let request = disk::Request {
+            id: block,
+            addr: (block % blocks_on_disk) * self.block_size,
+            len: self.block_size,
+            arrival: std::time::Duration::from_micros(now),
+        };
+        let service = self
+            .model
+            .service(std::time::Duration::from_micros(now), &request);
+        (service.as_micros() as Time).max(1)
     }
 }
 

@@ -65,7 +65,7 @@ fn a_block_in_flight_is_waited_for_not_fetched_again() {
     assert_eq!(m.blocks_fetched, 4);
     assert_eq!(m.inflight_hits, 1);
     assert_eq!(m.elapsed, ms(10));
-    assert_eq!(m.hit_ratio(), 0.5);
+    assert_eq!(m.found_ratio(), 0.5);
 }
 
 #[test]

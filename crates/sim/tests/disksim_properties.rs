@@ -43,7 +43,8 @@ proptest! {
         let workload = workload(streams);
         let geometry = CacheGeometry { capacity: cache, block_size: 4096 };
         let mut policy = replacement_from(&PolicySpec::parse(REPLACEMENTS[replacement]).unwrap(), geometry).unwrap();
-        let setup = PrefetchSetup { workload: &workload, cache_blocks: cache, disk_model: "fixed:1" };
+        let fixed = disk::spec_from_name("fixed:1").unwrap();
+        let setup = PrefetchSetup { workload: &workload, cache_blocks: cache, disk: &fixed };
         let mut prefetch = prefetcher_from(&PolicySpec::parse(PREFETCHERS[prefetcher]).unwrap(), &setup).unwrap();
         let mut scheduler = Plain(disk::scheduler_from_name("clook").unwrap());
         let mut model = disk::model_from_name("hitachi-18zx").unwrap();

@@ -88,14 +88,15 @@ pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<DiskMetrics, Engi
         block_size: workload.layout.block_size,
     };
     let mut replacement = replacement_from(&spec.replacement, geometry)?;
+    let disk = disk::spec_from_name(&spec.disk)?;
     let setup = PrefetchSetup {
         workload,
         cache_blocks: spec.config.cache_blocks,
-        disk_model: &spec.disk,
+        disk: &disk,
     };
     let mut prefetcher = prefetcher_from(&spec.prefetcher, &setup)?;
     let mut scheduler = io_scheduler_from_name(&spec.scheduler)?;
-    let mut model = disk::model_from_name(&spec.disk)?;
+    let mut model = disk.build()?;
     run(
         workload,
         spec.config,

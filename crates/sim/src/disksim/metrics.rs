@@ -4,8 +4,11 @@
 //! * disk busy: sum of service times (a disk serving several requests at once counts each);
 //! * requests and their sizes in blocks (the request-size CDF; DULO's "sequence size" CDF is the
 //!   same histogram weighted by blocks, [`DiskMetrics::size_cdf_by_blocks`]);
-//! * hit ratio: references that needed no demand fetch (cached, or already in flight) over all
-//!   references; `inflight_hits` counts the second kind, where the stream still waits;
+//! * found ratio: references that needed no demand fetch (cached, or already in flight) over
+//!   all references, the "hit ratio" DULO's tables report (a page found in the page cache);
+//!   `inflight_hits` counts the second kind, where the stream still waits. The simulator's one
+//!   [`crate::Metrics`] ([`crate::catalog::unified`]) counts those as misses, as Cao et al. do:
+//!   only a block that has arrived is a hit;
 //! * seek distance: for each request after the first, the distance in bytes from the end of the
 //!   previous request served to the start of this one (libprefetch's Figure 1 definition: 0
 //!   for back-to-back sequential reads).
@@ -47,8 +50,9 @@ pub struct DiskMetrics {
 }
 
 impl DiskMetrics {
-    /// Fraction of references that needed no demand fetch.
-    pub fn hit_ratio(&self) -> f64 {
+    /// Fraction of references that needed no demand fetch (cached or in flight): DULO's hit
+    /// ratio. Not the hit ratio of [`crate::Metrics`], where a block in flight is a miss.
+    pub fn found_ratio(&self) -> f64 {
         ratio(self.hits + self.inflight_hits, self.references)
     }
 

@@ -1,7 +1,8 @@
 //! Policy names with options, `name:key=value,key=value`, as given on the command line.
 //!
-//! Sizes are written in bytes with an optional `K`, `M` or `G` suffix (powers of 1024) and
-//! turned into blocks by the policy; counts are plain numbers. Unknown keys are errors, so a
+//! Sizes are written in bytes with an optional `K`, `M` or `G` suffix (powers of 1024; the
+//! grammar of `units::parse_size`) and turned into blocks by the policy; counts are plain
+//! numbers. Unknown keys are errors, so a
 //! typo never silently runs the default.
 
 use std::collections::BTreeMap;
@@ -124,16 +125,10 @@ impl std::fmt::Display for PolicySpec {
     }
 }
 
-/// Parses `123`, `4K`, `8M`, `1G` (powers of 1024) into bytes.
+/// Parses `123`, `4K`, `8M`, `1.5G`, `64KiB` (powers of 1024) into bytes: the workspace's one
+/// size grammar (`units::parse_size`).
 pub fn parse_bytes(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let (digits, shift) = match text.char_indices().last()? {
-        (i, 'k' | 'K') => (&text[..i], 10),
-        (i, 'm' | 'M') => (&text[..i], 20),
-        (i, 'g' | 'G') => (&text[..i], 30),
-        _ => (text, 0),
-    };
-    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
+    units::parse_size(text).ok()
 }
 
 fn bad(spec: &str, reason: String) -> SpecError {

@@ -218,10 +218,11 @@ fn run_one(
         capacity: cache_blocks,
         block_size: BLOCK,
     };
+    let disk = disk::spec_from_name(&config.disk)?;
     let setup = PrefetchSetup {
         workload,
         cache_blocks,
-        disk_model: &config.disk,
+        disk: &disk,
     };
     let mut replacement = Thrashing::new(replacement_from(
         &PolicySpec::parse(&replacement)?,
@@ -229,7 +230,7 @@ fn run_one(
     )?);
     let mut prefetcher = prefetcher_from(&PolicySpec::parse(kernel.prefetcher)?, &setup)?;
     let mut queue = io_scheduler_from_name(scheduler)?;
-    let mut model = disk::model_from_name(&config.disk)?;
+    let mut model = disk.build()?;
     let engine = EngineConfig {
         time_limit: Some(config.duration),
         ..EngineConfig::with_cache(cache_blocks)

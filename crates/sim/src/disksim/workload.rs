@@ -12,7 +12,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::trace::TraceFile;
+use rustc_hash::FxHashMap;
+
+use crate::trace::{Reference, TraceFile, FILE_SHIFT};
 use crate::TraceError;
 
 /// A block's number on the disk (its byte address divided by the block size).
@@ -140,13 +142,57 @@ impl Workload {
         let mut trace = TraceFile::new(path);
         trace.block_size = block_size;
         trace.read_once()?;
-        let mut steps = Vec::new();
-        for reference in trace.open()? {
-            steps.push(Step::at(0, reference?.block));
+        Workload::from_references(trace.open()?, block_size, false)
+    }
+
+    /// One stream reading `references` in order. Block numbers carry their file in the top
+    /// bits (`file << FILE_SHIFT | index`): each file met becomes a file of the layout, in
+    /// order of first appearance, as long as its highest block + 1. When some number names a
+    /// file beyond 2^16 (object ids of libCacheSim's traces, often hashes), every distinct
+    /// number becomes a block of one file instead, in order of first appearance. With `think`, each
+    /// step waits for the previous reference's compute time (microseconds).
+    pub fn from_references(
+        references: impl Iterator<Item = Result<Reference, TraceError>>,
+        block_size: u64,
+        think: bool,
+    ) -> Result<Workload, TraceError> {
+        let references: Vec<Reference> = references.collect::<Result<_, _>>()?;
+        let file_limit = 1u64 << (FILE_SHIFT + 16);
+        let dense = references.iter().any(|r| r.block >= file_limit);
+        let mut files: FxHashMap<u64, u32> = FxHashMap::default();
+        let mut sizes: Vec<u64> = Vec::new();
+        let mut objects: FxHashMap<u64, u64> = FxHashMap::default();
+        let mut previous_think = Duration::ZERO;
+        let mut steps = Vec::with_capacity(references.len());
+        for reference in &references {
+            let (file, index) = match dense {
+                true => {
+                    let next = objects.len() as u64;
+                    (0, *objects.entry(reference.block).or_insert(next))
+                }
+                false => (
+                    reference.block >> FILE_SHIFT,
+                    reference.block & ((1 << FILE_SHIFT) - 1),
+                ),
+            };
+            let next_file = files.len() as u32;
+            let file = *files.entry(file).or_insert(next_file);
+            if file as usize == sizes.len() {
+                sizes.push(0);
+            }
+            sizes[file as usize] = sizes[file as usize].max(index + 1);
+            steps.push(Step {
+                block: FileBlock { file, block: index },
+                think: if think {
+                    previous_think
+                } else {
+                    Duration::ZERO
+                },
+            });
+            previous_think = Duration::from_micros(reference.think.unwrap_or(0));
         }
-        let blocks = steps.iter().map(|s| s.block.block + 1).max().unwrap_or(0);
         Ok(Workload {
-            layout: Layout::contiguous(&[blocks], 0, block_size),
+            layout: Layout::contiguous(&sizes, 0, block_size),
             streams: vec![steps],
         })
     }

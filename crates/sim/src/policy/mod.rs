@@ -144,7 +144,8 @@ pub struct PolicyInfo {
 macro_rules! registry {
     ($($module:ident),* $(,)?) => {
         $(pub mod $module;)*
-        /// Every policy, in the order of the paper's Figure 3 legend, then the exact optimum.
+        /// Every policy, in the order of the paper's Figure 3 legend, then the exact optimum, then the
+        /// demand-paging baselines of cache simulators.
         pub const POLICIES: &[PolicyInfo] = &[$($module::INFO),*];
     };
 }
@@ -159,6 +160,8 @@ registry!(
     aggressive,
     conservative,
     optimal,
+    fifo,
+    clock,
 );
 
 /// The policy registered as `name`.

@@ -1,5 +1,6 @@
-//! Reading a trace file line by line, gzip or plain, with errors that name the file and line.
-//! A UTF-8 byte order mark before the first line (as spreadsheet programs write) is dropped.
+//! Reading a trace file line by line, gzip, zstd or plain, with errors that name the file and
+//! line. A UTF-8 byte order mark before the first line (as spreadsheet programs write) is
+//! dropped. [`decompressed`] is shared with the binary readers.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read};
@@ -7,10 +8,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use flate2::read::MultiGzDecoder;
+use zstd::stream::read::Decoder as ZstdDecoder;
 
 use crate::error::TraceError;
 
-/// The numbered lines of a file (1-based), decompressed if it starts with the gzip magic.
+/// The numbered lines of a file (1-based), decompressed if it starts with the gzip or zstd
+/// magic.
 pub(crate) struct Lines {
     path: PathBuf,
     reader: Box<dyn BufRead>,
@@ -33,21 +36,9 @@ impl Lines {
     }
 
     fn from_reader(path: &Path, input: impl Read + 'static) -> Result<Lines, TraceError> {
-        let mut input = BufReader::new(input);
-        let gzip = input
-            .fill_buf()
-            .map_err(|cause| TraceError::Io {
-                path: path.to_path_buf(),
-                cause,
-            })?
-            .starts_with(&[0x1f, 0x8b]);
-        let reader: Box<dyn BufRead> = match gzip {
-            true => Box::new(BufReader::new(MultiGzDecoder::new(input))),
-            false => Box::new(input),
-        };
         Ok(Lines {
             path: path.to_path_buf(),
-            reader,
+            reader: decompressed(path, input)?,
             line: 0,
         })
     }
@@ -55,6 +46,49 @@ impl Lines {
     /// The file the lines come from.
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// The first bytes of a gzip stream.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// The first bytes of a zstd frame.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// `input`, decompressed while it is read if it starts with the gzip or zstd magic bytes;
+/// streaming, so memory does not grow with the file.
+pub(crate) fn decompressed(
+    path: &Path,
+    input: impl Read + 'static,
+) -> Result<Box<dyn BufRead>, TraceError> {
+    let io = |cause| TraceError::Io {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let mut input = BufReader::with_capacity(1 << 16, input);
+    let head = input.fill_buf().map_err(io)?;
+    Ok(if head.starts_with(&GZIP_MAGIC) {
+        Box::new(BufReader::new(MultiGzDecoder::new(input)))
+    } else if head.starts_with(&ZSTD_MAGIC) {
+        Box::new(BufReader::new(ZstdDecoder::with_buffer(input).map_err(io)?))
+    } else {
+        Box::new(input)
+    })
+}
+
+/// Opens `path` (or reads `content`, its bytes kept earlier), decompressed.
+pub(crate) fn open_bytes(
+    path: &Path,
+    content: Option<&Arc<[u8]>>,
+) -> Result<Box<dyn BufRead>, TraceError> {
+    match content {
+        Some(bytes) => decompressed(path, Cursor::new(Arc::clone(bytes))),
+        None => decompressed(
+            path,
+            File::open(path).map_err(|cause| TraceError::Io {
+                path: path.to_path_buf(),
+                cause,
+            })?,
+        ),
     }
 }
 

@@ -1,18 +1,24 @@
 //! Trace readers: each turns a file into a stream of block references.
 //!
-//! Formats (chosen with [`Format`], or recognised from the first data line):
+//! Formats (chosen with [`Format`], or recognised from the file name for `oracleGeneral`, as
+//! libCacheSim names its files, and from the first data line for the others; `docs/traces.md`
+//! has a sample of each):
 //!
 //! | format | module | content |
 //! |---|---|---|
-//! | `blocks` | [`blocks`] | the reference traces of `traces/`: gzip text, one block number per line, `*` lines skipped |
+//! | `blocks` (`txt`) | [`blocks`] | the reference traces of `traces/`, libCacheSim's txt: one block or object number per line, `*` lines skipped |
 //! | `csv` | [`csv`] | the project's CSV: `time_us,file,offset,length,op` |
 //! | `msr` | [`msr`] | MSR Cambridge: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime` |
 //! | `spc` | [`spc`] | UMass / SPC: `ASU,LBA,Size,Opcode,Timestamp` |
+//! | `oracle-general` | [`oracle`] | libCacheSim's binary `oracleGeneral` records (24 bytes) |
+//! | `libcachesim-csv` | [`cachesim_csv`] | libCacheSim's csv: a header naming `obj_id` (and `time`, `obj_size`) |
 //!
-//! Requests of the last three are split into blocks of `block_size` bytes; a block number
-//! carries its file (or disk, or ASU) in its top bits, `file << FILE_SHIFT | index`, so that
-//! one-block lookahead can tell files apart. Any file may be gzip-compressed (recognised by
-//! its magic bytes). Readers stream: memory does not grow with the trace, and a request is
+//! Requests of `csv`, `msr` and `spc` are split into blocks of `block_size` bytes; a block
+//! number carries its file (or disk, or ASU) in its top bits, `file << FILE_SHIFT | index`, so
+//! that one-block lookahead can tell files apart. Requests of the object formats
+//! (`oracle-general`, `libcachesim-csv`) are one reference to their object id each, unless
+//! [`TraceFile::split_objects`] splits them by size ([`objects`]). Any file may be gzip- or
+//! zstd-compressed (recognised by its magic bytes). Readers stream: memory does not grow with the trace, and a request is
 //! split into blocks one block at a time. Malformed lines stop the stream with an error naming
 //! the file and the line. A pipe or FIFO (`--trace <(zcat t.gz)`) can be read only once:
 //! [`TraceFile::read_once`] keeps its bytes in memory so that format detection and every run
@@ -22,9 +28,12 @@
 //! Sprite traces (section 4.2).
 
 pub mod blocks;
+pub mod cachesim_csv;
 pub mod csv;
 mod lines;
 pub mod msr;
+pub mod objects;
+pub mod oracle;
 mod requests;
 pub mod spc;
 
@@ -66,20 +75,27 @@ pub enum Format {
     Msr,
     /// UMass / Storage Performance Council traces.
     Spc,
+    /// libCacheSim's binary `oracleGeneral` records.
+    OracleGeneral,
+    /// libCacheSim's csv (a header naming the columns).
+    CachesimCsv,
 }
+
+/// The format names `--format` accepts.
+pub const FORMAT_NAMES: &str = "blocks (txt), csv, msr, spc, oracle-general, libcachesim-csv";
 
 impl FromStr for Format {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "blocks" => Ok(Format::Blocks),
+            "blocks" | "txt" => Ok(Format::Blocks),
             "csv" => Ok(Format::Csv),
             "msr" => Ok(Format::Msr),
             "spc" | "umass" => Ok(Format::Spc),
-            _ => Err(format!(
-                "unknown trace format {s:?} (blocks, csv, msr, spc)"
-            )),
+            "oracle-general" | "oracleGeneral" => Ok(Format::OracleGeneral),
+            "libcachesim-csv" | "lcs-csv" => Ok(Format::CachesimCsv),
+            _ => Err(format!("unknown trace format {s:?} ({FORMAT_NAMES})")),
         }
     }
 }
@@ -93,6 +109,9 @@ pub struct TraceFile {
     pub format: Option<Format>,
     /// Block size in bytes for request traces (ignored by `blocks`).
     pub block_size: u64,
+    /// Split the requests of object traces (`oracle-general`, `libcachesim-csv`) into blocks
+    /// of `block_size` bytes; `false` makes each request one reference to its object.
+    pub split_objects: bool,
     /// The bytes of a trace that can be read only once (pipe, FIFO), kept by
     /// [`TraceFile::read_once`]; `None` reads `path` each time.
     pub content: Option<Arc<[u8]>>,
@@ -105,6 +124,7 @@ impl TraceFile {
             path: path.into(),
             format: None,
             block_size: 8192,
+            split_objects: false,
             content: None,
         }
     }
@@ -172,12 +192,29 @@ impl TraceFile {
         Lines::open(&self.path)
     }
 
-    /// The trace's format: the one given, or the one recognised from its first data line.
-    fn format(&self) -> Result<Format, TraceError> {
+    /// The trace's format: the one given, or the one recognised from its name
+    /// (`oracleGeneral`) or its first data line.
+    pub fn format(&self) -> Result<Format, TraceError> {
         match self.format {
             Some(format) => Ok(format),
+            None if is_oracle_name(&self.path) => Ok(Format::OracleGeneral),
             None => detect_lines(self.lines()?),
         }
+    }
+
+    /// The object requests of an object trace.
+    fn object_requests(
+        &self,
+        format: Format,
+    ) -> Result<Box<dyn Iterator<Item = Result<objects::ObjectRequest, TraceError>>>, TraceError>
+    {
+        Ok(match format {
+            Format::OracleGeneral => {
+                let input = lines::open_bytes(&self.path, self.content.as_ref())?;
+                Box::new(oracle::requests(oracle::from_input(&self.path, input)))
+            }
+            _ => Box::new(cachesim_csv::from_lines(self.lines()?)),
+        })
     }
 
     /// Opens the trace as a stream of references.
@@ -190,12 +227,19 @@ impl TraceFile {
             ));
         }
         let format = self.format()?;
-        let (lines, path, bs) = (self.lines()?, self.path.as_path(), self.block_size);
+        let (path, bs) = (self.path.as_path(), self.block_size);
         Ok(match format {
-            Format::Blocks => Box::new(blocks::from_lines(lines)),
-            Format::Csv => Box::new(requests::split(csv::from_lines(lines), path, bs)),
-            Format::Msr => Box::new(requests::split(msr::from_lines(lines), path, bs)),
-            Format::Spc => Box::new(requests::split(spc::from_lines(lines), path, bs)),
+            Format::Blocks => Box::new(blocks::from_lines(self.lines()?)),
+            Format::Csv => Box::new(requests::split(csv::from_lines(self.lines()?), path, bs)),
+            Format::Msr => Box::new(requests::split(msr::from_lines(self.lines()?), path, bs)),
+            Format::Spc => Box::new(requests::split(spc::from_lines(self.lines()?), path, bs)),
+            Format::OracleGeneral | Format::CachesimCsv => {
+                let requests = self.object_requests(format)?;
+                match self.split_objects {
+                    true => Box::new(objects::by_size(requests, path, bs)),
+                    false => Box::new(objects::one_per_object(requests)),
+                }
+            }
         })
     }
 }
@@ -225,9 +269,20 @@ impl TraceFile {
     }
 }
 
-/// Recognises the format from the first line that is not blank or a comment.
+/// Recognises the format from the file name (`oracleGeneral`) or the first line that is not
+/// blank or a comment.
 pub fn detect(path: &Path) -> Result<Format, TraceError> {
-    detect_lines(Lines::open(path)?)
+    match is_oracle_name(path) {
+        true => Ok(Format::OracleGeneral),
+        false => detect_lines(Lines::open(path)?),
+    }
+}
+
+/// Whether the file is named as libCacheSim names `oracleGeneral` traces: `NAME.oracleGeneral`,
+/// `NAME.oracleGeneral.bin`, `NAME.oracleGeneral.zst`, `NAME.oracleGeneral.sample10.zst`, ...
+fn is_oracle_name(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|name| name.to_string_lossy().contains(".oracleGeneral"))
 }
 
 /// Recognises the format from the first data line of `lines`.
@@ -247,6 +302,7 @@ fn detect_lines(mut lines: Lines) -> Result<Format, TraceError> {
     match fields.len() {
         1 => Ok(Format::Blocks),
         _ if fields[0] == "time_us" => Ok(Format::Csv),
+        _ if cachesim_csv::is_header(&first) => Ok(Format::CachesimCsv),
         7 if fields[0] == "Timestamp" && fields[3] == "Type" => Ok(Format::Msr),
         7 if matches!(op(3).as_deref(), Some("read" | "write")) => Ok(Format::Msr),
         n if n >= 5 && numeric(1) && matches!(op(3).as_deref(), Some("r" | "w")) => Ok(Format::Spc),
@@ -254,7 +310,7 @@ fn detect_lines(mut lines: Lines) -> Result<Format, TraceError> {
         _ => Err(lines::error(
             &path,
             1,
-            "cannot tell the trace format; give it with --format (blocks, csv, msr, spc)".into(),
+            format!("cannot tell the trace format; give it with --format ({FORMAT_NAMES})"),
         )),
     }
 }

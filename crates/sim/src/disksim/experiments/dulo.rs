@@ -261,8 +261,8 @@ fn write_time_row(
         clock.elapsed.as_secs_f64(),
         dulo.elapsed.as_secs_f64(),
         change(clock, dulo) * 100.0,
-        clock.hit_ratio(),
-        dulo.hit_ratio(),
+        clock.found_ratio(),
+        dulo.found_ratio(),
         clock.avg_request_blocks(),
         dulo.avg_request_blocks(),
     );
@@ -305,8 +305,8 @@ fn panels(name: &str, disk: &str, pairs: &[Pair], best: &Pair) -> Vec<Panel> {
             x_label: "cache (MiB)".into(),
             y_label: "hit ratio".into(),
             series: vec![
-                line("CLOCK", &|p| (x(p), p.1.hit_ratio())),
-                line("DULO", &|p| (x(p), p.2.hit_ratio())),
+                line("CLOCK", &|p| (x(p), p.1.found_ratio())),
+                line("DULO", &|p| (x(p), p.2.found_ratio())),
             ],
         },
         Panel {
@@ -388,7 +388,7 @@ fn small_cache_check(
                 table,
                 " {:.3} s, {:.3} |",
                 m.elapsed.as_secs_f64(),
-                m.hit_ratio()
+                m.found_ratio()
             );
             if policy == small {
                 rows.push(row(w, cache, &policy, m));

@@ -76,7 +76,13 @@ impl ModelCurves {
     /// The curves of the disk model named `name` (see `disk::MODEL_NAMES`). Models with no
     /// transfer rate (`fixed:`) have no competitive depth and are an error.
     pub fn from_model_name(name: &str) -> Result<ModelCurves, String> {
-        match disk::spec_from_name(name).map_err(|e| e.to_string())? {
+        let spec = disk::spec_from_name(name).map_err(|e| e.to_string())?;
+        ModelCurves::from_spec(&spec).map_err(|e| format!("disk model `{name}`: {e}"))
+    }
+
+    /// The curves of the disk described by `spec`, parsed once by the caller.
+    pub fn from_spec(spec: &Spec) -> Result<ModelCurves, String> {
+        match spec.clone() {
             Spec::Hdd(params) => {
                 let hdd = Hdd::new(params).map_err(|e| e.to_string())?;
                 let rates = sequential_rates(&hdd);
@@ -89,9 +95,9 @@ impl ModelCurves {
                 switch: p.command_overhead + p.latency,
                 rate: p.bandwidth,
             }),
-            Spec::Fixed { .. } => Err(format!(
-                "disk model `{name}` has no transfer rate, so no competitive depth"
-            )),
+            Spec::Fixed { .. } => {
+                Err("a fixed-time disk has no transfer rate, so no competitive depth".to_string())
+            }
         }
     }
 }
@@ -410,11 +416,10 @@ impl Prefetcher for Competitive {
 /// Registry constructor (no options): the depth comes from the run's disk model.
 pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
     spec.only(&[])?;
-    let curves =
-        ModelCurves::from_model_name(setup.disk_model).map_err(|reason| SpecError::BadOption {
-            spec: spec.to_string(),
-            reason,
-        })?;
+    let curves = ModelCurves::from_spec(setup.disk).map_err(|reason| SpecError::BadOption {
+        spec: spec.to_string(),
+        reason,
+    })?;
     Ok(Box::new(Competitive::new(
         setup.workload.layout.clone(),
         curves,

@@ -77,9 +77,9 @@ pub struct PrefetchSetup<'a> {
     pub workload: &'a Workload,
     /// Cache capacity in blocks.
     pub cache_blocks: usize,
-    /// The disk model's name, for policies that size themselves from the disk (competitive
-    /// prefetching's switch cost and transfer rate).
-    pub disk_model: &'a str,
+    /// The disk, described once (parsed by the caller), for policies that size themselves
+    /// from it (competitive prefetching's switch cost and transfer rate).
+    pub disk: &'a disk::Spec,
 }
 
 /// Builds a prefetcher from its spec and the run's setup.

@@ -1,0 +1,166 @@
+//! `prefetch sim` as a user runs it on the shipped traces: --list names every policy, a sweep
+//! of policies of both engines on a disk model and on unit time, libCacheSim's oracleGeneral
+//! form read by name, and --mrc.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn trace(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../traces")
+        .join(name)
+}
+
+/// Runs `prefetch sim ARGS` and returns its standard output, failing on an error.
+fn sim(args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .arg("sim")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn json(args: &[&str]) -> Vec<serde_json::Value> {
+    serde_json::from_str(&sim(args)).unwrap()
+}
+
+#[test]
+fn list_names_every_policy_with_its_section() {
+    let list = sim(&["--list"]);
+    for name in [
+        "| lru |",
+        "| fifo |",
+        "| clock |",
+        "| aggressive |",
+        "| dulo |",
+        "| linux-readahead |",
+        "| ap |",
+        "| cp |",
+        "| cpem |",
+        "| libprefetch-window |",
+        "| libprefetch-aggressive |",
+        "| libprefetch-conservative |",
+    ] {
+        assert!(list.contains(name), "{name} missing from\n{list}");
+    }
+}
+
+#[test]
+fn a_sweep_mixes_engines_devices_and_cache_sizes() {
+    let gli = trace("gli.trace.gz");
+    let rows = json(&[
+        "--trace",
+        gli.to_str().unwrap(),
+        "--policy",
+        "lru,dulo:bank=1M,evict=4M,libprefetch-window",
+        "--cache",
+        "200,800",
+        "--device",
+        "unit:10,st3500320as:clook",
+        "--jobs",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(rows.len(), 3 * 2 * 2);
+    let policies: Vec<&str> = rows[..3]
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        policies,
+        ["lru", "dulo:bank=1M,evict=4M", "libprefetch-window"]
+    );
+    for row in &rows {
+        assert_eq!(row["references"], 6015, "{row}");
+    }
+    assert_eq!(rows[0]["engine"], "reference");
+    assert_eq!(rows[1]["engine"], "disk-timed");
+    assert_eq!(rows.last().unwrap()["device"], "st3500320as:clook");
+}
+
+#[test]
+fn an_oracle_general_trace_is_recognised_by_name_and_matches_its_block_form() {
+    let count = |path: PathBuf| {
+        json(&[
+            "--trace",
+            path.to_str().unwrap(),
+            "--policy",
+            "lru,fifo,clock",
+            "--cache",
+            "500",
+            "--fetch-time",
+            "1",
+            "--json",
+        ])
+        .iter()
+        .map(|r| r["misses"].as_u64().unwrap())
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        count(trace("multi2.oracleGeneral.zst")),
+        count(trace("multi2.trace.gz"))
+    );
+}
+
+#[test]
+fn mrc_gives_lru_and_opt_at_each_size() {
+    let points = json(&[
+        "--mrc",
+        "--trace",
+        trace("multi2.lcs.csv.gz").to_str().unwrap(),
+        "--cache",
+        "500,2000",
+        "--json",
+    ]);
+    // libCacheSim's LRU misses on this trace (traces/libcachesim_expected.json).
+    let lru: Vec<u64> = points
+        .iter()
+        .map(|p| p["lru_misses"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lru, [16845, 13419]);
+    assert!(points
+        .iter()
+        .all(|p| p["opt_misses"].as_u64() <= p["lru_misses"].as_u64()));
+}
+
+#[test]
+fn svg_draws_the_sweep_and_the_curves() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sweep, curves) = (dir.path().join("sweep.svg"), dir.path().join("mrc.svg"));
+    let cs = trace("cs.trace.gz");
+    let cs = cs.to_str().unwrap();
+    sim(&[
+        "--trace",
+        cs,
+        "--policy",
+        "lru,clock",
+        "--cache",
+        "100,400",
+        "--fetch-time",
+        "5",
+        "--svg",
+        sweep.to_str().unwrap(),
+    ]);
+    sim(&[
+        "--mrc",
+        "--trace",
+        cs,
+        "--cache",
+        "100,400",
+        "--svg",
+        curves.to_str().unwrap(),
+    ]);
+    let sweep = std::fs::read_to_string(sweep).unwrap();
+    assert!(
+        sweep.contains("clock") && sweep.contains("miss ratio"),
+        "{sweep}"
+    );
+    let curves = std::fs::read_to_string(curves).unwrap();
+    assert!(curves.contains("LRU cs.trace.gz") && curves.contains("OPT cs.trace.gz"));
+}

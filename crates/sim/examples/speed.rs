@@ -1,0 +1,72 @@
+//! Speed of the simulator on an `oracleGeneral` trace (a benchmark, not a test): end to end
+//! (reading the file and simulating, through the same `sweep::Plan` that `prefetch sim` runs)
+//! for LRU at one cache size, printing the miss count to compare with libCacheSim's; the engine
+//! alone on references already in memory; and a 4-point sweep on 1 and on 2 threads.
+//!
+//! `cargo run --release -p sim --example speed -- TRACE CACHE` (see scripts/bench_speed.sh).
+
+use std::time::Instant;
+
+use sim::catalog::{parse_choices, Device};
+use sim::sweep::Plan;
+use sim::{find, run_stream, RunSetup, TraceFile};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let (Some(path), Some(cache)) = (args.next(), args.next()) else {
+        return Err("usage: speed TRACE CACHE".into());
+    };
+    let cache: usize = cache.parse()?;
+    let trace = TraceFile::new(&path);
+    let plan = |choices: &str, capacities: Vec<usize>| -> Result<Plan, sim::SimError> {
+        Ok(Plan {
+            traces: vec![trace.clone()],
+            choices: parse_choices(choices)?,
+            capacities,
+            devices: vec!["unit:1".parse::<Device>()?],
+            realistic: false,
+            fetch_spread: 0,
+            depth: 1,
+        })
+    };
+
+    let begin = Instant::now();
+    let runs = plan("lru", vec![cache])?.run(1, &|| {})?;
+    let end_to_end = begin.elapsed().as_secs_f64();
+    let m = runs[0].metrics;
+    println!(
+        "end to end: lru, cache {cache}: {} references, {} misses in {end_to_end:.3} s ({:.1} M refs/s)",
+        m.references,
+        m.misses,
+        m.references as f64 / end_to_end / 1e6
+    );
+
+    let references: Vec<_> = trace.open()?.collect::<Result<_, _>>()?;
+    let begin = Instant::now();
+    let alone = run_stream(
+        find("lru-demand")?,
+        references.iter().map(|r| Ok(*r)),
+        &RunSetup::simplified(cache, 1),
+    )?;
+    let engine = begin.elapsed().as_secs_f64();
+    println!(
+        "engine alone: lru, references in memory: {} misses in {engine:.3} s ({:.1} M refs/s)",
+        alone.misses,
+        alone.references as f64 / engine / 1e6
+    );
+
+    let sweep = plan("lru,fifo,clock,lru-obl", vec![cache])?;
+    let mut seconds = [0.0; 2];
+    for (jobs, slot) in [1, 2].into_iter().zip(&mut seconds) {
+        let begin = Instant::now();
+        sweep.run(jobs, &|| {})?;
+        *slot = begin.elapsed().as_secs_f64();
+    }
+    println!(
+        "4-point sweep: {:.3} s on 1 thread, {:.3} s on 2 threads: {:.2}x",
+        seconds[0],
+        seconds[1],
+        seconds[0] / seconds[1]
+    );
+    Ok(())
+}

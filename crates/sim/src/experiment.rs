@@ -1,0 +1,133 @@
+//! The papers' experiments in one shape: each is an [`Experiment`] that runs from a [`Setup`]
+//! (trace directory, output directory, progress) and returns a [`Report`] (the summary to
+//! print, its section of `docs/repro.md`, the files written), listed once in [`EXPERIMENTS`].
+//! `prefetch repro NAME` only looks the name up here and prints the report.
+//!
+//! - `cao`: Cao et al. SIGMETRICS'95 Figure 3 and section 4.3 ([`crate::repro::cao`]);
+//! - `dulo`: DULO FAST'05 section 5 ([`crate::disksim::experiments::dulo`]);
+//! - `libprefetch`: the ATC'09 paper's Figures 2 and 3
+//!   ([`crate::disksim::experiments::libprefetch`]);
+//! - `competitive`: TR840 section 5.2, Figures 5-7 ([`crate::disksim::tr840`]).
+
+use std::path::Path;
+
+use crate::disksim::experiments::{dulo, libprefetch};
+pub use crate::disksim::experiments::{ExperimentError, Report};
+use crate::disksim::tr840;
+
+/// What an experiment is given.
+pub struct Setup<'a> {
+    /// The reference traces (`traces/` of the repository).
+    pub traces: &'a Path,
+    /// Where to write tables, JSON and figures.
+    pub out: &'a Path,
+    /// Called as runs finish: runs done, runs in all, what just ran.
+    pub progress: &'a dyn Fn(u64, u64, &str),
+}
+
+/// One reproduction.
+pub trait Experiment: Sync {
+    /// Runs it, writing its files into `setup.out`.
+    fn run(&self, setup: &Setup<'_>) -> Result<Report, ExperimentError>;
+}
+
+/// A registered experiment.
+pub struct Entry {
+    /// Name on the command line.
+    pub name: &'static str,
+    /// Whether it reads the reference traces.
+    pub needs_traces: bool,
+    /// The heading of its section of `docs/repro.md`, if it writes one.
+    pub doc_heading: Option<&'static str>,
+    /// The experiment.
+    pub experiment: &'static dyn Experiment,
+}
+
+/// Every experiment; adding one is one line here.
+pub const EXPERIMENTS: &[Entry] = &[
+    Entry {
+        name: "cao",
+        needs_traces: true,
+        doc_heading: None,
+        experiment: &Cao,
+    },
+    Entry {
+        name: "dulo",
+        needs_traces: true,
+        doc_heading: Some("DULO"),
+        experiment: &Dulo,
+    },
+    Entry {
+        name: "libprefetch",
+        needs_traces: false,
+        doc_heading: Some("libprefetch reorder buffer and infill (simulated)"),
+        experiment: &Libprefetch,
+    },
+    Entry {
+        name: "competitive",
+        needs_traces: false,
+        doc_heading: None,
+        experiment: &Competitive,
+    },
+];
+
+/// Cao et al.'s Figure 3 and model comparison on the reference traces.
+struct Cao;
+
+impl Experiment for Cao {
+    fn run(&self, setup: &Setup<'_>) -> Result<Report, ExperimentError> {
+        let report = crate::repro::cao::run(setup.traces, setup.out)?;
+        Ok(Report {
+            summary: report.summary,
+            section: String::new(),
+            files: report.files,
+        })
+    }
+}
+
+/// DULO against CLOCK on the mixed traces and synthetic ones, with sensitivity tables.
+struct Dulo;
+
+impl Experiment for Dulo {
+    fn run(&self, setup: &Setup<'_>) -> Result<Report, ExperimentError> {
+        dulo::run(&dulo::Setup::new(setup.traces, setup.out))
+    }
+}
+
+/// libprefetch's Figures 2 and 3 on the simulated disk.
+struct Libprefetch;
+
+impl Experiment for Libprefetch {
+    fn run(&self, setup: &Setup<'_>) -> Result<Report, ExperimentError> {
+        libprefetch::run(&libprefetch::Setup::new(setup.out))
+    }
+}
+
+/// TR840's microbenchmarks: throughput against concurrency under Linux read-ahead, AP, CP and
+/// CPEM, with three disk schedulers.
+struct Competitive;
+
+impl Experiment for Competitive {
+    fn run(&self, setup: &Setup<'_>) -> Result<Report, ExperimentError> {
+        let config = tr840::Config::default();
+        let total = (config.benches.len()
+            * config.concurrency.len()
+            * config.schedulers.len()
+            * config.kernels.len()) as u64;
+        let mut done = 0;
+        let rows = tr840::run(&config, |row| {
+            done += 1;
+            let what = format!(
+                "{} {} {} N={}",
+                row.bench, row.scheduler, row.kernel, row.concurrency
+            );
+            (setup.progress)(done, total, &what);
+        })?;
+        let files = tr840::write(&rows, &config, setup.out)?;
+        Ok(Report {
+            summary: tr840::summary(&rows, &config),
+            section: String::new(),
+            files,
+        })
+    }
+}

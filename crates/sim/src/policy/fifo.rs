@@ -1,0 +1,44 @@
+//! FIFO demand paging: no prefetching; on a miss into a full cache, discard the block that
+//! arrived first, whatever its use since. A baseline of cache simulators (libCacheSim's FIFO),
+//! run here so that miss counts can be checked against theirs.
+//!
+//! Deviations: none. Needs no future, so it runs on a streamed trace.
+
+use std::collections::VecDeque;
+
+use crate::cache::Block;
+use crate::engine::Ctx;
+use crate::future::Pos;
+use crate::policy::{Build, Policy, PolicyInfo};
+use crate::SimError;
+
+/// Registry entry.
+pub const INFO: PolicyInfo = PolicyInfo {
+    name: "fifo",
+    summary: "demand paging, first in first out replacement",
+    needs_future: false,
+    build,
+};
+
+fn build(_: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
+    Ok(Box::new(Fifo::default()))
+}
+
+/// Cached blocks in order of arrival.
+#[derive(Default)]
+struct Fifo(VecDeque<Block>);
+
+impl Policy for Fifo {
+    fn on_reference(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+
+    fn on_arrival(&mut self, block: Block, _: &mut Ctx<'_>) {
+        self.0.push_back(block);
+    }
+
+    fn demand_victim(&mut self, _: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
+        match ctx.cache().free_slots() {
+            0 => self.0.pop_front(),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! Sweeps over any policies of the [`catalog`](crate::catalog), cache sizes, devices and
+//! traces, run in parallel (rayon), one [`Run`] per point in a fixed order whatever the number
+//! of threads.
+//!
+//! Each trace is read once before the runs: into a [`Future`] if a policy needs the whole
+//! string (offline policies; the rows are then normalised by OPT-demand's fetches, as the
+//! paper's Figure 3), into a disk-timed [`Workload`] if a disk-timed policy is chosen; other
+//! runs stream the trace from its file.
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::catalog::{run_disk, Choice, Device, Engine};
+use crate::disksim::Workload;
+use crate::engine::RunSetup;
+use crate::future::Future;
+use crate::metrics::Metrics;
+use crate::policy::opt_demand;
+use crate::runner::{run_future, run_stream};
+use crate::time::{FetchTime, ReferenceTime, Time, Timing};
+use crate::trace::TraceFile;
+use crate::SimError;
+
+/// What to run: every policy at every cache size on every device and trace.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The traces.
+    pub traces: Vec<TraceFile>,
+    /// The policies.
+    pub choices: Vec<Choice>,
+    /// Cache sizes in blocks.
+    pub capacities: Vec<usize>,
+    /// The devices.
+    pub devices: Vec<Device>,
+    /// Realistic model: references take the trace's compute times (microseconds).
+    pub realistic: bool,
+    /// On `unit:F` devices, draw each fetch time from `F - spread ..= F + spread` (seeded).
+    pub fetch_spread: Time,
+    /// Fetches in flight at most on Cao's engine (1: the paper's model).
+    pub depth: usize,
+}
+
+/// One point of a sweep.
+#[derive(Clone, Debug, Serialize)]
+pub struct Run {
+    /// Always "simulated".
+    pub setting: &'static str,
+    /// Trace file name.
+    pub trace: String,
+    /// The policy as named, with its options.
+    pub policy: String,
+    /// The engine that ran it: "reference" (Cao et al.'s) or "disk-timed".
+    pub engine: &'static str,
+    /// The device, as named.
+    pub device: String,
+    /// Unit of `elapsed` and `stall`: "units" (unit:F) or "us" (disk models).
+    pub time_unit: &'static str,
+    /// Cache size in blocks.
+    pub capacity: usize,
+    /// The counters (a reference to a block in flight is a miss).
+    #[serde(flatten)]
+    pub metrics: Metrics,
+    /// OPT-demand's fetch count on this trace and cache, when the trace was loaded whole.
+    pub min_fetches: Option<u64>,
+    /// Elapsed / (min_fetches x F) on unit:F devices, as in Cao et al. Figure 3.
+    pub normalized_elapsed: Option<f64>,
+}
+
+/// A trace read for the runs.
+struct Loaded {
+    file: TraceFile,
+    name: String,
+    future: Option<Future>,
+    workload: Option<Workload>,
+}
+
+/// One point before it runs.
+struct Point<'a> {
+    trace: &'a Loaded,
+    choice: &'a Choice,
+    capacity: usize,
+    device: &'a Device,
+    min_fetches: Option<u64>,
+}
+
+impl Plan {
+    /// Number of runs.
+    pub fn len(&self) -> usize {
+        self.traces.len() * self.choices.len() * self.capacities.len() * self.devices.len()
+    }
+
+    /// Whether the plan has no run.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Runs every point on `jobs` threads, calling `done` after each; the runs come back in
+    /// the order trace, device, cache size, policy. One job (or one run) starts no thread.
+    pub fn run(&self, jobs: usize, done: &(dyn Fn() + Sync)) -> Result<Vec<Run>, SimError> {
+        let loaded: Vec<Loaded> = self
+            .traces
+            .iter()
+            .map(|t| self.load(t))
+            .collect::<Result<_, _>>()?;
+        let run_all = |parallel: bool| -> Result<Vec<Run>, SimError> {
+            let minima = self.minima(&loaded, parallel)?;
+            let points = self.points(&loaded, &minima);
+            let one = |point: &Point<'_>| {
+                let run = self.run_point(point);
+                done();
+                run
+            };
+            match parallel {
+                true => points.par_iter().map(one).collect(),
+                false => points.iter().map(one).collect(),
+            }
+        };
+        if jobs <= 1 || self.len() <= 1 {
+            return run_all(false);
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs)
+            .build()
+            .map_err(|e| SimError::Config(format!("cannot start {jobs} threads: {e}")))?;
+        pool.install(|| run_all(true))
+    }
+
+    fn load(&self, file: &TraceFile) -> Result<Loaded, SimError> {
+        let name = file
+            .path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let future = match self.choices.iter().any(Choice::needs_future) {
+            true => Some(Future::load(file.open()?)?),
+            false => None,
+        };
+        let disk_timed = self
+            .choices
+            .iter()
+            .any(|c| matches!(c.entry.engine, Engine::Disk { .. }));
+        let workload = match disk_timed {
+            true => Some(Workload::from_references(
+                file.open()?,
+                file.block_size,
+                self.realistic,
+            )?),
+            false => None,
+        };
+        Ok(Loaded {
+            file: file.clone(),
+            name,
+            future,
+            workload,
+        })
+    }
+
+    /// OPT-demand's fetches for each loaded future and cache size.
+    fn minima(&self, loaded: &[Loaded], parallel: bool) -> Result<Vec<Vec<Option<u64>>>, SimError> {
+        let minimum = |future: Option<&Future>, capacity: usize| match future {
+            Some(future) => Ok(Some(
+                run_future(
+                    &opt_demand::INFO,
+                    future,
+                    &RunSetup::simplified(capacity, 1),
+                )?
+                .fetches(),
+            )),
+            None => Ok(None),
+        };
+        loaded
+            .iter()
+            .map(|trace| {
+                let future = trace.future.as_ref();
+                match parallel {
+                    true => self
+                        .capacities
+                        .par_iter()
+                        .map(|&c| minimum(future, c))
+                        .collect(),
+                    false => self
+                        .capacities
+                        .iter()
+                        .map(|&c| minimum(future, c))
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+
+    fn points<'a>(&'a self, loaded: &'a [Loaded], minima: &[Vec<Option<u64>>]) -> Vec<Point<'a>> {
+        let mut points = Vec::with_capacity(self.len());
+        for (trace, minima) in loaded.iter().zip(minima) {
+            for device in &self.devices {
+                for (&capacity, &min_fetches) in self.capacities.iter().zip(minima) {
+                    for choice in &self.choices {
+                        points.push(Point {
+                            trace,
+                            choice,
+                            capacity,
+                            device,
+                            min_fetches,
+                        });
+                    }
+                }
+            }
+        }
+        points
+    }
+
+    fn run_point(&self, point: &Point<'_>) -> Result<Run, SimError> {
+        let (engine, metrics) = match point.choice.entry.engine {
+            Engine::Unit(info) => {
+                let setup = RunSetup {
+                    capacity: point.capacity,
+                    timing: self.timing(point.device, point.trace.file.block_size),
+                    initial: Vec::new(),
+                    depth: self.depth,
+                };
+                let metrics = match &point.trace.future {
+                    Some(future) => run_future(info, future, &setup)?,
+                    None => run_stream(info, point.trace.file.open()?, &setup)?,
+                };
+                ("reference", metrics)
+            }
+            Engine::Disk { .. } => {
+                if self.realistic && matches!(point.device, Device::Unit { .. }) {
+                    return Err(SimError::Config(format!(
+                        "{}: the realistic model on the disk-timed engine needs a disk device \
+                         (--device MODEL), not unit:F",
+                        point.choice.entry.name
+                    )));
+                }
+                let workload = point.trace.workload.as_ref().ok_or_else(|| {
+                    SimError::Config("the trace was not loaded as a workload".into())
+                })?;
+                let metrics = run_disk(point.choice, workload, point.capacity, point.device)?;
+                ("disk-timed", metrics)
+            }
+        };
+        let normalized_elapsed = match point.device {
+            Device::Unit { fetch } => point
+                .min_fetches
+                .and_then(|m| metrics.normalized_elapsed(m, *fetch)),
+            Device::Disk { .. } => None,
+        };
+        Ok(Run {
+            setting: "simulated",
+            trace: point.trace.name.clone(),
+            policy: point.choice.label(),
+            engine,
+            device: point.device.label(),
+            time_unit: point.device.time_unit(),
+            capacity: point.capacity,
+            metrics,
+            min_fetches: point.min_fetches,
+            normalized_elapsed,
+        })
+    }
+
+    /// Cao's engine's time model on `device`.
+    fn timing(&self, device: &Device, block_size: u64) -> Timing {
+        let reference = match self.realistic {
+            true => ReferenceTime::FromTrace,
+            false => ReferenceTime::Uniform(1),
+        };
+        let fetch = match device {
+            Device::Unit { fetch } if self.fetch_spread > 0 => FetchTime::Uniform {
+                mean: *fetch,
+                spread: self.fetch_spread,
+                seed: 1,
+            },
+            device => device.fetch_time(block_size),
+        };
+        Timing { reference, fetch }
+    }
+}

@@ -1,0 +1,109 @@
+//! Every policy of the catalog runs on a shipped trace, on Cao's unit device and on a disk
+//! model, through one sweep; a sweep gives the same runs on one thread and on several.
+
+use std::path::Path;
+
+use sim::catalog::{parse_choices, Choice, Device, Engine, CATALOG};
+use sim::sweep::Plan;
+use sim::TraceFile;
+
+fn trace() -> TraceFile {
+    TraceFile::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/cs.trace.gz"))
+}
+
+/// Every policy but the exact optimum (exhaustive search does not scale to a real trace).
+fn every_policy() -> Vec<Choice> {
+    let names: Vec<&str> = CATALOG
+        .iter()
+        .map(|e| e.name)
+        .filter(|n| *n != "optimal")
+        .collect();
+    parse_choices(&names.join(",")).unwrap()
+}
+
+fn plan(choices: Vec<Choice>, device: &str) -> Plan {
+    Plan {
+        traces: vec![trace()],
+        choices,
+        capacities: vec![200, 800],
+        devices: vec![device.parse::<Device>().unwrap()],
+        realistic: false,
+        fetch_spread: 0,
+        depth: 1,
+    }
+}
+
+#[test]
+fn every_policy_runs_on_a_disk_model_and_serves_every_reference() {
+    let plan = plan(every_policy(), "st3500320as:clook");
+    let runs = plan.run(2, &|| {}).unwrap();
+    assert_eq!(runs.len(), plan.len());
+    for run in &runs {
+        let m = &run.metrics;
+        assert_eq!(m.references, 6781, "{}", run.policy);
+        assert_eq!(m.hits + m.misses, m.references, "{}", run.policy);
+        assert!(
+            m.elapsed >= m.stall && m.fetches() > 0,
+            "{}: {m:?}",
+            run.policy
+        );
+        assert_eq!(run.time_unit, "us");
+    }
+}
+
+/// CP and CPEM size their prefetch depth from the disk's transfer rate, which unit:F lacks.
+#[test]
+fn every_policy_but_the_competitive_ones_runs_on_unit_time() {
+    let choices: Vec<Choice> = every_policy()
+        .into_iter()
+        .filter(|c| !matches!(c.entry.name, "cp" | "cpem"))
+        .collect();
+    let runs = plan(choices, "unit:10").run(1, &|| {}).unwrap();
+    for run in &runs {
+        assert_eq!(run.metrics.references, 6781, "{}", run.policy);
+        assert!(run.normalized_elapsed.is_some(), "{}", run.policy);
+    }
+    let cp = plan(parse_choices("cp").unwrap(), "unit:10").run(1, &|| {});
+    assert!(cp.unwrap_err().to_string().contains("transfer rate"));
+}
+
+#[test]
+fn a_sweep_gives_the_same_runs_on_one_thread_and_on_two() {
+    let choices =
+        parse_choices("lru,fifo,clock,dulo:bank=1M,evict=4M,ap:depth=64,lru-obl").unwrap();
+    let plan = plan(choices, "fixed:5:fifo");
+    let json = |jobs| serde_json::to_string(&plan.run(jobs, &|| {}).unwrap()).unwrap();
+    assert_eq!(json(1), json(2));
+}
+
+#[test]
+fn demand_lru_on_unit_time_costs_one_unit_per_reference_and_f_per_miss() {
+    let runs = plan(parse_choices("lru").unwrap(), "unit:10")
+        .run(1, &|| {})
+        .unwrap();
+    assert!(matches!(CATALOG[0].engine, Engine::Unit(_)));
+    for run in runs {
+        let m = run.metrics;
+        assert_eq!(m.demand_fetches, m.misses);
+        assert_eq!(m.elapsed, m.references + 10 * m.misses);
+    }
+}
+
+/// Cao's engine on a disk model: each fetch is one request to the model, so on `fixed:5`
+/// (every request 5 ms) demand LRU takes 1 us per reference plus 5,000 us per miss.
+#[test]
+fn caos_engine_on_a_fixed_time_disk_pays_the_disk_per_fetch() {
+    let runs = plan(parse_choices("lru").unwrap(), "fixed:5")
+        .run(1, &|| {})
+        .unwrap();
+    for run in runs {
+        let m = run.metrics;
+        assert_eq!(run.engine, "reference");
+        assert_eq!(
+            m.elapsed,
+            m.references + 5_000 * m.misses,
+            "{}",
+            run.capacity
+        );
+    }
+}

@@ -1,0 +1,61 @@
+//! Cross-check with an independent simulator: LRU, FIFO and CLOCK miss counts on the shipped
+//! traces, in libCacheSim's csv and oracleGeneral forms, at several cache sizes, equal the
+//! counts libCacheSim itself computed (traces/libcachesim_expected.json, written by
+//! scripts/libcachesim_expected.py; one object per cache slot, as its `ignore_obj_size`).
+
+use std::path::{Path, PathBuf};
+
+use sim::{find, run_stream, RunSetup, TraceFile};
+
+fn traces() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces")
+}
+
+/// The file of `form` for trace `name`.
+fn form_path(name: &str, form: &str) -> PathBuf {
+    match form {
+        "oracleGeneral" => traces().join(format!("{name}.oracleGeneral.zst")),
+        "csv" => traces().join(format!("{name}.lcs.csv.gz")),
+        other => panic!("unknown form {other} in the expected file"),
+    }
+}
+
+/// The simulator's policy for libCacheSim's.
+fn policy(name: &str) -> &'static sim::PolicyInfo {
+    find(if name == "lru" { "lru-demand" } else { name }).unwrap()
+}
+
+#[test]
+fn lru_fifo_and_clock_miss_exactly_as_in_libcachesim() {
+    let path = traces().join("libcachesim_expected.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run scripts/libcachesim_expected.py)",
+            path.display()
+        )
+    });
+    let expected: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut compared = 0;
+    for (name, trace) in expected["traces"].as_object().unwrap() {
+        for (form, by_policy) in trace["misses"].as_object().unwrap() {
+            let file = TraceFile::new(form_path(name, form));
+            for (policy_name, by_size) in by_policy.as_object().unwrap() {
+                for (size, misses) in by_size.as_object().unwrap() {
+                    let setup = RunSetup::simplified(size.parse().unwrap(), 1);
+                    let metrics =
+                        run_stream(policy(policy_name), file.open().unwrap(), &setup).unwrap();
+                    assert_eq!(
+                        (metrics.references, metrics.misses),
+                        (
+                            trace["references"].as_u64().unwrap(),
+                            misses.as_u64().unwrap()
+                        ),
+                        "{name} ({form}), {policy_name}, cache {size}"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared >= 6 * 2 * 3 * 5, "only {compared} counts compared");
+}
