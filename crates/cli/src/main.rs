@@ -19,6 +19,7 @@ mod emulate;
 mod repro;
 mod repro_competitive;
 mod repro_disk;
+mod residency;
 mod sim;
 mod sqlite;
 
@@ -55,6 +56,12 @@ enum Command {
     Sim(sim::SimArgs),
     /// Reproduce a paper's simulations: tables and SVG figures (simulated)
     Repro(repro::ReproArgs),
+    /// Which pages of files are in the page cache (cachestat; table or --json)
+    Fincore(residency::FincoreArgs),
+    /// Save which pages of files are cached, to restore them later
+    Snapshot(residency::SnapshotArgs),
+    /// Read back the pages of a snapshot that are missing now (C-LOOK order, infill, memory limit)
+    Restore(residency::RestoreArgs),
     /// Write one man page per subcommand into DIR (what `make install` installs)
     #[command(hide = true)]
     Man {
@@ -99,6 +106,9 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Sqlite { command } => sqlite::run(command),
         Command::Sim(args) => sim::run(args),
         Command::Repro(args) => repro::run(args),
+        Command::Fincore(args) => residency::fincore(args),
+        Command::Snapshot(args) => residency::snapshot(args),
+        Command::Restore(args) => residency::restore(args),
         Command::Man { dir } => write_man_pages(&dir),
     }
 }

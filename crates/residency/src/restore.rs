@@ -254,7 +254,7 @@ fn open_unchanged(entry: &SnapshotFile) -> Result<File, String> {
     let changed = entry.identity.differences(&now);
     if !changed.is_empty() {
         return Err(format!(
-            "changed since the snapshot ({} differ)",
+            "changed since the snapshot ({} not the same)",
             changed.join(", ")
         ));
     }
