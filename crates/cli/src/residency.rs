@@ -185,3 +185,62 @@ fn summary_text(summary: &Summary) -> String {
     }
     text
 }
+
+/// Arguments of `prefetch bench restore`.
+#[derive(Args)]
+pub struct RestoreBenchArgs {
+    /// Data file; written (pseudo-random bytes) if missing
+    /// [default: /tmp/libprefetch-bench/restore/data-SIZE.bin]
+    #[arg(long)]
+    file: Option<PathBuf>,
+    /// Size of the data file (K, M, G suffixes)
+    #[arg(long, default_value = "1G", value_parser = parse_size)]
+    file_size: u64,
+    /// Share of the file's pages the snapshot holds
+    #[arg(long, default_value_t = 0.25)]
+    fraction: f64,
+    /// Length of each run of cached pages in the snapshot, placed at random
+    #[arg(long, default_value = "1M", value_parser = parse_size)]
+    run_size: u64,
+    /// Seed of the runs' places
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Measured runs per mode; the table shows the median
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Where to measure, comma-separated: emulated (the 7200 RPM model), disk (this machine's)
+    #[arg(long, value_delimiter = ',', default_value = "emulated,disk", value_parser = ["emulated", "disk"])]
+    settings: Vec<String>,
+    /// Wall seconds per model second of the emulated disk
+    #[arg(long, default_value_t = 1.0)]
+    time_scale: f64,
+    /// Do not draw progress bars
+    #[arg(long)]
+    no_progress: bool,
+}
+
+/// Runs `prefetch bench restore` and prints its table.
+pub fn bench(args: RestoreBenchArgs) -> Result<()> {
+    anyhow::ensure!(
+        args.fraction > 0.0 && args.fraction <= 1.0,
+        "--fraction must be more than 0 and at most 1, e.g. 0.25"
+    );
+    let file = args.file.unwrap_or_else(|| {
+        PathBuf::from(::bench::restore::DEFAULT_DIR).join(format!("data-{}.bin", args.file_size))
+    });
+    let config = ::bench::restore::RestoreBench {
+        file,
+        file_size: args.file_size,
+        fraction: args.fraction,
+        run_bytes: args.run_size.max(page_size()),
+        seed: args.seed,
+        runs: args.runs.max(1),
+        emulated: args.settings.iter().any(|s| s == "emulated"),
+        disk: args.settings.iter().any(|s| s == "disk"),
+        time_scale: args.time_scale,
+        show_progress: !args.no_progress,
+    };
+    let rows = ::bench::restore::run(&config).context("bench restore")?;
+    print!("{}", ::bench::restore::table(&config, &rows));
+    Ok(())
+}
