@@ -156,43 +156,70 @@ fn count(fd: i32, range: std::ops::Range<u64>) -> io::Result<u64> {
 
 /// The pages of `range` that mincore says are resident (and up to date).
 pub fn mincore_runs(file: &impl AsFd, range: std::ops::Range<u64>) -> io::Result<PageRuns> {
-    let mut runs = PageRuns::new();
-    let mut start = range.start;
-    while start < range.end {
-        let end = range.end.min(start + MINCORE_CHUNK_PAGES);
-        for run in mincore_chunk(file, start..end)?.runs() {
-            runs.push(run.clone());
-        }
-        start = end;
-    }
-    Ok(runs)
+    Mapping::new(file, range.end)?.resident(range)
 }
 
-/// mincore of one chunk through a mapping made and dropped here.
-fn mincore_chunk(file: &impl AsFd, range: std::ops::Range<u64>) -> io::Result<PageRuns> {
-    use rustix::mm::{mmap, munmap, MapFlags, ProtFlags};
-    let page = page_size();
-    let length = ((range.end - range.start) * page) as usize;
-    let mut bitmap = vec![0u8; (range.end - range.start) as usize];
-    // SAFETY: a fresh read-only shared mapping at an address the kernel picks; it is only passed
-    // to mincore and munmap below and never dereferenced, so no Rust reference aliases it.
-    let addr = unsafe {
-        mmap(
-            std::ptr::null_mut(),
-            length,
-            ProtFlags::READ,
-            MapFlags::SHARED,
-            file,
-            range.start * page,
-        )
-    }?;
-    // SAFETY: addr/length is the mapping made above; bitmap has one byte per page of it.
-    let rc = unsafe { libc::mincore(addr, length, bitmap.as_mut_ptr()) };
-    let error = io::Error::last_os_error();
-    // SAFETY: unmapping exactly the mapping made above, which nothing refers to any more.
-    unsafe { munmap(addr, length) }?;
-    if rc != 0 {
-        return Err(error);
+/// A read-only shared mapping of a file's first pages, never read through: only mincore looks
+/// at it, so holding it reads nothing and changes nothing. Unmapped on drop.
+pub struct Mapping {
+    addr: *mut libc::c_void,
+    length: usize,
+}
+
+impl Mapping {
+    /// Maps the first `pages` pages of `file` (at least one page is mapped).
+    pub fn new(file: &impl AsFd, pages: u64) -> io::Result<Mapping> {
+        use rustix::mm::{mmap, MapFlags, ProtFlags};
+        let length = usize::try_from(pages.max(1) * page_size()).map_err(io::Error::other)?;
+        // SAFETY: a fresh read-only shared mapping at an address the kernel picks; it is only
+        // passed to mincore and munmap and never dereferenced, so no Rust reference aliases it.
+        let addr = unsafe {
+            mmap(
+                std::ptr::null_mut(),
+                length,
+                ProtFlags::READ,
+                MapFlags::SHARED,
+                file,
+                0,
+            )
+        }?;
+        Ok(Mapping { addr, length })
     }
-    Ok(PageRuns::from_bitmap(range.start, &bitmap))
+
+    /// The pages of `range` (within the mapping) that are resident and up to date, asked in
+    /// chunks of [`MINCORE_CHUNK_PAGES`].
+    pub fn resident(&self, range: std::ops::Range<u64>) -> io::Result<PageRuns> {
+        let page = page_size();
+        let end = range.end.min(self.length as u64 / page);
+        let mut runs = PageRuns::new();
+        let mut start = range.start;
+        while start < end {
+            let chunk = end.min(start + MINCORE_CHUNK_PAGES) - start;
+            let mut bitmap = vec![0u8; chunk as usize];
+            // SAFETY: [start, start + chunk) pages lie within the mapping made in `new`, and
+            // bitmap has one byte per page of that range.
+            let rc = unsafe {
+                libc::mincore(
+                    self.addr.cast::<u8>().add((start * page) as usize).cast(),
+                    (chunk * page) as usize,
+                    bitmap.as_mut_ptr(),
+                )
+            };
+            if rc != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            for run in PageRuns::from_bitmap(start, &bitmap).runs() {
+                runs.push(run.clone());
+            }
+            start += chunk;
+        }
+        Ok(runs)
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the mapping made in `new`, which nothing else refers to.
+        let _ = unsafe { rustix::mm::munmap(self.addr, self.length) };
+    }
 }

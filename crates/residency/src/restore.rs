@@ -24,12 +24,13 @@
 //!    Advice goes through a descriptor nobody reads from: on FUSE, the kernel drops advice given
 //!    through a descriptor with read-ahead state when the connection is busy.
 //! 5. **Wait.** mincore (which, unlike cachestat, counts a page only once its read completed)
-//!    over the advised pages until all are there. When no page arrived for [`STALL`], the
-//!    missing ones are advised again: on FUSE the kernel drops a few percent of the pages of a
-//!    long burst of advice (measured on `prefetch emulate`: 3% of 256 MiB in 1 MiB runs), and
-//!    re-advising a page still in flight reads nothing. After [`READVISE_ROUNDS`] rounds in a
-//!    row that load nothing the rest is counted as not loaded. A progress callback hears the
-//!    pages loaded so far.
+//!    through one mapping per file, settling the loaded runs at the front of the queue (reads
+//!    complete roughly in the order advised), until all are there. When no run completed for
+//!    [`STALL`], every queued run is checked and the missing pages are advised again: on FUSE
+//!    the kernel drops a few percent of the pages of a long burst of advice (measured on
+//!    `prefetch emulate`: 3% of 256 MiB in 1 MiB runs), and re-advising a page still in flight
+//!    reads nothing. After [`READVISE_ROUNDS`] rounds in a row that load nothing the rest is
+//!    counted as not loaded. A progress callback hears the pages loaded so far.
 //!
 //! Nothing is written to any file, and no page is read but the snapshot's missing pages and
 //! their infill: WILLNEED reads exactly the range it is given.
@@ -51,7 +52,7 @@ use std::time::{Duration, Instant};
 use rustix::fs::{fadvise, Advice};
 use serde::Serialize;
 
-use crate::probe::{mincore_runs, page_size, probe_file, Probe};
+use crate::probe::{page_size, probe_file, Mapping, Probe};
 use crate::runs::PageRuns;
 use crate::snapshot::{FileIdentity, Snapshot, SnapshotFile};
 use crate::Error;
@@ -266,7 +267,7 @@ fn open_unchanged(entry: &SnapshotFile) -> Result<File, String> {
 }
 
 /// Restores `snapshot`: plans, issues, waits. `progress` hears (pages loaded, pages to load)
-/// now and then. Blocks until the pages are cached or given up.
+/// now and then (the pages of the advised runs, cached gap pages included). Blocks until the pages are cached or given up.
 pub fn restore(
     snapshot: &Snapshot,
     options: &Options,
@@ -285,7 +286,6 @@ struct Pending {
     file: File,
     path: PathBuf,
     advised: PageRuns,
-    loaded: u64,
 }
 
 /// Issues the plan's advice and waits for it (steps 4 and 5 of the module comment).
@@ -297,7 +297,7 @@ pub fn execute(plan: Plan, progress: &mut dyn FnMut(u64, u64)) -> Result<Summary
         budget_pages: plan.budget_pages,
         ..Summary::default()
     };
-    let total: u64 = plan.files.iter().map(|f| f.missing + f.infill).sum();
+    let total: u64 = plan.files.iter().map(|f| f.reads.page_count()).sum();
     let mut tally = Tally {
         total,
         done: 0,
@@ -329,7 +329,6 @@ pub fn execute(plan: Plan, progress: &mut dyn FnMut(u64, u64)) -> Result<Summary
             file,
             path: file_plan.path,
             advised: file_plan.reads,
-            loaded: 0,
         });
         if pending.len() > MAX_PENDING_FILES {
             let oldest = pending.pop_front().expect("more than the limit pending");
@@ -347,6 +346,14 @@ struct Tally<'a> {
     total: u64,
     done: u64,
     progress: &'a mut dyn FnMut(u64, u64),
+}
+
+impl Tally<'_> {
+    /// Counts `pages` more as loaded and tells the listener.
+    fn advance(&mut self, pages: u64) {
+        self.done += pages;
+        (self.progress)(self.done, self.total);
+    }
 }
 
 /// Opens a planned file again, checking it did not change since it was probed.
@@ -376,48 +383,66 @@ fn advise(file: &File, reads: &PageRuns) -> std::io::Result<()> {
 }
 
 /// Waits until the advised pages of one file are loaded; returns how many were given up.
-fn wait(mut pending: Pending, tally: &mut Tally) -> Result<u64, Error> {
+///
+/// Reads complete roughly in the ascending order they were advised in, so each poll settles the
+/// loaded runs at the front of the queue (one mincore each) and stops at the first that is not
+/// complete. On a stall every queued run is checked, the queue keeps only what is missing, and
+/// that is advised again.
+fn wait(pending: Pending, tally: &mut Tally) -> Result<u64, Error> {
     let probing = |source| Error::Probe {
         path: pending.path.clone(),
         source,
     };
+    let mapping = Mapping::new(&pending.file, pending.advised.end()).map_err(probing)?;
+    let mut queue: VecDeque<Range<u64>> = pending.advised.runs().iter().cloned().collect();
     let mut fruitless = 0;
     let mut last_progress = Instant::now();
     loop {
-        let missing = still_missing(&pending.file, &pending.advised).map_err(probing)?;
-        let loaded = pending.advised.page_count() - missing.page_count();
-        if loaded > pending.loaded {
-            tally.done += loaded - pending.loaded;
-            (tally.progress)(tally.done, tally.total);
-            pending.loaded = loaded;
+        while let Some(run) = queue.front().cloned() {
+            if mapping.resident(run.clone()).map_err(probing)?.page_count() < run.end - run.start {
+                break;
+            }
+            queue.pop_front();
+            tally.advance(run.end - run.start);
             last_progress = Instant::now();
             fruitless = 0;
         }
-        if missing.is_empty() {
+        if queue.is_empty() {
             return Ok(0);
         }
         if last_progress.elapsed() >= STALL {
-            if fruitless == READVISE_ROUNDS {
-                return Ok(missing.page_count());
+            let before: u64 = queue.iter().map(|run| run.end - run.start).sum();
+            let missing = still_missing(&mapping, &queue).map_err(probing)?;
+            let after = missing.page_count();
+            if after < before {
+                tally.advance(before - after);
+                fruitless = 0;
+            } else if fruitless == READVISE_ROUNDS {
+                return Ok(after);
+            } else {
+                fruitless += 1;
             }
-            fruitless += 1;
             advise(&pending.file, &missing).map_err(|source| Error::Advise {
                 path: pending.path.clone(),
                 source,
             })?;
+            queue = missing.runs().iter().cloned().collect();
             last_progress = Instant::now();
         }
         std::thread::sleep(POLL);
     }
 }
 
-/// The pages of `advised` mincore does not yet see (loaded and up to date).
-fn still_missing(file: &File, advised: &PageRuns) -> std::io::Result<PageRuns> {
-    let span: Range<u64> = match (advised.runs().first(), advised.runs().last()) {
-        (Some(first), Some(last)) => first.start..last.end,
-        _ => return Ok(PageRuns::new()),
-    };
-    Ok(advised.minus(&mincore_runs(file, span)?))
+/// The pages of the queued runs that mincore does not yet see (loaded and up to date).
+fn still_missing(mapping: &Mapping, queue: &VecDeque<Range<u64>>) -> std::io::Result<PageRuns> {
+    let mut missing = PageRuns::new();
+    for run in queue {
+        let wanted = PageRuns::from_unsorted(vec![run.clone()]);
+        for gap in wanted.minus(&mapping.resident(run.clone())?).runs() {
+            missing.push(gap.clone());
+        }
+    }
+    Ok(missing)
 }
 
 #[cfg(test)]
