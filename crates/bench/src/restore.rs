@@ -4,8 +4,8 @@
 //! The snapshot holds `--fraction` (25%) of a file's pages, in runs of `--run-size` placed at
 //! seeded random slots (the file is cut into run-sized slots and a fraction of them chosen): the
 //! residency a random-access program leaves behind. Each run empties the file's cache
-//! (posix_fadvise DONTNEED), then either restores the snapshot without infill (only the missing
-//! pages, C-LOOK order, WILLNEED at depth) or runs `vmtouch -t` (touches every page of the file,
+//! (posix_fadvise DONTNEED), then either restores the snapshot (by default without infill: only
+//! the missing pages; C-LOOK order, WILLNEED at depth) or runs `vmtouch -t` (touches every page of the file,
 //! which is what vmtouch can do without a snapshot of pages), and times it. Modes alternate, the
 //! median of `--runs` is reported. Besides the time:
 //!
@@ -13,7 +13,7 @@
 //!   `/proc/self/io` `read_bytes` for the restore (its WILLNEED reads are submitted in this
 //!   process) and the children's `ru_inblock` for vmtouch, on this machine's disk;
 //! - **outside snapshot**: pages cached after the run that the snapshot does not hold (probed),
-//!   which must be 0 for the restore.
+//!   which must be 0 for the restore without infill (and is the infill with it).
 //!
 //! The emulated disk (`prefetch emulate`, crate `emulate`) is mounted in this process over a
 //! directory holding only a hard link to the data file, whose backing pages are read into the
@@ -63,6 +63,8 @@ pub struct RestoreBench {
     pub disk: bool,
     /// Wall seconds per model second of the emulated disk.
     pub time_scale: f64,
+    /// Infill of the restore, bytes (0: `--no-infill`, only the snapshot's pages).
+    pub infill_bytes: u64,
     /// Draw progress bars.
     pub show_progress: bool,
 }
@@ -243,7 +245,7 @@ fn measure(
     snapshot.add(path.to_path_buf(), FileIdentity::of(&file)?, runs);
     let options = Options {
         max_memory: None,
-        infill_bytes: 0,
+        infill_bytes: bench.infill_bytes,
     };
     let bar = crate::progress::runs_bar(2 * bench.runs as u64, bench.show_progress);
     bar.set_message(setting.clone());
@@ -325,7 +327,11 @@ pub fn table(bench: &RestoreBench, rows: &[Row]) -> String {
         bench.seed,
         bench.runs
     );
-    out += "| setting | vmtouch -t | restore --no-infill | speedup | pages read: vmtouch, restore (snapshot holds) | restore's pages outside the snapshot |\n";
+    let restore = match bench.infill_bytes {
+        0 => "restore --no-infill".to_string(),
+        bytes => format!("restore --infill {}", format_bytes(bytes)),
+    };
+    out += &format!("| setting | vmtouch -t | {restore} | speedup | pages read: vmtouch, restore (snapshot holds) | restore's pages outside the snapshot |\n");
     out += "|---|---|---|---|---|---|\n";
     for row in rows {
         out += &format!(

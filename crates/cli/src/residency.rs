@@ -50,7 +50,7 @@ pub struct RestoreArgs {
     #[arg(long, value_parser = parse_size)]
     max_memory: Option<u64>,
     /// Largest gap between two runs read to join them (infill); a device's break-even gap is its
-    /// per-request cost times its transfer rate (about 1M on a 7200 RPM disk)
+    /// per-request cost times its transfer rate (about 512K on a 7200 RPM disk reading forward)
     #[arg(long, default_value = "32K", value_parser = parse_size)]
     infill: u64,
     /// Read only the snapshot's pages (same as --infill 0)
@@ -214,6 +214,9 @@ pub struct RestoreBenchArgs {
     /// Wall seconds per model second of the emulated disk
     #[arg(long, default_value_t = 1.0)]
     time_scale: f64,
+    /// Infill of the restore (0: only the snapshot's pages, as `restore --no-infill`)
+    #[arg(long, default_value = "0", value_parser = parse_size)]
+    infill: u64,
     /// Do not draw progress bars
     #[arg(long)]
     no_progress: bool,
@@ -238,6 +241,7 @@ pub fn bench(args: RestoreBenchArgs) -> Result<()> {
         emulated: args.settings.iter().any(|s| s == "emulated"),
         disk: args.settings.iter().any(|s| s == "disk"),
         time_scale: args.time_scale,
+        infill_bytes: args.infill,
         show_progress: !args.no_progress,
     };
     let rows = ::bench::restore::run(&config).context("bench restore")?;
