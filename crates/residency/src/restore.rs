@@ -454,6 +454,35 @@ mod tests {
         PageRuns::from_unsorted(runs.iter().map(|&(s, e)| s..e).collect())
     }
 
+    fn any_runs() -> impl proptest::strategy::Strategy<Value = PageRuns> {
+        use proptest::prelude::*;
+        proptest::collection::vec((0u64..300, 1u64..10), 0..20).prop_map(|pairs| {
+            PageRuns::from_unsorted(pairs.into_iter().map(|(s, l)| s..s + l).collect())
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn reads_are_the_missing_pages_within_the_room_plus_counted_infill(
+            snapshot in any_runs(),
+            resident in any_runs(),
+            gap in 0u64..8,
+            room in 0u64..400,
+        ) {
+            let mut left = room;
+            let (reads, missing, infill, over) = plan_reads(&snapshot, &resident, gap, &mut left);
+            let all_missing = snapshot.minus(&resident);
+            let uncached_reads = reads.minus(&resident);
+            proptest::prop_assert_eq!(missing + over, all_missing.page_count());
+            proptest::prop_assert_eq!(uncached_reads.intersect(&snapshot).page_count(), missing);
+            proptest::prop_assert_eq!(uncached_reads.minus(&snapshot).page_count(), infill);
+            proptest::prop_assert_eq!(missing + infill + left, room);
+            if gap == 0 {
+                proptest::prop_assert_eq!(reads.minus(&snapshot).page_count(), 0);
+            }
+        }
+    }
+
     #[test]
     fn infill_doc_example() {
         let mut room = 1;
