@@ -5,9 +5,9 @@
 //! seeded random slots (the file is cut into run-sized slots and a fraction of them chosen): the
 //! residency a random-access program leaves behind. Each run empties the file's cache
 //! (posix_fadvise DONTNEED), then either restores the snapshot (by default without infill: only
-//! the missing pages; C-LOOK order, WILLNEED at depth) or runs `vmtouch -t` (touches every page of the file,
-//! which is what vmtouch can do without a snapshot of pages), and times it. Modes alternate, the
-//! median of `--runs` is reported. Besides the time:
+//! the missing pages; C-LOOK order, WILLNEED at depth) or runs `vmtouch -t` (touches every page
+//! of the file, which is what vmtouch can do without a snapshot of pages), and times it. Modes
+//! alternate, the median of `--runs` is reported. Besides the time:
 //!
 //! - **pages read**: from the disk's own counter: the emulated disk's `bytes` served, or
 //!   `/proc/self/io` `read_bytes` for the restore (its WILLNEED reads are submitted in this

@@ -126,7 +126,7 @@ pub struct Plan {
     pub snapshot_pages: u64,
     /// Of those, cached already.
     pub resident_pages: u64,
-    /// Pages the budget allowed, bytes.
+    /// The memory budget, pages.
     pub budget_pages: u64,
 }
 
@@ -268,7 +268,8 @@ fn open_unchanged(entry: &SnapshotFile) -> Result<File, String> {
 }
 
 /// Restores `snapshot`: plans, issues, waits. `progress` hears (pages loaded, pages to load)
-/// now and then (the pages of the advised runs, cached gap pages included). Blocks until the pages are cached or given up.
+/// now and then (the pages of the advised runs, cached gap pages included). Blocks until the
+/// pages are cached or given up.
 pub fn restore(
     snapshot: &Snapshot,
     options: &Options,

@@ -10,8 +10,9 @@
 //!                "pages": [[0, 16], [96, 97]] } ] }
 //! ```
 //!
-//! `pages` are half-open runs of page numbers, ascending and not overlapping. A file is the same file at
-//! restore time when device, inode, size and modification time all match ([`FileIdentity`]).
+//! `pages` are half-open runs of page numbers, ascending and not overlapping. A file is the same
+//! file at restore time when device, inode, size and modification time all match
+//! ([`FileIdentity`]).
 //! Loading checks everything a restore relies on (format, version, page size, runs within the
 //! file) and says what is wrong in one line.
 //!
