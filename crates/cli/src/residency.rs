@@ -179,7 +179,7 @@ fn summary_text(summary: &Summary) -> String {
     }
     if summary.not_loaded_pages > 0 {
         text += &format!(
-            "\n{} advised pages were not cached at the end (evicted or dropped by the kernel)",
+            "\n{} advised pages were not cached at the end (evicted again after loading)",
             summary.not_loaded_pages
         );
     }

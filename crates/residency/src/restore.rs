@@ -26,11 +26,12 @@
 //! 5. **Wait.** mincore (which, unlike cachestat, counts a page only once its read completed)
 //!    through one mapping per file, settling the loaded runs at the front of the queue (reads
 //!    complete roughly in the order advised), until all are there. When no run completed for
-//!    [`STALL`], every queued run is checked and the missing pages are advised again: on FUSE
-//!    the kernel drops a few percent of the pages of a long burst of advice (measured on
-//!    `prefetch emulate`: 3% of 256 MiB in 1 MiB runs), and re-advising a page still in flight
-//!    reads nothing. After [`READVISE_ROUNDS`] rounds in a row that load nothing the rest is
-//!    counted as not loaded. A progress callback hears the pages loaded so far.
+//!    [`STALL`], every queued run is checked and the missing pages are advised again: on
+//!    `prefetch emulate` 1-2% of the pages of 256 MiB advised in 1 MiB runs were loaded and
+//!    then reclaimed within seconds (cachestat counts them as evicted; the same advice on the
+//!    backing file on disk lost none), and re-advising a page still in flight reads nothing.
+//!    After [`READVISE_ROUNDS`] rounds in a row that load nothing the rest is counted as not
+//!    loaded. A progress callback hears the pages loaded so far.
 //!
 //! Nothing is written to any file, and no page is read but the snapshot's missing pages and
 //! their infill: WILLNEED reads exactly the range it is given.
