@@ -5,9 +5,9 @@
 //!   is missing), after libprefetch (ATC 2009) section 4.5's `fincore`.
 //! - [`runs`]: page sets as sorted runs, and their arithmetic.
 //! - [`files`]: the paths given, directories recursed.
-//! - [`fincore`]: the table and JSON rows of `prefetch fincore`.
+//! - [`mod@fincore`]: the table and JSON rows of `prefetch fincore`.
 //! - [`snapshot`]: the saved residency of files with their identity (docs/residency.md).
-//! - [`restore`]: reading back only the missing pages, in C-LOOK order with infill, within the
+//! - [`mod@restore`]: reading back only the missing pages, in C-LOOK order with infill, within the
 //!   memory budget (libprefetch sections 3.3 and 4.6).
 //!
 //! Nothing here writes to a file it probes or restores, and no function changes what a reader
