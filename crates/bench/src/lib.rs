@@ -7,7 +7,8 @@
 //! ([`runner`]) empties the cache before every run ([`cache`]), optionally confines the runs to a memory
 //! cgroup ([`cgroup`]), measures wall time and bytes read from disk ([`io_counters`]), and the report
 //! ([`report`]) prints medians, speedups and the setting ([`setting`]) as a table or JSON, and a window
-//! sweep as an SVG ([`plot`]). Sizes are checked against what the machine has ([`room`]) first.
+//! sweep as an SVG ([`plot`]).
+//! [`restore`] measures `prefetch restore` of a residency snapshot against `vmtouch -t`. Sizes are checked against what the machine has ([`room`]) first.
 //!
 //! Deviations: the paper's disks were seek-bound hard drives; this machine's virtio disk has no seek
 //! cost, so here the gains come from queue depth and larger requests (see DESIGN.md), and the
@@ -25,6 +26,7 @@ pub mod optimum;
 pub mod plot;
 pub mod progress;
 pub mod report;
+pub mod restore;
 pub mod room;
 pub mod runner;
 pub mod setting;

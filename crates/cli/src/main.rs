@@ -18,6 +18,7 @@ mod device;
 mod disk;
 mod emulate;
 mod repro;
+mod residency;
 mod sim;
 mod sqlite;
 
@@ -59,6 +60,12 @@ enum Command {
     Sim(sim::SimArgs),
     /// Reproduce a paper's simulations: tables and SVG figures (simulated)
     Repro(repro::ReproArgs),
+    /// Which pages of files are in the page cache (cachestat; table or --json)
+    Fincore(residency::FincoreArgs),
+    /// Save which pages of files are cached, to restore them later
+    Snapshot(residency::SnapshotArgs),
+    /// Read back the pages of a snapshot that are missing now (C-LOOK order, infill, memory limit)
+    Restore(residency::RestoreArgs),
     /// Write one man page per subcommand into DIR (what `make install` installs)
     #[command(hide = true)]
     Man {
@@ -108,6 +115,9 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Sqlite { command } => sqlite::run(command),
         Command::Sim(args) => sim::run(args),
         Command::Repro(args) => repro::run(args),
+        Command::Fincore(args) => residency::fincore(args),
+        Command::Snapshot(args) => residency::snapshot(args),
+        Command::Restore(args) => residency::restore(args),
         Command::Man { dir } => write_man_pages(&dir),
     }
 }

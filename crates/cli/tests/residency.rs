@@ -1,0 +1,136 @@
+//! `prefetch fincore`, `snapshot` and `restore` as a user runs them: a snapshot restored after
+//! the file was evicted gives back the same cached pages; a malformed snapshot is refused in one
+//! line (even with `RUST_BACKTRACE=1`); a file changed since the snapshot is skipped with a
+//! warning. Files live under the target directory (a disk file system: tmpfs cannot evict).
+//!
+//! Deviations: none (the paper has no command line).
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rustix::fs::{fadvise, Advice};
+
+const PAGE: u64 = 4096;
+
+fn prefetch(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("run prefetch")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("utf-8 output")
+}
+
+/// A directory of this test's own under the target directory.
+fn test_dir(name: &str) -> PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A 1 MiB file on disk, out of the cache, with pages 3, 10-19 and 200 read back in.
+fn partly_cached_file(dir: &Path) -> PathBuf {
+    let path = dir.join("data.bin");
+    std::fs::write(&path, vec![7u8; 256 * PAGE as usize]).unwrap();
+    let file = File::open(&path).unwrap();
+    file.sync_all().unwrap();
+    fadvise(&file, 0, None, Advice::DontNeed).unwrap();
+    fadvise(&file, 0, None, Advice::Random).unwrap();
+    for page in [3].into_iter().chain(10..20).chain([200]) {
+        file.read_exact_at(&mut [0u8], page * PAGE).unwrap();
+    }
+    path
+}
+
+/// The "ranges" of the one file `prefetch fincore --json --pages` reports.
+fn cached_ranges(path: &Path) -> serde_json::Value {
+    let out = prefetch(&["fincore", "--json", "--pages", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    json["files"][0]["ranges"].clone()
+}
+
+#[test]
+fn restore_after_eviction_gives_back_the_snapshot_pages() {
+    let dir = test_dir("roundtrip");
+    let data = partly_cached_file(&dir);
+    let snapshot = dir.join("snap.json");
+    let expected = serde_json::json!([[3, 4], [10, 20], [200, 201]]);
+    assert_eq!(cached_ranges(&data), expected);
+    let out = prefetch(&[
+        "snapshot",
+        "-o",
+        snapshot.to_str().unwrap(),
+        data.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    fadvise(File::open(&data).unwrap(), 0, None, Advice::DontNeed).unwrap();
+    assert_eq!(cached_ranges(&data), serde_json::json!([]));
+    let out = prefetch(&[
+        "restore",
+        "--no-infill",
+        "--json",
+        snapshot.to_str().unwrap(),
+    ]);
+    let after = cached_ranges(&data);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(after, expected);
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["missing_pages_read"], 12);
+    assert_eq!(summary["infill_pages"], 0);
+}
+
+#[test]
+fn a_malformed_snapshot_is_one_line_saying_how_to_make_one() {
+    let dir = test_dir("malformed");
+    let snapshot = dir.join("snap.json");
+    std::fs::write(
+        &snapshot,
+        "{\"format\": \"prefetch-residency-snapshot\", \"version\": 1",
+    )
+    .unwrap();
+    let out = prefetch(&["restore", snapshot.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "not one line:\n{stderr}");
+    assert!(stderr.starts_with("prefetch: restore: "), "{stderr}");
+    assert!(
+        stderr.contains("is not a valid residency snapshot"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("prefetch snapshot -o FILE"), "{stderr}");
+}
+
+#[test]
+fn a_file_changed_since_the_snapshot_is_skipped_with_a_warning() {
+    let dir = test_dir("changed");
+    let data = partly_cached_file(&dir);
+    let snapshot = dir.join("snap.json");
+    let out = prefetch(&[
+        "snapshot",
+        "-o",
+        snapshot.to_str().unwrap(),
+        data.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    std::fs::write(&data, vec![8u8; 300 * PAGE as usize]).unwrap();
+    let file = File::open(&data).unwrap();
+    file.sync_all().unwrap();
+    fadvise(&file, 0, None, Advice::DontNeed).unwrap();
+    let out = prefetch(&["restore", snapshot.to_str().unwrap()]);
+    let after = cached_ranges(&data);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("warning: skipped"), "{stderr}");
+    assert!(stderr.contains("size"), "{stderr}");
+    assert_eq!(after, serde_json::json!([]));
+}
