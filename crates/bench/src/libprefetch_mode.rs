@@ -102,7 +102,13 @@ pub fn read_with_library(
         pages: access_pages(reads),
         next_page: AtomicUsize::new(0),
     });
-    let defaults = Config::default();
+    // The LIBPREFETCH_* variables a C program would honour apply here too (e.g. LIBPREFETCH_SCHEDULE);
+    // the benchmark's own options override them.
+    let from_env = Config::from_env();
+    for refused in &from_env.refused {
+        eprintln!("{refused}");
+    }
+    let defaults = from_env.config;
     let config = Config {
         max_budget_bytes: tuning.window_bytes,
         infill_bytes: tuning.infill_bytes.or(defaults.infill_bytes),

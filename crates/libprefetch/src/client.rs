@@ -18,7 +18,9 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use plan::{Entry, Mode, PageKey, PageRange, Planner, PlannerConfig, ReadOutcome, RoundPlan};
+use plan::{
+    Entry, Mode, PageKey, PageRange, Planner, PlannerConfig, ReadOutcome, RoundPlan, Schedule,
+};
 
 use crate::descriptors::AdviceDescriptors;
 use crate::guard::Reentry;
@@ -79,6 +81,10 @@ pub struct Config {
     /// application abandons early costs little; `None` starts at 90% of the
     /// memory available, as the paper does.
     pub start_window_bytes: Option<u64>,
+    /// When a round fetches and what it drops: the paper's window (default),
+    /// or Cao et al.'s aggressive or conservative, which plan from each
+    /// page's next use (`plan::planner`).
+    pub schedule: Schedule,
 }
 
 impl Default for Config {
@@ -91,6 +97,7 @@ impl Default for Config {
             reverse_pass: false,
             background_advice: true,
             start_window_bytes: Some(128 << 10),
+            schedule: Schedule::Window,
         }
     }
 }
@@ -262,6 +269,7 @@ impl Client {
             floor_bytes: (1 << 20).min(available),
             start_bytes: config.start_window_bytes,
             reverse_pass: config.reverse_pass,
+            schedule: config.schedule,
             ..PlannerConfig::default()
         });
         let inner = Arc::new(ClientInner {

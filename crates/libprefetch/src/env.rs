@@ -11,6 +11,7 @@
 //! | `LIBPREFETCH_REVERSE_PASS`      | `reverse_pass`       | `0` or `1`                              |
 //! | `LIBPREFETCH_BACKGROUND_ADVICE` | `background_advice`  | `0` or `1`                              |
 //! | `LIBPREFETCH_START_WINDOW`      | `start_window_bytes` | size; 0 starts at 90% (the paper)       |
+//! | `LIBPREFETCH_SCHEDULE`          | `schedule`           | `window`, `aggressive`, `conservative`  |
 //!
 //! A size is a number of bytes with an optional binary suffix: `32768`,
 //! `32K`, `32KiB`, `1.5M`, `2G` (K = 1024). Sizes above this machine's
@@ -34,6 +35,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::client::Config;
+use plan::Schedule;
 
 /// Infill gap (bytes, size syntax; 0 disables infill).
 const INFILL: &str = "LIBPREFETCH_INFILL";
@@ -48,6 +50,9 @@ const BACKGROUND_ADVICE: &str = "LIBPREFETCH_BACKGROUND_ADVICE";
 /// First window of the slow start (bytes, size syntax; 0: the paper's 90%).
 const START_WINDOW: &str = "LIBPREFETCH_START_WINDOW";
 
+/// Planner schedule (`window`, `aggressive` or `conservative`).
+const SCHEDULE: &str = "LIBPREFETCH_SCHEDULE";
+
 /// One variable: its name, how a value sets its field (given this
 /// machine's memory in bytes), and how the field's default reads.
 struct Variable {
@@ -57,7 +62,7 @@ struct Variable {
 }
 
 /// Every variable read, in the order they are applied (and warned about).
-const VARIABLES: [Variable; 6] = [
+const VARIABLES: [Variable; 7] = [
     Variable {
         name: INFILL,
         set: |config, value, memory| {
@@ -114,6 +119,19 @@ const VARIABLES: [Variable; 6] = [
             Some(bytes) => format!("{bytes} bytes"),
             None => "90% of the memory available".to_string(),
         },
+    },
+    Variable {
+        name: SCHEDULE,
+        set: |config, value, _| {
+            config.schedule = match value {
+                "window" => Schedule::Window,
+                "aggressive" => Schedule::Aggressive,
+                "conservative" => Schedule::Conservative,
+                _ => return Err("not window, aggressive or conservative".to_string()),
+            };
+            Ok(())
+        },
+        default: |config| format!("{:?}", config.schedule).to_lowercase(),
     },
 ];
 
@@ -376,6 +394,22 @@ mod tests {
                 background_advice: false,
                 ..Config::default()
             }
+        );
+    }
+
+    #[test]
+    fn the_schedule_is_named_and_a_wrong_name_is_refused() {
+        let aggressive = from_pairs(&[(SCHEDULE, "aggressive")]);
+        assert_eq!(aggressive.config.schedule, Schedule::Aggressive);
+        assert_eq!(
+            from_pairs(&[(SCHEDULE, "conservative")]).config.schedule,
+            Schedule::Conservative
+        );
+        let refused = only_refusal(&[(SCHEDULE, "optimal")]);
+        assert_eq!(
+            refused.to_string(),
+            "libprefetch: ignoring LIBPREFETCH_SCHEDULE=\"optimal\": \
+             not window, aggressive or conservative; using the default (window)"
         );
     }
 

@@ -36,7 +36,7 @@ mod track;
 
 pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};
 pub use env::{EnvConfig, Refused};
-pub use plan::Mode;
+pub use plan::{Mode, Schedule};
 pub use track::{may_track, note_close, note_read, note_read_at_position};
 
 /// Errors of the Rust API (the C API maps each to an errno).
