@@ -110,7 +110,7 @@ pub fn read_with_library(
     }
     let defaults = from_env.config;
     let config = Config {
-        max_budget_bytes: tuning.window_bytes,
+        max_budget_bytes: tuning.window_bytes.or(defaults.max_budget_bytes),
         infill_bytes: tuning.infill_bytes.or(defaults.infill_bytes),
         ..defaults
     };

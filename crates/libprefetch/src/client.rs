@@ -577,13 +577,17 @@ impl ClientInner {
             // on the new list, or the next read would diverge from it.
             self.consume_read(fd, offset, len);
         }
-        let (pending, holds_list) = {
+        let (pending, holds_list, holds_pages) = {
             let mut state = self.lock_state();
             let pending = std::mem::take(&mut state.round_pending);
-            (pending, state.planner.list_len() > 0)
+            let planner = &state.planner;
+            (pending, planner.list_len() > 0, planner.held_pages() > 0)
         };
         self.note_list_held(holds_list);
-        if outcome.start_round || pending {
+        // With no list and no pages kept a round has nothing to do: skip it (and its memory probe),
+        // so reads followed while the application lists nothing (a query that reads one index leaf)
+        // cost no more than the accounting.
+        if (outcome.start_round || pending) && (holds_list || holds_pages) {
             self.run_round();
         }
     }

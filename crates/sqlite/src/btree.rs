@@ -61,6 +61,17 @@ pub trait PageSource {
     fn modified_ns(&self) -> io::Result<i128> {
         Ok(0)
     }
+    /// Hints that `len` bytes at `offset` will be read soon (a source without a page cache ignores it).
+    fn will_need(&self, _offset: u64, _len: u64) {}
+}
+
+/// `posix_fadvise(WILLNEED)` of a range of `fd`: the kernel starts reading it and returns at once.
+fn advise_will_need(fd: std::os::fd::RawFd, offset: u64, len: u64) {
+    let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return;
+    };
+    // SAFETY: fadvise only reads its integer arguments; a stale descriptor yields EBADF, ignored (a hint).
+    unsafe { libc::posix_fadvise(fd, offset, len, libc::POSIX_FADV_WILLNEED) };
 }
 
 /// The modification time of a `struct stat`, in nanoseconds.
@@ -80,6 +91,9 @@ impl PageSource for File {
         let meta = self.metadata()?;
         Ok(i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()))
     }
+    fn will_need(&self, offset: u64, len: u64) {
+        advise_will_need(std::os::fd::AsRawFd::as_raw_fd(self), offset, len);
+    }
 }
 
 impl<S: PageSource + ?Sized> PageSource for Arc<S> {
@@ -91,6 +105,9 @@ impl<S: PageSource + ?Sized> PageSource for Arc<S> {
     }
     fn modified_ns(&self) -> io::Result<i128> {
         (**self).modified_ns()
+    }
+    fn will_need(&self, offset: u64, len: u64) {
+        (**self).will_need(offset, len);
     }
 }
 
@@ -125,6 +142,9 @@ impl PageSource for Unowned {
     }
     fn modified_ns(&self) -> io::Result<i128> {
         Ok(stat_modified_ns(&self.stat()?))
+    }
+    fn will_need(&self, offset: u64, len: u64) {
+        advise_will_need(self.0, offset, len);
     }
 }
 
@@ -246,6 +266,15 @@ impl<S: PageSource + ?Sized> Database<S> {
         self.source
             .read_exact_at(&mut buf, self.page_offset(number))?;
         Ok(buf)
+    }
+
+    /// Hints that pages `numbers` will be read soon, so that reading them one after another finds them
+    /// on their way (the kernel reads them all at once, at the device's queue depth).
+    pub fn will_need(&self, numbers: &[u32]) {
+        for &number in numbers.iter().filter(|&&n| n >= 1 && n <= self.page_count) {
+            let size = u64::from(self.header.page_size);
+            self.source.will_need(self.page_offset(number), size);
+        }
     }
 
     /// Reads page `number` and tells its b-tree page kind.
@@ -556,6 +585,7 @@ impl TableMap {
         let mut level = vec![self.root];
         for _ in 1..self.height {
             let mut next = Vec::new();
+            db.will_need(&level);
             for number in level {
                 let interior = self.interior(db, number)?;
                 next.extend(interior.children.iter().copied().chain([interior.right]));
@@ -567,6 +597,7 @@ impl TableMap {
             }
             level = next;
         }
+        db.will_need(&level);
         for number in level {
             self.interior(db, number)?;
         }

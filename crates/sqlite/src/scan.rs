@@ -11,9 +11,10 @@
 //! ```
 //!
 //! Regimes, by the page SQLite asks for when libprefetch calls back:
-//! * **the first leaf of an index** (a scan of the whole index starts there; point lookups rarely land on
-//!   it), or **an index leaf right after the previous one in key order** (a forward scan that started
-//!   elsewhere, such as a range): `Set` a list from that leaf over [`FIRST_LOOKAHEAD`] leaves;
+//! * **an index leaf right after the previous one in key order** (a forward scan, from the index's first
+//!   leaf or from elsewhere, such as a range): `Set` a list from that leaf over [`FIRST_LOOKAHEAD`] leaves.
+//!   A scan that ends within its first leaf (`LIMIT 10`) lists nothing and costs nothing: listing reads
+//!   the table's interior pages (hundreds for a 1 GiB table), more than such a query reads at all;
 //! * **a table leaf with a marked leaf of the listed scan behind it, or a later leaf of that scan** (the
 //!   list runs short: libprefetch calls back when what is left of it is below its budget): `Append` the
 //!   next stretch of leaves, [`GROWTH`] times longer than the last, or `Keep` once the list runs to the
@@ -26,8 +27,7 @@
 //!   indexes (the inner side of a join) leave it alone.
 //!
 //! Deviations: the paper's callback starts listing at the first index page read and lists the whole
-//! index; this one lists a growing stretch of it, from the index's first leaf or once a second,
-//! consecutive leaf confirms a forward scan, so that point lookups through an index (joins) do not each
+//! index; this one lists a growing stretch of it once a second, consecutive leaf confirms a forward scan, so that point lookups through an index (joins) do not each
 //! prefetch a whole leaf's worth of table pages and a scan cut short does not prefetch the whole table.
 //! Entries for consecutive rowids on the same table page are merged into one. The reader's caches are
 //! dropped when the file's change counter, length or modification time changes.
@@ -41,8 +41,9 @@ use rustc_hash::FxHashMap;
 use crate::btree::{Database, IndexLeaf, IndexTree, PageSource, ReadError, ReadResult, TableMap};
 use crate::format::PageKind;
 
-/// Leaves listed when a forward scan is recognised away from the index's first leaf.
-pub const FIRST_LOOKAHEAD: usize = 8;
+/// Leaves listed when a forward scan is recognised (its second leaf): a scan cut short soon after
+/// (`LIMIT 200`) has a short list, and [`GROWTH`] makes the list of a long scan long within a few steps.
+pub const FIRST_LOOKAHEAD: usize = 2;
 /// Factor by which the lookahead grows at each further step of such a scan.
 pub const GROWTH: usize = 4;
 
@@ -87,6 +88,8 @@ struct Cache {
     index_interiors: HashSet<u32>,
     /// Index leaf -> the table pages its entries (and the interior entries after it) point to, in order.
     table_pages: FxHashMap<u32, Vec<u32>>,
+    /// The one index leaf read before the indexes were built (see [`ScanPlanner::on_index_leaf`]).
+    lone_leaf: Option<u32>,
 }
 
 /// How far a scan of one index has got: the position of the leaf it was last seen on, the end of what
@@ -182,7 +185,27 @@ impl ScanPlanner {
         u32::try_from(offset / u64::from(page_size) + 1).unwrap_or(u32::MAX)
     }
 
+    /// An index leaf was read. The indexes are built (their interior pages read: hundreds of reads for a
+    /// large database) only once a second, different leaf is read: a query that reads one leaf (a point
+    /// lookup, `LIMIT 10`) then costs nothing. The first leaf is then accounted before this one.
     fn on_index_leaf(&mut self, page: u32) -> ReadResult<Plan> {
+        if self.cache.indexes.is_none() {
+            match self.cache.lone_leaf {
+                Some(lone) if lone != page => {
+                    self.load_indexes()?;
+                    self.on_known_index_leaf(lone)?;
+                }
+                _ => {
+                    self.cache.lone_leaf = Some(page);
+                    return Ok(Plan::Keep);
+                }
+            }
+        }
+        self.on_known_index_leaf(page)
+    }
+
+    /// [`ScanPlanner::on_index_leaf`] once the indexes are built.
+    fn on_known_index_leaf(&mut self, page: u32) -> ReadResult<Plan> {
         self.load_indexes()?;
         let Some(&(root, pos)) = self.cache.leaf_at.get(&page) else {
             return Ok(Plan::Keep);
@@ -195,7 +218,6 @@ impl ScanPlanner {
             Some(scan) if scan.pos < pos && pos <= scan.listed_end => {
                 Ok(Plan::Set(self.list_from(root, pos)?))
             }
-            None if pos == 0 => Ok(Plan::Set(self.list_from(root, pos)?)),
             _ => {
                 self.scans.insert(
                     root,

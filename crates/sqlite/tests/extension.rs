@@ -292,14 +292,17 @@ fn a_scan_cut_short_by_limit_advises_little() {
     let dir = tempfile::tempdir().unwrap();
     let path = make_db(dir.path(), 25_000);
     let whole = advised_for(&path, QUERIES[0]);
-    let limited = advised_for(&path, &format!("{} LIMIT 10", QUERIES[0]));
+    let within_a_leaf = advised_for(&path, &format!("{} LIMIT 10", QUERIES[0]));
+    let a_few_leaves = advised_for(&path, &format!("{} LIMIT 500", QUERIES[0]));
     let pages = std::fs::metadata(&path).unwrap().len() / 4096;
     assert!(
         whole * 2 > pages,
         "the whole scan advised {whole} of {pages} pages"
     );
+    // Ten rows lie within the index's first leaf: no list, nothing advised, no cost.
+    assert_eq!(within_a_leaf, 0, "LIMIT 10 advised {within_a_leaf} pages");
     assert!(
-        limited > 0 && limited * 2 < whole,
-        "LIMIT 10 advised {limited} pages, the whole scan {whole}"
+        a_few_leaves > 0 && a_few_leaves * 2 < whole,
+        "LIMIT 500 advised {a_few_leaves} pages, the whole scan {whole}"
     );
 }
