@@ -19,6 +19,7 @@ mod emulate;
 mod repro;
 mod repro_competitive;
 mod repro_disk;
+mod run;
 mod sim;
 mod sqlite;
 
@@ -55,6 +56,10 @@ enum Command {
     Sim(sim::SimArgs),
     /// Reproduce a paper's simulations: tables and SVG figures (simulated)
     Repro(repro::ReproArgs),
+    /// Run an unmodified program with libprefetch preloaded (`--replay FILE` prefetches a recording)
+    Run(run::RunArgs),
+    /// Run a program and record the pages it reads, for `prefetch run --replay` and `prefetch sim`
+    Record(run::RecordArgs),
     /// Write one man page per subcommand into DIR (what `make install` installs)
     #[command(hide = true)]
     Man {
@@ -65,7 +70,7 @@ enum Command {
 
 fn main() -> ExitCode {
     match run(Cli::parse().command) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
             eprintln!("prefetch: {}", one_line(&error));
             ExitCode::FAILURE
@@ -90,8 +95,11 @@ fn one_line(error: &anyhow::Error) -> String {
 }
 
 /// Runs one subcommand.
-fn run(command: Command) -> anyhow::Result<()> {
-    match command {
+fn run(command: Command) -> anyhow::Result<ExitCode> {
+    let done = match command {
+        // These replace the process with the program; they return only if it could not start.
+        Command::Run(args) => return run::run(args),
+        Command::Record(args) => return run::record(args),
         Command::Bench { command } => bench::run(command),
         Command::Demo(args) => demo::run(args),
         Command::Disk { command } => disk::run(command),
@@ -100,7 +108,8 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Sim(args) => sim::run(args),
         Command::Repro(args) => repro::run(args),
         Command::Man { dir } => write_man_pages(&dir),
-    }
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 /// Writes the man pages of `prefetch` and every visible subcommand into `dir`, from the clap

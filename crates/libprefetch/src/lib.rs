@@ -27,14 +27,18 @@ mod device;
 mod env;
 mod guard;
 mod memory;
+mod observe;
 mod rawio;
+mod record;
 mod registry;
+mod replay;
 pub mod residency;
 mod share;
 mod track;
 
 pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};
 pub use env::{EnvConfig, Refused};
+pub use observe::start_from_env;
 pub use plan::Mode;
 pub use track::{may_track, note_close, note_read, note_read_at_position};
 

@@ -1,0 +1,316 @@
+//! The replayer of `prefetch run --replay FILE`: a recording (`record.rs`,
+//! docs/record.md) handed to the library as one client's access list, so an
+//! unmodified program gets the window, budget, C-LOOK order with infill and
+//! AIMD of an application that lists its own reads.
+//!
+//! At start (before `main`) the replayer keeps the parts recorded by the
+//! same executable (`/proc/self/exe`), in order, and opens each of their
+//! files itself: read-only, close-on-exec, a private descriptor that the
+//! program never reads (as on FUSE, `descriptors.rs`), so pages of files the
+//! program has not opened yet can be prefetched. A file whose device,
+//! inode, size or modification time differs from the recording's is
+//! skipped, as are files past [`MAX_FILES`]. The pages of the rest become
+//! the list, each on its private descriptor, with a region covering each
+//! file, and the first round starts at once (slow start: 128 KiB).
+//!
+//! The program's reads are matched by file identity (`observe.rs`): the
+//! first read of each page of a replayed file is handed to the client as a
+//! read of the private descriptor, so the planner follows the program
+//! through the list (later reads of a page are left out, as the recording
+//! left them out). Where the program reads a page out of the list's order,
+//! the callback looks the page up in the recording and restarts the list
+//! there (`PF_SET`, as Figure 7 lists from the requested offset); a page
+//! the recording does not hold leaves the list alone: the planner counts a
+//! divergence, the read is a plain read, and prefetching resumes when the
+//! program comes back to the list. Bytes, errno and file positions are the
+//! kernel's: the replayer only advises.
+//!
+//! Fork: a forked child does not replay (the parent's client is inert in
+//! it, `registry.rs`). Exec: the new program replays the parts of its own
+//! executable, if the environment still holds the variable.
+//!
+//! Follows libprefetch (ATC 2009) sections 4.1-4.6 through `client.rs`.
+//! Deviations: the access list comes from a recording, not from the
+//! application; the client and its descriptors live until the process ends.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::os::fd::{IntoRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Mutex;
+
+use plan::recording::{FileIdentity, Recording};
+use plan::Mode;
+use rustix::fs::{openat, Mode as FileMode, OFlags, CWD};
+
+use crate::client::{AccessEntry, CallbackInfo, Client, Config};
+use crate::observe::FileStat;
+use crate::registry::globals;
+use crate::track::follow_regions;
+
+/// Most files a replay opens (each costs a descriptor for the process's life).
+pub const MAX_FILES: usize = 256;
+
+/// Largest recording read (a list of 16 Mi runs; larger ones are refused).
+const MAX_RECORDING_BYTES: u64 = 1 << 30;
+
+/// A replayed file: its private descriptor and the pages the program has read.
+struct ReplayedFile {
+    private: RawFd,
+    /// Bit `p` set once the program read page `p`.
+    seen: Mutex<Vec<u64>>,
+}
+
+/// What the read path needs: files by (device, inode).
+struct Replay {
+    files: HashMap<(u64, u64), ReplayedFile>,
+    page_size: u64,
+}
+
+static REPLAY: AtomicPtr<Replay> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The list and where each page is on it, for the callback.
+struct ListIndex {
+    entries: Vec<AccessEntry>,
+    /// Positions of each (private descriptor, page) on `entries`, ascending.
+    positions: HashMap<(RawFd, u64), Vec<usize>>,
+    page_size: u64,
+    /// Where the list handed to the client last started.
+    start: usize,
+}
+
+/// Starts replaying the recording at `path`; prints one line and does
+/// nothing more if it cannot be read.
+pub(crate) fn start(path: OsString) {
+    let recording = match read_recording(&path) {
+        Ok(recording) => recording,
+        Err(reason) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "libprefetch: not replaying {}: {reason}",
+                path.to_string_lossy()
+            );
+            return;
+        }
+    };
+    let exe = rustix::fs::readlinkat(CWD, "/proc/self/exe", Vec::new())
+        .map(|target| target.into_bytes())
+        .unwrap_or_default();
+    let (replay, entries) = open_files(&recording, &exe);
+    if entries.is_empty() {
+        return;
+    }
+    let index = ListIndex::new(entries, replay.page_size);
+    let Some(client) = register(&replay, index) else {
+        return;
+    };
+    REPLAY.store(Box::into_raw(Box::new(replay)), Ordering::Release);
+    // The client lives as long as the process (its regions and descriptors with it).
+    std::mem::forget(client);
+}
+
+/// Reads and parses the recording with raw system calls.
+fn read_recording(path: &OsStr) -> Result<Recording, String> {
+    let fd = openat(
+        CWD,
+        path,
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        FileMode::empty(),
+    )
+    .map_err(|e| e.to_string())?;
+    let size = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?.st_size as u64;
+    if size > MAX_RECORDING_BYTES {
+        return Err(format!("larger than {MAX_RECORDING_BYTES} bytes"));
+    }
+    let mut bytes = vec![0u8; size as usize];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        match rustix::io::read(&fd, &mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    bytes.truncate(filled);
+    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
+    Recording::parse(&text).map_err(|e| e.to_string())
+}
+
+/// Opens the files of the parts recorded by `exe` that are unchanged, and
+/// lists their pages in recorded order.
+fn open_files(recording: &Recording, exe: &[u8]) -> (Replay, Vec<AccessEntry>) {
+    let mut replay = Replay {
+        files: HashMap::new(),
+        page_size: recording.page_size,
+    };
+    let mut entries = Vec::new();
+    let mut skipped: Vec<(u64, u64)> = Vec::new();
+    for part in recording.parts.iter().filter(|p| p.exe == exe) {
+        let mut privates = Vec::with_capacity(part.files.len());
+        for identity in &part.files {
+            let key = (identity.dev, identity.ino);
+            let private = match replay.files.get(&key) {
+                Some(file) => Some(file.private),
+                None if skipped.contains(&key) || replay.files.len() >= MAX_FILES => None,
+                None => match open_unchanged(identity) {
+                    Some(private) => {
+                        let seen = Mutex::new(Vec::new());
+                        replay.files.insert(key, ReplayedFile { private, seen });
+                        Some(private)
+                    }
+                    None => {
+                        skipped.push(key);
+                        None
+                    }
+                },
+            };
+            privates.push(private);
+        }
+        for run in &part.runs {
+            let Some(fd) = privates[run.file] else {
+                continue;
+            };
+            entries.extend((run.first..run.first + run.count).map(|page| AccessEntry {
+                offset: page * recording.page_size,
+                fd,
+                mark: false,
+            }));
+        }
+    }
+    (replay, entries)
+}
+
+/// A private read-only descriptor of the file at `identity.path` if it is
+/// still the recorded file, unchanged (device, inode, size, mtime).
+fn open_unchanged(identity: &FileIdentity) -> Option<RawFd> {
+    let path = OsStr::from_bytes(&identity.path);
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+    let fd = openat(CWD, path, flags, FileMode::empty()).ok()?;
+    let stat = rustix::fs::fstat(&fd).ok()?;
+    let now = FileStat {
+        dev: stat.st_dev,
+        ino: stat.st_ino,
+        size: u64::try_from(stat.st_size).unwrap_or(0),
+        mtime_ns: i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
+    };
+    let recorded = FileStat {
+        dev: identity.dev,
+        ino: identity.ino,
+        size: identity.size,
+        mtime_ns: identity.mtime_ns,
+    };
+    let regular = stat.st_mode & libc::S_IFMT == libc::S_IFREG;
+    (regular && now == recorded).then(|| move_high(fd))
+}
+
+/// `fd` moved to a number in the upper half of the process's descriptor
+/// limit, out of the way of programs that use fixed low numbers (a shell's
+/// `exec 3<file`) or `select` (below 1024); kept where it is if that fails.
+fn move_high(fd: OwnedFd) -> RawFd {
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(1 << 20);
+    let lowest = RawFd::try_from(soft / 2).unwrap_or(RawFd::MAX / 2);
+    rustix::io::fcntl_dupfd_cloexec(&fd, lowest)
+        .unwrap_or(fd)
+        .into_raw_fd()
+}
+
+/// Registers the client, its regions and the list; starts the first round.
+fn register(replay: &Replay, mut index: ListIndex) -> Option<Client> {
+    let from_env = Config::from_env();
+    from_env.warn_once();
+    let entries = index.entries.clone();
+    let callback = move |client: &Client, info: CallbackInfo| index.relist(client, info);
+    let client = Client::register(from_env.config, callback).ok()?;
+    for file in replay.files.values() {
+        let size = FileStat::of(file.private).map_or(0, |s| s.size);
+        client.register_region(file.private, 0, size.max(1)).ok()?;
+    }
+    client.request_from(entries, Mode::SET | Mode::DONE).ok()?;
+    Some(client)
+}
+
+impl ListIndex {
+    fn new(entries: Vec<AccessEntry>, page_size: u64) -> ListIndex {
+        let mut positions: HashMap<(RawFd, u64), Vec<usize>> = HashMap::new();
+        for (at, entry) in entries.iter().enumerate() {
+            positions
+                .entry((entry.fd, entry.offset / page_size))
+                .or_default()
+                .push(at);
+        }
+        ListIndex {
+            entries,
+            positions,
+            page_size,
+            start: 0,
+        }
+    }
+
+    /// The callback: the list from the requested page's place in the
+    /// recording (its first place at or after the previous start, else its
+    /// first), or nothing if the recording does not hold it.
+    fn relist(&mut self, client: &Client, info: CallbackInfo) {
+        let (fd, offset) = info.requested;
+        let Some(places) = self.positions.get(&(fd, offset / self.page_size)) else {
+            return;
+        };
+        let at = places
+            .iter()
+            .copied()
+            .find(|&at| at >= self.start)
+            .unwrap_or(places[0]);
+        self.start = at;
+        let _ = client.request_from(self.entries[at..].iter().copied(), Mode::SET | Mode::DONE);
+    }
+}
+
+fn replay() -> Option<&'static Replay> {
+    let pointer = REPLAY.load(Ordering::Acquire);
+    // SAFETY: non-null values are leaked Boxes that are never freed.
+    (!pointer.is_null()).then(|| unsafe { &*pointer })
+}
+
+/// The program reads bytes `[offset, end)` of `file`: the part from its
+/// first page not read before goes to the client, as a read of the
+/// private descriptor.
+pub(crate) fn on_read(file: &FileStat, offset: u64, end: u64) {
+    let Some(replay) = replay() else {
+        return;
+    };
+    let Some(replayed) = replay.files.get(&(file.dev, file.ino)) else {
+        return;
+    };
+    let page_size = replay.page_size;
+    let Some(first_new) = mark_read(replayed, offset / page_size, (end - 1) / page_size) else {
+        return;
+    };
+    let from = offset.max(first_new * page_size);
+    follow_regions(globals(), replayed.private, from, end - from);
+}
+
+/// Marks pages `first..=last` read; the first of them not read before.
+fn mark_read(file: &ReplayedFile, first: u64, last: u64) -> Option<u64> {
+    let mut seen = file.seen.lock().unwrap_or_else(|e| e.into_inner());
+    let mut first_new = None;
+    for page in first..=last {
+        let (word, bit) = ((page / 64) as usize, 1u64 << (page % 64));
+        if seen.len() <= word {
+            seen.resize(word + 1, 0);
+        }
+        if seen[word] & bit == 0 {
+            first_new.get_or_insert(page);
+            seen[word] |= bit;
+        }
+    }
+    first_new
+}
+
+/// In a forked child: no replay (the parent's client is inert here).
+pub(crate) fn after_fork_in_child() {
+    REPLAY.store(std::ptr::null_mut(), Ordering::Release);
+}
