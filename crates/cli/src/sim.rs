@@ -15,7 +15,7 @@ pub struct SimArgs {
     /// a pipe or FIFO (`<(zcat t.gz)`) is read once into memory
     #[arg(long, required_unless_present = "bench")]
     trace: Option<PathBuf>,
-    /// Trace format: blocks, csv, msr, spc (default: recognised from the first line)
+    /// Trace format: blocks, csv, msr, spc, recording (default: recognised from the first line)
     #[arg(long)]
     format: Option<::sim::Format>,
     /// Block size in bytes for request traces

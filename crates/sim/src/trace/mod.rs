@@ -8,6 +8,7 @@
 //! | `csv` | [`csv`] | the project's CSV: `time_us,file,offset,length,op` |
 //! | `msr` | [`msr`] | MSR Cambridge: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime` |
 //! | `spc` | [`spc`] | UMass / SPC: `ASU,LBA,Size,Opcode,Timestamp` |
+//! | `recording` | [`recording`] | `prefetch record`'s recordings (docs/record.md) |
 //!
 //! Requests of the last three are split into blocks of `block_size` bytes; a block number
 //! carries its file (or disk, or ASU) in its top bits, `file << FILE_SHIFT | index`, so that
@@ -25,6 +26,7 @@ pub mod blocks;
 pub mod csv;
 mod lines;
 pub mod msr;
+pub mod recording;
 mod requests;
 pub mod spc;
 
@@ -66,6 +68,8 @@ pub enum Format {
     Msr,
     /// UMass / Storage Performance Council traces.
     Spc,
+    /// `prefetch record`'s recordings.
+    Recording,
 }
 
 impl FromStr for Format {
@@ -77,8 +81,9 @@ impl FromStr for Format {
             "csv" => Ok(Format::Csv),
             "msr" => Ok(Format::Msr),
             "spc" | "umass" => Ok(Format::Spc),
+            "recording" => Ok(Format::Recording),
             _ => Err(format!(
-                "unknown trace format {s:?} (blocks, csv, msr, spc)"
+                "unknown trace format {s:?} (blocks, csv, msr, spc, recording)"
             )),
         }
     }
@@ -196,6 +201,7 @@ impl TraceFile {
             Format::Csv => Box::new(requests::split(csv::from_lines(lines), path, bs)),
             Format::Msr => Box::new(requests::split(msr::from_lines(lines), path, bs)),
             Format::Spc => Box::new(requests::split(spc::from_lines(lines), path, bs)),
+            Format::Recording => recording::open(self)?,
         })
     }
 }
@@ -245,6 +251,7 @@ fn detect_lines(mut lines: Lines) -> Result<Format, TraceError> {
     let op = |i: usize| fields.get(i).map(|f| f.to_ascii_lowercase());
     let numeric = |i: usize| fields.get(i).is_some_and(|f| f.parse::<f64>().is_ok());
     match fields.len() {
+        _ if first.starts_with(plan::recording::MAGIC) => Ok(Format::Recording),
         1 => Ok(Format::Blocks),
         _ if fields[0] == "time_us" => Ok(Format::Csv),
         7 if fields[0] == "Timestamp" && fields[3] == "Type" => Ok(Format::Msr),
