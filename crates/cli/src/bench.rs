@@ -29,6 +29,8 @@ pub enum BenchCommand {
     Sequential(SequentialArgs),
     /// SQLite scanning a table through a secondary index, stock vs the prefetch extension (paper section 5.4)
     Sqlite(crate::sqlite::bench::BenchArgs),
+    /// The stock sqlite3 shell on a cold cache: plain vs `prefetch run --replay` of its own recording
+    Replay(crate::bench_replay::ReplayArgs),
     /// Internal: one measured pass in a child process (request on stdin, JSON result on stdout)
     #[command(name = "__child", hide = true)]
     Child,
@@ -130,6 +132,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
     let (common, workload) = match command {
         BenchCommand::Child => return ::bench::serve_child(),
         BenchCommand::Sqlite(args) => return crate::sqlite::bench::run(args),
+        BenchCommand::Replay(args) => return crate::bench_replay::run(args),
         BenchCommand::Random(args) => {
             let workload = Workload::Random {
                 pages: args.pages,

@@ -13,6 +13,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use interposers as _;
 
 mod bench;
+mod bench_replay;
 mod demo;
 mod disk;
 mod emulate;

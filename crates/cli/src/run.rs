@@ -142,7 +142,7 @@ fn preload_list(library: &Path) -> OsString {
 
 /// The library next to this executable (a build tree: `target/debug/`, or
 /// its `deps/`), or in `../lib` (an installation: `bin/` and `lib/`).
-fn find_library() -> Result<PathBuf> {
+pub(crate) fn find_library() -> Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot find the prefetch executable")?;
     let dir = exe.parent().unwrap_or(Path::new("/"));
     let candidates = [
