@@ -7,7 +7,9 @@
 //!
 //! Settings: `emulated` mounts `prefetch emulate` with the 7200 RPM disk model over the database's
 //! directory (one mount for the three runs, so the file keeps its identity); `cgroup` runs each
-//! `sqlite3` in a memory cgroup of a quarter of the database's size, on this machine's disk.
+//! `sqlite3` in a memory cgroup of a quarter of the database's size, on this machine's disk, and
+//! records with `--rereads-after` a sixteenth of the database (a quarter of the cgroup), since
+//! the cache cannot keep every page from its first read to its last.
 //!
 //! Follows libprefetch (ATC 2009) section 5.4 (the index scan of a TPC-C-like table).
 //! Deviations: the paper modified SQLite to list its reads; here the unmodified shell is replayed
@@ -106,10 +108,17 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         command
     };
     let rec = recording.to_str().context("temporary path is not UTF-8")?;
+    // In the cgroup the cache holds a quarter of the database: list the rereads that come after
+    // a quarter of that (they may have been evicted), as well as the first reads.
+    let rereads = format!("{}", size / 16);
+    let mut record = vec!["record", "-o", rec];
+    if args.setting == Where::Cgroup {
+        record.extend(["--rereads-after", &rereads]);
+    }
     let mut plain = Command::new(shell[0]);
     plain.args(&shell[1..]).args(&query);
     let runs = [
-        ("recorded", prefetch(&["record", "-o", rec])),
+        ("recorded", prefetch(&record)),
         ("stock", plain),
         ("replayed", prefetch(&["run", "--replay", rec])),
     ];

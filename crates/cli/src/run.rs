@@ -6,6 +6,7 @@
 //! |---------------------------|-----------------------------|---------------------------------------------------|
 //! | `LD_PRELOAD`              | both (prepended)            | is loaded into the program                        |
 //! | `LIBPREFETCH_RECORD`      | `record -o FILE`            | appends the pages each process reads to FILE      |
+//! | `LIBPREFETCH_RECORD_REREADS` | `record --rereads-after` | also lists rereads after that many page reads     |
 //! | `LIBPREFETCH_REPLAY`      | `run --replay FILE`         | prefetches FILE's pages ahead of the program      |
 //! | `LIBPREFETCH_NO_CHILDREN` | `--no-children`             | removes the above from the program's environment  |
 //!
@@ -57,6 +58,10 @@ pub struct RecordArgs {
     /// Write the recording here (replaced if it exists)
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
+    /// Also list a page read again after more than SIZE of page reads since its previous read
+    /// (for a replay under less memory than the recording had) [default: first reads only]
+    #[arg(long, value_name = "SIZE", value_parser = ::bench::size::parse_size)]
+    rereads_after: Option<u64>,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -90,13 +95,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 /// process with the program, whose processes append to it.
 pub fn record(args: RecordArgs) -> Result<ExitCode> {
     let path = absolute(&args.output)?;
-    let header = plan::recording::header(page_size());
+    let rereads_after = args
+        .rereads_after
+        .map_or(0, |bytes| bytes.div_ceil(page_size()));
+    let header = plan::recording::header(page_size(), rereads_after);
     std::fs::write(&path, header)
         .with_context(|| format!("cannot write the recording {}", path.display()))?;
-    exec(
-        &args.common,
-        vec![("LIBPREFETCH_RECORD", path.into_os_string())],
-    )
+    let variables = vec![
+        ("LIBPREFETCH_RECORD", path.into_os_string()),
+        (
+            "LIBPREFETCH_RECORD_REREADS",
+            rereads_after.to_string().into(),
+        ),
+    ];
+    exec(&args.common, variables)
 }
 
 /// Execs the command with the library preloaded and `variables` set;

@@ -498,3 +498,32 @@ fn a_bad_recording_is_refused_in_one_line() {
         "{stderr}"
     );
 }
+
+#[test]
+fn rereads_after_a_distance_are_listed_again_when_asked() {
+    let dir = fixture(1);
+    // Pages 0..=4, then page 0 again (5 page reads after its first), page 4 again (2 after).
+    let script = "import os\n\
+                  fd=os.open('data.bin',os.O_RDONLY)\n\
+                  for p in [0,1,2,3,4,0,4]: os.pread(fd,4096,p*4096)";
+    let data = dir.path().join("data.bin");
+    let data = data.as_os_str().as_encoded_bytes();
+    let pages = |extra: &[&str]| -> Vec<(u64, u64)> {
+        let recording = dir.path().join("rec");
+        let mut args = vec!["record", "-o", recording.to_str().unwrap()];
+        args.extend(extra);
+        let record = prefetch(&args, &[python(), "-c", script]);
+        assert!(output(record, dir.path()).status.success());
+        let parsed = read_recording(&recording);
+        let part = parsed
+            .parts
+            .iter()
+            .find(|p| p.files.iter().any(|f| f.path == data))
+            .expect("data.bin recorded");
+        let file = part.files.iter().position(|f| f.path == data).unwrap();
+        let runs = part.runs.iter().filter(|r| r.file == file);
+        runs.map(|r| (r.first, r.count)).collect()
+    };
+    assert_eq!(pages(&[]), vec![(0, 5)]);
+    assert_eq!(pages(&["--rereads-after", "12K"]), vec![(0, 5), (0, 1)]);
+}

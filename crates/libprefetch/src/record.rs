@@ -2,8 +2,10 @@
 //! order it first reads them, appended to the recording file in the format
 //! of `plan::recording` (docs/record.md).
 //!
-//! Each process keeps, per file (device and inode), a bitmap of the pages
-//! it has read and a list of runs of pages read for the first time. The
+//! Each process keeps, per file (device and inode), when it last read each
+//! page, and a list of runs of listed page reads: first reads, and with
+//! `LIBPREFETCH_RECORD_REREADS=N` rereads coming more than N page reads
+//! after the page's previous read (`plan::recording::Touches`). The
 //! runs are written as one *part* when the process exits (`atexit`), and
 //! earlier whenever [`FLUSH_RUNS`] runs are waiting, so memory stays
 //! bounded and a process killed later leaves what it read until then. A
@@ -30,11 +32,11 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use plan::recording::{FileIdentity, Part, Run};
+use plan::recording::{FileIdentity, Part, Run, Touches};
 use rustix::fs::{flock, openat, statat, AtFlags, FlockOperation, Mode, OFlags, CWD};
 
 use crate::observe::FileStat;
@@ -47,26 +49,6 @@ const MAX_PAGE: u64 = 1 << 32;
 
 /// How long exit waits for the recorder's mutex before giving up its part.
 const EXIT_WAIT: Duration = Duration::from_secs(1);
-
-/// One file a process read.
-struct RecordedFile {
-    identity: FileIdentity,
-    /// Bit `p` set once page `p` was read.
-    seen: Vec<u64>,
-}
-
-impl RecordedFile {
-    /// Marks `page` read; true if it was not before.
-    fn first_read(&mut self, page: u64) -> bool {
-        let (word, bit) = ((page / 64) as usize, 1u64 << (page % 64));
-        if self.seen.len() <= word {
-            self.seen.resize(word + 1, 0);
-        }
-        let first = self.seen[word] & bit == 0;
-        self.seen[word] |= bit;
-        first
-    }
-}
 
 /// A run waiting to be written, naming its file by (device, inode).
 struct PendingRun {
@@ -83,7 +65,10 @@ struct Recorder {
     exe: Vec<u8>,
     started: Instant,
     page_size: u64,
-    files: HashMap<(u64, u64), RecordedFile>,
+    /// The identity of each file read, by (device, inode).
+    files: HashMap<(u64, u64), FileIdentity>,
+    /// Which page reads are listed.
+    touches: Touches,
     pending: Vec<PendingRun>,
 }
 
@@ -92,12 +77,17 @@ static RECORDER: AtomicPtr<Mutex<Recorder>> = AtomicPtr::new(std::ptr::null_mut(
 /// The recording's path, set once at start (read without a lock after a fork).
 static OUTPUT: OnceLock<OsString> = OnceLock::new();
 
+/// Rereads listed after this many page reads, read from the environment
+/// once at start (a forked child must not take the environment's lock).
+static REREADS_AFTER: AtomicU64 = AtomicU64::new(0);
+
 /// Starts recording this process's reads into `output` (which exists and
 /// holds the header) and writes its part at exit.
 pub(crate) fn start(output: OsString) {
     if OUTPUT.set(output.clone()).is_err() {
         return;
     }
+    REREADS_AFTER.store(rereads_from_env(), Ordering::Relaxed);
     install(output);
     // SAFETY: a plain extern "C" fn without arguments.
     unsafe { libc::atexit(write_at_exit) };
@@ -113,6 +103,7 @@ fn install(output: OsString) {
         started: Instant::now(),
         page_size: crate::client::page_size(),
         files: HashMap::new(),
+        touches: Touches::new(REREADS_AFTER.load(Ordering::Relaxed)),
         pending: Vec::new(),
     };
     RECORDER.store(
@@ -167,21 +158,18 @@ extern "C" fn write_at_exit() {
 }
 
 impl Recorder {
-    /// Adds the pages of `[offset, end)` not read before to the runs.
+    /// Adds the listed reads of the pages of `[offset, end)` to the runs.
     fn note(&mut self, file: &FileStat, fd: i32, offset: u64, end: u64) {
         let key = (file.dev, file.ino);
         let time_us = self.started.elapsed().as_micros() as u64;
         let first = offset / self.page_size;
         let last = ((end - 1) / self.page_size).min(MAX_PAGE);
-        let recorded = self.files.entry(key).or_insert_with(|| {
+        self.files.entry(key).or_insert_with(|| {
             let path = readlink(&format!("/proc/self/fd/{fd}")).unwrap_or_default();
-            RecordedFile {
-                identity: identity(path, file),
-                seen: Vec::new(),
-            }
+            identity(path, file)
         });
         for page in first..=last {
-            if !recorded.first_read(page) {
+            if !self.touches.read(key, page) {
                 continue;
             }
             match self.pending.last_mut() {
@@ -218,7 +206,7 @@ impl Recorder {
         for run in &self.pending {
             let next = numbers.len();
             let file = *numbers.entry(run.file).or_insert_with(|| {
-                part.files.push(refreshed(&self.files[&run.file].identity));
+                part.files.push(refreshed(&self.files[&run.file]));
                 next
             });
             part.runs.push(Run {
@@ -230,6 +218,15 @@ impl Recorder {
         }
         part
     }
+}
+
+/// Rereads listed after this many page reads (`LIBPREFETCH_RECORD_REREADS`,
+/// set by `prefetch record --rereads-after`; 0 or unset: first reads only).
+fn rereads_from_env() -> u64 {
+    std::env::var("LIBPREFETCH_RECORD_REREADS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(0)
 }
 
 /// A recorded file's identity from its path and `fstat`.

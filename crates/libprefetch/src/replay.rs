@@ -14,12 +14,14 @@
 //! file, and the first round starts at once (slow start: 128 KiB).
 //!
 //! The program's reads are matched by file identity (`observe.rs`): the
-//! first read of each page of a replayed file is handed to the client as a
-//! read of the private descriptor, so the planner follows the program
-//! through the list (later reads of a page are left out, as the recording
-//! left them out). Where the program reads a page out of the list's order,
-//! the callback looks the page up in the recording and restarts the list
-//! there (`PF_SET`, as Figure 7 lists from the requested offset); a page
+//! reads of a replayed file that the recording would list (each page's
+//! first read, and rereads as the recording's `rereads_after` says, counted
+//! as when recording) are handed to the client as reads of the private
+//! descriptor, so the planner follows the program through the list; other
+//! rereads are left out, as the recording left them out. Where the program
+//! reads a page out of the list's order, the callback looks the page up in
+//! the recording (from where the list last started, then from the start)
+//! and restarts the list there (`PF_SET`, as Figure 7 lists from the requested offset); a page
 //! the recording does not hold leaves the list alone: the planner counts a
 //! divergence, the read is a plain read, and prefetching resumes when the
 //! program comes back to the list. Bytes, errno and file positions are the
@@ -41,7 +43,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
-use plan::recording::{FileIdentity, Recording};
+use plan::recording::{FileIdentity, Recording, Touches};
 use plan::Mode;
 use rustix::fs::{openat, Mode as FileMode, OFlags, CWD};
 
@@ -53,29 +55,27 @@ use crate::track::follow_regions;
 /// Most files a replay opens (each costs a descriptor for the process's life).
 pub const MAX_FILES: usize = 256;
 
+/// Entries handed over at start; the callback hands over the rest as the
+/// list runs low (the client takes at most what memory allows anyway).
+const FIRST_REQUEST: usize = 1 << 16;
+
 /// Largest recording read (a list of 16 Mi runs; larger ones are refused).
 const MAX_RECORDING_BYTES: u64 = 1 << 30;
 
-/// A replayed file: its private descriptor and the pages the program has read.
-struct ReplayedFile {
-    private: RawFd,
-    /// Bit `p` set once the program read page `p`.
-    seen: Mutex<Vec<u64>>,
-}
-
-/// What the read path needs: files by (device, inode).
+/// What the read path needs: the private descriptors of the files by
+/// (device, inode), and which of the program's page reads the list holds.
 struct Replay {
-    files: HashMap<(u64, u64), ReplayedFile>,
+    files: HashMap<(u64, u64), RawFd>,
     page_size: u64,
+    touches: Mutex<Touches>,
 }
 
 static REPLAY: AtomicPtr<Replay> = AtomicPtr::new(std::ptr::null_mut());
 
-/// The list and where each page is on it, for the callback.
+/// The whole list, for the callback: (private descriptor, page) pairs,
+/// 8 bytes an entry (a recording of a long program lists millions).
 struct ListIndex {
-    entries: Vec<AccessEntry>,
-    /// Positions of each (private descriptor, page) on `entries`, ascending.
-    positions: HashMap<(RawFd, u64), Vec<usize>>,
+    entries: Vec<(RawFd, u32)>,
     page_size: u64,
     /// Where the list handed to the client last started.
     start: usize,
@@ -141,10 +141,11 @@ fn read_recording(path: &OsStr) -> Result<Recording, String> {
 
 /// Opens the files of the parts recorded by `exe` that are unchanged, and
 /// lists their pages in recorded order.
-fn open_files(recording: &Recording, exe: &[u8]) -> (Replay, Vec<AccessEntry>) {
+fn open_files(recording: &Recording, exe: &[u8]) -> (Replay, Vec<(RawFd, u32)>) {
     let mut replay = Replay {
         files: HashMap::new(),
         page_size: recording.page_size,
+        touches: Mutex::new(Touches::new(recording.rereads_after)),
     };
     let mut entries = Vec::new();
     let mut skipped: Vec<(u64, u64)> = Vec::new();
@@ -153,12 +154,11 @@ fn open_files(recording: &Recording, exe: &[u8]) -> (Replay, Vec<AccessEntry>) {
         for identity in &part.files {
             let key = (identity.dev, identity.ino);
             let private = match replay.files.get(&key) {
-                Some(file) => Some(file.private),
+                Some(&private) => Some(private),
                 None if skipped.contains(&key) || replay.files.len() >= MAX_FILES => None,
                 None => match open_unchanged(identity) {
                     Some(private) => {
-                        let seen = Mutex::new(Vec::new());
-                        replay.files.insert(key, ReplayedFile { private, seen });
+                        replay.files.insert(key, private);
                         Some(private)
                     }
                     None => {
@@ -173,11 +173,8 @@ fn open_files(recording: &Recording, exe: &[u8]) -> (Replay, Vec<AccessEntry>) {
             let Some(fd) = privates[run.file] else {
                 continue;
             };
-            entries.extend((run.first..run.first + run.count).map(|page| AccessEntry {
-                offset: page * recording.page_size,
-                fd,
-                mark: false,
-            }));
+            let pages = run.first..run.first + run.count;
+            entries.extend(pages.filter_map(|page| Some((fd, u32::try_from(page).ok()?))));
         }
     }
     (replay, entries)
@@ -223,32 +220,36 @@ fn move_high(fd: OwnedFd) -> RawFd {
 fn register(replay: &Replay, mut index: ListIndex) -> Option<Client> {
     let from_env = Config::from_env();
     from_env.warn_once();
-    let entries = index.entries.clone();
+    let first: Vec<AccessEntry> = index.from(0).take(FIRST_REQUEST).collect();
     let callback = move |client: &Client, info: CallbackInfo| index.relist(client, info);
     let client = Client::register(from_env.config, callback).ok()?;
-    for file in replay.files.values() {
-        let size = FileStat::of(file.private).map_or(0, |s| s.size);
-        client.register_region(file.private, 0, size.max(1)).ok()?;
+    for &private in replay.files.values() {
+        let size = FileStat::of(private).map_or(0, |s| s.size);
+        client.register_region(private, 0, size.max(1)).ok()?;
     }
-    client.request_from(entries, Mode::SET | Mode::DONE).ok()?;
+    client.request_from(first, Mode::SET | Mode::DONE).ok()?;
     Some(client)
 }
 
 impl ListIndex {
-    fn new(entries: Vec<AccessEntry>, page_size: u64) -> ListIndex {
-        let mut positions: HashMap<(RawFd, u64), Vec<usize>> = HashMap::new();
-        for (at, entry) in entries.iter().enumerate() {
-            positions
-                .entry((entry.fd, entry.offset / page_size))
-                .or_default()
-                .push(at);
-        }
+    fn new(entries: Vec<(RawFd, u32)>, page_size: u64) -> ListIndex {
         ListIndex {
             entries,
-            positions,
             page_size,
             start: 0,
         }
+    }
+
+    /// The list from entry `at` on, as access entries (the client takes
+    /// what its capacity allows).
+    fn from(&self, at: usize) -> impl Iterator<Item = AccessEntry> + '_ {
+        let page_size = self.page_size;
+        let tail = self.entries.get(at..).unwrap_or_default();
+        tail.iter().map(move |&(fd, page)| AccessEntry {
+            offset: u64::from(page) * page_size,
+            fd,
+            mark: false,
+        })
     }
 
     /// The callback: the list from the requested page's place in the
@@ -256,16 +257,22 @@ impl ListIndex {
     /// first), or nothing if the recording does not hold it.
     fn relist(&mut self, client: &Client, info: CallbackInfo) {
         let (fd, offset) = info.requested;
-        let Some(places) = self.positions.get(&(fd, offset / self.page_size)) else {
+        let Ok(page) = u32::try_from(offset / self.page_size) else {
             return;
         };
-        let at = places
-            .iter()
-            .copied()
-            .find(|&at| at >= self.start)
-            .unwrap_or(places[0]);
+        let place = |range: std::ops::Range<usize>| {
+            let entries = &self.entries[range.clone()];
+            entries
+                .iter()
+                .position(|&e| e == (fd, page))
+                .map(|at| range.start + at)
+        };
+        let start = self.start.min(self.entries.len());
+        let Some(at) = place(start..self.entries.len()).or_else(|| place(0..start)) else {
+            return;
+        };
         self.start = at;
-        let _ = client.request_from(self.entries[at..].iter().copied(), Mode::SET | Mode::DONE);
+        let _ = client.request_from(self.from(at), Mode::SET | Mode::DONE);
     }
 }
 
@@ -276,38 +283,30 @@ fn replay() -> Option<&'static Replay> {
 }
 
 /// The program reads bytes `[offset, end)` of `file`: the part from its
-/// first page not read before goes to the client, as a read of the
-/// private descriptor.
+/// first page read the list holds (`Touches`, as when recorded) goes to the
+/// client, as a read of the private descriptor.
 pub(crate) fn on_read(file: &FileStat, offset: u64, end: u64) {
     let Some(replay) = replay() else {
         return;
     };
-    let Some(replayed) = replay.files.get(&(file.dev, file.ino)) else {
+    let key = (file.dev, file.ino);
+    let Some(&private) = replay.files.get(&key) else {
         return;
     };
     let page_size = replay.page_size;
-    let Some(first_new) = mark_read(replayed, offset / page_size, (end - 1) / page_size) else {
+    let first_listed = {
+        let mut touches = replay.touches.lock().unwrap_or_else(|e| e.into_inner());
+        let pages = offset / page_size..=(end - 1) / page_size;
+        pages.fold(None, |found, page| {
+            let listed = touches.read(key, page);
+            found.or(listed.then_some(page))
+        })
+    };
+    let Some(first_listed) = first_listed else {
         return;
     };
-    let from = offset.max(first_new * page_size);
-    follow_regions(globals(), replayed.private, from, end - from);
-}
-
-/// Marks pages `first..=last` read; the first of them not read before.
-fn mark_read(file: &ReplayedFile, first: u64, last: u64) -> Option<u64> {
-    let mut seen = file.seen.lock().unwrap_or_else(|e| e.into_inner());
-    let mut first_new = None;
-    for page in first..=last {
-        let (word, bit) = ((page / 64) as usize, 1u64 << (page % 64));
-        if seen.len() <= word {
-            seen.resize(word + 1, 0);
-        }
-        if seen[word] & bit == 0 {
-            first_new.get_or_insert(page);
-            seen[word] |= bit;
-        }
-    }
-    first_new
+    let from = offset.max(first_listed * page_size);
+    follow_regions(globals(), private, from, end - from);
 }
 
 /// In a forked child: no replay (the parent's client is inert here).

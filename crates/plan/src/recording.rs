@@ -22,8 +22,11 @@
 //! `pages FILE FIRST COUNT TIME_US`: pages `FIRST..FIRST+COUNT` of file
 //! `FILE` (its number in this part), first read `TIME_US` microseconds
 //! after the process started recording. Within a part the runs are in the
-//! order their pages were first read; a page appears at most once per
-//! process. Paths are written with `\\` and `\n` escaped (a path may hold
+//! order their pages were read; a page appears once per process (its first
+//! read), unless the header's `rereads_after=N` is above 0: then a page is
+//! listed again when it is read after more than N page reads of the process
+//! since its previous read (long enough for a small cache to have lost it;
+//! [`Touches`] holds the rule, which the replayer applies too). Paths are written with `\\` and `\n` escaped (a path may hold
 //! any byte but NUL; non-UTF-8 bytes are written as `\xHH`).
 //!
 //! Follows the access lists of libprefetch (ATC 2009, section 4.2): a
@@ -86,6 +89,9 @@ pub struct Part {
 pub struct Recording {
     /// Page size of the recording machine.
     pub page_size: u64,
+    /// A page read again after more than this many page reads is listed
+    /// again (0: only first reads are listed).
+    pub rereads_after: u64,
     /// The complete parts, in file order.
     pub parts: Vec<Part>,
 }
@@ -107,9 +113,43 @@ impl std::fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// The header line (with its newline) of a recording of `page_size` pages.
-pub fn header(page_size: u64) -> String {
-    format!("{MAGIC} {VERSION} page_size={page_size}\n")
+/// The header line (with its newline) of a recording of `page_size` pages
+/// that lists rereads after `rereads_after` page reads (0: never).
+pub fn header(page_size: u64, rereads_after: u64) -> String {
+    format!("{MAGIC} {VERSION} page_size={page_size} rereads_after={rereads_after}\n")
+}
+
+/// Which page reads a recording lists: each page's first read, and with
+/// `rereads_after` above 0 a read coming more than that many page reads
+/// after the page's previous read. One per process, fed every page read.
+#[derive(Clone, Debug, Default)]
+pub struct Touches {
+    rereads_after: u64,
+    reads: u64,
+    /// Per file, the read count at each page's last read (0: never read).
+    last: std::collections::HashMap<(u64, u64), Vec<u64>>,
+}
+
+impl Touches {
+    /// Listing first reads, and rereads after `rereads_after` page reads (0: never).
+    pub fn new(rereads_after: u64) -> Touches {
+        Touches {
+            rereads_after,
+            ..Touches::default()
+        }
+    }
+
+    /// Counts a read of `page` of `file` (device, inode); true if it is listed.
+    pub fn read(&mut self, file: (u64, u64), page: u64) -> bool {
+        self.reads += 1;
+        let pages = self.last.entry(file).or_default();
+        let index = usize::try_from(page).unwrap_or(usize::MAX);
+        if pages.len() <= index {
+            pages.resize(index.saturating_add(1), 0);
+        }
+        let previous = std::mem::replace(&mut pages[index], self.reads);
+        previous == 0 || (self.rereads_after > 0 && self.reads - previous > self.rereads_after)
+    }
 }
 
 impl Part {
@@ -145,12 +185,13 @@ impl Recording {
     /// out; anything else malformed is an error naming its line.
     pub fn parse(text: &str) -> Result<Recording, ParseError> {
         let mut lines = text.split_inclusive('\n').enumerate();
-        let page_size = match lines.next() {
+        let (page_size, rereads_after) = match lines.next() {
             Some((_, first)) if first.ends_with('\n') => parse_header(first.trim_end())?,
             _ => return Err(error(1, "not a libprefetch recording (no header line)")),
         };
         let mut recording = Recording {
             page_size,
+            rereads_after,
             parts: Vec::new(),
         };
         let mut open: Option<Part> = None;
@@ -185,7 +226,8 @@ fn error(line: usize, reason: &str) -> ParseError {
     }
 }
 
-fn parse_header(line: &str) -> Result<u64, ParseError> {
+/// The header's page size and `rereads_after` (0 when absent).
+fn parse_header(line: &str) -> Result<(u64, u64), ParseError> {
     let fields: Vec<&str> = line.split(' ').collect();
     if fields.first() != Some(&MAGIC) {
         return Err(error(1, "not a libprefetch recording (no header line)"));
@@ -199,7 +241,12 @@ fn parse_header(line: &str) -> Result<u64, ParseError> {
         .and_then(|v| v.parse::<u64>().ok())
         .filter(|&size| size.is_power_of_two())
         .ok_or_else(|| error(1, "header lacks page_size=N (a power of two)"))?;
-    Ok(page_size)
+    let rereads_after = match fields.get(3).map(|f| f.strip_prefix("rereads_after=")) {
+        None => 0,
+        Some(Some(value)) => number(value, "rereads_after", 1)?,
+        Some(None) => return Err(error(1, "expected rereads_after=N after the page size")),
+    };
+    Ok((page_size, rereads_after))
 }
 
 /// The value of `key=` at the start of `text`, and the rest after its space.
@@ -362,7 +409,7 @@ mod tests {
                     pages 0 12 4 130\n\
                     end\n";
         let recording = Recording::parse(text).unwrap();
-        assert_eq!(recording.page_size, 4096);
+        assert_eq!((recording.page_size, recording.rereads_after), (4096, 0));
         assert_eq!(recording.parts.len(), 1);
         assert_eq!(recording.parts[0].files[0].path, b"/data/a.db");
         assert_eq!(
@@ -378,13 +425,13 @@ mod tests {
 
     #[test]
     fn a_part_round_trips_with_odd_paths() {
-        let text = header(4096) + &sample().to_text();
+        let text = header(4096, 0) + &sample().to_text();
         assert_eq!(Recording::parse(&text).unwrap().parts, vec![sample()]);
     }
 
     #[test]
     fn a_cut_off_part_is_left_out_and_the_complete_ones_kept() {
-        let whole = header(4096) + &sample().to_text();
+        let whole = header(4096, 0) + &sample().to_text();
         let full = whole.clone() + &sample().to_text();
         for cut in whole.len()..full.len() {
             let parsed = Recording::parse(&full[..cut]).unwrap();
@@ -394,14 +441,37 @@ mod tests {
 
     #[test]
     fn malformed_lines_name_their_line() {
-        let text = header(4096) + "part pid=1 exe=/x\npages 0 0 1 0\nend\n";
+        let text = header(4096, 0) + "part pid=1 exe=/x\npages 0 0 1 0\nend\n";
         assert_eq!(Recording::parse(&text).unwrap_err().line, 3);
         assert_eq!(Recording::parse("hello\n").unwrap_err().line, 1);
-        let zero = header(4096) + "part pid=1 exe=/x\nfile 0 dev=1 ino=2 size=3 mtime_ns=4 path=/a\npages 0 5 0 0\nend\n";
+        let zero = header(4096, 0) + "part pid=1 exe=/x\nfile 0 dev=1 ino=2 size=3 mtime_ns=4 path=/a\npages 0 5 0 0\nend\n";
         assert!(Recording::parse(&zero)
             .unwrap_err()
             .reason
             .contains("at least one page"));
+    }
+
+    #[test]
+    fn rereads_are_listed_only_after_the_given_number_of_reads() {
+        let mut first_only = Touches::new(0);
+        let mut rereads = Touches::new(2);
+        let file = (1, 7);
+        // Pages read: 5 6 5 7 8 5 5
+        let listed = |touches: &mut Touches| -> Vec<bool> {
+            [5, 6, 5, 7, 8, 5, 5]
+                .iter()
+                .map(|&p| touches.read(file, p))
+                .collect()
+        };
+        assert_eq!(
+            listed(&mut first_only),
+            [true, true, false, true, true, false, false]
+        );
+        // Page 5 again at read 3 (2 reads after read 1: not more than 2), at read 6 (3 after read 3: listed).
+        assert_eq!(
+            listed(&mut rereads),
+            [true, true, false, true, true, true, false]
+        );
     }
 
     proptest! {
