@@ -44,8 +44,9 @@ use crate::observe::FileStat;
 /// Runs kept in memory before they are appended as a part.
 const FLUSH_RUNS: usize = 16 << 10;
 
-/// Pages beyond this index are not recorded (a 16 TiB file, at 4 KiB pages).
-const MAX_PAGE: u64 = 1 << 32;
+/// Pages beyond this index are not recorded (a 16 TiB file, at 4 KiB pages;
+/// the replay list holds page numbers in 32 bits).
+const MAX_PAGE: u64 = u32::MAX as u64;
 
 /// How long exit waits for the recorder's mutex before giving up its part.
 const EXIT_WAIT: Duration = Duration::from_secs(1);

@@ -122,12 +122,39 @@ pub fn header(page_size: u64, rereads_after: u64) -> String {
 /// Which page reads a recording lists: each page's first read, and with
 /// `rereads_after` above 0 a read coming more than that many page reads
 /// after the page's previous read. One per process, fed every page read.
+/// Memory: 8 bytes per page of a file's first [`DENSE_PAGES`] pages read so
+/// far, about 32 per page read beyond them.
 #[derive(Clone, Debug, Default)]
 pub struct Touches {
     rereads_after: u64,
     reads: u64,
-    /// Per file, the read count at each page's last read (0: never read).
-    last: std::collections::HashMap<(u64, u64), Vec<u64>>,
+    /// Per file, the read count at each page's last read (absent or 0: never read).
+    last: std::collections::HashMap<(u64, u64), LastReads>,
+}
+
+/// Pages of a file whose last reads are kept in an array (1 GiB of 4 KiB pages).
+pub const DENSE_PAGES: u64 = 1 << 18;
+
+/// One file's last reads: an array for its first pages, a map beyond (a
+/// read far into a huge sparse file must not allocate an array that far).
+#[derive(Clone, Debug, Default)]
+struct LastReads {
+    dense: Vec<u64>,
+    sparse: std::collections::HashMap<u64, u64>,
+}
+
+impl LastReads {
+    /// Sets `page`'s last read to `now`; returns the previous one (0: none).
+    fn replace(&mut self, page: u64, now: u64) -> u64 {
+        if page >= DENSE_PAGES {
+            return self.sparse.insert(page, now).unwrap_or(0);
+        }
+        let index = page as usize;
+        if self.dense.len() <= index {
+            self.dense.resize(index + 1, 0);
+        }
+        std::mem::replace(&mut self.dense[index], now)
+    }
 }
 
 impl Touches {
@@ -142,12 +169,7 @@ impl Touches {
     /// Counts a read of `page` of `file` (device, inode); true if it is listed.
     pub fn read(&mut self, file: (u64, u64), page: u64) -> bool {
         self.reads += 1;
-        let pages = self.last.entry(file).or_default();
-        let index = usize::try_from(page).unwrap_or(usize::MAX);
-        if pages.len() <= index {
-            pages.resize(index.saturating_add(1), 0);
-        }
-        let previous = std::mem::replace(&mut pages[index], self.reads);
+        let previous = self.last.entry(file).or_default().replace(page, self.reads);
         previous == 0 || (self.rereads_after > 0 && self.reads - previous > self.rereads_after)
     }
 }
@@ -471,6 +493,20 @@ mod tests {
         assert_eq!(
             listed(&mut rereads),
             [true, true, false, true, true, true, false]
+        );
+    }
+
+    #[test]
+    fn pages_far_into_a_file_are_counted_without_an_array_that_far() {
+        let mut touches = Touches::new(0);
+        let far = 1 << 40;
+        assert!(touches.read((1, 1), far));
+        assert!(!touches.read((1, 1), far));
+        assert!(touches.read((1, 1), DENSE_PAGES - 1));
+        let file = &touches.last[&(1, 1)];
+        assert_eq!(
+            (file.dense.len() as u64, file.sparse.len()),
+            (DENSE_PAGES, 1)
         );
     }
 
