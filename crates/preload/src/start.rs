@@ -10,8 +10,9 @@
 //! into an unmodified program.
 
 /// The variables that choose what the library does in a program started by `prefetch run`.
-const OWN_VARIABLES: [&str; 3] = [
+const OWN_VARIABLES: [&str; 4] = [
     "LIBPREFETCH_RECORD",
+    "LIBPREFETCH_RECORD_REREADS",
     "LIBPREFETCH_REPLAY",
     "LIBPREFETCH_NO_CHILDREN",
 ];
