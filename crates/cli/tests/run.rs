@@ -277,18 +277,20 @@ fn a_recording_holds_each_page_once_in_first_touch_order_with_the_files_identity
 }
 
 #[test]
-fn threads_and_forked_children_are_recorded_each_in_its_own_part() {
+fn threads_and_forked_children_are_recorded_each_in_its_own_part_and_replay() {
     let dir = fixture(0);
     for i in 0..4 {
         fs::write(dir.path().join(format!("t{i}")), vec![i as u8; 64 << 10]).unwrap();
     }
-    let script = "import os,threading\n\
-                  ts=[threading.Thread(target=lambda i=i: open(f't{i}','rb').read()) for i in range(3)]\n\
+    let script = "import os,threading,zlib\n\
+                  sums={}\n\
+                  def read(i): sums[i]=zlib.crc32(open(f't{i}','rb').read())\n\
+                  ts=[threading.Thread(target=read,args=(i,)) for i in range(3)]\n\
                   [t.start() for t in ts]; [t.join() for t in ts]\n\
                   pid=os.fork()\n\
                   if pid==0:\n\
-                  \x20   open('t3','rb').read(); raise SystemExit(0)\n\
-                  os.waitpid(pid,0)";
+                  \x20   print(len(open('t3','rb').read()), flush=True); raise SystemExit(0)\n\
+                  os.waitpid(pid,0); print(sorted(sums.items()))";
     let recording = dir.path().join("rec");
     let record = prefetch(
         &["record", "-o", recording.to_str().unwrap()],
@@ -330,6 +332,15 @@ fn threads_and_forked_children_are_recorded_each_in_its_own_part() {
     let child = pages_of("t3");
     assert_eq!(child.len(), 1, "the child's file recorded once");
     assert_ne!(child[0], parent[0], "the child writes its own part");
+    let stock = output(plain(&[python(), "-c", script]), dir.path());
+    for i in 0..4 {
+        evict(&dir.path().join(format!("t{i}")));
+    }
+    let replay = prefetch(
+        &["run", "--replay", recording.to_str().unwrap()],
+        &[python(), "-c", script],
+    );
+    assert_same("threads and fork", &stock, &output(replay, dir.path()));
 }
 
 /// How many of `path`'s pages are cached, from util-linux `fincore`.
