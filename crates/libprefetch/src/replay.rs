@@ -39,7 +39,7 @@
 //!
 //! Follows libprefetch (ATC 2009) sections 4.1-4.6 through `client.rs`.
 //! Deviations: the access list comes from a recording, not from the
-//! application; the client and its descriptors live until the process ends;
+//! application; the client and its descriptors live until the process exits;
 //! no slow start (above).
 
 use std::collections::HashMap;
@@ -118,8 +118,24 @@ pub(crate) fn start(path: OsString) {
         return;
     };
     REPLAY.store(Box::into_raw(Box::new(replay)), Ordering::Release);
-    // The client lives as long as the process (its regions and descriptors with it).
-    std::mem::forget(client);
+    *CLIENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(client);
+    // SAFETY: a plain extern "C" fn without arguments.
+    unsafe { libc::atexit(unregister_at_exit) };
+}
+
+/// The replay's client, kept until the process exits.
+static CLIENT: Mutex<Option<Client>> = Mutex::new(None);
+
+/// At exit: unregisters the client, so that the process leaves the memory
+/// budget's shared table (`share.rs`; the last one out removes it). In a
+/// forked child the parent's client is inert and dropping it does nothing;
+/// if a parent thread held the slot's lock at the fork, it is left alone.
+extern "C" fn unregister_at_exit() {
+    let _ = std::panic::catch_unwind(|| {
+        if let Ok(mut slot) = CLIENT.try_lock() {
+            drop(slot.take());
+        }
+    });
 }
 
 /// Reads and parses the recording with raw system calls.
