@@ -31,6 +31,8 @@ pub enum BenchCommand {
     Sqlite(crate::sqlite::bench::BenchArgs),
     /// Restoring a residency snapshot (25% of a file's pages) vs vmtouch -t, emulated disk and this disk
     Restore(crate::residency::RestoreBenchArgs),
+    /// The stock sqlite3 shell on a cold cache: plain vs `prefetch run --replay` of its own recording
+    Replay(crate::bench_replay::ReplayArgs),
     /// Internal: one measured pass in a child process (request on stdin, JSON result on stdout)
     #[command(name = "__child", hide = true)]
     Child,
@@ -133,6 +135,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Child => return ::bench::serve_child(),
         BenchCommand::Sqlite(args) => return crate::sqlite::bench::run(args),
         BenchCommand::Restore(args) => return crate::residency::bench(args),
+        BenchCommand::Replay(args) => return crate::bench_replay::run(args),
         BenchCommand::Random(args) => {
             let workload = Workload::Random {
                 pages: args.pages,

@@ -13,12 +13,14 @@ use clap::{CommandFactory, Parser, Subcommand};
 use interposers as _;
 
 mod bench;
+mod bench_replay;
 mod demo;
 mod device;
 mod disk;
 mod emulate;
 mod repro;
 mod residency;
+mod run;
 mod sim;
 mod sqlite;
 
@@ -66,6 +68,10 @@ enum Command {
     Snapshot(residency::SnapshotArgs),
     /// Read back the pages of a snapshot that are missing now (C-LOOK order, infill, memory limit)
     Restore(residency::RestoreArgs),
+    /// Run an unmodified program with libprefetch preloaded (`--replay FILE` prefetches a recording)
+    Run(run::RunArgs),
+    /// Run a program and record the pages it reads, for `prefetch run --replay` and `prefetch sim`
+    Record(run::RecordArgs),
     /// Write one man page per subcommand into DIR (what `make install` installs)
     #[command(hide = true)]
     Man {
@@ -80,7 +86,7 @@ fn main() -> ExitCode {
     // SAFETY: restoring a signal's default disposition before any thread starts.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     match run(Cli::parse().command) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
             eprintln!("prefetch: {}", one_line(&error));
             ExitCode::FAILURE
@@ -105,8 +111,11 @@ fn one_line(error: &anyhow::Error) -> String {
 }
 
 /// Runs one subcommand.
-fn run(command: Command) -> anyhow::Result<()> {
-    match command {
+fn run(command: Command) -> anyhow::Result<ExitCode> {
+    let done = match command {
+        // These replace the process with the program; they return only if it could not start.
+        Command::Run(args) => return run::run(args),
+        Command::Record(args) => return run::record(args),
         Command::Bench { command } => bench::run(command),
         Command::Demo(args) => demo::run(args),
         Command::Device { command } => device::run(command),
@@ -119,7 +128,8 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Snapshot(args) => residency::snapshot(args),
         Command::Restore(args) => residency::restore(args),
         Command::Man { dir } => write_man_pages(&dir),
-    }
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 /// Writes the man pages of `prefetch` and every visible subcommand into `dir`, from the clap

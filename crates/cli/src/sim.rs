@@ -18,7 +18,7 @@ pub struct SimArgs {
     /// is read once into memory
     #[arg(long = "trace", value_delimiter = ',', num_args = 1.., required_unless_present_any = ["bench", "list"])]
     traces: Vec<PathBuf>,
-    /// Trace format: blocks (txt), csv, msr, spc, oracle-general, libcachesim-csv (default:
+    /// Trace format: blocks (txt), csv, msr, spc, oracle-general, libcachesim-csv, recording (default:
     /// recognised from the name for oracleGeneral, else from the first line)
     #[arg(long)]
     format: Option<::sim::Format>,

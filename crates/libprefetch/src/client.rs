@@ -239,7 +239,8 @@ fn clip_to_file(fd: RawFd, offset: u64, len: u64) -> Option<u64> {
     Some(len.min(size.saturating_sub(offset))).filter(|&l| l > 0)
 }
 
-fn page_size() -> u64 {
+/// The system's page size.
+pub(crate) fn page_size() -> u64 {
     // SAFETY: sysconf has no memory-safety preconditions.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)

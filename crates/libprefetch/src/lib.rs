@@ -27,15 +27,19 @@ pub mod device;
 mod env;
 mod guard;
 pub mod memory;
+mod observe;
 pub mod profile;
 mod rawio;
+mod record;
 mod registry;
+mod replay;
 pub mod residency;
 mod share;
 mod track;
 
 pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};
 pub use env::{EnvConfig, Refused};
+pub use observe::start_from_env;
 pub use plan::{Mode, Schedule};
 pub use track::{may_track, note_close, note_read, note_read_at_position};
 

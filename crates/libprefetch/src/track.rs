@@ -17,7 +17,8 @@ use std::os::fd::RawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::guard::{CancelGuard, ErrnoGuard, Reentry};
-use crate::registry::globals_if_started;
+use crate::observe;
+use crate::registry::{globals_if_started, Globals};
 
 /// Tells the library that `fd` is about to be read at byte `offset` for
 /// `len` bytes. Cheap when `fd` has no registered region. May run the
@@ -43,17 +44,17 @@ pub fn note_close(fd: RawFd) {
     }
 }
 
-/// True if `fd` may have a registered region: the interposers' one check
-/// before they do any work of their own (such as summing an iovec).
+/// True if `fd` may have a registered region, or reads are being observed
+/// (`observe.rs`): the interposers' one check before they do any work of
+/// their own (such as summing an iovec).
 pub fn may_track(fd: RawFd) -> bool {
-    fd >= 0 && globals_if_started().is_some_and(|g| g.any_regions())
+    fd >= 0 && (observe::active() || globals_if_started().is_some_and(|g| g.any_regions()))
 }
 
 fn track(fd: RawFd, offset: Option<u64>, len: u64) {
-    let Some(globals) = globals_if_started() else {
-        return;
-    };
-    if !globals.any_regions() || fd < 0 || len == 0 {
+    let observing = observe::active();
+    let globals = globals_if_started().filter(|g| g.any_regions());
+    if (!observing && globals.is_none()) || fd < 0 || len == 0 {
         return;
     }
     let Some(_inside) = Reentry::enter() else {
@@ -65,12 +66,23 @@ fn track(fd: RawFd, offset: Option<u64>, len: u64) {
         let Some(offset) = offset.or_else(|| current_position(fd)) else {
             return;
         };
-        for slot in globals.regions_touching(fd, offset, len) {
-            let start = offset.max(slot.start);
-            let end = offset.saturating_add(len).min(slot.end);
-            slot.client.on_read(fd, start, end - start, slot.probe);
+        if observing {
+            observe::on_read(fd, offset, len);
+        }
+        if let Some(globals) = globals {
+            follow_regions(globals, fd, offset, len);
         }
     }));
+}
+
+/// Moves the clients whose regions of `fd` the read touches along their
+/// lists. The caller holds the re-entrancy guard.
+pub(crate) fn follow_regions(globals: &Globals, fd: RawFd, offset: u64, len: u64) {
+    for slot in globals.regions_touching(fd, offset, len) {
+        let start = offset.max(slot.start);
+        let end = offset.saturating_add(len).min(slot.end);
+        slot.client.on_read(fd, start, end - start, slot.probe);
+    }
 }
 
 /// The file position of `fd`, or `None` for unseekable descriptors.

@@ -13,6 +13,7 @@
 //!   conservative schedule (SIGMETRICS 1995, section 2.4).
 //! - [`competitive`]: competitive prefetching's depth and break-even gap.
 //! - [`planner`]: the state machine that ties them together per client.
+//! - [`recording`]: the text format of `prefetch record`'s recordings.
 
 pub mod access_list;
 pub mod aimd;
@@ -21,6 +22,7 @@ pub mod held;
 pub mod min_ahead;
 pub mod planner;
 pub mod ranges;
+pub mod recording;
 pub mod window;
 
 pub use access_list::{AccessList, Entry, Mode, PageKey};

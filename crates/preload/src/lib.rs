@@ -19,6 +19,8 @@
 //! `close_range` is not: it is used after fork in a child, where no region
 //! exists; a number it closes is still caught when the library advises.
 
+mod start;
+
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicPtr, Ordering};
 

@@ -14,8 +14,8 @@
 //! - `op`: `R` or `W` (either case, or `read` / `write`).
 //!
 //! The header line is optional; blank lines and lines starting with `#` are skipped; a time
-//! before the previous line's is an error naming the line. This is
-//! what `prefetch record` will write.
+//! before the previous line's is an error naming the line. (`prefetch record` writes the
+//! `recording` format, see `recording.rs`.)
 
 use std::path::{Path, PathBuf};
 

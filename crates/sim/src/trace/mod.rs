@@ -12,6 +12,7 @@
 //! | `spc` | [`spc`] | UMass / SPC: `ASU,LBA,Size,Opcode,Timestamp` |
 //! | `oracle-general` | [`oracle`] | libCacheSim's binary `oracleGeneral` records (24 bytes) |
 //! | `libcachesim-csv` | [`cachesim_csv`] | libCacheSim's csv: a header naming `obj_id` (and `time`, `obj_size`) |
+//! | `recording` | [`recording`] | `prefetch record`'s recordings (docs/record.md) |
 //!
 //! Requests of `csv`, `msr` and `spc` are split into blocks of `block_size` bytes; a block
 //! number carries its file (or disk, or ASU) in its top bits, `file << FILE_SHIFT | index`, so
@@ -34,6 +35,7 @@ mod lines;
 pub mod msr;
 pub mod objects;
 pub mod oracle;
+pub mod recording;
 mod requests;
 pub mod spc;
 
@@ -79,10 +81,13 @@ pub enum Format {
     OracleGeneral,
     /// libCacheSim's csv (a header naming the columns).
     CachesimCsv,
+    /// `prefetch record`'s recordings.
+    Recording,
 }
 
 /// The format names `--format` accepts.
-pub const FORMAT_NAMES: &str = "blocks (txt), csv, msr, spc, oracle-general, libcachesim-csv";
+pub const FORMAT_NAMES: &str =
+    "blocks (txt), csv, msr, spc, oracle-general, libcachesim-csv, recording";
 
 impl FromStr for Format {
     type Err = String;
@@ -93,6 +98,7 @@ impl FromStr for Format {
             "csv" => Ok(Format::Csv),
             "msr" => Ok(Format::Msr),
             "spc" | "umass" => Ok(Format::Spc),
+            "recording" => Ok(Format::Recording),
             "oracle-general" | "oracleGeneral" => Ok(Format::OracleGeneral),
             "libcachesim-csv" | "lcs-csv" => Ok(Format::CachesimCsv),
             _ => Err(format!("unknown trace format {s:?} ({FORMAT_NAMES})")),
@@ -240,6 +246,7 @@ impl TraceFile {
                     false => Box::new(objects::one_per_object(requests)),
                 }
             }
+            Format::Recording => recording::open(self)?,
         })
     }
 }
@@ -300,6 +307,7 @@ fn detect_lines(mut lines: Lines) -> Result<Format, TraceError> {
     let op = |i: usize| fields.get(i).map(|f| f.to_ascii_lowercase());
     let numeric = |i: usize| fields.get(i).is_some_and(|f| f.parse::<f64>().is_ok());
     match fields.len() {
+        _ if first.starts_with(plan::recording::MAGIC) => Ok(Format::Recording),
         1 => Ok(Format::Blocks),
         _ if fields[0] == "time_us" => Ok(Format::Csv),
         _ if cachesim_csv::is_header(&first) => Ok(Format::CachesimCsv),

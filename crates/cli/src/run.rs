@@ -1,0 +1,196 @@
+//! `prefetch run` and `prefetch record`: run an unmodified program with the
+//! read interposers (`libprefetch.so`) preloaded, the policy chosen through
+//! the environment the library reads when it is loaded:
+//!
+//! | variable                  | set by                      | the library then                                  |
+//! |---------------------------|-----------------------------|---------------------------------------------------|
+//! | `LD_PRELOAD`              | both (prepended)            | is loaded into the program                        |
+//! | `LIBPREFETCH_RECORD`      | `record -o FILE`            | appends the pages each process reads to FILE      |
+//! | `LIBPREFETCH_RECORD_REREADS` | `record --rereads-after` | also lists rereads after that many page reads     |
+//! | `LIBPREFETCH_REPLAY`      | `run --replay FILE`         | prefetches FILE's pages ahead of the program      |
+//! | `LIBPREFETCH_NO_CHILDREN` | `--no-children`             | removes the above from the program's environment  |
+//!
+//! plus the tunables of docs/api.md ("Environment"), passed through as set.
+//!
+//! **The program replaces `prefetch`** (`execvp`, as `env`, `nice` and
+//! `taskset` do): there is no supervising parent, so the exit status, a
+//! death by signal (and its core dump), the process id, the terminal's job
+//! control and the signals sent to the program are exactly the program's.
+//! Only if the program cannot be started does `prefetch` itself exit: 127
+//! when it is not found, 126 when it cannot be executed, as a shell does.
+//!
+//! Children inherit the environment, and with it the library and its
+//! policy, exec'd ones included; with `--no-children` the library, once
+//! loaded into the program, takes itself and its variables out of the
+//! program's environment, so programs it executes run without it (a
+//! `fork` without `exec` is the same program and keeps it).
+//!
+//! Follows libprefetch (ATC 2009), section 4: the interposed read family
+//! is how the library follows an application's reads.
+//! Deviations: the paper's applications linked the library and called its
+//! API; here the program is unmodified and the access list comes from a
+//! recording (`docs/record.md`).
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+
+/// The library file name (the cdylib of crate `preload`).
+const LIBRARY: &str = "libprefetch.so";
+
+/// Options of `prefetch run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// Prefetch what this recording (written by `prefetch record`) says the program will read
+    #[arg(long, value_name = "FILE")]
+    replay: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Options of `prefetch record`.
+#[derive(Args)]
+pub struct RecordArgs {
+    /// Write the recording here (replaced if it exists)
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    /// Also list a page read again after more than SIZE of page reads since its previous read
+    /// (for a replay under less memory than the recording had) [default: first reads only]
+    #[arg(long, value_name = "SIZE", value_parser = ::bench::size::parse_size)]
+    rereads_after: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// What `run` and `record` share.
+#[derive(Args)]
+struct CommonArgs {
+    /// Programs the command executes run without the library
+    #[arg(long)]
+    no_children: bool,
+    /// The libprefetch.so to preload [default: next to `prefetch`, or in ../lib]
+    #[arg(long, value_name = "PATH")]
+    library: Option<PathBuf>,
+    /// The program and its arguments
+    #[arg(last = true, required = true, value_name = "CMD")]
+    command: Vec<OsString>,
+}
+
+/// `prefetch run`: replaces this process with the program.
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let mut variables = Vec::new();
+    if let Some(recording) = &args.replay {
+        let path = absolute(recording)?;
+        check_recording(&path)?;
+        variables.push(("LIBPREFETCH_REPLAY", path.into_os_string()));
+    }
+    exec(&args.common, variables)
+}
+
+/// `prefetch record`: starts the recording file, then replaces this
+/// process with the program, whose processes append to it.
+pub fn record(args: RecordArgs) -> Result<ExitCode> {
+    let path = absolute(&args.output)?;
+    let rereads_after = args
+        .rereads_after
+        .map_or(0, |bytes| bytes.div_ceil(page_size()));
+    let header = plan::recording::header(page_size(), rereads_after);
+    std::fs::write(&path, header)
+        .with_context(|| format!("cannot write the recording {}", path.display()))?;
+    let variables = vec![
+        ("LIBPREFETCH_RECORD", path.into_os_string()),
+        (
+            "LIBPREFETCH_RECORD_REREADS",
+            rereads_after.to_string().into(),
+        ),
+    ];
+    exec(&args.common, variables)
+}
+
+/// Execs the command with the library preloaded and `variables` set;
+/// returns only if it could not be started.
+fn exec(common: &CommonArgs, variables: Vec<(&str, OsString)>) -> Result<ExitCode> {
+    let library = match &common.library {
+        Some(path) => absolute(path)?,
+        None => find_library()?,
+    };
+    if !library.is_file() {
+        bail!(
+            "{} is not a file: give the path of libprefetch.so with --library",
+            library.display()
+        );
+    }
+    let (program, arguments) = common.command.split_first().expect("clap requires CMD");
+    let mut command = Command::new(program);
+    command
+        .args(arguments)
+        .env("LD_PRELOAD", preload_list(&library));
+    command.envs(variables);
+    if common.no_children {
+        command.env("LIBPREFETCH_NO_CHILDREN", "1");
+    }
+    let error = command.exec();
+    let program = Path::new(program).display();
+    eprintln!("prefetch: cannot run {program}: {error}");
+    Ok(ExitCode::from(match error.kind() {
+        std::io::ErrorKind::NotFound => 127,
+        _ => 126,
+    }))
+}
+
+/// `library` ahead of whatever `LD_PRELOAD` already holds.
+fn preload_list(library: &Path) -> OsString {
+    let mut list = library.as_os_str().to_os_string();
+    if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+        list.push(":");
+        list.push(existing);
+    }
+    list
+}
+
+/// The library next to this executable (a build tree: `target/debug/`, or
+/// its `deps/`), or in `../lib` (an installation: `bin/` and `lib/`).
+pub(crate) fn find_library() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("cannot find the prefetch executable")?;
+    let dir = exe.parent().unwrap_or(Path::new("/"));
+    let candidates = [
+        dir.join(LIBRARY),
+        dir.join("../lib").join(LIBRARY),
+        dir.join("deps").join(LIBRARY),
+    ];
+    match candidates.iter().find(|path| path.is_file()) {
+        Some(found) => Ok(found.canonicalize().unwrap_or_else(|_| found.clone())),
+        None => bail!(
+            "cannot find {LIBRARY} next to {} or in ../lib: give its path with --library",
+            exe.display()
+        ),
+    }
+}
+
+/// `path` made absolute (the program's processes may change directory).
+fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).with_context(|| format!("bad path {}", path.display()))
+}
+
+/// Fails with one line if `path` is not a readable recording.
+fn check_recording(path: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the recording {}", path.display()))?;
+    plan::recording::Recording::parse(&text).with_context(|| {
+        format!(
+            "{} is not a recording of `prefetch record -o FILE`",
+            path.display()
+        )
+    })?;
+    Ok(())
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
+}

@@ -1,0 +1,106 @@
+//! Observing an unmodified program's reads: every read of a regular file
+//! that the interposers see goes to the recorder (`record.rs`, `prefetch
+//! record`) and the replayer (`replay.rs`, `prefetch run --replay`) when
+//! either was started by [`start_from_env`], which `libprefetch.so` calls
+//! as it is loaded. Without them a read costs one more atomic load.
+//!
+//! A read is known by its file's identity, not its descriptor number: each
+//! observed read costs one `fstat` (about half a microsecond), which stays
+//! right however the program opened, duplicated or closed its descriptors
+//! (glibc's `fopen` and `fclose` call the system directly, past any
+//! interposer). Reads made through stdio (`fread`, `getline`) go through
+//! glibc's internal read and are not seen; nor are pages of `mmap`ped files.
+//!
+//! Follows libprefetch (ATC 2009), section 4: the library follows the
+//! application through its reads.
+//! Deviations: the paper tracks only registered regions; here, while
+//! recording or replaying, every read of a regular file is looked at.
+
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::{record, replay};
+
+/// Set once recording or replaying started in this process.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// What `fstat` says of a file being read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileStat {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i128,
+}
+
+impl FileStat {
+    /// The regular file `fd` names, or `None` (not open, not a regular file).
+    pub(crate) fn of(fd: RawFd) -> Option<FileStat> {
+        let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: fstat writes a struct stat into the buffer on success.
+        if unsafe { libc::fstat(fd, stat.as_mut_ptr()) } != 0 {
+            return None;
+        }
+        // SAFETY: fstat succeeded, so the struct is initialised.
+        Some(unsafe { stat.assume_init() })
+            .filter(|s| s.st_mode & libc::S_IFMT == libc::S_IFREG)
+            .map(|s| FileStat::from_stat(&s))
+    }
+
+    /// The fields of a `struct stat` this module uses.
+    pub(crate) fn from_stat(stat: &libc::stat) -> FileStat {
+        FileStat {
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+            size: u64::try_from(stat.st_size).unwrap_or(0),
+            mtime_ns: i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
+        }
+    }
+}
+
+/// Starts recording (`LIBPREFETCH_RECORD=FILE`) and replaying
+/// (`LIBPREFETCH_REPLAY=FILE`) in this process, as the variables say; does
+/// nothing without them. Called once, as `libprefetch.so` is loaded, before
+/// the program's `main` (a recording that cannot be read prints one line on
+/// stderr and the program runs without it). Forked children record their
+/// own reads; they do not replay.
+pub fn start_from_env() {
+    let recording = std::env::var_os("LIBPREFETCH_RECORD").filter(|v| !v.is_empty());
+    let replaying = std::env::var_os("LIBPREFETCH_REPLAY").filter(|v| !v.is_empty());
+    if recording.is_none() && replaying.is_none() {
+        return;
+    }
+    // SAFETY: the handler is a plain extern "C" fn without arguments.
+    unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+    if let Some(path) = recording {
+        record::start(path);
+    }
+    if let Some(path) = replaying {
+        replay::start(path);
+    }
+    ACTIVE.store(true, Ordering::Release);
+}
+
+/// True if reads are being observed (the interposers' first check).
+pub(crate) fn active() -> bool {
+    ACTIVE.load(Ordering::Acquire)
+}
+
+/// A read of `[offset, offset + len)` of `fd` is about to go to the kernel.
+/// The caller holds the re-entrancy guard.
+pub(crate) fn on_read(fd: RawFd, offset: u64, len: u64) {
+    let Some(file) = FileStat::of(fd) else {
+        return;
+    };
+    let end = offset.saturating_add(len).min(file.size);
+    if end <= offset {
+        return;
+    }
+    record::on_read(&file, fd, offset, end);
+    replay::on_read(&file, offset, end);
+}
+
+extern "C" fn after_fork_in_child() {
+    record::after_fork_in_child();
+    replay::after_fork_in_child();
+}

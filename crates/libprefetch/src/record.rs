@@ -1,0 +1,284 @@
+//! The recorder of `prefetch record`: the pages each process reads, in the
+//! order it first reads them, appended to the recording file in the format
+//! of `plan::recording` (docs/record.md).
+//!
+//! Each process keeps, per file (device and inode), when it last read each
+//! page, and a list of runs of listed page reads: first reads, and with
+//! `LIBPREFETCH_RECORD_REREADS=N` rereads coming more than N page reads
+//! after the page's previous read (`plan::recording::Touches`). The
+//! runs are written as one *part* when the process exits (`atexit`), and
+//! earlier whenever [`FLUSH_RUNS`] runs are waiting, so memory stays
+//! bounded and a process killed later leaves what it read until then. A
+//! part is appended with one `write` under an exclusive `flock` of the
+//! recording, so the parts of concurrent processes never interleave; a
+//! part cut short (the process killed inside that write, a full disk) has
+//! no `end` line and readers skip it. The file's size and modification time
+//! are taken again when the part is written (the program may have written
+//! the file since), so that the next run's replay finds it unchanged.
+//!
+//! Thread safety: one mutex per process, held for bookkeeping and for a
+//! flush's write. Fork: the child starts an empty recorder of its own (the
+//! parent's, whose mutex a parent thread may hold, is leaked in the child);
+//! `exec` starts afresh from the environment. Exit: the part is written if
+//! the mutex can be had within a second (never a deadlock, even when
+//! `exit` is called by a thread inside the library). A process that ends
+//! with `_exit` or a signal writes nothing more.
+//!
+//! Follows libprefetch (ATC 2009) section 4.2: the recording is an access
+//! list, in the order of first use.
+//! Deviations: the paper's lists are written by the application; here they
+//! are observed.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use plan::recording::{FileIdentity, Part, Run, Touches};
+use rustix::fs::{flock, openat, statat, AtFlags, FlockOperation, Mode, OFlags, CWD};
+
+use crate::observe::FileStat;
+
+/// Runs kept in memory before they are appended as a part.
+const FLUSH_RUNS: usize = 16 << 10;
+
+/// Pages beyond this index are not recorded (a 16 TiB file, at 4 KiB pages;
+/// the replay list holds page numbers in 32 bits).
+const MAX_PAGE: u64 = u32::MAX as u64;
+
+/// How long exit waits for the recorder's mutex before giving up its part.
+const EXIT_WAIT: Duration = Duration::from_secs(1);
+
+/// A run waiting to be written, naming its file by (device, inode).
+struct PendingRun {
+    file: (u64, u64),
+    first: u64,
+    count: u64,
+    time_us: u64,
+}
+
+/// One process's recording state.
+struct Recorder {
+    output: OsString,
+    pid: u32,
+    exe: Vec<u8>,
+    started: Instant,
+    page_size: u64,
+    /// The identity of each file read, by (device, inode).
+    files: HashMap<(u64, u64), FileIdentity>,
+    /// Which page reads are listed.
+    touches: Touches,
+    pending: Vec<PendingRun>,
+}
+
+static RECORDER: AtomicPtr<Mutex<Recorder>> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The recording's path, set once at start (read without a lock after a fork).
+static OUTPUT: OnceLock<OsString> = OnceLock::new();
+
+/// Rereads listed after this many page reads, read from the environment
+/// once at start (a forked child must not take the environment's lock).
+static REREADS_AFTER: AtomicU64 = AtomicU64::new(0);
+
+/// Starts recording this process's reads into `output` (which exists and
+/// holds the header) and writes its part at exit.
+pub(crate) fn start(output: OsString) {
+    if OUTPUT.set(output.clone()).is_err() {
+        return;
+    }
+    REREADS_AFTER.store(rereads_from_env(), Ordering::Relaxed);
+    install(output);
+    // SAFETY: a plain extern "C" fn without arguments.
+    unsafe { libc::atexit(write_at_exit) };
+}
+
+/// Puts a fresh recorder for this process in place; the previous one, if
+/// any, is leaked (a forked child must not touch its mutex).
+fn install(output: OsString) {
+    let recorder = Recorder {
+        output,
+        pid: std::process::id(),
+        exe: readlink("/proc/self/exe").unwrap_or_default(),
+        started: Instant::now(),
+        page_size: crate::client::page_size(),
+        files: HashMap::new(),
+        touches: Touches::new(REREADS_AFTER.load(Ordering::Relaxed)),
+        pending: Vec::new(),
+    };
+    RECORDER.store(
+        Box::into_raw(Box::new(Mutex::new(recorder))),
+        Ordering::Release,
+    );
+}
+
+fn recorder() -> Option<&'static Mutex<Recorder>> {
+    let pointer = RECORDER.load(Ordering::Acquire);
+    // SAFETY: non-null values are leaked Boxes that are never freed.
+    (!pointer.is_null()).then(|| unsafe { &*pointer })
+}
+
+/// Records a read of bytes `[offset, end)` of `fd`'s file `file`.
+pub(crate) fn on_read(file: &FileStat, fd: i32, offset: u64, end: u64) {
+    let Some(recorder) = recorder() else {
+        return;
+    };
+    let mut recorder = recorder.lock().unwrap_or_else(|e| e.into_inner());
+    recorder.note(file, fd, offset, end);
+    if recorder.pending.len() >= FLUSH_RUNS {
+        recorder.flush();
+    }
+}
+
+/// In a forked child: record the child's reads, not the parent's again.
+pub(crate) fn after_fork_in_child() {
+    if let Some(output) = OUTPUT.get().filter(|_| recorder().is_some()) {
+        install(output.clone());
+    }
+}
+
+extern "C" fn write_at_exit() {
+    let _inside = crate::guard::Reentry::enter();
+    let _ = std::panic::catch_unwind(|| {
+        let Some(recorder) = recorder() else {
+            return;
+        };
+        let deadline = Instant::now() + EXIT_WAIT;
+        loop {
+            if let Ok(mut recorder) = recorder.try_lock() {
+                recorder.flush();
+                return;
+            }
+            if Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+}
+
+impl Recorder {
+    /// Adds the listed reads of the pages of `[offset, end)` to the runs.
+    fn note(&mut self, file: &FileStat, fd: i32, offset: u64, end: u64) {
+        let key = (file.dev, file.ino);
+        let time_us = self.started.elapsed().as_micros() as u64;
+        let first = offset / self.page_size;
+        let last = ((end - 1) / self.page_size).min(MAX_PAGE);
+        self.files.entry(key).or_insert_with(|| {
+            let path = readlink(&format!("/proc/self/fd/{fd}")).unwrap_or_default();
+            identity(path, file)
+        });
+        for page in first..=last {
+            if !self.touches.read(key, page) {
+                continue;
+            }
+            match self.pending.last_mut() {
+                Some(run) if run.file == key && run.first + run.count == page => run.count += 1,
+                _ => self.pending.push(PendingRun {
+                    file: key,
+                    first: page,
+                    count: 1,
+                    time_us,
+                }),
+            }
+        }
+    }
+
+    /// Appends the waiting runs as one part and forgets them.
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let part = self.part();
+        self.pending.clear();
+        append(&self.output, part.to_text().as_bytes());
+    }
+
+    /// The waiting runs as a part, naming only their files, each with its
+    /// size and modification time as they are now.
+    fn part(&self) -> Part {
+        let mut numbers: HashMap<(u64, u64), usize> = HashMap::new();
+        let mut part = Part {
+            pid: self.pid,
+            exe: self.exe.clone(),
+            ..Part::default()
+        };
+        for run in &self.pending {
+            let next = numbers.len();
+            let file = *numbers.entry(run.file).or_insert_with(|| {
+                part.files.push(refreshed(&self.files[&run.file]));
+                next
+            });
+            part.runs.push(Run {
+                file,
+                first: run.first,
+                count: run.count,
+                time_us: run.time_us,
+            });
+        }
+        part
+    }
+}
+
+/// Rereads listed after this many page reads (`LIBPREFETCH_RECORD_REREADS`,
+/// set by `prefetch record --rereads-after`; 0 or unset: first reads only).
+fn rereads_from_env() -> u64 {
+    std::env::var("LIBPREFETCH_RECORD_REREADS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A recorded file's identity from its path and `fstat`.
+fn identity(path: Vec<u8>, file: &FileStat) -> FileIdentity {
+    FileIdentity {
+        path,
+        dev: file.dev,
+        ino: file.ino,
+        size: file.size,
+        mtime_ns: file.mtime_ns,
+    }
+}
+
+/// `identity` with the size and modification time its path shows now, if
+/// the path still names the same file.
+fn refreshed(identity: &FileIdentity) -> FileIdentity {
+    let path = std::ffi::OsStr::from_bytes(&identity.path);
+    match statat(CWD, path, AtFlags::empty()) {
+        Ok(stat) if stat.st_dev == identity.dev && stat.st_ino == identity.ino => FileIdentity {
+            size: u64::try_from(stat.st_size).unwrap_or(0),
+            mtime_ns: i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
+            ..identity.clone()
+        },
+        _ => identity.clone(),
+    }
+}
+
+/// Appends `bytes` to `output` with one write under an exclusive flock
+/// (raw system calls: never seen by the interposers). Errors are dropped:
+/// a recording that cannot be written must not disturb the program.
+fn append(output: &OsString, bytes: &[u8]) {
+    let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CLOEXEC;
+    let Ok(fd) = openat(CWD, output.as_os_str(), flags, Mode::empty()) else {
+        return;
+    };
+    if flock(&fd, FlockOperation::LockExclusive).is_err() {
+        return;
+    }
+    let mut written = 0;
+    while written < bytes.len() {
+        match rustix::io::write(&fd, &bytes[written..]) {
+            Ok(n) => written += n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return,
+        }
+    }
+}
+
+/// The target of a symbolic link (raw system call), as bytes.
+fn readlink(path: &str) -> Option<Vec<u8>> {
+    rustix::fs::readlinkat(CWD, path, Vec::new())
+        .ok()
+        .map(|target| target.into_bytes())
+}

@@ -1,0 +1,346 @@
+//! The replayer of `prefetch run --replay FILE`: a recording (`record.rs`,
+//! docs/record.md) handed to the library as one client's access list, so an
+//! unmodified program gets the window, budget, C-LOOK order with infill and
+//! AIMD of an application that lists its own reads.
+//!
+//! At start (before `main`) the replayer keeps the parts recorded by the
+//! same executable (`/proc/self/exe`), in order, and opens each of their
+//! files itself: read-only, close-on-exec, a private descriptor that the
+//! program never reads (as on FUSE, `descriptors.rs`), so pages of files the
+//! program has not opened yet can be prefetched. A file whose device,
+//! inode, size or modification time differs from the recording's is
+//! skipped, as are files past [`MAX_FILES`]. The pages of the rest become
+//! the list, each on its private descriptor, with a region covering each
+//! file, and the first round starts at once, with the paper's first window
+//! (90% of the memory available, then AIMD), not the 128 KiB of the slow
+//! start (`LIBPREFETCH_START_WINDOW` still sets it). Slow start guards a
+//! list its application may abandon early; a recording is the whole run,
+//! known in advance. Measured (64 MiB index scan of the stock sqlite3 shell
+//! on the emulated 7200 RPM disk, replay only, 6 runs each, one session):
+//! 4.3-13.1 s from 128 KiB, 1.1-2.0 s from the paper's window; stock ~60 s.
+//!
+//! The program's reads are matched by file identity (`observe.rs`): the
+//! reads of a replayed file that the recording would list (each page's
+//! first read, and rereads as the recording's `rereads_after` says, counted
+//! as when recording) are handed to the client as reads of the private
+//! descriptor, so the planner follows the program through the list; other
+//! rereads are left out, as the recording left them out. Where the program
+//! reads a page out of the list's order, the callback looks the page up in
+//! the recording (from where the list last started, then from the start)
+//! and restarts the list there (`PF_SET`, as Figure 7 lists from the requested offset); a page
+//! the recording does not hold leaves the list alone: the planner counts a
+//! divergence, the read is a plain read, and prefetching resumes when the
+//! program comes back to the list. Bytes, errno and file positions are the
+//! kernel's: the replayer only advises.
+//!
+//! Fork: a forked child does not replay (the parent's client is inert in
+//! it, `registry.rs`). Exec: the new program replays the parts of its own
+//! executable, if the environment still holds the variable.
+//!
+//! Follows libprefetch (ATC 2009) sections 4.1-4.6 through `client.rs`.
+//! Deviations: the access list comes from a recording, not from the
+//! application; the client and its descriptors live until the process exits;
+//! no slow start (above).
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::os::fd::{IntoRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Mutex;
+
+use plan::recording::{FileIdentity, Recording, Touches};
+use plan::Mode;
+use rustix::fs::{openat, Mode as FileMode, OFlags, CWD};
+
+use crate::client::{AccessEntry, CallbackInfo, Client, Config};
+use crate::observe::FileStat;
+use crate::registry::globals;
+use crate::track::follow_regions;
+
+/// Most files a replay opens (each costs a descriptor for the process's life).
+pub const MAX_FILES: usize = 256;
+
+/// The variable that sets the first window (`env.rs`); a replay without it
+/// starts at the paper's window, not the slow start's 128 KiB.
+const START_WINDOW: &str = "LIBPREFETCH_START_WINDOW";
+
+/// Entries handed over at start; the callback hands over the rest as the
+/// list runs low (the client takes at most what memory allows anyway).
+const FIRST_REQUEST: usize = 1 << 16;
+
+/// Largest recording read (a list of 16 Mi runs; larger ones are refused).
+const MAX_RECORDING_BYTES: u64 = 1 << 30;
+
+/// What the read path needs: the private descriptors of the files by
+/// (device, inode), and which of the program's page reads the list holds.
+struct Replay {
+    files: HashMap<(u64, u64), RawFd>,
+    page_size: u64,
+    touches: Mutex<Touches>,
+}
+
+static REPLAY: AtomicPtr<Replay> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The whole list, for the callback: (private descriptor, page) pairs,
+/// 8 bytes an entry (a recording of a long program lists millions).
+struct ListIndex {
+    entries: Vec<(RawFd, u32)>,
+    page_size: u64,
+    /// Where the list handed to the client last started.
+    start: usize,
+}
+
+/// Starts replaying the recording at `path`; prints one line and does
+/// nothing more if it cannot be read.
+pub(crate) fn start(path: OsString) {
+    let recording = match read_recording(&path) {
+        Ok(recording) => recording,
+        Err(reason) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "libprefetch: not replaying {}: {reason}",
+                path.to_string_lossy()
+            );
+            return;
+        }
+    };
+    let exe = rustix::fs::readlinkat(CWD, "/proc/self/exe", Vec::new())
+        .map(|target| target.into_bytes())
+        .unwrap_or_default();
+    let (replay, entries) = open_files(&recording, &exe);
+    if entries.is_empty() {
+        return;
+    }
+    let index = ListIndex::new(entries, replay.page_size);
+    let Some(client) = register(&replay, index) else {
+        return;
+    };
+    REPLAY.store(Box::into_raw(Box::new(replay)), Ordering::Release);
+    *CLIENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(client);
+    // SAFETY: a plain extern "C" fn without arguments.
+    unsafe { libc::atexit(unregister_at_exit) };
+}
+
+/// The replay's client, kept until the process exits.
+static CLIENT: Mutex<Option<Client>> = Mutex::new(None);
+
+/// At exit: unregisters the client, so that the process leaves the memory
+/// budget's shared table (`share.rs`; the last one out removes it). In a
+/// forked child the parent's client is inert and dropping it does nothing;
+/// if a parent thread held the slot's lock at the fork, it is left alone.
+extern "C" fn unregister_at_exit() {
+    let _ = std::panic::catch_unwind(|| {
+        if let Ok(mut slot) = CLIENT.try_lock() {
+            drop(slot.take());
+        }
+    });
+}
+
+/// Reads and parses the recording with raw system calls.
+fn read_recording(path: &OsStr) -> Result<Recording, String> {
+    let fd = openat(
+        CWD,
+        path,
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        FileMode::empty(),
+    )
+    .map_err(|e| e.to_string())?;
+    let size = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?.st_size as u64;
+    if size > MAX_RECORDING_BYTES {
+        return Err(format!("larger than {MAX_RECORDING_BYTES} bytes"));
+    }
+    let mut bytes = vec![0u8; size as usize];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        match rustix::io::read(&fd, &mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    bytes.truncate(filled);
+    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
+    Recording::parse(&text).map_err(|e| e.to_string())
+}
+
+/// Opens the files of the parts recorded by `exe` that are unchanged, and
+/// lists their pages in recorded order.
+fn open_files(recording: &Recording, exe: &[u8]) -> (Replay, Vec<(RawFd, u32)>) {
+    let mut replay = Replay {
+        files: HashMap::new(),
+        page_size: recording.page_size,
+        touches: Mutex::new(Touches::new(recording.rereads_after)),
+    };
+    let mut entries = Vec::new();
+    let mut skipped: Vec<(u64, u64)> = Vec::new();
+    for part in recording.parts.iter().filter(|p| p.exe == exe) {
+        let mut privates = Vec::with_capacity(part.files.len());
+        for identity in &part.files {
+            let key = (identity.dev, identity.ino);
+            let private = match replay.files.get(&key) {
+                Some(&private) => Some(private),
+                None if skipped.contains(&key) || replay.files.len() >= MAX_FILES => None,
+                None => match open_unchanged(identity) {
+                    Some(private) => {
+                        replay.files.insert(key, private);
+                        Some(private)
+                    }
+                    None => {
+                        skipped.push(key);
+                        None
+                    }
+                },
+            };
+            privates.push(private);
+        }
+        for run in &part.runs {
+            let Some(fd) = privates[run.file] else {
+                continue;
+            };
+            let pages = run.first..run.first + run.count;
+            entries.extend(pages.filter_map(|page| Some((fd, u32::try_from(page).ok()?))));
+        }
+    }
+    (replay, entries)
+}
+
+/// A private read-only descriptor of the file at `identity.path` if it is
+/// still the recorded file, unchanged (device, inode, size, mtime).
+fn open_unchanged(identity: &FileIdentity) -> Option<RawFd> {
+    let path = OsStr::from_bytes(&identity.path);
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+    let fd = openat(CWD, path, flags, FileMode::empty()).ok()?;
+    let stat = rustix::fs::fstat(&fd).ok()?;
+    let now = FileStat {
+        dev: stat.st_dev,
+        ino: stat.st_ino,
+        size: u64::try_from(stat.st_size).unwrap_or(0),
+        mtime_ns: i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
+    };
+    let recorded = FileStat {
+        dev: identity.dev,
+        ino: identity.ino,
+        size: identity.size,
+        mtime_ns: identity.mtime_ns,
+    };
+    let regular = stat.st_mode & libc::S_IFMT == libc::S_IFREG;
+    (regular && now == recorded).then(|| move_high(fd))
+}
+
+/// `fd` moved to a number in the upper half of the process's descriptor
+/// limit, out of the way of programs that use fixed low numbers (a shell's
+/// `exec 3<file`) or `select` (below 1024); kept where it is if that fails.
+fn move_high(fd: OwnedFd) -> RawFd {
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(1 << 20);
+    let lowest = RawFd::try_from(soft / 2).unwrap_or(RawFd::MAX / 2);
+    rustix::io::fcntl_dupfd_cloexec(&fd, lowest)
+        .unwrap_or(fd)
+        .into_raw_fd()
+}
+
+/// Registers the client, its regions and the list; starts the first round.
+fn register(replay: &Replay, mut index: ListIndex) -> Option<Client> {
+    let from_env = Config::from_env();
+    from_env.warn_once();
+    let mut config = from_env.config;
+    if std::env::var_os(START_WINDOW).is_none() {
+        config.start_window_bytes = None;
+    }
+    let first: Vec<AccessEntry> = index.from(0).take(FIRST_REQUEST).collect();
+    let callback = move |client: &Client, info: CallbackInfo| index.relist(client, info);
+    let client = Client::register(config, callback).ok()?;
+    for &private in replay.files.values() {
+        let size = FileStat::of(private).map_or(0, |s| s.size);
+        client.register_region(private, 0, size.max(1)).ok()?;
+    }
+    client.request_from(first, Mode::SET | Mode::DONE).ok()?;
+    Some(client)
+}
+
+impl ListIndex {
+    fn new(entries: Vec<(RawFd, u32)>, page_size: u64) -> ListIndex {
+        ListIndex {
+            entries,
+            page_size,
+            start: 0,
+        }
+    }
+
+    /// The list from entry `at` on, as access entries (the client takes
+    /// what its capacity allows).
+    fn from(&self, at: usize) -> impl Iterator<Item = AccessEntry> + '_ {
+        let page_size = self.page_size;
+        let tail = self.entries.get(at..).unwrap_or_default();
+        tail.iter().map(move |&(fd, page)| AccessEntry {
+            offset: u64::from(page) * page_size,
+            fd,
+            mark: false,
+        })
+    }
+
+    /// The callback: the list from the requested page's place in the
+    /// recording (its first place at or after the previous start, else its
+    /// first), or nothing if the recording does not hold it.
+    fn relist(&mut self, client: &Client, info: CallbackInfo) {
+        let (fd, offset) = info.requested;
+        let Ok(page) = u32::try_from(offset / self.page_size) else {
+            return;
+        };
+        let place = |range: std::ops::Range<usize>| {
+            let entries = &self.entries[range.clone()];
+            entries
+                .iter()
+                .position(|&e| e == (fd, page))
+                .map(|at| range.start + at)
+        };
+        let start = self.start.min(self.entries.len());
+        let Some(at) = place(start..self.entries.len()).or_else(|| place(0..start)) else {
+            return;
+        };
+        self.start = at;
+        let _ = client.request_from(self.from(at), Mode::SET | Mode::DONE);
+    }
+}
+
+fn replay() -> Option<&'static Replay> {
+    let pointer = REPLAY.load(Ordering::Acquire);
+    // SAFETY: non-null values are leaked Boxes that are never freed.
+    (!pointer.is_null()).then(|| unsafe { &*pointer })
+}
+
+/// The program reads bytes `[offset, end)` of `file`: the part from its
+/// first page read the list holds (`Touches`, as when recorded) goes to the
+/// client, as a read of the private descriptor.
+pub(crate) fn on_read(file: &FileStat, offset: u64, end: u64) {
+    let Some(replay) = replay() else {
+        return;
+    };
+    let key = (file.dev, file.ino);
+    let Some(&private) = replay.files.get(&key) else {
+        return;
+    };
+    let page_size = replay.page_size;
+    let first_listed = {
+        let mut touches = replay.touches.lock().unwrap_or_else(|e| e.into_inner());
+        let pages = offset / page_size..=(end - 1) / page_size;
+        pages.fold(None, |found, page| {
+            let listed = touches.read(key, page);
+            found.or(listed.then_some(page))
+        })
+    };
+    let Some(first_listed) = first_listed else {
+        return;
+    };
+    let from = offset.max(first_listed * page_size);
+    follow_regions(globals(), private, from, end - from);
+}
+
+/// In a forked child: no replay (the parent's client is inert here).
+pub(crate) fn after_fork_in_child() {
+    REPLAY.store(std::ptr::null_mut(), Ordering::Release);
+}

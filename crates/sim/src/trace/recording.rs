@@ -1,0 +1,121 @@
+//! Recordings of `prefetch record` (docs/record.md) as traces: each run of
+//! pages becomes one request of its file at its time, so a recording of a
+//! real program can be simulated with any policy.
+//!
+//! Files are numbered in order of first appearance by identity (device and
+//! inode), the same file keeping its number across parts. Parts follow each
+//! other in file order: each part's times (microseconds since its process
+//! started recording) are shifted to start where the previous part's
+//! ended, so the compute time between requests stays what each process
+//! showed. The parsing is `plan::recording`'s; a part cut off before its
+//! `end` line is left out.
+//!
+//! Deviations: a recording holds each page once per process (its first
+//! read), so rereads served by the cache while recording are not
+//! references here.
+
+use std::collections::HashMap;
+
+use plan::recording::Recording;
+
+use crate::error::TraceError;
+use crate::trace::{lines, requests, References, Request, TraceFile};
+
+/// Opens a recording as a stream of references of `trace.block_size` bytes.
+pub fn open(trace: &TraceFile) -> Result<References, TraceError> {
+    let requests = self::requests(trace)?;
+    let stream = requests.into_iter().map(Ok);
+    Ok(Box::new(requests::split(
+        stream,
+        &trace.path,
+        trace.block_size,
+    )))
+}
+
+/// The recording's runs as requests, in order.
+pub fn requests(trace: &TraceFile) -> Result<Vec<Request>, TraceError> {
+    let bytes = match &trace.content {
+        Some(bytes) => bytes.to_vec(),
+        None => std::fs::read(&trace.path).map_err(|cause| TraceError::Io {
+            path: trace.path.clone(),
+            cause,
+        })?,
+    };
+    let text = String::from_utf8(bytes)
+        .map_err(|_| lines::error(&trace.path, 0, "a recording is UTF-8 text".into()))?;
+    let recording =
+        Recording::parse(&text).map_err(|e| lines::error(&trace.path, e.line as u64, e.reason))?;
+    Ok(as_requests(&recording))
+}
+
+fn as_requests(recording: &Recording) -> Vec<Request> {
+    let page = recording.page_size;
+    let mut numbers: HashMap<(u64, u64), u64> = HashMap::new();
+    let mut requests = Vec::new();
+    let mut part_start = 0;
+    for part in &recording.parts {
+        let files: Vec<u64> = part
+            .files
+            .iter()
+            .map(|f| {
+                let next = numbers.len() as u64;
+                *numbers.entry((f.dev, f.ino)).or_insert(next)
+            })
+            .collect();
+        let mut last = part_start;
+        for run in &part.runs {
+            last = part_start + run.time_us;
+            requests.push(Request {
+                line: 0,
+                time_us: Some(last),
+                file: files[run.file],
+                offset: run.first * page,
+                length: run.count * page,
+                service_us: None,
+            });
+        }
+        part_start = last;
+    }
+    requests
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{Format, FILE_SHIFT};
+
+    const TEXT: &str = "libprefetch-recording 1 page_size=4096\n\
+        part pid=1 exe=/bin/a\n\
+        file 0 dev=1 ino=7 size=65536 mtime_ns=0 path=/x\n\
+        pages 0 2 2 10\n\
+        end\n\
+        part pid=2 exe=/bin/b\n\
+        file 0 dev=1 ino=9 size=8192 mtime_ns=0 path=/y\n\
+        file 1 dev=1 ino=7 size=65536 mtime_ns=0 path=/x\n\
+        pages 1 0 1 5\n\
+        pages 0 1 1 25\n\
+        end\n\
+        part pid=3 exe=/bin/c\n\
+        pages";
+
+    #[test]
+    fn runs_become_blocks_of_files_numbered_by_identity_with_times_chained() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec");
+        std::fs::write(&path, TEXT).unwrap();
+        let mut trace = TraceFile::new(&path);
+        trace.block_size = 4096;
+        assert_eq!(trace.format().unwrap(), Format::Recording);
+        let blocks: Vec<(u64, Option<u64>)> = trace
+            .open()
+            .unwrap()
+            .map(|r| r.map(|r| (r.block, r.think)).unwrap())
+            .collect();
+        let y = 1 << FILE_SHIFT;
+        // /x pages 2,3 at 10 us; then /x page 0 at 10+5; /y page 1 at 10+25; the cut part is left out.
+        assert_eq!(
+            blocks,
+            vec![(2, Some(2)), (3, Some(3)), (0, Some(20)), (y | 1, Some(0))]
+        );
+    }
+}
