@@ -31,6 +31,8 @@ pub mod room;
 pub mod runner;
 pub mod setting;
 pub mod size;
+pub mod sqlite;
+pub mod sqlite_workloads;
 pub mod workload;
 
 pub use mode::Mode;

@@ -48,7 +48,7 @@ pub struct ReplayArgs {
     #[arg(long, value_enum, default_value = "emulated")]
     setting: Where,
     /// SQL the sqlite3 shell runs
-    #[arg(long, default_value = prefetch_sqlite::bench::PAPER_QUERY)]
+    #[arg(long, default_value = ::bench::sqlite::PAPER_QUERY)]
     sql: String,
     /// The libprefetch.so to preload [default: as `prefetch run` finds it]
     #[arg(long, value_name = "PATH")]
@@ -250,7 +250,7 @@ impl Mount {
             .args([
                 "emulate",
                 "--model",
-                prefetch_sqlite::bench::EMULATED_MODEL,
+                ::bench::sqlite::EMULATED_MODEL,
                 "--backing",
             ])
             .arg(backing)

@@ -39,7 +39,7 @@ pub struct QueryArgs {
     #[arg(long)]
     db: PathBuf,
     /// SQL to run (default: the paper's query).
-    #[arg(long, default_value = prefetch_sqlite::bench::PAPER_QUERY)]
+    #[arg(long, default_value = ::bench::sqlite::PAPER_QUERY)]
     sql: String,
     /// Load this SQLite extension first (target/release/libprefetch_sqlite.so after `make release`,
     /// PREFIX/lib/libprefetch_sqlite.so after `make install`; `.so` may be left out).
@@ -114,7 +114,7 @@ fn extension_file(ext: &Path) -> Result<&Path> {
 fn query(args: &QueryArgs) -> Result<()> {
     let ext = args.ext.as_deref().map(extension_file).transpose()?;
     let db = database_file(&args.db)?;
-    let run = prefetch_sqlite::bench::run_query(db, &args.sql, ext)
+    let run = ::bench::sqlite::run_query(db, &args.sql, ext)
         .with_context(|| format!("querying {}", db.display()))?;
     if args.json {
         println!("{}", serde_json::to_string(&run)?);
@@ -126,9 +126,9 @@ fn query(args: &QueryArgs) -> Result<()> {
 
 /// `prefetch bench sqlite`.
 pub mod bench {
+    use ::bench::sqlite::{BenchOptions, Setting, EXTENSION_FILE};
     use anyhow::{Context, Result};
     use clap::Args;
-    use prefetch_sqlite::bench::{BenchOptions, Setting, EXTENSION_FILE};
     use std::path::{Path, PathBuf};
 
     use super::{database_file, extension_file};
@@ -152,7 +152,7 @@ pub mod bench {
         #[arg(long)]
         ext: Option<PathBuf>,
         /// SQL to run.
-        #[arg(long, default_value = prefetch_sqlite::bench::PAPER_QUERY)]
+        #[arg(long, default_value = ::bench::sqlite::PAPER_QUERY)]
         sql: String,
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -169,7 +169,7 @@ pub mod bench {
         if installed.is_file() {
             return Ok(installed);
         }
-        prefetch_sqlite::bench::extension_next_to(exe)
+        ::bench::sqlite::extension_next_to(exe)
     }
 
     /// Runs `prefetch bench sqlite` and prints its table (or JSON).
@@ -186,8 +186,7 @@ pub mod bench {
             runs: args.runs,
             runner: exe,
         };
-        let report =
-            prefetch_sqlite::bench::run(&opts, &args.settings, |line| eprintln!("{line}"))?;
+        let report = ::bench::sqlite::run(&opts, &args.settings, |line| eprintln!("{line}"))?;
         if args.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {

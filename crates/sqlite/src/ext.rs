@@ -74,3 +74,16 @@ pub unsafe extern "C" fn sqlite3_extension_init(
         Err(code) => code,
     }
 }
+
+/// For programs that link rusqlite (the benchmark, the tests): loads the extension file `ext` into
+/// this process's SQLite through rusqlite (it stays loaded; its VFS becomes the default).
+pub fn load_extension(ext: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let loader = rusqlite::Connection::open_in_memory()?;
+    // SAFETY: loading a trusted extension named by the user; it only registers a VFS.
+    unsafe {
+        loader.load_extension_enable()?;
+        loader.load_extension(ext, None::<&str>)
+    }
+    .with_context(|| format!("loading the SQLite extension {}", ext.display()))
+}

@@ -3,9 +3,9 @@
 //! scan is about to read.
 //!
 //! Built as `libprefetch_sqlite.so` (crate-type cdylib) the crate is the extension: `.load` it into any
-//! SQLite (see [`ext`]). As an rlib it provides the generator, the reader and the benchmark.
+//! SQLite (see [`ext`]). As an rlib it provides the generator and the reader (the benchmark, `prefetch bench sqlite`, is in crate
+//! `bench`, so the extension links no benchmark code).
 
-pub mod bench;
 pub mod btree;
 pub mod ext;
 pub mod feed;
@@ -13,4 +13,3 @@ pub mod format;
 pub mod gen;
 pub mod scan;
 pub mod vfs;
-pub mod workloads;

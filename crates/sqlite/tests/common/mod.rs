@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use prefetch_sqlite::bench::load_extension;
+use prefetch_sqlite::ext::load_extension;
 
 /// The extension cdylib that cargo built alongside this test.
 pub fn extension() -> PathBuf {

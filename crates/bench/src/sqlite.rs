@@ -26,14 +26,16 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use bench::cache::Eviction;
-use bench::cgroup::MemoryCgroup;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
 
-use crate::vfs::VFS_NAME;
-use crate::workloads::{self, Workload};
+use prefetch_sqlite::ext::load_extension;
+use prefetch_sqlite::vfs::VFS_NAME;
+
+use crate::cache::Eviction;
+use crate::cgroup::MemoryCgroup;
+use crate::sqlite_workloads::{self as workloads, Workload};
 
 /// The query of paper section 5.4.
 pub const PAPER_QUERY: &str = "SELECT * FROM customer ORDER BY c_zip";
@@ -85,17 +87,6 @@ pub fn run_query(db: &Path, sql: &str, ext: Option<&Path>) -> Result<QueryRun> {
     })
 }
 
-/// Loads the extension into this process's SQLite (it stays loaded; its VFS becomes the default).
-pub fn load_extension(ext: &Path) -> Result<()> {
-    let loader = Connection::open_in_memory()?;
-    // SAFETY: loading a trusted extension named by the user; it only registers a VFS.
-    unsafe {
-        loader.load_extension_enable()?;
-        loader.load_extension(ext, None::<&str>)
-    }
-    .with_context(|| format!("loading the SQLite extension {}", ext.display()))
-}
-
 fn hash_value(value: ValueRef<'_>) -> u64 {
     let bytes: &[u8] = match value {
         ValueRef::Null => b"",
@@ -118,11 +109,11 @@ pub enum Setting {
     Cgroup,
     /// The emulated 7200 RPM disk.
     Emulated,
-    /// Warm cache: index scan, rolled-back UPDATE, range count ([`crate::workloads`]).
+    /// Warm cache: index scan, rolled-back UPDATE, range count ([`crate::sqlite_workloads`]).
     Warm,
-    /// WAL index scans with a concurrent writer ([`crate::workloads`]).
+    /// WAL index scans with a concurrent writer ([`crate::sqlite_workloads`]).
     WalWriter,
-    /// A transaction deleting a tenth of the rows ([`crate::workloads`]).
+    /// A transaction deleting a tenth of the rows ([`crate::sqlite_workloads`]).
     Delete,
 }
 

@@ -17,7 +17,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags};
 
-use crate::bench::{load_extension, BenchOptions, SettingResult, PAPER_QUERY};
+use prefetch_sqlite::ext::load_extension;
+
+use crate::sqlite::{BenchOptions, SettingResult, PAPER_QUERY};
 
 /// SQLite's own VFS, the stock side of each comparison.
 const STOCK_VFS: &str = "unix";
