@@ -52,6 +52,34 @@ pub fn draw(path: &Path, panels: &[Panel]) -> Result<(), SimError> {
     })
 }
 
+/// One line per distinct `name` of the items, in the order first seen, through the points
+/// (`x`, `value`) of the items of that name.
+fn series_by_name<T>(
+    items: &[T],
+    name: &dyn Fn(&T) -> String,
+    x: &dyn Fn(&T) -> f64,
+    value: &dyn Fn(&T) -> f64,
+) -> Vec<Series> {
+    let mut names: Vec<String> = Vec::new();
+    for item in items {
+        let item_name = name(item);
+        if !names.contains(&item_name) {
+            names.push(item_name);
+        }
+    }
+    names
+        .into_iter()
+        .map(|n| Series {
+            points: items
+                .iter()
+                .filter(|item| name(item) == n)
+                .map(|item| (x(item), value(item)))
+                .collect(),
+            name: n,
+        })
+        .collect()
+}
+
 /// A figure of a sweep: normalised elapsed time (or elapsed time when not normalised) and
 /// fetches, against F when several fetch times were run, else against the cache size. With
 /// both varying, one line per policy and cache size.
@@ -71,25 +99,7 @@ pub fn sweep_panels(rows: &[Row]) -> Vec<Panel> {
         true => format!("{} k={}", r.policy, r.capacity),
         false => r.policy.to_string(),
     };
-    let mut names: Vec<String> = Vec::new();
-    for r in rows {
-        if !names.contains(&name(r)) {
-            names.push(name(r));
-        }
-    }
-    let series = |value: &dyn Fn(&Row) -> f64| -> Vec<Series> {
-        names
-            .iter()
-            .map(|n| Series {
-                name: n.clone(),
-                points: rows
-                    .iter()
-                    .filter(|r| name(r) == *n)
-                    .map(|r| (x(r), value(r)))
-                    .collect(),
-            })
-            .collect()
-    };
+    let series = |value: &dyn Fn(&Row) -> f64| series_by_name(rows, &name, &x, value);
     let x_label = if by_fetch {
         "fetch time F (references)"
     } else {
@@ -181,25 +191,7 @@ pub fn run_panels(runs: &[Run]) -> Vec<Panel> {
         true => fetch(r).unwrap_or(0.0),
         false => r.capacity as f64,
     };
-    let mut names: Vec<String> = Vec::new();
-    for r in runs {
-        if !names.contains(&name(r)) {
-            names.push(name(r));
-        }
-    }
-    let series = |value: &dyn Fn(&Run) -> f64| -> Vec<Series> {
-        names
-            .iter()
-            .map(|n| Series {
-                name: n.clone(),
-                points: runs
-                    .iter()
-                    .filter(|r| name(r) == *n)
-                    .map(|r| (x(r), value(r)))
-                    .collect(),
-            })
-            .collect()
-    };
+    let series = |value: &dyn Fn(&Run) -> f64| series_by_name(runs, &name, &x, value);
     let normalized = runs.iter().all(|r| r.normalized_elapsed.is_some());
     let x_label = match by_fetch {
         true => "fetch time F (references)",
