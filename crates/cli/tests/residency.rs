@@ -63,13 +63,7 @@ fn restore_after_eviction_gives_back_the_snapshot_pages() {
     let snapshot = dir.join("snap.json");
     let expected = serde_json::json!([[3, 4], [10, 20], [200, 201]]);
     assert_eq!(cached_ranges(&data), expected);
-    let out = prefetch(&[
-        "snapshot",
-        "-o",
-        snapshot.to_str().unwrap(),
-        data.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
+    take_snapshot(&snapshot, &data);
     fadvise(File::open(&data).unwrap(), 0, None, Advice::DontNeed).unwrap();
     assert_eq!(cached_ranges(&data), serde_json::json!([]));
     let out = prefetch(&[
@@ -114,13 +108,7 @@ fn a_file_changed_since_the_snapshot_is_skipped_with_a_warning() {
     let dir = test_dir("changed");
     let data = partly_cached_file(&dir);
     let snapshot = dir.join("snap.json");
-    let out = prefetch(&[
-        "snapshot",
-        "-o",
-        snapshot.to_str().unwrap(),
-        data.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
+    take_snapshot(&snapshot, &data);
     std::fs::write(&data, vec![8u8; 300 * PAGE as usize]).unwrap();
     let file = File::open(&data).unwrap();
     file.sync_all().unwrap();
@@ -133,4 +121,15 @@ fn a_file_changed_since_the_snapshot_is_skipped_with_a_warning() {
     assert!(stderr.contains("warning: skipped"), "{stderr}");
     assert!(stderr.contains("size"), "{stderr}");
     assert_eq!(after, serde_json::json!([]));
+}
+
+/// `prefetch snapshot -o SNAPSHOT DATA`, which must succeed.
+fn take_snapshot(snapshot: &Path, data: &Path) {
+    let out = prefetch(&[
+        "snapshot",
+        "-o",
+        snapshot.to_str().unwrap(),
+        data.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
 }

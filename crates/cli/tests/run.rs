@@ -437,22 +437,25 @@ fn a_program_that_diverges_from_its_recording_reads_what_it_reads_without_replay
     assert_same("diverging python", &stock, &output(replay, dir.path()));
 }
 
-#[test]
-fn a_program_killed_mid_replay_leaves_nothing_behind() {
-    let dir = fixture(4);
-    let recording = record_reading_data(dir.path());
-    let before: Vec<(PathBuf, Vec<u8>, i64)> = fs::read_dir(dir.path())
+/// Every file of `dir` with its bytes and modification time.
+fn files_of(dir: &Path) -> Vec<(PathBuf, Vec<u8>, i64)> {
+    fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.is_file())
         .map(|p| {
-            (
-                p.clone(),
-                fs::read(&p).unwrap(),
-                fs::metadata(&p).unwrap().mtime_nsec(),
-            )
+            let bytes = fs::read(&p).unwrap();
+            let modified = fs::metadata(&p).unwrap().mtime_nsec();
+            (p, bytes, modified)
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_program_killed_mid_replay_leaves_nothing_behind() {
+    let dir = fixture(4);
+    let recording = record_reading_data(dir.path());
+    let before = files_of(dir.path());
     evict(&dir.path().join("data.bin"));
     let script = "import os,signal\n\
                   fd=os.open('data.bin',os.O_RDONLY); os.pread(fd,1<<20,0)\n\
@@ -468,18 +471,7 @@ fn a_program_killed_mid_replay_leaves_nothing_behind() {
         "deadlock detector"
     );
     assert_eq!(killed.status.signal(), Some(libc::SIGKILL));
-    let after: Vec<(PathBuf, Vec<u8>, i64)> = fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .map(|p| {
-            (
-                p.clone(),
-                fs::read(&p).unwrap(),
-                fs::metadata(&p).unwrap().mtime_nsec(),
-            )
-        })
-        .collect();
+    let after = files_of(dir.path());
     assert_eq!(before, after, "a file was created, changed or removed");
     // The recording still replays: a later run is unaffected.
     let again = prefetch(
