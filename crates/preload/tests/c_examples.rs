@@ -159,8 +159,12 @@ fn run(dir: &Path, scratch: &Scratch, program: &str, args: &[&str], load: Load) 
     let out_path = scratch.0.join(format!("{tag}.stdout"));
     let err_path = scratch.0.join(format!("{tag}.stderr"));
     let mut cmd = Command::new(dir.join(program));
+    // The library under test, not another copy on cargo's LD_LIBRARY_PATH
+    // (cargo test does not refresh target/debug/libprefetch.so).
+    let lib_dir = library().parent().expect("library directory").to_path_buf();
     cmd.args(args)
         .env_remove("LD_PRELOAD")
+        .env("LD_LIBRARY_PATH", lib_dir)
         .stdin(Stdio::null())
         .stdout(File::create(&out_path).expect("stdout file"))
         .stderr(File::create(&err_path).expect("stderr file"));
