@@ -72,6 +72,7 @@ impl NativeClient {
     /// Registers a client. `callback(last_marked, requested)` is called when the library needs more of
     /// the access list; `max_memory` caps the memory it plans with; `infill` is the largest gap merged
     /// into one prefetch (0 disables infill); `list_capacity` is the most entries the list holds.
+    /// What is not given comes from the `LIBPREFETCH_*` variables, as for the C API's clients.
     #[new]
     #[pyo3(signature = (callback=None, max_memory=None, infill=None, list_capacity=None))]
     fn new(
@@ -81,9 +82,11 @@ impl NativeClient {
         infill: Option<u64>,
         list_capacity: Option<usize>,
     ) -> PyResult<NativeClient> {
-        let defaults = Config::default();
+        let from_env = Config::from_env();
+        from_env.warn_once();
+        let defaults = from_env.config;
         let config = Config {
-            max_budget_bytes: max_memory,
+            max_budget_bytes: max_memory.or(defaults.max_budget_bytes),
             infill_bytes: infill.or(defaults.infill_bytes),
             capacity: list_capacity.unwrap_or(defaults.capacity),
             ..defaults
