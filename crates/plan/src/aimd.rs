@@ -74,6 +74,11 @@ impl Aimd {
         percent_of(self.available, CAP_PERCENT)
     }
 
+    /// The memory available for caching, as last set.
+    pub fn available(&self) -> u64 {
+        self.available
+    }
+
     /// The lowest size the decrease goes to.
     pub fn floor(&self) -> u64 {
         self.floor.min(self.cap())

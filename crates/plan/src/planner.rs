@@ -95,8 +95,10 @@
 //! A premature eviction is a page the plan keeps, seen in memory (read, or
 //! confirmed by the caller's probe), found missing when read: never a page
 //! that may simply not have arrived yet. It halves the budget once per
-//! round (window) or per epoch (a window's worth of reads, the others); a
-//! round or epoch without one grows it (section 4.6).
+//! round (window) or per epoch (a window's worth of reads, the others),
+//! when the plan keeps at least half of the memory available (below that,
+//! something other than the plan pushed the page out); a round or epoch
+//! without one grows it (section 4.6).
 //!
 //! A round's cost follows what changed, not the window's size: the window
 //! slides from the previous round's, and MIN steps over each entry once.
@@ -106,7 +108,8 @@
 //! what MIN keeps, or the position passed MIN), and the reverse pass
 //! ([`PlannerConfig::reverse_pass`]).
 //!
-//! Deviations: the paper drops the previous round's pages that the new
+//! Deviations: the paper halves on any premature eviction; here only when
+//! the plan keeps half of the memory available or more. The paper drops the previous round's pages that the new
 //! window does not need; here they are dropped only when their room is
 //! wanted (with a list that is a prefix of the real future, which section
 //! 4.2 allows, that threw away pages needed right after it), infill first.
@@ -148,6 +151,17 @@ const MIN_RUN_AHEAD_BUDGETS: u64 = 2;
 /// with 8 as with the whole list (the random and SQLite-like lists of
 /// docs/repro.md); the index costs memory in proportion.
 const LOOKAHEAD_BUDGETS: u64 = 8;
+
+/// A premature eviction halves the buffer only while the plan keeps at
+/// least 1/SHORT_MEMORY_SHARE of the memory available for caching. A page
+/// evicted while the plan keeps far less was pushed out by something else
+/// (another program, or a proactive reclaimer such as DAMON's pageout
+/// scheme, which on this machine's host reclaims a few pages of a fresh
+/// prefetch now and then): halving then only re-reads the pages dropped.
+/// Measured on the records benchmark (2 GiB, 20 GiB free): one such
+/// eviction per epoch halved a slow-starting window, dropped 31k
+/// prefetched pages unused and read 12% more of the file.
+const SHORT_MEMORY_SHARE: u64 = 2;
 
 /// When a round fetches and what it drops (see the module's header).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -603,8 +617,18 @@ impl Planner {
         self.stats.premature_evictions += 1;
         if !self.evicted_this_round {
             self.evicted_this_round = true;
-            self.aimd.decrease();
+            if self.memory_is_short() {
+                self.aimd.decrease();
+            }
         }
+    }
+
+    /// True when what the plan keeps is a large part of the memory it may
+    /// use ([`SHORT_MEMORY_SHARE`]): only then can its own pages have
+    /// pushed one of them out, and a smaller buffer help.
+    fn memory_is_short(&self) -> bool {
+        let held_bytes = (self.held.len() as u64).saturating_mul(self.config.page_size);
+        held_bytes.saturating_mul(SHORT_MEMORY_SHARE) >= self.aimd.available()
     }
 
     /// The whole window has been read.

@@ -150,7 +150,8 @@ proptest! {
 
 #[test]
 fn premature_eviction_halves_the_budget_once_per_round() {
-    let mut planner = Planner::new(config(0, 100, 1024));
+    // The plan keeps 4 pages of a budget of 5: memory is short.
+    let mut planner = Planner::new(config(0, 5, 1024));
     planner.request(
         &entries(&[(1, 1), (1, 2), (1, 3), (1, 4)]),
         Mode::SET | Mode::DONE,
@@ -163,6 +164,24 @@ fn premature_eviction_halves_the_budget_once_per_round() {
     }
     assert_eq!(planner.budget_bytes(), before / 2);
     assert_eq!(planner.stats().premature_evictions, 2);
+}
+
+#[test]
+fn an_eviction_while_the_plan_keeps_little_memory_does_not_halve() {
+    // The plan keeps 4 pages of a budget of 100: the page was pushed out by
+    // something else, and a smaller buffer would not have kept it.
+    let mut planner = Planner::new(config(0, 100, 1024));
+    planner.request(
+        &entries(&[(1, 1), (1, 2), (1, 3), (1, 4)]),
+        Mode::SET | Mode::DONE,
+    );
+    planner.plan_round();
+    let before = planner.budget_bytes();
+    planner.confirm_cached(PageKey { fd: 1, page: 1 });
+    let (_, outcome) = planner.on_read(PageKey { fd: 1, page: 1 }, false);
+    assert!(outcome.start_round, "the round fetches the page again");
+    assert_eq!(planner.budget_bytes(), before);
+    assert_eq!(planner.stats().premature_evictions, 1);
 }
 
 #[test]
