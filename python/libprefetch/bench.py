@@ -9,7 +9,11 @@ side by side in one run:
 - ``stock-pool-8``: the same reads from a pool of 8 threads (what DataLoader workers give);
 - ``torch-8``: ``torch.utils.data.DataLoader(records, sampler=order, num_workers=8)``, only if torch
   is installed (the package never imports it otherwise);
-- ``libprefetch-1``: ``Records.epoch(order)`` from one thread.
+- ``libprefetch-1``: ``Records.epoch(order)`` from one thread;
+- two limits, which read the same pages (every record: the whole file) but hand no record to Python:
+  ``limit-cache-seq``, the whole file read in order with 1 MiB reads (the page cache's best: the
+  kernel's readahead, no seek, no Python per record), and ``limit-direct-32``, the device's own best,
+  the whole file read with ``O_DIRECT`` in 1 MiB requests, 32 in flight.
 
 Each pass runs on the machine as it is ("disk") and inside a memory cgroup limited to a quarter of the
 file ("cgroup", needs root and cgroup v1 or v2), made for the run and removed after it. The table gives
@@ -25,9 +29,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import mmap
 import os
 import random
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -105,6 +111,47 @@ def with_library(records: Records, order: list[int]) -> int:
     return total
 
 
+#: Request size and requests in flight of the limit modes.
+_LIMIT_REQUEST = MIB
+_LIMIT_DEPTH = 32
+
+
+def cache_sequential(records: Records, order: list[int]) -> int:
+    """The page cache's best for the same pages: the whole file in order, 1 MiB reads."""
+    fd = os.open(records.path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        total = 0
+        while chunk := os.read(fd, _LIMIT_REQUEST):
+            total += len(chunk)
+        return total
+    finally:
+        os.close(fd)
+
+
+def direct_depth_32(records: Records, order: list[int]) -> int:
+    """The device's best for the same pages: the whole file with O_DIRECT, 32 requests in flight."""
+    fd = os.open(records.path, os.O_RDONLY | os.O_CLOEXEC | os.O_DIRECT)
+    size = os.fstat(fd).st_size
+    starts = range(0, size, _LIMIT_REQUEST)
+
+    def read_at(start: int, buffer: mmap.mmap) -> int:
+        # O_DIRECT needs an aligned buffer: an anonymous mapping is page-aligned.
+        return os.preadv(fd, [buffer], start)
+
+    try:
+        with ThreadPoolExecutor(max_workers=_LIMIT_DEPTH) as pool:
+            buffers = threading.local()
+
+            def read_one(start: int) -> int:
+                if not hasattr(buffers, "map"):
+                    buffers.map = mmap.mmap(-1, _LIMIT_REQUEST)
+                return read_at(start, buffers.map)
+
+            return sum(pool.map(read_one, starts))
+    finally:
+        os.close(fd)
+
+
 def torch_loader(records: Records, order: list[int]) -> int:
     data = importlib.import_module("torch.utils.data")
     loader = data.DataLoader(records, sampler=order, batch_size=None, num_workers=8, collate_fn=len)
@@ -119,6 +166,8 @@ def modes() -> list[tuple[str, Callable[[Records, list[int]], int]]]:
     if importlib.util.find_spec("torch") is not None:
         found.append(("torch-8", torch_loader))
     found.append(("libprefetch-1", with_library))
+    found.append(("limit-cache-seq", cache_sequential))
+    found.append(("limit-direct-32", direct_depth_32))
     return found
 
 
