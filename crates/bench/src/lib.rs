@@ -32,6 +32,7 @@ pub mod runner;
 pub mod setting;
 pub mod size;
 pub mod sqlite;
+pub mod sqlite_optimum;
 pub mod sqlite_workloads;
 pub mod workload;
 

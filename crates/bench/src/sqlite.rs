@@ -35,7 +35,10 @@ use prefetch_sqlite::vfs::VFS_NAME;
 
 use crate::cache::Eviction;
 use crate::cgroup::MemoryCgroup;
+use crate::io_counters::own_read_bytes;
+use crate::sqlite_optimum::query_optimum;
 use crate::sqlite_workloads::{self as workloads, Workload};
+use crate::workload::PAGE_SIZE;
 
 /// The query of paper section 5.4.
 pub const PAPER_QUERY: &str = "SELECT * FROM customer ORDER BY c_zip";
@@ -53,6 +56,10 @@ pub struct QueryRun {
     pub seconds: f64,
     /// Hash of every value of every row, in order (equal results give equal checksums).
     pub checksum: u64,
+    /// Bytes the process read from storage during the query (`/proc/self/io`), the reads its
+    /// advice started included.
+    #[serde(default)]
+    pub read_bytes: u64,
 }
 
 /// Runs `sql` on `db` (read-only) and reads every column of every row. With `ext`, loads that extension
@@ -67,6 +74,7 @@ pub fn run_query(db: &Path, sql: &str, ext: Option<&Path>) -> Result<QueryRun> {
         None => Connection::open_with_flags(db, flags),
     }
     .with_context(|| format!("opening {}", db.display()))?;
+    let read_before = own_read_bytes()?;
     let start = Instant::now();
     let mut stmt = conn
         .prepare(sql)
@@ -80,10 +88,12 @@ pub fn run_query(db: &Path, sql: &str, ext: Option<&Path>) -> Result<QueryRun> {
             checksum = checksum.wrapping_mul(0x100_0000_01b3) ^ hash_value(row.get_ref(i)?);
         }
     }
+    let seconds = start.elapsed().as_secs_f64();
     Ok(QueryRun {
         rows: count,
-        seconds: start.elapsed().as_secs_f64(),
+        seconds,
         checksum,
+        read_bytes: own_read_bytes()?.saturating_sub(read_before),
     })
 }
 
@@ -168,6 +178,12 @@ pub struct SettingResult {
     pub warm: Option<f64>,
     /// Seconds to read the file sequentially from a cold cache, when measured.
     pub sequential_read: Option<f64>,
+    /// Median pages read from storage by a stock run, when measured.
+    pub stock_pages: Option<u64>,
+    /// Median pages read from storage by a run with the extension, when measured.
+    pub extension_pages: Option<u64>,
+    /// Pages the optimum reads for the query in the setting's memory, when computed.
+    pub optimum_pages: Option<u64>,
 }
 
 /// The whole benchmark's result.
@@ -348,6 +364,7 @@ fn stock_vs_extension(
     log: &mut impl FnMut(&str),
 ) -> Result<(SettingResult, u64)> {
     let (mut stock, mut extension) = (Vec::new(), Vec::new());
+    let (mut stock_bytes, mut extension_bytes) = (Vec::new(), Vec::new());
     let mut reference: Option<QueryRun> = None;
     for run in 1..=opts.runs {
         for ext in [false, true] {
@@ -364,17 +381,20 @@ fn stock_vs_extension(
             }
             reference = Some(result);
             if ext {
-                extension.push(result.seconds)
+                extension.push(result.seconds);
+                extension_bytes.push(result.read_bytes as f64);
             } else {
-                stock.push(result.seconds)
+                stock.push(result.seconds);
+                stock_bytes.push(result.read_bytes as f64);
             }
         }
     }
     let rows = reference.map_or(0, |r| r.rows);
-    Ok((
-        SettingResult::new(label.to_string(), stock, extension),
-        rows,
-    ))
+    let mut result = SettingResult::new(label.to_string(), stock, extension);
+    let pages = |bytes: &[f64]| Some((median(bytes) / PAGE_SIZE as f64).round() as u64);
+    result.stock_pages = pages(&stock_bytes);
+    result.extension_pages = pages(&extension_bytes);
+    Ok((result, rows))
 }
 
 impl SettingResult {
@@ -394,6 +414,9 @@ impl SettingResult {
             speedup: stock / extension,
             warm: None,
             sequential_read: None,
+            stock_pages: None,
+            extension_pages: None,
+            optimum_pages: None,
         }
     }
 }
@@ -401,6 +424,7 @@ impl SettingResult {
 fn measure_disk(opts: &BenchOptions, log: &mut impl FnMut(&str)) -> Result<(SettingResult, u64)> {
     let label = "this machine's disk";
     let (mut result, rows) = stock_vs_extension(opts, &opts.db, None, label, log)?;
+    result.optimum_pages = Some(query_optimum(&opts.runner, &opts.db, &opts.sql, None)?);
     evict(&opts.db)?;
     let sequential = read_sequentially(&opts.db)?;
     let warm = median(
@@ -438,7 +462,10 @@ fn measure_cgroup(
     );
     let outcome = stock_vs_extension(opts, &opts.db, Some(group.dir()), &label, log);
     group.remove().context("removing the memory cgroup")?;
-    outcome
+    let (mut result, rows) = outcome?;
+    let optimum = query_optimum(&opts.runner, &opts.db, &opts.sql, Some(db_bytes / 4))?;
+    result.optimum_pages = Some(optimum);
+    Ok((result, rows))
 }
 
 /// The emulated disk, mounted by a `prefetch emulate` child for as long as the value lives.
@@ -518,7 +545,11 @@ fn measure_emulated(
     let db = mount.db_path(&opts.db);
     let label = format!("emulated 7200 RPM disk ({EMULATED_MODEL}, prefetch emulate)");
     evict(&opts.db)?;
-    stock_vs_extension(opts, &db, None, &label, log)
+    let (mut result, rows) = stock_vs_extension(opts, &db, None, &label, log)?;
+    // The emulated disk's reads happen in its FUSE daemon: the children's counters do not see them.
+    result.stock_pages = None;
+    result.extension_pages = None;
+    Ok((result, rows))
 }
 
 fn median(values: &[f64]) -> f64 {
@@ -551,13 +582,21 @@ impl Report {
             .unwrap_or(0)
             .max(7);
         out += &format!(
-            "{:<width$} {:>10} {:>12} {:>8}\n",
-            "setting", "stock s", "extension s", "speedup"
+            "{:<width$} {:>10} {:>12} {:>8}  {}\n",
+            "setting",
+            "stock s",
+            "extension s",
+            "speedup",
+            "pages read: stock / extension / optimum"
         );
         for r in &self.results {
             out += &format!(
-                "{:<width$} {:>10.2} {:>12.2} {:>7.2}x\n",
-                r.setting, r.stock, r.extension, r.speedup
+                "{:<width$} {:>10.2} {:>12.2} {:>7.2}x  {}\n",
+                r.setting,
+                r.stock,
+                r.extension,
+                r.speedup,
+                pages_column(r)
             );
         }
         for r in &self.results {
@@ -577,6 +616,22 @@ impl Report {
         }
         out
     }
+}
+
+/// "840123 / 672001 / 233000 (2.88x)": pages read by stock and the extension, the optimum's, and the
+/// extension's against the optimum; "-" where not measured.
+fn pages_column(r: &SettingResult) -> String {
+    let show = |pages: Option<u64>| pages.map_or("-".to_string(), |p| p.to_string());
+    let ratio = match (r.extension_pages, r.optimum_pages) {
+        (Some(ext), Some(opt)) if opt > 0 => format!(" ({:.2}x)", ext as f64 / opt as f64),
+        _ => String::new(),
+    };
+    format!(
+        "{} / {} / {}{ratio}",
+        show(r.stock_pages),
+        show(r.extension_pages),
+        show(r.optimum_pages)
+    )
 }
 
 #[cfg(test)]
