@@ -272,6 +272,7 @@ fn on_callback(
         listed.store(!entries.is_empty(), Ordering::Release);
     }
     let mut mode = first_mode;
+    let mut accepted_total = 0;
     for chunk in entries.chunks(BATCH) {
         let batch: Vec<AccessEntry> = chunk
             .iter()
@@ -282,12 +283,19 @@ fn on_callback(
             })
             .collect();
         let accepted = client.request_prefetching(&batch, mode).unwrap_or(0);
+        accepted_total += accepted;
         mode = Mode::APPEND;
         if accepted < batch.len() {
             break;
         }
     }
     let _ = client.request_prefetching(&[], mode | Mode::DONE);
+    if accepted_total < entries.len() {
+        // The list is full: the scan is listed only as far as libprefetch took it.
+        if let Ok(mut planner) = planner.try_lock() {
+            planner.accepted(accepted_total);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -20,7 +20,9 @@
 //!   next stretch of leaves, [`GROWTH`] times longer than the last, or `Keep` once the list runs to the
 //!   end of the index. Entries already listed are never handed over again, so libprefetch never advises
 //!   a page twice for one scan, and a scan that stops (a `LIMIT`, a cursor closed early) leaves at most
-//!   about [`GROWTH`] times what it read listed;
+//!   about [`GROWTH`] times what it read listed. When libprefetch's list is full and takes only part of
+//!   a stretch ([`ScanPlanner::accepted`]), the scan counts as listed only up to the entry it took: the
+//!   next stretch starts there, no longer than what fitted, so the list has no hole;
 //! * **anything else** (an index leaf out of sequence, as point lookups and descending scans do; interior
 //!   pages; a page the reader cannot parse): `Keep`, plain reads. An out-of-sequence leaf of the index
 //!   whose scan the list describes clears the list (`Clear`), since that scan has ended; leaves of other
@@ -99,6 +101,20 @@ struct Scan {
     pos: usize,
     listed_end: usize,
     lookahead: usize,
+    /// Entries of leaf `listed_end`'s stretch that libprefetch already holds (its list filled up
+    /// within that leaf): the next stretch starts after them.
+    listed_into_leaf: usize,
+}
+
+/// The last list handed out: which scan, from which leaf, and where each leaf's entries start in it.
+#[derive(Debug, Clone, Default)]
+struct HandedOut {
+    root: u32,
+    from: usize,
+    leaf_starts: Vec<usize>,
+    len: usize,
+    /// Entries of the first leaf left out because libprefetch already held them.
+    skipped: usize,
 }
 
 /// Where the planner reads the database file: shared, since the reader is re-opened over it.
@@ -114,6 +130,8 @@ pub struct ScanPlanner {
     scans: HashMap<u32, Scan>,
     /// The index whose scan the access list currently describes.
     active: Option<u32>,
+    /// The last stretch planned, until libprefetch says how much of it it took.
+    handed_out: Option<HandedOut>,
 }
 
 impl ScanPlanner {
@@ -125,7 +143,39 @@ impl ScanPlanner {
             cache: Cache::default(),
             scans: HashMap::new(),
             active: None,
+            handed_out: None,
         }
+    }
+
+    /// libprefetch took only the first `accepted` entries of the last `Set` or `Append` (its list is
+    /// full): the scan is listed up to there. The next stretch starts at the first entry not taken and
+    /// covers as many leaves as fitted (at least [`FIRST_LOOKAHEAD`]), so the list never has a hole
+    /// that every read in it would diverge at, and nothing is listed twice.
+    pub fn accepted(&mut self, accepted: usize) {
+        let Some(out) = self.handed_out.take() else {
+            return;
+        };
+        if accepted >= out.len {
+            return;
+        }
+        let Some(scan) = self.scans.get_mut(&out.root) else {
+            return;
+        };
+        let whole_leaves = out
+            .leaf_starts
+            .iter()
+            .skip(1)
+            .filter(|&&start| start <= accepted)
+            .count();
+        let cut_leaf_start = out
+            .leaf_starts
+            .get(whole_leaves)
+            .copied()
+            .unwrap_or(out.len);
+        scan.listed_end = out.from + whole_leaves;
+        let before = if whole_leaves == 0 { out.skipped } else { 0 };
+        scan.listed_into_leaf = before + accepted.saturating_sub(cut_leaf_start);
+        scan.lookahead = whole_leaves.max(FIRST_LOOKAHEAD);
     }
 
     /// Whether the page at byte `offset` is an interior page of a b-tree the planner has read (or page 1).
@@ -225,6 +275,7 @@ impl ScanPlanner {
                         pos,
                         listed_end: pos + 1,
                         lookahead: FIRST_LOOKAHEAD,
+                        listed_into_leaf: 0,
                     },
                 );
                 if self.active == Some(root) {
@@ -251,7 +302,16 @@ impl ScanPlanner {
         let Some(&scan) = self.scans.get(&root) else {
             return Ok(Plan::Keep);
         };
-        let (entries, end) = self.list_leaves(root, scan.listed_end, scan.lookahead)?;
+        let (mut entries, end) = self.list_leaves(root, scan.listed_end, scan.lookahead)?;
+        let skip = scan.listed_into_leaf.min(entries.len());
+        entries.drain(..skip);
+        if let Some(out) = &mut self.handed_out {
+            out.len = entries.len();
+            out.skipped = skip;
+            for start in &mut out.leaf_starts {
+                *start = start.saturating_sub(skip);
+            }
+        }
         let grown = if entries.is_empty() {
             scan.lookahead
         } else {
@@ -263,6 +323,7 @@ impl ScanPlanner {
                 pos,
                 listed_end: end.max(scan.listed_end),
                 lookahead: grown,
+                listed_into_leaf: if entries.is_empty() { skip } else { 0 },
             },
         );
         Ok(if entries.is_empty() {
@@ -279,6 +340,7 @@ impl ScanPlanner {
             pos,
             listed_end: end.max(pos + 1),
             lookahead: FIRST_LOOKAHEAD.saturating_mul(GROWTH),
+            listed_into_leaf: 0,
         };
         self.scans.insert(root, next);
         self.active = Some(root);
@@ -309,7 +371,9 @@ impl ScanPlanner {
             Slot::Vacant(e) => e.insert(TableMap::new(db, index.table_root)?),
         };
         let mut list = ListBuilder::default();
+        let mut leaf_starts = Vec::with_capacity(end - from);
         for leaf in &index.leaves[from..end] {
+            leaf_starts.push(list.entries.len());
             list.push(Entry {
                 offset: db.page_offset(leaf.page),
                 mark: true,
@@ -325,6 +389,13 @@ impl ScanPlanner {
                 });
             }
         }
+        self.handed_out = Some(HandedOut {
+            root,
+            from,
+            leaf_starts,
+            len: list.entries.len(),
+            skipped: 0,
+        });
         Ok((list.entries, end))
     }
 

@@ -212,3 +212,36 @@ fn planner_follows_the_file_after_a_write() {
         .iter()
         .all(|e| e.offset < fresh.db.page_count() as u64 * u64::from(PAGE_SIZE)));
 }
+
+#[test]
+fn a_stretch_the_full_list_took_only_part_of_continues_where_it_stopped() {
+    let f = fixture(30_000);
+    let mut p = planner(&f.path);
+    assert_eq!(p.plan(None, offset(f.leaves[0].page)), Plan::Keep);
+    let Plan::Set(list) = p.plan(Some(offset(f.leaves[0].page)), offset(f.leaves[1].page)) else {
+        panic!("reading an index's second leaf must set a list");
+    };
+    let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
+    let Plan::Append(more) = p.plan(Some(offset(f.leaves[2].page)), table_page) else {
+        panic!("a table read behind a mark must extend the list");
+    };
+    // libprefetch's list was full: it took the stretch's first leaf and three entries of the second.
+    let second_leaf = more
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.mark)
+        .nth(1)
+        .unwrap()
+        .0;
+    let taken = second_leaf + 3;
+    p.accepted(taken);
+    let Plan::Append(rest) = p.plan(Some(offset(f.leaves[2].page)), table_page) else {
+        panic!("the scan must go on where the list stopped");
+    };
+    // No hole and nothing twice: the next stretch starts at the first entry not taken, and is as long
+    // as what fitted (one whole leaf, so FIRST_LOOKAHEAD leaves).
+    let from = 1 + FIRST_LOOKAHEAD + 1;
+    let whole = expected(&f, &f.leaves[from..from + FIRST_LOOKAHEAD], true);
+    assert_eq!(rest, whole[3..]);
+    assert_eq!(rest[..], more[taken..taken + rest.len()]);
+}
