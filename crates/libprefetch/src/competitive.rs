@@ -60,15 +60,23 @@ struct Streams {
 struct Tracked {
     file: FileId,
     stream: Stream,
-    /// Where advice goes: the library's private descriptor (FUSE), or the program's.
-    advise_fd: RawFd,
-    /// True if `advise_fd` is a private descriptor to release when the stream ends.
-    private: bool,
+    /// Where advice goes, chosen at the first advice: the library's private descriptor (FUSE,
+    /// released when the stream ends), or the program's.
+    advise_fd: Option<AdviseFd>,
     probe: Probe,
     /// Most pages one WILLNEED call loads on this device.
     call_pages: u64,
     /// Pages below this one had their advice issued (set by the advice thread).
     issued_to: Arc<AtomicU64>,
+}
+
+/// The descriptor a stream's advice goes through.
+#[derive(Clone, Copy)]
+enum AdviseFd {
+    /// The library's own read-only descriptor of the file (on FUSE).
+    Private(RawFd),
+    /// The program's descriptor.
+    Program(RawFd),
 }
 
 static STREAMS: AtomicPtr<Streams> = AtomicPtr::new(std::ptr::null_mut());
@@ -113,7 +121,7 @@ pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
         let step = tracked
             .stream
             .on_read(offset, end - offset, file.size, target, missing);
-        (!step.advise.is_empty()).then(|| tracked.advice(step.advise, page_size))
+        (!step.advise.is_empty()).then(|| tracked.advice(fd, step.advise, page_size))
     };
     if let Some(job) = job {
         if let Err(job) = globals().run_in_background(job) {
@@ -132,9 +140,8 @@ pub(crate) fn on_close(fd: RawFd) {
     };
     let _errno = ErrnoGuard::save();
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        let ended = lock(&streams.by_fd).remove(&fd);
-        if let Some(ended) = ended.filter(|t| t.private) {
-            globals().private_descriptors.release(ended.file);
+        if let Some(ended) = lock(&streams.by_fd).remove(&fd) {
+            ended.release();
         }
     }));
 }
@@ -159,8 +166,8 @@ impl Streams {
     ) -> &'a mut Tracked {
         let id = FileId::from(file);
         if by_fd.get(&fd).is_some_and(|t| t.file != id) {
-            if let Some(old) = by_fd.remove(&fd).filter(|t| t.private) {
-                globals().private_descriptors.release(old.file);
+            if let Some(old) = by_fd.remove(&fd) {
+                old.release();
             }
         }
         by_fd
@@ -170,23 +177,42 @@ impl Streams {
 }
 
 impl Tracked {
+    /// The stream ended: its private descriptor, if any, is released.
+    fn release(self) {
+        if let Some(AdviseFd::Private(_)) = self.advise_fd {
+            globals().private_descriptors.release(self.file);
+        }
+    }
+
     fn new(fd: RawFd, file: FileId, page_size: u64) -> Tracked {
-        let private = globals().private_descriptors.for_file(fd, file);
         Tracked {
             file,
             stream: Stream::new(page_size),
-            advise_fd: private.unwrap_or(fd),
-            private: private.is_some(),
+            advise_fd: None,
             probe: Probe::choose(fd),
             call_pages: (crate::device::willneed_limit(fd) / page_size).max(1),
             issued_to: Arc::default(),
         }
     }
 
-    /// The advice thread's job for `ranges` (pages): WILLNEED of each, split to what one call
-    /// loads, if the descriptor still names this stream's file.
-    fn advice(&self, ranges: Vec<Range<u64>>, page_size: u64) -> crate::registry::AdviceJob {
-        let (fd, file, call_pages) = (self.advise_fd, self.file, self.call_pages);
+    /// The advice thread's job for `ranges` (pages) of the program's descriptor `fd`: WILLNEED
+    /// of each, split to what one call loads, if the descriptor advised still names this
+    /// stream's file.
+    fn advice(
+        &mut self,
+        fd: RawFd,
+        ranges: Vec<Range<u64>>,
+        page_size: u64,
+    ) -> crate::registry::AdviceJob {
+        let file = self.file;
+        let advise_fd = *self.advise_fd.get_or_insert_with(|| {
+            match globals().private_descriptors.for_file(fd, file) {
+                Some(private) => AdviseFd::Private(private),
+                None => AdviseFd::Program(fd),
+            }
+        });
+        let (AdviseFd::Private(fd) | AdviseFd::Program(fd)) = advise_fd;
+        let call_pages = self.call_pages;
         let issued_to = Arc::clone(&self.issued_to);
         Box::new(move || {
             if FileId::of(fd) != Some(file) {
