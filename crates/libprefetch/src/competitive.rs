@@ -177,10 +177,18 @@ impl Streams {
 }
 
 impl Tracked {
-    /// The stream ended: its private descriptor, if any, is released.
+    /// The stream ended: its private descriptor, if any, is released by the advice thread,
+    /// after the stream's advice still queued. Not in the caller: a release reads `/proc/locks`
+    /// (`descriptors.rs`), which takes the kernel several milliseconds here, inside the
+    /// program's `close`.
     fn release(self) {
         if let Some(AdviseFd::Private(_)) = self.advise_fd {
-            globals().private_descriptors.release(self.file);
+            let file = self.file;
+            let job: crate::registry::AdviceJob =
+                Box::new(move || globals().private_descriptors.release(file));
+            if let Err(job) = globals().run_in_background(job) {
+                job();
+            }
         }
     }
 
