@@ -16,7 +16,10 @@
 //!    anew when the number names another file) says which pages to advise, and which pages of
 //!    this read it advised earlier; those are probed (`cachestat`, else `mincore`) and the ones
 //!    missing, evicted before use, lower the stream's depth. Only pages whose advice was
-//!    already issued are probed, so advice still queued is never taken for an eviction.
+//!    already issued are probed, so advice still queued is never taken for an eviction. Advice
+//!    not yet submitted, or whose submission had to sleep (the thread's voluntary context
+//!    switches, `getrusage`), tells the stream that the device's queue is full, and it holds its
+//!    second window back (`plan::stream`, "A full device queue").
 //! 3. **Advice.** The pages to advise go to the library's advice thread (`registry.rs`), never
 //!    issued from the reading thread: a `WILLNEED` submits its I/O in the caller and can wait
 //!    for a full device queue (or, on FUSE, for a free background slot). The thread advises
@@ -37,10 +40,10 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::os::fd::RawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use plan::stream::Stream;
+use plan::stream::{Probes, Stream};
 
 use crate::descriptors::FileId;
 use crate::guard::{ErrnoGuard, Reentry};
@@ -68,6 +71,9 @@ struct Tracked {
     call_pages: u64,
     /// Pages below this one had their advice issued (set by the advice thread).
     issued_to: Arc<AtomicU64>,
+    /// The advice thread had to wait while submitting this stream's last advice: the device's
+    /// queue was full.
+    waited: Arc<AtomicBool>,
 }
 
 /// The descriptor a stream's advice goes through.
@@ -113,14 +119,16 @@ pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
     let job = {
         let mut by_fd = lock(&streams.by_fd);
         let tracked = streams.tracked(&mut by_fd, fd, file, page_size);
-        let (issued_to, probe) = (Arc::clone(&tracked.issued_to), tracked.probe);
-        let missing = |pages: Range<u64>| {
-            let issued = pages.start..pages.end.min(issued_to.load(Ordering::Acquire));
-            missing_pages(probe, fd, issued, page_size)
+        let mut probes = LiveProbes {
+            fd,
+            probe: tracked.probe,
+            issued_to: tracked.issued_to.load(Ordering::Acquire),
+            waited: tracked.waited.load(Ordering::Acquire),
+            page_size,
         };
         let step = tracked
             .stream
-            .on_read(offset, end - offset, file.size, target, missing);
+            .on_read(offset, end - offset, file.size, target, &mut probes);
         (!step.advise.is_empty()).then(|| tracked.advice(fd, step.advise, page_size))
     };
     if let Some(job) = job {
@@ -200,6 +208,7 @@ impl Tracked {
             probe: Probe::choose(fd),
             call_pages: (crate::device::willneed_limit(fd) / page_size).max(1),
             issued_to: Arc::default(),
+            waited: Arc::default(),
         }
     }
 
@@ -221,11 +230,12 @@ impl Tracked {
         });
         let (AdviseFd::Private(fd) | AdviseFd::Program(fd)) = advise_fd;
         let call_pages = self.call_pages;
-        let issued_to = Arc::clone(&self.issued_to);
+        let (issued_to, waited) = (Arc::clone(&self.issued_to), Arc::clone(&self.waited));
         Box::new(move || {
             if FileId::of(fd) != Some(file) {
                 return;
             }
+            let sleeps_before = voluntary_switches();
             for range in ranges {
                 for start in (range.start..range.end).step_by(call_pages as usize) {
                     let len = call_pages.min(range.end - start);
@@ -233,22 +243,57 @@ impl Tracked {
                 }
                 issued_to.fetch_max(range.end, Ordering::AcqRel);
             }
+            waited.store(voluntary_switches() > sleeps_before, Ordering::Release);
         })
     }
 }
 
-/// Pages of `pages` not in the page cache of `fd`'s file (0 if the kernel will not say).
-fn missing_pages(probe: Probe, fd: RawFd, pages: Range<u64>, page_size: u64) -> u64 {
-    if pages.is_empty() {
-        return 0;
+/// What a stream's read asks about its file and device.
+struct LiveProbes {
+    fd: RawFd,
+    probe: Probe,
+    /// Pages below this one had their advice submitted by the advice thread.
+    issued_to: u64,
+    /// The advice thread waited while submitting the stream's last advice.
+    waited: bool,
+    page_size: u64,
+}
+
+impl Probes for LiveProbes {
+    /// Pages of `pages` whose advice was submitted and that are not in the page cache now (0
+    /// if the kernel will not say); advice still queued is not counted.
+    fn missing(&mut self, pages: Range<u64>) -> u64 {
+        let pages = pages.start..pages.end.min(self.issued_to);
+        if pages.is_empty() {
+            return 0;
+        }
+        let page_size = self.page_size;
+        let (offset, len) = (
+            pages.start * page_size,
+            (pages.end - pages.start) * page_size,
+        );
+        self.probe
+            .resident_pages(self.fd, offset, len, page_size)
+            .map_or(0, |(cached, span)| span - cached)
     }
-    let (offset, len) = (
-        pages.start * page_size,
-        (pages.end - pages.start) * page_size,
-    );
-    probe
-        .resident_pages(fd, offset, len, page_size)
-        .map_or(0, |(cached, span)| span - cached)
+
+    /// The advice thread submitted everything up to `end` without waiting: a `WILLNEED` sleeps
+    /// only when the device's queue (or FUSE's background queue) is full.
+    fn issued(&mut self, end: u64) -> bool {
+        self.issued_to >= end && !self.waited
+    }
+}
+
+/// Times this thread has slept so far (`ru_nvcsw`): a `WILLNEED` that sleeps is waiting for
+/// room in the device's queue.
+fn voluntary_switches() -> i64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value anyway.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    usage.ru_nvcsw
 }
 
 fn willneed(fd: RawFd, offset: u64, len: u64) {

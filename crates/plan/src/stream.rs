@@ -29,6 +29,12 @@
 //! For a strided stream a window holds records (each advised as its own range) whose bytes add
 //! up to the depth, at most [`MAX_RECORDS_PER_WINDOW`].
 //!
+//! **A full device queue.** The next window goes out early (two windows in flight) only if the
+//! device took all the advice so far ([`Probes::issued`]: advice still waiting to be submitted
+//! means its queue is full). Otherwise it waits until the next read of the same length would pass
+//! the last window (one window in flight), so that with many streams each window still reaches
+//! the queue whole instead of cut up between other streams' requests.
+//!
 //! # Protection against prefetch thrashing
 //! When a read reaches pages this stream advised, the caller counts those that are no longer
 //! cached (evicted before use). Any such page halves the stream's cap on its depth (not below
@@ -39,8 +45,9 @@
 //! Deviations: TR840 section 4 changes the kernel (a prefetch cache with second-chance
 //! reclamation and a global cap `P_mem / N_stream`); from user space pages cannot be protected,
 //! so each stream measures its own losses and lowers its own depth (additive increase,
-//! multiplicative decrease, as libprefetch's AIMD). Strided streams are ours (the paper's
-//! streams are sequential).
+//! multiplicative decrease, as libprefetch's AIMD). Holding the second window back while the
+//! device queue is full is ours: it plays for requests in flight the part `P_mem / N_stream`
+//! plays for memory. Strided streams are ours (the paper's streams are sequential).
 
 use std::ops::Range;
 
@@ -61,6 +68,28 @@ pub enum Pattern {
         /// Bytes per read.
         len: u64,
     },
+}
+
+/// What a stream asks about its file's pages and device (the library probes; tests fake it).
+pub trait Probes {
+    /// How many of `pages` (pages this stream advised, which the read reaches) are not cached.
+    fn missing(&mut self, pages: Range<u64>) -> u64;
+    /// True if all advice up to page `end` (exclusive) has been submitted to the device, and
+    /// the device's queue had room for it.
+    fn issued(&mut self, end: u64) -> bool;
+}
+
+/// Probes of a device that takes every piece of advice at once and never loses a page.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Roomy;
+
+impl Probes for Roomy {
+    fn missing(&mut self, _pages: Range<u64>) -> u64 {
+        0
+    }
+    fn issued(&mut self, _end: u64) -> bool {
+        true
+    }
 }
 
 /// What a read decided.
@@ -139,16 +168,15 @@ impl Stream {
     }
 
     /// A read of `len` bytes at `offset` of a file of `file_size` bytes, whose competitive
-    /// depth is `target` pages, is about to go to the kernel. `missing(pages)` tells how many
-    /// of `pages` (pages this stream advised, which the read reaches) are not cached; it is
-    /// called at most once. Returns the pages to advise.
+    /// depth is `target` pages, is about to go to the kernel; `probes` answer about the pages
+    /// and the device (each asked at most once). Returns the pages to advise.
     pub fn on_read(
         &mut self,
         offset: u64,
         len: u64,
         file_size: u64,
         target: u64,
-        missing: impl FnOnce(Range<u64>) -> u64,
+        probes: &mut impl Probes,
     ) -> Step {
         let mut step = Step::default();
         if len == 0 {
@@ -159,12 +187,17 @@ impl Stream {
             return step;
         }
         if let Some(reached) = self.advised_pages_reached(offset, len) {
-            step.evicted = missing(reached);
+            step.evicted = probes.missing(reached);
             self.note_evicted(step.evicted);
         }
         let end = offset.saturating_add(len);
-        let reached_last_window = self.ahead.is_none_or(|ahead| end > ahead.trigger);
-        if reached_last_window {
+        let next_window_due = match self.ahead {
+            None => true,
+            Some(ahead) if end.saturating_add(len) > ahead.end => true,
+            Some(ahead) if end > ahead.trigger => probes.issued(ahead.end.div_ceil(self.page_size)),
+            Some(_) => false,
+        };
+        if next_window_due {
             let next = match pattern {
                 Some(Pattern::Strided { stride, .. }) => offset.saturating_add(stride),
                 _ => end,
@@ -306,7 +339,7 @@ mod tests {
         let mut stream = Stream::new(PAGE);
         reads
             .iter()
-            .map(|&(offset, len)| stream.on_read(offset, len, size, target, |_| 0).advise)
+            .map(|&(offset, len)| stream.on_read(offset, len, size, target, &mut Roomy).advise)
             .collect()
     }
 
@@ -347,7 +380,7 @@ mod tests {
         let mut stream = Stream::new(PAGE);
         let mut advised_to = 0;
         for (offset, len) in sequential(200) {
-            let step = stream.on_read(offset, len, BIG, 132, |_| 0);
+            let step = stream.on_read(offset, len, BIG, 132, &mut Roomy);
             if let Some(last) = step.advise.last() {
                 advised_to = last.end * PAGE;
             }
@@ -411,6 +444,27 @@ mod tests {
         assert!(advice(&overlapping, BIG, 132).iter().all(Vec::is_empty));
     }
 
+    /// Fake probes: pages missing per call, in order, and whether the device took the advice.
+    #[derive(Default)]
+    struct Fake {
+        missing: Vec<u64>,
+        asked: Vec<Range<u64>>,
+        full_queue: bool,
+    }
+
+    impl Probes for Fake {
+        fn missing(&mut self, pages: Range<u64>) -> u64 {
+            self.asked.push(pages);
+            match self.missing.is_empty() {
+                true => 0,
+                false => self.missing.remove(0),
+            }
+        }
+        fn issued(&mut self, _end: u64) -> bool {
+            !self.full_queue
+        }
+    }
+
     /// Pages advised but evicted before the read reaches them halve the depth (not below 16
     /// pages); clean windows then raise the cap by 16 pages at a time until it no longer binds.
     #[test]
@@ -418,15 +472,15 @@ mod tests {
         let mut stream = Stream::new(PAGE);
         let mut depths = Vec::new();
         for (i, (offset, len)) in sequential(60).into_iter().enumerate() {
-            let evict = i == 20;
-            let step = stream.on_read(offset, len, BIG, 132, |pages| {
-                assert!(pages.end - pages.start <= 16);
-                if evict {
-                    3
-                } else {
-                    0
-                }
-            });
+            let mut probes = Fake {
+                missing: vec![if i == 20 { 3 } else { 0 }],
+                ..Fake::default()
+            };
+            let step = stream.on_read(offset, len, BIG, 132, &mut probes);
+            assert!(probes
+                .asked
+                .iter()
+                .all(|pages| pages.end - pages.start <= 16));
             if !step.advise.is_empty() {
                 depths.push(stream.last_depth().unwrap());
             }
@@ -443,14 +497,39 @@ mod tests {
     #[test]
     fn only_advised_pages_are_probed() {
         let mut stream = Stream::new(PAGE);
-        let mut asked = Vec::new();
+        let mut probes = Fake::default();
         for (offset, len) in sequential(4) {
-            stream.on_read(offset, len, BIG, 132, |pages| {
-                asked.push(pages);
-                0
-            });
+            stream.on_read(offset, len, BIG, 132, &mut probes);
         }
-        assert_eq!(asked, vec![32..48, 48..64]);
+        assert_eq!(probes.asked, vec![32..48, 48..64]);
+    }
+
+    /// While the device has not taken the advice so far, the next window waits until the next
+    /// read would pass the last one: one window in flight instead of two.
+    #[test]
+    fn a_full_queue_holds_the_next_window_until_the_last_one_is_nearly_read() {
+        let mut stream = Stream::new(PAGE);
+        let mut probes = Fake {
+            full_queue: true,
+            ..Fake::default()
+        };
+        let got: Vec<Vec<Range<u64>>> = sequential(10)
+            .into_iter()
+            .map(|(offset, len)| stream.on_read(offset, len, BIG, 132, &mut probes).advise)
+            .collect();
+        let expected: Vec<Vec<Range<u64>>> = vec![
+            vec![],
+            vec![32..48],
+            vec![48..80],
+            vec![],
+            vec![80..144],
+            vec![],
+            vec![],
+            vec![],
+            vec![144..272],
+            vec![],
+        ];
+        assert_eq!(got, expected);
     }
 
     proptest! {
@@ -464,7 +543,7 @@ mod tests {
         ) {
             let mut stream = Stream::new(PAGE);
             for (page, pages) in reads {
-                let step = stream.on_read(page * PAGE, pages * PAGE, size_pages * PAGE, target, |_| 0);
+                let step = stream.on_read(page * PAGE, pages * PAGE, size_pages * PAGE, target, &mut Roomy);
                 let total: u64 = step.advise.iter().map(|r| r.end - r.start).sum();
                 prop_assert!(step.advise.len() as u64 <= MAX_RECORDS_PER_WINDOW);
                 for range in &step.advise {
