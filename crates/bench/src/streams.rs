@@ -43,7 +43,7 @@ pub const READ_BYTES: u64 = 64 << 10;
 pub const SPAN_BYTES: u64 = 24 << 30;
 
 /// The two ways the readers run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reads {
     /// Plain `dd`.
     Stock,
@@ -73,7 +73,7 @@ pub struct StreamsBench {
 }
 
 /// One mode at one concurrency (the median run).
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Measured {
     /// Wall seconds from the first reader's start to the last one's exit.
     pub seconds: f64,
@@ -88,7 +88,7 @@ pub struct Measured {
 }
 
 /// One row: a scheduler and a concurrency, both modes.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     /// The emulated disk's request scheduler.
     pub scheduler: String,

@@ -27,7 +27,8 @@
 //! `fork` without `exec` is the same program and keeps it).
 //!
 //! Follows libprefetch (ATC 2009), section 4: the interposed read family
-//! is how the library follows an application's reads.
+//! is how the library follows an application's reads; `--competitive`
+//! follows TR840 section 3 (`docs/competitive.md`).
 //! Deviations: the paper's applications linked the library and called its
 //! API; here the program is unmodified and the access list comes from a
 //! recording (`docs/record.md`).

@@ -34,7 +34,8 @@
 //!
 //! Follows TR840 (Li, Papathanasiou and Shen), sections 3 and 4, through `plan::stream`.
 //! Deviations: user-level advice instead of the kernel's read-ahead; per-stream thrash
-//! protection instead of a prefetch cache (see `plan::stream`).
+//! protection instead of a prefetch cache, and one window in flight instead of two while the
+//! device's queue is full (see `plan::stream`).
 
 use std::collections::HashMap;
 use std::ops::Range;
