@@ -5,6 +5,9 @@
 //! transfer; rate = the stretch's bytes over its time. Their product is the break-even infill gap
 //! (competitive prefetching, TR840 section 3, formula (5), for one request).
 //!
+//! An emulated disk needs no measurement: [`ModelProfile`] stores its model's numbers for the
+//! mount while it is mounted (`prefetch emulate`, `prefetch bench streams`).
+//!
 //! Deviations: the per-request cost is measured at queue depth 32, not at depth 1 as a seek
 //! would be: with advice in flight the device overlaps requests, so the cost a filled gap saves
 //! is the depth-32 one.
@@ -97,4 +100,39 @@ pub fn device_of(path: &Path) -> Result<(u32, u32)> {
         .with_context(|| format!("reading the metadata of {}", path.display()))?
         .dev();
     Ok((libc::major(dev), libc::minor(dev)))
+}
+
+/// The device profile of an emulated disk's mount, from its model (`emulate::request_cost`),
+/// stored while this value lives and removed when it is dropped (after the unmount).
+pub struct ModelProfile {
+    device: (u32, u32),
+    profile: DeviceProfile,
+}
+
+impl ModelProfile {
+    /// Stores the profile of the mount `config` describes (mounted already).
+    pub fn save(config: &emulate::Config) -> Result<ModelProfile> {
+        let mut model = disk::model_from_name(&config.model)?;
+        let (request_seconds, bytes_per_second) =
+            emulate::request_cost::model_request_cost(model.as_mut(), config.time_scale);
+        let device = device_of(&config.mountpoint).context("reading the mount point's device")?;
+        let profile = DeviceProfile {
+            request_seconds,
+            bytes_per_second,
+        };
+        profile::save(device.0, device.1, &profile)
+            .context("saving the emulated disk's device profile")?;
+        Ok(ModelProfile { device, profile })
+    }
+
+    /// The profile stored.
+    pub fn profile(&self) -> DeviceProfile {
+        self.profile
+    }
+}
+
+impl Drop for ModelProfile {
+    fn drop(&mut self) {
+        profile::remove(self.device.0, self.device.1);
+    }
 }

@@ -8,7 +8,8 @@
 //! cgroup ([`cgroup`]), measures wall time and bytes read from disk ([`io_counters`]), and the report
 //! ([`report`]) prints medians, speedups and the setting ([`setting`]) as a table or JSON, and a window
 //! sweep as an SVG ([`plot`]).
-//! [`restore`] measures `prefetch restore` of a residency snapshot against `vmtouch -t`. Sizes are checked against what the machine has ([`room`]) first.
+//! [`restore`] measures `prefetch restore` of a residency snapshot against `vmtouch -t`; [`streams`]
+//! concurrent sequential readers, stock vs `prefetch run --competitive` (TR840). Sizes are checked against what the machine has ([`room`]) first.
 //!
 //! Deviations: the paper's disks were seek-bound hard drives; this machine's virtio disk has no seek
 //! cost, so here the gains come from queue depth and larger requests (see DESIGN.md), and the
@@ -34,6 +35,7 @@ pub mod size;
 pub mod sqlite;
 pub mod sqlite_optimum;
 pub mod sqlite_workloads;
+pub mod streams;
 pub mod workload;
 
 pub use mode::Mode;

@@ -33,6 +33,8 @@ pub enum BenchCommand {
     Restore(crate::residency::RestoreBenchArgs),
     /// The stock sqlite3 shell on a cold cache: plain vs `prefetch run --replay` of its own recording
     Replay(crate::bench_replay::ReplayArgs),
+    /// Concurrent sequential readers on the emulated IBM 36Z15: stock vs `prefetch run --competitive` (TR840)
+    Streams(crate::bench_streams::StreamsArgs),
     /// Internal: one measured pass in a child process (request on stdin, JSON result on stdout)
     #[command(name = "__child", hide = true)]
     Child,
@@ -136,6 +138,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Sqlite(args) => return crate::sqlite::bench::run(args),
         BenchCommand::Restore(args) => return crate::residency::bench(args),
         BenchCommand::Replay(args) => return crate::bench_replay::run(args),
+        BenchCommand::Streams(args) => return crate::bench_streams::run(args),
         BenchCommand::Random(args) => {
             let workload = Workload::Random {
                 pages: args.pages,

@@ -52,7 +52,7 @@ pub fn run(args: EmulateArgs) -> anyhow::Result<()> {
     }
     let mounted = emulate::mount(&config)?;
     mounted.unmount_on_signals()?;
-    let _profile = ModelProfile::save(&config)?;
+    let _profile = ::bench::device_profile::ModelProfile::save(&config)?;
     let mountpoint = args.mountpoint.display();
     println!(
         "emulated disk mounted at {mountpoint}: model {}, scheduler {}, time scale {}, {} layout",
@@ -76,36 +76,4 @@ pub fn run(args: EmulateArgs) -> anyhow::Result<()> {
     let stats = mounted.wait()?;
     println!("{stats}");
     Ok(())
-}
-
-/// The mount's device profile, from the model; removed when dropped (after the unmount).
-struct ModelProfile {
-    device: (u32, u32),
-}
-
-impl ModelProfile {
-    fn save(config: &emulate::Config) -> anyhow::Result<ModelProfile> {
-        use anyhow::Context;
-        use std::os::unix::fs::MetadataExt;
-        let mut model = disk::model_from_name(&config.model)?;
-        let (request_seconds, bytes_per_second) =
-            emulate::request_cost::model_request_cost(model.as_mut(), config.time_scale);
-        let dev = std::fs::metadata(&config.mountpoint)
-            .context("reading the mount point's device")?
-            .dev();
-        let device = (libc::major(dev), libc::minor(dev));
-        let profile = libprefetch::profile::DeviceProfile {
-            request_seconds,
-            bytes_per_second,
-        };
-        libprefetch::profile::save(device.0, device.1, &profile)
-            .context("saving the emulated disk's device profile")?;
-        Ok(ModelProfile { device })
-    }
-}
-
-impl Drop for ModelProfile {
-    fn drop(&mut self) {
-        libprefetch::profile::remove(self.device.0, self.device.1);
-    }
 }

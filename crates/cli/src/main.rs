@@ -14,6 +14,7 @@ use interposers as _;
 
 mod bench;
 mod bench_replay;
+mod bench_streams;
 mod demo;
 mod device;
 mod disk;

@@ -8,6 +8,7 @@
 //! | `LIBPREFETCH_RECORD`      | `record -o FILE`            | appends the pages each process reads to FILE      |
 //! | `LIBPREFETCH_RECORD_REREADS` | `record --rereads-after` | also lists rereads after that many page reads     |
 //! | `LIBPREFETCH_REPLAY`      | `run --replay FILE`         | prefetches FILE's pages ahead of the program      |
+//! | `LIBPREFETCH_COMPETITIVE` | `run --competitive`         | advises ahead of sequential readers by the device's competitive depth (docs/competitive.md) |
 //! | `LIBPREFETCH_NO_CHILDREN` | `--no-children`             | removes the above from the program's environment  |
 //!
 //! plus the tunables of docs/api.md ("Environment"), passed through as set.
@@ -26,7 +27,8 @@
 //! `fork` without `exec` is the same program and keeps it).
 //!
 //! Follows libprefetch (ATC 2009), section 4: the interposed read family
-//! is how the library follows an application's reads.
+//! is how the library follows an application's reads; `--competitive`
+//! follows TR840 section 3 (`docs/competitive.md`).
 //! Deviations: the paper's applications linked the library and called its
 //! API; here the program is unmodified and the access list comes from a
 //! recording (`docs/record.md`).
@@ -48,6 +50,10 @@ pub struct RunArgs {
     /// Prefetch what this recording (written by `prefetch record`) says the program will read
     #[arg(long, value_name = "FILE")]
     replay: Option<PathBuf>,
+    /// Prefetch ahead of sequential and strided readers by their device's competitive depth
+    /// (cost per request x transfer rate, from `prefetch device measure` or `prefetch emulate`)
+    #[arg(long)]
+    competitive: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -87,6 +93,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         let path = absolute(recording)?;
         check_recording(&path)?;
         variables.push(("LIBPREFETCH_REPLAY", path.into_os_string()));
+    }
+    if args.competitive {
+        variables.push(("LIBPREFETCH_COMPETITIVE", "1".into()));
     }
     exec(&args.common, variables)
 }

@@ -94,6 +94,15 @@ impl FileId {
     }
 }
 
+impl From<&crate::observe::FileStat> for FileId {
+    fn from(stat: &crate::observe::FileStat) -> FileId {
+        FileId {
+            dev: stat.dev,
+            ino: stat.ino,
+        }
+    }
+}
+
 /// One descriptor number with regions of this client.
 struct Registered {
     file: FileId,
@@ -127,7 +136,7 @@ struct Private {
 impl PrivateDescriptors {
     /// The private descriptor of `fd`'s file `file`, opened if needed;
     /// `None` off FUSE, past [`MAX_PRIVATE`] files, or if the open fails.
-    fn for_file(&self, fd: RawFd, file: FileId) -> Option<RawFd> {
+    pub(crate) fn for_file(&self, fd: RawFd, file: FileId) -> Option<RawFd> {
         if !is_fuse(fd) {
             return None;
         }
@@ -147,7 +156,7 @@ impl PrivateDescriptors {
     /// A region using `file`'s private descriptor went: close it with its
     /// last user, and every deferred one, where no POSIX lock of this
     /// process on the file forbids it.
-    fn release(&self, file: FileId) {
+    pub(crate) fn release(&self, file: FileId) {
         let mut open = self.lock();
         if let Some(private) = open.get_mut(&file) {
             private.users = private.users.saturating_sub(1);

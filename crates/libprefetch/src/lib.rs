@@ -22,6 +22,7 @@
 mod advice;
 pub mod capi;
 mod client;
+mod competitive;
 mod descriptors;
 pub mod device;
 mod env;

@@ -1,7 +1,8 @@
 //! Observing an unmodified program's reads: every read of a regular file
 //! that the interposers see goes to the recorder (`record.rs`, `prefetch
-//! record`) and the replayer (`replay.rs`, `prefetch run --replay`) when
-//! either was started by [`start_from_env`], which `libprefetch.so` calls
+//! record`), the replayer (`replay.rs`, `prefetch run --replay`) and the
+//! competitive prefetcher (`competitive.rs`, `prefetch run --competitive`)
+//! when one was started by [`start_from_env`], which `libprefetch.so` calls
 //! as it is loaded. Without them a read costs one more atomic load.
 //!
 //! A read is known by its file's identity, not its descriptor number: each
@@ -14,14 +15,15 @@
 //! Follows libprefetch (ATC 2009), section 4: the library follows the
 //! application through its reads.
 //! Deviations: the paper tracks only registered regions; here, while
-//! recording or replaying, every read of a regular file is looked at.
+//! recording, replaying or prefetching competitively, every read of a
+//! regular file is looked at.
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::{record, replay};
+use crate::{competitive, record, replay};
 
-/// Set once recording or replaying started in this process.
+/// Set once recording, replaying or competitive prefetching started in this process.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 /// What `fstat` says of a file being read.
@@ -58,16 +60,18 @@ impl FileStat {
     }
 }
 
-/// Starts recording (`LIBPREFETCH_RECORD=FILE`) and replaying
-/// (`LIBPREFETCH_REPLAY=FILE`) in this process, as the variables say; does
+/// Starts recording (`LIBPREFETCH_RECORD=FILE`), replaying
+/// (`LIBPREFETCH_REPLAY=FILE`) and competitive prefetching
+/// (`LIBPREFETCH_COMPETITIVE=1`) in this process, as the variables say; does
 /// nothing without them. Called once, as `libprefetch.so` is loaded, before
 /// the program's `main` (a recording that cannot be read prints one line on
 /// stderr and the program runs without it). Forked children record their
-/// own reads; they do not replay.
+/// own reads and follow their own streams; they do not replay.
 pub fn start_from_env() {
     let recording = std::env::var_os("LIBPREFETCH_RECORD").filter(|v| !v.is_empty());
     let replaying = std::env::var_os("LIBPREFETCH_REPLAY").filter(|v| !v.is_empty());
-    if recording.is_none() && replaying.is_none() {
+    let competing = std::env::var_os("LIBPREFETCH_COMPETITIVE").is_some_and(|v| v == "1");
+    if recording.is_none() && replaying.is_none() && !competing {
         return;
     }
     // SAFETY: the handler is a plain extern "C" fn without arguments.
@@ -77,6 +81,9 @@ pub fn start_from_env() {
     }
     if let Some(path) = replaying {
         replay::start(path);
+    }
+    if competing {
+        competitive::start();
     }
     ACTIVE.store(true, Ordering::Release);
 }
@@ -98,9 +105,18 @@ pub(crate) fn on_read(fd: RawFd, offset: u64, len: u64) {
     }
     record::on_read(&file, fd, offset, end);
     replay::on_read(&file, offset, end);
+    competitive::on_read(fd, &file, offset, end);
+}
+
+/// `fd` is being closed or replaced (the `close` and `dup2` interposers).
+pub(crate) fn on_close(fd: RawFd) {
+    if active() {
+        competitive::on_close(fd);
+    }
 }
 
 extern "C" fn after_fork_in_child() {
     record::after_fork_in_child();
     replay::after_fork_in_child();
+    competitive::after_fork_in_child();
 }

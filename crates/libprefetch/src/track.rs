@@ -39,6 +39,7 @@ pub fn note_read_at_position(fd: RawFd, len: u64) {
 /// file (their handles stay valid for unregistering). Cheap when `fd` has
 /// no registered region. Never fails, never touches errno.
 pub fn note_close(fd: RawFd) {
+    observe::on_close(fd);
     if let Some(globals) = globals_if_started().filter(|g| fd >= 0 && g.any_regions()) {
         globals.retire_regions(fd, None);
     }

@@ -14,6 +14,8 @@
 //! - [`competitive`]: competitive prefetching's depth and break-even gap.
 //! - [`planner`]: the state machine that ties them together per client.
 //! - [`recording`]: the text format of `prefetch record`'s recordings.
+//! - [`stream`]: sequential and strided streams of unmodified readers, and the windows
+//!   competitive prefetching advises ahead of them (TR840 sections 3 and 4).
 
 pub mod access_list;
 pub mod aimd;
@@ -23,6 +25,7 @@ pub mod min_ahead;
 pub mod planner;
 pub mod ranges;
 pub mod recording;
+pub mod stream;
 pub mod window;
 
 pub use access_list::{AccessList, Entry, Mode, PageKey};

@@ -10,10 +10,11 @@
 //! into an unmodified program.
 
 /// The variables that choose what the library does in a program started by `prefetch run`.
-const OWN_VARIABLES: [&str; 4] = [
+const OWN_VARIABLES: [&str; 5] = [
     "LIBPREFETCH_RECORD",
     "LIBPREFETCH_RECORD_REREADS",
     "LIBPREFETCH_REPLAY",
+    "LIBPREFETCH_COMPETITIVE",
     "LIBPREFETCH_NO_CHILDREN",
 ];
 

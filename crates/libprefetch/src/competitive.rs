@@ -1,0 +1,316 @@
+//! Live competitive prefetching (`prefetch run --competitive`, `LIBPREFETCH_COMPETITIVE=1`):
+//! an unmodified program's sequential (or strided) reads of a file are followed per open
+//! descriptor, and the pages ahead of each such stream are advised (`POSIX_FADV_WILLNEED`) by
+//! the competitive depth of the file's device, `S_p = C_switch x R_tr`, with slow start and a
+//! lower depth when prefetched pages are evicted before use. The decisions are
+//! `plan::stream`'s (pure); this file performs them.
+//!
+//! How a read goes, in order (the caller, `observe.rs`, has the re-entrancy guard and the
+//! file's `fstat`):
+//!
+//! 1. **Depth.** The device's profile (`profile.rs`: cost per request and transfer rate,
+//!    measured once by `prefetch device measure`, or the model's while `prefetch emulate` is
+//!    mounted) gives `S_p` in pages, looked up once per device per process. A device without a
+//!    profile gets nothing from this mode: its files are left to the kernel's read-ahead.
+//! 2. **Stream.** The descriptor's [`plan::stream::Stream`] (created on its first read, and
+//!    anew when the number names another file) says which pages to advise, and which pages of
+//!    this read it advised earlier; those are probed (`cachestat`, else `mincore`) and the ones
+//!    missing, evicted before use, lower the stream's depth. Only pages whose advice was
+//!    already issued are probed, so advice still queued is never taken for an eviction. Advice
+//!    not yet submitted, or whose submission had to sleep (the thread's voluntary context
+//!    switches, `getrusage`), tells the stream that the device's queue is full, and it holds its
+//!    second window back (`plan::stream`, "A full device queue").
+//! 3. **Advice.** The pages to advise go to the library's advice thread (`registry.rs`), never
+//!    issued from the reading thread: a `WILLNEED` submits its I/O in the caller and can wait
+//!    for a full device queue (or, on FUSE, for a free background slot). The thread advises
+//!    through the library's own read-only descriptor of the file on FUSE (whose read-ahead
+//!    would drop advice given through a descriptor being read, see `descriptors.rs`), and
+//!    through the program's descriptor elsewhere, after checking it still names the same file;
+//!    ranges are split to what one call loads (`device.rs`).
+//!
+//! Bytes, errno and file positions the program sees are the kernel's: the library only
+//! advises and probes. A descriptor's stream ends at its `close` (or `dup2` over it); a forked
+//! child starts with no streams. Reads through stdio and `mmap` are not seen (`observe.rs`).
+//!
+//! Follows TR840 (Li, Papathanasiou and Shen), sections 3 and 4, through `plan::stream`.
+//! Deviations: user-level advice instead of the kernel's read-ahead; per-stream thrash
+//! protection instead of a prefetch cache, and one window in flight instead of two while the
+//! device's queue is full (see `plan::stream`).
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::os::fd::RawFd;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use plan::stream::{Probes, Stream};
+
+use crate::descriptors::FileId;
+use crate::guard::{ErrnoGuard, Reentry};
+use crate::observe::FileStat;
+use crate::registry::globals;
+use crate::residency::Probe;
+
+/// The streams of this process and the depth of each device seen.
+#[derive(Default)]
+struct Streams {
+    by_fd: Mutex<HashMap<RawFd, Tracked>>,
+    /// `S_p` in pages by device number; `None` for a device without a profile.
+    depths: Mutex<HashMap<u64, Option<u64>>>,
+}
+
+/// One descriptor's stream.
+struct Tracked {
+    file: FileId,
+    stream: Stream,
+    /// Where advice goes, chosen at the first advice: the library's private descriptor (FUSE,
+    /// released when the stream ends), or the program's.
+    advise_fd: Option<AdviseFd>,
+    probe: Probe,
+    /// Most pages one WILLNEED call loads on this device.
+    call_pages: u64,
+    /// Pages below this one had their advice issued (set by the advice thread).
+    issued_to: Arc<AtomicU64>,
+    /// The advice thread had to wait while submitting this stream's last advice: the device's
+    /// queue was full.
+    waited: Arc<AtomicBool>,
+}
+
+/// The descriptor a stream's advice goes through.
+#[derive(Clone, Copy)]
+enum AdviseFd {
+    /// The library's own read-only descriptor of the file (on FUSE).
+    Private(RawFd),
+    /// The program's descriptor.
+    Program(RawFd),
+}
+
+static STREAMS: AtomicPtr<Streams> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Starts following streams in this process (before `main`, from `start_from_env`).
+pub(crate) fn start() {
+    STREAMS.store(Box::into_raw(Box::default()), Ordering::Release);
+}
+
+fn streams() -> Option<&'static Streams> {
+    let pointer = STREAMS.load(Ordering::Acquire);
+    // SAFETY: non-null values are leaked Boxes that are never freed.
+    (!pointer.is_null()).then(|| unsafe { &*pointer })
+}
+
+/// In a forked child: the parent's streams (and their locks, which a parent thread may have
+/// held at the fork) are left behind, leaked; the child follows its own.
+pub(crate) fn after_fork_in_child() {
+    if streams().is_some() {
+        start();
+    }
+}
+
+/// The program reads bytes `[offset, end)` of `file` through `fd`; the caller holds the
+/// re-entrancy guard.
+pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
+    let Some(streams) = streams() else {
+        return;
+    };
+    let page_size = page_size();
+    let Some(target) = streams.depth_of(file.dev, page_size) else {
+        return;
+    };
+    let job = {
+        let mut by_fd = lock(&streams.by_fd);
+        let tracked = streams.tracked(&mut by_fd, fd, file, page_size);
+        let mut probes = LiveProbes {
+            fd,
+            probe: tracked.probe,
+            issued_to: tracked.issued_to.load(Ordering::Acquire),
+            waited: tracked.waited.load(Ordering::Acquire),
+            page_size,
+        };
+        let step = tracked
+            .stream
+            .on_read(offset, end - offset, file.size, target, &mut probes);
+        (!step.advise.is_empty()).then(|| tracked.advice(fd, step.advise, page_size))
+    };
+    if let Some(job) = job {
+        if let Err(job) = globals().run_in_background(job) {
+            job();
+        }
+    }
+}
+
+/// `fd` is being closed (or replaced by `dup2`): its stream ends.
+pub(crate) fn on_close(fd: RawFd) {
+    let Some(streams) = streams() else {
+        return;
+    };
+    let Some(_inside) = Reentry::enter() else {
+        return;
+    };
+    let _errno = ErrnoGuard::save();
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        if let Some(ended) = lock(&streams.by_fd).remove(&fd) {
+            ended.release();
+        }
+    }));
+}
+
+impl Streams {
+    /// `S_p` of device `dev` in pages, from its profile (read once).
+    fn depth_of(&self, dev: u64, page_size: u64) -> Option<u64> {
+        *lock(&self.depths).entry(dev).or_insert_with(|| {
+            let profile = crate::profile::load(libc::major(dev), libc::minor(dev))?;
+            // The break-even gap is formula (5)'s S_p: the bytes one switch costs in transfer.
+            Some(profile.break_even_gap_bytes().div_ceil(page_size).max(1))
+        })
+    }
+
+    /// The stream of `fd`, started anew if `fd` names another file than it did.
+    fn tracked<'a>(
+        &self,
+        by_fd: &'a mut HashMap<RawFd, Tracked>,
+        fd: RawFd,
+        file: &FileStat,
+        page_size: u64,
+    ) -> &'a mut Tracked {
+        let id = FileId::from(file);
+        if by_fd.get(&fd).is_some_and(|t| t.file != id) {
+            if let Some(old) = by_fd.remove(&fd) {
+                old.release();
+            }
+        }
+        by_fd
+            .entry(fd)
+            .or_insert_with(|| Tracked::new(fd, id, page_size))
+    }
+}
+
+impl Tracked {
+    /// The stream ended: its private descriptor, if any, is released by the advice thread,
+    /// after the stream's advice still queued. Not in the caller: a release reads `/proc/locks`
+    /// (`descriptors.rs`), which takes the kernel several milliseconds here, inside the
+    /// program's `close`.
+    fn release(self) {
+        if let Some(AdviseFd::Private(_)) = self.advise_fd {
+            let file = self.file;
+            let job: crate::registry::AdviceJob =
+                Box::new(move || globals().private_descriptors.release(file));
+            if let Err(job) = globals().run_in_background(job) {
+                job();
+            }
+        }
+    }
+
+    fn new(fd: RawFd, file: FileId, page_size: u64) -> Tracked {
+        Tracked {
+            file,
+            stream: Stream::new(page_size),
+            advise_fd: None,
+            probe: Probe::choose(fd),
+            call_pages: (crate::device::willneed_limit(fd) / page_size).max(1),
+            issued_to: Arc::default(),
+            waited: Arc::default(),
+        }
+    }
+
+    /// The advice thread's job for `ranges` (pages) of the program's descriptor `fd`: WILLNEED
+    /// of each, split to what one call loads, if the descriptor advised still names this
+    /// stream's file.
+    fn advice(
+        &mut self,
+        fd: RawFd,
+        ranges: Vec<Range<u64>>,
+        page_size: u64,
+    ) -> crate::registry::AdviceJob {
+        let file = self.file;
+        let advise_fd = *self.advise_fd.get_or_insert_with(|| {
+            match globals().private_descriptors.for_file(fd, file) {
+                Some(private) => AdviseFd::Private(private),
+                None => AdviseFd::Program(fd),
+            }
+        });
+        let (AdviseFd::Private(fd) | AdviseFd::Program(fd)) = advise_fd;
+        let call_pages = self.call_pages;
+        let (issued_to, waited) = (Arc::clone(&self.issued_to), Arc::clone(&self.waited));
+        Box::new(move || {
+            if FileId::of(fd) != Some(file) {
+                return;
+            }
+            let sleeps_before = voluntary_switches();
+            for range in ranges {
+                for start in (range.start..range.end).step_by(call_pages as usize) {
+                    let len = call_pages.min(range.end - start);
+                    willneed(fd, start * page_size, len * page_size);
+                }
+                issued_to.fetch_max(range.end, Ordering::AcqRel);
+            }
+            waited.store(voluntary_switches() > sleeps_before, Ordering::Release);
+        })
+    }
+}
+
+/// What a stream's read asks about its file and device.
+struct LiveProbes {
+    fd: RawFd,
+    probe: Probe,
+    /// Pages below this one had their advice submitted by the advice thread.
+    issued_to: u64,
+    /// The advice thread waited while submitting the stream's last advice.
+    waited: bool,
+    page_size: u64,
+}
+
+impl Probes for LiveProbes {
+    /// Pages of `pages` whose advice was submitted and that are not in the page cache now (0
+    /// if the kernel will not say); advice still queued is not counted.
+    fn missing(&mut self, pages: Range<u64>) -> u64 {
+        let pages = pages.start..pages.end.min(self.issued_to);
+        if pages.is_empty() {
+            return 0;
+        }
+        let page_size = self.page_size;
+        let (offset, len) = (
+            pages.start * page_size,
+            (pages.end - pages.start) * page_size,
+        );
+        self.probe
+            .resident_pages(self.fd, offset, len, page_size)
+            .map_or(0, |(cached, span)| span - cached)
+    }
+
+    /// The advice thread submitted everything up to `end` without waiting: a `WILLNEED` sleeps
+    /// only when the device's queue (or FUSE's background queue) is full.
+    fn issued(&mut self, end: u64) -> bool {
+        self.issued_to >= end && !self.waited
+    }
+}
+
+/// Times this thread has slept so far (`ru_nvcsw`): a `WILLNEED` that sleeps is waiting for
+/// room in the device's queue.
+fn voluntary_switches() -> i64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value anyway.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    usage.ru_nvcsw
+}
+
+fn willneed(fd: RawFd, offset: u64, len: u64) {
+    let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return;
+    };
+    // SAFETY: posix_fadvise takes plain integers; a bad descriptor only yields EBADF.
+    unsafe { libc::posix_fadvise(fd, offset, len, libc::POSIX_FADV_WILLNEED) };
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,558 @@
+//! Live competitive prefetching for one open file: is its reader sequential (or strided), and
+//! which pages to advise ahead of it, how far, and how to back off when prefetched pages are
+//! evicted before use.
+//!
+//! Follows Li, Papathanasiou and Shen, "Competitive Prefetching for Data-Intensive Online
+//! Servers" (TR840): section 3 (depth `S_p = C_switch x R_tr`, slow start from 16 pages,
+//! doubling) and section 4 (prefetching-incurred page thrashing: a stream whose prefetched
+//! pages are evicted unused prefetches less).
+//!
+//! # Regimes
+//! * **idle**: no pattern yet; nothing is advised. A read that breaks the pattern returns here
+//!   (slow start restarts, as the paper's "non-sequential access").
+//! * **sequential**: a read starts exactly where the previous one ended.
+//! * **strided**: three reads of the same length whose starts are the same distance apart,
+//!   wider than the length (a column of a row-major table).
+//!
+//! # Windows (the Linux 2.6 read-ahead windows TR840 builds on)
+//! Once a pattern is seen, the stream advises a first window of `next_depth` pages right after
+//! the read; whenever a read reaches into the last window advised, the next window, of the
+//! next depth, is advised right after it. The advice thus stays between one and two windows
+//! ahead of the reader, and each window is one request of `S_p` to the disk:
+//!
+//! ```text
+//!   reads  |r0|r1|                 r1 ends where r0 did: sequential, window 1 (16 pages)
+//!                |== w1 ==|        r2 reaches w1: window 2 (32 pages) after it
+//!                         |===== w2 =====|   ... 64, 128, then S_p pages each
+//!   depth  16, 32, 64, 128, S_p, S_p, ...   (capped by S_p, and by the thrash cap)
+//! ```
+//! For a strided stream a window holds records (each advised as its own range) whose bytes add
+//! up to the depth, at most [`MAX_RECORDS_PER_WINDOW`].
+//!
+//! **A full device queue.** The next window goes out early (two windows in flight) only if the
+//! device took all the advice so far ([`Probes::issued`]: advice still waiting to be submitted
+//! means its queue is full). Otherwise it waits until the next read of the same length would pass
+//! the last window (one window in flight), so that with many streams each window still reaches
+//! the queue whole instead of cut up between other streams' requests.
+//!
+//! # Protection against prefetch thrashing
+//! When a read reaches pages this stream advised, the caller counts those that are no longer
+//! cached (evicted before use). Any such page halves the stream's cap on its depth (not below
+//! the 16 pages of slow start); each window advised afterwards with no eviction seen raises the
+//! cap by 16 pages, until it no longer binds. A memory-starved stream thus reads ahead about
+//! what memory holds, as TR840 section 4.2's `P_mem / N_stream` cap intends.
+//!
+//! Deviations: TR840 section 4 changes the kernel (a prefetch cache with second-chance
+//! reclamation and a global cap `P_mem / N_stream`); from user space pages cannot be protected,
+//! so each stream measures its own losses and lowers its own depth (additive increase,
+//! multiplicative decrease, as libprefetch's AIMD). Holding the second window back while the
+//! device queue is full is ours: it plays for requests in flight the part `P_mem / N_stream`
+//! plays for memory. Strided streams are ours (the paper's streams are sequential).
+
+use std::ops::Range;
+
+use crate::competitive::{SlowStart, SLOW_START_PAGES};
+
+/// Most records one window of a strided stream advises (each record is one advice call).
+pub const MAX_RECORDS_PER_WINDOW: u64 = 64;
+
+/// The access pattern a stream follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// Each read starts where the previous ended.
+    Sequential,
+    /// Reads of `len` bytes, `stride` bytes apart (start to start), `stride > len`.
+    Strided {
+        /// Bytes from one read's start to the next one's.
+        stride: u64,
+        /// Bytes per read.
+        len: u64,
+    },
+}
+
+/// What a stream asks about its file's pages and device (the library probes; tests fake it).
+pub trait Probes {
+    /// How many of `pages` (pages this stream advised, which the read reaches) are not cached.
+    fn missing(&mut self, pages: Range<u64>) -> u64;
+    /// True if all advice up to page `end` (exclusive) has been submitted to the device, and
+    /// the device's queue had room for it.
+    fn issued(&mut self, end: u64) -> bool;
+}
+
+/// Probes of a device that takes every piece of advice at once and never loses a page.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Roomy;
+
+impl Probes for Roomy {
+    fn missing(&mut self, _pages: Range<u64>) -> u64 {
+        0
+    }
+    fn issued(&mut self, _end: u64) -> bool {
+        true
+    }
+}
+
+/// What a read decided.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Step {
+    /// Page ranges to advise (`WILLNEED`), in file order.
+    pub advise: Vec<Range<u64>>,
+    /// Pages found evicted before use in this read.
+    pub evicted: u64,
+}
+
+/// One reader of one open file.
+#[derive(Clone, Debug)]
+pub struct Stream {
+    page_size: u64,
+    /// The previous read: byte offset and length.
+    last: Option<(u64, u64)>,
+    /// Distance between the starts of the two previous reads.
+    last_delta: Option<u64>,
+    pattern: Option<Pattern>,
+    slow: SlowStart,
+    ahead: Option<Ahead>,
+    /// Cap on the depth after an eviction (pages); `None` while no eviction limits it.
+    cap: Option<u64>,
+    /// Evictions seen since the last window was advised.
+    evicted_since_window: bool,
+    /// Pages found evicted before use, in total.
+    evicted_total: u64,
+}
+
+/// Where the advice stands, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Ahead {
+    /// First byte of the first window advised since the pattern was seen.
+    from: u64,
+    /// First byte of the last window advised: a read reaching it advises the next window.
+    trigger: u64,
+    /// One past the last byte advised (for a strided stream: the next record's start).
+    end: u64,
+}
+
+impl Stream {
+    /// A stream of a file with pages of `page_size` bytes (treated as at least 1).
+    pub fn new(page_size: u64) -> Stream {
+        Stream {
+            page_size: page_size.max(1),
+            last: None,
+            last_delta: None,
+            pattern: None,
+            slow: SlowStart::default(),
+            ahead: None,
+            cap: None,
+            evicted_since_window: false,
+            evicted_total: 0,
+        }
+    }
+
+    /// The pattern seen, if any.
+    pub fn pattern(&self) -> Option<Pattern> {
+        self.pattern
+    }
+
+    /// Depth of the last window advised, in pages.
+    pub fn last_depth(&self) -> Option<u64> {
+        self.slow.last_depth()
+    }
+
+    /// Pages found evicted before use so far.
+    pub fn evicted_total(&self) -> u64 {
+        self.evicted_total
+    }
+
+    /// The cap the evictions put on the depth, pages (`None`: no cap).
+    pub fn cap(&self) -> Option<u64> {
+        self.cap
+    }
+
+    /// A read of `len` bytes at `offset` of a file of `file_size` bytes, whose competitive
+    /// depth is `target` pages, is about to go to the kernel; `probes` answer about the pages
+    /// and the device (each asked at most once). Returns the pages to advise.
+    pub fn on_read(
+        &mut self,
+        offset: u64,
+        len: u64,
+        file_size: u64,
+        target: u64,
+        probes: &mut impl Probes,
+    ) -> Step {
+        let mut step = Step::default();
+        if len == 0 {
+            return step;
+        }
+        let pattern = self.follow(offset, len);
+        if pattern.is_none() {
+            return step;
+        }
+        if let Some(reached) = self.advised_pages_reached(offset, len) {
+            step.evicted = probes.missing(reached);
+            self.note_evicted(step.evicted);
+        }
+        let end = offset.saturating_add(len);
+        let next_window_due = match self.ahead {
+            None => true,
+            Some(ahead) if end.saturating_add(len) > ahead.end => true,
+            Some(ahead) if end > ahead.trigger => probes.issued(ahead.end.div_ceil(self.page_size)),
+            Some(_) => false,
+        };
+        if next_window_due {
+            let next = match pattern {
+                Some(Pattern::Strided { stride, .. }) => offset.saturating_add(stride),
+                _ => end,
+            };
+            step.advise = self.advise_next_window(next, file_size, target);
+        }
+        step
+    }
+
+    /// Updates the pattern with this read; returns it (`None`: idle, and the stream restarts).
+    fn follow(&mut self, offset: u64, len: u64) -> Option<Pattern> {
+        let previous = self.last.replace((offset, len));
+        let delta = previous.and_then(|(start, _)| offset.checked_sub(start));
+        let last_delta = std::mem::replace(&mut self.last_delta, delta);
+        let seen = match previous {
+            Some((start, prev_len)) if start.checked_add(prev_len) == Some(offset) => {
+                Some(Pattern::Sequential)
+            }
+            Some((_, prev_len)) => match (delta, last_delta) {
+                (Some(stride), Some(before))
+                    if stride == before && stride > len && prev_len == len =>
+                {
+                    Some(Pattern::Strided { stride, len })
+                }
+                _ => None,
+            },
+            None => None,
+        };
+        if seen != self.pattern {
+            self.restart();
+            self.pattern = seen;
+        }
+        seen
+    }
+
+    /// Forgets the pattern and the windows (the cap stays: memory did not grow).
+    fn restart(&mut self) {
+        self.pattern = None;
+        self.slow.reset();
+        self.ahead = None;
+    }
+
+    /// The pages of the read `[offset, offset + len)` that this stream advised.
+    fn advised_pages_reached(&self, offset: u64, len: u64) -> Option<Range<u64>> {
+        let ahead = self.ahead?;
+        let start = offset.max(ahead.from);
+        let end = offset.saturating_add(len).min(ahead.end);
+        (start < end).then(|| start / self.page_size..end.div_ceil(self.page_size))
+    }
+
+    fn note_evicted(&mut self, pages: u64) {
+        if pages == 0 {
+            return;
+        }
+        self.evicted_total += pages;
+        self.evicted_since_window = true;
+        let depth = self.slow.last_depth().unwrap_or(SLOW_START_PAGES);
+        let capped = self.cap.unwrap_or(depth).min(depth);
+        self.cap = Some((capped / 2).max(SLOW_START_PAGES));
+    }
+
+    /// Advises the window after the last one, or from byte `next` (after the read: its end, or
+    /// the next record's start) if that is further.
+    fn advise_next_window(&mut self, next: u64, file_size: u64, target: u64) -> Vec<Range<u64>> {
+        let start = self.ahead.map_or(next, |ahead| ahead.end.max(next));
+        if start >= file_size {
+            return Vec::new();
+        }
+        self.relax_cap(target);
+        let depth = self
+            .slow
+            .next_depth(self.cap.map_or(target, |cap| cap.min(target)));
+        let (ranges, end) = match self.pattern {
+            Some(Pattern::Strided { stride, len }) => self.records(start, stride, len, depth),
+            _ => {
+                let first = start.div_ceil(self.page_size);
+                let last = (first + depth).min(file_size.div_ceil(self.page_size));
+                (
+                    std::iter::once(first..last).collect(),
+                    last * self.page_size,
+                )
+            }
+        };
+        let from = self.ahead.map_or(start, |ahead| ahead.from);
+        self.ahead = Some(Ahead {
+            from,
+            trigger: start,
+            end,
+        });
+        clip(ranges, file_size.div_ceil(self.page_size))
+    }
+
+    /// A window advised with no eviction since the previous one raises the cap by 16 pages.
+    fn relax_cap(&mut self, target: u64) {
+        if std::mem::take(&mut self.evicted_since_window) {
+            return;
+        }
+        self.cap = self
+            .cap
+            .map(|cap| cap + SLOW_START_PAGES)
+            .filter(|&cap| cap < target);
+    }
+
+    /// The records of a strided stream from the one at byte `start` whose bytes add up to
+    /// `depth` pages (at least one record), and the next record's start.
+    fn records(&self, start: u64, stride: u64, len: u64, depth: u64) -> (Vec<Range<u64>>, u64) {
+        let count = (depth * self.page_size)
+            .div_ceil(len)
+            .clamp(1, MAX_RECORDS_PER_WINDOW);
+        let ranges = (0..count)
+            .map(|i| start + i * stride)
+            .map(|at| at / self.page_size..(at + len).div_ceil(self.page_size))
+            .collect();
+        (ranges, start + count * stride)
+    }
+}
+
+/// The ranges cut at page `end` (the end of the file); empty ones dropped.
+fn clip(ranges: Vec<Range<u64>>, end: u64) -> Vec<Range<u64>> {
+    ranges
+        .into_iter()
+        .map(|range| range.start..range.end.min(end))
+        .filter(|range| range.start < range.end)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const PAGE: u64 = 4096;
+    const READ: u64 = 64 << 10;
+    const BIG: u64 = 1 << 40;
+
+    /// Reads `reads` (offset, len) of a file of `size` bytes with depth `target` and nothing ever
+    /// evicted; returns the advice of each read.
+    fn advice(reads: &[(u64, u64)], size: u64, target: u64) -> Vec<Vec<Range<u64>>> {
+        let mut stream = Stream::new(PAGE);
+        reads
+            .iter()
+            .map(|&(offset, len)| stream.on_read(offset, len, size, target, &mut Roomy).advise)
+            .collect()
+    }
+
+    fn sequential(count: u64) -> Vec<(u64, u64)> {
+        (0..count).map(|i| (i * READ, READ)).collect()
+    }
+
+    /// 64 KiB reads (16 pages): nothing at the first read; at the second, the first window of 16
+    /// pages after it; then each read that reaches the last window advises the next one, doubling
+    /// to the target (132 pages, the IBM drive's 540 KB) and staying there.
+    #[test]
+    fn a_sequential_reader_gets_slow_start_windows_up_to_the_target() {
+        let got = advice(&sequential(12), BIG, 132);
+        let expected: Vec<Vec<Range<u64>>> = vec![
+            vec![],
+            vec![32..48],
+            vec![48..80],
+            vec![80..144],
+            vec![],
+            vec![144..272],
+            vec![],
+            vec![],
+            vec![],
+            vec![272..404],
+            vec![],
+            vec![],
+        ];
+        assert_eq!(got, expected);
+        let more = advice(&sequential(40), BIG, 132);
+        let windows: Vec<u64> = more.iter().flatten().map(|r| r.end - r.start).collect();
+        assert_eq!(windows[..6], [16, 32, 64, 128, 132, 132]);
+    }
+
+    /// The reader never catches up with the advice, and the advice never runs more than two
+    /// windows ahead of it.
+    #[test]
+    fn the_advice_stays_one_to_two_windows_ahead() {
+        let mut stream = Stream::new(PAGE);
+        let mut advised_to = 0;
+        for (offset, len) in sequential(200) {
+            let step = stream.on_read(offset, len, BIG, 132, &mut Roomy);
+            if let Some(last) = step.advise.last() {
+                advised_to = last.end * PAGE;
+            }
+            if offset >= 2 * READ {
+                let ahead = advised_to - (offset + len);
+                let depth = stream.last_depth().unwrap() * PAGE;
+                assert!(ahead > 0 && ahead <= 2 * depth, "at {offset}: {ahead}");
+            }
+        }
+    }
+
+    /// Random reads, and a read that jumps, advise nothing; after a jump the stream starts over
+    /// with 16 pages.
+    #[test]
+    fn a_non_sequential_reader_gets_nothing_and_a_jump_restarts_slow_start() {
+        let random = [
+            (40 * PAGE, PAGE),
+            (7 * PAGE, PAGE),
+            (90 * PAGE, PAGE),
+            (3 * PAGE, PAGE),
+        ];
+        assert!(advice(&random, BIG, 132).iter().all(Vec::is_empty));
+        let mut reads = sequential(6);
+        reads.extend([(1000 * PAGE, READ), (1000 * PAGE + READ, READ)]);
+        let got = advice(&reads, BIG, 132);
+        assert_eq!(got[6], Vec::<Range<u64>>::new());
+        assert_eq!(got[7], vec![1032..1048]);
+    }
+
+    /// Windows stop at the end of the file.
+    #[test]
+    fn windows_stop_at_the_end_of_the_file() {
+        let got = advice(&sequential(4), 40 * PAGE + 100, 132);
+        assert_eq!(got[1], vec![32..41]);
+        assert!(got[2..].iter().all(Vec::is_empty));
+    }
+
+    /// Reads of 16 KiB every 64 KiB: after the third, the next records adding up to 16 pages
+    /// (four of them), each its own range; the window after that starts at the next record.
+    #[test]
+    fn a_strided_reader_gets_the_next_records() {
+        let reads: Vec<(u64, u64)> = (0..4).map(|i| (i * READ, 4 * PAGE)).collect();
+        let got = advice(&reads, BIG, 132);
+        assert!(got[..2].iter().all(Vec::is_empty));
+        assert_eq!(got[2], vec![48..52, 64..68, 80..84, 96..100]);
+        assert_eq!(got[3][0], 112..116);
+        assert_eq!(got[3].len(), 8);
+    }
+
+    /// Reads with a constant step but varying lengths, or overlapping, are not strided.
+    #[test]
+    fn unequal_or_overlapping_reads_are_not_strided() {
+        let unequal = [
+            (0, PAGE),
+            (READ, 2 * PAGE),
+            (2 * READ, PAGE),
+            (3 * READ, PAGE),
+        ];
+        assert!(advice(&unequal, BIG, 132)[..3].iter().all(Vec::is_empty));
+        let overlapping: Vec<(u64, u64)> = (0..5).map(|i| (i * PAGE, 2 * PAGE)).collect();
+        assert!(advice(&overlapping, BIG, 132).iter().all(Vec::is_empty));
+    }
+
+    /// Fake probes: pages missing per call, in order, and whether the device took the advice.
+    #[derive(Default)]
+    struct Fake {
+        missing: Vec<u64>,
+        asked: Vec<Range<u64>>,
+        full_queue: bool,
+    }
+
+    impl Probes for Fake {
+        fn missing(&mut self, pages: Range<u64>) -> u64 {
+            self.asked.push(pages);
+            match self.missing.is_empty() {
+                true => 0,
+                false => self.missing.remove(0),
+            }
+        }
+        fn issued(&mut self, _end: u64) -> bool {
+            !self.full_queue
+        }
+    }
+
+    /// Pages advised but evicted before the read reaches them halve the depth (not below 16
+    /// pages); clean windows then raise the cap by 16 pages at a time until it no longer binds.
+    #[test]
+    fn evicted_pages_lower_the_depth_and_clean_windows_raise_it_again() {
+        let mut stream = Stream::new(PAGE);
+        let mut depths = Vec::new();
+        for (i, (offset, len)) in sequential(60).into_iter().enumerate() {
+            let mut probes = Fake {
+                missing: vec![if i == 20 { 3 } else { 0 }],
+                ..Fake::default()
+            };
+            let step = stream.on_read(offset, len, BIG, 132, &mut probes);
+            assert!(probes
+                .asked
+                .iter()
+                .all(|pages| pages.end - pages.start <= 16));
+            if !step.advise.is_empty() {
+                depths.push(stream.last_depth().unwrap());
+            }
+        }
+        assert_eq!(stream.evicted_total(), 3);
+        assert_eq!(depths[..5], [16, 32, 64, 128, 132]);
+        let after = depths.iter().position(|&d| d == 66).expect("halved");
+        assert_eq!(depths[after..after + 5], [66, 82, 98, 114, 130]);
+        assert_eq!(depths[after + 5], 132);
+        assert_eq!(stream.cap(), None);
+    }
+
+    /// The probe is asked only about pages the stream advised, and only once per read.
+    #[test]
+    fn only_advised_pages_are_probed() {
+        let mut stream = Stream::new(PAGE);
+        let mut probes = Fake::default();
+        for (offset, len) in sequential(4) {
+            stream.on_read(offset, len, BIG, 132, &mut probes);
+        }
+        assert_eq!(probes.asked, vec![32..48, 48..64]);
+    }
+
+    /// While the device has not taken the advice so far, the next window waits until the next
+    /// read would pass the last one: one window in flight instead of two.
+    #[test]
+    fn a_full_queue_holds_the_next_window_until_the_last_one_is_nearly_read() {
+        let mut stream = Stream::new(PAGE);
+        let mut probes = Fake {
+            full_queue: true,
+            ..Fake::default()
+        };
+        let got: Vec<Vec<Range<u64>>> = sequential(10)
+            .into_iter()
+            .map(|(offset, len)| stream.on_read(offset, len, BIG, 132, &mut probes).advise)
+            .collect();
+        let expected: Vec<Vec<Range<u64>>> = vec![
+            vec![],
+            vec![32..48],
+            vec![48..80],
+            vec![],
+            vec![80..144],
+            vec![],
+            vec![],
+            vec![],
+            vec![144..272],
+            vec![],
+        ];
+        assert_eq!(got, expected);
+    }
+
+    proptest! {
+        /// Whatever the reads, advice stays inside the file, and a window never exceeds the
+        /// target (nor MAX_RECORDS_PER_WINDOW records).
+        #[test]
+        fn advice_stays_in_the_file_and_within_the_target(
+            reads in proptest::collection::vec((0u64..64, 1u64..8), 1..60),
+            target in 1u64..200,
+            size_pages in 1u64..80,
+        ) {
+            let mut stream = Stream::new(PAGE);
+            for (page, pages) in reads {
+                let step = stream.on_read(page * PAGE, pages * PAGE, size_pages * PAGE, target, &mut Roomy);
+                let total: u64 = step.advise.iter().map(|r| r.end - r.start).sum();
+                prop_assert!(step.advise.len() as u64 <= MAX_RECORDS_PER_WINDOW);
+                for range in &step.advise {
+                    prop_assert!(range.start < range.end && range.end <= size_pages);
+                }
+                if stream.pattern() == Some(Pattern::Sequential) {
+                    prop_assert!(total <= target);
+                }
+            }
+        }
+    }
+}
