@@ -105,7 +105,7 @@ impl Default for Config {
 impl Config {
     /// The memory this client may plan with now: the system's and memory
     /// cgroup's room, capped by `max_budget_bytes`.
-    fn available_for_cache(&self) -> u64 {
+    pub fn available_for_cache(&self) -> u64 {
         let probed = memory::available_for_cache();
         self.max_budget_bytes.map_or(probed, |cap| cap.min(probed))
     }
