@@ -83,6 +83,18 @@
 //! 1.28 GiB. Conservative should become the default once its reserve is
 //! sized from the device and it is measured on more than one list.
 //!
+//! Aggressive against window, live, later (this machine's disk, one run
+//! each, other builds running): under memory pressure aggressive is as
+//! good or better: a 1 GiB SQLite index scan in a cgroup of 1/4, 16.0 s
+//! against 23.6 s (the extension now picks aggressive for a database larger
+//! than memory); the reuse-heavy random list in 64 MiB, 4.4-4.6 s against
+//! 5.9-10.2 s; random 1 GiB in 100 MiB, 1.23-1.26 s against 1.33-1.39 s,
+//! for 2.6% more pages. It is worse on the Python records epoch in a
+//! cgroup (6.4-7.0 s against 5.6-6.7 s) and, with memory free, on the
+//! SQLite scan (9.8-11.2 s against 8.6-9.1 s). A default that switches to
+//! aggressive once the window no longer reaches the end of the list is the
+//! next candidate; it needs the whole benchmark table run both ways.
+//!
 //! What keeps live conservative from its simulated reads is the length of
 //! the list: MIN needs next uses several budgets ahead, and the library
 //! lets a list take 1/8 of the memory at [`crate::ENTRY_COST_BYTES`] an
