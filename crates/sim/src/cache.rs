@@ -13,7 +13,7 @@
 //! time); more models several disks or a device queue. The cache also counts blocks that were
 //! prefetched and not yet referenced (LRU-throttled's limit, and the "unused prefetch" metric).
 //! Blocks are dense ids handed out by an [`Interner`] in order of first sight, so per-block
-//! state lives in plain vectors.
+//! state lives in one plain vector (a block's residency and prefetch flag side by side).
 //!
 //! Deviations: none; the paper leaves the initial contents open, we take them as a setting.
 
@@ -121,11 +121,23 @@ pub struct InFlight {
     pub done_at: Time,
 }
 
+/// What the cache knows of one block, kept together so that a reference reads one place.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    residency: Residency,
+    /// Prefetched (arrived or in flight) and not referenced since.
+    prefetched_unreferenced: bool,
+}
+
+const ABSENT: Slot = Slot {
+    residency: Residency::Absent,
+    prefetched_unreferenced: false,
+};
+
 /// Cache contents and the fetches in flight.
 #[derive(Clone, Debug)]
 pub struct Cache {
-    state: Vec<Residency>,
-    prefetched_unreferenced: Vec<bool>,
+    slots: Vec<Slot>,
     capacity: usize,
     depth: usize,
     resident: usize,
@@ -137,8 +149,7 @@ impl Cache {
     /// An empty cache of `capacity` blocks with at most `depth` fetches in flight.
     pub fn new(capacity: usize, depth: usize) -> Self {
         Cache {
-            state: Vec::new(),
-            prefetched_unreferenced: Vec::new(),
+            slots: Vec::new(),
             capacity,
             depth,
             resident: 0,
@@ -149,10 +160,9 @@ impl Cache {
 
     /// Where `block` is.
     pub fn residency(&self, block: Block) -> Residency {
-        self.state
+        self.slots
             .get(block as usize)
-            .copied()
-            .unwrap_or(Residency::Absent)
+            .map_or(Residency::Absent, |slot| slot.residency)
     }
 
     /// Whether `block` is in the cache and available.
@@ -197,11 +207,10 @@ impl Cache {
 
     fn set(&mut self, block: Block, residency: Residency) {
         let index = block as usize;
-        if index >= self.state.len() {
-            self.state.resize(index + 1, Residency::Absent);
-            self.prefetched_unreferenced.resize(index + 1, false);
+        if index >= self.slots.len() {
+            self.slots.resize(index + 1, ABSENT);
         }
-        self.state[index] = residency;
+        self.slots[index].residency = residency;
     }
 
     /// Places `block` in the cache before the run starts.
@@ -223,7 +232,7 @@ impl Cache {
         }
         self.set(block, Residency::InFlight);
         if flight.kind == FetchKind::Prefetch {
-            self.prefetched_unreferenced[block as usize] = true;
+            self.slots[block as usize].prefetched_unreferenced = true;
             self.unreferenced_prefetches += 1;
         }
         self.in_flight.push(flight);
@@ -246,7 +255,7 @@ impl Cache {
     }
 
     fn clear_prefetched(&mut self, block: Block) -> bool {
-        let flag = &mut self.prefetched_unreferenced[block as usize];
+        let flag = &mut self.slots[block as usize].prefetched_unreferenced;
         let was = *flag;
         if was {
             *flag = false;

@@ -226,7 +226,7 @@ impl<'f> Engine<'f> {
     pub(crate) fn run(
         mut self,
         policy: &mut dyn Policy,
-        source: &mut dyn Source,
+        source: &mut impl Source,
         initial: &[Block],
     ) -> Result<Metrics, SimError> {
         for &block in initial {
@@ -370,7 +370,10 @@ impl<'f> Engine<'f> {
         pinned: Option<Block>,
     ) -> Result<(), SimError> {
         self.check(fetch, pinned)?;
-        let raw = self.ids.raw(fetch.block);
+        let raw = match self.device.reads_block() {
+            true => self.ids.raw(fetch.block),
+            false => 0,
+        };
         let duration = self.device.fetch_time(raw, self.now).max(1);
         let flight = InFlight {
             block: fetch.block,
