@@ -1,15 +1,17 @@
 //! Speed of the simulator on an `oracleGeneral` trace (a benchmark, not a test): end to end
 //! (reading the file and simulating, through the same `sweep::Plan` that `prefetch sim` runs)
 //! for LRU at one cache size, printing the miss count to compare with libCacheSim's; the engine
-//! alone on references already in memory; and a 4-point sweep on 1 and on 2 threads.
+//! alone on the trace already in memory (a [`RefString`]: blocks numbered once when read, as a
+//! sweep shares it between its runs); and a 4-point sweep on 1 and on 2 threads.
 //!
 //! `cargo run --release -p sim --example speed -- TRACE CACHE` (see scripts/bench_speed.sh).
 
 use std::time::Instant;
 
 use sim::catalog::{parse_choices, Device};
+use sim::refstring::Times;
 use sim::sweep::Plan;
-use sim::{find, run_stream, RunSetup, TraceFile};
+use sim::{find, run_string, RefString, RunSetup, TraceFile};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -41,16 +43,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         m.references as f64 / end_to_end / 1e6
     );
 
-    let references: Vec<_> = trace.open()?.collect::<Result<_, _>>()?;
+    let string = RefString::read(&trace, Times::Drop)?;
     let begin = Instant::now();
-    let alone = run_stream(
+    let alone = run_string(
         find("lru-demand")?,
-        references.iter().map(|r| Ok(*r)),
+        &string,
         &RunSetup::simplified(cache, 1),
     )?;
     let engine = begin.elapsed().as_secs_f64();
     println!(
-        "engine alone: lru, references in memory: {} misses in {engine:.3} s ({:.1} M refs/s)",
+        "engine alone: lru, trace in memory as dense ids: {} misses in {engine:.3} s ({:.1} M refs/s)",
         alone.misses,
         alone.references as f64 / engine / 1e6
     );

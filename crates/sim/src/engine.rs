@@ -32,6 +32,7 @@ use crate::cache::{Block, Cache, FetchKind, InFlight, Interner, Residency};
 use crate::future::{Future, Oracle, Pos};
 use crate::metrics::Metrics;
 use crate::policy::{Fetch, Policy};
+use crate::refstring::RefString;
 use crate::time::{Device, ReferenceTime, Time, Timing};
 use crate::trace::Reference;
 use crate::{SimError, TraceError};
@@ -145,26 +146,26 @@ pub(crate) trait Source {
     fn next(&mut self, ids: &mut Interner) -> Option<Result<(Block, Option<Time>), TraceError>>;
 }
 
-/// References read from a whole trace in memory.
-pub(crate) struct FutureSource<'f> {
-    future: &'f Future,
+/// References read from a whole trace in memory, already dense.
+pub(crate) struct StringSource<'s> {
+    string: &'s RefString,
     pos: Pos,
 }
 
-impl<'f> FutureSource<'f> {
-    pub(crate) fn new(future: &'f Future) -> Self {
-        FutureSource { future, pos: 0 }
+impl<'s> StringSource<'s> {
+    pub(crate) fn new(string: &'s RefString) -> Self {
+        StringSource { string, pos: 0 }
     }
 }
 
-impl Source for FutureSource<'_> {
+impl Source for StringSource<'_> {
     fn next(&mut self, _ids: &mut Interner) -> Option<Result<(Block, Option<Time>), TraceError>> {
-        if self.pos as usize >= self.future.len() {
+        if self.pos as usize >= self.string.len() {
             return None;
         }
         let pos = self.pos;
         self.pos += 1;
-        Some(Ok((self.future.block_at(pos), self.future.think(pos))))
+        Some(Ok((self.string.block_at(pos), self.string.think(pos))))
     }
 }
 
