@@ -72,6 +72,11 @@ impl Interner {
         id.filter(|&id| id != UNSEEN)
     }
 
+    /// Warms the cache for a coming [`Interner::raw`] of `block`.
+    pub(crate) fn warm_raw(&self, block: Block) {
+        warm(&self.raw, block as usize);
+    }
+
     /// The trace block number of dense id `block`.
     pub fn raw(&self, block: Block) -> u64 {
         self.raw[block as usize]
@@ -86,6 +91,23 @@ impl Interner {
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
     }
+}
+
+/// Asks the processor to bring `items[index]` into its cache ahead of use: a hint, so nothing
+/// happens out of range or on other architectures. The engine looks a few references ahead
+/// on traces in memory, where per-block state is spread over a million blocks.
+pub(crate) fn warm<T>(items: &[T], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(item) = items.get(index) {
+        // SAFETY: a prefetch is a hint that reads no value and cannot fault, here on the
+        // address of an element that exists; SSE, which provides it, is part of every x86_64.
+        unsafe {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (items, index);
 }
 
 /// Where a block is.
@@ -163,6 +185,11 @@ impl Cache {
         self.slots
             .get(block as usize)
             .map_or(Residency::Absent, |slot| slot.residency)
+    }
+
+    /// Warms the processor's cache for a coming reference to `block`.
+    pub(crate) fn warm(&self, block: Block) {
+        warm(&self.slots, block as usize);
     }
 
     /// Whether `block` is in the cache and available.

@@ -22,6 +22,10 @@
 //! stalls 4 at C and takes 8 units; prefetching at every opportunity starts C at time 1
 //! (evicting A), stalls 3 at C, starts A at time 5 (evicting B), stalls 3 at A: 10 units.
 //!
+//! On a trace in memory the engine also looks a few references ahead and has the
+//! processor load that block's state (cache slot, and the policy's via [`Policy::warm`]), so
+//! that a trace over a million blocks does not wait on memory at every reference.
+//!
 //! Deviations: in the realistic model a fetch can complete in the middle of a reference's
 //! compute time; the next decision is then made at that instant with the cursor already past
 //! the reference (its block was consumed at the start of the reference). A prefetch still in
@@ -144,7 +148,17 @@ impl RunSetup {
 pub(crate) trait Source {
     /// The next reference, interning its block in `ids`.
     fn next(&mut self, ids: &mut Interner) -> Option<Result<(Block, Option<Time>), TraceError>>;
+
+    /// The block referenced [`LOOKAHEAD`] references after the one `next` returned last, when
+    /// the source knows it.
+    fn ahead(&self) -> Option<Block> {
+        None
+    }
 }
+
+/// How many references ahead the engine warms the processor's cache for a block's state
+/// (traces in memory only): far enough for memory to answer, near enough to stay cached.
+const LOOKAHEAD: Pos = 8;
 
 /// References read from a whole trace in memory, already dense.
 pub(crate) struct StringSource<'s> {
@@ -166,6 +180,11 @@ impl Source for StringSource<'_> {
         let pos = self.pos;
         self.pos += 1;
         Some(Ok((self.string.block_at(pos), self.string.think(pos))))
+    }
+
+    fn ahead(&self) -> Option<Block> {
+        let pos = self.pos.checked_add(LOOKAHEAD - 1)?;
+        ((pos as usize) < self.string.len()).then(|| self.string.block_at(pos))
     }
 }
 
@@ -236,6 +255,10 @@ impl<'f> Engine<'f> {
         }
         while let Some(next) = source.next(&mut self.ids) {
             let (block, think) = next?;
+            if let Some(ahead) = source.ahead() {
+                self.cache.warm(ahead);
+                policy.warm(ahead, &self.ids);
+            }
             if self.ids.len() > self.most_blocks {
                 return Err(SimError::TooLarge(format!(
                     "the trace references more than {} distinct blocks, more than the memory \

@@ -5,7 +5,7 @@
 //! are already dense indices, so one vector of links indexed by block is both simpler and
 //! faster (a block's two links share a cache line: a touch reads one place per block).
 
-use crate::cache::Block;
+use crate::cache::{warm, Block};
 use crate::engine::Ctx;
 use crate::policy::compose::Order;
 
@@ -118,6 +118,10 @@ impl Order for LruList {
 
     fn prefetch_victim(&mut self, ctx: &Ctx<'_>) -> Option<Block> {
         self.pop_lru_except(ctx.pinned())
+    }
+
+    fn warm(&self, block: Block) {
+        warm(&self.links, block as usize);
     }
 }
 
