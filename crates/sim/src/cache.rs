@@ -72,7 +72,15 @@ impl Interner {
         id.filter(|&id| id != UNSEEN)
     }
 
-    /// Warms the cache for a coming [`Interner::raw`] of `block`.
+    /// Warms the processor's cache for a coming [`Interner::intern`] of `raw` (block numbers
+    /// mapped through the vector only).
+    pub(crate) fn warm(&self, raw: u64) {
+        if raw < DIRECT_LIMIT {
+            warm(&self.direct, raw as usize);
+        }
+    }
+
+    /// Warms the processor's cache for a coming [`Interner::raw`] of `block`.
     pub(crate) fn warm_raw(&self, block: Block) {
         warm(&self.raw, block as usize);
     }

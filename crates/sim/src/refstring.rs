@@ -39,7 +39,7 @@ impl RefString {
         match (times, file.whole_objects()?) {
             (Times::Drop, Some(records)) => {
                 let mut builder = Builder::new(Times::Drop);
-                records.for_each_object(|id| builder.push(id, None))?;
+                records.for_each_objects(|ids| builder.push_all(ids))?;
                 Ok(builder.finish())
             }
             _ => RefString::load(file.open()?, times),
@@ -114,6 +114,9 @@ impl RefString {
     }
 }
 
+/// How many references ahead [`Builder::push_all`] warms the block number map.
+const LOOKAHEAD: usize = 8;
+
 /// A reference string being read.
 struct Builder {
     string: RefString,
@@ -157,6 +160,18 @@ impl Builder {
         match think {
             Some(t) if self.timed => self.times.push(t),
             _ => self.timed = false,
+        }
+        Ok(())
+    }
+
+    /// Appends references to trace blocks `raws`, without compute times, warming the
+    /// processor's cache for the block number map a few references ahead.
+    fn push_all(&mut self, raws: &[u64]) -> Result<(), SimError> {
+        for (i, &raw) in raws.iter().enumerate() {
+            if let Some(&ahead) = raws.get(i + LOOKAHEAD) {
+                self.string.ids.warm(ahead);
+            }
+            self.push(raw, None)?;
         }
         Ok(())
     }

@@ -77,3 +77,18 @@ impl<O: Order> Prefetch<O> for Obl {
         fetch_into(block, ctx, || order.prefetch_victim(ctx))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembers_the_last_block_of_every_file() {
+        let mut obl = Obl::default();
+        let seen: Vec<_> = [(0, 1), (1, 5), (0, 2), (1, 6), (1, 7), (2, 9), (0, 3)]
+            .into_iter()
+            .map(|(file, raw)| obl.replace_last(file, raw))
+            .collect();
+        assert_eq!(seen, [None, None, Some(1), Some(5), Some(6), None, Some(2)]);
+    }
+}

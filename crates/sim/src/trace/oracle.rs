@@ -122,24 +122,26 @@ impl OracleTrace {
 }
 
 impl OracleTrace {
-    /// Calls `each` with the object id of every request, size-0 records skipped, stopping at
-    /// the first error. Decodes whole records straight from the input's buffer, the fast way
-    /// to read a trace into memory (no per-record item); a record split across two buffer
-    /// fills, and the errors, go through the record-by-record path.
-    pub(crate) fn for_each_object<E: From<TraceError>>(
+    /// Calls `each` with the object ids of the requests, a buffer's worth at a time, size-0
+    /// records skipped, stopping at the first error. Decodes whole records straight from the
+    /// input's buffer, the fast way to read a trace into memory (no per-record item); a record
+    /// split across two buffer fills, and the errors, go through the record-by-record path.
+    pub(crate) fn for_each_objects<E: From<TraceError>>(
         mut self,
-        mut each: impl FnMut(u64) -> Result<(), E>,
+        mut each: impl FnMut(&[u64]) -> Result<(), E>,
     ) -> Result<(), E> {
+        let mut ids = Vec::new();
         loop {
+            ids.clear();
             let whole = match self.input.fill_buf() {
                 Ok(buffered) => {
                     let whole = buffered.len() / RECORD_BYTES * RECORD_BYTES;
                     for bytes in buffered[..whole].chunks_exact(RECORD_BYTES) {
                         let size = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes"));
                         if size != 0 {
-                            each(u64::from_le_bytes(
+                            ids.push(u64::from_le_bytes(
                                 bytes[4..12].try_into().expect("8 bytes"),
-                            ))?;
+                            ));
                         }
                     }
                     whole
@@ -156,10 +158,11 @@ impl OracleTrace {
                 match self.next() {
                     None => return Ok(()),
                     Some(Ok(r)) if r.size == 0 => {}
-                    Some(Ok(r)) => each(r.obj_id)?,
+                    Some(Ok(r)) => ids.push(r.obj_id),
                     Some(Err(e)) => return Err(e.into()),
                 }
             }
+            each(&ids)?;
         }
     }
 
