@@ -5,9 +5,9 @@
 //! Each trace is read once before the runs, and every run (on any thread) borrows what was
 //! read: a [`Future`] if a policy needs the whole string (offline policies; the rows are then
 //! normalised by OPT-demand's fetches, as the paper's Figure 3), otherwise a [`RefString`] when
-//! Cao's engine runs the trace more than once (its blocks numbered once, so no run re-reads,
-//! re-parses or hashes), and a disk-timed [`Workload`] if a disk-timed policy is chosen. A
-//! single run, or a trace too large for memory as a string, streams from its file.
+//! Cao's engine runs a policy (its blocks numbered once, so no run re-reads, re-parses or
+//! hashes), and a disk-timed [`Workload`] if a disk-timed policy is chosen. A trace too large
+//! for memory as a string is streamed from its file by each run instead.
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -110,12 +110,12 @@ impl Plan {
     }
 
     /// Runs every point on `jobs` threads, calling `done` after each; the runs come back in
-    /// the order trace, device, cache size, policy. One job (or one run) starts no thread.
+    /// the order trace, device, cache size, policy. One job starts no thread.
     pub fn run(&self, jobs: usize, done: &(dyn Fn() + Sync)) -> Result<Vec<Run>, SimError> {
         let loaded: Vec<Loaded> = self
             .traces
             .iter()
-            .map(|t| self.load(t))
+            .map(|t| self.load(t, jobs))
             .collect::<Result<_, _>>()?;
         let run_all = |parallel: bool| -> Result<Vec<Run>, SimError> {
             let minima = self.minima(&loaded, parallel)?;
@@ -140,17 +140,18 @@ impl Plan {
         pool.install(|| run_all(true))
     }
 
-    fn load(&self, file: &TraceFile) -> Result<Loaded, SimError> {
+    /// Reads `file` for the runs, on up to `jobs` threads.
+    fn load(&self, file: &TraceFile, jobs: usize) -> Result<Loaded, SimError> {
         let name = file
             .path
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         let future = match self.choices.iter().any(Choice::needs_future) {
-            true => Some(Future::link(RefString::read(file, self.times())?)),
+            true => Some(Future::link(RefString::read(file, self.times(), jobs)?)),
             false => None,
         };
-        let string = match future.is_none() && self.unit_runs_per_trace() > 1 {
-            true => self.load_string(file)?,
+        let string = match future.is_none() && self.runs_reference_engine() {
+            true => self.load_string(file, jobs)?,
             false => None,
         };
         let disk_timed = self
@@ -182,20 +183,17 @@ impl Plan {
         }
     }
 
-    /// How many runs of Cao's engine each trace gets.
-    fn unit_runs_per_trace(&self) -> usize {
-        let unit = self
-            .choices
+    /// Whether Cao's engine runs any policy.
+    fn runs_reference_engine(&self) -> bool {
+        self.choices
             .iter()
-            .filter(|c| matches!(c.entry.engine, Engine::Unit(_)))
-            .count();
-        unit * self.capacities.len() * self.devices.len()
+            .any(|c| matches!(c.entry.engine, Engine::Unit(_)))
     }
 
     /// The trace as a reference string, or `None` (stream it for each run) when it is larger
     /// than the memory available.
-    fn load_string(&self, file: &TraceFile) -> Result<Option<RefString>, SimError> {
-        match RefString::read(file, self.times()) {
+    fn load_string(&self, file: &TraceFile, jobs: usize) -> Result<Option<RefString>, SimError> {
+        match RefString::read(file, self.times(), jobs) {
             Ok(string) => Ok(Some(string)),
             Err(SimError::TooLarge(_)) => Ok(None),
             Err(e) => Err(e),
