@@ -30,7 +30,7 @@ pub fn run_string(
     string: &RefString,
     setup: &RunSetup,
 ) -> Result<Metrics, SimError> {
-    refuse_offline(policy, "run_future")?;
+    refuse_offline(policy)?;
     run_in_memory(policy, string, None, setup)
 }
 
@@ -60,10 +60,10 @@ fn run_in_memory(
 }
 
 /// Refuses an offline policy where the future is not loaded.
-fn refuse_offline(policy: &PolicyInfo, instead: &str) -> Result<(), SimError> {
+fn refuse_offline(policy: &PolicyInfo) -> Result<(), SimError> {
     match policy.needs_future {
         true => Err(SimError::Config(format!(
-            "{} needs the whole trace; use {instead}",
+            "{} needs the whole trace; use run_future",
             policy.name
         ))),
         false => Ok(()),
@@ -81,7 +81,7 @@ where
     I: Iterator<Item = Result<Reference, TraceError>>,
 {
     setup.validate()?;
-    refuse_offline(policy, "run_future")?;
+    refuse_offline(policy)?;
     let mut ids = crate::cache::Interner::default();
     let initial: Vec<Block> = setup.initial.iter().map(|&raw| ids.intern(raw)).collect();
     let build = Build {
