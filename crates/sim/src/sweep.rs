@@ -74,7 +74,7 @@ struct Loaded {
     file: TraceFile,
     name: String,
     future: Option<Future>,
-    /// The reference string, when no future was loaded and Cao's engine runs it more than once.
+    /// The reference string, when no future was loaded and Cao's engine runs the trace.
     string: Option<RefString>,
     workload: Option<Workload>,
 }
