@@ -48,7 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         m.references as f64 / end_to_end / 1e6
     );
 
-    let string = RefString::read(&trace, Times::Drop, 1)?;
+    let string = RefString::read(&trace, Times::Drop)?;
     let begin = Instant::now();
     let alone = run_string(
         find("lru-demand")?,

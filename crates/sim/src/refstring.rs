@@ -12,7 +12,6 @@ use crate::cache::{Block, Interner};
 use crate::error::TraceError;
 use crate::future::{Pos, NEVER};
 use crate::time::Time;
-use crate::trace::oracle::OracleTrace;
 use crate::trace::{Reference, TraceFile};
 use crate::SimError;
 
@@ -35,11 +34,9 @@ pub struct RefString {
 
 impl RefString {
     /// Reads trace `file` into memory (see [`RefString::load`]); an `oracleGeneral` trace read
-    /// one reference per object without its times is decoded straight from its records, and
-    /// with `threads` above 1, decoded on a second thread while this one numbers the blocks.
-    pub fn read(file: &TraceFile, times: Times, threads: usize) -> Result<RefString, SimError> {
+    /// one reference per object without its times is decoded straight from its records.
+    pub fn read(file: &TraceFile, times: Times) -> Result<RefString, SimError> {
         match (times, file.whole_objects()?) {
-            (Times::Drop, Some(records)) if threads > 1 => read_objects_on_two_threads(records),
             (Times::Drop, Some(records)) => {
                 let mut builder = Builder::new(Times::Drop);
                 records.for_each_objects(|ids| builder.push_all(ids))?;
@@ -115,29 +112,6 @@ impl RefString {
     pub fn blocks(&self) -> &[Block] {
         &self.blocks
     }
-}
-
-/// Decodes `records` on a second thread, handing over a buffer's object ids at a time, while
-/// this thread numbers them. The first error wins, as on one thread: the decoder's come after
-/// every batch it sent, and a numbering error drops the receiver, which stops the decoder.
-fn read_objects_on_two_threads(records: OracleTrace) -> Result<RefString, SimError> {
-    let mut builder = Builder::new(Times::Drop);
-    std::thread::scope(|scope| -> Result<(), SimError> {
-        let (batches, received) = std::sync::mpsc::sync_channel::<Vec<u64>>(8);
-        let decoder = scope.spawn(move || {
-            // `None`: the receiver is gone after an error of its own.
-            records.for_each_objects(|ids| batches.send(ids.to_vec()).map_err(|_| None))
-        });
-        for ids in received {
-            builder.push_all(&ids)?;
-        }
-        match decoder.join() {
-            Ok(Err(Some(error))) => Err(SimError::from(error)),
-            Ok(_) => Ok(()),
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    })?;
-    Ok(builder.finish())
 }
 
 /// How many references ahead [`Builder::push_all`] warms the block number map.

@@ -115,7 +115,7 @@ impl Plan {
         let loaded: Vec<Loaded> = self
             .traces
             .iter()
-            .map(|t| self.load(t, jobs))
+            .map(|t| self.load(t))
             .collect::<Result<_, _>>()?;
         let run_all = |parallel: bool| -> Result<Vec<Run>, SimError> {
             let minima = self.minima(&loaded, parallel)?;
@@ -140,18 +140,18 @@ impl Plan {
         pool.install(|| run_all(true))
     }
 
-    /// Reads `file` for the runs, on up to `jobs` threads.
-    fn load(&self, file: &TraceFile, jobs: usize) -> Result<Loaded, SimError> {
+    /// Reads `file` for the runs.
+    fn load(&self, file: &TraceFile) -> Result<Loaded, SimError> {
         let name = file
             .path
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         let future = match self.choices.iter().any(Choice::needs_future) {
-            true => Some(Future::link(RefString::read(file, self.times(), jobs)?)),
+            true => Some(Future::link(RefString::read(file, self.times())?)),
             false => None,
         };
         let string = match future.is_none() && self.runs_reference_engine() {
-            true => self.load_string(file, jobs)?,
+            true => self.load_string(file)?,
             false => None,
         };
         let disk_timed = self
@@ -192,8 +192,8 @@ impl Plan {
 
     /// The trace as a reference string, or `None` (stream it for each run) when it is larger
     /// than the memory available.
-    fn load_string(&self, file: &TraceFile, jobs: usize) -> Result<Option<RefString>, SimError> {
-        match RefString::read(file, self.times(), jobs) {
+    fn load_string(&self, file: &TraceFile) -> Result<Option<RefString>, SimError> {
+        match RefString::read(file, self.times()) {
             Ok(string) => Ok(Some(string)),
             Err(SimError::TooLarge(_)) => Ok(None),
             Err(e) => Err(e),

@@ -155,10 +155,9 @@ fn a_truncated_zstd_stream_names_file_and_record() {
     assert!(record > 1 && record <= 100_000, "{message}");
 }
 
-/// The trace numbers of a trace read whole into memory on `threads` threads, or the error's
-/// message.
-fn read_whole(trace: &TraceFile, threads: usize) -> Result<Vec<u64>, String> {
-    let string = RefString::read(trace, Times::Drop, threads).map_err(|e| e.to_string())?;
+/// The trace numbers of a trace read whole into memory, or the error's message.
+fn read_whole(trace: &TraceFile) -> Result<Vec<u64>, String> {
+    let string = RefString::read(trace, Times::Drop).map_err(|e| e.to_string())?;
     Ok(string
         .blocks()
         .iter()
@@ -195,13 +194,7 @@ fn reading_whole_matches_the_stream() {
     for (name, bytes) in cases {
         let trace = TraceFile::new(write(dir.path(), name, &bytes));
         let expected = streamed(&trace);
-        for threads in [1, 2] {
-            assert_eq!(
-                read_whole(&trace, threads),
-                expected,
-                "{name}, {threads} threads"
-            );
-        }
+        assert_eq!(read_whole(&trace), expected, "{name}");
         if name.starts_with("many") {
             assert_eq!(expected.map(|b| b.len()), Ok(100_000 - 100_000 / 7 - 1));
         }

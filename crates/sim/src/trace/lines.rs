@@ -35,7 +35,7 @@ impl Lines {
         Lines::from_reader(path, Cursor::new(bytes))
     }
 
-    fn from_reader(path: &Path, input: impl Read + Send + 'static) -> Result<Lines, TraceError> {
+    fn from_reader(path: &Path, input: impl Read + 'static) -> Result<Lines, TraceError> {
         Ok(Lines {
             path: path.to_path_buf(),
             reader: decompressed(path, input)?,
@@ -58,8 +58,8 @@ const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 /// streaming, so memory does not grow with the file.
 pub(crate) fn decompressed(
     path: &Path,
-    input: impl Read + Send + 'static,
-) -> Result<Box<dyn BufRead + Send>, TraceError> {
+    input: impl Read + 'static,
+) -> Result<Box<dyn BufRead>, TraceError> {
     let io = |cause| TraceError::Io {
         path: path.to_path_buf(),
         cause,
@@ -79,7 +79,7 @@ pub(crate) fn decompressed(
 pub(crate) fn open_bytes(
     path: &Path,
     content: Option<&Arc<[u8]>>,
-) -> Result<Box<dyn BufRead + Send>, TraceError> {
+) -> Result<Box<dyn BufRead>, TraceError> {
     match content {
         Some(bytes) => decompressed(path, Cursor::new(Arc::clone(bytes))),
         None => decompressed(

@@ -64,7 +64,7 @@ impl OracleRecord {
 /// Stream of records of an `oracleGeneral` trace, size-0 records included.
 pub struct OracleTrace {
     path: PathBuf,
-    input: Box<dyn BufRead + Send>,
+    input: Box<dyn BufRead>,
     /// Records read so far.
     record: u64,
     /// An error was returned: the stream is over.
@@ -80,7 +80,7 @@ pub fn read(path: &Path) -> Result<OracleTrace, TraceError> {
 }
 
 /// Reads the trace from `input`, already decompressed.
-pub(crate) fn from_input(path: &Path, input: Box<dyn BufRead + Send>) -> OracleTrace {
+pub(crate) fn from_input(path: &Path, input: Box<dyn BufRead>) -> OracleTrace {
     OracleTrace {
         path: path.to_path_buf(),
         input,
