@@ -74,7 +74,7 @@ impl Interner {
 
     /// Warms the processor's cache for a coming [`Interner::intern`] of `raw` (block numbers
     /// mapped through the vector only).
-    pub(crate) fn warm(&self, raw: u64) {
+    pub(crate) fn warm_intern(&self, raw: u64) {
         if raw < DIRECT_LIMIT {
             warm(&self.direct, raw as usize);
         }

@@ -169,7 +169,7 @@ impl Builder {
     fn push_all(&mut self, raws: &[u64]) -> Result<(), SimError> {
         for (i, &raw) in raws.iter().enumerate() {
             if let Some(&ahead) = raws.get(i + LOOKAHEAD) {
-                self.string.ids.warm(ahead);
+                self.string.ids.warm_intern(ahead);
             }
             self.push(raw, None)?;
         }
