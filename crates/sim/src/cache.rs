@@ -13,7 +13,7 @@
 //! time); more models several disks or a device queue. The cache also counts blocks that were
 //! prefetched and not yet referenced (LRU-throttled's limit, and the "unused prefetch" metric).
 //! Blocks are dense ids handed out by an [`Interner`] in order of first sight, so per-block
-//! state lives in plain vectors.
+//! state lives in one plain vector (a block's residency and prefetch flag side by side).
 //!
 //! Deviations: none; the paper leaves the initial contents open, we take them as a setting.
 
@@ -72,6 +72,19 @@ impl Interner {
         id.filter(|&id| id != UNSEEN)
     }
 
+    /// Warms the processor's cache for a coming [`Interner::intern`] of `raw` (block numbers
+    /// mapped through the vector only).
+    pub(crate) fn warm_intern(&self, raw: u64) {
+        if raw < DIRECT_LIMIT {
+            warm(&self.direct, raw as usize);
+        }
+    }
+
+    /// Warms the processor's cache for a coming [`Interner::raw`] of `block`.
+    pub(crate) fn warm_raw(&self, block: Block) {
+        warm(&self.raw, block as usize);
+    }
+
     /// The trace block number of dense id `block`.
     pub fn raw(&self, block: Block) -> u64 {
         self.raw[block as usize]
@@ -86,6 +99,23 @@ impl Interner {
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
     }
+}
+
+/// Asks the processor to bring `items[index]` into its cache ahead of use: a hint, so nothing
+/// happens out of range or on other architectures. The engine looks a few references ahead
+/// on traces in memory, where per-block state is spread over a million blocks.
+pub(crate) fn warm<T>(items: &[T], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(item) = items.get(index) {
+        // SAFETY: a prefetch is a hint that reads no value and cannot fault, here on the
+        // address of an element that exists; SSE, which provides it, is part of every x86_64.
+        unsafe {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (items, index);
 }
 
 /// Where a block is.
@@ -121,11 +151,23 @@ pub struct InFlight {
     pub done_at: Time,
 }
 
+/// What the cache knows of one block, kept together so that a reference reads one place.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    residency: Residency,
+    /// Prefetched (arrived or in flight) and not referenced since.
+    prefetched_unreferenced: bool,
+}
+
+const ABSENT: Slot = Slot {
+    residency: Residency::Absent,
+    prefetched_unreferenced: false,
+};
+
 /// Cache contents and the fetches in flight.
 #[derive(Clone, Debug)]
 pub struct Cache {
-    state: Vec<Residency>,
-    prefetched_unreferenced: Vec<bool>,
+    slots: Vec<Slot>,
     capacity: usize,
     depth: usize,
     resident: usize,
@@ -137,8 +179,7 @@ impl Cache {
     /// An empty cache of `capacity` blocks with at most `depth` fetches in flight.
     pub fn new(capacity: usize, depth: usize) -> Self {
         Cache {
-            state: Vec::new(),
-            prefetched_unreferenced: Vec::new(),
+            slots: Vec::new(),
             capacity,
             depth,
             resident: 0,
@@ -149,10 +190,14 @@ impl Cache {
 
     /// Where `block` is.
     pub fn residency(&self, block: Block) -> Residency {
-        self.state
+        self.slots
             .get(block as usize)
-            .copied()
-            .unwrap_or(Residency::Absent)
+            .map_or(Residency::Absent, |slot| slot.residency)
+    }
+
+    /// Warms the processor's cache for a coming reference to `block`.
+    pub(crate) fn warm(&self, block: Block) {
+        warm(&self.slots, block as usize);
     }
 
     /// Whether `block` is in the cache and available.
@@ -197,11 +242,10 @@ impl Cache {
 
     fn set(&mut self, block: Block, residency: Residency) {
         let index = block as usize;
-        if index >= self.state.len() {
-            self.state.resize(index + 1, Residency::Absent);
-            self.prefetched_unreferenced.resize(index + 1, false);
+        if index >= self.slots.len() {
+            self.slots.resize(index + 1, ABSENT);
         }
-        self.state[index] = residency;
+        self.slots[index].residency = residency;
     }
 
     /// Places `block` in the cache before the run starts.
@@ -223,7 +267,7 @@ impl Cache {
         }
         self.set(block, Residency::InFlight);
         if flight.kind == FetchKind::Prefetch {
-            self.prefetched_unreferenced[block as usize] = true;
+            self.slots[block as usize].prefetched_unreferenced = true;
             self.unreferenced_prefetches += 1;
         }
         self.in_flight.push(flight);
@@ -246,7 +290,7 @@ impl Cache {
     }
 
     fn clear_prefetched(&mut self, block: Block) -> bool {
-        let flag = &mut self.prefetched_unreferenced[block as usize];
+        let flag = &mut self.slots[block as usize].prefetched_unreferenced;
         let was = *flag;
         if was {
             *flag = false;

@@ -22,6 +22,10 @@
 //! stalls 4 at C and takes 8 units; prefetching at every opportunity starts C at time 1
 //! (evicting A), stalls 3 at C, starts A at time 5 (evicting B), stalls 3 at A: 10 units.
 //!
+//! On a trace in memory the engine also looks a few references ahead and has the
+//! processor load that block's state (cache slot, and the policy's via [`Policy::warm`]), so
+//! that a trace over a million blocks does not wait on memory at every reference.
+//!
 //! Deviations: in the realistic model a fetch can complete in the middle of a reference's
 //! compute time; the next decision is then made at that instant with the cursor already past
 //! the reference (its block was consumed at the start of the reference). A prefetch still in
@@ -32,6 +36,7 @@ use crate::cache::{Block, Cache, FetchKind, InFlight, Interner, Residency};
 use crate::future::{Future, Oracle, Pos};
 use crate::metrics::Metrics;
 use crate::policy::{Fetch, Policy};
+use crate::refstring::RefString;
 use crate::time::{Device, ReferenceTime, Time, Timing};
 use crate::trace::Reference;
 use crate::{SimError, TraceError};
@@ -143,28 +148,43 @@ impl RunSetup {
 pub(crate) trait Source {
     /// The next reference, interning its block in `ids`.
     fn next(&mut self, ids: &mut Interner) -> Option<Result<(Block, Option<Time>), TraceError>>;
-}
 
-/// References read from a whole trace in memory.
-pub(crate) struct FutureSource<'f> {
-    future: &'f Future,
-    pos: Pos,
-}
-
-impl<'f> FutureSource<'f> {
-    pub(crate) fn new(future: &'f Future) -> Self {
-        FutureSource { future, pos: 0 }
+    /// The block referenced [`LOOKAHEAD`] references after the one `next` returned last, when
+    /// the source knows it.
+    fn ahead(&self) -> Option<Block> {
+        None
     }
 }
 
-impl Source for FutureSource<'_> {
+/// How many references ahead the engine warms the processor's cache for a block's state
+/// (traces in memory only): far enough for memory to answer, near enough to stay cached.
+const LOOKAHEAD: Pos = 8;
+
+/// References read from a whole trace in memory, already dense.
+pub(crate) struct StringSource<'s> {
+    string: &'s RefString,
+    pos: Pos,
+}
+
+impl<'s> StringSource<'s> {
+    pub(crate) fn new(string: &'s RefString) -> Self {
+        StringSource { string, pos: 0 }
+    }
+}
+
+impl Source for StringSource<'_> {
     fn next(&mut self, _ids: &mut Interner) -> Option<Result<(Block, Option<Time>), TraceError>> {
-        if self.pos as usize >= self.future.len() {
+        if self.pos as usize >= self.string.len() {
             return None;
         }
         let pos = self.pos;
         self.pos += 1;
-        Some(Ok((self.future.block_at(pos), self.future.think(pos))))
+        Some(Ok((self.string.block_at(pos), self.string.think(pos))))
+    }
+
+    fn ahead(&self) -> Option<Block> {
+        let pos = self.pos.checked_add(LOOKAHEAD - 1)?;
+        ((pos as usize) < self.string.len()).then(|| self.string.block_at(pos))
     }
 }
 
@@ -226,7 +246,7 @@ impl<'f> Engine<'f> {
     pub(crate) fn run(
         mut self,
         policy: &mut dyn Policy,
-        source: &mut dyn Source,
+        source: &mut impl Source,
         initial: &[Block],
     ) -> Result<Metrics, SimError> {
         for &block in initial {
@@ -235,6 +255,10 @@ impl<'f> Engine<'f> {
         }
         while let Some(next) = source.next(&mut self.ids) {
             let (block, think) = next?;
+            if let Some(ahead) = source.ahead() {
+                self.cache.warm(ahead);
+                policy.warm(ahead, &self.ids);
+            }
             if self.ids.len() > self.most_blocks {
                 return Err(SimError::TooLarge(format!(
                     "the trace references more than {} distinct blocks, more than the memory \
@@ -370,7 +394,10 @@ impl<'f> Engine<'f> {
         pinned: Option<Block>,
     ) -> Result<(), SimError> {
         self.check(fetch, pinned)?;
-        let raw = self.ids.raw(fetch.block);
+        let raw = match self.device.reads_block() {
+            true => self.ids.raw(fetch.block),
+            false => 0,
+        };
         let duration = self.device.fetch_time(raw, self.now).max(1);
         let flight = InFlight {
             block: fetch.block,

@@ -4,12 +4,13 @@
 //! the reference string in memory with, for every position, the position of the next reference
 //! to the same block, computed in one backward pass (O(n) time, two `u32` per reference). An
 //! [`Oracle`] follows the cursor during a run and answers "when is block b referenced next?"
-//! in O(1) for any block, cached or not.
+//! in O(1) for any block, cached or not. The string itself is a [`RefString`].
 //!
 //! Deviations: positions are `u32`, so a trace is limited to 4,294,967,294 references.
 
 use crate::cache::{Block, Interner};
 use crate::error::TraceError;
+use crate::refstring::{RefString, Times};
 use crate::time::Time;
 use crate::trace::Reference;
 use crate::SimError;
@@ -23,9 +24,7 @@ pub const NEVER: Pos = Pos::MAX;
 /// A whole reference string with next-reference links.
 #[derive(Clone, Debug)]
 pub struct Future {
-    ids: Interner,
-    blocks: Vec<Block>,
-    think: Option<Vec<Time>>,
+    string: RefString,
     next_use: Vec<Pos>,
     first_use: Vec<Pos>,
 }
@@ -38,76 +37,53 @@ impl Future {
     where
         I: IntoIterator<Item = Result<Reference, TraceError>>,
     {
-        let room = crate::memory::available();
-        let cost = crate::memory::BYTES_PER_REFERENCE + crate::memory::BYTES_PER_BLOCK;
-        let most = (room / cost).min(u64::from(NEVER) - 1);
-        let mut ids = Interner::default();
-        let mut blocks = Vec::new();
-        let mut think = Vec::new();
-        let mut timed = true;
-        for reference in references {
-            let reference = reference?;
-            if blocks.len() as u64 >= most {
-                return Err(SimError::TooLarge(format!(
-                    "the trace has more than {most} references, more than the memory \
-                     available ({}) or the simulator's 2^32 - 2 positions can hold; \
-                     simulate a part of it, or only policies that need no future",
-                    crate::memory::human(room)
-                )));
-            }
-            blocks.push(ids.intern(reference.block));
-            match reference.think {
-                Some(t) if timed => think.push(t),
-                _ => timed = false,
-            }
-        }
-        let think = (timed && !blocks.is_empty()).then_some(think);
-        Ok(Future::link(ids, blocks, think))
+        Ok(Future::link(RefString::load(references, Times::Keep)?))
     }
 
     /// A reference string without timing, from trace block numbers.
     pub fn from_blocks(blocks: &[u64]) -> Future {
-        let mut ids = Interner::default();
-        let dense = blocks.iter().map(|&b| ids.intern(b)).collect();
-        Future::link(ids, dense, None)
+        Future::link(RefString::from_blocks(blocks))
     }
 
-    /// Builds the next-reference links in one backward pass.
-    fn link(ids: Interner, blocks: Vec<Block>, think: Option<Vec<Time>>) -> Future {
-        let mut first_use = vec![NEVER; ids.len()];
-        let mut next_use = vec![NEVER; blocks.len()];
-        for (pos, &block) in blocks.iter().enumerate().rev() {
+    /// Builds the next-reference links of `string` in one backward pass.
+    pub fn link(string: RefString) -> Future {
+        let mut first_use = vec![NEVER; string.distinct()];
+        let mut next_use = vec![NEVER; string.len()];
+        for (pos, &block) in string.blocks().iter().enumerate().rev() {
             let slot = &mut first_use[block as usize];
             next_use[pos] = *slot;
             *slot = pos as Pos;
         }
         Future {
-            ids,
-            blocks,
-            think,
+            string,
             next_use,
             first_use,
         }
     }
 
+    /// The reference string.
+    pub fn string(&self) -> &RefString {
+        &self.string
+    }
+
     /// Number of references.
     pub fn len(&self) -> usize {
-        self.blocks.len()
+        self.string.len()
     }
 
     /// Whether the trace has no reference.
     pub fn is_empty(&self) -> bool {
-        self.blocks.is_empty()
+        self.string.is_empty()
     }
 
     /// Number of distinct blocks.
     pub fn distinct(&self) -> usize {
-        self.ids.len()
+        self.string.distinct()
     }
 
     /// The block referenced at `pos`.
     pub fn block_at(&self, pos: Pos) -> Block {
-        self.blocks[pos as usize]
+        self.string.block_at(pos)
     }
 
     /// The next position after `pos` that references the same block, or [`NEVER`].
@@ -117,33 +93,33 @@ impl Future {
 
     /// The recorded compute time of the reference at `pos`, if the trace has timestamps.
     pub fn think(&self, pos: Pos) -> Option<Time> {
-        self.think.as_ref().map(|t| t[pos as usize])
+        self.string.think(pos)
     }
 
     /// Whether every reference has a recorded compute time.
     pub fn timed(&self) -> bool {
-        self.think.is_some()
+        self.string.timed()
     }
 
     /// The block-number mapping of this trace.
     pub fn ids(&self) -> &Interner {
-        &self.ids
+        self.string.ids()
     }
 
     /// The dense block ids in reference order.
     pub fn blocks(&self) -> &[Block] {
-        &self.blocks
+        self.string.blocks()
     }
 
     /// Number of phases for a cache of `capacity` blocks (section 3.4.2): a phase ends right
     /// before the reference to the (capacity+1)-st distinct block since the phase began.
     pub fn phases(&self, capacity: usize) -> usize {
-        if self.blocks.is_empty() {
+        if self.is_empty() {
             return 0;
         }
-        let mut seen_in_phase = vec![0usize; self.ids.len()];
+        let mut seen_in_phase = vec![0usize; self.distinct()];
         let (mut phase, mut distinct) = (1usize, 0usize);
-        for &block in &self.blocks {
+        for &block in self.blocks() {
             let mark = &mut seen_in_phase[block as usize];
             if *mark != phase {
                 if distinct == capacity {

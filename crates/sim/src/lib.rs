@@ -14,7 +14,8 @@
 //!
 //! - [`time`]: the simplified and realistic models; fetch durations come from a [`Device`].
 //! - [`cache`]: residency, the fetch in flight, dense block ids.
-//! - [`future`]: the whole reference string with O(n)-precomputed next references.
+//! - [`refstring`]: a trace read once into dense block ids, shared by the runs of a sweep;
+//!   [`future`]: that string with O(n)-precomputed next references.
 //! - [`engine`]: the loop that offers the policy every opportunity (rule 4).
 //! - [`policy`]: the [`Policy`] trait and the [`POLICIES`] table.
 //! - [`trace`], [`workload`]: where references come from.
@@ -43,6 +44,7 @@ pub mod metrics;
 pub mod mrc;
 pub mod planner_replay;
 pub mod policy;
+pub mod refstring;
 pub mod report;
 pub mod repro;
 pub mod runner;
@@ -56,6 +58,7 @@ pub use error::{SimError, TraceError};
 pub use future::Future;
 pub use metrics::Metrics;
 pub use policy::{find, Policy, PolicyInfo, POLICIES};
-pub use runner::{run_future, run_stream, Row, Sweep};
+pub use refstring::RefString;
+pub use runner::{run_future, run_stream, run_string, Row, Sweep};
 pub use time::{Device, FetchTime, ReferenceTime, Time, Timing};
 pub use trace::{Format, TraceFile};

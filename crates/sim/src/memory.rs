@@ -11,9 +11,10 @@
 /// and the policies.
 pub const BYTES_PER_BLOCK: u64 = 128;
 
-/// Bytes one reference costs a trace held in memory for the offline policies ([`Future`]):
-/// its block id, its next-use link and its compute time.
+/// Bytes one reference costs a trace held in memory ([`RefString`], and the offline policies'
+/// [`Future`]): its block id, its next-use link and its compute time.
 ///
+/// [`RefString`]: crate::RefString
 /// [`Future`]: crate::Future
 pub const BYTES_PER_REFERENCE: u64 = 16;
 

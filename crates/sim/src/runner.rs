@@ -4,37 +4,70 @@
 use serde::Serialize;
 
 use crate::cache::Block;
-use crate::engine::{Engine, FutureSource, RunSetup, StreamSource};
+use crate::engine::{Engine, RunSetup, StreamSource, StringSource};
 use crate::future::Future;
 use crate::metrics::Metrics;
 use crate::policy::{opt_demand, Build, PolicyInfo};
+use crate::refstring::RefString;
 use crate::time::{FetchTime, ReferenceTime, Time, Timing};
 use crate::trace::{Reference, TraceFile};
 use crate::{SimError, TraceError};
 
-/// Runs `policy` over a trace held in memory.
+/// Runs `policy` over a trace held in memory with its future.
 pub fn run_future(
     policy: &PolicyInfo,
     future: &Future,
     setup: &RunSetup,
 ) -> Result<Metrics, SimError> {
+    run_in_memory(policy, future.string(), Some(future), setup)
+}
+
+/// Runs `policy`, which must not need the future, over a trace held in memory: its blocks were
+/// numbered once when it was read, so the run hashes nothing. Sweeps share one string between
+/// their runs.
+pub fn run_string(
+    policy: &PolicyInfo,
+    string: &RefString,
+    setup: &RunSetup,
+) -> Result<Metrics, SimError> {
+    refuse_offline(policy)?;
+    run_in_memory(policy, string, None, setup)
+}
+
+fn run_in_memory(
+    policy: &PolicyInfo,
+    string: &RefString,
+    future: Option<&Future>,
+    setup: &RunSetup,
+) -> Result<Metrics, SimError> {
     setup.validate()?;
-    let mut ids = future.ids().clone();
+    let mut ids = string.ids().clone();
     let initial: Vec<Block> = setup.initial.iter().map(|&raw| ids.intern(raw)).collect();
     let build = Build {
         capacity: setup.capacity,
         timing: &setup.timing,
-        future: Some(future),
+        future,
         initial: &initial,
         ids: &ids,
         depth: setup.depth,
     };
     let mut instance = (policy.build)(&build)?;
-    Engine::new(policy.name, setup, ids, Some(future)).run(
+    Engine::new(policy.name, setup, ids, future).run(
         instance.as_mut(),
-        &mut FutureSource::new(future),
+        &mut StringSource::new(string),
         &initial,
     )
+}
+
+/// Refuses an offline policy where the future is not loaded.
+fn refuse_offline(policy: &PolicyInfo) -> Result<(), SimError> {
+    match policy.needs_future {
+        true => Err(SimError::Config(format!(
+            "{} needs the whole trace; use run_future",
+            policy.name
+        ))),
+        false => Ok(()),
+    }
 }
 
 /// Runs `policy`, which must not need the future, over a streamed trace: memory stays
@@ -48,12 +81,7 @@ where
     I: Iterator<Item = Result<Reference, TraceError>>,
 {
     setup.validate()?;
-    if policy.needs_future {
-        return Err(SimError::Config(format!(
-            "{} needs the whole trace; use run_future",
-            policy.name
-        )));
-    }
+    refuse_offline(policy)?;
     let mut ids = crate::cache::Interner::default();
     let initial: Vec<Block> = setup.initial.iter().map(|&raw| ids.intern(raw)).collect();
     let build = Build {

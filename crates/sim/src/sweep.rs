@@ -2,10 +2,12 @@
 //! traces, run in parallel (rayon), one [`Run`] per point in a fixed order whatever the number
 //! of threads.
 //!
-//! Each trace is read once before the runs: into a [`Future`] if a policy needs the whole
-//! string (offline policies; the rows are then normalised by OPT-demand's fetches, as the
-//! paper's Figure 3), into a disk-timed [`Workload`] if a disk-timed policy is chosen; other
-//! runs stream the trace from its file.
+//! Each trace is read once before the runs, and every run (on any thread) borrows what was
+//! read: a [`Future`] if a policy needs the whole string (offline policies; the rows are then
+//! normalised by OPT-demand's fetches, as the paper's Figure 3), otherwise a [`RefString`] when
+//! Cao's engine runs a policy (its blocks numbered once, so no run re-reads, re-parses or
+//! hashes), and a disk-timed [`Workload`] if a disk-timed policy is chosen. A trace too large
+//! for memory as a string is streamed from its file by each run instead.
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -16,7 +18,8 @@ use crate::engine::RunSetup;
 use crate::future::Future;
 use crate::metrics::Metrics;
 use crate::policy::opt_demand;
-use crate::runner::{run_future, run_stream};
+use crate::refstring::{RefString, Times};
+use crate::runner::{run_future, run_stream, run_string};
 use crate::time::{FetchTime, ReferenceTime, Time, Timing};
 use crate::trace::TraceFile;
 use crate::SimError;
@@ -71,7 +74,19 @@ struct Loaded {
     file: TraceFile,
     name: String,
     future: Option<Future>,
+    /// The reference string, when no future was loaded and Cao's engine runs the trace.
+    string: Option<RefString>,
     workload: Option<Workload>,
+}
+
+impl Loaded {
+    /// The trace in memory as dense blocks, if it was read so.
+    fn in_memory(&self) -> Option<&RefString> {
+        self.future
+            .as_ref()
+            .map(Future::string)
+            .or(self.string.as_ref())
+    }
 }
 
 /// One point before it runs.
@@ -95,7 +110,7 @@ impl Plan {
     }
 
     /// Runs every point on `jobs` threads, calling `done` after each; the runs come back in
-    /// the order trace, device, cache size, policy. One job (or one run) starts no thread.
+    /// the order trace, device, cache size, policy. One job starts no thread.
     pub fn run(&self, jobs: usize, done: &(dyn Fn() + Sync)) -> Result<Vec<Run>, SimError> {
         let loaded: Vec<Loaded> = self
             .traces
@@ -125,13 +140,18 @@ impl Plan {
         pool.install(|| run_all(true))
     }
 
+    /// Reads `file` for the runs.
     fn load(&self, file: &TraceFile) -> Result<Loaded, SimError> {
         let name = file
             .path
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         let future = match self.choices.iter().any(Choice::needs_future) {
-            true => Some(Future::load(file.open()?)?),
+            true => Some(Future::link(RefString::read(file, self.times())?)),
+            false => None,
+        };
+        let string = match future.is_none() && self.runs_reference_engine() {
+            true => self.load_string(file)?,
             false => None,
         };
         let disk_timed = self
@@ -150,8 +170,34 @@ impl Plan {
             file: file.clone(),
             name,
             future,
+            string,
             workload,
         })
+    }
+
+    /// Which compute times a trace read into memory keeps: the realistic model's only.
+    fn times(&self) -> Times {
+        match self.realistic {
+            true => Times::Keep,
+            false => Times::Drop,
+        }
+    }
+
+    /// Whether Cao's engine runs any policy.
+    fn runs_reference_engine(&self) -> bool {
+        self.choices
+            .iter()
+            .any(|c| matches!(c.entry.engine, Engine::Unit(_)))
+    }
+
+    /// The trace as a reference string, or `None` (stream it for each run) when it is larger
+    /// than the memory available.
+    fn load_string(&self, file: &TraceFile) -> Result<Option<RefString>, SimError> {
+        match RefString::read(file, self.times()) {
+            Ok(string) => Ok(Some(string)),
+            Err(SimError::TooLarge(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// OPT-demand's fetches for each loaded future and cache size.
@@ -216,9 +262,11 @@ impl Plan {
                     initial: Vec::new(),
                     depth: self.depth,
                 };
-                let metrics = match &point.trace.future {
-                    Some(future) => run_future(info, future, &setup)?,
-                    None => run_stream(info, point.trace.file.open()?, &setup)?,
+                let trace = point.trace;
+                let metrics = match (&trace.future, trace.in_memory()) {
+                    (Some(future), _) if info.needs_future => run_future(info, future, &setup)?,
+                    (_, Some(string)) => run_string(info, string, &setup)?,
+                    _ => run_stream(info, trace.file.open()?, &setup)?,
                 };
                 ("reference", metrics)
             }

@@ -190,6 +190,12 @@ impl Device for DiskDevice {
 pub trait Device {
     /// Duration of a fetch of trace block `block` issued at time `now`; at least one tick.
     fn fetch_time(&mut self, block: u64, now: Time) -> Time;
+
+    /// Whether the duration depends on the block (a disk's place); the engine looks up a
+    /// block's trace number only for devices that read it.
+    fn reads_block(&self) -> bool {
+        true
+    }
 }
 
 /// Every fetch takes the same time (the simplified model's F).
@@ -198,6 +204,10 @@ struct ConstantDevice(Time);
 impl Device for ConstantDevice {
     fn fetch_time(&mut self, _block: u64, _now: Time) -> Time {
         self.0
+    }
+
+    fn reads_block(&self) -> bool {
+        false
     }
 }
 
@@ -211,6 +221,10 @@ struct UniformDevice {
 impl Device for UniformDevice {
     fn fetch_time(&mut self, _block: u64, _now: Time) -> Time {
         self.rng.gen_range(self.low..=self.high)
+    }
+
+    fn reads_block(&self) -> bool {
+        false
     }
 }
 

@@ -1,5 +1,6 @@
 //! Every policy of the catalog runs on a shipped trace, on Cao's unit device and on a disk
-//! model, through one sweep; a sweep gives the same runs on one thread and on several.
+//! model, through one sweep; a sweep gives the same runs on one thread and on several; both
+//! engines count a reference to a block still in flight as a miss.
 
 use std::path::Path;
 
@@ -105,5 +106,36 @@ fn caos_engine_on_a_fixed_time_disk_pays_the_disk_per_fetch() {
             "{}",
             run.capacity
         );
+    }
+}
+
+/// One definition on both engines: a reference to a block still in flight is a miss (the
+/// program waits for it), though it needs no demand fetch. On a sequential trace with fetches
+/// a hundred times as long as a reference, one-block lookahead (Cao's engine) and Linux
+/// read-ahead (the disk-timed engine) both have blocks still arriving when the program
+/// reaches them.
+#[test]
+fn a_reference_to_a_block_in_flight_is_a_miss_on_both_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sequential.txt");
+    let lines: Vec<String> = (0..256).map(|b| b.to_string()).collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let plan = Plan {
+        traces: vec![TraceFile::new(&path)],
+        capacities: vec![256],
+        ..plan(
+            parse_choices("lru-obl,linux-readahead").unwrap(),
+            "unit:100",
+        )
+    };
+    let runs = plan.run(1, &|| {}).unwrap();
+    assert_eq!(
+        runs.iter().map(|r| r.engine).collect::<Vec<_>>(),
+        ["reference", "disk-timed"]
+    );
+    for run in runs {
+        let m = run.metrics;
+        assert_eq!(m.hits + m.misses, 256, "{}: {m:?}", run.policy);
+        assert!(m.misses > m.demand_fetches, "{}: {m:?}", run.policy);
     }
 }

@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use sim::catalog::{parse_choices, Device};
+use sim::sweep::Plan;
 use sim::{find, run_stream, RunSetup, TraceFile};
 
 fn traces() -> PathBuf {
@@ -54,6 +56,48 @@ fn lru_fifo_and_clock_miss_exactly_as_in_libcachesim() {
                     );
                     compared += 1;
                 }
+            }
+        }
+    }
+    assert!(compared >= 6 * 2 * 3 * 5, "only {compared} counts compared");
+}
+
+/// The same counts from one sweep per trace file over every policy and cache size, on two
+/// threads: the trace is read once into memory and shared by the runs.
+#[test]
+fn a_sweep_sharing_one_read_of_the_trace_misses_as_libcachesim() {
+    let text = std::fs::read_to_string(traces().join("libcachesim_expected.json")).unwrap();
+    let expected: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut compared = 0;
+    for (name, trace) in expected["traces"].as_object().unwrap() {
+        for (form, by_policy) in trace["misses"].as_object().unwrap() {
+            let policies: Vec<&String> = by_policy.as_object().unwrap().keys().collect();
+            let sizes: Vec<usize> = by_policy[policies[0]]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|s| s.parse().unwrap())
+                .collect();
+            let names: Vec<&str> = policies.iter().map(|p| p.as_str()).collect();
+            let plan = Plan {
+                traces: vec![TraceFile::new(form_path(name, form))],
+                choices: parse_choices(&names.join(",")).unwrap(),
+                capacities: sizes,
+                devices: vec!["unit:1".parse::<Device>().unwrap()],
+                realistic: false,
+                fetch_spread: 0,
+                depth: 1,
+            };
+            for run in plan.run(2, &|| {}).unwrap() {
+                let misses = &by_policy[run.policy.as_str()][run.capacity.to_string()];
+                assert_eq!(
+                    Some(run.metrics.misses),
+                    misses.as_u64(),
+                    "{name} ({form}), {}, cache {}",
+                    run.policy,
+                    run.capacity
+                );
+                compared += 1;
             }
         }
     }

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
+use sim::refstring::{RefString, Times};
 use sim::trace::oracle::{OracleRecord, RECORD_BYTES};
 use sim::trace::{detect, Reference, FILE_SHIFT};
 use sim::{Format, TraceError, TraceFile};
@@ -152,6 +153,52 @@ fn a_truncated_zstd_stream_names_file_and_record() {
         .unwrap();
     // Whole zstd blocks (128 KiB each) before the cut decode: the error comes later.
     assert!(record > 1 && record <= 100_000, "{message}");
+}
+
+/// The trace numbers of a trace read whole into memory, or the error's message.
+fn read_whole(trace: &TraceFile) -> Result<Vec<u64>, String> {
+    let string = RefString::read(trace, Times::Drop).map_err(|e| e.to_string())?;
+    Ok(string
+        .blocks()
+        .iter()
+        .map(|&b| string.ids().raw(b))
+        .collect())
+}
+
+/// The trace numbers of a trace streamed, or the error's message.
+fn streamed(trace: &TraceFile) -> Result<Vec<u64>, String> {
+    let refs = open(trace.clone()).map_err(|e| e.to_string())?;
+    Ok(refs.iter().map(|r| r.block).collect())
+}
+
+/// Reading an oracleGeneral trace whole (decoded straight from its records, as a sweep reads
+/// it) gives the references and the errors of reading it as a stream: size-0 records skipped,
+/// records straddling two buffer fills, a short last record, a truncated zstd stream.
+#[test]
+fn reading_whole_matches_the_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let many: Vec<_> = (0..100_000)
+        .map(|i| record(i, u64::from(i % 5000) * 7919, 512 * (i % 7)))
+        .collect();
+    let plain = oracle_bytes(&many);
+    let zstd = zstd::encode_all(&plain[..], 3).unwrap();
+    let mut short = oracle_bytes(&sample());
+    short.extend_from_slice(&[1, 2, 3]);
+    let cases = [
+        ("sample.oracleGeneral.bin", oracle_bytes(&sample())),
+        ("many.oracleGeneral.bin", plain.clone()),
+        ("many.oracleGeneral.zst", zstd.clone()),
+        ("cut.oracleGeneral.zst", zstd[..zstd.len() / 2].to_vec()),
+        ("short.oracleGeneral.bin", short),
+    ];
+    for (name, bytes) in cases {
+        let trace = TraceFile::new(write(dir.path(), name, &bytes));
+        let expected = streamed(&trace);
+        assert_eq!(read_whole(&trace), expected, "{name}");
+        if name.starts_with("many") {
+            assert_eq!(expected.map(|b| b.len()), Ok(100_000 - 100_000 / 7 - 1));
+        }
+    }
 }
 
 #[test]

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use crate::cache::Block;
+use crate::cache::{warm, Block, Interner};
 use crate::engine::Ctx;
 use crate::future::Pos;
 use crate::policy::{Build, Policy, PolicyInfo};
@@ -51,6 +51,10 @@ impl Policy for Clock {
         if self.arrived.take() != Some(block) {
             *self.bit(block) = true;
         }
+    }
+
+    fn warm(&self, block: Block, _: &Interner) {
+        warm(&self.referenced, block as usize);
     }
 
     fn on_arrival(&mut self, block: Block, _: &mut Ctx<'_>) {

@@ -9,7 +9,7 @@
 //!
 //! Deviations: none (each policy's file says where it interprets the paper).
 
-use crate::cache::Block;
+use crate::cache::{Block, Interner};
 use crate::engine::Ctx;
 use crate::future::Pos;
 use crate::policy::{Fetch, Policy};
@@ -25,6 +25,9 @@ pub(crate) trait Order {
     /// The block to discard for a prefetch into a full cache; never the pinned block (the one
     /// the program is about to reference).
     fn prefetch_victim(&mut self, ctx: &Ctx<'_>) -> Option<Block>;
+
+    /// `block` is coming (see [`Policy::warm`]).
+    fn warm(&self, _block: Block) {}
 }
 
 /// When and which block to prefetch, over the replacement order `O`.
@@ -34,6 +37,9 @@ pub(crate) trait Prefetch<O> {
 
     /// A fetch slot is free: a prefetch to start now, if any.
     fn prefetch(&mut self, order: &mut O, ctx: &Ctx<'_>) -> Option<Fetch>;
+
+    /// `block` is coming (see [`Policy::warm`]).
+    fn warm(&self, _block: Block, _ids: &Interner) {}
 }
 
 /// Demand paging: no prefetch ever.
@@ -85,6 +91,11 @@ impl<O: Order, P: Prefetch<O>> Policy for Composed<O, P> {
 
     fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
         self.prefetch.prefetch(&mut self.order, ctx)
+    }
+
+    fn warm(&self, block: Block, ids: &Interner) {
+        self.order.warm(block);
+        self.prefetch.warm(block, ids);
     }
 }
 

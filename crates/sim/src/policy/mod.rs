@@ -13,6 +13,8 @@
 //!   free (the disk is idle, in the paper's one-fetch-at-a-time model);
 //! - [`Policy::prefetch`] at every other opportunity with a fetch slot free (rule 4); called
 //!   again after each fetch it starts while slots remain.
+//! - [`Policy::warm`] a few references ahead of a block's reference, on traces in memory: a
+//!   hint to load the block's state into the processor's cache (speed only).
 //!
 //! The engine rejects decisions the model forbids (two fetches at once, evicting a block that
 //! is not cached, overfilling the cache). Adding a policy: write `policy/NAME.rs` with a
@@ -101,6 +103,11 @@ pub trait Policy {
     fn prefetch(&mut self, _ctx: &mut Ctx<'_>) -> Option<Fetch> {
         None
     }
+
+    /// `block` will be referenced a few references from now: a policy may ask the processor
+    /// to fetch its per-block state (see `cache::warm`). Speed only; no decision may depend
+    /// on it.
+    fn warm(&self, _block: Block, _ids: &Interner) {}
 }
 
 /// What a policy's constructor gets.

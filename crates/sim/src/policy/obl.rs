@@ -13,7 +13,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::cache::Block;
+use crate::cache::{Block, Interner};
 use crate::engine::Ctx;
 use crate::policy::compose::{fetch_into, Order, Prefetch};
 use crate::policy::Fetch;
@@ -22,15 +22,34 @@ use crate::trace::FILE_SHIFT;
 /// Detects K, K+1 pairs per file and remembers the block to prefetch.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Obl {
-    last: FxHashMap<u64, u64>,
+    /// The file requested last and its last block (most requests stay in one file, so they
+    /// need no hashing).
+    current: Option<(u64, u64)>,
+    /// The last block of every other file.
+    others: FxHashMap<u64, u64>,
     pending: Option<Block>,
 }
 
 impl Obl {
+    /// Records `raw` as the last block of `file`; returns the one before it.
+    fn replace_last(&mut self, file: u64, raw: u64) -> Option<u64> {
+        let previous = match self.current {
+            Some((current, last)) if current == file => Some(last),
+            other => {
+                if let Some((current, last)) = other {
+                    self.others.insert(current, last);
+                }
+                self.others.remove(&file)
+            }
+        };
+        self.current = Some((file, raw));
+        previous
+    }
+
     /// Notes a request for `block`; arms a prefetch of K+2 after K, K+1.
     pub(crate) fn observe(&mut self, block: Block, ctx: &mut Ctx<'_>) {
         let raw = ctx.raw_of(block);
-        let previous = self.last.insert(raw >> FILE_SHIFT, raw);
+        let previous = self.replace_last(raw >> FILE_SHIFT, raw);
         let next = raw.wrapping_add(1);
         if previous == Some(raw.wrapping_sub(1)) && next >> FILE_SHIFT == raw >> FILE_SHIFT {
             self.pending = Some(ctx.block_of(next));
@@ -49,8 +68,27 @@ impl<O: Order> Prefetch<O> for Obl {
         self.observe(block, ctx);
     }
 
+    fn warm(&self, block: Block, ids: &Interner) {
+        ids.warm_raw(block);
+    }
+
     fn prefetch(&mut self, order: &mut O, ctx: &Ctx<'_>) -> Option<Fetch> {
         let block = self.take(ctx)?;
         fetch_into(block, ctx, || order.prefetch_victim(ctx))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembers_the_last_block_of_every_file() {
+        let mut obl = Obl::default();
+        let seen: Vec<_> = [(0, 1), (1, 5), (0, 2), (1, 6), (1, 7), (2, 9), (0, 3)]
+            .into_iter()
+            .map(|(file, raw)| obl.replace_last(file, raw))
+            .collect();
+        assert_eq!(seen, [None, None, Some(1), Some(5), Some(6), None, Some(2)]);
     }
 }

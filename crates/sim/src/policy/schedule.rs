@@ -23,7 +23,7 @@
 //! checks it against a naive implementation of the paper's wording.
 
 use crate::cache::Block;
-use crate::engine::{Ctx, Engine, FutureSource, RunSetup};
+use crate::engine::{Ctx, Engine, RunSetup, StringSource};
 use crate::future::Pos;
 use crate::policy::{Build, Fetch, Policy, PolicyInfo};
 use crate::time::Timing;
@@ -88,7 +88,7 @@ impl EarlySchedule {
         };
         Engine::new(demand.name, &setup, build.ids.clone(), Some(future)).run(
             &mut recorder,
-            &mut FutureSource::new(future),
+            &mut StringSource::new(future.string()),
             build.initial,
         )?;
         Ok(EarlySchedule {

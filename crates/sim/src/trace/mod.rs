@@ -223,6 +223,16 @@ impl TraceFile {
         })
     }
 
+    /// The records of an `oracleGeneral` trace read as one reference per object (the fast way
+    /// to read it whole); `None` for any other format or setting.
+    pub(crate) fn whole_objects(&self) -> Result<Option<oracle::OracleTrace>, TraceError> {
+        if self.split_objects || self.block_size == 0 || self.format()? != Format::OracleGeneral {
+            return Ok(None);
+        }
+        let input = lines::open_bytes(&self.path, self.content.as_ref())?;
+        Ok(Some(oracle::from_input(&self.path, input)))
+    }
+
     /// Opens the trace as a stream of references.
     pub fn open(&self) -> Result<References, TraceError> {
         if self.block_size == 0 {
