@@ -11,7 +11,11 @@
 //! Deviations: the paper limited memory by booting with 512 MB of RAM; a cgroup limits only the
 //! benchmark's own processes.
 
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -123,6 +127,29 @@ pub struct MemoryCgroup {
     version: Version,
     limit_bytes: u64,
     removed: bool,
+}
+
+/// Makes the child of `command` write "0" (itself) into the `cgroup.procs` of the cgroup at `dir` between
+/// fork and exec, so that every read the measured process makes is charged to the group.
+pub fn join_before_exec(command: &mut Command, dir: &Path) -> std::io::Result<()> {
+    let procs = CString::new(dir.join("cgroup.procs").as_os_str().as_bytes())?;
+    // SAFETY: the closure calls only async-signal-safe functions (open, write, close) on data made
+    // before the fork.
+    unsafe {
+        command.pre_exec(move || {
+            let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+            libc::close(fd);
+            match written {
+                1 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        })
+    };
+    Ok(())
 }
 
 impl MemoryCgroup {

@@ -15,11 +15,8 @@
 //! Deviations: the paper ran on a machine with 512 MB of RAM; a memory cgroup gives the same squeeze here.
 //! Runs of stock and extension alternate so that drifts of the machine hit both alike.
 
-use std::ffi::CString;
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
@@ -34,7 +31,7 @@ use prefetch_sqlite::ext::load_extension;
 use prefetch_sqlite::vfs::VFS_NAME;
 
 use crate::cache::Eviction;
-use crate::cgroup::MemoryCgroup;
+use crate::cgroup::{join_before_exec, MemoryCgroup};
 use crate::io_counters::own_read_bytes;
 use crate::sqlite_optimum::query_optimum;
 use crate::sqlite_workloads::{self as workloads, Workload};
@@ -316,7 +313,7 @@ fn child_run(opts: &BenchOptions, db: &Path, ext: bool, cgroup: Option<&Path>) -
         cmd.arg("--ext").arg(&opts.ext);
     }
     if let Some(dir) = cgroup {
-        join_cgroup_before_exec(&mut cmd, dir)?;
+        join_before_exec(&mut cmd, dir)?;
     }
     let out = cmd
         .stderr(Stdio::inherit())
@@ -330,29 +327,6 @@ fn child_run(opts: &BenchOptions, db: &Path, ext: bool, cgroup: Option<&Path>) -
         );
     }
     serde_json::from_slice(&out.stdout).context("reading the query child's JSON")
-}
-
-/// Makes the child write "0" (itself) into the cgroup's cgroup.procs between fork and exec, so that every
-/// read of the measured process is charged to the group.
-fn join_cgroup_before_exec(cmd: &mut Command, dir: &Path) -> Result<()> {
-    let procs = CString::new(dir.join("cgroup.procs").as_os_str().as_bytes())?;
-    // SAFETY: the closure only calls async-signal-safe functions (open, write, close) on data prepared
-    // before the fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let written = libc::write(fd, b"0".as_ptr().cast(), 1);
-            libc::close(fd);
-            if written != 1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        })
-    };
-    Ok(())
 }
 
 /// Alternates stock and extension runs; checks that both return the same rows.

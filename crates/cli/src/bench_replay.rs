@@ -15,17 +15,14 @@
 //! Deviations: the paper modified SQLite to list its reads; here the unmodified shell is replayed
 //! from a recording of its own earlier run.
 
-use std::ffi::CString;
 use std::hash::Hasher;
 use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ::bench::cache::Eviction;
-use ::bench::cgroup::MemoryCgroup;
+use ::bench::cgroup::{join_before_exec, MemoryCgroup};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 
@@ -197,28 +194,6 @@ fn print_table(args: &ReplayArgs, db: &Path, size: u64, results: &[Timed]) {
             stock / result.seconds
         );
     }
-}
-
-/// The child joins the cgroup between fork and exec, so every read it makes is charged there.
-fn join_before_exec(command: &mut Command, dir: &Path) -> Result<()> {
-    let procs = CString::new(dir.join("cgroup.procs").as_os_str().as_bytes())?;
-    // SAFETY: the closure calls only async-signal-safe functions (open, write, close) on data made
-    // before the fork.
-    unsafe {
-        command.pre_exec(move || {
-            let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let written = libc::write(fd, b"0".as_ptr().cast(), 1);
-            libc::close(fd);
-            match written {
-                1 => Ok(()),
-                _ => Err(std::io::Error::last_os_error()),
-            }
-        })
-    };
-    Ok(())
 }
 
 /// A temporary directory, removed (with what is left in it) on drop.
