@@ -1,5 +1,8 @@
 //! The `limit` mode: the device's own best for a workload's pages, beside which the other modes are
-//! judged. Every distinct page the workload reads is read once, in file-offset order, with `O_DIRECT`
+//! judged; and the `limit-cache` mode's advice, the best a prefetcher working through the page cache
+//! can do for the same list (below).
+//!
+//! `limit`: every distinct page the workload reads is read once, in file-offset order, with `O_DIRECT`
 //! (no page cache, no readahead) by [`QUEUE_DEPTH`] threads, so the device has that many requests
 //! queued at all times: what `fio --direct=1 --iodepth=32` measures, for exactly these pages.
 //! Consecutive pages go in one request of up to [`MAX_REQUEST_BYTES`], as a block layer merges them. No
@@ -21,6 +24,7 @@ use std::sync::Mutex;
 
 use anyhow::{anyhow, Context, Result};
 
+use crate::cache::will_need;
 use crate::mode::Outcome;
 use crate::workload::{access_pages, Read, PAGE_SIZE};
 
@@ -45,6 +49,25 @@ fn requests(offsets: &[u64]) -> Vec<(usize, usize)> {
         }
     }
     out
+}
+
+/// `limit-cache`: `posix_fadvise(WILLNEED)` of every distinct page of `reads` at once, in offset order,
+/// consecutive pages in one call of up to [`MAX_REQUEST_BYTES`]: what a prefetcher that knew the whole
+/// list and had room for all of it would ask of the page cache before the first read. The caller then
+/// reads the list; the gap between this and `limit` is the page cache's own cost (page allocation,
+/// LRU insertion, the copy to the reader), which no such prefetcher avoids.
+pub fn advise_pages_in_offset_order(data: &File, reads: &[Read]) -> Result<()> {
+    let mut offsets = access_pages(reads);
+    offsets.sort_unstable();
+    offsets.dedup();
+    for (first, pages) in requests(&offsets) {
+        let offset = offsets[first];
+        let len = pages as u64 * PAGE_SIZE;
+        will_need(data, offset, len).with_context(|| {
+            format!("posix_fadvise(WILLNEED) of {len} bytes at offset {offset}")
+        })?;
+    }
+    Ok(())
 }
 
 /// Reads the distinct pages of `reads` from `data` once each, `O_DIRECT` (through a descriptor of

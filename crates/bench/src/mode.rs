@@ -5,6 +5,9 @@
 //!   slides' "Example - Getting it Wrong" (prefetch the whole data set; slower once it exceeds the cache,
 //!   because pages are evicted before their use and read twice).
 //! - `libprefetch`: the live library (section 4, Figures 6 and 7), see [`crate::libprefetch_mode`].
+//! - `limit-cache`: the bound on any prefetcher that works through the page cache, as libprefetch
+//!   does: every distinct page advised at once, in offset order, before the same `pread`s
+//!   ([`crate::limit`]). A bound only while the pages fit in memory.
 //! - `limit`: not a way to serve the application but the bound on any: the distinct pages read once
 //!   each with `O_DIRECT` at queue depth 32, the device's own best ([`crate::limit`]).
 //!
@@ -20,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::will_need;
 use crate::libprefetch_mode::{read_with_library, LibraryStats, LibraryTuning};
-use crate::limit::read_pages_directly;
+use crate::limit::{advise_pages_in_offset_order, read_pages_directly};
 use crate::workload::Read;
 
 /// A way of reading the workload.
@@ -33,13 +36,23 @@ pub enum Mode {
     Naive,
     /// The live library, given the list through a Figure 7 callback, then plain reads.
     Libprefetch,
+    /// The page cache's best for the same list: its distinct pages advised at once in offset
+    /// order, then plain reads.
+    #[serde(rename = "limit-cache")]
+    LimitCache,
     /// The device's best for the same pages: each once, `O_DIRECT`, queue depth 32.
     Limit,
 }
 
 impl Mode {
     /// Every mode, in the order reports list them.
-    pub const ALL: [Mode; 4] = [Mode::Stock, Mode::Naive, Mode::Libprefetch, Mode::Limit];
+    pub const ALL: [Mode; 5] = [
+        Mode::Stock,
+        Mode::Naive,
+        Mode::Libprefetch,
+        Mode::LimitCache,
+        Mode::Limit,
+    ];
 
     /// The mode's name as the command line and the reports spell it.
     pub fn name(self) -> &'static str {
@@ -47,6 +60,7 @@ impl Mode {
             Mode::Stock => "stock",
             Mode::Naive => "naive",
             Mode::Libprefetch => "libprefetch",
+            Mode::LimitCache => "limit-cache",
             Mode::Limit => "limit",
         }
     }
@@ -88,6 +102,10 @@ pub fn execute(mode: Mode, file: &File, reads: &[Read], tuning: &LibraryTuning) 
                 library: Some(stats),
                 ..outcome
             })
+        }
+        Mode::LimitCache => {
+            advise_pages_in_offset_order(file, reads)?;
+            read_in_order(file, reads, |_| {})
         }
         Mode::Limit => read_pages_directly(file, reads),
     }
@@ -171,5 +189,28 @@ mod tests {
         let outcome = execute(Mode::Naive, &file, &reads, &LibraryTuning::default()).unwrap();
         assert_eq!(outcome.checksum, crc32fast::hash(b"defabc"));
         assert_eq!(outcome.bytes, 6);
+    }
+
+    #[test]
+    fn limit_cache_reads_the_same_bytes_as_stock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pages");
+        let bytes: Vec<u8> = (0..8 * 4096u32)
+            .map(|i| (i / 4096 * 31 + i % 251) as u8)
+            .collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let file = File::open(&path).unwrap();
+        let reads: Vec<Read> = [6u64, 1, 2, 6, 0]
+            .into_iter()
+            .map(|page| Read {
+                offset: page * 4096,
+                len: 4096,
+            })
+            .collect();
+        let tuning = LibraryTuning::default();
+        let stock = execute(Mode::Stock, &file, &reads, &tuning).unwrap();
+        let limit_cache = execute(Mode::LimitCache, &file, &reads, &tuning).unwrap();
+        assert_eq!(limit_cache, stock);
+        assert!(Mode::LimitCache.reads_the_list());
     }
 }

@@ -99,6 +99,7 @@ fn color_of(label: &str) -> RGBAColor {
         Some(Mode::Stock) => RED.to_rgba(),
         Some(Mode::Naive) => RGBColor(230, 140, 0).to_rgba(),
         Some(Mode::Libprefetch) | None => BLUE.to_rgba(),
+        Some(Mode::LimitCache) => RGBColor(0, 150, 90).to_rgba(),
         Some(Mode::Limit) => RGBColor(120, 120, 120).to_rgba(),
     }
 }

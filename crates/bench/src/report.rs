@@ -233,7 +233,8 @@ impl Report {
     }
 
     /// One sentence per cache state comparing libprefetch (library budget) with stock and naive,
-    /// e.g. "cold: libprefetch is 4.52x stock and 4.75x naive".
+    /// e.g. "cold: libprefetch is 4.52x stock and 4.75x naive and 0.80x limit-cache and 0.64x limit"
+    /// (each mode's median time over the library's: below 1 against a limit is the gap left).
     pub fn headlines(&self) -> Vec<String> {
         let mut settings: Vec<(CacheState, Option<u64>)> = Vec::new();
         for row in &self.rows {
@@ -261,7 +262,7 @@ impl Report {
                 .map(|row| row.median_wall_seconds)
         };
         let library = median(Mode::Libprefetch).filter(|&seconds| seconds > 0.0)?;
-        let ratios: Vec<String> = [Mode::Stock, Mode::Naive]
+        let ratios: Vec<String> = [Mode::Stock, Mode::Naive, Mode::LimitCache, Mode::Limit]
             .into_iter()
             .filter_map(|mode| Some(format!("{:.2}x {}", median(mode)? / library, mode.name())))
             .collect();

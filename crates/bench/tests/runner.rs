@@ -190,6 +190,7 @@ fn a_window_sweep_gives_one_libprefetch_row_per_window() {
             Some(64 << 10),
             Some(256 << 10),
             Some(1 << 20),
+            None,
             None
         ]
     );

@@ -54,7 +54,7 @@ pub struct CommonArgs {
     /// Measured runs per mode; the table shows the median
     #[arg(long, default_value_t = 3)]
     runs: usize,
-    /// Modes to compare, comma-separated [default: all of stock, naive, libprefetch, limit (the same pages, O_DIRECT at queue depth 32)]
+    /// Modes to compare, comma-separated [default: all of stock, naive, libprefetch, limit-cache (the same list, every distinct page advised at once in offset order first: the page cache's best), limit (the same pages, O_DIRECT at queue depth 32: the device's best)]
     #[arg(long, value_delimiter = ',', value_parser = parse_mode)]
     modes: Vec<Mode>,
     /// Empty all caches (sync; echo 3 > /proc/sys/vm/drop_caches) instead of evicting only the data file
