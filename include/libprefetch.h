@@ -63,7 +63,12 @@
  * __pread_chk and __pread64_chk (the last three are what _FORTIFY_SOURCE and
  * _FILE_OFFSET_BITS=64 builds call); reads of descriptors with no registered
  * region pay one lookup.  It also interposes close, dup2 and dup3 (so that a
- * region whose descriptor is closed or replaced is retired at once).
+ * region whose descriptor is closed or replaced is retired at once), and on
+ * glibc interposes fread, fread_unlocked, __fread_chk, __fread_unlocked_chk,
+ * fgets, fgets_unlocked, __fgets_chk, __fgets_unlocked_chk, getline,
+ * getdelim, __getdelim, fgetc, getc, _IO_getc, fgetc_unlocked, getc_unlocked,
+ * __uflow and __underflow (stdio reads its file with glibc's internal read:
+ * these tell the library of the read a call may make to refill its buffer).
  *
  * The exported symbols carry the pf_ prefix.  The paper's own names
  * (register_client, request_prefetching, ...) are provided as static inline

@@ -123,8 +123,7 @@ fn make_database(dir: &Path) {
 }
 
 /// The programs of the issue, each as a command line run in the fixture directory, with the
-/// file its recording must hold (none for md5sum and sort: they read through stdio, which the
-/// interposers do not see).
+/// file its recording must hold (md5sum and sort read through stdio).
 fn programs() -> Vec<(Vec<String>, Option<&'static str>)> {
     let py = python().to_string();
     let script = "import hashlib,sys\n\
@@ -146,9 +145,9 @@ fn programs() -> Vec<(Vec<String>, Option<&'static str>)> {
     [
         (
             vec!["md5sum", "data.bin", "lines.txt", "missing-file"],
-            None,
+            Some("data.bin"),
         ),
-        (vec!["sort", "-n", "lines.txt"], None),
+        (vec!["sort", "-n", "lines.txt"], Some("lines.txt")),
         (tar.to_vec(), Some("tree/f4")),
         (vec![&py, "-c", script], Some("data.bin")),
         (vec!["sqlite3", "db.sqlite", sql], Some("db.sqlite")),
@@ -274,6 +273,53 @@ fn a_recording_holds_each_page_once_in_first_touch_order_with_the_files_identity
         .map(|r| (r.first, r.count))
         .collect();
     assert_eq!(runs, vec![(100, 10), (0, 100), (110, 146)]);
+}
+
+/// The (first page, pages) runs of `path` in the part of the recording whose program ends with `exe`.
+fn runs_of(recording: &Recording, exe: &str, path: &Path) -> Vec<(u64, u64)> {
+    let part = recording
+        .parts
+        .iter()
+        .find(|p| p.exe.ends_with(exe.as_bytes()))
+        .unwrap_or_else(|| panic!("no part of {exe} in the recording"));
+    let file = part
+        .files
+        .iter()
+        .position(|f| f.path == path.as_os_str().as_encoded_bytes())
+        .unwrap_or_else(|| panic!("{exe}: {} not recorded", path.display()));
+    part.runs
+        .iter()
+        .filter(|r| r.file == file)
+        .map(|r| (r.first, r.count))
+        .collect()
+}
+
+#[test]
+fn programs_reading_through_stdio_are_recorded_page_by_page() {
+    let dir = fixture(1);
+    let recording = dir.path().join("rec");
+    let lines = dir.path().join("lines.txt");
+    let line_pages = fs::metadata(&lines).unwrap().len().div_ceil(4096);
+    // md5sum and sha256sum: fread_unlocked of 32 KiB; cut: the getc_unlocked macro (__uflow);
+    // sort: fread_unlocked.
+    let cases: [(&[&str], &str, &Path, u64); 4] = [
+        (
+            &["md5sum", "data.bin"],
+            "md5sum",
+            &dir.path().join("data.bin"),
+            256,
+        ),
+        (&["cut", "-c1-2", "lines.txt"], "cut", &lines, line_pages),
+        (&["sort", "-n", "lines.txt"], "sort", &lines, line_pages),
+        (&["sha256sum", "lines.txt"], "sha256sum", &lines, line_pages),
+    ];
+    for (program, exe, file, pages) in cases {
+        let stock = output(plain(program), dir.path());
+        let record = prefetch(&["record", "-o", recording.to_str().unwrap()], program);
+        assert_same(exe, &stock, &output(record, dir.path()));
+        let runs = runs_of(&read_recording(&recording), exe, file);
+        assert_eq!(runs, vec![(0, pages)], "{exe}");
+    }
 }
 
 #[test]

@@ -20,6 +20,7 @@
 //! exists; a number it closes is still caught when the library advises.
 
 mod start;
+mod stdio;
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicPtr, Ordering};
