@@ -5,7 +5,17 @@
 //! Follows libprefetch (ATC 2009) section 4.6 ("libprefetch knows the
 //! maximum size of the buffer cache from /proc"); the cgroup limit is ours:
 //! a process in a memory cgroup has its page cache reclaimed at the
-//! cgroup's limit, whatever /proc/meminfo says.
+//! cgroup's limit, whatever /proc/meminfo says. A cgroup's room is its
+//! limit minus its anonymous memory and minus its *active* file pages:
+//! pages read ahead enter the kernel's inactive list, and the kernel keeps
+//! the active list (pages read twice) while it reclaims the inactive one,
+//! so a plan as large as "limit minus anonymous" has its own pages evicted
+//! before their use. Measured (SQLite index scan, the extension's default
+//! schedule, one run each under load): a 64 MiB database in a 16 MiB cgroup
+//! read 88.5-99.7k pages in four runs against 100.9-102.6k (stock: 97k),
+//! with 1-143 premature evictions against 106-705; 1 GiB in a quarter of
+//! it, 1.40M pages and 2 premature evictions against 1.49M and 219; the
+//! random benchmarks in 64, 100 and 200 MiB cgroups read the same.
 //!
 //! Deviations: the paper reads the buffer-cache size; we read
 //! `MemAvailable` (free memory plus reclaimable cache), the kernel's own
@@ -42,7 +52,8 @@ fn meminfo_field(text: &str, name: &str) -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// The memory cgroup's limit minus its anonymous memory, if limited.
+/// The memory cgroup's limit minus its anonymous memory and its active
+/// file pages, if limited.
 fn cgroup_room() -> Option<u64> {
     let membership = rawio::read_to_string("/proc/self/cgroup")?;
     let (version, path) = memory_cgroup_path(&membership)?;
@@ -84,7 +95,7 @@ fn memory_cgroup_path(membership: &str) -> Option<(CgroupVersion, PathBuf)> {
 }
 
 /// cgroup v1: `hierarchical_memory_limit` (the tightest limit up the tree)
-/// minus `total_rss`.
+/// minus `total_rss` and `total_active_file`.
 fn v1_room(dir: &Path) -> Option<u64> {
     let stat = rawio::read_to_string(dir.join("memory.stat"))?;
     let limit = stat_field(&stat, "hierarchical_memory_limit").or_else(|| {
@@ -96,11 +107,21 @@ fn v1_room(dir: &Path) -> Option<u64> {
     if limit >= 1 << 60 {
         return None;
     }
-    Some(limit.saturating_sub(stat_field(&stat, "total_rss").unwrap_or(0)))
+    Some(room_for_cache(
+        limit,
+        stat_field(&stat, "total_rss").unwrap_or(0),
+        stat_field(&stat, "total_active_file").unwrap_or(0),
+    ))
+}
+
+/// What a plan may add to a cgroup's page cache: its limit less what the
+/// kernel will not reclaim for it (anonymous memory, active file pages).
+fn room_for_cache(limit: u64, anonymous: u64, active_file: u64) -> u64 {
+    limit.saturating_sub(anonymous).saturating_sub(active_file)
 }
 
 /// cgroup v2: the smallest `memory.max` from the group up to the root,
-/// minus the group's `anon`.
+/// minus the group's `anon` and `active_file`.
 fn v2_room(root: &Path, path: &Path) -> Option<u64> {
     let mut limit: Option<u64> = None;
     let mut dir = root.join(path);
@@ -112,10 +133,10 @@ fn v2_room(root: &Path, path: &Path) -> Option<u64> {
         }
         dir.pop();
     }
-    let anon = rawio::read_to_string(root.join(path).join("memory.stat"))
-        .and_then(|s| stat_field(&s, "anon"))
-        .unwrap_or(0);
-    limit.map(|l| l.saturating_sub(anon))
+    let stat = rawio::read_to_string(root.join(path).join("memory.stat")).unwrap_or_default();
+    let anon = stat_field(&stat, "anon").unwrap_or(0);
+    let active_file = stat_field(&stat, "active_file").unwrap_or(0);
+    limit.map(|l| room_for_cache(l, anon, active_file))
 }
 
 /// A `name value` line of a memory.stat file.
@@ -166,6 +187,13 @@ mod tests {
         assert_eq!(stat_field(stat, "total_rss"), Some(4096));
         assert_eq!(stat_field(stat, "rss"), Some(5));
         assert_eq!(stat_field(stat, "hierarchical_memory_limit"), Some(1 << 20));
+    }
+
+    #[test]
+    fn room_leaves_out_anonymous_memory_and_active_file_pages() {
+        assert_eq!(room_for_cache(100, 30, 20), 50);
+        assert_eq!(room_for_cache(100, 80, 40), 0);
+        assert_eq!(room_for_cache(100, 0, 0), 100);
     }
 
     #[test]
