@@ -20,18 +20,13 @@
 
 use plan::{PageKey, PlannerConfig, Schedule};
 use rand::rngs::StdRng;
-use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use sim::disksim::engine::{simulate, RunSpec};
 use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
 use sim::planner_replay::replay;
-use sim::{policy, run_future, Future, RunSetup};
 
-const PAGE: u64 = 4096;
-
-fn key(page: u64) -> PageKey {
-    PageKey { fd: 3, page }
-}
+mod common;
+use common::{key, optimum, sqlite_like_list, PAGE};
 
 fn random_list(rng: &mut StdRng) -> Vec<PageKey> {
     let file_pages = (512 << 20) / PAGE;
@@ -40,38 +35,6 @@ fn random_list(rng: &mut StdRng) -> Vec<PageKey> {
         .collect()
 }
 
-fn sqlite_like_list(rng: &mut StdRng) -> Vec<PageKey> {
-    const ROWS: u64 = 800_000;
-    const ROWS_PER_PAGE: u64 = 10;
-    const ENTRIES_PER_LEAF: u64 = 130;
-    let table_pages = ROWS / ROWS_PER_PAGE;
-    let mut rows: Vec<u64> = (0..ROWS).collect();
-    rows.shuffle(rng);
-    let mut list = Vec::with_capacity(rows.len() * 11 / 10);
-    for (i, row) in rows.iter().enumerate() {
-        let i = i as u64;
-        if i.is_multiple_of(ENTRIES_PER_LEAF) {
-            list.push(key(table_pages + i / ENTRIES_PER_LEAF));
-        }
-        list.push(key(row / ROWS_PER_PAGE));
-    }
-    list
-}
-
-fn optimum(list: &[PageKey], memory_pages: usize) -> u64 {
-    let blocks: Vec<u64> = list.iter().map(|k| k.page).collect();
-    let opt = policy::find("opt-demand").expect("opt-demand is registered");
-    run_future(
-        opt,
-        &Future::from_blocks(&blocks),
-        &RunSetup::simplified(memory_pages, 1),
-    )
-    .expect("opt-demand runs")
-    .fetches()
-}
-
-/// Elapsed time, blocks fetched and requests of `list` with the prefetcher
-/// `planner` on `disk`, in the disk-timed simulator.
 /// The planners compared: a label, the configuration, the simulator's spec.
 fn planners() -> Vec<(&'static str, PlannerConfig, String)> {
     let mut planners: Vec<(&'static str, PlannerConfig, String)> = Schedule::ALL
@@ -101,6 +64,8 @@ fn planners() -> Vec<(&'static str, PlannerConfig, String)> {
     planners
 }
 
+/// Elapsed time, blocks fetched, requests and average seek of `list` with the
+/// prefetcher `planner` on `disk`, in the disk-timed simulator.
 fn timed(list: &[PageKey], memory_pages: usize, planner: &str, disk: &str) -> String {
     let file_pages = list.iter().map(|k| k.page + 1).max().unwrap_or(1);
     let workload = Workload {

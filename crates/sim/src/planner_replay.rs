@@ -125,13 +125,26 @@ fn pages_of(ranges: &[PageRange]) -> impl Iterator<Item = PageKey> + '_ {
 /// `available_bytes` set to `memory_pages` pages) over a page cache of
 /// `memory_pages` pages.
 pub fn replay(config: PlannerConfig, list: &[PageKey], memory_pages: usize) -> ReplayCounts {
+    replay_refilled(config, list, memory_pages, list.len())
+}
+
+/// [`replay`] with the planner's list holding at most `list_capacity`
+/// entries: it takes what fits, and each callback hands it more, as the
+/// live library's list does when full (short counts, libprefetch section
+/// 4.2).
+pub fn replay_refilled(
+    config: PlannerConfig,
+    list: &[PageKey],
+    memory_pages: usize,
+    list_capacity: usize,
+) -> ReplayCounts {
     let mut planner = Planner::new(PlannerConfig {
-        capacity: list.len().max(1),
+        capacity: list_capacity.max(1),
         available_bytes: memory_pages as u64 * config.page_size,
         ..config
     });
     let entries: Vec<Entry> = list.iter().map(|&key| Entry { key, mark: false }).collect();
-    planner.request(&entries, Mode::SET | Mode::DONE);
+    let mut handed = hand_over(&mut planner, &entries, 0, Mode::SET);
     let after = next_uses(list);
     // Next use of each page at or after the position.
     let mut upcoming: HashMap<PageKey, u64> = HashMap::new();
@@ -154,6 +167,7 @@ pub fn replay(config: PlannerConfig, list: &[PageKey], memory_pages: usize) -> R
         let (_, outcome) = planner.on_read(key, resident);
         if outcome.call_back {
             let end = planner.list_end();
+            handed = hand_over(&mut planner, &entries, handed, Mode::APPEND);
             planner.callback_returned(end);
         }
         if outcome.start_round {
@@ -167,6 +181,12 @@ pub fn replay(config: PlannerConfig, list: &[PageKey], memory_pages: usize) -> R
         }
     }
     counts
+}
+
+/// Hands the planner the entries from `handed` on, as many as it takes.
+/// Returns the entries handed so far.
+fn hand_over(planner: &mut Planner, entries: &[Entry], handed: usize, mode: Mode) -> usize {
+    handed + planner.request(&entries[handed..], mode)
 }
 
 /// Plans a round at list position `position` and applies it: drops
