@@ -398,7 +398,6 @@ pub(crate) fn run_disk(
             choice.entry.name
         )));
     };
-    let spec_error = |e: crate::disksim::SpecError| SimError::Config(e.to_string());
     let with_options = |base: &str, part: Part| -> Result<PolicySpec, SimError> {
         let mut text = base.to_string();
         if part == options {
@@ -411,7 +410,7 @@ pub(crate) fn run_disk(
                 text.push_str(&format!("{sep}{k}={v}"));
             }
         }
-        PolicySpec::parse(&text).map_err(spec_error)
+        PolicySpec::parse(&text)
     };
     let fixed;
     let (disk, scheduler, tick) = match device {
@@ -431,19 +430,15 @@ pub(crate) fn run_disk(
         block_size: workload.layout.block_size,
     };
     let mut replacement =
-        replacement_from(&with_options(replacement, Part::Replacement)?, geometry)
-            .map_err(spec_error)?;
+        replacement_from(&with_options(replacement, Part::Replacement)?, geometry)?;
     let setup = PrefetchSetup {
         workload,
         cache_blocks: capacity,
         disk,
     };
-    let mut prefetcher = prefetcher_from(&with_options(prefetcher, Part::Prefetcher)?, &setup)
-        .map_err(spec_error)?;
-    let engine_error = |e: String| SimError::Config(e);
-    let mut scheduler =
-        io_scheduler_from_name(scheduler).map_err(|e| engine_error(e.to_string()))?;
-    let mut model = disk.build().map_err(|e| engine_error(e.to_string()))?;
+    let mut prefetcher = prefetcher_from(&with_options(prefetcher, Part::Prefetcher)?, &setup)?;
+    let mut scheduler = io_scheduler_from_name(scheduler)?;
+    let mut model = disk.build()?;
     let config = EngineConfig {
         hit_time: tick,
         ..EngineConfig::with_cache(capacity)
@@ -454,8 +449,7 @@ pub(crate) fn run_disk(
         scheduler: scheduler.as_mut(),
         model: model.as_mut(),
     };
-    let metrics =
-        run(workload, config, parts, &mut |_| {}).map_err(|e| engine_error(e.to_string()))?;
+    let metrics = run(workload, config, parts, &mut |_| {})?;
     Ok(unified(&metrics, tick))
 }
 

@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
-use sim::disksim::engine::{simulate, EngineError, RunSpec};
+use sim::disksim::engine::{simulate, RunSpec};
 use sim::disksim::{DiskMetrics, EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::SimError;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -92,15 +93,15 @@ fn prefetched_blocks_evicted_unused_are_counted() {
 fn bad_settings_and_references_are_errors() {
     let workload = two_files(vec![vec![Step::at(0, 9)]]);
     let err = simulate(&workload, &spec("none", 16)).unwrap_err();
-    assert!(matches!(err, EngineError::Layout(_)), "{err}");
+    assert!(matches!(err, SimError::Layout(_)), "{err}");
     let fine = two_files(vec![vec![Step::at(0, 0)]]);
     assert!(matches!(
         simulate(&fine, &spec("none", 0)),
-        Err(EngineError::Config(_))
+        Err(SimError::Config(_))
     ));
     assert!(matches!(
         simulate(&fine, &spec("nonesuch", 4)),
-        Err(EngineError::Spec(_))
+        Err(SimError::UnknownPolicy { .. })
     ));
 }
 

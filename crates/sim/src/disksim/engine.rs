@@ -20,8 +20,9 @@ use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
 use super::metrics::DiskMetrics;
 use super::prefetch::{prefetcher_from, Access, FetchRange, PrefetchSetup, Prefetcher};
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
-use super::spec::{PolicySpec, SpecError};
-use super::workload::{DiskBlock, FileBlock, OutOfLayout, Workload};
+use super::spec::PolicySpec;
+use super::workload::{DiskBlock, FileBlock, Workload};
+use crate::SimError;
 
 /// Settings of the engine itself (policies and disk are passed separately).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,23 +50,6 @@ impl EngineConfig {
     }
 }
 
-/// A run that could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// A reference is outside the layout.
-    #[error(transparent)]
-    Layout(#[from] OutOfLayout),
-    /// A policy name or option is wrong.
-    #[error(transparent)]
-    Spec(#[from] SpecError),
-    /// The disk model or scheduler name is wrong.
-    #[error(transparent)]
-    Disk(#[from] disk::Error),
-    /// A setting is out of range.
-    #[error("invalid setting: {0}")]
-    Config(String),
-}
-
 /// Everything a run is built from, by name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunSpec {
@@ -82,7 +66,7 @@ pub struct RunSpec {
 }
 
 /// Builds the policies, scheduler and disk named by `spec` and runs `workload`.
-pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<DiskMetrics, EngineError> {
+pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<DiskMetrics, SimError> {
     let geometry = CacheGeometry {
         capacity: spec.config.cache_blocks,
         block_size: workload.layout.block_size,
@@ -144,10 +128,10 @@ pub fn run(
     config: EngineConfig,
     parts: Parts<'_>,
     observe: &mut dyn FnMut(Observed<'_>),
-) -> Result<DiskMetrics, EngineError> {
+) -> Result<DiskMetrics, SimError> {
     workload.validate()?;
     if config.cache_blocks == 0 || config.max_request_blocks == 0 {
-        return Err(EngineError::Config(
+        return Err(SimError::Config(
             "cache and maximum request size must be at least one block".into(),
         ));
     }

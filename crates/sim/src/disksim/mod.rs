@@ -85,5 +85,5 @@ pub use iosched::{Dispatch, IoScheduler, Plain};
 pub use metrics::DiskMetrics;
 pub use prefetch::{Access, FetchRange, Prefetcher};
 pub use replace::{Replacement, Touch};
-pub use spec::{PolicySpec, SpecError};
+pub use spec::PolicySpec;
 pub use workload::{DiskBlock, FileBlock, Layout, Step, Workload};

@@ -38,8 +38,8 @@ use std::time::Duration;
 use plan::competitive::DiskCurves;
 use rustc_hash::FxHashSet;
 
-use super::engine::{run as run_engine, EngineConfig, EngineError, Parts};
-use super::experiments::{write_file, write_json, ExperimentError};
+use super::engine::{run as run_engine, EngineConfig, Parts};
+use super::experiments::{write_file, write_json};
 use super::iosched::io_scheduler_from_name;
 use super::microbench::{Dataset, Microbench};
 use super::prefetch::competitive::ModelCurves;
@@ -48,6 +48,7 @@ use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
 use super::spec::PolicySpec;
 use super::workload::{DiskBlock, Workload};
 use crate::report::{Panel, Series};
+use crate::SimError;
 
 /// One of the paper's four kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,7 +179,7 @@ pub struct Row {
 }
 
 /// Runs every point of `config` (benchmark-major), calling `progress` after each.
-pub fn run(config: &Config, mut progress: impl FnMut(&Row)) -> Result<Vec<Row>, EngineError> {
+pub fn run(config: &Config, mut progress: impl FnMut(&Row)) -> Result<Vec<Row>, SimError> {
     let mut rows = Vec::new();
     for &bench in &config.benches {
         for &handlers in &config.concurrency {
@@ -208,7 +209,7 @@ fn run_one(
     scheduler: &str,
     workload: &Workload,
     handlers: usize,
-) -> Result<Row, EngineError> {
+) -> Result<Row, SimError> {
     let cache_blocks = config.cache_blocks(handlers);
     let ceiling = (config.memory / 4).min(cache_blocks as u64 * BLOCK);
     let replacement = kernel
@@ -365,7 +366,7 @@ fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
 
 /// Writes `competitive.md` (the tables), `competitive.json` (the rows) and one SVG per
 /// benchmark into `out`, creating it; returns the files written.
-pub fn write(rows: &[Row], config: &Config, out: &Path) -> Result<Vec<PathBuf>, ExperimentError> {
+pub fn write(rows: &[Row], config: &Config, out: &Path) -> Result<Vec<PathBuf>, SimError> {
     let markdown = out.join("competitive.md");
     write_file(&markdown, &tables(rows, config))?;
     let json = out.join("competitive.json");

@@ -25,10 +25,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::synthetic::{almost_all_random, almost_all_sequential};
-use super::{ensure_dir, mib, run_named, write_file, write_json, ExperimentError, Report};
+use super::{ensure_dir, mib, run_named, write_file, write_json, Report};
 use crate::disksim::metrics::DiskMetrics;
 use crate::disksim::workload::Workload;
 use crate::report::{self, Panel, Series};
+use crate::SimError;
 
 /// Cache sizes, as fractions of each workload's distinct blocks.
 pub const FRACTIONS: [f64; 6] = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7];
@@ -100,7 +101,7 @@ struct Named {
     distinct: usize,
 }
 
-fn workloads(traces: &Path) -> Result<Vec<Named>, ExperimentError> {
+fn workloads(traces: &Path) -> Result<Vec<Named>, SimError> {
     let mut all = Vec::new();
     for name in MIXED {
         let path = traces.join(format!("{name}.trace.gz"));
@@ -150,7 +151,7 @@ fn default_dulo(blocks: usize) -> String {
 }
 
 /// Runs the whole reproduction.
-pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
+pub fn run(setup: &Setup) -> Result<Report, SimError> {
     ensure_dir(&setup.out)?;
     let workloads = workloads(&setup.traces)?;
     let mut rows = Vec::new();
@@ -201,12 +202,7 @@ pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
     Ok(report)
 }
 
-fn run_one(
-    setup: &Setup,
-    w: &Named,
-    policy: &str,
-    cache: usize,
-) -> Result<DiskMetrics, ExperimentError> {
+fn run_one(setup: &Setup, w: &Named, policy: &str, cache: usize) -> Result<DiskMetrics, SimError> {
     run_named(
         &w.workload,
         policy,
@@ -323,7 +319,7 @@ fn sensitivity(
     setup: &Setup,
     workloads: &[Named],
     rows: &mut Vec<Row>,
-) -> Result<(String, String), ExperimentError> {
+) -> Result<(String, String), SimError> {
     let chosen: Vec<(&Named, usize)> = SENSITIVITY_MEMORY_MB
         .iter()
         .filter_map(|&(name, mb)| {
@@ -371,7 +367,7 @@ fn small_cache_check(
     setup: &Setup,
     workloads: &[Named],
     rows: &mut Vec<Row>,
-) -> Result<String, ExperimentError> {
+) -> Result<String, SimError> {
     let mut table = format!(
         "| workload | cache (blocks) | CLOCK | DULO, paper's rule | DULO, bank {SMALL_BANK_KB} KB + evicting {SMALL_EVICT_KB} KB |\n|---|---:|---:|---:|---:|\n"
     );
@@ -420,7 +416,7 @@ fn sensitivity_cell(
     bank_kb: u64,
     evict_kb: u64,
     rows: &mut Vec<Row>,
-) -> Result<String, ExperimentError> {
+) -> Result<String, SimError> {
     if (bank_kb + evict_kb) / 4 > cache as u64 {
         return Ok("-".into());
     }

@@ -18,10 +18,11 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::{ensure_dir, run_named, write_file, write_json, ExperimentError, Report};
+use super::{ensure_dir, run_named, write_file, write_json, Report};
 use crate::disksim::metrics::DiskMetrics;
 use crate::disksim::workload::{Layout, Step, Workload};
 use crate::report::{self, Panel, Series};
+use crate::SimError;
 
 /// File size and number of reads, in 4 KiB pages.
 pub const PAGES: u64 = 65_536;
@@ -93,7 +94,7 @@ fn run_one(
     buffer_kb: u64,
     infill_kb: u64,
     sweep: &str,
-) -> Result<Row, ExperimentError> {
+) -> Result<Row, SimError> {
     let prefetcher = match sweep {
         "planner" => format!("planner:buffer={buffer_kb}K,infill={infill_kb}K,schedule=window"),
         _ => format!("reorder:buffer={buffer_kb}K,infill={infill_kb}K,sweep={sweep}"),
@@ -109,7 +110,7 @@ fn run_one(
 }
 
 /// Runs Figures 2 and 3.
-pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
+pub fn run(setup: &Setup) -> Result<Report, SimError> {
     ensure_dir(&setup.out)?;
     let workload = random_reads(2009);
     let mut rows = Vec::new();

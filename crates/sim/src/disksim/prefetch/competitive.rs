@@ -36,8 +36,9 @@ use plan::competitive::{CompetitiveDepth, DiskCurves, SlowStart};
 use rustc_hash::FxHashMap;
 
 use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
-use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::{FileBlock, Layout};
+use crate::SimError;
 
 /// Files per stream whose windows are remembered.
 const FILES_PER_STREAM: usize = 2;
@@ -414,9 +415,9 @@ impl Prefetcher for Competitive {
 }
 
 /// Registry constructor (no options): the depth comes from the run's disk model.
-pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
+pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
     spec.only(&[])?;
-    let curves = ModelCurves::from_spec(setup.disk).map_err(|reason| SpecError::BadOption {
+    let curves = ModelCurves::from_spec(setup.disk).map_err(|reason| SimError::BadOption {
         spec: spec.to_string(),
         reason,
     })?;

@@ -18,8 +18,9 @@ use std::time::Duration;
 
 use plan::{Entry, PageKey};
 
-use super::spec::{PolicySpec, SpecError};
+use super::spec::PolicySpec;
 use super::workload::{FileBlock, Step, Workload};
+use crate::SimError;
 
 /// One reference as the prefetcher sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +84,7 @@ pub struct PrefetchSetup<'a> {
 }
 
 /// Builds a prefetcher from its spec and the run's setup.
-pub type PrefetcherCtor = fn(&PolicySpec, &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError>;
+pub type PrefetcherCtor = fn(&PolicySpec, &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError>;
 
 /// The registered prefetchers: name, one-line description, constructor.
 pub const PREFETCHERS: &[(&str, &str, PrefetcherCtor)] = &[
@@ -119,7 +120,7 @@ pub const PREFETCHERS: &[(&str, &str, PrefetcherCtor)] = &[
 pub fn prefetcher_from(
     spec: &PolicySpec,
     setup: &PrefetchSetup,
-) -> Result<Box<dyn Prefetcher>, SpecError> {
+) -> Result<Box<dyn Prefetcher>, SimError> {
     spec.lookup(PREFETCHERS)?(spec, setup)
 }
 
