@@ -17,9 +17,8 @@
 //!   microseconds and a reference takes 1 us (or its compute time in the trace, realistic
 //!   model). On Cao's engine each fetch is one one-block request to the model.
 //!
-//! Metrics are reported in one [`Metrics`] for both engines: a reference to a block still in
-//! flight is a *miss* (the program waits for it), as in Cao et al.; the disk-timed engine's
-//! `inflight_hits` are counted among the misses.
+//! Both engines report one [`Metrics`], where a reference to a block still in flight is a
+//! *miss* (the program waits for it), as in Cao et al.
 //!
 //! Deviations: the two engines are not yet one; an engine's policy cannot be combined with the
 //! other engine's parts (e.g. Cao's `aggressive` replacement with a read-ahead prefetcher).
@@ -32,7 +31,7 @@ use crate::disksim::engine::{run, EngineConfig, Parts};
 use crate::disksim::iosched::io_scheduler_from_name;
 use crate::disksim::prefetch::{prefetcher_from, PrefetchSetup};
 use crate::disksim::replace::{replacement_from, CacheGeometry};
-use crate::disksim::{DiskMetrics, PolicySpec, Workload};
+use crate::disksim::{PolicySpec, Workload};
 use crate::metrics::Metrics;
 use crate::policy::{self, PolicyInfo};
 use crate::time::{DiskFetch, Time};
@@ -450,24 +449,7 @@ pub(crate) fn run_disk(
         model: model.as_mut(),
     };
     let metrics = run(workload, config, parts, &mut |_| {})?;
-    Ok(unified(&metrics, tick))
-}
-
-/// The one [`Metrics`] of a disk-timed run, times in `tick`s: references to blocks in flight
-/// count as misses.
-pub fn unified(m: &DiskMetrics, tick: Duration) -> Metrics {
-    let ticks = |d: Duration| (d.as_nanos() / tick.as_nanos().max(1)) as Time;
-    Metrics {
-        references: m.references,
-        elapsed: ticks(m.elapsed),
-        stall: ticks(m.stall),
-        hits: m.hits,
-        misses: m.misses + m.inflight_hits,
-        demand_fetches: m.misses,
-        prefetches: m.blocks_fetched.saturating_sub(m.misses),
-        unused_prefetches: m.prefetched_unused,
-        cancelled_prefetches: 0,
-    }
+    Ok(metrics.in_ticks_of(crate::metrics::nanos(tick)))
 }
 
 #[cfg(test)]

@@ -307,10 +307,13 @@ impl<'f> Engine<'f> {
         let pos = self.cursor;
         policy.on_request(block, pos, &mut self.ctx(None));
         let reached = self.now;
-        if self.cache.is_resident(block) {
-            self.metrics.hits += 1;
-        } else {
-            self.metrics.misses += 1;
+        match self.cache.residency(block) {
+            Residency::Resident => self.metrics.hits += 1,
+            Residency::InFlight => {
+                self.metrics.misses += 1;
+                self.metrics.inflight_hits += 1;
+            }
+            Residency::Absent => self.metrics.misses += 1,
         }
         loop {
             match self.cache.residency(block) {

@@ -72,7 +72,6 @@ pub mod anticipatory;
 pub mod engine;
 pub mod experiments;
 pub mod iosched;
-pub mod metrics;
 pub mod microbench;
 pub mod prefetch;
 pub mod replace;
@@ -82,7 +81,6 @@ pub mod workload;
 
 pub use engine::{run, EngineConfig};
 pub use iosched::{Dispatch, IoScheduler, Plain};
-pub use metrics::DiskMetrics;
 pub use prefetch::{Access, FetchRange, Prefetcher};
 pub use replace::{Replacement, Touch};
 pub use spec::PolicySpec;

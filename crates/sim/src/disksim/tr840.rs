@@ -47,6 +47,7 @@ use super::prefetch::{prefetcher_from, PrefetchSetup};
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
 use super::spec::PolicySpec;
 use super::workload::{DiskBlock, Workload};
+use crate::metrics::seconds;
 use crate::report::{Panel, Series};
 use crate::SimError;
 
@@ -243,15 +244,15 @@ fn run_one(
         model: model.as_mut(),
     };
     let m = run_engine(workload, engine, parts, &mut |_| {})?;
-    let secs = m.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+    let secs = seconds(m.elapsed).max(f64::MIN_POSITIVE);
     Ok(Row {
         bench: bench.name(),
         kernel: kernel.name,
         scheduler: scheduler.to_string(),
         concurrency: handlers,
-        throughput: m.app_bytes_per_sec() / 1e6,
-        request_kib: m.avg_request_blocks() * BLOCK as f64 / 1024.0,
-        unused_per_sec: m.prefetched_unused as f64 / secs,
+        throughput: (m.references * BLOCK) as f64 / secs / 1e6,
+        request_kib: m.disk.avg_request_blocks() * BLOCK as f64 / 1024.0,
+        unused_per_sec: m.unused_prefetches as f64 / secs,
         thrashing_per_sec: replacement.refetched as f64 / secs,
         utilisation: m.utilisation(),
         cache_mib: (cache_blocks as u64 * BLOCK) as f64 / MB as f64,

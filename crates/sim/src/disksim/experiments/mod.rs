@@ -12,9 +12,9 @@ pub mod synthetic;
 use std::path::{Path, PathBuf};
 
 use super::engine::{simulate, EngineConfig, RunSpec};
-use super::metrics::DiskMetrics;
 use super::spec::PolicySpec;
 use super::workload::Workload;
+use crate::metrics::Metrics;
 use crate::SimError;
 
 /// What a reproduction produced.
@@ -36,7 +36,7 @@ pub fn run_named(
     scheduler: &str,
     disk: &str,
     cache_blocks: usize,
-) -> Result<DiskMetrics, SimError> {
+) -> Result<Metrics, SimError> {
     let spec = RunSpec {
         replacement: PolicySpec::parse(replacement)?,
         prefetcher: PolicySpec::parse(prefetcher)?,

@@ -541,7 +541,7 @@ mod tests {
         let rate = curves.transfer_rate(pad * PAGE);
         let switch = curves.average_seek() + curves.rotational_delay();
         let optimum = (blocks * PAGE) as f64 / rate + switch.as_secs_f64();
-        (metrics.disk_busy.as_secs_f64(), 2.0 * optimum)
+        (crate::metrics::seconds(metrics.disk.busy), 2.0 * optimum)
     }
 
     /// The bound can fail: AP's 256-block windows waste more than a switch's worth of transfer

@@ -60,7 +60,7 @@ pub trait Prefetcher {
     /// A stream issued its last reference.
     fn on_stream_end(&mut self, _stream: usize) {}
     /// The disk started serving `request`; `seek_bytes` is its distance from the end of the
-    /// previous request (as in [`super::DiskMetrics`]), `None` for the first.
+    /// previous request (as in [`crate::metrics::Requests`]), `None` for the first.
     fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
     /// Called right after [`Prefetcher::on_access`]: blocks the prefetcher no longer needs and
     /// wants dropped from the cache now (libprefetch's DONTNEED of the previous round). The
