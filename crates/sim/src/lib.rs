@@ -8,11 +8,12 @@
 //! ```text
 //!   trace (readers, streaming) --> engine (cursor, clock) <--> policy (one file each)
 //!   workload (synthetic)             |   cache (fetch in flight)    future/oracle (offline)
-//!                                    v   time (reference time, Device for fetch time)
+//!                                    v   time (reference time, device for fetch time)
 //!                                 metrics --> runner (sweeps) --> report (tables, SVG), repro
 //! ```
 //!
-//! - [`time`]: the simplified and realistic models; fetch durations come from a [`Device`].
+//! - [`time`]: the simplified and realistic models; fetch durations come from a device, a
+//!   `disk::DiskModel` (a fixed-time device for Cao's F), as on the disk-timed engine.
 //! - [`cache`]: residency, the fetch in flight, dense block ids.
 //! - [`refstring`]: a trace read once into dense block ids, shared by the runs of a sweep;
 //!   [`future`]: that string with O(n)-precomputed next references.
@@ -60,5 +61,5 @@ pub use metrics::Metrics;
 pub use policy::{find, Policy, PolicyInfo, POLICIES};
 pub use refstring::RefString;
 pub use runner::{run_future, run_stream, run_string, Row, Sweep};
-pub use time::{Device, FetchTime, ReferenceTime, Time, Timing};
+pub use time::{FetchTime, ReferenceTime, Time, Timing};
 pub use trace::{Format, TraceFile};
