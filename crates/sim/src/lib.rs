@@ -18,7 +18,7 @@
 //! - [`refstring`]: a trace read once into dense block ids, shared by the runs of a sweep;
 //!   [`future`]: that string with O(n)-precomputed next references.
 //! - [`engine`]: the loop that offers the policy every opportunity (rule 4).
-//! - [`policy`]: the [`Policy`] trait and the [`POLICIES`] table.
+//! - [`policy`]: the [`Policy`] trait and Cao's policies, one file each.
 //! - [`trace`], [`workload`]: where references come from.
 //! - [`catalog`]: every policy of both engines in one table (`prefetch sim --list`), and the
 //!   devices (`unit:F`, disk models); [`sweep`]: any policies, caches, devices and traces, in
@@ -54,11 +54,12 @@ pub mod time;
 pub mod trace;
 pub mod workload;
 
+pub use catalog::reference_policies;
 pub use engine::RunSetup;
 pub use error::{SimError, TraceError};
 pub use future::Future;
 pub use metrics::Metrics;
-pub use policy::{find, Policy, PolicyInfo, POLICIES};
+pub use policy::{find, Policy, PolicyInfo};
 pub use refstring::RefString;
 pub use runner::{run_future, run_stream, run_string, Row, Sweep};
 pub use time::{FetchTime, ReferenceTime, Time, Timing};
