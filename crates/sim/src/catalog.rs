@@ -17,11 +17,17 @@
 //!   microseconds and a reference takes 1 us (or its compute time in the trace, realistic
 //!   model). On Cao's engine each fetch is one one-block request to the model.
 //!
-//! Both engines report one [`Metrics`], where a reference to a block still in flight is a
-//! *miss* (the program waits for it), as in Cao et al.
+//! Both engines take their fetch times from a `disk::DiskModel`, report one [`Metrics`] (a
+//! reference to a block still in flight is a *miss*, as in Cao et al.) and fail with one
+//! [`SimError`]; on demand LRU over `unit:F` they agree exactly (`tests/engines_agree.rs`).
 //!
-//! Deviations: the two engines are not yet one; an engine's policy cannot be combined with the
-//! other engine's parts (e.g. Cao's `aggressive` replacement with a read-ahead prefetcher).
+//! Deviations: the two engines are not yet one loop with one policy interface: Cao's policies
+//! implement [`crate::Policy`] (decisions at every opportunity, the future at hand), the
+//! disk-timed ones a [`crate::disksim::Replacement`] plus a [`crate::disksim::Prefetcher`]
+//! (ranges per reference, many streams, a request queue), so an engine's policy cannot be
+//! combined with the other engine's parts (e.g. Cao's `aggressive` replacement with a
+//! read-ahead prefetcher), and Cao's engine gives a disk model one one-block request at a time
+//! without its scheduler.
 
 use std::str::FromStr;
 use std::sync::Arc;

@@ -149,34 +149,29 @@ impl Timing {
     /// The device that serves this model's fetches.
     pub(crate) fn device(&self) -> FetchDevice {
         match self.fetch {
-            FetchTime::Constant(f) => FetchDevice {
-                model: Box::new(disk::model::Fixed::new(
-                    Duration::from_nanos(f),
-                    disk::preset::DEFAULT_CAPACITY,
-                )),
-                nanos_per_tick: 1,
-                block_size: 1,
-                addressed: false,
-            },
-            FetchTime::Uniform { mean, spread, seed } => FetchDevice {
-                model: Box::new(UniformModel {
+            FetchTime::Constant(f) => FetchDevice::unaddressed(Box::new(disk::model::Fixed::new(
+                Duration::from_nanos(f),
+                disk::preset::DEFAULT_CAPACITY,
+            ))),
+            FetchTime::Uniform { mean, spread, seed } => {
+                FetchDevice::unaddressed(Box::new(UniformModel {
                     low: mean - spread,
                     high: mean + spread,
                     rng: SmallRng::seed_from_u64(seed),
-                }),
-                nanos_per_tick: 1,
-                block_size: 1,
-                addressed: false,
-            },
-            FetchTime::Disk(ref fetch) => FetchDevice {
-                model: fetch
+                }))
+            }
+            FetchTime::Disk(ref fetch) => {
+                let model = fetch
                     .spec
                     .build()
-                    .expect("a disk spec that built in Timing::validate builds again"),
-                nanos_per_tick: 1_000,
-                block_size: fetch.block_size,
-                addressed: true,
-            },
+                    .expect("a disk spec that built in Timing::validate builds again");
+                FetchDevice {
+                    blocks_on_disk: Some((model.capacity() / fetch.block_size).max(1)),
+                    model,
+                    nanos_per_tick: 1_000,
+                    block_size: fetch.block_size,
+                }
+            }
         }
     }
 }
@@ -190,28 +185,48 @@ pub(crate) struct FetchDevice {
     model: Box<dyn disk::DiskModel>,
     nanos_per_tick: u64,
     block_size: u64,
-    addressed: bool,
+    /// Blocks the disk holds, for a model whose time depends on the place; `None` otherwise.
+    blocks_on_disk: Option<u64>,
 }
 
 impl FetchDevice {
+    /// A model whose fetch time does not depend on the block, with ticks of one nanosecond.
+    fn unaddressed(model: Box<dyn disk::DiskModel>) -> FetchDevice {
+        FetchDevice {
+            model,
+            nanos_per_tick: 1,
+            block_size: 1,
+            blocks_on_disk: None,
+        }
+    }
+
     /// Duration of a fetch of trace block `block` issued at time `now`; at least one tick.
     pub(crate) fn fetch_time(&mut self, block: u64, now: Time) -> Time {
-        let blocks_on_disk = (self.model.capacity() / self.block_size).max(1);
         let at = Duration::from_nanos(now.saturating_mul(self.nanos_per_tick));
         let request = disk::Request {
             id: block,
-            addr: (block % blocks_on_disk) * self.block_size,
+            addr: self
+                .blocks_on_disk
+                .map_or(0, |n| (block % n) * self.block_size),
             len: self.block_size,
             arrival: at,
         };
-        let service = self.model.service(at, &request).as_nanos() / u128::from(self.nanos_per_tick);
-        (service as Time).max(1)
+        let service = self.model.service(at, &request);
+        let nanos = service
+            .as_secs()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(service.subsec_nanos()));
+        match self.nanos_per_tick {
+            1 => nanos,
+            n => nanos / n,
+        }
+        .max(1)
     }
 
     /// Whether the duration depends on the block (a disk's place); the engine looks up a
     /// block's trace number only for devices that read it.
     pub(crate) fn addressed(&self) -> bool {
-        self.addressed
+        self.blocks_on_disk.is_some()
     }
 }
 
