@@ -173,7 +173,7 @@ pub const CATALOG: &[Entry] = &[
         "ap",
         "aggressive prefetching, TR840 s5.2",
         "depth=256",
-        ("clock", "aggressive", P),
+        ("clock", "ap", P),
     ),
     disk(
         "cp",

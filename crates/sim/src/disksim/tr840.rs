@@ -71,7 +71,7 @@ pub const KERNELS: [Kernel; 4] = [
     },
     Kernel {
         name: "AP",
-        prefetcher: "aggressive",
+        prefetcher: "ap",
         replacement: "clock",
     },
     Kernel {

@@ -2,7 +2,7 @@
 //! from 16 blocks, doubling, up to the competitive depth `S_p = C_switch x R_tr` of the disk
 //! model (TR840 s3; the depth itself is `plan::competitive`, shared with the live library).
 //!
-//! # Windows (shared with AP, [`super::aggressive`])
+//! # Windows (shared with AP, [`super::ap`])
 //! Each stream keeps, for each of the files it reads, a *current* and an *ahead* window, as
 //! Linux 2.6.3 does (TR840 s2.2):
 //!
@@ -548,7 +548,7 @@ mod tests {
     /// on a 241-block stream (it fetches 752 blocks).
     #[test]
     fn aggressive_depth_breaks_the_bound() {
-        let (busy, bound) = single_stream("aggressive", 241);
+        let (busy, bound) = single_stream("ap", 241);
         assert!(busy > bound, "{busy} <= {bound}");
     }
 

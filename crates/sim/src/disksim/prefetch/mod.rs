@@ -6,7 +6,7 @@
 //! order they should be queued. The engine drops blocks already cached or in flight, so a
 //! prefetcher may be generous; it turns each range into requests of consecutive blocks.
 
-pub mod aggressive;
+pub mod ap;
 pub mod competitive;
 pub mod cpem;
 pub mod none;
@@ -90,9 +90,9 @@ pub type PrefetcherCtor = fn(&PolicySpec, &PrefetchSetup) -> Result<Box<dyn Pref
 pub const PREFETCHERS: &[(&str, &str, PrefetcherCtor)] = &[
     ("none", "demand fetching only", none::build),
     (
-        "aggressive",
+        "ap",
         "AP: windows doubling 16 -> 256 blocks (TR840 s5.2)",
-        aggressive::build,
+        ap::build,
     ),
     (
         "competitive",
