@@ -78,5 +78,4 @@ proptest! {
             common(&disk_engine("lru", &blocks, capacity, fetch))
         );
     }
-
 }
