@@ -180,8 +180,7 @@ fn devices(
 
 /// The named policies; "all" stands for every policy of Cao's engine but `optimal`.
 fn choices(names: &[String]) -> anyhow::Result<Vec<::sim::catalog::Choice>> {
-    let all: Vec<&str> = ::sim::POLICIES
-        .iter()
+    let all: Vec<&str> = ::sim::reference_policies()
         .map(|p| p.name)
         .filter(|name| *name != "optimal")
         .collect();

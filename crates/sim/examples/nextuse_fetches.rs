@@ -23,6 +23,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use sim::disksim::engine::{simulate, RunSpec};
 use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::metrics::seconds;
 use sim::planner_replay::replay;
 
 mod common;
@@ -82,10 +83,10 @@ fn timed(list: &[PageKey], memory_pages: usize, planner: &str, disk: &str) -> St
     let m = simulate(&workload, &spec).expect("the disk simulator runs");
     format!(
         "{:.1} s | {} | {} | {:.1}",
-        m.elapsed.as_secs_f64(),
-        m.blocks_fetched,
-        m.requests,
-        m.avg_seek_bytes() / 1024.0
+        seconds(m.elapsed),
+        m.disk.blocks_fetched,
+        m.disk.requests,
+        m.disk.avg_seek_bytes() / 1024.0
     )
 }
 

@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let begin = Instant::now();
     let runs = plan("lru", vec![cache])?.run(1, &|| {})?;
     let end_to_end = begin.elapsed().as_secs_f64();
-    let m = runs[0].metrics;
+    let m = &runs[0].metrics;
     println!(
         "end to end: lru, cache {cache}: {} references, {} misses in {end_to_end:.3} s ({:.1} M refs/s)",
         m.references,

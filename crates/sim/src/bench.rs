@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::catalog::reference_policies;
 use crate::engine::RunSetup;
 use crate::future::Future;
-use crate::policy::POLICIES;
 use crate::runner::{run_future, run_stream};
 use crate::time::Time;
 use crate::trace::Reference;
@@ -81,7 +81,7 @@ pub fn run(
     let future = Future::from_blocks(&blocks);
     let future_seconds = started.elapsed().as_secs_f64();
     let mut rows = Vec::new();
-    for policy in POLICIES.iter().filter(|p| p.name != "optimal") {
+    for policy in reference_policies().filter(|p| p.name != "optimal") {
         let started = Instant::now();
         let metrics = match policy.needs_future {
             true => run_future(policy, &future, &setup)?,

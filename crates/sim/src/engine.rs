@@ -37,7 +37,7 @@ use crate::future::{Future, Oracle, Pos};
 use crate::metrics::Metrics;
 use crate::policy::{Fetch, Policy};
 use crate::refstring::RefString;
-use crate::time::{Device, ReferenceTime, Time, Timing};
+use crate::time::{FetchDevice, ReferenceTime, Time, Timing};
 use crate::trace::Reference;
 use crate::{SimError, TraceError};
 
@@ -210,7 +210,7 @@ pub(crate) struct Engine<'f> {
     cache: Cache,
     ids: Interner,
     oracle: Option<Oracle<'f>>,
-    device: Box<dyn Device>,
+    device: FetchDevice,
     reference_time: ReferenceTime,
     now: Time,
     cursor: Pos,
@@ -307,10 +307,13 @@ impl<'f> Engine<'f> {
         let pos = self.cursor;
         policy.on_request(block, pos, &mut self.ctx(None));
         let reached = self.now;
-        if self.cache.is_resident(block) {
-            self.metrics.hits += 1;
-        } else {
-            self.metrics.misses += 1;
+        match self.cache.residency(block) {
+            Residency::Resident => self.metrics.hits += 1,
+            Residency::InFlight => {
+                self.metrics.misses += 1;
+                self.metrics.inflight_hits += 1;
+            }
+            Residency::Absent => self.metrics.misses += 1,
         }
         loop {
             match self.cache.residency(block) {
@@ -394,7 +397,7 @@ impl<'f> Engine<'f> {
         pinned: Option<Block>,
     ) -> Result<(), SimError> {
         self.check(fetch, pinned)?;
-        let raw = match self.device.reads_block() {
+        let raw = match self.device.addressed() {
             true => self.ids.raw(fetch.block),
             false => 0,
         };

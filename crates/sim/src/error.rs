@@ -1,5 +1,7 @@
-//! Errors of the simulator: bad trace input (naming the file and line), bad settings, and
-//! policy decisions that break the model's rules.
+//! The simulator's one error type, [`SimError`]: bad trace input (naming the file and line, a
+//! [`TraceError`]), bad settings, unknown policies and options, workloads outside their disk
+//! layout, disk models that cannot be built, policy decisions that break the model's rules, and
+//! output files that cannot be written. Every run, sweep and experiment returns it.
 
 use std::path::PathBuf;
 
@@ -46,6 +48,28 @@ pub enum SimError {
     /// A setting is out of range (cache of 0 blocks, fetch time 0, unknown policy, ...).
     #[error("invalid setting: {0}")]
     Config(String),
+    /// No policy part of that name is registered.
+    #[error("unknown policy `{name}` (known: {known})")]
+    UnknownPolicy {
+        /// The name as given.
+        name: String,
+        /// The registered names.
+        known: String,
+    },
+    /// A policy option is not `key=value`, is not known to the policy, or has a bad value.
+    #[error("policy `{spec}`: {reason}")]
+    BadOption {
+        /// The whole policy spec as given.
+        spec: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A reference of a disk-timed workload is outside its layout.
+    #[error(transparent)]
+    Layout(#[from] crate::disksim::workload::OutOfLayout),
+    /// A disk model or request scheduler cannot be built from its name.
+    #[error(transparent)]
+    Disk(#[from] disk::Error),
     /// The trace needs more memory than this machine has available.
     #[error("{0}")]
     TooLarge(String),

@@ -11,9 +11,10 @@
 
 use std::path::Path;
 
+pub use crate::disksim::experiments::Report;
 use crate::disksim::experiments::{dulo, libprefetch};
-pub use crate::disksim::experiments::{ExperimentError, Report};
 use crate::disksim::tr840;
+use crate::SimError;
 
 /// What an experiment is given.
 pub struct Setup<'a> {
@@ -28,7 +29,7 @@ pub struct Setup<'a> {
 /// One reproduction.
 pub trait Experiment: Sync {
     /// Runs it, writing its files into `setup.out`.
-    fn run(&self, setup: &Setup<'_>) -> Result<Report, ExperimentError>;
+    fn run(&self, setup: &Setup<'_>) -> Result<Report, SimError>;
 }
 
 /// A registered experiment.
@@ -75,7 +76,7 @@ pub const EXPERIMENTS: &[Entry] = &[
 struct Cao;
 
 impl Experiment for Cao {
-    fn run(&self, setup: &Setup<'_>) -> Result<Report, ExperimentError> {
+    fn run(&self, setup: &Setup<'_>) -> Result<Report, SimError> {
         let report = crate::repro::cao::run(setup.traces, setup.out)?;
         Ok(Report {
             summary: report.summary,
@@ -89,7 +90,7 @@ impl Experiment for Cao {
 struct Dulo;
 
 impl Experiment for Dulo {
-    fn run(&self, setup: &Setup<'_>) -> Result<Report, ExperimentError> {
+    fn run(&self, setup: &Setup<'_>) -> Result<Report, SimError> {
         dulo::run(&dulo::Setup::new(setup.traces, setup.out))
     }
 }
@@ -98,7 +99,7 @@ impl Experiment for Dulo {
 struct Libprefetch;
 
 impl Experiment for Libprefetch {
-    fn run(&self, setup: &Setup<'_>) -> Result<Report, ExperimentError> {
+    fn run(&self, setup: &Setup<'_>) -> Result<Report, SimError> {
         libprefetch::run(&libprefetch::Setup::new(setup.out))
     }
 }
@@ -108,7 +109,7 @@ impl Experiment for Libprefetch {
 struct Competitive;
 
 impl Experiment for Competitive {
-    fn run(&self, setup: &Setup<'_>) -> Result<Report, ExperimentError> {
+    fn run(&self, setup: &Setup<'_>) -> Result<Report, SimError> {
         let config = tr840::Config::default();
         let total = (config.benches.len()
             * config.concurrency.len()

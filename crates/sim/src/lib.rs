@@ -8,16 +8,17 @@
 //! ```text
 //!   trace (readers, streaming) --> engine (cursor, clock) <--> policy (one file each)
 //!   workload (synthetic)             |   cache (fetch in flight)    future/oracle (offline)
-//!                                    v   time (reference time, Device for fetch time)
+//!                                    v   time (reference time, device for fetch time)
 //!                                 metrics --> runner (sweeps) --> report (tables, SVG), repro
 //! ```
 //!
-//! - [`time`]: the simplified and realistic models; fetch durations come from a [`Device`].
+//! - [`time`]: the simplified and realistic models; fetch durations come from a device, a
+//!   `disk::DiskModel` (a fixed-time device for Cao's F), as on the disk-timed engine.
 //! - [`cache`]: residency, the fetch in flight, dense block ids.
 //! - [`refstring`]: a trace read once into dense block ids, shared by the runs of a sweep;
 //!   [`future`]: that string with O(n)-precomputed next references.
 //! - [`engine`]: the loop that offers the policy every opportunity (rule 4).
-//! - [`policy`]: the [`Policy`] trait and the [`POLICIES`] table.
+//! - [`policy`]: the [`Policy`] trait and Cao's policies, one file each.
 //! - [`trace`], [`workload`]: where references come from.
 //! - [`catalog`]: every policy of both engines in one table (`prefetch sim --list`), and the
 //!   devices (`unit:F`, disk models); [`sweep`]: any policies, caches, devices and traces, in
@@ -26,8 +27,8 @@
 //!   tables and charts, speed, the papers' experiments behind one interface.
 //! - [`disksim`]: the disk-timed simulator (many streams, an I/O scheduler, a disk model) where
 //!   DULO, competitive prefetching and libprefetch's reorder buffer are judged by time on disk;
-//!   it shares [`report`] and the trace readers with the rest, and [`catalog`] reaches its
-//!   policies from `prefetch sim`.
+//!   it shares [`report`], the trace readers, the device seam (`disk::DiskModel`), [`Metrics`]
+//!   and [`SimError`] with the rest, and [`catalog`] reaches its policies from `prefetch sim`.
 //!
 //! Every result here is *simulated*; the report says so.
 
@@ -53,12 +54,13 @@ pub mod time;
 pub mod trace;
 pub mod workload;
 
+pub use catalog::reference_policies;
 pub use engine::RunSetup;
 pub use error::{SimError, TraceError};
 pub use future::Future;
 pub use metrics::Metrics;
-pub use policy::{find, Policy, PolicyInfo, POLICIES};
+pub use policy::{find, Policy, PolicyInfo};
 pub use refstring::RefString;
 pub use runner::{run_future, run_stream, run_string, Row, Sweep};
-pub use time::{Device, FetchTime, ReferenceTime, Time, Timing};
+pub use time::{FetchTime, ReferenceTime, Time, Timing};
 pub use trace::{Format, TraceFile};

@@ -112,6 +112,17 @@ impl RefString {
     pub fn blocks(&self) -> &[Block] {
         &self.blocks
     }
+
+    /// The references again, with their trace block numbers and kept compute times: what the
+    /// trace was read from, for a reader that wants it whole (the disk-timed engine's workload).
+    pub fn references(&self) -> impl Iterator<Item = Result<Reference, TraceError>> + '_ {
+        (0..self.blocks.len() as Pos).map(|pos| {
+            Ok(Reference {
+                block: self.ids.raw(self.block_at(pos)),
+                think: self.think(pos),
+            })
+        })
+    }
 }
 
 /// How many references ahead [`Builder::push_all`] warms the block number map.

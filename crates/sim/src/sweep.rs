@@ -6,8 +6,9 @@
 //! read: a [`Future`] if a policy needs the whole string (offline policies; the rows are then
 //! normalised by OPT-demand's fetches, as the paper's Figure 3), otherwise a [`RefString`] when
 //! Cao's engine runs a policy (its blocks numbered once, so no run re-reads, re-parses or
-//! hashes), and a disk-timed [`Workload`] if a disk-timed policy is chosen. A trace too large
-//! for memory as a string is streamed from its file by each run instead.
+//! hashes), and a disk-timed [`Workload`] if a disk-timed policy is chosen (built from that
+//! string, so the file is read once for both engines). A trace too large for memory as a
+//! string is streamed from its file by each run instead.
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -158,21 +159,31 @@ impl Plan {
             .choices
             .iter()
             .any(|c| matches!(c.entry.engine, Engine::Disk { .. }));
-        let workload = match disk_timed {
-            true => Some(Workload::from_references(
-                file.open()?,
-                file.block_size,
-                self.realistic,
-            )?),
-            false => None,
-        };
-        Ok(Loaded {
+        let mut loaded = Loaded {
             file: file.clone(),
             name,
             future,
             string,
-            workload,
-        })
+            workload: None,
+        };
+        if disk_timed {
+            loaded.workload = Some(self.workload(&loaded)?);
+        }
+        Ok(loaded)
+    }
+
+    /// The disk-timed engine's workload of a trace: built from the reference string when the
+    /// trace is in memory with what the run needs (its compute times, realistic model), so the
+    /// file is read once for both engines; read from the file otherwise.
+    fn workload(&self, loaded: &Loaded) -> Result<Workload, SimError> {
+        let block_size = loaded.file.block_size;
+        let workload = match loaded.in_memory() {
+            Some(string) if !self.realistic || string.timed() => {
+                Workload::from_references(string.references(), block_size, self.realistic)
+            }
+            _ => Workload::from_references(loaded.file.open()?, block_size, self.realistic),
+        };
+        Ok(workload?)
     }
 
     /// Which compute times a trace read into memory keeps: the realistic model's only.

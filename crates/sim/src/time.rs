@@ -4,13 +4,16 @@
 //! every fetch takes F units. Section 4.3 (the *realistic* model): each reference takes the
 //! compute time measured in the trace, and a fetch takes the trace's average disk time (here a
 //! constant or a seeded uniform distribution around a mean). A fetch's duration comes from a
-//! [`Device`]: a constant, a seeded distribution, or a disk model of the `disk` crate (seek,
-//! rotation, transfer; [`DiskFetch`]).
+//! device, a `disk::DiskModel` as on the disk-timed engine: a fixed-time device
+//! (`disk::model::Fixed`, Cao's F), a seeded distribution, or a disk model of the `disk` crate
+//! (seek, rotation, transfer; [`DiskFetch`]).
 //!
 //! Deviations: time is an integer number of ticks. In the simplified model a reference is
 //! `reference` ticks (1 by default) so that F can be made small relative to a reference (the
 //! "F -> 0" limit) without fractions. The paper's realistic model used a measured average
 //! fetch time; we take it as a setting.
+
+use std::time::Duration;
 
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 
@@ -144,87 +147,108 @@ impl Timing {
     }
 
     /// The device that serves this model's fetches.
-    pub fn device(&self) -> Box<dyn Device> {
+    pub(crate) fn device(&self) -> FetchDevice {
         match self.fetch {
-            FetchTime::Constant(f) => Box::new(ConstantDevice(f)),
-            FetchTime::Uniform { mean, spread, seed } => Box::new(UniformDevice {
-                low: mean - spread,
-                high: mean + spread,
-                rng: SmallRng::seed_from_u64(seed),
-            }),
-            FetchTime::Disk(ref fetch) => Box::new(DiskDevice {
-                model: fetch
+            FetchTime::Constant(f) => FetchDevice::unaddressed(Box::new(disk::model::Fixed::new(
+                Duration::from_nanos(f),
+                disk::preset::DEFAULT_CAPACITY,
+            ))),
+            FetchTime::Uniform { mean, spread, seed } => {
+                FetchDevice::unaddressed(Box::new(UniformModel {
+                    low: mean - spread,
+                    high: mean + spread,
+                    rng: SmallRng::seed_from_u64(seed),
+                }))
+            }
+            FetchTime::Disk(ref fetch) => {
+                let model = fetch
                     .spec
                     .build()
-                    .expect("a disk spec that built in Timing::validate builds again"),
-                block_size: fetch.block_size,
-            }),
+                    .expect("a disk spec that built in Timing::validate builds again");
+                FetchDevice {
+                    blocks_on_disk: Some((model.capacity() / fetch.block_size).max(1)),
+                    model,
+                    nanos_per_tick: 1_000,
+                    block_size: fetch.block_size,
+                }
+            }
         }
     }
 }
 
-/// A disk model serving one block per fetch (see [`DiskFetch`]).
-struct DiskDevice {
+/// Where fetches go: a disk model of the `disk` crate, the device seam of the disk-timed
+/// engine too. Each fetch is one request of one block; block `b` lies at byte
+/// `(b mod blocks on the disk) x block_size` (see [`DiskFetch`]). One fetch is in progress at
+/// a time per fetch slot (the engine serialises them), so the model sees its requests in issue
+/// order. Ticks are nanoseconds of the model (microseconds for a disk of [`FetchTime::Disk`]).
+pub(crate) struct FetchDevice {
     model: Box<dyn disk::DiskModel>,
+    nanos_per_tick: u64,
     block_size: u64,
+    /// Blocks the disk holds, for a model whose time depends on the place; `None` otherwise.
+    blocks_on_disk: Option<u64>,
 }
 
-impl Device for DiskDevice {
-    fn fetch_time(&mut self, block: u64, now: Time) -> Time {
-        let blocks_on_disk = (self.model.capacity() / self.block_size).max(1);
+impl FetchDevice {
+    /// A model whose fetch time does not depend on the block, with ticks of one nanosecond.
+    fn unaddressed(model: Box<dyn disk::DiskModel>) -> FetchDevice {
+        FetchDevice {
+            model,
+            nanos_per_tick: 1,
+            block_size: 1,
+            blocks_on_disk: None,
+        }
+    }
+
+    /// Duration of a fetch of trace block `block` issued at time `now`; at least one tick.
+    pub(crate) fn fetch_time(&mut self, block: u64, now: Time) -> Time {
+        let at = Duration::from_nanos(now.saturating_mul(self.nanos_per_tick));
         let request = disk::Request {
             id: block,
-            addr: (block % blocks_on_disk) * self.block_size,
+            addr: self
+                .blocks_on_disk
+                .map_or(0, |n| (block % n) * self.block_size),
             len: self.block_size,
-            arrival: std::time::Duration::from_micros(now),
+            arrival: at,
         };
-        let service = self
-            .model
-            .service(std::time::Duration::from_micros(now), &request);
-        (service.as_micros() as Time).max(1)
+        let service = self.model.service(at, &request);
+        let nanos = service
+            .as_secs()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(service.subsec_nanos()));
+        match self.nanos_per_tick {
+            1 => nanos,
+            n => nanos / n,
+        }
+        .max(1)
     }
-}
-
-/// The backing store: says how long fetching one block takes. One fetch is in progress at a
-/// time (the engine serialises them), so a device sees its requests in issue order.
-pub trait Device {
-    /// Duration of a fetch of trace block `block` issued at time `now`; at least one tick.
-    fn fetch_time(&mut self, block: u64, now: Time) -> Time;
 
     /// Whether the duration depends on the block (a disk's place); the engine looks up a
     /// block's trace number only for devices that read it.
-    fn reads_block(&self) -> bool {
-        true
+    pub(crate) fn addressed(&self) -> bool {
+        self.blocks_on_disk.is_some()
     }
 }
 
-/// Every fetch takes the same time (the simplified model's F).
-struct ConstantDevice(Time);
-
-impl Device for ConstantDevice {
-    fn fetch_time(&mut self, _block: u64, _now: Time) -> Time {
-        self.0
-    }
-
-    fn reads_block(&self) -> bool {
-        false
-    }
-}
-
-/// Fetch times drawn uniformly around a mean (the realistic model's measured disk time).
-struct UniformDevice {
+/// Fetch times drawn uniformly around a mean (the realistic model's measured disk time), as a
+/// disk model whose ticks are nanoseconds.
+struct UniformModel {
     low: Time,
     high: Time,
     rng: SmallRng,
 }
 
-impl Device for UniformDevice {
-    fn fetch_time(&mut self, _block: u64, _now: Time) -> Time {
-        self.rng.gen_range(self.low..=self.high)
+impl disk::DiskModel for UniformModel {
+    fn service(&mut self, _now: Duration, _req: &disk::Request) -> Duration {
+        Duration::from_nanos(self.rng.gen_range(self.low..=self.high))
     }
 
-    fn reads_block(&self) -> bool {
-        false
+    fn head(&self) -> u64 {
+        0
+    }
+
+    fn capacity(&self) -> u64 {
+        u64::MAX
     }
 }
 

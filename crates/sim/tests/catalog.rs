@@ -1,6 +1,7 @@
 //! Every policy of the catalog runs on a shipped trace, on Cao's unit device and on a disk
 //! model, through one sweep; a sweep gives the same runs on one thread and on several; both
-//! engines count a reference to a block still in flight as a miss.
+//! engines count a reference to a block still in flight as a miss; a trace read once serves both
+//! engines.
 
 use std::path::Path;
 
@@ -137,5 +138,22 @@ fn a_reference_to_a_block_in_flight_is_a_miss_on_both_engines() {
         let m = run.metrics;
         assert_eq!(m.hits + m.misses, 256, "{}: {m:?}", run.policy);
         assert!(m.misses > m.demand_fetches, "{}: {m:?}", run.policy);
+    }
+}
+
+/// A disk-timed policy gives the same run whether its workload was read from the file (alone)
+/// or built from the reference string read for Cao's engine (beside a policy of Cao's).
+#[test]
+fn a_disk_timed_run_is_the_same_beside_a_policy_of_caos_engine() {
+    for device in ["unit:10", "st3500320as:clook"] {
+        let alone = plan(parse_choices("dulo,ap").unwrap(), device);
+        let beside = plan(parse_choices("lru,dulo,ap").unwrap(), device);
+        let alone = alone.run(1, &|| {}).unwrap();
+        let beside = beside.run(1, &|| {}).unwrap();
+        let disk_timed: Vec<_> = beside.iter().filter(|r| r.policy != "lru").collect();
+        assert_eq!(alone.len(), disk_timed.len());
+        for (a, b) in alone.iter().zip(disk_timed) {
+            assert_eq!((&a.policy, &a.metrics), (&b.policy, &b.metrics), "{device}");
+        }
     }
 }

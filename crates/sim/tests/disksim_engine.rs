@@ -5,8 +5,11 @@
 
 use std::time::Duration;
 
-use sim::disksim::engine::{simulate, EngineError, RunSpec};
-use sim::disksim::{DiskMetrics, EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::disksim::engine::{simulate, RunSpec};
+use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::metrics::nanos;
+use sim::Metrics;
+use sim::SimError;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -29,7 +32,7 @@ fn two_files(streams: Vec<Vec<Step>>) -> Workload {
     }
 }
 
-fn run(workload: &Workload, spec: &RunSpec) -> DiskMetrics {
+fn run(workload: &Workload, spec: &RunSpec) -> Metrics {
     simulate(workload, spec).unwrap()
 }
 
@@ -40,11 +43,11 @@ fn two_streams_take_turns_on_one_disk() {
         vec![Step::at(1, 0), Step::at(1, 1)],
     ]);
     let m = run(&workload, &spec("none", 16));
-    assert_eq!(m.requests, 4);
-    assert_eq!(m.elapsed, ms(40));
-    assert_eq!(m.disk_busy, ms(40));
-    assert_eq!(m.stall, ms(30 + 40));
-    assert_eq!(m.misses, 4);
+    assert_eq!(m.disk.requests, 4);
+    assert_eq!(m.elapsed, nanos(ms(40)));
+    assert_eq!(m.disk.busy, nanos(ms(40)));
+    assert_eq!(m.stall, nanos(ms(30 + 40)));
+    assert_eq!((m.misses, m.demand_fetches), (4, 4));
 }
 
 #[test]
@@ -53,18 +56,18 @@ fn think_time_comes_before_the_reference() {
     second.think = ms(5);
     let workload = two_files(vec![vec![Step::at(0, 0), second]]);
     let m = run(&workload, &spec("none", 16));
-    assert_eq!(m.elapsed, ms(25));
-    assert_eq!(m.stall, ms(20));
+    assert_eq!(m.elapsed, nanos(ms(25)));
+    assert_eq!(m.stall, nanos(ms(20)));
 }
 
 #[test]
 fn a_block_in_flight_is_waited_for_not_fetched_again() {
     let workload = two_files(vec![vec![Step::at(0, 0)], vec![Step::at(0, 2)]]);
     let m = run(&workload, &spec("readahead:init=4", 16));
-    assert_eq!(m.requests, 1);
-    assert_eq!(m.blocks_fetched, 4);
-    assert_eq!(m.inflight_hits, 1);
-    assert_eq!(m.elapsed, ms(10));
+    assert_eq!(m.disk.requests, 1);
+    assert_eq!(m.disk.blocks_fetched, 4);
+    assert_eq!((m.misses, m.inflight_hits), (2, 1));
+    assert_eq!(m.elapsed, nanos(ms(10)));
     assert_eq!(m.found_ratio(), 0.5);
 }
 
@@ -77,7 +80,7 @@ fn a_time_limit_cuts_a_closed_loop() {
     let mut limited = spec("none", 16);
     limited.config.time_limit = Some(ms(35));
     let m = run(&workload, &limited);
-    assert_eq!(m.elapsed, ms(35));
+    assert_eq!(m.elapsed, nanos(ms(35)));
     assert_eq!(m.references, 4);
 }
 
@@ -85,22 +88,22 @@ fn a_time_limit_cuts_a_closed_loop() {
 fn prefetched_blocks_evicted_unused_are_counted() {
     let workload = two_files(vec![vec![Step::at(0, 0), Step::at(1, 0), Step::at(1, 1)]]);
     let m = run(&workload, &spec("readahead:init=4", 4));
-    assert_eq!(m.prefetched_unused, 3);
+    assert_eq!(m.unused_prefetches, 3);
 }
 
 #[test]
 fn bad_settings_and_references_are_errors() {
     let workload = two_files(vec![vec![Step::at(0, 9)]]);
     let err = simulate(&workload, &spec("none", 16)).unwrap_err();
-    assert!(matches!(err, EngineError::Layout(_)), "{err}");
+    assert!(matches!(err, SimError::Layout(_)), "{err}");
     let fine = two_files(vec![vec![Step::at(0, 0)]]);
     assert!(matches!(
         simulate(&fine, &spec("none", 0)),
-        Err(EngineError::Config(_))
+        Err(SimError::Config(_))
     ));
     assert!(matches!(
         simulate(&fine, &spec("nonesuch", 4)),
-        Err(EngineError::Spec(_))
+        Err(SimError::UnknownPolicy { .. })
     ));
 }
 
@@ -147,6 +150,6 @@ fn a_scheduler_may_keep_the_disk_idle_until_a_time() {
         model: model.as_mut(),
     };
     let m = run(&workload, EngineConfig::with_cache(4), parts, &mut |_| {}).unwrap();
-    assert_eq!(m.elapsed, ms(15));
-    assert_eq!(m.disk_busy, ms(10));
+    assert_eq!(m.elapsed, nanos(ms(15)));
+    assert_eq!(m.disk.busy, nanos(ms(10)));
 }

@@ -65,9 +65,10 @@ proptest! {
         prop_assert!(violations.is_empty(), "{:?}", violations);
         let total: usize = workload.streams.iter().map(Vec::len).sum();
         prop_assert_eq!(m.references, total as u64);
-        prop_assert_eq!(m.hits + m.inflight_hits + m.misses, m.references);
-        let histogram: u64 = m.request_sizes.iter().map(|(s, n)| s * n).sum();
-        prop_assert_eq!(histogram, m.blocks_fetched);
-        prop_assert!(m.requests >= 1 && m.blocks_fetched >= m.misses);
+        prop_assert_eq!(m.hits + m.misses, m.references);
+        prop_assert!(m.inflight_hits + m.demand_fetches == m.misses);
+        let histogram: u64 = m.disk.request_sizes.iter().map(|(s, n)| s * n).sum();
+        prop_assert_eq!(histogram, m.disk.blocks_fetched);
+        prop_assert!(m.disk.requests >= 1 && m.disk.blocks_fetched >= m.demand_fetches);
     }
 }

@@ -6,7 +6,8 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use sim::disksim::engine::{simulate, RunSpec};
-use sim::disksim::{DiskMetrics, EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::Metrics;
 
 const PAGES: u64 = 32_768;
 
@@ -21,7 +22,7 @@ fn uniform_random_reads(seed: u64) -> Workload {
     }
 }
 
-fn run(workload: &Workload, buffer_pages: u64, infill: &str) -> DiskMetrics {
+fn run(workload: &Workload, buffer_pages: u64, infill: &str) -> Metrics {
     let spec = RunSpec {
         replacement: PolicySpec::named("clock"),
         prefetcher: PolicySpec::parse(&format!(
@@ -41,7 +42,7 @@ fn seek_distance_follows_the_papers_formula() {
     let workload = uniform_random_reads(7);
     for k in [16u64, 64, 256] {
         let metrics = run(&workload, k, "0");
-        let measured = metrics.avg_seek_bytes() / 4096.0;
+        let measured = metrics.disk.avg_seek_bytes() / 4096.0;
         let n = PAGES as f64;
         let k = k as f64;
         let formula = 2.0 * n * (k - 1.0) / (k * (k + 1.0));
@@ -60,13 +61,13 @@ fn infill_merges_gaps_into_fewer_longer_requests() {
     let plain = run(&workload, 2048, "0");
     let filled = run(&workload, 2048, "16K");
     assert!(
-        filled.requests < plain.requests,
+        filled.disk.requests < plain.disk.requests,
         "{} vs {}",
-        filled.requests,
-        plain.requests
+        filled.disk.requests,
+        plain.disk.requests
     );
-    assert!(filled.blocks_fetched > plain.blocks_fetched);
-    assert!(filled.avg_request_blocks() > 1.5);
+    assert!(filled.disk.blocks_fetched > plain.disk.blocks_fetched);
+    assert!(filled.disk.avg_request_blocks() > 1.5);
 }
 
 /// The live planner's `window` schedule starts each round's C-LOOK at the next page the application needs, so each
@@ -87,7 +88,7 @@ fn the_live_planner_pays_one_random_seek_per_round() {
             disk: "fixed:1".into(),
             config: EngineConfig::with_cache(4 * k as usize + 16),
         };
-        let measured = simulate(&workload, &spec).unwrap().avg_seek_bytes() / 4096.0;
+        let measured = simulate(&workload, &spec).unwrap().disk.avg_seek_bytes() / 4096.0;
         let (n, k) = (PAGES as f64, k as f64);
         let predicted =
             (2.0 * n * (k - 1.0) / (k + 1.0) - n * (k - 1.0) / (k * (k + 1.0)) + n / 3.0) / k;

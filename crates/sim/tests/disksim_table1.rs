@@ -11,7 +11,9 @@ use sim::disksim::engine::{run, Parts};
 use sim::disksim::iosched::Plain;
 use sim::disksim::prefetch::readahead::ReadAhead;
 use sim::disksim::replace::{replacement_from, CacheGeometry};
-use sim::disksim::{DiskMetrics, EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::metrics::nanos;
+use sim::Metrics;
 
 /// Names of the blocks: files A, B, C, D (one block each), X and Y (four blocks each), laid out
 /// with 100-block gaps so that only the blocks of X and of Y are adjacent.
@@ -99,7 +101,7 @@ fn name_of(layout: &Layout, disk_block: u64) -> String {
 /// One row per reference: (cache order MRU first, reference needed a fetch).
 struct Trace {
     rows: Vec<(Vec<String>, bool)>,
-    metrics: DiskMetrics,
+    metrics: Metrics,
 }
 
 fn run_table(replacement: &str) -> Trace {
@@ -151,8 +153,8 @@ fn traditional_lru_matches_every_row_and_costs_95_ms() {
     }
     let fetched: Vec<usize> = (1..=20).filter(|&r| trace.rows[r - 1].1).collect();
     assert_eq!(fetched, vec![1, 2, 3, 4, 5, 9, 17, 18, 19, 20]);
-    assert_eq!(trace.metrics.requests, 10);
-    assert_eq!(trace.metrics.elapsed, Duration::from_micros(95_000));
+    assert_eq!(trace.metrics.disk.requests, 10);
+    assert_eq!(trace.metrics.elapsed, nanos(Duration::from_micros(95_000)));
 }
 
 #[test]
@@ -167,8 +169,8 @@ fn dulo_matches_every_row_and_costs_66_5_ms() {
     }
     let fetched: Vec<usize> = (1..=20).filter(|&r| trace.rows[r - 1].1).collect();
     assert_eq!(fetched, vec![1, 2, 3, 4, 5, 9, 13]);
-    assert_eq!(trace.metrics.requests, 7);
-    assert_eq!(trace.metrics.elapsed, Duration::from_micros(66_500));
+    assert_eq!(trace.metrics.disk.requests, 7);
+    assert_eq!(trace.metrics.elapsed, nanos(Duration::from_micros(66_500)));
 }
 
 /// CLOCK, the papers' "LRU" in their evaluations, pays the same 95.0 ms but keeps other blocks
@@ -177,8 +179,8 @@ fn dulo_matches_every_row_and_costs_66_5_ms() {
 #[test]
 fn clock_costs_the_same_but_ends_with_other_blocks() {
     let trace = run_table("clock");
-    assert_eq!(trace.metrics.requests, 10);
-    assert_eq!(trace.metrics.elapsed, Duration::from_micros(95_000));
+    assert_eq!(trace.metrics.disk.requests, 10);
+    assert_eq!(trace.metrics.elapsed, nanos(Duration::from_micros(95_000)));
     for (row, expected) in trace.rows.iter().zip(TRADITIONAL).take(16) {
         assert_eq!(set(&row.0), set(&words(expected)));
     }

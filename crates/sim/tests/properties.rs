@@ -7,8 +7,8 @@ use sim::future::Pos;
 use sim::policy::{optimal, Fetch, Policy, PolicyInfo};
 use sim::trace::Reference;
 use sim::{
-    find, run_future, run_stream, Future, Metrics, ReferenceTime, RunSetup, SimError, Timing,
-    POLICIES,
+    find, reference_policies, run_future, run_stream, Future, Metrics, ReferenceTime, RunSetup,
+    SimError, Timing,
 };
 
 fn run(policy: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metrics {
@@ -44,7 +44,7 @@ proptest! {
     fn streamed_and_in_memory_runs_agree(s in string(80, 12), k in 1usize..8, f in 1u64..20) {
         let future = Future::from_blocks(&s);
         let setup = RunSetup::simplified(k, f);
-        for policy in POLICIES.iter().filter(|p| !p.needs_future) {
+        for policy in reference_policies().filter(|p| !p.needs_future) {
             let stream = s.iter().map(|&block| Ok(Reference { block, think: None }));
             prop_assert_eq!(run_stream(policy, stream, &setup).unwrap(), run_future(policy, &future, &setup).unwrap());
         }
@@ -87,7 +87,7 @@ proptest! {
     #[test]
     fn elapsed_between_max_and_sum_of_reference_and_fetch_time(s in string(80, 12), k in 1usize..8, f in 1u64..20) {
         let n = s.len() as u64;
-        for policy in POLICIES.iter().filter(|p| p.name != "optimal") {
+        for policy in reference_policies().filter(|p| p.name != "optimal") {
             let m = run(policy.name, &s, k, f);
             prop_assert!(m.elapsed >= n.max(f * m.fetches()), "{}: {:?}", policy.name, m);
             prop_assert!(m.elapsed <= n + f * m.fetches(), "{}: {:?}", policy.name, m);
@@ -102,7 +102,7 @@ proptest! {
     fn elapsed_approaches_n_as_fetch_time_vanishes(s in string(60, 12), k in 1usize..8) {
         let future = Future::from_blocks(&s);
         let n = s.len() as u64;
-        for policy in POLICIES.iter().filter(|p| p.name != "optimal") {
+        for policy in reference_policies().filter(|p| p.name != "optimal") {
             let mut previous = u64::MAX;
             for f in [100, 10, 1] {
                 let setup = RunSetup { timing: Timing { reference: ReferenceTime::Uniform(1000), ..Timing::simplified(f) }, ..RunSetup::simplified(k, f) };
@@ -133,7 +133,7 @@ proptest! {
         prop_assert_eq!(run("conservative").fetches(), run("opt-demand").fetches());
         prop_assert_eq!(run("lru-sensible").fetches(), run("lru-demand").fetches());
         prop_assert!(run("aggressive").fetches() <= run("lru-demand").fetches());
-        for policy in POLICIES.iter().filter(|p| p.name != "optimal") {
+        for policy in reference_policies().filter(|p| p.name != "optimal") {
             let m = run(policy.name);
             prop_assert!(m.elapsed <= n + f * m.fetches(), "{}: {:?}", policy.name, m);
             prop_assert!(m.elapsed >= n.max(f * m.fetches() / depth as u64), "{}: {:?}", policy.name, m);
@@ -159,7 +159,7 @@ proptest! {
         };
         let opt = optimal::search(&future, k, &dense, future.distinct(), f).unwrap().elapsed;
         prop_assert_eq!(run("optimal"), opt);
-        for policy in POLICIES.iter().filter(|p| p.name != "optimal") {
+        for policy in reference_policies().filter(|p| p.name != "optimal") {
             prop_assert!(run(policy.name) >= opt, "{} beat the optimum", policy.name);
         }
         let (aggressive, conservative) = (run("aggressive") as f64, run("conservative") as f64);

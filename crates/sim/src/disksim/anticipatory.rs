@@ -307,7 +307,7 @@ mod tests {
             simulate(&workload, &spec).unwrap()
         };
         let (fifo, antic) = (time("fifo"), time("anticipatory"));
-        assert!(antic.avg_seek_bytes() < fifo.avg_seek_bytes() / 50.0);
+        assert!(antic.disk.avg_seek_bytes() < fifo.disk.avg_seek_bytes() / 50.0);
         assert!(
             antic.elapsed * 3 < fifo.elapsed,
             "{:?} vs {:?}",

@@ -17,11 +17,12 @@ use disk::{DiskModel, Request};
 use rustc_hash::FxHashMap;
 
 use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
-use super::metrics::DiskMetrics;
 use super::prefetch::{prefetcher_from, Access, FetchRange, PrefetchSetup, Prefetcher};
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
-use super::spec::{PolicySpec, SpecError};
-use super::workload::{DiskBlock, FileBlock, OutOfLayout, Workload};
+use super::spec::PolicySpec;
+use super::workload::{DiskBlock, FileBlock, Workload};
+use crate::metrics::{nanos, Metrics, Requests};
+use crate::SimError;
 
 /// Settings of the engine itself (policies and disk are passed separately).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,23 +50,6 @@ impl EngineConfig {
     }
 }
 
-/// A run that could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// A reference is outside the layout.
-    #[error(transparent)]
-    Layout(#[from] OutOfLayout),
-    /// A policy name or option is wrong.
-    #[error(transparent)]
-    Spec(#[from] SpecError),
-    /// The disk model or scheduler name is wrong.
-    #[error(transparent)]
-    Disk(#[from] disk::Error),
-    /// A setting is out of range.
-    #[error("invalid setting: {0}")]
-    Config(String),
-}
-
 /// Everything a run is built from, by name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunSpec {
@@ -82,7 +66,7 @@ pub struct RunSpec {
 }
 
 /// Builds the policies, scheduler and disk named by `spec` and runs `workload`.
-pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<DiskMetrics, EngineError> {
+pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<Metrics, SimError> {
     let geometry = CacheGeometry {
         capacity: spec.config.cache_blocks,
         block_size: workload.layout.block_size,
@@ -144,10 +128,10 @@ pub fn run(
     config: EngineConfig,
     parts: Parts<'_>,
     observe: &mut dyn FnMut(Observed<'_>),
-) -> Result<DiskMetrics, EngineError> {
+) -> Result<Metrics, SimError> {
     workload.validate()?;
     if config.cache_blocks == 0 || config.max_request_blocks == 0 {
-        return Err(EngineError::Config(
+        return Err(SimError::Config(
             "cache and maximum request size must be at least one block".into(),
         ));
     }
@@ -155,7 +139,7 @@ pub fn run(
     engine.start();
     while let Some(Reverse((now, kind, who))) = engine.events.pop() {
         if let Some(limit) = config.time_limit.filter(|&limit| now >= limit) {
-            engine.metrics.elapsed = limit;
+            engine.metrics.elapsed = nanos(limit);
             break;
         }
         match kind {
@@ -164,7 +148,7 @@ pub fn run(
             _ => engine.reference(now, who as usize, observe),
         }
     }
-    Ok(engine.metrics)
+    Ok(engine.finish())
 }
 
 const COMPLETION: u8 = 0;
@@ -208,7 +192,7 @@ struct Engine<'w, 'p> {
     timer: Option<Duration>,
     last_end: Option<u64>,
     next_request: u64,
-    metrics: DiskMetrics,
+    metrics: Metrics,
 }
 
 impl<'w, 'p> Engine<'w, 'p> {
@@ -226,9 +210,12 @@ impl<'w, 'p> Engine<'w, 'p> {
             timer: None,
             last_end: None,
             next_request: 0,
-            metrics: DiskMetrics {
-                block_size: workload.layout.block_size,
-                ..DiskMetrics::default()
+            metrics: Metrics {
+                disk: Requests {
+                    block_size: workload.layout.block_size,
+                    ..Requests::default()
+                },
+                ..Metrics::default()
             },
         }
     }
@@ -299,6 +286,7 @@ impl<'w, 'p> Engine<'w, 'p> {
     ) -> (bool, Option<u64>) {
         let Some(entry) = self.cache.get_mut(&disk_block) else {
             self.metrics.misses += 1;
+            self.metrics.demand_fetches += 1;
             return (false, None);
         };
         let touch = Touch {
@@ -308,7 +296,10 @@ impl<'w, 'p> Engine<'w, 'p> {
         };
         entry.unused_prefetch = false;
         match entry.pending {
-            Some(_) => self.metrics.inflight_hits += 1,
+            Some(_) => {
+                self.metrics.misses += 1;
+                self.metrics.inflight_hits += 1;
+            }
             None => self.metrics.hits += 1,
         }
         let pending = entry.pending;
@@ -327,7 +318,7 @@ impl<'w, 'p> Engine<'w, 'p> {
                 .push(Reverse((ready + step.think, STREAM, stream as u64))),
             None => {
                 self.active -= 1;
-                self.metrics.elapsed = self.metrics.elapsed.max(ready);
+                self.metrics.elapsed = self.metrics.elapsed.max(nanos(ready));
                 self.parts.prefetcher.on_stream_end(stream);
             }
         }
@@ -454,7 +445,7 @@ impl<'w, 'p> Engine<'w, 'p> {
     fn remove_dropped(&mut self, disk_block: DiskBlock) {
         if self.parts.replacement.remove(disk_block) {
             if let Some(entry) = self.cache.remove(&disk_block) {
-                self.metrics.prefetched_unused += u64::from(entry.unused_prefetch);
+                self.metrics.unused_prefetches += u64::from(entry.unused_prefetch);
             }
         }
     }
@@ -467,7 +458,7 @@ impl<'w, 'p> Engine<'w, 'p> {
             };
             if let Some(entry) = self.cache.remove(&victim) {
                 if entry.unused_prefetch {
-                    self.metrics.prefetched_unused += 1;
+                    self.metrics.unused_prefetches += 1;
                 }
                 self.parts
                     .prefetcher
@@ -499,7 +490,7 @@ impl<'w, 'p> Engine<'w, 'p> {
         let seek = self.last_end.map(|end| end.abs_diff(request.addr));
         self.last_end = Some(request.end());
         let blocks = request.len / self.workload.layout.block_size;
-        self.metrics.note_request(blocks, seek, service);
+        self.metrics.disk.note(blocks, seek, nanos(service));
         self.parts.prefetcher.on_served(&request, seek);
         self.busy_slots += 1;
         self.events
@@ -533,11 +524,21 @@ impl<'w, 'p> Engine<'w, 'p> {
             .completed(&done.request, done.issuer, now);
         for stream in done.waiters {
             if let Some(since) = self.streams[stream].waiting_since.take() {
-                self.metrics.stall += now - since;
+                self.metrics.stall += nanos(now - since);
             }
             self.advance(stream, now);
         }
         self.kick_disk(now);
+    }
+
+    /// The counters of the run: every block read that was not a demand block was prefetched.
+    fn finish(mut self) -> Metrics {
+        self.metrics.prefetches = self
+            .metrics
+            .disk
+            .blocks_fetched
+            .saturating_sub(self.metrics.demand_fetches);
+        self.metrics
     }
 }
 

@@ -58,7 +58,7 @@
 //! * Replacement: [`replace::clock`] (CLOCK, the papers' "LRU"), [`replace::lru`] (strict LRU,
 //!   DULO Table 1's drawing), [`replace::dulo`] (DULO), and CPEM's prefetch cache
 //!   ([`prefetch::cpem`], TR840 s4).
-//! * Prefetchers: [`prefetch::none`], [`prefetch::readahead`] (Linux), [`prefetch::aggressive`]
+//! * Prefetchers: [`prefetch::none`], [`prefetch::readahead`] (Linux), [`prefetch::ap`]
 //!   and [`prefetch::competitive`] (TR840), [`prefetch::reorder`] (libprefetch's s3 benchmark)
 //!   and [`prefetch::planner`] (the live library's `plan::Planner`).
 //! * Schedulers: the `disk` crate's (fifo, clook, sstf, deadline) and [`anticipatory`].
@@ -72,7 +72,6 @@ pub mod anticipatory;
 pub mod engine;
 pub mod experiments;
 pub mod iosched;
-pub mod metrics;
 pub mod microbench;
 pub mod prefetch;
 pub mod replace;
@@ -82,8 +81,7 @@ pub mod workload;
 
 pub use engine::{run, EngineConfig};
 pub use iosched::{Dispatch, IoScheduler, Plain};
-pub use metrics::DiskMetrics;
 pub use prefetch::{Access, FetchRange, Prefetcher};
 pub use replace::{Replacement, Touch};
-pub use spec::{PolicySpec, SpecError};
+pub use spec::PolicySpec;
 pub use workload::{DiskBlock, FileBlock, Layout, Step, Workload};

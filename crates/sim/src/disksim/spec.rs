@@ -7,6 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::SimError;
+
 /// A policy name and its options.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PolicySpec {
@@ -15,34 +17,13 @@ pub struct PolicySpec {
     options: BTreeMap<String, String>,
 }
 
-/// A malformed or unknown policy name or option.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum SpecError {
-    /// No policy of that name is registered.
-    #[error("unknown policy `{name}` (known: {known})")]
-    Unknown {
-        /// The name as given.
-        name: String,
-        /// The registered names.
-        known: String,
-    },
-    /// An option is not `key=value`, is not known to the policy, or has a bad value.
-    #[error("policy `{spec}`: {reason}")]
-    BadOption {
-        /// The whole spec as given.
-        spec: String,
-        /// What is wrong.
-        reason: String,
-    },
-}
-
 impl PolicySpec {
     /// The constructor registered under this spec's name in `table` (rows of name, summary,
     /// constructor), or an error listing the registered names.
-    pub fn lookup<'t, C>(&self, table: &'t [(&str, &str, C)]) -> Result<&'t C, SpecError> {
+    pub fn lookup<'t, C>(&self, table: &'t [(&str, &str, C)]) -> Result<&'t C, SimError> {
         match table.iter().find(|(name, _, _)| *name == self.name) {
             Some((_, _, build)) => Ok(build),
-            None => Err(SpecError::Unknown {
+            None => Err(SimError::UnknownPolicy {
                 name: self.name.clone(),
                 known: table
                     .iter()
@@ -54,7 +35,7 @@ impl PolicySpec {
     }
 
     /// Parses `name` or `name:key=value,...`.
-    pub fn parse(text: &str) -> Result<PolicySpec, SpecError> {
+    pub fn parse(text: &str) -> Result<PolicySpec, SimError> {
         let (name, rest) = text.split_once(':').unwrap_or((text, ""));
         let mut options = BTreeMap::new();
         for item in rest.split(',').filter(|s| !s.is_empty()) {
@@ -78,7 +59,7 @@ impl PolicySpec {
     }
 
     /// Fails if an option outside `allowed` was given.
-    pub fn only(&self, allowed: &[&str]) -> Result<(), SpecError> {
+    pub fn only(&self, allowed: &[&str]) -> Result<(), SimError> {
         match self.options.keys().find(|k| !allowed.contains(&k.as_str())) {
             Some(key) => Err(bad(
                 &self.to_string(),
@@ -89,7 +70,7 @@ impl PolicySpec {
     }
 
     /// A count option, or `default` when absent.
-    pub fn count(&self, key: &str, default: u64) -> Result<u64, SpecError> {
+    pub fn count(&self, key: &str, default: u64) -> Result<u64, SimError> {
         match self.options.get(key) {
             None => Ok(default),
             Some(v) => v
@@ -106,7 +87,7 @@ impl PolicySpec {
     }
 
     /// A size option in bytes (suffixes K, M, G), or `default` when absent.
-    pub fn bytes(&self, key: &str, default: u64) -> Result<u64, SpecError> {
+    pub fn bytes(&self, key: &str, default: u64) -> Result<u64, SimError> {
         match self.options.get(key) {
             None => Ok(default),
             Some(v) => parse_bytes(v)
@@ -131,8 +112,8 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
     units::parse_size(text).ok()
 }
 
-fn bad(spec: &str, reason: String) -> SpecError {
-    SpecError::BadOption {
+fn bad(spec: &str, reason: String) -> SimError {
+    SimError::BadOption {
         spec: spec.to_string(),
         reason,
     }
@@ -146,8 +127,8 @@ mod tests {
     fn parses_name_and_options() {
         let spec = PolicySpec::parse("dulo:bank=8M,evict=64M").unwrap();
         assert_eq!(spec.name, "dulo");
-        assert_eq!(spec.bytes("bank", 0), Ok(8 << 20));
-        assert_eq!(spec.bytes("other", 7), Ok(7));
+        assert_eq!(spec.bytes("bank", 0).unwrap(), 8 << 20);
+        assert_eq!(spec.bytes("other", 7).unwrap(), 7);
         assert_eq!(spec.to_string(), "dulo:bank=8M,evict=64M");
     }
 

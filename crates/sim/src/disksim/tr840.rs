@@ -38,8 +38,8 @@ use std::time::Duration;
 use plan::competitive::DiskCurves;
 use rustc_hash::FxHashSet;
 
-use super::engine::{run as run_engine, EngineConfig, EngineError, Parts};
-use super::experiments::{write_file, write_json, ExperimentError};
+use super::engine::{run as run_engine, EngineConfig, Parts};
+use super::experiments::{write_file, write_json};
 use super::iosched::io_scheduler_from_name;
 use super::microbench::{Dataset, Microbench};
 use super::prefetch::competitive::ModelCurves;
@@ -47,7 +47,9 @@ use super::prefetch::{prefetcher_from, PrefetchSetup};
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
 use super::spec::PolicySpec;
 use super::workload::{DiskBlock, Workload};
+use crate::metrics::seconds;
 use crate::report::{Panel, Series};
+use crate::SimError;
 
 /// One of the paper's four kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,7 +71,7 @@ pub const KERNELS: [Kernel; 4] = [
     },
     Kernel {
         name: "AP",
-        prefetcher: "aggressive",
+        prefetcher: "ap",
         replacement: "clock",
     },
     Kernel {
@@ -178,7 +180,7 @@ pub struct Row {
 }
 
 /// Runs every point of `config` (benchmark-major), calling `progress` after each.
-pub fn run(config: &Config, mut progress: impl FnMut(&Row)) -> Result<Vec<Row>, EngineError> {
+pub fn run(config: &Config, mut progress: impl FnMut(&Row)) -> Result<Vec<Row>, SimError> {
     let mut rows = Vec::new();
     for &bench in &config.benches {
         for &handlers in &config.concurrency {
@@ -208,7 +210,7 @@ fn run_one(
     scheduler: &str,
     workload: &Workload,
     handlers: usize,
-) -> Result<Row, EngineError> {
+) -> Result<Row, SimError> {
     let cache_blocks = config.cache_blocks(handlers);
     let ceiling = (config.memory / 4).min(cache_blocks as u64 * BLOCK);
     let replacement = kernel
@@ -242,15 +244,15 @@ fn run_one(
         model: model.as_mut(),
     };
     let m = run_engine(workload, engine, parts, &mut |_| {})?;
-    let secs = m.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+    let secs = seconds(m.elapsed).max(f64::MIN_POSITIVE);
     Ok(Row {
         bench: bench.name(),
         kernel: kernel.name,
         scheduler: scheduler.to_string(),
         concurrency: handlers,
-        throughput: m.app_bytes_per_sec() / 1e6,
-        request_kib: m.avg_request_blocks() * BLOCK as f64 / 1024.0,
-        unused_per_sec: m.prefetched_unused as f64 / secs,
+        throughput: (m.references * BLOCK) as f64 / secs / 1e6,
+        request_kib: m.disk.avg_request_blocks() * BLOCK as f64 / 1024.0,
+        unused_per_sec: m.unused_prefetches as f64 / secs,
         thrashing_per_sec: replacement.refetched as f64 / secs,
         utilisation: m.utilisation(),
         cache_mib: (cache_blocks as u64 * BLOCK) as f64 / MB as f64,
@@ -365,7 +367,7 @@ fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
 
 /// Writes `competitive.md` (the tables), `competitive.json` (the rows) and one SVG per
 /// benchmark into `out`, creating it; returns the files written.
-pub fn write(rows: &[Row], config: &Config, out: &Path) -> Result<Vec<PathBuf>, ExperimentError> {
+pub fn write(rows: &[Row], config: &Config, out: &Path) -> Result<Vec<PathBuf>, SimError> {
     let markdown = out.join("competitive.md");
     write_file(&markdown, &tables(rows, config))?;
     let json = out.join("competitive.json");

@@ -32,7 +32,10 @@ pub const INFO: PolicyInfo = PolicyInfo {
 };
 
 fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
-    Ok(Composed::boxed(Furthest::new(b.capacity), Aggressive { scan: 0 }))
+    Ok(Composed::boxed(
+        Furthest::new(b.capacity),
+        Aggressive { scan: 0 },
+    ))
 }
 
 /// The aggressive prefetch rule over MIN replacement.

@@ -1,5 +1,5 @@
-//! Prefetching and caching policies: one file each, behind the small [`Policy`] trait, listed
-//! once in [`POLICIES`].
+//! Prefetching and caching policies of Cao's engine: one file each, behind the small [`Policy`]
+//! trait, listed once in the [`catalog`](crate::catalog) (the one table of every policy).
 //!
 //! A policy answers the questions of Cao et al. section 2.1: *when* to fetch, *which* block,
 //! and *which* block to replace. The engine owns the cache and the clock and calls the policy:
@@ -18,7 +18,8 @@
 //!
 //! The engine rejects decisions the model forbids (two fetches at once, evicting a block that
 //! is not cached, overfilling the cache). Adding a policy: write `policy/NAME.rs` with a
-//! `pub const INFO: PolicyInfo` and add `NAME` to the `registry!` line below. A policy that is
+//! `pub const INFO: PolicyInfo`, declare the module below and give it its line in
+//! [`crate::catalog::CATALOG`]. A policy that is
 //! a replacement order plus a prefetch rule (the LRU and MIN families) is a
 //! `compose::Composed` of the two.
 
@@ -147,37 +148,24 @@ pub struct PolicyInfo {
     pub build: fn(&Build<'_>) -> Result<Box<dyn Policy>, SimError>,
 }
 
-/// Declares the policy modules and lists them in [`POLICIES`], in one place.
-macro_rules! registry {
-    ($($module:ident),* $(,)?) => {
-        $(pub mod $module;)*
-        /// Every policy, in the order of the paper's Figure 3 legend, then the exact optimum, then the
-        /// demand-paging baselines of cache simulators.
-        pub const POLICIES: &[PolicyInfo] = &[$($module::INFO),*];
-    };
-}
+pub mod aggressive;
+pub mod clock;
+pub mod conservative;
+pub mod fifo;
+pub mod lru_demand;
+pub mod lru_obl;
+pub mod lru_sensible;
+pub mod lru_throttled;
+pub mod opt_demand;
+pub mod opt_obl;
+pub mod optimal;
 
-registry!(
-    lru_demand,
-    opt_demand,
-    lru_obl,
-    opt_obl,
-    lru_sensible,
-    lru_throttled,
-    aggressive,
-    conservative,
-    optimal,
-    fifo,
-    clock,
-);
-
-/// The policy registered as `name`.
+/// The policy of Cao's engine registered as `name` in the [`catalog`](crate::catalog).
 pub fn find(name: &str) -> Result<&'static PolicyInfo, SimError> {
-    POLICIES.iter().find(|p| p.name == name).ok_or_else(|| {
-        let known: Vec<_> = POLICIES.iter().map(|p| p.name).collect();
-        SimError::Config(format!(
-            "unknown policy {name:?}; known: {}",
-            known.join(", ")
-        ))
-    })
+    match crate::catalog::entry(name)?.engine {
+        crate::catalog::Engine::Unit(info) => Ok(info),
+        crate::catalog::Engine::Disk { .. } => Err(SimError::Config(format!(
+            "{name} runs on the disk-timed engine, not on Cao's"
+        ))),
+    }
 }

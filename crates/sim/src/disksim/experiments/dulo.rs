@@ -25,10 +25,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::synthetic::{almost_all_random, almost_all_sequential};
-use super::{ensure_dir, mib, run_named, write_file, write_json, ExperimentError, Report};
-use crate::disksim::metrics::DiskMetrics;
+use super::{ensure_dir, mib, run_named, write_file, write_json, Report};
 use crate::disksim::workload::Workload;
+use crate::metrics::{seconds, Metrics};
 use crate::report::{self, Panel, Series};
+use crate::SimError;
 
 /// Cache sizes, as fractions of each workload's distinct blocks.
 pub const FRACTIONS: [f64; 6] = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7];
@@ -90,7 +91,7 @@ pub struct Row {
     /// Replacement policy spec.
     pub policy: String,
     /// What was measured.
-    pub metrics: DiskMetrics,
+    pub metrics: Metrics,
 }
 
 /// A workload and its footprint.
@@ -100,7 +101,7 @@ struct Named {
     distinct: usize,
 }
 
-fn workloads(traces: &Path) -> Result<Vec<Named>, ExperimentError> {
+fn workloads(traces: &Path) -> Result<Vec<Named>, SimError> {
     let mut all = Vec::new();
     for name in MIXED {
         let path = traces.join(format!("{name}.trace.gz"));
@@ -150,7 +151,7 @@ fn default_dulo(blocks: usize) -> String {
 }
 
 /// Runs the whole reproduction.
-pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
+pub fn run(setup: &Setup) -> Result<Report, SimError> {
     ensure_dir(&setup.out)?;
     let workloads = workloads(&setup.traces)?;
     let mut rows = Vec::new();
@@ -201,12 +202,7 @@ pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
     Ok(report)
 }
 
-fn run_one(
-    setup: &Setup,
-    w: &Named,
-    policy: &str,
-    cache: usize,
-) -> Result<DiskMetrics, ExperimentError> {
+fn run_one(setup: &Setup, w: &Named, policy: &str, cache: usize) -> Result<Metrics, SimError> {
     run_named(
         &w.workload,
         policy,
@@ -217,7 +213,7 @@ fn run_one(
     )
 }
 
-fn row(w: &Named, cache: usize, policy: &str, metrics: DiskMetrics) -> Row {
+fn row(w: &Named, cache: usize, policy: &str, metrics: Metrics) -> Row {
     Row {
         workload: w.name.clone(),
         cache_blocks: cache,
@@ -227,16 +223,16 @@ fn row(w: &Named, cache: usize, policy: &str, metrics: DiskMetrics) -> Row {
 }
 
 /// Relative change of DULO's time against CLOCK's (negative: DULO faster).
-fn change(clock: &DiskMetrics, dulo: &DiskMetrics) -> f64 {
-    let c = clock.elapsed.as_secs_f64();
+fn change(clock: &Metrics, dulo: &Metrics) -> f64 {
+    let c = seconds(clock.elapsed);
     if c == 0.0 {
         0.0
     } else {
-        dulo.elapsed.as_secs_f64() / c - 1.0
+        seconds(dulo.elapsed) / c - 1.0
     }
 }
 
-type Pair = (usize, DiskMetrics, DiskMetrics);
+type Pair = (usize, Metrics, Metrics);
 
 /// The cache sizes where DULO gains most and least.
 fn extreme_gaps(pairs: &[Pair]) -> (&Pair, &Pair) {
@@ -246,32 +242,26 @@ fn extreme_gaps(pairs: &[Pair]) -> (&Pair, &Pair) {
     (best, worst)
 }
 
-fn write_time_row(
-    out: &mut String,
-    w: &Named,
-    cache: usize,
-    clock: &DiskMetrics,
-    dulo: &DiskMetrics,
-) {
+fn write_time_row(out: &mut String, w: &Named, cache: usize, clock: &Metrics, dulo: &Metrics) {
     let _ = writeln!(
         out,
         "| {} | {cache} | {:.1} | {:.3} | {:.3} | {:+.1}% | {:.3} | {:.3} | {:.2} | {:.2} |",
         w.name,
         mib(cache as u64, 4096),
-        clock.elapsed.as_secs_f64(),
-        dulo.elapsed.as_secs_f64(),
+        seconds(clock.elapsed),
+        seconds(dulo.elapsed),
         change(clock, dulo) * 100.0,
         clock.found_ratio(),
         dulo.found_ratio(),
-        clock.avg_request_blocks(),
-        dulo.avg_request_blocks(),
+        clock.disk.avg_request_blocks(),
+        dulo.disk.avg_request_blocks(),
     );
 }
 
-fn write_cdf_row(out: &mut String, name: &str, cache: usize, policy: &str, m: &DiskMetrics) {
+fn write_cdf_row(out: &mut String, name: &str, cache: usize, policy: &str, m: &Metrics) {
     let _ = write!(out, "| {name} | {cache} | {policy} |");
     for size in CDF_SIZES {
-        let _ = write!(out, " {:.3} |", m.blocks_in_requests_below(size + 1));
+        let _ = write!(out, " {:.3} |", m.disk.blocks_in_requests_below(size + 1));
     }
     out.push('\n');
 }
@@ -281,9 +271,10 @@ fn panels(name: &str, disk: &str, pairs: &[Pair], best: &Pair) -> Vec<Panel> {
         name: label.to_string(),
         points: pairs.iter().map(f).collect(),
     };
-    let cdf = |label: &str, m: &DiskMetrics| Series {
+    let cdf = |label: &str, m: &Metrics| Series {
         name: label.to_string(),
         points: m
+            .disk
             .size_cdf_by_blocks()
             .into_iter()
             .map(|(size, fraction)| (size as f64, fraction))
@@ -296,8 +287,8 @@ fn panels(name: &str, disk: &str, pairs: &[Pair], best: &Pair) -> Vec<Panel> {
             x_label: "cache (MiB)".into(),
             y_label: "time (s)".into(),
             series: vec![
-                line("CLOCK", &|p| (x(p), p.1.elapsed.as_secs_f64())),
-                line("DULO", &|p| (x(p), p.2.elapsed.as_secs_f64())),
+                line("CLOCK", &|p| (x(p), seconds(p.1.elapsed))),
+                line("DULO", &|p| (x(p), seconds(p.2.elapsed))),
             ],
         },
         Panel {
@@ -323,7 +314,7 @@ fn sensitivity(
     setup: &Setup,
     workloads: &[Named],
     rows: &mut Vec<Row>,
-) -> Result<(String, String), ExperimentError> {
+) -> Result<(String, String), SimError> {
     let chosen: Vec<(&Named, usize)> = SENSITIVITY_MEMORY_MB
         .iter()
         .filter_map(|&(name, mb)| {
@@ -371,7 +362,7 @@ fn small_cache_check(
     setup: &Setup,
     workloads: &[Named],
     rows: &mut Vec<Row>,
-) -> Result<String, ExperimentError> {
+) -> Result<String, SimError> {
     let mut table = format!(
         "| workload | cache (blocks) | CLOCK | DULO, paper's rule | DULO, bank {SMALL_BANK_KB} KB + evicting {SMALL_EVICT_KB} KB |\n|---|---:|---:|---:|---:|\n"
     );
@@ -387,7 +378,7 @@ fn small_cache_check(
             let _ = write!(
                 table,
                 " {:.3} s, {:.3} |",
-                m.elapsed.as_secs_f64(),
+                seconds(m.elapsed),
                 m.found_ratio()
             );
             if policy == small {
@@ -420,13 +411,13 @@ fn sensitivity_cell(
     bank_kb: u64,
     evict_kb: u64,
     rows: &mut Vec<Row>,
-) -> Result<String, ExperimentError> {
+) -> Result<String, SimError> {
     if (bank_kb + evict_kb) / 4 > cache as u64 {
         return Ok("-".into());
     }
     let spec = dulo_spec(bank_kb, evict_kb);
     let m = run_one(setup, w, &spec, cache)?;
-    let cell = format!("{:.3}", m.elapsed.as_secs_f64());
+    let cell = format!("{:.3}", seconds(m.elapsed));
     rows.push(row(w, cache, &spec, m));
     Ok(cell)
 }

@@ -18,10 +18,11 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::{ensure_dir, run_named, write_file, write_json, ExperimentError, Report};
-use crate::disksim::metrics::DiskMetrics;
+use super::{ensure_dir, run_named, write_file, write_json, Report};
 use crate::disksim::workload::{Layout, Step, Workload};
+use crate::metrics::{seconds, Metrics};
 use crate::report::{self, Panel, Series};
+use crate::SimError;
 
 /// File size and number of reads, in 4 KiB pages.
 pub const PAGES: u64 = 65_536;
@@ -65,7 +66,7 @@ pub struct Row {
     /// page needed).
     pub sweep: String,
     /// What was measured.
-    pub metrics: DiskMetrics,
+    pub metrics: Metrics,
 }
 
 /// 2N(K-1)/K(K+1) pages (s3.5), for K >= 2.
@@ -93,7 +94,7 @@ fn run_one(
     buffer_kb: u64,
     infill_kb: u64,
     sweep: &str,
-) -> Result<Row, ExperimentError> {
+) -> Result<Row, SimError> {
     let prefetcher = match sweep {
         "planner" => format!("planner:buffer={buffer_kb}K,infill={infill_kb}K,schedule=window"),
         _ => format!("reorder:buffer={buffer_kb}K,infill={infill_kb}K,sweep={sweep}"),
@@ -109,7 +110,7 @@ fn run_one(
 }
 
 /// Runs Figures 2 and 3.
-pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
+pub fn run(setup: &Setup) -> Result<Report, SimError> {
     ensure_dir(&setup.out)?;
     let workload = random_reads(2009);
     let mut rows = Vec::new();
@@ -127,15 +128,15 @@ pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
         let _ = writeln!(
             fig2,
             "| {kb} | {:.2} | {:.1} | {formula} | {} | {:.2} | {:.1} | {:.2} | {:.1} |",
-            m.elapsed.as_secs_f64(),
-            m.avg_seek_bytes() / 1024.0,
-            m.requests,
-            across.metrics.elapsed.as_secs_f64(),
-            across.metrics.avg_seek_bytes() / 1024.0,
-            live.metrics.elapsed.as_secs_f64(),
-            live.metrics.avg_seek_bytes() / 1024.0,
+            seconds(m.elapsed),
+            m.disk.avg_seek_bytes() / 1024.0,
+            m.disk.requests,
+            seconds(across.metrics.elapsed),
+            across.metrics.disk.avg_seek_bytes() / 1024.0,
+            seconds(live.metrics.elapsed),
+            live.metrics.disk.avg_seek_bytes() / 1024.0,
         );
-        fig2_points.push((kb, m.elapsed.as_secs_f64(), m.avg_seek_bytes() / 1024.0));
+        fig2_points.push((kb, seconds(m.elapsed), m.disk.avg_seek_bytes() / 1024.0));
         rows.push(per_buffer);
         rows.push(across);
         rows.push(live);
@@ -162,12 +163,12 @@ pub fn run(setup: &Setup) -> Result<Report, ExperimentError> {
             let _ = write!(
                 fig3,
                 " {:.2} | {:.0} |",
-                m.elapsed.as_secs_f64(),
-                (m.blocks_fetched * 4096) as f64 / f64::from(1 << 20)
+                seconds(m.elapsed),
+                (m.disk.blocks_fetched * 4096) as f64 / f64::from(1 << 20)
             );
             fig3_series[i]
                 .points
-                .push((((infill + 1) as f64).log2(), m.elapsed.as_secs_f64()));
+                .push((((infill + 1) as f64).log2(), seconds(m.elapsed)));
             rows.push(row);
         }
         fig3.push('\n');
@@ -245,13 +246,13 @@ fn find<'a>(rows: &'a [Row], buffer_kb: u64, infill_kb: u64, sweep: &str) -> Opt
 /// The `docs/repro.md` section: the paper's findings point by point, then ours.
 fn section(setup: &Setup, rows: &[Row], tables: &str) -> String {
     let secs = |b: u64, i: u64| {
-        find(rows, b, i, "buffer").map_or(f64::NAN, |r| r.metrics.elapsed.as_secs_f64())
+        find(rows, b, i, "buffer").map_or(f64::NAN, |r| seconds(r.metrics.elapsed))
     };
     let seek_kb = |b: u64| {
-        find(rows, b, 0, "buffer").map_or(f64::NAN, |r| r.metrics.avg_seek_bytes() / 1024.0)
+        find(rows, b, 0, "buffer").map_or(f64::NAN, |r| r.metrics.disk.avg_seek_bytes() / 1024.0)
     };
-    let planner_seek =
-        find(rows, 18_432, 0, "planner").map_or(f64::NAN, |r| r.metrics.avg_seek_bytes() / 1024.0);
+    let planner_seek = find(rows, 18_432, 0, "planner")
+        .map_or(f64::NAN, |r| r.metrics.disk.avg_seek_bytes() / 1024.0);
     let best_infill = |b: u64| {
         INFILL_KB
             .iter()
@@ -321,6 +322,6 @@ trade the paper does not measure (tested: `the_live_planner_pays_one_random_seek
         h2 = secs(384, 2048),
         h16 = secs(384, 16_384),
         live = (planner_seek / seek_kb(18_432) - 1.0) * 100.0,
-        lt = find(rows, 18_432, 0, "planner").map_or(f64::NAN, |r| r.metrics.elapsed.as_secs_f64()),
+        lt = find(rows, 18_432, 0, "planner").map_or(f64::NAN, |r| seconds(r.metrics.elapsed)),
     )
 }

@@ -11,11 +11,11 @@ pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 
-use super::engine::{simulate, EngineConfig, EngineError, RunSpec};
-use super::metrics::DiskMetrics;
-use super::spec::{PolicySpec, SpecError};
+use super::engine::{simulate, EngineConfig, RunSpec};
+use super::spec::PolicySpec;
 use super::workload::Workload;
-use crate::{SimError, TraceError};
+use crate::metrics::Metrics;
+use crate::SimError;
 
 /// What a reproduction produced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -28,34 +28,6 @@ pub struct Report {
     pub files: Vec<PathBuf>,
 }
 
-/// A reproduction that could not finish.
-#[derive(Debug, thiserror::Error)]
-pub enum ExperimentError {
-    /// A run could not be built.
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-    /// A trace could not be read.
-    #[error(transparent)]
-    Trace(#[from] TraceError),
-    /// A figure could not be drawn.
-    #[error(transparent)]
-    Sim(#[from] SimError),
-    /// An output file could not be written.
-    #[error("{path}: {message}")]
-    Output {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        message: String,
-    },
-}
-
-impl From<SpecError> for ExperimentError {
-    fn from(e: SpecError) -> Self {
-        ExperimentError::Engine(EngineError::Spec(e))
-    }
-}
-
 /// Runs `workload` with the named policies on the named disk and scheduler.
 pub fn run_named(
     workload: &Workload,
@@ -64,7 +36,7 @@ pub fn run_named(
     scheduler: &str,
     disk: &str,
     cache_blocks: usize,
-) -> Result<DiskMetrics, ExperimentError> {
+) -> Result<Metrics, SimError> {
     let spec = RunSpec {
         replacement: PolicySpec::parse(replacement)?,
         prefetcher: PolicySpec::parse(prefetcher)?,
@@ -72,20 +44,20 @@ pub fn run_named(
         disk: disk.to_string(),
         config: EngineConfig::with_cache(cache_blocks),
     };
-    Ok(simulate(workload, &spec)?)
+    simulate(workload, &spec)
 }
 
 /// Creates the output directory `dir`.
-pub fn ensure_dir(dir: &Path) -> Result<(), ExperimentError> {
-    std::fs::create_dir_all(dir).map_err(|e| ExperimentError::Output {
+pub fn ensure_dir(dir: &Path) -> Result<(), SimError> {
+    std::fs::create_dir_all(dir).map_err(|e| SimError::Output {
         path: dir.to_path_buf(),
         message: e.to_string(),
     })
 }
 
 /// Writes `text` to `path`, creating its directory.
-pub fn write_file(path: &Path, text: &str) -> Result<(), ExperimentError> {
-    let failed = |e: std::io::Error| ExperimentError::Output {
+pub fn write_file(path: &Path, text: &str) -> Result<(), SimError> {
+    let failed = |e: std::io::Error| SimError::Output {
         path: path.to_path_buf(),
         message: e.to_string(),
     };
@@ -96,8 +68,8 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), ExperimentError> {
 }
 
 /// Writes `rows` to `path` as pretty-printed JSON.
-pub fn write_json(path: &Path, rows: &impl serde::Serialize) -> Result<(), ExperimentError> {
-    let encoded = serde_json::to_string_pretty(rows).map_err(|e| ExperimentError::Output {
+pub fn write_json(path: &Path, rows: &impl serde::Serialize) -> Result<(), SimError> {
+    let encoded = serde_json::to_string_pretty(rows).map_err(|e| SimError::Output {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
@@ -106,12 +78,12 @@ pub fn write_json(path: &Path, rows: &impl serde::Serialize) -> Result<(), Exper
 
 /// Replaces the section `## heading` of the Markdown file `doc` (up to the next `## ` heading)
 /// with `body`, or appends it; other sections are left byte for byte.
-pub fn write_section(doc: &Path, heading: &str, body: &str) -> Result<(), ExperimentError> {
+pub fn write_section(doc: &Path, heading: &str, body: &str) -> Result<(), SimError> {
     let old = match std::fs::read_to_string(doc) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => {
-            return Err(ExperimentError::Output {
+            return Err(SimError::Output {
                 path: doc.to_path_buf(),
                 message: e.to_string(),
             })

@@ -2,7 +2,7 @@
 //! from 16 blocks, doubling, up to the competitive depth `S_p = C_switch x R_tr` of the disk
 //! model (TR840 s3; the depth itself is `plan::competitive`, shared with the live library).
 //!
-//! # Windows (shared with AP, [`super::aggressive`])
+//! # Windows (shared with AP, [`super::ap`])
 //! Each stream keeps, for each of the files it reads, a *current* and an *ahead* window, as
 //! Linux 2.6.3 does (TR840 s2.2):
 //!
@@ -36,8 +36,9 @@ use plan::competitive::{CompetitiveDepth, DiskCurves, SlowStart};
 use rustc_hash::FxHashMap;
 
 use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
-use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::{FileBlock, Layout};
+use crate::SimError;
 
 /// Files per stream whose windows are remembered.
 const FILES_PER_STREAM: usize = 2;
@@ -414,9 +415,9 @@ impl Prefetcher for Competitive {
 }
 
 /// Registry constructor (no options): the depth comes from the run's disk model.
-pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
+pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
     spec.only(&[])?;
-    let curves = ModelCurves::from_spec(setup.disk).map_err(|reason| SpecError::BadOption {
+    let curves = ModelCurves::from_spec(setup.disk).map_err(|reason| SimError::BadOption {
         spec: spec.to_string(),
         reason,
     })?;
@@ -540,14 +541,14 @@ mod tests {
         let rate = curves.transfer_rate(pad * PAGE);
         let switch = curves.average_seek() + curves.rotational_delay();
         let optimum = (blocks * PAGE) as f64 / rate + switch.as_secs_f64();
-        (metrics.disk_busy.as_secs_f64(), 2.0 * optimum)
+        (crate::metrics::seconds(metrics.disk.busy), 2.0 * optimum)
     }
 
     /// The bound can fail: AP's 256-block windows waste more than a switch's worth of transfer
     /// on a 241-block stream (it fetches 752 blocks).
     #[test]
     fn aggressive_depth_breaks_the_bound() {
-        let (busy, bound) = single_stream("aggressive", 241);
+        let (busy, bound) = single_stream("ap", 241);
         assert!(busy > bound, "{busy} <= {bound}");
     }
 

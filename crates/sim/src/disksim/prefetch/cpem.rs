@@ -43,8 +43,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::disksim::replace::clock::Clock;
 use crate::disksim::replace::{CacheGeometry, Replacement, Touch};
-use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::DiskBlock;
+use crate::SimError;
 
 /// Initial ceiling, percent of the cache.
 pub const INITIAL_CEILING_PERCENT: u64 = 25;
@@ -500,7 +501,7 @@ impl Replacement for Cpem {
 
 /// Registry constructor; options `ceiling` (initial, bytes), `unit` (bytes), `threshold`
 /// (percent), `region` (bytes).
-pub fn build(spec: &PolicySpec, cache: CacheGeometry) -> Result<Box<dyn Replacement>, SpecError> {
+pub fn build(spec: &PolicySpec, cache: CacheGeometry) -> Result<Box<dyn Replacement>, SimError> {
     spec.only(&["ceiling", "unit", "threshold", "region"])?;
     let page = cache.block_size.max(1);
     let paper = CpemConfig::paper(cache.capacity as u64, page);

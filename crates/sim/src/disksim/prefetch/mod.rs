@@ -6,7 +6,7 @@
 //! order they should be queued. The engine drops blocks already cached or in flight, so a
 //! prefetcher may be generous; it turns each range into requests of consecutive blocks.
 
-pub mod aggressive;
+pub mod ap;
 pub mod competitive;
 pub mod cpem;
 pub mod none;
@@ -18,8 +18,9 @@ use std::time::Duration;
 
 use plan::{Entry, PageKey};
 
-use super::spec::{PolicySpec, SpecError};
+use super::spec::PolicySpec;
 use super::workload::{FileBlock, Step, Workload};
+use crate::SimError;
 
 /// One reference as the prefetcher sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,7 +60,7 @@ pub trait Prefetcher {
     /// A stream issued its last reference.
     fn on_stream_end(&mut self, _stream: usize) {}
     /// The disk started serving `request`; `seek_bytes` is its distance from the end of the
-    /// previous request (as in [`super::DiskMetrics`]), `None` for the first.
+    /// previous request (as in [`crate::metrics::Requests`]), `None` for the first.
     fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
     /// Called right after [`Prefetcher::on_access`]: blocks the prefetcher no longer needs and
     /// wants dropped from the cache now (libprefetch's DONTNEED of the previous round). The
@@ -83,15 +84,15 @@ pub struct PrefetchSetup<'a> {
 }
 
 /// Builds a prefetcher from its spec and the run's setup.
-pub type PrefetcherCtor = fn(&PolicySpec, &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError>;
+pub type PrefetcherCtor = fn(&PolicySpec, &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError>;
 
 /// The registered prefetchers: name, one-line description, constructor.
 pub const PREFETCHERS: &[(&str, &str, PrefetcherCtor)] = &[
     ("none", "demand fetching only", none::build),
     (
-        "aggressive",
+        "ap",
         "AP: windows doubling 16 -> 256 blocks (TR840 s5.2)",
-        aggressive::build,
+        ap::build,
     ),
     (
         "competitive",
@@ -119,7 +120,7 @@ pub const PREFETCHERS: &[(&str, &str, PrefetcherCtor)] = &[
 pub fn prefetcher_from(
     spec: &PolicySpec,
     setup: &PrefetchSetup,
-) -> Result<Box<dyn Prefetcher>, SpecError> {
+) -> Result<Box<dyn Prefetcher>, SimError> {
     spec.lookup(PREFETCHERS)?(spec, setup)
 }
 

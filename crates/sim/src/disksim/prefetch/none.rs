@@ -1,7 +1,8 @@
 //! No prefetching: only demand misses reach the disk. The baseline of every comparison.
 
 use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
-use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::spec::PolicySpec;
+use crate::SimError;
 
 /// Fetches nothing beyond the demand block.
 #[derive(Debug, Default)]
@@ -14,7 +15,7 @@ impl Prefetcher for NoPrefetch {
 }
 
 /// Registry constructor (no options).
-pub fn build(spec: &PolicySpec, _setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
+pub fn build(spec: &PolicySpec, _setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
     spec.only(&[])?;
     Ok(Box::new(NoPrefetch))
 }

@@ -19,8 +19,9 @@
 use plan::{Mode, PageRange, Planner, PlannerConfig, Schedule};
 
 use super::{access_list, page_key, Access, FetchRange, PrefetchSetup, Prefetcher};
-use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::Step;
+use crate::SimError;
 
 /// One planner per stream.
 #[derive(Debug)]
@@ -90,10 +91,10 @@ impl Prefetcher for LivePlanner {
 /// `conservative`; default the live library's), `batch` (reads between rounds; default 1/64 of
 /// the budget) and `reserve` (conservative: pages fetched ahead of MIN's replacements; default
 /// 1/8 of the budget).
-pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
+pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
     spec.only(&["buffer", "infill", "schedule", "batch", "reserve"])?;
     let schedule_name = spec.text("schedule", Schedule::default().name());
-    let schedule = Schedule::from_name(&schedule_name).ok_or_else(|| SpecError::BadOption {
+    let schedule = Schedule::from_name(&schedule_name).ok_or_else(|| SimError::BadOption {
         spec: spec.to_string(),
         reason: format!(
             "unknown schedule `{schedule_name}` (use window, aggressive or conservative)"

@@ -24,7 +24,8 @@
 use rustc_hash::FxHashMap;
 
 use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
-use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::spec::PolicySpec;
+use crate::SimError;
 
 /// A window `[start, start + len)` of file blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,7 +132,7 @@ impl Prefetcher for ReadAhead {
 }
 
 /// Registry constructor: options `init` (blocks, default 16) and `max` (blocks, default 32).
-pub fn build(spec: &PolicySpec, _setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
+pub fn build(spec: &PolicySpec, _setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
     spec.only(&["init", "max"])?;
     Ok(Box::new(ReadAhead::new(
         spec.count("init", 16)?,

@@ -35,8 +35,9 @@ use plan::ranges::{clook_from, merge_with_infill, stale_pages, PageRange};
 use plan::{AccessList, Mode, PageKey, Window};
 
 use super::{access_list, Access, FetchRange, PrefetchSetup, Prefetcher};
-use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::Step;
+use crate::SimError;
 
 /// One stream's access list and round state.
 #[derive(Debug)]
@@ -158,7 +159,7 @@ fn to_fetch(range: &PageRange) -> FetchRange {
 /// Registry constructor: options `buffer` (bytes, default half the cache), `infill` (bytes,
 /// default 0, the paper's Figure 2 setting; the live library uses 32K) and `sweep` (`buffer`,
 /// the default, or `continuous`).
-pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
+pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
     spec.only(&["buffer", "infill", "sweep"])?;
     let block = setup.workload.layout.block_size.max(1);
     let half_cache = (setup.cache_blocks as u64 / 2).max(1) * block;
@@ -166,7 +167,7 @@ pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetc
         "buffer" => Sweep::Buffer,
         "continuous" => Sweep::Continuous,
         other => {
-            return Err(SpecError::BadOption {
+            return Err(SimError::BadOption {
                 spec: spec.to_string(),
                 reason: format!("sweep `{other}` is not `buffer` or `continuous`"),
             })

@@ -15,8 +15,9 @@ use std::time::Duration;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{CacheGeometry, Replacement, Touch};
-use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::DiskBlock;
+use crate::SimError;
 
 /// The CLOCK stack: `stack.front()` is the bottom. Removal is lazy: an entry of the stack is
 /// live only while `live` maps its block to the entry's insertion number.
@@ -72,7 +73,7 @@ impl Replacement for Clock {
 }
 
 /// Registry constructor (no options).
-pub fn build(spec: &PolicySpec, _cache: CacheGeometry) -> Result<Box<dyn Replacement>, SpecError> {
+pub fn build(spec: &PolicySpec, _cache: CacheGeometry) -> Result<Box<dyn Replacement>, SimError> {
     spec.only(&[])?;
     Ok(Box::new(Clock::default()))
 }

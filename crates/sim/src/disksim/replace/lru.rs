@@ -11,8 +11,9 @@ use std::time::Duration;
 use rustc_hash::FxHashMap;
 
 use super::{CacheGeometry, Replacement, Touch};
-use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::DiskBlock;
+use crate::SimError;
 
 /// Blocks ordered by the time of their last use.
 #[derive(Debug, Default)]
@@ -60,7 +61,7 @@ impl Replacement for Lru {
 }
 
 /// Registry constructor (no options).
-pub fn build(spec: &PolicySpec, _cache: CacheGeometry) -> Result<Box<dyn Replacement>, SpecError> {
+pub fn build(spec: &PolicySpec, _cache: CacheGeometry) -> Result<Box<dyn Replacement>, SimError> {
     spec.only(&[])?;
     Ok(Box::new(Lru::default()))
 }

@@ -12,8 +12,9 @@ pub mod lru;
 
 use std::time::Duration;
 
-use super::spec::{PolicySpec, SpecError};
+use super::spec::PolicySpec;
 use super::workload::DiskBlock;
+use crate::SimError;
 
 /// Who touched a block, when, and how (arguments of [`Replacement::on_hit`] and
 /// [`Replacement::on_insert`]).
@@ -65,8 +66,7 @@ pub struct CacheGeometry {
 }
 
 /// Builds a policy from its spec (options already parsed) and the cache geometry.
-pub type ReplacementCtor =
-    fn(&PolicySpec, CacheGeometry) -> Result<Box<dyn Replacement>, SpecError>;
+pub type ReplacementCtor = fn(&PolicySpec, CacheGeometry) -> Result<Box<dyn Replacement>, SimError>;
 
 /// The registered replacement policies: name, one-line description, constructor.
 pub const REPLACEMENTS: &[(&str, &str, ReplacementCtor)] = &[
@@ -92,6 +92,6 @@ pub const REPLACEMENTS: &[(&str, &str, ReplacementCtor)] = &[
 pub fn replacement_from(
     spec: &PolicySpec,
     geometry: CacheGeometry,
-) -> Result<Box<dyn Replacement>, SpecError> {
+) -> Result<Box<dyn Replacement>, SimError> {
     spec.lookup(REPLACEMENTS)?(spec, geometry)
 }

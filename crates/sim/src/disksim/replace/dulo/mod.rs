@@ -53,8 +53,9 @@ use std::time::Duration;
 use rustc_hash::FxHashSet;
 
 use super::{CacheGeometry, Replacement, Touch};
-use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::DiskBlock;
+use crate::SimError;
 use block_table::{BlockTable, Bte};
 
 /// Longest sequence (stop rule 4).
@@ -265,7 +266,7 @@ impl Replacement for Dulo {
 
 /// Registry constructor: options `bank` (bytes, default 8M) and `evict` (bytes, default 64M),
 /// turned into blocks of the cache's block size.
-pub fn build(spec: &PolicySpec, cache: CacheGeometry) -> Result<Box<dyn Replacement>, SpecError> {
+pub fn build(spec: &PolicySpec, cache: CacheGeometry) -> Result<Box<dyn Replacement>, SimError> {
     spec.only(&["bank", "evict"])?;
     let block = cache.block_size.max(1);
     let bank = spec.bytes("bank", 8 << 20)? / block;

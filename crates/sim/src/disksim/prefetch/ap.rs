@@ -10,7 +10,8 @@
 
 use super::competitive::Windows;
 use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
-use crate::disksim::spec::{PolicySpec, SpecError};
+use crate::disksim::spec::PolicySpec;
+use crate::SimError;
 
 /// The paper's aggressive depth, in pages (blocks).
 pub const DEPTH_BLOCKS: u64 = 256;
@@ -30,7 +31,7 @@ impl Prefetcher for Aggressive {
 }
 
 /// Registry constructor; option `depth` (blocks, default 256).
-pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SpecError> {
+pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
     spec.only(&["depth"])?;
     let depth = spec.count("depth", DEPTH_BLOCKS)?.max(1);
     Ok(Box::new(Aggressive {

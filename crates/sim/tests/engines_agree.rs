@@ -1,0 +1,81 @@
+//! The two loops agree where their policies meet: demand paging with LRU on Cao's simplified
+//! model (`unit:F`, a fixed-time device at depth 1) gives the same hits, misses, fetches,
+//! elapsed and stall time on the reference-by-reference engine as on the disk-timed engine with
+//! one stream, on many random reference strings: a safety net for folding the two loops into
+//! one.
+//!
+//! Deviations: CLOCK is not compared: the two engines' CLOCKs differ on purpose (libCacheSim's
+//! inserts a fetched block with its bit clear, DULO's inserts a demand-fetched block young).
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+use sim::disksim::engine::{simulate, RunSpec};
+use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::metrics::nanos;
+use sim::trace::Reference;
+use sim::{find, run_stream, Metrics, RunSetup};
+
+/// `policy` of Cao's engine over `blocks` with `capacity` blocks and fetch time `fetch`.
+fn reference_engine(policy: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metrics {
+    let refs = blocks
+        .iter()
+        .map(|&block| Ok(Reference { block, think: None }));
+    run_stream(
+        find(policy).unwrap(),
+        refs,
+        &RunSetup::simplified(capacity, fetch),
+    )
+    .unwrap()
+}
+
+/// Demand paging with `replacement` on the disk-timed engine, one stream over one file, a
+/// reference taking 1 ms and every request `fetch` ms; times back in milliseconds.
+fn disk_engine(replacement: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metrics {
+    let file_blocks = blocks.iter().max().map_or(1, |&b| b + 1);
+    let workload = Workload {
+        layout: Layout::contiguous(&[file_blocks], 0, 4096),
+        streams: vec![blocks.iter().map(|&b| Step::at(0, b)).collect()],
+    };
+    let tick = Duration::from_millis(1);
+    let spec = RunSpec {
+        replacement: PolicySpec::named(replacement),
+        prefetcher: PolicySpec::named("none"),
+        scheduler: "fifo".into(),
+        disk: format!("fixed:{fetch}"),
+        config: EngineConfig {
+            hit_time: tick,
+            ..EngineConfig::with_cache(capacity)
+        },
+    };
+    simulate(&workload, &spec).unwrap().in_ticks_of(nanos(tick))
+}
+
+/// The counters both engines define the same way.
+fn common(m: &Metrics) -> [u64; 7] {
+    [
+        m.references,
+        m.hits,
+        m.misses,
+        m.demand_fetches,
+        m.prefetches,
+        m.elapsed,
+        m.stall,
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn demand_lru_is_the_same_on_both_engines(
+        blocks in prop::collection::vec(0u64..16, 1..120),
+        capacity in 1usize..10,
+        fetch in 1u64..20,
+    ) {
+        prop_assert_eq!(
+            common(&reference_engine("lru-demand", &blocks, capacity, fetch)),
+            common(&disk_engine("lru", &blocks, capacity, fetch))
+        );
+    }
+}
