@@ -9,7 +9,7 @@
 //! Errors: `InvalidArgument` becomes `ValueError`; `BadFd` and `Forked` become `OSError` with the errno
 //! the C API sets for them (EBADF, ESRCH).
 //!
-//! Deviations: none from the paper's interface; [`sqlite_auto_extension`] is this module's own addition.
+//! Deviations: none from the paper's interface; `sqlite_auto_extension` is this module's own addition.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::{Arc, Mutex, PoisonError};

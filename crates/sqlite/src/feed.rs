@@ -147,7 +147,7 @@ impl Tracked {
         })
     }
 
-    /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, if the [`Gate`] lets it
+    /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, if the `Gate` lets it
     /// through and it does not read a b-tree interior page (see [`ScanPlanner::is_interior`]).
     pub fn note_read(&self, offset: sqlite3_int64, amount: c_int) {
         let (Ok(offset), Ok(amount)) = (u64::try_from(offset), u64::try_from(amount)) else {

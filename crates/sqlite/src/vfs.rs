@@ -41,7 +41,7 @@
 //! are planned from the database file's older version, a bounded waste (SQLite checkpoints every
 //! 1000 pages by default), never a wrong result.
 //!
-//! Memory layout of an open file: SQLite allocates `szOsFile` bytes; the shim's [`ShimFile`] comes first
+//! Memory layout of an open file: SQLite allocates `szOsFile` bytes; the shim's `ShimFile` comes first
 //! and the wrapped VFS's file object follows it.
 //!
 //! Deviations: only `xOpen` is wrapped at the VFS level; the other VFS methods are the default VFS's own,

@@ -60,7 +60,7 @@ pub enum ModelCurves {
     Hdd {
         /// The model (for its geometry and seek curve).
         hdd: Box<Hdd>,
-        /// Sequential rate (bytes per second) of each of [`RATE_SAMPLES`] equal slices of
+        /// Sequential rate (bytes per second) of each of `RATE_SAMPLES` equal slices of
         /// the disk, outer first.
         rates: Vec<f64>,
     },
