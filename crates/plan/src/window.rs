@@ -29,18 +29,80 @@
 //! `PF_SET_FROM_MARK`) or the position moved past the window, every old
 //! page leaves and the window is selected from scratch.
 //!
-//! The window also answers "where on the list is this read?" in O(1)
-//! expected plus a binary search among the page's entries.
+//! The window also answers "where on the list is this read?". Its index
+//! is small because the list it indexes can be several budgets long: each
+//! page keeps its first and last entry (24 bytes with the key, no heap
+//! allocation), and each entry the distance to the next entry of its page
+//! (in the 4 bytes the key leaves unused), so a page's entries form a chain:
 //!
-//! Deviations: none in what is selected; the paper selects each round's
-//! window from scratch, the sliding is an equivalent, cheaper computation.
+//! ```text
+//!   seq      10  11  12  13  14  15
+//!   page      a   b   a   c   a   b      a: first 10, last 14
+//!   next      2   4   2   0   0   0      b: first 11, last 15
+//! ```
+//!
+//! A lookup walks its page's chain from the first entry; a page with more
+//! than `CHAIN_WALKED_AT_MOST` entries (the root of a B-tree, read on
+//! every lookup) also keeps its entries in a sorted queue for a binary
+//! search, so no walk is longer than that.
+//!
+//! Deviations: none in what is selected, except that a window holds at most
+//! `u32::MAX` entries (sequence numbers are kept as their low 32 bits);
+//! the paper selects each round's window from scratch, the sliding is an
+//! equivalent, cheaper computation.
 
-use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
+use std::hash::BuildHasher;
 
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::access_list::{AccessList, PageKey};
+
+/// Pages with more entries than this in the window keep them sorted in a
+/// queue too, so that a lookup walks at most this many links.
+const CHAIN_WALKED_AT_MOST: u32 = 32;
+
+/// Most entries a window holds: their distances fit in 32 bits.
+const MAX_ENTRIES: usize = u32::MAX as usize;
+
+/// One indexed entry: its page and the distance to the next entry of the
+/// same page (0: none in the window). 16 bytes, as a `PageKey`.
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    page: u64,
+    fd: i32,
+    next: u32,
+}
+
+impl Link {
+    fn key(&self) -> PageKey {
+        PageKey {
+            fd: self.fd,
+            page: self.page,
+        }
+    }
+}
+
+/// One page of the window: its entry count and the low 32 bits of its
+/// first and last entries' sequence numbers. 24 bytes.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    page: u64,
+    fd: i32,
+    count: u32,
+    first: u32,
+    last: u32,
+}
+
+impl Span {
+    fn key(&self) -> PageKey {
+        PageKey {
+            fd: self.fd,
+            page: self.page,
+        }
+    }
+}
 
 /// The entries and unique pages of one round.
 #[derive(Clone, Debug, Default)]
@@ -53,13 +115,15 @@ pub struct Window {
     /// holds the entries last selected, even once the round has ended, so
     /// that reads can still be placed until the next round.
     first: u64,
-    /// The pages of the indexed entries, in access order.
-    indexed: VecDeque<PageKey>,
-    /// Every indexed page with the sequence numbers of its entries,
-    /// ascending (entries leave at the front and enter at the back). FxHash:
-    /// the keys come from the application's own list, and SipHash made a
-    /// full selection 1.6x slower.
-    seqs: FxHashMap<PageKey, VecDeque<u64>>,
+    /// The indexed entries, in access order, chained per page.
+    indexed: VecDeque<Link>,
+    /// Every indexed page with its first and last entries. FxHash: the
+    /// keys come from the application's own list, and SipHash made a full
+    /// selection 1.6x slower.
+    pages: HashTable<Span>,
+    /// The sequence numbers of the pages that have had more than
+    /// `CHAIN_WALKED_AT_MOST` entries since they entered, ascending.
+    hot: FxHashMap<PageKey, VecDeque<u64>>,
 }
 
 /// How the window's pages changed when it slid.
@@ -69,6 +133,16 @@ pub struct Slide {
     pub entered: Vec<PageKey>,
     /// Pages in the window before that are not in it now, sorted.
     pub left: Vec<PageKey>,
+}
+
+fn hash(key: PageKey) -> u64 {
+    FxBuildHasher.hash_one(key)
+}
+
+/// The sequence number whose low 32 bits are `low`, at or after `first`
+/// (every indexed entry is less than `u32::MAX` entries after it).
+fn widen(first: u64, low: u32) -> u64 {
+    first + u64::from(low.wrapping_sub(first as u32))
 }
 
 impl Window {
@@ -99,7 +173,7 @@ impl Window {
             self.clear(position, &mut left);
         }
         let mut entered = Vec::new();
-        if self.seqs.len() as u64 > budget_pages {
+        if self.pages.len() as u64 > budget_pages {
             self.shrink_to(budget_pages, &mut left);
         } else {
             self.extend(list, budget_pages, &mut entered);
@@ -112,31 +186,48 @@ impl Window {
     /// The unique pages of the window, sorted by (fd, page): a sort of all
     /// of them, for the rounds that advise the whole window again.
     pub fn pages(&self) -> Vec<PageKey> {
-        let mut pages: Vec<PageKey> = self.seqs.keys().copied().collect();
+        let mut pages: Vec<PageKey> = self.pages.iter().map(Span::key).collect();
         pages.sort_unstable();
         pages
     }
 
     /// Number of unique pages in the window.
     pub fn page_count(&self) -> usize {
-        self.seqs.len()
+        self.pages.len()
     }
 
     /// True if `key` is one of the window's pages.
     pub fn contains(&self, key: PageKey) -> bool {
-        self.seqs.contains_key(&key)
+        self.span(key).is_some()
     }
 
-    /// The first entry for `key` at or after sequence number `from`.
+    /// The first entry for `key` at or after sequence number `from`: the
+    /// next link when the entry before `from` is one of `key`'s, else a
+    /// binary search of a hot page's entries or a walk of its chain.
     pub fn find_from(&self, key: PageKey, from: u64) -> Option<u64> {
-        let seqs = self.seqs.get(&key)?;
-        seqs.get(seqs.partition_point(|&seq| seq < from)).copied()
+        let span = self.span(key)?;
+        if from > widen(self.first, span.last) {
+            return None;
+        }
+        if let Some(before) = from.checked_sub(1).and_then(|seq| self.link(seq)) {
+            if before.key() == key {
+                return self.next_of(from - 1);
+            }
+        }
+        if let Some(seqs) = self.hot.get(&key) {
+            return seqs.get(seqs.partition_point(|&seq| seq < from)).copied();
+        }
+        let mut seq = widen(self.first, span.first);
+        while seq < from {
+            seq = self.next_of(seq)?;
+        }
+        Some(seq)
     }
 
     /// The pages of the window's entries in access order (for the
     /// reverse-order pass). O(entries).
     pub fn access_order(&self) -> impl Iterator<Item = PageKey> + '_ {
-        self.indexed.iter().copied()
+        self.indexed.iter().map(Link::key)
     }
 
     /// Sequence number one past the last indexed entry.
@@ -144,50 +235,121 @@ impl Window {
         self.first + self.indexed.len() as u64
     }
 
+    fn span(&self, key: PageKey) -> Option<&Span> {
+        self.pages.find(hash(key), |span| span.key() == key)
+    }
+
+    fn span_mut(&mut self, key: PageKey) -> Option<&mut Span> {
+        self.pages.find_mut(hash(key), |span| span.key() == key)
+    }
+
+    /// The indexed entry `seq`.
+    fn link(&self, seq: u64) -> Option<&Link> {
+        let offset = usize::try_from(seq.checked_sub(self.first)?).ok()?;
+        self.indexed.get(offset)
+    }
+
+    fn link_mut(&mut self, seq: u64) -> Option<&mut Link> {
+        let offset = usize::try_from(seq.checked_sub(self.first)?).ok()?;
+        self.indexed.get_mut(offset)
+    }
+
+    /// The next entry of the page of entry `seq`.
+    fn next_of(&self, seq: u64) -> Option<u64> {
+        let next = self.link(seq)?.next;
+        (next != 0).then(|| seq + u64::from(next))
+    }
+
+    /// Every entry of a page's chain from `first`, ascending.
+    fn chain_from(&self, first: u64) -> VecDeque<u64> {
+        std::iter::successors(Some(first), |&seq| self.next_of(seq)).collect()
+    }
+
     /// Forgets every entry (all pages leave) and restarts at `position`.
     fn clear(&mut self, position: u64, left: &mut Vec<PageKey>) {
-        left.extend(self.seqs.keys().copied());
-        self.seqs.clear();
+        left.extend(self.pages.iter().map(Span::key));
+        self.pages.clear();
+        self.hot.clear();
         self.indexed.clear();
         self.first = position;
     }
 
+    /// Removes `key`, whose last entry left, and records it in `left`.
+    fn remove_page(&mut self, key: PageKey, left: &mut Vec<PageKey>) {
+        if let Ok(span) = self.pages.find_entry(hash(key), |span| span.key() == key) {
+            span.remove();
+        }
+        self.hot.remove(&key);
+        left.push(key);
+    }
+
     /// Removes the first indexed entry; its page leaves if it was the last.
+    /// The page's first entry moves along its chain.
     fn pop_front(&mut self, left: &mut Vec<PageKey>) {
-        if let Some(key) = self.indexed.pop_front() {
-            self.first += 1;
-            self.forget(key, left, VecDeque::pop_front);
+        let Some(link) = self.indexed.pop_front() else {
+            return;
+        };
+        let seq = self.first;
+        self.first += 1;
+        let key = link.key();
+        if link.next == 0 {
+            self.remove_page(key, left);
+            return;
+        }
+        if let Some(span) = self.span_mut(key) {
+            span.first = (seq + u64::from(link.next)) as u32;
+            span.count -= 1;
+        }
+        if let Some(seqs) = self.hot.get_mut(&key) {
+            seqs.pop_front();
         }
     }
 
     /// Removes the last indexed entry; its page leaves if it was the last.
+    /// The page's new last entry is found by walking its chain (or from its
+    /// sorted entries when it is hot).
     fn pop_back(&mut self, left: &mut Vec<PageKey>) {
-        if let Some(key) = self.indexed.pop_back() {
-            self.forget(key, left, VecDeque::pop_back);
+        let Some(link) = self.indexed.pop_back() else {
+            return;
+        };
+        let seq = self.indexed_end();
+        let key = link.key();
+        let Some(first) = self.span(key).map(|span| widen(self.first, span.first)) else {
+            return;
+        };
+        if first == seq {
+            self.remove_page(key, left);
+            return;
+        }
+        let last = match self.hot.get_mut(&key) {
+            Some(seqs) => {
+                seqs.pop_back();
+                seqs.back().copied().unwrap_or(first)
+            }
+            None => self.entry_before(first, seq),
+        };
+        if let Some(link) = self.link_mut(last) {
+            link.next = 0;
+        }
+        if let Some(span) = self.span_mut(key) {
+            span.last = last as u32;
+            span.count -= 1;
         }
     }
 
-    /// Removes one sequence number of `key` (with `pop`); records `key` in
-    /// `left` when none remains.
-    fn forget(
-        &mut self,
-        key: PageKey,
-        left: &mut Vec<PageKey>,
-        pop: fn(&mut VecDeque<u64>) -> Option<u64>,
-    ) {
-        if let Some(seqs) = self.seqs.get_mut(&key) {
-            pop(seqs);
-            if seqs.is_empty() {
-                self.seqs.remove(&key);
-                left.push(key);
-            }
+    /// The entry of a chain starting at `first` whose next is `seq`.
+    fn entry_before(&self, first: u64, seq: u64) -> u64 {
+        let mut at = first;
+        while let Some(next) = self.next_of(at).filter(|&next| next < seq) {
+            at = next;
         }
+        at
     }
 
     /// Drops entries from the back until the pages fit the budget: the walk
     /// from the front would stop at the entry whose page just left.
     fn shrink_to(&mut self, budget_pages: u64, left: &mut Vec<PageKey>) {
-        while self.seqs.len() as u64 > budget_pages {
+        while self.pages.len() as u64 > budget_pages {
             self.pop_back(left);
         }
     }
@@ -197,18 +359,66 @@ impl Window {
     fn extend(&mut self, list: &AccessList, budget_pages: u64, entered: &mut Vec<PageKey>) {
         let mut seq = self.indexed_end();
         while let Some(key) = list.get(seq).map(|entry| entry.key) {
-            let pages = self.seqs.len() as u64;
-            match self.seqs.entry(key) {
-                Entry::Occupied(mut seqs) => seqs.get_mut().push_back(seq),
-                Entry::Vacant(_) if pages >= budget_pages => break,
-                Entry::Vacant(slot) => {
-                    slot.insert(VecDeque::new()).push_back(seq);
-                    entered.push(key);
-                }
+            if self.indexed.len() >= MAX_ENTRIES {
+                break;
             }
-            self.indexed.push_back(key);
+            if self.contains(key) {
+                self.append_to_page(key, seq);
+            } else if self.pages.len() as u64 >= budget_pages {
+                break;
+            } else {
+                self.insert_page(key, seq);
+                entered.push(key);
+            }
             seq += 1;
         }
+    }
+
+    /// Indexes entry `seq` of a page new to the window.
+    fn insert_page(&mut self, key: PageKey, seq: u64) {
+        let span = Span {
+            page: key.page,
+            fd: key.fd,
+            count: 1,
+            first: seq as u32,
+            last: seq as u32,
+        };
+        self.pages
+            .insert_unique(hash(key), span, |span| hash(span.key()));
+        self.push_link(key);
+    }
+
+    /// Indexes entry `seq` of a page already in the window: the chain's
+    /// last link points to it.
+    fn append_to_page(&mut self, key: PageKey, seq: u64) {
+        let window_first = self.first;
+        let Some(span) = self.span_mut(key) else {
+            return;
+        };
+        let last = widen(window_first, span.last);
+        let first = widen(window_first, span.first);
+        span.last = seq as u32;
+        span.count += 1;
+        let count = span.count;
+        if let Some(link) = self.link_mut(last) {
+            link.next = (seq - last) as u32;
+        }
+        self.push_link(key);
+        // A hot page stays hot until it leaves, even if entries fell below.
+        if let Some(seqs) = self.hot.get_mut(&key) {
+            seqs.push_back(seq);
+        } else if count > CHAIN_WALKED_AT_MOST {
+            let seqs = self.chain_from(first);
+            self.hot.insert(key, seqs);
+        }
+    }
+
+    fn push_link(&mut self, key: PageKey) {
+        self.indexed.push_back(Link {
+            page: key.page,
+            fd: key.fd,
+            next: 0,
+        });
     }
 
     /// The net change from the pages that rose from and dropped to a count
@@ -226,6 +436,7 @@ impl Window {
 mod tests {
     use super::*;
     use crate::access_list::{Entry, Mode};
+    use proptest::prelude::*;
 
     fn entries(pages: &[u64]) -> Vec<Entry> {
         pages
@@ -303,5 +514,62 @@ mod tests {
         assert_eq!(numbers(&window.pages()), vec![1, 4]);
         assert_eq!(numbers(&slide.entered), vec![4]);
         assert_eq!(numbers(&slide.left), vec![5, 9]);
+    }
+
+    /// The first entry of `key` at or after `from` in the window, by a scan
+    /// of the list.
+    fn scan_from(list: &AccessList, window: &Window, key: PageKey, from: u64) -> Option<u64> {
+        (from.max(window.start)..window.end).find(|&seq| list.get(seq).map(|e| e.key) == Some(key))
+    }
+
+    #[test]
+    fn a_hot_page_is_found_from_anywhere_and_shrinks_back() {
+        let pages: Vec<u64> = (0..200)
+            .map(|i| if i % 3 == 0 { 1000 } else { i })
+            .collect();
+        let list = list_of(&pages);
+        let mut window = Window::select(&list, 1000);
+        let hot = PageKey { fd: 1, page: 1000 };
+        assert!(window.hot.contains_key(&hot));
+        assert_eq!(window.find_from(hot, 0), Some(0));
+        assert_eq!(window.find_from(hot, 100), Some(102));
+        assert_eq!(window.find_from(hot, 199), None);
+        window.slide(&list, 20, false);
+        assert_eq!(window.end, 29);
+        assert_eq!(window.find_from(hot, 28), None);
+        assert_eq!(window.find_from(hot, 27), Some(27));
+    }
+
+    proptest! {
+        /// Few distinct pages, so chains grow long and pages turn hot:
+        /// after every read, append and budget change, `find_from` from any
+        /// sequence number agrees with a scan of the list.
+        #[test]
+        fn find_from_agrees_with_a_scan(
+            steps in proptest::collection::vec(
+                (0u64..3, proptest::collection::vec(0u64..4, 0..60), 1u64..5),
+                1..20,
+            ),
+        ) {
+            let mut list = AccessList::with_capacity(100_000);
+            let mut window = Window::default();
+            for (reads, appended, budget) in steps {
+                let target = list.position() + reads;
+                if target > 0 && target <= list.end_seq() {
+                    list.consume_through(target - 1);
+                }
+                list.request(&entries(&appended), Mode::APPEND);
+                window.slide(&list, budget, false);
+                for page in 0..5 {
+                    let key = PageKey { fd: 1, page };
+                    for from in window.start.saturating_sub(2)..window.end + 2 {
+                        prop_assert_eq!(
+                            window.find_from(key, from),
+                            scan_from(&list, &window, key, from)
+                        );
+                    }
+                }
+            }
+        }
     }
 }

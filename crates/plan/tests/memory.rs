@@ -4,6 +4,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use plan::{Entry, Mode, PageKey, Planner, PlannerConfig};
 
@@ -12,6 +13,10 @@ struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// One measurement at a time: the counters are global, and a test running
+/// beside another would count the other's bytes too.
+static MEASURING: Mutex<()> = Mutex::new(());
 
 // SAFETY: forwards to the system allocator unchanged; only counts.
 unsafe impl GlobalAlloc for Counting {
@@ -35,6 +40,9 @@ static ALLOCATOR: Counting = Counting;
 /// Peak bytes per entry of a planner given `entries` entries (page `i * stride % span` each, so `unique` of them
 /// distinct) with a budget covering all of them, through one round and a read of every entry.
 fn peak_bytes_per_entry(entries: u64, span: u64) -> f64 {
+    let _alone = MEASURING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let page_size = 4096;
     let mut planner = Planner::new(PlannerConfig {
         page_size,
