@@ -39,7 +39,9 @@ pub use window::Window;
 
 /// Most heap bytes the planner holds per access-list entry at its peak (a
 /// round), window and bookkeeping included; measured by `tests/memory.rs`
-/// with a counting allocator: 336 when every entry is a distinct page and
-/// the window holds them all (the worst case), 128 with 16 entries a page.
+/// with a counting allocator: 196 when every entry is a distinct page and
+/// the window holds them all (the worst case: 16 for the list, 16 for the
+/// window's entry, 50 for its page, 50 for the held page, the rest the
+/// round's page lists and the tables' growth), 44 with 16 entries a page.
 /// The live library divides the memory it lets a list use by this figure.
-pub const ENTRY_COST_BYTES: usize = 384;
+pub const ENTRY_COST_BYTES: usize = 224;

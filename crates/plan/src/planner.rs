@@ -98,14 +98,15 @@
 //! What keeps live conservative from its simulated reads is the length of
 //! the list: MIN needs next uses several budgets ahead, and the library
 //! lets a list take 1/8 of the memory at [`crate::ENTRY_COST_BYTES`] an
-//! entry, about 1.3 budgets of entries. On the Python records benchmark's
-//! epoch (666,661 entries over 524,280 pages, a budget of 112,000 pages),
-//! replaying the planner with the list refilled by callbacks as the
-//! library does: conservative reads 524,280 pages with the whole list (the
-//! optimum), 545,507 with 600,000 entries and 617,857 with the 150,000 the
-//! library allows (live: 613-636 k); the window reads 607,093 at any length.
-//! Cheaper entries (the window's per-page index is most of their cost) are
-//! what would let conservative plan as in simulation.
+//! entry: about 2.3 budgets of entries at 224 bytes an entry (1.3 at the
+//! 384 bytes entries cost before the window's index and the list were made
+//! compact). On the Python records benchmark's epoch (666,661 entries over
+//! 524,280 pages, a budget of 112,000 pages), replaying the planner with
+//! the list refilled by callbacks as the library does: conservative reads
+//! 524,280 pages with the whole list (the optimum), 545,507 with 600,000
+//! entries and 617,857 with the 150,000 the library allowed at 384 bytes an
+//! entry (live: 613-636 k); the window reads 607,093 at any length. At 224
+//! bytes the library allows about 257,000 entries.
 //!
 //! Infill fills a gap between two pages to fetch when it is at most the
 //! device's break-even gap ([`PlannerConfig::infill_bytes`]) and the
