@@ -45,8 +45,9 @@
 //!   issued    front first, once its victim's last use is behind the position
 //! ```
 //!
-//! Cost: each list entry is stepped over once (a hash lookup, a binary
-//! search among the page's entries, a heap push); a reset (list replaced,
+//! Cost: each list entry is stepped over once (a hash lookup, the page's
+//! next entry from the window's links, at most 32 of them walked, a heap
+//! push); a reset (list replaced,
 //! budget lowered below what MIN holds) starts over from the held pages.
 //! Memory: the window's index grows with the budget (eight budgets of
 //! distinct pages and their entries), the queue with MIN's run ahead.
