@@ -54,7 +54,7 @@ pub struct CommonArgs {
     /// Measured runs per mode; the table shows the median
     #[arg(long, default_value_t = 3)]
     runs: usize,
-    /// Modes to compare, comma-separated [default: all of stock, naive, libprefetch, limit-cache (the same list, every distinct page advised at once in offset order first: the page cache's best), limit (the same pages, O_DIRECT at queue depth 32: the device's best)]
+    /// Modes to compare, comma-separated [default: all of stock, naive, libprefetch, limit-cache (the same list, every distinct page advised at once in offset order first: the page cache's best; not with --memory-limit, where it only thrashes), limit (the same pages, O_DIRECT at queue depth 32: the device's best)]
     #[arg(long, value_delimiter = ',', value_parser = parse_mode)]
     modes: Vec<Mode>,
     /// Empty all caches (sync; echo 3 > /proc/sys/vm/drop_caches) instead of evicting only the data file
@@ -183,6 +183,15 @@ pub fn run(command: BenchCommand) -> Result<()> {
     Ok(())
 }
 
+/// Every mode, but `limit-cache` only without a memory limit: advising every page at once is the
+/// page cache's best only while the pages fit (under a limit it thrashes, as `naive` does).
+fn default_modes(memory_limited: bool) -> Vec<Mode> {
+    Mode::ALL
+        .into_iter()
+        .filter(|&mode| !(memory_limited && mode == Mode::LimitCache))
+        .collect()
+}
+
 fn config(common: CommonArgs, workload: Workload) -> Result<BenchConfig> {
     Ok(BenchConfig {
         workload,
@@ -191,7 +200,7 @@ fn config(common: CommonArgs, workload: Workload) -> Result<BenchConfig> {
             .unwrap_or_else(|| ::bench::datafile::default_path(common.file_size)),
         file_size: common.file_size,
         modes: if common.modes.is_empty() {
-            Mode::ALL.to_vec()
+            default_modes(!common.memory_limit.is_empty())
         } else {
             common.modes
         },
@@ -215,4 +224,17 @@ fn config(common: CommonArgs, workload: Workload) -> Result<BenchConfig> {
 fn command_line() -> String {
     let rest: Vec<String> = std::env::args().skip(1).collect();
     format!("prefetch {}", rest.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_cache_is_left_out_of_memory_limited_runs_by_default() {
+        assert_eq!(default_modes(false), Mode::ALL.to_vec());
+        let limited = default_modes(true);
+        assert!(!limited.contains(&Mode::LimitCache));
+        assert_eq!(limited.len(), Mode::ALL.len() - 1);
+    }
 }
