@@ -23,10 +23,17 @@
 //! 3. **Advice.** The pages to advise go to the library's advice thread (`registry.rs`), never
 //!    issued from the reading thread: a `WILLNEED` submits its I/O in the caller and can wait
 //!    for a full device queue (or, on FUSE, for a free background slot). The thread advises
-//!    through the library's own read-only descriptor of the file on FUSE (whose read-ahead
-//!    would drop advice given through a descriptor being read, see `descriptors.rs`), and
-//!    through the program's descriptor elsewhere, after checking it still names the same file;
-//!    ranges are split to what one call loads (`device.rs`).
+//!    through a read-only descriptor of the stream's own on FUSE (whose read-ahead would drop
+//!    advice given through a descriptor being read, see `descriptors.rs`), and through the
+//!    program's descriptor elsewhere, after checking it still names the same file; ranges are
+//!    split to what one call loads (`device.rs`).
+//! 4. **End.** At the program's `close` the stream's private descriptor is closed by the
+//!    advice thread, unless a POSIX lock is held on the file (closing any descriptor of a file
+//!    drops the process's locks on it): then it is kept and retried at the next stream's end.
+//!    The lock test is `F_OFD_GETLK` for a write lock on the whole file, which every record
+//!    lock on it conflicts with, the process's own included; reading `/proc/locks`, as
+//!    `descriptors.rs` does, waits for an RCU grace period (8-15 ms here), which a program
+//!    that closes its file and exits (`dd`, `cat`) waited for at its exit.
 //!
 //! Bytes, errno and file positions the program sees are the kernel's: the library only
 //! advises and probes. A descriptor's stream ends at its `close` (or `dup2` over it); a forked
@@ -41,7 +48,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::os::fd::RawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use plan::stream::{Probes, Stream};
@@ -52,20 +59,33 @@ use crate::observe::FileStat;
 use crate::registry::globals;
 use crate::residency::Probe;
 
+/// Most streams with a private descriptor at once; beyond, advice goes through the program's.
+const MAX_PRIVATE: usize = 64;
+
 /// The streams of this process and the depth of each device seen.
 #[derive(Default)]
 struct Streams {
     by_fd: Mutex<HashMap<RawFd, Tracked>>,
     /// `S_p` in pages by device number; `None` for a device without a profile.
     depths: Mutex<HashMap<u64, Option<u64>>>,
+    /// The streams' private descriptors (FUSE).
+    privates: Arc<Privates>,
+}
+
+/// The private descriptors of the streams: how many are open, and those whose stream ended
+/// while a POSIX lock was held on the file (closed at a later stream's end).
+#[derive(Default)]
+struct Privates {
+    open: AtomicUsize,
+    deferred: Mutex<Vec<RawFd>>,
 }
 
 /// One descriptor's stream.
 struct Tracked {
     file: FileId,
     stream: Stream,
-    /// Where advice goes, chosen at the first advice: the library's private descriptor (FUSE,
-    /// released when the stream ends), or the program's.
+    /// Where advice goes, chosen at the first advice: the stream's private descriptor (FUSE,
+    /// closed when the stream ends), or the program's.
     advise_fd: Option<AdviseFd>,
     probe: Probe,
     /// Most pages one WILLNEED call loads on this device.
@@ -80,7 +100,7 @@ struct Tracked {
 /// The descriptor a stream's advice goes through.
 #[derive(Clone, Copy)]
 enum AdviseFd {
-    /// The library's own read-only descriptor of the file (on FUSE).
+    /// The stream's own read-only descriptor of the file (on FUSE).
     Private(RawFd),
     /// The program's descriptor.
     Program(RawFd),
@@ -130,7 +150,8 @@ pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
         let step = tracked
             .stream
             .on_read(offset, end - offset, file.size, target, &mut probes);
-        (!step.advise.is_empty()).then(|| tracked.advice(fd, step.advise, page_size))
+        (!step.advise.is_empty())
+            .then(|| tracked.advice(fd, step.advise, page_size, &streams.privates))
     };
     if let Some(job) = job {
         if let Err(job) = globals().run_in_background(job) {
@@ -150,7 +171,7 @@ pub(crate) fn on_close(fd: RawFd) {
     let _errno = ErrnoGuard::save();
     let _ = catch_unwind(AssertUnwindSafe(|| {
         if let Some(ended) = lock(&streams.by_fd).remove(&fd) {
-            ended.release();
+            ended.release(&streams.privates);
         }
     }));
 }
@@ -176,7 +197,7 @@ impl Streams {
         let id = FileId::from(file);
         if by_fd.get(&fd).is_some_and(|t| t.file != id) {
             if let Some(old) = by_fd.remove(&fd) {
-                old.release();
+                old.release(&self.privates);
             }
         }
         by_fd
@@ -186,15 +207,12 @@ impl Streams {
 }
 
 impl Tracked {
-    /// The stream ended: its private descriptor, if any, is released by the advice thread,
-    /// after the stream's advice still queued. Not in the caller: a release reads `/proc/locks`
-    /// (`descriptors.rs`), which takes the kernel several milliseconds here, inside the
-    /// program's `close`.
-    fn release(self) {
-        if let Some(AdviseFd::Private(_)) = self.advise_fd {
-            let file = self.file;
-            let job: crate::registry::AdviceJob =
-                Box::new(move || globals().private_descriptors.release(file));
+    /// The stream ended: its private descriptor, if any, is closed by the advice thread, after
+    /// the stream's advice still queued (module comment, step 4).
+    fn release(self, privates: &Arc<Privates>) {
+        if let Some(AdviseFd::Private(private)) = self.advise_fd {
+            let privates = Arc::clone(privates);
+            let job: crate::registry::AdviceJob = Box::new(move || privates.close(private));
             if let Err(job) = globals().run_in_background(job) {
                 job();
             }
@@ -221,14 +239,15 @@ impl Tracked {
         fd: RawFd,
         ranges: Vec<Range<u64>>,
         page_size: u64,
+        privates: &Privates,
     ) -> crate::registry::AdviceJob {
         let file = self.file;
-        let advise_fd = *self.advise_fd.get_or_insert_with(|| {
-            match globals().private_descriptors.for_file(fd, file) {
+        let advise_fd = *self
+            .advise_fd
+            .get_or_insert_with(|| match privates.open(fd, file) {
                 Some(private) => AdviseFd::Private(private),
                 None => AdviseFd::Program(fd),
-            }
-        });
+            });
         let (AdviseFd::Private(fd) | AdviseFd::Program(fd)) = advise_fd;
         let call_pages = self.call_pages;
         let (issued_to, waited) = (Arc::clone(&self.issued_to), Arc::clone(&self.waited));
@@ -247,6 +266,70 @@ impl Tracked {
             waited.store(voluntary_switches() > sleeps_before, Ordering::Release);
         })
     }
+}
+
+impl Privates {
+    /// A read-only, close-on-exec descriptor of `fd`'s file `file` for the stream's advice;
+    /// `None` off FUSE, past [`MAX_PRIVATE`] streams, or if the open fails.
+    fn open(&self, fd: RawFd, file: FileId) -> Option<RawFd> {
+        if !is_fuse(fd) || self.open.load(Ordering::Acquire) >= MAX_PRIVATE {
+            return None;
+        }
+        let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
+        // SAFETY: open with a valid NUL-terminated path; the result is checked.
+        let private = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        if private < 0 {
+            return None;
+        }
+        if FileId::of(private) != Some(file) {
+            // SAFETY: opened just above, closed once here.
+            unsafe { libc::close(private) };
+            return None;
+        }
+        self.open.fetch_add(1, Ordering::AcqRel);
+        Some(private)
+    }
+
+    /// Closes a stream's private descriptor, and those deferred before, unless a record lock
+    /// is held on its file; those stay deferred (module comment, step 4).
+    fn close(&self, private: RawFd) {
+        let mut deferred = lock(&self.deferred);
+        deferred.push(private);
+        deferred.retain(|&fd| {
+            if record_locked(fd) {
+                return true;
+            }
+            // SAFETY: a private descriptor opened by `open`, closed once, as it leaves the list.
+            unsafe { libc::close(fd) };
+            self.open.fetch_sub(1, Ordering::AcqRel);
+            false
+        });
+    }
+}
+
+/// True if any record lock (POSIX or OFD, of any process, this one's included) is held on
+/// `fd`'s file, or if the kernel will not say: an OFD write lock on the whole file conflicts
+/// with every one of them.
+fn record_locked(fd: RawFd) -> bool {
+    // SAFETY: flock is plain data; all-zero is a valid value (l_pid must be 0 for F_OFD_GETLK).
+    let mut probe: libc::flock = unsafe { std::mem::zeroed() };
+    probe.l_type = libc::F_WRLCK as libc::c_short;
+    probe.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: F_OFD_GETLK reads and writes the flock it is given.
+    let tested = unsafe { libc::fcntl(fd, libc::F_OFD_GETLK, &mut probe) };
+    tested != 0 || probe.l_type != libc::F_UNLCK as libc::c_short
+}
+
+/// True if `fd` is on a FUSE file system.
+fn is_fuse(fd: RawFd) -> bool {
+    const FUSE_SUPER_MAGIC: libc::__fsword_t = 0x6573_5546;
+    let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: fstatfs writes a struct statfs into the buffer on success.
+    if unsafe { libc::fstatfs(fd, stat.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: fstatfs succeeded, so the struct is initialised.
+    unsafe { stat.assume_init() }.f_type == FUSE_SUPER_MAGIC
 }
 
 /// What a stream's read asks about its file and device.
@@ -313,4 +396,66 @@ fn page_size() -> u64 {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    fn posix_lock(file: &std::fs::File, kind: libc::c_int) {
+        // SAFETY: flock is plain data; all-zero is a valid value.
+        let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+        lock.l_type = kind as libc::c_short;
+        lock.l_whence = libc::SEEK_SET as libc::c_short;
+        lock.l_start = 10;
+        lock.l_len = 1;
+        // SAFETY: F_SETLK reads the flock it is given.
+        assert_eq!(
+            unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &lock) },
+            0
+        );
+    }
+
+    #[test]
+    fn a_posix_lock_of_this_process_on_any_descriptor_of_the_file_is_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("locked");
+        std::fs::write(&path, vec![0u8; 4096]).unwrap();
+        let program = std::fs::File::open(&path).unwrap();
+        let private = std::fs::File::open(&path).unwrap();
+        assert!(!record_locked(private.as_raw_fd()));
+        posix_lock(&program, libc::F_RDLCK);
+        assert!(record_locked(private.as_raw_fd()));
+        posix_lock(&program, libc::F_UNLCK);
+        assert!(!record_locked(private.as_raw_fd()));
+    }
+
+    #[test]
+    fn a_private_descriptor_is_closed_once_no_lock_holds_it_at_a_later_stream_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let (locked, other) = (dir.path().join("locked"), dir.path().join("other"));
+        for path in [&locked, &other] {
+            std::fs::write(path, vec![0u8; 4096]).unwrap();
+        }
+        let program = std::fs::File::open(&locked).unwrap();
+        let private_of = |path: &std::path::Path| {
+            let path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+            // SAFETY: open of a NUL-terminated path; the descriptor goes to `Privates::close`.
+            unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) }
+        };
+        // SAFETY: F_GETFD only asks about the descriptor number.
+        let is_open = |fd: RawFd| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0;
+        let (first, second) = (private_of(&locked), private_of(&other));
+        let privates = Privates::default();
+        privates.open.store(2, Ordering::Release);
+        posix_lock(&program, libc::F_RDLCK);
+        privates.close(first);
+        assert!(is_open(first), "closed under the program's lock");
+        assert_eq!(privates.open.load(Ordering::Acquire), 2);
+        posix_lock(&program, libc::F_UNLCK);
+        privates.close(second);
+        assert!(!is_open(first) && !is_open(second));
+        assert_eq!(privates.open.load(Ordering::Acquire), 0);
+    }
 }
