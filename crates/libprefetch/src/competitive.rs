@@ -13,13 +13,17 @@
 //!    mounted) gives `S_p` in pages, looked up once per device per process. A device without a
 //!    profile gets nothing from this mode: its files are left to the kernel's read-ahead.
 //! 2. **Stream.** The descriptor's [`plan::stream::Stream`] (created on its first read, and
-//!    anew when the number names another file) says which pages to advise, and which pages of
+//!    anew when the number names another file, told the kernel's read-ahead window of the
+//!    device, `read_ahead_kb`, whose depths it leaves to the kernel) says which pages to
+//!    advise, and which pages of
 //!    this read it advised earlier; those are probed (`cachestat`, else `mincore`) and the ones
 //!    missing, evicted before use, lower the stream's depth. Only pages whose advice was
-//!    already issued are probed, so advice still queued is never taken for an eviction. Advice
-//!    not yet submitted, or whose submission had to sleep (the thread's voluntary context
-//!    switches, `getrusage`), tells the stream that the device's queue is full, and it holds its
-//!    second window back (`plan::stream`, "A full device queue").
+//!    already issued are probed, so advice still queued is never taken for an eviction. A
+//!    `WILLNEED` that sleeps (the advice thread's voluntary context switches, `getrusage`, over
+//!    the call alone), or one in progress for over [`SLEEPING`], tells the stream that the
+//!    device's queue is full, and it holds its second window back (`plan::stream`, "A full
+//!    device queue"). Advice not yet picked up by the advice thread is not taken for a full
+//!    queue: with many processes on two cores the thread often simply has not run yet.
 //! 3. **Advice.** The pages to advise go to the library's advice thread (`registry.rs`), never
 //!    issued from the reading thread: a `WILLNEED` submits its I/O in the caller and can wait
 //!    for a full device queue (or, on FUSE, for a free background slot). The thread advises
@@ -50,6 +54,7 @@ use std::os::fd::RawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use plan::stream::{Probes, Stream};
 
@@ -62,6 +67,10 @@ use crate::residency::Probe;
 /// Most streams with a private descriptor at once; beyond, advice goes through the program's.
 const MAX_PRIVATE: usize = 64;
 
+/// A `WILLNEED` call in progress for longer than this is waiting for room in the device's queue
+/// (one that does not wait returns within tens of microseconds).
+const SLEEPING: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// The streams of this process and the depth of each device seen.
 #[derive(Default)]
 struct Streams {
@@ -70,6 +79,8 @@ struct Streams {
     depths: Mutex<HashMap<u64, Option<u64>>>,
     /// The streams' private descriptors (FUSE).
     privates: Arc<Privates>,
+    /// When the advice thread's `WILLNEED` in progress started (`None`: none in progress).
+    call_started: Arc<Mutex<Option<Instant>>>,
 }
 
 /// The private descriptors of the streams: how many are open, and those whose stream ended
@@ -145,13 +156,13 @@ pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
             probe: tracked.probe,
             issued_to: tracked.issued_to.load(Ordering::Acquire),
             waited: tracked.waited.load(Ordering::Acquire),
+            sleeping: lock(&streams.call_started).is_some_and(|at| at.elapsed() > SLEEPING),
             page_size,
         };
         let step = tracked
             .stream
             .on_read(offset, end - offset, file.size, target, &mut probes);
-        (!step.advise.is_empty())
-            .then(|| tracked.advice(fd, step.advise, page_size, &streams.privates))
+        (!step.advise.is_empty()).then(|| tracked.advice(fd, step.advise, page_size, streams))
     };
     if let Some(job) = job {
         if let Err(job) = globals().run_in_background(job) {
@@ -222,7 +233,7 @@ impl Tracked {
     fn new(fd: RawFd, file: FileId, page_size: u64) -> Tracked {
         Tracked {
             file,
-            stream: Stream::new(page_size),
+            stream: Stream::new(page_size).with_kernel_window(kernel_window_pages(fd, page_size)),
             advise_fd: None,
             probe: Probe::choose(fd),
             call_pages: (crate::device::willneed_limit(fd) / page_size).max(1),
@@ -239,31 +250,35 @@ impl Tracked {
         fd: RawFd,
         ranges: Vec<Range<u64>>,
         page_size: u64,
-        privates: &Privates,
+        streams: &Streams,
     ) -> crate::registry::AdviceJob {
         let file = self.file;
-        let advise_fd = *self
-            .advise_fd
-            .get_or_insert_with(|| match privates.open(fd, file) {
-                Some(private) => AdviseFd::Private(private),
-                None => AdviseFd::Program(fd),
-            });
+        let advise_fd =
+            *self
+                .advise_fd
+                .get_or_insert_with(|| match streams.privates.open(fd, file) {
+                    Some(private) => AdviseFd::Private(private),
+                    None => AdviseFd::Program(fd),
+                });
         let (AdviseFd::Private(fd) | AdviseFd::Program(fd)) = advise_fd;
         let call_pages = self.call_pages;
         let (issued_to, waited) = (Arc::clone(&self.issued_to), Arc::clone(&self.waited));
+        let call_started = Arc::clone(&streams.call_started);
         Box::new(move || {
             if FileId::of(fd) != Some(file) {
                 return;
             }
-            let sleeps_before = voluntary_switches();
-            for range in ranges {
+            let mut slept = false;
+            for range in &ranges {
                 for start in (range.start..range.end).step_by(call_pages as usize) {
                     let len = call_pages.min(range.end - start);
-                    willneed(fd, start * page_size, len * page_size);
+                    *lock(&call_started) = Some(Instant::now());
+                    slept |= willneed_slept(fd, start * page_size, len * page_size);
+                    *lock(&call_started) = None;
                 }
                 issued_to.fetch_max(range.end, Ordering::AcqRel);
             }
-            waited.store(voluntary_switches() > sleeps_before, Ordering::Release);
+            waited.store(slept, Ordering::Release);
         })
     }
 }
@@ -320,6 +335,17 @@ fn record_locked(fd: RawFd) -> bool {
     tested != 0 || probe.l_type != libc::F_UNLCK as libc::c_short
 }
 
+/// The kernel's read-ahead window on `fd`'s device (`read_ahead_kb`), in pages; 0 if sysfs
+/// does not say.
+fn kernel_window_pages(fd: RawFd, page_size: u64) -> u64 {
+    let Some((major, minor)) = crate::device::device_of(fd) else {
+        return 0;
+    };
+    crate::rawio::read_to_string(format!("/sys/class/bdi/{major}:{minor}/read_ahead_kb").as_str())
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .map_or(0, |kib| (kib << 10) / page_size)
+}
+
 /// True if `fd` is on a FUSE file system.
 fn is_fuse(fd: RawFd) -> bool {
     const FUSE_SUPER_MAGIC: libc::__fsword_t = 0x6573_5546;
@@ -340,6 +366,8 @@ struct LiveProbes {
     issued_to: u64,
     /// The advice thread waited while submitting the stream's last advice.
     waited: bool,
+    /// The advice thread's `WILLNEED` in progress has lasted over [`SLEEPING`].
+    sleeping: bool,
     page_size: u64,
 }
 
@@ -361,10 +389,10 @@ impl Probes for LiveProbes {
             .map_or(0, |(cached, span)| span - cached)
     }
 
-    /// The advice thread submitted everything up to `end` without waiting: a `WILLNEED` sleeps
+    /// Neither the stream's last advice nor the call in progress waited: a `WILLNEED` sleeps
     /// only when the device's queue (or FUSE's background queue) is full.
-    fn issued(&mut self, end: u64) -> bool {
-        self.issued_to >= end && !self.waited
+    fn queue_has_room(&mut self) -> bool {
+        !self.waited && !self.sleeping
     }
 }
 
@@ -380,12 +408,17 @@ fn voluntary_switches() -> i64 {
     usage.ru_nvcsw
 }
 
-fn willneed(fd: RawFd, offset: u64, len: u64) {
+/// `WILLNEED` of `len` bytes at `offset`; true if the call slept (waited for room in the
+/// device's queue). Only the call itself is watched: the job's other sleeps (a lock taken to
+/// free its memory, contended with the reading thread) say nothing about the device.
+fn willneed_slept(fd: RawFd, offset: u64, len: u64) -> bool {
     let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
-        return;
+        return false;
     };
+    let before = voluntary_switches();
     // SAFETY: posix_fadvise takes plain integers; a bad descriptor only yields EBADF.
     unsafe { libc::posix_fadvise(fd, offset, len, libc::POSIX_FADV_WILLNEED) };
+    voluntary_switches() > before
 }
 
 fn page_size() -> u64 {
