@@ -19,11 +19,11 @@
 //!    this read it advised earlier; those are probed (`cachestat`, else `mincore`) and the ones
 //!    missing, evicted before use, lower the stream's depth. Only pages whose advice was
 //!    already issued are probed, so advice still queued is never taken for an eviction. A
-//!    `WILLNEED` that sleeps (the advice thread's voluntary context switches, `getrusage`, over
-//!    the call alone), or one in progress for over [`SLEEPING`], tells the stream that the
-//!    device's queue is full, and it holds its second window back (`plan::stream`, "A full
-//!    device queue"). Advice not yet picked up by the advice thread is not taken for a full
-//!    queue: with many processes on two cores the thread often simply has not run yet.
+//!    `WILLNEED` that slept (the advice thread's voluntary context switches, `getrusage`, over
+//!    the call alone), or advice handed over more than [`STALLED`] ago and not yet submitted,
+//!    tells the stream that the device's queue is full, and it holds its second window back
+//!    (`plan::stream`, "A full device queue"). Advice handed over just now is not: with many
+//!    processes on two cores the advice thread often simply has not run yet.
 //! 3. **Advice.** The pages to advise go to the library's advice thread (`registry.rs`), never
 //!    issued from the reading thread: a `WILLNEED` submits its I/O in the caller and can wait
 //!    for a full device queue (or, on FUSE, for a free background slot). The thread advises
@@ -67,9 +67,9 @@ use crate::residency::Probe;
 /// Most streams with a private descriptor at once; beyond, advice goes through the program's.
 const MAX_PRIVATE: usize = 64;
 
-/// A `WILLNEED` call in progress for longer than this is waiting for room in the device's queue
-/// (one that does not wait returns within tens of microseconds).
-const SLEEPING: std::time::Duration = std::time::Duration::from_millis(1);
+/// Advice handed to the advice thread this long ago and not yet submitted is waiting for room
+/// in the device's queue (a `WILLNEED` that does not wait returns within tens of microseconds).
+const STALLED: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// The streams of this process and the depth of each device seen.
 #[derive(Default)]
@@ -79,8 +79,6 @@ struct Streams {
     depths: Mutex<HashMap<u64, Option<u64>>>,
     /// The streams' private descriptors (FUSE).
     privates: Arc<Privates>,
-    /// When the advice thread's `WILLNEED` in progress started (`None`: none in progress).
-    call_started: Arc<Mutex<Option<Instant>>>,
 }
 
 /// The private descriptors of the streams: how many are open, and those whose stream ended
@@ -106,6 +104,8 @@ struct Tracked {
     /// The advice thread had to wait while submitting this stream's last advice: the device's
     /// queue was full.
     waited: Arc<AtomicBool>,
+    /// End (page) of the last advice handed to the advice thread, and when it was handed over.
+    handed: Option<(u64, Instant)>,
 }
 
 /// The descriptor a stream's advice goes through.
@@ -156,7 +156,7 @@ pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
             probe: tracked.probe,
             issued_to: tracked.issued_to.load(Ordering::Acquire),
             waited: tracked.waited.load(Ordering::Acquire),
-            sleeping: lock(&streams.call_started).is_some_and(|at| at.elapsed() > SLEEPING),
+            stalled: tracked.stalled(),
             page_size,
         };
         let step = tracked
@@ -239,7 +239,15 @@ impl Tracked {
             call_pages: (crate::device::willneed_limit(fd) / page_size).max(1),
             issued_to: Arc::default(),
             waited: Arc::default(),
+            handed: None,
         }
+    }
+
+    /// Advice handed over more than [`STALLED`] ago and not yet submitted.
+    fn stalled(&self) -> bool {
+        self.handed.is_some_and(|(end, at)| {
+            self.issued_to.load(Ordering::Acquire) < end && at.elapsed() > STALLED
+        })
     }
 
     /// The advice thread's job for `ranges` (pages) of the program's descriptor `fd`: WILLNEED
@@ -263,7 +271,9 @@ impl Tracked {
         let (AdviseFd::Private(fd) | AdviseFd::Program(fd)) = advise_fd;
         let call_pages = self.call_pages;
         let (issued_to, waited) = (Arc::clone(&self.issued_to), Arc::clone(&self.waited));
-        let call_started = Arc::clone(&streams.call_started);
+        if let Some(last) = ranges.last() {
+            self.handed = Some((last.end, Instant::now()));
+        }
         Box::new(move || {
             if FileId::of(fd) != Some(file) {
                 return;
@@ -272,9 +282,7 @@ impl Tracked {
             for range in &ranges {
                 for start in (range.start..range.end).step_by(call_pages as usize) {
                     let len = call_pages.min(range.end - start);
-                    *lock(&call_started) = Some(Instant::now());
                     slept |= willneed_slept(fd, start * page_size, len * page_size);
-                    *lock(&call_started) = None;
                 }
                 issued_to.fetch_max(range.end, Ordering::AcqRel);
             }
@@ -366,8 +374,8 @@ struct LiveProbes {
     issued_to: u64,
     /// The advice thread waited while submitting the stream's last advice.
     waited: bool,
-    /// The advice thread's `WILLNEED` in progress has lasted over [`SLEEPING`].
-    sleeping: bool,
+    /// Advice handed over more than [`STALLED`] ago is not submitted yet.
+    stalled: bool,
     page_size: u64,
 }
 
@@ -392,7 +400,7 @@ impl Probes for LiveProbes {
     /// Neither the stream's last advice nor the call in progress waited: a `WILLNEED` sleeps
     /// only when the device's queue (or FUSE's background queue) is full.
     fn queue_has_room(&mut self) -> bool {
-        !self.waited && !self.sleeping
+        !self.waited && !self.stalled
     }
 }
 
