@@ -30,7 +30,9 @@
 //!    through a read-only descriptor of the stream's own on FUSE (whose read-ahead would drop
 //!    advice given through a descriptor being read, see `descriptors.rs`), and through the
 //!    program's descriptor elsewhere, after checking it still names the same file; ranges are
-//!    split to what one call loads (`device.rs`).
+//!    split to what one call loads (`device.rs`), which through the stream's own descriptor,
+//!    opened `POSIX_FADV_SEQUENTIAL`, is two read-ahead windows, one request (256 KiB on FUSE,
+//!    where the kernel's own read-ahead sends 128 KiB).
 //! 4. **End.** At the program's `close` the stream's private descriptor is closed by the
 //!    advice thread, unless a POSIX lock is held on the file (closing any descriptor of a file
 //!    drops the process's locks on it): then it is kept and retried at the next stream's end.
@@ -99,6 +101,8 @@ struct Tracked {
     probe: Probe,
     /// Most pages one WILLNEED call loads on this device.
     call_pages: u64,
+    /// The kernel's read-ahead window on this device (`read_ahead_kb`), pages.
+    kernel_window: u64,
     /// Pages below this one had their advice issued (set by the advice thread).
     issued_to: Arc<AtomicU64>,
     /// The advice thread had to wait while submitting this stream's last advice: the device's
@@ -231,9 +235,11 @@ impl Tracked {
     }
 
     fn new(fd: RawFd, file: FileId, page_size: u64) -> Tracked {
+        let kernel_window = kernel_window_pages(fd, page_size);
         Tracked {
             file,
-            stream: Stream::new(page_size).with_kernel_window(kernel_window_pages(fd, page_size)),
+            stream: Stream::new(page_size).with_kernel_window(kernel_window),
+            kernel_window,
             advise_fd: None,
             probe: Probe::choose(fd),
             call_pages: (crate::device::willneed_limit(fd) / page_size).max(1),
@@ -241,6 +247,24 @@ impl Tracked {
             waited: Arc::default(),
             handed: None,
         }
+    }
+
+    /// The descriptor the stream's advice goes through, chosen at its first advice: its own on
+    /// FUSE, opened with `POSIX_FADV_SEQUENTIAL`, whose read-ahead window (and so what one
+    /// WILLNEED through it loads, in one request) is twice the device's; else the program's.
+    fn advise_through(&mut self, fd: RawFd, privates: &Privates) -> RawFd {
+        if let Some(AdviseFd::Private(chosen) | AdviseFd::Program(chosen)) = self.advise_fd {
+            return chosen;
+        }
+        let (chosen, through) = match privates.open(fd, self.file) {
+            Some(private) => {
+                self.call_pages = self.call_pages.max(2 * self.kernel_window);
+                (AdviseFd::Private(private), private)
+            }
+            None => (AdviseFd::Program(fd), fd),
+        };
+        self.advise_fd = Some(chosen);
+        through
     }
 
     /// Advice handed over more than [`STALLED`] ago and not yet submitted.
@@ -261,14 +285,7 @@ impl Tracked {
         streams: &Streams,
     ) -> crate::registry::AdviceJob {
         let file = self.file;
-        let advise_fd =
-            *self
-                .advise_fd
-                .get_or_insert_with(|| match streams.privates.open(fd, file) {
-                    Some(private) => AdviseFd::Private(private),
-                    None => AdviseFd::Program(fd),
-                });
-        let (AdviseFd::Private(fd) | AdviseFd::Program(fd)) = advise_fd;
+        let fd = self.advise_through(fd, &streams.privates);
         let call_pages = self.call_pages;
         let (issued_to, waited) = (Arc::clone(&self.issued_to), Arc::clone(&self.waited));
         if let Some(last) = ranges.last() {
@@ -309,6 +326,8 @@ impl Privates {
             unsafe { libc::close(private) };
             return None;
         }
+        // SAFETY: posix_fadvise takes plain integers on a descriptor opened just above.
+        unsafe { libc::posix_fadvise(private, 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
         self.open.fetch_add(1, Ordering::AcqRel);
         Some(private)
     }

@@ -39,13 +39,16 @@
 //! target. On the emulated IBM drive this takes 16 concurrent `dd` readers of 4 MiB from six
 //! switches per file to five.
 //!
-//! **A full device queue.** The next window goes out early (two windows in flight) only if the
-//! device's queue has room for it ([`Probes::queue_has_room`]: the stream's last advice did not
-//! wait for room, and no advice is waiting now). Otherwise it waits until the next read of the
-//! same length would pass the last window (one window in flight), so that with many streams each
-//! window still reaches the queue whole instead of cut up between other streams' requests.
-//! Advice merely not yet picked up by the library's advice thread says nothing about the
-//! device: it goes out in order behind what was advised before.
+//! **A full device queue.** A window goes out only while the device's queue has room for it
+//! ([`Probes::queue_has_room`]: the stream's last advice did not wait for room, and no advice is
+//! waiting now). While it is full the stream advises nothing and the kernel's own read-ahead
+//! serves the reader, as without the library; advice resumes from the reader's position once
+//! there is room. A window queued behind a full queue reaches the device cut up between other
+//! streams' requests, each piece paying a switch, and deepens the queue every stream waits in:
+//! with 64 readers on the emulated IBM drive, advice into a full queue made them 10-15% slower
+//! than stock under both `fifo` and `deadline`. Advice merely not yet picked up by the library's
+//! advice thread says nothing about the device: it goes out in order behind what was advised
+//! before.
 //!
 //! # Protection against prefetch thrashing
 //! When a read reaches pages this stream advised, the caller counts those that are no longer
@@ -217,10 +220,8 @@ impl Stream {
         let end = offset.saturating_add(len);
         let next_window_due = match self.ahead {
             None => true,
-            Some(ahead) if end.saturating_add(len) > ahead.end => true,
-            Some(ahead) if end > ahead.trigger => probes.queue_has_room(),
-            Some(_) => false,
-        };
+            Some(ahead) => end.saturating_add(len) > ahead.end || end > ahead.trigger,
+        } && probes.queue_has_room();
         if next_window_due {
             let next = match pattern {
                 Some(Pattern::Strided { stride, .. }) => offset.saturating_add(stride),
@@ -554,29 +555,32 @@ mod tests {
         assert_eq!(probes.asked, vec![32..48, 48..64]);
     }
 
-    /// While the device has not taken the advice so far, the next window waits until the next
-    /// read would pass the last one: one window in flight instead of two.
+    /// While the device's queue is full nothing is advised; once it has room the advice goes on
+    /// from the reader's position, with the slow-start depth where it was.
     #[test]
-    fn a_full_queue_holds_the_next_window_until_the_last_one_is_nearly_read() {
+    fn a_full_queue_stops_the_advice_until_it_has_room_again() {
         let mut stream = Stream::new(PAGE);
-        let mut probes = Fake {
-            full_queue: true,
-            ..Fake::default()
-        };
         let got: Vec<Vec<Range<u64>>> = sequential(10)
             .into_iter()
-            .map(|(offset, len)| stream.on_read(offset, len, BIG, 132, &mut probes).advise)
+            .enumerate()
+            .map(|(i, (offset, len))| {
+                let mut probes = Fake {
+                    full_queue: (3..7).contains(&i),
+                    ..Fake::default()
+                };
+                stream.on_read(offset, len, BIG, 132, &mut probes).advise
+            })
             .collect();
         let expected: Vec<Vec<Range<u64>>> = vec![
             vec![],
             vec![32..48],
             vec![48..80],
             vec![],
-            vec![80..144],
             vec![],
             vec![],
             vec![],
-            vec![144..272],
+            vec![128..192],
+            vec![192..320],
             vec![],
         ];
         assert_eq!(got, expected);
