@@ -70,8 +70,9 @@ use crate::residency::Probe;
 const MAX_PRIVATE: usize = 64;
 
 /// Advice handed to the advice thread this long ago and not yet submitted is waiting for room
-/// in the device's queue (a `WILLNEED` that does not wait returns within tens of microseconds).
-const STALLED: std::time::Duration = std::time::Duration::from_millis(1);
+/// in the device's queue: a `WILLNEED` that does not wait returns within tens of microseconds,
+/// and on a busy machine the thread may wait a few milliseconds to be scheduled at all.
+const STALLED: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The streams of this process and the depth of each device seen.
 #[derive(Default)]
