@@ -400,8 +400,8 @@ pub fn table(bench: &StreamsBench, report: &Report) -> String {
          emptied with posix_fadvise(DONTNEED) before each run; median of {} \
          runs\n\
          competitive depth from the mount's profile ({:.2} ms per request x {:.1} MB/s): {} \
-         ({} pages), reached after slow start (from 128 pages: the kernel's own two read-ahead \
-         windows of 32 pages cover the depths below)\n\n",
+         ({} pages), reached after slow start (64, 128 pages: the kernel's own read-ahead \
+         window of 32 pages covers the depths below)\n\n",
         format_bytes(bench.file_bytes),
         bench.time_scale,
         format_bytes(SPAN_BYTES),

@@ -31,13 +31,14 @@
 //!
 //! **The kernel's own read-ahead.** TR840's slow start replaces the kernel's read-ahead, whose
 //! windows it starts from (16 pages). Here the kernel's read-ahead stays on: a sequential reader
-//! already has the kernel's *current* and *ahead* windows (TR840 section 2), each of the device's
-//! `read_ahead_kb` (32 pages on FUSE and by default), the first from its first read. Advice of
-//! a slow-start depth up to those two windows ([`Stream::with_kernel_window`]) would only cut
-//! the kernel's requests into fragments and cost a switch of its own, so slow start skips those
-//! depths: with a kernel window of 32 pages the first depth advised is 128 pages, then the
-//! target. On the emulated IBM drive this takes 16 concurrent `dd` readers of 4 MiB from six
-//! switches per file to five.
+//! already gets windows of the device's `read_ahead_kb` (32 pages on FUSE and by default) from
+//! the kernel, the first at its first read. Advice of a slow-start depth up to that window
+//! ([`Stream::with_kernel_window`]) would only cut the kernel's requests into fragments and cost
+//! a switch of its own, so slow start skips those depths: with a kernel window of 32 pages the
+//! depths advised are 64, 128, then the target. (Skipping 64 too, as the kernel's current and
+//! ahead windows together cover it, saved 16 readers on the emulated IBM drive one switch per
+//! 4 MiB file, but the first windows of 64 readers then filled the device's queue at once and
+//! cost them most of their gain.)
 //!
 //! **A full device queue.** A window goes out only while the device's queue has room for it
 //! ([`Probes::queue_has_room`]: the stream's last advice did not wait for room, and no advice is
@@ -133,9 +134,8 @@ pub struct Stream {
     evicted_since_window: bool,
     /// Pages found evicted before use, in total.
     evicted_total: u64,
-    /// Pages the kernel's own read-ahead keeps ahead of a sequential reader: its current and
-    /// ahead windows (0: not known).
-    kernel_reach: u64,
+    /// The kernel's own read-ahead window on the file's device, pages (0: not known).
+    kernel_window: u64,
 }
 
 /// Where the advice stands, in bytes.
@@ -162,15 +162,14 @@ impl Stream {
             cap: None,
             evicted_since_window: false,
             evicted_total: 0,
-            kernel_reach: 0,
+            kernel_window: 0,
         }
     }
 
     /// The same stream on a device whose kernel read-ahead window is `pages` pages: slow-start
-    /// depths up to two such windows are skipped (module comment, "The kernel's own
-    /// read-ahead").
+    /// depths up to it are skipped (module comment, "The kernel's own read-ahead").
     pub fn with_kernel_window(mut self, pages: u64) -> Stream {
-        self.kernel_reach = pages.saturating_mul(2);
+        self.kernel_window = pages;
         self
     }
 
@@ -294,7 +293,7 @@ impl Stream {
         self.relax_cap(target);
         let limit = self.cap.map_or(target, |cap| cap.min(target));
         let mut depth = self.slow.next_depth(limit);
-        while depth <= self.kernel_reach && depth < limit {
+        while depth <= self.kernel_window && depth < limit {
             depth = self.slow.next_depth(limit);
         }
         let (ranges, end) = match self.pattern {
@@ -400,9 +399,9 @@ mod tests {
         assert_eq!(windows[..6], [16, 32, 64, 128, 132, 132]);
     }
 
-    /// On a device whose kernel read-ahead window is 32 pages, depths up to 64 pages are the
-    /// kernel's already (its current and ahead windows): the first window advised is 128 pages,
-    /// then the target; a target below that is advised at once.
+    /// On a device whose kernel read-ahead window is 32 pages, the depths of 16 and 32 pages are
+    /// the kernel's already: the first window advised is 64 pages, then 128, then the target; a
+    /// target below the kernel's window is advised at once.
     #[test]
     fn slow_start_skips_the_depths_the_kernel_reads_ahead_itself() {
         let depths = |target: u64| {
@@ -415,13 +414,13 @@ mod tests {
                 .map(|range| range.end - range.start)
                 .collect::<Vec<u64>>()
         };
-        assert_eq!(depths(132)[..3], [128, 132, 132]);
+        assert_eq!(depths(132)[..4], [64, 128, 132, 132]);
         assert_eq!(depths(20)[..3], [20, 20, 20]);
         let mut stream = Stream::new(PAGE).with_kernel_window(32);
         let first = stream.on_read(READ, READ, BIG, 126, &mut Roomy);
         assert!(first.advise.is_empty());
         let first = stream.on_read(2 * READ, READ, BIG, 126, &mut Roomy);
-        assert_eq!(first.advise, vec![48..174]);
+        assert_eq!(first.advise, vec![48..112]);
     }
 
     /// The reader never catches up with the advice, and the advice never runs more than two
