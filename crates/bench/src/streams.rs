@@ -9,7 +9,9 @@
 //! files of 4 MB spreads over its drive: the mount uses the contiguous layout (files end to end
 //! in path order), with a sparse spacer file (no disk space on the host) after each data file.
 //! With fewer readers than files, the readers take files spread evenly among them. Each run
-//! starts with the files evicted from the mount's page cache (posix_fadvise DONTNEED); their
+//! starts with the files evicted from the mount's page cache (posix_fadvise DONTNEED) and the
+//! emulated drive's own read-ahead cache filled with other data (scattered reads of a spacer),
+//! so that no run finds the previous run's reads of the same files in the drive; their
 //! backing files are read into the host's cache once first, so that only the model's time is
 //! measured. The mount's device profile (`device_profile::ModelProfile`) gives the library its
 //! competitive depth, reported with the table; the emulated disk's counters give each mode's
@@ -21,7 +23,7 @@
 //! pick files at random from 6000, for a fixed time); processes, not threads; the kernel's own
 //! read-ahead stays on in both modes (the library advises ahead of it).
 
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
@@ -238,6 +240,7 @@ fn measure_rows(
     config: &emulate::Config,
     files: usize,
 ) -> Result<Vec<Row>> {
+    let flush = config.mountpoint.join(spacer_name(files.saturating_sub(1)));
     let total: usize = bench.counts.iter().sum::<usize>() * bench.runs * 2;
     let bar = crate::progress::bytes_bar(
         total as u64 * bench.file_bytes,
@@ -259,6 +262,7 @@ fn measure_rows(
                 _ => [Reads::Competitive, Reads::Stock],
             };
             for reads in order {
+                flush_drive_cache(&flush)?;
                 let measured = measure_once(bench, mounted, &read, reads)?;
                 bar.inc(streams as u64 * bench.file_bytes);
                 match reads {
@@ -278,6 +282,25 @@ fn measure_rows(
     Ok(rows)
 }
 
+/// Pieces read to flush the emulated drive's own cache, and their spacing: more than any
+/// preset's cache segments (16), each further apart than a segment (2 MiB at most).
+const FLUSH_PIECES: u64 = 16;
+const FLUSH_SPACING: u64 = 4 << 20;
+
+/// Fills the emulated drive's read-ahead cache with pages of `spacer` (the last file's sparse
+/// spacer, which no reader reads), so that a run does not find the previous run's reads of the
+/// same files there (the page cache is emptied separately); then drops those pages from the
+/// page cache again.
+fn flush_drive_cache(spacer: &Path) -> Result<()> {
+    let file =
+        std::fs::File::open(spacer).with_context(|| format!("opening {}", spacer.display()))?;
+    let mut page = vec![0u8; 4096];
+    for piece in 0..FLUSH_PIECES {
+        std::os::unix::fs::FileExt::read_at(&file, &mut page, piece * FLUSH_SPACING)?;
+    }
+    Eviction::Fadvise.evict(&file)
+}
+
 /// One cold run: every file evicted, then one reader per file, all at once.
 fn measure_once(
     bench: &StreamsBench,
@@ -294,6 +317,9 @@ fn measure_once(
         .iter()
         .map(|path| reader(bench, path, reads))
         .collect::<Result<_>>()?;
+    for child in &mut readers {
+        wait_until_ready(child)?;
+    }
     let before = mounted.stats();
     let started = Instant::now();
     for child in &mut readers {
@@ -320,10 +346,14 @@ fn measure_once(
 }
 
 /// `dd` reading `path` with 64 KiB reads, plainly or under `prefetch run --competitive`,
-/// started by a shell that first waits for a line on its stdin (so that every reader is loaded
-/// before any starts reading; the shell's own reads of the pipe are not file reads).
+/// started by a shell that says it is ready on its stdout and then waits for a line on its
+/// stdin, so that every reader (and `prefetch run`, which execs the shell) is loaded before the
+/// clock starts; the shell's own reads of the pipe are not file reads. What `dd`'s exec costs
+/// (loading the library, under `--competitive`) is measured.
 fn reader(bench: &StreamsBench, path: &Path, reads: Reads) -> Result<Child> {
-    let script = format!("read go && exec dd if=\"$0\" of=/dev/null bs={READ_BYTES} status=none");
+    let script = format!(
+        "echo ready && read go && exec dd if=\"$0\" of=/dev/null bs={READ_BYTES} status=none"
+    );
     let mut command = match reads {
         Reads::Stock => Command::new("sh"),
         Reads::Competitive => {
@@ -339,8 +369,20 @@ fn reader(bench: &StreamsBench, path: &Path, reads: Reads) -> Result<Child> {
         .args(["-c", &script])
         .arg(path)
         .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
         .spawn()
         .context("starting sh and dd")
+}
+
+/// Waits for a reader's shell to say it is ready (its first line on stdout).
+fn wait_until_ready(child: &mut Child) -> Result<()> {
+    let stdout = child.stdout.as_mut().context("the reader's stdout")?;
+    let mut line = String::new();
+    std::io::BufReader::new(stdout).read_line(&mut line)?;
+    if line.trim() != "ready" {
+        bail!("a reader's shell did not start: {line:?}");
+    }
+    Ok(())
 }
 
 /// The run with the median time (the lower middle one for an even count).
@@ -358,7 +400,8 @@ pub fn table(bench: &StreamsBench, report: &Report) -> String {
          emptied with posix_fadvise(DONTNEED) before each run; median of {} \
          runs\n\
          competitive depth from the mount's profile ({:.2} ms per request x {:.1} MB/s): {} \
-         ({} pages), reached after slow start (16, 32, 64, 128 pages)\n\n",
+         ({} pages), reached after slow start (64, 128 pages: the kernel's own read-ahead \
+         window of 32 pages covers the depths below)\n\n",
         format_bytes(bench.file_bytes),
         bench.time_scale,
         format_bytes(SPAN_BYTES),

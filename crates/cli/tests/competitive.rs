@@ -14,7 +14,7 @@ use std::fs;
 use std::io::{BufRead, BufReader};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -194,11 +194,12 @@ fn wait_until_cached(fixture: &Fixture, end: u64) {
     }
 }
 
-/// The page the advice reaches after `reads`, and the last window's length, per `plan::stream`.
-/// (With the device's queue full the stream advises its windows a few reads later; after the
-/// reads of these tests the advice reaches the same page either way.)
-fn expected_advice(reads: &[(u64, u64)]) -> (u64, u64) {
-    let mut stream = Stream::new(PAGE);
+/// The page the advice reaches after `reads` of `path`, and the last window's length, per
+/// `plan::stream` on the file's device (whose kernel read-ahead window it is told, as the
+/// library does). (With the device's queue full the stream advises nothing for a while; after
+/// the reads of these tests the advice reaches the same page either way.)
+fn expected_advice(path: &Path, reads: &[(u64, u64)]) -> (u64, u64) {
+    let mut stream = Stream::new(PAGE).with_kernel_window(kernel_window_pages(path));
     let (mut end, mut last) = (0, 0);
     for &(offset, len) in reads {
         let step = stream.on_read(offset, len, FILE_BYTES, DEPTH_PAGES, &mut Roomy);
@@ -209,13 +210,30 @@ fn expected_advice(reads: &[(u64, u64)]) -> (u64, u64) {
     (end, last)
 }
 
+/// The kernel's read-ahead window on `path`'s device (`read_ahead_kb`), in pages.
+fn kernel_window_pages(path: &Path) -> u64 {
+    let dev = fs::metadata(path).unwrap().dev();
+    let sysfs = format!(
+        "/sys/class/bdi/{}:{}/read_ahead_kb",
+        libc::major(dev),
+        libc::minor(dev)
+    );
+    let kib: u64 = fs::read_to_string(&sysfs)
+        .unwrap_or_else(|e| panic!("{sysfs}: {e}"))
+        .trim()
+        .parse()
+        .unwrap();
+    kib * 1024 / PAGE
+}
+
 /// 40 reads of 64 KiB from the start: the cached pages are exactly those up to where the
-/// stream's windows reach, past slow start (16, 32, 64 pages) at the profile's 125 pages.
+/// stream's windows reach, past slow start (the depths the kernel's read-ahead does not cover
+/// already) at the profile's 125 pages.
 #[test]
 fn a_sequential_reader_is_advised_ahead_by_the_profiles_depth() {
     let fixture = Fixture::new(true);
     let reads: Vec<(u64, u64)> = (0..SEQUENTIAL_READS).map(|i| (i * READ, READ)).collect();
-    let (advised_to, last_window) = expected_advice(&reads);
+    let (advised_to, last_window) = expected_advice(&fixture.data(), &reads);
     assert_eq!(last_window, DEPTH_PAGES, "the reads go past slow start");
     let read_to = SEQUENTIAL_READS * READ / PAGE;
     assert!(advised_to > read_to + DEPTH_PAGES);
@@ -254,7 +272,7 @@ fn a_random_reader_gets_no_advice() {
         .collect();
     let far = 2048 * PAGE;
     reads.extend((0..3).map(|i| (far + i * READ, READ)));
-    let (advised_to, _) = expected_advice(&reads[scattered.len()..]);
+    let (advised_to, _) = expected_advice(&fixture.data(), &reads[scattered.len()..]);
     let child = read_and_hold(&fixture, &reads);
     wait_until_cached(&fixture, advised_to);
     assert_eq!(fixture.cached(0, 2048), 4 * scattered.len() as u64);

@@ -13,20 +13,33 @@
 //!    mounted) gives `S_p` in pages, looked up once per device per process. A device without a
 //!    profile gets nothing from this mode: its files are left to the kernel's read-ahead.
 //! 2. **Stream.** The descriptor's [`plan::stream::Stream`] (created on its first read, and
-//!    anew when the number names another file) says which pages to advise, and which pages of
+//!    anew when the number names another file, told the kernel's read-ahead window of the
+//!    device, `read_ahead_kb`, whose depths it leaves to the kernel) says which pages to
+//!    advise, and which pages of
 //!    this read it advised earlier; those are probed (`cachestat`, else `mincore`) and the ones
 //!    missing, evicted before use, lower the stream's depth. Only pages whose advice was
-//!    already issued are probed, so advice still queued is never taken for an eviction. Advice
-//!    not yet submitted, or whose submission had to sleep (the thread's voluntary context
-//!    switches, `getrusage`), tells the stream that the device's queue is full, and it holds its
-//!    second window back (`plan::stream`, "A full device queue").
+//!    already issued are probed, so advice still queued is never taken for an eviction. A
+//!    `WILLNEED` that slept (the advice thread's voluntary context switches, `getrusage`, over
+//!    the call alone), or advice handed over more than [`STALLED`] ago and not yet submitted,
+//!    tells the stream that the device's queue is full, and it holds its second window back
+//!    (`plan::stream`, "A full device queue"). Advice handed over just now is not: with many
+//!    processes on two cores the advice thread often simply has not run yet.
 //! 3. **Advice.** The pages to advise go to the library's advice thread (`registry.rs`), never
 //!    issued from the reading thread: a `WILLNEED` submits its I/O in the caller and can wait
 //!    for a full device queue (or, on FUSE, for a free background slot). The thread advises
-//!    through the library's own read-only descriptor of the file on FUSE (whose read-ahead
-//!    would drop advice given through a descriptor being read, see `descriptors.rs`), and
-//!    through the program's descriptor elsewhere, after checking it still names the same file;
-//!    ranges are split to what one call loads (`device.rs`).
+//!    through a read-only descriptor of the stream's own on FUSE (whose read-ahead would drop
+//!    advice given through a descriptor being read, see `descriptors.rs`), and through the
+//!    program's descriptor elsewhere, after checking it still names the same file; ranges are
+//!    split to what one call loads (`device.rs`), which through the stream's own descriptor,
+//!    opened `POSIX_FADV_SEQUENTIAL`, is two read-ahead windows, one request (256 KiB on FUSE,
+//!    where the kernel's own read-ahead sends 128 KiB).
+//! 4. **End.** At the program's `close` the stream's private descriptor is closed by the
+//!    advice thread, unless a POSIX lock is held on the file (closing any descriptor of a file
+//!    drops the process's locks on it): then it is kept and retried at the next stream's end.
+//!    The lock test is `F_OFD_GETLK` for a write lock on the whole file, which every record
+//!    lock on it conflicts with, the process's own included; reading `/proc/locks`, as
+//!    `descriptors.rs` does, waits for an RCU grace period (8-15 ms here), which a program
+//!    that closes its file and exits (`dd`, `cat`) waited for at its exit.
 //!
 //! Bytes, errno and file positions the program sees are the kernel's: the library only
 //! advises and probes. A descriptor's stream ends at its `close` (or `dup2` over it); a forked
@@ -41,8 +54,9 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::os::fd::RawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use plan::stream::{Probes, Stream};
 
@@ -52,35 +66,57 @@ use crate::observe::FileStat;
 use crate::registry::globals;
 use crate::residency::Probe;
 
+/// Most streams with a private descriptor at once; beyond, advice goes through the program's.
+const MAX_PRIVATE: usize = 64;
+
+/// Advice handed to the advice thread this long ago and not yet submitted is waiting for room
+/// in the device's queue: a `WILLNEED` that does not wait returns within tens of microseconds,
+/// and on a busy machine the thread may wait a few milliseconds to be scheduled at all.
+const STALLED: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// The streams of this process and the depth of each device seen.
 #[derive(Default)]
 struct Streams {
     by_fd: Mutex<HashMap<RawFd, Tracked>>,
     /// `S_p` in pages by device number; `None` for a device without a profile.
     depths: Mutex<HashMap<u64, Option<u64>>>,
+    /// The streams' private descriptors (FUSE).
+    privates: Arc<Privates>,
+}
+
+/// The private descriptors of the streams: how many are open, and those whose stream ended
+/// while a POSIX lock was held on the file (closed at a later stream's end).
+#[derive(Default)]
+struct Privates {
+    open: AtomicUsize,
+    deferred: Mutex<Vec<RawFd>>,
 }
 
 /// One descriptor's stream.
 struct Tracked {
     file: FileId,
     stream: Stream,
-    /// Where advice goes, chosen at the first advice: the library's private descriptor (FUSE,
-    /// released when the stream ends), or the program's.
+    /// Where advice goes, chosen at the first advice: the stream's private descriptor (FUSE,
+    /// closed when the stream ends), or the program's.
     advise_fd: Option<AdviseFd>,
     probe: Probe,
     /// Most pages one WILLNEED call loads on this device.
     call_pages: u64,
+    /// The kernel's read-ahead window on this device (`read_ahead_kb`), pages.
+    kernel_window: u64,
     /// Pages below this one had their advice issued (set by the advice thread).
     issued_to: Arc<AtomicU64>,
     /// The advice thread had to wait while submitting this stream's last advice: the device's
     /// queue was full.
     waited: Arc<AtomicBool>,
+    /// End (page) of the last advice handed to the advice thread, and when it was handed over.
+    handed: Option<(u64, Instant)>,
 }
 
 /// The descriptor a stream's advice goes through.
 #[derive(Clone, Copy)]
 enum AdviseFd {
-    /// The library's own read-only descriptor of the file (on FUSE).
+    /// The stream's own read-only descriptor of the file (on FUSE).
     Private(RawFd),
     /// The program's descriptor.
     Program(RawFd),
@@ -125,12 +161,13 @@ pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
             probe: tracked.probe,
             issued_to: tracked.issued_to.load(Ordering::Acquire),
             waited: tracked.waited.load(Ordering::Acquire),
+            stalled: tracked.stalled(),
             page_size,
         };
         let step = tracked
             .stream
             .on_read(offset, end - offset, file.size, target, &mut probes);
-        (!step.advise.is_empty()).then(|| tracked.advice(fd, step.advise, page_size))
+        (!step.advise.is_empty()).then(|| tracked.advice(fd, step.advise, page_size, streams))
     };
     if let Some(job) = job {
         if let Err(job) = globals().run_in_background(job) {
@@ -150,7 +187,7 @@ pub(crate) fn on_close(fd: RawFd) {
     let _errno = ErrnoGuard::save();
     let _ = catch_unwind(AssertUnwindSafe(|| {
         if let Some(ended) = lock(&streams.by_fd).remove(&fd) {
-            ended.release();
+            ended.release(&streams.privates);
         }
     }));
 }
@@ -176,7 +213,7 @@ impl Streams {
         let id = FileId::from(file);
         if by_fd.get(&fd).is_some_and(|t| t.file != id) {
             if let Some(old) = by_fd.remove(&fd) {
-                old.release();
+                old.release(&self.privates);
             }
         }
         by_fd
@@ -186,15 +223,12 @@ impl Streams {
 }
 
 impl Tracked {
-    /// The stream ended: its private descriptor, if any, is released by the advice thread,
-    /// after the stream's advice still queued. Not in the caller: a release reads `/proc/locks`
-    /// (`descriptors.rs`), which takes the kernel several milliseconds here, inside the
-    /// program's `close`.
-    fn release(self) {
-        if let Some(AdviseFd::Private(_)) = self.advise_fd {
-            let file = self.file;
-            let job: crate::registry::AdviceJob =
-                Box::new(move || globals().private_descriptors.release(file));
+    /// The stream ended: its private descriptor, if any, is closed by the advice thread, after
+    /// the stream's advice still queued (module comment, step 4).
+    fn release(self, privates: &Arc<Privates>) {
+        if let Some(AdviseFd::Private(private)) = self.advise_fd {
+            let privates = Arc::clone(privates);
+            let job: crate::registry::AdviceJob = Box::new(move || privates.close(private));
             if let Err(job) = globals().run_in_background(job) {
                 job();
             }
@@ -202,15 +236,43 @@ impl Tracked {
     }
 
     fn new(fd: RawFd, file: FileId, page_size: u64) -> Tracked {
+        let kernel_window = kernel_window_pages(fd, page_size);
         Tracked {
             file,
-            stream: Stream::new(page_size),
+            stream: Stream::new(page_size).with_kernel_window(kernel_window),
+            kernel_window,
             advise_fd: None,
             probe: Probe::choose(fd),
             call_pages: (crate::device::willneed_limit(fd) / page_size).max(1),
             issued_to: Arc::default(),
             waited: Arc::default(),
+            handed: None,
         }
+    }
+
+    /// The descriptor the stream's advice goes through, chosen at its first advice: its own on
+    /// FUSE, opened with `POSIX_FADV_SEQUENTIAL`, whose read-ahead window (and so what one
+    /// WILLNEED through it loads, in one request) is twice the device's; else the program's.
+    fn advise_through(&mut self, fd: RawFd, privates: &Privates) -> RawFd {
+        if let Some(AdviseFd::Private(chosen) | AdviseFd::Program(chosen)) = self.advise_fd {
+            return chosen;
+        }
+        let (chosen, through) = match privates.open(fd, self.file) {
+            Some(private) => {
+                self.call_pages = self.call_pages.max(2 * self.kernel_window);
+                (AdviseFd::Private(private), private)
+            }
+            None => (AdviseFd::Program(fd), fd),
+        };
+        self.advise_fd = Some(chosen);
+        through
+    }
+
+    /// Advice handed over more than [`STALLED`] ago and not yet submitted.
+    fn stalled(&self) -> bool {
+        self.handed.is_some_and(|(end, at)| {
+            self.issued_to.load(Ordering::Acquire) < end && at.elapsed() > STALLED
+        })
     }
 
     /// The advice thread's job for `ranges` (pages) of the program's descriptor `fd`: WILLNEED
@@ -221,32 +283,107 @@ impl Tracked {
         fd: RawFd,
         ranges: Vec<Range<u64>>,
         page_size: u64,
+        streams: &Streams,
     ) -> crate::registry::AdviceJob {
         let file = self.file;
-        let advise_fd = *self.advise_fd.get_or_insert_with(|| {
-            match globals().private_descriptors.for_file(fd, file) {
-                Some(private) => AdviseFd::Private(private),
-                None => AdviseFd::Program(fd),
-            }
-        });
-        let (AdviseFd::Private(fd) | AdviseFd::Program(fd)) = advise_fd;
+        let fd = self.advise_through(fd, &streams.privates);
         let call_pages = self.call_pages;
         let (issued_to, waited) = (Arc::clone(&self.issued_to), Arc::clone(&self.waited));
+        if let Some(last) = ranges.last() {
+            self.handed = Some((last.end, Instant::now()));
+        }
         Box::new(move || {
             if FileId::of(fd) != Some(file) {
                 return;
             }
-            let sleeps_before = voluntary_switches();
-            for range in ranges {
+            let mut slept = false;
+            for range in &ranges {
                 for start in (range.start..range.end).step_by(call_pages as usize) {
                     let len = call_pages.min(range.end - start);
-                    willneed(fd, start * page_size, len * page_size);
+                    slept |= willneed_slept(fd, start * page_size, len * page_size);
                 }
                 issued_to.fetch_max(range.end, Ordering::AcqRel);
             }
-            waited.store(voluntary_switches() > sleeps_before, Ordering::Release);
+            waited.store(slept, Ordering::Release);
         })
     }
+}
+
+impl Privates {
+    /// A read-only, close-on-exec descriptor of `fd`'s file `file` for the stream's advice;
+    /// `None` off FUSE, past [`MAX_PRIVATE`] streams, or if the open fails.
+    fn open(&self, fd: RawFd, file: FileId) -> Option<RawFd> {
+        if !is_fuse(fd) || self.open.load(Ordering::Acquire) >= MAX_PRIVATE {
+            return None;
+        }
+        let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
+        // SAFETY: open with a valid NUL-terminated path; the result is checked.
+        let private = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        if private < 0 {
+            return None;
+        }
+        if FileId::of(private) != Some(file) {
+            // SAFETY: opened just above, closed once here.
+            unsafe { libc::close(private) };
+            return None;
+        }
+        // SAFETY: posix_fadvise takes plain integers on a descriptor opened just above.
+        unsafe { libc::posix_fadvise(private, 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
+        self.open.fetch_add(1, Ordering::AcqRel);
+        Some(private)
+    }
+
+    /// Closes a stream's private descriptor, and those deferred before, unless a record lock
+    /// is held on its file; those stay deferred (module comment, step 4).
+    fn close(&self, private: RawFd) {
+        let mut deferred = lock(&self.deferred);
+        deferred.push(private);
+        deferred.retain(|&fd| {
+            if record_locked(fd) {
+                return true;
+            }
+            // SAFETY: a private descriptor opened by `open`, closed once, as it leaves the list.
+            unsafe { libc::close(fd) };
+            self.open.fetch_sub(1, Ordering::AcqRel);
+            false
+        });
+    }
+}
+
+/// True if any record lock (POSIX or OFD, of any process, this one's included) is held on
+/// `fd`'s file, or if the kernel will not say: an OFD write lock on the whole file conflicts
+/// with every one of them.
+fn record_locked(fd: RawFd) -> bool {
+    // SAFETY: flock is plain data; all-zero is a valid value (l_pid must be 0 for F_OFD_GETLK).
+    let mut probe: libc::flock = unsafe { std::mem::zeroed() };
+    probe.l_type = libc::F_WRLCK as libc::c_short;
+    probe.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: F_OFD_GETLK reads and writes the flock it is given.
+    let tested = unsafe { libc::fcntl(fd, libc::F_OFD_GETLK, &mut probe) };
+    tested != 0 || probe.l_type != libc::F_UNLCK as libc::c_short
+}
+
+/// The kernel's read-ahead window on `fd`'s device (`read_ahead_kb`), in pages; 0 if sysfs
+/// does not say.
+fn kernel_window_pages(fd: RawFd, page_size: u64) -> u64 {
+    let Some((major, minor)) = crate::device::device_of(fd) else {
+        return 0;
+    };
+    crate::rawio::read_to_string(format!("/sys/class/bdi/{major}:{minor}/read_ahead_kb").as_str())
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .map_or(0, |kib| (kib << 10) / page_size)
+}
+
+/// True if `fd` is on a FUSE file system.
+fn is_fuse(fd: RawFd) -> bool {
+    const FUSE_SUPER_MAGIC: libc::__fsword_t = 0x6573_5546;
+    let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: fstatfs writes a struct statfs into the buffer on success.
+    if unsafe { libc::fstatfs(fd, stat.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: fstatfs succeeded, so the struct is initialised.
+    unsafe { stat.assume_init() }.f_type == FUSE_SUPER_MAGIC
 }
 
 /// What a stream's read asks about its file and device.
@@ -257,6 +394,8 @@ struct LiveProbes {
     issued_to: u64,
     /// The advice thread waited while submitting the stream's last advice.
     waited: bool,
+    /// Advice handed over more than [`STALLED`] ago is not submitted yet.
+    stalled: bool,
     page_size: u64,
 }
 
@@ -278,10 +417,10 @@ impl Probes for LiveProbes {
             .map_or(0, |(cached, span)| span - cached)
     }
 
-    /// The advice thread submitted everything up to `end` without waiting: a `WILLNEED` sleeps
+    /// Neither the stream's last advice nor the call in progress waited: a `WILLNEED` sleeps
     /// only when the device's queue (or FUSE's background queue) is full.
-    fn issued(&mut self, end: u64) -> bool {
-        self.issued_to >= end && !self.waited
+    fn queue_has_room(&mut self) -> bool {
+        !self.waited && !self.stalled
     }
 }
 
@@ -297,12 +436,17 @@ fn voluntary_switches() -> i64 {
     usage.ru_nvcsw
 }
 
-fn willneed(fd: RawFd, offset: u64, len: u64) {
+/// `WILLNEED` of `len` bytes at `offset`; true if the call slept (waited for room in the
+/// device's queue). Only the call itself is watched: the job's other sleeps (a lock taken to
+/// free its memory, contended with the reading thread) say nothing about the device.
+fn willneed_slept(fd: RawFd, offset: u64, len: u64) -> bool {
     let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
-        return;
+        return false;
     };
+    let before = voluntary_switches();
     // SAFETY: posix_fadvise takes plain integers; a bad descriptor only yields EBADF.
     unsafe { libc::posix_fadvise(fd, offset, len, libc::POSIX_FADV_WILLNEED) };
+    voluntary_switches() > before
 }
 
 fn page_size() -> u64 {
@@ -313,4 +457,66 @@ fn page_size() -> u64 {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    fn posix_lock(file: &std::fs::File, kind: libc::c_int) {
+        // SAFETY: flock is plain data; all-zero is a valid value.
+        let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+        lock.l_type = kind as libc::c_short;
+        lock.l_whence = libc::SEEK_SET as libc::c_short;
+        lock.l_start = 10;
+        lock.l_len = 1;
+        // SAFETY: F_SETLK reads the flock it is given.
+        assert_eq!(
+            unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &lock) },
+            0
+        );
+    }
+
+    #[test]
+    fn a_posix_lock_of_this_process_on_any_descriptor_of_the_file_is_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("locked");
+        std::fs::write(&path, vec![0u8; 4096]).unwrap();
+        let program = std::fs::File::open(&path).unwrap();
+        let private = std::fs::File::open(&path).unwrap();
+        assert!(!record_locked(private.as_raw_fd()));
+        posix_lock(&program, libc::F_RDLCK);
+        assert!(record_locked(private.as_raw_fd()));
+        posix_lock(&program, libc::F_UNLCK);
+        assert!(!record_locked(private.as_raw_fd()));
+    }
+
+    #[test]
+    fn a_private_descriptor_is_closed_once_no_lock_holds_it_at_a_later_stream_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let (locked, other) = (dir.path().join("locked"), dir.path().join("other"));
+        for path in [&locked, &other] {
+            std::fs::write(path, vec![0u8; 4096]).unwrap();
+        }
+        let program = std::fs::File::open(&locked).unwrap();
+        let private_of = |path: &std::path::Path| {
+            let path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+            // SAFETY: open of a NUL-terminated path; the descriptor goes to `Privates::close`.
+            unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) }
+        };
+        // SAFETY: F_GETFD only asks about the descriptor number.
+        let is_open = |fd: RawFd| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0;
+        let (first, second) = (private_of(&locked), private_of(&other));
+        let privates = Privates::default();
+        privates.open.store(2, Ordering::Release);
+        posix_lock(&program, libc::F_RDLCK);
+        privates.close(first);
+        assert!(is_open(first), "closed under the program's lock");
+        assert_eq!(privates.open.load(Ordering::Acquire), 2);
+        posix_lock(&program, libc::F_UNLCK);
+        privates.close(second);
+        assert!(!is_open(first) && !is_open(second));
+        assert_eq!(privates.open.load(Ordering::Acquire), 0);
+    }
 }
