@@ -91,9 +91,17 @@
 //! 5.9-10.2 s; random 1 GiB in 100 MiB, 1.23-1.26 s against 1.33-1.39 s,
 //! for 2.6% more pages. It is worse on the Python records epoch in a
 //! cgroup (6.4-7.0 s against 5.6-6.7 s) and, with memory free, on the
-//! SQLite scan (9.8-11.2 s against 8.6-9.1 s). A default that switches to
-//! aggressive once the window no longer reaches the end of the list is the
-//! next candidate; it needs the whole benchmark table run both ways.
+//! SQLite scan (9.8-11.2 s against 8.6-9.1 s). The benchmark table run both
+//! ways later, on a quiet machine (`LIBPREFETCH_SCHEDULE`, window against
+//! aggressive, medians of 3 or one run): random 1 GiB 1.24 / 1.10 s; in a
+//! 100 MiB cgroup 1.55 / 1.12 s; the reuse-heavy list in 64 MiB 6.33 /
+//! 4.48 s; three instances in 200 MiB 9.99 / 3.52 s; but sequential 0.64 /
+//! 1.22 s and strided 1.24 / 2.89 s: on lists of runs of adjacent pages the
+//! window's large sorted rounds make large requests and aggressive's small
+//! batches do not. A default by the list's shape (scattered pages:
+//! aggressive; runs: window) is the next candidate, to be checked against
+//! the SQLite scan with memory free, where the window is faster, and the
+//! Python records epoch.
 //!
 //! What keeps live conservative from its simulated reads is the length of
 //! the list: MIN needs next uses several budgets ahead, and the library
