@@ -43,7 +43,8 @@
 //!
 //! Bytes, errno and file positions the program sees are the kernel's: the library only
 //! advises and probes. A descriptor's stream ends at its `close` (or `dup2` over it); a forked
-//! child starts with no streams. Reads through stdio and `mmap` are not seen (`observe.rs`).
+//! child starts with no streams. Reads through stdio are seen at their buffer refills (the
+//! preload's stdio interposers); pages of `mmap`ped files are not (`observe.rs`).
 //!
 //! Follows TR840 (Li, Papathanasiou and Shen), sections 3 and 4, through `plan::stream`.
 //! Deviations: user-level advice instead of the kernel's read-ahead; per-stream thrash

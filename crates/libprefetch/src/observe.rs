@@ -10,7 +10,8 @@
 //! right however the program opened, duplicated or closed its descriptors
 //! (glibc's `fopen` and `fclose` call the system directly, past any
 //! interposer). Reads made through stdio (`fread`, `getline`) go through
-//! glibc's internal read and are not seen; nor are pages of `mmap`ped files.
+//! glibc's internal read: the preload's stdio interposers tell of them
+//! instead, before each buffer refill. Pages of `mmap`ped files are not seen.
 //!
 //! Follows libprefetch (ATC 2009), section 4: the library follows the
 //! application through its reads.
