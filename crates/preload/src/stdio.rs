@@ -180,8 +180,13 @@ fn unavailable() {
     unsafe { *libc::__errno_location() = libc::ENOSYS };
 }
 
-macro_rules! fread_like {
-    ($(#[$doc:meta])* $name:ident, $real:ident, $symbol:literal) => {
+/// Defines an interposer `$name` with the C signature given: it tells the
+/// library of the read `$want` may make from `$stream` ([`before_read`]),
+/// then calls the C library's `$symbol` with the caller's arguments, or
+/// fails with `$failed` where there is none.
+macro_rules! stdio_interposer {
+    ($(#[$doc:meta])* $name:ident, $real:ident, $symbol:literal,
+     ($($arg:ident: $ty:ty),*) -> $ret:ty, stream: $stream:ident, want: $want:expr, failed: $failed:expr) => {
         static $real: Real = Real::new($symbol);
 
         $(#[$doc])*
@@ -189,215 +194,117 @@ macro_rules! fread_like {
         /// # Safety
         /// Same contract as the C library's function of this name.
         #[no_mangle]
-        pub unsafe extern "C" fn $name(ptr: *mut c_void, size: size_t, count: size_t, stream: *mut FILE) -> size_t {
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
             // SAFETY: the caller passes a valid stream.
-            unsafe { before_read(stream, Want::Bytes((size as u64).saturating_mul(count as u64))) };
-            type Fread = unsafe extern "C" fn(*mut c_void, size_t, size_t, *mut FILE) -> size_t;
+            unsafe { before_read($stream, $want) };
             // SAFETY: the symbol has this type.
-            match unsafe { resolve::<Fread>(&$real) } {
+            match unsafe { resolve::<unsafe extern "C" fn($($ty),*) -> $ret>(&$real) } {
                 // SAFETY: forwarding the caller's arguments.
-                Some(real) => unsafe { real(ptr, size, count, stream) },
-                None => { unavailable(); 0 }
+                Some(real) => unsafe { real($($arg),*) },
+                None => {
+                    unavailable();
+                    $failed
+                }
             }
         }
     };
 }
 
-fread_like!(
-    /// Interposed `fread(3)`.
-    fread, REAL_FREAD, c"fread"
-);
-fread_like!(
-    /// Interposed `fread_unlocked(3)`.
-    fread_unlocked, REAL_FREAD_UNLOCKED, c"fread_unlocked"
-);
-
-macro_rules! fread_chk_like {
-    ($(#[$doc:meta])* $name:ident, $real:ident, $symbol:literal) => {
-        static $real: Real = Real::new($symbol);
-
-        $(#[$doc])*
-        ///
-        /// # Safety
-        /// Same contract as glibc's function of this name.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(ptr: *mut c_void, ptrlen: size_t, size: size_t, count: size_t, stream: *mut FILE) -> size_t {
-            // SAFETY: the caller passes a valid stream.
-            unsafe { before_read(stream, Want::Bytes((size as u64).saturating_mul(count as u64))) };
-            type FreadChk = unsafe extern "C" fn(*mut c_void, size_t, size_t, size_t, *mut FILE) -> size_t;
-            // SAFETY: the symbol has this type.
-            match unsafe { resolve::<FreadChk>(&$real) } {
-                // SAFETY: forwarding the caller's arguments.
-                Some(real) => unsafe { real(ptr, ptrlen, size, count, stream) },
-                None => { unavailable(); 0 }
-            }
-        }
-    };
+/// What `fread` of `count` items of `size` bytes wants.
+fn items(size: size_t, count: size_t) -> Want {
+    Want::Bytes((size as u64).saturating_mul(count as u64))
 }
 
-fread_chk_like!(
-    /// Interposed `__fread_chk` (the `_FORTIFY_SOURCE` form of `fread`).
-    __fread_chk, REAL_FREAD_CHK, c"__fread_chk"
-);
-fread_chk_like!(
-    /// Interposed `__fread_unlocked_chk`.
-    __fread_unlocked_chk, REAL_FREAD_UNLOCKED_CHK, c"__fread_unlocked_chk"
-);
-
-/// The most `fgets` with a buffer of `size` bytes reads.
-fn fgets_limit(size: c_int) -> u64 {
-    u64::try_from(size).unwrap_or(0).saturating_sub(1)
-}
-
-macro_rules! fgets_like {
-    ($(#[$doc:meta])* $name:ident, $real:ident, $symbol:literal) => {
-        static $real: Real = Real::new($symbol);
-
-        $(#[$doc])*
-        ///
-        /// # Safety
-        /// Same contract as the C library's function of this name.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(s: *mut c_char, size: c_int, stream: *mut FILE) -> *mut c_char {
-            let want = Want::Until { delimiter: b'\n', limit: fgets_limit(size) };
-            // SAFETY: the caller passes a valid stream.
-            unsafe { before_read(stream, want) };
-            type Fgets = unsafe extern "C" fn(*mut c_char, c_int, *mut FILE) -> *mut c_char;
-            // SAFETY: the symbol has this type.
-            match unsafe { resolve::<Fgets>(&$real) } {
-                // SAFETY: forwarding the caller's arguments.
-                Some(real) => unsafe { real(s, size, stream) },
-                None => { unavailable(); std::ptr::null_mut() }
-            }
-        }
-    };
-}
-
-fgets_like!(
-    /// Interposed `fgets(3)`.
-    fgets, REAL_FGETS, c"fgets"
-);
-fgets_like!(
-    /// Interposed `fgets_unlocked(3)`.
-    fgets_unlocked, REAL_FGETS_UNLOCKED, c"fgets_unlocked"
-);
-
-macro_rules! fgets_chk_like {
-    ($(#[$doc:meta])* $name:ident, $real:ident, $symbol:literal) => {
-        static $real: Real = Real::new($symbol);
-
-        $(#[$doc])*
-        ///
-        /// # Safety
-        /// Same contract as glibc's function of this name.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(s: *mut c_char, buflen: size_t, size: c_int, stream: *mut FILE) -> *mut c_char {
-            let want = Want::Until { delimiter: b'\n', limit: fgets_limit(size) };
-            // SAFETY: the caller passes a valid stream.
-            unsafe { before_read(stream, want) };
-            type FgetsChk = unsafe extern "C" fn(*mut c_char, size_t, c_int, *mut FILE) -> *mut c_char;
-            // SAFETY: the symbol has this type.
-            match unsafe { resolve::<FgetsChk>(&$real) } {
-                // SAFETY: forwarding the caller's arguments.
-                Some(real) => unsafe { real(s, buflen, size, stream) },
-                None => { unavailable(); std::ptr::null_mut() }
-            }
-        }
-    };
-}
-
-fgets_chk_like!(
-    /// Interposed `__fgets_chk` (the `_FORTIFY_SOURCE` form of `fgets`).
-    __fgets_chk, REAL_FGETS_CHK, c"__fgets_chk"
-);
-fgets_chk_like!(
-    /// Interposed `__fgets_unlocked_chk`.
-    __fgets_unlocked_chk, REAL_FGETS_UNLOCKED_CHK, c"__fgets_unlocked_chk"
-);
-
-macro_rules! getdelim_like {
-    ($(#[$doc:meta])* $name:ident, $real:ident, $symbol:literal) => {
-        static $real: Real = Real::new($symbol);
-
-        $(#[$doc])*
-        ///
-        /// # Safety
-        /// Same contract as the C library's function of this name.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(line: *mut *mut c_char, n: *mut size_t, delimiter: c_int, stream: *mut FILE) -> ssize_t {
-            let want = Want::Until { delimiter: delimiter as u8, limit: u64::MAX };
-            // SAFETY: the caller passes a valid stream.
-            unsafe { before_read(stream, want) };
-            type Getdelim = unsafe extern "C" fn(*mut *mut c_char, *mut size_t, c_int, *mut FILE) -> ssize_t;
-            // SAFETY: the symbol has this type.
-            match unsafe { resolve::<Getdelim>(&$real) } {
-                // SAFETY: forwarding the caller's arguments.
-                Some(real) => unsafe { real(line, n, delimiter, stream) },
-                None => { unavailable(); -1 }
-            }
-        }
-    };
-}
-
-getdelim_like!(
-    /// Interposed `getdelim(3)`.
-    getdelim, REAL_GETDELIM, c"getdelim"
-);
-getdelim_like!(
-    /// Interposed `__getdelim`, what glibc's `getline` macro and coreutils call.
-    __getdelim, REAL_GETDELIM_INTERNAL, c"__getdelim"
-);
-
-static REAL_GETLINE: Real = Real::new(c"getline");
-
-/// Interposed `getline(3)`.
-///
-/// # Safety
-/// Same contract as the C library's `getline`.
-#[no_mangle]
-pub unsafe extern "C" fn getline(
-    line: *mut *mut c_char,
-    n: *mut size_t,
-    stream: *mut FILE,
-) -> ssize_t {
-    let want = Want::Until {
+/// What `fgets` with a buffer of `size` bytes wants: a line, or `size - 1` bytes.
+fn line_within(size: c_int) -> Want {
+    Want::Until {
         delimiter: b'\n',
-        limit: u64::MAX,
-    };
-    // SAFETY: the caller passes a valid stream.
-    unsafe { before_read(stream, want) };
-    type Getline = unsafe extern "C" fn(*mut *mut c_char, *mut size_t, *mut FILE) -> ssize_t;
-    // SAFETY: the symbol has this type.
-    match unsafe { resolve::<Getline>(&REAL_GETLINE) } {
-        // SAFETY: forwarding the caller's arguments.
-        Some(real) => unsafe { real(line, n, stream) },
-        None => {
-            unavailable();
-            -1
-        }
+        limit: u64::try_from(size).unwrap_or(0).saturating_sub(1),
     }
 }
 
+/// What `getdelim` wants: everything up to `delimiter`.
+fn until(delimiter: c_int) -> Want {
+    Want::Until {
+        delimiter: delimiter as u8,
+        limit: u64::MAX,
+    }
+}
+
+stdio_interposer!(
+    /// Interposed `fread(3)`.
+    fread, REAL_FREAD, c"fread",
+    (ptr: *mut c_void, size: size_t, count: size_t, stream: *mut FILE) -> size_t,
+    stream: stream, want: items(size, count), failed: 0
+);
+stdio_interposer!(
+    /// Interposed `fread_unlocked(3)`.
+    fread_unlocked, REAL_FREAD_UNLOCKED, c"fread_unlocked",
+    (ptr: *mut c_void, size: size_t, count: size_t, stream: *mut FILE) -> size_t,
+    stream: stream, want: items(size, count), failed: 0
+);
+stdio_interposer!(
+    /// Interposed `__fread_chk` (the `_FORTIFY_SOURCE` form of `fread`).
+    __fread_chk, REAL_FREAD_CHK, c"__fread_chk",
+    (ptr: *mut c_void, ptrlen: size_t, size: size_t, count: size_t, stream: *mut FILE) -> size_t,
+    stream: stream, want: items(size, count), failed: 0
+);
+stdio_interposer!(
+    /// Interposed `__fread_unlocked_chk`.
+    __fread_unlocked_chk, REAL_FREAD_UNLOCKED_CHK, c"__fread_unlocked_chk",
+    (ptr: *mut c_void, ptrlen: size_t, size: size_t, count: size_t, stream: *mut FILE) -> size_t,
+    stream: stream, want: items(size, count), failed: 0
+);
+stdio_interposer!(
+    /// Interposed `fgets(3)`.
+    fgets, REAL_FGETS, c"fgets",
+    (s: *mut c_char, size: c_int, stream: *mut FILE) -> *mut c_char,
+    stream: stream, want: line_within(size), failed: std::ptr::null_mut()
+);
+stdio_interposer!(
+    /// Interposed `fgets_unlocked(3)`.
+    fgets_unlocked, REAL_FGETS_UNLOCKED, c"fgets_unlocked",
+    (s: *mut c_char, size: c_int, stream: *mut FILE) -> *mut c_char,
+    stream: stream, want: line_within(size), failed: std::ptr::null_mut()
+);
+stdio_interposer!(
+    /// Interposed `__fgets_chk` (the `_FORTIFY_SOURCE` form of `fgets`).
+    __fgets_chk, REAL_FGETS_CHK, c"__fgets_chk",
+    (s: *mut c_char, buflen: size_t, size: c_int, stream: *mut FILE) -> *mut c_char,
+    stream: stream, want: line_within(size), failed: std::ptr::null_mut()
+);
+stdio_interposer!(
+    /// Interposed `__fgets_unlocked_chk`.
+    __fgets_unlocked_chk, REAL_FGETS_UNLOCKED_CHK, c"__fgets_unlocked_chk",
+    (s: *mut c_char, buflen: size_t, size: c_int, stream: *mut FILE) -> *mut c_char,
+    stream: stream, want: line_within(size), failed: std::ptr::null_mut()
+);
+stdio_interposer!(
+    /// Interposed `getdelim(3)`.
+    getdelim, REAL_GETDELIM, c"getdelim",
+    (line: *mut *mut c_char, n: *mut size_t, delimiter: c_int, stream: *mut FILE) -> ssize_t,
+    stream: stream, want: until(delimiter), failed: -1
+);
+stdio_interposer!(
+    /// Interposed `__getdelim`, what glibc's `getline` macro and coreutils call.
+    __getdelim, REAL_GETDELIM_INTERNAL, c"__getdelim",
+    (line: *mut *mut c_char, n: *mut size_t, delimiter: c_int, stream: *mut FILE) -> ssize_t,
+    stream: stream, want: until(delimiter), failed: -1
+);
+stdio_interposer!(
+    /// Interposed `getline(3)`.
+    getline, REAL_GETLINE, c"getline",
+    (line: *mut *mut c_char, n: *mut size_t, stream: *mut FILE) -> ssize_t,
+    stream: stream, want: until(c_int::from(b'\n')), failed: -1
+);
+
 macro_rules! getc_like {
     ($(#[$doc:meta])* $name:ident, $real:ident, $symbol:literal) => {
-        static $real: Real = Real::new($symbol);
-
-        $(#[$doc])*
-        ///
-        /// # Safety
-        /// Same contract as the C library's function of this name.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(stream: *mut FILE) -> c_int {
-            // SAFETY: the caller passes a valid stream.
-            unsafe { before_read(stream, Want::Char) };
-            type Getc = unsafe extern "C" fn(*mut FILE) -> c_int;
-            // SAFETY: the symbol has this type.
-            match unsafe { resolve::<Getc>(&$real) } {
-                // SAFETY: forwarding the caller's argument.
-                Some(real) => unsafe { real(stream) },
-                None => { unavailable(); libc::EOF }
-            }
-        }
+        stdio_interposer!(
+            $(#[$doc])* $name, $real, $symbol,
+            (stream: *mut FILE) -> c_int,
+            stream: stream, want: Want::Char, failed: libc::EOF
+        );
     };
 }
 
