@@ -51,15 +51,21 @@ fn requests(offsets: &[u64]) -> Vec<(usize, usize)> {
     out
 }
 
+/// The offsets of the distinct pages `reads` touch, ascending.
+fn distinct_pages(reads: &[Read]) -> Vec<u64> {
+    let mut offsets = access_pages(reads);
+    offsets.sort_unstable();
+    offsets.dedup();
+    offsets
+}
+
 /// `limit-cache`: `posix_fadvise(WILLNEED)` of every distinct page of `reads` at once, in offset order,
 /// consecutive pages in one call of up to [`MAX_REQUEST_BYTES`]: what a prefetcher that knew the whole
 /// list and had room for all of it would ask of the page cache before the first read. The caller then
 /// reads the list; the gap between this and `limit` is the page cache's own cost (page allocation,
 /// LRU insertion, the copy to the reader), which no such prefetcher avoids.
 pub fn advise_pages_in_offset_order(data: &File, reads: &[Read]) -> Result<()> {
-    let mut offsets = access_pages(reads);
-    offsets.sort_unstable();
-    offsets.dedup();
+    let offsets = distinct_pages(reads);
     for (first, pages) in requests(&offsets) {
         let offset = offsets[first];
         let len = pages as u64 * PAGE_SIZE;
@@ -81,9 +87,7 @@ pub fn read_pages_directly(data: &File, reads: &[Read]) -> Result<Outcome> {
         .context(
             "opening the data file with O_DIRECT for the limit mode (its file system must support direct I/O)",
         )?;
-    let mut offsets = access_pages(reads);
-    offsets.sort_unstable();
-    offsets.dedup();
+    let offsets = distinct_pages(reads);
     let requests = requests(&offsets);
     let next = AtomicUsize::new(0);
     let checksums = Mutex::new(vec![0u32; offsets.len()]);
