@@ -81,9 +81,11 @@ pub struct Config {
     /// application abandons early costs little; `None` starts at 90% of the
     /// memory available, as the paper does.
     pub start_window_bytes: Option<u64>,
-    /// When a round fetches and what it drops: the paper's window (default),
-    /// or Cao et al.'s aggressive or conservative, which plan from each
-    /// page's next use (`plan::planner`).
+    /// When a round fetches and what it drops: by default `by-shape`
+    /// (aggressive on a list of scattered pages, the paper's window on
+    /// runs of adjacent pages), or one of the paper's window and Cao et
+    /// al.'s aggressive and conservative, which plan from each page's next
+    /// use (`plan::planner`).
     pub schedule: Schedule,
 }
 
@@ -97,7 +99,7 @@ impl Default for Config {
             reverse_pass: false,
             background_advice: true,
             start_window_bytes: Some(128 << 10),
-            schedule: Schedule::Window,
+            schedule: Schedule::ByShape,
         }
     }
 }

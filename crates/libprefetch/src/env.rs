@@ -11,7 +11,7 @@
 //! | `LIBPREFETCH_REVERSE_PASS`      | `reverse_pass`       | `0` or `1`                              |
 //! | `LIBPREFETCH_BACKGROUND_ADVICE` | `background_advice`  | `0` or `1`                              |
 //! | `LIBPREFETCH_START_WINDOW`      | `start_window_bytes` | size; 0 starts at 90% (the paper)       |
-//! | `LIBPREFETCH_SCHEDULE`          | `schedule`           | `window`, `aggressive`, `conservative`  |
+//! | `LIBPREFETCH_SCHEDULE`          | `schedule`           | `by-shape`, `window`, `aggressive`, `conservative` |
 //!
 //! A size is a number of bytes with an optional binary suffix: `32768`,
 //! `32K`, `32KiB`, `1.5M`, `2G` (K = 1024). Sizes above this machine's
@@ -50,7 +50,7 @@ const BACKGROUND_ADVICE: &str = "LIBPREFETCH_BACKGROUND_ADVICE";
 /// First window of the slow start (bytes, size syntax; 0: the paper's 90%).
 const START_WINDOW: &str = "LIBPREFETCH_START_WINDOW";
 
-/// Planner schedule (`window`, `aggressive` or `conservative`).
+/// Planner schedule (`by-shape`, `window`, `aggressive` or `conservative`).
 const SCHEDULE: &str = "LIBPREFETCH_SCHEDULE";
 
 /// One variable: its name, how a value sets its field (given this
@@ -123,15 +123,11 @@ const VARIABLES: [Variable; 7] = [
     Variable {
         name: SCHEDULE,
         set: |config, value, _| {
-            config.schedule = match value {
-                "window" => Schedule::Window,
-                "aggressive" => Schedule::Aggressive,
-                "conservative" => Schedule::Conservative,
-                _ => return Err("not window, aggressive or conservative".to_string()),
-            };
+            config.schedule = Schedule::from_name(value)
+                .ok_or_else(|| "not window, aggressive, conservative or by-shape".to_string())?;
             Ok(())
         },
-        default: |config| format!("{:?}", config.schedule).to_lowercase(),
+        default: |config| config.schedule.name().to_string(),
     },
 ];
 
@@ -405,11 +401,15 @@ mod tests {
             from_pairs(&[(SCHEDULE, "conservative")]).config.schedule,
             Schedule::Conservative
         );
+        assert_eq!(
+            from_pairs(&[(SCHEDULE, "by-shape")]).config.schedule,
+            Schedule::ByShape
+        );
         let refused = only_refusal(&[(SCHEDULE, "optimal")]);
         assert_eq!(
             refused.to_string(),
             "libprefetch: ignoring LIBPREFETCH_SCHEDULE=\"optimal\": \
-             not window, aggressive or conservative; using the default (window)"
+             not window, aggressive, conservative or by-shape; using the default (by-shape)"
         );
     }
 

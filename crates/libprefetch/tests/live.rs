@@ -11,7 +11,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use libprefetch::residency::cachestat;
-use libprefetch::{note_read, AccessEntry, CallbackInfo, Client, Config, Error, Mode};
+use libprefetch::{note_read, AccessEntry, CallbackInfo, Client, Config, Error, Mode, Schedule};
 
 const PAGE: u64 = 4096;
 
@@ -112,7 +112,13 @@ fn the_next_window_is_fetched_and_the_old_one_dropped_as_reads_advance() {
     let _alone = alone();
     let (_dir, file) = data_file(64);
     let fd = file.as_raw_fd();
-    let client = Client::register(small_budget(4 * PAGE), |_, _| {}).unwrap();
+    // The paper's window (a scattered list like this one is planned
+    // `aggressive` by default).
+    let window = Config {
+        schedule: Schedule::Window,
+        ..small_budget(4 * PAGE)
+    };
+    let client = Client::register(window, |_, _| {}).unwrap();
     client.register_region(fd, 0, 64 * PAGE).unwrap();
     let pages: Vec<u64> = (0..16).map(|i| i * 4).collect();
     client

@@ -207,6 +207,9 @@ const LOOKAHEAD_BUDGETS: u64 = 8;
 /// prefetched pages unused and read 12% more of the file.
 const SHORT_MEMORY_SHARE: u64 = 2;
 
+/// `by-shape`: entries sampled to tell runs from scattered pages.
+const SHAPE_SAMPLE_ENTRIES: usize = 4096;
+
 /// When a round fetches and what it drops (see the module's header).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Schedule {
@@ -221,22 +224,55 @@ pub enum Schedule {
     /// Cao et al.'s conservative (section 2.4): MIN's replacements, each at
     /// its first harmless opportunity.
     Conservative,
+    /// `aggressive` for a list of scattered pages, `window` for a list of
+    /// runs of adjacent pages, chosen from the first entries of each list
+    /// set ([`Schedule::for_list`]).
+    ByShape,
 }
 
 impl Schedule {
     /// Every schedule, in the order of [`Schedule::name`].
-    pub const ALL: [Schedule; 3] = [
+    pub const ALL: [Schedule; 4] = [
         Schedule::Window,
         Schedule::Aggressive,
         Schedule::Conservative,
+        Schedule::ByShape,
     ];
 
-    /// The schedule's name: `window`, `aggressive` or `conservative`.
+    /// The schedule's name: `window`, `aggressive`, `conservative` or
+    /// `by-shape`.
     pub fn name(self) -> &'static str {
         match self {
             Schedule::Window => "window",
             Schedule::Aggressive => "aggressive",
             Schedule::Conservative => "conservative",
+            Schedule::ByShape => "by-shape",
+        }
+    }
+
+    /// The schedule `by-shape` picks for `list` from `position`: among the
+    /// next [`SHAPE_SAMPLE_ENTRIES`] entries, if at least half continue a
+    /// run (the page of the entry before it or the next one, in the same
+    /// file),
+    /// `window`, whose large sorted rounds make large requests; otherwise
+    /// `aggressive`, which reads fewer pages on scattered lists.
+    pub fn for_list(list: &AccessList, position: u64) -> Schedule {
+        let mut previous: Option<PageKey> = None;
+        let (mut sampled, mut continuing) = (0u64, 0u64);
+        for (_, entry) in list.iter_from(position).take(SHAPE_SAMPLE_ENTRIES) {
+            let key = entry.key;
+            if let Some(before) = previous {
+                sampled += 1;
+                let follows =
+                    key.fd == before.fd && (key.page == before.page || key.page == before.page + 1);
+                continuing += u64::from(follows);
+            }
+            previous = Some(key);
+        }
+        if continuing * 2 >= sampled {
+            Schedule::Window
+        } else {
+            Schedule::Aggressive
         }
     }
 
@@ -371,6 +407,9 @@ pub struct PlannerStats {
 #[derive(Debug)]
 pub struct Planner {
     config: PlannerConfig,
+    /// The schedule in force: `config.schedule`, or under `by-shape` the
+    /// one chosen for the current list.
+    schedule: Schedule,
     list: AccessList,
     window: Option<Window>,
     /// The list was replaced since the window was last selected, so the
@@ -399,6 +438,12 @@ pub struct Planner {
     /// The callback was last asked at this position and added nothing:
     /// do not ask again until the position moves.
     exhausted_at: Option<u64>,
+    /// The callback is asked again only once the position reaches this: a
+    /// budget's worth of entries after the last callback (or its list's
+    /// end), the paper's cadence of one callback per window. Without it
+    /// the sliding schedules, whose rounds come every batch, would ask at
+    /// every round while the list is shorter than the budget.
+    next_callback_at: u64,
     stats: PlannerStats,
 }
 
@@ -416,6 +461,10 @@ impl Planner {
     /// A planner with an empty access list.
     pub fn new(config: PlannerConfig) -> Planner {
         Planner {
+            schedule: match config.schedule {
+                Schedule::ByShape => Schedule::Window,
+                chosen => chosen,
+            },
             list: AccessList::with_capacity(config.capacity),
             window: None,
             list_replaced: false,
@@ -431,6 +480,7 @@ impl Planner {
             lookahead_pages: 0,
             epoch_end: None,
             exhausted_at: None,
+            next_callback_at: 0,
             stats: PlannerStats::default(),
             config,
         }
@@ -476,6 +526,7 @@ impl Planner {
         if mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK) {
             self.end_window();
             self.list_replaced = true;
+            self.next_callback_at = 0;
         }
         let accepted = self.list.request(entries, mode);
         if self.list.end_seq() != end_before || accepted > 0 {
@@ -560,7 +611,7 @@ impl Planner {
 
     /// [`Planner::round_due`] when no round is pending.
     fn round_due_now(&mut self) -> Due {
-        if self.config.schedule == Schedule::Window {
+        if self.schedule == Schedule::Window {
             if self.window_consumed() {
                 self.finish_round();
                 return Due::Yes;
@@ -574,7 +625,7 @@ impl Planner {
         self.check_epoch();
         let position = self.list.position();
         let batch = self.batch_pages();
-        let due = match self.config.schedule {
+        let due = match self.schedule {
             Schedule::Aggressive => position >= self.last_round_at + batch,
             // Without a reserve, a replacement is issued when its victim is
             // free: at once if its page is needed within a batch.
@@ -639,8 +690,8 @@ impl Planner {
         // its sequence numbers now name the new list's entries.
         // Conservative's window reaches eight budgets: a read skips ahead at
         // most a budget's worth of entries, as the others' windows allow.
-        let next_use_schedule = self.config.schedule != Schedule::Window;
-        let reach = match self.config.schedule {
+        let next_use_schedule = self.schedule != Schedule::Window;
+        let reach = match self.schedule {
             Schedule::Conservative => window.end.min(position + self.budget_pages()),
             _ => window.end,
         };
@@ -649,7 +700,7 @@ impl Planner {
             self.list.consume_through(seq);
             Verdict::Consumed
         } else if (next_use_schedule && self.held.contains(key))
-            || (window.contains(key) && self.config.schedule != Schedule::Conservative)
+            || (window.contains(key) && self.schedule != Schedule::Conservative)
         {
             Verdict::Reread
         } else {
@@ -714,19 +765,29 @@ impl Planner {
         }
     }
 
-    /// True if the list ahead is shorter than a full window and the
-    /// application has not already said it has nothing more from here.
+    /// True if the list ahead is shorter than a full window, the
+    /// application has not already said it has nothing more from here, and
+    /// a window's worth of entries has been read since the last callback.
     fn needs_more_list(&self) -> bool {
         let budget = self.budget_pages();
-        self.list.remaining() < budget && self.exhausted_at != Some(self.list.position())
+        let position = self.list.position();
+        self.list.remaining() < budget
+            && self.exhausted_at != Some(position)
+            && position >= self.next_callback_at
     }
 
     /// Records that a callback ran at the current position; if it added
-    /// nothing, further callbacks wait until the position moves.
+    /// nothing, further callbacks wait until the position moves. The next
+    /// is asked a budget's worth of entries later, or at the list's end.
     pub fn callback_returned(&mut self, list_end_before: u64) {
+        let position = self.list.position();
         if self.list.end_seq() == list_end_before {
-            self.exhausted_at = Some(self.list.position());
+            self.exhausted_at = Some(position);
         }
+        self.next_callback_at = self
+            .list
+            .end_seq()
+            .min(position.saturating_add(self.budget_pages()));
     }
 
     /// Sequence number one past the last entry (to compare around a callback).
@@ -746,8 +807,9 @@ impl Planner {
     /// premature eviction (window), when the reverse pass is on, when the
     /// window is selected from scratch, or when MIN starts over.
     pub fn plan_round(&mut self) -> RoundPlan {
+        self.choose_schedule_by_shape();
         let budget = self.budget_pages();
-        let (wanted, drops) = match self.config.schedule {
+        let (wanted, drops) = match self.schedule {
             Schedule::Conservative => self.conservative_round(budget),
             _ => self.window_round(budget),
         };
@@ -763,19 +825,34 @@ impl Planner {
         self.stats.pages_prefetched += plan.fetch.iter().map(|r| r.len).sum::<u64>();
         self.stats.pages_dropped += plan.evict.iter().map(|r| r.len).sum::<u64>();
         self.last_round_at = self.list.position();
-        if self.config.schedule == Schedule::Window {
+        if self.schedule == Schedule::Window {
             self.evicted_this_round = false;
         } else if self.epoch_end.is_none() {
             // A window's worth of reads; conservative's window reaches eight
             // budgets ahead, so a budget's worth of entries there.
             let entries = window.end - window.start;
-            let reads = match self.config.schedule {
+            let reads = match self.schedule {
                 Schedule::Conservative => entries.min(self.budget_pages()),
                 _ => entries,
             };
             self.epoch_end = Some(self.last_round_at + reads.max(1));
         }
         plan
+    }
+
+    /// `by-shape`: picks the schedule for a list seen for the first time
+    /// (the first round, or a list replaced since the last).
+    fn choose_schedule_by_shape(&mut self) {
+        let fresh_list = self.window.is_none() || self.list_replaced;
+        if self.config.schedule != Schedule::ByShape || !fresh_list {
+            return;
+        }
+        let chosen = Schedule::for_list(&self.list, self.list.position());
+        if chosen != self.schedule {
+            self.schedule = chosen;
+            self.epoch_end = None;
+            self.evicted_this_round = false;
+        }
     }
 
     /// Window and aggressive: slides the window; the pages that entered
@@ -795,7 +872,7 @@ impl Planner {
         }
         // Pages of the previous window were advised already; they need it
         // again only if some were found evicted.
-        if self.evicted_this_round && self.config.schedule == Schedule::Window {
+        if self.evicted_this_round && self.schedule == Schedule::Window {
             wanted = window.pages();
         }
         let mut drops = Vec::new();
@@ -888,7 +965,7 @@ impl Planner {
         wanted.sort_unstable();
         wanted.dedup();
         drops.sort_unstable();
-        let conservative = self.config.schedule == Schedule::Conservative;
+        let conservative = self.schedule == Schedule::Conservative;
         let used = if conservative {
             self.held.len().max(self.min.cache_len())
         } else {
