@@ -47,8 +47,9 @@
 //!
 //! Cost: each list entry is stepped over once (a hash lookup, the page's
 //! next entry from the window's links, at most 32 of them walked, a heap
-//! push); a reset (list replaced,
-//! budget lowered below what MIN holds) starts over from the held pages.
+//! push); a reset (list replaced, budget lowered below MIN's capacity)
+//! starts over from the held pages. A budget lowered by less than the
+//! reserve only gives back pages fetched ahead (`give_back`).
 //! Memory: the window's index grows with the budget (eight budgets of
 //! distinct pages and their entries), the queue with MIN's run ahead.
 //!
@@ -309,6 +310,24 @@ impl MinAhead {
         let was_ahead = self.ahead_fetched > 0;
         self.ahead_fetched = self.ahead_fetched.saturating_sub(1);
         Some((replacement, was_ahead))
+    }
+
+    /// Gives back up to `pages` of the reserve when the budget fell: the
+    /// replacements fetched ahead last (their pages needed latest) count
+    /// as not fetched again, and their pages are returned to be dropped.
+    /// MIN's plan stands; each of those pages is fetched again when its
+    /// replacement is issued. (A page fetched ahead twice, for two uses,
+    /// and given back for the later one, is dropped for both: its first
+    /// use then misses. MIN rarely plans that within one reserve.)
+    pub fn give_back(&mut self, pages: usize) -> Vec<PageKey> {
+        let start = self.ahead_fetched.saturating_sub(pages);
+        let given = self
+            .pending
+            .range(start..self.ahead_fetched)
+            .map(|r| r.page)
+            .collect();
+        self.ahead_fetched = start;
+        given
     }
 
     /// The pages of the next replacements not yet fetched, up to `room`

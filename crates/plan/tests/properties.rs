@@ -361,3 +361,36 @@ proptest! {
         }
     }
 }
+
+/// Conservative: a budget lowered by less than the reserve gives back
+/// pages fetched ahead, as many as it is over, and keeps MIN's plan; MIN
+/// starting over would drop the pages it keeps longest too.
+#[test]
+fn conservative_absorbs_a_small_budget_cut_in_its_reserve() {
+    let budget = 128;
+    let list: Vec<(i32, u64)> = (0..3)
+        .flat_map(|_| (0..300u64).map(|i| (1, (i * 7919) % 300)))
+        .collect();
+    let twin = || {
+        let mut planner = Planner::new(PlannerConfig {
+            schedule: Schedule::Conservative,
+            ..config(0, budget, 1024)
+        });
+        planner.request(&entries(&list), Mode::SET | Mode::DONE);
+        planner.plan_round();
+        for &(fd, page) in &list[..400] {
+            if planner.on_read(PageKey { fd, page }, true).1.start_round {
+                planner.plan_round();
+            }
+        }
+        planner
+    };
+    let pages = |ranges: &[PageRange]| ranges.iter().map(|r| r.len).sum::<u64>();
+    let (mut kept, mut cut) = (twin(), twin());
+    assert_eq!(kept.held_pages(), budget, "the reserve is full");
+    let cut_to = budget - 8;
+    cut.set_available(cut_to * PAGE * 10 / 9 + 1);
+    let (as_before, after_cut) = (kept.plan_round(), cut.plan_round());
+    assert_eq!(pages(&after_cut.evict), pages(&as_before.evict) + 8);
+    assert!(after_cut.held_pages <= cut_to);
+}
