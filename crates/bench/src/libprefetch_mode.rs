@@ -12,7 +12,8 @@
 //! (an atomic store, as an application that knows its own progress), and the callback looks for
 //! the requested page from there.
 //! Deviations: none from the paper's interface; the window (`--window`) caps the library's memory
-//! budget (`Config::max_budget_bytes`) to sweep the reorder-buffer size as in Figure 2, and
+//! budget (`Config::max_budget_bytes`) to sweep the reorder-buffer size as in Figure 2, with the
+//! paper's `window` schedule, and
 //! `--infill` sets `Config::infill_bytes` (section 3.3, Figure 3).
 
 use std::fs::File;
@@ -21,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use libprefetch::{AccessEntry, CallbackInfo, Client, Config};
+use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Schedule};
 
 use crate::mode::{read_in_order, Outcome};
 use crate::workload::{access_pages, Read, PAGE_SIZE};
@@ -109,9 +110,15 @@ pub fn read_with_library(
         eprintln!("{refused}");
     }
     let defaults = from_env.config;
+    // A `--window` sweep sizes the paper's reorder window (Figure 2), so it runs that schedule.
+    let schedule = match tuning.window_bytes {
+        Some(_) => Schedule::Window,
+        None => defaults.schedule,
+    };
     let config = Config {
         max_budget_bytes: tuning.window_bytes.or(defaults.max_budget_bytes),
         infill_bytes: tuning.infill_bytes.or(defaults.infill_bytes),
+        schedule,
         ..defaults
     };
     let in_callback = Arc::clone(&plan);
