@@ -117,7 +117,13 @@
 //! bytes the library allows about 257,000 entries. On the SQLite-like scan
 //! (`cargo run --release -p sim --example list_length`) conservative reads
 //! 1.86x the optimum with 1.4 budgets of list, 1.54x with 2.8, 1.37x with
-//! 5.6. Live with the compact entries, the 1 GiB SQLite scan in a cgroup of
+//! 5.6. On the reuse-heavy random list in 40 MiB (what the budget finds in
+//! the benchmark's 64 MiB cgroup) it reads 1.36x, 1.34x, 1.23x, 1.13x and
+//! 1.08x the optimum with 1.4, 2.8, 5.6, 11 and 22 budgets of list, and
+//! the window and aggressive 1.37x and 1.41x at any length: live, with
+//! about 2.5 budgets, all three read what LRU reads. Eleven budgets of
+//! list at 224 bytes an entry would take 20 MiB of that cgroup; entries of
+//! about 56 bytes would fit them in the list's share of 1/8. Live with the compact entries, the 1 GiB SQLite scan in a cgroup of
 //! a quarter (three runs each): conservative 1.28-1.37 M pages in 18.3-20.3
 //! s, aggressive 1.35-1.45 M in 15.5-17.6 s (optimum 0.72 M); so the
 //! extension keeps aggressive. Conservative restarted MIN whenever the

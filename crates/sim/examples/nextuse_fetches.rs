@@ -20,21 +20,14 @@
 
 use plan::{PageKey, PlannerConfig, Schedule};
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use sim::disksim::engine::{simulate, RunSpec};
 use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
 use sim::metrics::seconds;
 use sim::planner_replay::replay;
 
 mod common;
-use common::{key, optimum, sqlite_like_list, PAGE};
-
-fn random_list(rng: &mut StdRng) -> Vec<PageKey> {
-    let file_pages = (512 << 20) / PAGE;
-    (0..400_000)
-        .map(|_| key(rng.gen_range(0..file_pages)))
-        .collect()
-}
+use common::{optimum, random_list, sqlite_like_list, PAGE};
 
 /// The planners compared: a label, the configuration, the simulator's spec.
 fn planners() -> Vec<(&'static str, PlannerConfig, String)> {

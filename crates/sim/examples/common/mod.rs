@@ -4,12 +4,22 @@
 use plan::PageKey;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
+use rand::Rng;
 use sim::{policy, run_future, Future, RunSetup};
 
 pub const PAGE: u64 = 4096;
 
 pub fn key(page: u64) -> PageKey {
     PageKey { fd: 3, page }
+}
+
+/// 400 000 reads of random 4 KiB pages of a 512 MiB file, with repeats
+/// (`prefetch bench random --pages 400000 --file-size 512M`).
+pub fn random_list(rng: &mut StdRng) -> Vec<PageKey> {
+    let file_pages = (512 << 20) / PAGE;
+    (0..400_000)
+        .map(|_| key(rng.gen_range(0..file_pages)))
+        .collect()
 }
 
 /// An index scan over a 304 MiB table of 800 000 rows (10 rows a page) in
