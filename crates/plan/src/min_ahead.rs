@@ -68,6 +68,14 @@ use crate::window::Window;
 /// A use beyond the window.
 const NEVER: u64 = u64::MAX;
 
+/// The heap is rebuilt from the cache when it holds more than this many
+/// entries per cached page (the rest are stale).
+const STALE_HEAP_FACTOR: usize = 2;
+
+/// ... and more than this many entries, so a small cache is not rebuilt
+/// at every step.
+const HEAP_FLOOR: usize = 1024;
+
 type HeapKey = (u64, bool, Reverse<Option<u64>>, PageKey);
 
 /// One of MIN's misses: bring `page` for its use at `at`, discarding `victim`.
@@ -266,6 +274,23 @@ impl MinAhead {
         }
         self.furthest
             .push((next_use, cached.infill, Reverse(cached.last_use), key));
+        self.compact_if_stale();
+    }
+
+    /// Rebuilds the heap from the cache once most of its entries are
+    /// stale: every hit pushes a page's new next use and leaves the old
+    /// one, so without this the heap grows by one entry per list entry
+    /// stepped over instead of staying within MIN's cache. Amortised: a
+    /// rebuild of `n` pages follows at least `n` pushes.
+    fn compact_if_stale(&mut self) {
+        if self.furthest.len() <= STALE_HEAP_FACTOR * self.cache.len().max(HEAP_FLOOR) {
+            return;
+        }
+        let live = self
+            .cache
+            .iter()
+            .map(|(&key, c)| (c.next_use, c.infill, Reverse(c.last_use), key));
+        self.furthest = live.collect();
     }
 
     /// Removes the cached page next used furthest: (page, its last use).
