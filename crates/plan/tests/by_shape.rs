@@ -1,8 +1,9 @@
 //! The default schedule, `by-shape`: a list of runs of adjacent pages is
 //! planned with the paper's window (libprefetch, ATC 2009, section 4.5),
 //! whose large sorted rounds make large requests; a list of scattered pages
-//! with Cao et al.'s aggressive (SIGMETRICS 1995, section 2.5), which reads
-//! fewer pages there. And the callback cadence every schedule keeps: the
+//! with Cao et al.'s aggressive (SIGMETRICS 1995, section 2.5) while it is
+//! no longer than memory, else with their conservative (section 2.4),
+//! which reads fewer pages when pages come back after memory has filled. And the callback cadence every schedule keeps: the
 //! application is asked for more list at most once per budget's worth of
 //! reads, as the paper's window asks once per window (section 4.2).
 
@@ -66,26 +67,27 @@ fn rounds(schedule: Schedule, pages: &[u64], budget_pages: u64) -> Vec<RoundPlan
 }
 
 #[test]
-fn runs_of_adjacent_pages_get_the_window_and_scattered_pages_aggressive() {
+fn runs_get_the_window_and_scattered_pages_aggressive_or_conservative_by_length() {
+    let roomy = 1 << 20;
     let sequential: Vec<u64> = (0..10_000).collect();
     assert_eq!(
-        Schedule::for_list(&list_of(&sequential), 0),
+        Schedule::for_list(&list_of(&sequential), 0, 100),
         Schedule::Window
     );
     let column_of_tiles = tiles(500, 4, 64);
     assert_eq!(
-        Schedule::for_list(&list_of(&column_of_tiles), 0),
+        Schedule::for_list(&list_of(&column_of_tiles), 0, 100),
         Schedule::Window
     );
     let one_page_strides = tiles(500, 1, 64);
     assert_eq!(
-        Schedule::for_list(&list_of(&one_page_strides), 0),
+        Schedule::for_list(&list_of(&one_page_strides), 0, roomy),
         Schedule::Aggressive
     );
-    assert_eq!(
-        Schedule::for_list(&list_of(&scattered(10_000)), 0),
-        Schedule::Aggressive
-    );
+    let spread = list_of(&scattered(10_000));
+    assert_eq!(Schedule::for_list(&spread, 0, roomy), Schedule::Aggressive);
+    assert_eq!(Schedule::for_list(&spread, 0, 10_000), Schedule::Aggressive);
+    assert_eq!(Schedule::for_list(&spread, 0, 9_999), Schedule::Conservative);
 }
 
 #[test]
@@ -93,8 +95,9 @@ fn the_shape_is_judged_from_the_position_on() {
     let mut pages = scattered(5_000);
     pages.extend(10_000..20_000);
     let list = list_of(&pages);
-    assert_eq!(Schedule::for_list(&list, 0), Schedule::Aggressive);
-    assert_eq!(Schedule::for_list(&list, 5_000), Schedule::Window);
+    assert_eq!(Schedule::for_list(&list, 0, 1 << 20), Schedule::Aggressive);
+    assert_eq!(Schedule::for_list(&list, 5_000, 1 << 20), Schedule::Window);
+    assert_eq!(Schedule::for_list(&list, 5_000, 1_000), Schedule::Window);
 }
 
 #[test]
@@ -109,14 +112,26 @@ fn by_shape_advises_exactly_what_the_schedule_it_picks_advises() {
         rounds(Schedule::Aggressive, &runs, 64),
         "the two schedules differ on this list, so the comparison can fail"
     );
+    // Scattered and longer than memory (64 pages): conservative.
     let spread = scattered(1_200);
     assert_eq!(
         rounds(Schedule::ByShape, &spread, 64),
-        rounds(Schedule::Aggressive, &spread, 64)
+        rounds(Schedule::Conservative, &spread, 64)
     );
     assert_ne!(
-        rounds(Schedule::Aggressive, &spread, 64),
-        rounds(Schedule::Window, &spread, 64)
+        rounds(Schedule::Conservative, &spread, 64),
+        rounds(Schedule::Aggressive, &spread, 64)
+    );
+    // Scattered, with repeats, and no longer than memory (2,000 pages):
+    // aggressive.
+    let repeated: Vec<u64> = scattered(1_500).iter().map(|p| p % 700).collect();
+    assert_eq!(
+        rounds(Schedule::ByShape, &repeated, 2_000),
+        rounds(Schedule::Aggressive, &repeated, 2_000)
+    );
+    assert_ne!(
+        rounds(Schedule::Aggressive, &repeated, 2_000),
+        rounds(Schedule::Conservative, &repeated, 2_000)
     );
 }
 
