@@ -38,10 +38,19 @@ pub use ranges::PageRange;
 pub use window::Window;
 
 /// Most heap bytes the planner holds per access-list entry at its peak (a
-/// round), window and bookkeeping included; measured by `tests/memory.rs`
-/// with a counting allocator: 196 when every entry is a distinct page and
-/// the window holds them all (the worst case: 16 for the list, 16 for the
-/// window's entry, 50 for its page, 50 for the held page, the rest the
-/// round's page lists and the tables' growth), 44 with 16 entries a page.
-/// The live library divides the memory it lets a list use by this figure.
+/// round), window and bookkeeping included, under `window` and
+/// `aggressive`; measured by `tests/memory.rs` with a counting allocator:
+/// 196 when every entry is a distinct page and the window holds them all
+/// (the worst case: 16 for the list, 16 for the window's entry, 50 for its
+/// page, 50 for the held page, the rest the round's page lists and the
+/// tables' growth), 44 with 16 entries a page. The live library divides
+/// the memory it lets a list use by [`Schedule::entry_cost_bytes`].
 pub const ENTRY_COST_BYTES: usize = 224;
+
+/// The same under `conservative` (and `by-shape`, which may pick it): MIN's
+/// cache, heap and replacement queue add up to about 300 bytes an entry at the
+/// list length the library allows at this cost (1/8 of the memory in
+/// entries, against a budget of 90% of it in pages: about 1.8 budgets of
+/// list), all entries distinct; more with a longer budget than list, which
+/// that length rules out.
+pub const CONSERVATIVE_ENTRY_COST_BYTES: usize = 320;

@@ -117,10 +117,11 @@
 //!
 //! What keeps live conservative from its simulated reads is the length of
 //! the list: MIN needs next uses several budgets ahead, and the library
-//! lets a list take 1/8 of the memory at [`crate::ENTRY_COST_BYTES`] an
+//! lets a list take 1/8 of the memory at [`Schedule::entry_cost_bytes`] an
 //! entry: about 2.3 budgets of entries at 224 bytes an entry (1.3 at the
 //! 384 bytes entries cost before the window's index and the list were made
-//! compact). On the Python records benchmark's epoch (666,661 entries over
+//! compact), and 1.8 at the 320 bytes conservative's entries really cost
+//! (MIN's cache, heap and queue; measured by `tests/memory.rs`). On the Python records benchmark's epoch (666,661 entries over
 //! 524,280 pages, a budget of 112,000 pages), replaying the planner with
 //! the list refilled by callbacks as the library does: conservative reads
 //! 524,280 pages with the whole list (the optimum), 545,507 with 600,000
@@ -297,6 +298,16 @@ impl Schedule {
             Schedule::Aggressive
         } else {
             Schedule::Conservative
+        }
+    }
+
+    /// Most heap bytes the planner holds per list entry under this
+    /// schedule ([`crate::ENTRY_COST_BYTES`],
+    /// [`crate::CONSERVATIVE_ENTRY_COST_BYTES`]).
+    pub fn entry_cost_bytes(self) -> usize {
+        match self {
+            Schedule::Window | Schedule::Aggressive => crate::ENTRY_COST_BYTES,
+            Schedule::Conservative | Schedule::ByShape => crate::CONSERVATIVE_ENTRY_COST_BYTES,
         }
     }
 

@@ -87,7 +87,10 @@ fn runs_get_the_window_and_scattered_pages_aggressive_or_conservative_by_length(
     let spread = list_of(&scattered(10_000));
     assert_eq!(Schedule::for_list(&spread, 0, roomy), Schedule::Aggressive);
     assert_eq!(Schedule::for_list(&spread, 0, 10_000), Schedule::Aggressive);
-    assert_eq!(Schedule::for_list(&spread, 0, 9_999), Schedule::Conservative);
+    assert_eq!(
+        Schedule::for_list(&spread, 0, 9_999),
+        Schedule::Conservative
+    );
 }
 
 #[test]

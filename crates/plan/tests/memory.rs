@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use plan::{Entry, Mode, PageKey, Planner, PlannerConfig};
+use plan::{Entry, Mode, PageKey, Planner, PlannerConfig, Schedule};
 
 /// The system allocator, counting the bytes live now and at most.
 struct Counting;
@@ -40,6 +40,11 @@ static ALLOCATOR: Counting = Counting;
 /// Peak bytes per entry of a planner given `entries` entries (page `i * stride % span` each, so `unique` of them
 /// distinct) with a budget covering all of them, through one round and a read of every entry.
 fn peak_bytes_per_entry(entries: u64, span: u64) -> f64 {
+    peak_with_budget(entries, span, entries + 1, Schedule::Window)
+}
+
+/// [`peak_bytes_per_entry`] with a budget of `budget_pages` pages and `schedule`.
+fn peak_with_budget(entries: u64, span: u64, budget_pages: u64, schedule: Schedule) -> f64 {
     let _alone = MEASURING
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -47,7 +52,9 @@ fn peak_bytes_per_entry(entries: u64, span: u64) -> f64 {
     let mut planner = Planner::new(PlannerConfig {
         page_size,
         capacity: entries as usize,
-        available_bytes: (entries + 1) * page_size * 2,
+        // AIMD's budget is 90% of this: `budget_pages` pages.
+        available_bytes: budget_pages * page_size * 10 / 9 + page_size,
+        schedule,
         floor_bytes: page_size,
         ..PlannerConfig::default()
     });
@@ -94,4 +101,24 @@ fn repeated_pages_cost_at_most_the_stated_bytes() {
         cost <= plan::ENTRY_COST_BYTES as f64,
         "{cost:.1} bytes per entry"
     );
+}
+
+/// Conservative at the longest list the live library allows it: 1/8 of the
+/// memory in entries at its stated cost, against a budget of 90% of the
+/// memory in pages.
+#[test]
+fn conservative_at_the_list_length_allowed_costs_at_most_its_stated_bytes() {
+    let entries: u64 = 1 << 18;
+    let memory_per_entry = 8 * plan::CONSERVATIVE_ENTRY_COST_BYTES as u64;
+    let budget_pages = entries * memory_per_entry * 9 / 10 / 4096;
+    for span in [u64::MAX, 1 << 17, 1 << 14] {
+        let cost = peak_with_budget(entries, span, budget_pages, Schedule::Conservative);
+        println!(
+            "conservative, {budget_pages} pages of budget, span {span}: {cost:.1} bytes per entry"
+        );
+        assert!(
+            cost <= plan::CONSERVATIVE_ENTRY_COST_BYTES as f64,
+            "{cost:.1} bytes per entry"
+        );
+    }
 }
