@@ -79,3 +79,61 @@ proptest! {
         );
     }
 }
+
+/// Cao's `policy` run on the disk-timed loop through its adapter, over one file with a spare
+/// block past the last referenced one (one-block lookahead prefetches it).
+fn on_disk_loop(policy: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metrics {
+    let file_blocks = blocks.iter().max().map_or(1, |&b| b + 2);
+    let workload = Workload {
+        layout: Layout::contiguous(&[file_blocks], 0, 4096),
+        streams: vec![blocks.iter().map(|&b| Step::at(0, b)).collect()],
+    };
+    sim::disksim::cao::run_cao(find(policy).unwrap(), &workload, capacity, fetch).unwrap()
+}
+
+/// Cao's policies that run on large traces (all but the exhaustive `optimal`).
+const CAO_POLICIES: [&str; 10] = [
+    "lru-demand",
+    "opt-demand",
+    "lru-obl",
+    "opt-obl",
+    "lru-sensible",
+    "lru-throttled",
+    "aggressive",
+    "conservative",
+    "fifo",
+    "clock",
+];
+
+/// `policy` of Cao's engine over `blocks`, through the future for offline policies.
+fn reference_engine_any(policy: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metrics {
+    let info = find(policy).unwrap();
+    let setup = RunSetup::simplified(capacity, fetch);
+    match info.needs_future {
+        true => sim::run_future(info, &sim::Future::from_blocks(blocks), &setup).unwrap(),
+        false => reference_engine(policy, blocks, capacity, fetch),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn cao_policies_give_the_same_counts_on_the_disk_loop(
+        blocks in prop::collection::vec(0u64..24, 1..160),
+        capacity in 1usize..12,
+        fetch in 1u64..20,
+        policy in prop::sample::select(CAO_POLICIES.to_vec()),
+    ) {
+        let (unit, disk) = (
+            reference_engine_any(policy, &blocks, capacity, fetch),
+            on_disk_loop(policy, &blocks, capacity, fetch),
+        );
+        prop_assert_eq!(common(&unit), common(&disk), "{}", policy);
+        prop_assert_eq!(
+            (unit.inflight_hits, unit.cancelled_prefetches),
+            (disk.inflight_hits, disk.cancelled_prefetches),
+            "{}", policy
+        );
+    }
+}

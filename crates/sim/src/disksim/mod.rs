@@ -69,6 +69,7 @@
 //! Every result of this module is *simulated* on a named disk model; reports must say so.
 
 pub mod anticipatory;
+pub mod cao;
 pub mod engine;
 pub mod experiments;
 pub mod iosched;
@@ -81,7 +82,7 @@ pub mod workload;
 
 pub use engine::{run, EngineConfig};
 pub use iosched::{Dispatch, IoScheduler, Plain};
-pub use prefetch::{Access, FetchRange, Prefetcher};
+pub use prefetch::{Access, FetchRange, Idle, Prefetcher};
 pub use replace::{Replacement, Touch};
 pub use spec::PolicySpec;
 pub use workload::{DiskBlock, FileBlock, Layout, Step, Workload};

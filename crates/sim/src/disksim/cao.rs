@@ -1,0 +1,267 @@
+//! Cao et al.'s policies on the disk-timed engine: an adapter that drives a [`Policy`] of the
+//! reference engine through the disk-timed loop's replacement and prefetching seams, a step
+//! towards one event loop for every policy of the catalog.
+//!
+//! Cao, Felten, Karlin and Li, SIGMETRICS'95, sections 2.1-2.2: one program, one fetch at a
+//! time, and the fetch and its victim decided when the disk is idle (rule 4: at each reference
+//! and each completion). The engine runs the adapter's prefetcher in that mode
+//! ([`Prefetcher::decides_at_idle`]); the policy keeps speaking dense block ids with a
+//! [`Cache`] of its own, kept in step with the engine's through the hooks (a fetch starts and
+//! its victim leaves, a block arrives, a reference is served). Disk block numbers stand for
+//! the trace's block numbers, so OBL's "next block" is the next one on the disk.
+//!
+//! Deviations: one stream, one fetch at a time (the paper's model); a prefetch of a block
+//! outside the layout is not made (Cao's loop fetches any block number); unused prefetches are
+//! not counted.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use super::engine::{run, EngineConfig, Parts};
+use super::iosched::io_scheduler_from_name;
+use super::prefetch::{Access, FetchRange, Idle, Prefetcher};
+use super::replace::{Replacement, Touch};
+use super::workload::{DiskBlock, FileBlock, Layout, Workload};
+use crate::cache::{Block, Cache, FetchKind, InFlight, Interner};
+use crate::engine::Ctx;
+use crate::future::{Future, Oracle, Pos};
+use crate::metrics::{nanos, Metrics};
+use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::time::{Time, Timing};
+use crate::SimError;
+
+/// Runs Cao's policy `info` over the one stream of `workload` on the disk-timed engine, with a
+/// cache of `capacity` blocks, references of one tick and every fetch `fetch` ticks (Cao's
+/// simplified model: a fixed-time device at depth 1); times in ticks.
+pub fn run_cao(
+    info: &'static PolicyInfo,
+    workload: &Workload,
+    capacity: usize,
+    fetch: Time,
+) -> Result<Metrics, SimError> {
+    let [steps] = workload.streams.as_slice() else {
+        return Err(SimError::Config(format!(
+            "{} runs one program: the workload has {} streams",
+            info.name,
+            workload.streams.len()
+        )));
+    };
+    let raw: Vec<u64> = steps
+        .iter()
+        .filter_map(|s| workload.layout.disk_block(s.block))
+        .collect();
+    let future = info.needs_future.then(|| Future::from_blocks(&raw));
+    let ids = future
+        .as_ref()
+        .map_or_else(Interner::default, |f| f.ids().clone());
+    let timing = Timing::simplified(fetch);
+    timing.validate()?;
+    let policy = (info.build)(&Build {
+        capacity,
+        timing: &timing,
+        future: future.as_ref(),
+        initial: &[],
+        ids: &ids,
+        depth: 1,
+    })?;
+    let state = Rc::new(RefCell::new(State {
+        name: info.name,
+        policy,
+        cache: Cache::new(capacity, 1),
+        ids,
+        oracle: future.as_ref().map(Oracle::new),
+        layout: &workload.layout,
+        tick: Duration::from_millis(1),
+        now: 0,
+        cursor: 0,
+        victim: None,
+        error: None,
+    }));
+    let tick = Duration::from_millis(1);
+    let device = disk::Spec::Fixed {
+        cost: tick * u32::try_from(fetch).unwrap_or(u32::MAX),
+        capacity: disk::preset::DEFAULT_CAPACITY,
+    };
+    let mut model = device.build()?;
+    let mut scheduler = io_scheduler_from_name("fifo")?;
+    let parts = Parts {
+        replacement: &mut Victims(Rc::clone(&state)),
+        prefetcher: &mut Decisions(Rc::clone(&state)),
+        scheduler: scheduler.as_mut(),
+        model: model.as_mut(),
+    };
+    let config = EngineConfig {
+        hit_time: tick,
+        ..EngineConfig::with_cache(capacity)
+    };
+    let metrics = run(workload, config, parts, &mut |_| {})?;
+    if let Some(error) = state.borrow_mut().error.take() {
+        return Err(error);
+    }
+    Ok(metrics.in_ticks_of(nanos(tick)))
+}
+
+/// The policy and what it sees, shared by the two seams.
+struct State<'f> {
+    name: &'static str,
+    policy: Box<dyn Policy>,
+    cache: Cache,
+    ids: Interner,
+    oracle: Option<Oracle<'f>>,
+    layout: &'f Layout,
+    tick: Duration,
+    now: Time,
+    cursor: Pos,
+    /// The victim of the fetch decided last, which the engine evicts next.
+    victim: Option<Block>,
+    /// The first decision the model forbids.
+    error: Option<SimError>,
+}
+
+impl State<'_> {
+    /// Calls the policy with what it sees now (`pinned` must not be evicted).
+    fn call<R>(
+        &mut self,
+        pinned: Option<Block>,
+        f: impl FnOnce(&mut dyn Policy, &mut Ctx) -> R,
+    ) -> R {
+        let oracle = self.oracle.as_ref();
+        let mut ctx = Ctx::new(
+            &self.cache,
+            oracle,
+            &mut self.ids,
+            (self.now, self.cursor),
+            pinned,
+        );
+        f(self.policy.as_mut(), &mut ctx)
+    }
+
+    fn block(&mut self, block: FileBlock) -> Block {
+        let raw = self.layout.disk_block(block).unwrap_or(u64::MAX);
+        self.ids.intern(raw)
+    }
+
+    fn set_now(&mut self, now: Duration) {
+        self.now = (now.as_nanos() / self.tick.as_nanos()) as Time;
+    }
+
+    /// Starts `fetch` in the policy's cache if the model allows it.
+    fn start(&mut self, fetch: Fetch, kind: FetchKind, pinned: Option<Block>) -> bool {
+        if let Err(message) = self.check(fetch, pinned) {
+            self.error.get_or_insert(SimError::Policy {
+                policy: self.name,
+                message,
+            });
+            return false;
+        }
+        let flight = InFlight {
+            block: fetch.block,
+            kind,
+            started: self.now,
+            done_at: self.now,
+        };
+        self.cache.start(fetch.block, fetch.victim, flight);
+        self.victim = fetch.victim;
+        true
+    }
+
+    /// The rules of the model, as Cao's loop checks them.
+    fn check(&self, fetch: Fetch, pinned: Option<Block>) -> Result<(), String> {
+        if !self.cache.can_start() {
+            return Err("started a fetch with every fetch slot in flight".into());
+        }
+        if !self.cache.is_absent(fetch.block) {
+            return Err(format!(
+                "fetched block {} which is already cached",
+                fetch.block
+            ));
+        }
+        match fetch.victim {
+            None if self.cache.free_slots() == 0 => {
+                Err("fetched without a victim into a full cache".into())
+            }
+            Some(v) if !self.cache.is_resident(v) => {
+                Err(format!("evicted block {v} which is not cached"))
+            }
+            Some(v) if Some(v) == pinned => {
+                Err(format!("evicted block {v} that is about to be referenced"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The prefetching seam: every decision of the policy, made when the device is idle.
+struct Decisions<'f>(Rc<RefCell<State<'f>>>);
+
+impl Prefetcher for Decisions<'_> {
+    fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
+        let mut state = self.0.borrow_mut();
+        state.set_now(access.now);
+        let block = state.block(access.block);
+        let pos = state.cursor;
+        state.call(None, |p, ctx| p.on_request(block, pos, ctx));
+        Vec::new()
+    }
+
+    fn on_reference(&mut self, _stream: usize, block: FileBlock) {
+        let mut state = self.0.borrow_mut();
+        let block = state.block(block);
+        state.cache.referenced(block);
+        let pos = state.cursor;
+        if let Some(oracle) = state.oracle.as_mut() {
+            oracle.advance(pos);
+        }
+        state.cursor += 1;
+        state.call(None, |p, ctx| p.on_reference(block, pos, ctx));
+    }
+
+    fn on_arrival(&mut self, _block: FileBlock) {
+        let mut state = self.0.borrow_mut();
+        if let Some(flight) = state.cache.complete() {
+            state.call(None, |p, ctx| p.on_arrival(flight.block, ctx));
+        }
+    }
+
+    fn decides_at_idle(&self) -> bool {
+        true
+    }
+
+    fn on_idle(&mut self, idle: &Idle) -> Option<FileBlock> {
+        let mut state = self.0.borrow_mut();
+        state.set_now(idle.now);
+        if let Some(demand) = idle.demand {
+            let block = state.block(demand);
+            let victim = state.call(None, |p, ctx| p.demand_victim(block, ctx));
+            state.start(Fetch { block, victim }, FetchKind::Demand, None);
+            return None;
+        }
+        let pinned = idle.pinned.map(|b| state.block(b));
+        let fetch = state.call(pinned, |p, ctx| p.prefetch(ctx))?;
+        let wanted = state.layout.file_block(state.ids.raw(fetch.block))?;
+        state
+            .start(fetch, FetchKind::Prefetch, pinned)
+            .then_some(wanted)
+    }
+}
+
+/// The replacement seam: evicts the victim the policy chose with its last fetch.
+struct Victims<'f>(Rc<RefCell<State<'f>>>);
+
+impl Replacement for Victims<'_> {
+    fn on_hit(&mut self, _block: DiskBlock, _how: Touch) {}
+
+    fn on_insert(&mut self, _block: DiskBlock, _how: Touch) {}
+
+    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+        let mut state = self.0.borrow_mut();
+        let victim = state.victim.take()?;
+        Some(state.ids.raw(victim))
+    }
+
+    /// The policy keeps its own order, which it does not expose.
+    fn order(&self) -> Vec<DiskBlock> {
+        Vec::new()
+    }
+}
