@@ -81,14 +81,15 @@ proptest! {
 }
 
 /// Cao's `policy` run on the disk-timed loop through its adapter, over one file with a spare
-/// block past the last referenced one (one-block lookahead prefetches it).
-fn on_disk_loop(policy: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metrics {
-    let file_blocks = blocks.iter().max().map_or(1, |&b| b + 2);
+/// block past the last one referenced or cached (one-block lookahead prefetches it).
+fn on_disk_loop(policy: &str, blocks: &[u64], setup: &RunSetup) -> Metrics {
+    let all = blocks.iter().chain(&setup.initial);
+    let file_blocks = all.max().map_or(1, |&b| b + 2);
     let workload = Workload {
         layout: Layout::contiguous(&[file_blocks], 0, 4096),
         streams: vec![blocks.iter().map(|&b| Step::at(0, b)).collect()],
     };
-    sim::disksim::cao::run_cao(find(policy).unwrap(), &workload, capacity, fetch).unwrap()
+    sim::disksim::cao::run_cao(find(policy).unwrap(), &workload, setup).unwrap()
 }
 
 /// Cao's policies that run on large traces (all but the exhaustive `optimal`).
@@ -106,12 +107,24 @@ const CAO_POLICIES: [&str; 10] = [
 ];
 
 /// `policy` of Cao's engine over `blocks`, through the future for offline policies.
-fn reference_engine_any(policy: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metrics {
+fn reference_engine_any(policy: &str, blocks: &[u64], setup: &RunSetup) -> Metrics {
     let info = find(policy).unwrap();
-    let setup = RunSetup::simplified(capacity, fetch);
     match info.needs_future {
-        true => sim::run_future(info, &sim::Future::from_blocks(blocks), &setup).unwrap(),
-        false => reference_engine(policy, blocks, capacity, fetch),
+        true => sim::run_future(info, &sim::Future::from_blocks(blocks), setup).unwrap(),
+        false => {
+            let refs = blocks
+                .iter()
+                .map(|&block| Ok(Reference { block, think: None }));
+            run_stream(info, refs, setup).unwrap()
+        }
+    }
+}
+
+/// Cao's simplified model with the cache holding blocks `0..warm` at the start.
+fn setup(capacity: usize, fetch: u64, warm: usize) -> RunSetup {
+    RunSetup {
+        initial: (0..warm.min(capacity) as u64).collect(),
+        ..RunSetup::simplified(capacity, fetch)
     }
 }
 
@@ -123,17 +136,38 @@ proptest! {
         blocks in prop::collection::vec(0u64..24, 1..160),
         capacity in 1usize..12,
         fetch in 1u64..20,
+        warm in 0usize..4,
         policy in prop::sample::select(CAO_POLICIES.to_vec()),
     ) {
+        let setup = setup(capacity, fetch, warm);
         let (unit, disk) = (
-            reference_engine_any(policy, &blocks, capacity, fetch),
-            on_disk_loop(policy, &blocks, capacity, fetch),
+            reference_engine_any(policy, &blocks, &setup),
+            on_disk_loop(policy, &blocks, &setup),
         );
         prop_assert_eq!(common(&unit), common(&disk), "{}", policy);
         prop_assert_eq!(
             (unit.inflight_hits, unit.cancelled_prefetches),
             (disk.inflight_hits, disk.cancelled_prefetches),
             "{}", policy
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// The exhaustive optimum too, on strings short enough for it.
+    #[test]
+    fn the_exact_optimum_is_the_same_on_the_disk_loop(
+        blocks in prop::collection::vec(0u64..5, 1..8),
+        capacity in 1usize..4,
+        fetch in 1u64..7,
+        warm in 0usize..3,
+    ) {
+        let setup = setup(capacity, fetch, warm);
+        prop_assert_eq!(
+            common(&reference_engine_any("optimal", &blocks, &setup)),
+            common(&on_disk_loop("optimal", &blocks, &setup))
         );
     }
 }

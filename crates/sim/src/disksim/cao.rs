@@ -10,36 +10,47 @@
 //! its victim leaves, a block arrives, a reference is served). Disk block numbers stand for
 //! the trace's block numbers, so OBL's "next block" is the next one on the disk.
 //!
-//! Deviations: one stream, one fetch at a time (the paper's model); a prefetch of a block
-//! outside the layout is not made (Cao's loop fetches any block number); unused prefetches are
-//! not counted.
+//! Deviations: the simplified model only (the realistic one, several fetches at a time and
+//! streamed traces stay on Cao's loop); one stream; a prefetch of a block outside the layout
+//! is not made (Cao's loop fetches any block number); unused prefetches are not counted.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::engine::{run, EngineConfig, Parts};
+use super::engine::{run_from, EngineConfig, Parts};
 use super::iosched::io_scheduler_from_name;
 use super::prefetch::{Access, FetchRange, Idle, Prefetcher};
 use super::replace::{Replacement, Touch};
 use super::workload::{DiskBlock, FileBlock, Layout, Workload};
 use crate::cache::{Block, Cache, FetchKind, InFlight, Interner};
 use crate::engine::Ctx;
+use crate::engine::RunSetup;
 use crate::future::{Future, Oracle, Pos};
 use crate::metrics::{nanos, Metrics};
 use crate::policy::{Build, Fetch, Policy, PolicyInfo};
-use crate::time::{Time, Timing};
+use crate::time::{FetchTime, ReferenceTime, Time};
 use crate::SimError;
 
-/// Runs Cao's policy `info` over the one stream of `workload` on the disk-timed engine, with a
-/// cache of `capacity` blocks, references of one tick and every fetch `fetch` ticks (Cao's
-/// simplified model: a fixed-time device at depth 1); times in ticks.
+/// Runs Cao's policy `info` over the one stream of `workload` on the disk-timed engine with
+/// the settings of Cao's loop in the simplified model: every reference takes the same time,
+/// every fetch a constant F, one at a time (a tick is a microsecond on the disk-timed loop);
+/// the initial contents are trace (disk) block numbers. Times come back in ticks.
 pub fn run_cao(
     info: &'static PolicyInfo,
     workload: &Workload,
-    capacity: usize,
-    fetch: Time,
+    setup: &RunSetup,
 ) -> Result<Metrics, SimError> {
+    setup.validate()?;
+    let (ReferenceTime::Uniform(reference), FetchTime::Constant(fetch), 1) =
+        (&setup.timing.reference, &setup.timing.fetch, setup.depth)
+    else {
+        return Err(SimError::Config(format!(
+            "{} on the disk-timed loop: only the simplified model (constant times, one fetch \
+             at a time) so far",
+            info.name
+        )));
+    };
     let [steps] = workload.streams.as_slice() else {
         return Err(SimError::Config(format!(
             "{} runs one program: the workload has {} streams",
@@ -47,40 +58,45 @@ pub fn run_cao(
             workload.streams.len()
         )));
     };
+    let layout = &workload.layout;
     let raw: Vec<u64> = steps
         .iter()
-        .filter_map(|s| workload.layout.disk_block(s.block))
+        .filter_map(|s| layout.disk_block(s.block))
         .collect();
     let future = info.needs_future.then(|| Future::from_blocks(&raw));
-    let ids = future
+    let mut ids = future
         .as_ref()
         .map_or_else(Interner::default, |f| f.ids().clone());
-    let timing = Timing::simplified(fetch);
-    timing.validate()?;
+    let mut cached = Vec::with_capacity(setup.initial.len());
+    for &block in &setup.initial {
+        ids.intern(block);
+        cached.push(layout.file_block(block).ok_or_else(|| {
+            SimError::Config(format!("initial block {block} is outside the layout"))
+        })?);
+    }
+    let initial: Vec<Block> = setup.initial.iter().filter_map(|&b| ids.get(b)).collect();
     let policy = (info.build)(&Build {
-        capacity,
-        timing: &timing,
+        capacity: setup.capacity,
+        timing: &setup.timing,
         future: future.as_ref(),
-        initial: &[],
+        initial: &initial,
         ids: &ids,
         depth: 1,
     })?;
     let state = Rc::new(RefCell::new(State {
         name: info.name,
         policy,
-        cache: Cache::new(capacity, 1),
+        cache: Cache::new(setup.capacity, 1),
         ids,
         oracle: future.as_ref().map(Oracle::new),
-        layout: &workload.layout,
-        tick: Duration::from_millis(1),
+        layout,
         now: 0,
         cursor: 0,
         victim: None,
         error: None,
     }));
-    let tick = Duration::from_millis(1);
     let device = disk::Spec::Fixed {
-        cost: tick * u32::try_from(fetch).unwrap_or(u32::MAX),
+        cost: ticks(*fetch),
         capacity: disk::preset::DEFAULT_CAPACITY,
     };
     let mut model = device.build()?;
@@ -92,14 +108,21 @@ pub fn run_cao(
         model: model.as_mut(),
     };
     let config = EngineConfig {
-        hit_time: tick,
-        ..EngineConfig::with_cache(capacity)
+        hit_time: ticks(*reference),
+        ..EngineConfig::with_cache(setup.capacity)
     };
-    let metrics = run(workload, config, parts, &mut |_| {})?;
+    let metrics = run_from(workload, config, parts, &cached, &mut |_| {})?;
     if let Some(error) = state.borrow_mut().error.take() {
         return Err(error);
     }
-    Ok(metrics.in_ticks_of(nanos(tick)))
+    Ok(metrics.in_ticks_of(nanos(TICK)))
+}
+
+/// One tick of Cao's loop on the disk-timed one.
+const TICK: Duration = Duration::from_micros(1);
+
+fn ticks(n: Time) -> Duration {
+    Duration::from_micros(n)
 }
 
 /// The policy and what it sees, shared by the two seams.
@@ -110,7 +133,6 @@ struct State<'f> {
     ids: Interner,
     oracle: Option<Oracle<'f>>,
     layout: &'f Layout,
-    tick: Duration,
     now: Time,
     cursor: Pos,
     /// The victim of the fetch decided last, which the engine evicts next.
@@ -143,7 +165,7 @@ impl State<'_> {
     }
 
     fn set_now(&mut self, now: Duration) {
-        self.now = (now.as_nanos() / self.tick.as_nanos()) as Time;
+        self.now = now.as_micros() as Time;
     }
 
     /// Starts `fetch` in the policy's cache if the model allows it.
@@ -217,11 +239,17 @@ impl Prefetcher for Decisions<'_> {
         state.call(None, |p, ctx| p.on_reference(block, pos, ctx));
     }
 
-    fn on_arrival(&mut self, _block: FileBlock) {
+    fn on_arrival(&mut self, block: FileBlock) {
         let mut state = self.0.borrow_mut();
-        if let Some(flight) = state.cache.complete() {
-            state.call(None, |p, ctx| p.on_arrival(flight.block, ctx));
-        }
+        let block = match state.cache.complete() {
+            Some(flight) => flight.block,
+            None => {
+                let block = state.block(block);
+                state.cache.insert_initial(block);
+                block
+            }
+        };
+        state.call(None, |p, ctx| p.on_arrival(block, ctx));
     }
 
     fn decides_at_idle(&self) -> bool {

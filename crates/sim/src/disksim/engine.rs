@@ -129,13 +129,30 @@ pub fn run(
     parts: Parts<'_>,
     observe: &mut dyn FnMut(Observed<'_>),
 ) -> Result<Metrics, SimError> {
+    run_from(workload, config, parts, &[], observe)
+}
+
+/// [`run`] with `cached` in the cache at the start (arrived, least recently used first).
+pub fn run_from(
+    workload: &Workload,
+    config: EngineConfig,
+    parts: Parts<'_>,
+    cached: &[FileBlock],
+    observe: &mut dyn FnMut(Observed<'_>),
+) -> Result<Metrics, SimError> {
     workload.validate()?;
+    if cached.len() > config.cache_blocks {
+        return Err(SimError::Config(
+            "more initial blocks than cache slots".into(),
+        ));
+    }
     if config.cache_blocks == 0 || config.max_request_blocks == 0 {
         return Err(SimError::Config(
             "cache and maximum request size must be at least one block".into(),
         ));
     }
     let mut engine = Engine::new(workload, config, parts);
+    engine.fill(cached);
     engine.start();
     while let Some(Reverse((now, kind, who))) = engine.events.pop() {
         if let Some(limit) = config.time_limit.filter(|&limit| now >= limit) {
@@ -228,6 +245,34 @@ impl<'w, 'p> Engine<'w, 'p> {
                 },
                 ..Metrics::default()
             },
+        }
+    }
+
+    /// Places `cached` in the cache before the run, as if each had just arrived.
+    fn fill(&mut self, cached: &[FileBlock]) {
+        for &file_block in cached {
+            let Some(disk_block) = self.workload.layout.disk_block(file_block) else {
+                continue;
+            };
+            if self.cache.contains_key(&disk_block) {
+                continue;
+            }
+            self.cache.insert(
+                disk_block,
+                Entry {
+                    file_block,
+                    pending: None,
+                    unused_prefetch: false,
+                    drop_on_arrival: false,
+                },
+            );
+            let touch = Touch {
+                stream: 0,
+                now: Duration::ZERO,
+                prefetched: false,
+            };
+            self.parts.replacement.on_insert(disk_block, touch);
+            self.parts.prefetcher.on_arrival(file_block);
         }
     }
 
