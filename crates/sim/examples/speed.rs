@@ -3,8 +3,8 @@
 //! for LRU at one cache size, printing the miss count to compare with libCacheSim's; the engine
 //! alone on the trace already in memory (a [`RefString`]: blocks numbered once when read, as a
 //! sweep shares it between its runs), and the same LRU on the disk-timed loop through Cao's
-//! adapter (the loop every policy is to run on); and a 4-point sweep on 1 and on 2 threads, alternated
-//! three times (the ratio is of the best times), with the CPU time each took.
+//! adapter (the loop every policy is to run on); and a 4-point sweep on 1 and on 2 threads,
+//! alternated three times (the ratio is of the best times), with the CPU time each took.
 //!
 //! `cargo run --release -p sim --example speed -- TRACE CACHE` (see scripts/bench_speed.sh).
 
