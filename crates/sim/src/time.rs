@@ -223,6 +223,12 @@ impl FetchDevice {
         .max(1)
     }
 
+    /// The model of a device whose fetch times do not depend on the block, with ticks of one
+    /// nanosecond (`None` for a disk, whose ticks are microseconds and places wrap).
+    pub(crate) fn unaddressed_model(self) -> Option<Box<dyn disk::DiskModel>> {
+        (self.blocks_on_disk.is_none() && self.nanos_per_tick == 1).then_some(self.model)
+    }
+
     /// Whether the duration depends on the block (a disk's place); the engine looks up a
     /// block's trace number only for devices that read it.
     pub(crate) fn addressed(&self) -> bool {

@@ -1,11 +1,14 @@
-//! The two loops agree where their policies meet: demand paging with LRU on Cao's simplified
-//! model (`unit:F`, a fixed-time device at depth 1) gives the same hits, misses, fetches,
-//! elapsed and stall time on the reference-by-reference engine as on the disk-timed engine with
-//! one stream, on many random reference strings: a safety net for folding the two loops into
-//! one.
+//! The two loops agree, the safety net for folding them into one, on many random reference
+//! strings: demand paging with LRU on Cao's simplified model (`unit:F`, a fixed-time device at
+//! depth 1) gives the same hits, misses, fetches, elapsed and stall time on the
+//! reference-by-reference engine as with the disk-timed engine's own LRU and one stream; and
+//! every policy of Cao's run on the disk-timed loop through its adapter gives the counts and
+//! times of Cao's loop, cold or warm, one fetch at a time or up to three, fetch times constant
+//! or drawn around F.
 //!
-//! Deviations: CLOCK is not compared: the two engines' CLOCKs differ on purpose (libCacheSim's
-//! inserts a fetched block with its bit clear, DULO's inserts a demand-fetched block young).
+//! Deviations: the disk-timed engine's CLOCK is not compared with Cao's: they differ on purpose
+//! (libCacheSim's inserts a fetched block with its bit clear, DULO's inserts a demand-fetched
+//! block young).
 
 use std::time::Duration;
 
@@ -14,7 +17,7 @@ use sim::disksim::engine::{simulate, RunSpec};
 use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
 use sim::metrics::nanos;
 use sim::trace::Reference;
-use sim::{find, run_stream, Metrics, RunSetup};
+use sim::{find, run_stream, FetchTime, Metrics, RunSetup};
 
 /// `policy` of Cao's engine over `blocks` with `capacity` blocks and fetch time `fetch`.
 fn reference_engine(policy: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metrics {
@@ -128,6 +131,22 @@ fn setup(capacity: usize, fetch: u64, warm: usize) -> RunSetup {
     }
 }
 
+/// Up to `depth` fetches at once (at most the cache), each drawn from `fetch +- spread`
+/// (seeded) when `spread` is below `fetch`.
+fn deeper(mut setup: RunSetup, depth: usize, spread: u64) -> RunSetup {
+    setup.depth = depth.min(setup.capacity);
+    if let (FetchTime::Constant(mean), true) = (setup.timing.fetch.clone(), spread > 0) {
+        if spread < mean {
+            setup.timing.fetch = FetchTime::Uniform {
+                mean,
+                spread,
+                seed: 7,
+            };
+        }
+    }
+    setup
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
@@ -137,9 +156,11 @@ proptest! {
         capacity in 1usize..12,
         fetch in 1u64..20,
         warm in 0usize..4,
+        depth in 1usize..4,
+        spread in 0u64..6,
         policy in prop::sample::select(CAO_POLICIES.to_vec()),
     ) {
-        let setup = setup(capacity, fetch, warm);
+        let setup = deeper(setup(capacity, fetch, warm), depth, spread);
         let (unit, disk) = (
             reference_engine_any(policy, &blocks, &setup),
             on_disk_loop(policy, &blocks, &setup),

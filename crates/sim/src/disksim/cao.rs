@@ -3,16 +3,17 @@
 //! towards one event loop for every policy of the catalog.
 //!
 //! Cao, Felten, Karlin and Li, SIGMETRICS'95, sections 2.1-2.2: one program, one fetch at a
-//! time, and the fetch and its victim decided when the disk is idle (rule 4: at each reference
-//! and each completion). The engine runs the adapter's prefetcher in that mode
+//! time (or a few, the device serving as many at once), and the fetch and its victim decided
+//! when the disk is idle (rule 4: at each reference and each completion). The engine runs the adapter's prefetcher in that mode
 //! ([`Prefetcher::decides_at_idle`]); the policy keeps speaking dense block ids with a
 //! [`Cache`] of its own, kept in step with the engine's through the hooks (a fetch starts and
 //! its victim leaves, a block arrives, a reference is served). Disk block numbers stand for
 //! the trace's block numbers, so OBL's "next block" is the next one on the disk.
 //!
-//! Deviations: the simplified model only (the realistic one, several fetches at a time and
-//! streamed traces stay on Cao's loop); one stream; a prefetch of a block outside the layout
-//! is not made (Cao's loop fetches any block number); unused prefetches are not counted.
+//! Deviations: constant reference times only (the realistic model's, disk models and streamed
+//! traces stay on Cao's loop); one stream; a prefetch of a block outside the layout is not made
+//! (Cao's loop fetches any block number); unused prefetches are not counted; the policy's
+//! cache does not know when a fetch in flight will complete (no policy asks).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -29,28 +30,35 @@ use crate::engine::RunSetup;
 use crate::future::{Future, Oracle, Pos};
 use crate::metrics::{nanos, Metrics};
 use crate::policy::{Build, Fetch, Policy, PolicyInfo};
-use crate::time::{FetchTime, ReferenceTime, Time};
+use crate::time::{ReferenceTime, Time};
 use crate::SimError;
 
 /// Runs Cao's policy `info` over the one stream of `workload` on the disk-timed engine with
-/// the settings of Cao's loop in the simplified model: every reference takes the same time,
-/// every fetch a constant F, one at a time (a tick is a microsecond on the disk-timed loop);
-/// the initial contents are trace (disk) block numbers. Times come back in ticks.
+/// the settings of Cao's loop: every reference takes the same time (the simplified model), a
+/// fetch a constant F or a seeded draw around it, at most `depth` at a time (a device serving
+/// that many requests at once; a tick is a nanosecond on the disk-timed loop); the initial
+/// contents are trace (disk) block numbers. Times come back in ticks.
 pub fn run_cao(
     info: &'static PolicyInfo,
     workload: &Workload,
     setup: &RunSetup,
 ) -> Result<Metrics, SimError> {
     setup.validate()?;
-    let (ReferenceTime::Uniform(reference), FetchTime::Constant(fetch), 1) =
-        (&setup.timing.reference, &setup.timing.fetch, setup.depth)
-    else {
-        return Err(SimError::Config(format!(
-            "{} on the disk-timed loop: only the simplified model (constant times, one fetch \
-             at a time) so far",
+    let unsupported = || {
+        SimError::Config(format!(
+            "{} on the disk-timed loop: only constant reference times and fetch times that do \
+             not depend on the block so far",
             info.name
-        )));
+        ))
     };
+    let ReferenceTime::Uniform(reference) = setup.timing.reference else {
+        return Err(unsupported());
+    };
+    let model = setup
+        .timing
+        .device()
+        .unaddressed_model()
+        .ok_or_else(unsupported)?;
     let [steps] = workload.streams.as_slice() else {
         return Err(SimError::Config(format!(
             "{} runs one program: the workload has {} streams",
@@ -81,34 +89,34 @@ pub fn run_cao(
         future: future.as_ref(),
         initial: &initial,
         ids: &ids,
-        depth: 1,
+        depth: setup.depth,
     })?;
     let state = Rc::new(RefCell::new(State {
         name: info.name,
         policy,
-        cache: Cache::new(setup.capacity, 1),
+        cache: Cache::new(setup.capacity, setup.depth),
         ids,
         oracle: future.as_ref().map(Oracle::new),
         layout,
         now: 0,
         cursor: 0,
+        last: None,
         victim: None,
         error: None,
     }));
-    let device = disk::Spec::Fixed {
-        cost: ticks(*fetch),
-        capacity: disk::preset::DEFAULT_CAPACITY,
+    let mut model = Parallel {
+        model,
+        depth: setup.depth,
     };
-    let mut model = device.build()?;
     let mut scheduler = io_scheduler_from_name("fifo")?;
     let parts = Parts {
         replacement: &mut Victims(Rc::clone(&state)),
         prefetcher: &mut Decisions(Rc::clone(&state)),
         scheduler: scheduler.as_mut(),
-        model: model.as_mut(),
+        model: &mut model,
     };
     let config = EngineConfig {
-        hit_time: ticks(*reference),
+        hit_time: Duration::from_nanos(reference),
         ..EngineConfig::with_cache(setup.capacity)
     };
     let metrics = run_from(workload, config, parts, &cached, &mut |_| {})?;
@@ -118,11 +126,32 @@ pub fn run_cao(
     Ok(metrics.in_ticks_of(nanos(TICK)))
 }
 
-/// One tick of Cao's loop on the disk-timed one.
-const TICK: Duration = Duration::from_micros(1);
+/// One tick of Cao's loop on the disk-timed one (the fetch devices' tick).
+const TICK: Duration = Duration::from_nanos(1);
 
-fn ticks(n: Time) -> Duration {
-    Duration::from_micros(n)
+/// A device serving up to `depth` requests at once, each as `model` times it (Cao's fetches
+/// in flight at once).
+struct Parallel {
+    model: Box<dyn disk::DiskModel>,
+    depth: usize,
+}
+
+impl disk::DiskModel for Parallel {
+    fn service(&mut self, now: Duration, request: &disk::Request) -> Duration {
+        self.model.service(now, request)
+    }
+
+    fn head(&self) -> u64 {
+        self.model.head()
+    }
+
+    fn capacity(&self) -> u64 {
+        self.model.capacity()
+    }
+
+    fn parallelism(&self) -> usize {
+        self.depth
+    }
 }
 
 /// The policy and what it sees, shared by the two seams.
@@ -135,6 +164,8 @@ struct State<'f> {
     layout: &'f Layout,
     now: Time,
     cursor: Pos,
+    /// The last block looked up, and its id.
+    last: Option<(FileBlock, Block)>,
     /// The victim of the fetch decided last, which the engine evicts next.
     victim: Option<Block>,
     /// The first decision the model forbids.
@@ -159,13 +190,22 @@ impl State<'_> {
         f(self.policy.as_mut(), &mut ctx)
     }
 
+    /// The policy's id of `block`; the block of the current reference is asked for three
+    /// times (requested, pinned, served), so the last answer is kept.
     fn block(&mut self, block: FileBlock) -> Block {
-        let raw = self.layout.disk_block(block).unwrap_or(u64::MAX);
-        self.ids.intern(raw)
+        match self.last {
+            Some((file_block, id)) if file_block == block => id,
+            _ => {
+                let raw = self.layout.disk_block(block).unwrap_or(u64::MAX);
+                let id = self.ids.intern(raw);
+                self.last = Some((block, id));
+                id
+            }
+        }
     }
 
     fn set_now(&mut self, now: Duration) {
-        self.now = now.as_micros() as Time;
+        self.now = now.as_nanos() as Time;
     }
 
     /// Starts `fetch` in the policy's cache if the model allows it.
@@ -241,14 +281,10 @@ impl Prefetcher for Decisions<'_> {
 
     fn on_arrival(&mut self, block: FileBlock) {
         let mut state = self.0.borrow_mut();
-        let block = match state.cache.complete() {
-            Some(flight) => flight.block,
-            None => {
-                let block = state.block(block);
-                state.cache.insert_initial(block);
-                block
-            }
-        };
+        let block = state.block(block);
+        if state.cache.arrive(block).is_none() {
+            state.cache.insert_initial(block);
+        }
         state.call(None, |p, ctx| p.on_arrival(block, ctx));
     }
 

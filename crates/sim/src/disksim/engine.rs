@@ -608,7 +608,7 @@ impl<'w, 'p> Engine<'w, 'p> {
             .scheduler
             .completed(&done.request, done.issuer, now);
         if self.at_idle {
-            self.resume_at_idle(now, done.waiters);
+            self.resume_at_idle(now);
             return;
         }
         for stream in done.waiters {
@@ -640,47 +640,46 @@ impl<'w, 'p> Engine<'w, 'p> {
 
     /// Decisions at idle (Cao's loop for the reference `stream` is at, at `now`): serve it
     /// if its block is available, after offering the idle device to the prefetcher with the
-    /// block pinned; wait for its fetch if in flight; fetch it on demand if the device is
-    /// idle, or wait for the device otherwise.
+    /// block pinned; fetch it on demand if it is absent and the device idle; otherwise (in
+    /// flight, the idle device offered first; or absent and the device busy) wait for the
+    /// next completion and decide again.
     fn settle(&mut self, stream: usize, now: Duration) {
         let block = self.workload.streams[stream][self.streams[stream].next].block;
         let Some(disk_block) = self.workload.layout.disk_block(block) else {
             return;
         };
         self.streams[stream].blocked = false;
-        match self.cache.get(&disk_block).map(|e| e.pending) {
-            Some(None) => {
-                if let Some(since) = self.streams[stream].waiting_since.take() {
-                    self.metrics.stall += nanos(now - since);
+        loop {
+            match self.cache.get(&disk_block).map(|e| e.pending) {
+                Some(None) => {
+                    if let Some(since) = self.streams[stream].waiting_since.take() {
+                        self.metrics.stall += nanos(now - since);
+                    }
+                    self.offer_at_idle(stream, now, Some(block));
+                    self.advance(stream, now);
+                    return;
                 }
-                self.offer_at_idle(stream, now, Some(block));
-                self.advance(stream, now);
-            }
-            Some(Some(id)) => self.wait_for(stream, now, id),
-            None if self.device_idle() => {
-                self.parts.prefetcher.on_idle(&Idle {
-                    now,
-                    demand: Some(block),
-                    pinned: None,
-                });
-                let id = self.queue_run(stream, now, vec![(block, disk_block)], Some(disk_block));
-                self.wait_for(stream, now, id);
-                self.kick_disk(now);
-            }
-            None => {
-                let state = &mut self.streams[stream];
-                state.waiting_since.get_or_insert(now);
-                state.blocked = true;
+                Some(Some(_)) => {
+                    if self.device_idle() {
+                        self.offer_at_idle(stream, now, None);
+                    }
+                    break;
+                }
+                None if self.device_idle() => {
+                    self.parts.prefetcher.on_idle(&Idle {
+                        now,
+                        demand: Some(block),
+                        pinned: None,
+                    });
+                    self.queue_run(stream, now, vec![(block, disk_block)], Some(disk_block));
+                    self.kick_disk(now);
+                }
+                None => break,
             }
         }
-    }
-
-    /// `stream` waits from `now` (or from when it started waiting) for request `id`.
-    fn wait_for(&mut self, stream: usize, now: Duration, id: u64) {
-        self.streams[stream].waiting_since.get_or_insert(now);
-        if let Some(request) = self.in_flight.get_mut(&id) {
-            request.waiters.push(stream);
-        }
+        let state = &mut self.streams[stream];
+        state.waiting_since.get_or_insert(now);
+        state.blocked = true;
     }
 
     /// Offers the idle device to the prefetcher until it declines or the device is busy.
@@ -705,20 +704,17 @@ impl<'w, 'p> Engine<'w, 'p> {
         }
     }
 
-    /// Decisions at idle, a request completed at `now`: its waiters are served, streams
-    /// blocked on the device fetch their block, and a stream in the middle of its compute
-    /// time (or of its last) offers the device to the prefetcher.
-    fn resume_at_idle(&mut self, now: Duration, waiters: Vec<usize>) {
-        for &stream in &waiters {
-            self.settle(stream, now);
-        }
+    /// Decisions at idle, a request completed at `now`: the streams waiting decide again, and
+    /// a stream in the middle of its compute time (or of its last) offers the idle device to
+    /// the prefetcher.
+    fn resume_at_idle(&mut self, now: Duration) {
         for stream in 0..self.streams.len() {
             let state = &self.streams[stream];
             let computing = state.wake_at.is_some_and(|at| at > now)
                 || state.finished_at.is_some_and(|at| at > now);
             if state.blocked {
                 self.settle(stream, now);
-            } else if computing && state.waiting_since.is_none() && !waiters.contains(&stream) {
+            } else if computing {
                 self.offer_at_idle(stream, now, None);
             }
         }
