@@ -4,7 +4,7 @@
 //! reference-by-reference engine as with the disk-timed engine's own LRU and one stream; and
 //! every policy of Cao's run on the disk-timed loop through its adapter gives the counts and
 //! times of Cao's loop, cold or warm, one fetch at a time or up to three, fetch times constant
-//! or drawn around F.
+//! or drawn around F, references taking one tick or the compute times of the realistic model.
 //!
 //! Deviations: the disk-timed engine's CLOCK is not compared with Cao's: they differ on purpose
 //! (libCacheSim's inserts a fetched block with its bit clear, DULO's inserts a demand-fetched
@@ -16,8 +16,9 @@ use proptest::prelude::*;
 use sim::disksim::engine::{simulate, RunSpec};
 use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
 use sim::metrics::nanos;
+use sim::refstring::Times;
 use sim::trace::Reference;
-use sim::{find, run_stream, FetchTime, Metrics, RunSetup};
+use sim::{find, run_stream, FetchTime, Metrics, RefString, ReferenceTime, RunSetup};
 
 /// `policy` of Cao's engine over `blocks` with `capacity` blocks and fetch time `fetch`.
 fn reference_engine(policy: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metrics {
@@ -83,16 +84,9 @@ proptest! {
     }
 }
 
-/// Cao's `policy` run on the disk-timed loop through its adapter, over one file with a spare
-/// block past the last one referenced or cached (one-block lookahead prefetches it).
-fn on_disk_loop(policy: &str, blocks: &[u64], setup: &RunSetup) -> Metrics {
-    let all = blocks.iter().chain(&setup.initial);
-    let file_blocks = all.max().map_or(1, |&b| b + 2);
-    let workload = Workload {
-        layout: Layout::contiguous(&[file_blocks], 0, 4096),
-        streams: vec![blocks.iter().map(|&b| Step::at(0, b)).collect()],
-    };
-    sim::disksim::cao::run_cao(find(policy).unwrap(), &workload, setup).unwrap()
+/// Cao's `policy` run on the disk-timed loop through its adapter.
+fn on_disk_loop(policy: &str, string: &RefString, setup: &RunSetup) -> Metrics {
+    sim::disksim::cao::run_cao(find(policy).unwrap(), string, setup).unwrap()
 }
 
 /// Cao's policies that run on large traces (all but the exhaustive `optimal`).
@@ -109,18 +103,23 @@ const CAO_POLICIES: [&str; 10] = [
     "clock",
 ];
 
-/// `policy` of Cao's engine over `blocks`, through the future for offline policies.
-fn reference_engine_any(policy: &str, blocks: &[u64], setup: &RunSetup) -> Metrics {
+/// `policy` of Cao's engine over `string`, through the future for offline policies.
+fn reference_engine_any(policy: &str, string: &RefString, setup: &RunSetup) -> Metrics {
     let info = find(policy).unwrap();
     match info.needs_future {
-        true => sim::run_future(info, &sim::Future::from_blocks(blocks), setup).unwrap(),
-        false => {
-            let refs = blocks
-                .iter()
-                .map(|&block| Ok(Reference { block, think: None }));
-            run_stream(info, refs, setup).unwrap()
-        }
+        true => sim::run_future(info, &sim::Future::link(string.clone()), setup).unwrap(),
+        false => sim::run_string(info, string, setup).unwrap(),
     }
+}
+
+/// `blocks` as a reference string; with `computes`, the realistic model's compute times
+/// (cycled over the references).
+fn string_of(blocks: &[u64], computes: &[u64]) -> RefString {
+    let refs = blocks.iter().enumerate().map(|(i, &block)| {
+        let think = (!computes.is_empty()).then(|| computes[i % computes.len()]);
+        Ok(Reference { block, think })
+    });
+    RefString::load(refs, Times::Keep).unwrap()
 }
 
 /// Cao's simplified model with the cache holding blocks `0..warm` at the start.
@@ -158,12 +157,17 @@ proptest! {
         warm in 0usize..4,
         depth in 1usize..4,
         spread in 0u64..6,
+        computes in prop::collection::vec(1u64..30, 0..5),
         policy in prop::sample::select(CAO_POLICIES.to_vec()),
     ) {
-        let setup = deeper(setup(capacity, fetch, warm), depth, spread);
+        let mut setup = deeper(setup(capacity, fetch, warm), depth, spread);
+        if !computes.is_empty() {
+            setup.timing.reference = ReferenceTime::FromTrace;
+        }
+        let string = string_of(&blocks, &computes);
         let (unit, disk) = (
-            reference_engine_any(policy, &blocks, &setup),
-            on_disk_loop(policy, &blocks, &setup),
+            reference_engine_any(policy, &string, &setup),
+            on_disk_loop(policy, &string, &setup),
         );
         prop_assert_eq!(common(&unit), common(&disk), "{}", policy);
         prop_assert_eq!(
@@ -186,9 +190,10 @@ proptest! {
         warm in 0usize..3,
     ) {
         let setup = setup(capacity, fetch, warm);
+        let string = RefString::from_blocks(&blocks);
         prop_assert_eq!(
-            common(&reference_engine_any("optimal", &blocks, &setup)),
-            common(&on_disk_loop("optimal", &blocks, &setup))
+            common(&reference_engine_any("optimal", &string, &setup)),
+            common(&on_disk_loop("optimal", &string, &setup))
         );
     }
 }

@@ -2,7 +2,6 @@
 //! ABCA, a cache of two blocks holding A and B, fetch time F = 4; on both loops.
 
 use sim::disksim::cao::run_cao;
-use sim::disksim::{Layout, Step, Workload};
 use sim::{find, run_future, Future, Metrics, RunSetup};
 
 const A: u64 = 0;
@@ -20,11 +19,7 @@ fn run(policy: &str) -> Metrics {
     };
     let info = find(policy).unwrap();
     let unit = run_future(info, &future, &setup).unwrap();
-    let workload = Workload {
-        layout: Layout::contiguous(&[4], 0, 4096),
-        streams: vec![string.iter().map(|&b| Step::at(0, b)).collect()],
-    };
-    let disk = run_cao(info, &workload, &setup).unwrap();
+    let disk = run_cao(info, future.string(), &setup).unwrap();
     assert_eq!(
         (
             disk.elapsed,

@@ -10,10 +10,11 @@
 //! its victim leaves, a block arrives, a reference is served). Disk block numbers stand for
 //! the trace's block numbers, so OBL's "next block" is the next one on the disk.
 //!
-//! Deviations: constant reference times only (the realistic model's, disk models and streamed
-//! traces stay on Cao's loop); one stream; a prefetch of a block outside the layout is not made
-//! (Cao's loop fetches any block number); unused prefetches are not counted; the policy's
-//! cache does not know when a fetch in flight will complete (no policy asks).
+//! Deviations: fetch devices that ignore the block only (a disk model, as Cao's loop addresses
+//! it, and streamed traces stay on Cao's loop); a prefetch of a block past the largest number
+//! referenced plus one is not made (Cao's loop fetches any block number); unused prefetches are
+//! not counted; the policy's cache does not know when a fetch in flight will complete (no
+//! policy asks).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -23,66 +24,51 @@ use super::engine::{run_from, EngineConfig, Parts};
 use super::iosched::io_scheduler_from_name;
 use super::prefetch::{Access, FetchRange, Idle, Prefetcher};
 use super::replace::{Replacement, Touch};
-use super::workload::{DiskBlock, FileBlock, Layout, Workload};
+use super::workload::{DiskBlock, FileBlock, Layout, Step, Workload};
 use crate::cache::{Block, Cache, FetchKind, InFlight, Interner};
 use crate::engine::Ctx;
 use crate::engine::RunSetup;
 use crate::future::{Future, Oracle, Pos};
 use crate::metrics::{nanos, Metrics};
 use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::refstring::RefString;
 use crate::time::{ReferenceTime, Time};
 use crate::SimError;
 
-/// Runs Cao's policy `info` over the one stream of `workload` on the disk-timed engine with
-/// the settings of Cao's loop: every reference takes the same time (the simplified model), a
-/// fetch a constant F or a seeded draw around it, at most `depth` at a time (a device serving
-/// that many requests at once; a tick is a nanosecond on the disk-timed loop); the initial
-/// contents are trace (disk) block numbers. Times come back in ticks.
+/// Runs Cao's policy `info` over reference string `string` on the disk-timed engine with the
+/// settings of Cao's loop: one program whose references take the same time (simplified model)
+/// or their compute times in the string (realistic model), fetches taking a constant F or a
+/// seeded draw around it, at most `depth` at a time (a device serving that many requests at
+/// once), the initial contents given as trace block numbers. The string is one file whose
+/// block `b` is trace block `b`; a tick is a nanosecond on the disk-timed loop, and times come
+/// back in ticks.
 pub fn run_cao(
     info: &'static PolicyInfo,
-    workload: &Workload,
+    string: &RefString,
     setup: &RunSetup,
 ) -> Result<Metrics, SimError> {
     setup.validate()?;
-    let unsupported = || {
+    let model = setup.timing.device().unaddressed_model().ok_or_else(|| {
         SimError::Config(format!(
-            "{} on the disk-timed loop: only constant reference times and fetch times that do \
-             not depend on the block so far",
+            "{} on the disk-timed loop: only fetch times that do not depend on the block so far",
             info.name
         ))
-    };
-    let ReferenceTime::Uniform(reference) = setup.timing.reference else {
-        return Err(unsupported());
-    };
-    let model = setup
-        .timing
-        .device()
-        .unaddressed_model()
-        .ok_or_else(unsupported)?;
-    let [steps] = workload.streams.as_slice() else {
-        return Err(SimError::Config(format!(
-            "{} runs one program: the workload has {} streams",
-            info.name,
-            workload.streams.len()
-        )));
-    };
-    let layout = &workload.layout;
-    let raw: Vec<u64> = steps
-        .iter()
-        .filter_map(|s| layout.disk_block(s.block))
-        .collect();
-    let future = info.needs_future.then(|| Future::from_blocks(&raw));
-    let mut ids = future
-        .as_ref()
-        .map_or_else(Interner::default, |f| f.ids().clone());
-    let mut cached = Vec::with_capacity(setup.initial.len());
-    for &block in &setup.initial {
-        ids.intern(block);
-        cached.push(layout.file_block(block).ok_or_else(|| {
-            SimError::Config(format!("initial block {block} is outside the layout"))
-        })?);
+    })?;
+    let realistic = setup.timing.reference == ReferenceTime::FromTrace;
+    if realistic && !string.timed() {
+        return Err(SimError::Config(
+            "the realistic model needs a trace with timestamps".into(),
+        ));
     }
-    let initial: Vec<Block> = setup.initial.iter().filter_map(|&b| ids.get(b)).collect();
+    let (workload, last_think) = program(string, &setup.initial, realistic);
+    let future = info.needs_future.then(|| Future::link(string.clone()));
+    let mut ids = string.ids().clone();
+    let initial: Vec<Block> = setup.initial.iter().map(|&b| ids.intern(b)).collect();
+    let cached: Vec<FileBlock> = setup
+        .initial
+        .iter()
+        .map(|&block| FileBlock { file: 0, block })
+        .collect();
     let policy = (info.build)(&Build {
         capacity: setup.capacity,
         timing: &setup.timing,
@@ -97,7 +83,7 @@ pub fn run_cao(
         cache: Cache::new(setup.capacity, setup.depth),
         ids,
         oracle: future.as_ref().map(Oracle::new),
-        layout,
+        layout: &workload.layout,
         now: 0,
         cursor: 0,
         last: None,
@@ -115,15 +101,52 @@ pub fn run_cao(
         scheduler: scheduler.as_mut(),
         model: &mut model,
     };
+    let hit_time = match setup.timing.reference {
+        ReferenceTime::Uniform(t) => Duration::from_nanos(t),
+        ReferenceTime::FromTrace => Duration::ZERO,
+    };
     let config = EngineConfig {
-        hit_time: Duration::from_nanos(reference),
+        hit_time,
+        last_think,
         ..EngineConfig::with_cache(setup.capacity)
     };
-    let metrics = run_from(workload, config, parts, &cached, &mut |_| {})?;
+    let metrics = run_from(&workload, config, parts, &cached, &mut |_| {})?;
     if let Some(error) = state.borrow_mut().error.take() {
         return Err(error);
     }
     Ok(metrics.in_ticks_of(nanos(TICK)))
+}
+
+/// The program of `string` as one stream over one file holding every block number referenced
+/// or `cached`, and one more (one-block lookahead may fetch it); with `realistic`, a
+/// reference's compute time is the think time before the next one, and the last one's is
+/// returned apart.
+fn program(string: &RefString, cached: &[u64], realistic: bool) -> (Workload, Duration) {
+    let raw = |pos: usize| string.ids().raw(string.block_at(pos as Pos));
+    let compute = |pos: usize| match realistic {
+        true => Duration::from_nanos(string.think(pos as Pos).unwrap_or(0)),
+        false => Duration::ZERO,
+    };
+    let most = (0..string.distinct() as Block)
+        .map(|id| string.ids().raw(id))
+        .chain(cached.iter().copied())
+        .max()
+        .unwrap_or(0);
+    let steps = (0..string.len())
+        .map(|pos| Step {
+            block: FileBlock {
+                file: 0,
+                block: raw(pos),
+            },
+            think: pos.checked_sub(1).map_or(Duration::ZERO, compute),
+        })
+        .collect();
+    let workload = Workload {
+        layout: Layout::contiguous(&[most.saturating_add(2)], 0, 4096),
+        streams: vec![steps],
+    };
+    let last = string.len().checked_sub(1).map_or(Duration::ZERO, compute);
+    (workload, last)
 }
 
 /// One tick of Cao's loop on the disk-timed one (the fetch devices' tick).

@@ -33,6 +33,9 @@ pub struct EngineConfig {
     pub max_request_blocks: u64,
     /// CPU time of every reference (0: only the disk and think times cost time).
     pub hit_time: Duration,
+    /// Think time of each stream after its last reference (a program's work after its last
+    /// read: Cao's realistic model counts the last reference's compute time).
+    pub last_think: Duration,
     /// Stop at this simulated time (steady-state throughput of closed loops): references
     /// issued before it count, `elapsed` is the limit. `None` runs every stream to its end.
     pub time_limit: Option<Duration>,
@@ -45,6 +48,7 @@ impl EngineConfig {
             cache_blocks,
             max_request_blocks: 256,
             hit_time: Duration::ZERO,
+            last_think: Duration::ZERO,
             time_limit: None,
         }
     }
@@ -394,6 +398,7 @@ impl<'w, 'p> Engine<'w, 'p> {
                     .push(Reverse((ready + step.think, STREAM, stream as u64)));
             }
             None => {
+                let ready = ready + self.config.last_think;
                 state.finished_at = Some(ready);
                 self.active -= 1;
                 self.metrics.elapsed = self.metrics.elapsed.max(nanos(ready));
