@@ -25,10 +25,10 @@
 //! implement [`crate::Policy`] (decisions at every opportunity, the future at hand), the
 //! disk-timed ones a [`crate::disksim::Replacement`] plus a [`crate::disksim::Prefetcher`]
 //! (ranges per reference, many streams, a request queue). The disk-timed loop runs Cao's
-//! policies too, exactly, through [`crate::disksim::cao`] (decisions at idle; fetch devices
-//! that ignore the block), but the catalog keeps them on Cao's loop, ten times faster on one
-//! stream and the only one with Cao's addressing of a disk model and streamed traces; so an
-//! engine's policy cannot yet be combined with the other engine's parts (e.g.
+//! policies too, exactly, through [`crate::disksim::cao`] (decisions at idle, Cao's fetch
+//! device), but the catalog keeps them on Cao's loop, ten times faster on one stream and the
+//! only one that streams a trace too large for memory; so an engine's policy cannot yet be
+//! combined with the other engine's parts (e.g.
 //! Cao's `aggressive` replacement with a read-ahead prefetcher), and Cao's engine gives a disk
 //! model one one-block request at a time without its scheduler.
 

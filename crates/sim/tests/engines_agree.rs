@@ -4,12 +4,14 @@
 //! reference-by-reference engine as with the disk-timed engine's own LRU and one stream; and
 //! every policy of Cao's run on the disk-timed loop through its adapter gives the counts and
 //! times of Cao's loop, cold or warm, one fetch at a time or up to three, fetch times constant
-//! or drawn around F, references taking one tick or the compute times of the realistic model.
+//! or drawn around F or timed by a disk model, references taking one tick or the compute times
+//! of the realistic model.
 //!
 //! Deviations: the disk-timed engine's CLOCK is not compared with Cao's: they differ on purpose
 //! (libCacheSim's inserts a fetched block with its bit clear, DULO's inserts a demand-fetched
 //! block young).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -17,6 +19,7 @@ use sim::disksim::engine::{simulate, RunSpec};
 use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
 use sim::metrics::nanos;
 use sim::refstring::Times;
+use sim::time::DiskFetch;
 use sim::trace::Reference;
 use sim::{find, run_stream, FetchTime, Metrics, RefString, ReferenceTime, RunSetup};
 
@@ -158,9 +161,16 @@ proptest! {
         depth in 1usize..4,
         spread in 0u64..6,
         computes in prop::collection::vec(1u64..30, 0..5),
+        on_disk in any::<bool>(),
         policy in prop::sample::select(CAO_POLICIES.to_vec()),
     ) {
         let mut setup = deeper(setup(capacity, fetch, warm), depth, spread);
+        if on_disk {
+            setup.timing.fetch = FetchTime::Disk(DiskFetch {
+                spec: Arc::new(disk::spec_from_name("st3500320as").unwrap()),
+                block_size: 8192,
+            });
+        }
         if !computes.is_empty() {
             setup.timing.reference = ReferenceTime::FromTrace;
         }

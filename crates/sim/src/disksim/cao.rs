@@ -10,11 +10,10 @@
 //! its victim leaves, a block arrives, a reference is served). Disk block numbers stand for
 //! the trace's block numbers, so OBL's "next block" is the next one on the disk.
 //!
-//! Deviations: fetch devices that ignore the block only (a disk model, as Cao's loop addresses
-//! it, and streamed traces stay on Cao's loop); a prefetch of a block past the largest number
-//! referenced plus one is not made (Cao's loop fetches any block number); unused prefetches are
-//! not counted; the policy's cache does not know when a fetch in flight will complete (no
-//! policy asks).
+//! Deviations: the string is held in memory (streamed traces stay on Cao's loop); a prefetch
+//! of a block past the largest number referenced plus one is not made (Cao's loop fetches any
+//! block number); unused prefetches are not counted; the policy's cache does not know when a
+//! fetch in flight will complete (no policy asks).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -32,35 +31,31 @@ use crate::future::{Future, Oracle, Pos};
 use crate::metrics::{nanos, Metrics};
 use crate::policy::{Build, Fetch, Policy, PolicyInfo};
 use crate::refstring::RefString;
-use crate::time::{ReferenceTime, Time};
+use crate::time::{FetchDevice, ReferenceTime, Time};
 use crate::SimError;
 
 /// Runs Cao's policy `info` over reference string `string` on the disk-timed engine with the
 /// settings of Cao's loop: one program whose references take the same time (simplified model)
-/// or their compute times in the string (realistic model), fetches taking a constant F or a
-/// seeded draw around it, at most `depth` at a time (a device serving that many requests at
-/// once), the initial contents given as trace block numbers. The string is one file whose
-/// block `b` is trace block `b`; a tick is a nanosecond on the disk-timed loop, and times come
-/// back in ticks.
+/// or their compute times in the string (realistic model), fetches timed by Cao's device (a
+/// constant F, a seeded draw around it, or a disk model given one one-block request a fetch,
+/// block numbers wrapping round the disk), at most `depth` at a time (the device serving that
+/// many requests at once), the initial contents given as trace block numbers. The string is
+/// one file whose block `b` is trace block `b`; a tick is a nanosecond on the disk-timed loop,
+/// and times come back in ticks.
 pub fn run_cao(
     info: &'static PolicyInfo,
     string: &RefString,
     setup: &RunSetup,
 ) -> Result<Metrics, SimError> {
     setup.validate()?;
-    let model = setup.timing.device().unaddressed_model().ok_or_else(|| {
-        SimError::Config(format!(
-            "{} on the disk-timed loop: only fetch times that do not depend on the block so far",
-            info.name
-        ))
-    })?;
+    let device = setup.timing.device();
     let realistic = setup.timing.reference == ReferenceTime::FromTrace;
     if realistic && !string.timed() {
         return Err(SimError::Config(
             "the realistic model needs a trace with timestamps".into(),
         ));
     }
-    let (workload, last_think) = program(string, &setup.initial, realistic);
+    let (workload, last_think) = program(string, &setup.initial, realistic, device.block_size())?;
     let future = info.needs_future.then(|| Future::link(string.clone()));
     let mut ids = string.ids().clone();
     let initial: Vec<Block> = setup.initial.iter().map(|&b| ids.intern(b)).collect();
@@ -91,7 +86,7 @@ pub fn run_cao(
         error: None,
     }));
     let mut model = Parallel {
-        model,
+        device,
         depth: setup.depth,
     };
     let mut scheduler = io_scheduler_from_name("fifo")?;
@@ -117,11 +112,16 @@ pub fn run_cao(
     Ok(metrics.in_ticks_of(nanos(TICK)))
 }
 
-/// The program of `string` as one stream over one file holding every block number referenced
-/// or `cached`, and one more (one-block lookahead may fetch it); with `realistic`, a
-/// reference's compute time is the think time before the next one, and the last one's is
-/// returned apart.
-fn program(string: &RefString, cached: &[u64], realistic: bool) -> (Workload, Duration) {
+/// The program of `string` as one stream over one file of `block_size`-byte blocks holding
+/// every block number referenced or `cached`, and one more (one-block lookahead may fetch it);
+/// with `realistic`, a reference's compute time is the think time before the next one, and the
+/// last one's is returned apart.
+fn program(
+    string: &RefString,
+    cached: &[u64],
+    realistic: bool,
+    block_size: u64,
+) -> Result<(Workload, Duration), SimError> {
     let raw = |pos: usize| string.ids().raw(string.block_at(pos as Pos));
     let compute = |pos: usize| match realistic {
         true => Duration::from_nanos(string.think(pos as Pos).unwrap_or(0)),
@@ -132,6 +132,14 @@ fn program(string: &RefString, cached: &[u64], realistic: bool) -> (Workload, Du
         .chain(cached.iter().copied())
         .max()
         .unwrap_or(0);
+    let blocks = most
+        .checked_add(2)
+        .filter(|n| n.checked_mul(block_size).is_some())
+        .ok_or_else(|| {
+            SimError::Config(format!(
+                "block number {most} is too large for the disk-timed loop's byte addresses"
+            ))
+        })?;
     let steps = (0..string.len())
         .map(|pos| Step {
             block: FileBlock {
@@ -142,34 +150,34 @@ fn program(string: &RefString, cached: &[u64], realistic: bool) -> (Workload, Du
         })
         .collect();
     let workload = Workload {
-        layout: Layout::contiguous(&[most.saturating_add(2)], 0, 4096),
+        layout: Layout::contiguous(&[blocks], 0, block_size),
         streams: vec![steps],
     };
     let last = string.len().checked_sub(1).map_or(Duration::ZERO, compute);
-    (workload, last)
+    Ok((workload, last))
 }
 
 /// One tick of Cao's loop on the disk-timed one (the fetch devices' tick).
 const TICK: Duration = Duration::from_nanos(1);
 
-/// A device serving up to `depth` requests at once, each as `model` times it (Cao's fetches
-/// in flight at once).
+/// Cao's fetch device serving up to `depth` requests at once (Cao's fetches in flight at once),
+/// each timed as on Cao's loop.
 struct Parallel {
-    model: Box<dyn disk::DiskModel>,
+    device: FetchDevice,
     depth: usize,
 }
 
 impl disk::DiskModel for Parallel {
     fn service(&mut self, now: Duration, request: &disk::Request) -> Duration {
-        self.model.service(now, request)
+        self.device.service(now, request)
     }
 
     fn head(&self) -> u64 {
-        self.model.head()
+        self.device.head()
     }
 
     fn capacity(&self) -> u64 {
-        self.model.capacity()
+        self.device.capacity()
     }
 
     fn parallelism(&self) -> usize {
