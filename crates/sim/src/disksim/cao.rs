@@ -79,6 +79,7 @@ pub fn run_cao(
         ids,
         oracle: future.as_ref().map(Oracle::new),
         layout: &workload.layout,
+        string,
         now: 0,
         cursor: 0,
         last: None,
@@ -193,6 +194,8 @@ struct State<'f> {
     ids: Interner,
     oracle: Option<Oracle<'f>>,
     layout: &'f Layout,
+    /// The program's references, numbered (the block at the cursor is the one referenced).
+    string: &'f RefString,
     now: Time,
     cursor: Pos,
     /// The last block looked up, and its id.
@@ -292,8 +295,9 @@ impl Prefetcher for Decisions<'_> {
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let mut state = self.0.borrow_mut();
         state.set_now(access.now);
-        let block = state.block(access.block);
         let pos = state.cursor;
+        let block = state.string.block_at(pos);
+        state.last = Some((access.block, block));
         state.call(None, |p, ctx| p.on_request(block, pos, ctx));
         Vec::new()
     }
