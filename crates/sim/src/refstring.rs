@@ -50,7 +50,8 @@ impl RefString {
     /// times is cut into that many runs of records, each numbered on its own thread, and the
     /// parts are joined into the string reading it in one piece gives (the same ids); anything
     /// else is read in one piece. Each part may hold its share of what the memory available
-    /// can hold.
+    /// can hold; past that the trace is read in one piece, which refuses it with the whole's
+    /// limit.
     pub fn read_on(file: &TraceFile, times: Times, threads: usize) -> Result<RefString, SimError> {
         let parts = match (times, threads) {
             (Times::Drop, 2..) => file.object_parts(threads)?,
@@ -80,8 +81,12 @@ impl RefString {
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
                 })
                 .collect::<Result<Vec<_>, _>>()
-        })?;
-        Ok(RefString::join(strings))
+        });
+        match strings {
+            Ok(strings) => Ok(RefString::join(strings)),
+            Err(SimError::TooLarge(_)) => RefString::read(file, times),
+            Err(e) => Err(e),
+        }
     }
 
     /// The strings of consecutive parts of one trace as one string, numbered as if read in
