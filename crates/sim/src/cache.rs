@@ -284,6 +284,15 @@ impl Cache {
         Some(flight)
     }
 
+    /// Completes the fetch of `block`, whichever completes first: the block becomes available.
+    pub(crate) fn arrive(&mut self, block: Block) -> Option<InFlight> {
+        let index = self.in_flight.iter().position(|f| f.block == block)?;
+        let flight = self.in_flight.remove(index);
+        self.set(flight.block, Residency::Resident);
+        self.resident += 1;
+        Some(flight)
+    }
+
     /// Records a reference to resident `block` (it is no longer an unreferenced prefetch).
     pub(crate) fn referenced(&mut self, block: Block) {
         self.clear_prefetched(block);

@@ -19,15 +19,18 @@
 //!
 //! Both engines take their fetch times from a `disk::DiskModel`, report one [`Metrics`] (a
 //! reference to a block still in flight is a *miss*, as in Cao et al.) and fail with one
-//! [`SimError`]; on demand LRU over `unit:F` they agree exactly (`tests/engines_agree.rs`).
+//! [`SimError`]; on demand LRU over `unit:F` they agree exactly, and the disk-timed loop runs
+//! every policy of Cao's exactly as Cao's loop does (`tests/engines_agree.rs`).
 //!
 //! Deviations: the two engines are not yet one loop with one policy interface: Cao's policies
 //! implement [`crate::Policy`] (decisions at every opportunity, the future at hand), the
 //! disk-timed ones a [`crate::disksim::Replacement`] plus a [`crate::disksim::Prefetcher`]
-//! (ranges per reference, many streams, a request queue), so an engine's policy cannot be
-//! combined with the other engine's parts (e.g. Cao's `aggressive` replacement with a
-//! read-ahead prefetcher), and Cao's engine gives a disk model one one-block request at a time
-//! without its scheduler.
+//! (ranges per reference, many streams, a request queue). The disk-timed loop runs Cao's
+//! policies too, through [`crate::disksim::cao`] (decisions at idle, Cao's fetch device), but
+//! the catalog keeps them on Cao's loop, ten times faster on one stream and the only one that
+//! streams a trace too large for memory; so an engine's policy cannot yet be combined with the
+//! other engine's parts (e.g. Cao's `aggressive` replacement with a read-ahead prefetcher), and
+//! Cao's engine gives a disk model one one-block request at a time without its scheduler.
 
 use std::str::FromStr;
 use std::sync::Arc;

@@ -51,7 +51,25 @@ pub struct Ctx<'a> {
     pinned: Option<Block>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// What a policy sees of a run on another loop (the disk-timed engine's adapter).
+    pub(crate) fn new(
+        cache: &'a Cache,
+        oracle: Option<&'a Oracle<'a>>,
+        ids: &'a mut Interner,
+        (now, cursor): (Time, Pos),
+        pinned: Option<Block>,
+    ) -> Self {
+        Ctx {
+            cache,
+            oracle,
+            ids,
+            now,
+            cursor,
+            pinned,
+        }
+    }
+
     /// The cache and the fetch in flight.
     pub fn cache(&self) -> &Cache {
         self.cache

@@ -27,7 +27,8 @@
 //!   tables and charts, speed, the papers' experiments behind one interface.
 //! - [`disksim`]: the disk-timed simulator (many streams, an I/O scheduler, a disk model) where
 //!   DULO, competitive prefetching and libprefetch's reorder buffer are judged by time on disk;
-//!   it shares [`report`], the trace readers, the device seam (`disk::DiskModel`), [`Metrics`]
+//!   it also runs Cao's policies, exactly as [`engine`] does, through [`disksim::cao`]; it
+//!   shares [`report`], the trace readers, the device seam (`disk::DiskModel`), [`Metrics`]
 //!   and [`SimError`] with the rest, and [`catalog`] reaches its policies from `prefetch sim`.
 //!
 //! Every result here is *simulated*; the report says so.

@@ -46,6 +46,67 @@ impl RefString {
         }
     }
 
+    /// [`RefString::read`] on `threads` threads: a plain `oracleGeneral` file read without
+    /// times is cut into that many runs of records, each numbered on its own thread, and the
+    /// parts are joined into the string reading it in one piece gives (the same ids); anything
+    /// else is read in one piece. Each part may hold its share of what the memory available
+    /// can hold; past that the trace is read in one piece, which refuses it with the whole's
+    /// limit.
+    pub fn read_on(file: &TraceFile, times: Times, threads: usize) -> Result<RefString, SimError> {
+        let parts = match (times, threads) {
+            (Times::Drop, 2..) => file.object_parts(threads)?,
+            _ => None,
+        };
+        let Some(parts) = parts else {
+            return RefString::read(file, times);
+        };
+        let share = parts.len();
+        let strings = std::thread::scope(|scope| {
+            let handles: Vec<_> = parts
+                .into_iter()
+                .map(|part| {
+                    scope.spawn(move || {
+                        let mut builder = Builder::new(Times::Drop);
+                        builder.most /= share as u64;
+                        let records = file.records(part)?;
+                        records.for_each_objects(|ids| builder.push_all(ids))?;
+                        Ok::<_, SimError>(builder.finish())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        });
+        match strings {
+            Ok(strings) => Ok(RefString::join(strings)),
+            Err(SimError::TooLarge(_)) => RefString::read(file, times),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The strings of consecutive parts of one trace as one string, numbered as if read in
+    /// one piece: each part's blocks, in order of first sight in the part, take the whole's
+    /// id, or the next new one.
+    fn join(parts: Vec<RefString>) -> RefString {
+        let mut parts = parts.into_iter();
+        let mut whole = parts.next().unwrap_or_else(|| RefString::from_blocks(&[]));
+        for part in parts {
+            let ids: Vec<Block> = (0..part.distinct() as Block)
+                .map(|id| whole.ids.intern(part.ids.raw(id)))
+                .collect();
+            whole.blocks.reserve(part.len());
+            whole
+                .blocks
+                .extend(part.blocks.iter().map(|&id| ids[id as usize]));
+        }
+        whole
+    }
+
     /// Reads a whole trace into memory, interning each block number in order of first sight.
     /// With [`Times::Keep`], compute times are kept if every reference has one. A trace longer
     /// than the memory available can hold (or than 2^32 - 2 references) is refused when it

@@ -116,7 +116,7 @@ impl Plan {
         let loaded: Vec<Loaded> = self
             .traces
             .iter()
-            .map(|t| self.load(t))
+            .map(|t| self.load(t, jobs))
             .collect::<Result<_, _>>()?;
         let run_all = |parallel: bool| -> Result<Vec<Run>, SimError> {
             let minima = self.minima(&loaded, parallel)?;
@@ -141,18 +141,18 @@ impl Plan {
         pool.install(|| run_all(true))
     }
 
-    /// Reads `file` for the runs.
-    fn load(&self, file: &TraceFile) -> Result<Loaded, SimError> {
+    /// Reads `file` for the runs, on `jobs` threads where the format allows it.
+    fn load(&self, file: &TraceFile, jobs: usize) -> Result<Loaded, SimError> {
         let name = file
             .path
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         let future = match self.choices.iter().any(Choice::needs_future) {
-            true => Some(Future::link(RefString::read(file, self.times())?)),
+            true => Some(Future::link(RefString::read_on(file, self.times(), jobs)?)),
             false => None,
         };
         let string = match future.is_none() && self.runs_reference_engine() {
-            true => self.load_string(file)?,
+            true => self.load_string(file, jobs)?,
             false => None,
         };
         let disk_timed = self
@@ -203,8 +203,8 @@ impl Plan {
 
     /// The trace as a reference string, or `None` (stream it for each run) when it is larger
     /// than the memory available.
-    fn load_string(&self, file: &TraceFile) -> Result<Option<RefString>, SimError> {
-        match RefString::read(file, self.times()) {
+    fn load_string(&self, file: &TraceFile, jobs: usize) -> Result<Option<RefString>, SimError> {
+        match RefString::read_on(file, self.times(), jobs) {
             Ok(string) => Ok(Some(string)),
             Err(SimError::TooLarge(_)) => Ok(None),
             Err(e) => Err(e),

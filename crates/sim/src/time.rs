@@ -223,10 +223,33 @@ impl FetchDevice {
         .max(1)
     }
 
+    /// Bytes of a block, as the device places blocks (1 for a device that ignores the place).
+    pub(crate) fn block_size(&self) -> u64 {
+        self.block_size
+    }
+
     /// Whether the duration depends on the block (a disk's place); the engine looks up a
     /// block's trace number only for devices that read it.
     pub(crate) fn addressed(&self) -> bool {
         self.blocks_on_disk.is_some()
+    }
+}
+
+/// The device as a model whose durations are ticks (one nanosecond of a returned duration a
+/// tick, `now` in ticks too), for the disk-timed loop running Cao's policies: a request of
+/// any length at byte `b x block_size` is the fetch of block `b`, timed as on Cao's loop.
+impl disk::DiskModel for FetchDevice {
+    fn service(&mut self, now: Duration, request: &disk::Request) -> Duration {
+        let block = request.addr / self.block_size;
+        Duration::from_nanos(self.fetch_time(block, now.as_nanos() as Time))
+    }
+
+    fn head(&self) -> u64 {
+        self.model.head()
+    }
+
+    fn capacity(&self) -> u64 {
+        u64::MAX
     }
 }
 

@@ -165,6 +165,13 @@ fn read_whole(trace: &TraceFile) -> Result<Vec<u64>, String> {
         .collect())
 }
 
+/// A string's dense ids and the trace number of each id, or the error's message.
+fn numbered(string: Result<RefString, sim::SimError>) -> Result<(Vec<u32>, Vec<u64>), String> {
+    let string = string.map_err(|e| e.to_string())?;
+    let raw = (0..string.distinct() as u32).map(|id| string.ids().raw(id));
+    Ok((string.blocks().to_vec(), raw.collect()))
+}
+
 /// The trace numbers of a trace streamed, or the error's message.
 fn streamed(trace: &TraceFile) -> Result<Vec<u64>, String> {
     let refs = open(trace.clone()).map_err(|e| e.to_string())?;
@@ -173,7 +180,8 @@ fn streamed(trace: &TraceFile) -> Result<Vec<u64>, String> {
 
 /// Reading an oracleGeneral trace whole (decoded straight from its records, as a sweep reads
 /// it) gives the references and the errors of reading it as a stream: size-0 records skipped,
-/// records straddling two buffer fills, a short last record, a truncated zstd stream.
+/// records straddling two buffer fills, a short last record, a truncated zstd stream; and
+/// reading it in parts on several threads numbers the blocks as reading it in one piece.
 #[test]
 fn reading_whole_matches_the_stream() {
     let dir = tempfile::tempdir().unwrap();
@@ -195,6 +203,13 @@ fn reading_whole_matches_the_stream() {
         let trace = TraceFile::new(write(dir.path(), name, &bytes));
         let expected = streamed(&trace);
         assert_eq!(read_whole(&trace), expected, "{name}");
+        for threads in [2, 3, 7] {
+            assert_eq!(
+                numbered(RefString::read_on(&trace, Times::Drop, threads)),
+                numbered(RefString::read(&trace, Times::Drop)),
+                "{name} on {threads} threads"
+            );
+        }
         if name.starts_with("many") {
             assert_eq!(expected.map(|b| b.len()), Ok(100_000 - 100_000 / 7 - 1));
         }

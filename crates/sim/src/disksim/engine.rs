@@ -17,7 +17,7 @@ use disk::{DiskModel, Request};
 use rustc_hash::FxHashMap;
 
 use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
-use super::prefetch::{prefetcher_from, Access, FetchRange, PrefetchSetup, Prefetcher};
+use super::prefetch::{prefetcher_from, Access, FetchRange, Idle, PrefetchSetup, Prefetcher};
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
 use super::spec::PolicySpec;
 use super::workload::{DiskBlock, FileBlock, Workload};
@@ -33,6 +33,9 @@ pub struct EngineConfig {
     pub max_request_blocks: u64,
     /// CPU time of every reference (0: only the disk and think times cost time).
     pub hit_time: Duration,
+    /// Think time of each stream after its last reference (a program's work after its last
+    /// read: Cao's realistic model counts the last reference's compute time).
+    pub last_think: Duration,
     /// Stop at this simulated time (steady-state throughput of closed loops): references
     /// issued before it count, `elapsed` is the limit. `None` runs every stream to its end.
     pub time_limit: Option<Duration>,
@@ -45,6 +48,7 @@ impl EngineConfig {
             cache_blocks,
             max_request_blocks: 256,
             hit_time: Duration::ZERO,
+            last_think: Duration::ZERO,
             time_limit: None,
         }
     }
@@ -129,13 +133,30 @@ pub fn run(
     parts: Parts<'_>,
     observe: &mut dyn FnMut(Observed<'_>),
 ) -> Result<Metrics, SimError> {
+    run_from(workload, config, parts, &[], observe)
+}
+
+/// [`run`] with `cached` in the cache at the start (arrived, least recently used first).
+pub fn run_from(
+    workload: &Workload,
+    config: EngineConfig,
+    parts: Parts<'_>,
+    cached: &[FileBlock],
+    observe: &mut dyn FnMut(Observed<'_>),
+) -> Result<Metrics, SimError> {
     workload.validate()?;
+    if cached.len() > config.cache_blocks {
+        return Err(SimError::Config(
+            "more initial blocks than cache slots".into(),
+        ));
+    }
     if config.cache_blocks == 0 || config.max_request_blocks == 0 {
         return Err(SimError::Config(
             "cache and maximum request size must be at least one block".into(),
         ));
     }
     let mut engine = Engine::new(workload, config, parts);
+    engine.fill(cached);
     engine.start();
     while let Some(Reverse((now, kind, who))) = engine.events.pop() {
         if let Some(limit) = config.time_limit.filter(|&limit| now >= limit) {
@@ -171,12 +192,20 @@ struct InFlight {
     issuer: usize,
     request: Request,
     blocks: Vec<DiskBlock>,
+    /// The block fetched on demand, if the request carries one.
+    demand: Option<DiskBlock>,
     waiters: Vec<usize>,
 }
 
 struct StreamState {
     next: usize,
     waiting_since: Option<Duration>,
+    /// When its next reference is due, while it computes (decisions at idle).
+    wake_at: Option<Duration>,
+    /// When its last reference was served, once it has finished.
+    finished_at: Option<Duration>,
+    /// It waits for an absent block until the device is idle (decisions at idle).
+    blocked: bool,
 }
 
 struct Engine<'w, 'p> {
@@ -193,6 +222,8 @@ struct Engine<'w, 'p> {
     last_end: Option<u64>,
     next_request: u64,
     metrics: Metrics,
+    /// The prefetcher decides every fetch when the device is idle (Cao's model).
+    at_idle: bool,
 }
 
 impl<'w, 'p> Engine<'w, 'p> {
@@ -210,6 +241,7 @@ impl<'w, 'p> Engine<'w, 'p> {
             timer: None,
             last_end: None,
             next_request: 0,
+            at_idle: false,
             metrics: Metrics {
                 disk: Requests {
                     block_size: workload.layout.block_size,
@@ -220,11 +252,43 @@ impl<'w, 'p> Engine<'w, 'p> {
         }
     }
 
+    /// Places `cached` in the cache before the run, as if each had just arrived.
+    fn fill(&mut self, cached: &[FileBlock]) {
+        for &file_block in cached {
+            let Some(disk_block) = self.workload.layout.disk_block(file_block) else {
+                continue;
+            };
+            if self.cache.contains_key(&disk_block) {
+                continue;
+            }
+            self.cache.insert(
+                disk_block,
+                Entry {
+                    file_block,
+                    pending: None,
+                    unused_prefetch: false,
+                    drop_on_arrival: false,
+                },
+            );
+            let touch = Touch {
+                stream: 0,
+                now: Duration::ZERO,
+                prefetched: false,
+            };
+            self.parts.replacement.on_insert(disk_block, touch);
+            self.parts.prefetcher.on_arrival(file_block);
+        }
+    }
+
     fn start(&mut self) {
+        self.at_idle = self.parts.prefetcher.decides_at_idle();
         for (index, steps) in self.workload.streams.iter().enumerate() {
             self.streams.push(StreamState {
                 next: 0,
                 waiting_since: None,
+                wake_at: steps.first().map(|s| s.think),
+                finished_at: None,
+                blocked: false,
             });
             if let Some(first) = steps.first() {
                 self.active += 1;
@@ -252,6 +316,19 @@ impl<'w, 'p> Engine<'w, 'p> {
             prefetch_ceiling: self.parts.replacement.prefetch_ceiling(),
         };
         let ranges = self.parts.prefetcher.on_access(&access);
+        if self.at_idle {
+            self.streams[stream].wake_at = None;
+            self.settle(stream, now);
+            observe(Observed {
+                stream,
+                index,
+                block,
+                found,
+                now,
+                replacement: &*self.parts.replacement,
+            });
+            return;
+        }
         let drops = self.parts.prefetcher.drops();
         self.drop_blocks(&drops);
         let demand = (!found).then_some((block, disk_block));
@@ -309,14 +386,20 @@ impl<'w, 'p> Engine<'w, 'p> {
 
     /// Moves `stream` past its current reference, served at `now`.
     fn advance(&mut self, stream: usize, now: Duration) {
+        let served = self.workload.streams[stream][self.streams[stream].next].block;
+        self.parts.prefetcher.on_reference(stream, served);
         let state = &mut self.streams[stream];
         state.next += 1;
         let ready = now + self.config.hit_time;
         match self.workload.streams[stream].get(state.next) {
-            Some(step) => self
-                .events
-                .push(Reverse((ready + step.think, STREAM, stream as u64))),
+            Some(step) => {
+                state.wake_at = Some(ready + step.think);
+                self.events
+                    .push(Reverse((ready + step.think, STREAM, stream as u64)));
+            }
             None => {
+                let ready = ready + self.config.last_think;
+                state.finished_at = Some(ready);
                 self.active -= 1;
                 self.metrics.elapsed = self.metrics.elapsed.max(nanos(ready));
                 self.parts.prefetcher.on_stream_end(stream);
@@ -415,12 +498,14 @@ impl<'w, 'p> Engine<'w, 'p> {
             arrival: now,
         };
         self.parts.scheduler.push(request.clone(), stream);
+        let carried = demand.filter(|&d| run.iter().any(|&(_, b)| b == d));
         self.in_flight.insert(
             id,
             InFlight {
                 issuer: stream,
                 request,
                 blocks: run.into_iter().map(|(_, d)| d).collect(),
+                demand: carried,
                 waiters: Vec::new(),
             },
         );
@@ -515,13 +600,22 @@ impl<'w, 'p> Engine<'w, 'p> {
                 continue;
             };
             entry.pending = None;
+            let file_block = entry.file_block;
             if entry.drop_on_arrival {
                 self.remove_dropped(block);
+            }
+            self.parts.prefetcher.on_arrival(file_block);
+            if self.at_idle && done.demand != Some(block) {
+                self.count_arrived_prefetch(now);
             }
         }
         self.parts
             .scheduler
             .completed(&done.request, done.issuer, now);
+        if self.at_idle {
+            self.resume_at_idle(now);
+            return;
+        }
         for stream in done.waiters {
             if let Some(since) = self.streams[stream].waiting_since.take() {
                 self.metrics.stall += nanos(now - since);
@@ -531,14 +625,120 @@ impl<'w, 'p> Engine<'w, 'p> {
         self.kick_disk(now);
     }
 
-    /// The counters of the run: every block read that was not a demand block was prefetched.
+    /// The counters of the run: every block read that was not a demand block was prefetched
+    /// (when decisions are made at idle, prefetches are counted as they arrive).
     fn finish(mut self) -> Metrics {
-        self.metrics.prefetches = self
-            .metrics
-            .disk
-            .blocks_fetched
-            .saturating_sub(self.metrics.demand_fetches);
+        if !self.at_idle {
+            self.metrics.prefetches = self
+                .metrics
+                .disk
+                .blocks_fetched
+                .saturating_sub(self.metrics.demand_fetches);
+        }
         self.metrics
+    }
+
+    /// Whether the device can start another request now.
+    fn device_idle(&self) -> bool {
+        self.busy_slots < self.parts.model.parallelism().max(1)
+    }
+
+    /// Decisions at idle (Cao's loop for the reference `stream` is at, at `now`): serve it
+    /// if its block is available, after offering the idle device to the prefetcher with the
+    /// block pinned; fetch it on demand if it is absent and the device idle; otherwise (in
+    /// flight, the idle device offered first; or absent and the device busy) wait for the
+    /// next completion and decide again.
+    fn settle(&mut self, stream: usize, now: Duration) {
+        let block = self.workload.streams[stream][self.streams[stream].next].block;
+        let Some(disk_block) = self.workload.layout.disk_block(block) else {
+            return;
+        };
+        self.streams[stream].blocked = false;
+        loop {
+            match self.cache.get(&disk_block).map(|e| e.pending) {
+                Some(None) => {
+                    if let Some(since) = self.streams[stream].waiting_since.take() {
+                        self.metrics.stall += nanos(now - since);
+                    }
+                    self.offer_at_idle(stream, now, Some(block));
+                    self.advance(stream, now);
+                    return;
+                }
+                Some(Some(_)) => {
+                    if self.device_idle() {
+                        self.offer_at_idle(stream, now, None);
+                    }
+                    break;
+                }
+                None if self.device_idle() => {
+                    self.parts.prefetcher.on_idle(&Idle {
+                        now,
+                        demand: Some(block),
+                        pinned: None,
+                    });
+                    self.queue_run(stream, now, vec![(block, disk_block)], Some(disk_block));
+                    self.kick_disk(now);
+                }
+                None => break,
+            }
+        }
+        let state = &mut self.streams[stream];
+        state.waiting_since.get_or_insert(now);
+        state.blocked = true;
+    }
+
+    /// Offers the idle device to the prefetcher until it declines or the device is busy.
+    fn offer_at_idle(&mut self, stream: usize, now: Duration, pinned: Option<FileBlock>) {
+        while self.device_idle() {
+            let idle = Idle {
+                now,
+                demand: None,
+                pinned,
+            };
+            let Some(block) = self.parts.prefetcher.on_idle(&idle) else {
+                return;
+            };
+            let Some(disk_block) = self.workload.layout.disk_block(block) else {
+                return;
+            };
+            if self.cache.contains_key(&disk_block) {
+                return;
+            }
+            self.queue_run(stream, now, vec![(block, disk_block)], None);
+            self.kick_disk(now);
+        }
+    }
+
+    /// Decisions at idle, a request completed at `now`: the streams waiting decide again, and
+    /// a stream in the middle of its compute time (or of its last) offers the idle device to
+    /// the prefetcher.
+    fn resume_at_idle(&mut self, now: Duration) {
+        for stream in 0..self.streams.len() {
+            let state = &self.streams[stream];
+            let computing = state.wake_at.is_some_and(|at| at > now)
+                || state.finished_at.is_some_and(|at| at > now);
+            if state.blocked {
+                self.settle(stream, now);
+            } else if computing {
+                self.offer_at_idle(stream, now, None);
+            }
+        }
+        self.kick_disk(now);
+    }
+
+    /// A prefetched block arrived at `now`: counted as fetched unless the program has ended
+    /// (a prefetch completing at or after the end is cancelled, as on Cao's loop).
+    fn count_arrived_prefetch(&mut self, now: Duration) {
+        let ended = self.active == 0
+            && self
+                .streams
+                .iter()
+                .filter_map(|s| s.finished_at)
+                .all(|end| end <= now);
+        match ended {
+            true => self.metrics.cancelled_prefetches += 1,
+            false => self.metrics.prefetches += 1,
+        }
     }
 }
 

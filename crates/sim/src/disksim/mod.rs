@@ -43,6 +43,16 @@
 //!   once, or when they arrive if they are in flight (as a DONTNEED after the read completes).
 //! * Streams are closed loops: a stream issues its next reference when the previous one is
 //!   served (and its think time has passed).
+//! * Decisions at idle ([`Prefetcher::decides_at_idle`], Cao et al.'s rule 4, for Cao's
+//!   policies through [`cao`]): no ranges are queued per reference. A demand block is fetched
+//!   only when the device is idle (the stream waits for the device otherwise), after
+//!   [`Prefetcher::on_idle`] is told of it and chooses its victim; the idle device is offered
+//!   to [`Prefetcher::on_idle`] at each reference whose block is available (that block pinned)
+//!   and at each completion while a stream computes, until it declines. A prefetch completing
+//!   once every stream has ended is cancelled, not counted.
+//! * Every prefetcher hears of each reference served ([`Prefetcher::on_reference`]) and each
+//!   block that arrives ([`Prefetcher::on_arrival`]), the initial contents included
+//!   ([`engine::run_from`]).
 //! * Everything is deterministic: equal-time events run in a fixed order (completions first,
 //!   then streams by index).
 //!
@@ -65,10 +75,12 @@
 //! * Workloads: [`workload`] (layouts, reference traces), [`microbench`] (TR840),
 //!   [`experiments::synthetic`] (DULO's random and sequential stand-ins).
 //! * Reproductions: [`experiments::dulo`], [`experiments::libprefetch`], [`tr840`].
+//! * Cao et al.'s policies on this loop: [`cao`] (an adapter; the step towards one engine).
 //!
 //! Every result of this module is *simulated* on a named disk model; reports must say so.
 
 pub mod anticipatory;
+pub mod cao;
 pub mod engine;
 pub mod experiments;
 pub mod iosched;
@@ -81,7 +93,7 @@ pub mod workload;
 
 pub use engine::{run, EngineConfig};
 pub use iosched::{Dispatch, IoScheduler, Plain};
-pub use prefetch::{Access, FetchRange, Prefetcher};
+pub use prefetch::{Access, FetchRange, Idle, Prefetcher};
 pub use replace::{Replacement, Touch};
 pub use spec::PolicySpec;
 pub use workload::{DiskBlock, FileBlock, Layout, Step, Workload};

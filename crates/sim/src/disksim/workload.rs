@@ -91,6 +91,19 @@ impl Layout {
         (block.block < extent.blocks).then_some(extent.start + block.block)
     }
 
+    /// The file block at disk block `disk`, if a file lies there.
+    pub fn file_block(&self, disk: DiskBlock) -> Option<FileBlock> {
+        let (file, extent) = self
+            .files
+            .iter()
+            .enumerate()
+            .find(|(_, e)| (e.start..e.start + e.blocks).contains(&disk))?;
+        Some(FileBlock {
+            file: file as u32,
+            block: disk - extent.start,
+        })
+    }
+
     /// Length of `file` in blocks (0 for an unknown file).
     pub fn file_blocks(&self, file: u32) -> u64 {
         self.files.get(file as usize).map_or(0, |e| e.blocks)

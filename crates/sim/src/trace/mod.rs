@@ -39,7 +39,7 @@ pub mod recording;
 mod requests;
 pub mod spc;
 
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -231,6 +231,52 @@ impl TraceFile {
         }
         let input = lines::open_bytes(&self.path, self.content.as_ref())?;
         Ok(Some(oracle::from_input(&self.path, input)))
+    }
+
+    /// A plain (uncompressed) `oracleGeneral` file read as [`Self::whole_objects`] reads it,
+    /// cut into `parts` runs of whole records (first record, end), to be read each on its own
+    /// thread ([`Self::records`]); `None` for a compressed file, bytes kept in memory, another
+    /// format or setting, or a length that is not a whole number of records (reading it whole
+    /// reports that).
+    pub(crate) fn object_parts(&self, parts: usize) -> Result<Option<Vec<(u64, u64)>>, TraceError> {
+        if self.content.is_some() || self.whole_objects()?.is_none() {
+            return Ok(None);
+        }
+        let io = |cause| TraceError::Io {
+            path: self.path.clone(),
+            cause,
+        };
+        let mut file = std::fs::File::open(&self.path).map_err(io)?;
+        let mut head = [0; 4];
+        let read = file.read(&mut head).map_err(io)?;
+        let head = &head[..read];
+        let compressed =
+            head.starts_with(&lines::GZIP_MAGIC) || head.starts_with(&lines::ZSTD_MAGIC);
+        let bytes = file.metadata().map_err(io)?.len();
+        let record = oracle::RECORD_BYTES as u64;
+        if compressed || bytes % record != 0 {
+            return Ok(None);
+        }
+        let (records, parts) = (bytes / record, parts.max(1) as u64);
+        let cut = |i: u64| records * i / parts;
+        Ok(Some((0..parts).map(|i| (cut(i), cut(i + 1))).collect()))
+    }
+
+    /// Records `first..end` of a plain `oracleGeneral` file (a part of [`Self::object_parts`]).
+    pub(crate) fn records(
+        &self,
+        (first, end): (u64, u64),
+    ) -> Result<oracle::OracleTrace, TraceError> {
+        let io = |cause| TraceError::Io {
+            path: self.path.clone(),
+            cause,
+        };
+        let record = oracle::RECORD_BYTES as u64;
+        let mut file = std::fs::File::open(&self.path).map_err(io)?;
+        file.seek(std::io::SeekFrom::Start(first * record))
+            .map_err(io)?;
+        let input = std::io::BufReader::with_capacity(1 << 16, file.take((end - first) * record));
+        Ok(oracle::from_input_at(&self.path, Box::new(input), first))
     }
 
     /// Opens the trace as a stream of references.

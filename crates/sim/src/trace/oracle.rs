@@ -81,10 +81,15 @@ pub fn read(path: &Path) -> Result<OracleTrace, TraceError> {
 
 /// Reads the trace from `input`, already decompressed.
 pub(crate) fn from_input(path: &Path, input: Box<dyn BufRead>) -> OracleTrace {
+    from_input_at(path, input, 0)
+}
+
+/// The records of `input`, which starts at record `first` (0-based) of the file at `path`.
+pub(crate) fn from_input_at(path: &Path, input: Box<dyn BufRead>, first: u64) -> OracleTrace {
     OracleTrace {
         path: path.to_path_buf(),
         input,
-        record: 0,
+        record: first,
         failed: false,
     }
 }

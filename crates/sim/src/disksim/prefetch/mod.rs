@@ -68,6 +68,35 @@ pub trait Prefetcher {
     fn drops(&mut self) -> Vec<FetchRange> {
         Vec::new()
     }
+    /// The reference of `stream` to `block` was served (its block is available).
+    fn on_reference(&mut self, _stream: usize, _block: FileBlock) {}
+    /// `block` arrived from the disk.
+    fn on_arrival(&mut self, _block: FileBlock) {}
+    /// Whether this prefetcher decides every fetch when the device is idle (Cao et al.'s
+    /// model, rule 4) rather than queueing ranges on each reference: the engine then fetches
+    /// a demand block only when the device is idle, asking [`Prefetcher::on_idle`] first, and
+    /// offers the idle device at each reference (the block pinned) and at each completion
+    /// while the program computes. [`Prefetcher::on_access`] then returns no ranges.
+    fn decides_at_idle(&self) -> bool {
+        false
+    }
+    /// The device is idle (only if [`Prefetcher::decides_at_idle`]): with `idle.demand` the
+    /// engine is about to fetch that block (the policy chooses the victim the replacement
+    /// then evicts; the answer is ignored); otherwise a block to prefetch now, or `None`.
+    fn on_idle(&mut self, _idle: &Idle) -> Option<FileBlock> {
+        None
+    }
+}
+
+/// An idle device offered to a prefetcher that decides at idle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Idle {
+    /// Simulated time.
+    pub now: Duration,
+    /// The block a stream waits for, fetched on demand next.
+    pub demand: Option<FileBlock>,
+    /// The block a stream is about to reference, which must not be evicted.
+    pub pinned: Option<FileBlock>,
 }
 
 /// What a prefetcher constructor is told about the run.

@@ -1,0 +1,366 @@
+//! Cao et al.'s policies on the disk-timed engine: an adapter that drives a [`Policy`] of the
+//! reference engine through the disk-timed loop's replacement and prefetching seams, a step
+//! towards one event loop for every policy of the catalog.
+//!
+//! Cao, Felten, Karlin and Li, SIGMETRICS'95, sections 2.1-2.2: one program, one fetch at a
+//! time (or a few, the device serving as many at once), and the fetch and its victim decided
+//! when the disk is idle (rule 4: at each reference and each completion). The engine runs the adapter's prefetcher in that mode
+//! ([`Prefetcher::decides_at_idle`]); the policy keeps speaking dense block ids with a
+//! [`Cache`] of its own, kept in step with the engine's through the hooks (a fetch starts and
+//! its victim leaves, a block arrives, a reference is served). Disk block numbers stand for
+//! the trace's block numbers, so OBL's "next block" is the next one on the disk.
+//!
+//! Deviations: the string is held in memory (streamed traces stay on Cao's loop); a prefetch
+//! of a block past the largest number referenced plus one is not made (Cao's loop fetches any
+//! block number); unused prefetches are not counted; the policy's cache does not know when a
+//! fetch in flight will complete (no policy asks).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use super::engine::{run_from, EngineConfig, Parts};
+use super::iosched::io_scheduler_from_name;
+use super::prefetch::{Access, FetchRange, Idle, Prefetcher};
+use super::replace::{Replacement, Touch};
+use super::workload::{DiskBlock, FileBlock, Layout, Step, Workload};
+use crate::cache::{Block, Cache, FetchKind, InFlight, Interner};
+use crate::engine::Ctx;
+use crate::engine::RunSetup;
+use crate::future::{Future, Oracle, Pos};
+use crate::metrics::{nanos, Metrics};
+use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::refstring::RefString;
+use crate::time::{FetchDevice, ReferenceTime, Time};
+use crate::SimError;
+
+/// Runs Cao's policy `info` over reference string `string` on the disk-timed engine with the
+/// settings of Cao's loop: one program whose references take the same time (simplified model)
+/// or their compute times in the string (realistic model), fetches timed by Cao's device (a
+/// constant F, a seeded draw around it, or a disk model given one one-block request a fetch,
+/// block numbers wrapping round the disk), at most `depth` at a time (the device serving that
+/// many requests at once), the initial contents given as trace block numbers. The string is
+/// one file whose block `b` is trace block `b`; a tick is a nanosecond on the disk-timed loop,
+/// and times come back in ticks.
+pub fn run_cao(
+    info: &'static PolicyInfo,
+    string: &RefString,
+    setup: &RunSetup,
+) -> Result<Metrics, SimError> {
+    setup.validate()?;
+    let device = setup.timing.device();
+    let realistic = setup.timing.reference == ReferenceTime::FromTrace;
+    if realistic && !string.timed() {
+        return Err(SimError::Config(
+            "the realistic model needs a trace with timestamps".into(),
+        ));
+    }
+    let (workload, last_think) = program(string, &setup.initial, realistic, device.block_size())?;
+    let future = info.needs_future.then(|| Future::link(string.clone()));
+    let mut ids = string.ids().clone();
+    let initial: Vec<Block> = setup.initial.iter().map(|&b| ids.intern(b)).collect();
+    let cached: Vec<FileBlock> = setup
+        .initial
+        .iter()
+        .map(|&block| FileBlock { file: 0, block })
+        .collect();
+    let policy = (info.build)(&Build {
+        capacity: setup.capacity,
+        timing: &setup.timing,
+        future: future.as_ref(),
+        initial: &initial,
+        ids: &ids,
+        depth: setup.depth,
+    })?;
+    let state = Rc::new(RefCell::new(State {
+        name: info.name,
+        policy,
+        cache: Cache::new(setup.capacity, setup.depth),
+        ids,
+        oracle: future.as_ref().map(Oracle::new),
+        layout: &workload.layout,
+        string,
+        now: 0,
+        cursor: 0,
+        last: None,
+        victim: None,
+        error: None,
+    }));
+    let mut model = Parallel {
+        device,
+        depth: setup.depth,
+    };
+    let mut scheduler = io_scheduler_from_name("fifo")?;
+    let parts = Parts {
+        replacement: &mut Victims(Rc::clone(&state)),
+        prefetcher: &mut Decisions(Rc::clone(&state)),
+        scheduler: scheduler.as_mut(),
+        model: &mut model,
+    };
+    let hit_time = match setup.timing.reference {
+        ReferenceTime::Uniform(t) => Duration::from_nanos(t),
+        ReferenceTime::FromTrace => Duration::ZERO,
+    };
+    let config = EngineConfig {
+        hit_time,
+        last_think,
+        ..EngineConfig::with_cache(setup.capacity)
+    };
+    let metrics = run_from(&workload, config, parts, &cached, &mut |_| {})?;
+    if let Some(error) = state.borrow_mut().error.take() {
+        return Err(error);
+    }
+    Ok(metrics.in_ticks_of(nanos(TICK)))
+}
+
+/// The program of `string` as one stream over one file of `block_size`-byte blocks holding
+/// every block number referenced or `cached`, and one more (one-block lookahead may fetch it);
+/// with `realistic`, a reference's compute time is the think time before the next one, and the
+/// last one's is returned apart.
+fn program(
+    string: &RefString,
+    cached: &[u64],
+    realistic: bool,
+    block_size: u64,
+) -> Result<(Workload, Duration), SimError> {
+    let raw = |pos: usize| string.ids().raw(string.block_at(pos as Pos));
+    let compute = |pos: usize| match realistic {
+        true => Duration::from_nanos(string.think(pos as Pos).unwrap_or(0)),
+        false => Duration::ZERO,
+    };
+    let most = (0..string.distinct() as Block)
+        .map(|id| string.ids().raw(id))
+        .chain(cached.iter().copied())
+        .max()
+        .unwrap_or(0);
+    let blocks = most
+        .checked_add(2)
+        .filter(|n| n.checked_mul(block_size).is_some())
+        .ok_or_else(|| {
+            SimError::Config(format!(
+                "block number {most} is too large for the disk-timed loop's byte addresses"
+            ))
+        })?;
+    let steps = (0..string.len())
+        .map(|pos| Step {
+            block: FileBlock {
+                file: 0,
+                block: raw(pos),
+            },
+            think: pos.checked_sub(1).map_or(Duration::ZERO, compute),
+        })
+        .collect();
+    let workload = Workload {
+        layout: Layout::contiguous(&[blocks], 0, block_size),
+        streams: vec![steps],
+    };
+    let last = string.len().checked_sub(1).map_or(Duration::ZERO, compute);
+    Ok((workload, last))
+}
+
+/// One tick of Cao's loop on the disk-timed one (the fetch devices' tick).
+const TICK: Duration = Duration::from_nanos(1);
+
+/// Cao's fetch device serving up to `depth` requests at once (Cao's fetches in flight at once),
+/// each timed as on Cao's loop.
+struct Parallel {
+    device: FetchDevice,
+    depth: usize,
+}
+
+impl disk::DiskModel for Parallel {
+    fn service(&mut self, now: Duration, request: &disk::Request) -> Duration {
+        self.device.service(now, request)
+    }
+
+    fn head(&self) -> u64 {
+        self.device.head()
+    }
+
+    fn capacity(&self) -> u64 {
+        self.device.capacity()
+    }
+
+    fn parallelism(&self) -> usize {
+        self.depth
+    }
+}
+
+/// The policy and what it sees, shared by the two seams.
+struct State<'f> {
+    name: &'static str,
+    policy: Box<dyn Policy>,
+    cache: Cache,
+    ids: Interner,
+    oracle: Option<Oracle<'f>>,
+    layout: &'f Layout,
+    /// The program's references, numbered (the block at the cursor is the one referenced).
+    string: &'f RefString,
+    now: Time,
+    cursor: Pos,
+    /// The last block looked up, and its id.
+    last: Option<(FileBlock, Block)>,
+    /// The victim of the fetch decided last, which the engine evicts next.
+    victim: Option<Block>,
+    /// The first decision the model forbids.
+    error: Option<SimError>,
+}
+
+impl State<'_> {
+    /// Calls the policy with what it sees now (`pinned` must not be evicted).
+    fn call<R>(
+        &mut self,
+        pinned: Option<Block>,
+        f: impl FnOnce(&mut dyn Policy, &mut Ctx) -> R,
+    ) -> R {
+        let oracle = self.oracle.as_ref();
+        let mut ctx = Ctx::new(
+            &self.cache,
+            oracle,
+            &mut self.ids,
+            (self.now, self.cursor),
+            pinned,
+        );
+        f(self.policy.as_mut(), &mut ctx)
+    }
+
+    /// The policy's id of `block`; the block of the current reference is asked for three
+    /// times (requested, pinned, served), so the last answer is kept.
+    fn block(&mut self, block: FileBlock) -> Block {
+        match self.last {
+            Some((file_block, id)) if file_block == block => id,
+            _ => {
+                let raw = self.layout.disk_block(block).unwrap_or(u64::MAX);
+                let id = self.ids.intern(raw);
+                self.last = Some((block, id));
+                id
+            }
+        }
+    }
+
+    fn set_now(&mut self, now: Duration) {
+        self.now = now.as_nanos() as Time;
+    }
+
+    /// Starts `fetch` in the policy's cache if the model allows it.
+    fn start(&mut self, fetch: Fetch, kind: FetchKind, pinned: Option<Block>) -> bool {
+        if let Err(message) = self.check(fetch, pinned) {
+            self.error.get_or_insert(SimError::Policy {
+                policy: self.name,
+                message,
+            });
+            return false;
+        }
+        let flight = InFlight {
+            block: fetch.block,
+            kind,
+            started: self.now,
+            done_at: self.now,
+        };
+        self.cache.start(fetch.block, fetch.victim, flight);
+        self.victim = fetch.victim;
+        true
+    }
+
+    /// The rules of the model, as Cao's loop checks them.
+    fn check(&self, fetch: Fetch, pinned: Option<Block>) -> Result<(), String> {
+        if !self.cache.can_start() {
+            return Err("started a fetch with every fetch slot in flight".into());
+        }
+        if !self.cache.is_absent(fetch.block) {
+            return Err(format!(
+                "fetched block {} which is already cached",
+                fetch.block
+            ));
+        }
+        match fetch.victim {
+            None if self.cache.free_slots() == 0 => {
+                Err("fetched without a victim into a full cache".into())
+            }
+            Some(v) if !self.cache.is_resident(v) => {
+                Err(format!("evicted block {v} which is not cached"))
+            }
+            Some(v) if Some(v) == pinned => {
+                Err(format!("evicted block {v} that is about to be referenced"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The prefetching seam: every decision of the policy, made when the device is idle.
+struct Decisions<'f>(Rc<RefCell<State<'f>>>);
+
+impl Prefetcher for Decisions<'_> {
+    fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
+        let mut state = self.0.borrow_mut();
+        state.set_now(access.now);
+        let pos = state.cursor;
+        let block = state.string.block_at(pos);
+        state.last = Some((access.block, block));
+        state.call(None, |p, ctx| p.on_request(block, pos, ctx));
+        Vec::new()
+    }
+
+    fn on_reference(&mut self, _stream: usize, block: FileBlock) {
+        let mut state = self.0.borrow_mut();
+        let block = state.block(block);
+        state.cache.referenced(block);
+        let pos = state.cursor;
+        if let Some(oracle) = state.oracle.as_mut() {
+            oracle.advance(pos);
+        }
+        state.cursor += 1;
+        state.call(None, |p, ctx| p.on_reference(block, pos, ctx));
+    }
+
+    fn on_arrival(&mut self, block: FileBlock) {
+        let mut state = self.0.borrow_mut();
+        let block = state.block(block);
+        if state.cache.arrive(block).is_none() {
+            state.cache.insert_initial(block);
+        }
+        state.call(None, |p, ctx| p.on_arrival(block, ctx));
+    }
+
+    fn decides_at_idle(&self) -> bool {
+        true
+    }
+
+    fn on_idle(&mut self, idle: &Idle) -> Option<FileBlock> {
+        let mut state = self.0.borrow_mut();
+        state.set_now(idle.now);
+        if let Some(demand) = idle.demand {
+            let block = state.block(demand);
+            let victim = state.call(None, |p, ctx| p.demand_victim(block, ctx));
+            state.start(Fetch { block, victim }, FetchKind::Demand, None);
+            return None;
+        }
+        let pinned = idle.pinned.map(|b| state.block(b));
+        let fetch = state.call(pinned, |p, ctx| p.prefetch(ctx))?;
+        let wanted = state.layout.file_block(state.ids.raw(fetch.block))?;
+        state
+            .start(fetch, FetchKind::Prefetch, pinned)
+            .then_some(wanted)
+    }
+}
+
+/// The replacement seam: evicts the victim the policy chose with its last fetch.
+struct Victims<'f>(Rc<RefCell<State<'f>>>);
+
+impl Replacement for Victims<'_> {
+    fn on_hit(&mut self, _block: DiskBlock, _how: Touch) {}
+
+    fn on_insert(&mut self, _block: DiskBlock, _how: Touch) {}
+
+    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+        let mut state = self.0.borrow_mut();
+        let victim = state.victim.take()?;
+        Some(state.ids.raw(victim))
+    }
+
+    /// The policy keeps its own order, which it does not expose.
+    fn order(&self) -> Vec<DiskBlock> {
+        Vec::new()
+    }
+}
