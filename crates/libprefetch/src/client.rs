@@ -99,7 +99,7 @@ impl Default for Config {
             reverse_pass: false,
             background_advice: true,
             start_window_bytes: Some(128 << 10),
-            schedule: Schedule::ByShape,
+            schedule: Schedule::default(),
         }
     }
 }

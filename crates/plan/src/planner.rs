@@ -234,7 +234,6 @@ const SHAPE_SAMPLE_ENTRIES: usize = 4096;
 pub enum Schedule {
     /// The paper's reorder buffer (ATC 2009, section 4.5): the first
     /// `budget` unique pages, the next round once they have all been read.
-    #[default]
     Window,
     /// Cao et al.'s aggressive (section 2.5): the window slides every
     /// `batch` reads, dropping the pages that left it, fetching those that
@@ -246,7 +245,8 @@ pub enum Schedule {
     /// The paper's window for a list of runs of adjacent pages; for a list
     /// of scattered pages, aggressive while it fits in memory and
     /// conservative when it is longer; chosen from the first entries of
-    /// each list set ([`Schedule::for_list`]).
+    /// each list set ([`Schedule::for_list`]). The live library's default.
+    #[default]
     ByShape,
 }
 

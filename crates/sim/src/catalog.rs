@@ -198,7 +198,7 @@ pub const CATALOG: &[Entry] = &[
     ),
     disk(
         "libprefetch",
-        "libprefetch planner, ATC'09 s4 (default schedule)",
+        "libprefetch planner, ATC'09 s4 (the live default schedule, by-shape)",
         "buffer, infill, batch, reserve, schedule",
         ("clock", "planner", P),
     ),

@@ -1,5 +1,5 @@
 //! The live library's planner, whole, as a simulator policy: [`plan::Planner`] with its AIMD
-//! budget, its schedule (by default the live library's; `schedule=window` is the paper's reorder
+//! budget, its schedule (by default the live library's, `by-shape`; `schedule=window` is the paper's reorder
 //! buffer, whose rounds start when the window is consumed, a read diverges or misses), C-LOOK
 //! starting at the next page the application needs, infill within the budget, and its DONTNEEDs
 //! (libprefetch ATC'09 s4.1-4.6; Cao et al. SIGMETRICS'95 s2.2 for the `aggressive` and
@@ -87,8 +87,8 @@ impl Prefetcher for LivePlanner {
 
 /// Registry constructor: options `buffer` (bytes: the AIMD cap, 90% of the memory the planner is
 /// told about; default 90% of the cache, as the live library takes 90% of available memory),
-/// `infill` (bytes, default 32K as in the live library), `schedule` (`window`, `aggressive` or
-/// `conservative`; default the live library's), `batch` (reads between rounds; default 1/64 of
+/// `infill` (bytes, default 32K as in the live library), `schedule` (`by-shape`, `window`,
+/// `aggressive` or `conservative`; default the live library's, `by-shape`), `batch` (reads between rounds; default 1/64 of
 /// the budget) and `reserve` (conservative: pages fetched ahead of MIN's replacements; default
 /// 1/8 of the budget).
 pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
@@ -97,7 +97,7 @@ pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetc
     let schedule = Schedule::from_name(&schedule_name).ok_or_else(|| SimError::BadOption {
         spec: spec.to_string(),
         reason: format!(
-            "unknown schedule `{schedule_name}` (use window, aggressive or conservative)"
+            "unknown schedule `{schedule_name}` (use by-shape, window, aggressive or conservative)"
         ),
     })?;
     let page = setup.workload.layout.block_size.max(1);
