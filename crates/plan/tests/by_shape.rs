@@ -11,6 +11,10 @@ use plan::{AccessList, Entry, Mode, PageKey, Planner, PlannerConfig, RoundPlan, 
 
 const PAGE: u64 = 4096;
 
+/// The break-even gap of a device without seek cost (this project's test
+/// machine's virtio disk measures 9 KB).
+const NO_SEEK: u64 = 8 << 10;
+
 fn entries(pages: &[u64]) -> Vec<Entry> {
     pages
         .iter()
@@ -71,24 +75,48 @@ fn runs_get_the_window_and_scattered_pages_aggressive_or_conservative_by_length(
     let roomy = 1 << 20;
     let sequential: Vec<u64> = (0..10_000).collect();
     assert_eq!(
-        Schedule::for_list(&list_of(&sequential), 0, 100),
+        Schedule::for_list(&list_of(&sequential), 0, 100, NO_SEEK),
         Schedule::Window
     );
     let column_of_tiles = tiles(500, 4, 64);
     assert_eq!(
-        Schedule::for_list(&list_of(&column_of_tiles), 0, 100),
+        Schedule::for_list(&list_of(&column_of_tiles), 0, 100, NO_SEEK),
         Schedule::Window
     );
     let one_page_strides = tiles(500, 1, 64);
     assert_eq!(
-        Schedule::for_list(&list_of(&one_page_strides), 0, roomy),
+        Schedule::for_list(&list_of(&one_page_strides), 0, roomy, NO_SEEK),
         Schedule::Aggressive
     );
     let spread = list_of(&scattered(10_000));
-    assert_eq!(Schedule::for_list(&spread, 0, roomy), Schedule::Aggressive);
-    assert_eq!(Schedule::for_list(&spread, 0, 10_000), Schedule::Aggressive);
     assert_eq!(
-        Schedule::for_list(&spread, 0, 9_999),
+        Schedule::for_list(&spread, 0, roomy, NO_SEEK),
+        Schedule::Aggressive
+    );
+    assert_eq!(
+        Schedule::for_list(&spread, 0, 10_000, NO_SEEK),
+        Schedule::Aggressive
+    );
+    assert_eq!(
+        Schedule::for_list(&spread, 0, 9_999, NO_SEEK),
+        Schedule::Conservative
+    );
+}
+
+#[test]
+fn a_seek_bound_device_gets_the_window_whatever_the_shape() {
+    let spread = list_of(&scattered(10_000));
+    let rotating = plan::planner::SEEK_BOUND_GAP_BYTES;
+    assert_eq!(
+        Schedule::for_list(&spread, 0, 1 << 20, rotating),
+        Schedule::Window
+    );
+    assert_eq!(
+        Schedule::for_list(&spread, 0, 100, rotating),
+        Schedule::Window
+    );
+    assert_eq!(
+        Schedule::for_list(&spread, 0, 100, rotating - 1),
         Schedule::Conservative
     );
 }
@@ -98,9 +126,18 @@ fn the_shape_is_judged_from_the_position_on() {
     let mut pages = scattered(5_000);
     pages.extend(10_000..20_000);
     let list = list_of(&pages);
-    assert_eq!(Schedule::for_list(&list, 0, 1 << 20), Schedule::Aggressive);
-    assert_eq!(Schedule::for_list(&list, 5_000, 1 << 20), Schedule::Window);
-    assert_eq!(Schedule::for_list(&list, 5_000, 1_000), Schedule::Window);
+    assert_eq!(
+        Schedule::for_list(&list, 0, 1 << 20, NO_SEEK),
+        Schedule::Aggressive
+    );
+    assert_eq!(
+        Schedule::for_list(&list, 5_000, 1 << 20, NO_SEEK),
+        Schedule::Window
+    );
+    assert_eq!(
+        Schedule::for_list(&list, 5_000, 1_000, NO_SEEK),
+        Schedule::Window
+    );
 }
 
 #[test]
