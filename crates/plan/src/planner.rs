@@ -66,7 +66,7 @@
 //! rounds are whole windows in C-LOOK order (49-102 KiB average seek,
 //! against 4-8 MiB for conservative's rounds of 1/64 of the budget).
 //!
-//! The default is nonetheless `window`, by the live measurement: the
+//! The default was long `window`, by the live measurement: the
 //! random list above through the library on this project's test machine
 //! (virtio disk, 64 MiB memory cgroup) took 5.9-10.0 s with `window` and
 //! 11.1-15.4 s with `conservative` (when its window indexed the whole
@@ -81,8 +81,7 @@
 //! window) but took 12.9-15.6 s, stalling on 1,300-1,900 reads whose page
 //! had not arrived (the window: 4-9); with a reserve of 1/4 of the budget
 //! it took 6.3-9.7 s (the window 5.9 s in that session), still reading
-//! 1.28 GiB. Conservative should become the default once its reserve is
-//! sized from the device and it is measured on more than one list.
+//! 1.28 GiB.
 //!
 //! Aggressive against window, live, later (this machine's disk, one run
 //! each, other builds running): under memory pressure aggressive is as
@@ -110,10 +109,14 @@
 //! 1 GiB in 100 MiB 90,094 against 92,961 pages, 1.08 s both; the
 //! reuse-heavy list 351,069 against 368,803, 3.99 against 4.44 s; three
 //! instances in 200 MiB 272.9-278.4k against 285.5k, but 3.41-4.66 s
-//! against 3.31-3.49 s). The Python records epoch is planned as runs, as
-//! before; the SQLite extension chooses for itself (window when the
-//! database fits in memory, where it is faster on the index scan, and
-//! conservative when it does not).
+//! against 3.31-3.49 s). Charged the 320 bytes an entry its structures
+//! cost, its list is shorter and it reads 1-2% more (91,911, 360,672 and
+//! 277,138 pages). On a seek-bound device (see [`SEEK_BOUND_GAP_BYTES`])
+//! the window is kept for scattered lists too. The Python records epoch is
+//! planned as runs, as before; the SQLite extension chooses for itself:
+//! window when the database fits in memory, where it is faster on the
+//! index scan, aggressive when it does not (conservative, charged its real
+//! entry cost, read no fewer pages there).
 //!
 //! What keeps live conservative from its simulated reads is the length of
 //! the list: MIN needs next uses several budgets ahead, and the library
