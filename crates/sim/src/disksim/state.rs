@@ -1,0 +1,170 @@
+//! The disk-timed loop's per-block state and its event queue, built for speed on one stream:
+//! the cache's entries in a vector indexed by disk block (as Cao's loop keeps a block's state
+//! in a vector slot) when the disk's blocks are few next to the workload, and events in a
+//! binary heap fronted by one slot holding the earliest, so a stream that pushes its next
+//! wake-up and pops it at once (one stream, or the stream due first) never touches the heap.
+//!
+//! Neither changes what the loop computes: a table answers as a hash map would, and the queue
+//! pops events in exactly the heap's order.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Duration;
+
+use rustc_hash::FxHashMap;
+
+use super::workload::{DiskBlock, Workload};
+
+/// Most table slots a run may allocate per reference of its workload (plus its cache): a
+/// vector past that would cost more memory than the workload itself, so a hash map holds it.
+const SLOTS_PER_REFERENCE: u64 = 4;
+/// Most slots of a vector table at all (16 M blocks: 64 GiB of 4 KiB blocks).
+const MOST_SLOTS: u64 = 1 << 24;
+
+/// Values by disk block: a vector over the whole disk, or a hash map for a disk too large.
+pub(super) enum BlockTable<V> {
+    /// Slot `b` holds block `b`'s value; `len` counts the occupied slots.
+    Dense { slots: Vec<Option<V>>, len: usize },
+    /// Only the blocks present.
+    Sparse(FxHashMap<DiskBlock, V>),
+}
+
+impl<V> BlockTable<V> {
+    /// A table for `workload`'s disk blocks and a cache of `cache_blocks`.
+    pub(super) fn for_workload(workload: &Workload, cache_blocks: usize) -> BlockTable<V> {
+        let end = workload
+            .layout
+            .files
+            .iter()
+            .map(|e| e.start.saturating_add(e.blocks))
+            .max()
+            .unwrap_or(0);
+        let references: u64 = workload.streams.iter().map(|s| s.len() as u64).sum();
+        let budget = references
+            .saturating_add(cache_blocks as u64)
+            .saturating_mul(SLOTS_PER_REFERENCE)
+            .min(MOST_SLOTS);
+        match end <= budget {
+            true => BlockTable::Dense {
+                slots: std::iter::repeat_with(|| None).take(end as usize).collect(),
+                len: 0,
+            },
+            false => BlockTable::Sparse(FxHashMap::default()),
+        }
+    }
+
+    /// Blocks present.
+    pub(super) fn len(&self) -> usize {
+        match self {
+            BlockTable::Dense { len, .. } => *len,
+            BlockTable::Sparse(map) => map.len(),
+        }
+    }
+
+    pub(super) fn get(&self, block: DiskBlock) -> Option<&V> {
+        match self {
+            BlockTable::Dense { slots, .. } => slots.get(block as usize)?.as_ref(),
+            BlockTable::Sparse(map) => map.get(&block),
+        }
+    }
+
+    pub(super) fn get_mut(&mut self, block: DiskBlock) -> Option<&mut V> {
+        match self {
+            BlockTable::Dense { slots, .. } => slots.get_mut(block as usize)?.as_mut(),
+            BlockTable::Sparse(map) => map.get_mut(&block),
+        }
+    }
+
+    pub(super) fn contains(&self, block: DiskBlock) -> bool {
+        self.get(block).is_some()
+    }
+
+    /// Sets `block`'s value (a block of the layout: the engine checks it before).
+    pub(super) fn insert(&mut self, block: DiskBlock, value: V) {
+        match self {
+            BlockTable::Dense { slots, len } => {
+                let slot = &mut slots[block as usize];
+                *len += usize::from(slot.is_none());
+                *slot = Some(value);
+            }
+            BlockTable::Sparse(map) => {
+                map.insert(block, value);
+            }
+        }
+    }
+
+    pub(super) fn remove(&mut self, block: DiskBlock) -> Option<V> {
+        match self {
+            BlockTable::Dense { slots, len } => {
+                let value = slots.get_mut(block as usize)?.take();
+                *len -= usize::from(value.is_some());
+                value
+            }
+            BlockTable::Sparse(map) => map.remove(&block),
+        }
+    }
+}
+
+/// An event: its time, its kind (the order at equal times) and whom it concerns.
+pub(super) type Event = (Duration, u8, u64);
+
+/// Events in time order: the earliest in a slot (when it was pushed last or is the only one
+/// left), the rest in a heap; the slot's event, when there is one, is never later than the
+/// heap's.
+#[derive(Default)]
+pub(super) struct Events {
+    first: Option<Event>,
+    rest: BinaryHeap<Reverse<Event>>,
+}
+
+impl Events {
+    pub(super) fn push(&mut self, event: Event) {
+        match self.first {
+            Some(first) if first <= event => self.rest.push(Reverse(event)),
+            Some(first) => {
+                self.rest.push(Reverse(first));
+                self.first = Some(event);
+            }
+            None => match self.rest.peek() {
+                Some(Reverse(earliest)) if *earliest < event => self.rest.push(Reverse(event)),
+                _ => self.first = Some(event),
+            },
+        }
+    }
+
+    /// The earliest event, removed.
+    pub(super) fn pop(&mut self) -> Option<Event> {
+        match self.first.take() {
+            Some(first) => Some(first),
+            None => self.rest.pop().map(|Reverse(event)| event),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Pushes and pops in any interleaving come out as a plain binary heap gives them.
+        #[test]
+        fn events_pop_in_the_heaps_order(ops in proptest::collection::vec((any::<bool>(), 0u64..6, 0u8..3, 0u64..3), 0..64)) {
+            let (mut events, mut heap) = (Events::default(), BinaryHeap::new());
+            for (pop, time, kind, who) in ops {
+                match pop {
+                    true => prop_assert_eq!(events.pop(), heap.pop().map(|Reverse(e)| e)),
+                    false => {
+                        let event = (Duration::from_nanos(time), kind, who);
+                        events.push(event);
+                        heap.push(Reverse(event));
+                    }
+                }
+            }
+            while let Some(Reverse(event)) = heap.pop() {
+                prop_assert_eq!(events.pop(), Some(event));
+            }
+            prop_assert_eq!(events.pop(), None);
+        }
+    }
+}
