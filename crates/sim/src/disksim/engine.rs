@@ -18,7 +18,7 @@ use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
 use super::prefetch::{prefetcher_from, Access, FetchRange, Idle, PrefetchSetup, Prefetcher};
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
 use super::spec::PolicySpec;
-use super::state::{BlockTable, Events};
+use super::state::{BlockTable, Entry, Events, FileIndex};
 use super::workload::{DiskBlock, FileBlock, Workload};
 use crate::metrics::{nanos, Metrics, Requests};
 use crate::SimError;
@@ -175,17 +175,6 @@ const COMPLETION: u8 = 0;
 const TIMER: u8 = 1;
 const STREAM: u8 = 2;
 
-/// A cached block.
-struct Entry {
-    file_block: FileBlock,
-    /// The request bringing it in, while in flight.
-    pending: Option<u64>,
-    /// Prefetched and not referenced yet.
-    unused_prefetch: bool,
-    /// A prefetcher dropped it while in flight: remove it when it arrives.
-    drop_on_arrival: bool,
-}
-
 /// A request being queued or served.
 struct InFlight {
     issuer: usize,
@@ -213,6 +202,7 @@ struct Engine<'w, 'p> {
     config: EngineConfig,
     parts: Parts<'p>,
     cache: BlockTable<Entry>,
+    files: FileIndex<'w>,
     in_flight: FxHashMap<u64, InFlight>,
     streams: Vec<StreamState>,
     active: usize,
@@ -233,6 +223,7 @@ impl<'w, 'p> Engine<'w, 'p> {
             config,
             parts,
             cache: BlockTable::for_workload(workload, config.cache_blocks),
+            files: FileIndex::new(&workload.layout),
             in_flight: FxHashMap::default(),
             streams: Vec::new(),
             active: 0,
@@ -261,15 +252,7 @@ impl<'w, 'p> Engine<'w, 'p> {
             if self.cache.contains(disk_block) {
                 continue;
             }
-            self.cache.insert(
-                disk_block,
-                Entry {
-                    file_block,
-                    pending: None,
-                    unused_prefetch: false,
-                    drop_on_arrival: false,
-                },
-            );
+            self.cache.insert(disk_block, Entry::arrived());
             let touch = Touch {
                 stream: 0,
                 now: Duration::ZERO,
@@ -368,17 +351,17 @@ impl<'w, 'p> Engine<'w, 'p> {
         let touch = Touch {
             stream,
             now,
-            prefetched: entry.unused_prefetch,
+            prefetched: entry.unused_prefetch(),
         };
-        entry.unused_prefetch = false;
-        match entry.pending {
+        entry.referenced();
+        match entry.pending() {
             Some(_) => {
                 self.metrics.misses += 1;
                 self.metrics.inflight_hits += 1;
             }
             None => self.metrics.hits += 1,
         }
-        let pending = entry.pending;
+        let pending = entry.pending();
         self.parts.replacement.on_hit(disk_block, touch);
         (true, pending)
     }
@@ -471,18 +454,11 @@ impl<'w, 'p> Engine<'w, 'p> {
         let id = self.next_request;
         self.next_request += 1;
         let block_size = self.workload.layout.block_size;
-        for &(file_block, disk_block) in run {
+        for &(_, disk_block) in run {
             self.make_room(now);
             let prefetched = Some(disk_block) != demand;
-            self.cache.insert(
-                disk_block,
-                Entry {
-                    file_block,
-                    pending: Some(id),
-                    unused_prefetch: prefetched,
-                    drop_on_arrival: false,
-                },
-            );
+            self.cache
+                .insert(disk_block, Entry::in_flight(id, prefetched));
             let touch = Touch {
                 stream,
                 now,
@@ -518,7 +494,7 @@ impl<'w, 'p> Engine<'w, 'p> {
         for range in ranges {
             for (_, disk_block) in layout.range_blocks(range.file, range.start, range.len) {
                 match self.cache.get_mut(disk_block) {
-                    Some(entry) if entry.pending.is_some() => entry.drop_on_arrival = true,
+                    Some(entry) if entry.pending().is_some() => entry.drop_when_arrived(),
                     Some(_) => self.remove_dropped(disk_block),
                     None => {}
                 }
@@ -529,7 +505,7 @@ impl<'w, 'p> Engine<'w, 'p> {
     fn remove_dropped(&mut self, disk_block: DiskBlock) {
         if self.parts.replacement.remove(disk_block) {
             if let Some(entry) = self.cache.remove(disk_block) {
-                self.metrics.unused_prefetches += u64::from(entry.unused_prefetch);
+                self.metrics.unused_prefetches += u64::from(entry.unused_prefetch());
             }
         }
     }
@@ -541,12 +517,11 @@ impl<'w, 'p> Engine<'w, 'p> {
                 return;
             };
             if let Some(entry) = self.cache.remove(victim) {
-                if entry.unused_prefetch {
-                    self.metrics.unused_prefetches += 1;
+                let unused = entry.unused_prefetch();
+                self.metrics.unused_prefetches += u64::from(unused);
+                if let Some(file_block) = self.files.file_block(victim) {
+                    self.parts.prefetcher.on_evict(file_block, unused);
                 }
-                self.parts
-                    .prefetcher
-                    .on_evict(entry.file_block, entry.unused_prefetch);
             }
         }
     }
@@ -594,15 +569,20 @@ impl<'w, 'p> Engine<'w, 'p> {
             return;
         };
         for block in done.blocks.clone() {
-            let Some(entry) = self.cache.get_mut(block).filter(|e| e.pending == Some(id)) else {
+            let Some(entry) = self
+                .cache
+                .get_mut(block)
+                .filter(|e| e.pending() == Some(id))
+            else {
                 continue;
             };
-            entry.pending = None;
-            let file_block = entry.file_block;
-            if entry.drop_on_arrival {
+            entry.arrive();
+            if entry.drop_on_arrival() {
                 self.remove_dropped(block);
             }
-            self.parts.prefetcher.on_arrival(file_block);
+            if let Some(file_block) = self.files.file_block(block) {
+                self.parts.prefetcher.on_arrival(file_block);
+            }
             if self.at_idle && done.demand != Some(block) {
                 self.count_arrived_prefetch(now);
             }
@@ -653,7 +633,7 @@ impl<'w, 'p> Engine<'w, 'p> {
         };
         self.streams[stream].blocked = false;
         loop {
-            match self.cache.get(disk_block).map(|e| e.pending) {
+            match self.cache.get(disk_block).map(|e| e.pending()) {
                 Some(None) => {
                     if let Some(since) = self.streams[stream].waiting_since.take() {
                         self.metrics.stall += nanos(now - since);

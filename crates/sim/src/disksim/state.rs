@@ -9,11 +9,12 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::num::NonZeroU64;
 use std::time::Duration;
 
 use rustc_hash::FxHashMap;
 
-use super::workload::{DiskBlock, Workload};
+use super::workload::{DiskBlock, FileBlock, Layout, Workload};
 
 /// Most table slots a run may allocate per reference of its workload (plus its cache): a
 /// vector past that would cost more memory than the workload itself, so a hash map holds it.
@@ -105,6 +106,96 @@ impl<V> BlockTable<V> {
     }
 }
 
+/// A cached block, in one word so that the table of a large disk stays small (a table of
+/// a million blocks fits a processor's last-level cache): the request bringing it in while in
+/// flight, whether it was prefetched and not referenced yet, and whether a prefetcher dropped
+/// it while in flight (it is removed when it arrives).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Entry(NonZeroU64);
+
+/// The bit every entry has set (so an absent slot costs no more than a present one).
+const PRESENT_WORD: NonZeroU64 = NonZeroU64::MIN;
+const UNUSED_PREFETCH: u64 = 2;
+const DROP_ON_ARRIVAL: u64 = 4;
+/// Bits below the request id plus one (0: arrived).
+const FLAG_BITS: u32 = 3;
+
+impl Entry {
+    /// A block that has arrived and is not an unused prefetch.
+    pub(super) fn arrived() -> Entry {
+        Entry(PRESENT_WORD)
+    }
+
+    /// A block brought in by request `id` (ids count up from 0 a run, so never reach the
+    /// 2^61 the word holds), `prefetched` or on demand.
+    pub(super) fn in_flight(id: u64, prefetched: bool) -> Entry {
+        let flags = if prefetched { UNUSED_PREFETCH } else { 0 };
+        Entry(PRESENT_WORD | ((id + 1) << FLAG_BITS) | flags)
+    }
+
+    /// The request bringing it in, while in flight.
+    pub(super) fn pending(self) -> Option<u64> {
+        (self.0.get() >> FLAG_BITS).checked_sub(1)
+    }
+
+    /// Prefetched and not referenced yet.
+    pub(super) fn unused_prefetch(self) -> bool {
+        self.0.get() & UNUSED_PREFETCH != 0
+    }
+
+    /// To be removed when it arrives.
+    pub(super) fn drop_on_arrival(self) -> bool {
+        self.0.get() & DROP_ON_ARRIVAL != 0
+    }
+
+    /// It was referenced.
+    pub(super) fn referenced(&mut self) {
+        self.set(self.0.get() & !UNUSED_PREFETCH);
+    }
+
+    /// Its request completed.
+    pub(super) fn arrive(&mut self) {
+        self.set(self.0.get() & ((1 << FLAG_BITS) - 1));
+    }
+
+    /// Remove it when it arrives.
+    pub(super) fn drop_when_arrived(&mut self) {
+        self.set(self.0.get() | DROP_ON_ARRIVAL);
+    }
+
+    fn set(&mut self, word: u64) {
+        self.0 = PRESENT_WORD | word;
+    }
+}
+
+/// Which file a disk block belongs to, by binary search over the files sorted by start.
+pub(super) struct FileIndex<'l> {
+    layout: &'l Layout,
+    /// Numbers of the files holding blocks, in order of their first disk block.
+    by_start: Vec<u32>,
+}
+
+impl<'l> FileIndex<'l> {
+    pub(super) fn new(layout: &'l Layout) -> FileIndex<'l> {
+        let mut by_start: Vec<u32> = (0..layout.files.len() as u32)
+            .filter(|&file| layout.files[file as usize].blocks > 0)
+            .collect();
+        by_start.sort_by_key(|&file| layout.files[file as usize].start);
+        FileIndex { layout, by_start }
+    }
+
+    /// The file block at disk block `disk`, if a file lies there.
+    pub(super) fn file_block(&self, disk: DiskBlock) -> Option<FileBlock> {
+        let extent = |file: u32| self.layout.files[file as usize];
+        let after = self
+            .by_start
+            .partition_point(|&file| extent(file).start <= disk);
+        let file = *self.by_start.get(after.checked_sub(1)?)?;
+        let block = disk - extent(file).start;
+        (block < extent(file).blocks).then_some(FileBlock { file, block })
+    }
+}
+
 /// An event: its time, its kind (the order at equal times) and whom it concerns.
 pub(super) type Event = (Duration, u8, u64);
 
@@ -145,6 +236,36 @@ impl Events {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn an_entry_keeps_its_request_and_flags_apart() {
+        let mut entry = Entry::in_flight(41, true);
+        assert_eq!(entry.pending(), Some(41));
+        assert!(entry.unused_prefetch() && !entry.drop_on_arrival());
+        entry.drop_when_arrived();
+        entry.arrive();
+        assert_eq!(entry.pending(), None);
+        assert!(entry.unused_prefetch() && entry.drop_on_arrival());
+        entry.referenced();
+        assert!(!entry.unused_prefetch() && entry.drop_on_arrival());
+        assert_eq!(Entry::in_flight(0, false).pending(), Some(0));
+        assert_eq!(Entry::arrived().pending(), None);
+    }
+
+    #[test]
+    fn the_file_index_agrees_with_the_layout() {
+        let mut layout = Layout::contiguous(&[4, 0, 1, 0, 3], 2, 4096);
+        layout.files[3].start = 8;
+        layout.files.swap(0, 4);
+        let index = FileIndex::new(&layout);
+        for disk in 0..20 {
+            assert_eq!(
+                index.file_block(disk),
+                layout.file_block(disk),
+                "disk block {disk}"
+            );
+        }
+    }
 
     proptest! {
         /// Pushes and pops in any interleaving come out as a plain binary heap gives them.
