@@ -171,6 +171,9 @@ pub fn run_from(
     Ok(engine.finish())
 }
 
+/// How many references ahead of a stream the loop asks the processor for a block's slot.
+const LOOKAHEAD: usize = 8;
+
 const COMPLETION: u8 = 0;
 const TIMER: u8 = 1;
 const STREAM: u8 = 2;
@@ -372,6 +375,11 @@ impl<'w, 'p> Engine<'w, 'p> {
         self.parts.prefetcher.on_reference(stream, served);
         let state = &mut self.streams[stream];
         state.next += 1;
+        if let Some(ahead) = self.workload.streams[stream].get(state.next + LOOKAHEAD) {
+            if let Some(disk_block) = self.workload.layout.disk_block(ahead.block) {
+                self.cache.prefetch(disk_block);
+            }
+        }
         let ready = now + self.config.hit_time;
         match self.workload.streams[stream].get(state.next) {
             Some(step) => {
