@@ -377,7 +377,7 @@ impl<'w, 'p> Engine<'w, 'p> {
         state.next += 1;
         if let Some(ahead) = self.workload.streams[stream].get(state.next + LOOKAHEAD) {
             if let Some(disk_block) = self.workload.layout.disk_block(ahead.block) {
-                self.cache.prefetch(disk_block);
+                self.cache.warm(disk_block);
             }
         }
         let ready = now + self.config.hit_time;

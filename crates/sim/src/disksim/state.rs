@@ -82,18 +82,10 @@ impl<V> BlockTable<V> {
 
     /// Asks the processor to bring `block`'s slot into its cache (a reference a few steps
     /// ahead: the table's random reads are the loop's largest cost on a large disk).
-    pub(super) fn prefetch(&self, block: DiskBlock) {
-        #[cfg(target_arch = "x86_64")]
+    pub(super) fn warm(&self, block: DiskBlock) {
         if let BlockTable::Dense { slots, .. } = self {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            if let Some(slot) = slots.get(block as usize) {
-                // SAFETY: SSE is part of x86_64's baseline, and a prefetch hint neither reads
-                // nor writes memory the program sees (it cannot fault).
-                unsafe { _mm_prefetch::<_MM_HINT_T0>((slot as *const Option<V>).cast()) };
-            }
+            crate::cache::warm(slots, block as usize);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = block;
     }
 
     /// Sets `block`'s value (a block of the layout: the engine checks it before).
