@@ -27,7 +27,7 @@
 //! disk-timed ones a [`crate::disksim::Replacement`] plus a [`crate::disksim::Prefetcher`]
 //! (ranges per reference, many streams, a request queue). The disk-timed loop runs Cao's
 //! policies too, through [`crate::disksim::cao`] (decisions at idle, Cao's fetch device), but
-//! the catalog keeps them on Cao's loop, ten times faster on one stream and the only one that
+//! the catalog keeps them on Cao's loop, five times faster on one stream and the only one that
 //! streams a trace too large for memory; so an engine's policy cannot yet be combined with the
 //! other engine's parts (e.g. Cao's `aggressive` replacement with a read-ahead prefetcher), and
 //! Cao's engine gives a disk model one one-block request at a time without its scheduler.

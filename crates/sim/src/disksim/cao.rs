@@ -158,6 +158,9 @@ fn program(
     Ok((workload, last))
 }
 
+/// How many references ahead the adapter warms the processor's cache for a block's state.
+const LOOKAHEAD: usize = 8;
+
 /// One tick of Cao's loop on the disk-timed one (the fetch devices' tick).
 const TICK: Duration = Duration::from_nanos(1);
 
@@ -238,6 +241,17 @@ impl State<'_> {
         }
     }
 
+    /// Warms the processor's cache for the state of the block referenced [`LOOKAHEAD`]
+    /// references after the cursor (the policy's cache slot and its own), as Cao's loop does.
+    fn warm_ahead(&self) {
+        let ahead = self.cursor as usize + LOOKAHEAD;
+        if ahead < self.string.len() {
+            let block = self.string.block_at(ahead as Pos);
+            self.cache.warm(block);
+            self.policy.warm(block, &self.ids);
+        }
+    }
+
     fn set_now(&mut self, now: Duration) {
         self.now = now.as_nanos() as Time;
     }
@@ -311,6 +325,7 @@ impl Prefetcher for Decisions<'_> {
             oracle.advance(pos);
         }
         state.cursor += 1;
+        state.warm_ahead();
         state.call(None, |p, ctx| p.on_reference(block, pos, ctx));
     }
 

@@ -9,8 +9,6 @@
 //! think times; a device with parallelism above 1 (SSD models) is offered that many requests at
 //! once, the papers' disks have one actuator.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::time::Duration;
 
 use disk::{DiskModel, Request};
@@ -20,6 +18,7 @@ use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
 use super::prefetch::{prefetcher_from, Access, FetchRange, Idle, PrefetchSetup, Prefetcher};
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
 use super::spec::PolicySpec;
+use super::state::{BlockTable, Entry, Events, FileIndex};
 use super::workload::{DiskBlock, FileBlock, Workload};
 use crate::metrics::{nanos, Metrics, Requests};
 use crate::SimError;
@@ -158,7 +157,7 @@ pub fn run_from(
     let mut engine = Engine::new(workload, config, parts);
     engine.fill(cached);
     engine.start();
-    while let Some(Reverse((now, kind, who))) = engine.events.pop() {
+    while let Some((now, kind, who)) = engine.events.pop() {
         if let Some(limit) = config.time_limit.filter(|&limit| now >= limit) {
             engine.metrics.elapsed = nanos(limit);
             break;
@@ -172,26 +171,19 @@ pub fn run_from(
     Ok(engine.finish())
 }
 
+/// How many references ahead of a stream the loop asks the processor for a block's slot.
+const LOOKAHEAD: usize = 8;
+
 const COMPLETION: u8 = 0;
 const TIMER: u8 = 1;
 const STREAM: u8 = 2;
-
-/// A cached block.
-struct Entry {
-    file_block: FileBlock,
-    /// The request bringing it in, while in flight.
-    pending: Option<u64>,
-    /// Prefetched and not referenced yet.
-    unused_prefetch: bool,
-    /// A prefetcher dropped it while in flight: remove it when it arrives.
-    drop_on_arrival: bool,
-}
 
 /// A request being queued or served.
 struct InFlight {
     issuer: usize,
     request: Request,
-    blocks: Vec<DiskBlock>,
+    /// Its blocks, consecutive on disk.
+    blocks: std::ops::Range<DiskBlock>,
     /// The block fetched on demand, if the request carries one.
     demand: Option<DiskBlock>,
     waiters: Vec<usize>,
@@ -212,11 +204,12 @@ struct Engine<'w, 'p> {
     workload: &'w Workload,
     config: EngineConfig,
     parts: Parts<'p>,
-    cache: FxHashMap<DiskBlock, Entry>,
+    cache: BlockTable<Entry>,
+    files: FileIndex<'w>,
     in_flight: FxHashMap<u64, InFlight>,
     streams: Vec<StreamState>,
     active: usize,
-    events: BinaryHeap<Reverse<(Duration, u8, u64)>>,
+    events: Events,
     busy_slots: usize,
     timer: Option<Duration>,
     last_end: Option<u64>,
@@ -232,11 +225,12 @@ impl<'w, 'p> Engine<'w, 'p> {
             workload,
             config,
             parts,
-            cache: FxHashMap::default(),
+            cache: BlockTable::for_workload(workload, config.cache_blocks),
+            files: FileIndex::new(&workload.layout),
             in_flight: FxHashMap::default(),
             streams: Vec::new(),
             active: 0,
-            events: BinaryHeap::new(),
+            events: Events::default(),
             busy_slots: 0,
             timer: None,
             last_end: None,
@@ -258,18 +252,10 @@ impl<'w, 'p> Engine<'w, 'p> {
             let Some(disk_block) = self.workload.layout.disk_block(file_block) else {
                 continue;
             };
-            if self.cache.contains_key(&disk_block) {
+            if self.cache.contains(disk_block) {
                 continue;
             }
-            self.cache.insert(
-                disk_block,
-                Entry {
-                    file_block,
-                    pending: None,
-                    unused_prefetch: false,
-                    drop_on_arrival: false,
-                },
-            );
+            self.cache.insert(disk_block, Entry::arrived());
             let touch = Touch {
                 stream: 0,
                 now: Duration::ZERO,
@@ -292,8 +278,7 @@ impl<'w, 'p> Engine<'w, 'p> {
             });
             if let Some(first) = steps.first() {
                 self.active += 1;
-                self.events
-                    .push(Reverse((first.think, STREAM, index as u64)));
+                self.events.push((first.think, STREAM, index as u64));
             }
         }
     }
@@ -361,7 +346,7 @@ impl<'w, 'p> Engine<'w, 'p> {
         stream: usize,
         now: Duration,
     ) -> (bool, Option<u64>) {
-        let Some(entry) = self.cache.get_mut(&disk_block) else {
+        let Some(entry) = self.cache.get_mut(disk_block) else {
             self.metrics.misses += 1;
             self.metrics.demand_fetches += 1;
             return (false, None);
@@ -369,17 +354,17 @@ impl<'w, 'p> Engine<'w, 'p> {
         let touch = Touch {
             stream,
             now,
-            prefetched: entry.unused_prefetch,
+            prefetched: entry.unused_prefetch(),
         };
-        entry.unused_prefetch = false;
-        match entry.pending {
+        entry.referenced();
+        match entry.pending() {
             Some(_) => {
                 self.metrics.misses += 1;
                 self.metrics.inflight_hits += 1;
             }
             None => self.metrics.hits += 1,
         }
-        let pending = entry.pending;
+        let pending = entry.pending();
         self.parts.replacement.on_hit(disk_block, touch);
         (true, pending)
     }
@@ -390,12 +375,17 @@ impl<'w, 'p> Engine<'w, 'p> {
         self.parts.prefetcher.on_reference(stream, served);
         let state = &mut self.streams[stream];
         state.next += 1;
+        if let Some(ahead) = self.workload.streams[stream].get(state.next + LOOKAHEAD) {
+            if let Some(disk_block) = self.workload.layout.disk_block(ahead.block) {
+                self.cache.warm(disk_block);
+            }
+        }
         let ready = now + self.config.hit_time;
         match self.workload.streams[stream].get(state.next) {
             Some(step) => {
                 state.wake_at = Some(ready + step.think);
                 self.events
-                    .push(Reverse((ready + step.think, STREAM, stream as u64)));
+                    .push((ready + step.think, STREAM, stream as u64));
             }
             None => {
                 let ready = ready + self.config.last_think;
@@ -420,25 +410,25 @@ impl<'w, 'p> Engine<'w, 'p> {
         let demand_disk = demand.map(|(_, d)| d);
         let mut carrier = None;
         if let (Some((block, disk_block)), false) = (demand, demand_in_range) {
-            carrier = Some(self.queue_run(stream, now, vec![(block, disk_block)], demand_disk));
+            carrier = Some(self.queue_run(stream, now, &[(block, disk_block)], demand_disk));
         }
         let layout = &self.workload.layout;
         for range in ranges {
             let mut run: Vec<(FileBlock, DiskBlock)> = Vec::new();
             for (block, disk_block) in layout.range_blocks(range.file, range.start, range.len) {
-                if self.cache.contains_key(&disk_block) {
+                if self.cache.contains(disk_block) {
                     continue;
                 }
                 let joins = run.last().is_some_and(|&(_, last)| last + 1 == disk_block)
                     && (run.len() as u64) < self.config.max_request_blocks;
                 if !joins && !run.is_empty() {
-                    let full = std::mem::take(&mut run);
-                    self.queue_carrying(stream, now, full, demand_disk, &mut carrier);
+                    self.queue_carrying(stream, now, &run, demand_disk, &mut carrier);
+                    run.clear();
                 }
                 run.push((block, disk_block));
             }
             if !run.is_empty() {
-                self.queue_carrying(stream, now, run, demand_disk, &mut carrier);
+                self.queue_carrying(stream, now, &run, demand_disk, &mut carrier);
             }
         }
         carrier
@@ -449,7 +439,7 @@ impl<'w, 'p> Engine<'w, 'p> {
         &mut self,
         stream: usize,
         now: Duration,
-        run: Vec<(FileBlock, DiskBlock)>,
+        run: &[(FileBlock, DiskBlock)],
         demand: Option<DiskBlock>,
         carrier: &mut Option<u64>,
     ) {
@@ -466,24 +456,17 @@ impl<'w, 'p> Engine<'w, 'p> {
         &mut self,
         stream: usize,
         now: Duration,
-        run: Vec<(FileBlock, DiskBlock)>,
+        run: &[(FileBlock, DiskBlock)],
         demand: Option<DiskBlock>,
     ) -> u64 {
         let id = self.next_request;
         self.next_request += 1;
         let block_size = self.workload.layout.block_size;
-        for &(file_block, disk_block) in &run {
+        for &(_, disk_block) in run {
             self.make_room(now);
             let prefetched = Some(disk_block) != demand;
-            self.cache.insert(
-                disk_block,
-                Entry {
-                    file_block,
-                    pending: Some(id),
-                    unused_prefetch: prefetched,
-                    drop_on_arrival: false,
-                },
-            );
+            self.cache
+                .insert(disk_block, Entry::in_flight(id, prefetched));
             let touch = Touch {
                 stream,
                 now,
@@ -504,7 +487,7 @@ impl<'w, 'p> Engine<'w, 'p> {
             InFlight {
                 issuer: stream,
                 request,
-                blocks: run.into_iter().map(|(_, d)| d).collect(),
+                blocks: run[0].1..run[0].1 + run.len() as u64,
                 demand: carried,
                 waiters: Vec::new(),
             },
@@ -518,8 +501,8 @@ impl<'w, 'p> Engine<'w, 'p> {
         let layout = &self.workload.layout;
         for range in ranges {
             for (_, disk_block) in layout.range_blocks(range.file, range.start, range.len) {
-                match self.cache.get_mut(&disk_block) {
-                    Some(entry) if entry.pending.is_some() => entry.drop_on_arrival = true,
+                match self.cache.get_mut(disk_block) {
+                    Some(entry) if entry.pending().is_some() => entry.drop_when_arrived(),
                     Some(_) => self.remove_dropped(disk_block),
                     None => {}
                 }
@@ -529,8 +512,8 @@ impl<'w, 'p> Engine<'w, 'p> {
 
     fn remove_dropped(&mut self, disk_block: DiskBlock) {
         if self.parts.replacement.remove(disk_block) {
-            if let Some(entry) = self.cache.remove(&disk_block) {
-                self.metrics.unused_prefetches += u64::from(entry.unused_prefetch);
+            if let Some(entry) = self.cache.remove(disk_block) {
+                self.metrics.unused_prefetches += u64::from(entry.unused_prefetch());
             }
         }
     }
@@ -541,13 +524,12 @@ impl<'w, 'p> Engine<'w, 'p> {
             let Some(victim) = self.parts.replacement.evict(now) else {
                 return;
             };
-            if let Some(entry) = self.cache.remove(&victim) {
-                if entry.unused_prefetch {
-                    self.metrics.unused_prefetches += 1;
+            if let Some(entry) = self.cache.remove(victim) {
+                let unused = entry.unused_prefetch();
+                self.metrics.unused_prefetches += u64::from(unused);
+                if let Some(file_block) = self.files.file_block(victim) {
+                    self.parts.prefetcher.on_evict(file_block, unused);
                 }
-                self.parts
-                    .prefetcher
-                    .on_evict(entry.file_block, entry.unused_prefetch);
             }
         }
     }
@@ -561,7 +543,7 @@ impl<'w, 'p> Engine<'w, 'p> {
                     let at = at.max(now + Duration::from_nanos(1));
                     if self.timer.is_none_or(|t| at < t || t <= now) {
                         self.timer = Some(at);
-                        self.events.push(Reverse((at, TIMER, 0)));
+                        self.events.push((at, TIMER, 0));
                     }
                     return;
                 }
@@ -578,8 +560,7 @@ impl<'w, 'p> Engine<'w, 'p> {
         self.metrics.disk.note(blocks, seek, nanos(service));
         self.parts.prefetcher.on_served(&request, seek);
         self.busy_slots += 1;
-        self.events
-            .push(Reverse((now + service, COMPLETION, request.id)));
+        self.events.push((now + service, COMPLETION, request.id));
     }
 
     fn timer_fired(&mut self, now: Duration) {
@@ -595,16 +576,21 @@ impl<'w, 'p> Engine<'w, 'p> {
         let Some(done) = self.in_flight.remove(&id) else {
             return;
         };
-        for &block in &done.blocks {
-            let Some(entry) = self.cache.get_mut(&block).filter(|e| e.pending == Some(id)) else {
+        for block in done.blocks.clone() {
+            let Some(entry) = self
+                .cache
+                .get_mut(block)
+                .filter(|e| e.pending() == Some(id))
+            else {
                 continue;
             };
-            entry.pending = None;
-            let file_block = entry.file_block;
-            if entry.drop_on_arrival {
+            entry.arrive();
+            if entry.drop_on_arrival() {
                 self.remove_dropped(block);
             }
-            self.parts.prefetcher.on_arrival(file_block);
+            if let Some(file_block) = self.files.file_block(block) {
+                self.parts.prefetcher.on_arrival(file_block);
+            }
             if self.at_idle && done.demand != Some(block) {
                 self.count_arrived_prefetch(now);
             }
@@ -655,7 +641,7 @@ impl<'w, 'p> Engine<'w, 'p> {
         };
         self.streams[stream].blocked = false;
         loop {
-            match self.cache.get(&disk_block).map(|e| e.pending) {
+            match self.cache.get(disk_block).map(|e| e.pending()) {
                 Some(None) => {
                     if let Some(since) = self.streams[stream].waiting_since.take() {
                         self.metrics.stall += nanos(now - since);
@@ -676,7 +662,7 @@ impl<'w, 'p> Engine<'w, 'p> {
                         demand: Some(block),
                         pinned: None,
                     });
-                    self.queue_run(stream, now, vec![(block, disk_block)], Some(disk_block));
+                    self.queue_run(stream, now, &[(block, disk_block)], Some(disk_block));
                     self.kick_disk(now);
                 }
                 None => break,
@@ -701,10 +687,10 @@ impl<'w, 'p> Engine<'w, 'p> {
             let Some(disk_block) = self.workload.layout.disk_block(block) else {
                 return;
             };
-            if self.cache.contains_key(&disk_block) {
+            if self.cache.contains(disk_block) {
                 return;
             }
-            self.queue_run(stream, now, vec![(block, disk_block)], None);
+            self.queue_run(stream, now, &[(block, disk_block)], None);
             self.kick_disk(now);
         }
     }

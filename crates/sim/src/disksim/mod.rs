@@ -88,6 +88,7 @@ pub mod microbench;
 pub mod prefetch;
 pub mod replace;
 pub mod spec;
+mod state;
 pub mod tr840;
 pub mod workload;
 
