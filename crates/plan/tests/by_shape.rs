@@ -207,3 +207,29 @@ fn a_list_shorter_than_the_budget_is_asked_for_once_per_budget_of_reads() {
     assert_eq!(asked(Schedule::Aggressive), vec![14, 299]);
     assert_eq!(asked(Schedule::ByShape), asked(Schedule::Aggressive));
 }
+
+/// Each list set is judged anew (conservative, window, conservative, window
+/// here): the plan stays within the budget and every read is on the list.
+#[test]
+fn lists_of_alternating_shapes_are_followed_within_the_budget() {
+    let budget = 64;
+    let mut planner = Planner::new(config(Schedule::ByShape, budget));
+    let lists = [
+        scattered(500),
+        (1_000..1_400).collect::<Vec<u64>>(),
+        scattered(300).iter().map(|p| p + 2_000).collect(),
+        tiles(100, 4, 16),
+    ];
+    for pages in &lists {
+        planner.request(&entries(pages), Mode::SET | Mode::DONE);
+        let plan = planner.plan_round();
+        assert!(plan.held_pages <= budget);
+        for entry in entries(pages).into_iter().take(200) {
+            let (verdict, outcome) = planner.on_read(entry.key, true);
+            assert_ne!(verdict, plan::Verdict::Diverged, "{:?}", entry.key);
+            if outcome.start_round {
+                assert!(planner.plan_round().held_pages <= budget);
+            }
+        }
+    }
+}
