@@ -996,18 +996,24 @@ impl Planner {
         }
         self.min.extend(&self.list, window);
         let until = position.saturating_add(budget.saturating_mul(MIN_RUN_AHEAD_BUDGETS));
-        self.min.run(&self.list, window, until);
         let mut wanted = Vec::new();
-        while let Some((replacement, fetched_ahead)) = self.min.take_issuable(position) {
-            if let Some(victim) = replacement.victim {
-                if self.held.drop_page(victim) {
-                    drops.push(victim);
+        let held = &mut self.held;
+        self.min.run(
+            &self.list,
+            window,
+            until,
+            position,
+            |replacement, fetched_ahead| {
+                if let Some(victim) = replacement.victim() {
+                    if held.drop_page(victim) {
+                        drops.push(victim);
+                    }
                 }
-            }
-            if !fetched_ahead && self.held.fetch(replacement.page, Role::Listed) {
-                wanted.push(replacement.page);
-            }
-        }
+                if !fetched_ahead && held.fetch(replacement.page(), Role::Listed) {
+                    wanted.push(replacement.page());
+                }
+            },
+        );
         // The reserve's room, and never beyond the budget (infill pages may
         // sit in MIN's cache beyond its capacity until MIN discards them).
         let reserve = budget_pages.saturating_sub(self.min.capacity());
