@@ -51,7 +51,12 @@
 //! starts over from the held pages. A budget lowered by less than the
 //! reserve only gives back pages fetched ahead (`give_back`).
 //! Memory: the window's index grows with the budget (eight budgets of
-//! distinct pages and their entries), the queue with MIN's run ahead.
+//! distinct pages and their entries), the queue with MIN's run ahead. A
+//! cached page takes 16 bytes in MIN's hash table, a heap key 32 (at most
+//! two keys a cached page before the heap is rebuilt, in place), a
+//! replacement 40; the replacements issuable at once (those of a first
+//! round, made while MIN's cache had room) are taken as MIN runs, so the
+//! queue holds the ones waiting for their victims.
 //!
 //! Deviations: MIN sees only the window, and the list may be a prefix of
 //! the real future (libprefetch section 4.2); a page used only beyond them
