@@ -296,8 +296,8 @@ impl MinAhead {
     /// `issue` each replacement issuable at `position` (with whether its
     /// page was fetched ahead), in MIN's order, as
     /// [`MinAhead::take_issuable`] would after the run. They are taken
-    /// every `RUN_CHUNK` entries, so the queue never holds more than that
-    /// many issuable ones.
+    /// before the run and every `RUN_CHUNK` entries of it, so the queue
+    /// never holds more than that many issuable ones.
     pub fn run(
         &mut self,
         list: &AccessList,
@@ -306,14 +306,17 @@ impl MinAhead {
         position: u64,
         mut issue: impl FnMut(Replacement, bool),
     ) {
+        // The replacements already issuable go first, before the run adds
+        // more behind them.
+        let mut more = true;
         loop {
-            let more = self.run_steps(list, window, until, RUN_CHUNK);
             while let Some((replacement, fetched_ahead)) = self.take_issuable(position) {
                 issue(replacement, fetched_ahead);
             }
             if !more {
                 return;
             }
+            more = self.run_steps(list, window, until, RUN_CHUNK);
         }
     }
 

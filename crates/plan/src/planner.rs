@@ -124,8 +124,8 @@
 //! entry: about 2.8 budgets of entries at 200 bytes an entry (1.3 at the
 //! 384 bytes entries cost before the window's index and the list were made
 //! compact, 2.5 at 224 before the round's page lists and the list's growth
-//! were), and 2.7 at the 208 bytes conservative's entries cost (1.8 at
-//! 320 before MIN's cache, heap and queue were made compact; measured by
+//! were), conservative's too at the same 200 bytes (1.8 at the 320 it
+//! was charged before MIN's cache, heap and queue were made compact; measured by
 //! `tests/memory.rs` over list lengths across an octave, where the earlier
 //! structures really took up to 410 bytes an entry, not the 297.5 one
 //! length showed). On the Python records benchmark's epoch (666,661 entries over
@@ -220,7 +220,7 @@ const MIN_RUN_AHEAD_BUDGETS: u64 = 2;
 /// Belady's optimum with 2 budgets, 1.15x / 1.19x with 4, 1.06x / 1.19x
 /// with 8 as with the whole list (the random and SQLite-like lists of
 /// docs/repro.md); the index costs memory in proportion, but never more
-/// than the list it indexes: at the 2.7 budgets of list the library allows
+/// than the list it indexes: at the 2.8 budgets of list the library allows
 /// conservative it covers the whole list, and a shorter lookahead would
 /// save nothing.
 const LOOKAHEAD_BUDGETS: u64 = 8;
