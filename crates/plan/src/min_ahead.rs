@@ -88,9 +88,9 @@ const RUN_CHUNK: u64 = 4096;
 
 /// A cached page's rank for discarding among pages with the same next
 /// use, the largest first: infill pages, then pages not used since MIN
-/// started, then the least recently used. One `u64` ordered as the pair
-/// `(infill, Reverse(last_use))` (with `None` below every use): the infill
-/// flag in the top bit, below it `2^63 - 1` for no use and
+/// started, then the least recently used: one `u64` ordered as the pair
+/// `(infill, Reverse(last_use))` of a flag and an `Option`. The infill
+/// flag is the top bit; below it, `2^63 - 1` for no use and
 /// `2^63 - 2 - last_use` for a use (sequence numbers stay below `2^63 - 1`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Rank(u64);
@@ -195,8 +195,8 @@ pub struct MinAhead {
     cache: FxHashMap<PageKey, Cached>,
     /// Pages MIN's cache holds at most.
     capacity: usize,
-    /// (next use, rank, page): the top is the page to discard. Stale entries (the page left, or its next use changed)
-    /// are skipped.
+    /// (next use, rank, page): the top is the page to discard. Stale
+    /// entries (the page left, or its next use changed) are skipped.
     furthest: BinaryHeap<HeapKey>,
     /// Replacements not yet issued, in MIN's order.
     pending: VecDeque<Replacement>,

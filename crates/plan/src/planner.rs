@@ -110,9 +110,9 @@
 //! reuse-heavy list 351,069 against 368,803, 3.99 against 4.44 s; three
 //! instances in 200 MiB 272.9-278.4k against 285.5k, but 3.41-4.66 s
 //! against 3.31-3.49 s). Charged the 320 bytes an entry its structures
-//! were then said to cost, its list is shorter and it reads 1-2% more (91,911, 360,672 and
-//! 277,138 pages). On a seek-bound device (see [`SEEK_BOUND_GAP_BYTES`])
-//! the window is kept for scattered lists too. The Python records epoch is
+//! were then said to cost, its list is shorter and it reads 1-2% more
+//! (91,911, 360,672 and 277,138 pages). On a seek-bound device (see
+//! [`SEEK_BOUND_GAP_BYTES`]) the window is kept for scattered lists too. The Python records epoch is
 //! planned as runs, as before; the SQLite extension chooses for itself:
 //! window when the database fits in memory, where it is faster on the
 //! index scan, aggressive when it does not (conservative, charged its real
@@ -124,17 +124,18 @@
 //! entry: about 2.8 budgets of entries at 200 bytes an entry (1.3 at the
 //! 384 bytes entries cost before the window's index and the list were made
 //! compact, 2.5 at 224 before the round's page lists and the list's growth
-//! were), conservative's too at the same 200 bytes (1.8 at the 320 it
-//! was charged before MIN's cache, heap and queue were made compact; measured by
-//! `tests/memory.rs` over list lengths across an octave, where the earlier
-//! structures really took up to 410 bytes an entry, not the 297.5 one
-//! length showed). On the Python records benchmark's epoch (666,661 entries over
-//! 524,280 pages, a budget of 112,000 pages), replaying the planner with
-//! the list refilled by callbacks as the library does: conservative reads
-//! 524,280 pages with the whole list (the optimum), 545,507 with 600,000
-//! entries and 617,857 with the 150,000 the library allowed at 384 bytes an
-//! entry (live: 613-636 k); the window reads 607,093 at any length. At 224
-//! bytes the library allowed about 257,000 entries, at 200 about 288,000. On the SQLite-like scan
+//! were trimmed), conservative's too at the same 200 bytes (1.8 at the 320
+//! it was charged before MIN's cache, heap and queue were made compact;
+//! measured by `tests/memory.rs` over list lengths across an octave, where
+//! the earlier structures really took up to 410 bytes an entry, not the
+//! 297.5 one length showed). On the Python records benchmark's epoch
+//! (666,661 entries over 524,280 pages, a budget of 112,000 pages),
+//! replaying the planner with the list refilled by callbacks as the library
+//! does: conservative reads 524,280 pages with the whole list (the
+//! optimum), 545,507 with 600,000 entries and 617,857 with the 150,000 the
+//! library allowed at 384 bytes an entry (live: 613-636 k); the window
+//! reads 607,093 at any length. At 224 bytes the library allowed about
+//! 257,000 entries, at 200 about 288,000. On the SQLite-like scan
 //! (`cargo run --release -p sim --example list_length`) conservative reads
 //! 1.86x the optimum with 1.4 budgets of list, 1.54x with 2.8, 1.37x with
 //! 5.6. On the reuse-heavy random list in 40 MiB (what the budget finds in
@@ -221,8 +222,7 @@ const MIN_RUN_AHEAD_BUDGETS: u64 = 2;
 /// with 8 as with the whole list (the random and SQLite-like lists of
 /// docs/repro.md); the index costs memory in proportion, but never more
 /// than the list it indexes: at the 2.8 budgets of list the library allows
-/// conservative it covers the whole list, and a shorter lookahead would
-/// save nothing.
+/// conservative it covers the whole list (as 4 budgets would).
 const LOOKAHEAD_BUDGETS: u64 = 8;
 
 /// A premature eviction halves the buffer only while the plan keeps at
