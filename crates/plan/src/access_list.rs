@@ -181,6 +181,7 @@ impl AccessList {
         }
         let room = self.capacity.saturating_sub(self.entries.len());
         let accepted = new.len().min(room);
+        reserve_within(&mut self.entries, accepted, self.capacity);
         self.entries
             .extend(new[..accepted].iter().map(Stored::from));
         accepted
@@ -268,6 +269,19 @@ impl AccessList {
             .skip(skip)
             .map(move |(i, e)| (self.first_seq + i as u64, Entry::from(e)))
     }
+}
+
+/// Makes room in `deque` for `additional` more, doubling its capacity as
+/// a push would but never beyond `limit`, the most it will hold: a full
+/// list (or a window over all of it) then takes its size, not up to twice
+/// that.
+pub(crate) fn reserve_within<T>(deque: &mut VecDeque<T>, additional: usize, limit: usize) {
+    let needed = deque.len().saturating_add(additional);
+    if needed <= deque.capacity() {
+        return;
+    }
+    let doubled = deque.capacity().saturating_mul(2).min(limit);
+    deque.reserve_exact(doubled.max(needed) - deque.len());
 }
 
 #[cfg(test)]

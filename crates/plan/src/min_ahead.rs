@@ -51,13 +51,17 @@
 //! starts over from the held pages. A budget lowered by less than the
 //! reserve only gives back pages fetched ahead (`give_back`).
 //! Memory: the window's index grows with the budget (eight budgets of
-//! distinct pages and their entries), the queue with MIN's run ahead.
+//! distinct pages and their entries), the queue with MIN's run ahead. A
+//! cached page takes 16 bytes in MIN's hash table, a heap key 32 (at most
+//! two keys a cached page before the heap is rebuilt, in place), a
+//! replacement 40; the replacements issuable at once (those of a first
+//! round, made while MIN's cache had room) are taken as MIN runs, so the
+//! queue holds the ones waiting for their victims.
 //!
 //! Deviations: MIN sees only the window, and the list may be a prefix of
 //! the real future (libprefetch section 4.2); a page used only beyond them
 //! is next used "never".
 
-use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use rustc_hash::FxHashMap;
@@ -76,33 +80,107 @@ const STALE_HEAP_FACTOR: usize = 2;
 /// at every step.
 const HEAP_FLOOR: usize = 1024;
 
-type HeapKey = (u64, bool, Reverse<Option<u64>>, PageKey);
+/// MIN steps over at most this many entries between two drains of the
+/// issuable replacements, so that the queue does not hold a whole first
+/// round's misses at once (the first `capacity` of them, made while MIN's
+/// cache had room, are issuable at once).
+const RUN_CHUNK: u64 = 4096;
 
-/// One of MIN's misses: bring `page` for its use at `at`, discarding `victim`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Replacement {
-    /// The page MIN misses.
-    pub page: PageKey,
-    /// The list entry (sequence number) that misses it.
-    pub at: u64,
-    /// The page MIN discards for it; `None` while MIN's cache had room.
-    pub victim: Option<PageKey>,
-    /// The victim's last use before `at`, if it had one since MIN started.
-    victim_last_use: Option<u64>,
-}
+/// A cached page's rank for discarding among pages with the same next
+/// use, the largest first: infill pages, then pages not used since MIN
+/// started, then the least recently used: one `u64` ordered as the pair
+/// `(infill, Reverse(last_use))` of a flag and an `Option`. The infill
+/// flag is the top bit; below it, `2^63 - 1` for no use and
+/// `2^63 - 2 - last_use` for a use (sequence numbers stay below `2^63 - 1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Rank(u64);
 
-impl Replacement {
-    /// True once the application's position has passed the victim's last use.
-    pub fn issuable(&self, position: u64) -> bool {
-        self.victim_last_use.is_none_or(|last| last < position)
+impl Rank {
+    const INFILL: u64 = 1 << 63;
+    const NO_USE: u64 = Rank::INFILL - 1;
+
+    fn new(infill: bool, last_use: Option<u64>) -> Rank {
+        let used = match last_use {
+            None => Rank::NO_USE,
+            Some(seq) => {
+                debug_assert!(seq < Rank::NO_USE);
+                Rank::NO_USE - 1 - seq
+            }
+        };
+        Rank(if infill { Rank::INFILL | used } else { used })
+    }
+
+    fn last_use(self) -> Option<u64> {
+        match self.0 & Rank::NO_USE {
+            Rank::NO_USE => None,
+            used => Some(Rank::NO_USE - 1 - used),
+        }
     }
 }
 
+/// (next use, rank, page): the largest is the page to discard. 32 bytes.
+type HeapKey = (u64, Rank, PageKey);
+
+/// One of MIN's misses: bring `page` for its use at `at`, discarding
+/// `victim`. 40 bytes: the two pages' keys are kept as their parts, and
+/// the absent victim and last use as sentinels (see the fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Replacement {
+    page: u64,
+    victim_page: u64,
+    /// The list entry (sequence number) that misses `page`.
+    pub at: u64,
+    /// One past the victim's last use before `at`, 0 if it had none since
+    /// MIN started (or there is no victim): the first position at which
+    /// the replacement is issuable.
+    issuable_from: u64,
+    fd: i32,
+    /// `fd` and `victim_page` equal to `fd` and `page` when there is no
+    /// victim: MIN never discards the page it misses, which it does not hold.
+    victim_fd: i32,
+}
+
+impl Replacement {
+    fn new(page: PageKey, at: u64, victim: Option<(PageKey, Option<u64>)>) -> Replacement {
+        let (victim_key, last_use) = victim.unwrap_or((page, None));
+        Replacement {
+            page: page.page,
+            victim_page: victim_key.page,
+            at,
+            issuable_from: last_use.map_or(0, |seq| seq + 1),
+            fd: page.fd,
+            victim_fd: victim_key.fd,
+        }
+    }
+
+    /// The page MIN misses.
+    pub fn page(&self) -> PageKey {
+        PageKey {
+            fd: self.fd,
+            page: self.page,
+        }
+    }
+
+    /// The page MIN discards for it; `None` while MIN's cache had room.
+    pub fn victim(&self) -> Option<PageKey> {
+        let victim = PageKey {
+            fd: self.victim_fd,
+            page: self.victim_page,
+        };
+        (victim != self.page()).then_some(victim)
+    }
+
+    /// True once the application's position has passed the victim's last use.
+    pub fn issuable(&self, position: u64) -> bool {
+        self.issuable_from <= position
+    }
+}
+
+/// A page in MIN's cache: its next use and its rank. 16 bytes.
 #[derive(Clone, Copy, Debug)]
 struct Cached {
     next_use: u64,
-    last_use: Option<u64>,
-    infill: bool,
+    rank: Rank,
 }
 
 /// MIN's cache at its cursor and the replacements not yet issued.
@@ -117,9 +195,8 @@ pub struct MinAhead {
     cache: FxHashMap<PageKey, Cached>,
     /// Pages MIN's cache holds at most.
     capacity: usize,
-    /// (next use, infill, least recently used, page): the top is the page
-    /// to discard. Stale entries (the page left, or its next use changed)
-    /// are skipped.
+    /// (next use, rank, page): the top is the page to discard. Stale
+    /// entries (the page left, or its next use changed) are skipped.
     furthest: BinaryHeap<HeapKey>,
     /// Replacements not yet issued, in MIN's order.
     pending: VecDeque<Replacement>,
@@ -196,8 +273,7 @@ impl MinAhead {
             if let Some(cached) = self.cache.get_mut(&key) {
                 if cached.next_use == NEVER {
                     cached.next_use = seq;
-                    self.furthest
-                        .push((seq, cached.infill, Reverse(cached.last_use), key));
+                    self.furthest.push((seq, cached.rank, key));
                 }
             }
         }
@@ -216,12 +292,46 @@ impl MinAhead {
 
     /// Steps MIN over the list up to entry `until` while more than its
     /// capacity in distinct pages is left ahead of it in the window (or to
-    /// the window's end when the window reaches the list's end).
-    pub fn run(&mut self, list: &AccessList, window: &Window, until: u64) {
+    /// the window's end when the window reaches the list's end), and hands
+    /// `issue` each replacement issuable at `position` (with whether its
+    /// page was fetched ahead), in MIN's order, as
+    /// [`MinAhead::take_issuable`] would after the run. They are taken
+    /// before the run and every `RUN_CHUNK` entries of it, so the queue
+    /// never holds more than that many issuable ones.
+    pub fn run(
+        &mut self,
+        list: &AccessList,
+        window: &Window,
+        until: u64,
+        position: u64,
+        mut issue: impl FnMut(Replacement, bool),
+    ) {
+        // The replacements already issuable go first, before the run adds
+        // more behind them.
+        let mut more = true;
+        loop {
+            while let Some((replacement, fetched_ahead)) = self.take_issuable(position) {
+                issue(replacement, fetched_ahead);
+            }
+            if !more {
+                return;
+            }
+            more = self.run_steps(list, window, until, RUN_CHUNK);
+        }
+    }
+
+    /// [`MinAhead::run`] for at most `steps` entries, issuing nothing;
+    /// true if it stopped at that limit.
+    fn run_steps(&mut self, list: &AccessList, window: &Window, until: u64, steps: u64) -> bool {
         let whole_list = window.end >= list.end_seq();
+        let mut left = steps;
         while self.cursor < self.indexed_to.min(until)
             && (whole_list || self.ahead > self.capacity as u64)
         {
+            if left == 0 {
+                return true;
+            }
+            left -= 1;
             let seq = self.cursor;
             self.cursor += 1;
             let Some(key) = list.get(seq).map(|e| e.key) else {
@@ -233,6 +343,7 @@ impl MinAhead {
             }
             self.step(key, seq, next_use);
         }
+        false
     }
 
     /// MIN at entry `seq` reading `key`, next used at `next_use`.
@@ -246,12 +357,7 @@ impl MinAhead {
         } else {
             None
         };
-        self.pending.push_back(Replacement {
-            page: key,
-            at: seq,
-            victim: victim.map(|(key, _)| key),
-            victim_last_use: victim.and_then(|(_, last)| last),
-        });
+        self.pending.push_back(Replacement::new(key, seq, victim));
         self.insert(key, next_use, Some(seq), false);
     }
 
@@ -264,16 +370,13 @@ impl MinAhead {
     fn insert(&mut self, key: PageKey, next_use: u64, last_use: Option<u64>, infill: bool) {
         let cached = self.cache.entry(key).or_insert(Cached {
             next_use,
-            last_use,
-            infill,
+            rank: Rank::new(infill, last_use),
         });
         cached.next_use = next_use;
         if last_use.is_some() {
-            cached.last_use = last_use;
-            cached.infill = false;
+            cached.rank = Rank::new(false, last_use);
         }
-        self.furthest
-            .push((next_use, cached.infill, Reverse(cached.last_use), key));
+        self.furthest.push((next_use, cached.rank, key));
         self.compact_if_stale();
     }
 
@@ -281,27 +384,29 @@ impl MinAhead {
     /// stale: every hit pushes a page's new next use and leaves the old
     /// one, so without this the heap grows by one entry per list entry
     /// stepped over instead of staying within MIN's cache. Amortised: a
-    /// rebuild of `n` pages follows at least `n` pushes.
+    /// rebuild of `n` pages follows at least `n` pushes. The rebuild reuses
+    /// the heap's allocation: a new one beside it was the peak of MIN's
+    /// memory.
     fn compact_if_stale(&mut self) {
         if self.furthest.len() <= STALE_HEAP_FACTOR * self.cache.len().max(HEAP_FLOOR) {
             return;
         }
-        let live = self
-            .cache
-            .iter()
-            .map(|(&key, c)| (c.next_use, c.infill, Reverse(c.last_use), key));
-        self.furthest = live.collect();
+        let mut keys = std::mem::take(&mut self.furthest).into_vec();
+        keys.clear();
+        keys.extend(self.cache.iter().map(|(&key, c)| (c.next_use, c.rank, key)));
+        self.furthest = BinaryHeap::from(keys);
     }
 
     /// Removes the cached page next used furthest: (page, its last use).
     fn pop_furthest(&mut self) -> Option<(PageKey, Option<u64>)> {
-        while let Some((next_use, infill, Reverse(last_use), key)) = self.furthest.pop() {
-            let current = self.cache.get(&key).is_some_and(|c| {
-                c.next_use == next_use && c.infill == infill && c.last_use == last_use
-            });
+        while let Some((next_use, rank, key)) = self.furthest.pop() {
+            let current = self
+                .cache
+                .get(&key)
+                .is_some_and(|c| c.next_use == next_use && c.rank == rank);
             if current {
                 let cached = self.cache.remove(&key)?;
-                return Some((key, cached.last_use));
+                return Some((key, cached.rank.last_use()));
             }
         }
         None
@@ -349,7 +454,7 @@ impl MinAhead {
         let given = self
             .pending
             .range(start..self.ahead_fetched)
-            .map(|r| r.page)
+            .map(Replacement::page)
             .collect();
         self.ahead_fetched = start;
         given
@@ -363,9 +468,55 @@ impl MinAhead {
         let pages = self
             .pending
             .range(self.ahead_fetched..end)
-            .map(|r| r.page)
+            .map(Replacement::page)
             .collect();
         self.ahead_fetched = end;
         pages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn any_last_use() -> impl Strategy<Value = Option<u64>> {
+        prop_oneof![
+            Just(None),
+            (0..Rank::NO_USE).prop_map(Some),
+            (0..4u64).prop_map(Some)
+        ]
+    }
+
+    proptest! {
+        /// A rank orders as the `(infill, Reverse(last_use))` it packs, and
+        /// gives its last use back.
+        #[test]
+        fn rank_orders_as_the_pair_it_packs(
+            a in (any::<bool>(), any_last_use()),
+            b in (any::<bool>(), any_last_use()),
+        ) {
+            let rank = |(infill, last): (bool, Option<u64>)| Rank::new(infill, last);
+            let pair = |(infill, last): (bool, Option<u64>)| (infill, std::cmp::Reverse(last));
+            prop_assert_eq!(rank(a).cmp(&rank(b)), pair(a).cmp(&pair(b)));
+            prop_assert_eq!(rank(a).last_use(), a.1);
+        }
+    }
+
+    #[test]
+    fn a_replacement_without_victim_is_issuable_at_once() {
+        let page = PageKey { fd: 3, page: 7 };
+        let replacement = Replacement::new(page, 9, None);
+        assert_eq!(replacement.victim(), None);
+        assert_eq!(replacement.page(), page);
+        assert!(replacement.issuable(0));
+        let victim = PageKey { fd: 3, page: 8 };
+        let replacement = Replacement::new(page, 9, Some((victim, Some(5))));
+        assert_eq!(replacement.victim(), Some(victim));
+        assert!(!replacement.issuable(5));
+        assert!(replacement.issuable(6));
+        assert_eq!(std::mem::size_of::<Replacement>(), 40);
+        assert_eq!(std::mem::size_of::<HeapKey>(), 32);
+        assert_eq!(std::mem::size_of::<Cached>(), 16);
     }
 }

@@ -110,9 +110,9 @@
 //! reuse-heavy list 351,069 against 368,803, 3.99 against 4.44 s; three
 //! instances in 200 MiB 272.9-278.4k against 285.5k, but 3.41-4.66 s
 //! against 3.31-3.49 s). Charged the 320 bytes an entry its structures
-//! cost, its list is shorter and it reads 1-2% more (91,911, 360,672 and
-//! 277,138 pages). On a seek-bound device (see [`SEEK_BOUND_GAP_BYTES`])
-//! the window is kept for scattered lists too. The Python records epoch is
+//! were then said to cost, its list is shorter and it reads 1-2% more
+//! (91,911, 360,672 and 277,138 pages). On a seek-bound device (see
+//! [`SEEK_BOUND_GAP_BYTES`]) the window is kept for scattered lists too. The Python records epoch is
 //! planned as runs, as before; the SQLite extension chooses for itself:
 //! window when the database fits in memory, where it is faster on the
 //! index scan, aggressive when it does not (conservative, charged its real
@@ -121,16 +121,21 @@
 //! What keeps live conservative from its simulated reads is the length of
 //! the list: MIN needs next uses several budgets ahead, and the library
 //! lets a list take 1/8 of the memory at [`Schedule::entry_cost_bytes`] an
-//! entry: about 2.3 budgets of entries at 224 bytes an entry (1.3 at the
+//! entry: about 2.8 budgets of entries at 200 bytes an entry (1.3 at the
 //! 384 bytes entries cost before the window's index and the list were made
-//! compact), and 1.8 at the 320 bytes conservative's entries really cost
-//! (MIN's cache, heap and queue; measured by `tests/memory.rs`). On the Python records benchmark's epoch (666,661 entries over
-//! 524,280 pages, a budget of 112,000 pages), replaying the planner with
-//! the list refilled by callbacks as the library does: conservative reads
-//! 524,280 pages with the whole list (the optimum), 545,507 with 600,000
-//! entries and 617,857 with the 150,000 the library allowed at 384 bytes an
-//! entry (live: 613-636 k); the window reads 607,093 at any length. At 224
-//! bytes the library allows about 257,000 entries. On the SQLite-like scan
+//! compact, 2.5 at 224 before the round's page lists and the list's growth
+//! were trimmed), conservative's too at the same 200 bytes (1.8 at the 320
+//! it was charged before MIN's cache, heap and queue were made compact;
+//! measured by `tests/memory.rs` over list lengths across an octave, where
+//! the earlier structures really took up to 410 bytes an entry, not the
+//! 297.5 one length showed). On the Python records benchmark's epoch
+//! (666,661 entries over 524,280 pages, a budget of 112,000 pages),
+//! replaying the planner with the list refilled by callbacks as the library
+//! does: conservative reads 524,280 pages with the whole list (the
+//! optimum), 545,507 with 600,000 entries and 617,857 with the 150,000 the
+//! library allowed at 384 bytes an entry (live: 613-636 k); the window
+//! reads 607,093 at any length. At 224 bytes the library allowed about
+//! 257,000 entries, at 200 about 288,000. On the SQLite-like scan
 //! (`cargo run --release -p sim --example list_length`) conservative reads
 //! 1.86x the optimum with 1.4 budgets of list, 1.54x with 2.8, 1.37x with
 //! 5.6. On the reuse-heavy random list in 40 MiB (what the budget finds in
@@ -215,7 +220,9 @@ const MIN_RUN_AHEAD_BUDGETS: u64 = 2;
 /// of distinct pages, for MIN's next uses. Pages read 1.41x / 1.64x of
 /// Belady's optimum with 2 budgets, 1.15x / 1.19x with 4, 1.06x / 1.19x
 /// with 8 as with the whole list (the random and SQLite-like lists of
-/// docs/repro.md); the index costs memory in proportion.
+/// docs/repro.md); the index costs memory in proportion, but never more
+/// than the list it indexes: at the 2.8 budgets of list the library allows
+/// conservative it covers the whole list (as 4 budgets would).
 const LOOKAHEAD_BUDGETS: u64 = 8;
 
 /// A premature eviction halves the buffer only while the plan keeps at
@@ -996,18 +1003,24 @@ impl Planner {
         }
         self.min.extend(&self.list, window);
         let until = position.saturating_add(budget.saturating_mul(MIN_RUN_AHEAD_BUDGETS));
-        self.min.run(&self.list, window, until);
         let mut wanted = Vec::new();
-        while let Some((replacement, fetched_ahead)) = self.min.take_issuable(position) {
-            if let Some(victim) = replacement.victim {
-                if self.held.drop_page(victim) {
-                    drops.push(victim);
+        let held = &mut self.held;
+        self.min.run(
+            &self.list,
+            window,
+            until,
+            position,
+            |replacement, fetched_ahead| {
+                if let Some(victim) = replacement.victim() {
+                    if held.drop_page(victim) {
+                        drops.push(victim);
+                    }
                 }
-            }
-            if !fetched_ahead && self.held.fetch(replacement.page, Role::Listed) {
-                wanted.push(replacement.page);
-            }
-        }
+                if !fetched_ahead && held.fetch(replacement.page(), Role::Listed) {
+                    wanted.push(replacement.page());
+                }
+            },
+        );
         // The reserve's room, and never beyond the budget (infill pages may
         // sit in MIN's cache beyond its capacity until MIN discards them).
         let reserve = budget_pages.saturating_sub(self.min.capacity());
@@ -1029,15 +1042,19 @@ impl Planner {
     /// Turns a round's pages into advice: the fetches merged with infill
     /// where the budget has room, in C-LOOK order from the next page the
     /// application needs, split at the advice limit; the drops as ranges.
+    /// Each list of pages is freed once it is made ranges: all four at once
+    /// were the peak of a round that fetches and drops many pages.
     fn advice(
         &mut self,
         mut wanted: Vec<PageKey>,
         mut drops: Vec<PageKey>,
         budget: u64,
     ) -> RoundPlan {
+        drops.sort_unstable();
+        let evict = merge_with_infill(&drops, 0);
+        drop(drops);
         wanted.sort_unstable();
         wanted.dedup();
-        drops.sort_unstable();
         let conservative = self.schedule == Schedule::Conservative;
         let used = if conservative {
             self.held.len().max(self.min.cache_len())
@@ -1056,6 +1073,7 @@ impl Planner {
                 GapPage::Free
             }
         });
+        drop(wanted);
         for &key in &infill {
             self.held.fetch(key, Role::Infill);
             if conservative {
@@ -1074,7 +1092,7 @@ impl Planner {
             });
         let max_pages = self.config.max_advice_bytes / self.config.page_size;
         RoundPlan {
-            evict: merge_with_infill(&drops, 0),
+            evict,
             fetch: split_long(clook_from(ranges, head), max_pages),
             ..RoundPlan::default()
         }

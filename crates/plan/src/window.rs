@@ -57,7 +57,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use crate::access_list::{AccessList, PageKey};
+use crate::access_list::{reserve_within, AccessList, PageKey};
 
 /// Pages with more entries than this in the window keep them sorted in a
 /// queue too, so that a lookup walks at most this many links.
@@ -358,10 +358,15 @@ impl Window {
     /// bring a page beyond the budget.
     fn extend(&mut self, list: &AccessList, budget_pages: u64, entered: &mut Vec<PageKey>) {
         let mut seq = self.indexed_end();
+        // The window holds at most the list from its first entry on.
+        let most = usize::try_from(list.end_seq().saturating_sub(self.first))
+            .unwrap_or(MAX_ENTRIES)
+            .min(MAX_ENTRIES);
         while let Some(key) = list.get(seq).map(|entry| entry.key) {
             if self.indexed.len() >= MAX_ENTRIES {
                 break;
             }
+            reserve_within(&mut self.indexed, 1, most);
             if self.contains(key) {
                 self.append_to_page(key, seq);
             } else if self.pages.len() as u64 >= budget_pages {
