@@ -19,11 +19,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::engine::{run_from, EngineConfig, Parts};
+use super::engine::{run_program, EngineConfig, Parts, Program};
 use super::iosched::io_scheduler_from_name;
 use super::prefetch::{Access, FetchRange, Idle, Prefetcher};
 use super::replace::{Replacement, Touch};
-use super::workload::{DiskBlock, FileBlock, Layout, Step, Workload};
+use super::workload::{DiskBlock, FileBlock, Layout, Step};
 use crate::cache::{Block, Cache, FetchKind, InFlight, Interner};
 use crate::engine::Ctx;
 use crate::engine::RunSetup;
@@ -55,7 +55,7 @@ pub fn run_cao(
             "the realistic model needs a trace with timestamps".into(),
         ));
     }
-    let (workload, last_think) = program(string, &setup.initial, realistic, device.block_size())?;
+    let program = StringProgram::new(string, &setup.initial, realistic, device.block_size())?;
     let future = info.needs_future.then(|| Future::link(string.clone()));
     let mut ids = string.ids().clone();
     let initial: Vec<Block> = setup.initial.iter().map(|&b| ids.intern(b)).collect();
@@ -78,7 +78,7 @@ pub fn run_cao(
         cache: Cache::new(setup.capacity, setup.depth),
         ids,
         oracle: future.as_ref().map(Oracle::new),
-        layout: &workload.layout,
+        layout: &program.layout,
         string,
         now: 0,
         cursor: 0,
@@ -103,59 +103,95 @@ pub fn run_cao(
     };
     let config = EngineConfig {
         hit_time,
-        last_think,
+        last_think: program.last_think(),
         ..EngineConfig::with_cache(setup.capacity)
     };
-    let metrics = run_from(&workload, config, parts, &cached, &mut |_| {})?;
+    let metrics = run_program(&program, config, parts, &cached, &mut |_| {})?;
     if let Some(error) = state.borrow_mut().error.take() {
         return Err(error);
     }
     Ok(metrics.in_ticks_of(nanos(TICK)))
 }
 
-/// The program of `string` as one stream over one file of `block_size`-byte blocks holding
-/// every block number referenced or `cached`, and one more (one-block lookahead may fetch it);
-/// with `realistic`, a reference's compute time is the think time before the next one, and the
-/// last one's is returned apart.
-fn program(
-    string: &RefString,
-    cached: &[u64],
+/// The program of a reference string, read in place: one stream over one file of
+/// `block_size`-byte blocks holding every block number referenced or cached at the start, and
+/// one more (one-block lookahead may fetch it); with the realistic model, a reference's compute
+/// time is the think time before the next one.
+struct StringProgram<'s> {
+    string: &'s RefString,
+    layout: Layout,
     realistic: bool,
-    block_size: u64,
-) -> Result<(Workload, Duration), SimError> {
-    let raw = |pos: usize| string.ids().raw(string.block_at(pos as Pos));
-    let compute = |pos: usize| match realistic {
-        true => Duration::from_nanos(string.think(pos as Pos).unwrap_or(0)),
-        false => Duration::ZERO,
-    };
-    let most = (0..string.distinct() as Block)
-        .map(|id| string.ids().raw(id))
-        .chain(cached.iter().copied())
-        .max()
-        .unwrap_or(0);
-    let blocks = most
-        .checked_add(2)
-        .filter(|n| n.checked_mul(block_size).is_some())
-        .ok_or_else(|| {
-            SimError::Config(format!(
-                "block number {most} is too large for the disk-timed loop's byte addresses"
-            ))
-        })?;
-    let steps = (0..string.len())
-        .map(|pos| Step {
-            block: FileBlock {
-                file: 0,
-                block: raw(pos),
-            },
-            think: pos.checked_sub(1).map_or(Duration::ZERO, compute),
+}
+
+impl<'s> StringProgram<'s> {
+    fn new(
+        string: &'s RefString,
+        cached: &[u64],
+        realistic: bool,
+        block_size: u64,
+    ) -> Result<StringProgram<'s>, SimError> {
+        let most = (0..string.distinct() as Block)
+            .map(|id| string.ids().raw(id))
+            .chain(cached.iter().copied())
+            .max()
+            .unwrap_or(0);
+        let blocks = most
+            .checked_add(2)
+            .filter(|n| n.checked_mul(block_size).is_some())
+            .ok_or_else(|| {
+                SimError::Config(format!(
+                    "block number {most} is too large for the disk-timed loop's byte addresses"
+                ))
+            })?;
+        Ok(StringProgram {
+            string,
+            layout: Layout::contiguous(&[blocks], 0, block_size),
+            realistic,
         })
-        .collect();
-    let workload = Workload {
-        layout: Layout::contiguous(&[blocks], 0, block_size),
-        streams: vec![steps],
-    };
-    let last = string.len().checked_sub(1).map_or(Duration::ZERO, compute);
-    Ok((workload, last))
+    }
+
+    /// The compute time of the reference at `pos` (none on the simplified model).
+    fn compute(&self, pos: usize) -> Duration {
+        match self.realistic {
+            true => Duration::from_nanos(self.string.think(pos as Pos).unwrap_or(0)),
+            false => Duration::ZERO,
+        }
+    }
+
+    /// The last reference's compute time, a think time after the stream's end.
+    fn last_think(&self) -> Duration {
+        self.string
+            .len()
+            .checked_sub(1)
+            .map_or(Duration::ZERO, |last| self.compute(last))
+    }
+}
+
+impl Program for StringProgram<'_> {
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn streams(&self) -> usize {
+        1
+    }
+
+    fn references(&self) -> u64 {
+        self.string.len() as u64
+    }
+
+    fn step(&self, _stream: usize, index: usize) -> Option<Step> {
+        if index >= self.string.len() {
+            return None;
+        }
+        let block = self.string.ids().raw(self.string.block_at(index as Pos));
+        Some(Step {
+            block: FileBlock { file: 0, block },
+            think: index
+                .checked_sub(1)
+                .map_or(Duration::ZERO, |previous| self.compute(previous)),
+        })
+    }
 }
 
 /// How many references ahead the adapter warms the processor's cache for a block's state.
