@@ -6,7 +6,8 @@
 //! adapter (the loop every policy is to run on); and a 4-point sweep on 1 and on 2 threads,
 //! alternated three times (the ratio is of the best times), with the CPU time each took.
 //!
-//! `cargo run --release -p sim --example speed -- TRACE CACHE` (see scripts/bench_speed.sh).
+//! `cargo run --release -p sim --example speed -- TRACE CACHE [engines]` (see
+//! scripts/bench_speed.sh); with `engines`, only the two loops alone, three times each.
 
 use std::time::Instant;
 
@@ -22,10 +23,17 @@ const SWEEP_PAIRS: usize = 3;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (Some(path), Some(cache)) = (args.next(), args.next()) else {
-        return Err("usage: speed TRACE CACHE".into());
+        return Err("usage: speed TRACE CACHE [engines]".into());
     };
     let cache: usize = cache.parse()?;
     let trace = TraceFile::new(&path);
+    if args.next().as_deref() == Some("engines") {
+        let string = RefString::read(&trace, Times::Drop)?;
+        for _ in 0..SWEEP_PAIRS {
+            engines_alone(&string, cache)?;
+        }
+        return Ok(());
+    }
     let plan = |choices: &str, capacities: Vec<usize>| -> Result<Plan, sim::SimError> {
         Ok(Plan {
             traces: vec![trace.clone()],
@@ -50,12 +58,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let string = RefString::read(&trace, Times::Drop)?;
+    engines_alone(&string, cache)?;
+    sweeps(plan("lru,fifo,clock,lru-obl", vec![cache])?)
+}
+
+/// LRU on Cao's loop and on the disk-timed loop (through Cao's adapter), the trace in memory.
+fn engines_alone(string: &RefString, cache: usize) -> Result<(), Box<dyn std::error::Error>> {
     let begin = Instant::now();
-    let alone = run_string(
-        find("lru-demand")?,
-        &string,
-        &RunSetup::simplified(cache, 1),
-    )?;
+    let alone = run_string(find("lru-demand")?, string, &RunSetup::simplified(cache, 1))?;
     let engine = begin.elapsed().as_secs_f64();
     println!(
         "engine alone: lru, trace in memory as dense ids: {} misses in {engine:.3} s ({:.1} M refs/s)",
@@ -64,20 +74,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let begin = Instant::now();
-    let on_disk_loop = sim::disksim::cao::run_cao(
-        find("lru-demand")?,
-        &string,
-        &RunSetup::simplified(cache, 1),
-    )?;
+    let on_disk_loop =
+        sim::disksim::cao::run_cao(find("lru-demand")?, string, &RunSetup::simplified(cache, 1))?;
     let disk_loop = begin.elapsed().as_secs_f64();
     println!(
-        "engine alone on the disk-timed loop (through the adapter, its workload built from the \
-         string included): lru: {} misses in {disk_loop:.3} s ({:.1} M refs/s)",
+        "engine alone on the disk-timed loop (through the adapter, reading the string in \
+         place): lru: {} misses in {disk_loop:.3} s ({:.1} M refs/s)",
         on_disk_loop.misses,
         on_disk_loop.references as f64 / disk_loop / 1e6
     );
 
-    let sweep = plan("lru,fifo,clock,lru-obl", vec![cache])?;
+    Ok(())
+}
+
+/// The 4-point sweep on 1 and 2 threads, alternated [`SWEEP_PAIRS`] times.
+fn sweeps(sweep: Plan) -> Result<(), Box<dyn std::error::Error>> {
     let mut pairs = Vec::new();
     for _ in 0..SWEEP_PAIRS {
         let mut pair = [Timed::default(); 2];
