@@ -305,6 +305,9 @@ impl State<'_> {
             done_at: self.now,
         };
         self.cache.start(fetch.block, fetch.victim, flight);
+        if let Some(next) = fetch.victim.and(self.policy.likely_victim()) {
+            self.cache.warm(next);
+        }
         if self.addressed {
             self.started
                 .store(self.ids.raw(fetch.block), Ordering::Relaxed);
@@ -412,6 +415,10 @@ impl Replacement for Victims<'_> {
     fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
         let victim = self.0.borrow_mut().victim.take()?;
         Some(u64::from(victim))
+    }
+
+    fn likely_victim(&self) -> Option<DiskBlock> {
+        self.0.borrow().policy.likely_victim().map(u64::from)
     }
 
     /// The policy keeps its own order, which it does not expose.

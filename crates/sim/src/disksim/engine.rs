@@ -582,6 +582,9 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                     self.parts.prefetcher.on_evict(file_block, unused);
                 }
             }
+            if let Some(next) = self.parts.replacement.likely_victim() {
+                self.cache.warm(next);
+            }
         }
     }
 

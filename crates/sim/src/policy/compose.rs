@@ -28,6 +28,11 @@ pub(crate) trait Order {
 
     /// `block` is coming (see [`Policy::warm`]).
     fn warm(&self, _block: Block) {}
+
+    /// The next demand victim, if known cheaply (see [`Policy::likely_victim`]).
+    fn likely_victim(&self) -> Option<Block> {
+        None
+    }
 }
 
 /// When and which block to prefetch, over the replacement order `O`.
@@ -96,6 +101,10 @@ impl<O: Order, P: Prefetch<O>> Policy for Composed<O, P> {
     fn warm(&self, block: Block, ids: &Interner) {
         self.order.warm(block);
         self.prefetch.warm(block, ids);
+    }
+
+    fn likely_victim(&self) -> Option<Block> {
+        self.order.likely_victim()
     }
 }
 

@@ -109,6 +109,13 @@ pub trait Policy {
     /// to fetch its per-block state (see `cache::warm`). Speed only; no decision may depend
     /// on it.
     fn warm(&self, _block: Block, _ids: &Interner) {}
+
+    /// The block it would discard next for a demand fetch, if it knows it cheaply (LRU's
+    /// least recently used): the disk-timed loop warms that block's state after an eviction,
+    /// long before the next. Speed only; no decision may depend on it.
+    fn likely_victim(&self) -> Option<Block> {
+        None
+    }
 }
 
 /// What a policy's constructor gets.
