@@ -74,6 +74,7 @@ pub fn run_cao(
         ids: &ids,
         depth: setup.depth,
     })?;
+    let demand_only = policy.demand_only();
     let started = Arc::new(AtomicU64::new(0));
     let state = Rc::new(RefCell::new(State {
         started: Arc::clone(&started),
@@ -84,6 +85,7 @@ pub fn run_cao(
         ids,
         oracle: future.as_ref().map(Oracle::new),
         layout_blocks: program.layout.file_blocks(0),
+        demand_only,
         string,
         now: 0,
         cursor: 0,
@@ -244,6 +246,8 @@ struct State<'f> {
     /// The trace block number of the fetch started last, for the device (if `addressed`).
     started: Arc<AtomicU64>,
     addressed: bool,
+    /// The policy never prefetches and ignores requests ([`Policy::demand_only`]).
+    demand_only: bool,
     /// Blocks of the loop's one file: ids from here on have no block.
     layout_blocks: u64,
     /// The program's references, numbered (the block at the cursor is the one referenced).
@@ -354,6 +358,9 @@ impl Prefetcher for Decisions<'_> {
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let mut state = self.0.borrow_mut();
         state.set_now(access.now);
+        if state.demand_only {
+            return Vec::new();
+        }
         let pos = state.cursor;
         let block = id(access.block);
         state.call(None, |p, ctx| p.on_request(block, pos, ctx));
@@ -384,6 +391,10 @@ impl Prefetcher for Decisions<'_> {
 
     fn decides_at_idle(&self) -> bool {
         true
+    }
+
+    fn demand_only(&self) -> bool {
+        self.0.borrow().demand_only
     }
 
     fn on_idle(&mut self, idle: &Idle) -> Option<FileBlock> {

@@ -261,6 +261,8 @@ struct Engine<'w, 'p, P> {
     metrics: Metrics,
     /// The prefetcher decides every fetch when the device is idle (Cao's model).
     at_idle: bool,
+    /// ... and never prefetches: the idle device is not offered to it.
+    demand_only: bool,
 }
 
 impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
@@ -282,6 +284,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             last_end: None,
             next_request: 0,
             at_idle: false,
+            demand_only: false,
             metrics: Metrics {
                 disk: Requests {
                     block_size: layout.block_size,
@@ -314,6 +317,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
 
     fn start(&mut self) {
         self.at_idle = self.parts.prefetcher.decides_at_idle();
+        self.demand_only = self.at_idle && self.parts.prefetcher.demand_only();
         for index in 0..self.program.streams() {
             let first = self.program.step(index, 0);
             self.streams.push(StreamState {
@@ -731,7 +735,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
 
     /// Offers the idle device to the prefetcher until it declines or the device is busy.
     fn offer_at_idle(&mut self, stream: usize, now: Duration, pinned: Option<FileBlock>) {
-        while self.device_idle() {
+        while !self.demand_only && self.device_idle() {
             let idle = Idle {
                 now,
                 demand: None,

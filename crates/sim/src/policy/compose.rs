@@ -45,6 +45,11 @@ pub(crate) trait Prefetch<O> {
 
     /// `block` is coming (see [`Policy::warm`]).
     fn warm(&self, _block: Block, _ids: &Interner) {}
+
+    /// Whether it never prefetches and ignores requests (see [`Policy::demand_only`]).
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// Demand paging: no prefetch ever.
@@ -53,6 +58,10 @@ pub(crate) struct NoPrefetch;
 impl<O> Prefetch<O> for NoPrefetch {
     fn prefetch(&mut self, _order: &mut O, _ctx: &Ctx<'_>) -> Option<Fetch> {
         None
+    }
+
+    fn demand_only(&self) -> bool {
+        true
     }
 }
 
@@ -105,6 +114,10 @@ impl<O: Order, P: Prefetch<O>> Policy for Composed<O, P> {
 
     fn likely_victim(&self) -> Option<Block> {
         self.order.likely_victim()
+    }
+
+    fn demand_only(&self) -> bool {
+        self.prefetch.demand_only()
     }
 }
 

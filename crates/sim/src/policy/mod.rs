@@ -116,6 +116,12 @@ pub trait Policy {
     fn likely_victim(&self) -> Option<Block> {
         None
     }
+
+    /// Whether it never prefetches and ignores [`Policy::on_request`] (demand paging): an
+    /// engine may then skip both calls. The default, `false`, is always safe.
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// What a policy's constructor gets.
