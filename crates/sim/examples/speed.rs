@@ -6,7 +6,9 @@
 //! adapter (the loop every policy is to run on); and a 4-point sweep on 1 and on 2 threads,
 //! alternated three times (the ratio is of the best times), with the CPU time each took.
 //!
-//! `cargo run --release -p sim --example speed -- TRACE CACHE` (see scripts/bench_speed.sh).
+//! `cargo run --release -p sim --example speed -- TRACE CACHE [engines [POLICY]]` (see
+//! scripts/bench_speed.sh); with `engines`, only the two loops alone, three times each, for
+//! LRU or another online policy of Cao's.
 
 use std::time::Instant;
 
@@ -22,10 +24,18 @@ const SWEEP_PAIRS: usize = 3;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (Some(path), Some(cache)) = (args.next(), args.next()) else {
-        return Err("usage: speed TRACE CACHE".into());
+        return Err("usage: speed TRACE CACHE [engines [POLICY]]".into());
     };
     let cache: usize = cache.parse()?;
     let trace = TraceFile::new(&path);
+    if args.next().as_deref() == Some("engines") {
+        let policy = args.next().unwrap_or_else(|| "lru-demand".into());
+        let string = RefString::read(&trace, Times::Drop)?;
+        for _ in 0..SWEEP_PAIRS {
+            engines_alone(&string, cache, &policy)?;
+        }
+        return Ok(());
+    }
     let plan = |choices: &str, capacities: Vec<usize>| -> Result<Plan, sim::SimError> {
         Ok(Plan {
             traces: vec![trace.clone()],
@@ -50,34 +60,43 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let string = RefString::read(&trace, Times::Drop)?;
+    engines_alone(&string, cache, "lru-demand")?;
+    sweeps(plan("lru,fifo,clock,lru-obl", vec![cache])?)
+}
+
+/// Online `policy` of Cao's on Cao's loop and on the disk-timed loop (through Cao's adapter),
+/// the trace in memory.
+fn engines_alone(
+    string: &RefString,
+    cache: usize,
+    policy: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let name = policy.strip_suffix("-demand").unwrap_or(policy);
     let begin = Instant::now();
-    let alone = run_string(
-        find("lru-demand")?,
-        &string,
-        &RunSetup::simplified(cache, 1),
-    )?;
+    let alone = run_string(find(policy)?, string, &RunSetup::simplified(cache, 1))?;
     let engine = begin.elapsed().as_secs_f64();
     println!(
-        "engine alone: lru, trace in memory as dense ids: {} misses in {engine:.3} s ({:.1} M refs/s)",
+        "engine alone: {name}, trace in memory as dense ids: {} misses in {engine:.3} s ({:.1} M refs/s)",
         alone.misses,
         alone.references as f64 / engine / 1e6
     );
 
     let begin = Instant::now();
-    let on_disk_loop = sim::disksim::cao::run_cao(
-        find("lru-demand")?,
-        &string,
-        &RunSetup::simplified(cache, 1),
-    )?;
+    let on_disk_loop =
+        sim::disksim::cao::run_cao(find(policy)?, string, &RunSetup::simplified(cache, 1))?;
     let disk_loop = begin.elapsed().as_secs_f64();
     println!(
-        "engine alone on the disk-timed loop (through the adapter, its workload built from the \
-         string included): lru: {} misses in {disk_loop:.3} s ({:.1} M refs/s)",
+        "engine alone on the disk-timed loop (through the adapter, reading the string in \
+         place): {name}: {} misses in {disk_loop:.3} s ({:.1} M refs/s)",
         on_disk_loop.misses,
         on_disk_loop.references as f64 / disk_loop / 1e6
     );
 
-    let sweep = plan("lru,fifo,clock,lru-obl", vec![cache])?;
+    Ok(())
+}
+
+/// The 4-point sweep on 1 and 2 threads, alternated [`SWEEP_PAIRS`] times.
+fn sweeps(sweep: Plan) -> Result<(), Box<dyn std::error::Error>> {
     let mut pairs = Vec::new();
     for _ in 0..SWEEP_PAIRS {
         let mut pair = [Timed::default(); 2];

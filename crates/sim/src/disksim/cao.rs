@@ -7,23 +7,29 @@
 //! when the disk is idle (rule 4: at each reference and each completion). The engine runs the adapter's prefetcher in that mode
 //! ([`Prefetcher::decides_at_idle`]); the policy keeps speaking dense block ids with a
 //! [`Cache`] of its own, kept in step with the engine's through the hooks (a fetch starts and
-//! its victim leaves, a block arrives, a reference is served). Disk block numbers stand for
-//! the trace's block numbers, so OBL's "next block" is the next one on the disk.
+//! its victim leaves, a block arrives, a reference is served). The loop's disk blocks are the
+//! policy's dense ids, so a block passes between the two without a lookup; the device is
+//! given the trace's block number of each fetch (OBL's "next block" is the next trace
+//! number, as on Cao's loop).
 //!
-//! Deviations: the string is held in memory (streamed traces stay on Cao's loop); a prefetch
-//! of a block past the largest number referenced plus one is not made (Cao's loop fetches any
-//! block number); unused prefetches are not counted; the policy's cache does not know when a
-//! fetch in flight will complete (no policy asks).
+//! Deviations: the string is held in memory (streamed traces stay on Cao's loop); the disk
+//! counters of a run (`Metrics::disk`: seek distances) are in dense ids, not trace block
+//! numbers; a policy that names more new blocks than the string has distinct ones is refused
+//! the prefetches past them (OBL names at most one a block); unused prefetches are not
+//! counted; the policy's cache does not know when a fetch in flight will complete (no policy
+//! asks).
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::engine::{run_from, EngineConfig, Parts};
+use super::engine::{run_program, EngineConfig, Parts, Program};
 use super::iosched::io_scheduler_from_name;
 use super::prefetch::{Access, FetchRange, Idle, Prefetcher};
 use super::replace::{Replacement, Touch};
-use super::workload::{DiskBlock, FileBlock, Layout, Step, Workload};
+use super::workload::{DiskBlock, FileBlock, Layout, Step};
 use crate::cache::{Block, Cache, FetchKind, InFlight, Interner};
 use crate::engine::Ctx;
 use crate::engine::RunSetup;
@@ -40,7 +46,7 @@ use crate::SimError;
 /// constant F, a seeded draw around it, or a disk model given one one-block request a fetch,
 /// block numbers wrapping round the disk), at most `depth` at a time (the device serving that
 /// many requests at once), the initial contents given as trace block numbers. The string is
-/// one file whose block `b` is trace block `b`; a tick is a nanosecond on the disk-timed loop,
+/// one file whose block `b` is the block of dense id `b`; a tick is a nanosecond on the disk-timed loop,
 /// and times come back in ticks.
 pub fn run_cao(
     info: &'static PolicyInfo,
@@ -55,15 +61,11 @@ pub fn run_cao(
             "the realistic model needs a trace with timestamps".into(),
         ));
     }
-    let (workload, last_think) = program(string, &setup.initial, realistic, device.block_size())?;
+    let program = StringProgram::new(string, setup.initial.len(), realistic, device.block_size())?;
     let future = info.needs_future.then(|| Future::link(string.clone()));
     let mut ids = string.ids().clone();
     let initial: Vec<Block> = setup.initial.iter().map(|&b| ids.intern(b)).collect();
-    let cached: Vec<FileBlock> = setup
-        .initial
-        .iter()
-        .map(|&block| FileBlock { file: 0, block })
-        .collect();
+    let cached: Vec<FileBlock> = initial.iter().map(|&id| file_block(id)).collect();
     let policy = (info.build)(&Build {
         capacity: setup.capacity,
         timing: &setup.timing,
@@ -72,23 +74,28 @@ pub fn run_cao(
         ids: &ids,
         depth: setup.depth,
     })?;
+    let demand_only = policy.demand_only();
+    let started = Arc::new(AtomicU64::new(0));
     let state = Rc::new(RefCell::new(State {
+        started: Arc::clone(&started),
+        addressed: device.addressed(),
         name: info.name,
         policy,
         cache: Cache::new(setup.capacity, setup.depth),
         ids,
         oracle: future.as_ref().map(Oracle::new),
-        layout: &workload.layout,
+        layout_blocks: program.layout.file_blocks(0),
+        demand_only,
         string,
         now: 0,
         cursor: 0,
-        last: None,
         victim: None,
         error: None,
     }));
     let mut model = Parallel {
         device,
         depth: setup.depth,
+        started: Arc::clone(&started),
     };
     let mut scheduler = io_scheduler_from_name("fifo")?;
     let parts = Parts {
@@ -103,59 +110,95 @@ pub fn run_cao(
     };
     let config = EngineConfig {
         hit_time,
-        last_think,
+        last_think: program.last_think(),
         ..EngineConfig::with_cache(setup.capacity)
     };
-    let metrics = run_from(&workload, config, parts, &cached, &mut |_| {})?;
+    let metrics = run_program(&program, config, parts, &cached, &mut |_| {})?;
     if let Some(error) = state.borrow_mut().error.take() {
         return Err(error);
     }
     Ok(metrics.in_ticks_of(nanos(TICK)))
 }
 
-/// The program of `string` as one stream over one file of `block_size`-byte blocks holding
-/// every block number referenced or `cached`, and one more (one-block lookahead may fetch it);
-/// with `realistic`, a reference's compute time is the think time before the next one, and the
-/// last one's is returned apart.
-fn program(
-    string: &RefString,
-    cached: &[u64],
+/// The program of a reference string, read in place: one stream over one file whose block
+/// `b` is the block of dense id `b`, with room for the ids of the blocks cached at the start
+/// and of as many new blocks again as a policy may name (OBL's next blocks); with the
+/// realistic model, a reference's compute time is the think time before the next one.
+struct StringProgram<'s> {
+    string: &'s RefString,
+    layout: Layout,
     realistic: bool,
-    block_size: u64,
-) -> Result<(Workload, Duration), SimError> {
-    let raw = |pos: usize| string.ids().raw(string.block_at(pos as Pos));
-    let compute = |pos: usize| match realistic {
-        true => Duration::from_nanos(string.think(pos as Pos).unwrap_or(0)),
-        false => Duration::ZERO,
-    };
-    let most = (0..string.distinct() as Block)
-        .map(|id| string.ids().raw(id))
-        .chain(cached.iter().copied())
-        .max()
-        .unwrap_or(0);
-    let blocks = most
-        .checked_add(2)
-        .filter(|n| n.checked_mul(block_size).is_some())
-        .ok_or_else(|| {
-            SimError::Config(format!(
-                "block number {most} is too large for the disk-timed loop's byte addresses"
-            ))
-        })?;
-    let steps = (0..string.len())
-        .map(|pos| Step {
-            block: FileBlock {
-                file: 0,
-                block: raw(pos),
-            },
-            think: pos.checked_sub(1).map_or(Duration::ZERO, compute),
+}
+
+impl<'s> StringProgram<'s> {
+    fn new(
+        string: &'s RefString,
+        cached: usize,
+        realistic: bool,
+        block_size: u64,
+    ) -> Result<StringProgram<'s>, SimError> {
+        let blocks = (string.distinct() as u64 + cached as u64) * 2 + 1;
+        if blocks > u64::from(Block::MAX) || blocks.checked_mul(block_size).is_none() {
+            return Err(SimError::Config(format!(
+                "{blocks} blocks are too many for the disk-timed loop's byte addresses"
+            )));
+        }
+        Ok(StringProgram {
+            string,
+            layout: Layout::contiguous(&[blocks], 0, block_size),
+            realistic,
         })
-        .collect();
-    let workload = Workload {
-        layout: Layout::contiguous(&[blocks], 0, block_size),
-        streams: vec![steps],
-    };
-    let last = string.len().checked_sub(1).map_or(Duration::ZERO, compute);
-    Ok((workload, last))
+    }
+
+    /// The compute time of the reference at `pos` (none on the simplified model).
+    fn compute(&self, pos: usize) -> Duration {
+        match self.realistic {
+            true => Duration::from_nanos(self.string.think(pos as Pos).unwrap_or(0)),
+            false => Duration::ZERO,
+        }
+    }
+
+    /// The last reference's compute time, a think time after the stream's end.
+    fn last_think(&self) -> Duration {
+        self.string
+            .len()
+            .checked_sub(1)
+            .map_or(Duration::ZERO, |last| self.compute(last))
+    }
+}
+
+impl Program for StringProgram<'_> {
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn streams(&self) -> usize {
+        1
+    }
+
+    fn references(&self) -> u64 {
+        self.string.len() as u64
+    }
+
+    fn step(&self, _stream: usize, index: usize) -> Option<Step> {
+        if index >= self.string.len() {
+            return None;
+        }
+        Some(Step {
+            block: file_block(self.string.block_at(index as Pos)),
+            think: index
+                .checked_sub(1)
+                .map_or(Duration::ZERO, |previous| self.compute(previous)),
+        })
+    }
+}
+
+/// The loop's block of the policy's dense id `id`.
+fn file_block(id: Block) -> FileBlock {
+    FileBlock {
+        file: 0,
+        block: u64::from(id),
+    }
 }
 
 /// How many references ahead the adapter warms the processor's cache for a block's state.
@@ -165,15 +208,19 @@ const LOOKAHEAD: usize = 8;
 const TICK: Duration = Duration::from_nanos(1);
 
 /// Cao's fetch device serving up to `depth` requests at once (Cao's fetches in flight at once),
-/// each timed as on Cao's loop.
+/// each timed as on Cao's loop on the trace block number of the fetch: the adapter starts a
+/// fetch only when a fetch slot is free and the loop serves it at once, so the fetch served is
+/// the one started last, whose number the adapter leaves in `started`.
 struct Parallel {
     device: FetchDevice,
     depth: usize,
+    started: Arc<AtomicU64>,
 }
 
 impl disk::DiskModel for Parallel {
-    fn service(&mut self, now: Duration, request: &disk::Request) -> Duration {
-        self.device.service(now, request)
+    fn service(&mut self, now: Duration, _request: &disk::Request) -> Duration {
+        let block = self.started.load(Ordering::Relaxed);
+        Duration::from_nanos(self.device.fetch_time(block, now.as_nanos() as Time))
     }
 
     fn head(&self) -> u64 {
@@ -196,13 +243,17 @@ struct State<'f> {
     cache: Cache,
     ids: Interner,
     oracle: Option<Oracle<'f>>,
-    layout: &'f Layout,
+    /// The trace block number of the fetch started last, for the device (if `addressed`).
+    started: Arc<AtomicU64>,
+    addressed: bool,
+    /// The policy never prefetches and ignores requests ([`Policy::demand_only`]).
+    demand_only: bool,
+    /// Blocks of the loop's one file: ids from here on have no block.
+    layout_blocks: u64,
     /// The program's references, numbered (the block at the cursor is the one referenced).
     string: &'f RefString,
     now: Time,
     cursor: Pos,
-    /// The last block looked up, and its id.
-    last: Option<(FileBlock, Block)>,
     /// The victim of the fetch decided last, which the engine evicts next.
     victim: Option<Block>,
     /// The first decision the model forbids.
@@ -225,20 +276,6 @@ impl State<'_> {
             pinned,
         );
         f(self.policy.as_mut(), &mut ctx)
-    }
-
-    /// The policy's id of `block`; the block of the current reference is asked for three
-    /// times (requested, pinned, served), so the last answer is kept.
-    fn block(&mut self, block: FileBlock) -> Block {
-        match self.last {
-            Some((file_block, id)) if file_block == block => id,
-            _ => {
-                let raw = self.layout.disk_block(block).unwrap_or(u64::MAX);
-                let id = self.ids.intern(raw);
-                self.last = Some((block, id));
-                id
-            }
-        }
     }
 
     /// Warms the processor's cache for the state of the block referenced [`LOOKAHEAD`]
@@ -272,6 +309,13 @@ impl State<'_> {
             done_at: self.now,
         };
         self.cache.start(fetch.block, fetch.victim, flight);
+        if let Some(next) = fetch.victim.and(self.policy.likely_victim()) {
+            self.cache.warm(next);
+        }
+        if self.addressed {
+            self.started
+                .store(self.ids.raw(fetch.block), Ordering::Relaxed);
+        }
         self.victim = fetch.victim;
         true
     }
@@ -302,6 +346,11 @@ impl State<'_> {
     }
 }
 
+/// The policy's dense id of the loop's block `block`.
+fn id(block: FileBlock) -> Block {
+    block.block as Block
+}
+
 /// The prefetching seam: every decision of the policy, made when the device is idle.
 struct Decisions<'f>(Rc<RefCell<State<'f>>>);
 
@@ -309,16 +358,18 @@ impl Prefetcher for Decisions<'_> {
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let mut state = self.0.borrow_mut();
         state.set_now(access.now);
+        if state.demand_only {
+            return Vec::new();
+        }
         let pos = state.cursor;
-        let block = state.string.block_at(pos);
-        state.last = Some((access.block, block));
+        let block = id(access.block);
         state.call(None, |p, ctx| p.on_request(block, pos, ctx));
         Vec::new()
     }
 
     fn on_reference(&mut self, _stream: usize, block: FileBlock) {
         let mut state = self.0.borrow_mut();
-        let block = state.block(block);
+        let block = id(block);
         state.cache.referenced(block);
         let pos = state.cursor;
         if let Some(oracle) = state.oracle.as_mut() {
@@ -331,7 +382,7 @@ impl Prefetcher for Decisions<'_> {
 
     fn on_arrival(&mut self, block: FileBlock) {
         let mut state = self.0.borrow_mut();
-        let block = state.block(block);
+        let block = id(block);
         if state.cache.arrive(block).is_none() {
             state.cache.insert_initial(block);
         }
@@ -342,18 +393,22 @@ impl Prefetcher for Decisions<'_> {
         true
     }
 
+    fn demand_only(&self) -> bool {
+        self.0.borrow().demand_only
+    }
+
     fn on_idle(&mut self, idle: &Idle) -> Option<FileBlock> {
         let mut state = self.0.borrow_mut();
         state.set_now(idle.now);
         if let Some(demand) = idle.demand {
-            let block = state.block(demand);
+            let block = id(demand);
             let victim = state.call(None, |p, ctx| p.demand_victim(block, ctx));
             state.start(Fetch { block, victim }, FetchKind::Demand, None);
             return None;
         }
-        let pinned = idle.pinned.map(|b| state.block(b));
+        let pinned = idle.pinned.map(id);
         let fetch = state.call(pinned, |p, ctx| p.prefetch(ctx))?;
-        let wanted = state.layout.file_block(state.ids.raw(fetch.block))?;
+        let wanted = Some(file_block(fetch.block)).filter(|b| b.block < state.layout_blocks)?;
         state
             .start(fetch, FetchKind::Prefetch, pinned)
             .then_some(wanted)
@@ -369,9 +424,12 @@ impl Replacement for Victims<'_> {
     fn on_insert(&mut self, _block: DiskBlock, _how: Touch) {}
 
     fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
-        let mut state = self.0.borrow_mut();
-        let victim = state.victim.take()?;
-        Some(state.ids.raw(victim))
+        let victim = self.0.borrow_mut().victim.take()?;
+        Some(u64::from(victim))
+    }
+
+    fn likely_victim(&self) -> Option<DiskBlock> {
+        self.0.borrow().policy.likely_victim().map(u64::from)
     }
 
     /// The policy keeps its own order, which it does not expose.

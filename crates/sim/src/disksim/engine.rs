@@ -19,7 +19,7 @@ use super::prefetch::{prefetcher_from, Access, FetchRange, Idle, PrefetchSetup, 
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
 use super::spec::PolicySpec;
 use super::state::{BlockTable, Entry, Events, FileIndex};
-use super::workload::{DiskBlock, FileBlock, Workload};
+use super::workload::{DiskBlock, FileBlock, Layout, Step, Workload};
 use crate::metrics::{nanos, Metrics, Requests};
 use crate::SimError;
 
@@ -144,6 +144,49 @@ pub fn run_from(
     observe: &mut dyn FnMut(Observed<'_>),
 ) -> Result<Metrics, SimError> {
     workload.validate()?;
+    run_program(workload, config, parts, cached, observe)
+}
+
+/// What the loop reads its streams' references from, where they are: a workload's list of
+/// steps, or a program that makes each step when asked (Cao's adapter reads a reference
+/// string in place, building no list). Every step it gives lies in its layout.
+pub(crate) trait Program {
+    /// Where the files are.
+    fn layout(&self) -> &Layout;
+    /// How many concurrent streams.
+    fn streams(&self) -> usize;
+    /// References of all streams together.
+    fn references(&self) -> u64;
+    /// Reference `index` of `stream`, if it has one.
+    fn step(&self, stream: usize, index: usize) -> Option<Step>;
+}
+
+impl Program for Workload {
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn streams(&self) -> usize {
+        self.streams.len()
+    }
+
+    fn references(&self) -> u64 {
+        self.streams.iter().map(|s| s.len() as u64).sum()
+    }
+
+    fn step(&self, stream: usize, index: usize) -> Option<Step> {
+        self.streams[stream].get(index).copied()
+    }
+}
+
+/// [`run_from`] over any [`Program`] whose steps lie in its layout.
+pub(crate) fn run_program<P: Program>(
+    program: &P,
+    config: EngineConfig,
+    parts: Parts<'_>,
+    cached: &[FileBlock],
+    observe: &mut dyn FnMut(Observed<'_>),
+) -> Result<Metrics, SimError> {
     if cached.len() > config.cache_blocks {
         return Err(SimError::Config(
             "more initial blocks than cache slots".into(),
@@ -154,7 +197,7 @@ pub fn run_from(
             "cache and maximum request size must be at least one block".into(),
         ));
     }
-    let mut engine = Engine::new(workload, config, parts);
+    let mut engine = Engine::new(program, config, parts);
     engine.fill(cached);
     engine.start();
     while let Some((now, kind, who)) = engine.events.pop() {
@@ -200,8 +243,9 @@ struct StreamState {
     blocked: bool,
 }
 
-struct Engine<'w, 'p> {
-    workload: &'w Workload,
+struct Engine<'w, 'p, P> {
+    program: &'w P,
+    layout: &'w Layout,
     config: EngineConfig,
     parts: Parts<'p>,
     cache: BlockTable<Entry>,
@@ -217,16 +261,20 @@ struct Engine<'w, 'p> {
     metrics: Metrics,
     /// The prefetcher decides every fetch when the device is idle (Cao's model).
     at_idle: bool,
+    /// ... and never prefetches: the idle device is not offered to it.
+    demand_only: bool,
 }
 
-impl<'w, 'p> Engine<'w, 'p> {
-    fn new(workload: &'w Workload, config: EngineConfig, parts: Parts<'p>) -> Engine<'w, 'p> {
+impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
+    fn new(program: &'w P, config: EngineConfig, parts: Parts<'p>) -> Engine<'w, 'p, P> {
+        let layout = program.layout();
         Engine {
-            workload,
+            program,
+            layout,
             config,
             parts,
-            cache: BlockTable::for_workload(workload, config.cache_blocks),
-            files: FileIndex::new(&workload.layout),
+            cache: BlockTable::for_layout(layout, program.references(), config.cache_blocks),
+            files: FileIndex::new(layout),
             in_flight: FxHashMap::default(),
             streams: Vec::new(),
             active: 0,
@@ -236,9 +284,10 @@ impl<'w, 'p> Engine<'w, 'p> {
             last_end: None,
             next_request: 0,
             at_idle: false,
+            demand_only: false,
             metrics: Metrics {
                 disk: Requests {
-                    block_size: workload.layout.block_size,
+                    block_size: layout.block_size,
                     ..Requests::default()
                 },
                 ..Metrics::default()
@@ -249,7 +298,7 @@ impl<'w, 'p> Engine<'w, 'p> {
     /// Places `cached` in the cache before the run, as if each had just arrived.
     fn fill(&mut self, cached: &[FileBlock]) {
         for &file_block in cached {
-            let Some(disk_block) = self.workload.layout.disk_block(file_block) else {
+            let Some(disk_block) = self.layout.disk_block(file_block) else {
                 continue;
             };
             if self.cache.contains(disk_block) {
@@ -268,15 +317,17 @@ impl<'w, 'p> Engine<'w, 'p> {
 
     fn start(&mut self) {
         self.at_idle = self.parts.prefetcher.decides_at_idle();
-        for (index, steps) in self.workload.streams.iter().enumerate() {
+        self.demand_only = self.at_idle && self.parts.prefetcher.demand_only();
+        for index in 0..self.program.streams() {
+            let first = self.program.step(index, 0);
             self.streams.push(StreamState {
                 next: 0,
                 waiting_since: None,
-                wake_at: steps.first().map(|s| s.think),
+                wake_at: first.map(|s| s.think),
                 finished_at: None,
                 blocked: false,
             });
-            if let Some(first) = steps.first() {
+            if let Some(first) = first {
                 self.active += 1;
                 self.events.push((first.think, STREAM, index as u64));
             }
@@ -286,8 +337,10 @@ impl<'w, 'p> Engine<'w, 'p> {
     /// Stream `stream` issues its next reference at `now`.
     fn reference(&mut self, now: Duration, stream: usize, observe: &mut dyn FnMut(Observed<'_>)) {
         let index = self.streams[stream].next;
-        let block = self.workload.streams[stream][index].block;
-        let Some(disk_block) = self.workload.layout.disk_block(block) else {
+        let Some(Step { block, .. }) = self.program.step(stream, index) else {
+            return;
+        };
+        let Some(disk_block) = self.layout.disk_block(block) else {
             return;
         };
         self.metrics.references += 1;
@@ -371,17 +424,19 @@ impl<'w, 'p> Engine<'w, 'p> {
 
     /// Moves `stream` past its current reference, served at `now`.
     fn advance(&mut self, stream: usize, now: Duration) {
-        let served = self.workload.streams[stream][self.streams[stream].next].block;
-        self.parts.prefetcher.on_reference(stream, served);
+        let Some(served) = self.program.step(stream, self.streams[stream].next) else {
+            return;
+        };
+        self.parts.prefetcher.on_reference(stream, served.block);
         let state = &mut self.streams[stream];
         state.next += 1;
-        if let Some(ahead) = self.workload.streams[stream].get(state.next + LOOKAHEAD) {
-            if let Some(disk_block) = self.workload.layout.disk_block(ahead.block) {
+        if let Some(ahead) = self.program.step(stream, state.next + LOOKAHEAD) {
+            if let Some(disk_block) = self.layout.disk_block(ahead.block) {
                 self.cache.warm(disk_block);
             }
         }
         let ready = now + self.config.hit_time;
-        match self.workload.streams[stream].get(state.next) {
+        match self.program.step(stream, state.next) {
             Some(step) => {
                 state.wake_at = Some(ready + step.think);
                 self.events
@@ -412,7 +467,7 @@ impl<'w, 'p> Engine<'w, 'p> {
         if let (Some((block, disk_block)), false) = (demand, demand_in_range) {
             carrier = Some(self.queue_run(stream, now, &[(block, disk_block)], demand_disk));
         }
-        let layout = &self.workload.layout;
+        let layout = self.layout;
         for range in ranges {
             let mut run: Vec<(FileBlock, DiskBlock)> = Vec::new();
             for (block, disk_block) in layout.range_blocks(range.file, range.start, range.len) {
@@ -461,7 +516,7 @@ impl<'w, 'p> Engine<'w, 'p> {
     ) -> u64 {
         let id = self.next_request;
         self.next_request += 1;
-        let block_size = self.workload.layout.block_size;
+        let block_size = self.layout.block_size;
         for &(_, disk_block) in run {
             self.make_room(now);
             let prefetched = Some(disk_block) != demand;
@@ -498,7 +553,7 @@ impl<'w, 'p> Engine<'w, 'p> {
     /// Removes the blocks of `ranges` from the cache, where the policy allows it; a block in
     /// flight is removed when it arrives.
     fn drop_blocks(&mut self, ranges: &[FetchRange]) {
-        let layout = &self.workload.layout;
+        let layout = self.layout;
         for range in ranges {
             for (_, disk_block) in layout.range_blocks(range.file, range.start, range.len) {
                 match self.cache.get_mut(disk_block) {
@@ -531,6 +586,9 @@ impl<'w, 'p> Engine<'w, 'p> {
                     self.parts.prefetcher.on_evict(file_block, unused);
                 }
             }
+            if let Some(next) = self.parts.replacement.likely_victim() {
+                self.cache.warm(next);
+            }
         }
     }
 
@@ -556,7 +614,7 @@ impl<'w, 'p> Engine<'w, 'p> {
         let service = self.parts.model.service(now, &request);
         let seek = self.last_end.map(|end| end.abs_diff(request.addr));
         self.last_end = Some(request.end());
-        let blocks = request.len / self.workload.layout.block_size;
+        let blocks = request.len / self.layout.block_size;
         self.metrics.disk.note(blocks, seek, nanos(service));
         self.parts.prefetcher.on_served(&request, seek);
         self.busy_slots += 1;
@@ -635,8 +693,10 @@ impl<'w, 'p> Engine<'w, 'p> {
     /// flight, the idle device offered first; or absent and the device busy) wait for the
     /// next completion and decide again.
     fn settle(&mut self, stream: usize, now: Duration) {
-        let block = self.workload.streams[stream][self.streams[stream].next].block;
-        let Some(disk_block) = self.workload.layout.disk_block(block) else {
+        let Some(Step { block, .. }) = self.program.step(stream, self.streams[stream].next) else {
+            return;
+        };
+        let Some(disk_block) = self.layout.disk_block(block) else {
             return;
         };
         self.streams[stream].blocked = false;
@@ -675,7 +735,7 @@ impl<'w, 'p> Engine<'w, 'p> {
 
     /// Offers the idle device to the prefetcher until it declines or the device is busy.
     fn offer_at_idle(&mut self, stream: usize, now: Duration, pinned: Option<FileBlock>) {
-        while self.device_idle() {
+        while !self.demand_only && self.device_idle() {
             let idle = Idle {
                 now,
                 demand: None,
@@ -684,7 +744,7 @@ impl<'w, 'p> Engine<'w, 'p> {
             let Some(block) = self.parts.prefetcher.on_idle(&idle) else {
                 return;
             };
-            let Some(disk_block) = self.workload.layout.disk_block(block) else {
+            let Some(disk_block) = self.layout.disk_block(block) else {
                 return;
             };
             if self.cache.contains(disk_block) {

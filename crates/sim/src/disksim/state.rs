@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use rustc_hash::FxHashMap;
 
-use super::workload::{DiskBlock, FileBlock, Layout, Workload};
+use super::workload::{DiskBlock, FileBlock, Layout};
 
 /// Most table slots a run may allocate per reference of its workload (plus its cache): a
 /// vector past that would cost more memory than the workload itself, so a hash map holds it.
@@ -31,16 +31,19 @@ pub(super) enum BlockTable<V> {
 }
 
 impl<V> BlockTable<V> {
-    /// A table for `workload`'s disk blocks and a cache of `cache_blocks`.
-    pub(super) fn for_workload(workload: &Workload, cache_blocks: usize) -> BlockTable<V> {
-        let end = workload
-            .layout
+    /// A table for the disk blocks of `layout`, read by `references` references with a cache
+    /// of `cache_blocks`.
+    pub(super) fn for_layout(
+        layout: &Layout,
+        references: u64,
+        cache_blocks: usize,
+    ) -> BlockTable<V> {
+        let end = layout
             .files
             .iter()
             .map(|e| e.start.saturating_add(e.blocks))
             .max()
             .unwrap_or(0);
-        let references: u64 = workload.streams.iter().map(|s| s.len() as u64).sum();
         let budget = references
             .saturating_add(cache_blocks as u64)
             .saturating_mul(SLOTS_PER_REFERENCE)

@@ -75,4 +75,13 @@ impl Policy for Clock {
         }
         None
     }
+
+    /// The block under the hand, the first the next sweep looks at.
+    fn likely_victim(&self) -> Option<Block> {
+        self.ring.front().copied()
+    }
+
+    fn demand_only(&self) -> bool {
+        true
+    }
 }

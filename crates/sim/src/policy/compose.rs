@@ -28,6 +28,11 @@ pub(crate) trait Order {
 
     /// `block` is coming (see [`Policy::warm`]).
     fn warm(&self, _block: Block) {}
+
+    /// The next demand victim, if known cheaply (see [`Policy::likely_victim`]).
+    fn likely_victim(&self) -> Option<Block> {
+        None
+    }
 }
 
 /// When and which block to prefetch, over the replacement order `O`.
@@ -40,6 +45,11 @@ pub(crate) trait Prefetch<O> {
 
     /// `block` is coming (see [`Policy::warm`]).
     fn warm(&self, _block: Block, _ids: &Interner) {}
+
+    /// Whether it never prefetches and ignores requests (see [`Policy::demand_only`]).
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// Demand paging: no prefetch ever.
@@ -48,6 +58,10 @@ pub(crate) struct NoPrefetch;
 impl<O> Prefetch<O> for NoPrefetch {
     fn prefetch(&mut self, _order: &mut O, _ctx: &Ctx<'_>) -> Option<Fetch> {
         None
+    }
+
+    fn demand_only(&self) -> bool {
+        true
     }
 }
 
@@ -96,6 +110,14 @@ impl<O: Order, P: Prefetch<O>> Policy for Composed<O, P> {
     fn warm(&self, block: Block, ids: &Interner) {
         self.order.warm(block);
         self.prefetch.warm(block, ids);
+    }
+
+    fn likely_victim(&self) -> Option<Block> {
+        self.order.likely_victim()
+    }
+
+    fn demand_only(&self) -> bool {
+        self.prefetch.demand_only()
     }
 }
 

@@ -41,4 +41,12 @@ impl Policy for Fifo {
             _ => None,
         }
     }
+
+    fn likely_victim(&self) -> Option<Block> {
+        self.0.front().copied()
+    }
+
+    fn demand_only(&self) -> bool {
+        true
+    }
 }

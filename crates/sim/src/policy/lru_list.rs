@@ -123,6 +123,10 @@ impl Order for LruList {
     fn warm(&self, block: Block) {
         warm(&self.links, block as usize);
     }
+
+    fn likely_victim(&self) -> Option<Block> {
+        (self.tail != NIL).then_some(self.tail)
+    }
 }
 
 #[cfg(test)]

@@ -109,6 +109,19 @@ pub trait Policy {
     /// to fetch its per-block state (see `cache::warm`). Speed only; no decision may depend
     /// on it.
     fn warm(&self, _block: Block, _ids: &Interner) {}
+
+    /// The block it would discard next for a demand fetch, if it knows it cheaply (LRU's
+    /// least recently used): the disk-timed loop warms that block's state after an eviction,
+    /// long before the next. Speed only; no decision may depend on it.
+    fn likely_victim(&self) -> Option<Block> {
+        None
+    }
+
+    /// Whether it never prefetches and ignores [`Policy::on_request`] (demand paging): an
+    /// engine may then skip both calls. The default, `false`, is always safe.
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// What a policy's constructor gets.

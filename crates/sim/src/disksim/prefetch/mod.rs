@@ -86,6 +86,11 @@ pub trait Prefetcher {
     fn on_idle(&mut self, _idle: &Idle) -> Option<FileBlock> {
         None
     }
+    /// Whether a prefetcher that decides at idle never prefetches (demand paging): the
+    /// engine then does not offer it the idle device, whose answer would always be `None`.
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// An idle device offered to a prefetcher that decides at idle.

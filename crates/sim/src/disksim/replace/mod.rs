@@ -44,6 +44,11 @@ pub trait Replacement {
     /// The cached blocks from the most to the least protected end (the papers' "MRU end on
     /// the left"), for tests and traces.
     fn order(&self) -> Vec<DiskBlock>;
+    /// The block [`Replacement::evict`] would return next, if the policy knows it cheaply: the
+    /// engine warms the processor's cache for its state after an eviction. Speed only.
+    fn likely_victim(&self) -> Option<DiskBlock> {
+        None
+    }
     /// Forgets a cached block at the engine's request (a prefetcher's drop); returns false if
     /// the policy cannot remove arbitrary blocks, in which case the block stays cached.
     fn remove(&mut self, _block: DiskBlock) -> bool {
