@@ -5,7 +5,7 @@
 //!
 //! Deviations: none from the paper's callback protocol. The client uses libprefetch's default
 //! configuration (budget from /proc/meminfo and the memory cgroup, infill by the device's profile), tunable with the
-//! `LIBPREFETCH_*` variables like a C client's, with a longer list, and the `aggressive` schedule for a
+//! `LIBPREFETCH_*` variables like a C client's, with a longer list, and the `conservative` schedule for a
 //! database larger than the memory available (the paper's window otherwise).
 
 use std::ffi::c_int;
@@ -238,20 +238,21 @@ fn config(fd: RawFd) -> Config {
 }
 
 /// The schedule for a database of `file_bytes` with `memory` bytes available for caching: `window` when
-/// it fits, `aggressive` (Cao et al. section 2.5: the window slides every 1/64 of the budget instead of
-/// being read to its end first) when it does not. An index scan of a database larger than memory reads
-/// table pages again and again; a window read to its end before the next is fetched leaves the reader
-/// waiting at each window's start. Measured with the 1 GiB database (`SELECT * FROM customer ORDER BY
-/// c_zip`, cold, memory cgroup of 1/4): window 23.5-23.7 s, 6.04 GB read; aggressive 15.4-18.4 s,
-/// 1.35M pages; conservative 16.9-22.2 s, 1.37-1.38M pages with its list charged the 320 bytes an entry
-/// its worst case costs (1.25-1.27M pages in 15.2-21.0 s when it was charged 224 and its list was 1.3x
-/// longer: MIN needs next uses far ahead); stock 86-110 s, 1.60M pages; the optimum 0.72M. On this
-/// machine's disk with all memory free, window 8.6-9.1 s against aggressive 9.8-11.2 s (stock 11.8-12.5
-/// s). A 64 MiB database in a 16 MiB cgroup: aggressive 95k pages in 1.09-1.11 s, conservative 85-89k in
-/// 0.98-1.63 s, window 1.43-1.57 s (stock 97k in 5.6 s; the optimum 79k).
+/// it fits, `conservative` (Cao et al. section 2.4: Belady's MIN run ahead on the list, each replacement
+/// issued once it does no harm) when it does not. An index scan of a database larger than memory reads
+/// table pages again and again; MIN keeps the pages read again soonest, and a list long enough to show
+/// it: the planner's entries cost at most 200 bytes (`plan::CONSERVATIVE_ENTRY_COST_BYTES`), so about
+/// 2.8 budgets of list. Measured with the 1 GiB database (`SELECT * FROM customer ORDER BY c_zip`, cold,
+/// memory cgroup of 1/4, three runs each, alternated): conservative 1.26-1.28M pages in 15.9-17.4 s
+/// (median 16.3), aggressive 1.35-1.38M in 16.0-17.3 s (median 16.1); window 6.04 GB in 23.5-23.7 s
+/// earlier; stock 86-142 s, 1.60M pages; the optimum 0.72M. (Charged 320 bytes an entry, conservative's
+/// list was 1.8 budgets and it read 1.37-1.38M.) On this machine's disk with all memory free, window
+/// 8.6-9.1 s against aggressive 9.8-11.2 s (stock 11.8-12.5 s). A 64 MiB database in a 16 MiB cgroup:
+/// conservative 84-87k pages in 1.02-1.10 s, aggressive 95-97k in 1.20 s (stock 97k in 5.6 s; the
+/// optimum 79k).
 fn schedule_for(file_bytes: u64, memory: u64) -> Schedule {
     if file_bytes > memory {
-        Schedule::Aggressive
+        Schedule::Conservative
     } else {
         Schedule::Window
     }
@@ -350,8 +351,8 @@ mod tests {
     }
 
     #[test]
-    fn a_database_larger_than_memory_gets_the_aggressive_schedule() {
-        assert_eq!(schedule_for(1 << 30, 256 << 20), Schedule::Aggressive);
+    fn a_database_larger_than_memory_gets_the_conservative_schedule() {
+        assert_eq!(schedule_for(1 << 30, 256 << 20), Schedule::Conservative);
         assert_eq!(schedule_for(1 << 30, 20 << 30), Schedule::Window);
         assert_eq!(schedule_for(1 << 30, 1 << 30), Schedule::Window);
     }
