@@ -16,6 +16,7 @@
 //! planner's reverse-access-order WILLNEED pass changes only the kernel's LRU order, which the
 //! simulator's replacement policies do not take from prefetch calls, so it is not replayed.
 
+use plan::competitive::DiskCurves;
 use plan::{Mode, PageRange, Planner, PlannerConfig, Schedule};
 
 use super::{access_list, page_key, Access, FetchRange, PrefetchSetup, Prefetcher};
@@ -87,7 +88,9 @@ impl Prefetcher for LivePlanner {
 
 /// Registry constructor: options `buffer` (bytes: the AIMD cap, 90% of the memory the planner is
 /// told about; default 90% of the cache, as the live library takes 90% of available memory),
-/// `infill` (bytes, default 32K as in the live library), `schedule` (`by-shape`, `window`,
+/// `infill` (bytes; default the disk's break-even gap, as the live library takes its device's:
+/// a request's average switch cost times the mean transfer rate, 32K on a fixed-time disk),
+/// `schedule` (`by-shape`, `window`,
 /// `aggressive` or `conservative`; default the live library's, `by-shape`), `batch` (reads between rounds; default 1/64 of
 /// the budget) and `reserve` (conservative: pages fetched ahead of MIN's replacements; default
 /// 1/8 of the budget).
@@ -105,7 +108,7 @@ pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetc
     let buffer = spec.bytes("buffer", cache_bytes / 10 * 9)?;
     let config = PlannerConfig {
         page_size: page,
-        infill_bytes: spec.bytes("infill", 32 << 10)?,
+        infill_bytes: spec.bytes("infill", break_even_gap_bytes(setup.disk))?,
         available_bytes: buffer.div_ceil(9) * 10,
         floor_bytes: page,
         start_bytes: None,
@@ -118,4 +121,38 @@ pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetc
         ..PlannerConfig::default()
     };
     Ok(Box::new(LivePlanner::new(config, &setup.workload.streams)))
+}
+
+/// The disk's break-even gap (`plan::competitive::break_even_gap_bytes`): its average switch
+/// (seek and half a turn) times its mean transfer rate; 32 KiB for a fixed-time disk, which has
+/// no transfer rate.
+fn break_even_gap_bytes(disk: &disk::Spec) -> u64 {
+    match super::competitive::ModelCurves::from_spec(disk) {
+        Ok(curves) => plan::competitive::break_even_gap_bytes(
+            curves.average_seek() + curves.rotational_delay(),
+            curves.mean_rate(),
+        ),
+        Err(_) => 32 << 10,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The live library's by-shape schedule keeps the window on a seek-bound device; the
+    /// simulator's default infill must tell a rotating model from a flash one as the live
+    /// library's device profiles do.
+    #[test]
+    fn the_default_infill_is_the_disks_break_even_gap() {
+        let gap = |name| break_even_gap_bytes(&disk::spec_from_name(name).unwrap());
+        let seek_bound = plan::planner::SEEK_BOUND_GAP_BYTES;
+        assert!(gap("st3500320as") >= seek_bound, "{}", gap("st3500320as"));
+        assert!(gap("ibm-36z15") >= seek_bound, "{}", gap("ibm-36z15"));
+        assert!(gap("nvme") < seek_bound, "{}", gap("nvme"));
+        assert_eq!(
+            break_even_gap_bytes(&disk::spec_from_name("fixed:5").unwrap()),
+            32 << 10
+        );
+    }
 }
