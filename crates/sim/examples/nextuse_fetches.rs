@@ -41,7 +41,8 @@ fn planners() -> Vec<(&'static str, PlannerConfig, String)> {
             (
                 schedule.name(),
                 config,
-                format!("planner:schedule={}", schedule.name()),
+                // The replay's infill (PlannerConfig's default), not the disk's break-even gap.
+                format!("planner:schedule={},infill=32K", schedule.name()),
             )
         })
         .collect();
@@ -53,7 +54,7 @@ fn planners() -> Vec<(&'static str, PlannerConfig, String)> {
     planners.push((
         "conservative, no reserve",
         cao,
-        "planner:schedule=conservative,reserve=0".into(),
+        "planner:schedule=conservative,reserve=0,infill=32K".into(),
     ));
     planners
 }
