@@ -357,21 +357,13 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         if self.at_idle {
             self.streams[stream].wake_at = None;
             self.settle(stream, now);
-            observe(Observed {
-                stream,
-                index,
-                block,
-                found,
-                now,
-                replacement: &*self.parts.replacement,
-            });
-            return;
-        }
-        let drops = self.parts.prefetcher.drops();
-        self.drop_blocks(&drops);
-        let demand = (!found).then_some((block, disk_block));
-        if let Some(id) = self.issue(stream, now, demand, &ranges) {
-            wait_on = Some(id);
+        } else {
+            let drops = self.parts.prefetcher.drops();
+            self.drop_blocks(&drops);
+            let demand = (!found).then_some((block, disk_block));
+            if let Some(id) = self.issue(stream, now, demand, &ranges) {
+                wait_on = Some(id);
+            }
         }
         observe(Observed {
             stream,
@@ -381,6 +373,9 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             now,
             replacement: &*self.parts.replacement,
         });
+        if self.at_idle {
+            return;
+        }
         match wait_on.and_then(|id| self.in_flight.get_mut(&id)) {
             Some(request) => {
                 request.waiters.push(stream);
