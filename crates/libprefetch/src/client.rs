@@ -58,7 +58,7 @@ pub struct Config {
     pub infill_bytes: Option<u64>,
     /// Maximum access-list entries (default 1 Mi). Each request lowers it to
     /// what memory allows: the list may take 1/8 of the memory available
-    /// for caching, at the schedule's `entry_cost_bytes` an entry.
+    /// for caching, at `plan::ENTRY_COST_BYTES` an entry.
     pub capacity: usize,
     /// Cap on the memory available for caching, which is otherwise what
     /// /proc/meminfo and the memory cgroup allow, re-read at every round
@@ -210,13 +210,12 @@ fn confirm_cached(planner: &mut Planner, ranges: &[PageRange], stale: &[RawFd]) 
 const LIST_MEMORY_SHARE: u64 = 8;
 
 /// Entries the list may hold: the configured capacity, lowered so that the
-/// planner's memory (`cost` bytes an entry, the schedule's
-/// `entry_cost_bytes`) stays within 1/LIST_MEMORY_SHARE of the memory
-/// available, counting the `held` entries' memory, which the available
-/// figure no longer includes. A list that would not fit gets short counts,
-/// like a full one (section 4.2).
-fn list_capacity(configured: usize, available: u64, held: usize, cost: usize) -> usize {
-    let cost = cost as u64;
+/// planner's memory (`plan::ENTRY_COST_BYTES` an entry) stays within
+/// 1/LIST_MEMORY_SHARE of the memory available, counting the `held`
+/// entries' memory, which the available figure no longer includes. A list
+/// that would not fit gets short counts, like a full one (section 4.2).
+fn list_capacity(configured: usize, available: u64, held: usize) -> usize {
+    let cost = plan::ENTRY_COST_BYTES as u64;
     let held_bytes = (held as u64).saturating_mul(cost);
     let allowed = available.saturating_add(held_bytes) / LIST_MEMORY_SHARE / cost;
     configured.min(usize::try_from(allowed).unwrap_or(usize::MAX))
@@ -377,12 +376,7 @@ impl Client {
             let mut state = self.inner.lock_state();
             if let Some(available) = available {
                 let held = state.planner.list_len();
-                let capacity = list_capacity(
-                    self.inner.config.capacity,
-                    available,
-                    held,
-                    self.inner.config.schedule.entry_cost_bytes(),
-                );
+                let capacity = list_capacity(self.inner.config.capacity, available, held);
                 state.planner.set_capacity(capacity);
             }
             let mut chunk_mode = mode.without(Mode::DONE);
@@ -729,20 +723,19 @@ mod tests {
 
     #[test]
     fn a_list_takes_at_most_an_eighth_of_the_available_memory() {
-        for cost in [plan::ENTRY_COST_BYTES, plan::CONSERVATIVE_ENTRY_COST_BYTES] {
-            let available = 20 << 20;
-            let allowed = list_capacity(1 << 20, available, 0, cost);
-            assert_eq!(allowed as u64, available / 8 / cost as u64);
-            // Entries already held are no longer in the available figure: they count back in, not twice.
-            let held = allowed / 2;
-            let after = available - held as u64 * cost as u64;
-            assert_eq!(list_capacity(1 << 20, after, held, cost), allowed);
-        }
+        let cost = plan::ENTRY_COST_BYTES as u64;
+        let available = 20 << 20;
+        let allowed = list_capacity(1 << 20, available, 0);
+        assert_eq!(allowed as u64, available / 8 / cost);
+        // Entries already held are no longer in the available figure: they count back in, not twice.
+        let held = allowed / 2;
+        let after = available - held as u64 * cost;
+        assert_eq!(list_capacity(1 << 20, after, held), allowed);
     }
 
     #[test]
     fn the_configured_capacity_caps_a_roomy_machine() {
-        assert_eq!(list_capacity(1000, 1 << 40, 0, 224), 1000);
-        assert_eq!(list_capacity(1000, 0, 0, 224), 0);
+        assert_eq!(list_capacity(1000, 1 << 40, 0), 1000);
+        assert_eq!(list_capacity(1000, 0, 0), 0);
     }
 }

@@ -38,24 +38,24 @@ pub use ranges::PageRange;
 pub use window::Window;
 
 /// Most heap bytes the planner holds per access-list entry at its peak (a
-/// round), window and bookkeeping included, under `window` and
-/// `aggressive`; measured by `tests/memory.rs` with a counting allocator
-/// over list lengths across an octave (every table grows by doubling, so
-/// the cost an entry depends on where the length falls): at most 187.6
-/// when every entry is a distinct page and the window holds them all (the
-/// worst case: 16 for the list and 16 for the window's entry, both grown no
-/// further than the list's capacity, then the window's page and the held
-/// page in hash tables 7/16 to 7/8 full, and the round's page lists), 51.9
-/// with 16 entries a page. The live library divides the memory it lets a
-/// list use by [`Schedule::entry_cost_bytes`].
+/// round), window and bookkeeping included, under every schedule; measured
+/// by `tests/memory.rs` with a counting allocator over list lengths across
+/// an octave (every table grows by doubling, so the cost an entry depends
+/// on where the length falls).
+///
+/// - `window` and `aggressive`: at most 187.6 when every entry is a
+///   distinct page and the window holds them all (16 for the list and 16
+///   for the window's entry, both grown no further than the list's
+///   capacity, then the window's page and the held page in hash tables 7/16
+///   to 7/8 full, and the round's page lists), 51.9 with 16 entries a page.
+/// - `conservative` (and `by-shape`, which may pick it): MIN's cache (16
+///   bytes a page in its hash table), heap (32 bytes a key, at most two
+///   keys a cached page) and replacement queue (40 bytes a replacement)
+///   bring the worst case to 188.6 at the list length the library allows
+///   at this cost (1/8 of the memory in entries, against a budget of 90% of
+///   it in pages: about 2.8 budgets of list), all entries distinct; 164.4
+///   with 2 entries a page, 57.9 with 16. More with a longer budget than
+///   list, which that length rules out.
+///
+/// The live library divides the memory it lets a list use by this figure.
 pub const ENTRY_COST_BYTES: usize = 200;
-
-/// The same under `conservative` (and `by-shape`, which may pick it): MIN's
-/// cache (16 bytes a page in its hash table), heap (32 bytes a key, at most
-/// two keys a cached page) and replacement queue (40 bytes a replacement)
-/// bring the worst case to 188.6 bytes an entry at the list length the
-/// library allows at this cost (1/8 of the memory in entries, against a
-/// budget of 90% of it in pages: about 2.8 budgets of list), all entries
-/// distinct; 164.4 with 2 entries a page, 57.9 with 16. More with a longer
-/// budget than list, which that length rules out.
-pub const CONSERVATIVE_ENTRY_COST_BYTES: usize = 200;

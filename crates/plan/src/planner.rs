@@ -121,7 +121,7 @@
 //!
 //! What keeps live conservative from its simulated reads is the length of
 //! the list: MIN needs next uses several budgets ahead, and the library
-//! lets a list take 1/8 of the memory at [`Schedule::entry_cost_bytes`] an
+//! lets a list take 1/8 of the memory at [`crate::ENTRY_COST_BYTES`] an
 //! entry: about 2.8 budgets of entries at 200 bytes an entry (1.3 at the
 //! 384 bytes entries cost before the window's index and the list were made
 //! compact, 2.5 at 224 before the round's page lists and the list's growth
@@ -325,16 +325,6 @@ impl Schedule {
             Schedule::Aggressive
         } else {
             Schedule::Conservative
-        }
-    }
-
-    /// Most heap bytes the planner holds per list entry under this
-    /// schedule ([`crate::ENTRY_COST_BYTES`],
-    /// [`crate::CONSERVATIVE_ENTRY_COST_BYTES`]).
-    pub fn entry_cost_bytes(self) -> usize {
-        match self {
-            Schedule::Window | Schedule::Aggressive => crate::ENTRY_COST_BYTES,
-            Schedule::Conservative | Schedule::ByShape => crate::CONSERVATIVE_ENTRY_COST_BYTES,
         }
     }
 

@@ -133,7 +133,7 @@ fn repeated_pages_cost_at_most_the_stated_bytes() {
 /// memory in pages.
 #[test]
 fn conservative_at_the_list_length_allowed_costs_at_most_its_stated_bytes() {
-    let memory_per_entry = 8 * plan::CONSERVATIVE_ENTRY_COST_BYTES as u64;
+    let memory_per_entry = 8 * plan::ENTRY_COST_BYTES as u64;
     for entries_per_page in [1, 2, 16] {
         let worst = lengths()
             .map(|entries| {
@@ -148,7 +148,7 @@ fn conservative_at_the_list_length_allowed_costs_at_most_its_stated_bytes() {
             4096.0 * 10.0 / 9.0 / memory_per_entry as f64
         );
         assert!(
-            worst <= plan::CONSERVATIVE_ENTRY_COST_BYTES as f64,
+            worst <= plan::ENTRY_COST_BYTES as f64,
             "{worst:.1} bytes per entry"
         );
     }
