@@ -204,20 +204,16 @@ fn confirm_cached(planner: &mut Planner, ranges: &[PageRange], stale: &[RawFd]) 
     }
 }
 
-/// Share of the memory available for caching that an access list may
-/// take (the list is anonymous memory: in a memory cgroup it takes room
-/// from the cache it plans).
-const LIST_MEMORY_SHARE: u64 = 8;
-
 /// Entries the list may hold: the configured capacity, lowered so that the
 /// planner's memory (`plan::ENTRY_COST_BYTES` an entry) stays within
-/// 1/LIST_MEMORY_SHARE of the memory available, counting the `held`
-/// entries' memory, which the available figure no longer includes. A list
-/// that would not fit gets short counts, like a full one (section 4.2).
-fn list_capacity(configured: usize, available: u64, held: usize) -> usize {
+/// 1/`share` of the memory available (`Planner::list_memory_share`),
+/// counting the `held` entries' memory, which the available figure no
+/// longer includes. A list that would not fit gets short counts, like a
+/// full one (section 4.2).
+fn list_capacity(configured: usize, available: u64, held: usize, share: u64) -> usize {
     let cost = plan::ENTRY_COST_BYTES as u64;
     let held_bytes = (held as u64).saturating_mul(cost);
-    let allowed = available.saturating_add(held_bytes) / LIST_MEMORY_SHARE / cost;
+    let allowed = available.saturating_add(held_bytes) / share.max(1) / cost;
     configured.min(usize::try_from(allowed).unwrap_or(usize::MAX))
 }
 
@@ -376,7 +372,8 @@ impl Client {
             let mut state = self.inner.lock_state();
             if let Some(available) = available {
                 let held = state.planner.list_len();
-                let capacity = list_capacity(self.inner.config.capacity, available, held);
+                let share = state.planner.list_memory_share();
+                let capacity = list_capacity(self.inner.config.capacity, available, held, share);
                 state.planner.set_capacity(capacity);
             }
             let mut chunk_mode = mode.without(Mode::DONE);
@@ -722,20 +719,65 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_list_takes_at_most_an_eighth_of_the_available_memory() {
+    fn a_list_takes_at_most_its_share_of_the_available_memory() {
         let cost = plan::ENTRY_COST_BYTES as u64;
         let available = 20 << 20;
-        let allowed = list_capacity(1 << 20, available, 0);
-        assert_eq!(allowed as u64, available / 8 / cost);
-        // Entries already held are no longer in the available figure: they count back in, not twice.
-        let held = allowed / 2;
-        let after = available - held as u64 * cost;
-        assert_eq!(list_capacity(1 << 20, after, held), allowed);
+        for share in [
+            plan::LIST_MEMORY_SHARE,
+            plan::CONSERVATIVE_LIST_MEMORY_SHARE,
+        ] {
+            let allowed = list_capacity(1 << 20, available, 0, share);
+            assert_eq!(allowed as u64, available / share / cost);
+            // Entries already held are no longer in the available figure: they count back in, not twice.
+            let held = allowed / 2;
+            let after = available - held as u64 * cost;
+            assert_eq!(list_capacity(1 << 20, after, held, share), allowed);
+        }
+    }
+
+    #[test]
+    fn a_conservative_client_may_hold_a_longer_list() {
+        let client = Client::register(
+            Config {
+                schedule: Schedule::Conservative,
+                max_budget_bytes: Some(8 << 20),
+                ..Config::default()
+            },
+            |_: &Client, _: CallbackInfo| {},
+        )
+        .unwrap();
+        let window = Client::register(
+            Config {
+                schedule: Schedule::Window,
+                max_budget_bytes: Some(8 << 20),
+                ..Config::default()
+            },
+            |_: &Client, _: CallbackInfo| {},
+        )
+        .unwrap();
+        let entries: Vec<AccessEntry> = (0..100_000u64)
+            .map(|page| AccessEntry {
+                offset: page * 4096,
+                fd: 0,
+                mark: false,
+            })
+            .collect();
+        let cost = plan::ENTRY_COST_BYTES as u64;
+        let taken =
+            |client: &Client| client.request_prefetching(&entries, Mode::SET).unwrap() as u64;
+        assert_eq!(taken(&window), (8 << 20) / plan::LIST_MEMORY_SHARE / cost);
+        assert_eq!(
+            taken(&client),
+            (8 << 20) / plan::CONSERVATIVE_LIST_MEMORY_SHARE / cost
+        );
     }
 
     #[test]
     fn the_configured_capacity_caps_a_roomy_machine() {
-        assert_eq!(list_capacity(1000, 1 << 40, 0), 1000);
-        assert_eq!(list_capacity(1000, 0, 0), 0);
+        assert_eq!(
+            list_capacity(1000, 1 << 40, 0, plan::LIST_MEMORY_SHARE),
+            1000
+        );
+        assert_eq!(list_capacity(1000, 0, 0, plan::LIST_MEMORY_SHARE), 0);
     }
 }

@@ -128,12 +128,21 @@ fn repeated_pages_cost_at_most_the_stated_bytes() {
     );
 }
 
-/// Conservative at the longest list the live library allows it: 1/8 of the
-/// memory in entries at its stated cost, against a budget of 90% of the
-/// memory in pages.
+/// Conservative at the list lengths the live library allows it: 1/8 of the
+/// memory in entries at its stated cost (while `by-shape` has not yet
+/// chosen it), then 1/3, against a budget of 90% of the memory in pages.
 #[test]
 fn conservative_at_the_list_length_allowed_costs_at_most_its_stated_bytes() {
-    let memory_per_entry = 8 * plan::ENTRY_COST_BYTES as u64;
+    for share in [
+        plan::LIST_MEMORY_SHARE,
+        plan::CONSERVATIVE_LIST_MEMORY_SHARE,
+    ] {
+        conservative_with_share(share);
+    }
+}
+
+fn conservative_with_share(share: u64) {
+    let memory_per_entry = share * plan::ENTRY_COST_BYTES as u64;
     for entries_per_page in [1, 2, 16] {
         let worst = lengths()
             .map(|entries| {

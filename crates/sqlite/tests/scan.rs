@@ -259,7 +259,8 @@ fn a_long_scan_keeps_table_pages_only_from_the_applications_leaf_on() {
     let mut extended = 0;
     // The application reads on, one leaf at a time; each table read behind a new mark may extend the list.
     for at in 2..f.leaves.len() {
-        let table_page = offset(f.page_of[&f.db.index_leaf_rowids(f.leaves[at - 1].page).unwrap()[0]]);
+        let table_page =
+            offset(f.page_of[&f.db.index_leaf_rowids(f.leaves[at - 1].page).unwrap()[0]]);
         if let Plan::Append(more) = p.plan(Some(offset(f.leaves[at].page)), table_page) {
             let from = listed_end;
             listed_end = from + more.iter().filter(|e| e.mark).count();
@@ -275,6 +276,13 @@ fn a_long_scan_keeps_table_pages_only_from_the_applications_leaf_on() {
             listed_end.saturating_sub(at)
         );
     }
-    assert!(extended >= 2, "the scan must have been extended, {extended} times");
-    assert_eq!(listed_end, f.leaves.len(), "the whole index listed, {listed} entries");
+    assert!(
+        extended >= 2,
+        "the scan must have been extended, {extended} times"
+    );
+    assert_eq!(
+        listed_end,
+        f.leaves.len(),
+        "the whole index listed, {listed} entries"
+    );
 }
