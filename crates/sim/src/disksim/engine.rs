@@ -4,6 +4,10 @@
 //! scheduler timers, taken in time order; at equal times completions come first, then timers,
 //! then streams by index, so runs are deterministic.
 //!
+//! One stream deciding at idle on a device of depth 1 (Cao's model) fetches each demand block
+//! inline when nothing else is in flight or due: the request is served and completed at once,
+//! with the times and counts the queue, the scheduler and the event heap would give.
+//!
 //! Deviations: the papers' simulators (DULO's DiskSim coupling, TR840's kernel) are not
 //! replicated; CPU time is only [`EngineConfig::hit_time`] per reference plus the streams'
 //! think times; a device with parallelism above 1 (SSD models) is offered that many requests at
@@ -687,7 +691,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     /// block pinned; fetch it on demand if it is absent and the device idle; otherwise (in
     /// flight, the idle device offered first; or absent and the device busy) wait for the
     /// next completion and decide again.
-    fn settle(&mut self, stream: usize, now: Duration) {
+    fn settle(&mut self, stream: usize, mut now: Duration) {
         let Some(Step { block, .. }) = self.program.step(stream, self.streams[stream].next) else {
             return;
         };
@@ -717,6 +721,11 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                         demand: Some(block),
                         pinned: None,
                     });
+                    if self.alone() {
+                        self.streams[stream].waiting_since.get_or_insert(now);
+                        now = self.fetch_alone(stream, now, (block, disk_block));
+                        continue;
+                    }
                     self.queue_run(stream, now, &[(block, disk_block)], Some(disk_block));
                     self.kick_disk(now);
                 }
@@ -726,6 +735,58 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         let state = &mut self.streams[stream];
         state.waiting_since.get_or_insert(now);
         state.blocked = true;
+    }
+
+    /// Whether a demand fetch starting now would be the only thing to happen until it
+    /// completes: decisions at idle on one stream, a device serving one request at a time
+    /// through a scheduler that serves a lone request at once, nothing in flight or due
+    /// (no timer, no event, no time limit). The loop then queues one request at a time
+    /// throughout, so a scheduler's choice never matters.
+    fn alone(&self) -> bool {
+        self.streams.len() == 1
+            && self.in_flight.is_empty()
+            && self.events.is_empty()
+            && self.timer.is_none()
+            && self.config.time_limit.is_none()
+            && self.parts.model.parallelism() == 1
+            && self.parts.scheduler.serves_at_once()
+    }
+
+    /// Demand-fetches `block` at `now` when the loop is [`Engine::alone`]: exactly what queueing
+    /// the one-block request, serving it and completing it would do, with no request queued,
+    /// kept in flight or waited for through the event queue; returns when it arrived.
+    fn fetch_alone(
+        &mut self,
+        stream: usize,
+        now: Duration,
+        (block, disk_block): (FileBlock, DiskBlock),
+    ) -> Duration {
+        let id = self.next_request;
+        self.next_request += 1;
+        self.make_room(now);
+        self.cache.insert(disk_block, Entry::arrived());
+        let touch = Touch {
+            stream,
+            now,
+            prefetched: false,
+        };
+        self.parts.replacement.on_insert(disk_block, touch);
+        let block_size = self.layout.block_size;
+        let request = Request {
+            id,
+            addr: disk_block * block_size,
+            len: block_size,
+            arrival: now,
+        };
+        let service = self.parts.model.service(now, &request);
+        let seek = self.last_end.map(|end| end.abs_diff(request.addr));
+        self.last_end = Some(request.end());
+        self.metrics.disk.note(1, seek, nanos(service));
+        self.parts.prefetcher.on_served(&request, seek);
+        let done = now + service;
+        self.parts.prefetcher.on_arrival(block);
+        self.parts.scheduler.completed(&request, stream, done);
+        done
     }
 
     /// Offers the idle device to the prefetcher until it declines or the device is busy.

@@ -234,6 +234,11 @@ impl Events {
         }
     }
 
+    /// Whether no event is due.
+    pub(super) fn is_empty(&self) -> bool {
+        self.first.is_none() && self.rest.is_empty()
+    }
+
     /// The earliest event, removed.
     pub(super) fn pop(&mut self) -> Option<Event> {
         match self.first.take() {
