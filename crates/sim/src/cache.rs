@@ -164,6 +164,69 @@ const ABSENT: Slot = Slot {
     prefetched_unreferenced: false,
 };
 
+/// What a policy reads of the cache it decides for ([`crate::engine::Ctx::cache`]): Cao's
+/// loop's [`Cache`], or the disk-timed loop's own table of blocks when Cao's policies run
+/// there (one copy of the cache, not a second one kept in step). One pointer pair, so that
+/// handing it to a policy at every reference costs two registers.
+#[derive(Clone, Copy)]
+pub struct CacheView<'a>(&'a dyn CacheState);
+
+/// What a loop's cache tells a policy (see [`CacheView`]).
+pub(crate) trait CacheState {
+    /// Where `block` is.
+    fn residency(&self, block: Block) -> Residency;
+    /// Slots neither resident nor reserved by a fetch in flight.
+    fn free_slots(&self) -> usize;
+    /// Blocks prefetched (arrived or in flight) and not referenced since.
+    fn unreferenced_prefetches(&self) -> usize;
+}
+
+impl<'a> CacheView<'a> {
+    /// The view of a loop's cache.
+    pub(crate) fn new(state: &'a dyn CacheState) -> CacheView<'a> {
+        CacheView(state)
+    }
+
+    /// Where `block` is.
+    pub fn residency(&self, block: Block) -> Residency {
+        self.0.residency(block)
+    }
+
+    /// Whether `block` is in the cache and available.
+    pub fn is_resident(&self, block: Block) -> bool {
+        self.residency(block) == Residency::Resident
+    }
+
+    /// Whether `block` is neither cached nor being fetched.
+    pub fn is_absent(&self, block: Block) -> bool {
+        self.residency(block) == Residency::Absent
+    }
+
+    /// Slots neither resident nor reserved by a fetch in flight.
+    pub fn free_slots(&self) -> usize {
+        self.0.free_slots()
+    }
+
+    /// Blocks prefetched (arrived or in flight) and not referenced since.
+    pub fn unreferenced_prefetches(&self) -> usize {
+        self.0.unreferenced_prefetches()
+    }
+}
+
+impl CacheState for Cache {
+    fn residency(&self, block: Block) -> Residency {
+        Cache::residency(self, block)
+    }
+
+    fn free_slots(&self) -> usize {
+        Cache::free_slots(self)
+    }
+
+    fn unreferenced_prefetches(&self) -> usize {
+        Cache::unreferenced_prefetches(self)
+    }
+}
+
 /// Cache contents and the fetches in flight.
 #[derive(Clone, Debug)]
 pub struct Cache {
@@ -278,15 +341,6 @@ impl Cache {
     pub(crate) fn complete(&mut self) -> Option<InFlight> {
         let first = self.next_completion()?;
         let index = self.in_flight.iter().position(|f| *f == first)?;
-        let flight = self.in_flight.remove(index);
-        self.set(flight.block, Residency::Resident);
-        self.resident += 1;
-        Some(flight)
-    }
-
-    /// Completes the fetch of `block`, whichever completes first: the block becomes available.
-    pub(crate) fn arrive(&mut self, block: Block) -> Option<InFlight> {
-        let index = self.in_flight.iter().position(|f| f.block == block)?;
         let flight = self.in_flight.remove(index);
         self.set(flight.block, Residency::Resident);
         self.resident += 1;

@@ -32,7 +32,7 @@
 //! flight when the program ends is not counted as a fetch (`cancelled_prefetches`), so the
 //! disk time of counted fetches never exceeds the elapsed time.
 
-use crate::cache::{Block, Cache, FetchKind, InFlight, Interner, Residency};
+use crate::cache::{Block, Cache, CacheView, FetchKind, InFlight, Interner, Residency};
 use crate::future::{Future, Oracle, Pos};
 use crate::metrics::Metrics;
 use crate::policy::{Fetch, Policy};
@@ -43,7 +43,7 @@ use crate::{SimError, TraceError};
 
 /// What a policy sees when it is asked for a decision.
 pub struct Ctx<'a> {
-    cache: &'a Cache,
+    cache: CacheView<'a>,
     oracle: Option<&'a Oracle<'a>>,
     ids: &'a mut Interner,
     now: Time,
@@ -54,7 +54,7 @@ pub struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     /// What a policy sees of a run on another loop (the disk-timed engine's adapter).
     pub(crate) fn new(
-        cache: &'a Cache,
+        cache: CacheView<'a>,
         oracle: Option<&'a Oracle<'a>>,
         ids: &'a mut Interner,
         (now, cursor): (Time, Pos),
@@ -70,8 +70,8 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The cache and the fetch in flight.
-    pub fn cache(&self) -> &Cache {
+    /// The cache: where each block is, its free slots, its unreferenced prefetches.
+    pub fn cache(&self) -> CacheView<'a> {
         self.cache
     }
 
@@ -298,7 +298,7 @@ impl<'f> Engine<'f> {
 
     fn ctx(&mut self, pinned: Option<Block>) -> Ctx<'_> {
         Ctx {
-            cache: &self.cache,
+            cache: CacheView::new(&self.cache),
             oracle: self.oracle.as_ref(),
             ids: &mut self.ids,
             now: self.now,

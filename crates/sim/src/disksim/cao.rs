@@ -4,11 +4,11 @@
 //!
 //! Cao, Felten, Karlin and Li, SIGMETRICS'95, sections 2.1-2.2: one program, one fetch at a
 //! time (or a few, the device serving as many at once), and the fetch and its victim decided
-//! when the disk is idle (rule 4: at each reference and each completion). The engine runs the adapter's prefetcher in that mode
-//! ([`Prefetcher::decides_at_idle`]); the policy keeps speaking dense block ids with a
-//! [`Cache`] of its own, kept in step with the engine's through the hooks (a fetch starts and
-//! its victim leaves, a block arrives, a reference is served). The loop's disk blocks are the
-//! policy's dense ids, so a block passes between the two without a lookup; the device is
+//! when the disk is idle (rule 4: at each reference and each completion). The engine runs the
+//! adapter's prefetcher in that mode ([`Prefetcher::decides_at_idle`]); the policy keeps
+//! speaking dense block ids and reads the loop's own cache (one copy: where each block is, the
+//! free slots, the unreferenced prefetches), handed to each hook. The loop's disk blocks are
+//! the policy's dense ids, so a block passes between the two without a lookup; the device is
 //! given the trace's block number of each fetch (OBL's "next block" is the next trace
 //! number, as on Cao's loop).
 //!
@@ -16,8 +16,8 @@
 //! counters of a run (`Metrics::disk`: seek distances) are in dense ids, not trace block
 //! numbers; a policy that names more new blocks than the string has distinct ones is refused
 //! the prefetches past them (OBL names at most one a block); unused prefetches are not
-//! counted; the policy's cache does not know when a fetch in flight will complete (no policy
-//! asks).
+//! counted; the policy's view of the cache does not tell when a fetch in flight will complete
+//! (no policy asks); the loop, not the adapter, checks that a fetch starts only with a fetch slot free.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -30,7 +30,7 @@ use super::iosched::io_scheduler_from_name;
 use super::prefetch::{Access, FetchRange, Idle, Prefetcher};
 use super::replace::{Replacement, Touch};
 use super::workload::{DiskBlock, FileBlock, Layout, Step};
-use crate::cache::{Block, Cache, FetchKind, InFlight, Interner};
+use crate::cache::{Block, CacheView, Interner};
 use crate::engine::Ctx;
 use crate::engine::RunSetup;
 use crate::future::{Future, Oracle, Pos};
@@ -81,7 +81,6 @@ pub fn run_cao(
         addressed: device.addressed(),
         name: info.name,
         policy,
-        cache: Cache::new(setup.capacity, setup.depth),
         ids,
         oracle: future.as_ref().map(Oracle::new),
         layout_blocks: program.layout.file_blocks(0),
@@ -240,7 +239,6 @@ impl disk::DiskModel for Parallel {
 struct State<'f> {
     name: &'static str,
     policy: Box<dyn Policy>,
-    cache: Cache,
     ids: Interner,
     oracle: Option<Oracle<'f>>,
     /// The trace block number of the fetch started last, for the device (if `addressed`).
@@ -261,15 +259,17 @@ struct State<'f> {
 }
 
 impl State<'_> {
-    /// Calls the policy with what it sees now (`pinned` must not be evicted).
+    /// Calls the policy with what it sees now, the loop's `cache` (`pinned` must not be
+    /// evicted).
     fn call<R>(
         &mut self,
+        cache: CacheView<'_>,
         pinned: Option<Block>,
         f: impl FnOnce(&mut dyn Policy, &mut Ctx) -> R,
     ) -> R {
         let oracle = self.oracle.as_ref();
         let mut ctx = Ctx::new(
-            &self.cache,
+            cache,
             oracle,
             &mut self.ids,
             (self.now, self.cursor),
@@ -278,13 +278,12 @@ impl State<'_> {
         f(self.policy.as_mut(), &mut ctx)
     }
 
-    /// Warms the processor's cache for the state of the block referenced [`LOOKAHEAD`]
-    /// references after the cursor (the policy's cache slot and its own), as Cao's loop does.
+    /// Warms the processor's cache for the policy's state of the block referenced
+    /// [`LOOKAHEAD`] references after the cursor, as Cao's loop does (the loop warms its own).
     fn warm_ahead(&self) {
         let ahead = self.cursor as usize + LOOKAHEAD;
         if ahead < self.string.len() {
             let block = self.string.block_at(ahead as Pos);
-            self.cache.warm(block);
             self.policy.warm(block, &self.ids);
         }
     }
@@ -293,24 +292,14 @@ impl State<'_> {
         self.now = now.as_nanos() as Time;
     }
 
-    /// Starts `fetch` in the policy's cache if the model allows it.
-    fn start(&mut self, fetch: Fetch, kind: FetchKind, pinned: Option<Block>) -> bool {
-        if let Err(message) = self.check(fetch, pinned) {
+    /// Hands `fetch` to the loop if the model allows it in `cache`.
+    fn start(&mut self, fetch: Fetch, cache: CacheView<'_>, pinned: Option<Block>) -> bool {
+        if let Err(message) = check(fetch, cache, pinned) {
             self.error.get_or_insert(SimError::Policy {
                 policy: self.name,
                 message,
             });
             return false;
-        }
-        let flight = InFlight {
-            block: fetch.block,
-            kind,
-            started: self.now,
-            done_at: self.now,
-        };
-        self.cache.start(fetch.block, fetch.victim, flight);
-        if let Some(next) = fetch.victim.and(self.policy.likely_victim()) {
-            self.cache.warm(next);
         }
         if self.addressed {
             self.started
@@ -319,30 +308,24 @@ impl State<'_> {
         self.victim = fetch.victim;
         true
     }
+}
 
-    /// The rules of the model, as Cao's loop checks them.
-    fn check(&self, fetch: Fetch, pinned: Option<Block>) -> Result<(), String> {
-        if !self.cache.can_start() {
-            return Err("started a fetch with every fetch slot in flight".into());
+/// The rules of the model for a fetch into `cache`, as Cao's loop checks them (the loop asks
+/// only with a fetch slot free).
+fn check(fetch: Fetch, cache: CacheView<'_>, pinned: Option<Block>) -> Result<(), String> {
+    if !cache.is_absent(fetch.block) {
+        return Err(format!(
+            "fetched block {} which is already cached",
+            fetch.block
+        ));
+    }
+    match fetch.victim {
+        None if cache.free_slots() == 0 => Err("fetched without a victim into a full cache".into()),
+        Some(v) if !cache.is_resident(v) => Err(format!("evicted block {v} which is not cached")),
+        Some(v) if Some(v) == pinned => {
+            Err(format!("evicted block {v} that is about to be referenced"))
         }
-        if !self.cache.is_absent(fetch.block) {
-            return Err(format!(
-                "fetched block {} which is already cached",
-                fetch.block
-            ));
-        }
-        match fetch.victim {
-            None if self.cache.free_slots() == 0 => {
-                Err("fetched without a victim into a full cache".into())
-            }
-            Some(v) if !self.cache.is_resident(v) => {
-                Err(format!("evicted block {v} which is not cached"))
-            }
-            Some(v) if Some(v) == pinned => {
-                Err(format!("evicted block {v} that is about to be referenced"))
-            }
-            _ => Ok(()),
-        }
+        _ => Ok(()),
     }
 }
 
@@ -355,38 +338,41 @@ fn id(block: FileBlock) -> Block {
 struct Decisions<'f>(Rc<RefCell<State<'f>>>);
 
 impl Prefetcher for Decisions<'_> {
-    fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
-        let mut state = self.0.borrow_mut();
-        state.set_now(access.now);
-        if state.demand_only {
-            return Vec::new();
-        }
-        let pos = state.cursor;
-        let block = id(access.block);
-        state.call(None, |p, ctx| p.on_request(block, pos, ctx));
+    /// Never called: the adapter decides at idle.
+    fn on_access(&mut self, _access: &Access) -> Vec<FetchRange> {
         Vec::new()
     }
 
-    fn on_reference(&mut self, _stream: usize, block: FileBlock) {
+    fn on_request(
+        &mut self,
+        _stream: usize,
+        block: FileBlock,
+        now: Duration,
+        cache: CacheView<'_>,
+    ) {
+        let mut state = self.0.borrow_mut();
+        state.set_now(now);
+        let pos = state.cursor;
+        let block = id(block);
+        state.call(cache, None, |p, ctx| p.on_request(block, pos, ctx));
+    }
+
+    fn on_reference(&mut self, _stream: usize, block: FileBlock, cache: CacheView<'_>) {
         let mut state = self.0.borrow_mut();
         let block = id(block);
-        state.cache.referenced(block);
         let pos = state.cursor;
         if let Some(oracle) = state.oracle.as_mut() {
             oracle.advance(pos);
         }
         state.cursor += 1;
         state.warm_ahead();
-        state.call(None, |p, ctx| p.on_reference(block, pos, ctx));
+        state.call(cache, None, |p, ctx| p.on_reference(block, pos, ctx));
     }
 
-    fn on_arrival(&mut self, block: FileBlock) {
+    fn on_arrival(&mut self, block: FileBlock, cache: CacheView<'_>) {
         let mut state = self.0.borrow_mut();
         let block = id(block);
-        if state.cache.arrive(block).is_none() {
-            state.cache.insert_initial(block);
-        }
-        state.call(None, |p, ctx| p.on_arrival(block, ctx));
+        state.call(cache, None, |p, ctx| p.on_arrival(block, ctx));
     }
 
     fn decides_at_idle(&self) -> bool {
@@ -397,21 +383,19 @@ impl Prefetcher for Decisions<'_> {
         self.0.borrow().demand_only
     }
 
-    fn on_idle(&mut self, idle: &Idle) -> Option<FileBlock> {
+    fn on_idle(&mut self, idle: &Idle, cache: CacheView<'_>) -> Option<FileBlock> {
         let mut state = self.0.borrow_mut();
         state.set_now(idle.now);
         if let Some(demand) = idle.demand {
             let block = id(demand);
-            let victim = state.call(None, |p, ctx| p.demand_victim(block, ctx));
-            state.start(Fetch { block, victim }, FetchKind::Demand, None);
+            let victim = state.call(cache, None, |p, ctx| p.demand_victim(block, ctx));
+            state.start(Fetch { block, victim }, cache, None);
             return None;
         }
         let pinned = idle.pinned.map(id);
-        let fetch = state.call(pinned, |p, ctx| p.prefetch(ctx))?;
+        let fetch = state.call(cache, pinned, |p, ctx| p.prefetch(ctx))?;
         let wanted = Some(file_block(fetch.block)).filter(|b| b.block < state.layout_blocks)?;
-        state
-            .start(fetch, FetchKind::Prefetch, pinned)
-            .then_some(wanted)
+        state.start(fetch, cache, pinned).then_some(wanted)
     }
 }
 

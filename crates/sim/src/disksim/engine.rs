@@ -22,8 +22,9 @@ use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
 use super::prefetch::{prefetcher_from, Access, FetchRange, Idle, PrefetchSetup, Prefetcher};
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
 use super::spec::PolicySpec;
-use super::state::{BlockTable, Entry, Events, FileIndex};
+use super::state::{BlockTable, Entry, Events, FileIndex, LoopCache};
 use super::workload::{DiskBlock, FileBlock, Layout, Step, Workload};
+use crate::cache::CacheView;
 use crate::metrics::{nanos, Metrics, Requests};
 use crate::SimError;
 
@@ -183,13 +184,14 @@ impl Program for Workload {
     }
 }
 
-/// [`run_from`] over any [`Program`] whose steps lie in its layout.
-pub(crate) fn run_program<P: Program>(
+/// [`run_from`] over any [`Program`] whose steps lie in its layout (`observe` inlined when it
+/// is not a trait object).
+pub(crate) fn run_program<P: Program, O: FnMut(Observed<'_>) + ?Sized>(
     program: &P,
     config: EngineConfig,
     parts: Parts<'_>,
     cached: &[FileBlock],
-    observe: &mut dyn FnMut(Observed<'_>),
+    observe: &mut O,
 ) -> Result<Metrics, SimError> {
     if cached.len() > config.cache_blocks {
         return Err(SimError::Config(
@@ -253,6 +255,8 @@ struct Engine<'w, 'p, P> {
     config: EngineConfig,
     parts: Parts<'p>,
     cache: BlockTable<Entry>,
+    /// Cached blocks prefetched and not referenced since (flagged in their entries).
+    unreferenced: usize,
     files: FileIndex<'w>,
     in_flight: FxHashMap<u64, InFlight>,
     streams: Vec<StreamState>,
@@ -278,6 +282,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             config,
             parts,
             cache: BlockTable::for_layout(layout, program.references(), config.cache_blocks),
+            unreferenced: 0,
             files: FileIndex::new(layout),
             in_flight: FxHashMap::default(),
             streams: Vec::new(),
@@ -315,7 +320,10 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                 prefetched: false,
             };
             self.parts.replacement.on_insert(disk_block, touch);
-            self.parts.prefetcher.on_arrival(file_block);
+            let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+            self.parts
+                .prefetcher
+                .on_arrival(file_block, CacheView::new(&cache));
         }
     }
 
@@ -339,7 +347,12 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     }
 
     /// Stream `stream` issues its next reference at `now`.
-    fn reference(&mut self, now: Duration, stream: usize, observe: &mut dyn FnMut(Observed<'_>)) {
+    fn reference<O: FnMut(Observed<'_>) + ?Sized>(
+        &mut self,
+        now: Duration,
+        stream: usize,
+        observe: &mut O,
+    ) {
         let index = self.streams[stream].next;
         let Some(Step { block, .. }) = self.program.step(stream, index) else {
             return;
@@ -349,19 +362,26 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         };
         self.metrics.references += 1;
         let (found, mut wait_on) = self.lookup(disk_block, stream, now);
-        let access = Access {
-            stream,
-            block,
-            found,
-            now,
-            active_streams: self.active,
-            prefetch_ceiling: self.parts.replacement.prefetch_ceiling(),
-        };
-        let ranges = self.parts.prefetcher.on_access(&access);
         if self.at_idle {
+            if !self.demand_only {
+                let cache =
+                    LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+                self.parts
+                    .prefetcher
+                    .on_request(stream, block, now, CacheView::new(&cache));
+            }
             self.streams[stream].wake_at = None;
-            self.settle(stream, now);
+            self.settle_on(stream, now, (block, disk_block));
         } else {
+            let access = Access {
+                stream,
+                block,
+                found,
+                now,
+                active_streams: self.active,
+                prefetch_ceiling: self.parts.replacement.prefetch_ceiling(),
+            };
+            let ranges = self.parts.prefetcher.on_access(&access);
             let drops = self.parts.prefetcher.drops();
             self.drop_blocks(&drops);
             let demand = (!found).then_some((block, disk_block));
@@ -408,7 +428,10 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             now,
             prefetched: entry.unused_prefetch(),
         };
-        entry.referenced();
+        if !self.at_idle {
+            self.unreferenced -= usize::from(entry.unused_prefetch());
+            entry.referenced();
+        }
         match entry.pending() {
             Some(_) => {
                 self.metrics.misses += 1;
@@ -423,10 +446,20 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
 
     /// Moves `stream` past its current reference, served at `now`.
     fn advance(&mut self, stream: usize, now: Duration) {
-        let Some(served) = self.program.step(stream, self.streams[stream].next) else {
-            return;
-        };
-        self.parts.prefetcher.on_reference(stream, served.block);
+        if let Some(served) = self.program.step(stream, self.streams[stream].next) {
+            self.advance_past(stream, now, served.block);
+        }
+    }
+
+    /// [`Engine::advance`] past `stream`'s reference to `served`.
+    fn advance_past(&mut self, stream: usize, now: Duration, served: FileBlock) {
+        if self.at_idle {
+            self.use_prefetch(served);
+        }
+        let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+        self.parts
+            .prefetcher
+            .on_reference(stream, served, CacheView::new(&cache));
         let state = &mut self.streams[stream];
         state.next += 1;
         if let Some(ahead) = self.program.step(stream, state.next + LOOKAHEAD) {
@@ -448,6 +481,22 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                 self.metrics.elapsed = self.metrics.elapsed.max(nanos(ready));
                 self.parts.prefetcher.on_stream_end(stream);
             }
+        }
+    }
+
+    /// Decisions at idle: the reference to `block` was served, so a prefetched block counts
+    /// as used (as on Cao's loop, after the offers made while it was awaited).
+    fn use_prefetch(&mut self, block: FileBlock) {
+        if self.unreferenced == 0 {
+            return;
+        }
+        let entry = self
+            .layout
+            .disk_block(block)
+            .and_then(|disk_block| self.cache.get_mut(disk_block));
+        if let Some(entry) = entry.filter(|e| e.unused_prefetch()) {
+            entry.referenced();
+            self.unreferenced -= 1;
         }
     }
 
@@ -521,6 +570,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             let prefetched = Some(disk_block) != demand;
             self.cache
                 .insert(disk_block, Entry::in_flight(id, prefetched));
+            self.unreferenced += usize::from(prefetched);
             let touch = Touch {
                 stream,
                 now,
@@ -567,7 +617,9 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     fn remove_dropped(&mut self, disk_block: DiskBlock) {
         if self.parts.replacement.remove(disk_block) {
             if let Some(entry) = self.cache.remove(disk_block) {
-                self.metrics.unused_prefetches += u64::from(entry.unused_prefetch());
+                let unused = entry.unused_prefetch();
+                self.metrics.unused_prefetches += u64::from(unused);
+                self.unreferenced -= usize::from(unused);
             }
         }
     }
@@ -581,6 +633,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             if let Some(entry) = self.cache.remove(victim) {
                 let unused = entry.unused_prefetch();
                 self.metrics.unused_prefetches += u64::from(unused);
+                self.unreferenced -= usize::from(unused);
                 if let Some(file_block) = self.files.file_block(victim) {
                     self.parts.prefetcher.on_evict(file_block, unused);
                 }
@@ -646,7 +699,11 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                 self.remove_dropped(block);
             }
             if let Some(file_block) = self.files.file_block(block) {
-                self.parts.prefetcher.on_arrival(file_block);
+                let cache =
+                    LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+                self.parts
+                    .prefetcher
+                    .on_arrival(file_block, CacheView::new(&cache));
             }
             if self.at_idle && done.demand != Some(block) {
                 self.count_arrived_prefetch(now);
@@ -691,13 +748,22 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     /// block pinned; fetch it on demand if it is absent and the device idle; otherwise (in
     /// flight, the idle device offered first; or absent and the device busy) wait for the
     /// next completion and decide again.
-    fn settle(&mut self, stream: usize, mut now: Duration) {
+    fn settle(&mut self, stream: usize, now: Duration) {
         let Some(Step { block, .. }) = self.program.step(stream, self.streams[stream].next) else {
             return;
         };
-        let Some(disk_block) = self.layout.disk_block(block) else {
-            return;
-        };
+        if let Some(disk_block) = self.layout.disk_block(block) {
+            self.settle_on(stream, now, (block, disk_block));
+        }
+    }
+
+    /// [`Engine::settle`] for `stream`'s reference to `block` (at disk block `disk_block`).
+    fn settle_on(
+        &mut self,
+        stream: usize,
+        mut now: Duration,
+        (block, disk_block): (FileBlock, DiskBlock),
+    ) {
         self.streams[stream].blocked = false;
         loop {
             match self.cache.get(disk_block).map(|e| e.pending()) {
@@ -706,7 +772,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                         self.metrics.stall += nanos(now - since);
                     }
                     self.offer_at_idle(stream, now, Some(block));
-                    self.advance(stream, now);
+                    self.advance_past(stream, now, block);
                     return;
                 }
                 Some(Some(_)) => {
@@ -716,11 +782,14 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                     break;
                 }
                 None if self.device_idle() => {
-                    self.parts.prefetcher.on_idle(&Idle {
+                    let idle = Idle {
                         now,
                         demand: Some(block),
                         pinned: None,
-                    });
+                    };
+                    let cache =
+                        LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+                    self.parts.prefetcher.on_idle(&idle, CacheView::new(&cache));
                     if self.alone() {
                         self.streams[stream].waiting_since.get_or_insert(now);
                         now = self.fetch_alone(stream, now, (block, disk_block));
@@ -784,7 +853,10 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         self.metrics.disk.note(1, seek, nanos(service));
         self.parts.prefetcher.on_served(&request, seek);
         let done = now + service;
-        self.parts.prefetcher.on_arrival(block);
+        let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+        self.parts
+            .prefetcher
+            .on_arrival(block, CacheView::new(&cache));
         self.parts.scheduler.completed(&request, stream, done);
         done
     }
@@ -797,7 +869,8 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                 demand: None,
                 pinned,
             };
-            let Some(block) = self.parts.prefetcher.on_idle(&idle) else {
+            let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+            let Some(block) = self.parts.prefetcher.on_idle(&idle, CacheView::new(&cache)) else {
                 return;
             };
             let Some(disk_block) = self.layout.disk_block(block) else {

@@ -15,6 +15,7 @@ use std::time::Duration;
 use rustc_hash::FxHashMap;
 
 use super::workload::{DiskBlock, FileBlock, Layout};
+use crate::cache::{Block, CacheState, Residency};
 
 /// Most table slots a run may allocate per reference of its workload (plus its cache): a
 /// vector past that would cost more memory than the workload itself, so a hash map holds it.
@@ -179,6 +180,53 @@ impl Entry {
     }
 }
 
+/// The loop's cache as a policy deciding for it reads it ([`crate::cache::CacheView`]): its blocks, its
+/// free slots, its blocks prefetched and not referenced since.
+pub(super) struct LoopCache<'c> {
+    blocks: &'c BlockTable<Entry>,
+    free_slots: usize,
+    unreferenced_prefetches: usize,
+}
+
+impl<'c> LoopCache<'c> {
+    /// The cache of `capacity` slots holding `blocks`, `unreferenced_prefetches` of them
+    /// prefetched and not referenced since.
+    pub(super) fn new(
+        blocks: &'c BlockTable<Entry>,
+        capacity: usize,
+        unreferenced_prefetches: usize,
+    ) -> LoopCache<'c> {
+        LoopCache {
+            blocks,
+            free_slots: capacity.saturating_sub(blocks.len()),
+            unreferenced_prefetches,
+        }
+    }
+}
+
+impl CacheState for LoopCache<'_> {
+    /// Where disk block `block` is: absent, in flight (its request pending) or resident.
+    fn residency(&self, block: Block) -> Residency {
+        match self
+            .blocks
+            .get(u64::from(block))
+            .map(|entry| entry.pending())
+        {
+            None => Residency::Absent,
+            Some(Some(_)) => Residency::InFlight,
+            Some(None) => Residency::Resident,
+        }
+    }
+
+    fn free_slots(&self) -> usize {
+        self.free_slots
+    }
+
+    fn unreferenced_prefetches(&self) -> usize {
+        self.unreferenced_prefetches
+    }
+}
+
 /// Which file a disk block belongs to, by binary search over the files sorted by start.
 pub(super) struct FileIndex<'l> {
     layout: &'l Layout,
@@ -210,17 +258,49 @@ impl<'l> FileIndex<'l> {
 /// An event: its time, its kind (the order at equal times) and whom it concerns.
 pub(super) type Event = (Duration, u8, u64);
 
+/// An event packed in one number ordered as the tuple (times in nanoseconds below 2^64, 584
+/// years; whom below 2^56: stream indices and request ids), so that it moves in two
+/// registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Packed(u128);
+
+impl Packed {
+    #[inline(always)]
+    fn new((at, kind, who): Event) -> Packed {
+        let nanos = u64::try_from(at.as_nanos()).unwrap_or(u64::MAX);
+        debug_assert!(who < 1 << 56, "event for {who} past 2^56");
+        Packed((u128::from(nanos) << 64) | (u128::from(kind) << 56) | u128::from(who))
+    }
+
+    #[inline(always)]
+    fn event(self) -> Event {
+        let at = Duration::from_nanos((self.0 >> 64) as u64);
+        (at, (self.0 >> 56) as u8, (self.0 as u64) & ((1 << 56) - 1))
+    }
+}
+
 /// Events in time order: the earliest in a slot (when it was pushed last or is the only one
 /// left), the rest in a heap; the slot's event, when there is one, is never later than the
 /// heap's.
 #[derive(Default)]
 pub(super) struct Events {
-    first: Option<Event>,
-    rest: BinaryHeap<Reverse<Event>>,
+    first: Option<Packed>,
+    rest: BinaryHeap<Reverse<Packed>>,
 }
 
 impl Events {
+    /// Inlined where the queue is empty (one stream pushing its next wake-up), so that the
+    /// event goes from the caller's registers to the slot.
+    #[inline(always)]
     pub(super) fn push(&mut self, event: Event) {
+        let event = Packed::new(event);
+        match self.first.is_none() && self.rest.is_empty() {
+            true => self.first = Some(event),
+            false => self.push_behind(event),
+        }
+    }
+
+    fn push_behind(&mut self, event: Packed) {
         match self.first {
             Some(first) if first <= event => self.rest.push(Reverse(event)),
             Some(first) => {
@@ -240,11 +320,13 @@ impl Events {
     }
 
     /// The earliest event, removed.
+    #[inline(always)]
     pub(super) fn pop(&mut self) -> Option<Event> {
-        match self.first.take() {
-            Some(first) => Some(first),
-            None => self.rest.pop().map(|Reverse(event)| event),
-        }
+        let first = match self.first.take() {
+            Some(first) => first,
+            None => self.rest.pop()?.0,
+        };
+        Some(first.event())
     }
 }
 
