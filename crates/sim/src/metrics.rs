@@ -21,7 +21,9 @@
 //! nanoseconds on the disk-timed engine ([`seconds`] turns those into seconds).
 //!
 //! Deviations: on the disk-timed engine `unused_prefetches` counts prefetched blocks that left
-//! the cache unreferenced (evicted or dropped), not those still cached at the end; Cao's engine
+//! the cache unreferenced (evicted or dropped), not those still cached at the end, except for
+//! a prefetcher deciding at idle (Cao's policies), where it counts both as Cao's engine does;
+//! Cao's engine
 //! leaves [`Requests`] empty (each of its fetches is one one-block request).
 
 use std::collections::BTreeMap;

@@ -2,10 +2,10 @@
 //! strings: demand paging with LRU on Cao's simplified model (`unit:F`, a fixed-time device at
 //! depth 1) gives the same hits, misses, fetches, elapsed and stall time on the
 //! reference-by-reference engine as with the disk-timed engine's own LRU and one stream; and
-//! every policy of Cao's run on the disk-timed loop through its adapter gives the counts and
-//! times of Cao's loop, cold or warm, one fetch at a time or up to three, fetch times constant
-//! or drawn around F or timed by a disk model, references taking one tick or the compute times
-//! of the realistic model.
+//! every policy of Cao's run on the disk-timed loop through its adapter gives the counts
+//! (unused and cancelled prefetches included) and times of Cao's loop, cold or warm, one fetch
+//! at a time or up to three, fetch times constant or drawn around F or timed by a disk model,
+//! references taking one tick or the compute times of the realistic model.
 //!
 //! Deviations: the disk-timed engine's CLOCK is not compared with Cao's: they differ on purpose
 //! (libCacheSim's inserts a fetched block with its bit clear, DULO's inserts a demand-fetched
@@ -181,8 +181,8 @@ proptest! {
         );
         prop_assert_eq!(common(&unit), common(&disk), "{}", policy);
         prop_assert_eq!(
-            (unit.inflight_hits, unit.cancelled_prefetches),
-            (disk.inflight_hits, disk.cancelled_prefetches),
+            (unit.inflight_hits, unit.cancelled_prefetches, unit.unused_prefetches),
+            (disk.inflight_hits, disk.cancelled_prefetches, disk.unused_prefetches),
             "{}", policy
         );
     }

@@ -15,9 +15,9 @@
 //! Deviations: the string is held in memory (streamed traces stay on Cao's loop); the disk
 //! counters of a run (`Metrics::disk`: seek distances) are in dense ids, not trace block
 //! numbers; a policy that names more new blocks than the string has distinct ones is refused
-//! the prefetches past them (OBL names at most one a block); unused prefetches are not
-//! counted; the policy's view of the cache does not tell when a fetch in flight will complete
-//! (no policy asks); the loop, not the adapter, checks that a fetch starts only with a fetch slot free.
+//! the prefetches past them (OBL names at most one a block); the policy's view of the cache
+//! does not tell when a fetch in flight will complete (no policy asks); the loop, not the
+//! adapter, checks that a fetch starts only with a fetch slot free.
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -728,14 +728,26 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     /// The counters of the run: every block read that was not a demand block was prefetched
     /// (when decisions are made at idle, prefetches are counted as they arrive).
     fn finish(mut self) -> Metrics {
-        if !self.at_idle {
-            self.metrics.prefetches = self
-                .metrics
-                .disk
-                .blocks_fetched
-                .saturating_sub(self.metrics.demand_fetches);
+        match self.at_idle {
+            false => {
+                self.metrics.prefetches = self
+                    .metrics
+                    .disk
+                    .blocks_fetched
+                    .saturating_sub(self.metrics.demand_fetches)
+            }
+            true => self.count_unused_at_end(),
         }
         self.metrics
+    }
+
+    /// Decisions at idle (Cao's model): prefetched blocks still cached unreferenced at the end
+    /// were unused too, except those of cancelled prefetches (every prefetch that arrives
+    /// once the program has ended is cancelled, and none is referenced or evicted after it).
+    fn count_unused_at_end(&mut self) {
+        let still_cached = self.unreferenced as u64;
+        self.metrics.unused_prefetches +=
+            still_cached.saturating_sub(self.metrics.cancelled_prefetches);
     }
 
     /// Whether the device can start another request now.
