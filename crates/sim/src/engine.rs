@@ -215,13 +215,6 @@ impl<I: Iterator<Item = Result<Reference, TraceError>>> Source for StreamSource<
     }
 }
 
-/// Most distinct blocks a run may meet now: what the memory available holds, and fewer than
-/// the ids a [`Block`] can number.
-fn most_blocks() -> usize {
-    let room = crate::memory::available() / crate::memory::BYTES_PER_BLOCK;
-    room.min(u64::from(Block::MAX - 1)) as usize
-}
-
 /// One run in progress.
 pub(crate) struct Engine<'f> {
     name: &'static str,
@@ -256,7 +249,7 @@ impl<'f> Engine<'f> {
             now: 0,
             cursor: 0,
             metrics: Metrics::default(),
-            most_blocks: most_blocks(),
+            most_blocks: crate::memory::most_blocks(),
         }
     }
 

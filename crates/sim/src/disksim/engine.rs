@@ -37,9 +37,6 @@ pub struct EngineConfig {
     pub max_request_blocks: u64,
     /// CPU time of every reference (0: only the disk and think times cost time).
     pub hit_time: Duration,
-    /// Think time of each stream after its last reference (a program's work after its last
-    /// read: Cao's realistic model counts the last reference's compute time).
-    pub last_think: Duration,
     /// Stop at this simulated time (steady-state throughput of closed loops): references
     /// issued before it count, `elapsed` is the limit. `None` runs every stream to its end.
     pub time_limit: Option<Duration>,
@@ -52,7 +49,6 @@ impl EngineConfig {
             cache_blocks,
             max_request_blocks: 256,
             hit_time: Duration::ZERO,
-            last_think: Duration::ZERO,
             time_limit: None,
         }
     }
@@ -162,8 +158,15 @@ pub(crate) trait Program {
     fn streams(&self) -> usize;
     /// References of all streams together.
     fn references(&self) -> u64;
-    /// Reference `index` of `stream`, if it has one.
+    /// Reference `index` of `stream`, if it has one (the loop asks for a stream's references
+    /// in order, looking at most [`LOOKAHEAD`] ahead of its current one and one behind it).
     fn step(&self, stream: usize, index: usize) -> Option<Step>;
+    /// Think time of `stream` after its last reference (a program's work after its last
+    /// read: Cao's realistic model counts the last reference's compute time); asked once the
+    /// stream has ended.
+    fn last_think(&self, _stream: usize) -> Duration {
+        Duration::ZERO
+    }
 }
 
 impl Program for Workload {
@@ -220,8 +223,9 @@ pub(crate) fn run_program<P: Program, O: FnMut(Observed<'_>) + ?Sized>(
     Ok(engine.finish())
 }
 
-/// How many references ahead of a stream the loop asks the processor for a block's slot.
-const LOOKAHEAD: usize = 8;
+/// How many references ahead of a stream the loop asks the processor for a block's slot (and
+/// Cao's adapter for the policy's state of the block).
+pub(crate) const LOOKAHEAD: usize = 8;
 
 const COMPLETION: u8 = 0;
 const TIMER: u8 = 1;
@@ -475,7 +479,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                     .push((ready + step.think, STREAM, stream as u64));
             }
             None => {
-                let ready = ready + self.config.last_think;
+                let ready = ready + self.program.last_think(stream);
                 state.finished_at = Some(ready);
                 self.active -= 1;
                 self.metrics.elapsed = self.metrics.elapsed.max(nanos(ready));
