@@ -1,23 +1,25 @@
-//! Cao et al.'s policies on the disk-timed engine: an adapter that drives a [`Policy`] of the
-//! reference engine through the disk-timed loop's replacement and prefetching seams, a step
-//! towards one event loop for every policy of the catalog.
+//! Cao et al.'s policies on the disk-timed loop, the one event loop of the simulator: an
+//! adapter that drives a [`Policy`] through the loop's replacement and prefetching seams
+//! ([`crate::runner`] runs every Cao policy through it).
 //!
 //! Cao, Felten, Karlin and Li, SIGMETRICS'95, sections 2.1-2.2: one program, one fetch at a
 //! time (or a few, the device serving as many at once), and the fetch and its victim decided
-//! when the disk is idle (rule 4: at each reference and each completion). The engine runs the
-//! adapter's prefetcher in that mode ([`Prefetcher::decides_at_idle`]); the policy keeps
-//! speaking dense block ids and reads the loop's own cache (one copy: where each block is, the
-//! free slots, the unreferenced prefetches), handed to each hook. The loop's disk blocks are
-//! the policy's dense ids, so a block passes between the two without a lookup; the device is
-//! given the trace's block number of each fetch (OBL's "next block" is the next trace
-//! number, as on Cao's loop).
+//! when the disk is idle (rule 4: at each reference and each completion). The loop runs the
+//! adapter's prefetcher in that mode ([`Prefetcher::decides_at_idle`]); the policy speaks
+//! dense block ids and reads the loop's own cache (one copy: where each block is, the free
+//! slots, the unreferenced prefetches), handed to each hook. The loop's disk blocks are the
+//! policy's dense ids, so a block passes between the two without a lookup; the device is
+//! given the trace's block number of each fetch (OBL's "next block" is the next trace number).
 //!
-//! A trace is read in place, as a reference string in memory ([`run_cao`]) or streamed from
-//! its reader a few references ahead of the loop ([`run_cao_stream`]: memory proportional to
-//! the distinct blocks, not to the trace).
+//! A trace is read in place, as a reference string in memory ([`Run::on_string`]) or streamed
+//! from its reader a few references ahead of the loop ([`Run::on_stream`]: memory proportional
+//! to the distinct blocks, not to the trace).
 //!
-//! Deviations: the disk counters of a run (`Metrics::disk`: seek distances) are in dense ids, not trace block
-//! numbers; a policy that names more new blocks than the string has distinct ones is refused
+//! Worked example (Figures 1 and 2, string ABCA, cache {A, B}, F = 4): demand paging with MIN
+//! stalls 4 at C and takes 8 units; prefetching at every opportunity starts C at time 1
+//! (evicting A), stalls 3 at C, starts A at time 5 (evicting B), stalls 3 at A: 10 units.
+//!
+//! Deviations: a policy that names more new blocks than the string has distinct ones is refused
 //! the prefetches past them (OBL names at most one a block); the policy's view of the cache
 //! does not tell when a fetch in flight will complete (no policy asks); the loop, not the
 //! adapter, checks that a fetch starts only with a fetch slot free.
@@ -35,85 +37,26 @@ use super::prefetch::{Access, FetchRange, Idle, Prefetcher};
 use super::replace::{Replacement, Touch};
 use super::workload::{DiskBlock, FileBlock, Layout, Step};
 use crate::cache::{Block, CacheView, Interner};
-use crate::engine::Ctx;
-use crate::engine::RunSetup;
 use crate::future::{Future, Oracle, Pos};
-use crate::metrics::{nanos, Metrics};
-use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::metrics::{nanos, Metrics, Requests};
+use crate::policy::{Ctx, Fetch, Policy};
 use crate::refstring::RefString;
+use crate::runner::RunSetup;
 use crate::time::{FetchDevice, ReferenceTime, Time};
 use crate::trace::Reference;
 use crate::{SimError, TraceError};
 
-/// Runs Cao's policy `info` over reference string `string` on the disk-timed engine with the
-/// settings of Cao's loop: one program whose references take the same time (simplified model)
-/// or their compute times in the string (realistic model), fetches timed by Cao's device (a
-/// constant F, a seeded draw around it, or a disk model given one one-block request a fetch,
-/// block numbers wrapping round the disk), at most `depth` at a time (the device serving that
-/// many requests at once), the initial contents given as trace block numbers. The string is
-/// one file whose block `b` is the block of dense id `b`; a tick is a nanosecond on the
-/// disk-timed loop, and times come back in ticks.
-pub fn run_cao(
-    info: &'static PolicyInfo,
-    string: &RefString,
-    setup: &RunSetup,
-) -> Result<Metrics, SimError> {
-    setup.validate()?;
-    let future = info.needs_future.then(|| Future::link(string.clone()));
-    let mut ids = string.ids().clone();
-    let initial: Vec<Block> = setup.initial.iter().map(|&b| ids.intern(b)).collect();
-    let mut policy = (info.build)(&Build {
-        capacity: setup.capacity,
-        timing: &setup.timing,
-        future: future.as_ref(),
-        initial: &initial,
-        ids: &ids,
-        depth: setup.depth,
-    })?;
-    let run = Run {
-        name: info.name,
-        ids,
-        future: future.as_ref(),
-        setup,
-        initial: &initial,
-    };
-    run.on_string(policy.as_mut(), string)
-}
-
-/// [`run_cao`] over a streamed trace, for a policy that does not need the future: the
-/// references are read as the loop reaches them (a few ahead), numbered in order of first
-/// sight, and forgotten once served, so memory stays proportional to the distinct blocks.
-pub fn run_cao_stream<I>(
-    info: &'static PolicyInfo,
-    references: I,
-    setup: &RunSetup,
-) -> Result<Metrics, SimError>
-where
-    I: Iterator<Item = Result<Reference, TraceError>>,
-{
-    setup.validate()?;
-    let mut ids = Interner::default();
-    let initial: Vec<Block> = setup.initial.iter().map(|&b| ids.intern(b)).collect();
-    let mut policy = (info.build)(&Build {
-        capacity: setup.capacity,
-        timing: &setup.timing,
-        future: None,
-        initial: &initial,
-        ids: &ids,
-        depth: setup.depth,
-    })?;
-    let run = Run {
-        name: info.name,
-        ids,
-        future: None,
-        setup,
-        initial: &initial,
-    };
-    run.on_stream(policy.as_mut(), references)
-}
-
-/// One run of a policy built for it: its name, its block numbering (the trace's and the
-/// initial blocks'), the future of offline policies, the settings, the initial contents.
+/// One run of a Cao policy on the disk-timed loop, with the settings of Cao's model: one
+/// program whose references take the same time (simplified model) or their compute times in
+/// the trace (realistic model), fetches timed by Cao's device (a constant F, a seeded draw
+/// around it, or a disk model given one one-block request a fetch, block numbers wrapping round
+/// the disk), at most `depth` at a time (the device serving that many requests at once), the
+/// initial contents given as trace block numbers. The trace is one file whose block `b` is the
+/// block of dense id `b`; a tick is a nanosecond on the disk-timed loop, and times come back in
+/// ticks. [`crate::runner`] builds it for each run.
+///
+/// Its parts: the policy's name, its block numbering (the trace's and the initial blocks'),
+/// the future of offline policies, the settings, the initial contents (dense ids).
 pub(crate) struct Run<'r> {
     pub(crate) name: &'static str,
     pub(crate) ids: Interner,
@@ -252,7 +195,12 @@ fn run_with<P: Program>(
     if let Some(error) = state.borrow_mut().error.take() {
         return Err(error);
     }
-    Ok(metrics.in_ticks_of(nanos(TICK)))
+    // Cao's model has no disk geometry: its one-block requests in dense ids have no seek
+    // distances worth reporting (a disk model times them on trace block numbers).
+    Ok(Metrics {
+        disk: Requests::default(),
+        ..metrics.in_ticks_of(nanos(TICK))
+    })
 }
 
 fn no_timestamps() -> SimError {
@@ -431,11 +379,11 @@ fn file_block(id: Block) -> FileBlock {
     }
 }
 
-/// One tick of Cao's loop on the disk-timed one (the fetch devices' tick).
+/// One tick of Cao's model on the disk-timed loop (the fetch devices' tick).
 const TICK: Duration = Duration::from_nanos(1);
 
 /// Cao's fetch device serving up to `depth` requests at once (Cao's fetches in flight at once),
-/// each timed as on Cao's loop on the trace block number of the fetch: the adapter starts a
+/// each timed as Cao's model times it, on the trace block number of the fetch: the adapter starts a
 /// fetch only when a fetch slot is free and the loop serves it at once, so the fetch served is
 /// the one started last, whose number the adapter leaves in `started`.
 struct Parallel {
@@ -508,7 +456,7 @@ impl State<'_, '_> {
     }
 
     /// Warms the processor's cache for the policy's state of the block referenced
-    /// [`LOOKAHEAD`] references after the cursor, as Cao's loop does (the loop warms its own).
+    /// [`LOOKAHEAD`] references after the cursor (the loop warms its own).
     fn warm_ahead(&self) {
         let ahead = self.cursor as usize + LOOKAHEAD;
         if let Some(string) = self.string.filter(|s| ahead < s.len()) {
@@ -538,8 +486,8 @@ impl State<'_, '_> {
     }
 }
 
-/// The rules of the model for a fetch into `cache`, as Cao's loop checks them (the loop asks
-/// only with a fetch slot free).
+/// The rules of Cao's model for a fetch into `cache` (the loop asks only with a fetch slot
+/// free).
 fn check(fetch: Fetch, cache: CacheView<'_>, pinned: Option<Block>) -> Result<(), String> {
     if !cache.is_absent(fetch.block) {
         return Err(format!(
@@ -654,6 +602,7 @@ impl Replacement for Victims<'_, '_> {
 mod tests {
     use super::*;
     use crate::policy::find;
+    use crate::runner::run_stream;
 
     fn reference(block: u64, think: Option<Time>) -> Result<Reference, TraceError> {
         Ok(Reference { block, think })
@@ -668,7 +617,7 @@ mod tests {
         };
         let refs = vec![reference(1, None), reference(2, None), Err(broken)];
         let setup = RunSetup::simplified(4, 2);
-        let error = run_cao_stream(find("lru-demand").unwrap(), refs.into_iter(), &setup);
+        let error = run_stream(find("lru-demand").unwrap(), refs.into_iter(), &setup);
         assert!(
             matches!(
                 &error,
@@ -683,7 +632,7 @@ mod tests {
         let refs = vec![reference(1, Some(5)), reference(2, None)];
         let mut setup = RunSetup::simplified(4, 2);
         setup.timing.reference = ReferenceTime::FromTrace;
-        let error = run_cao_stream(find("lru-demand").unwrap(), refs.into_iter(), &setup);
+        let error = run_stream(find("lru-demand").unwrap(), refs.into_iter(), &setup);
         assert!(
             matches!(&error, Err(SimError::Config(m)) if m.contains("timestamps")),
             "{error:?}"

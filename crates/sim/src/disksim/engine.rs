@@ -489,7 +489,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     }
 
     /// Decisions at idle: the reference to `block` was served, so a prefetched block counts
-    /// as used (as on Cao's loop, after the offers made while it was awaited).
+    /// as used (as in Cao's model, after the offers made while it was awaited).
     fn use_prefetch(&mut self, block: FileBlock) {
         if self.unreferenced == 0 {
             return;
@@ -759,7 +759,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         self.busy_slots < self.parts.model.parallelism().max(1)
     }
 
-    /// Decisions at idle (Cao's loop for the reference `stream` is at, at `now`): serve it
+    /// Decisions at idle (Cao's model, for the reference `stream` is at, at `now`): serve it
     /// if its block is available, after offering the idle device to the prefetcher with the
     /// block pinned; fetch it on demand if it is absent and the device idle; otherwise (in
     /// flight, the idle device offered first; or absent and the device busy) wait for the
@@ -918,7 +918,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     }
 
     /// A prefetched block arrived at `now`: counted as fetched unless the program has ended
-    /// (a prefetch completing at or after the end is cancelled, as on Cao's loop).
+    /// (a prefetch completing at or after the end is cancelled, as in Cao's model).
     fn count_arrived_prefetch(&mut self, now: Duration) {
         let ended = self.active == 0
             && self

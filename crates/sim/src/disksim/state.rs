@@ -1,6 +1,5 @@
 //! The disk-timed loop's per-block state and its event queue, built for speed on one stream:
-//! the cache's entries in a vector indexed by disk block (as Cao's loop keeps a block's state
-//! in a vector slot) when the disk's blocks are few next to the workload, and events in a
+//! the cache's entries in a vector indexed by disk block when the disk's blocks are few next to the workload, and events in a
 //! binary heap fronted by one slot holding the earliest, so a stream that pushes its next
 //! wake-up and pops it at once (one stream, or the stream due first) never touches the heap.
 //!
