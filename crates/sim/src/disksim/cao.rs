@@ -240,6 +240,10 @@ impl Program for StringProgram<'_> {
         self.string.len() as u64
     }
 
+    fn dense_blocks(&self) -> bool {
+        true
+    }
+
     fn step(&self, _stream: usize, index: usize) -> Option<Step> {
         if index >= self.string.len() {
             return None;
@@ -284,20 +288,27 @@ struct Window<I> {
     most_blocks: usize,
 }
 
-/// References kept behind the furthest one read: the loop asks for its current reference and
-/// the one before (its compute time) after looking [`LOOKAHEAD`] ahead.
+/// References kept behind the furthest one asked for: the loop asks for its current reference
+/// and the one before (its compute time) after looking [`LOOKAHEAD`] ahead.
 const KEPT_BEHIND: usize = 4 * LOOKAHEAD;
 
+/// References read past the one asked for at a time (one borrow of the block numbering).
+const READ_AHEAD: usize = 64;
+
 impl<I: Iterator<Item = Result<Reference, TraceError>>> Window<I> {
-    /// Reference `index`, reading up to it; `None` past the trace's end.
+    /// Reference `index`, reading up to it (and [`READ_AHEAD`] past it); `None` past the
+    /// trace's end.
     fn get(
         &mut self,
         index: usize,
-        ids: &RefCell<State<'_, '_>>,
+        state: &RefCell<State<'_, '_>>,
         realistic: bool,
     ) -> Option<(Block, Time)> {
-        while self.first + self.read.len() <= index && !self.ended {
-            self.read_one(ids, realistic);
+        if self.first + self.read.len() <= index && !self.ended {
+            let ids = &mut state.borrow_mut().ids;
+            while self.first + self.read.len() <= index + READ_AHEAD && !self.ended {
+                self.read_one(ids, realistic);
+            }
         }
         while self.first + KEPT_BEHIND < index && !self.read.is_empty() {
             self.read.pop_front();
@@ -307,7 +318,7 @@ impl<I: Iterator<Item = Result<Reference, TraceError>>> Window<I> {
         self.read.get(index.checked_sub(self.first)?).copied()
     }
 
-    fn read_one(&mut self, state: &RefCell<State<'_, '_>>, realistic: bool) {
+    fn read_one(&mut self, ids: &mut Interner, realistic: bool) {
         let reference = match self.references.next() {
             None => return self.ended = true,
             Some(Err(error)) => return self.fail(error.into()),
@@ -318,9 +329,8 @@ impl<I: Iterator<Item = Result<Reference, TraceError>>> Window<I> {
             (true, Some(think)) => think,
             (true, None) => return self.fail(no_timestamps()),
         };
-        let mut state = state.borrow_mut();
-        let block = state.ids.intern(reference.block);
-        if state.ids.len() > self.most_blocks {
+        let block = ids.intern(reference.block);
+        if ids.len() > self.most_blocks {
             return self.fail(SimError::TooLarge(format!(
                 "the trace references more than {} distinct blocks, more than the memory \
                  available ({}) can simulate; simulate a part of it or use a larger --block-size",
@@ -346,15 +356,19 @@ impl<I: Iterator<Item = Result<Reference, TraceError>>> Program for StreamProgra
         1
     }
 
-    /// Not known ahead: none counted (the loop keeps its cache in a map).
+    /// Not known ahead: none counted.
     fn references(&self) -> u64 {
         0
+    }
+
+    fn dense_blocks(&self) -> bool {
+        true
     }
 
     fn step(&self, _stream: usize, index: usize) -> Option<Step> {
         let mut window = self.window.borrow_mut();
         let (block, _) = window.get(index, &self.state, self.realistic)?;
-        let think = match index.checked_sub(1) {
+        let think = match index.checked_sub(1).filter(|_| self.realistic) {
             Some(previous) => window.get(previous, &self.state, self.realistic)?.1,
             None => 0,
         };

@@ -158,6 +158,11 @@ pub(crate) trait Program {
     fn streams(&self) -> usize;
     /// References of all streams together.
     fn references(&self) -> u64;
+    /// Whether its disk blocks are numbered densely from 0 (as Cao's adapter numbers the
+    /// blocks it meets), so the loop keeps their state in a vector that grows with them.
+    fn dense_blocks(&self) -> bool {
+        false
+    }
     /// Reference `index` of `stream`, if it has one (the loop asks for a stream's references
     /// in order, looking at most [`LOOKAHEAD`] ahead of its current one and one behind it).
     fn step(&self, stream: usize, index: usize) -> Option<Step>;
@@ -285,7 +290,10 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             layout,
             config,
             parts,
-            cache: BlockTable::for_layout(layout, program.references(), config.cache_blocks),
+            cache: match program.dense_blocks() {
+                true => BlockTable::growing(),
+                false => BlockTable::for_layout(layout, program.references(), config.cache_blocks),
+            },
             unreferenced: 0,
             files: FileIndex::new(layout),
             in_flight: FxHashMap::default(),

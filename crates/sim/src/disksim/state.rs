@@ -57,6 +57,15 @@ impl<V> BlockTable<V> {
         }
     }
 
+    /// A vector that grows to the largest block inserted, for blocks numbered densely from 0
+    /// (Cao's adapter numbers them in order of first sight, so no block is far past the others).
+    pub(super) fn growing() -> BlockTable<V> {
+        BlockTable::Dense {
+            slots: Vec::new(),
+            len: 0,
+        }
+    }
+
     /// Blocks present.
     pub(super) fn len(&self) -> usize {
         match self {
@@ -91,11 +100,17 @@ impl<V> BlockTable<V> {
         }
     }
 
-    /// Sets `block`'s value (a block of the layout: the engine checks it before).
+    /// Sets `block`'s value (a block of the layout: the engine checks it before); a vector
+    /// grows to hold it.
     pub(super) fn insert(&mut self, block: DiskBlock, value: V) {
         match self {
             BlockTable::Dense { slots, len } => {
-                let slot = &mut slots[block as usize];
+                let index = block as usize;
+                if index >= slots.len() {
+                    let size = (index + 1).next_power_of_two();
+                    slots.resize_with(size, || None);
+                }
+                let slot = &mut slots[index];
                 *len += usize::from(slot.is_none());
                 *slot = Some(value);
             }
@@ -347,6 +362,20 @@ mod tests {
         assert!(!entry.unused_prefetch() && entry.drop_on_arrival());
         assert_eq!(Entry::in_flight(0, false).pending(), Some(0));
         assert_eq!(Entry::arrived().pending(), None);
+    }
+
+    #[test]
+    fn a_growing_table_holds_blocks_past_its_end() {
+        let mut table = BlockTable::growing();
+        assert_eq!(table.get(5), None);
+        table.insert(5, 'a');
+        table.insert(1000, 'b');
+        assert_eq!(
+            (table.get(5), table.get(1000), table.get(6)),
+            (Some(&'a'), Some(&'b'), None)
+        );
+        assert_eq!(table.remove(5), Some('a'));
+        assert_eq!(table.len(), 1);
     }
 
     #[test]
