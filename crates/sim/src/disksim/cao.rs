@@ -11,8 +11,8 @@
 //! policy's dense ids, so a block passes between the two without a lookup; the device is
 //! given the trace's block number of each fetch (OBL's "next block" is the next trace number).
 //!
-//! A trace is read in place, as a reference string in memory ([`Run::on_string`]) or streamed
-//! from its reader a few references ahead of the loop ([`Run::on_stream`]: memory proportional
+//! A trace is read in place, as a reference string in memory ([`crate::runner::run_string`]) or streamed
+//! from its reader a few references ahead of the loop ([`crate::runner::run_stream`]: memory proportional
 //! to the distinct blocks, not to the trace).
 //!
 //! Worked example (Figures 1 and 2, string ABCA, cache {A, B}, F = 4): demand paging with MIN
