@@ -7,8 +7,8 @@
 //! normalised by OPT-demand's fetches, as the paper's Figure 3), otherwise a [`RefString`] when
 //! a policy of Cao's runs (its blocks numbered once, so no run re-reads, re-parses or
 //! hashes), and a disk-timed [`Workload`] if a replacement-and-prefetcher policy is chosen
-//! (built from that string, so the file is read once for both kinds). A trace too large for memory as a
-//! string is streamed from its file by each run instead.
+//! (built from that string, so the file is read once for both kinds). A trace too large for
+//! memory as a string is streamed from its file by each run instead.
 
 use rayon::prelude::*;
 use serde::Serialize;

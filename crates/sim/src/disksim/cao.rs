@@ -11,18 +11,19 @@
 //! policy's dense ids, so a block passes between the two without a lookup; the device is
 //! given the trace's block number of each fetch (OBL's "next block" is the next trace number).
 //!
-//! A trace is read in place, as a reference string in memory ([`crate::runner::run_string`]) or streamed
-//! from its reader a few references ahead of the loop ([`crate::runner::run_stream`]: memory proportional
-//! to the distinct blocks, not to the trace).
+//! A trace is read in place, as a reference string in memory ([`crate::runner::run_string`])
+//! or streamed from its reader a few references ahead of the loop
+//! ([`crate::runner::run_stream`]: memory proportional to the distinct blocks, not to the
+//! trace).
 //!
 //! Worked example (Figures 1 and 2, string ABCA, cache {A, B}, F = 4): demand paging with MIN
 //! stalls 4 at C and takes 8 units; prefetching at every opportunity starts C at time 1
 //! (evicting A), stalls 3 at C, starts A at time 5 (evicting B), stalls 3 at A: 10 units.
 //!
-//! Deviations: a policy that names more new blocks than the string has distinct ones is refused
-//! the prefetches past them (OBL names at most one a block); the policy's view of the cache
-//! does not tell when a fetch in flight will complete (no policy asks); the loop, not the
-//! adapter, checks that a fetch starts only with a fetch slot free.
+//! Deviations: on a string in memory, a policy that names more new blocks than the string has
+//! distinct ones is refused the prefetches past them (OBL names at most one a block); the
+//! policy's view of the cache does not tell when a fetch in flight will complete (no policy
+//! asks); the loop, not the adapter, checks that a fetch starts only with a fetch slot free.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;

@@ -1,5 +1,6 @@
 //! The disk-timed loop's per-block state and its event queue, built for speed on one stream:
-//! the cache's entries in a vector indexed by disk block when the disk's blocks are few next to the workload, and events in a
+//! the cache's entries in a vector indexed by disk block when the disk's blocks are few next
+//! to the workload (or numbered densely, as Cao's adapter numbers them), and events in a
 //! binary heap fronted by one slot holding the earliest, so a stream that pushes its next
 //! wake-up and pops it at once (one stream, or the stream due first) never touches the heap.
 //!
@@ -194,8 +195,8 @@ impl Entry {
     }
 }
 
-/// The loop's cache as a policy deciding for it reads it ([`crate::cache::CacheView`]): its blocks, its
-/// free slots, its blocks prefetched and not referenced since.
+/// The loop's cache as a policy deciding for it reads it ([`crate::cache::CacheView`]): its
+/// blocks, its free slots, its blocks prefetched and not referenced since.
 pub(super) struct LoopCache<'c> {
     blocks: &'c BlockTable<Entry>,
     free_slots: usize,
