@@ -23,11 +23,14 @@
 //! reference to a block still in flight is a *miss*, as in Cao et al.) and fail with one
 //! [`SimError`]; on demand LRU over `unit:F` they agree exactly (`tests/one_loop.rs`).
 //!
+//! Each line of the table gives a policy's name, paper section, options and constructor; the
+//! constructor checks the options and gives a [`Configured`] policy, which a sweep runs on any
+//! trace, cache size and device.
+//!
 //! Deviations: the two kinds are not yet one policy interface, so a policy of one kind cannot
 //! be combined with the other's parts (e.g. Cao's `aggressive` replacement with a read-ahead
 //! prefetcher), and Cao's policies give a disk model one one-block request at a time without
-//! its scheduler. The `engine` column and field still name the kind as the two loops did
-//! (`reference` for Cao's policies, `disk-timed` for the others).
+//! its scheduler.
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -43,33 +46,13 @@ use crate::policy::{self, PolicyInfo};
 use crate::time::{DiskFetch, Time};
 use crate::SimError;
 
-/// Which kind of policy it is, and what runs it on the loop.
-#[derive(Debug)]
-pub enum Engine {
-    /// One of Cao et al.'s policies.
-    Unit(&'static PolicyInfo),
-    /// A replacement policy and a prefetcher (specs with their
-    /// fixed options); the user's options go to the part named by `options`.
-    Disk {
-        /// Replacement spec (`disksim::replace::REPLACEMENTS`).
-        replacement: &'static str,
-        /// Prefetcher spec (`disksim::prefetch::PREFETCHERS`).
-        prefetcher: &'static str,
-        /// Which part takes the `key=value` options given on the command line.
-        options: Part,
-    },
-}
+/// A policy's options, `key=value` in the order given.
+pub type Options = [(String, String)];
 
-/// A part of a disk-timed policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Part {
-    /// The replacement policy.
-    Replacement,
-    /// The prefetcher.
-    Prefetcher,
-}
+/// Builds a policy from its options: what it will run as, checked before any run.
+pub type Constructor = fn(&Options) -> Result<Configured, SimError>;
 
-/// One registered policy.
+/// One registered policy: one line of [`CATALOG`].
 #[derive(Debug)]
 pub struct Entry {
     /// Name on the command line.
@@ -78,153 +61,218 @@ pub struct Entry {
     pub section: &'static str,
     /// Its `key=value` options and defaults ("-" when none).
     pub params: &'static str,
-    /// How it runs.
-    pub engine: Engine,
+    /// Builds it from its options.
+    pub build: Constructor,
 }
 
-const fn unit(name: &'static str, section: &'static str, info: &'static PolicyInfo) -> Entry {
-    Entry {
-        name,
-        section,
-        params: "-",
-        engine: Engine::Unit(info),
+/// A policy built from its options, ready to run on any trace, cache size and device.
+#[derive(Clone, Debug)]
+pub struct Configured(pub(crate) Form);
+
+/// How a configured policy drives the loop.
+#[derive(Clone, Debug)]
+pub(crate) enum Form {
+    /// A [`crate::Policy`] deciding when the device is idle ([`crate::disksim::cao`]).
+    AtIdle(&'static PolicyInfo),
+    /// A replacement policy and a prefetcher, with their options.
+    Parts {
+        replacement: PolicySpec,
+        prefetcher: PolicySpec,
+    },
+}
+
+impl Configured {
+    /// Whether the policy needs the whole trace in memory.
+    pub fn needs_future(&self) -> bool {
+        match &self.0 {
+            Form::AtIdle(info) => info.needs_future,
+            Form::Parts { .. } => false,
+        }
+    }
+
+    /// The [`crate::Policy`] it runs, if it is one of Cao's.
+    pub fn cao_policy(&self) -> Option<&'static PolicyInfo> {
+        match self.0 {
+            Form::AtIdle(info) => Some(info),
+            Form::Parts { .. } => None,
+        }
     }
 }
 
-const fn disk(
+/// The constructor of one of Cao's policies: it takes no options.
+fn at_idle(info: &'static PolicyInfo, options: &Options) -> Result<Configured, SimError> {
+    match options.is_empty() {
+        true => Ok(Configured(Form::AtIdle(info))),
+        false => Err(SimError::Config("takes no options".into())),
+    }
+}
+
+/// A part of a replacement-and-prefetcher policy: the one that takes the user's options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Replacement,
+    Prefetcher,
+}
+
+/// The constructor of a replacement policy and a prefetcher (specs with their fixed options),
+/// the user's options going to the part `options`.
+fn parts(
+    (replacement, prefetcher, options): (&str, &str, Part),
+    given: &Options,
+) -> Result<Configured, SimError> {
+    let with_options = |base: &str, part: Part| -> Result<PolicySpec, SimError> {
+        let mut text = base.to_string();
+        if part == options {
+            for (i, (k, v)) in given.iter().enumerate() {
+                let sep = if i == 0 && !base.contains(':') {
+                    ':'
+                } else {
+                    ','
+                };
+                text.push_str(&format!("{sep}{k}={v}"));
+            }
+        }
+        PolicySpec::parse(&text)
+    };
+    Ok(Configured(Form::Parts {
+        replacement: with_options(replacement, Part::Replacement)?,
+        prefetcher: with_options(prefetcher, Part::Prefetcher)?,
+    }))
+}
+
+const fn line(
     name: &'static str,
     section: &'static str,
     params: &'static str,
-    (replacement, prefetcher, options): (&'static str, &'static str, Part),
+    build: Constructor,
 ) -> Entry {
     Entry {
         name,
         section,
         params,
-        engine: Engine::Disk {
-            replacement,
-            prefetcher,
-            options,
-        },
+        build,
     }
 }
 
+use policy::{
+    aggressive, clock, conservative, fifo, lru_demand, lru_obl, lru_sensible, lru_throttled,
+    opt_demand, opt_obl, optimal,
+};
 use Part::{Prefetcher as P, Replacement as R};
 
-/// Every policy, one line each.
+/// Every policy, one line each: name, paper and section, options, constructor.
 pub const CATALOG: &[Entry] = &[
-    unit(
+    line(
         "lru",
         "demand LRU (Cao s4.1 LRU-demand; libCacheSim LRU)",
-        &policy::lru_demand::INFO,
+        "-",
+        |o| at_idle(&lru_demand::INFO, o),
     ),
-    unit(
-        "lru-demand",
-        "Cao et al. SIGMETRICS'95 s4.1",
-        &policy::lru_demand::INFO,
-    ),
-    unit(
-        "opt-demand",
-        "Cao s4.1 (Belady's MIN)",
-        &policy::opt_demand::INFO,
-    ),
-    unit(
-        "lru-obl",
-        "Cao s4.1 (one-block lookahead)",
-        &policy::lru_obl::INFO,
-    ),
-    unit("opt-obl", "Cao s4.1", &policy::opt_obl::INFO),
-    unit("lru-sensible", "Cao s4.1", &policy::lru_sensible::INFO),
-    unit(
+    line("lru-demand", "Cao et al. SIGMETRICS'95 s4.1", "-", |o| {
+        at_idle(&lru_demand::INFO, o)
+    }),
+    line("opt-demand", "Cao s4.1 (Belady's MIN)", "-", |o| {
+        at_idle(&opt_demand::INFO, o)
+    }),
+    line("lru-obl", "Cao s4.1 (one-block lookahead)", "-", |o| {
+        at_idle(&lru_obl::INFO, o)
+    }),
+    line("opt-obl", "Cao s4.1", "-", |o| at_idle(&opt_obl::INFO, o)),
+    line("lru-sensible", "Cao s4.1", "-", |o| {
+        at_idle(&lru_sensible::INFO, o)
+    }),
+    line(
         "lru-throttled",
         "Cao s4.1 (informed prefetching)",
-        &policy::lru_throttled::INFO,
+        "-",
+        |o| at_idle(&lru_throttled::INFO, o),
     ),
-    unit("aggressive", "Cao s2.5", &policy::aggressive::INFO),
-    unit("conservative", "Cao s2.4", &policy::conservative::INFO),
-    unit(
+    line("aggressive", "Cao s2.5", "-", |o| {
+        at_idle(&aggressive::INFO, o)
+    }),
+    line("conservative", "Cao s2.4", "-", |o| {
+        at_idle(&conservative::INFO, o)
+    }),
+    line(
         "optimal",
         "Cao s3 (exhaustive search; small traces)",
-        &policy::optimal::INFO,
+        "-",
+        |o| at_idle(&optimal::INFO, o),
     ),
-    unit(
-        "fifo",
-        "demand FIFO (libCacheSim FIFO)",
-        &policy::fifo::INFO,
-    ),
-    unit(
+    line("fifo", "demand FIFO (libCacheSim FIFO)", "-", |o| {
+        at_idle(&fifo::INFO, o)
+    }),
+    line(
         "clock",
         "demand CLOCK, second chance (libCacheSim Clock)",
-        &policy::clock::INFO,
+        "-",
+        |o| at_idle(&clock::INFO, o),
     ),
-    disk(
+    line(
         "dulo",
         "DULO FAST'05 s3 (+ Linux read-ahead)",
         "bank=8M, evict=64M",
-        ("dulo", "readahead", R),
+        |o| parts(("dulo", "readahead", R), o),
     ),
-    disk(
+    line(
         "linux-readahead",
         "Linux read-ahead over CLOCK (TR840 s2.1)",
         "init=16, max=32",
-        ("clock", "readahead", P),
+        |o| parts(("clock", "readahead", P), o),
     ),
-    disk(
+    line(
         "ap",
         "aggressive prefetching, TR840 s5.2",
         "depth=256",
-        ("clock", "ap", P),
+        |o| parts(("clock", "ap", P), o),
     ),
-    disk(
-        "cp",
-        "competitive prefetching, TR840 s3",
-        "-",
-        ("clock", "competitive", P),
-    ),
-    disk(
+    line("cp", "competitive prefetching, TR840 s3", "-", |o| {
+        parts(("clock", "competitive", P), o)
+    }),
+    line(
         "cpem",
         "CP + CPEM prefetch memory, TR840 s4",
         "ceiling, unit, threshold=5, region",
-        ("cpem", "competitive", R),
+        |o| parts(("cpem", "competitive", R), o),
     ),
-    disk(
+    line(
         "reorder",
         "libprefetch reorder buffer, ATC'09 s3",
         "buffer, infill",
-        ("clock", "reorder", P),
+        |o| parts(("clock", "reorder", P), o),
     ),
-    disk(
+    line(
         "libprefetch",
         "libprefetch planner, ATC'09 s4 (the live default schedule, by-shape)",
         "buffer, infill, batch, reserve, schedule",
-        ("clock", "planner", P),
+        |o| parts(("clock", "planner", P), o),
     ),
-    disk(
+    line(
         "libprefetch-window",
         "libprefetch planner, ATC'09 s3 window",
         "buffer, infill, batch",
-        ("clock", "planner:schedule=window", P),
+        |o| parts(("clock", "planner:schedule=window", P), o),
     ),
-    disk(
+    line(
         "libprefetch-aggressive",
         "libprefetch planner, Cao s2.5 schedule",
         "buffer, infill, batch",
-        ("clock", "planner:schedule=aggressive", P),
+        |o| parts(("clock", "planner:schedule=aggressive", P), o),
     ),
-    disk(
+    line(
         "libprefetch-conservative",
         "libprefetch planner, Cao s2.4 schedule",
         "buffer, infill, batch, reserve",
-        ("clock", "planner:schedule=conservative", P),
+        |o| parts(("clock", "planner:schedule=conservative", P), o),
     ),
 ];
 
 /// Cao's policies, each once (aliases such as `lru` left out), in the order of
 /// the table: Cao et al.'s Figure 3 legend, the exact optimum, then demand FIFO and CLOCK.
 pub fn reference_policies() -> impl Iterator<Item = &'static PolicyInfo> {
-    CATALOG.iter().filter_map(|e| match e.engine {
-        Engine::Unit(info) if info.name == e.name => Some(info),
-        _ => None,
+    CATALOG.iter().filter_map(|e| {
+        let info = (e.build)(&[]).ok()?.cao_policy()?;
+        (info.name == e.name).then_some(info)
     })
 }
 
@@ -246,6 +294,8 @@ pub struct Choice {
     pub entry: &'static Entry,
     /// `key=value` options, in the order given.
     pub options: Vec<(String, String)>,
+    /// The policy built from them.
+    pub configured: Configured,
 }
 
 impl Choice {
@@ -264,10 +314,7 @@ impl Choice {
 
     /// Whether the policy needs the whole trace in memory.
     pub fn needs_future(&self) -> bool {
-        match self.entry.engine {
-            Engine::Unit(info) => info.needs_future,
-            Engine::Disk { .. } => false,
-        }
+        self.configured.needs_future()
     }
 }
 
@@ -286,13 +333,15 @@ impl FromStr for Choice {
             };
             options.push((key.trim().to_string(), value.trim().to_string()));
         }
-        if matches!(entry.engine, Engine::Unit(_)) && !options.is_empty() {
-            return Err(SimError::Config(format!(
-                "policy {}: takes no options",
-                entry.name
-            )));
-        }
-        Ok(Choice { entry, options })
+        let configured = (entry.build)(&options).map_err(|e| match e {
+            SimError::Config(m) => SimError::Config(format!("policy {}: {m}", entry.name)),
+            e => e,
+        })?;
+        Ok(Choice {
+            entry,
+            options,
+            configured,
+        })
     }
 }
 
@@ -393,39 +442,14 @@ impl Device {
     }
 }
 
-/// Runs a disk-timed policy over `workload` with a cache of `capacity` blocks on `device`;
-/// times in the device's unit.
-pub(crate) fn run_disk(
-    choice: &Choice,
+/// Runs a replacement policy and a prefetcher over `workload` with a cache of `capacity`
+/// blocks on `device`; times in the device's unit.
+pub(crate) fn run_parts(
+    (replacement, prefetcher): (&PolicySpec, &PolicySpec),
     workload: &Workload,
     capacity: usize,
     device: &Device,
 ) -> Result<Metrics, SimError> {
-    let Engine::Disk {
-        replacement,
-        prefetcher,
-        options,
-    } = choice.entry.engine
-    else {
-        return Err(SimError::Config(format!(
-            "{} does not run on the disk-timed engine",
-            choice.entry.name
-        )));
-    };
-    let with_options = |base: &str, part: Part| -> Result<PolicySpec, SimError> {
-        let mut text = base.to_string();
-        if part == options {
-            for (i, (k, v)) in choice.options.iter().enumerate() {
-                let sep = if i == 0 && !base.contains(':') {
-                    ':'
-                } else {
-                    ','
-                };
-                text.push_str(&format!("{sep}{k}={v}"));
-            }
-        }
-        PolicySpec::parse(&text)
-    };
     let fixed;
     let (disk, scheduler, tick) = match device {
         Device::Unit { fetch } => {
@@ -443,14 +467,13 @@ pub(crate) fn run_disk(
         capacity,
         block_size: workload.layout.block_size,
     };
-    let mut replacement =
-        replacement_from(&with_options(replacement, Part::Replacement)?, geometry)?;
+    let mut replacement = replacement_from(replacement, geometry)?;
     let setup = PrefetchSetup {
         workload,
         cache_blocks: capacity,
         disk,
     };
-    let mut prefetcher = prefetcher_from(&with_options(prefetcher, Part::Prefetcher)?, &setup)?;
+    let mut prefetcher = prefetcher_from(prefetcher, &setup)?;
     let mut scheduler = io_scheduler_from_name(scheduler)?;
     let mut model = disk.build()?;
     let config = EngineConfig {
@@ -478,7 +501,7 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), CATALOG.len());
         for entry in CATALOG {
-            if let Engine::Unit(info) = entry.engine {
+            if let Some(info) = (entry.build)(&[]).unwrap().cao_policy() {
                 assert!(
                     reference_policies().any(|p| p.name == info.name),
                     "{} is not in the catalog under its own name",

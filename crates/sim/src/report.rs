@@ -217,19 +217,14 @@ pub fn run_panels(runs: &[Run]) -> Vec<Panel> {
     ]
 }
 
-/// The policies of the [`crate::catalog::CATALOG`]: name, engine, paper section, options.
+/// The policies of the [`crate::catalog::CATALOG`]: name, paper section, options.
 pub fn catalog_table() -> String {
-    let mut out = String::from(
-        "| policy | engine | paper, section | options (key=value) |\n|---|---|---|---|\n",
-    );
+    let mut out =
+        String::from("| policy | paper, section | options (key=value) |\n|---|---|---|\n");
     for entry in crate::catalog::CATALOG {
-        let engine = match entry.engine {
-            crate::catalog::Engine::Unit(_) => "reference",
-            crate::catalog::Engine::Disk { .. } => "disk-timed",
-        };
         let _ = writeln!(
             out,
-            "| {} | {engine} | {} | {} |",
+            "| {} | {} | {} |",
             entry.name, entry.section, entry.params
         );
     }

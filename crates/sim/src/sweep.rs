@@ -13,7 +13,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::catalog::{run_disk, Choice, Device, Engine};
+use crate::catalog::{run_parts, Choice, Device, Form};
 use crate::disksim::Workload;
 use crate::future::Future;
 use crate::metrics::Metrics;
@@ -53,8 +53,6 @@ pub struct Run {
     pub trace: String,
     /// The policy as named, with its options.
     pub policy: String,
-    /// The engine that ran it: "reference" (Cao et al.'s) or "disk-timed".
-    pub engine: &'static str,
     /// The device, as named.
     pub device: String,
     /// Unit of `elapsed` and `stall`: "units" (unit:F) or "us" (disk models).
@@ -158,7 +156,7 @@ impl Plan {
         let disk_timed = self
             .choices
             .iter()
-            .any(|c| matches!(c.entry.engine, Engine::Disk { .. }));
+            .any(|c| matches!(c.configured.0, Form::Parts { .. }));
         let mut loaded = Loaded {
             file: file.clone(),
             name,
@@ -198,7 +196,7 @@ impl Plan {
     fn runs_reference_engine(&self) -> bool {
         self.choices
             .iter()
-            .any(|c| matches!(c.entry.engine, Engine::Unit(_)))
+            .any(|c| matches!(c.configured.0, Form::AtIdle(_)))
     }
 
     /// The trace as a reference string, or `None` (stream it for each run) when it is larger
@@ -265,8 +263,8 @@ impl Plan {
     }
 
     fn run_point(&self, point: &Point<'_>) -> Result<Run, SimError> {
-        let (engine, metrics) = match point.choice.entry.engine {
-            Engine::Unit(info) => {
+        let metrics = match &point.choice.configured.0 {
+            Form::AtIdle(info) => {
                 let setup = RunSetup {
                     capacity: point.capacity,
                     timing: self.timing(point.device, point.trace.file.block_size),
@@ -274,17 +272,19 @@ impl Plan {
                     depth: self.depth,
                 };
                 let trace = point.trace;
-                let metrics = match (&trace.future, trace.in_memory()) {
+                match (&trace.future, trace.in_memory()) {
                     (Some(future), _) if info.needs_future => run_future(info, future, &setup)?,
                     (_, Some(string)) => run_string(info, string, &setup)?,
                     _ => run_stream(info, trace.file.open()?, &setup)?,
-                };
-                ("reference", metrics)
+                }
             }
-            Engine::Disk { .. } => {
+            Form::Parts {
+                replacement,
+                prefetcher,
+            } => {
                 if self.realistic && matches!(point.device, Device::Unit { .. }) {
                     return Err(SimError::Config(format!(
-                        "{}: the realistic model on the disk-timed engine needs a disk device \
+                        "{}: the realistic model needs a disk device for this policy \
                          (--device MODEL), not unit:F",
                         point.choice.entry.name
                     )));
@@ -292,8 +292,8 @@ impl Plan {
                 let workload = point.trace.workload.as_ref().ok_or_else(|| {
                     SimError::Config("the trace was not loaded as a workload".into())
                 })?;
-                let metrics = run_disk(point.choice, workload, point.capacity, point.device)?;
-                ("disk-timed", metrics)
+                let parts = (replacement, prefetcher);
+                run_parts(parts, workload, point.capacity, point.device)?
             }
         };
         let normalized_elapsed = match point.device {
@@ -306,7 +306,6 @@ impl Plan {
             setting: "simulated",
             trace: point.trace.name.clone(),
             policy: point.choice.label(),
-            engine,
             device: point.device.label(),
             time_unit: point.device.time_unit(),
             capacity: point.capacity,

@@ -1,11 +1,11 @@
 //! Every policy of the catalog runs on a shipped trace, on Cao's unit device and on a disk
-//! model, through one sweep; a sweep gives the same runs on one thread and on several; both
-//! engines count a reference to a block still in flight as a miss; a trace read once serves both
-//! engines.
+//! model, through one sweep; a sweep gives the same runs on one thread and on several; Cao's
+//! policies and the replacement-and-prefetcher ones count a reference to a block still in
+//! flight as a miss; a trace read once serves both.
 
 use std::path::Path;
 
-use sim::catalog::{parse_choices, Choice, Device, Engine, CATALOG};
+use sim::catalog::{parse_choices, Choice, Device, CATALOG};
 use sim::sweep::Plan;
 use sim::TraceFile;
 
@@ -83,7 +83,7 @@ fn demand_lru_on_unit_time_costs_one_unit_per_reference_and_f_per_miss() {
     let runs = plan(parse_choices("lru").unwrap(), "unit:10")
         .run(1, &|| {})
         .unwrap();
-    assert!(matches!(CATALOG[0].engine, Engine::Unit(_)));
+    assert!(runs[0].policy == "lru" && CATALOG[0].name == "lru");
     for run in runs {
         let m = run.metrics;
         assert_eq!(m.demand_fetches, m.misses);
@@ -91,16 +91,15 @@ fn demand_lru_on_unit_time_costs_one_unit_per_reference_and_f_per_miss() {
     }
 }
 
-/// Cao's engine on a disk model: each fetch is one request to the model, so on `fixed:5`
+/// A policy of Cao's on a disk model: each fetch is one request to the model, so on `fixed:5`
 /// (every request 5 ms) demand LRU takes 1 us per reference plus 5,000 us per miss.
 #[test]
-fn caos_engine_on_a_fixed_time_disk_pays_the_disk_per_fetch() {
+fn a_policy_of_caos_on_a_fixed_time_disk_pays_the_disk_per_fetch() {
     let runs = plan(parse_choices("lru").unwrap(), "fixed:5")
         .run(1, &|| {})
         .unwrap();
     for run in runs {
         let m = run.metrics;
-        assert_eq!(run.engine, "reference");
         assert_eq!(
             m.elapsed,
             m.references + 5_000 * m.misses,
@@ -110,13 +109,13 @@ fn caos_engine_on_a_fixed_time_disk_pays_the_disk_per_fetch() {
     }
 }
 
-/// One definition on both engines: a reference to a block still in flight is a miss (the
+/// One definition for every policy: a reference to a block still in flight is a miss (the
 /// program waits for it), though it needs no demand fetch. On a sequential trace with fetches
-/// a hundred times as long as a reference, one-block lookahead (Cao's engine) and Linux
-/// read-ahead (the disk-timed engine) both have blocks still arriving when the program
+/// a hundred times as long as a reference, one-block lookahead (Cao's) and Linux read-ahead
+/// (a replacement policy and a prefetcher) both have blocks still arriving when the program
 /// reaches them.
 #[test]
-fn a_reference_to_a_block_in_flight_is_a_miss_on_both_engines() {
+fn a_reference_to_a_block_in_flight_is_a_miss_for_every_policy() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sequential.txt");
     let lines: Vec<String> = (0..256).map(|b| b.to_string()).collect();
@@ -131,8 +130,8 @@ fn a_reference_to_a_block_in_flight_is_a_miss_on_both_engines() {
     };
     let runs = plan.run(1, &|| {}).unwrap();
     assert_eq!(
-        runs.iter().map(|r| r.engine).collect::<Vec<_>>(),
-        ["reference", "disk-timed"]
+        runs.iter().map(|r| r.policy.as_str()).collect::<Vec<_>>(),
+        ["lru-obl", "linux-readahead"]
     );
     for run in runs {
         let m = run.metrics;
@@ -141,10 +140,10 @@ fn a_reference_to_a_block_in_flight_is_a_miss_on_both_engines() {
     }
 }
 
-/// A disk-timed policy gives the same run whether its workload was read from the file (alone)
-/// or built from the reference string read for Cao's engine (beside a policy of Cao's).
+/// A replacement-and-prefetcher policy gives the same run whether its workload was read from
+/// the file (alone) or built from the reference string read for a policy of Cao's beside it.
 #[test]
-fn a_disk_timed_run_is_the_same_beside_a_policy_of_caos_engine() {
+fn a_replacement_and_prefetcher_run_is_the_same_beside_a_policy_of_caos() {
     for device in ["unit:10", "st3500320as:clook"] {
         let alone = plan(parse_choices("dulo,ap").unwrap(), device);
         let beside = plan(parse_choices("lru,dulo,ap").unwrap(), device);

@@ -177,10 +177,10 @@ pub mod optimal;
 
 /// Cao's policy registered as `name` in the [`catalog`](crate::catalog).
 pub fn find(name: &str) -> Result<&'static PolicyInfo, SimError> {
-    match crate::catalog::entry(name)?.engine {
-        crate::catalog::Engine::Unit(info) => Ok(info),
-        crate::catalog::Engine::Disk { .. } => Err(SimError::Config(format!(
-            "{name} is a disk-timed replacement and prefetcher, not a policy of Cao's"
-        ))),
-    }
+    let entry = crate::catalog::entry(name)?;
+    (entry.build)(&[])?.cao_policy().ok_or_else(|| {
+        SimError::Config(format!(
+            "{name} is a replacement policy and a prefetcher, not a policy of Cao's"
+        ))
+    })
 }
