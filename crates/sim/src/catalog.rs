@@ -24,8 +24,10 @@
 //! [`SimError`]; on demand LRU over `unit:F` they agree exactly (`tests/one_loop.rs`).
 //!
 //! Each line of the table gives a policy's name, paper section, options and constructor; the
-//! constructor checks the options and gives a [`Configured`] policy, which a sweep runs on any
-//! trace, cache size and device.
+//! constructor gives a [`Configured`] policy, which a sweep runs on any trace, cache size and
+//! device. It refuses options where the policy takes none (Cao's) and hands the others to the
+//! part that takes them, whose own constructor checks their keys and values when a run builds
+//! it.
 //!
 //! Deviations: the two kinds are not yet one policy interface, so a policy of one kind cannot
 //! be combined with the other's parts (e.g. Cao's `aggressive` replacement with a read-ahead
@@ -49,7 +51,7 @@ use crate::SimError;
 /// A policy's options, `key=value` in the order given.
 pub type Options = [(String, String)];
 
-/// Builds a policy from its options: what it will run as, checked before any run.
+/// Builds a policy from its options: what it will run as, before any run.
 pub type Constructor = fn(&Options) -> Result<Configured, SimError>;
 
 /// One registered policy: one line of [`CATALOG`].
@@ -520,7 +522,11 @@ mod tests {
             labels,
             ["lru", "dulo:bank=4M,evict=32M", "ap:depth=64", "clock"]
         );
-        assert!(parse_choices("lru:x=1").is_err());
+        let refused = parse_choices("lru:x=1").unwrap_err().to_string();
+        assert!(
+            refused.contains("policy lru: takes no options"),
+            "{refused}"
+        );
         assert!(parse_choices("nope").is_err());
     }
 
