@@ -377,7 +377,7 @@ pub enum Device {
         model: String,
         /// The model, described once.
         spec: Arc<disk::Spec>,
-        /// The request scheduler of the disk-timed engine.
+        /// The request scheduler (for a replacement policy and a prefetcher).
         scheduler: String,
     },
 }

@@ -40,7 +40,7 @@ pub struct Plan {
     pub realistic: bool,
     /// On `unit:F` devices, draw each fetch time from `F - spread ..= F + spread` (seeded).
     pub fetch_spread: Time,
-    /// Fetches in flight at most on Cao's engine (1: the paper's model).
+    /// Fetches in flight at most for Cao's policies (1: the paper's model).
     pub depth: usize,
 }
 
@@ -73,7 +73,7 @@ struct Loaded {
     file: TraceFile,
     name: String,
     future: Option<Future>,
-    /// The reference string, when no future was loaded and Cao's engine runs the trace.
+    /// The reference string, when no future was loaded and a policy of Cao's runs the trace.
     string: Option<RefString>,
     workload: Option<Workload>,
 }
@@ -149,7 +149,7 @@ impl Plan {
             true => Some(Future::link(RefString::read_on(file, self.times(), jobs)?)),
             false => None,
         };
-        let string = match future.is_none() && self.runs_reference_engine() {
+        let string = match future.is_none() && self.runs_cao_policy() {
             true => self.load_string(file, jobs)?,
             false => None,
         };
@@ -170,9 +170,10 @@ impl Plan {
         Ok(loaded)
     }
 
-    /// The disk-timed engine's workload of a trace: built from the reference string when the
-    /// trace is in memory with what the run needs (its compute times, realistic model), so the
-    /// file is read once for both engines; read from the file otherwise.
+    /// The workload of a trace for a replacement policy and a prefetcher: built from the
+    /// reference string when the trace is in memory with what the run needs (its compute times,
+    /// realistic model), so the file is read once for both kinds of policy; read from the file
+    /// otherwise.
     fn workload(&self, loaded: &Loaded) -> Result<Workload, SimError> {
         let block_size = loaded.file.block_size;
         let workload = match loaded.in_memory() {
@@ -192,8 +193,8 @@ impl Plan {
         }
     }
 
-    /// Whether Cao's engine runs any policy.
-    fn runs_reference_engine(&self) -> bool {
+    /// Whether any policy is one of Cao's.
+    fn runs_cao_policy(&self) -> bool {
         self.choices
             .iter()
             .any(|c| matches!(c.configured.0, Form::AtIdle(_)))
@@ -315,7 +316,7 @@ impl Plan {
         })
     }
 
-    /// Cao's engine's time model on `device`.
+    /// The time model of Cao's policies on `device`.
     fn timing(&self, device: &Device, block_size: u64) -> Timing {
         let reference = match self.realistic {
             true => ReferenceTime::FromTrace,
