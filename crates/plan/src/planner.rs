@@ -985,7 +985,10 @@ impl Planner {
                 .keys()
                 .map(|key| (key, self.held.role(key) == Some(Role::Infill)))
                 .collect();
-            for key in self.min.reset(position, held.into_iter(), window, capacity) {
+            for key in self
+                .min
+                .reset(&self.list, position, held.into_iter(), window, capacity)
+            {
                 self.held.drop_page(key);
                 drops.push(key);
             }
@@ -1054,11 +1057,11 @@ impl Planner {
         };
         let room = budget.saturating_sub(used as u64);
         let infill_pages = self.config.infill_bytes / self.config.page_size;
-        let (held, min) = (&self.held, &self.min);
+        let (held, min, window) = (&self.held, &self.min, self.window.as_ref());
         let (ranges, infill) = merge_within_room(&wanted, infill_pages, room, |key| {
             if held.contains(key) {
                 GapPage::Held
-            } else if conservative && min.caches(key) {
+            } else if conservative && window.is_some_and(|window| min.caches(key, window)) {
                 GapPage::Forbidden
             } else {
                 GapPage::Free
