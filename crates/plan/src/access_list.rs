@@ -132,6 +132,9 @@ pub struct AccessList {
     first_seq: u64,
     /// Sequence number of the next entry the application is expected to read.
     position: u64,
+    /// Consumed entries from this one on are kept (a window indexes them
+    /// and reads their pages back); `u64::MAX` when nothing does.
+    kept_from: u64,
     /// Sequence number of the last marked entry the application has passed.
     last_mark_seq: Option<u64>,
     /// The last marked entry passed (kept for the callback even after the
@@ -147,13 +150,14 @@ impl AccessList {
             entries: VecDeque::new(),
             first_seq: 0,
             position: 0,
+            kept_from: u64::MAX,
             last_mark_seq: None,
             last_mark: None,
             capacity,
         }
     }
 
-    /// Maximum number of entries the list holds.
+    /// Maximum number of entries not yet consumed the list holds.
     pub fn capacity(&self) -> usize {
         self.capacity
     }
@@ -173,13 +177,13 @@ impl AccessList {
             self.replace_from(self.position);
         } else if mode.contains(Mode::SET_FROM_MARK) {
             let cut = match self.last_mark_seq {
-                Some(mark) => (mark + 1).max(self.first_seq),
+                Some(mark) => (mark + 1).max(self.position),
                 None => self.position,
             };
             self.position = cut;
             self.replace_from(cut);
         }
-        let room = self.capacity.saturating_sub(self.entries.len());
+        let room = self.capacity.saturating_sub(self.remaining() as usize);
         let accepted = new.len().min(room);
         reserve_within(&mut self.entries, accepted, self.capacity);
         self.entries
@@ -196,13 +200,20 @@ impl AccessList {
         }
     }
 
-    /// Forgets consumed entries so they stop counting against the capacity.
-    /// The last mark is kept as a sequence number, which is all that
-    /// `PF_SET_FROM_MARK` needs.
+    /// Forgets consumed entries, except those kept for a window
+    /// ([`AccessList::keep_from`]). The last mark is kept as a sequence
+    /// number, which is all that `PF_SET_FROM_MARK` needs.
     fn drop_consumed(&mut self) {
-        let consumed = self.position - self.first_seq;
-        self.entries.drain(..consumed as usize);
-        self.first_seq = self.position;
+        let until = self.position.min(self.kept_from).max(self.first_seq);
+        self.entries.drain(..(until - self.first_seq) as usize);
+        self.first_seq = until;
+    }
+
+    /// Keeps the consumed entries from `seq` on until the next call: a
+    /// window indexes them. They do not count against the capacity,
+    /// which bounds the entries not yet consumed.
+    pub fn keep_from(&mut self, seq: u64) {
+        self.kept_from = seq;
     }
 
     /// Sequence number one past the last entry.

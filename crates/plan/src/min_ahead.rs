@@ -412,7 +412,7 @@ impl MinAhead {
             let Some(key) = list.get(seq).map(|e| e.key) else {
                 continue;
             };
-            let next_use = window.find_from(key, seq + 1).unwrap_or(NEVER);
+            let next_use = window.next_after(seq).unwrap_or(NEVER);
             if next_use == NEVER {
                 self.ahead = self.ahead.saturating_sub(1);
             }

@@ -869,7 +869,7 @@ impl Planner {
         let mut plan = self.advice(wanted, drops, budget);
         let window = self.window.get_or_insert_with(Window::default);
         if self.config.reverse_pass {
-            plan.reverse = reverse_access_runs(window.access_order());
+            plan.reverse = reverse_access_runs(window.access_order(&self.list));
         }
         plan.window_pages = window.page_count() as u64;
         plan.held_pages = self.held.len() as u64;
@@ -919,6 +919,7 @@ impl Planner {
     fn window_round(&mut self, budget: u64) -> (Vec<PageKey>, Vec<PageKey>) {
         let window = self.window.get_or_insert_with(Window::default);
         let slide = window.slide(&self.list, budget, self.list_replaced);
+        self.list.keep_from(window.first_indexed());
         self.list_replaced = false;
         let mut wanted: Vec<PageKey> = slide
             .entered
@@ -958,6 +959,7 @@ impl Planner {
         self.lookahead_pages = self.lookahead_pages.max(lookahead);
         let window = self.window.get_or_insert_with(Window::default);
         window.slide(&self.list, self.lookahead_pages, self.list_replaced);
+        self.list.keep_from(window.first_indexed());
         let mut drops = Vec::new();
         // A lower budget is absorbed by the reserve: pages fetched ahead
         // are given back (dropped) while MIN's own pages still fit; only a

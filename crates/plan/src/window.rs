@@ -66,24 +66,6 @@ const CHAIN_WALKED_AT_MOST: u32 = 32;
 /// Most entries a window holds: their distances fit in 32 bits.
 const MAX_ENTRIES: usize = u32::MAX as usize;
 
-/// One indexed entry: its page and the distance to the next entry of the
-/// same page (0: none in the window). 16 bytes, as a `PageKey`.
-#[derive(Clone, Copy, Debug)]
-struct Link {
-    page: u64,
-    fd: i32,
-    next: u32,
-}
-
-impl Link {
-    fn key(&self) -> PageKey {
-        PageKey {
-            fd: self.fd,
-            page: self.page,
-        }
-    }
-}
-
 /// One page of the window: its entry count and the low 32 bits of its
 /// first and last entries' sequence numbers. 24 bytes.
 #[derive(Clone, Copy, Debug)]
@@ -115,8 +97,10 @@ pub struct Window {
     /// holds the entries last selected, even once the round has ended, so
     /// that reads can still be placed until the next round.
     first: u64,
-    /// The indexed entries, in access order, chained per page.
-    indexed: VecDeque<Link>,
+    /// The indexed entries, in access order, chained per page: each the
+    /// distance to the next entry of its page (0: none in the window). The
+    /// entries' pages are the list's.
+    indexed: VecDeque<u32>,
     /// Every indexed page with its first and last entries. FxHash: the
     /// keys come from the application's own list, and SipHash made a full
     /// selection 1.6x slower.
@@ -157,7 +141,10 @@ impl Window {
     /// entries as `budget_pages` unique pages allow, as [`Window::select`]
     /// would; returns the pages that entered and left. `list_replaced` says
     /// the list was replaced since the last slide (the indexed entries no
-    /// longer match it), which forces a selection from scratch.
+    /// longer match it), which forces a selection from scratch. The window
+    /// reads its entries' pages from `list`: until the next slide, the list
+    /// must keep them ([`AccessList::keep_from`] the
+    /// [`Window::first_indexed`] entry).
     pub fn slide(&mut self, list: &AccessList, budget_pages: u64, list_replaced: bool) -> Slide {
         let position = list.position();
         let overlaps = !list_replaced
@@ -167,14 +154,14 @@ impl Window {
         let mut left = Vec::new();
         if overlaps {
             while self.first < position {
-                self.pop_front(&mut left);
+                self.pop_front(list, &mut left);
             }
         } else {
             self.clear(position, &mut left);
         }
         let mut entered = Vec::new();
         if self.pages.len() as u64 > budget_pages {
-            self.shrink_to(budget_pages, &mut left);
+            self.shrink_to(list, budget_pages, &mut left);
         } else {
             self.extend(list, budget_pages, &mut entered);
         }
@@ -201,18 +188,12 @@ impl Window {
         self.span(key).is_some()
     }
 
-    /// The first entry for `key` at or after sequence number `from`: the
-    /// next link when the entry before `from` is one of `key`'s, else a
+    /// The first entry for `key` at or after sequence number `from`: a
     /// binary search of a hot page's entries or a walk of its chain.
     pub fn find_from(&self, key: PageKey, from: u64) -> Option<u64> {
         let span = self.span(key)?;
         if from > widen(self.first, span.last) {
             return None;
-        }
-        if let Some(before) = from.checked_sub(1).and_then(|seq| self.link(seq)) {
-            if before.key() == key {
-                return self.next_of(from - 1);
-            }
         }
         if let Some(seqs) = self.hot.get(&key) {
             return seqs.get(seqs.partition_point(|&seq| seq < from)).copied();
@@ -224,10 +205,24 @@ impl Window {
         Some(seq)
     }
 
+    /// The next entry of the page of the indexed entry `seq` (what
+    /// [`Window::find_from`] finds from `seq + 1` for that page), in one step.
+    pub fn next_after(&self, seq: u64) -> Option<u64> {
+        self.next_of(seq)
+    }
+
+    /// Sequence number of the first indexed entry: the list must keep the
+    /// entries from here on (their pages are read from it).
+    pub fn first_indexed(&self) -> u64 {
+        self.first
+    }
+
     /// The pages of the window's entries in access order (for the
-    /// reverse-order pass). O(entries).
-    pub fn access_order(&self) -> impl Iterator<Item = PageKey> + '_ {
-        self.indexed.iter().map(Link::key)
+    /// reverse-order pass), from `list`, which the window indexes. O(entries).
+    pub fn access_order<'a>(&self, list: &'a AccessList) -> impl Iterator<Item = PageKey> + 'a {
+        list.iter_from(self.first)
+            .take(self.indexed.len())
+            .map(|(_, entry)| entry.key)
     }
 
     /// Sequence number one past the last indexed entry.
@@ -243,20 +238,20 @@ impl Window {
         self.pages.find_mut(hash(key), |span| span.key() == key)
     }
 
-    /// The indexed entry `seq`.
-    fn link(&self, seq: u64) -> Option<&Link> {
+    /// The link of the indexed entry `seq`.
+    fn link(&self, seq: u64) -> Option<&u32> {
         let offset = usize::try_from(seq.checked_sub(self.first)?).ok()?;
         self.indexed.get(offset)
     }
 
-    fn link_mut(&mut self, seq: u64) -> Option<&mut Link> {
+    fn link_mut(&mut self, seq: u64) -> Option<&mut u32> {
         let offset = usize::try_from(seq.checked_sub(self.first)?).ok()?;
         self.indexed.get_mut(offset)
     }
 
     /// The next entry of the page of entry `seq`.
     fn next_of(&self, seq: u64) -> Option<u64> {
-        let next = self.link(seq)?.next;
+        let next = *self.link(seq)?;
         (next != 0).then(|| seq + u64::from(next))
     }
 
@@ -285,19 +280,22 @@ impl Window {
 
     /// Removes the first indexed entry; its page leaves if it was the last.
     /// The page's first entry moves along its chain.
-    fn pop_front(&mut self, left: &mut Vec<PageKey>) {
-        let Some(link) = self.indexed.pop_front() else {
+    fn pop_front(&mut self, list: &AccessList, left: &mut Vec<PageKey>) {
+        let seq = self.first;
+        let Some(next) = self.indexed.pop_front() else {
             return;
         };
-        let seq = self.first;
         self.first += 1;
-        let key = link.key();
-        if link.next == 0 {
+        let Some(key) = list.get(seq).map(|entry| entry.key) else {
+            debug_assert!(false, "the list keeps the window's entries");
+            return;
+        };
+        if next == 0 {
             self.remove_page(key, left);
             return;
         }
         if let Some(span) = self.span_mut(key) {
-            span.first = (seq + u64::from(link.next)) as u32;
+            span.first = (seq + u64::from(next)) as u32;
             span.count -= 1;
         }
         if let Some(seqs) = self.hot.get_mut(&key) {
@@ -308,12 +306,15 @@ impl Window {
     /// Removes the last indexed entry; its page leaves if it was the last.
     /// The page's new last entry is found by walking its chain (or from its
     /// sorted entries when it is hot).
-    fn pop_back(&mut self, left: &mut Vec<PageKey>) {
-        let Some(link) = self.indexed.pop_back() else {
+    fn pop_back(&mut self, list: &AccessList, left: &mut Vec<PageKey>) {
+        if self.indexed.pop_back().is_none() {
+            return;
+        }
+        let seq = self.indexed_end();
+        let Some(key) = list.get(seq).map(|entry| entry.key) else {
+            debug_assert!(false, "the list keeps the window's entries");
             return;
         };
-        let seq = self.indexed_end();
-        let key = link.key();
         let Some(first) = self.span(key).map(|span| widen(self.first, span.first)) else {
             return;
         };
@@ -329,7 +330,7 @@ impl Window {
             None => self.entry_before(first, seq),
         };
         if let Some(link) = self.link_mut(last) {
-            link.next = 0;
+            *link = 0;
         }
         if let Some(span) = self.span_mut(key) {
             span.last = last as u32;
@@ -348,9 +349,9 @@ impl Window {
 
     /// Drops entries from the back until the pages fit the budget: the walk
     /// from the front would stop at the entry whose page just left.
-    fn shrink_to(&mut self, budget_pages: u64, left: &mut Vec<PageKey>) {
+    fn shrink_to(&mut self, list: &AccessList, budget_pages: u64, left: &mut Vec<PageKey>) {
         while self.pages.len() as u64 > budget_pages {
-            self.pop_back(left);
+            self.pop_back(list, left);
         }
     }
 
@@ -390,7 +391,7 @@ impl Window {
         };
         self.pages
             .insert_unique(hash(key), span, |span| hash(span.key()));
-        self.push_link(key);
+        self.indexed.push_back(0);
     }
 
     /// Indexes entry `seq` of a page already in the window: the chain's
@@ -406,9 +407,9 @@ impl Window {
         span.count += 1;
         let count = span.count;
         if let Some(link) = self.link_mut(last) {
-            link.next = (seq - last) as u32;
+            *link = (seq - last) as u32;
         }
-        self.push_link(key);
+        self.indexed.push_back(0);
         // A hot page stays hot until it leaves, even if entries fell below.
         if let Some(seqs) = self.hot.get_mut(&key) {
             seqs.push_back(seq);
@@ -416,14 +417,6 @@ impl Window {
             let seqs = self.chain_from(first);
             self.hot.insert(key, seqs);
         }
-    }
-
-    fn push_link(&mut self, key: PageKey) {
-        self.indexed.push_back(Link {
-            page: key.page,
-            fd: key.fd,
-            next: 0,
-        });
     }
 
     /// The net change from the pages that rose from and dropped to a count
@@ -565,6 +558,7 @@ mod tests {
                 }
                 list.request(&entries(&appended), Mode::APPEND);
                 window.slide(&list, budget, false);
+                list.keep_from(window.first_indexed());
                 for page in 0..5 {
                     let key = PageKey { fd: 1, page };
                     for from in window.start.saturating_sub(2)..window.end + 2 {

@@ -72,6 +72,7 @@ proptest! {
         list.request(&entries(&first), Mode::SET);
         let mut budget = budget;
         let mut window = Window::select(&list, budget);
+        list.keep_from(window.first_indexed());
         let mut previous: BTreeSet<PageKey> = window.pages().into_iter().collect();
         for step in &steps {
             let mut replaced = false;
@@ -92,6 +93,7 @@ proptest! {
                 Step::Budget(pages) => budget = *pages,
             }
             let slide = window.slide(&list, budget, replaced);
+            list.keep_from(window.first_indexed());
             let (end, expected) = select_from_scratch(&list, budget);
             let selected: BTreeSet<PageKey> = window.pages().into_iter().collect();
             prop_assert_eq!((window.start, window.end), (list.position(), end));
