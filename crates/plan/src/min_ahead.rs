@@ -287,7 +287,7 @@ impl MinAhead {
         self.ahead_fetched = 0;
         self.reserve_marks(window);
         for (key, infill) in held {
-            match window.find_from(key, position) {
+            match window.find_from(list, key, position) {
                 Some(seq) => self.mark(seq, NO_LAST_USE),
                 None => self.insert_idle(key, Rank::new(infill, None)),
             }
@@ -317,11 +317,12 @@ impl MinAhead {
         self.with_use + self.idle.len()
     }
 
-    /// True if `key` is in MIN's cache (`window` is the one MIN runs on).
-    pub fn caches(&self, key: PageKey, window: &Window) -> bool {
+    /// True if `key` is in MIN's cache (`list` and `window` the ones MIN
+    /// runs on).
+    pub fn caches(&self, list: &AccessList, window: &Window, key: PageKey) -> bool {
         self.idle.contains_key(&key)
             || window
-                .find_from(key, self.cursor)
+                .find_from(list, key, self.cursor)
                 .is_some_and(|seq| self.mark_at(seq) != NOT_CACHED)
     }
 
@@ -335,7 +336,7 @@ impl MinAhead {
             let Some(key) = list.get(seq).map(|e| e.key) else {
                 continue;
             };
-            if window.find_from(key, self.cursor) != Some(seq) {
+            if window.find_from(list, key, self.cursor) != Some(seq) {
                 continue;
             }
             self.ahead += 1;
@@ -442,8 +443,8 @@ impl MinAhead {
     }
 
     /// Adds an infill page to MIN's cache (it must not be cached).
-    pub fn insert_infill(&mut self, key: PageKey, window: &Window) {
-        match window.find_from(key, self.cursor) {
+    pub fn insert_infill(&mut self, list: &AccessList, window: &Window, key: PageKey) {
+        match window.find_from(list, key, self.cursor) {
             Some(seq) => self.mark(seq, NO_LAST_USE),
             None => self.insert_idle(key, Rank::new(true, None)),
         }

@@ -576,6 +576,11 @@ impl Planner {
     pub fn request(&mut self, entries: &[Entry], mode: Mode) -> usize {
         let end_before = self.list.end_seq();
         if mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK) {
+            // The window reads its pages from the list: it keeps them
+            // before the list is replaced.
+            if let Some(window) = &mut self.window {
+                window.detach(&self.list);
+            }
             self.end_window();
             self.list_replaced = true;
             self.next_callback_at = 0;
@@ -747,12 +752,14 @@ impl Planner {
             Schedule::Conservative => window.end.min(position + self.budget_pages()),
             _ => window.end,
         };
-        let in_window = window.find_from(key, position).filter(|&seq| seq < reach);
+        let in_window = window
+            .find_from(&self.list, key, position)
+            .filter(|&seq| seq < reach);
         if let Some(seq) = in_window {
             self.list.consume_through(seq);
             Verdict::Consumed
         } else if (next_use_schedule && self.held.contains(key))
-            || (window.contains(key) && self.schedule != Schedule::Conservative)
+            || (window.contains(&self.list, key) && self.schedule != Schedule::Conservative)
         {
             Verdict::Reread
         } else {
@@ -932,7 +939,7 @@ impl Planner {
         // Pages of the previous window were advised already; they need it
         // again only if some were found evicted.
         if self.evicted_this_round && self.schedule == Schedule::Window {
-            wanted = window.pages();
+            wanted = window.pages(&self.list);
         }
         let mut drops = Vec::new();
         let keep = (self.aimd.keep_limit() / self.config.page_size).max(budget);
@@ -1059,11 +1066,11 @@ impl Planner {
         };
         let room = budget.saturating_sub(used as u64);
         let infill_pages = self.config.infill_bytes / self.config.page_size;
-        let (held, min, window) = (&self.held, &self.min, self.window.as_ref());
+        let (held, min, list, window) = (&self.held, &self.min, &self.list, self.window.as_ref());
         let (ranges, infill) = merge_within_room(&wanted, infill_pages, room, |key| {
             if held.contains(key) {
                 GapPage::Held
-            } else if conservative && window.is_some_and(|window| min.caches(key, window)) {
+            } else if conservative && window.is_some_and(|window| min.caches(list, window, key)) {
                 GapPage::Forbidden
             } else {
                 GapPage::Free
@@ -1074,7 +1081,7 @@ impl Planner {
             self.held.fetch(key, Role::Infill);
             if conservative {
                 if let Some(window) = &self.window {
-                    self.min.insert_infill(key, window);
+                    self.min.insert_infill(&self.list, window, key);
                 }
             }
         }
@@ -1138,5 +1145,12 @@ impl Planner {
     /// The current window, if a round is in progress.
     pub fn window(&self) -> Option<&Window> {
         self.window.as_ref()
+    }
+
+    /// The current window's unique pages, sorted (none before a round).
+    pub fn window_pages(&self) -> Vec<PageKey> {
+        self.window
+            .as_ref()
+            .map_or_else(Vec::new, |window| window.pages(&self.list))
     }
 }

@@ -30,10 +30,11 @@
 //! page leaves and the window is selected from scratch.
 //!
 //! The window also answers "where on the list is this read?". Its index
-//! is small because the list it indexes can be several budgets long: each
-//! page keeps its first and last entry (24 bytes with the key, no heap
-//! allocation), and each entry the distance to the next entry of its page
-//! (in the 4 bytes the key leaves unused), so a page's entries form a chain:
+//! is small because the list it indexes can be several budgets long: it
+//! stores no page keys, the list has them. Each page keeps its entry count
+//! and its first and last entry (12 bytes in a hash table, found by the
+//! key at its first entry), and each entry the distance to the next entry
+//! of its page (4 bytes), so a page's entries form a chain:
 //!
 //! ```text
 //!   seq      10  11  12  13  14  15
@@ -45,6 +46,10 @@
 //! than `CHAIN_WALKED_AT_MOST` entries (the root of a B-tree, read on
 //! every lookup) also keeps its entries in a sorted queue for a binary
 //! search, so no walk is longer than that.
+//!
+//! The list keeps the consumed entries the window still indexes until its
+//! next slide ([`crate::AccessList::keep_from`]); before the list is
+//! replaced, the window keeps its pages' keys instead ([`Window::detach`]).
 //!
 //! Deviations: none in what is selected, except that a window holds at most
 //! `u32::MAX` entries (sequence numbers are kept as their low 32 bits);
@@ -67,23 +72,13 @@ const CHAIN_WALKED_AT_MOST: u32 = 32;
 const MAX_ENTRIES: usize = u32::MAX as usize;
 
 /// One page of the window: its entry count and the low 32 bits of its
-/// first and last entries' sequence numbers. 24 bytes.
+/// first and last entries' sequence numbers; its key is the list's at its
+/// first entry. 12 bytes.
 #[derive(Clone, Copy, Debug)]
 struct Span {
-    page: u64,
-    fd: i32,
     count: u32,
     first: u32,
     last: u32,
-}
-
-impl Span {
-    fn key(&self) -> PageKey {
-        PageKey {
-            fd: self.fd,
-            page: self.page,
-        }
-    }
 }
 
 /// The entries and unique pages of one round.
@@ -105,6 +100,10 @@ pub struct Window {
     /// keys come from the application's own list, and SipHash made a full
     /// selection 1.6x slower.
     pages: HashTable<Span>,
+    /// The pages of a window whose list was replaced (sorted): the index
+    /// cannot read them from the new list, and they are what leaves at the
+    /// next slide.
+    detached: Vec<PageKey>,
     /// The sequence numbers of the pages that have had more than
     /// `CHAIN_WALKED_AT_MOST` entries since they entered, ascending.
     hot: FxHashMap<PageKey, VecDeque<u64>>,
@@ -127,6 +126,12 @@ fn hash(key: PageKey) -> u64 {
 /// (every indexed entry is less than `u32::MAX` entries after it).
 fn widen(first: u64, low: u32) -> u64 {
     first + u64::from(low.wrapping_sub(first as u32))
+}
+
+/// The page of `span`, read from `list` at its first entry (`first` is
+/// the window's first indexed entry).
+fn key_of(list: &AccessList, first: u64, span: &Span) -> Option<PageKey> {
+    list.get(widen(first, span.first)).map(|entry| entry.key)
 }
 
 impl Window {
@@ -157,7 +162,7 @@ impl Window {
                 self.pop_front(list, &mut left);
             }
         } else {
-            self.clear(position, &mut left);
+            self.clear(list, position, &mut left);
         }
         let mut entered = Vec::new();
         if self.pages.len() as u64 > budget_pages {
@@ -167,31 +172,53 @@ impl Window {
         }
         self.start = position;
         self.end = self.indexed_end();
-        self.net_changes(entered, left)
+        self.net_changes(list, entered, left)
     }
 
-    /// The unique pages of the window, sorted by (fd, page): a sort of all
-    /// of them, for the rounds that advise the whole window again.
-    pub fn pages(&self) -> Vec<PageKey> {
-        let mut pages: Vec<PageKey> = self.pages.iter().map(Span::key).collect();
+    /// The unique pages of the window (`list` the one it indexes), sorted
+    /// by (fd, page): a sort of all of them, for the rounds that advise the
+    /// whole window again.
+    pub fn pages(&self, list: &AccessList) -> Vec<PageKey> {
+        let mut pages: Vec<PageKey> = self.page_keys(list).collect();
+        pages.extend_from_slice(&self.detached);
         pages.sort_unstable();
         pages
     }
 
+    /// The indexed pages, unordered.
+    fn page_keys<'a>(&'a self, list: &'a AccessList) -> impl Iterator<Item = PageKey> + 'a {
+        self.pages
+            .iter()
+            .filter_map(|span| key_of(list, self.first, span))
+    }
+
     /// Number of unique pages in the window.
     pub fn page_count(&self) -> usize {
-        self.pages.len()
+        self.pages.len() + self.detached.len()
     }
 
     /// True if `key` is one of the window's pages.
-    pub fn contains(&self, key: PageKey) -> bool {
-        self.span(key).is_some()
+    pub fn contains(&self, list: &AccessList, key: PageKey) -> bool {
+        self.span(list, key).is_some() || self.detached.binary_search(&key).is_ok()
+    }
+
+    /// Forgets the index before `list` is replaced, keeping only the
+    /// window's pages (they leave at the next slide, which selects from
+    /// scratch, and are still the window's pages until then).
+    pub fn detach(&mut self, list: &AccessList) {
+        let mut pages = self.pages(list);
+        pages.dedup();
+        self.detached = pages;
+        self.pages = HashTable::new();
+        self.hot.clear();
+        self.indexed = VecDeque::new();
+        self.first = self.first.max(list.position());
     }
 
     /// The first entry for `key` at or after sequence number `from`: a
     /// binary search of a hot page's entries or a walk of its chain.
-    pub fn find_from(&self, key: PageKey, from: u64) -> Option<u64> {
-        let span = self.span(key)?;
+    pub fn find_from(&self, list: &AccessList, key: PageKey, from: u64) -> Option<u64> {
+        let span = self.span(list, key)?;
         if from > widen(self.first, span.last) {
             return None;
         }
@@ -230,12 +257,16 @@ impl Window {
         self.first + self.indexed.len() as u64
     }
 
-    fn span(&self, key: PageKey) -> Option<&Span> {
-        self.pages.find(hash(key), |span| span.key() == key)
+    fn span(&self, list: &AccessList, key: PageKey) -> Option<&Span> {
+        let first = self.first;
+        self.pages
+            .find(hash(key), |span| key_of(list, first, span) == Some(key))
     }
 
-    fn span_mut(&mut self, key: PageKey) -> Option<&mut Span> {
-        self.pages.find_mut(hash(key), |span| span.key() == key)
+    fn span_mut(&mut self, list: &AccessList, key: PageKey) -> Option<&mut Span> {
+        let first = self.first;
+        self.pages
+            .find_mut(hash(key), |span| key_of(list, first, span) == Some(key))
     }
 
     /// The link of the indexed entry `seq`.
@@ -261,8 +292,9 @@ impl Window {
     }
 
     /// Forgets every entry (all pages leave) and restarts at `position`.
-    fn clear(&mut self, position: u64, left: &mut Vec<PageKey>) {
-        left.extend(self.pages.iter().map(Span::key));
+    fn clear(&mut self, list: &AccessList, position: u64, left: &mut Vec<PageKey>) {
+        left.extend(self.page_keys(list));
+        left.append(&mut self.detached);
         self.pages.clear();
         self.hot.clear();
         self.indexed.clear();
@@ -270,8 +302,12 @@ impl Window {
     }
 
     /// Removes `key`, whose last entry left, and records it in `left`.
-    fn remove_page(&mut self, key: PageKey, left: &mut Vec<PageKey>) {
-        if let Ok(span) = self.pages.find_entry(hash(key), |span| span.key() == key) {
+    fn remove_page(&mut self, list: &AccessList, key: PageKey, left: &mut Vec<PageKey>) {
+        let first = self.first;
+        let found = self
+            .pages
+            .find_entry(hash(key), |span| key_of(list, first, span) == Some(key));
+        if let Ok(span) = found {
             span.remove();
         }
         self.hot.remove(&key);
@@ -282,25 +318,26 @@ impl Window {
     /// The page's first entry moves along its chain.
     fn pop_front(&mut self, list: &AccessList, left: &mut Vec<PageKey>) {
         let seq = self.first;
-        let Some(next) = self.indexed.pop_front() else {
+        let Some(&next) = self.indexed.front() else {
             return;
         };
+        // The page is found (from its first entry, this one) before the
+        // entry leaves the index.
+        match list.get(seq).map(|entry| entry.key) {
+            Some(key) if next == 0 => self.remove_page(list, key, left),
+            Some(key) => {
+                if let Some(span) = self.span_mut(list, key) {
+                    span.first = (seq + u64::from(next)) as u32;
+                    span.count -= 1;
+                }
+                if let Some(seqs) = self.hot.get_mut(&key) {
+                    seqs.pop_front();
+                }
+            }
+            None => debug_assert!(false, "the list keeps the window's entries"),
+        }
+        self.indexed.pop_front();
         self.first += 1;
-        let Some(key) = list.get(seq).map(|entry| entry.key) else {
-            debug_assert!(false, "the list keeps the window's entries");
-            return;
-        };
-        if next == 0 {
-            self.remove_page(key, left);
-            return;
-        }
-        if let Some(span) = self.span_mut(key) {
-            span.first = (seq + u64::from(next)) as u32;
-            span.count -= 1;
-        }
-        if let Some(seqs) = self.hot.get_mut(&key) {
-            seqs.pop_front();
-        }
     }
 
     /// Removes the last indexed entry; its page leaves if it was the last.
@@ -315,11 +352,14 @@ impl Window {
             debug_assert!(false, "the list keeps the window's entries");
             return;
         };
-        let Some(first) = self.span(key).map(|span| widen(self.first, span.first)) else {
+        let Some(first) = self
+            .span(list, key)
+            .map(|span| widen(self.first, span.first))
+        else {
             return;
         };
         if first == seq {
-            self.remove_page(key, left);
+            self.remove_page(list, key, left);
             return;
         }
         let last = match self.hot.get_mut(&key) {
@@ -332,7 +372,7 @@ impl Window {
         if let Some(link) = self.link_mut(last) {
             *link = 0;
         }
-        if let Some(span) = self.span_mut(key) {
+        if let Some(span) = self.span_mut(list, key) {
             span.last = last as u32;
             span.count -= 1;
         }
@@ -368,12 +408,12 @@ impl Window {
                 break;
             }
             reserve_within(&mut self.indexed, 1, most);
-            if self.contains(key) {
-                self.append_to_page(key, seq);
+            if self.span(list, key).is_some() {
+                self.append_to_page(list, key, seq);
             } else if self.pages.len() as u64 >= budget_pages {
                 break;
             } else {
-                self.insert_page(key, seq);
+                self.insert_page(list, key, seq);
                 entered.push(key);
             }
             seq += 1;
@@ -381,24 +421,24 @@ impl Window {
     }
 
     /// Indexes entry `seq` of a page new to the window.
-    fn insert_page(&mut self, key: PageKey, seq: u64) {
+    fn insert_page(&mut self, list: &AccessList, key: PageKey, seq: u64) {
         let span = Span {
-            page: key.page,
-            fd: key.fd,
             count: 1,
             first: seq as u32,
             last: seq as u32,
         };
-        self.pages
-            .insert_unique(hash(key), span, |span| hash(span.key()));
+        let first = self.first;
+        self.pages.insert_unique(hash(key), span, |span| {
+            hash(key_of(list, first, span).unwrap_or(key))
+        });
         self.indexed.push_back(0);
     }
 
     /// Indexes entry `seq` of a page already in the window: the chain's
     /// last link points to it.
-    fn append_to_page(&mut self, key: PageKey, seq: u64) {
+    fn append_to_page(&mut self, list: &AccessList, key: PageKey, seq: u64) {
         let window_first = self.first;
-        let Some(span) = self.span_mut(key) else {
+        let Some(span) = self.span_mut(list, key) else {
             return;
         };
         let last = widen(window_first, span.last);
@@ -421,11 +461,16 @@ impl Window {
 
     /// The net change from the pages that rose from and dropped to a count
     /// of 0: a page that did both is in neither.
-    fn net_changes(&self, mut entered: Vec<PageKey>, mut left: Vec<PageKey>) -> Slide {
+    fn net_changes(
+        &self,
+        list: &AccessList,
+        mut entered: Vec<PageKey>,
+        mut left: Vec<PageKey>,
+    ) -> Slide {
         entered.sort_unstable();
         left.sort_unstable();
         entered.retain(|key| left.binary_search(key).is_err());
-        left.retain(|key| !self.contains(*key));
+        left.retain(|key| !self.contains(list, *key));
         Slide { entered, left }
     }
 }
@@ -461,7 +506,7 @@ mod tests {
         let list = list_of(&[5, 1, 5, 1, 9, 2]);
         let window = Window::select(&list, 2);
         assert_eq!(window.end, 4);
-        assert_eq!(numbers(&window.pages()), vec![1, 5]);
+        assert_eq!(numbers(&window.pages(&list)), vec![1, 5]);
     }
 
     #[test]
@@ -469,9 +514,9 @@ mod tests {
         let list = list_of(&[5, 1, 5, 1, 9, 2]);
         let window = Window::select(&list, 10);
         let five = PageKey { fd: 1, page: 5 };
-        assert_eq!(window.find_from(five, 0), Some(0));
-        assert_eq!(window.find_from(five, 1), Some(2));
-        assert_eq!(window.find_from(five, 3), None);
+        assert_eq!(window.find_from(&list, five, 0), Some(0));
+        assert_eq!(window.find_from(&list, five, 1), Some(2));
+        assert_eq!(window.find_from(&list, five, 3), None);
     }
 
     #[test]
@@ -507,9 +552,13 @@ mod tests {
     fn a_replaced_list_is_selected_from_scratch() {
         let mut list = list_of(&[5, 1, 9]);
         let mut window = Window::select(&list, 10);
+        window.detach(&list);
+        assert!(window.contains(&list, PageKey { fd: 1, page: 9 }));
         list.request(&entries(&[1, 4]), Mode::SET);
+        assert!(window.contains(&list, PageKey { fd: 1, page: 9 }));
+        assert!(!window.contains(&list, PageKey { fd: 1, page: 4 }));
         let slide = window.slide(&list, 10, true);
-        assert_eq!(numbers(&window.pages()), vec![1, 4]);
+        assert_eq!(numbers(&window.pages(&list)), vec![1, 4]);
         assert_eq!(numbers(&slide.entered), vec![4]);
         assert_eq!(numbers(&slide.left), vec![5, 9]);
     }
@@ -529,13 +578,13 @@ mod tests {
         let mut window = Window::select(&list, 1000);
         let hot = PageKey { fd: 1, page: 1000 };
         assert!(window.hot.contains_key(&hot));
-        assert_eq!(window.find_from(hot, 0), Some(0));
-        assert_eq!(window.find_from(hot, 100), Some(102));
-        assert_eq!(window.find_from(hot, 199), None);
+        assert_eq!(window.find_from(&list, hot, 0), Some(0));
+        assert_eq!(window.find_from(&list, hot, 100), Some(102));
+        assert_eq!(window.find_from(&list, hot, 199), None);
         window.slide(&list, 20, false);
         assert_eq!(window.end, 29);
-        assert_eq!(window.find_from(hot, 28), None);
-        assert_eq!(window.find_from(hot, 27), Some(27));
+        assert_eq!(window.find_from(&list, hot, 28), None);
+        assert_eq!(window.find_from(&list, hot, 27), Some(27));
     }
 
     proptest! {
@@ -563,7 +612,7 @@ mod tests {
                     let key = PageKey { fd: 1, page };
                     for from in window.start.saturating_sub(2)..window.end + 2 {
                         prop_assert_eq!(
-                            window.find_from(key, from),
+                            window.find_from(&list, key, from),
                             scan_from(&list, &window, key, from)
                         );
                     }
