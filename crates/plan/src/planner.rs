@@ -965,7 +965,7 @@ impl Planner {
         let lookahead = budget.saturating_mul(LOOKAHEAD_BUDGETS);
         self.lookahead_pages = self.lookahead_pages.max(lookahead);
         let window = self.window.get_or_insert_with(Window::default);
-        window.slide(&self.list, self.lookahead_pages, self.list_replaced);
+        window.advance(&self.list, self.lookahead_pages, self.list_replaced);
         self.list.keep_from(window.first_indexed());
         let mut drops = Vec::new();
         // A lower budget is absorbed by the reserve: pages fetched ahead

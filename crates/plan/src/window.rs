@@ -118,6 +118,30 @@ pub struct Slide {
     pub left: Vec<PageKey>,
 }
 
+/// The pages that entered and left the window during a slide, collected
+/// only when the caller wants them (conservative does not: at its first
+/// round they would be every page of eight budgets ahead, 16 bytes each).
+#[derive(Default)]
+struct Changes {
+    track: bool,
+    entered: Vec<PageKey>,
+    left: Vec<PageKey>,
+}
+
+impl Changes {
+    fn entered(&mut self, key: PageKey) {
+        if self.track {
+            self.entered.push(key);
+        }
+    }
+
+    fn left(&mut self, keys: impl IntoIterator<Item = PageKey>) {
+        if self.track {
+            self.left.extend(keys);
+        }
+    }
+}
+
 fn hash(key: PageKey) -> u64 {
     FxBuildHasher.hash_one(key)
 }
@@ -151,28 +175,48 @@ impl Window {
     /// must keep them ([`AccessList::keep_from`] the
     /// [`Window::first_indexed`] entry).
     pub fn slide(&mut self, list: &AccessList, budget_pages: u64, list_replaced: bool) -> Slide {
+        self.slide_tracking(list, budget_pages, list_replaced, true)
+    }
+
+    /// [`Window::slide`] without the pages that entered and left.
+    pub fn advance(&mut self, list: &AccessList, budget_pages: u64, list_replaced: bool) {
+        self.slide_tracking(list, budget_pages, list_replaced, false);
+    }
+
+    fn slide_tracking(
+        &mut self,
+        list: &AccessList,
+        budget_pages: u64,
+        list_replaced: bool,
+        track: bool,
+    ) -> Slide {
         let position = list.position();
         let overlaps = !list_replaced
             && self.first <= position
             && position < self.indexed_end()
             && self.indexed_end() <= list.end_seq();
-        let mut left = Vec::new();
+        let mut changes = Changes {
+            track,
+            ..Changes::default()
+        };
         if overlaps {
             while self.first < position {
-                self.pop_front(list, &mut left);
+                self.pop_front(list, &mut changes);
             }
         } else {
-            self.clear(list, position, &mut left);
+            self.clear(list, position, &mut changes);
         }
-        let mut entered = Vec::new();
         if self.pages.len() as u64 > budget_pages {
-            self.shrink_to(list, budget_pages, &mut left);
+            self.shrink_to(list, budget_pages, &mut changes);
         } else {
-            self.extend(list, budget_pages, &mut entered);
+            self.extend(list, budget_pages, &mut changes);
         }
         self.start = position;
         self.end = self.indexed_end();
-        self.net_changes(list, entered, left)
+        if !track {
+            return Slide::default();
+        }
+        self.net_changes(list, changes.entered, changes.left)
     }
 
     /// The unique pages of the window (`list` the one it indexes), sorted
@@ -292,17 +336,17 @@ impl Window {
     }
 
     /// Forgets every entry (all pages leave) and restarts at `position`.
-    fn clear(&mut self, list: &AccessList, position: u64, left: &mut Vec<PageKey>) {
-        left.extend(self.page_keys(list));
-        left.append(&mut self.detached);
+    fn clear(&mut self, list: &AccessList, position: u64, changes: &mut Changes) {
+        changes.left(self.page_keys(list));
+        changes.left(std::mem::take(&mut self.detached));
         self.pages.clear();
         self.hot.clear();
         self.indexed.clear();
         self.first = position;
     }
 
-    /// Removes `key`, whose last entry left, and records it in `left`.
-    fn remove_page(&mut self, list: &AccessList, key: PageKey, left: &mut Vec<PageKey>) {
+    /// Removes `key`, whose last entry left, and records that it left.
+    fn remove_page(&mut self, list: &AccessList, key: PageKey, changes: &mut Changes) {
         let first = self.first;
         let found = self
             .pages
@@ -311,12 +355,12 @@ impl Window {
             span.remove();
         }
         self.hot.remove(&key);
-        left.push(key);
+        changes.left([key]);
     }
 
     /// Removes the first indexed entry; its page leaves if it was the last.
     /// The page's first entry moves along its chain.
-    fn pop_front(&mut self, list: &AccessList, left: &mut Vec<PageKey>) {
+    fn pop_front(&mut self, list: &AccessList, changes: &mut Changes) {
         let seq = self.first;
         let Some(&next) = self.indexed.front() else {
             return;
@@ -324,7 +368,7 @@ impl Window {
         // The page is found (from its first entry, this one) before the
         // entry leaves the index.
         match list.get(seq).map(|entry| entry.key) {
-            Some(key) if next == 0 => self.remove_page(list, key, left),
+            Some(key) if next == 0 => self.remove_page(list, key, changes),
             Some(key) => {
                 if let Some(span) = self.span_mut(list, key) {
                     span.first = (seq + u64::from(next)) as u32;
@@ -343,7 +387,7 @@ impl Window {
     /// Removes the last indexed entry; its page leaves if it was the last.
     /// The page's new last entry is found by walking its chain (or from its
     /// sorted entries when it is hot).
-    fn pop_back(&mut self, list: &AccessList, left: &mut Vec<PageKey>) {
+    fn pop_back(&mut self, list: &AccessList, changes: &mut Changes) {
         if self.indexed.pop_back().is_none() {
             return;
         }
@@ -359,7 +403,7 @@ impl Window {
             return;
         };
         if first == seq {
-            self.remove_page(list, key, left);
+            self.remove_page(list, key, changes);
             return;
         }
         let last = match self.hot.get_mut(&key) {
@@ -389,15 +433,15 @@ impl Window {
 
     /// Drops entries from the back until the pages fit the budget: the walk
     /// from the front would stop at the entry whose page just left.
-    fn shrink_to(&mut self, list: &AccessList, budget_pages: u64, left: &mut Vec<PageKey>) {
+    fn shrink_to(&mut self, list: &AccessList, budget_pages: u64, changes: &mut Changes) {
         while self.pages.len() as u64 > budget_pages {
-            self.pop_back(list, left);
+            self.pop_back(list, changes);
         }
     }
 
     /// Adds the list's entries after the window until the next one would
     /// bring a page beyond the budget.
-    fn extend(&mut self, list: &AccessList, budget_pages: u64, entered: &mut Vec<PageKey>) {
+    fn extend(&mut self, list: &AccessList, budget_pages: u64, changes: &mut Changes) {
         let mut seq = self.indexed_end();
         // The window holds at most the list from its first entry on.
         let most = usize::try_from(list.end_seq().saturating_sub(self.first))
@@ -414,7 +458,7 @@ impl Window {
                 break;
             } else {
                 self.insert_page(list, key, seq);
-                entered.push(key);
+                changes.entered(key);
             }
             seq += 1;
         }
