@@ -210,14 +210,16 @@ fn confirm_cached(planner: &mut Planner, ranges: &[PageRange], stale: &[RawFd]) 
 const LIST_MEMORY_SHARE: u64 = 8;
 
 /// Entries the list may hold: the configured capacity, lowered so that the
-/// planner's memory (`plan::ENTRY_COST_BYTES` an entry) stays within
-/// 1/LIST_MEMORY_SHARE of the memory available, counting the `held`
-/// entries' memory, which the available figure no longer includes. A list
-/// that would not fit gets short counts, like a full one (section 4.2).
+/// planner's memory (`plan::ENTRY_COST_BYTES` an entry plus
+/// `plan::BUDGET_PAGE_COST_BYTES` a page of its largest budget, AIMD's cap)
+/// stays within 1/LIST_MEMORY_SHARE of the memory available, counting the
+/// `held` entries' memory, which the available figure no longer includes.
+/// A list that would not fit gets short counts, like a full one (section 4.2).
 fn list_capacity(configured: usize, available: u64, held: usize) -> usize {
-    let cost = plan::ENTRY_COST_BYTES as u64;
-    let held_bytes = (held as u64).saturating_mul(cost);
-    let allowed = available.saturating_add(held_bytes) / LIST_MEMORY_SHARE / cost;
+    let held_bytes = (held as u64).saturating_mul(plan::ENTRY_COST_BYTES as u64);
+    let memory = available.saturating_add(held_bytes);
+    let budget_pages = plan::Aimd::new(memory, 0).cap() / page_size();
+    let allowed = plan::entries_within(memory / LIST_MEMORY_SHARE, budget_pages);
     configured.min(usize::try_from(allowed).unwrap_or(usize::MAX))
 }
 
@@ -722,15 +724,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_list_takes_at_most_an_eighth_of_the_available_memory() {
-        let cost = plan::ENTRY_COST_BYTES as u64;
-        let available = 20 << 20;
-        let allowed = list_capacity(1 << 20, available, 0);
-        assert_eq!(allowed as u64, available / 8 / cost);
+    fn a_list_and_its_budget_take_at_most_an_eighth_of_the_available_memory() {
+        let (entry, page) = (
+            plan::ENTRY_COST_BYTES as u64,
+            plan::BUDGET_PAGE_COST_BYTES as u64,
+        );
+        let available: u64 = 20 << 20;
+        let budget_pages = available * 9 / 10 / page_size();
+        let allowed = list_capacity(1 << 20, available, 0) as u64;
+        // The most entries that fit beside the budget's pages.
+        assert!(allowed * entry + budget_pages * page <= available / 8);
+        assert!((allowed + 1) * entry + budget_pages * page > available / 8);
+        // Several budgets of list: the budget's part is the smaller.
+        assert!(
+            allowed > 5 * budget_pages,
+            "{allowed} entries, {budget_pages} pages"
+        );
         // Entries already held are no longer in the available figure: they count back in, not twice.
-        let held = allowed / 2;
-        let after = available - held as u64 * cost;
-        assert_eq!(list_capacity(1 << 20, after, held), allowed);
+        let held = allowed as usize / 2;
+        let after = available - held as u64 * entry;
+        assert_eq!(list_capacity(1 << 20, after, held) as u64, allowed);
     }
 
     #[test]

@@ -165,6 +165,24 @@ impl Rank {
     }
 }
 
+/// An idle page used since MIN started, with the low 32 bits of that last
+/// use (its rank has the whole): 16 bytes, a `PageKey`'s.
+#[derive(Clone, Copy, Debug)]
+struct IdleUse {
+    page: u64,
+    fd: i32,
+    last_use: u32,
+}
+
+impl IdleUse {
+    fn key(&self) -> PageKey {
+        PageKey {
+            fd: self.fd,
+            page: self.page,
+        }
+    }
+}
+
 /// One of MIN's misses: bring `page` for its use at `at`, discarding
 /// `victim`. 40 bytes: the two pages' keys are kept as their parts, and
 /// the absent victim and last use as sentinels (see the fields).
@@ -251,9 +269,9 @@ pub struct MinAhead {
     idle_infill: BinaryHeap<PageKey>,
     /// Idle pages not used since MIN started, the largest key first.
     idle_unused: BinaryHeap<PageKey>,
-    /// Idle pages used since MIN started, with that last use, least
-    /// recently used first (MIN steps in order, so they come in order).
-    idle_used: VecDeque<(u64, PageKey)>,
+    /// Idle pages used since MIN started, least recently used first (MIN
+    /// steps in order, so they come in order).
+    idle_used: VecDeque<IdleUse>,
     /// Replacements not yet issued, in MIN's order.
     pending: VecDeque<Replacement>,
     /// The first this many of `pending` had their page fetched ahead.
@@ -480,7 +498,11 @@ impl MinAhead {
         match rank.last_use() {
             _ if rank.infill() => self.idle_infill.push(key),
             None => self.idle_unused.push(key),
-            Some(seq) => self.idle_used.push_back((seq, key)),
+            Some(seq) => self.idle_used.push_back(IdleUse {
+                page: key.page,
+                fd: key.fd,
+                last_use: seq as u32,
+            }),
         }
     }
 
@@ -553,10 +575,13 @@ impl MinAhead {
                 return Some((key, None));
             }
         }
-        while let Some((seq, key)) = self.idle_used.pop_front() {
-            if self.idle.get(&key) == Some(&Rank::new(false, Some(seq))) {
+        while let Some(idle) = self.idle_used.pop_front() {
+            let key = idle.key();
+            let rank = self.idle.get(&key).copied();
+            let last_use = rank.filter(|rank| !rank.infill()).and_then(Rank::last_use);
+            if last_use.is_some_and(|seq| seq as u32 == idle.last_use) {
                 self.idle.remove(&key);
-                return Some((key, Some(seq)));
+                return Some((key, last_use));
             }
         }
         None
@@ -666,5 +691,6 @@ mod tests {
         assert!(!replacement.issuable(5));
         assert!(replacement.issuable(6));
         assert_eq!(std::mem::size_of::<Replacement>(), 40);
+        assert_eq!(std::mem::size_of::<IdleUse>(), 16);
     }
 }

@@ -1039,6 +1039,11 @@ impl Planner {
         // and dropped again is not read at all.
         drops.retain(|&key| !self.held.contains(key));
         wanted.retain(|&key| self.held.contains(key));
+        // Pushed one by one, the lists may hold twice their pages: a round
+        // that issues budgets of replacements (after a long wait) peaked
+        // with their slack beside its ranges.
+        drops.shrink_to_fit();
+        wanted.shrink_to_fit();
         (wanted, drops)
     }
 
