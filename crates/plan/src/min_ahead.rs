@@ -70,7 +70,7 @@
 //! cursor (the window indexes eight budgets of distinct pages ahead, at
 //! most the list); a cached page with a use ahead 8 bytes in the heap (at
 //! most two entries a page before the heap is rebuilt, in place), an idle
-//! one 24 in a hash table and 16 to 24 in its order; a replacement 40.
+//! one 24 in a hash table and 16 in its order; a replacement 40.
 //! The replacements issuable at once (those of a first round, made while
 //! MIN's cache had room) are taken as MIN runs, so the queue holds the
 //! ones waiting for their victims.

@@ -121,15 +121,21 @@
 //!
 //! What keeps live conservative from its simulated reads is the length of
 //! the list: MIN needs next uses several budgets ahead, and the library
-//! lets a list take 1/8 of the memory at [`crate::ENTRY_COST_BYTES`] an
-//! entry: about 2.8 budgets of entries at 200 bytes an entry (1.3 at the
-//! 384 bytes entries cost before the window's index and the list were made
-//! compact, 2.5 at 224 before the round's page lists and the list's growth
-//! were trimmed), conservative's too at the same 200 bytes (1.8 at the 320
-//! it was charged before MIN's cache, heap and queue were made compact;
-//! measured by `tests/memory.rs` over list lengths across an octave, where
-//! the earlier structures really took up to 410 bytes an entry, not the
-//! 297.5 one length showed). On the Python records benchmark's epoch
+//! lets the planner take 1/8 of the memory, at [`crate::ENTRY_COST_BYTES`]
+//! (74) an entry beside [`crate::BUDGET_PAGE_COST_BYTES`] (134) a page of
+//! its largest budget: about 5.9 budgets of entries. Before the two were
+//! told apart, one charge of 200 bytes an entry covered both and allowed
+//! 2.8 budgets (1.3 at the 384 bytes entries cost before the window's
+//! index and the list were made compact, 2.5 at 224 before the round's
+//! page lists and the list's growth were trimmed, 1.8 for conservative at
+//! the 320 it was charged before MIN's cache, heap and queue were made
+//! compact; measured by `tests/memory.rs` over list lengths across an
+//! octave, where the earlier structures really took up to 410 bytes an
+//! entry, not the 297.5 one length showed). Memory that grew with the
+//! budget (MIN's cache by page, a heap of 32-byte keys, the held pages'
+//! table) then filled most of the share; MIN's cache is now kept by list
+//! position, and the window, the list and the held pages store each key
+//! once, compactly. On the Python records benchmark's epoch
 //! (666,661 entries over 524,280 pages, a budget of 112,000 pages),
 //! replaying the planner with the list refilled by callbacks as the library
 //! does: conservative reads 524,280 pages with the whole list (the
@@ -143,7 +149,10 @@
 //! the benchmark's 64 MiB cgroup) it reads 1.36x, 1.34x, 1.23x, 1.13x and
 //! 1.08x the optimum with 1.4, 2.8, 5.6, 11 and 22 budgets of list, and
 //! the window and aggressive 1.37x and 1.41x at any length: live, with
-//! about 2.5 budgets, all three read what LRU reads. Eleven budgets of
+//! about 2.5 budgets, all three read what LRU reads. At the 5.9 budgets
+//! the library now allows, conservative reads 1.22x the optimum on the
+//! random list and 1.34x on the SQLite-like scan (1.34x and 1.52x at 2.8,
+//! in the same replay). Eleven budgets of
 //! list at 224 bytes an entry would take 20 MiB of that cgroup; entries of
 //! about 56 bytes would fit them in the list's share of 1/8. Live with the compact entries, the 1 GiB SQLite scan in a cgroup of
 //! a quarter (three runs each): conservative 1.28-1.37 M pages in 18.3-20.3
@@ -222,8 +231,8 @@ const MIN_RUN_AHEAD_BUDGETS: u64 = 2;
 /// Belady's optimum with 2 budgets, 1.15x / 1.19x with 4, 1.06x / 1.19x
 /// with 8 as with the whole list (the random and SQLite-like lists of
 /// docs/repro.md); the index costs memory in proportion, but never more
-/// than the list it indexes: at the 2.8 budgets of list the library allows
-/// conservative it covers the whole list (as 4 budgets would).
+/// than the list it indexes: at the 5.9 budgets of list the library allows
+/// it covers the whole list (its page index is counted per entry).
 const LOOKAHEAD_BUDGETS: u64 = 8;
 
 /// A premature eviction halves the buffer only while the plan keeps at
