@@ -95,8 +95,9 @@ impl std::ops::BitOr for Mode {
 /// An entry as the list stores it: 12 bytes rather than an `Entry`'s 24
 /// (the list is the bulk of the planner's memory when it is several
 /// budgets long). The page is kept as two halves so that the entry is
-/// aligned to 4 bytes, and the mark in the top bit of the descriptor:
-/// descriptors are kept between `-2^30` and `2^30` (real ones are small).
+/// aligned to 4 bytes, and the mark in the top bit of the descriptor.
+/// Descriptors are kept between `-2^30` and `2^30` (Linux's are below
+/// `2^30`); one outside is stored as `-2^30`, never a real descriptor.
 #[derive(Clone, Copy, Debug)]
 struct Stored {
     page: [u32; 2],
@@ -105,10 +106,14 @@ struct Stored {
 
 const MARK_BIT: u32 = 1 << 31;
 
+/// What a descriptor outside the stored range reads back as.
+const FD_OUT_OF_RANGE: i32 = -(1 << 30);
+
 impl From<&Entry> for Stored {
     fn from(entry: &Entry) -> Stored {
-        let fd = entry.key.fd;
-        debug_assert!((-(1 << 30)..1 << 30).contains(&fd), "descriptor {fd}");
+        let fd = Some(entry.key.fd)
+            .filter(|fd| (FD_OUT_OF_RANGE..-FD_OUT_OF_RANGE).contains(fd))
+            .unwrap_or(FD_OUT_OF_RANGE);
         let page = entry.key.page;
         Stored {
             page: [page as u32, (page >> 32) as u32],
@@ -391,6 +396,17 @@ mod tests {
                     assert_eq!(Entry::from(&Stored::from(&entry)), entry);
                 }
             }
+        }
+        for fd in [i32::MIN, i32::MIN + 3, 1 << 30, i32::MAX] {
+            let entry = Entry {
+                key: PageKey { fd, page: 1 },
+                mark: true,
+            };
+            let back = Entry::from(&Stored::from(&entry));
+            assert_eq!(
+                (back.key.fd, back.key.page, back.mark),
+                (FD_OUT_OF_RANGE, 1, true)
+            );
         }
     }
 
