@@ -49,19 +49,20 @@ pub use window::Window;
 /// (12 bytes a distinct page in a hash table 7/16 to 7/8 full),
 /// conservative's mark (4; its window indexes eight budgets ahead), and
 /// the page lists and ranges of a round after many reads (a replacement
-/// for each entry read). Measured worst case, every entry a distinct page,
-/// conservative: 93.9 bytes an entry at six budgets of list, 91.6 at seven,
-/// 84.7 at eight, 60.8 at twelve (0.98 of the stated costs at most);
-/// window and aggressive 39.4 with a budget of 1/8 of the list, 130.6 with
-/// a budget of the whole list.
+/// for each entry read). Measured worst case over 256 lengths in an
+/// octave, every entry a distinct page, conservative: 92.8 bytes an entry
+/// at six budgets of list, 90.4 at seven, 83.6 at eight, 60.0 at twelve
+/// (0.986 of the stated costs at most, at seven); window and aggressive
+/// 39.4 with a budget of 1/8 of the list, 130.6 with a budget of the whole
+/// list.
 pub const ENTRY_COST_BYTES: usize = 74;
 
 /// Heap bytes per page of the budget (see [`ENTRY_COST_BYTES`]): the held
 /// pages' table (16 bytes a page), MIN's idle pages (a hash table of 24
 /// bytes a page and their order, 16), its heap of next uses (8 bytes a
-/// cached page with a use ahead) and its queue of replacements (40 bytes
+/// cached page with a use ahead) and its queue of replacements (36 bytes
 /// each), and a round's page lists and ranges.
-pub const BUDGET_PAGE_COST_BYTES: usize = 134;
+pub const BUDGET_PAGE_COST_BYTES: usize = 124;
 
 /// The most entries a list may hold for the planner's heap to stay within
 /// `share_bytes` with a budget of up to `budget_pages` pages; never fewer

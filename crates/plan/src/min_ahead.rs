@@ -70,7 +70,7 @@
 //! cursor (the window indexes eight budgets of distinct pages ahead, at
 //! most the list); a cached page with a use ahead 8 bytes in the heap (at
 //! most two entries a page before the heap is rebuilt, in place), an idle
-//! one 24 in a hash table and 16 in its order; a replacement 40.
+//! one 24 in a hash table and 16 in its order; a replacement 36.
 //! The replacements issuable at once (those of a first round, made while
 //! MIN's cache had room) are taken as MIN runs, so the queue holds the
 //! ones waiting for their victims.
@@ -184,42 +184,64 @@ impl IdleUse {
 }
 
 /// One of MIN's misses: bring `page` for its use at `at`, discarding
-/// `victim`. 40 bytes: the two pages' keys are kept as their parts, and
-/// the absent victim and last use as sentinels (see the fields).
+/// `victim`. 36 bytes: the pages and `at` are kept as halves (so that the
+/// replacement is aligned to 4 bytes), the victim's last use as a distance
+/// back from `at`, and the absent victim and last use as sentinels (see
+/// the fields).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Replacement {
-    page: u64,
-    victim_page: u64,
+    page: [u32; 2],
+    victim_page: [u32; 2],
     /// The list entry (sequence number) that misses `page`.
-    pub at: u64,
-    /// One past the victim's last use before `at`, 0 if it had none since
-    /// MIN started (or there is no victim): the first position at which
-    /// the replacement is issuable.
-    issuable_from: u64,
+    at: [u32; 2],
+    /// `at` minus the first position at which the replacement is issuable
+    /// (one past the victim's last use before `at`, 0 if it had none since
+    /// MIN started, or there is no victim), [`u32::MAX`] if that is 0 or
+    /// further back: a last use that far back is before the application's
+    /// position (MIN runs a few budgets ahead of it), so either way the
+    /// replacement is issuable.
+    issuable_back: u32,
     fd: i32,
     /// `fd` and `victim_page` equal to `fd` and `page` when there is no
     /// victim: MIN never discards the page it misses, which it does not hold.
     victim_fd: i32,
 }
 
+fn halves(value: u64) -> [u32; 2] {
+    [value as u32, (value >> 32) as u32]
+}
+
+fn whole(halves: [u32; 2]) -> u64 {
+    u64::from(halves[0]) | (u64::from(halves[1]) << 32)
+}
+
 impl Replacement {
     fn new(page: PageKey, at: u64, victim: Option<(PageKey, Option<u64>)>) -> Replacement {
         let (victim_key, last_use) = victim.unwrap_or((page, None));
+        let issuable_from = last_use.map_or(0, |seq| seq + 1);
         Replacement {
-            page: page.page,
-            victim_page: victim_key.page,
-            at,
-            issuable_from: last_use.map_or(0, |seq| seq + 1),
+            page: halves(page.page),
+            victim_page: halves(victim_key.page),
+            at: halves(at),
+            issuable_back: u32::try_from(at - issuable_from)
+                .ok()
+                .filter(|&back| back != u32::MAX && issuable_from > 0)
+                .unwrap_or(u32::MAX),
             fd: page.fd,
             victim_fd: victim_key.fd,
         }
+    }
+
+    /// The list entry (sequence number) that misses the page.
+    pub fn at(&self) -> u64 {
+        whole(self.at)
     }
 
     /// The page MIN misses.
     pub fn page(&self) -> PageKey {
         PageKey {
             fd: self.fd,
-            page: self.page,
+            page: whole(self.page),
         }
     }
 
@@ -227,14 +249,14 @@ impl Replacement {
     pub fn victim(&self) -> Option<PageKey> {
         let victim = PageKey {
             fd: self.victim_fd,
-            page: self.victim_page,
+            page: whole(self.victim_page),
         };
         (victim != self.page()).then_some(victim)
     }
 
     /// True once the application's position has passed the victim's last use.
     pub fn issuable(&self, position: u64) -> bool {
-        self.issuable_from <= position
+        self.issuable_back == u32::MAX || self.at() - u64::from(self.issuable_back) <= position
     }
 }
 
@@ -690,7 +712,7 @@ mod tests {
         assert_eq!(replacement.victim(), Some(victim));
         assert!(!replacement.issuable(5));
         assert!(replacement.issuable(6));
-        assert_eq!(std::mem::size_of::<Replacement>(), 40);
+        assert_eq!(std::mem::size_of::<Replacement>(), 36);
         assert_eq!(std::mem::size_of::<IdleUse>(), 16);
     }
 }

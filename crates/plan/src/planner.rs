@@ -122,8 +122,8 @@
 //! What keeps live conservative from its simulated reads is the length of
 //! the list: MIN needs next uses several budgets ahead, and the library
 //! lets the planner take 1/8 of the memory, at [`crate::ENTRY_COST_BYTES`]
-//! (74) an entry beside [`crate::BUDGET_PAGE_COST_BYTES`] (134) a page of
-//! its largest budget: about 5.9 budgets of entries. Before the two were
+//! (74) an entry beside [`crate::BUDGET_PAGE_COST_BYTES`] (124) a page of
+//! its largest budget: about 6.0 budgets of entries. Before the two were
 //! told apart, one charge of 200 bytes an entry covered both and allowed
 //! 2.8 budgets (1.3 at the 384 bytes entries cost before the window's
 //! index and the list were made compact, 2.5 at 224 before the round's
@@ -149,7 +149,7 @@
 //! the benchmark's 64 MiB cgroup) it reads 1.36x, 1.34x, 1.23x, 1.13x and
 //! 1.08x the optimum with 1.4, 2.8, 5.6, 11 and 22 budgets of list, and
 //! the window and aggressive 1.37x and 1.41x at any length: live, with
-//! about 2.5 budgets, all three read what LRU reads. At the 5.9 budgets
+//! about 2.5 budgets, all three read what LRU reads. At the 6.0 budgets
 //! the library now allows, conservative reads 1.22x the optimum on the
 //! random list and 1.34x on the SQLite-like scan (1.34x and 1.52x at 2.8,
 //! in the same replay). Eleven budgets of
@@ -231,7 +231,7 @@ const MIN_RUN_AHEAD_BUDGETS: u64 = 2;
 /// Belady's optimum with 2 budgets, 1.15x / 1.19x with 4, 1.06x / 1.19x
 /// with 8 as with the whole list (the random and SQLite-like lists of
 /// docs/repro.md); the index costs memory in proportion, but never more
-/// than the list it indexes: at the 5.9 budgets of list the library allows
+/// than the list it indexes: at the 6.0 budgets of list the library allows
 /// it covers the whole list (its page index is counted per entry).
 const LOOKAHEAD_BUDGETS: u64 = 8;
 
@@ -697,7 +697,7 @@ impl Planner {
             // free: at once if its page is needed within a batch.
             _ if self.reserve_pages() == 0 => self.min.front().is_some_and(|first| {
                 first.issuable(position)
-                    && (first.at < position + batch
+                    && (first.at() < position + batch
                         || self.min.nth_issuable(batch as usize - 1, position))
             }),
             _ => position >= self.last_round_at + batch && self.min.front().is_some(),

@@ -46,7 +46,8 @@ const PAGE_SIZE: u64 = 4096;
 /// the length falls between two powers of two, and one length alone can
 /// hide the worst (a length of 2^18 once showed 297.5 bytes an entry under
 /// conservative where 150,000 took 398.5). Sixteen here; the stated costs
-/// were set from 256 (in a release build), which found up to 4% more.
+/// were set from 256 (in a release build), which found up to 4% more
+/// than sixteen.
 fn lengths() -> impl Iterator<Item = u64> {
     (0..16).map(|step| (1 << 16) * (16 + step) / 16)
 }
@@ -157,7 +158,7 @@ fn assert_within(schedule: Schedule, entries_per_page: &[u64], budgets_of_list: 
 /// lists and ranges are per entry read.
 #[test]
 fn conservative_stays_within_the_stated_costs() {
-    assert_within(Schedule::Conservative, &[1, 2, 16], &[6.0, 8.0, 12.0]);
+    assert_within(Schedule::Conservative, &[1, 2, 16], &[6.0, 7.0, 8.0, 12.0]);
 }
 
 /// The window and aggressive: their window holds a budget of pages.
@@ -187,15 +188,15 @@ fn a_shorter_conservative_list_stays_within_its_share() {
 }
 
 /// At the list length the library allows (1/8 of the memory, against a
-/// budget of 90% of it), conservative's list is nearly six budgets long and
-/// its heap within that share.
+/// budget of 90% of it), conservative's list is six budgets long and its
+/// heap within that share.
 #[test]
-fn the_list_the_library_allows_is_nearly_six_budgets_and_fits_its_share() {
+fn the_list_the_library_allows_is_six_budgets_and_fits_its_share() {
     let memory = 256u64 << 20;
     let budget_pages = memory * 9 / 10 / PAGE_SIZE;
     let entries = plan::entries_within(memory / 8, budget_pages);
     let budgets = entries as f64 / budget_pages as f64;
     println!("the library's list: {budgets:.2} budgets");
-    assert!(budgets >= 5.8, "{budgets:.2} budgets");
+    assert!(budgets >= 6.0, "{budgets:.2} budgets");
     assert!(stated(entries, budget_pages) <= memory / 8);
 }
