@@ -150,7 +150,7 @@
 //! 1.08x the optimum with 1.4, 2.8, 5.6, 11 and 22 budgets of list, and
 //! the window and aggressive 1.37x and 1.41x at any length: live, with
 //! about 2.5 budgets, all three read what LRU reads. At the 6.0 budgets
-//! the library now allows, conservative reads 1.22x the optimum on the
+//! the library now allows, conservative reads 1.21x the optimum on the
 //! random list and 1.34x on the SQLite-like scan (1.34x and 1.52x at 2.8,
 //! in the same replay). Eleven budgets of
 //! list at 224 bytes an entry would take 20 MiB of that cgroup; entries of
