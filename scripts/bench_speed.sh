@@ -5,10 +5,9 @@
 # $TRACE, then, side by side on the same file and cache size, times libCacheSim's
 # LRU.process_trace (PyPI libcachesim, reading its binary form) and the simulator end to end
 # (crates/sim/examples/speed.rs: the sweep `prefetch sim --policy lru` runs), with their miss
-# counts; then the simulator's engine alone (the trace already in memory), the same LRU on the
-# disk-timed loop (Cao's adapter), and a 4-point sweep on 1 and 2 threads, alternated three
-# times. The two loops alone, three times each, without the rest:
-#   cargo run --release -p sim --example speed -- "$TRACE" "$CACHE" engines
+# counts; then the simulator's engine alone (the trace already in memory) and a 4-point sweep
+# on 1 and 2 threads, alternated three times. The engine alone, three times, without the rest:
+#   cargo run --release -p sim --example speed -- "$TRACE" "$CACHE" alone [POLICY]
 #
 #   python3 -m venv venv && venv/bin/pip install libcachesim
 #   PYTHON=venv/bin/python scripts/bench_speed.sh

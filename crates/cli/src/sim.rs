@@ -46,7 +46,7 @@ pub struct SimArgs {
     #[arg(long, conflicts_with = "fetch_times", requires = "realistic")]
     fetch_time_from_trace: bool,
     /// Policies, comma-separated, each `NAME` or `NAME:key=value,...` (see --list), or "all"
-    /// (every policy of Cao's engine but the exact `optimal`)
+    /// (every policy of Cao's but the exact `optimal`)
     #[arg(long = "policy", num_args = 1.., default_values_t = ["all".to_string()])]
     policies: Vec<String>,
     /// List every policy with its paper section and options, and exit
@@ -64,7 +64,7 @@ pub struct SimArgs {
     /// a constant F
     #[arg(long, default_value_t = 0, value_name = "S")]
     fetch_spread: u64,
-    /// Fetches in flight at most on Cao's engine; 1 is the paper's model (one disk, one fetch
+    /// Fetches in flight at most for Cao's policies; 1 is the paper's model (one disk, one fetch
     /// at a time)
     #[arg(long, default_value_t = 1)]
     depth: usize,
@@ -178,7 +178,7 @@ fn devices(
     Ok(devices)
 }
 
-/// The named policies; "all" stands for every policy of Cao's engine but `optimal`.
+/// The named policies; "all" stands for every policy of Cao's but `optimal`.
 fn choices(names: &[String]) -> anyhow::Result<Vec<::sim::catalog::Choice>> {
     let all: Vec<&str> = ::sim::reference_policies()
         .map(|p| p.name)

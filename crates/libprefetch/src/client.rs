@@ -204,22 +204,18 @@ fn confirm_cached(planner: &mut Planner, ranges: &[PageRange], stale: &[RawFd]) 
     }
 }
 
-/// Share of the memory available for caching that an access list may
-/// take (the list is anonymous memory: in a memory cgroup it takes room
-/// from the cache it plans).
-const LIST_MEMORY_SHARE: u64 = 8;
-
 /// Entries the list may hold: the configured capacity, lowered so that the
 /// planner's memory (`plan::ENTRY_COST_BYTES` an entry plus
 /// `plan::BUDGET_PAGE_COST_BYTES` a page of its largest budget, AIMD's cap)
-/// stays within 1/LIST_MEMORY_SHARE of the memory available, counting the
-/// `held` entries' memory, which the available figure no longer includes.
-/// A list that would not fit gets short counts, like a full one (section 4.2).
-fn list_capacity(configured: usize, available: u64, held: usize) -> usize {
+/// stays within 1/`share` of the memory available
+/// (`Planner::list_memory_share`), counting the `held` entries' memory,
+/// which the available figure no longer includes. A list that would not
+/// fit gets short counts, like a full one (section 4.2).
+fn list_capacity(configured: usize, available: u64, held: usize, share: u64) -> usize {
     let held_bytes = (held as u64).saturating_mul(plan::ENTRY_COST_BYTES as u64);
     let memory = available.saturating_add(held_bytes);
     let budget_pages = plan::Aimd::new(memory, 0).cap() / page_size();
-    let allowed = plan::entries_within(memory / LIST_MEMORY_SHARE, budget_pages);
+    let allowed = plan::entries_within(memory / share.max(1), budget_pages);
     configured.min(usize::try_from(allowed).unwrap_or(usize::MAX))
 }
 
@@ -378,7 +374,8 @@ impl Client {
             let mut state = self.inner.lock_state();
             if let Some(available) = available {
                 let held = state.planner.list_len();
-                let capacity = list_capacity(self.inner.config.capacity, available, held);
+                let share = state.planner.list_memory_share();
+                let capacity = list_capacity(self.inner.config.capacity, available, held, share);
                 state.planner.set_capacity(capacity);
             }
             let mut chunk_mode = mode.without(Mode::DONE);
@@ -724,31 +721,77 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_list_and_its_budget_take_at_most_an_eighth_of_the_available_memory() {
+    fn a_list_and_its_budget_take_at_most_their_share_of_the_available_memory() {
         let (entry, page) = (
             plan::ENTRY_COST_BYTES as u64,
             plan::BUDGET_PAGE_COST_BYTES as u64,
         );
         let available: u64 = 20 << 20;
         let budget_pages = available * 9 / 10 / page_size();
-        let allowed = list_capacity(1 << 20, available, 0) as u64;
-        // The most entries that fit beside the budget's pages.
-        assert!(allowed * entry + budget_pages * page <= available / 8);
-        assert!((allowed + 1) * entry + budget_pages * page > available / 8);
-        // Several budgets of list: the budget's part is the smaller.
-        assert!(
-            allowed > 5 * budget_pages,
-            "{allowed} entries, {budget_pages} pages"
+        for share in [
+            plan::LIST_MEMORY_SHARE,
+            plan::CONSERVATIVE_LIST_MEMORY_SHARE,
+        ] {
+            let allowed = list_capacity(1 << 20, available, 0, share) as u64;
+            // The most entries that fit beside the budget's pages.
+            assert!(allowed * entry + budget_pages * page <= available / share);
+            assert!((allowed + 1) * entry + budget_pages * page > available / share);
+            // Several budgets of list: the budget's part is the smaller.
+            assert!(
+                allowed > 5 * budget_pages,
+                "{allowed} entries, {budget_pages} pages"
+            );
+            // Entries already held are no longer in the available figure: they count back in, not twice.
+            let held = allowed as usize / 2;
+            let after = available - held as u64 * entry;
+            assert_eq!(list_capacity(1 << 20, after, held, share) as u64, allowed);
+        }
+    }
+
+    #[test]
+    fn a_conservative_client_may_hold_a_longer_list() {
+        let client = Client::register(
+            Config {
+                schedule: Schedule::Conservative,
+                max_budget_bytes: Some(8 << 20),
+                ..Config::default()
+            },
+            |_: &Client, _: CallbackInfo| {},
+        )
+        .unwrap();
+        let window = Client::register(
+            Config {
+                schedule: Schedule::Window,
+                max_budget_bytes: Some(8 << 20),
+                ..Config::default()
+            },
+            |_: &Client, _: CallbackInfo| {},
+        )
+        .unwrap();
+        let entries: Vec<AccessEntry> = (0..100_000u64)
+            .map(|page| AccessEntry {
+                offset: page * 4096,
+                fd: 0,
+                mark: false,
+            })
+            .collect();
+        let budget_pages = plan::Aimd::new(8 << 20, 0).cap() / page_size();
+        let allowed = |share: u64| plan::entries_within((8 << 20) / share, budget_pages);
+        let taken =
+            |client: &Client| client.request_prefetching(&entries, Mode::SET).unwrap() as u64;
+        assert_eq!(taken(&window), allowed(plan::LIST_MEMORY_SHARE));
+        assert_eq!(
+            taken(&client),
+            allowed(plan::CONSERVATIVE_LIST_MEMORY_SHARE)
         );
-        // Entries already held are no longer in the available figure: they count back in, not twice.
-        let held = allowed as usize / 2;
-        let after = available - held as u64 * entry;
-        assert_eq!(list_capacity(1 << 20, after, held) as u64, allowed);
     }
 
     #[test]
     fn the_configured_capacity_caps_a_roomy_machine() {
-        assert_eq!(list_capacity(1000, 1 << 40, 0), 1000);
-        assert_eq!(list_capacity(1000, 0, 0), 0);
+        assert_eq!(
+            list_capacity(1000, 1 << 40, 0, plan::LIST_MEMORY_SHARE),
+            1000
+        );
+        assert_eq!(list_capacity(1000, 0, 0, plan::LIST_MEMORY_SHARE), 0);
     }
 }

@@ -33,6 +33,7 @@ pub use aimd::Aimd;
 pub use competitive::{CompetitiveDepth, DiskCurves, PaperDisk, SeekEstimate, SlowStart};
 pub use planner::{
     Planner, PlannerConfig, PlannerStats, ReadOutcome, RoundPlan, Schedule, Verdict,
+    CONSERVATIVE_LIST_MEMORY_SHARE, LIST_MEMORY_SHARE,
 };
 pub use ranges::PageRange;
 pub use window::Window;

@@ -120,22 +120,24 @@
 //! scan in a quarter, in the same time; at 320 bytes it read no fewer).
 //!
 //! What keeps live conservative from its simulated reads is the length of
-//! the list: MIN needs next uses several budgets ahead, and the library
-//! lets the planner take 1/8 of the memory, at [`crate::ENTRY_COST_BYTES`]
-//! (74) an entry beside [`crate::BUDGET_PAGE_COST_BYTES`] (124) a page of
-//! its largest budget: about 6.0 budgets of entries. Before the two were
+//! the list: MIN needs next uses several budgets ahead. The library lets
+//! the planner take 1/8 of the memory, 1/3 under conservative
+//! ([`CONSERVATIVE_LIST_MEMORY_SHARE`], measured there), at
+//! [`crate::ENTRY_COST_BYTES`] (74) an entry beside
+//! [`crate::BUDGET_PAGE_COST_BYTES`] (124) a page of its largest budget:
+//! about 6.0 budgets of entries at 1/8, 18.8 at 1/3. Before the two were
 //! told apart, one charge of 200 bytes an entry covered both and allowed
-//! 2.8 budgets (1.3 at the 384 bytes entries cost before the window's
-//! index and the list were made compact, 2.5 at 224 before the round's
-//! page lists and the list's growth were trimmed, 1.8 for conservative at
-//! the 320 it was charged before MIN's cache, heap and queue were made
-//! compact; measured by `tests/memory.rs` over list lengths across an
-//! octave, where the earlier structures really took up to 410 bytes an
-//! entry, not the 297.5 one length showed). Memory that grew with the
-//! budget (MIN's cache by page, a heap of 32-byte keys, the held pages'
-//! table) then filled most of the share; MIN's cache is now kept by list
-//! position, and the window, the list and the held pages store each key
-//! once, compactly. On the Python records benchmark's epoch
+//! 2.8 budgets at 1/8, 7.6 at 1/3 (1.3 at the 384 bytes entries cost
+//! before the window's index and the list were made compact, 2.5 at 224
+//! before the round's page lists and the list's growth were trimmed, 1.8
+//! for conservative at the 320 it was charged before MIN's cache, heap and
+//! queue were made compact; measured by `tests/memory.rs` over list
+//! lengths across an octave, where the earlier structures really took up
+//! to 410 bytes an entry, not the 297.5 one length showed). Memory that
+//! grew with the budget (MIN's cache by page, a heap of 32-byte keys, the
+//! held pages' table) then filled most of the share; MIN's cache is now
+//! kept by list position, and the window, the list and the held pages
+//! store each key once, compactly. On the Python records benchmark's epoch
 //! (666,661 entries over 524,280 pages, a budget of 112,000 pages),
 //! replaying the planner with the list refilled by callbacks as the library
 //! does: conservative reads 524,280 pages with the whole list (the
@@ -245,6 +247,29 @@ const LOOKAHEAD_BUDGETS: u64 = 8;
 /// eviction per epoch halved a slow-starting window, dropped 31k
 /// prefetched pages unused and read 12% more of the file.
 const SHORT_MEMORY_SHARE: u64 = 2;
+
+/// The access list may take 1/LIST_MEMORY_SHARE of the memory available
+/// for caching: the list is anonymous memory, so in a memory cgroup it
+/// takes room from the cache it plans. Window and aggressive look at most
+/// a budget or so ahead, so for them a longer list is only memory taken
+/// from the cache.
+pub const LIST_MEMORY_SHARE: u64 = 8;
+
+/// ... and 1/CONSERVATIVE_LIST_MEMORY_SHARE under conservative, whose MIN
+/// needs next uses several budgets ahead: a page of memory given to the
+/// list saves more reads than the same page given to the cache. Measured
+/// live against 1/8 (two runs each, one sitting): the 1 GiB SQLite scan in
+/// a cgroup of a quarter read 1.09-1.10 M pages against 1.22-1.25 M
+/// (1/2: 1.07-1.09 M, 1/4: 1.09-1.12 M); the 64 MiB database in 16 MiB
+/// 74.8k against 86-88k; the reuse-heavy random list in 64 MiB 301k
+/// against 343k (1/4: 311k), in 3.3 s against 5.0 s; random 1 GiB in 100
+/// MiB 87.1k against 89.8k, three instances in 200 MiB 269k against 273k.
+/// The Python records epoch (runs, planned by the window) read 4% more
+/// with 1/3, hence the share follows the schedule. (Measured when one
+/// charge of 200 bytes an entry stood for all the planner's memory: 1/3
+/// then allowed 7.6 budgets of list, which took less than that share; at
+/// the measured costs per entry and per budget page it allows 18.8.)
+pub const CONSERVATIVE_LIST_MEMORY_SHARE: u64 = 3;
 
 /// `by-shape`: entries sampled to tell runs from scattered pages.
 const SHAPE_SAMPLE_ENTRIES: usize = 4096;
@@ -558,6 +583,16 @@ impl Planner {
     /// regions lie on several devices fills only gaps that pay on all.
     pub fn limit_infill_bytes(&mut self, bytes: u64) {
         self.config.infill_bytes = self.config.infill_bytes.min(bytes);
+    }
+
+    /// The access list may take 1/this of the memory available for
+    /// caching, under the schedule in force ([`LIST_MEMORY_SHARE`],
+    /// [`CONSERVATIVE_LIST_MEMORY_SHARE`]).
+    pub fn list_memory_share(&self) -> u64 {
+        match self.schedule {
+            Schedule::Conservative => CONSERVATIVE_LIST_MEMORY_SHARE,
+            _ => LIST_MEMORY_SHARE,
+        }
     }
 
     /// Changes the access list's capacity (`PlannerConfig::capacity`), for

@@ -2,13 +2,12 @@
 //! (reading the file and simulating, through the same `sweep::Plan` that `prefetch sim` runs)
 //! for LRU at one cache size, printing the miss count to compare with libCacheSim's; the engine
 //! alone on the trace already in memory (a [`RefString`]: blocks numbered once when read, as a
-//! sweep shares it between its runs), and the same LRU on the disk-timed loop through Cao's
-//! adapter (the loop every policy is to run on); and a 4-point sweep on 1 and on 2 threads,
-//! alternated three times (the ratio is of the best times), with the CPU time each took.
+//! sweep shares it between its runs); and a 4-point sweep on 1 and on 2 threads, alternated
+//! three times (the ratio is of the best times), with the CPU time each took.
 //!
-//! `cargo run --release -p sim --example speed -- TRACE CACHE [engines [POLICY]]` (see
-//! scripts/bench_speed.sh); with `engines`, only the two loops alone, three times each, for
-//! LRU or another online policy of Cao's.
+//! `cargo run --release -p sim --example speed -- TRACE CACHE [alone [POLICY]]` (see
+//! scripts/bench_speed.sh); with `alone`, only the engine alone, three times, for LRU or
+//! another online policy of Cao's.
 
 use std::time::Instant;
 
@@ -24,15 +23,15 @@ const SWEEP_PAIRS: usize = 3;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (Some(path), Some(cache)) = (args.next(), args.next()) else {
-        return Err("usage: speed TRACE CACHE [engines [POLICY]]".into());
+        return Err("usage: speed TRACE CACHE [alone [POLICY]]".into());
     };
     let cache: usize = cache.parse()?;
     let trace = TraceFile::new(&path);
-    if args.next().as_deref() == Some("engines") {
+    if args.next().as_deref() == Some("alone") {
         let policy = args.next().unwrap_or_else(|| "lru-demand".into());
         let string = RefString::read(&trace, Times::Drop)?;
         for _ in 0..SWEEP_PAIRS {
-            engines_alone(&string, cache, &policy)?;
+            engine_alone(&string, cache, &policy)?;
         }
         return Ok(());
     }
@@ -60,13 +59,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let string = RefString::read(&trace, Times::Drop)?;
-    engines_alone(&string, cache, "lru-demand")?;
+    engine_alone(&string, cache, "lru-demand")?;
     sweeps(plan("lru,fifo,clock,lru-obl", vec![cache])?)
 }
 
-/// Online `policy` of Cao's on Cao's loop and on the disk-timed loop (through Cao's adapter),
-/// the trace in memory.
-fn engines_alone(
+/// Online `policy` of Cao's on the simulator's loop, the trace in memory.
+fn engine_alone(
     string: &RefString,
     cache: usize,
     policy: &str,
@@ -80,18 +78,6 @@ fn engines_alone(
         alone.misses,
         alone.references as f64 / engine / 1e6
     );
-
-    let begin = Instant::now();
-    let on_disk_loop =
-        sim::disksim::cao::run_cao(find(policy)?, string, &RunSetup::simplified(cache, 1))?;
-    let disk_loop = begin.elapsed().as_secs_f64();
-    println!(
-        "engine alone on the disk-timed loop (through the adapter, reading the string in \
-         place): {name}: {} misses in {disk_loop:.3} s ({:.1} M refs/s)",
-        on_disk_loop.misses,
-        on_disk_loop.references as f64 / disk_loop / 1e6
-    );
-
     Ok(())
 }
 

@@ -11,8 +11,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::catalog::reference_policies;
-use crate::engine::RunSetup;
 use crate::future::Future;
+use crate::runner::RunSetup;
 use crate::runner::{run_future, run_stream};
 use crate::time::Time;
 use crate::trace::Reference;

@@ -2,35 +2,32 @@
 //! the devices they run on ([`Device`]): what `prefetch sim --policy NAME[:key=value,...]
 //! --device DEVICE` names, and `prefetch sim --list` prints.
 //!
-//! Two engines run them. Cao et al.'s policies, and the demand-paging baselines LRU, FIFO and
-//! CLOCK, run on the reference-by-reference engine ([`crate::engine`]); DULO, Linux read-ahead,
-//! TR840's AP, CP and CPEM, and libprefetch's reorder buffer and planner run on the disk-timed
-//! engine ([`crate::disksim`]), as a replacement policy plus a prefetcher. Either engine runs
-//! on either kind of device:
+//! One loop runs them all, the disk-timed event loop ([`crate::disksim`]), and policies come in
+//! two kinds. Cao et al.'s policies, and the demand-paging baselines LRU, FIFO and CLOCK,
+//! implement [`crate::Policy`] (decisions at every opportunity, the future at hand) and run
+//! through [`crate::disksim::cao`] (decisions when the device is idle, Cao's fetch device);
+//! DULO, Linux read-ahead, TR840's AP, CP and CPEM, and libprefetch's reorder buffer and
+//! planner are a replacement policy plus a prefetcher. Either kind runs on either kind of
+//! device:
 //!
-//! - `unit:F` (Cao's simplified model): a reference takes one time unit, a fetch F units. On
-//!   the disk-timed engine this is a disk whose every request costs F units, whatever its
+//! - `unit:F` (Cao's simplified model): a reference takes one time unit, a fetch F units. For a
+//!   replacement and prefetcher this is a disk whose every request costs F units, whatever its
 //!   length (`fixed:F` in milliseconds, one reference taking 1 ms), so a read-ahead of 16
 //!   blocks costs one fetch time.
 //! - `MODEL[:SCHEDULER]`: a disk model of the `disk` crate (`st3500320as`, `fixed:MS`, ...)
-//!   and, on the disk-timed engine, its request scheduler (default `clook`); times are in
-//!   microseconds and a reference takes 1 us (or its compute time in the trace, realistic
-//!   model). On Cao's engine each fetch is one one-block request to the model.
+//!   and, for a replacement and prefetcher, its request scheduler (default `clook`); times are
+//!   in microseconds and a reference takes 1 us (or its compute time in the trace, realistic
+//!   model). For Cao's policies each fetch is one one-block request to the model.
 //!
-//! Both engines take their fetch times from a `disk::DiskModel`, report one [`Metrics`] (a
+//! Both kinds take their fetch times from a `disk::DiskModel`, report one [`Metrics`] (a
 //! reference to a block still in flight is a *miss*, as in Cao et al.) and fail with one
-//! [`SimError`]; on demand LRU over `unit:F` they agree exactly, and the disk-timed loop runs
-//! every policy of Cao's exactly as Cao's loop does (`tests/engines_agree.rs`).
+//! [`SimError`]; on demand LRU over `unit:F` they agree exactly (`tests/one_loop.rs`).
 //!
-//! Deviations: the two engines are not yet one loop with one policy interface: Cao's policies
-//! implement [`crate::Policy`] (decisions at every opportunity, the future at hand), the
-//! disk-timed ones a [`crate::disksim::Replacement`] plus a [`crate::disksim::Prefetcher`]
-//! (ranges per reference, many streams, a request queue). The disk-timed loop runs Cao's
-//! policies too, through [`crate::disksim::cao`] (decisions at idle, Cao's fetch device), but
-//! the catalog keeps them on Cao's loop, five times faster on one stream and the only one that
-//! streams a trace too large for memory; so an engine's policy cannot yet be combined with the
-//! other engine's parts (e.g. Cao's `aggressive` replacement with a read-ahead prefetcher), and
-//! Cao's engine gives a disk model one one-block request at a time without its scheduler.
+//! Deviations: the two kinds are not yet one policy interface, so a policy of one kind cannot
+//! be combined with the other's parts (e.g. Cao's `aggressive` replacement with a read-ahead
+//! prefetcher), and Cao's policies give a disk model one one-block request at a time without
+//! its scheduler. The `engine` column and field still name the kind as the two loops did
+//! (`reference` for Cao's policies, `disk-timed` for the others).
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -46,12 +43,12 @@ use crate::policy::{self, PolicyInfo};
 use crate::time::{DiskFetch, Time};
 use crate::SimError;
 
-/// Which engine runs a policy, and with what.
+/// Which kind of policy it is, and what runs it on the loop.
 #[derive(Debug)]
 pub enum Engine {
-    /// Cao et al.'s engine with this policy.
+    /// One of Cao et al.'s policies.
     Unit(&'static PolicyInfo),
-    /// The disk-timed engine with a replacement policy and a prefetcher (specs with their
+    /// A replacement policy and a prefetcher (specs with their
     /// fixed options); the user's options go to the part named by `options`.
     Disk {
         /// Replacement spec (`disksim::replace::REPLACEMENTS`).
@@ -222,7 +219,7 @@ pub const CATALOG: &[Entry] = &[
     ),
 ];
 
-/// The policies of Cao's engine, each once (aliases such as `lru` left out), in the order of
+/// Cao's policies, each once (aliases such as `lru` left out), in the order of
 /// the table: Cao et al.'s Figure 3 legend, the exact optimum, then demand FIFO and CLOCK.
 pub fn reference_policies() -> impl Iterator<Item = &'static PolicyInfo> {
     CATALOG.iter().filter_map(|e| match e.engine {
@@ -384,7 +381,7 @@ impl FromStr for Device {
 }
 
 impl Device {
-    /// The fetch time model of Cao's engine on this device.
+    /// The fetch time model of Cao's policies on this device.
     pub(crate) fn fetch_time(&self, block_size: u64) -> crate::time::FetchTime {
         match self {
             Device::Unit { fetch } => crate::time::FetchTime::Constant(*fetch),

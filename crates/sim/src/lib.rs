@@ -6,30 +6,29 @@
 //! what, and what to discard. The pieces, each replaceable:
 //!
 //! ```text
-//!   trace (readers, streaming) --> engine (cursor, clock) <--> policy (one file each)
-//!   workload (synthetic)             |   cache (fetch in flight)    future/oracle (offline)
+//!   trace (readers, streaming) --> loop (streams, clock, cache) <--> policy (one file each)
+//!   workload (synthetic)             |   disk model, scheduler        future/oracle (offline)
 //!                                    v   time (reference time, device for fetch time)
 //!                                 metrics --> runner (sweeps) --> report (tables, SVG), repro
 //! ```
 //!
 //! - [`time`]: the simplified and realistic models; fetch durations come from a device, a
-//!   `disk::DiskModel` (a fixed-time device for Cao's F), as on the disk-timed engine.
-//! - [`cache`]: residency, the fetch in flight, dense block ids.
+//!   `disk::DiskModel` (a fixed-time device for Cao's F).
+//! - [`cache`]: residency, the view of the cache a policy reads, dense block ids.
 //! - [`refstring`]: a trace read once into dense block ids, shared by the runs of a sweep;
 //!   [`future`]: that string with O(n)-precomputed next references.
-//! - [`engine`]: the loop that offers the policy every opportunity (rule 4).
+//! - [`disksim`]: the one event loop (many streams, an I/O scheduler, a disk model) where
+//!   every policy runs: Cao's through [`disksim::cao`], which offers the policy every
+//!   opportunity when the device is idle (rule 4); DULO, competitive prefetching and
+//!   libprefetch's reorder buffer as a replacement policy plus a prefetcher, judged by time
+//!   on disk.
 //! - [`policy`]: the [`Policy`] trait and Cao's policies, one file each.
 //! - [`trace`], [`workload`]: where references come from.
-//! - [`catalog`]: every policy of both engines in one table (`prefetch sim --list`), and the
-//!   devices (`unit:F`, disk models); [`sweep`]: any policies, caches, devices and traces, in
+//! - [`catalog`]: every policy in one table (`prefetch sim --list`), and the devices
+//!   (`unit:F`, disk models); [`sweep`]: any policies, caches, devices and traces, in
 //!   parallel; [`mrc`]: LRU's and OPT's miss-ratio curves.
 //! - [`runner`], [`report`], [`bench`](mod@bench), [`repro`], [`experiment`]: Cao sweeps,
 //!   tables and charts, speed, the papers' experiments behind one interface.
-//! - [`disksim`]: the disk-timed simulator (many streams, an I/O scheduler, a disk model) where
-//!   DULO, competitive prefetching and libprefetch's reorder buffer are judged by time on disk;
-//!   it also runs Cao's policies, exactly as [`engine`] does, through [`disksim::cao`]; it
-//!   shares [`report`], the trace readers, the device seam (`disk::DiskModel`), [`Metrics`]
-//!   and [`SimError`] with the rest, and [`catalog`] reaches its policies from `prefetch sim`.
 //!
 //! Every result here is *simulated*; the report says so.
 
@@ -37,7 +36,6 @@ pub mod bench;
 pub mod cache;
 pub mod catalog;
 pub mod disksim;
-pub mod engine;
 mod error;
 pub mod experiment;
 pub mod future;
@@ -56,12 +54,11 @@ pub mod trace;
 pub mod workload;
 
 pub use catalog::reference_policies;
-pub use engine::RunSetup;
 pub use error::{SimError, TraceError};
 pub use future::Future;
 pub use metrics::Metrics;
 pub use policy::{find, Policy, PolicyInfo};
 pub use refstring::RefString;
-pub use runner::{run_future, run_stream, run_string, Row, Sweep};
+pub use runner::{run_future, run_stream, run_string, Row, RunSetup, Sweep};
 pub use time::{FetchTime, ReferenceTime, Time, Timing};
 pub use trace::{Format, TraceFile};

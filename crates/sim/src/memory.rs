@@ -65,6 +65,13 @@ pub fn human(bytes: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// Most distinct blocks a run may meet now: what the memory available holds, and fewer than
+/// the ids a [`crate::cache::Block`] can number.
+pub(crate) fn most_blocks() -> usize {
+    let room = available() / BYTES_PER_BLOCK;
+    room.min(u64::from(crate::cache::Block::MAX - 1)) as usize
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,12 +17,14 @@
 //!   previous request served to the start of this one (libprefetch's Figure 1 definition: 0 for
 //!   back-to-back sequential reads).
 //!
-//! Times are in ticks of the run's time model: units or microseconds on Cao's engine,
-//! nanoseconds on the disk-timed engine ([`seconds`] turns those into seconds).
+//! Times are in ticks of the run's time model: units or microseconds for Cao's policies,
+//! nanoseconds for the disk-timed replacement and prefetcher policies ([`seconds`] turns those
+//! into seconds).
 //!
-//! Deviations: on the disk-timed engine `unused_prefetches` counts prefetched blocks that left
-//! the cache unreferenced (evicted or dropped), not those still cached at the end; Cao's engine
-//! leaves [`Requests`] empty (each of its fetches is one one-block request).
+//! Deviations: for a replacement policy and prefetcher `unused_prefetches` counts prefetched
+//! blocks that left the cache unreferenced (evicted or dropped), not those still cached at the
+//! end; for Cao's policies it counts both, as Cao et al. do, and [`Requests`] stays empty
+//! (each fetch is one one-block request).
 
 use std::collections::BTreeMap;
 
@@ -122,7 +124,7 @@ impl Metrics {
 }
 
 impl Requests {
-    /// Whether no request was counted (Cao's engine).
+    /// Whether no request was counted (Cao's policies).
     pub fn is_empty(&self) -> bool {
         self.requests == 0
     }

@@ -16,10 +16,10 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::engine::RunSetup;
 use crate::future::Future;
 use crate::policy::opt_demand;
 use crate::runner::run_future;
+use crate::runner::RunSetup;
 use crate::SimError;
 
 /// LRU stack distances of a reference string.

@@ -5,21 +5,21 @@
 //! Each trace is read once before the runs, and every run (on any thread) borrows what was
 //! read: a [`Future`] if a policy needs the whole string (offline policies; the rows are then
 //! normalised by OPT-demand's fetches, as the paper's Figure 3), otherwise a [`RefString`] when
-//! Cao's engine runs a policy (its blocks numbered once, so no run re-reads, re-parses or
-//! hashes), and a disk-timed [`Workload`] if a disk-timed policy is chosen (built from that
-//! string, so the file is read once for both engines). A trace too large for memory as a
-//! string is streamed from its file by each run instead.
+//! a policy of Cao's runs (its blocks numbered once, so no run re-reads, re-parses or
+//! hashes), and a disk-timed [`Workload`] if a replacement-and-prefetcher policy is chosen
+//! (built from that string, so the file is read once for both kinds). A trace too large for
+//! memory as a string is streamed from its file by each run instead.
 
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::catalog::{run_disk, Choice, Device, Engine};
 use crate::disksim::Workload;
-use crate::engine::RunSetup;
 use crate::future::Future;
 use crate::metrics::Metrics;
 use crate::policy::opt_demand;
 use crate::refstring::{RefString, Times};
+use crate::runner::RunSetup;
 use crate::runner::{run_future, run_stream, run_string};
 use crate::time::{FetchTime, ReferenceTime, Time, Timing};
 use crate::trace::TraceFile;

@@ -237,7 +237,8 @@ impl FetchDevice {
 
 /// The device as a model whose durations are ticks (one nanosecond of a returned duration a
 /// tick, `now` in ticks too), for the disk-timed loop running Cao's policies: a request of
-/// any length at byte `b x block_size` is the fetch of block `b`, timed as on Cao's loop.
+/// any length at byte `b x block_size` is the fetch of block `b`, timed as Cao's model times a
+/// fetch of block `b`.
 impl disk::DiskModel for FetchDevice {
     fn service(&mut self, now: Duration, request: &disk::Request) -> Duration {
         let block = request.addr / self.block_size;

@@ -1,8 +1,8 @@
 //! The engine's time model and rule checks, on cases small enough to follow by hand.
 
 use sim::cache::Block;
-use sim::engine::Ctx;
 use sim::future::Pos;
+use sim::policy::Ctx;
 use sim::policy::{optimal, Fetch, Policy, PolicyInfo};
 use sim::trace::Reference;
 use sim::{find, run_future, Future, ReferenceTime, RunSetup, SimError, Timing};

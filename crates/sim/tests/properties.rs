@@ -2,8 +2,8 @@
 
 use proptest::prelude::*;
 use sim::cache::Block;
-use sim::engine::Ctx;
 use sim::future::Pos;
+use sim::policy::Ctx;
 use sim::policy::{optimal, Fetch, Policy, PolicyInfo};
 use sim::trace::Reference;
 use sim::{

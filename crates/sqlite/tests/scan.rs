@@ -245,3 +245,44 @@ fn a_stretch_the_full_list_took_only_part_of_continues_where_it_stopped() {
     assert_eq!(rest, whole[3..]);
     assert_eq!(rest[..], more[taken..taken + rest.len()]);
 }
+
+#[test]
+fn a_long_scan_keeps_table_pages_only_from_the_applications_leaf_on() {
+    let f = fixture(30_000);
+    let mut p = planner(&f.path);
+    assert_eq!(p.plan(None, offset(f.leaves[0].page)), Plan::Keep);
+    let Plan::Set(list) = p.plan(Some(offset(f.leaves[0].page)), offset(f.leaves[1].page)) else {
+        panic!("reading an index's second leaf must set a list");
+    };
+    let mut listed_end = 1 + FIRST_LOOKAHEAD;
+    let mut listed = list.len();
+    let mut extended = 0;
+    // The application reads on, one leaf at a time; each table read behind a new mark may extend the list.
+    for at in 2..f.leaves.len() {
+        let table_page =
+            offset(f.page_of[&f.db.index_leaf_rowids(f.leaves[at - 1].page).unwrap()[0]]);
+        if let Plan::Append(more) = p.plan(Some(offset(f.leaves[at].page)), table_page) {
+            let from = listed_end;
+            listed_end = from + more.iter().filter(|e| e.mark).count();
+            assert_eq!(more, expected(&f, &f.leaves[from..listed_end], true));
+            listed += more.len();
+            extended += 1;
+        }
+        assert!(
+            p.leaves_kept() <= listed_end.saturating_sub(at),
+            "at leaf {at} of {}: {} leaves kept, {} listed ahead",
+            f.leaves.len(),
+            p.leaves_kept(),
+            listed_end.saturating_sub(at)
+        );
+    }
+    assert!(
+        extended >= 2,
+        "the scan must have been extended, {extended} times"
+    );
+    assert_eq!(
+        listed_end,
+        f.leaves.len(),
+        "the whole index listed, {listed} entries"
+    );
+}

@@ -1,106 +1,186 @@
-//! Cao et al.'s policies on the disk-timed engine: an adapter that drives a [`Policy`] of the
-//! reference engine through the disk-timed loop's replacement and prefetching seams, a step
-//! towards one event loop for every policy of the catalog.
+//! Cao et al.'s policies on the disk-timed loop, the one event loop of the simulator: an
+//! adapter that drives a [`Policy`] through the loop's replacement and prefetching seams
+//! ([`crate::runner`] runs every Cao policy through it).
 //!
 //! Cao, Felten, Karlin and Li, SIGMETRICS'95, sections 2.1-2.2: one program, one fetch at a
 //! time (or a few, the device serving as many at once), and the fetch and its victim decided
-//! when the disk is idle (rule 4: at each reference and each completion). The engine runs the adapter's prefetcher in that mode
-//! ([`Prefetcher::decides_at_idle`]); the policy keeps speaking dense block ids with a
-//! [`Cache`] of its own, kept in step with the engine's through the hooks (a fetch starts and
-//! its victim leaves, a block arrives, a reference is served). The loop's disk blocks are the
+//! when the disk is idle (rule 4: at each reference and each completion). The loop runs the
+//! adapter's prefetcher in that mode ([`Prefetcher::decides_at_idle`]); the policy speaks
+//! dense block ids and reads the loop's own cache (one copy: where each block is, the free
+//! slots, the unreferenced prefetches), handed to each hook. The loop's disk blocks are the
 //! policy's dense ids, so a block passes between the two without a lookup; the device is
-//! given the trace's block number of each fetch (OBL's "next block" is the next trace
-//! number, as on Cao's loop).
+//! given the trace's block number of each fetch (OBL's "next block" is the next trace number).
 //!
-//! Deviations: the string is held in memory (streamed traces stay on Cao's loop); the disk
-//! counters of a run (`Metrics::disk`: seek distances) are in dense ids, not trace block
-//! numbers; a policy that names more new blocks than the string has distinct ones is refused
-//! the prefetches past them (OBL names at most one a block); unused prefetches are not
-//! counted; the policy's cache does not know when a fetch in flight will complete (no policy
-//! asks).
+//! A trace is read in place, as a reference string in memory ([`crate::runner::run_string`])
+//! or streamed from its reader a few references ahead of the loop
+//! ([`crate::runner::run_stream`]: memory proportional to the distinct blocks, not to the
+//! trace).
+//!
+//! Worked example (Figures 1 and 2, string ABCA, cache {A, B}, F = 4): demand paging with MIN
+//! stalls 4 at C and takes 8 units; prefetching at every opportunity starts C at time 1
+//! (evicting A), stalls 3 at C, starts A at time 5 (evicting B), stalls 3 at A: 10 units.
+//!
+//! Deviations: on a string in memory, a policy that names more new blocks than the string has
+//! distinct ones is refused the prefetches past them (OBL names at most one a block); the
+//! policy's view of the cache does not tell when a fetch in flight will complete (no policy
+//! asks); the loop, not the adapter, checks that a fetch starts only with a fetch slot free.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::engine::{run_program, EngineConfig, Parts, Program};
+use super::engine::{run_program, EngineConfig, Parts, Program, LOOKAHEAD};
 use super::iosched::io_scheduler_from_name;
 use super::prefetch::{Access, FetchRange, Idle, Prefetcher};
 use super::replace::{Replacement, Touch};
 use super::workload::{DiskBlock, FileBlock, Layout, Step};
-use crate::cache::{Block, Cache, FetchKind, InFlight, Interner};
-use crate::engine::Ctx;
-use crate::engine::RunSetup;
+use crate::cache::{Block, CacheView, Interner};
 use crate::future::{Future, Oracle, Pos};
-use crate::metrics::{nanos, Metrics};
-use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::metrics::{nanos, Metrics, Requests};
+use crate::policy::{Ctx, Fetch, Policy};
 use crate::refstring::RefString;
+use crate::runner::RunSetup;
 use crate::time::{FetchDevice, ReferenceTime, Time};
-use crate::SimError;
+use crate::trace::Reference;
+use crate::{SimError, TraceError};
 
-/// Runs Cao's policy `info` over reference string `string` on the disk-timed engine with the
-/// settings of Cao's loop: one program whose references take the same time (simplified model)
-/// or their compute times in the string (realistic model), fetches timed by Cao's device (a
-/// constant F, a seeded draw around it, or a disk model given one one-block request a fetch,
-/// block numbers wrapping round the disk), at most `depth` at a time (the device serving that
-/// many requests at once), the initial contents given as trace block numbers. The string is
-/// one file whose block `b` is the block of dense id `b`; a tick is a nanosecond on the disk-timed loop,
-/// and times come back in ticks.
-pub fn run_cao(
-    info: &'static PolicyInfo,
-    string: &RefString,
-    setup: &RunSetup,
-) -> Result<Metrics, SimError> {
-    setup.validate()?;
-    let device = setup.timing.device();
-    let realistic = setup.timing.reference == ReferenceTime::FromTrace;
-    if realistic && !string.timed() {
-        return Err(SimError::Config(
-            "the realistic model needs a trace with timestamps".into(),
-        ));
+/// One run of a Cao policy on the disk-timed loop, with the settings of Cao's model: one
+/// program whose references take the same time (simplified model) or their compute times in
+/// the trace (realistic model), fetches timed by Cao's device (a constant F, a seeded draw
+/// around it, or a disk model given one one-block request a fetch, block numbers wrapping round
+/// the disk), at most `depth` at a time (the device serving that many requests at once), the
+/// initial contents given as trace block numbers. The trace is one file whose block `b` is the
+/// block of dense id `b`; a tick is a nanosecond on the disk-timed loop, and times come back in
+/// ticks. [`crate::runner`] builds it for each run.
+///
+/// Its parts: the policy's name, its block numbering (the trace's and the initial blocks'),
+/// the future of offline policies, the settings, the initial contents (dense ids).
+pub(crate) struct Run<'r> {
+    pub(crate) name: &'static str,
+    pub(crate) ids: Interner,
+    pub(crate) future: Option<&'r Future>,
+    pub(crate) setup: &'r RunSetup,
+    pub(crate) initial: &'r [Block],
+}
+
+impl<'r> Run<'r> {
+    /// Runs `policy` over `string`, in memory and already numbered by `self.ids`.
+    pub(crate) fn on_string(
+        self,
+        policy: &mut dyn Policy,
+        string: &'r RefString,
+    ) -> Result<Metrics, SimError> {
+        let realistic = self.realistic();
+        if realistic && !string.timed() {
+            return Err(no_timestamps());
+        }
+        let blocks = (string.distinct() as u64 + self.initial.len() as u64) * 2 + 1;
+        let layout = self.layout(blocks)?;
+        let program = StringProgram {
+            string,
+            layout,
+            realistic,
+        };
+        let (setup, initial) = (self.setup, self.initial);
+        let state = self.state(policy, Some(string), blocks);
+        run_with(&program, &state, setup, initial)
     }
-    let program = StringProgram::new(string, setup.initial.len(), realistic, device.block_size())?;
-    let future = info.needs_future.then(|| Future::link(string.clone()));
-    let mut ids = string.ids().clone();
-    let initial: Vec<Block> = setup.initial.iter().map(|&b| ids.intern(b)).collect();
+
+    /// Runs `policy` over `references`, read as the loop reaches them.
+    pub(crate) fn on_stream<I>(
+        self,
+        policy: &mut dyn Policy,
+        references: I,
+    ) -> Result<Metrics, SimError>
+    where
+        I: Iterator<Item = Result<Reference, TraceError>>,
+    {
+        let realistic = self.realistic();
+        let blocks = u64::from(Block::MAX);
+        let layout = self.layout(blocks)?;
+        let (setup, initial) = (self.setup, self.initial);
+        let state = self.state(policy, None, blocks);
+        let program = StreamProgram {
+            layout,
+            realistic,
+            state: Rc::clone(&state),
+            window: RefCell::new(Window {
+                references,
+                read: VecDeque::new(),
+                first: 0,
+                ended: false,
+                error: None,
+                most_blocks: crate::memory::most_blocks(),
+            }),
+        };
+        let metrics = run_with(&program, &state, setup, initial);
+        match program.window.into_inner().error {
+            Some(error) => Err(error),
+            None => metrics,
+        }
+    }
+
+    fn realistic(&self) -> bool {
+        self.setup.timing.reference == ReferenceTime::FromTrace
+    }
+
+    /// One file of `blocks` blocks of the device's size.
+    fn layout(&self, blocks: u64) -> Result<Layout, SimError> {
+        let block_size = self.setup.timing.device().block_size();
+        if blocks > u64::from(Block::MAX) || blocks.checked_mul(block_size).is_none() {
+            return Err(SimError::Config(format!(
+                "{blocks} blocks are too many for the disk-timed loop's byte addresses"
+            )));
+        }
+        Ok(Layout::contiguous(&[blocks], 0, block_size))
+    }
+
+    fn state<'p>(
+        self,
+        policy: &'p mut dyn Policy,
+        string: Option<&'r RefString>,
+        layout_blocks: u64,
+    ) -> Rc<RefCell<State<'r, 'p>>> {
+        let device = self.setup.timing.device();
+        Rc::new(RefCell::new(State {
+            started: Arc::new(AtomicU64::new(0)),
+            addressed: device.addressed(),
+            name: self.name,
+            demand_only: policy.demand_only(),
+            policy,
+            ids: self.ids,
+            oracle: self.future.map(Oracle::new),
+            layout_blocks,
+            string,
+            now: 0,
+            cursor: 0,
+            victim: None,
+            error: None,
+        }))
+    }
+}
+
+/// Runs `program` with the policy of `state` deciding, on Cao's device for `setup`, the
+/// blocks of `initial` cached at the start.
+fn run_with<P: Program>(
+    program: &P,
+    state: &Rc<RefCell<State<'_, '_>>>,
+    setup: &RunSetup,
+    initial: &[Block],
+) -> Result<Metrics, SimError> {
     let cached: Vec<FileBlock> = initial.iter().map(|&id| file_block(id)).collect();
-    let policy = (info.build)(&Build {
-        capacity: setup.capacity,
-        timing: &setup.timing,
-        future: future.as_ref(),
-        initial: &initial,
-        ids: &ids,
-        depth: setup.depth,
-    })?;
-    let demand_only = policy.demand_only();
-    let started = Arc::new(AtomicU64::new(0));
-    let state = Rc::new(RefCell::new(State {
-        started: Arc::clone(&started),
-        addressed: device.addressed(),
-        name: info.name,
-        policy,
-        cache: Cache::new(setup.capacity, setup.depth),
-        ids,
-        oracle: future.as_ref().map(Oracle::new),
-        layout_blocks: program.layout.file_blocks(0),
-        demand_only,
-        string,
-        now: 0,
-        cursor: 0,
-        victim: None,
-        error: None,
-    }));
     let mut model = Parallel {
-        device,
+        device: setup.timing.device(),
         depth: setup.depth,
-        started: Arc::clone(&started),
+        started: Arc::clone(&state.borrow().started),
     };
     let mut scheduler = io_scheduler_from_name("fifo")?;
     let parts = Parts {
-        replacement: &mut Victims(Rc::clone(&state)),
-        prefetcher: &mut Decisions(Rc::clone(&state)),
+        replacement: &mut Victims(Rc::clone(state)),
+        prefetcher: &mut Decisions(Rc::clone(state)),
         scheduler: scheduler.as_mut(),
         model: &mut model,
     };
@@ -110,14 +190,22 @@ pub fn run_cao(
     };
     let config = EngineConfig {
         hit_time,
-        last_think: program.last_think(),
         ..EngineConfig::with_cache(setup.capacity)
     };
-    let metrics = run_program(&program, config, parts, &cached, &mut |_| {})?;
+    let metrics = run_program(program, config, parts, &cached, &mut |_| {})?;
     if let Some(error) = state.borrow_mut().error.take() {
         return Err(error);
     }
-    Ok(metrics.in_ticks_of(nanos(TICK)))
+    // Cao's model has no disk geometry: its one-block requests in dense ids have no seek
+    // distances worth reporting (a disk model times them on trace block numbers).
+    Ok(Metrics {
+        disk: Requests::default(),
+        ..metrics.in_ticks_of(nanos(TICK))
+    })
+}
+
+fn no_timestamps() -> SimError {
+    SimError::Config("the realistic model needs a trace with timestamps".into())
 }
 
 /// The program of a reference string, read in place: one stream over one file whose block
@@ -130,40 +218,13 @@ struct StringProgram<'s> {
     realistic: bool,
 }
 
-impl<'s> StringProgram<'s> {
-    fn new(
-        string: &'s RefString,
-        cached: usize,
-        realistic: bool,
-        block_size: u64,
-    ) -> Result<StringProgram<'s>, SimError> {
-        let blocks = (string.distinct() as u64 + cached as u64) * 2 + 1;
-        if blocks > u64::from(Block::MAX) || blocks.checked_mul(block_size).is_none() {
-            return Err(SimError::Config(format!(
-                "{blocks} blocks are too many for the disk-timed loop's byte addresses"
-            )));
-        }
-        Ok(StringProgram {
-            string,
-            layout: Layout::contiguous(&[blocks], 0, block_size),
-            realistic,
-        })
-    }
-
+impl StringProgram<'_> {
     /// The compute time of the reference at `pos` (none on the simplified model).
     fn compute(&self, pos: usize) -> Duration {
         match self.realistic {
             true => Duration::from_nanos(self.string.think(pos as Pos).unwrap_or(0)),
             false => Duration::ZERO,
         }
-    }
-
-    /// The last reference's compute time, a think time after the stream's end.
-    fn last_think(&self) -> Duration {
-        self.string
-            .len()
-            .checked_sub(1)
-            .map_or(Duration::ZERO, |last| self.compute(last))
     }
 }
 
@@ -180,6 +241,10 @@ impl Program for StringProgram<'_> {
         self.string.len() as u64
     }
 
+    fn dense_blocks(&self) -> bool {
+        true
+    }
+
     fn step(&self, _stream: usize, index: usize) -> Option<Step> {
         if index >= self.string.len() {
             return None;
@@ -191,6 +256,134 @@ impl Program for StringProgram<'_> {
                 .map_or(Duration::ZERO, |previous| self.compute(previous)),
         })
     }
+
+    fn last_think(&self, _stream: usize) -> Duration {
+        self.string
+            .len()
+            .checked_sub(1)
+            .map_or(Duration::ZERO, |last| self.compute(last))
+    }
+}
+
+/// The program of a streamed trace: one stream over one file as large as dense ids can number
+/// (the distinct blocks are not known ahead), its references read from the trace as the loop
+/// asks for them and numbered in the run's block numbering, the policy's.
+struct StreamProgram<'r, 'p, I> {
+    layout: Layout,
+    realistic: bool,
+    /// The policy's state, whose block numbering the references are numbered in.
+    state: Rc<RefCell<State<'r, 'p>>>,
+    window: RefCell<Window<I>>,
+}
+
+/// The references of a streamed trace around the loop's position: dense block and compute
+/// time (ticks) of each, from reference `first` on.
+struct Window<I> {
+    references: I,
+    read: VecDeque<(Block, Time)>,
+    first: usize,
+    /// The trace has no more references (or could not be read: `error`).
+    ended: bool,
+    error: Option<SimError>,
+    /// Most distinct blocks the memory available can simulate.
+    most_blocks: usize,
+}
+
+/// References kept behind the furthest one asked for: the loop asks for its current reference
+/// and the one before (its compute time) after looking [`LOOKAHEAD`] ahead.
+const KEPT_BEHIND: usize = 4 * LOOKAHEAD;
+
+/// References read past the one asked for at a time (one borrow of the block numbering).
+const READ_AHEAD: usize = 64;
+
+impl<I: Iterator<Item = Result<Reference, TraceError>>> Window<I> {
+    /// Reference `index`, reading up to it (and [`READ_AHEAD`] past it); `None` past the
+    /// trace's end.
+    fn get(
+        &mut self,
+        index: usize,
+        state: &RefCell<State<'_, '_>>,
+        realistic: bool,
+    ) -> Option<(Block, Time)> {
+        if self.first + self.read.len() <= index && !self.ended {
+            let ids = &mut state.borrow_mut().ids;
+            while self.first + self.read.len() <= index + READ_AHEAD && !self.ended {
+                self.read_one(ids, realistic);
+            }
+        }
+        while self.first + KEPT_BEHIND < index && !self.read.is_empty() {
+            self.read.pop_front();
+            self.first += 1;
+        }
+        debug_assert!(index >= self.first, "reference {index} forgotten");
+        self.read.get(index.checked_sub(self.first)?).copied()
+    }
+
+    fn read_one(&mut self, ids: &mut Interner, realistic: bool) {
+        let reference = match self.references.next() {
+            None => return self.ended = true,
+            Some(Err(error)) => return self.fail(error.into()),
+            Some(Ok(reference)) => reference,
+        };
+        let think = match (realistic, reference.think) {
+            (false, _) => 0,
+            (true, Some(think)) => think,
+            (true, None) => return self.fail(no_timestamps()),
+        };
+        let block = ids.intern(reference.block);
+        if ids.len() > self.most_blocks {
+            return self.fail(SimError::TooLarge(format!(
+                "the trace references more than {} distinct blocks, more than the memory \
+                 available ({}) can simulate; simulate a part of it or use a larger --block-size",
+                self.most_blocks,
+                crate::memory::human(crate::memory::available())
+            )));
+        }
+        self.read.push_back((block, think));
+    }
+
+    fn fail(&mut self, error: SimError) {
+        self.error.get_or_insert(error);
+        self.ended = true;
+    }
+}
+
+impl<I: Iterator<Item = Result<Reference, TraceError>>> Program for StreamProgram<'_, '_, I> {
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn streams(&self) -> usize {
+        1
+    }
+
+    /// Not known ahead: none counted.
+    fn references(&self) -> u64 {
+        0
+    }
+
+    fn dense_blocks(&self) -> bool {
+        true
+    }
+
+    fn step(&self, _stream: usize, index: usize) -> Option<Step> {
+        let mut window = self.window.borrow_mut();
+        let (block, _) = window.get(index, &self.state, self.realistic)?;
+        let think = match index.checked_sub(1).filter(|_| self.realistic) {
+            Some(previous) => window.get(previous, &self.state, self.realistic)?.1,
+            None => 0,
+        };
+        Some(Step {
+            block: file_block(block),
+            think: Duration::from_nanos(think),
+        })
+    }
+
+    fn last_think(&self, _stream: usize) -> Duration {
+        let window = self.window.borrow();
+        let last = window.read.back().map_or(0, |&(_, think)| think);
+        Duration::from_nanos(last)
+    }
 }
 
 /// The loop's block of the policy's dense id `id`.
@@ -201,14 +394,11 @@ fn file_block(id: Block) -> FileBlock {
     }
 }
 
-/// How many references ahead the adapter warms the processor's cache for a block's state.
-const LOOKAHEAD: usize = 8;
-
-/// One tick of Cao's loop on the disk-timed one (the fetch devices' tick).
+/// One tick of Cao's model on the disk-timed loop (the fetch devices' tick).
 const TICK: Duration = Duration::from_nanos(1);
 
 /// Cao's fetch device serving up to `depth` requests at once (Cao's fetches in flight at once),
-/// each timed as on Cao's loop on the trace block number of the fetch: the adapter starts a
+/// each timed as Cao's model times it, on the trace block number of the fetch: the adapter starts a
 /// fetch only when a fetch slot is free and the loop serves it at once, so the fetch served is
 /// the one started last, whose number the adapter leaves in `started`.
 struct Parallel {
@@ -237,10 +427,9 @@ impl disk::DiskModel for Parallel {
 }
 
 /// The policy and what it sees, shared by the two seams.
-struct State<'f> {
+struct State<'f, 'p> {
     name: &'static str,
-    policy: Box<dyn Policy>,
-    cache: Cache,
+    policy: &'p mut dyn Policy,
     ids: Interner,
     oracle: Option<Oracle<'f>>,
     /// The trace block number of the fetch started last, for the device (if `addressed`).
@@ -250,8 +439,9 @@ struct State<'f> {
     demand_only: bool,
     /// Blocks of the loop's one file: ids from here on have no block.
     layout_blocks: u64,
-    /// The program's references, numbered (the block at the cursor is the one referenced).
-    string: &'f RefString,
+    /// The program's references, numbered (the block at the cursor is the one referenced),
+    /// when they are in memory.
+    string: Option<&'f RefString>,
     now: Time,
     cursor: Pos,
     /// The victim of the fetch decided last, which the engine evicts next.
@@ -260,32 +450,32 @@ struct State<'f> {
     error: Option<SimError>,
 }
 
-impl State<'_> {
-    /// Calls the policy with what it sees now (`pinned` must not be evicted).
+impl State<'_, '_> {
+    /// Calls the policy with what it sees now, the loop's `cache` (`pinned` must not be
+    /// evicted).
     fn call<R>(
         &mut self,
+        cache: CacheView<'_>,
         pinned: Option<Block>,
         f: impl FnOnce(&mut dyn Policy, &mut Ctx) -> R,
     ) -> R {
         let oracle = self.oracle.as_ref();
         let mut ctx = Ctx::new(
-            &self.cache,
+            cache,
             oracle,
             &mut self.ids,
             (self.now, self.cursor),
             pinned,
         );
-        f(self.policy.as_mut(), &mut ctx)
+        f(&mut *self.policy, &mut ctx)
     }
 
-    /// Warms the processor's cache for the state of the block referenced [`LOOKAHEAD`]
-    /// references after the cursor (the policy's cache slot and its own), as Cao's loop does.
+    /// Warms the processor's cache for the policy's state of the block referenced
+    /// [`LOOKAHEAD`] references after the cursor (the loop warms its own).
     fn warm_ahead(&self) {
         let ahead = self.cursor as usize + LOOKAHEAD;
-        if ahead < self.string.len() {
-            let block = self.string.block_at(ahead as Pos);
-            self.cache.warm(block);
-            self.policy.warm(block, &self.ids);
+        if let Some(string) = self.string.filter(|s| ahead < s.len()) {
+            self.policy.warm(string.block_at(ahead as Pos), &self.ids);
         }
     }
 
@@ -293,24 +483,14 @@ impl State<'_> {
         self.now = now.as_nanos() as Time;
     }
 
-    /// Starts `fetch` in the policy's cache if the model allows it.
-    fn start(&mut self, fetch: Fetch, kind: FetchKind, pinned: Option<Block>) -> bool {
-        if let Err(message) = self.check(fetch, pinned) {
+    /// Hands `fetch` to the loop if the model allows it in `cache`.
+    fn start(&mut self, fetch: Fetch, cache: CacheView<'_>, pinned: Option<Block>) -> bool {
+        if let Err(message) = check(fetch, cache, pinned) {
             self.error.get_or_insert(SimError::Policy {
                 policy: self.name,
                 message,
             });
             return false;
-        }
-        let flight = InFlight {
-            block: fetch.block,
-            kind,
-            started: self.now,
-            done_at: self.now,
-        };
-        self.cache.start(fetch.block, fetch.victim, flight);
-        if let Some(next) = fetch.victim.and(self.policy.likely_victim()) {
-            self.cache.warm(next);
         }
         if self.addressed {
             self.started
@@ -319,30 +499,24 @@ impl State<'_> {
         self.victim = fetch.victim;
         true
     }
+}
 
-    /// The rules of the model, as Cao's loop checks them.
-    fn check(&self, fetch: Fetch, pinned: Option<Block>) -> Result<(), String> {
-        if !self.cache.can_start() {
-            return Err("started a fetch with every fetch slot in flight".into());
+/// The rules of Cao's model for a fetch into `cache` (the loop asks only with a fetch slot
+/// free).
+fn check(fetch: Fetch, cache: CacheView<'_>, pinned: Option<Block>) -> Result<(), String> {
+    if !cache.is_absent(fetch.block) {
+        return Err(format!(
+            "fetched block {} which is already cached",
+            fetch.block
+        ));
+    }
+    match fetch.victim {
+        None if cache.free_slots() == 0 => Err("fetched without a victim into a full cache".into()),
+        Some(v) if !cache.is_resident(v) => Err(format!("evicted block {v} which is not cached")),
+        Some(v) if Some(v) == pinned => {
+            Err(format!("evicted block {v} that is about to be referenced"))
         }
-        if !self.cache.is_absent(fetch.block) {
-            return Err(format!(
-                "fetched block {} which is already cached",
-                fetch.block
-            ));
-        }
-        match fetch.victim {
-            None if self.cache.free_slots() == 0 => {
-                Err("fetched without a victim into a full cache".into())
-            }
-            Some(v) if !self.cache.is_resident(v) => {
-                Err(format!("evicted block {v} which is not cached"))
-            }
-            Some(v) if Some(v) == pinned => {
-                Err(format!("evicted block {v} that is about to be referenced"))
-            }
-            _ => Ok(()),
-        }
+        _ => Ok(()),
     }
 }
 
@@ -352,41 +526,44 @@ fn id(block: FileBlock) -> Block {
 }
 
 /// The prefetching seam: every decision of the policy, made when the device is idle.
-struct Decisions<'f>(Rc<RefCell<State<'f>>>);
+struct Decisions<'f, 'p>(Rc<RefCell<State<'f, 'p>>>);
 
-impl Prefetcher for Decisions<'_> {
-    fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
-        let mut state = self.0.borrow_mut();
-        state.set_now(access.now);
-        if state.demand_only {
-            return Vec::new();
-        }
-        let pos = state.cursor;
-        let block = id(access.block);
-        state.call(None, |p, ctx| p.on_request(block, pos, ctx));
+impl Prefetcher for Decisions<'_, '_> {
+    /// Never called: the adapter decides at idle.
+    fn on_access(&mut self, _access: &Access) -> Vec<FetchRange> {
         Vec::new()
     }
 
-    fn on_reference(&mut self, _stream: usize, block: FileBlock) {
+    fn on_request(
+        &mut self,
+        _stream: usize,
+        block: FileBlock,
+        now: Duration,
+        cache: CacheView<'_>,
+    ) {
+        let mut state = self.0.borrow_mut();
+        state.set_now(now);
+        let pos = state.cursor;
+        let block = id(block);
+        state.call(cache, None, |p, ctx| p.on_request(block, pos, ctx));
+    }
+
+    fn on_reference(&mut self, _stream: usize, block: FileBlock, cache: CacheView<'_>) {
         let mut state = self.0.borrow_mut();
         let block = id(block);
-        state.cache.referenced(block);
         let pos = state.cursor;
         if let Some(oracle) = state.oracle.as_mut() {
             oracle.advance(pos);
         }
         state.cursor += 1;
         state.warm_ahead();
-        state.call(None, |p, ctx| p.on_reference(block, pos, ctx));
+        state.call(cache, None, |p, ctx| p.on_reference(block, pos, ctx));
     }
 
-    fn on_arrival(&mut self, block: FileBlock) {
+    fn on_arrival(&mut self, block: FileBlock, cache: CacheView<'_>) {
         let mut state = self.0.borrow_mut();
         let block = id(block);
-        if state.cache.arrive(block).is_none() {
-            state.cache.insert_initial(block);
-        }
-        state.call(None, |p, ctx| p.on_arrival(block, ctx));
+        state.call(cache, None, |p, ctx| p.on_arrival(block, ctx));
     }
 
     fn decides_at_idle(&self) -> bool {
@@ -397,28 +574,26 @@ impl Prefetcher for Decisions<'_> {
         self.0.borrow().demand_only
     }
 
-    fn on_idle(&mut self, idle: &Idle) -> Option<FileBlock> {
+    fn on_idle(&mut self, idle: &Idle, cache: CacheView<'_>) -> Option<FileBlock> {
         let mut state = self.0.borrow_mut();
         state.set_now(idle.now);
         if let Some(demand) = idle.demand {
             let block = id(demand);
-            let victim = state.call(None, |p, ctx| p.demand_victim(block, ctx));
-            state.start(Fetch { block, victim }, FetchKind::Demand, None);
+            let victim = state.call(cache, None, |p, ctx| p.demand_victim(block, ctx));
+            state.start(Fetch { block, victim }, cache, None);
             return None;
         }
         let pinned = idle.pinned.map(id);
-        let fetch = state.call(pinned, |p, ctx| p.prefetch(ctx))?;
+        let fetch = state.call(cache, pinned, |p, ctx| p.prefetch(ctx))?;
         let wanted = Some(file_block(fetch.block)).filter(|b| b.block < state.layout_blocks)?;
-        state
-            .start(fetch, FetchKind::Prefetch, pinned)
-            .then_some(wanted)
+        state.start(fetch, cache, pinned).then_some(wanted)
     }
 }
 
 /// The replacement seam: evicts the victim the policy chose with its last fetch.
-struct Victims<'f>(Rc<RefCell<State<'f>>>);
+struct Victims<'f, 'p>(Rc<RefCell<State<'f, 'p>>>);
 
-impl Replacement for Victims<'_> {
+impl Replacement for Victims<'_, '_> {
     fn on_hit(&mut self, _block: DiskBlock, _how: Touch) {}
 
     fn on_insert(&mut self, _block: DiskBlock, _how: Touch) {}
@@ -435,5 +610,47 @@ impl Replacement for Victims<'_> {
     /// The policy keeps its own order, which it does not expose.
     fn order(&self) -> Vec<DiskBlock> {
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::find;
+    use crate::runner::run_stream;
+
+    fn reference(block: u64, think: Option<Time>) -> Result<Reference, TraceError> {
+        Ok(Reference { block, think })
+    }
+
+    #[test]
+    fn a_stream_that_cannot_be_read_is_an_error_naming_the_line() {
+        let broken = TraceError::Parse {
+            path: "t.csv".into(),
+            line: 3,
+            message: "not a number".into(),
+        };
+        let refs = vec![reference(1, None), reference(2, None), Err(broken)];
+        let setup = RunSetup::simplified(4, 2);
+        let error = run_stream(find("lru-demand").unwrap(), refs.into_iter(), &setup);
+        assert!(
+            matches!(
+                &error,
+                Err(SimError::Trace(TraceError::Parse { line: 3, .. }))
+            ),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn the_realistic_model_refuses_a_stream_without_times() {
+        let refs = vec![reference(1, Some(5)), reference(2, None)];
+        let mut setup = RunSetup::simplified(4, 2);
+        setup.timing.reference = ReferenceTime::FromTrace;
+        let error = run_stream(find("lru-demand").unwrap(), refs.into_iter(), &setup);
+        assert!(
+            matches!(&error, Err(SimError::Config(m)) if m.contains("timestamps")),
+            "{error:?}"
+        );
     }
 }

@@ -4,6 +4,10 @@
 //! scheduler timers, taken in time order; at equal times completions come first, then timers,
 //! then streams by index, so runs are deterministic.
 //!
+//! One stream deciding at idle on a device of depth 1 (Cao's model) fetches each demand block
+//! inline when nothing else is in flight or due: the request is served and completed at once,
+//! with the times and counts the queue, the scheduler and the event heap would give.
+//!
 //! Deviations: the papers' simulators (DULO's DiskSim coupling, TR840's kernel) are not
 //! replicated; CPU time is only [`EngineConfig::hit_time`] per reference plus the streams'
 //! think times; a device with parallelism above 1 (SSD models) is offered that many requests at
@@ -18,8 +22,9 @@ use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
 use super::prefetch::{prefetcher_from, Access, FetchRange, Idle, PrefetchSetup, Prefetcher};
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
 use super::spec::PolicySpec;
-use super::state::{BlockTable, Entry, Events, FileIndex};
+use super::state::{BlockTable, Entry, Events, FileIndex, LoopCache};
 use super::workload::{DiskBlock, FileBlock, Layout, Step, Workload};
+use crate::cache::CacheView;
 use crate::metrics::{nanos, Metrics, Requests};
 use crate::SimError;
 
@@ -32,9 +37,6 @@ pub struct EngineConfig {
     pub max_request_blocks: u64,
     /// CPU time of every reference (0: only the disk and think times cost time).
     pub hit_time: Duration,
-    /// Think time of each stream after its last reference (a program's work after its last
-    /// read: Cao's realistic model counts the last reference's compute time).
-    pub last_think: Duration,
     /// Stop at this simulated time (steady-state throughput of closed loops): references
     /// issued before it count, `elapsed` is the limit. `None` runs every stream to its end.
     pub time_limit: Option<Duration>,
@@ -47,7 +49,6 @@ impl EngineConfig {
             cache_blocks,
             max_request_blocks: 256,
             hit_time: Duration::ZERO,
-            last_think: Duration::ZERO,
             time_limit: None,
         }
     }
@@ -157,8 +158,20 @@ pub(crate) trait Program {
     fn streams(&self) -> usize;
     /// References of all streams together.
     fn references(&self) -> u64;
-    /// Reference `index` of `stream`, if it has one.
+    /// Whether its disk blocks are numbered densely from 0 (as Cao's adapter numbers the
+    /// blocks it meets), so the loop keeps their state in a vector that grows with them.
+    fn dense_blocks(&self) -> bool {
+        false
+    }
+    /// Reference `index` of `stream`, if it has one (the loop asks for a stream's references
+    /// in order, looking at most [`LOOKAHEAD`] ahead of its current one and one behind it).
     fn step(&self, stream: usize, index: usize) -> Option<Step>;
+    /// Think time of `stream` after its last reference (a program's work after its last
+    /// read: Cao's realistic model counts the last reference's compute time); asked once the
+    /// stream has ended.
+    fn last_think(&self, _stream: usize) -> Duration {
+        Duration::ZERO
+    }
 }
 
 impl Program for Workload {
@@ -179,13 +192,14 @@ impl Program for Workload {
     }
 }
 
-/// [`run_from`] over any [`Program`] whose steps lie in its layout.
-pub(crate) fn run_program<P: Program>(
+/// [`run_from`] over any [`Program`] whose steps lie in its layout (`observe` inlined when it
+/// is not a trait object).
+pub(crate) fn run_program<P: Program, O: FnMut(Observed<'_>) + ?Sized>(
     program: &P,
     config: EngineConfig,
     parts: Parts<'_>,
     cached: &[FileBlock],
-    observe: &mut dyn FnMut(Observed<'_>),
+    observe: &mut O,
 ) -> Result<Metrics, SimError> {
     if cached.len() > config.cache_blocks {
         return Err(SimError::Config(
@@ -214,8 +228,9 @@ pub(crate) fn run_program<P: Program>(
     Ok(engine.finish())
 }
 
-/// How many references ahead of a stream the loop asks the processor for a block's slot.
-const LOOKAHEAD: usize = 8;
+/// How many references ahead of a stream the loop asks the processor for a block's slot (and
+/// Cao's adapter for the policy's state of the block).
+pub(crate) const LOOKAHEAD: usize = 8;
 
 const COMPLETION: u8 = 0;
 const TIMER: u8 = 1;
@@ -249,6 +264,8 @@ struct Engine<'w, 'p, P> {
     config: EngineConfig,
     parts: Parts<'p>,
     cache: BlockTable<Entry>,
+    /// Cached blocks prefetched and not referenced since (flagged in their entries).
+    unreferenced: usize,
     files: FileIndex<'w>,
     in_flight: FxHashMap<u64, InFlight>,
     streams: Vec<StreamState>,
@@ -273,7 +290,11 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             layout,
             config,
             parts,
-            cache: BlockTable::for_layout(layout, program.references(), config.cache_blocks),
+            cache: match program.dense_blocks() {
+                true => BlockTable::growing(),
+                false => BlockTable::for_layout(layout, program.references(), config.cache_blocks),
+            },
+            unreferenced: 0,
             files: FileIndex::new(layout),
             in_flight: FxHashMap::default(),
             streams: Vec::new(),
@@ -311,7 +332,10 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                 prefetched: false,
             };
             self.parts.replacement.on_insert(disk_block, touch);
-            self.parts.prefetcher.on_arrival(file_block);
+            let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+            self.parts
+                .prefetcher
+                .on_arrival(file_block, CacheView::new(&cache));
         }
     }
 
@@ -335,7 +359,12 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     }
 
     /// Stream `stream` issues its next reference at `now`.
-    fn reference(&mut self, now: Duration, stream: usize, observe: &mut dyn FnMut(Observed<'_>)) {
+    fn reference<O: FnMut(Observed<'_>) + ?Sized>(
+        &mut self,
+        now: Duration,
+        stream: usize,
+        observe: &mut O,
+    ) {
         let index = self.streams[stream].next;
         let Some(Step { block, .. }) = self.program.step(stream, index) else {
             return;
@@ -345,19 +374,26 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         };
         self.metrics.references += 1;
         let (found, mut wait_on) = self.lookup(disk_block, stream, now);
-        let access = Access {
-            stream,
-            block,
-            found,
-            now,
-            active_streams: self.active,
-            prefetch_ceiling: self.parts.replacement.prefetch_ceiling(),
-        };
-        let ranges = self.parts.prefetcher.on_access(&access);
         if self.at_idle {
+            if !self.demand_only {
+                let cache =
+                    LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+                self.parts
+                    .prefetcher
+                    .on_request(stream, block, now, CacheView::new(&cache));
+            }
             self.streams[stream].wake_at = None;
-            self.settle(stream, now);
+            self.settle_on(stream, now, (block, disk_block));
         } else {
+            let access = Access {
+                stream,
+                block,
+                found,
+                now,
+                active_streams: self.active,
+                prefetch_ceiling: self.parts.replacement.prefetch_ceiling(),
+            };
+            let ranges = self.parts.prefetcher.on_access(&access);
             let drops = self.parts.prefetcher.drops();
             self.drop_blocks(&drops);
             let demand = (!found).then_some((block, disk_block));
@@ -404,7 +440,10 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             now,
             prefetched: entry.unused_prefetch(),
         };
-        entry.referenced();
+        if !self.at_idle {
+            self.unreferenced -= usize::from(entry.unused_prefetch());
+            entry.referenced();
+        }
         match entry.pending() {
             Some(_) => {
                 self.metrics.misses += 1;
@@ -419,10 +458,20 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
 
     /// Moves `stream` past its current reference, served at `now`.
     fn advance(&mut self, stream: usize, now: Duration) {
-        let Some(served) = self.program.step(stream, self.streams[stream].next) else {
-            return;
-        };
-        self.parts.prefetcher.on_reference(stream, served.block);
+        if let Some(served) = self.program.step(stream, self.streams[stream].next) {
+            self.advance_past(stream, now, served.block);
+        }
+    }
+
+    /// [`Engine::advance`] past `stream`'s reference to `served`.
+    fn advance_past(&mut self, stream: usize, now: Duration, served: FileBlock) {
+        if self.at_idle {
+            self.use_prefetch(served);
+        }
+        let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+        self.parts
+            .prefetcher
+            .on_reference(stream, served, CacheView::new(&cache));
         let state = &mut self.streams[stream];
         state.next += 1;
         if let Some(ahead) = self.program.step(stream, state.next + LOOKAHEAD) {
@@ -438,12 +487,28 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                     .push((ready + step.think, STREAM, stream as u64));
             }
             None => {
-                let ready = ready + self.config.last_think;
+                let ready = ready + self.program.last_think(stream);
                 state.finished_at = Some(ready);
                 self.active -= 1;
                 self.metrics.elapsed = self.metrics.elapsed.max(nanos(ready));
                 self.parts.prefetcher.on_stream_end(stream);
             }
+        }
+    }
+
+    /// Decisions at idle: the reference to `block` was served, so a prefetched block counts
+    /// as used (as in Cao's model, after the offers made while it was awaited).
+    fn use_prefetch(&mut self, block: FileBlock) {
+        if self.unreferenced == 0 {
+            return;
+        }
+        let entry = self
+            .layout
+            .disk_block(block)
+            .and_then(|disk_block| self.cache.get_mut(disk_block));
+        if let Some(entry) = entry.filter(|e| e.unused_prefetch()) {
+            entry.referenced();
+            self.unreferenced -= 1;
         }
     }
 
@@ -517,6 +582,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             let prefetched = Some(disk_block) != demand;
             self.cache
                 .insert(disk_block, Entry::in_flight(id, prefetched));
+            self.unreferenced += usize::from(prefetched);
             let touch = Touch {
                 stream,
                 now,
@@ -563,7 +629,9 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     fn remove_dropped(&mut self, disk_block: DiskBlock) {
         if self.parts.replacement.remove(disk_block) {
             if let Some(entry) = self.cache.remove(disk_block) {
-                self.metrics.unused_prefetches += u64::from(entry.unused_prefetch());
+                let unused = entry.unused_prefetch();
+                self.metrics.unused_prefetches += u64::from(unused);
+                self.unreferenced -= usize::from(unused);
             }
         }
     }
@@ -577,6 +645,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             if let Some(entry) = self.cache.remove(victim) {
                 let unused = entry.unused_prefetch();
                 self.metrics.unused_prefetches += u64::from(unused);
+                self.unreferenced -= usize::from(unused);
                 if let Some(file_block) = self.files.file_block(victim) {
                     self.parts.prefetcher.on_evict(file_block, unused);
                 }
@@ -642,7 +711,11 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                 self.remove_dropped(block);
             }
             if let Some(file_block) = self.files.file_block(block) {
-                self.parts.prefetcher.on_arrival(file_block);
+                let cache =
+                    LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+                self.parts
+                    .prefetcher
+                    .on_arrival(file_block, CacheView::new(&cache));
             }
             if self.at_idle && done.demand != Some(block) {
                 self.count_arrived_prefetch(now);
@@ -667,14 +740,26 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     /// The counters of the run: every block read that was not a demand block was prefetched
     /// (when decisions are made at idle, prefetches are counted as they arrive).
     fn finish(mut self) -> Metrics {
-        if !self.at_idle {
-            self.metrics.prefetches = self
-                .metrics
-                .disk
-                .blocks_fetched
-                .saturating_sub(self.metrics.demand_fetches);
+        match self.at_idle {
+            false => {
+                self.metrics.prefetches = self
+                    .metrics
+                    .disk
+                    .blocks_fetched
+                    .saturating_sub(self.metrics.demand_fetches)
+            }
+            true => self.count_unused_at_end(),
         }
         self.metrics
+    }
+
+    /// Decisions at idle (Cao's model): prefetched blocks still cached unreferenced at the end
+    /// were unused too, except those of cancelled prefetches (every prefetch that arrives
+    /// once the program has ended is cancelled, and none is referenced or evicted after it).
+    fn count_unused_at_end(&mut self) {
+        let still_cached = self.unreferenced as u64;
+        self.metrics.unused_prefetches +=
+            still_cached.saturating_sub(self.metrics.cancelled_prefetches);
     }
 
     /// Whether the device can start another request now.
@@ -682,7 +767,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         self.busy_slots < self.parts.model.parallelism().max(1)
     }
 
-    /// Decisions at idle (Cao's loop for the reference `stream` is at, at `now`): serve it
+    /// Decisions at idle (Cao's model, for the reference `stream` is at, at `now`): serve it
     /// if its block is available, after offering the idle device to the prefetcher with the
     /// block pinned; fetch it on demand if it is absent and the device idle; otherwise (in
     /// flight, the idle device offered first; or absent and the device busy) wait for the
@@ -691,9 +776,18 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         let Some(Step { block, .. }) = self.program.step(stream, self.streams[stream].next) else {
             return;
         };
-        let Some(disk_block) = self.layout.disk_block(block) else {
-            return;
-        };
+        if let Some(disk_block) = self.layout.disk_block(block) {
+            self.settle_on(stream, now, (block, disk_block));
+        }
+    }
+
+    /// [`Engine::settle`] for `stream`'s reference to `block` (at disk block `disk_block`).
+    fn settle_on(
+        &mut self,
+        stream: usize,
+        mut now: Duration,
+        (block, disk_block): (FileBlock, DiskBlock),
+    ) {
         self.streams[stream].blocked = false;
         loop {
             match self.cache.get(disk_block).map(|e| e.pending()) {
@@ -702,7 +796,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                         self.metrics.stall += nanos(now - since);
                     }
                     self.offer_at_idle(stream, now, Some(block));
-                    self.advance(stream, now);
+                    self.advance_past(stream, now, block);
                     return;
                 }
                 Some(Some(_)) => {
@@ -712,11 +806,19 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                     break;
                 }
                 None if self.device_idle() => {
-                    self.parts.prefetcher.on_idle(&Idle {
+                    let idle = Idle {
                         now,
                         demand: Some(block),
                         pinned: None,
-                    });
+                    };
+                    let cache =
+                        LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+                    self.parts.prefetcher.on_idle(&idle, CacheView::new(&cache));
+                    if self.alone() {
+                        self.streams[stream].waiting_since.get_or_insert(now);
+                        now = self.fetch_alone(stream, now, (block, disk_block));
+                        continue;
+                    }
                     self.queue_run(stream, now, &[(block, disk_block)], Some(disk_block));
                     self.kick_disk(now);
                 }
@@ -728,6 +830,61 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         state.blocked = true;
     }
 
+    /// Whether a demand fetch starting now would be the only thing to happen until it
+    /// completes: decisions at idle on one stream, a device serving one request at a time
+    /// through a scheduler that serves a lone request at once, nothing in flight or due
+    /// (no timer, no event, no time limit). The loop then queues one request at a time
+    /// throughout, so a scheduler's choice never matters.
+    fn alone(&self) -> bool {
+        self.streams.len() == 1
+            && self.in_flight.is_empty()
+            && self.events.is_empty()
+            && self.timer.is_none()
+            && self.config.time_limit.is_none()
+            && self.parts.model.parallelism() == 1
+            && self.parts.scheduler.serves_at_once()
+    }
+
+    /// Demand-fetches `block` at `now` when the loop is [`Engine::alone`]: exactly what queueing
+    /// the one-block request, serving it and completing it would do, with no request queued,
+    /// kept in flight or waited for through the event queue; returns when it arrived.
+    fn fetch_alone(
+        &mut self,
+        stream: usize,
+        now: Duration,
+        (block, disk_block): (FileBlock, DiskBlock),
+    ) -> Duration {
+        let id = self.next_request;
+        self.next_request += 1;
+        self.make_room(now);
+        self.cache.insert(disk_block, Entry::arrived());
+        let touch = Touch {
+            stream,
+            now,
+            prefetched: false,
+        };
+        self.parts.replacement.on_insert(disk_block, touch);
+        let block_size = self.layout.block_size;
+        let request = Request {
+            id,
+            addr: disk_block * block_size,
+            len: block_size,
+            arrival: now,
+        };
+        let service = self.parts.model.service(now, &request);
+        let seek = self.last_end.map(|end| end.abs_diff(request.addr));
+        self.last_end = Some(request.end());
+        self.metrics.disk.note(1, seek, nanos(service));
+        self.parts.prefetcher.on_served(&request, seek);
+        let done = now + service;
+        let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+        self.parts
+            .prefetcher
+            .on_arrival(block, CacheView::new(&cache));
+        self.parts.scheduler.completed(&request, stream, done);
+        done
+    }
+
     /// Offers the idle device to the prefetcher until it declines or the device is busy.
     fn offer_at_idle(&mut self, stream: usize, now: Duration, pinned: Option<FileBlock>) {
         while !self.demand_only && self.device_idle() {
@@ -736,7 +893,8 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                 demand: None,
                 pinned,
             };
-            let Some(block) = self.parts.prefetcher.on_idle(&idle) else {
+            let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+            let Some(block) = self.parts.prefetcher.on_idle(&idle, CacheView::new(&cache)) else {
                 return;
             };
             let Some(disk_block) = self.layout.disk_block(block) else {
@@ -768,7 +926,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     }
 
     /// A prefetched block arrived at `now`: counted as fetched unless the program has ended
-    /// (a prefetch completing at or after the end is cancelled, as on Cao's loop).
+    /// (a prefetch completing at or after the end is cancelled, as in Cao's model).
     fn count_arrived_prefetch(&mut self, now: Duration) {
         let ended = self.active == 0
             && self

@@ -37,6 +37,13 @@ pub trait IoScheduler {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Whether it serves a lone request the moment it is queued on an idle disk and keeps no
+    /// state between requests (no timers, nothing learnt from completions): the engine may
+    /// then serve a lone demand fetch without queueing it. The default, `false`, is always
+    /// safe.
+    fn serves_at_once(&self) -> bool {
+        false
+    }
 }
 
 /// Any `disk` crate scheduler, which never idles the disk on purpose.
@@ -55,6 +62,11 @@ impl IoScheduler for Plain {
 
     fn len(&self) -> usize {
         self.0.len()
+    }
+
+    /// A `disk` crate scheduler never idles the disk: with one request queued it serves it.
+    fn serves_at_once(&self) -> bool {
+        true
     }
 }
 

@@ -52,7 +52,8 @@
 //!   once every stream has ended is cancelled, not counted.
 //! * Every prefetcher hears of each reference served ([`Prefetcher::on_reference`]) and each
 //!   block that arrives ([`Prefetcher::on_arrival`]), the initial contents included
-//!   ([`engine::run_from`]).
+//!   ([`engine::run_from`]); with decisions at idle they read the loop's cache through a
+//!   [`crate::cache::CacheView`].
 //! * Everything is deterministic: equal-time events run in a fixed order (completions first,
 //!   then streams by index).
 //!
@@ -75,7 +76,7 @@
 //! * Workloads: [`workload`] (layouts, reference traces), [`microbench`] (TR840),
 //!   [`experiments::synthetic`] (DULO's random and sequential stand-ins).
 //! * Reproductions: [`experiments::dulo`], [`experiments::libprefetch`], [`tr840`].
-//! * Cao et al.'s policies on this loop: [`cao`] (an adapter; the step towards one engine).
+//! * Cao et al.'s policies on this loop: [`cao`] (an adapter: every run of a Cao policy).
 //!
 //! Every result of this module is *simulated* on a named disk model; reports must say so.
 

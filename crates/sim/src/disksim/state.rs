@@ -1,6 +1,6 @@
 //! The disk-timed loop's per-block state and its event queue, built for speed on one stream:
-//! the cache's entries in a vector indexed by disk block (as Cao's loop keeps a block's state
-//! in a vector slot) when the disk's blocks are few next to the workload, and events in a
+//! the cache's entries in a vector indexed by disk block when the disk's blocks are few next
+//! to the workload (or numbered densely, as Cao's adapter numbers them), and events in a
 //! binary heap fronted by one slot holding the earliest, so a stream that pushes its next
 //! wake-up and pops it at once (one stream, or the stream due first) never touches the heap.
 //!
@@ -15,6 +15,7 @@ use std::time::Duration;
 use rustc_hash::FxHashMap;
 
 use super::workload::{DiskBlock, FileBlock, Layout};
+use crate::cache::{Block, CacheState, Residency};
 
 /// Most table slots a run may allocate per reference of its workload (plus its cache): a
 /// vector past that would cost more memory than the workload itself, so a hash map holds it.
@@ -57,6 +58,15 @@ impl<V> BlockTable<V> {
         }
     }
 
+    /// A vector that grows to the largest block inserted, for blocks numbered densely from 0
+    /// (Cao's adapter numbers them in order of first sight, so no block is far past the others).
+    pub(super) fn growing() -> BlockTable<V> {
+        BlockTable::Dense {
+            slots: Vec::new(),
+            len: 0,
+        }
+    }
+
     /// Blocks present.
     pub(super) fn len(&self) -> usize {
         match self {
@@ -91,11 +101,17 @@ impl<V> BlockTable<V> {
         }
     }
 
-    /// Sets `block`'s value (a block of the layout: the engine checks it before).
+    /// Sets `block`'s value (a block of the layout: the engine checks it before); a vector
+    /// grows to hold it.
     pub(super) fn insert(&mut self, block: DiskBlock, value: V) {
         match self {
             BlockTable::Dense { slots, len } => {
-                let slot = &mut slots[block as usize];
+                let index = block as usize;
+                if index >= slots.len() {
+                    let size = (index + 1).next_power_of_two();
+                    slots.resize_with(size, || None);
+                }
+                let slot = &mut slots[index];
                 *len += usize::from(slot.is_none());
                 *slot = Some(value);
             }
@@ -179,6 +195,53 @@ impl Entry {
     }
 }
 
+/// The loop's cache as a policy deciding for it reads it ([`crate::cache::CacheView`]): its
+/// blocks, its free slots, its blocks prefetched and not referenced since.
+pub(super) struct LoopCache<'c> {
+    blocks: &'c BlockTable<Entry>,
+    free_slots: usize,
+    unreferenced_prefetches: usize,
+}
+
+impl<'c> LoopCache<'c> {
+    /// The cache of `capacity` slots holding `blocks`, `unreferenced_prefetches` of them
+    /// prefetched and not referenced since.
+    pub(super) fn new(
+        blocks: &'c BlockTable<Entry>,
+        capacity: usize,
+        unreferenced_prefetches: usize,
+    ) -> LoopCache<'c> {
+        LoopCache {
+            blocks,
+            free_slots: capacity.saturating_sub(blocks.len()),
+            unreferenced_prefetches,
+        }
+    }
+}
+
+impl CacheState for LoopCache<'_> {
+    /// Where disk block `block` is: absent, in flight (its request pending) or resident.
+    fn residency(&self, block: Block) -> Residency {
+        match self
+            .blocks
+            .get(u64::from(block))
+            .map(|entry| entry.pending())
+        {
+            None => Residency::Absent,
+            Some(Some(_)) => Residency::InFlight,
+            Some(None) => Residency::Resident,
+        }
+    }
+
+    fn free_slots(&self) -> usize {
+        self.free_slots
+    }
+
+    fn unreferenced_prefetches(&self) -> usize {
+        self.unreferenced_prefetches
+    }
+}
+
 /// Which file a disk block belongs to, by binary search over the files sorted by start.
 pub(super) struct FileIndex<'l> {
     layout: &'l Layout,
@@ -210,17 +273,49 @@ impl<'l> FileIndex<'l> {
 /// An event: its time, its kind (the order at equal times) and whom it concerns.
 pub(super) type Event = (Duration, u8, u64);
 
+/// An event packed in one number ordered as the tuple (times in nanoseconds below 2^64, 584
+/// years; whom below 2^56: stream indices and request ids), so that it moves in two
+/// registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Packed(u128);
+
+impl Packed {
+    #[inline(always)]
+    fn new((at, kind, who): Event) -> Packed {
+        let nanos = u64::try_from(at.as_nanos()).unwrap_or(u64::MAX);
+        debug_assert!(who < 1 << 56, "event for {who} past 2^56");
+        Packed((u128::from(nanos) << 64) | (u128::from(kind) << 56) | u128::from(who))
+    }
+
+    #[inline(always)]
+    fn event(self) -> Event {
+        let at = Duration::from_nanos((self.0 >> 64) as u64);
+        (at, (self.0 >> 56) as u8, (self.0 as u64) & ((1 << 56) - 1))
+    }
+}
+
 /// Events in time order: the earliest in a slot (when it was pushed last or is the only one
 /// left), the rest in a heap; the slot's event, when there is one, is never later than the
 /// heap's.
 #[derive(Default)]
 pub(super) struct Events {
-    first: Option<Event>,
-    rest: BinaryHeap<Reverse<Event>>,
+    first: Option<Packed>,
+    rest: BinaryHeap<Reverse<Packed>>,
 }
 
 impl Events {
+    /// Inlined where the queue is empty (one stream pushing its next wake-up), so that the
+    /// event goes from the caller's registers to the slot.
+    #[inline(always)]
     pub(super) fn push(&mut self, event: Event) {
+        let event = Packed::new(event);
+        match self.first.is_none() && self.rest.is_empty() {
+            true => self.first = Some(event),
+            false => self.push_behind(event),
+        }
+    }
+
+    fn push_behind(&mut self, event: Packed) {
         match self.first {
             Some(first) if first <= event => self.rest.push(Reverse(event)),
             Some(first) => {
@@ -234,12 +329,19 @@ impl Events {
         }
     }
 
+    /// Whether no event is due.
+    pub(super) fn is_empty(&self) -> bool {
+        self.first.is_none() && self.rest.is_empty()
+    }
+
     /// The earliest event, removed.
+    #[inline(always)]
     pub(super) fn pop(&mut self) -> Option<Event> {
-        match self.first.take() {
-            Some(first) => Some(first),
-            None => self.rest.pop().map(|Reverse(event)| event),
-        }
+        let first = match self.first.take() {
+            Some(first) => first,
+            None => self.rest.pop()?.0,
+        };
+        Some(first.event())
     }
 }
 
@@ -261,6 +363,20 @@ mod tests {
         assert!(!entry.unused_prefetch() && entry.drop_on_arrival());
         assert_eq!(Entry::in_flight(0, false).pending(), Some(0));
         assert_eq!(Entry::arrived().pending(), None);
+    }
+
+    #[test]
+    fn a_growing_table_holds_blocks_past_its_end() {
+        let mut table = BlockTable::growing();
+        assert_eq!(table.get(5), None);
+        table.insert(5, 'a');
+        table.insert(1000, 'b');
+        assert_eq!(
+            (table.get(5), table.get(1000), table.get(6)),
+            (Some(&'a'), Some(&'b'), None)
+        );
+        assert_eq!(table.remove(5), Some('a'));
+        assert_eq!(table.len(), 1);
     }
 
     #[test]

@@ -16,10 +16,10 @@
 //! Deviations: none.
 
 use crate::cache::Block;
-use crate::engine::Ctx;
 use crate::future::Pos;
 use crate::policy::compose::{fetch_into, Composed, Prefetch};
 use crate::policy::furthest::Furthest;
+use crate::policy::Ctx;
 use crate::policy::{Build, Fetch, Policy, PolicyInfo};
 use crate::SimError;
 

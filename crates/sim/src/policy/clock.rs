@@ -10,8 +10,8 @@
 use std::collections::VecDeque;
 
 use crate::cache::{warm, Block, Interner};
-use crate::engine::Ctx;
 use crate::future::Pos;
+use crate::policy::Ctx;
 use crate::policy::{Build, Policy, PolicyInfo};
 use crate::SimError;
 

@@ -10,8 +10,8 @@
 //! Deviations: none (each policy's file says where it interprets the paper).
 
 use crate::cache::{Block, Interner};
-use crate::engine::Ctx;
 use crate::future::Pos;
+use crate::policy::Ctx;
 use crate::policy::{Fetch, Policy};
 
 /// Which cached block to discard.

@@ -7,8 +7,8 @@
 use std::collections::VecDeque;
 
 use crate::cache::Block;
-use crate::engine::Ctx;
 use crate::future::Pos;
+use crate::policy::Ctx;
 use crate::policy::{Build, Policy, PolicyInfo};
 use crate::SimError;
 

@@ -14,9 +14,9 @@
 use std::collections::BinaryHeap;
 
 use crate::cache::Block;
-use crate::engine::Ctx;
 use crate::future::Pos;
 use crate::policy::compose::Order;
+use crate::policy::Ctx;
 
 /// Cached blocks by next reference, furthest first.
 #[derive(Clone, Debug)]

@@ -6,8 +6,8 @@
 //! faster (a block's two links share a cache line: a touch reads one place per block).
 
 use crate::cache::{warm, Block};
-use crate::engine::Ctx;
 use crate::policy::compose::Order;
+use crate::policy::Ctx;
 
 /// End of the list (no neighbour), and the empty list's head and tail.
 const NIL: Block = Block::MAX;

@@ -15,10 +15,10 @@
 //! The victim is never the block the program is about to reference.
 
 use crate::cache::{Block, Residency};
-use crate::engine::Ctx;
 use crate::future::Pos;
 use crate::policy::compose::{fetch_into, Composed, Prefetch};
 use crate::policy::lru_list::LruList;
+use crate::policy::Ctx;
 use crate::policy::{Build, Fetch, Policy, PolicyInfo};
 use crate::SimError;
 

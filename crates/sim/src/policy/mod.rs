@@ -1,8 +1,9 @@
-//! Prefetching and caching policies of Cao's engine: one file each, behind the small [`Policy`]
+//! Prefetching and caching policies of Cao et al.: one file each, behind the small [`Policy`]
 //! trait, listed once in the [`catalog`](crate::catalog) (the one table of every policy).
 //!
 //! A policy answers the questions of Cao et al. section 2.1: *when* to fetch, *which* block,
-//! and *which* block to replace. The engine owns the cache and the clock and calls the policy:
+//! and *which* block to replace. The simulator's loop owns the cache and the clock and calls the
+//! policy (through [`crate::disksim::cao`]), giving it a [`Ctx`]:
 //!
 //! - [`Policy::on_request`] when the program reaches a reference, before it is served (what
 //!   a file system sees on a read: sequential-access detectors such as OBL watch this);
@@ -16,7 +17,7 @@
 //! - [`Policy::warm`] a few references ahead of a block's reference, on traces in memory: a
 //!   hint to load the block's state into the processor's cache (speed only).
 //!
-//! The engine rejects decisions the model forbids (two fetches at once, evicting a block that
+//! The loop rejects decisions the model forbids (two fetches at once, evicting a block that
 //! is not cached, overfilling the cache). Adding a policy: write `policy/NAME.rs` with a
 //! `pub const INFO: PolicyInfo`, declare the module below and give it its line in
 //! [`crate::catalog::CATALOG`]. A policy that is
@@ -24,12 +25,13 @@
 //! `compose::Composed` of the two.
 
 use crate::cache::{Block, Interner};
-use crate::engine::Ctx;
 use crate::future::{Future, Pos};
 use crate::time::Timing;
 use crate::SimError;
+pub use ctx::Ctx;
 
 pub(crate) mod compose;
+mod ctx;
 pub(crate) mod furthest;
 pub(crate) mod lru_list;
 pub(crate) mod obl;
@@ -53,7 +55,7 @@ pub struct Fetch {
 /// ```
 /// use std::collections::VecDeque;
 /// use sim::cache::Block;
-/// use sim::engine::Ctx;
+/// use sim::policy::Ctx;
 /// use sim::future::Pos;
 /// use sim::policy::{Policy, PolicyInfo};
 /// use sim::trace::Reference;
@@ -173,12 +175,12 @@ pub mod opt_demand;
 pub mod opt_obl;
 pub mod optimal;
 
-/// The policy of Cao's engine registered as `name` in the [`catalog`](crate::catalog).
+/// Cao's policy registered as `name` in the [`catalog`](crate::catalog).
 pub fn find(name: &str) -> Result<&'static PolicyInfo, SimError> {
     match crate::catalog::entry(name)?.engine {
         crate::catalog::Engine::Unit(info) => Ok(info),
         crate::catalog::Engine::Disk { .. } => Err(SimError::Config(format!(
-            "{name} runs on the disk-timed engine, not on Cao's"
+            "{name} is a disk-timed replacement and prefetcher, not a policy of Cao's"
         ))),
     }
 }

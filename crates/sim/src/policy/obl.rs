@@ -14,8 +14,8 @@
 use rustc_hash::FxHashMap;
 
 use crate::cache::{Block, Interner};
-use crate::engine::Ctx;
 use crate::policy::compose::{fetch_into, Order, Prefetch};
+use crate::policy::Ctx;
 use crate::policy::Fetch;
 use crate::trace::FILE_SHIFT;
 

@@ -24,8 +24,8 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use crate::cache::Block;
-use crate::engine::Ctx;
 use crate::future::{Future, Pos};
+use crate::policy::Ctx;
 use crate::policy::{Build, Fetch, Policy, PolicyInfo};
 use crate::time::Time;
 use crate::SimError;

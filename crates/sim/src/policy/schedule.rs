@@ -23,9 +23,11 @@
 //! checks it against a naive implementation of the paper's wording.
 
 use crate::cache::Block;
-use crate::engine::{Ctx, Engine, RunSetup, StringSource};
+use crate::disksim::cao::Run;
 use crate::future::Pos;
+use crate::policy::Ctx;
 use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::runner::RunSetup;
 use crate::time::Timing;
 use crate::SimError;
 
@@ -86,11 +88,14 @@ impl EarlySchedule {
             inner: (demand.build)(build)?,
             steps: Vec::new(),
         };
-        Engine::new(demand.name, &setup, build.ids.clone(), Some(future)).run(
-            &mut recorder,
-            &mut StringSource::new(future.string()),
-            build.initial,
-        )?;
+        let run = Run {
+            name: demand.name,
+            ids: build.ids.clone(),
+            future: Some(future),
+            setup: &setup,
+            initial: build.initial,
+        };
+        run.on_string(&mut recorder, future.string())?;
         Ok(EarlySchedule {
             steps: recorder.steps,
             next: 0,

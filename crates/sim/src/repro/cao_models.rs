@@ -14,10 +14,10 @@
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use serde::Serialize;
 
-use crate::engine::RunSetup;
 use crate::future::Future;
 use crate::policy::PolicyInfo;
 use crate::runner::run_future;
+use crate::runner::RunSetup;
 use crate::time::{FetchTime, ReferenceTime, Time, Timing};
 use crate::trace::Reference;
 use crate::SimError;

@@ -20,6 +20,7 @@ use plan::{Entry, PageKey};
 
 use super::spec::PolicySpec;
 use super::workload::{FileBlock, Step, Workload};
+use crate::cache::CacheView;
 use crate::SimError;
 
 /// One reference as the prefetcher sees it.
@@ -54,6 +55,7 @@ pub struct FetchRange {
 pub trait Prefetcher {
     /// Called on every reference, after the cache lookup and before any fetch; returns the
     /// ranges to fetch besides the demand block, in queue order (may include the demand block).
+    /// Not called on a prefetcher that decides at idle ([`Prefetcher::on_request`] instead).
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange>;
     /// A block left the cache; `unused` if it was prefetched and never referenced.
     fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
@@ -68,26 +70,40 @@ pub trait Prefetcher {
     fn drops(&mut self) -> Vec<FetchRange> {
         Vec::new()
     }
-    /// The reference of `stream` to `block` was served (its block is available).
-    fn on_reference(&mut self, _stream: usize, _block: FileBlock) {}
-    /// `block` arrived from the disk.
-    fn on_arrival(&mut self, _block: FileBlock) {}
+    /// The reference of `stream` to `block` was served (its block is available); `cache` is
+    /// the loop's cache, disk blocks numbered as [`crate::cache::Block`]s.
+    fn on_reference(&mut self, _stream: usize, _block: FileBlock, _cache: CacheView<'_>) {}
+    /// `block` arrived from the disk (it is in `cache`).
+    fn on_arrival(&mut self, _block: FileBlock, _cache: CacheView<'_>) {}
     /// Whether this prefetcher decides every fetch when the device is idle (Cao et al.'s
     /// model, rule 4) rather than queueing ranges on each reference: the engine then fetches
     /// a demand block only when the device is idle, asking [`Prefetcher::on_idle`] first, and
     /// offers the idle device at each reference (the block pinned) and at each completion
-    /// while the program computes. [`Prefetcher::on_access`] then returns no ranges.
+    /// while the program computes; it tells it of each reference through
+    /// [`Prefetcher::on_request`], not [`Prefetcher::on_access`].
     fn decides_at_idle(&self) -> bool {
         false
+    }
+    /// Decisions at idle: the program of `stream` reached its reference to `block` at `now`,
+    /// after the cache lookup (`cache`), before any fetch. Not called on a
+    /// [`Prefetcher::demand_only`] prefetcher.
+    fn on_request(
+        &mut self,
+        _stream: usize,
+        _block: FileBlock,
+        _now: Duration,
+        _cache: CacheView<'_>,
+    ) {
     }
     /// The device is idle (only if [`Prefetcher::decides_at_idle`]): with `idle.demand` the
     /// engine is about to fetch that block (the policy chooses the victim the replacement
     /// then evicts; the answer is ignored); otherwise a block to prefetch now, or `None`.
-    fn on_idle(&mut self, _idle: &Idle) -> Option<FileBlock> {
+    fn on_idle(&mut self, _idle: &Idle, _cache: CacheView<'_>) -> Option<FileBlock> {
         None
     }
     /// Whether a prefetcher that decides at idle never prefetches (demand paging): the
-    /// engine then does not offer it the idle device, whose answer would always be `None`.
+    /// engine then does not offer it the idle device, whose answer would always be `None`,
+    /// nor tell it of requests ([`Prefetcher::on_request`]).
     fn demand_only(&self) -> bool {
         false
     }
