@@ -152,9 +152,14 @@
 //! 1.08x the optimum with 1.4, 2.8, 5.6, 11 and 22 budgets of list, and
 //! the window and aggressive 1.37x and 1.41x at any length: live, with
 //! about 2.5 budgets, all three read what LRU reads. At the 6.0 budgets
-//! the library now allows, conservative reads 1.21x the optimum on the
-//! random list and 1.34x on the SQLite-like scan (1.34x and 1.52x at 2.8,
-//! in the same replay). Eleven budgets of
+//! the library now allows at 1/8, conservative reads 1.21x the optimum on
+//! the random list and 1.34x on the SQLite-like scan (1.34x and 1.52x at
+//! 2.8, in the same replay). Live at 1/3 (18.8 budgets; one sitting, one
+//! run each): the reuse-heavy list in 64 MiB read 296-298k pages, 1.27x
+//! the cgroup's optimum, against 303-308k (1.30-1.32x) at 7.6 budgets
+//! charged 200 bytes an entry; the 1 GiB SQLite scan in a quarter 1.07 M
+//! pages (1.48x) in 15.6 s, against 1.08 M (1.51x) in 13.7 s (stock: 1.60
+//! M in 79.8 s). Eleven budgets of
 //! list at 224 bytes an entry would take 20 MiB of that cgroup; entries of
 //! about 56 bytes would fit them in the list's share of 1/8. Live with the compact entries, the 1 GiB SQLite scan in a cgroup of
 //! a quarter (three runs each): conservative 1.28-1.37 M pages in 18.3-20.3
