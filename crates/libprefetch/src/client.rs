@@ -205,15 +205,17 @@ fn confirm_cached(planner: &mut Planner, ranges: &[PageRange], stale: &[RawFd]) 
 }
 
 /// Entries the list may hold: the configured capacity, lowered so that the
-/// planner's memory (`plan::ENTRY_COST_BYTES` an entry) stays within
-/// 1/`share` of the memory available (`Planner::list_memory_share`),
-/// counting the `held` entries' memory, which the available figure no
-/// longer includes. A list that would not fit gets short counts, like a
-/// full one (section 4.2).
+/// planner's memory (`plan::ENTRY_COST_BYTES` an entry plus
+/// `plan::BUDGET_PAGE_COST_BYTES` a page of its largest budget, AIMD's cap)
+/// stays within 1/`share` of the memory available
+/// (`Planner::list_memory_share`), counting the `held` entries' memory,
+/// which the available figure no longer includes. A list that would not
+/// fit gets short counts, like a full one (section 4.2).
 fn list_capacity(configured: usize, available: u64, held: usize, share: u64) -> usize {
-    let cost = plan::ENTRY_COST_BYTES as u64;
-    let held_bytes = (held as u64).saturating_mul(cost);
-    let allowed = available.saturating_add(held_bytes) / share.max(1) / cost;
+    let held_bytes = (held as u64).saturating_mul(plan::ENTRY_COST_BYTES as u64);
+    let memory = available.saturating_add(held_bytes);
+    let budget_pages = plan::Aimd::new(memory, 0).cap() / page_size();
+    let allowed = plan::entries_within(memory / share.max(1), budget_pages);
     configured.min(usize::try_from(allowed).unwrap_or(usize::MAX))
 }
 
@@ -719,19 +721,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_list_takes_at_most_its_share_of_the_available_memory() {
-        let cost = plan::ENTRY_COST_BYTES as u64;
-        let available = 20 << 20;
+    fn a_list_and_its_budget_take_at_most_their_share_of_the_available_memory() {
+        let (entry, page) = (
+            plan::ENTRY_COST_BYTES as u64,
+            plan::BUDGET_PAGE_COST_BYTES as u64,
+        );
+        let available: u64 = 20 << 20;
+        let budget_pages = available * 9 / 10 / page_size();
         for share in [
             plan::LIST_MEMORY_SHARE,
             plan::CONSERVATIVE_LIST_MEMORY_SHARE,
         ] {
-            let allowed = list_capacity(1 << 20, available, 0, share);
-            assert_eq!(allowed as u64, available / share / cost);
+            let allowed = list_capacity(1 << 20, available, 0, share) as u64;
+            // The most entries that fit beside the budget's pages.
+            assert!(allowed * entry + budget_pages * page <= available / share);
+            assert!((allowed + 1) * entry + budget_pages * page > available / share);
+            // Several budgets of list: the budget's part is the smaller.
+            assert!(
+                allowed > 5 * budget_pages,
+                "{allowed} entries, {budget_pages} pages"
+            );
             // Entries already held are no longer in the available figure: they count back in, not twice.
-            let held = allowed / 2;
-            let after = available - held as u64 * cost;
-            assert_eq!(list_capacity(1 << 20, after, held, share), allowed);
+            let held = allowed as usize / 2;
+            let after = available - held as u64 * entry;
+            assert_eq!(list_capacity(1 << 20, after, held, share) as u64, allowed);
         }
     }
 
@@ -762,13 +775,14 @@ mod tests {
                 mark: false,
             })
             .collect();
-        let cost = plan::ENTRY_COST_BYTES as u64;
+        let budget_pages = plan::Aimd::new(8 << 20, 0).cap() / page_size();
+        let allowed = |share: u64| plan::entries_within((8 << 20) / share, budget_pages);
         let taken =
             |client: &Client| client.request_prefetching(&entries, Mode::SET).unwrap() as u64;
-        assert_eq!(taken(&window), (8 << 20) / plan::LIST_MEMORY_SHARE / cost);
+        assert_eq!(taken(&window), allowed(plan::LIST_MEMORY_SHARE));
         assert_eq!(
             taken(&client),
-            (8 << 20) / plan::CONSERVATIVE_LIST_MEMORY_SHARE / cost
+            allowed(plan::CONSERVATIVE_LIST_MEMORY_SHARE)
         );
     }
 

@@ -92,34 +92,46 @@ impl std::ops::BitOr for Mode {
     }
 }
 
-/// An entry as the list stores it: the mark in the key's padding, so 16
-/// bytes rather than an `Entry`'s 24 (the list is the bulk of the planner's
-/// memory when it is several budgets long).
+/// An entry as the list stores it: 12 bytes rather than an `Entry`'s 24
+/// (the list is the bulk of the planner's memory when it is several
+/// budgets long). The page is kept as two halves so that the entry is
+/// aligned to 4 bytes, and the mark in the top bit of the descriptor.
+/// Descriptors are kept between `-2^30` and `2^30` (Linux's are below
+/// `2^30`); one outside is stored as `-2^30`, never a real descriptor.
 #[derive(Clone, Copy, Debug)]
 struct Stored {
-    page: u64,
-    fd: i32,
-    mark: bool,
+    page: [u32; 2],
+    fd_and_mark: u32,
 }
+
+const MARK_BIT: u32 = 1 << 31;
+
+/// What a descriptor outside the stored range reads back as.
+const FD_OUT_OF_RANGE: i32 = -(1 << 30);
 
 impl From<&Entry> for Stored {
     fn from(entry: &Entry) -> Stored {
+        let fd = Some(entry.key.fd)
+            .filter(|fd| (FD_OUT_OF_RANGE..-FD_OUT_OF_RANGE).contains(fd))
+            .unwrap_or(FD_OUT_OF_RANGE);
+        let page = entry.key.page;
         Stored {
-            page: entry.key.page,
-            fd: entry.key.fd,
-            mark: entry.mark,
+            page: [page as u32, (page >> 32) as u32],
+            fd_and_mark: (fd as u32 & !MARK_BIT) | if entry.mark { MARK_BIT } else { 0 },
         }
     }
 }
 
 impl From<&Stored> for Entry {
     fn from(stored: &Stored) -> Entry {
+        // Bit 30 is the descriptor's sign: copied into bit 31.
+        let fd = ((stored.fd_and_mark << 1) as i32) >> 1;
         Entry {
             key: PageKey {
-                fd: stored.fd,
-                page: stored.page,
+                fd,
+                page: u64::from(stored.page[0]) | (u64::from(stored.page[1]) << 32),
             },
-            mark: stored.mark,
+            mark: stored.fd_and_mark & MARK_BIT != 0,
         }
     }
 }
@@ -132,6 +144,9 @@ pub struct AccessList {
     first_seq: u64,
     /// Sequence number of the next entry the application is expected to read.
     position: u64,
+    /// Consumed entries from this one on are kept (a window indexes them
+    /// and reads their pages back); `u64::MAX` when nothing does.
+    kept_from: u64,
     /// Sequence number of the last marked entry the application has passed.
     last_mark_seq: Option<u64>,
     /// The last marked entry passed (kept for the callback even after the
@@ -147,13 +162,14 @@ impl AccessList {
             entries: VecDeque::new(),
             first_seq: 0,
             position: 0,
+            kept_from: u64::MAX,
             last_mark_seq: None,
             last_mark: None,
             capacity,
         }
     }
 
-    /// Maximum number of entries the list holds.
+    /// Maximum number of entries not yet consumed the list holds.
     pub fn capacity(&self) -> usize {
         self.capacity
     }
@@ -173,13 +189,13 @@ impl AccessList {
             self.replace_from(self.position);
         } else if mode.contains(Mode::SET_FROM_MARK) {
             let cut = match self.last_mark_seq {
-                Some(mark) => (mark + 1).max(self.first_seq),
+                Some(mark) => (mark + 1).max(self.position),
                 None => self.position,
             };
             self.position = cut;
             self.replace_from(cut);
         }
-        let room = self.capacity.saturating_sub(self.entries.len());
+        let room = self.capacity.saturating_sub(self.remaining() as usize);
         let accepted = new.len().min(room);
         reserve_within(&mut self.entries, accepted, self.capacity);
         self.entries
@@ -196,13 +212,20 @@ impl AccessList {
         }
     }
 
-    /// Forgets consumed entries so they stop counting against the capacity.
-    /// The last mark is kept as a sequence number, which is all that
-    /// `PF_SET_FROM_MARK` needs.
+    /// Forgets consumed entries, except those kept for a window
+    /// ([`AccessList::keep_from`]). The last mark is kept as a sequence
+    /// number, which is all that `PF_SET_FROM_MARK` needs.
     fn drop_consumed(&mut self) {
-        let consumed = self.position - self.first_seq;
-        self.entries.drain(..consumed as usize);
-        self.first_seq = self.position;
+        let until = self.position.min(self.kept_from).max(self.first_seq);
+        self.entries.drain(..(until - self.first_seq) as usize);
+        self.first_seq = until;
+    }
+
+    /// Keeps the consumed entries from `seq` on until the next call: a
+    /// window indexes them. They do not count against the capacity,
+    /// which bounds the entries not yet consumed.
+    pub fn keep_from(&mut self, seq: u64) {
+        self.kept_from = seq;
     }
 
     /// Sequence number one past the last entry.
@@ -358,6 +381,33 @@ mod tests {
         );
         list.consume_through(2);
         assert_eq!(list.last_mark(), Some(PageKey { fd: 3, page: 1 }));
+    }
+
+    #[test]
+    fn an_entry_is_stored_in_twelve_bytes_and_read_back_whole() {
+        assert_eq!(std::mem::size_of::<Stored>(), 12);
+        for fd in [0, 3, -1, (1 << 30) - 1, -(1 << 30)] {
+            for page in [0, 7, u64::MAX, 1 << 40] {
+                for mark in [false, true] {
+                    let entry = Entry {
+                        key: PageKey { fd, page },
+                        mark,
+                    };
+                    assert_eq!(Entry::from(&Stored::from(&entry)), entry);
+                }
+            }
+        }
+        for fd in [i32::MIN, i32::MIN + 3, 1 << 30, i32::MAX] {
+            let entry = Entry {
+                key: PageKey { fd, page: 1 },
+                mark: true,
+            };
+            let back = Entry::from(&Stored::from(&entry));
+            assert_eq!(
+                (back.key.fd, back.key.page, back.mark),
+                (FD_OUT_OF_RANGE, 1, true)
+            );
+        }
     }
 
     #[test]

@@ -19,8 +19,10 @@
 //! (their next uses are not known, so rule 2 cannot rank them).
 
 use std::collections::VecDeque;
+use std::hash::BuildHasher;
 
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 
 use crate::access_list::PageKey;
 
@@ -35,8 +37,13 @@ pub enum Role {
     Stale,
 }
 
+/// A held page with its role and history, in its key's 16 bytes (the
+/// flags in the padding): the table of held pages is the largest of the
+/// planner's structures that grow with the budget.
 #[derive(Clone, Copy, Debug)]
 struct HeldPage {
+    page: u64,
+    fd: i32,
     role: Role,
     /// The planner advised it (as opposed to finding it cached).
     fetched: bool,
@@ -44,6 +51,19 @@ struct HeldPage {
     used: bool,
     /// Seen in memory since it was advised.
     confirmed: bool,
+}
+
+impl HeldPage {
+    fn key(&self) -> PageKey {
+        PageKey {
+            fd: self.fd,
+            page: self.page,
+        }
+    }
+}
+
+fn hash(key: PageKey) -> u64 {
+    FxBuildHasher.hash_one(key)
 }
 
 /// What became of the pages the plan read in.
@@ -60,7 +80,7 @@ pub struct HeldStats {
 /// The held pages with their roles.
 #[derive(Debug, Default)]
 pub struct Held {
-    pages: FxHashMap<PageKey, HeldPage>,
+    pages: HashTable<HeldPage>,
     /// Candidates for the first drops, oldest first; an entry whose page has
     /// changed role or left is skipped when popped.
     infill: VecDeque<PageKey>,
@@ -81,12 +101,20 @@ impl Held {
 
     /// True if `key` is held.
     pub fn contains(&self, key: PageKey) -> bool {
-        self.pages.contains_key(&key)
+        self.get(key).is_some()
     }
 
     /// The role of `key`, if held.
     pub fn role(&self, key: PageKey) -> Option<Role> {
-        self.pages.get(&key).map(|p| p.role)
+        self.get(key).map(|p| p.role)
+    }
+
+    fn get(&self, key: PageKey) -> Option<&HeldPage> {
+        self.pages.find(hash(key), |page| page.key() == key)
+    }
+
+    fn get_mut(&mut self, key: PageKey) -> Option<&mut HeldPage> {
+        self.pages.find_mut(hash(key), |page| page.key() == key)
     }
 
     /// The counters.
@@ -96,25 +124,26 @@ impl Held {
 
     /// Every held page (unordered).
     pub fn keys(&self) -> impl Iterator<Item = PageKey> + '_ {
-        self.pages.keys().copied()
+        self.pages.iter().map(HeldPage::key)
     }
 
     /// Keeps `key` in `role`; returns true if it was not held (so the
     /// caller must advise it). A held page only changes role.
     pub fn fetch(&mut self, key: PageKey, role: Role) -> bool {
-        if self.pages.contains_key(&key) {
+        if self.contains(key) {
             self.set_role(key, role);
             return false;
         }
-        self.pages.insert(
-            key,
-            HeldPage {
-                role,
-                fetched: true,
-                used: false,
-                confirmed: false,
-            },
-        );
+        let page = HeldPage {
+            page: key.page,
+            fd: key.fd,
+            role,
+            fetched: true,
+            used: false,
+            confirmed: false,
+        };
+        self.pages
+            .insert_unique(hash(key), page, |page| hash(page.key()));
         self.queue(key, role);
         if role == Role::Infill {
             self.stats.infill_pages += 1;
@@ -124,7 +153,7 @@ impl Held {
 
     /// Changes the role of a held page (no effect if not held).
     pub fn set_role(&mut self, key: PageKey, role: Role) {
-        let Some(page) = self.pages.get_mut(&key) else {
+        let Some(page) = self.get_mut(key) else {
             return;
         };
         if page.role != role {
@@ -143,9 +172,10 @@ impl Held {
 
     /// Forgets `key`; returns true if it was held (so the caller drops it).
     pub fn drop_page(&mut self, key: PageKey) -> bool {
-        let Some(page) = self.pages.remove(&key) else {
+        let Ok(entry) = self.pages.find_entry(hash(key), |page| page.key() == key) else {
             return false;
         };
+        let (page, _) = entry.remove();
         if page.fetched && !page.used {
             self.stats.prefetched_unused_dropped += 1;
         }
@@ -175,7 +205,7 @@ impl Held {
     /// Accounts a read of `key`; returns true if it is a premature
     /// eviction: held, confirmed in memory, and now found missing.
     pub fn on_read(&mut self, key: PageKey, resident: bool) -> bool {
-        let Some(page) = self.pages.get_mut(&key) else {
+        let Some(page) = self.pages.find_mut(hash(key), |page| page.key() == key) else {
             return false;
         };
         let premature = !resident && page.confirmed;
@@ -190,7 +220,7 @@ impl Held {
 
     /// The caller's probe saw `key` in memory.
     pub fn confirm(&mut self, key: PageKey) {
-        if let Some(page) = self.pages.get_mut(&key) {
+        if let Some(page) = self.get_mut(key) {
             page.confirmed = true;
         }
     }
@@ -202,6 +232,11 @@ mod tests {
 
     fn key(page: u64) -> PageKey {
         PageKey { fd: 1, page }
+    }
+
+    #[test]
+    fn a_held_page_takes_the_bytes_of_its_key() {
+        assert_eq!(std::mem::size_of::<HeldPage>(), 16);
     }
 
     #[test]

@@ -38,25 +38,40 @@ pub use planner::{
 pub use ranges::PageRange;
 pub use window::Window;
 
-/// Most heap bytes the planner holds per access-list entry at its peak (a
-/// round), window and bookkeeping included, under every schedule; measured
-/// by `tests/memory.rs` with a counting allocator over list lengths across
-/// an octave (every table grows by doubling, so the cost an entry depends
-/// on where the length falls).
+/// Heap bytes the planner holds at its peak (a round) are at most
+/// `ENTRY_COST_BYTES` per access-list entry plus [`BUDGET_PAGE_COST_BYTES`]
+/// per page of the budget, under every schedule, for a list of six budgets
+/// or more under conservative (what the library allows; a shorter one
+/// stays within the same share of memory); measured by `tests/memory.rs`
+/// with a counting allocator over list lengths across an octave (every
+/// table grows by doubling, so the cost depends on where the length falls).
 ///
-/// - `window` and `aggressive`: at most 187.6 when every entry is a
-///   distinct page and the window holds them all (16 for the list and 16
-///   for the window's entry, both grown no further than the list's
-///   capacity, then the window's page and the held page in hash tables 7/16
-///   to 7/8 full, and the round's page lists), 51.9 with 16 entries a page.
-/// - `conservative` (and `by-shape`, which may pick it): MIN's cache (16
-///   bytes a page in its hash table), heap (32 bytes a key, at most two
-///   keys a cached page) and replacement queue (40 bytes a replacement)
-///   bring the worst case to 188.6 at the list length the library allows
-///   at this cost (1/8 of the memory in entries, against a budget of 90% of
-///   it in pages: about 2.8 budgets of list), all entries distinct; 164.4
-///   with 2 entries a page, 57.9 with 16. More with a longer budget than
-///   list, which that length rules out.
-///
-/// The live library divides the memory it lets a list use by this figure.
-pub const ENTRY_COST_BYTES: usize = 200;
+/// Per entry: the list's 12 bytes, the window's link (4) and page index
+/// (12 bytes a distinct page in a hash table 7/16 to 7/8 full),
+/// conservative's mark (4; its window indexes eight budgets ahead), and
+/// the page lists and ranges of a round after many reads (a replacement
+/// for each entry read). Measured worst case over 256 lengths in an
+/// octave, every entry a distinct page, conservative: 92.8 bytes an entry
+/// at six budgets of list, 90.4 at seven, 83.6 at eight, 60.0 at twelve
+/// (0.986 of the stated costs at most, at seven); window and aggressive
+/// 39.4 with a budget of 1/8 of the list, 130.6 with a budget of the whole
+/// list.
+pub const ENTRY_COST_BYTES: usize = 74;
+
+/// Heap bytes per page of the budget (see [`ENTRY_COST_BYTES`]): the held
+/// pages' table (16 bytes a page), MIN's idle pages (a hash table of 24
+/// bytes a page and their order, 16), its heap of next uses (8 bytes a
+/// cached page with a use ahead) and its queue of replacements (36 bytes
+/// each), and a round's page lists and ranges.
+pub const BUDGET_PAGE_COST_BYTES: usize = 124;
+
+/// The most entries a list may hold for the planner's heap to stay within
+/// `share_bytes` with a budget of up to `budget_pages` pages; never fewer
+/// than a list whose every entry brings a budget page with it.
+pub fn entries_within(share_bytes: u64, budget_pages: u64) -> u64 {
+    let entry = ENTRY_COST_BYTES as u64;
+    let page = BUDGET_PAGE_COST_BYTES as u64;
+    let floor = share_bytes / (entry + page);
+    let budget_bytes = budget_pages.saturating_mul(page);
+    (share_bytes.saturating_sub(budget_bytes) / entry).max(floor)
+}

@@ -45,18 +45,35 @@
 //!   issued    front first, once its victim's last use is behind the position
 //! ```
 //!
-//! Cost: each list entry is stepped over once (a hash lookup, the page's
-//! next entry from the window's links, at most 32 of them walked, a heap
-//! push); a reset (list replaced, budget lowered below MIN's capacity)
-//! starts over from the held pages. A budget lowered by less than the
-//! reserve only gives back pages fetched ahead (`give_back`).
-//! Memory: the window's index grows with the budget (eight budgets of
-//! distinct pages and their entries), the queue with MIN's run ahead. A
-//! cached page takes 16 bytes in MIN's hash table, a heap key 32 (at most
-//! two keys a cached page before the heap is rebuilt, in place), a
-//! replacement 40; the replacements issuable at once (those of a first
-//! round, made while MIN's cache had room) are taken as MIN runs, so the
-//! queue holds the ones waiting for their victims.
+//! MIN's cache is kept by list position, not by page: a cached page with
+//! a use ahead is known by that use, a mark on the entry (whether a cached
+//! page is next used there, and how long before it was last used), and the
+//! entry's sequence number in a heap whose top is the furthest next use.
+//! The page's key is the list's, read back only for a victim. A cached
+//! page with no use ahead (next used "never", idle) has no entry to mark:
+//! idle pages are kept by key, ordered for discarding (infill first, then
+//! pages not used since MIN started, then the least recently used).
+//!
+//! ```text
+//!   entries   cursor ... s ........ t ...... u ...... window end
+//!   marks            .   1   ....   9   ...  0   ...       (one per entry)
+//!   heap      [t, s]                           furthest on top
+//!   idle      {page: rank}, in discarding order
+//! ```
+//!
+//! Cost: each list entry is stepped over once (its mark, the page's next
+//! entry from the window's links, a heap push); a reset (list replaced,
+//! budget lowered below MIN's capacity) starts over from the held pages. A
+//! budget lowered by less than the reserve only gives back pages fetched
+//! ahead (`give_back`).
+//! Memory: the marks take 4 bytes an entry of the window ahead of the
+//! cursor (the window indexes eight budgets of distinct pages ahead, at
+//! most the list); a cached page with a use ahead 8 bytes in the heap (at
+//! most two entries a page before the heap is rebuilt, in place), an idle
+//! one 24 in a hash table and 16 in its order; a replacement 36.
+//! The replacements issuable at once (those of a first round, made while
+//! MIN's cache had room) are taken as MIN runs, so the queue holds the
+//! ones waiting for their victims.
 //!
 //! Deviations: MIN sees only the window, and the list may be a prefix of
 //! the real future (libprefetch section 4.2); a page used only beyond them
@@ -66,14 +83,15 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use rustc_hash::FxHashMap;
 
-use crate::access_list::{AccessList, PageKey};
+use crate::access_list::{reserve_within, AccessList, PageKey};
 use crate::window::Window;
 
 /// A use beyond the window.
 const NEVER: u64 = u64::MAX;
 
-/// The heap is rebuilt from the cache when it holds more than this many
-/// entries per cached page (the rest are stale).
+/// The heap of next uses is rebuilt when it holds more than this many
+/// entries per cached page with a use ahead (the rest are stale); so are
+/// the orders of the idle pages.
 const STALE_HEAP_FACTOR: usize = 2;
 
 /// ... and more than this many entries, so a small cache is not rebuilt
@@ -85,6 +103,31 @@ const HEAP_FLOOR: usize = 1024;
 /// round's misses at once (the first `capacity` of them, made while MIN's
 /// cache had room, are issuable at once).
 const RUN_CHUNK: u64 = 4096;
+
+/// A list entry's mark in [`MinAhead::next_uses`]: no cached page is next
+/// used there.
+const NOT_CACHED: u32 = 0;
+
+/// ... a cached page is next used there and was not used since MIN
+/// started (any other mark: it was, that many entries before).
+const NO_LAST_USE: u32 = u32::MAX;
+
+/// The mark of a cached page next used at `next_use` and last used at
+/// `last_use`. A last use `u32::MAX` entries or more before is marked as
+/// none: it is before the application's position (the window, from the
+/// position to beyond `next_use`, holds fewer entries), so the
+/// replacement that discards the page is issuable either way.
+fn mark_of(next_use: u64, last_use: Option<u64>) -> u32 {
+    last_use
+        .and_then(|seq| u32::try_from(next_use - seq).ok())
+        .filter(|&distance| distance != NO_LAST_USE)
+        .unwrap_or(NO_LAST_USE)
+}
+
+/// The last use that [`mark_of`] marked at `next_use`.
+fn last_use_of(next_use: u64, mark: u32) -> Option<u64> {
+    (mark != NO_LAST_USE).then(|| next_use - u64::from(mark))
+}
 
 /// A cached page's rank for discarding among pages with the same next
 /// use, the largest first: infill pages, then pages not used since MIN
@@ -116,48 +159,89 @@ impl Rank {
             used => Some(Rank::NO_USE - 1 - used),
         }
     }
+
+    fn infill(self) -> bool {
+        self.0 & Rank::INFILL != 0
+    }
 }
 
-/// (next use, rank, page): the largest is the page to discard. 32 bytes.
-type HeapKey = (u64, Rank, PageKey);
+/// An idle page used since MIN started, with the low 32 bits of that last
+/// use (its rank has the whole): 16 bytes, a `PageKey`'s.
+#[derive(Clone, Copy, Debug)]
+struct IdleUse {
+    page: u64,
+    fd: i32,
+    last_use: u32,
+}
+
+impl IdleUse {
+    fn key(&self) -> PageKey {
+        PageKey {
+            fd: self.fd,
+            page: self.page,
+        }
+    }
+}
 
 /// One of MIN's misses: bring `page` for its use at `at`, discarding
-/// `victim`. 40 bytes: the two pages' keys are kept as their parts, and
-/// the absent victim and last use as sentinels (see the fields).
+/// `victim`. 36 bytes: the pages and `at` are kept as halves (so that the
+/// replacement is aligned to 4 bytes), the victim's last use as a distance
+/// back from `at`, and the absent victim and last use as sentinels (see
+/// the fields).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Replacement {
-    page: u64,
-    victim_page: u64,
+    page: [u32; 2],
+    victim_page: [u32; 2],
     /// The list entry (sequence number) that misses `page`.
-    pub at: u64,
-    /// One past the victim's last use before `at`, 0 if it had none since
-    /// MIN started (or there is no victim): the first position at which
-    /// the replacement is issuable.
-    issuable_from: u64,
+    at: [u32; 2],
+    /// `at` minus the first position at which the replacement is issuable
+    /// (one past the victim's last use before `at`, 0 if it had none since
+    /// MIN started, or there is no victim), [`u32::MAX`] if that is 0 or
+    /// further back: a last use that far back is before the application's
+    /// position (MIN runs a few budgets ahead of it), so either way the
+    /// replacement is issuable.
+    issuable_back: u32,
     fd: i32,
     /// `fd` and `victim_page` equal to `fd` and `page` when there is no
     /// victim: MIN never discards the page it misses, which it does not hold.
     victim_fd: i32,
 }
 
+fn halves(value: u64) -> [u32; 2] {
+    [value as u32, (value >> 32) as u32]
+}
+
+fn whole(halves: [u32; 2]) -> u64 {
+    u64::from(halves[0]) | (u64::from(halves[1]) << 32)
+}
+
 impl Replacement {
     fn new(page: PageKey, at: u64, victim: Option<(PageKey, Option<u64>)>) -> Replacement {
         let (victim_key, last_use) = victim.unwrap_or((page, None));
+        let issuable_from = last_use.map_or(0, |seq| seq + 1);
         Replacement {
-            page: page.page,
-            victim_page: victim_key.page,
-            at,
-            issuable_from: last_use.map_or(0, |seq| seq + 1),
+            page: halves(page.page),
+            victim_page: halves(victim_key.page),
+            at: halves(at),
+            issuable_back: u32::try_from(at - issuable_from)
+                .ok()
+                .filter(|&back| back != u32::MAX && issuable_from > 0)
+                .unwrap_or(u32::MAX),
             fd: page.fd,
             victim_fd: victim_key.fd,
         }
+    }
+
+    /// The list entry (sequence number) that misses the page.
+    pub fn at(&self) -> u64 {
+        whole(self.at)
     }
 
     /// The page MIN misses.
     pub fn page(&self) -> PageKey {
         PageKey {
             fd: self.fd,
-            page: self.page,
+            page: whole(self.page),
         }
     }
 
@@ -165,25 +249,23 @@ impl Replacement {
     pub fn victim(&self) -> Option<PageKey> {
         let victim = PageKey {
             fd: self.victim_fd,
-            page: self.victim_page,
+            page: whole(self.victim_page),
         };
         (victim != self.page()).then_some(victim)
     }
 
     /// True once the application's position has passed the victim's last use.
     pub fn issuable(&self, position: u64) -> bool {
-        self.issuable_from <= position
+        self.issuable_back == u32::MAX || self.at() - u64::from(self.issuable_back) <= position
     }
 }
 
-/// A page in MIN's cache: its next use and its rank. 16 bytes.
-#[derive(Clone, Copy, Debug)]
-struct Cached {
-    next_use: u64,
-    rank: Rank,
-}
-
 /// MIN's cache at its cursor and the replacements not yet issued.
+///
+/// A cached page with a use in the window ahead of the cursor is known by
+/// that use: a mark at the list entry (4 bytes an entry), and the entry's
+/// sequence number in a heap (the furthest on top; 8 bytes). A cached
+/// page with no use ahead (idle) is known by its key, with its rank.
 #[derive(Debug, Default)]
 pub struct MinAhead {
     /// The next list entry MIN will step over.
@@ -192,12 +274,26 @@ pub struct MinAhead {
     indexed_to: u64,
     /// Distinct pages with a use in `[cursor, indexed_to)`.
     ahead: u64,
-    cache: FxHashMap<PageKey, Cached>,
     /// Pages MIN's cache holds at most.
     capacity: usize,
-    /// (next use, rank, page): the top is the page to discard. Stale
-    /// entries (the page left, or its next use changed) are skipped.
-    furthest: BinaryHeap<HeapKey>,
+    /// One mark per list entry from the cursor on ([`NOT_CACHED`], or a
+    /// cached page is next used there: [`mark_of`]).
+    next_uses: VecDeque<u32>,
+    /// Cached pages with a use ahead (marks set).
+    with_use: usize,
+    /// Their next uses, the furthest on top. An entry before the cursor is
+    /// stale (its page was read there); every other is its page's mark.
+    furthest: BinaryHeap<u64>,
+    /// Cached pages with no use ahead, with their ranks.
+    idle: FxHashMap<PageKey, Rank>,
+    /// Idle infill pages, the largest key first (their ranks tie). An
+    /// entry whose page is no longer idle with this rank is stale.
+    idle_infill: BinaryHeap<PageKey>,
+    /// Idle pages not used since MIN started, the largest key first.
+    idle_unused: BinaryHeap<PageKey>,
+    /// Idle pages used since MIN started, least recently used first (MIN
+    /// steps in order, so they come in order).
+    idle_used: VecDeque<IdleUse>,
     /// Replacements not yet issued, in MIN's order.
     pending: VecDeque<Replacement>,
     /// The first this many of `pending` had their page fetched ahead.
@@ -210,6 +306,7 @@ impl MinAhead {
     /// `capacity` are held (the furthest first).
     pub fn reset(
         &mut self,
+        list: &AccessList,
         position: u64,
         held: impl Iterator<Item = (PageKey, bool)>,
         window: &Window,
@@ -219,17 +316,25 @@ impl MinAhead {
         self.cursor = position;
         self.indexed_to = position;
         self.ahead = 0;
-        self.cache.clear();
+        self.next_uses.clear();
+        self.with_use = 0;
         self.furthest.clear();
+        self.idle.clear();
+        self.idle_infill.clear();
+        self.idle_unused.clear();
+        self.idle_used.clear();
         self.pending.clear();
         self.ahead_fetched = 0;
+        self.reserve_marks(window);
         for (key, infill) in held {
-            let next_use = window.find_from(key, position).unwrap_or(NEVER);
-            self.insert(key, next_use, None, infill);
+            match window.find_from(list, key, position) {
+                Some(seq) => self.mark(seq, NO_LAST_USE),
+                None => self.insert_idle(key, Rank::new(infill, None)),
+            }
         }
         let mut forced = Vec::new();
-        while self.cache.len() > capacity {
-            match self.pop_furthest() {
+        while self.cache_len() > capacity {
+            match self.pop_furthest(list) {
                 Some((key, _)) => forced.push(key),
                 None => break,
             }
@@ -249,34 +354,44 @@ impl MinAhead {
 
     /// Pages in MIN's cache.
     pub fn cache_len(&self) -> usize {
-        self.cache.len()
+        self.with_use + self.idle.len()
     }
 
-    /// True if `key` is in MIN's cache.
-    pub fn caches(&self, key: PageKey) -> bool {
-        self.cache.contains_key(&key)
+    /// True if `key` is in MIN's cache (`list` and `window` the ones MIN
+    /// runs on).
+    pub fn caches(&self, list: &AccessList, window: &Window, key: PageKey) -> bool {
+        self.idle.contains_key(&key)
+            || window
+                .find_from(list, key, self.cursor)
+                .is_some_and(|seq| self.mark_at(seq) != NOT_CACHED)
     }
 
     /// Takes in the window's entries added since the last call: a cached
-    /// page that was next used "never" now has a use.
+    /// page that was idle (next used "never") now has a use.
     pub fn extend(&mut self, list: &AccessList, window: &Window) {
+        self.reserve_marks(window);
         while self.indexed_to < window.end {
             let seq = self.indexed_to;
             self.indexed_to += 1;
             let Some(key) = list.get(seq).map(|e| e.key) else {
                 continue;
             };
-            if window.find_from(key, self.cursor) != Some(seq) {
+            if window.find_from(list, key, self.cursor) != Some(seq) {
                 continue;
             }
             self.ahead += 1;
-            if let Some(cached) = self.cache.get_mut(&key) {
-                if cached.next_use == NEVER {
-                    cached.next_use = seq;
-                    self.furthest.push((seq, cached.rank, key));
-                }
+            if let Some(rank) = self.idle.remove(&key) {
+                self.mark(seq, mark_of(seq, rank.last_use()));
             }
         }
+    }
+
+    /// Room for a mark at every entry of the window from the cursor on,
+    /// and no more.
+    fn reserve_marks(&mut self, window: &Window) {
+        let most = usize::try_from(window.end.saturating_sub(self.cursor)).unwrap_or(usize::MAX);
+        let more = most.saturating_sub(self.next_uses.len());
+        reserve_within(&mut self.next_uses, more, most);
     }
 
     /// MIN's capacity in pages.
@@ -334,79 +449,161 @@ impl MinAhead {
             left -= 1;
             let seq = self.cursor;
             self.cursor += 1;
+            let mark = self.next_uses.pop_front().unwrap_or(NOT_CACHED);
             let Some(key) = list.get(seq).map(|e| e.key) else {
                 continue;
             };
-            let next_use = window.find_from(key, seq + 1).unwrap_or(NEVER);
+            let next_use = window.next_after(seq).unwrap_or(NEVER);
             if next_use == NEVER {
                 self.ahead = self.ahead.saturating_sub(1);
             }
-            self.step(key, seq, next_use);
+            self.step(list, key, seq, mark != NOT_CACHED, next_use);
         }
         false
     }
 
-    /// MIN at entry `seq` reading `key`, next used at `next_use`.
-    fn step(&mut self, key: PageKey, seq: u64, next_use: u64) {
-        if self.cache.contains_key(&key) {
-            self.insert(key, next_use, Some(seq), false);
-            return;
-        }
-        let victim = if self.cache.len() >= self.capacity {
-            self.pop_furthest()
+    /// MIN at entry `seq` reading `key` (`cached` if its mark was set),
+    /// next used at `next_use`.
+    fn step(&mut self, list: &AccessList, key: PageKey, seq: u64, cached: bool, next_use: u64) {
+        if cached {
+            self.with_use -= 1;
         } else {
-            None
-        };
-        self.pending.push_back(Replacement::new(key, seq, victim));
-        self.insert(key, next_use, Some(seq), false);
+            let victim = if self.cache_len() >= self.capacity {
+                self.pop_furthest(list)
+            } else {
+                None
+            };
+            self.pending.push_back(Replacement::new(key, seq, victim));
+        }
+        if next_use == NEVER {
+            self.insert_idle(key, Rank::new(false, Some(seq)));
+        } else {
+            self.mark(next_use, mark_of(next_use, Some(seq)));
+        }
     }
 
     /// Adds an infill page to MIN's cache (it must not be cached).
-    pub fn insert_infill(&mut self, key: PageKey, window: &Window) {
-        let next_use = window.find_from(key, self.cursor).unwrap_or(NEVER);
-        self.insert(key, next_use, None, true);
+    pub fn insert_infill(&mut self, list: &AccessList, window: &Window, key: PageKey) {
+        match window.find_from(list, key, self.cursor) {
+            Some(seq) => self.mark(seq, NO_LAST_USE),
+            None => self.insert_idle(key, Rank::new(true, None)),
+        }
     }
 
-    fn insert(&mut self, key: PageKey, next_use: u64, last_use: Option<u64>, infill: bool) {
-        let cached = self.cache.entry(key).or_insert(Cached {
-            next_use,
-            rank: Rank::new(infill, last_use),
-        });
-        cached.next_use = next_use;
-        if last_use.is_some() {
-            cached.rank = Rank::new(false, last_use);
+    /// The mark at entry `seq` ([`NOT_CACHED`] outside the marks).
+    fn mark_at(&self, seq: u64) -> u32 {
+        seq.checked_sub(self.cursor)
+            .and_then(|offset| usize::try_from(offset).ok())
+            .and_then(|offset| self.next_uses.get(offset).copied())
+            .unwrap_or(NOT_CACHED)
+    }
+
+    /// Caches the page next used at entry `seq` (at or after the cursor).
+    fn mark(&mut self, seq: u64, mark: u32) {
+        let offset = usize::try_from(seq - self.cursor).unwrap_or(usize::MAX);
+        if offset >= self.next_uses.len() {
+            self.next_uses.resize(offset + 1, NOT_CACHED);
         }
-        self.furthest.push((next_use, cached.rank, key));
+        self.next_uses[offset] = mark;
+        self.with_use += 1;
+        self.furthest.push(seq);
         self.compact_if_stale();
     }
 
-    /// Rebuilds the heap from the cache once most of its entries are
-    /// stale: every hit pushes a page's new next use and leaves the old
-    /// one, so without this the heap grows by one entry per list entry
-    /// stepped over instead of staying within MIN's cache. Amortised: a
-    /// rebuild of `n` pages follows at least `n` pushes. The rebuild reuses
-    /// the heap's allocation: a new one beside it was the peak of MIN's
-    /// memory.
+    fn insert_idle(&mut self, key: PageKey, rank: Rank) {
+        self.idle.insert(key, rank);
+        self.order_idle(key, rank);
+        self.compact_idle_if_stale();
+    }
+
+    fn order_idle(&mut self, key: PageKey, rank: Rank) {
+        match rank.last_use() {
+            _ if rank.infill() => self.idle_infill.push(key),
+            None => self.idle_unused.push(key),
+            Some(seq) => self.idle_used.push_back(IdleUse {
+                page: key.page,
+                fd: key.fd,
+                last_use: seq as u32,
+            }),
+        }
+    }
+
+    /// Rebuilds the heap of next uses once most of its entries are stale:
+    /// every hit pushes a page's new next use and leaves the old one, so
+    /// without this the heap grows by one entry per list entry stepped
+    /// over instead of staying within MIN's cache. Amortised: a rebuild of
+    /// `n` pages follows at least `n` pushes. In place, in the heap's own
+    /// allocation.
     fn compact_if_stale(&mut self) {
-        if self.furthest.len() <= STALE_HEAP_FACTOR * self.cache.len().max(HEAP_FLOOR) {
+        if self.furthest.len() <= STALE_HEAP_FACTOR * self.with_use.max(HEAP_FLOOR) {
             return;
         }
-        let mut keys = std::mem::take(&mut self.furthest).into_vec();
-        keys.clear();
-        keys.extend(self.cache.iter().map(|(&key, c)| (c.next_use, c.rank, key)));
-        self.furthest = BinaryHeap::from(keys);
+        let cursor = self.cursor;
+        let mut seqs = std::mem::take(&mut self.furthest).into_vec();
+        seqs.retain(|&seq| seq >= cursor);
+        self.furthest = BinaryHeap::from(seqs);
+    }
+
+    /// Rebuilds the orders of the idle pages once most of their entries
+    /// are stale (pages that gained a use, or were idle again with another
+    /// rank), as [`MinAhead::compact_if_stale`] does for the heap.
+    fn compact_idle_if_stale(&mut self) {
+        let entries = self.idle_infill.len() + self.idle_unused.len() + self.idle_used.len();
+        if entries <= STALE_HEAP_FACTOR * self.idle.len().max(HEAP_FLOOR) {
+            return;
+        }
+        self.idle_infill.clear();
+        self.idle_unused.clear();
+        self.idle_used.clear();
+        let mut ranks: Vec<(Rank, PageKey)> = self.idle.iter().map(|(&k, &r)| (r, k)).collect();
+        // Largest rank first: the least recently used before the others.
+        ranks.sort_unstable_by(|a, b| b.cmp(a));
+        for (rank, key) in ranks {
+            self.order_idle(key, rank);
+        }
     }
 
     /// Removes the cached page next used furthest: (page, its last use).
-    fn pop_furthest(&mut self) -> Option<(PageKey, Option<u64>)> {
-        while let Some((next_use, rank, key)) = self.furthest.pop() {
-            let current = self
-                .cache
-                .get(&key)
-                .is_some_and(|c| c.next_use == next_use && c.rank == rank);
-            if current {
-                let cached = self.cache.remove(&key)?;
-                return Some((key, cached.rank.last_use()));
+    /// Idle pages go first, infill, then unused, then least recently used.
+    fn pop_furthest(&mut self, list: &AccessList) -> Option<(PageKey, Option<u64>)> {
+        if let Some(idle) = self.pop_idle() {
+            return Some(idle);
+        }
+        let seq = self.furthest.pop()?;
+        if seq < self.cursor {
+            // The furthest is stale: so is every entry below it.
+            self.furthest.clear();
+            return None;
+        }
+        let offset = usize::try_from(seq - self.cursor).ok()?;
+        let mark = std::mem::replace(self.next_uses.get_mut(offset)?, NOT_CACHED);
+        self.with_use -= 1;
+        let key = list.get(seq)?.key;
+        Some((key, last_use_of(seq, mark)))
+    }
+
+    /// Removes the idle page to discard first, if any.
+    fn pop_idle(&mut self) -> Option<(PageKey, Option<u64>)> {
+        while let Some(key) = self.idle_infill.pop() {
+            if self.idle.get(&key).is_some_and(|rank| rank.infill()) {
+                self.idle.remove(&key);
+                return Some((key, None));
+            }
+        }
+        let unused = Rank::new(false, None);
+        while let Some(key) = self.idle_unused.pop() {
+            if self.idle.get(&key) == Some(&unused) {
+                self.idle.remove(&key);
+                return Some((key, None));
+            }
+        }
+        while let Some(idle) = self.idle_used.pop_front() {
+            let key = idle.key();
+            let rank = self.idle.get(&key).copied();
+            let last_use = rank.filter(|rank| !rank.infill()).and_then(Rank::last_use);
+            if last_use.is_some_and(|seq| seq as u32 == idle.last_use) {
+                self.idle.remove(&key);
+                return Some((key, last_use));
             }
         }
         None
@@ -515,8 +712,7 @@ mod tests {
         assert_eq!(replacement.victim(), Some(victim));
         assert!(!replacement.issuable(5));
         assert!(replacement.issuable(6));
-        assert_eq!(std::mem::size_of::<Replacement>(), 40);
-        assert_eq!(std::mem::size_of::<HeapKey>(), 32);
-        assert_eq!(std::mem::size_of::<Cached>(), 16);
+        assert_eq!(std::mem::size_of::<Replacement>(), 36);
+        assert_eq!(std::mem::size_of::<IdleUse>(), 16);
     }
 }

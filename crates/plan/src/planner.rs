@@ -120,18 +120,24 @@
 //! scan in a quarter, in the same time; at 320 bytes it read no fewer).
 //!
 //! What keeps live conservative from its simulated reads is the length of
-//! the list: MIN needs next uses several budgets ahead. The library lets a
-//! conservative list take 1/3 of the memory
-//! ([`CONSERVATIVE_LIST_MEMORY_SHARE`], measured there), about 7.6 budgets
-//! of entries at [`crate::ENTRY_COST_BYTES`] an entry. Before, it let every
-//! list take 1/8: about 2.8 budgets of entries at 200 bytes an entry (1.3 at the
-//! 384 bytes entries cost before the window's index and the list were made
-//! compact, 2.5 at 224 before the round's page lists and the list's growth
-//! were trimmed), conservative's too at the same 200 bytes (1.8 at the 320
-//! it was charged before MIN's cache, heap and queue were made compact;
-//! measured by `tests/memory.rs` over list lengths across an octave, where
-//! the earlier structures really took up to 410 bytes an entry, not the
-//! 297.5 one length showed). On the Python records benchmark's epoch
+//! the list: MIN needs next uses several budgets ahead. The library lets
+//! the planner take 1/8 of the memory, 1/3 under conservative
+//! ([`CONSERVATIVE_LIST_MEMORY_SHARE`], measured there), at
+//! [`crate::ENTRY_COST_BYTES`] (74) an entry beside
+//! [`crate::BUDGET_PAGE_COST_BYTES`] (124) a page of its largest budget:
+//! about 6.0 budgets of entries at 1/8, 18.8 at 1/3. Before the two were
+//! told apart, one charge of 200 bytes an entry covered both and allowed
+//! 2.8 budgets at 1/8, 7.6 at 1/3 (1.3 at the 384 bytes entries cost
+//! before the window's index and the list were made compact, 2.5 at 224
+//! before the round's page lists and the list's growth were trimmed, 1.8
+//! for conservative at the 320 it was charged before MIN's cache, heap and
+//! queue were made compact; measured by `tests/memory.rs` over list
+//! lengths across an octave, where the earlier structures really took up
+//! to 410 bytes an entry, not the 297.5 one length showed). Memory that
+//! grew with the budget (MIN's cache by page, a heap of 32-byte keys, the
+//! held pages' table) then filled most of the share; MIN's cache is now
+//! kept by list position, and the window, the list and the held pages
+//! store each key once, compactly. On the Python records benchmark's epoch
 //! (666,661 entries over 524,280 pages, a budget of 112,000 pages),
 //! replaying the planner with the list refilled by callbacks as the library
 //! does: conservative reads 524,280 pages with the whole list (the
@@ -145,7 +151,15 @@
 //! the benchmark's 64 MiB cgroup) it reads 1.36x, 1.34x, 1.23x, 1.13x and
 //! 1.08x the optimum with 1.4, 2.8, 5.6, 11 and 22 budgets of list, and
 //! the window and aggressive 1.37x and 1.41x at any length: live, with
-//! about 2.5 budgets, all three read what LRU reads. Eleven budgets of
+//! about 2.5 budgets, all three read what LRU reads. At the 6.0 budgets
+//! the library now allows at 1/8, conservative reads 1.21x the optimum on
+//! the random list and 1.34x on the SQLite-like scan (1.34x and 1.52x at
+//! 2.8, in the same replay). Live at 1/3 (18.8 budgets; one sitting, one
+//! run each): the reuse-heavy list in 64 MiB read 296-298k pages, 1.27x
+//! the cgroup's optimum, against 303-308k (1.30-1.32x) at 7.6 budgets
+//! charged 200 bytes an entry; the 1 GiB SQLite scan in a quarter 1.07 M
+//! pages (1.48x) in 15.6 s, against 1.08 M (1.51x) in 13.7 s (stock: 1.60
+//! M in 79.8 s). Eleven budgets of
 //! list at 224 bytes an entry would take 20 MiB of that cgroup; entries of
 //! about 56 bytes would fit them in the list's share of 1/8. Live with the compact entries, the 1 GiB SQLite scan in a cgroup of
 //! a quarter (three runs each): conservative 1.28-1.37 M pages in 18.3-20.3
@@ -224,8 +238,8 @@ const MIN_RUN_AHEAD_BUDGETS: u64 = 2;
 /// Belady's optimum with 2 budgets, 1.15x / 1.19x with 4, 1.06x / 1.19x
 /// with 8 as with the whole list (the random and SQLite-like lists of
 /// docs/repro.md); the index costs memory in proportion, but never more
-/// than the list it indexes: at the 2.8 budgets of list the library allows
-/// conservative it covers the whole list (as 4 budgets would).
+/// than the list it indexes: at the 6.0 budgets of list the library allows
+/// it covers the whole list (its page index is counted per entry).
 const LOOKAHEAD_BUDGETS: u64 = 8;
 
 /// A premature eviction halves the buffer only while the plan keeps at
@@ -256,7 +270,10 @@ pub const LIST_MEMORY_SHARE: u64 = 8;
 /// against 343k (1/4: 311k), in 3.3 s against 5.0 s; random 1 GiB in 100
 /// MiB 87.1k against 89.8k, three instances in 200 MiB 269k against 273k.
 /// The Python records epoch (runs, planned by the window) read 4% more
-/// with 1/3, hence the share follows the schedule.
+/// with 1/3, hence the share follows the schedule. (Measured when one
+/// charge of 200 bytes an entry stood for all the planner's memory: 1/3
+/// then allowed 7.6 budgets of list, which took less than that share; at
+/// the measured costs per entry and per budget page it allows 18.8.)
 pub const CONSERVATIVE_LIST_MEMORY_SHARE: u64 = 3;
 
 /// `by-shape`: entries sampled to tell runs from scattered pages.
@@ -608,6 +625,11 @@ impl Planner {
     pub fn request(&mut self, entries: &[Entry], mode: Mode) -> usize {
         let end_before = self.list.end_seq();
         if mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK) {
+            // The window reads its pages from the list: it keeps them
+            // before the list is replaced.
+            if let Some(window) = &mut self.window {
+                window.detach(&self.list);
+            }
             self.end_window();
             self.list_replaced = true;
             self.next_callback_at = 0;
@@ -715,7 +737,7 @@ impl Planner {
             // free: at once if its page is needed within a batch.
             _ if self.reserve_pages() == 0 => self.min.front().is_some_and(|first| {
                 first.issuable(position)
-                    && (first.at < position + batch
+                    && (first.at() < position + batch
                         || self.min.nth_issuable(batch as usize - 1, position))
             }),
             _ => position >= self.last_round_at + batch && self.min.front().is_some(),
@@ -779,12 +801,14 @@ impl Planner {
             Schedule::Conservative => window.end.min(position + self.budget_pages()),
             _ => window.end,
         };
-        let in_window = window.find_from(key, position).filter(|&seq| seq < reach);
+        let in_window = window
+            .find_from(&self.list, key, position)
+            .filter(|&seq| seq < reach);
         if let Some(seq) = in_window {
             self.list.consume_through(seq);
             Verdict::Consumed
         } else if (next_use_schedule && self.held.contains(key))
-            || (window.contains(key) && self.schedule != Schedule::Conservative)
+            || (window.contains(&self.list, key) && self.schedule != Schedule::Conservative)
         {
             Verdict::Reread
         } else {
@@ -901,7 +925,7 @@ impl Planner {
         let mut plan = self.advice(wanted, drops, budget);
         let window = self.window.get_or_insert_with(Window::default);
         if self.config.reverse_pass {
-            plan.reverse = reverse_access_runs(window.access_order());
+            plan.reverse = reverse_access_runs(window.access_order(&self.list));
         }
         plan.window_pages = window.page_count() as u64;
         plan.held_pages = self.held.len() as u64;
@@ -951,6 +975,7 @@ impl Planner {
     fn window_round(&mut self, budget: u64) -> (Vec<PageKey>, Vec<PageKey>) {
         let window = self.window.get_or_insert_with(Window::default);
         let slide = window.slide(&self.list, budget, self.list_replaced);
+        self.list.keep_from(window.first_indexed());
         self.list_replaced = false;
         let mut wanted: Vec<PageKey> = slide
             .entered
@@ -963,7 +988,7 @@ impl Planner {
         // Pages of the previous window were advised already; they need it
         // again only if some were found evicted.
         if self.evicted_this_round && self.schedule == Schedule::Window {
-            wanted = window.pages();
+            wanted = window.pages(&self.list);
         }
         let mut drops = Vec::new();
         let keep = (self.aimd.keep_limit() / self.config.page_size).max(budget);
@@ -989,7 +1014,8 @@ impl Planner {
         let lookahead = budget.saturating_mul(LOOKAHEAD_BUDGETS);
         self.lookahead_pages = self.lookahead_pages.max(lookahead);
         let window = self.window.get_or_insert_with(Window::default);
-        window.slide(&self.list, self.lookahead_pages, self.list_replaced);
+        window.advance(&self.list, self.lookahead_pages, self.list_replaced);
+        self.list.keep_from(window.first_indexed());
         let mut drops = Vec::new();
         // A lower budget is absorbed by the reserve: pages fetched ahead
         // are given back (dropped) while MIN's own pages still fit; only a
@@ -1017,7 +1043,10 @@ impl Planner {
                 .keys()
                 .map(|key| (key, self.held.role(key) == Some(Role::Infill)))
                 .collect();
-            for key in self.min.reset(position, held.into_iter(), window, capacity) {
+            for key in self
+                .min
+                .reset(&self.list, position, held.into_iter(), window, capacity)
+            {
                 self.held.drop_page(key);
                 drops.push(key);
             }
@@ -1059,6 +1088,11 @@ impl Planner {
         // and dropped again is not read at all.
         drops.retain(|&key| !self.held.contains(key));
         wanted.retain(|&key| self.held.contains(key));
+        // Pushed one by one, the lists may hold twice their pages: a round
+        // that issues budgets of replacements (after a long wait) peaked
+        // with their slack beside its ranges.
+        drops.shrink_to_fit();
+        wanted.shrink_to_fit();
         (wanted, drops)
     }
 
@@ -1086,11 +1120,11 @@ impl Planner {
         };
         let room = budget.saturating_sub(used as u64);
         let infill_pages = self.config.infill_bytes / self.config.page_size;
-        let (held, min) = (&self.held, &self.min);
+        let (held, min, list, window) = (&self.held, &self.min, &self.list, self.window.as_ref());
         let (ranges, infill) = merge_within_room(&wanted, infill_pages, room, |key| {
             if held.contains(key) {
                 GapPage::Held
-            } else if conservative && min.caches(key) {
+            } else if conservative && window.is_some_and(|window| min.caches(list, window, key)) {
                 GapPage::Forbidden
             } else {
                 GapPage::Free
@@ -1101,7 +1135,7 @@ impl Planner {
             self.held.fetch(key, Role::Infill);
             if conservative {
                 if let Some(window) = &self.window {
-                    self.min.insert_infill(key, window);
+                    self.min.insert_infill(&self.list, window, key);
                 }
             }
         }
@@ -1165,5 +1199,12 @@ impl Planner {
     /// The current window, if a round is in progress.
     pub fn window(&self) -> Option<&Window> {
         self.window.as_ref()
+    }
+
+    /// The current window's unique pages, sorted (none before a round).
+    pub fn window_pages(&self) -> Vec<PageKey> {
+        self.window
+            .as_ref()
+            .map_or_else(Vec::new, |window| window.pages(&self.list))
     }
 }

@@ -30,10 +30,11 @@
 //! page leaves and the window is selected from scratch.
 //!
 //! The window also answers "where on the list is this read?". Its index
-//! is small because the list it indexes can be several budgets long: each
-//! page keeps its first and last entry (24 bytes with the key, no heap
-//! allocation), and each entry the distance to the next entry of its page
-//! (in the 4 bytes the key leaves unused), so a page's entries form a chain:
+//! is small because the list it indexes can be several budgets long: it
+//! stores no page keys, the list has them. Each page keeps its entry count
+//! and its first and last entry (12 bytes in a hash table, found by the
+//! key at its first entry), and each entry the distance to the next entry
+//! of its page (4 bytes), so a page's entries form a chain:
 //!
 //! ```text
 //!   seq      10  11  12  13  14  15
@@ -45,6 +46,10 @@
 //! than `CHAIN_WALKED_AT_MOST` entries (the root of a B-tree, read on
 //! every lookup) also keeps its entries in a sorted queue for a binary
 //! search, so no walk is longer than that.
+//!
+//! The list keeps the consumed entries the window still indexes until its
+//! next slide ([`crate::AccessList::keep_from`]); before the list is
+//! replaced, the window keeps its pages' keys instead ([`Window::detach`]).
 //!
 //! Deviations: none in what is selected, except that a window holds at most
 //! `u32::MAX` entries (sequence numbers are kept as their low 32 bits);
@@ -66,42 +71,14 @@ const CHAIN_WALKED_AT_MOST: u32 = 32;
 /// Most entries a window holds: their distances fit in 32 bits.
 const MAX_ENTRIES: usize = u32::MAX as usize;
 
-/// One indexed entry: its page and the distance to the next entry of the
-/// same page (0: none in the window). 16 bytes, as a `PageKey`.
-#[derive(Clone, Copy, Debug)]
-struct Link {
-    page: u64,
-    fd: i32,
-    next: u32,
-}
-
-impl Link {
-    fn key(&self) -> PageKey {
-        PageKey {
-            fd: self.fd,
-            page: self.page,
-        }
-    }
-}
-
 /// One page of the window: its entry count and the low 32 bits of its
-/// first and last entries' sequence numbers. 24 bytes.
+/// first and last entries' sequence numbers; its key is the list's at its
+/// first entry. 12 bytes.
 #[derive(Clone, Copy, Debug)]
 struct Span {
-    page: u64,
-    fd: i32,
     count: u32,
     first: u32,
     last: u32,
-}
-
-impl Span {
-    fn key(&self) -> PageKey {
-        PageKey {
-            fd: self.fd,
-            page: self.page,
-        }
-    }
 }
 
 /// The entries and unique pages of one round.
@@ -115,12 +92,18 @@ pub struct Window {
     /// holds the entries last selected, even once the round has ended, so
     /// that reads can still be placed until the next round.
     first: u64,
-    /// The indexed entries, in access order, chained per page.
-    indexed: VecDeque<Link>,
+    /// The indexed entries, in access order, chained per page: each the
+    /// distance to the next entry of its page (0: none in the window). The
+    /// entries' pages are the list's.
+    indexed: VecDeque<u32>,
     /// Every indexed page with its first and last entries. FxHash: the
     /// keys come from the application's own list, and SipHash made a full
     /// selection 1.6x slower.
     pages: HashTable<Span>,
+    /// The pages of a window whose list was replaced (sorted): the index
+    /// cannot read them from the new list, and they are what leaves at the
+    /// next slide.
+    detached: Vec<PageKey>,
     /// The sequence numbers of the pages that have had more than
     /// `CHAIN_WALKED_AT_MOST` entries since they entered, ascending.
     hot: FxHashMap<PageKey, VecDeque<u64>>,
@@ -135,6 +118,30 @@ pub struct Slide {
     pub left: Vec<PageKey>,
 }
 
+/// The pages that entered and left the window during a slide, collected
+/// only when the caller wants them (conservative does not: at its first
+/// round they would be every page of eight budgets ahead, 16 bytes each).
+#[derive(Default)]
+struct Changes {
+    track: bool,
+    entered: Vec<PageKey>,
+    left: Vec<PageKey>,
+}
+
+impl Changes {
+    fn entered(&mut self, key: PageKey) {
+        if self.track {
+            self.entered.push(key);
+        }
+    }
+
+    fn left(&mut self, keys: impl IntoIterator<Item = PageKey>) {
+        if self.track {
+            self.left.extend(keys);
+        }
+    }
+}
+
 fn hash(key: PageKey) -> u64 {
     FxBuildHasher.hash_one(key)
 }
@@ -143,6 +150,12 @@ fn hash(key: PageKey) -> u64 {
 /// (every indexed entry is less than `u32::MAX` entries after it).
 fn widen(first: u64, low: u32) -> u64 {
     first + u64::from(low.wrapping_sub(first as u32))
+}
+
+/// The page of `span`, read from `list` at its first entry (`first` is
+/// the window's first indexed entry).
+fn key_of(list: &AccessList, first: u64, span: &Span) -> Option<PageKey> {
+    list.get(widen(first, span.first)).map(|entry| entry.key)
 }
 
 impl Window {
@@ -157,62 +170,101 @@ impl Window {
     /// entries as `budget_pages` unique pages allow, as [`Window::select`]
     /// would; returns the pages that entered and left. `list_replaced` says
     /// the list was replaced since the last slide (the indexed entries no
-    /// longer match it), which forces a selection from scratch.
+    /// longer match it), which forces a selection from scratch. The window
+    /// reads its entries' pages from `list`: until the next slide, the list
+    /// must keep them ([`AccessList::keep_from`] the
+    /// [`Window::first_indexed`] entry).
     pub fn slide(&mut self, list: &AccessList, budget_pages: u64, list_replaced: bool) -> Slide {
+        self.slide_tracking(list, budget_pages, list_replaced, true)
+    }
+
+    /// [`Window::slide`] without the pages that entered and left.
+    pub fn advance(&mut self, list: &AccessList, budget_pages: u64, list_replaced: bool) {
+        self.slide_tracking(list, budget_pages, list_replaced, false);
+    }
+
+    fn slide_tracking(
+        &mut self,
+        list: &AccessList,
+        budget_pages: u64,
+        list_replaced: bool,
+        track: bool,
+    ) -> Slide {
         let position = list.position();
         let overlaps = !list_replaced
             && self.first <= position
             && position < self.indexed_end()
             && self.indexed_end() <= list.end_seq();
-        let mut left = Vec::new();
+        let mut changes = Changes {
+            track,
+            ..Changes::default()
+        };
         if overlaps {
             while self.first < position {
-                self.pop_front(&mut left);
+                self.pop_front(list, &mut changes);
             }
         } else {
-            self.clear(position, &mut left);
+            self.clear(list, position, &mut changes);
         }
-        let mut entered = Vec::new();
         if self.pages.len() as u64 > budget_pages {
-            self.shrink_to(budget_pages, &mut left);
+            self.shrink_to(list, budget_pages, &mut changes);
         } else {
-            self.extend(list, budget_pages, &mut entered);
+            self.extend(list, budget_pages, &mut changes);
         }
         self.start = position;
         self.end = self.indexed_end();
-        self.net_changes(entered, left)
+        if !track {
+            return Slide::default();
+        }
+        self.net_changes(list, changes.entered, changes.left)
     }
 
-    /// The unique pages of the window, sorted by (fd, page): a sort of all
-    /// of them, for the rounds that advise the whole window again.
-    pub fn pages(&self) -> Vec<PageKey> {
-        let mut pages: Vec<PageKey> = self.pages.iter().map(Span::key).collect();
+    /// The unique pages of the window (`list` the one it indexes), sorted
+    /// by (fd, page): a sort of all of them, for the rounds that advise the
+    /// whole window again.
+    pub fn pages(&self, list: &AccessList) -> Vec<PageKey> {
+        let mut pages: Vec<PageKey> = self.page_keys(list).collect();
+        pages.extend_from_slice(&self.detached);
         pages.sort_unstable();
         pages
     }
 
+    /// The indexed pages, unordered.
+    fn page_keys<'a>(&'a self, list: &'a AccessList) -> impl Iterator<Item = PageKey> + 'a {
+        self.pages
+            .iter()
+            .filter_map(|span| key_of(list, self.first, span))
+    }
+
     /// Number of unique pages in the window.
     pub fn page_count(&self) -> usize {
-        self.pages.len()
+        self.pages.len() + self.detached.len()
     }
 
     /// True if `key` is one of the window's pages.
-    pub fn contains(&self, key: PageKey) -> bool {
-        self.span(key).is_some()
+    pub fn contains(&self, list: &AccessList, key: PageKey) -> bool {
+        self.span(list, key).is_some() || self.detached.binary_search(&key).is_ok()
     }
 
-    /// The first entry for `key` at or after sequence number `from`: the
-    /// next link when the entry before `from` is one of `key`'s, else a
+    /// Forgets the index before `list` is replaced, keeping only the
+    /// window's pages (they leave at the next slide, which selects from
+    /// scratch, and are still the window's pages until then).
+    pub fn detach(&mut self, list: &AccessList) {
+        let mut pages = self.pages(list);
+        pages.dedup();
+        self.detached = pages;
+        self.pages = HashTable::new();
+        self.hot.clear();
+        self.indexed = VecDeque::new();
+        self.first = self.first.max(list.position());
+    }
+
+    /// The first entry for `key` at or after sequence number `from`: a
     /// binary search of a hot page's entries or a walk of its chain.
-    pub fn find_from(&self, key: PageKey, from: u64) -> Option<u64> {
-        let span = self.span(key)?;
+    pub fn find_from(&self, list: &AccessList, key: PageKey, from: u64) -> Option<u64> {
+        let span = self.span(list, key)?;
         if from > widen(self.first, span.last) {
             return None;
-        }
-        if let Some(before) = from.checked_sub(1).and_then(|seq| self.link(seq)) {
-            if before.key() == key {
-                return self.next_of(from - 1);
-            }
         }
         if let Some(seqs) = self.hot.get(&key) {
             return seqs.get(seqs.partition_point(|&seq| seq < from)).copied();
@@ -224,10 +276,24 @@ impl Window {
         Some(seq)
     }
 
+    /// The next entry of the page of the indexed entry `seq` (what
+    /// [`Window::find_from`] finds from `seq + 1` for that page), in one step.
+    pub fn next_after(&self, seq: u64) -> Option<u64> {
+        self.next_of(seq)
+    }
+
+    /// Sequence number of the first indexed entry: the list must keep the
+    /// entries from here on (their pages are read from it).
+    pub fn first_indexed(&self) -> u64 {
+        self.first
+    }
+
     /// The pages of the window's entries in access order (for the
-    /// reverse-order pass). O(entries).
-    pub fn access_order(&self) -> impl Iterator<Item = PageKey> + '_ {
-        self.indexed.iter().map(Link::key)
+    /// reverse-order pass), from `list`, which the window indexes. O(entries).
+    pub fn access_order<'a>(&self, list: &'a AccessList) -> impl Iterator<Item = PageKey> + 'a {
+        list.iter_from(self.first)
+            .take(self.indexed.len())
+            .map(|(_, entry)| entry.key)
     }
 
     /// Sequence number one past the last indexed entry.
@@ -235,28 +301,32 @@ impl Window {
         self.first + self.indexed.len() as u64
     }
 
-    fn span(&self, key: PageKey) -> Option<&Span> {
-        self.pages.find(hash(key), |span| span.key() == key)
+    fn span(&self, list: &AccessList, key: PageKey) -> Option<&Span> {
+        let first = self.first;
+        self.pages
+            .find(hash(key), |span| key_of(list, first, span) == Some(key))
     }
 
-    fn span_mut(&mut self, key: PageKey) -> Option<&mut Span> {
-        self.pages.find_mut(hash(key), |span| span.key() == key)
+    fn span_mut(&mut self, list: &AccessList, key: PageKey) -> Option<&mut Span> {
+        let first = self.first;
+        self.pages
+            .find_mut(hash(key), |span| key_of(list, first, span) == Some(key))
     }
 
-    /// The indexed entry `seq`.
-    fn link(&self, seq: u64) -> Option<&Link> {
+    /// The link of the indexed entry `seq`.
+    fn link(&self, seq: u64) -> Option<&u32> {
         let offset = usize::try_from(seq.checked_sub(self.first)?).ok()?;
         self.indexed.get(offset)
     }
 
-    fn link_mut(&mut self, seq: u64) -> Option<&mut Link> {
+    fn link_mut(&mut self, seq: u64) -> Option<&mut u32> {
         let offset = usize::try_from(seq.checked_sub(self.first)?).ok()?;
         self.indexed.get_mut(offset)
     }
 
     /// The next entry of the page of entry `seq`.
     fn next_of(&self, seq: u64) -> Option<u64> {
-        let next = self.link(seq)?.next;
+        let next = *self.link(seq)?;
         (next != 0).then(|| seq + u64::from(next))
     }
 
@@ -266,59 +336,74 @@ impl Window {
     }
 
     /// Forgets every entry (all pages leave) and restarts at `position`.
-    fn clear(&mut self, position: u64, left: &mut Vec<PageKey>) {
-        left.extend(self.pages.iter().map(Span::key));
+    fn clear(&mut self, list: &AccessList, position: u64, changes: &mut Changes) {
+        changes.left(self.page_keys(list));
+        changes.left(std::mem::take(&mut self.detached));
         self.pages.clear();
         self.hot.clear();
         self.indexed.clear();
         self.first = position;
     }
 
-    /// Removes `key`, whose last entry left, and records it in `left`.
-    fn remove_page(&mut self, key: PageKey, left: &mut Vec<PageKey>) {
-        if let Ok(span) = self.pages.find_entry(hash(key), |span| span.key() == key) {
+    /// Removes `key`, whose last entry left, and records that it left.
+    fn remove_page(&mut self, list: &AccessList, key: PageKey, changes: &mut Changes) {
+        let first = self.first;
+        let found = self
+            .pages
+            .find_entry(hash(key), |span| key_of(list, first, span) == Some(key));
+        if let Ok(span) = found {
             span.remove();
         }
         self.hot.remove(&key);
-        left.push(key);
+        changes.left([key]);
     }
 
     /// Removes the first indexed entry; its page leaves if it was the last.
     /// The page's first entry moves along its chain.
-    fn pop_front(&mut self, left: &mut Vec<PageKey>) {
-        let Some(link) = self.indexed.pop_front() else {
+    fn pop_front(&mut self, list: &AccessList, changes: &mut Changes) {
+        let seq = self.first;
+        let Some(&next) = self.indexed.front() else {
             return;
         };
-        let seq = self.first;
+        // The page is found (from its first entry, this one) before the
+        // entry leaves the index.
+        match list.get(seq).map(|entry| entry.key) {
+            Some(key) if next == 0 => self.remove_page(list, key, changes),
+            Some(key) => {
+                if let Some(span) = self.span_mut(list, key) {
+                    span.first = (seq + u64::from(next)) as u32;
+                    span.count -= 1;
+                }
+                if let Some(seqs) = self.hot.get_mut(&key) {
+                    seqs.pop_front();
+                }
+            }
+            None => debug_assert!(false, "the list keeps the window's entries"),
+        }
+        self.indexed.pop_front();
         self.first += 1;
-        let key = link.key();
-        if link.next == 0 {
-            self.remove_page(key, left);
-            return;
-        }
-        if let Some(span) = self.span_mut(key) {
-            span.first = (seq + u64::from(link.next)) as u32;
-            span.count -= 1;
-        }
-        if let Some(seqs) = self.hot.get_mut(&key) {
-            seqs.pop_front();
-        }
     }
 
     /// Removes the last indexed entry; its page leaves if it was the last.
     /// The page's new last entry is found by walking its chain (or from its
     /// sorted entries when it is hot).
-    fn pop_back(&mut self, left: &mut Vec<PageKey>) {
-        let Some(link) = self.indexed.pop_back() else {
+    fn pop_back(&mut self, list: &AccessList, changes: &mut Changes) {
+        if self.indexed.pop_back().is_none() {
+            return;
+        }
+        let seq = self.indexed_end();
+        let Some(key) = list.get(seq).map(|entry| entry.key) else {
+            debug_assert!(false, "the list keeps the window's entries");
             return;
         };
-        let seq = self.indexed_end();
-        let key = link.key();
-        let Some(first) = self.span(key).map(|span| widen(self.first, span.first)) else {
+        let Some(first) = self
+            .span(list, key)
+            .map(|span| widen(self.first, span.first))
+        else {
             return;
         };
         if first == seq {
-            self.remove_page(key, left);
+            self.remove_page(list, key, changes);
             return;
         }
         let last = match self.hot.get_mut(&key) {
@@ -329,9 +414,9 @@ impl Window {
             None => self.entry_before(first, seq),
         };
         if let Some(link) = self.link_mut(last) {
-            link.next = 0;
+            *link = 0;
         }
-        if let Some(span) = self.span_mut(key) {
+        if let Some(span) = self.span_mut(list, key) {
             span.last = last as u32;
             span.count -= 1;
         }
@@ -348,15 +433,15 @@ impl Window {
 
     /// Drops entries from the back until the pages fit the budget: the walk
     /// from the front would stop at the entry whose page just left.
-    fn shrink_to(&mut self, budget_pages: u64, left: &mut Vec<PageKey>) {
+    fn shrink_to(&mut self, list: &AccessList, budget_pages: u64, changes: &mut Changes) {
         while self.pages.len() as u64 > budget_pages {
-            self.pop_back(left);
+            self.pop_back(list, changes);
         }
     }
 
     /// Adds the list's entries after the window until the next one would
     /// bring a page beyond the budget.
-    fn extend(&mut self, list: &AccessList, budget_pages: u64, entered: &mut Vec<PageKey>) {
+    fn extend(&mut self, list: &AccessList, budget_pages: u64, changes: &mut Changes) {
         let mut seq = self.indexed_end();
         // The window holds at most the list from its first entry on.
         let most = usize::try_from(list.end_seq().saturating_sub(self.first))
@@ -367,37 +452,37 @@ impl Window {
                 break;
             }
             reserve_within(&mut self.indexed, 1, most);
-            if self.contains(key) {
-                self.append_to_page(key, seq);
+            if self.span(list, key).is_some() {
+                self.append_to_page(list, key, seq);
             } else if self.pages.len() as u64 >= budget_pages {
                 break;
             } else {
-                self.insert_page(key, seq);
-                entered.push(key);
+                self.insert_page(list, key, seq);
+                changes.entered(key);
             }
             seq += 1;
         }
     }
 
     /// Indexes entry `seq` of a page new to the window.
-    fn insert_page(&mut self, key: PageKey, seq: u64) {
+    fn insert_page(&mut self, list: &AccessList, key: PageKey, seq: u64) {
         let span = Span {
-            page: key.page,
-            fd: key.fd,
             count: 1,
             first: seq as u32,
             last: seq as u32,
         };
-        self.pages
-            .insert_unique(hash(key), span, |span| hash(span.key()));
-        self.push_link(key);
+        let first = self.first;
+        self.pages.insert_unique(hash(key), span, |span| {
+            hash(key_of(list, first, span).unwrap_or(key))
+        });
+        self.indexed.push_back(0);
     }
 
     /// Indexes entry `seq` of a page already in the window: the chain's
     /// last link points to it.
-    fn append_to_page(&mut self, key: PageKey, seq: u64) {
+    fn append_to_page(&mut self, list: &AccessList, key: PageKey, seq: u64) {
         let window_first = self.first;
-        let Some(span) = self.span_mut(key) else {
+        let Some(span) = self.span_mut(list, key) else {
             return;
         };
         let last = widen(window_first, span.last);
@@ -406,9 +491,9 @@ impl Window {
         span.count += 1;
         let count = span.count;
         if let Some(link) = self.link_mut(last) {
-            link.next = (seq - last) as u32;
+            *link = (seq - last) as u32;
         }
-        self.push_link(key);
+        self.indexed.push_back(0);
         // A hot page stays hot until it leaves, even if entries fell below.
         if let Some(seqs) = self.hot.get_mut(&key) {
             seqs.push_back(seq);
@@ -418,21 +503,18 @@ impl Window {
         }
     }
 
-    fn push_link(&mut self, key: PageKey) {
-        self.indexed.push_back(Link {
-            page: key.page,
-            fd: key.fd,
-            next: 0,
-        });
-    }
-
     /// The net change from the pages that rose from and dropped to a count
     /// of 0: a page that did both is in neither.
-    fn net_changes(&self, mut entered: Vec<PageKey>, mut left: Vec<PageKey>) -> Slide {
+    fn net_changes(
+        &self,
+        list: &AccessList,
+        mut entered: Vec<PageKey>,
+        mut left: Vec<PageKey>,
+    ) -> Slide {
         entered.sort_unstable();
         left.sort_unstable();
         entered.retain(|key| left.binary_search(key).is_err());
-        left.retain(|key| !self.contains(*key));
+        left.retain(|key| !self.contains(list, *key));
         Slide { entered, left }
     }
 }
@@ -468,7 +550,7 @@ mod tests {
         let list = list_of(&[5, 1, 5, 1, 9, 2]);
         let window = Window::select(&list, 2);
         assert_eq!(window.end, 4);
-        assert_eq!(numbers(&window.pages()), vec![1, 5]);
+        assert_eq!(numbers(&window.pages(&list)), vec![1, 5]);
     }
 
     #[test]
@@ -476,9 +558,9 @@ mod tests {
         let list = list_of(&[5, 1, 5, 1, 9, 2]);
         let window = Window::select(&list, 10);
         let five = PageKey { fd: 1, page: 5 };
-        assert_eq!(window.find_from(five, 0), Some(0));
-        assert_eq!(window.find_from(five, 1), Some(2));
-        assert_eq!(window.find_from(five, 3), None);
+        assert_eq!(window.find_from(&list, five, 0), Some(0));
+        assert_eq!(window.find_from(&list, five, 1), Some(2));
+        assert_eq!(window.find_from(&list, five, 3), None);
     }
 
     #[test]
@@ -514,9 +596,13 @@ mod tests {
     fn a_replaced_list_is_selected_from_scratch() {
         let mut list = list_of(&[5, 1, 9]);
         let mut window = Window::select(&list, 10);
+        window.detach(&list);
+        assert!(window.contains(&list, PageKey { fd: 1, page: 9 }));
         list.request(&entries(&[1, 4]), Mode::SET);
+        assert!(window.contains(&list, PageKey { fd: 1, page: 9 }));
+        assert!(!window.contains(&list, PageKey { fd: 1, page: 4 }));
         let slide = window.slide(&list, 10, true);
-        assert_eq!(numbers(&window.pages()), vec![1, 4]);
+        assert_eq!(numbers(&window.pages(&list)), vec![1, 4]);
         assert_eq!(numbers(&slide.entered), vec![4]);
         assert_eq!(numbers(&slide.left), vec![5, 9]);
     }
@@ -536,13 +622,13 @@ mod tests {
         let mut window = Window::select(&list, 1000);
         let hot = PageKey { fd: 1, page: 1000 };
         assert!(window.hot.contains_key(&hot));
-        assert_eq!(window.find_from(hot, 0), Some(0));
-        assert_eq!(window.find_from(hot, 100), Some(102));
-        assert_eq!(window.find_from(hot, 199), None);
+        assert_eq!(window.find_from(&list, hot, 0), Some(0));
+        assert_eq!(window.find_from(&list, hot, 100), Some(102));
+        assert_eq!(window.find_from(&list, hot, 199), None);
         window.slide(&list, 20, false);
         assert_eq!(window.end, 29);
-        assert_eq!(window.find_from(hot, 28), None);
-        assert_eq!(window.find_from(hot, 27), Some(27));
+        assert_eq!(window.find_from(&list, hot, 28), None);
+        assert_eq!(window.find_from(&list, hot, 27), Some(27));
     }
 
     proptest! {
@@ -565,11 +651,12 @@ mod tests {
                 }
                 list.request(&entries(&appended), Mode::APPEND);
                 window.slide(&list, budget, false);
+                list.keep_from(window.first_indexed());
                 for page in 0..5 {
                     let key = PageKey { fd: 1, page };
                     for from in window.start.saturating_sub(2)..window.end + 2 {
                         prop_assert_eq!(
-                            window.find_from(key, from),
+                            window.find_from(&list, key, from),
                             scan_from(&list, &window, key, from)
                         );
                     }

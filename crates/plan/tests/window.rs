@@ -72,7 +72,8 @@ proptest! {
         list.request(&entries(&first), Mode::SET);
         let mut budget = budget;
         let mut window = Window::select(&list, budget);
-        let mut previous: BTreeSet<PageKey> = window.pages().into_iter().collect();
+        list.keep_from(window.first_indexed());
+        let mut previous: BTreeSet<PageKey> = window.pages(&list).into_iter().collect();
         for step in &steps {
             let mut replaced = false;
             match step {
@@ -86,14 +87,16 @@ proptest! {
                     list.request(&entries(pages), Mode::APPEND);
                 }
                 Step::Set(pages) => {
+                    window.detach(&list);
                     list.request(&entries(pages), Mode::SET);
                     replaced = true;
                 }
                 Step::Budget(pages) => budget = *pages,
             }
             let slide = window.slide(&list, budget, replaced);
+            list.keep_from(window.first_indexed());
             let (end, expected) = select_from_scratch(&list, budget);
-            let selected: BTreeSet<PageKey> = window.pages().into_iter().collect();
+            let selected: BTreeSet<PageKey> = window.pages(&list).into_iter().collect();
             prop_assert_eq!((window.start, window.end), (list.position(), end));
             prop_assert_eq!(&selected, &expected);
             let entered: Vec<PageKey> = expected.difference(&previous).copied().collect();
@@ -102,7 +105,7 @@ proptest! {
             prop_assert_eq!(slide.left, left);
             for page in &expected {
                 let next = list.iter_from(list.position()).find(|(_, e)| e.key == *page).map(|(s, _)| s);
-                prop_assert_eq!(window.find_from(*page, list.position()), next);
+                prop_assert_eq!(window.find_from(&list, *page, list.position()), next);
             }
             previous = expected;
         }

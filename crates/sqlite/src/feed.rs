@@ -241,9 +241,10 @@ fn config(fd: RawFd) -> Config {
 /// it fits, `conservative` (Cao et al. section 2.4: Belady's MIN run ahead on the list, each replacement
 /// issued once it does no harm) when it does not. An index scan of a database larger than memory reads
 /// table pages again and again; MIN keeps the pages read again soonest, and a list long enough to show
-/// it: the planner's entries cost at most 200 bytes (`plan::ENTRY_COST_BYTES`) and a conservative list
-/// may take 1/3 of the memory (`plan::CONSERVATIVE_LIST_MEMORY_SHARE`), so about 7.6 budgets of list
-/// (1.09-1.10M pages against 1.22-1.25M with the 2.8 budgets of 1/8, on the scan below). Measured with the 1 GiB database (`SELECT * FROM customer ORDER BY c_zip`, cold,
+/// it: the planner's memory is bounded per entry and per budget page (`plan::ENTRY_COST_BYTES`,
+/// `plan::BUDGET_PAGE_COST_BYTES`) and a conservative planner may take 1/3 of the memory
+/// (`plan::CONSERVATIVE_LIST_MEMORY_SHARE`), so about 19 budgets of list (7.6 when 200 bytes an entry
+/// were charged: 1.09-1.10M pages against 1.22-1.25M with the 2.8 budgets of 1/8, on the scan below). Measured with the 1 GiB database (`SELECT * FROM customer ORDER BY c_zip`, cold,
 /// memory cgroup of 1/4, three runs each, alternated): conservative 1.26-1.28M pages in 15.9-17.4 s
 /// (median 16.3), aggressive 1.35-1.38M in 16.0-17.3 s (median 16.1); window 6.04 GB in 23.5-23.7 s
 /// earlier; stock 86-142 s, 1.60M pages; the optimum 0.72M. (Charged 320 bytes an entry, conservative's

@@ -115,7 +115,7 @@ impl Prefetcher for Reorder {
         let mut fetch = Vec::new();
         if position >= plan.buffer_end {
             let window = Window::select(&plan.list, buffer_pages);
-            let pages = window.pages();
+            let pages = window.pages(&plan.list);
             let head = match sweep {
                 Sweep::Buffer => PageKey { fd: 0, page: 0 },
                 Sweep::Continuous => plan.head,
