@@ -182,6 +182,15 @@ impl Held {
         true
     }
 
+    /// Forgets a page kept by [`Held::fetch`] whose advice has not been
+    /// issued: it was never read, so it counts as neither fetched nor
+    /// dropped.
+    pub fn cancel(&mut self, key: PageKey) {
+        if let Ok(entry) = self.pages.find_entry(hash(key), |page| page.key() == key) {
+            entry.remove();
+        }
+    }
+
     /// Drops the oldest infill page, else the oldest stale one; returns it.
     pub fn drop_first_unneeded(&mut self) -> Option<PageKey> {
         for role in [Role::Infill, Role::Stale] {

@@ -1023,19 +1023,23 @@ impl Planner {
         // moves every round with the memory cgroup's active pages, and a
         // restart dropped MIN's long-kept pages each time (0.9-2.6 M pages
         // advised and dropped unused on the 1 GiB SQLite scan in 1/4).
-        let restart = self.list_replaced
+        let mut restart = self.list_replaced
             || self.min.cursor() < position
             || window.end < self.min.indexed_to()
             || self.min.capacity() > budget_pages;
         self.list_replaced = false;
         if !restart {
-            let over =
-                (self.min.capacity() + self.min.fetched_ahead()).saturating_sub(budget_pages);
+            let planned = self.min.capacity() + self.min.fetched_ahead();
+            let over = planned.max(self.held.len()).saturating_sub(budget_pages);
             for key in self.min.give_back(over) {
                 if self.held.drop_page(key) {
                     drops.push(key);
                 }
             }
+            // Infill pages sit in MIN's cache beyond its capacity: when
+            // the reserve alone cannot absorb the cut, MIN starts over
+            // from the held pages and discards down to its capacity.
+            restart = self.held.len() > budget_pages;
         }
         if restart {
             let held: Vec<(PageKey, bool)> = self
@@ -1083,6 +1087,14 @@ impl Planner {
             if self.held.fetch(page, Role::Listed) {
                 wanted.push(page);
             }
+        }
+        // MIN's cache can count pages the plan no longer keeps (given
+        // back, or evicted by the kernel), so its replacements may bring
+        // more than they drop: the fetches needed last wait for a later
+        // round rather than take the plan beyond its budget.
+        while self.held.len() > budget_pages {
+            let Some(page) = wanted.pop() else { break };
+            self.held.cancel(page);
         }
         // A page dropped and fetched again in one batch stays; one fetched
         // and dropped again is not read at all.
