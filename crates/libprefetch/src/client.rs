@@ -750,24 +750,18 @@ mod tests {
 
     #[test]
     fn a_conservative_client_may_hold_a_longer_list() {
-        let client = Client::register(
-            Config {
-                schedule: Schedule::Conservative,
+        let with_schedule = |schedule| {
+            let config = Config {
+                schedule,
                 max_budget_bytes: Some(8 << 20),
                 ..Config::default()
-            },
-            |_: &Client, _: CallbackInfo| {},
-        )
-        .unwrap();
-        let window = Client::register(
-            Config {
-                schedule: Schedule::Window,
-                max_budget_bytes: Some(8 << 20),
-                ..Config::default()
-            },
-            |_: &Client, _: CallbackInfo| {},
-        )
-        .unwrap();
+            };
+            Client::register(config, |_: &Client, _: CallbackInfo| {}).unwrap()
+        };
+        let (client, window) = (
+            with_schedule(Schedule::Conservative),
+            with_schedule(Schedule::Window),
+        );
         let entries: Vec<AccessEntry> = (0..100_000u64)
             .map(|page| AccessEntry {
                 offset: page * 4096,

@@ -172,23 +172,28 @@ impl Held {
 
     /// Forgets `key`; returns true if it was held (so the caller drops it).
     pub fn drop_page(&mut self, key: PageKey) -> bool {
-        let Ok(entry) = self.pages.find_entry(hash(key), |page| page.key() == key) else {
+        let Some(page) = self.remove(key) else {
             return false;
         };
-        let (page, _) = entry.remove();
         if page.fetched && !page.used {
             self.stats.prefetched_unused_dropped += 1;
         }
         true
     }
 
+    fn remove(&mut self, key: PageKey) -> Option<HeldPage> {
+        let entry = self
+            .pages
+            .find_entry(hash(key), |page| page.key() == key)
+            .ok()?;
+        Some(entry.remove().0)
+    }
+
     /// Forgets a page kept by [`Held::fetch`] whose advice has not been
     /// issued: it was never read, so it counts as neither fetched nor
     /// dropped.
     pub fn cancel(&mut self, key: PageKey) {
-        if let Ok(entry) = self.pages.find_entry(hash(key), |page| page.key() == key) {
-            entry.remove();
-        }
+        self.remove(key);
     }
 
     /// Drops the oldest infill page, else the oldest stale one; returns it.

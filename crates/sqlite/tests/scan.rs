@@ -213,14 +213,21 @@ fn planner_follows_the_file_after_a_write() {
         .all(|e| e.offset < fresh.db.page_count() as u64 * u64::from(PAGE_SIZE)));
 }
 
-#[test]
-fn a_stretch_the_full_list_took_only_part_of_continues_where_it_stopped() {
-    let f = fixture(30_000);
+/// A planner whose scan of the index has started: the first leaf read (nothing listed), then the
+/// second (the list set); returns it with that list.
+fn scan_from_the_first_leaf(f: &Fixture) -> (ScanPlanner, Vec<Entry>) {
     let mut p = planner(&f.path);
     assert_eq!(p.plan(None, offset(f.leaves[0].page)), Plan::Keep);
     let Plan::Set(list) = p.plan(Some(offset(f.leaves[0].page)), offset(f.leaves[1].page)) else {
         panic!("reading an index's second leaf must set a list");
     };
+    (p, list)
+}
+
+#[test]
+fn a_stretch_the_full_list_took_only_part_of_continues_where_it_stopped() {
+    let f = fixture(30_000);
+    let (mut p, list) = scan_from_the_first_leaf(&f);
     let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
     let Plan::Append(more) = p.plan(Some(offset(f.leaves[2].page)), table_page) else {
         panic!("a table read behind a mark must extend the list");
@@ -249,11 +256,7 @@ fn a_stretch_the_full_list_took_only_part_of_continues_where_it_stopped() {
 #[test]
 fn a_long_scan_keeps_table_pages_only_from_the_applications_leaf_on() {
     let f = fixture(30_000);
-    let mut p = planner(&f.path);
-    assert_eq!(p.plan(None, offset(f.leaves[0].page)), Plan::Keep);
-    let Plan::Set(list) = p.plan(Some(offset(f.leaves[0].page)), offset(f.leaves[1].page)) else {
-        panic!("reading an index's second leaf must set a list");
-    };
+    let (mut p, list) = scan_from_the_first_leaf(&f);
     let mut listed_end = 1 + FIRST_LOOKAHEAD;
     let mut listed = list.len();
     let mut extended = 0;
