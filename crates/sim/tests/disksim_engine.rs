@@ -137,15 +137,19 @@ fn a_scheduler_may_keep_the_disk_idle_until_a_time() {
     use sim::disksim::engine::{run, Parts};
     use sim::disksim::prefetch::none::NoPrefetch;
     use sim::disksim::replace::clock::Clock;
+    use sim::disksim::Paired;
     let workload = two_files(vec![vec![Step::at(0, 0)]]);
     let mut model = disk::model_from_name("fixed:10").unwrap();
     let mut scheduler = HoldUntil {
         hold_until: ms(5),
         queue: Default::default(),
     };
-    let parts = Parts {
+    let mut policy = Paired {
         replacement: &mut Clock::default(),
         prefetcher: &mut NoPrefetch,
+    };
+    let parts = Parts {
+        policy: &mut policy,
         scheduler: &mut scheduler,
         model: model.as_mut(),
     };

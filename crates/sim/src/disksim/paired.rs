@@ -1,0 +1,75 @@
+//! A replacement policy and a prefetcher joined into the one [`Policy`] the loop drives: how
+//! DULO, Linux read-ahead, TR840's AP, CP and CPEM, and libprefetch's reorder buffer and
+//! planner run (each is a line of the catalog naming its two parts).
+//!
+//! The pair decides at each reference: the replacement order hears of hits and insertions and
+//! chooses victims, the prefetcher names the ranges to queue. The prefetcher is told the
+//! replacement's prefetch-cache ceiling (CPEM, TR840 section 4) with every access.
+//!
+//! Deviations: none.
+
+use std::time::Duration;
+
+use super::prefetch::{Access, FetchRange, Prefetcher};
+use super::replace::{Replacement, Touch};
+use super::workload::{DiskBlock, FileBlock};
+use crate::Policy;
+
+/// A replacement policy and a prefetcher, borrowed for one run (their owner reads their
+/// counters afterwards).
+pub struct Paired<'a> {
+    /// Which cached block leaves.
+    pub replacement: &'a mut dyn Replacement,
+    /// What to fetch besides demand misses.
+    pub prefetcher: &'a mut dyn Prefetcher,
+}
+
+impl Policy for Paired<'_> {
+    fn decides_at_idle(&self) -> bool {
+        false
+    }
+
+    fn on_hit(&mut self, block: DiskBlock, how: Touch) {
+        self.replacement.on_hit(block, how);
+    }
+
+    fn on_insert(&mut self, block: DiskBlock, how: Touch) {
+        self.replacement.on_insert(block, how);
+    }
+
+    fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
+        self.replacement.evict(now)
+    }
+
+    fn remove(&mut self, block: DiskBlock) -> bool {
+        self.replacement.remove(block)
+    }
+
+    fn order(&self) -> Vec<DiskBlock> {
+        self.replacement.order()
+    }
+
+    fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
+        let access = Access {
+            prefetch_ceiling: self.replacement.prefetch_ceiling(),
+            ..*access
+        };
+        self.prefetcher.on_access(&access)
+    }
+
+    fn drops(&mut self) -> Vec<FetchRange> {
+        self.prefetcher.drops()
+    }
+
+    fn on_evict(&mut self, block: FileBlock, unused: bool) {
+        self.prefetcher.on_evict(block, unused);
+    }
+
+    fn on_stream_end(&mut self, stream: usize) {
+        self.prefetcher.on_stream_end(stream);
+    }
+
+    fn on_served(&mut self, request: &disk::Request, seek_bytes: Option<u64>) {
+        self.prefetcher.on_served(request, seek_bytes);
+    }
+}
