@@ -488,6 +488,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
                 found,
                 now,
                 active_streams: self.active,
+                // A replacement's own setting: the pair fills it in (`Paired::on_access`).
                 prefetch_ceiling: None,
             };
             let ranges = self.parts.policy.on_access(&access);

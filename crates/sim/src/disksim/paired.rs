@@ -73,3 +73,72 @@ impl Policy for Paired<'_> {
         self.prefetcher.on_served(request, seek_bytes);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::disksim::replace::lru::Lru;
+
+    /// CPEM's stand-in: a replacement order with a prefetch-cache ceiling.
+    struct Ceiling(Lru);
+
+    impl Replacement for Ceiling {
+        fn on_hit(&mut self, block: DiskBlock, how: Touch) {
+            self.0.on_hit(block, how);
+        }
+        fn on_insert(&mut self, block: DiskBlock, how: Touch) {
+            self.0.on_insert(block, how);
+        }
+        fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
+            self.0.evict(now)
+        }
+        fn order(&self) -> Vec<DiskBlock> {
+            self.0.order()
+        }
+        fn prefetch_ceiling(&self) -> Option<usize> {
+            Some(7)
+        }
+    }
+
+    /// Remembers the ceiling of each access it is shown.
+    #[derive(Default)]
+    struct Ceilings(Vec<Option<usize>>);
+
+    impl Prefetcher for Ceilings {
+        fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
+            self.0.push(access.prefetch_ceiling);
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn the_prefetcher_is_told_its_replacements_ceiling_and_the_order_is_the_replacements() {
+        let mut replacement = Ceiling(Lru::default());
+        let mut prefetcher = Ceilings::default();
+        let mut paired = Paired {
+            replacement: &mut replacement,
+            prefetcher: &mut prefetcher,
+        };
+        let touch = Touch {
+            stream: 0,
+            now: Duration::ZERO,
+            prefetched: false,
+        };
+        paired.on_insert(4, touch);
+        paired.on_insert(9, touch);
+        let access = Access {
+            stream: 0,
+            block: FileBlock { file: 0, block: 4 },
+            found: true,
+            now: Duration::ZERO,
+            active_streams: 1,
+            prefetch_ceiling: None,
+        };
+        paired.on_hit(4, touch);
+        assert!(paired.on_access(&access).is_empty());
+        assert!(!paired.decides_at_idle());
+        assert_eq!(paired.order(), vec![4, 9]);
+        assert_eq!(paired.evict(Duration::ZERO), Some(9));
+        assert_eq!(prefetcher.0, vec![Some(7)]);
+    }
+}
