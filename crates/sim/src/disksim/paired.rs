@@ -6,6 +6,11 @@
 //! chooses victims, the prefetcher names the ranges to queue. The prefetcher is told the
 //! replacement's prefetch-cache ceiling (CPEM, TR840 section 4) with every access.
 //!
+//! Why one pairing type over trait objects rather than a `Paired<R, P>` generic in its parts:
+//! the catalog builds the parts by name (boxed), an experiment reads its replacement's counters
+//! after the run (TR840's thrashing count), and the loop calls a policy through one pointer
+//! whatever its kind, so a generic pair would gain no inlining.
+//!
 //! Deviations: none.
 
 use std::time::Duration;
