@@ -344,6 +344,8 @@ struct Engine<'w, 'p, 'f, P> {
     streams: Vec<StreamState>,
     active: usize,
     events: Events,
+    /// Requests the device serves at once (its parallelism, at least 1).
+    slots: usize,
     busy_slots: usize,
     timer: Option<Duration>,
     last_end: Option<u64>,
@@ -365,6 +367,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         let layout = program.layout();
         let at_idle = parts.policy.decides_at_idle();
         let demand_only = at_idle && parts.policy.demand_only();
+        let slots = parts.model.parallelism().max(1);
         Engine {
             program,
             layout,
@@ -381,6 +384,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
             streams: Vec::new(),
             active: 0,
             events: Events::default(),
+            slots,
             busy_slots: 0,
             timer: None,
             last_end: None,
@@ -766,7 +770,11 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
                 let unused = entry.unused_prefetch();
                 self.metrics.unused_prefetches += u64::from(unused);
                 self.unreferenced -= usize::from(unused);
-                if let Some(file_block) = self.files.file_block(victim) {
+                let file_block = match self.at_idle {
+                    true => None,
+                    false => self.files.file_block(victim),
+                };
+                if let Some(file_block) = file_block {
                     self.parts.policy.on_evict(file_block, unused);
                 }
             }
@@ -778,7 +786,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
 
     /// Starts requests while the disk has a free actuator and the scheduler offers one.
     fn kick_disk(&mut self, now: Duration) {
-        while self.busy_slots < self.parts.model.parallelism().max(1) {
+        while self.busy_slots < self.slots {
             match self.parts.scheduler.dispatch(self.parts.model.head(), now) {
                 Dispatch::Serve(request) => self.serve(now, request),
                 Dispatch::WaitUntil(at) => {
@@ -883,7 +891,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
 
     /// Whether the device can start another request now.
     fn device_idle(&self) -> bool {
-        self.busy_slots < self.parts.model.parallelism().max(1)
+        self.busy_slots < self.slots
     }
 
     /// Decisions at idle (Cao's model, for the reference `stream` is at, at `now`): serve it
@@ -960,7 +968,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
             && self.events.is_empty()
             && self.timer.is_none()
             && self.config.time_limit.is_none()
-            && self.parts.model.parallelism() == 1
+            && self.slots == 1
             && self.parts.scheduler.serves_at_once()
     }
 

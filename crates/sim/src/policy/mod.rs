@@ -193,7 +193,8 @@ pub trait Policy {
         Vec::new()
     }
 
-    /// A block left the cache; `unused` if it was prefetched and never referenced.
+    /// Decisions at each reference: a block left the cache; `unused` if it was prefetched and
+    /// never referenced.
     fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
 
     /// A stream issued its last reference.
