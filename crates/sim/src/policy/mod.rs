@@ -35,9 +35,8 @@
 //! The loop rejects decisions Cao's model forbids (two fetches at once, evicting a block that
 //! is not cached, overfilling the cache). Adding a policy: write `policy/NAME.rs` with a
 //! `pub const INFO: PolicyInfo`, declare the module below and give it its line in
-//! [`crate::catalog::CATALOG`]. A policy that is
-//! a replacement order plus a prefetch rule (the LRU and MIN families) is a
-//! `compose::Composed` of the two.
+//! [`crate::catalog::CATALOG`]. A policy that is a replacement order plus a prefetch rule (the
+//! LRU and MIN families) is a `compose::Composed` of the two.
 
 use std::time::Duration;
 
@@ -74,7 +73,6 @@ pub struct Fetch {
 /// use std::collections::VecDeque;
 /// use sim::cache::Block;
 /// use sim::policy::Ctx;
-/// use sim::future::Pos;
 /// use sim::policy::{Policy, PolicyInfo};
 /// use sim::trace::Reference;
 /// use sim::{run_stream, RunSetup};
@@ -154,7 +152,8 @@ pub trait Policy {
         false
     }
 
-    /// Decisions at each reference: a cached (or in-flight) block was referenced.
+    /// A cached (or in-flight) block was referenced; told to every policy (a pair's
+    /// replacement order keeps recency with it).
     fn on_hit(&mut self, _block: DiskBlock, _how: Touch) {}
 
     /// A block entered the cache (the loop has made room); told to every policy.
