@@ -2,13 +2,13 @@
 //! the devices they run on ([`Device`]): what `prefetch sim --policy NAME[:key=value,...]
 //! --device DEVICE` names, and `prefetch sim --list` prints.
 //!
-//! One loop runs them all, the disk-timed event loop ([`crate::disksim`]), and policies come in
-//! two kinds. Cao et al.'s policies, and the demand-paging baselines LRU, FIFO and CLOCK,
-//! implement [`crate::Policy`] (decisions at every opportunity, the future at hand) and run
-//! through [`crate::disksim::cao`] (decisions when the device is idle, Cao's fetch device);
-//! DULO, Linux read-ahead, TR840's AP, CP and CPEM, and libprefetch's reorder buffer and
-//! planner are a replacement policy plus a prefetcher. Either kind runs on either kind of
-//! device:
+//! One loop runs them all, the disk-timed event loop ([`crate::disksim`]), through one
+//! interface, [`crate::Policy`], which policies implement in one of two ways. Cao et al.'s
+//! policies, and the demand-paging baselines LRU, FIFO and CLOCK, decide every fetch when the
+//! device is idle (the future at hand, Cao's fetch device, [`crate::disksim::cao`]); DULO,
+//! Linux read-ahead, TR840's AP, CP and CPEM, and libprefetch's reorder buffer and planner
+//! decide at each reference, as a replacement policy plus a prefetcher joined by
+//! [`crate::disksim::Paired`]. Either kind runs on either kind of device:
 //!
 //! - `unit:F` (Cao's simplified model): a reference takes one time unit, a fetch F units. For a
 //!   replacement and prefetcher this is a disk whose every request costs F units, whatever its
@@ -29,10 +29,9 @@
 //! part that takes them, whose own constructor checks their keys and values when a run builds
 //! it.
 //!
-//! Deviations: the two kinds are not yet one policy interface, so a policy of one kind cannot
-//! be combined with the other's parts (e.g. Cao's `aggressive` replacement with a read-ahead
-//! prefetcher), and Cao's policies give a disk model one one-block request at a time without
-//! its scheduler.
+//! Deviations: a policy deciding at idle cannot be combined with the other kind's parts (e.g.
+//! Cao's `aggressive` replacement with a read-ahead prefetcher), and Cao's policies give a disk
+//! model one one-block request at a time without its scheduler.
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -42,7 +41,7 @@ use crate::disksim::engine::{run, EngineConfig, Parts};
 use crate::disksim::iosched::io_scheduler_from_name;
 use crate::disksim::prefetch::{prefetcher_from, PrefetchSetup};
 use crate::disksim::replace::{replacement_from, CacheGeometry};
-use crate::disksim::{PolicySpec, Workload};
+use crate::disksim::{Paired, PolicySpec, Workload};
 use crate::metrics::Metrics;
 use crate::policy::{self, PolicyInfo};
 use crate::time::{DiskFetch, Time};
@@ -482,9 +481,12 @@ pub(crate) fn run_parts(
         hit_time: tick,
         ..EngineConfig::with_cache(capacity)
     };
-    let parts = Parts {
+    let mut policy = Paired {
         replacement: replacement.as_mut(),
         prefetcher: prefetcher.as_mut(),
+    };
+    let parts = Parts {
+        policy: &mut policy,
         scheduler: scheduler.as_mut(),
         model: model.as_mut(),
     };

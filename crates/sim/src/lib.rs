@@ -18,11 +18,12 @@
 //! - [`refstring`]: a trace read once into dense block ids, shared by the runs of a sweep;
 //!   [`future`]: that string with O(n)-precomputed next references.
 //! - [`disksim`]: the one event loop (many streams, an I/O scheduler, a disk model) where
-//!   every policy runs: Cao's through [`disksim::cao`], which offers the policy every
-//!   opportunity when the device is idle (rule 4); DULO, competitive prefetching and
-//!   libprefetch's reorder buffer as a replacement policy plus a prefetcher, judged by time
-//!   on disk.
-//! - [`policy`]: the [`Policy`] trait and Cao's policies, one file each.
+//!   every policy runs: Cao's offered every opportunity when the device is idle (rule 4, their
+//!   programs and device in [`disksim::cao`]); DULO, competitive prefetching and
+//!   libprefetch's reorder buffer as a replacement policy plus a prefetcher
+//!   ([`disksim::Paired`]), judged by time on disk.
+//! - [`policy`]: the [`Policy`] trait, the one interface the loop drives, and Cao's policies,
+//!   one file each.
 //! - [`trace`], [`workload`]: where references come from.
 //! - [`catalog`]: every policy in one table (`prefetch sim --list`), and the devices
 //!   (`unit:F`, disk models); [`sweep`]: any policies, caches, devices and traces, in

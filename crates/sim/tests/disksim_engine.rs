@@ -1,7 +1,8 @@
 //! The disk-timed engine's timing rules, each checked on a case small enough to work by hand:
 //! streams share one disk in FIFO order, think time delays the next reference, a reference to a
 //! block still in flight waits for that request, a time limit cuts a closed loop, and a
-//! scheduler may hold the disk idle until a time.
+//! scheduler may hold the disk idle until a time; a policy deciding at idle needs a reference
+//! string, not a workload.
 
 use std::time::Duration;
 
@@ -137,19 +138,46 @@ fn a_scheduler_may_keep_the_disk_idle_until_a_time() {
     use sim::disksim::engine::{run, Parts};
     use sim::disksim::prefetch::none::NoPrefetch;
     use sim::disksim::replace::clock::Clock;
+    use sim::disksim::Paired;
     let workload = two_files(vec![vec![Step::at(0, 0)]]);
     let mut model = disk::model_from_name("fixed:10").unwrap();
     let mut scheduler = HoldUntil {
         hold_until: ms(5),
         queue: Default::default(),
     };
-    let parts = Parts {
+    let mut policy = Paired {
         replacement: &mut Clock::default(),
         prefetcher: &mut NoPrefetch,
+    };
+    let parts = Parts {
+        policy: &mut policy,
         scheduler: &mut scheduler,
         model: model.as_mut(),
     };
     let m = run(&workload, EngineConfig::with_cache(4), parts, &mut |_| {}).unwrap();
     assert_eq!(m.elapsed, nanos(ms(15)));
     assert_eq!(m.disk.busy, nanos(ms(10)));
+}
+
+/// A policy deciding at idle, as Cao's do (the trait's default), that never prefetches.
+struct DemandAtIdle;
+
+impl sim::Policy for DemandAtIdle {}
+
+#[test]
+fn a_policy_deciding_at_idle_is_refused_a_workload() {
+    use sim::disksim::engine::{run, Parts};
+    let workload = two_files(vec![vec![Step::at(0, 0)]]);
+    let mut model = disk::model_from_name("fixed:10").unwrap();
+    let mut scheduler = sim::disksim::Plain(disk::scheduler_from_name("fifo").unwrap());
+    let parts = Parts {
+        policy: &mut DemandAtIdle,
+        scheduler: &mut scheduler,
+        model: model.as_mut(),
+    };
+    let refused = run(&workload, EngineConfig::with_cache(4), parts, &mut |_| {});
+    assert!(
+        matches!(&refused, Err(SimError::Config(m)) if m.contains("reference string")),
+        "{refused:?}"
+    );
 }

@@ -10,7 +10,7 @@ use sim::disksim::engine::{run, Parts};
 use sim::disksim::iosched::Plain;
 use sim::disksim::prefetch::{prefetcher_from, PrefetchSetup};
 use sim::disksim::replace::{replacement_from, CacheGeometry};
-use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::disksim::{EngineConfig, Layout, Paired, PolicySpec, Step, Workload};
 
 const REPLACEMENTS: [&str; 3] = ["clock", "lru", "dulo:bank=16K,evict=32K"];
 const PREFETCHERS: [&str; 4] = [
@@ -49,14 +49,14 @@ proptest! {
         let mut scheduler = Plain(disk::scheduler_from_name("clook").unwrap());
         let mut model = disk::model_from_name("hitachi-18zx").unwrap();
         let mut violations = Vec::new();
+        let mut paired = Paired { replacement: policy.as_mut(), prefetcher: prefetch.as_mut() };
         let parts = Parts {
-            replacement: policy.as_mut(),
-            prefetcher: prefetch.as_mut(),
+            policy: &mut paired,
             scheduler: &mut scheduler,
             model: model.as_mut(),
         };
         let m = run(&workload, EngineConfig::with_cache(cache), parts, &mut |seen| {
-            let order = seen.replacement.order();
+            let order = seen.policy.order();
             let unique: BTreeSet<_> = order.iter().collect();
             if order.len() > cache || unique.len() != order.len() {
                 violations.push((seen.stream, seen.index, order.len()));

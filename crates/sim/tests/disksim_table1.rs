@@ -11,7 +11,7 @@ use sim::disksim::engine::{run, Parts};
 use sim::disksim::iosched::Plain;
 use sim::disksim::prefetch::readahead::ReadAhead;
 use sim::disksim::replace::{replacement_from, CacheGeometry};
-use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::disksim::{EngineConfig, Layout, Paired, PolicySpec, Step, Workload};
 use sim::metrics::nanos;
 use sim::Metrics;
 
@@ -119,14 +119,17 @@ fn run_table(replacement: &str) -> Trace {
     let mut scheduler = Plain(disk::scheduler_from_name("fifo").unwrap());
     let mut model = disk::model_from_name("fixed:9.5").unwrap();
     let mut rows = Vec::new();
-    let parts = Parts {
+    let mut paired = Paired {
         replacement: policy.as_mut(),
         prefetcher: &mut prefetcher,
+    };
+    let parts = Parts {
+        policy: &mut paired,
         scheduler: &mut scheduler,
         model: model.as_mut(),
     };
     let metrics = run(&workload, EngineConfig::with_cache(8), parts, &mut |seen| {
-        let order = seen.replacement.order();
+        let order = seen.policy.order();
         let names = order
             .iter()
             .map(|&b| name_of(&workload.layout, b))

@@ -1,15 +1,14 @@
-//! Cao et al.'s policies on the disk-timed loop, the one event loop of the simulator: an
-//! adapter that drives a [`Policy`] through the loop's replacement and prefetching seams
-//! ([`crate::runner`] runs every Cao policy through it).
+//! Runs of Cao et al.'s policies on the disk-timed loop, the one event loop of the simulator
+//! ([`crate::runner`] builds every run of a Cao policy here): the program of a reference
+//! string or of a streamed trace, and Cao's fetch device.
 //!
 //! Cao, Felten, Karlin and Li, SIGMETRICS'95, sections 2.1-2.2: one program, one fetch at a
 //! time (or a few, the device serving as many at once), and the fetch and its victim decided
-//! when the disk is idle (rule 4: at each reference and each completion). The loop runs the
-//! adapter's prefetcher in that mode ([`Prefetcher::decides_at_idle`]); the policy speaks
-//! dense block ids and reads the loop's own cache (one copy: where each block is, the free
-//! slots, the unreferenced prefetches), handed to each hook. The loop's disk blocks are the
-//! policy's dense ids, so a block passes between the two without a lookup; the device is
-//! given the trace's block number of each fetch (OBL's "next block" is the next trace number).
+//! when the disk is idle (rule 4: at each reference and each completion). The loop drives the
+//! policy itself ([`crate::Policy::decides_at_idle`]), numbering the blocks densely: the loop's
+//! disk blocks are the policy's dense ids, so a block passes between the two without a
+//! lookup; the device is given the trace's block number of each fetch (OBL's "next block" is
+//! the next trace number).
 //!
 //! A trace is read in place, as a reference string in memory ([`crate::runner::run_string`])
 //! or streamed from its reader a few references ahead of the loop
@@ -23,24 +22,21 @@
 //! Deviations: on a string in memory, a policy that names more new blocks than the string has
 //! distinct ones is refused the prefetches past them (OBL names at most one a block); the
 //! policy's view of the cache does not tell when a fetch in flight will complete (no policy
-//! asks); the loop, not the adapter, checks that a fetch starts only with a fetch slot free.
+//! asks); the loop checks that a fetch starts only with a fetch slot free.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::engine::{run_program, EngineConfig, Parts, Program, LOOKAHEAD};
+use super::engine::{file_block, run_program, EngineConfig, Parts, Program, Sight, LOOKAHEAD};
 use super::iosched::io_scheduler_from_name;
-use super::prefetch::{Access, FetchRange, Idle, Prefetcher};
-use super::replace::{Replacement, Touch};
-use super::workload::{DiskBlock, FileBlock, Layout, Step};
-use crate::cache::{Block, CacheView, Interner};
+use super::workload::{FileBlock, Layout, Step};
+use crate::cache::{Block, Interner};
 use crate::future::{Future, Oracle, Pos};
 use crate::metrics::{nanos, Metrics, Requests};
-use crate::policy::{Ctx, Fetch, Policy};
+use crate::policy::Policy;
 use crate::refstring::RefString;
 use crate::runner::RunSetup;
 use crate::time::{FetchDevice, ReferenceTime, Time};
@@ -78,15 +74,12 @@ impl<'r> Run<'r> {
             return Err(no_timestamps());
         }
         let blocks = (string.distinct() as u64 + self.initial.len() as u64) * 2 + 1;
-        let layout = self.layout(blocks)?;
         let program = StringProgram {
             string,
-            layout,
+            layout: self.layout(blocks)?,
             realistic,
         };
-        let (setup, initial) = (self.setup, self.initial);
-        let state = self.state(policy, Some(string), blocks);
-        run_with(&program, &state, setup, initial)
+        self.run(&program, policy)
     }
 
     /// Runs `policy` over `references`, read as the loop reaches them.
@@ -98,15 +91,9 @@ impl<'r> Run<'r> {
     where
         I: Iterator<Item = Result<Reference, TraceError>>,
     {
-        let realistic = self.realistic();
-        let blocks = u64::from(Block::MAX);
-        let layout = self.layout(blocks)?;
-        let (setup, initial) = (self.setup, self.initial);
-        let state = self.state(policy, None, blocks);
         let program = StreamProgram {
-            layout,
-            realistic,
-            state: Rc::clone(&state),
+            layout: self.layout(u64::from(Block::MAX))?,
+            realistic: self.realistic(),
             window: RefCell::new(Window {
                 references,
                 read: VecDeque::new(),
@@ -116,7 +103,7 @@ impl<'r> Run<'r> {
                 most_blocks: crate::memory::most_blocks(),
             }),
         };
-        let metrics = run_with(&program, &state, setup, initial);
+        let metrics = self.run(&program, policy);
         match program.window.into_inner().error {
             Some(error) => Err(error),
             None => metrics,
@@ -138,70 +125,46 @@ impl<'r> Run<'r> {
         Ok(Layout::contiguous(&[blocks], 0, block_size))
     }
 
-    fn state<'p>(
-        self,
-        policy: &'p mut dyn Policy,
-        string: Option<&'r RefString>,
-        layout_blocks: u64,
-    ) -> Rc<RefCell<State<'r, 'p>>> {
-        let device = self.setup.timing.device();
-        Rc::new(RefCell::new(State {
-            started: Arc::new(AtomicU64::new(0)),
-            addressed: device.addressed(),
-            name: self.name,
-            demand_only: policy.demand_only(),
+    /// Runs `program` with `policy` deciding, on Cao's device for the setup, the initial
+    /// blocks cached at the start.
+    fn run<P: Program>(self, program: &P, policy: &mut dyn Policy) -> Result<Metrics, SimError> {
+        let setup = self.setup;
+        let cached: Vec<FileBlock> = self.initial.iter().map(|&id| file_block(id)).collect();
+        let device = setup.timing.device();
+        let started = Arc::new(AtomicU64::new(0));
+        let sight = Sight::new(
+            self.name,
+            self.ids,
+            self.future.map(Oracle::new),
+            device.addressed().then(|| Arc::clone(&started)),
+        );
+        let mut model = Parallel {
+            device,
+            depth: setup.depth,
+            started,
+        };
+        let mut scheduler = io_scheduler_from_name("fifo")?;
+        let parts = Parts {
             policy,
-            ids: self.ids,
-            oracle: self.future.map(Oracle::new),
-            layout_blocks,
-            string,
-            now: 0,
-            cursor: 0,
-            victim: None,
-            error: None,
-        }))
+            scheduler: scheduler.as_mut(),
+            model: &mut model,
+        };
+        let hit_time = match setup.timing.reference {
+            ReferenceTime::Uniform(t) => Duration::from_nanos(t),
+            ReferenceTime::FromTrace => Duration::ZERO,
+        };
+        let config = EngineConfig {
+            hit_time,
+            ..EngineConfig::with_cache(setup.capacity)
+        };
+        let metrics = run_program(program, config, parts, sight, &cached, &mut |_| {})?;
+        // Cao's model has no disk geometry: its one-block requests in dense ids have no seek
+        // distances worth reporting (a disk model times them on trace block numbers).
+        Ok(Metrics {
+            disk: Requests::default(),
+            ..metrics.in_ticks_of(nanos(TICK))
+        })
     }
-}
-
-/// Runs `program` with the policy of `state` deciding, on Cao's device for `setup`, the
-/// blocks of `initial` cached at the start.
-fn run_with<P: Program>(
-    program: &P,
-    state: &Rc<RefCell<State<'_, '_>>>,
-    setup: &RunSetup,
-    initial: &[Block],
-) -> Result<Metrics, SimError> {
-    let cached: Vec<FileBlock> = initial.iter().map(|&id| file_block(id)).collect();
-    let mut model = Parallel {
-        device: setup.timing.device(),
-        depth: setup.depth,
-        started: Arc::clone(&state.borrow().started),
-    };
-    let mut scheduler = io_scheduler_from_name("fifo")?;
-    let parts = Parts {
-        replacement: &mut Victims(Rc::clone(state)),
-        prefetcher: &mut Decisions(Rc::clone(state)),
-        scheduler: scheduler.as_mut(),
-        model: &mut model,
-    };
-    let hit_time = match setup.timing.reference {
-        ReferenceTime::Uniform(t) => Duration::from_nanos(t),
-        ReferenceTime::FromTrace => Duration::ZERO,
-    };
-    let config = EngineConfig {
-        hit_time,
-        ..EngineConfig::with_cache(setup.capacity)
-    };
-    let metrics = run_program(program, config, parts, &cached, &mut |_| {})?;
-    if let Some(error) = state.borrow_mut().error.take() {
-        return Err(error);
-    }
-    // Cao's model has no disk geometry: its one-block requests in dense ids have no seek
-    // distances worth reporting (a disk model times them on trace block numbers).
-    Ok(Metrics {
-        disk: Requests::default(),
-        ..metrics.in_ticks_of(nanos(TICK))
-    })
 }
 
 fn no_timestamps() -> SimError {
@@ -245,7 +208,7 @@ impl Program for StringProgram<'_> {
         true
     }
 
-    fn step(&self, _stream: usize, index: usize) -> Option<Step> {
+    fn step(&self, _stream: usize, index: usize, _ids: &mut Interner) -> Option<Step> {
         if index >= self.string.len() {
             return None;
         }
@@ -267,12 +230,10 @@ impl Program for StringProgram<'_> {
 
 /// The program of a streamed trace: one stream over one file as large as dense ids can number
 /// (the distinct blocks are not known ahead), its references read from the trace as the loop
-/// asks for them and numbered in the run's block numbering, the policy's.
-struct StreamProgram<'r, 'p, I> {
+/// asks for them and numbered in the run's block numbering, the loop's.
+struct StreamProgram<I> {
     layout: Layout,
     realistic: bool,
-    /// The policy's state, whose block numbering the references are numbered in.
-    state: Rc<RefCell<State<'r, 'p>>>,
     window: RefCell<Window<I>>,
 }
 
@@ -299,14 +260,8 @@ const READ_AHEAD: usize = 64;
 impl<I: Iterator<Item = Result<Reference, TraceError>>> Window<I> {
     /// Reference `index`, reading up to it (and [`READ_AHEAD`] past it); `None` past the
     /// trace's end.
-    fn get(
-        &mut self,
-        index: usize,
-        state: &RefCell<State<'_, '_>>,
-        realistic: bool,
-    ) -> Option<(Block, Time)> {
+    fn get(&mut self, index: usize, ids: &mut Interner, realistic: bool) -> Option<(Block, Time)> {
         if self.first + self.read.len() <= index && !self.ended {
-            let ids = &mut state.borrow_mut().ids;
             while self.first + self.read.len() <= index + READ_AHEAD && !self.ended {
                 self.read_one(ids, realistic);
             }
@@ -348,7 +303,7 @@ impl<I: Iterator<Item = Result<Reference, TraceError>>> Window<I> {
     }
 }
 
-impl<I: Iterator<Item = Result<Reference, TraceError>>> Program for StreamProgram<'_, '_, I> {
+impl<I: Iterator<Item = Result<Reference, TraceError>>> Program for StreamProgram<I> {
     fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -366,11 +321,11 @@ impl<I: Iterator<Item = Result<Reference, TraceError>>> Program for StreamProgra
         true
     }
 
-    fn step(&self, _stream: usize, index: usize) -> Option<Step> {
+    fn step(&self, _stream: usize, index: usize, ids: &mut Interner) -> Option<Step> {
         let mut window = self.window.borrow_mut();
-        let (block, _) = window.get(index, &self.state, self.realistic)?;
+        let (block, _) = window.get(index, ids, self.realistic)?;
         let think = match index.checked_sub(1).filter(|_| self.realistic) {
-            Some(previous) => window.get(previous, &self.state, self.realistic)?.1,
+            Some(previous) => window.get(previous, ids, self.realistic)?.1,
             None => 0,
         };
         Some(Step {
@@ -386,21 +341,13 @@ impl<I: Iterator<Item = Result<Reference, TraceError>>> Program for StreamProgra
     }
 }
 
-/// The loop's block of the policy's dense id `id`.
-fn file_block(id: Block) -> FileBlock {
-    FileBlock {
-        file: 0,
-        block: u64::from(id),
-    }
-}
-
 /// One tick of Cao's model on the disk-timed loop (the fetch devices' tick).
 const TICK: Duration = Duration::from_nanos(1);
 
 /// Cao's fetch device serving up to `depth` requests at once (Cao's fetches in flight at once),
-/// each timed as Cao's model times it, on the trace block number of the fetch: the adapter starts a
-/// fetch only when a fetch slot is free and the loop serves it at once, so the fetch served is
-/// the one started last, whose number the adapter leaves in `started`.
+/// each timed as Cao's model times it, on the trace block number of the fetch: the loop starts a
+/// fetch only when a fetch slot is free and serves it at once, so the fetch served is the one
+/// started last, whose number the loop leaves in `started` ([`Sight`]).
 struct Parallel {
     device: FetchDevice,
     depth: usize,
@@ -423,193 +370,6 @@ impl disk::DiskModel for Parallel {
 
     fn parallelism(&self) -> usize {
         self.depth
-    }
-}
-
-/// The policy and what it sees, shared by the two seams.
-struct State<'f, 'p> {
-    name: &'static str,
-    policy: &'p mut dyn Policy,
-    ids: Interner,
-    oracle: Option<Oracle<'f>>,
-    /// The trace block number of the fetch started last, for the device (if `addressed`).
-    started: Arc<AtomicU64>,
-    addressed: bool,
-    /// The policy never prefetches and ignores requests ([`Policy::demand_only`]).
-    demand_only: bool,
-    /// Blocks of the loop's one file: ids from here on have no block.
-    layout_blocks: u64,
-    /// The program's references, numbered (the block at the cursor is the one referenced),
-    /// when they are in memory.
-    string: Option<&'f RefString>,
-    now: Time,
-    cursor: Pos,
-    /// The victim of the fetch decided last, which the engine evicts next.
-    victim: Option<Block>,
-    /// The first decision the model forbids.
-    error: Option<SimError>,
-}
-
-impl State<'_, '_> {
-    /// Calls the policy with what it sees now, the loop's `cache` (`pinned` must not be
-    /// evicted).
-    fn call<R>(
-        &mut self,
-        cache: CacheView<'_>,
-        pinned: Option<Block>,
-        f: impl FnOnce(&mut dyn Policy, &mut Ctx) -> R,
-    ) -> R {
-        let oracle = self.oracle.as_ref();
-        let mut ctx = Ctx::new(
-            cache,
-            oracle,
-            &mut self.ids,
-            (self.now, self.cursor),
-            pinned,
-        );
-        f(&mut *self.policy, &mut ctx)
-    }
-
-    /// Warms the processor's cache for the policy's state of the block referenced
-    /// [`LOOKAHEAD`] references after the cursor (the loop warms its own).
-    fn warm_ahead(&self) {
-        let ahead = self.cursor as usize + LOOKAHEAD;
-        if let Some(string) = self.string.filter(|s| ahead < s.len()) {
-            self.policy.warm(string.block_at(ahead as Pos), &self.ids);
-        }
-    }
-
-    fn set_now(&mut self, now: Duration) {
-        self.now = now.as_nanos() as Time;
-    }
-
-    /// Hands `fetch` to the loop if the model allows it in `cache`.
-    fn start(&mut self, fetch: Fetch, cache: CacheView<'_>, pinned: Option<Block>) -> bool {
-        if let Err(message) = check(fetch, cache, pinned) {
-            self.error.get_or_insert(SimError::Policy {
-                policy: self.name,
-                message,
-            });
-            return false;
-        }
-        if self.addressed {
-            self.started
-                .store(self.ids.raw(fetch.block), Ordering::Relaxed);
-        }
-        self.victim = fetch.victim;
-        true
-    }
-}
-
-/// The rules of Cao's model for a fetch into `cache` (the loop asks only with a fetch slot
-/// free).
-fn check(fetch: Fetch, cache: CacheView<'_>, pinned: Option<Block>) -> Result<(), String> {
-    if !cache.is_absent(fetch.block) {
-        return Err(format!(
-            "fetched block {} which is already cached",
-            fetch.block
-        ));
-    }
-    match fetch.victim {
-        None if cache.free_slots() == 0 => Err("fetched without a victim into a full cache".into()),
-        Some(v) if !cache.is_resident(v) => Err(format!("evicted block {v} which is not cached")),
-        Some(v) if Some(v) == pinned => {
-            Err(format!("evicted block {v} that is about to be referenced"))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// The policy's dense id of the loop's block `block`.
-fn id(block: FileBlock) -> Block {
-    block.block as Block
-}
-
-/// The prefetching seam: every decision of the policy, made when the device is idle.
-struct Decisions<'f, 'p>(Rc<RefCell<State<'f, 'p>>>);
-
-impl Prefetcher for Decisions<'_, '_> {
-    /// Never called: the adapter decides at idle.
-    fn on_access(&mut self, _access: &Access) -> Vec<FetchRange> {
-        Vec::new()
-    }
-
-    fn on_request(
-        &mut self,
-        _stream: usize,
-        block: FileBlock,
-        now: Duration,
-        cache: CacheView<'_>,
-    ) {
-        let mut state = self.0.borrow_mut();
-        state.set_now(now);
-        let pos = state.cursor;
-        let block = id(block);
-        state.call(cache, None, |p, ctx| p.on_request(block, pos, ctx));
-    }
-
-    fn on_reference(&mut self, _stream: usize, block: FileBlock, cache: CacheView<'_>) {
-        let mut state = self.0.borrow_mut();
-        let block = id(block);
-        let pos = state.cursor;
-        if let Some(oracle) = state.oracle.as_mut() {
-            oracle.advance(pos);
-        }
-        state.cursor += 1;
-        state.warm_ahead();
-        state.call(cache, None, |p, ctx| p.on_reference(block, pos, ctx));
-    }
-
-    fn on_arrival(&mut self, block: FileBlock, cache: CacheView<'_>) {
-        let mut state = self.0.borrow_mut();
-        let block = id(block);
-        state.call(cache, None, |p, ctx| p.on_arrival(block, ctx));
-    }
-
-    fn decides_at_idle(&self) -> bool {
-        true
-    }
-
-    fn demand_only(&self) -> bool {
-        self.0.borrow().demand_only
-    }
-
-    fn on_idle(&mut self, idle: &Idle, cache: CacheView<'_>) -> Option<FileBlock> {
-        let mut state = self.0.borrow_mut();
-        state.set_now(idle.now);
-        if let Some(demand) = idle.demand {
-            let block = id(demand);
-            let victim = state.call(cache, None, |p, ctx| p.demand_victim(block, ctx));
-            state.start(Fetch { block, victim }, cache, None);
-            return None;
-        }
-        let pinned = idle.pinned.map(id);
-        let fetch = state.call(cache, pinned, |p, ctx| p.prefetch(ctx))?;
-        let wanted = Some(file_block(fetch.block)).filter(|b| b.block < state.layout_blocks)?;
-        state.start(fetch, cache, pinned).then_some(wanted)
-    }
-}
-
-/// The replacement seam: evicts the victim the policy chose with its last fetch.
-struct Victims<'f, 'p>(Rc<RefCell<State<'f, 'p>>>);
-
-impl Replacement for Victims<'_, '_> {
-    fn on_hit(&mut self, _block: DiskBlock, _how: Touch) {}
-
-    fn on_insert(&mut self, _block: DiskBlock, _how: Touch) {}
-
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
-        let victim = self.0.borrow_mut().victim.take()?;
-        Some(u64::from(victim))
-    }
-
-    fn likely_victim(&self) -> Option<DiskBlock> {
-        self.0.borrow().policy.likely_victim().map(u64::from)
-    }
-
-    /// The policy keeps its own order, which it does not expose.
-    fn order(&self) -> Vec<DiskBlock> {
-        Vec::new()
     }
 }
 

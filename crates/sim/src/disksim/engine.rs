@@ -1,5 +1,12 @@
 //! The event loop of the disk-timed simulator (contract in the module doc of [`super`]).
 //!
+//! The loop drives one [`Policy`] per run, in the way the policy chooses
+//! ([`Policy::decides_at_idle`]): ranges queued on each reference (a replacement policy and a
+//! prefetcher, [`Paired`]), or every fetch decided when the device is idle (Cao's model), the
+//! loop then owning the program's position, its block numbering and its future,
+//! handed to the policy in a [`Ctx`] with each call, and checking each decision against Cao's
+//! rules.
+//!
 //! Events are stream wake-ups (a stream issues its next reference), request completions and
 //! scheduler timers, taken in time order; at equal times completions come first, then timers,
 //! then streams by index, so runs are deterministic.
@@ -18,14 +25,21 @@ use std::time::Duration;
 use disk::{DiskModel, Request};
 use rustc_hash::FxHashMap;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
-use super::prefetch::{prefetcher_from, Access, FetchRange, Idle, PrefetchSetup, Prefetcher};
-use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
+use super::paired::Paired;
+use super::prefetch::{prefetcher_from, Access, FetchRange, PrefetchSetup};
+use super::replace::{replacement_from, CacheGeometry, Touch};
 use super::spec::PolicySpec;
 use super::state::{BlockTable, Entry, Events, FileIndex, LoopCache};
 use super::workload::{DiskBlock, FileBlock, Layout, Step, Workload};
-use crate::cache::CacheView;
+use crate::cache::{Block, CacheView, Interner};
+use crate::future::{Oracle, Pos};
 use crate::metrics::{nanos, Metrics, Requests};
+use crate::policy::{Ctx, Fetch, Policy};
+use crate::time::Time;
 use crate::SimError;
 
 /// Settings of the engine itself (policies and disk are passed separately).
@@ -85,12 +99,15 @@ pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<Metrics, SimError
     let mut prefetcher = prefetcher_from(&spec.prefetcher, &setup)?;
     let mut scheduler = io_scheduler_from_name(&spec.scheduler)?;
     let mut model = disk.build()?;
+    let mut policy = Paired {
+        replacement: replacement.as_mut(),
+        prefetcher: prefetcher.as_mut(),
+    };
     run(
         workload,
         spec.config,
         Parts {
-            replacement: replacement.as_mut(),
-            prefetcher: prefetcher.as_mut(),
+            policy: &mut policy,
             scheduler: scheduler.as_mut(),
             model: model.as_mut(),
         },
@@ -100,10 +117,8 @@ pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<Metrics, SimError
 
 /// The pluggable parts of one run.
 pub struct Parts<'a> {
-    /// Replacement order of the cache.
-    pub replacement: &'a mut dyn Replacement,
-    /// What to fetch besides demand misses.
-    pub prefetcher: &'a mut dyn Prefetcher,
+    /// The policy: replacement and prefetching.
+    pub policy: &'a mut dyn Policy,
     /// The disk queue.
     pub scheduler: &'a mut dyn IoScheduler,
     /// The disk.
@@ -122,8 +137,8 @@ pub struct Observed<'a> {
     pub found: bool,
     /// When the reference was issued.
     pub now: Duration,
-    /// The replacement policy, to look at its order.
-    pub replacement: &'a dyn Replacement,
+    /// The policy, to look at its order.
+    pub policy: &'a dyn Policy,
 }
 
 /// Runs `workload` to the end; `observe` sees every reference right after it was issued.
@@ -136,7 +151,9 @@ pub fn run(
     run_from(workload, config, parts, &[], observe)
 }
 
-/// [`run`] with `cached` in the cache at the start (arrived, least recently used first).
+/// [`run`] with `cached` in the cache at the start (arrived, least recently used first). The
+/// policy must decide at each reference: one deciding at idle runs on a reference string
+/// ([`crate::runner`]), whose blocks the loop numbers for it.
 pub fn run_from(
     workload: &Workload,
     config: EngineConfig,
@@ -145,7 +162,60 @@ pub fn run_from(
     observe: &mut dyn FnMut(Observed<'_>),
 ) -> Result<Metrics, SimError> {
     workload.validate()?;
-    run_program(workload, config, parts, cached, observe)
+    if parts.policy.decides_at_idle() {
+        return Err(SimError::Config(
+            "a policy deciding at idle runs on a reference string (sim::runner), not a workload"
+                .into(),
+        ));
+    }
+    run_program(workload, config, parts, Sight::none(), cached, observe)
+}
+
+/// What the loop knows of the program besides its references, for a policy deciding at idle
+/// (Cao's model), handed to the policy in a [`Ctx`] with each call: the run's block numbering
+/// (the loop's disk blocks are its dense ids), the future of offline policies, and the
+/// program's position.
+pub(crate) struct Sight<'f> {
+    /// The policy's name, for the errors of decisions Cao's model forbids.
+    pub(crate) name: &'static str,
+    /// Trace block numbers of the dense ids.
+    pub(crate) ids: Interner,
+    /// The future, for offline policies.
+    pub(crate) oracle: Option<Oracle<'f>>,
+    /// Where the loop leaves the trace block number of each fetch it starts, for a device
+    /// whose fetch times depend on it (see [`crate::disksim::cao`]); `None` if none does.
+    pub(crate) started: Option<Arc<AtomicU64>>,
+    /// Position of the next reference to be served.
+    cursor: Pos,
+    /// The victim of the fetch decided last, evicted next.
+    victim: Option<Block>,
+    /// The first decision the model forbids.
+    error: Option<SimError>,
+}
+
+impl<'f> Sight<'f> {
+    /// What a policy deciding at idle sees of a run numbered by `ids`.
+    pub(crate) fn new(
+        name: &'static str,
+        ids: Interner,
+        oracle: Option<Oracle<'f>>,
+        started: Option<Arc<AtomicU64>>,
+    ) -> Sight<'f> {
+        Sight {
+            name,
+            ids,
+            oracle,
+            started,
+            cursor: 0,
+            victim: None,
+            error: None,
+        }
+    }
+
+    /// Nothing: the policy decides at each reference.
+    fn none() -> Sight<'f> {
+        Sight::new("", Interner::default(), None, None)
+    }
 }
 
 /// What the loop reads its streams' references from, where they are: a workload's list of
@@ -164,8 +234,9 @@ pub(crate) trait Program {
         false
     }
     /// Reference `index` of `stream`, if it has one (the loop asks for a stream's references
-    /// in order, looking at most [`LOOKAHEAD`] ahead of its current one and one behind it).
-    fn step(&self, stream: usize, index: usize) -> Option<Step>;
+    /// in order, looking at most [`LOOKAHEAD`] ahead of its current one and one behind it);
+    /// a program that numbers its blocks as it reads them numbers them in `ids`.
+    fn step(&self, stream: usize, index: usize, ids: &mut Interner) -> Option<Step>;
     /// Think time of `stream` after its last reference (a program's work after its last
     /// read: Cao's realistic model counts the last reference's compute time); asked once the
     /// stream has ended.
@@ -187,17 +258,18 @@ impl Program for Workload {
         self.streams.iter().map(|s| s.len() as u64).sum()
     }
 
-    fn step(&self, stream: usize, index: usize) -> Option<Step> {
+    fn step(&self, stream: usize, index: usize, _ids: &mut Interner) -> Option<Step> {
         self.streams[stream].get(index).copied()
     }
 }
 
-/// [`run_from`] over any [`Program`] whose steps lie in its layout (`observe` inlined when it
-/// is not a trait object).
+/// [`run_from`] over any [`Program`] whose steps lie in its layout, with what `sight` tells a
+/// policy deciding at idle (`observe` inlined when it is not a trait object).
 pub(crate) fn run_program<P: Program, O: FnMut(Observed<'_>) + ?Sized>(
     program: &P,
     config: EngineConfig,
     parts: Parts<'_>,
+    sight: Sight<'_>,
     cached: &[FileBlock],
     observe: &mut O,
 ) -> Result<Metrics, SimError> {
@@ -211,7 +283,7 @@ pub(crate) fn run_program<P: Program, O: FnMut(Observed<'_>) + ?Sized>(
             "cache and maximum request size must be at least one block".into(),
         ));
     }
-    let mut engine = Engine::new(program, config, parts);
+    let mut engine = Engine::new(program, config, parts, sight);
     engine.fill(cached);
     engine.start();
     while let Some((now, kind, who)) = engine.events.pop() {
@@ -225,7 +297,7 @@ pub(crate) fn run_program<P: Program, O: FnMut(Observed<'_>) + ?Sized>(
             _ => engine.reference(now, who as usize, observe),
         }
     }
-    Ok(engine.finish())
+    engine.finish()
 }
 
 /// How many references ahead of a stream the loop asks the processor for a block's slot (and
@@ -258,11 +330,12 @@ struct StreamState {
     blocked: bool,
 }
 
-struct Engine<'w, 'p, P> {
+struct Engine<'w, 'p, 'f, P> {
     program: &'w P,
     layout: &'w Layout,
     config: EngineConfig,
     parts: Parts<'p>,
+    sight: Sight<'f>,
     cache: BlockTable<Entry>,
     /// Cached blocks prefetched and not referenced since (flagged in their entries).
     unreferenced: usize,
@@ -271,6 +344,8 @@ struct Engine<'w, 'p, P> {
     streams: Vec<StreamState>,
     active: usize,
     events: Events,
+    /// Requests the device serves at once (its parallelism, at least 1).
+    slots: usize,
     busy_slots: usize,
     timer: Option<Duration>,
     last_end: Option<u64>,
@@ -282,14 +357,23 @@ struct Engine<'w, 'p, P> {
     demand_only: bool,
 }
 
-impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
-    fn new(program: &'w P, config: EngineConfig, parts: Parts<'p>) -> Engine<'w, 'p, P> {
+impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
+    fn new(
+        program: &'w P,
+        config: EngineConfig,
+        parts: Parts<'p>,
+        sight: Sight<'f>,
+    ) -> Engine<'w, 'p, 'f, P> {
         let layout = program.layout();
+        let at_idle = parts.policy.decides_at_idle();
+        let demand_only = at_idle && parts.policy.demand_only();
+        let slots = parts.model.parallelism().max(1);
         Engine {
             program,
             layout,
             config,
             parts,
+            sight,
             cache: match program.dense_blocks() {
                 true => BlockTable::growing(),
                 false => BlockTable::for_layout(layout, program.references(), config.cache_blocks),
@@ -300,12 +384,13 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             streams: Vec::new(),
             active: 0,
             events: Events::default(),
+            slots,
             busy_slots: 0,
             timer: None,
             last_end: None,
             next_request: 0,
-            at_idle: false,
-            demand_only: false,
+            at_idle,
+            demand_only,
             metrics: Metrics {
                 disk: Requests {
                     block_size: layout.block_size,
@@ -331,19 +416,38 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                 now: Duration::ZERO,
                 prefetched: false,
             };
-            self.parts.replacement.on_insert(disk_block, touch);
-            let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
-            self.parts
-                .prefetcher
-                .on_arrival(file_block, CacheView::new(&cache));
+            self.parts.policy.on_insert(disk_block, touch);
+            if self.at_idle {
+                self.decide(Duration::ZERO, None, |p, ctx| {
+                    p.on_arrival(dense(file_block), ctx)
+                });
+            }
         }
     }
 
+    /// Calls the policy deciding at idle with what it sees at `now`: the loop's cache, the
+    /// future, the numbering, the cursor, the block `pinned` (which must not be evicted).
+    fn decide<R>(
+        &mut self,
+        now: Duration,
+        pinned: Option<Block>,
+        call: impl FnOnce(&mut dyn Policy, &mut Ctx<'_>) -> R,
+    ) -> R {
+        let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+        let sight = &mut self.sight;
+        let mut ctx = Ctx::new(
+            CacheView::new(&cache),
+            sight.oracle.as_ref(),
+            &mut sight.ids,
+            (now.as_nanos() as Time, sight.cursor),
+            pinned,
+        );
+        call(&mut *self.parts.policy, &mut ctx)
+    }
+
     fn start(&mut self) {
-        self.at_idle = self.parts.prefetcher.decides_at_idle();
-        self.demand_only = self.at_idle && self.parts.prefetcher.demand_only();
         for index in 0..self.program.streams() {
-            let first = self.program.step(index, 0);
+            let first = self.program.step(index, 0, &mut self.sight.ids);
             self.streams.push(StreamState {
                 next: 0,
                 waiting_since: None,
@@ -366,7 +470,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         observe: &mut O,
     ) {
         let index = self.streams[stream].next;
-        let Some(Step { block, .. }) = self.program.step(stream, index) else {
+        let Some(Step { block, .. }) = self.program.step(stream, index, &mut self.sight.ids) else {
             return;
         };
         let Some(disk_block) = self.layout.disk_block(block) else {
@@ -376,11 +480,8 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         let (found, mut wait_on) = self.lookup(disk_block, stream, now);
         if self.at_idle {
             if !self.demand_only {
-                let cache =
-                    LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
-                self.parts
-                    .prefetcher
-                    .on_request(stream, block, now, CacheView::new(&cache));
+                let pos = self.sight.cursor;
+                self.decide(now, None, |p, ctx| p.on_request(dense(block), pos, ctx));
             }
             self.streams[stream].wake_at = None;
             self.settle_on(stream, now, (block, disk_block));
@@ -391,10 +492,11 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                 found,
                 now,
                 active_streams: self.active,
-                prefetch_ceiling: self.parts.replacement.prefetch_ceiling(),
+                // A replacement's own setting: the pair fills it in (`Paired::on_access`).
+                prefetch_ceiling: None,
             };
-            let ranges = self.parts.prefetcher.on_access(&access);
-            let drops = self.parts.prefetcher.drops();
+            let ranges = self.parts.policy.on_access(&access);
+            let drops = self.parts.policy.drops();
             self.drop_blocks(&drops);
             let demand = (!found).then_some((block, disk_block));
             if let Some(id) = self.issue(stream, now, demand, &ranges) {
@@ -407,7 +509,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             block,
             found,
             now,
-            replacement: &*self.parts.replacement,
+            policy: &*self.parts.policy,
         });
         if self.at_idle {
             return;
@@ -452,13 +554,14 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             None => self.metrics.hits += 1,
         }
         let pending = entry.pending();
-        self.parts.replacement.on_hit(disk_block, touch);
+        self.parts.policy.on_hit(disk_block, touch);
         (true, pending)
     }
 
     /// Moves `stream` past its current reference, served at `now`.
     fn advance(&mut self, stream: usize, now: Duration) {
-        if let Some(served) = self.program.step(stream, self.streams[stream].next) {
+        let next = self.streams[stream].next;
+        if let Some(served) = self.program.step(stream, next, &mut self.sight.ids) {
             self.advance_past(stream, now, served.block);
         }
     }
@@ -467,20 +570,25 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     fn advance_past(&mut self, stream: usize, now: Duration, served: FileBlock) {
         if self.at_idle {
             self.use_prefetch(served);
+            self.tell_served(now, served);
         }
-        let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
-        self.parts
-            .prefetcher
-            .on_reference(stream, served, CacheView::new(&cache));
         let state = &mut self.streams[stream];
         state.next += 1;
-        if let Some(ahead) = self.program.step(stream, state.next + LOOKAHEAD) {
+        let next = state.next;
+        if let Some(ahead) = self
+            .program
+            .step(stream, next + LOOKAHEAD, &mut self.sight.ids)
+        {
             if let Some(disk_block) = self.layout.disk_block(ahead.block) {
                 self.cache.warm(disk_block);
+                if self.at_idle {
+                    self.parts.policy.warm(dense(ahead.block), &self.sight.ids);
+                }
             }
         }
         let ready = now + self.config.hit_time;
-        match self.program.step(stream, state.next) {
+        let state = &mut self.streams[stream];
+        match self.program.step(stream, next, &mut self.sight.ids) {
             Some(step) => {
                 state.wake_at = Some(ready + step.think);
                 self.events
@@ -491,9 +599,20 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                 state.finished_at = Some(ready);
                 self.active -= 1;
                 self.metrics.elapsed = self.metrics.elapsed.max(nanos(ready));
-                self.parts.prefetcher.on_stream_end(stream);
+                self.parts.policy.on_stream_end(stream);
             }
         }
+    }
+
+    /// Decisions at idle: tells the policy that the reference at the cursor, to `served`, was
+    /// served at `now`, the future moving past it.
+    fn tell_served(&mut self, now: Duration, served: FileBlock) {
+        let pos = self.sight.cursor;
+        if let Some(oracle) = self.sight.oracle.as_mut() {
+            oracle.advance(pos);
+        }
+        self.sight.cursor += 1;
+        self.decide(now, None, |p, ctx| p.on_reference(dense(served), pos, ctx));
     }
 
     /// Decisions at idle: the reference to `block` was served, so a prefetched block counts
@@ -588,7 +707,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                 now,
                 prefetched,
             };
-            self.parts.replacement.on_insert(disk_block, touch);
+            self.parts.policy.on_insert(disk_block, touch);
         }
         let request = Request {
             id,
@@ -627,7 +746,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     }
 
     fn remove_dropped(&mut self, disk_block: DiskBlock) {
-        if self.parts.replacement.remove(disk_block) {
+        if self.parts.policy.remove(disk_block) {
             if let Some(entry) = self.cache.remove(disk_block) {
                 let unused = entry.unused_prefetch();
                 self.metrics.unused_prefetches += u64::from(unused);
@@ -636,29 +755,38 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         }
     }
 
-    /// Evicts until one more block fits.
+    /// Evicts until one more block fits: the victim of the fetch decided last (decisions at
+    /// idle), or the policy's choice.
     fn make_room(&mut self, now: Duration) {
         while self.cache.len() >= self.config.cache_blocks {
-            let Some(victim) = self.parts.replacement.evict(now) else {
+            let victim = match self.at_idle {
+                true => self.sight.victim.take().map(u64::from),
+                false => self.parts.policy.evict(now),
+            };
+            let Some(victim) = victim else {
                 return;
             };
             if let Some(entry) = self.cache.remove(victim) {
                 let unused = entry.unused_prefetch();
                 self.metrics.unused_prefetches += u64::from(unused);
                 self.unreferenced -= usize::from(unused);
-                if let Some(file_block) = self.files.file_block(victim) {
-                    self.parts.prefetcher.on_evict(file_block, unused);
+                let file_block = match self.at_idle {
+                    true => None,
+                    false => self.files.file_block(victim),
+                };
+                if let Some(file_block) = file_block {
+                    self.parts.policy.on_evict(file_block, unused);
                 }
             }
-            if let Some(next) = self.parts.replacement.likely_victim() {
-                self.cache.warm(next);
+            if let Some(next) = self.parts.policy.likely_victim() {
+                self.cache.warm(u64::from(next));
             }
         }
     }
 
     /// Starts requests while the disk has a free actuator and the scheduler offers one.
     fn kick_disk(&mut self, now: Duration) {
-        while self.busy_slots < self.parts.model.parallelism().max(1) {
+        while self.busy_slots < self.slots {
             match self.parts.scheduler.dispatch(self.parts.model.head(), now) {
                 Dispatch::Serve(request) => self.serve(now, request),
                 Dispatch::WaitUntil(at) => {
@@ -680,7 +808,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         self.last_end = Some(request.end());
         let blocks = request.len / self.layout.block_size;
         self.metrics.disk.note(blocks, seek, nanos(service));
-        self.parts.prefetcher.on_served(&request, seek);
+        self.parts.policy.on_served(&request, seek);
         self.busy_slots += 1;
         self.events.push((now + service, COMPLETION, request.id));
     }
@@ -710,15 +838,11 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             if entry.drop_on_arrival() {
                 self.remove_dropped(block);
             }
-            if let Some(file_block) = self.files.file_block(block) {
-                let cache =
-                    LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
-                self.parts
-                    .prefetcher
-                    .on_arrival(file_block, CacheView::new(&cache));
-            }
-            if self.at_idle && done.demand != Some(block) {
-                self.count_arrived_prefetch(now);
+            if self.at_idle {
+                self.decide(now, None, |p, ctx| p.on_arrival(block as Block, ctx));
+                if done.demand != Some(block) {
+                    self.count_arrived_prefetch(now);
+                }
             }
         }
         self.parts
@@ -739,7 +863,10 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
 
     /// The counters of the run: every block read that was not a demand block was prefetched
     /// (when decisions are made at idle, prefetches are counted as they arrive).
-    fn finish(mut self) -> Metrics {
+    fn finish(mut self) -> Result<Metrics, SimError> {
+        if let Some(error) = self.sight.error.take() {
+            return Err(error);
+        }
         match self.at_idle {
             false => {
                 self.metrics.prefetches = self
@@ -750,7 +877,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             }
             true => self.count_unused_at_end(),
         }
-        self.metrics
+        Ok(self.metrics)
     }
 
     /// Decisions at idle (Cao's model): prefetched blocks still cached unreferenced at the end
@@ -764,7 +891,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
 
     /// Whether the device can start another request now.
     fn device_idle(&self) -> bool {
-        self.busy_slots < self.parts.model.parallelism().max(1)
+        self.busy_slots < self.slots
     }
 
     /// Decisions at idle (Cao's model, for the reference `stream` is at, at `now`): serve it
@@ -773,7 +900,8 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
     /// flight, the idle device offered first; or absent and the device busy) wait for the
     /// next completion and decide again.
     fn settle(&mut self, stream: usize, now: Duration) {
-        let Some(Step { block, .. }) = self.program.step(stream, self.streams[stream].next) else {
+        let next = self.streams[stream].next;
+        let Some(Step { block, .. }) = self.program.step(stream, next, &mut self.sight.ids) else {
             return;
         };
         if let Some(disk_block) = self.layout.disk_block(block) {
@@ -795,7 +923,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                     if let Some(since) = self.streams[stream].waiting_since.take() {
                         self.metrics.stall += nanos(now - since);
                     }
-                    self.offer_at_idle(stream, now, Some(block));
+                    self.offer_at_idle(stream, now, Some(dense(block)));
                     self.advance_past(stream, now, block);
                     return;
                 }
@@ -806,14 +934,13 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
                     break;
                 }
                 None if self.device_idle() => {
-                    let idle = Idle {
-                        now,
-                        demand: Some(block),
-                        pinned: None,
+                    let demand = dense(block);
+                    let victim = self.decide(now, None, |p, ctx| p.demand_victim(demand, ctx));
+                    let fetch = Fetch {
+                        block: demand,
+                        victim,
                     };
-                    let cache =
-                        LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
-                    self.parts.prefetcher.on_idle(&idle, CacheView::new(&cache));
+                    self.start_fetch(fetch, None);
                     if self.alone() {
                         self.streams[stream].waiting_since.get_or_insert(now);
                         now = self.fetch_alone(stream, now, (block, disk_block));
@@ -841,7 +968,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             && self.events.is_empty()
             && self.timer.is_none()
             && self.config.time_limit.is_none()
-            && self.parts.model.parallelism() == 1
+            && self.slots == 1
             && self.parts.scheduler.serves_at_once()
     }
 
@@ -863,7 +990,7 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             now,
             prefetched: false,
         };
-        self.parts.replacement.on_insert(disk_block, touch);
+        self.parts.policy.on_insert(disk_block, touch);
         let block_size = self.layout.block_size;
         let request = Request {
             id,
@@ -875,37 +1002,48 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
         let seek = self.last_end.map(|end| end.abs_diff(request.addr));
         self.last_end = Some(request.end());
         self.metrics.disk.note(1, seek, nanos(service));
-        self.parts.prefetcher.on_served(&request, seek);
+        self.parts.policy.on_served(&request, seek);
         let done = now + service;
-        let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
-        self.parts
-            .prefetcher
-            .on_arrival(block, CacheView::new(&cache));
+        self.decide(done, None, |p, ctx| p.on_arrival(dense(block), ctx));
         self.parts.scheduler.completed(&request, stream, done);
         done
     }
 
-    /// Offers the idle device to the prefetcher until it declines or the device is busy.
-    fn offer_at_idle(&mut self, stream: usize, now: Duration, pinned: Option<FileBlock>) {
+    /// Offers the idle device to the policy until it declines or the device is busy
+    /// (`pinned` must not be evicted).
+    fn offer_at_idle(&mut self, stream: usize, now: Duration, pinned: Option<Block>) {
         while !self.demand_only && self.device_idle() {
-            let idle = Idle {
-                now,
-                demand: None,
-                pinned,
-            };
-            let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
-            let Some(block) = self.parts.prefetcher.on_idle(&idle, CacheView::new(&cache)) else {
+            let Some(fetch) = self.decide(now, pinned, |p, ctx| p.prefetch(ctx)) else {
                 return;
             };
+            let block = file_block(fetch.block);
             let Some(disk_block) = self.layout.disk_block(block) else {
                 return;
             };
-            if self.cache.contains(disk_block) {
+            if !self.start_fetch(fetch, pinned) || self.cache.contains(disk_block) {
                 return;
             }
             self.queue_run(stream, now, &[(block, disk_block)], None);
             self.kick_disk(now);
         }
+    }
+
+    /// Decisions at idle: accepts `fetch` if Cao's model allows it (its victim evicted next,
+    /// its block's trace number left for the device), or notes the policy's error.
+    fn start_fetch(&mut self, fetch: Fetch, pinned: Option<Block>) -> bool {
+        let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
+        if let Err(message) = check(fetch, CacheView::new(&cache), pinned) {
+            let policy = self.sight.name;
+            self.sight
+                .error
+                .get_or_insert(SimError::Policy { policy, message });
+            return false;
+        }
+        if let Some(started) = &self.sight.started {
+            started.store(self.sight.ids.raw(fetch.block), Ordering::Relaxed);
+        }
+        self.sight.victim = fetch.victim;
+        true
     }
 
     /// Decisions at idle, a request completed at `now`: the streams waiting decide again, and
@@ -938,6 +1076,39 @@ impl<'w, 'p, P: Program> Engine<'w, 'p, P> {
             true => self.metrics.cancelled_prefetches += 1,
             false => self.metrics.prefetches += 1,
         }
+    }
+}
+
+/// The rules of Cao's model for a fetch into `cache` (the loop asks only with a fetch slot
+/// free).
+fn check(fetch: Fetch, cache: CacheView<'_>, pinned: Option<Block>) -> Result<(), String> {
+    if !cache.is_absent(fetch.block) {
+        return Err(format!(
+            "fetched block {} which is already cached",
+            fetch.block
+        ));
+    }
+    match fetch.victim {
+        None if cache.free_slots() == 0 => Err("fetched without a victim into a full cache".into()),
+        Some(v) if !cache.is_resident(v) => Err(format!("evicted block {v} which is not cached")),
+        Some(v) if Some(v) == pinned => {
+            Err(format!("evicted block {v} that is about to be referenced"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Decisions at idle: the policy's dense id of the loop's block `block` (the loop's one file's
+/// block `b` is dense id `b`).
+fn dense(block: FileBlock) -> Block {
+    block.block as Block
+}
+
+/// Decisions at idle: the loop's block of the policy's dense id `id`.
+pub(crate) fn file_block(id: Block) -> FileBlock {
+    FileBlock {
+        file: 0,
+        block: u64::from(id),
     }
 }
 

@@ -6,9 +6,9 @@
 //!
 //! N concurrent *streams* (request handlers, processes) each walk their own list of block
 //! references ([`Step`]: a block of a file, with an optional think time before it). A shared
-//! page cache of `cache_blocks` blocks holds what was fetched; its replacement order is a
-//! pluggable [`Replacement`] policy. On every reference a pluggable [`Prefetcher`] says which
-//! extra blocks to fetch. Misses and prefetches become [`disk::Request`]s queued in an
+//! page cache of `cache_blocks` blocks holds what was fetched. One [`crate::Policy`] decides
+//! for it: here a [`Paired`] replacement policy ([`Replacement`], the cache's order) and
+//! prefetcher ([`Prefetcher`], which says on every reference which extra blocks to fetch). Misses and prefetches become [`disk::Request`]s queued in an
 //! [`IoScheduler`] (any scheduler of the `disk` crate, or the engine-aware ones such as
 //! anticipatory scheduling); the disk model ([`disk::DiskModel`]) says how long each takes, and
 //! time advances by those service times and the streams' think times. Nothing else costs time
@@ -30,37 +30,37 @@
 //!   the replacement policies speak *disk block numbers* ([`DiskBlock`]), prefetchers speak
 //!   ([`FileBlock`]) file coordinates. Request byte addresses are `disk block * block_size`.
 //! * Per reference, in this order: look the block up (hit, in flight, or miss); call
-//!   [`Prefetcher::on_access`]; fetch the demand block (if missed) and the prefetcher's ranges.
+//!   [`crate::Policy::on_access`]; fetch the demand block (if missed) and the prefetcher's ranges.
 //!   Blocks already cached or in flight are dropped from the ranges; what remains of each range
 //!   becomes requests of consecutive blocks (at most `max_request_blocks` each) in the order
 //!   given. A demand block that falls inside a range rides in that range's request; otherwise it
 //!   is a one-block request queued first.
 //! * A fetched block takes its cache slot when the request is queued (as Linux allocates the
-//!   page at submission); making room calls [`Replacement::evict`]. A block evicted while in
+//!   page at submission); making room calls [`crate::Policy::evict`]. A block evicted while in
 //!   flight is lost (its read still costs disk time); a stream waiting on it still resumes when
 //!   the request completes. Demand blocks are inserted as referenced (`prefetched = false`),
-//!   the others as prefetched. Blocks a prefetcher drops ([`Prefetcher::drops`]) leave at
+//!   the others as prefetched. Blocks a policy drops ([`crate::Policy::drops`]) leave at
 //!   once, or when they arrive if they are in flight (as a DONTNEED after the read completes).
 //! * Streams are closed loops: a stream issues its next reference when the previous one is
 //!   served (and its think time has passed).
-//! * Decisions at idle ([`Prefetcher::decides_at_idle`], Cao et al.'s rule 4, for Cao's
-//!   policies through [`cao`]): no ranges are queued per reference. A demand block is fetched
-//!   only when the device is idle (the stream waits for the device otherwise), after
-//!   [`Prefetcher::on_idle`] is told of it and chooses its victim; the idle device is offered
-//!   to [`Prefetcher::on_idle`] at each reference whose block is available (that block pinned)
-//!   and at each completion while a stream computes, until it declines. A prefetch completing
-//!   once every stream has ended is cancelled, not counted.
-//! * Every prefetcher hears of each reference served ([`Prefetcher::on_reference`]) and each
-//!   block that arrives ([`Prefetcher::on_arrival`]), the initial contents included
-//!   ([`engine::run_from`]); with decisions at idle they read the loop's cache through a
-//!   [`crate::cache::CacheView`].
+//! * Decisions at idle ([`crate::Policy::decides_at_idle`], Cao et al.'s rule 4, for Cao's
+//!   policies, run through [`cao`]): no ranges are queued per reference. A demand block is
+//!   fetched only when the device is idle (the stream waits for the device otherwise), in
+//!   place of the victim [`crate::Policy::demand_victim`] chooses; the idle device is offered
+//!   to [`crate::Policy::prefetch`] at each reference whose block is available (that block
+//!   pinned) and at each completion while a stream computes, until it declines. The policy
+//!   hears of each request, each reference served and each block that arrives, the initial
+//!   contents included ([`engine::run_from`]), and reads the loop's cache through a
+//!   [`crate::cache::CacheView`]. A prefetch completing once every stream has ended is
+//!   cancelled, not counted.
 //! * Everything is deterministic: equal-time events run in a fixed order (completions first,
 //!   then streams by index).
 //!
 //! # Plugging in
 //!
-//! One policy = one file implementing [`Replacement`] or [`Prefetcher`], registered by one line
-//! in [`replace::REPLACEMENTS`] or [`prefetch::PREFETCHERS`]. Policies are named with options,
+//! One part = one file implementing [`Replacement`] or [`Prefetcher`], registered by one line
+//! in [`replace::REPLACEMENTS`] or [`prefetch::PREFETCHERS`]; a policy of the catalog names
+//! its two parts, which [`Paired`] joins. Policies are named with options,
 //! `name:key=value,key=value` ([`PolicySpec`]); sizes accept `K`/`M`/`G` suffixes (bytes) or a
 //! plain number of blocks where the option says so.
 //!
@@ -76,7 +76,8 @@
 //! * Workloads: [`workload`] (layouts, reference traces), [`microbench`] (TR840),
 //!   [`experiments::synthetic`] (DULO's random and sequential stand-ins).
 //! * Reproductions: [`experiments::dulo`], [`experiments::libprefetch`], [`tr840`].
-//! * Cao et al.'s policies on this loop: [`cao`] (an adapter: every run of a Cao policy).
+//! * Cao et al.'s policies on this loop: [`cao`] (their programs and fetch device; the loop
+//!   drives the policy itself).
 //!
 //! Every result of this module is *simulated* on a named disk model; reports must say so.
 
@@ -86,6 +87,7 @@ pub mod engine;
 pub mod experiments;
 pub mod iosched;
 pub mod microbench;
+pub mod paired;
 pub mod prefetch;
 pub mod replace;
 pub mod spec;
@@ -95,7 +97,8 @@ pub mod workload;
 
 pub use engine::{run, EngineConfig};
 pub use iosched::{Dispatch, IoScheduler, Plain};
-pub use prefetch::{Access, FetchRange, Idle, Prefetcher};
+pub use paired::Paired;
+pub use prefetch::{Access, FetchRange, Prefetcher};
 pub use replace::{Replacement, Touch};
 pub use spec::PolicySpec;
 pub use workload::{DiskBlock, FileBlock, Layout, Step, Workload};

@@ -42,6 +42,7 @@ use super::engine::{run as run_engine, EngineConfig, Parts};
 use super::experiments::{write_file, write_json};
 use super::iosched::io_scheduler_from_name;
 use super::microbench::{Dataset, Microbench};
+use super::paired::Paired;
 use super::prefetch::competitive::ModelCurves;
 use super::prefetch::{prefetcher_from, PrefetchSetup};
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
@@ -237,9 +238,12 @@ fn run_one(
         time_limit: Some(config.duration),
         ..EngineConfig::with_cache(cache_blocks)
     };
-    let parts = Parts {
+    let mut policy = Paired {
         replacement: &mut replacement,
         prefetcher: prefetcher.as_mut(),
+    };
+    let parts = Parts {
+        policy: &mut policy,
         scheduler: queue.as_mut(),
         model: model.as_mut(),
     };

@@ -5,6 +5,9 @@
 //! found in the cache; the prefetcher answers with ranges of file blocks to fetch now, in the
 //! order they should be queued. The engine drops blocks already cached or in flight, so a
 //! prefetcher may be generous; it turns each range into requests of consecutive blocks.
+//!
+//! A prefetcher is half of a policy: [`super::Paired`] joins it to a replacement policy into
+//! the one [`crate::Policy`] the loop drives.
 
 pub mod ap;
 pub mod competitive;
@@ -20,7 +23,6 @@ use plan::{Entry, PageKey};
 
 use super::spec::PolicySpec;
 use super::workload::{FileBlock, Step, Workload};
-use crate::cache::CacheView;
 use crate::SimError;
 
 /// One reference as the prefetcher sees it.
@@ -55,7 +57,6 @@ pub struct FetchRange {
 pub trait Prefetcher {
     /// Called on every reference, after the cache lookup and before any fetch; returns the
     /// ranges to fetch besides the demand block, in queue order (may include the demand block).
-    /// Not called on a prefetcher that decides at idle ([`Prefetcher::on_request`] instead).
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange>;
     /// A block left the cache; `unused` if it was prefetched and never referenced.
     fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
@@ -70,54 +71,6 @@ pub trait Prefetcher {
     fn drops(&mut self) -> Vec<FetchRange> {
         Vec::new()
     }
-    /// The reference of `stream` to `block` was served (its block is available); `cache` is
-    /// the loop's cache, disk blocks numbered as [`crate::cache::Block`]s.
-    fn on_reference(&mut self, _stream: usize, _block: FileBlock, _cache: CacheView<'_>) {}
-    /// `block` arrived from the disk (it is in `cache`).
-    fn on_arrival(&mut self, _block: FileBlock, _cache: CacheView<'_>) {}
-    /// Whether this prefetcher decides every fetch when the device is idle (Cao et al.'s
-    /// model, rule 4) rather than queueing ranges on each reference: the engine then fetches
-    /// a demand block only when the device is idle, asking [`Prefetcher::on_idle`] first, and
-    /// offers the idle device at each reference (the block pinned) and at each completion
-    /// while the program computes; it tells it of each reference through
-    /// [`Prefetcher::on_request`], not [`Prefetcher::on_access`].
-    fn decides_at_idle(&self) -> bool {
-        false
-    }
-    /// Decisions at idle: the program of `stream` reached its reference to `block` at `now`,
-    /// after the cache lookup (`cache`), before any fetch. Not called on a
-    /// [`Prefetcher::demand_only`] prefetcher.
-    fn on_request(
-        &mut self,
-        _stream: usize,
-        _block: FileBlock,
-        _now: Duration,
-        _cache: CacheView<'_>,
-    ) {
-    }
-    /// The device is idle (only if [`Prefetcher::decides_at_idle`]): with `idle.demand` the
-    /// engine is about to fetch that block (the policy chooses the victim the replacement
-    /// then evicts; the answer is ignored); otherwise a block to prefetch now, or `None`.
-    fn on_idle(&mut self, _idle: &Idle, _cache: CacheView<'_>) -> Option<FileBlock> {
-        None
-    }
-    /// Whether a prefetcher that decides at idle never prefetches (demand paging): the
-    /// engine then does not offer it the idle device, whose answer would always be `None`,
-    /// nor tell it of requests ([`Prefetcher::on_request`]).
-    fn demand_only(&self) -> bool {
-        false
-    }
-}
-
-/// An idle device offered to a prefetcher that decides at idle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Idle {
-    /// Simulated time.
-    pub now: Duration,
-    /// The block a stream waits for, fetched on demand next.
-    pub demand: Option<FileBlock>,
-    /// The block a stream is about to reference, which must not be evicted.
-    pub pinned: Option<FileBlock>,
 }
 
 /// What a prefetcher constructor is told about the run.

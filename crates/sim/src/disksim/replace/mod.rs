@@ -5,6 +5,9 @@
 //! keeps the replacement order. The engine tells it about every hit and every insertion and
 //! asks it for a victim when the cache is full. Blocks are disk block numbers, so a policy can
 //! reason about disk adjacency (DULO's block table).
+//!
+//! A replacement policy is half of a policy: [`super::Paired`] joins it to a prefetcher into
+//! the one [`crate::Policy`] the loop drives.
 
 pub mod clock;
 pub mod dulo;
@@ -44,11 +47,6 @@ pub trait Replacement {
     /// The cached blocks from the most to the least protected end (the papers' "MRU end on
     /// the left"), for tests and traces.
     fn order(&self) -> Vec<DiskBlock>;
-    /// The block [`Replacement::evict`] would return next, if the policy knows it cheaply: the
-    /// engine warms the processor's cache for its state after an eviction. Speed only.
-    fn likely_victim(&self) -> Option<DiskBlock> {
-        None
-    }
     /// Forgets a cached block at the engine's request (a prefetcher's drop); returns false if
     /// the policy cannot remove arbitrary blocks, in which case the block stays cached.
     fn remove(&mut self, _block: DiskBlock) -> bool {
