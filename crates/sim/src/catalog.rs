@@ -121,24 +121,41 @@ fn parts(
     (replacement, prefetcher, options): (&str, &str, Part),
     given: &Options,
 ) -> Result<Configured, SimError> {
-    let with_options = |base: &str, part: Part| -> Result<PolicySpec, SimError> {
-        let mut text = base.to_string();
-        if part == options {
-            for (i, (k, v)) in given.iter().enumerate() {
-                let sep = if i == 0 && !base.contains(':') {
-                    ':'
-                } else {
-                    ','
-                };
-                text.push_str(&format!("{sep}{k}={v}"));
-            }
-        }
-        PolicySpec::parse(&text)
-    };
+    match options {
+        Part::Replacement => pair((replacement, given), (prefetcher, &[])),
+        Part::Prefetcher => pair((replacement, &[]), (prefetcher, given)),
+    }
+}
+
+/// CPEM: the prefetch memory's options go to its replacement policy, `depth` to CP.
+fn cpem(given: &Options) -> Result<Configured, SimError> {
+    let (depth, memory): (Vec<_>, Vec<_>) = given.iter().cloned().partition(|(k, _)| k == "depth");
+    pair(("cpem", &memory), ("competitive", &depth))
+}
+
+/// A replacement policy and a prefetcher, each a spec with its fixed options and the user's.
+fn pair(
+    replacement: (&str, &Options),
+    prefetcher: (&str, &Options),
+) -> Result<Configured, SimError> {
     Ok(Configured(Form::Parts {
-        replacement: with_options(replacement, Part::Replacement)?,
-        prefetcher: with_options(prefetcher, Part::Prefetcher)?,
+        replacement: spec_with(replacement)?,
+        prefetcher: spec_with(prefetcher)?,
     }))
+}
+
+/// The spec `base` with the options `given` appended.
+fn spec_with((base, given): (&str, &Options)) -> Result<PolicySpec, SimError> {
+    let mut text = base.to_string();
+    for (i, (k, v)) in given.iter().enumerate() {
+        let sep = if i == 0 && !base.contains(':') {
+            ':'
+        } else {
+            ','
+        };
+        text.push_str(&format!("{sep}{k}={v}"));
+    }
+    PolicySpec::parse(&text)
 }
 
 const fn line(
@@ -227,14 +244,17 @@ pub const CATALOG: &[Entry] = &[
         "depth=256",
         |o| parts(("clock", "ap", P), o),
     ),
-    line("cp", "competitive prefetching, TR840 s3", "-", |o| {
-        parts(("clock", "competitive", P), o)
-    }),
+    line(
+        "cp",
+        "competitive prefetching, TR840 s3",
+        "depth (the disk's; needed on unit:F)",
+        |o| parts(("clock", "competitive", P), o),
+    ),
     line(
         "cpem",
         "CP + CPEM prefetch memory, TR840 s4",
-        "ceiling, unit, threshold=5, region",
-        |o| parts(("cpem", "competitive", R), o),
+        "ceiling, unit, threshold=5, region, depth",
+        cpem,
     ),
     line(
         "reorder",

@@ -294,7 +294,13 @@ impl Plan {
                     SimError::Config("the trace was not loaded as a workload".into())
                 })?;
                 let parts = (replacement, prefetcher);
-                run_parts(parts, workload, point.capacity, point.device)?
+                run_parts(parts, workload, point.capacity, point.device).map_err(|e| match e {
+                    SimError::BadOption { reason, .. } => SimError::BadOption {
+                        spec: point.choice.label(),
+                        reason,
+                    },
+                    e => e,
+                })?
             }
         };
         let normalized_elapsed = match point.device {

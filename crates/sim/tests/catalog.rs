@@ -53,20 +53,30 @@ fn every_policy_runs_on_a_disk_model_and_serves_every_reference() {
     }
 }
 
-/// CP and CPEM size their prefetch depth from the disk's transfer rate, which unit:F lacks.
+/// CP and CPEM size their prefetch depth from the disk's transfer rate, which unit:F lacks: there
+/// they take it as an option, and without it the error names the policy and says what to give.
 #[test]
-fn every_policy_but_the_competitive_ones_runs_on_unit_time() {
-    let choices: Vec<Choice> = every_policy()
+fn every_policy_runs_on_unit_time_the_competitive_ones_with_a_given_depth() {
+    let mut choices: Vec<Choice> = every_policy()
         .into_iter()
         .filter(|c| !matches!(c.entry.name, "cp" | "cpem"))
         .collect();
+    choices.extend(parse_choices("cp:depth=32K,cpem:depth=32K,threshold=5").unwrap());
     let runs = plan(choices, "unit:10").run(1, &|| {}).unwrap();
     for run in &runs {
         assert_eq!(run.metrics.references, 6781, "{}", run.policy);
         assert!(run.normalized_elapsed.is_some(), "{}", run.policy);
+        if run.policy.starts_with("cp") {
+            let largest = run.metrics.disk.request_sizes.keys().max();
+            assert_eq!(largest, Some(&4), "{}: 32 KiB of 8 KiB blocks", run.policy);
+        }
     }
     let cp = plan(parse_choices("cp").unwrap(), "unit:10").run(1, &|| {});
-    assert!(cp.unwrap_err().to_string().contains("transfer rate"));
+    let refused = cp.unwrap_err().to_string();
+    assert!(
+        refused.starts_with("policy `cp`: ") && refused.contains("depth="),
+        "{refused}"
+    );
 }
 
 #[test]

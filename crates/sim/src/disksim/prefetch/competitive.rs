@@ -26,7 +26,8 @@
 //! cost uses the disk's average random seek; then `f_seek` of the average distance between
 //! consecutive requests (0 for back-to-back sequential ones), as `plan::competitive` explains.
 //! Transfer rate is the model's measured sequential rate at the window's first block
-//! ([`ModelCurves`]); for an SSD the "switch" is its per-command latency.
+//! ([`ModelCurves`]); for an SSD the "switch" is its per-command latency. A fixed-time device
+//! has no transfer rate: there the depth is given (`depth=BYTES`), the same everywhere.
 
 use std::time::Duration;
 
@@ -375,7 +376,25 @@ fn restart_at(
 #[derive(Clone, Debug)]
 pub struct Competitive {
     windows: Windows,
-    depth: CompetitiveDepth<ModelCurves>,
+    depth: Target,
+}
+
+/// Where the windows stop growing.
+#[derive(Clone, Debug)]
+enum Target {
+    /// The disk's competitive depth where the window starts (TR840 s3).
+    Disk(CompetitiveDepth<ModelCurves>),
+    /// A depth given in blocks (`cp:depth=BYTES`), the same everywhere.
+    Given(u64),
+}
+
+impl Target {
+    fn blocks(&self, addr: u64) -> u64 {
+        match self {
+            Target::Disk(depth) => depth.depth_pages(addr),
+            Target::Given(blocks) => *blocks,
+        }
+    }
 }
 
 impl Competitive {
@@ -384,7 +403,15 @@ impl Competitive {
         let block_size = layout.block_size;
         Competitive {
             windows: Windows::new(layout),
-            depth: CompetitiveDepth::new(curves, block_size),
+            depth: Target::Disk(CompetitiveDepth::new(curves, block_size)),
+        }
+    }
+
+    /// CP over the files of `layout` with a depth of `blocks` (at least 1) whatever the disk.
+    pub fn with_depth(layout: Layout, blocks: u64) -> Competitive {
+        Competitive {
+            windows: Windows::new(layout),
+            depth: Target::Given(blocks.max(1)),
         }
     }
 
@@ -392,19 +419,21 @@ impl Competitive {
     pub fn depth_blocks(&self, block: FileBlock) -> u64 {
         let layout = self.windows.layout();
         let addr = layout.disk_block(block).unwrap_or(0) * layout.block_size;
-        self.depth.depth_pages(addr)
+        self.depth.blocks(addr)
     }
 
     /// Folds a served request's seek distance into the estimate.
     pub fn observe_seek(&mut self, distance: u64) {
-        self.depth.observe_seek(distance);
+        if let Target::Disk(depth) = &mut self.depth {
+            depth.observe_seek(distance);
+        }
     }
 }
 
 impl Prefetcher for Competitive {
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let Competitive { windows, depth } = self;
-        windows.on_access(access, |addr| depth.depth_pages(addr))
+        windows.on_access(access, |addr| depth.blocks(addr))
     }
 
     fn on_served(&mut self, _request: &disk::Request, seek_bytes: Option<u64>) {
@@ -414,17 +443,23 @@ impl Prefetcher for Competitive {
     }
 }
 
-/// Registry constructor (no options): the depth comes from the run's disk model.
+/// Registry constructor: the depth comes from the run's disk model, or from option
+/// `depth=BYTES`, which a fixed-time device (`unit:F`, `fixed:MS`) needs: a request costs the
+/// same whatever its length, so there is no transfer rate to weigh a switch against.
 pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
-    spec.only(&[])?;
+    spec.only(&["depth"])?;
+    let layout = setup.workload.layout.clone();
+    if !spec.text("depth", "").is_empty() {
+        let blocks = spec.bytes("depth", 0)?.div_ceil(layout.block_size);
+        return Ok(Box::new(Competitive::with_depth(layout, blocks)));
+    }
     let curves = ModelCurves::from_spec(setup.disk).map_err(|reason| SimError::BadOption {
         spec: spec.to_string(),
-        reason,
+        reason: format!(
+            "{reason}: give one (`depth=512K`) or a disk model (`--device st3500320as`)"
+        ),
     })?;
-    Ok(Box::new(Competitive::new(
-        setup.workload.layout.clone(),
-        curves,
-    )))
+    Ok(Box::new(Competitive::new(layout, curves)))
 }
 
 #[cfg(test)]
