@@ -54,7 +54,7 @@ pub struct SimArgs {
     list: bool,
     /// Miss-ratio curves instead of a sweep: LRU's exact curve (one pass, stack distances) and
     /// OPT's (Belady's MIN), at each --cache size
-    #[arg(long, conflicts_with_all = ["bench", "list"])]
+    #[arg(long, conflicts_with_all = ["bench", "list", "policies", "devices", "fetch_times", "realistic"])]
     mrc: bool,
     /// Realistic model: each reference takes the compute time in the trace (microseconds) and
     /// --fetch-time is in microseconds

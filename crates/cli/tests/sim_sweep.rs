@@ -128,6 +128,53 @@ fn mrc_gives_lru_and_opt_at_each_size() {
         .all(|p| p["opt_misses"].as_u64() <= p["lru_misses"].as_u64()));
 }
 
+/// `--mrc` draws LRU and OPT on demand paging: a policy or device it would ignore is an error.
+#[test]
+fn mrc_refuses_a_policy_or_device_it_would_ignore() {
+    let ps = trace("ps.trace.gz");
+    for extra in [["--policy", "dulo"], ["--device", "unit:3"]] {
+        let output = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+            .args(["sim", "--mrc", "--trace", ps.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{extra:?}");
+        assert!(stderr.contains("cannot be used with"), "{stderr}");
+    }
+}
+
+/// DULO, read-ahead and CP beside Cao's policies on Cao's own device, in one command.
+#[test]
+fn caos_policies_and_the_others_compare_on_unit_time_in_one_sweep() {
+    let rows = json(&[
+        "--trace",
+        trace("cs.trace.gz").to_str().unwrap(),
+        "--policy",
+        "lru,aggressive,dulo,linux-readahead,cp:depth=256K,cpem:depth=256K",
+        "--cache",
+        "256",
+        "--device",
+        "unit:10",
+        "--json",
+    ]);
+    let policies: Vec<&str> = rows.iter().map(|r| r["policy"].as_str().unwrap()).collect();
+    assert_eq!(
+        policies,
+        [
+            "lru",
+            "aggressive",
+            "dulo",
+            "linux-readahead",
+            "cp:depth=256K",
+            "cpem:depth=256K"
+        ]
+    );
+    assert!(rows
+        .iter()
+        .all(|r| r["references"] == 6781 && r["time_unit"] == "units"));
+}
+
 #[test]
 fn svg_draws_the_sweep_and_the_curves() {
     let dir = tempfile::tempdir().unwrap();
