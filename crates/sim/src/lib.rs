@@ -36,6 +36,7 @@
 pub mod bench;
 pub mod cache;
 pub mod catalog;
+pub mod disk_report;
 pub mod disksim;
 mod error;
 pub mod experiment;
