@@ -114,6 +114,25 @@ fn oracle_general_split_by_size_gives_each_object_a_file() {
     assert_eq!(blocks, [0, file1, file1 | 1, file1 | 2, 0]);
 }
 
+/// Records under a name that does not say `.oracleGeneral` are read as text: the error says how
+/// to read them as records, and `--format oracle-general` does.
+#[test]
+fn records_under_a_plain_name_point_to_the_format_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "sample.bin", &oracle_bytes(&sample()));
+    let message = open(TraceFile::new(&path)).unwrap_err().to_string();
+    assert!(
+        message.starts_with(&format!("{}:1: not UTF-8 text", path.display()))
+            && message.contains("--format oracle-general"),
+        "{message}"
+    );
+    let trace = TraceFile {
+        format: Some(Format::OracleGeneral),
+        ..TraceFile::new(&path)
+    };
+    assert_eq!(open(trace).unwrap().len(), 3);
+}
+
 #[test]
 fn a_file_that_is_not_whole_records_names_the_short_record() {
     let dir = tempfile::tempdir().unwrap();

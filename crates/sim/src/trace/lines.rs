@@ -128,7 +128,14 @@ impl Iterator for Lines {
                     };
                     Ok((self.line, text.trim_end_matches(['\n', '\r']).to_string()))
                 }
-                Err(_) => Err(error(&self.path, self.line, "not UTF-8 text".into())),
+                Err(_) => Err(error(
+                    &self.path,
+                    self.line,
+                    "not UTF-8 text (a binary trace? libCacheSim's oracleGeneral records are \
+                     read as such when the name holds `.oracleGeneral` or with \
+                     --format oracle-general)"
+                        .into(),
+                )),
             }),
             Err(e) => Some(Err(error(
                 &self.path,
