@@ -1,6 +1,7 @@
 //! `prefetch sim` as a user runs it on the shipped traces: --list names every policy, a sweep
 //! of Cao's policies and replacement-and-prefetcher ones on a disk model and on unit time,
-//! libCacheSim's oracleGeneral form read by name, and --mrc.
+//! libCacheSim's oracleGeneral form read by name, --mrc, and malformed traces (one line naming
+//! the file and the record or line, even with RUST_BACKTRACE=1).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -209,4 +210,61 @@ fn svg_draws_the_sweep_and_the_curves() {
     );
     let curves = std::fs::read_to_string(curves).unwrap();
     assert!(curves.contains("LRU cs.trace.gz") && curves.contains("OPT cs.trace.gz"));
+}
+
+/// A truncated zstd or gzip stream, a file not made of whole records and a bad line each stop
+/// `prefetch sim` with one line naming the file and where, and no backtrace.
+#[test]
+fn malformed_traces_fail_with_one_line_naming_file_and_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = |name: &str, from: &str, len: usize| {
+        let bytes = std::fs::read(trace(from)).unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes[..len.min(bytes.len() / 2)]).unwrap();
+        path
+    };
+    let short_record = dir.path().join("short.oracleGeneral.bin");
+    std::fs::write(&short_record, [0u8; 24 * 3 + 5]).unwrap();
+    let bad_line = dir.path().join("bad.txt");
+    std::fs::write(&bad_line, "1\n2\nthree\n").unwrap();
+    let cases = [
+        (
+            cut("zst.oracleGeneral.zst", "ps.oracleGeneral.zst", 30_000),
+            ": record ",
+            "incomplete frame",
+        ),
+        (
+            cut("cut.trace.gz", "sprite.trace.gz", 100_000),
+            ":",
+            "incomplete deflate stream",
+        ),
+        (
+            short_record.clone(),
+            ": record 4: ",
+            "cut short: 5 of 24 bytes",
+        ),
+        (bad_line.clone(), ":3: ", "\"three\""),
+    ];
+    for (path, at, what) in cases {
+        for policies in ["lru", "lru,opt-demand,dulo"] {
+            let output = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+                .args([
+                    "sim",
+                    "--trace",
+                    path.to_str().unwrap(),
+                    "--policy",
+                    policies,
+                ])
+                .args(["--cache", "100", "--device", "unit:10"])
+                .env("RUST_BACKTRACE", "1")
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(1), "{stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+            let named = format!("prefetch: {}{at}", path.display());
+            assert!(stderr.starts_with(&named), "{named} not in: {stderr}");
+            assert!(stderr.contains(what), "{what} not in: {stderr}");
+        }
+    }
 }
