@@ -400,3 +400,27 @@ proptest! {
         }
     }
 }
+
+/// docs/traces.md gives every format `--format` accepts a section with a sample in a text block.
+#[test]
+fn every_format_is_documented_with_a_sample() {
+    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/traces.md");
+    let doc = std::fs::read_to_string(&doc).unwrap();
+    let names = sim::trace::FORMAT_NAMES
+        .split(", ")
+        .map(|n| n.split(' ').next().unwrap());
+    for name in names {
+        assert!(name.parse::<Format>().is_ok(), "{name}");
+        let heading = doc
+            .split("\n## ")
+            .find(|section| {
+                section.starts_with(&format!("{name} "))
+                    || section.starts_with(&format!("{name}\n"))
+            })
+            .unwrap_or_else(|| panic!("docs/traces.md has no section `## {name}`"));
+        assert!(
+            heading.contains("```text\n"),
+            "section {name} has no sample"
+        );
+    }
+}
