@@ -464,21 +464,26 @@ impl Device {
 }
 
 /// Runs a replacement policy and a prefetcher over `workload` with a cache of `capacity`
-/// blocks on `device`; times in the device's unit.
+/// blocks on `device`; times in the device's unit. With the `realistic` model's compute
+/// times (microseconds), `unit:F` is a fetch of F microseconds, as for Cao's policies.
 pub(crate) fn run_parts(
     (replacement, prefetcher): (&PolicySpec, &PolicySpec),
     workload: &Workload,
     capacity: usize,
-    device: &Device,
+    (device, realistic): (&Device, bool),
 ) -> Result<Metrics, SimError> {
     let fixed;
     let (disk, scheduler, tick) = match device {
         Device::Unit { fetch } => {
+            let (cost, tick) = match realistic {
+                true => (Duration::from_micros(*fetch), Duration::from_micros(1)),
+                false => (Duration::from_millis(*fetch), Duration::from_millis(1)),
+            };
             fixed = disk::Spec::Fixed {
-                cost: Duration::from_millis(*fetch),
+                cost,
                 capacity: disk::preset::DEFAULT_CAPACITY,
             };
-            (&fixed, "fifo", Duration::from_millis(1))
+            (&fixed, "fifo", tick)
         }
         Device::Disk {
             spec, scheduler, ..
@@ -497,8 +502,13 @@ pub(crate) fn run_parts(
     let mut prefetcher = prefetcher_from(prefetcher, &setup)?;
     let mut scheduler = io_scheduler_from_name(scheduler)?;
     let mut model = disk.build()?;
+    // A reference takes one tick, or, in the realistic model, the compute time in the trace
+    // alone (the workload's think times), as for Cao's policies.
     let config = EngineConfig {
-        hit_time: tick,
+        hit_time: match realistic {
+            true => Duration::ZERO,
+            false => tick,
+        },
         ..EngineConfig::with_cache(capacity)
     };
     let mut policy = Paired {
@@ -550,6 +560,54 @@ mod tests {
             "{refused}"
         );
         assert!(parse_choices("nope").is_err());
+    }
+
+    /// In both models a demand LRU paired with no prefetcher takes as long as Cao's LRU-demand
+    /// on `unit:F`: a reference costs one unit, or, realistic, its compute time in the trace
+    /// (microseconds, F too), and the two kinds of policy agree on the time they report.
+    #[test]
+    fn demand_lru_of_either_kind_takes_the_same_time_in_both_models() {
+        use crate::time::{FetchTime, ReferenceTime, Timing};
+        use crate::trace::Reference;
+        let blocks = [1u64, 2, 3, 1, 4, 2, 5, 1, 3, 6, 2, 1];
+        let references: Vec<Reference> = blocks
+            .iter()
+            .enumerate()
+            .map(|(i, &block)| Reference {
+                block,
+                // No compute time after the last reference, as trace readers give it.
+                think: Some(if i + 1 < blocks.len() {
+                    100 + 37 * i as u64
+                } else {
+                    0
+                }),
+            })
+            .collect();
+        let pair = (&PolicySpec::named("lru"), &PolicySpec::named("none"));
+        for realistic in [false, true] {
+            let workload =
+                Workload::from_references(references.iter().cloned().map(Ok), 8192, realistic)
+                    .unwrap();
+            let device = Device::Unit { fetch: 250 };
+            let paired = run_parts(pair, &workload, 3, (&device, realistic)).unwrap();
+            let setup = crate::RunSetup {
+                timing: Timing {
+                    reference: match realistic {
+                        true => ReferenceTime::FromTrace,
+                        false => ReferenceTime::Uniform(1),
+                    },
+                    fetch: FetchTime::Constant(250),
+                },
+                ..crate::RunSetup::simplified(3, 250)
+            };
+            let stream = references.iter().cloned().map(Ok);
+            let cao = crate::run_stream(&lru_demand::INFO, stream, &setup).unwrap();
+            assert_eq!(
+                (paired.elapsed, paired.stall, paired.misses),
+                (cao.elapsed, cao.stall, cao.misses),
+                "realistic: {realistic}"
+            );
+        }
     }
 
     #[test]

@@ -283,18 +283,12 @@ impl Plan {
                 replacement,
                 prefetcher,
             } => {
-                if self.realistic && matches!(point.device, Device::Unit { .. }) {
-                    return Err(SimError::Config(format!(
-                        "{}: the realistic model needs a disk device for this policy \
-                         (--device MODEL), not unit:F",
-                        point.choice.entry.name
-                    )));
-                }
                 let workload = point.trace.workload.as_ref().ok_or_else(|| {
                     SimError::Config("the trace was not loaded as a workload".into())
                 })?;
                 let parts = (replacement, prefetcher);
-                run_parts(parts, workload, point.capacity, point.device).map_err(|e| match e {
+                let device = (point.device, self.realistic);
+                run_parts(parts, workload, point.capacity, device).map_err(|e| match e {
                     SimError::BadOption { reason, .. } => SimError::BadOption {
                         spec: point.choice.label(),
                         reason,
