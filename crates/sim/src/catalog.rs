@@ -12,8 +12,9 @@
 //!
 //! - `unit:F` (Cao's simplified model): a reference takes one time unit, a fetch F units. For a
 //!   replacement and prefetcher this is a disk whose every request costs F units, whatever its
-//!   length (`fixed:F` in milliseconds, one reference taking 1 ms), so a read-ahead of 16
-//!   blocks costs one fetch time.
+//!   length (`fixed:F` in milliseconds, one reference taking 1 ms; microseconds in the
+//!   realistic model), so a read-ahead of 16 blocks costs one fetch time, and CP and CPEM,
+//!   which weigh a switch against the transfer rate, take their depth as an option there.
 //! - `MODEL[:SCHEDULER]`: a disk model of the `disk` crate (`st3500320as`, `fixed:MS`, ...)
 //!   and, for a replacement and prefetcher, its request scheduler (default `clook`); times are
 //!   in microseconds and a reference takes 1 us (or its compute time in the trace, realistic
