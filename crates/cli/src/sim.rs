@@ -38,8 +38,8 @@ pub struct SimArgs {
     fetch_times: Vec<u64>,
     /// Device(s), comma-separated: `unit:F` (Cao's model: a reference takes 1 unit, a fetch
     /// F), or a disk model of `prefetch disk profile` with an optional request scheduler,
-    /// `MODEL[:SCHEDULER]` (e.g. `st3500320as:clook`; times in microseconds)
-    #[arg(long = "device", value_delimiter = ',', num_args = 1..)]
+    /// `MODEL[:SCHEDULER]` (e.g. `st3500320as:clook`, `ssd:100,8,500`; times in microseconds)
+    #[arg(long = "device", num_args = 1..)]
     devices: Vec<String>,
     /// Take F from the trace: its mean response time per block, in microseconds (MSR
     /// Cambridge traces record it); for the realistic model, as in the paper's section 4.3
@@ -169,8 +169,8 @@ fn devices(
         .iter()
         .map(|&fetch| ::sim::catalog::Device::Unit { fetch })
         .collect();
-    for text in &args.devices {
-        devices.push(text.parse()?);
+    for list in &args.devices {
+        devices.extend(::sim::catalog::parse_devices(list)?);
     }
     if devices.is_empty() {
         bail!("give the device: --fetch-time F or --device unit:F|MODEL[:SCHEDULER]")

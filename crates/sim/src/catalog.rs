@@ -383,6 +383,23 @@ pub fn parse_choices(list: &str) -> Result<Vec<Choice>, SimError> {
     texts.iter().map(|t| t.parse()).collect()
 }
 
+/// Splits a `--device` list, `unit:10,st3500320as:fifo,ssd:100,8,500`, into devices: an item
+/// starting with a digit is a parameter of the device before it (`ssd:LATENCY_US,CHANNELS,MB_PER_S`,
+/// `hdd:RPM,AVG_SEEK_MS,MB_PER_S`), since every device's name starts with a letter.
+pub fn parse_devices(list: &str) -> Result<Vec<Device>, SimError> {
+    let mut texts: Vec<String> = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match texts.last_mut() {
+            Some(last) if item.starts_with(|c: char| c.is_ascii_digit() || c == '.') => {
+                last.push(',');
+                last.push_str(item);
+            }
+            _ => texts.push(item.to_string()),
+        }
+    }
+    texts.iter().map(|t| t.parse()).collect()
+}
+
 /// Where fetches go.
 #[derive(Clone, Debug)]
 pub enum Device {
@@ -624,5 +641,21 @@ mod tests {
         assert_eq!(d.label(), "st3500320as:fifo");
         assert!("st3500320as:nope".parse::<Device>().is_err());
         assert!("nodisk".parse::<Device>().is_err());
+    }
+
+    #[test]
+    fn a_device_list_keeps_a_models_parameters_together() {
+        let devices = parse_devices("unit:10,ssd:100,8,500,hdd:7200,8.5,100:fifo,nvme").unwrap();
+        let labels: Vec<String> = devices.iter().map(Device::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "unit:10",
+                "ssd:100,8,500:clook",
+                "hdd:7200,8.5,100:fifo",
+                "nvme:clook"
+            ]
+        );
+        assert!(parse_devices("ssd:100,8").is_err());
     }
 }
