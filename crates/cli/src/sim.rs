@@ -148,8 +148,8 @@ fn traces(args: &SimArgs) -> anyhow::Result<Vec<::sim::TraceFile>> {
         .collect()
 }
 
-/// The devices: `--device`, plus one `unit:F` per `--fetch-time` (or the trace's mean response
-/// time); `unit:10` when none is given.
+/// The devices: one `unit:F` per `--fetch-time` (or the trace's mean response time), then
+/// `--device`; an error saying what to give when there is none.
 fn devices(
     args: &SimArgs,
     traces: &[::sim::TraceFile],
