@@ -142,10 +142,9 @@ fn busy_wall(before: &Stats, after: &Stats) -> f64 {
     (after.busy_seconds - before.busy_seconds) * after.time_scale
 }
 
-/// The median of `values` (0 when empty).
-pub fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied().unwrap_or(0.0)
+/// The median of `values` (0 when empty): the workspace's one median, `units::median`.
+pub fn median(values: Vec<f64>) -> f64 {
+    units::median(&values)
 }
 
 #[cfg(test)]
