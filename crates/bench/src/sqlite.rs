@@ -118,6 +118,8 @@ pub enum Setting {
     Emulated,
     /// Warm cache: index scan, rolled-back UPDATE, range count ([`crate::sqlite_workloads`]).
     Warm,
+    /// Warm cache with one page in 200 reclaimed: the index scan ([`crate::sqlite_workloads`]).
+    WarmReclaimed,
     /// WAL index scans with a concurrent writer ([`crate::sqlite_workloads`]).
     WalWriter,
     /// A transaction deleting a tenth of the rows ([`crate::sqlite_workloads`]).
@@ -132,10 +134,11 @@ impl FromStr for Setting {
             "cgroup" => Ok(Setting::Cgroup),
             "emulated" => Ok(Setting::Emulated),
             "warm" => Ok(Setting::Warm),
+            "warm-reclaimed" => Ok(Setting::WarmReclaimed),
             "wal-writer" => Ok(Setting::WalWriter),
             "delete" => Ok(Setting::Delete),
             _ => Err(format!(
-                "unknown setting {s:?}: expected disk, cgroup, emulated, warm, wal-writer or delete"
+                "unknown setting {s:?}: expected disk, cgroup, emulated, warm, warm-reclaimed, wal-writer or delete"
             )),
         }
     }
@@ -244,6 +247,7 @@ pub fn run(opts: &BenchOptions, settings: &[Setting], mut log: impl FnMut(&str))
             Setting::Cgroup => measure_cgroup(opts, db_bytes, &mut log),
             Setting::Emulated => measure_emulated(opts, &mut log),
             Setting::Warm => workload(opts, Workload::Warm, &mut log),
+            Setting::WarmReclaimed => workload(opts, Workload::WarmReclaimed, &mut log),
             Setting::WalWriter => workload(opts, Workload::WalWriter, &mut log),
             Setting::Delete => workload(opts, Workload::Delete, &mut log),
         };

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags};
+use rustix::fs::Advice;
 
 use prefetch_sqlite::ext::load_extension;
 
@@ -27,6 +28,9 @@ const STOCK_VFS: &str = "unix";
 pub enum Workload {
     /// Warm cache: the paper's index scan, an UPDATE of a tenth of the rows rolled back, a range count.
     Warm,
+    /// Warm cache with one page in [`RECLAIMED_EVERY`] dropped before each run, as the kernel reclaims
+    /// pages of a file left idle: the paper's index scan.
+    WarmReclaimed,
     /// WAL journal: three index scans while another connection commits small updates.
     WalWriter,
     /// A transaction deleting a tenth of the rows (rolled back, so every run deletes the same rows).
@@ -37,6 +41,7 @@ impl Workload {
     fn label(self) -> &'static str {
         match self {
             Workload::Warm => "warm cache: index scan + rolled-back UPDATE + range count",
+            Workload::WarmReclaimed => "warm cache, one page in 200 reclaimed: index scan",
             Workload::WalWriter => "WAL: 3 index scans with a concurrent writer",
             Workload::Delete => "warm cache: transaction deleting 10% of the rows",
         }
@@ -105,8 +110,10 @@ fn open(path: &Path, vfs: &str) -> Result<Connection> {
 
 /// Seconds one run of `workload` takes through `vfs`.
 fn run_once(path: &Path, vfs: &str, workload: Workload) -> Result<f64> {
-    if workload == Workload::WalWriter {
-        empty_wal(path)?;
+    match workload {
+        Workload::WalWriter => empty_wal(path)?,
+        Workload::WarmReclaimed => reclaim_some_pages(path)?,
+        _ => {}
     }
     let conn = open(path, vfs)?;
     let start = Instant::now();
@@ -122,6 +129,7 @@ fn run_once(path: &Path, vfs: &str, workload: Workload) -> Result<f64> {
                 |_| Ok(()),
             )?;
         }
+        Workload::WarmReclaimed => scan(&conn)?,
         Workload::WalWriter => with_writer(path, vfs, || (0..3).try_for_each(|_| scan(&conn)))?,
         Workload::Delete => {
             conn.execute_batch("BEGIN; DELETE FROM customer WHERE c_zip < '1'; ROLLBACK;")?
@@ -169,6 +177,24 @@ fn with_writer(path: &Path, vfs: &str, reader: impl FnOnce() -> Result<()>) -> R
         .join()
         .map_err(|_| anyhow::anyhow!("the writer thread panicked"))?;
     outcome.and(written)
+}
+
+/// Pages of the database dropped from the page cache before each run of [`Workload::WarmReclaimed`]:
+/// one in this many.
+const RECLAIMED_EVERY: u64 = 200;
+
+/// Drops one page in [`RECLAIMED_EVERY`] of `path` from the page cache (the rest stays cached): what
+/// a kernel reclaiming idle page cache leaves of a file (this machine's DAMON scheme does it within a
+/// minute). A few missing pages are enough to wake the extension; it must then cost nothing more.
+fn reclaim_some_pages(path: &Path) -> Result<()> {
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    file.sync_all()?;
+    let pages = file.metadata()?.len() / 4096;
+    for page in (0..pages).step_by(RECLAIMED_EVERY as usize) {
+        crate::cache::advise(&file, page * 4096, Some(4096), Advice::DontNeed)
+            .context("posix_fadvise(DONTNEED) of a page of the database copy")?;
+    }
+    Ok(())
 }
 
 /// Copies the WAL into the database and empties it (untimed, through SQLite's own VFS), so that every

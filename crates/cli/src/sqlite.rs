@@ -141,7 +141,8 @@ pub mod bench {
         db: PathBuf,
         /// Settings to measure: disk (this machine's disk), cgroup (memory limit of a quarter of the
         /// database), emulated (the emulated 7200 RPM disk of `prefetch emulate`); and where the extension
-        /// must cost nothing (on a copy of the database): warm, wal-writer, delete.
+        /// must cost nothing (on a copy of the database): warm, warm-reclaimed (one page in 200 dropped from
+        /// the cache before each run, as the kernel reclaims an idle file), wal-writer, delete.
         #[arg(long, value_delimiter = ',', default_value = "disk,cgroup")]
         settings: Vec<Setting>,
         /// Runs per variant; the median is reported.
