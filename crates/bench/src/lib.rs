@@ -8,7 +8,8 @@
 //! cgroup ([`cgroup`]), measures wall time and bytes read from disk ([`io_counters`]), and the report
 //! ([`report`]) prints medians, speedups and the setting ([`setting`]) as a table or JSON, and a window
 //! sweep as an SVG ([`plot`]).
-//! [`restore`] measures `prefetch restore` of a residency snapshot against `vmtouch -t`; [`streams`]
+//! [`replay`] measures the stock `sqlite3` shell recorded, plain and replayed by `prefetch run
+//! --replay`; [`restore`] measures `prefetch restore` of a residency snapshot against `vmtouch -t`; [`streams`]
 //! concurrent sequential readers, stock vs `prefetch run --competitive` (TR840). Sizes are checked against what the machine has ([`room`]) first.
 //!
 //! Deviations: the paper's disks were seek-bound hard drives; this machine's virtio disk has no seek
@@ -26,6 +27,7 @@ pub mod mode;
 pub mod optimum;
 pub mod plot;
 pub mod progress;
+pub mod replay;
 pub mod report;
 pub mod restore;
 pub mod room;

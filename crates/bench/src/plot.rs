@@ -5,13 +5,16 @@
 //! - a memory sweep (`--memory-limit A,B,...`): the memory cgroup limit, one line per mode, the axis
 //!   of Figure 9 turned around (the paper varied the data size over a fixed 512 MB of memory).
 //!
+//! Drawn by the workspace's one chart routine, `units::svg`, with one colour per mode in every
+//! plot and dots on the measured points.
+//!
 //! Deviations: Figure 2's x axis is the reorder buffer; here it is the cap given to the library,
 //! whose AIMD controller starts at 90% of it.
 
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
-use plotters::prelude::*;
+use units::svg::{Panel, Rgb, Series, Style, XAxis};
 
 use crate::mode::Mode;
 use crate::report::{CacheState, Report, Row};
@@ -46,7 +49,7 @@ pub fn sweep_svg(report: &Report, path: &Path) -> Result<()> {
     if !(low.is_finite() && high > low) {
         bail!("--svg needs a sweep: several different sizes for --window or for --memory-limit");
     }
-    draw(report, path, axis, &lines).map_err(|error| anyhow!("writing {}: {error}", path.display()))
+    draw(report, path, axis, lines).map_err(|error| anyhow!("writing {}: {error}", path.display()))
 }
 
 /// libprefetch's points by window, and every other mode as a flat line across the windows.
@@ -94,13 +97,13 @@ fn memory_lines(rows: &[&Row]) -> Vec<Line> {
 }
 
 /// One fixed colour per mode, the same in every plot.
-fn color_of(label: &str) -> RGBAColor {
+fn color_of(label: &str) -> Rgb {
     match Mode::from_name(label) {
-        Some(Mode::Stock) => RED.to_rgba(),
-        Some(Mode::Naive) => RGBColor(230, 140, 0).to_rgba(),
-        Some(Mode::Libprefetch) | None => BLUE.to_rgba(),
-        Some(Mode::LimitCache) => RGBColor(0, 150, 90).to_rgba(),
-        Some(Mode::Limit) => RGBColor(120, 120, 120).to_rgba(),
+        Some(Mode::Stock) => (255, 0, 0),
+        Some(Mode::Naive) => (230, 140, 0),
+        Some(Mode::Libprefetch) | None => (0, 0, 255),
+        Some(Mode::LimitCache) => (0, 150, 90),
+        Some(Mode::Limit) => (120, 120, 120),
     }
 }
 
@@ -117,55 +120,36 @@ fn x_range(points: &[(f64, f64)]) -> (f64, f64) {
     (low, high)
 }
 
-fn draw(
-    report: &Report,
-    path: &Path,
-    axis: &str,
-    lines: &[Line],
-) -> Result<(), Box<dyn std::error::Error>> {
-    let all: Vec<(f64, f64)> = lines.iter().flat_map(|line| line.points.clone()).collect();
-    let (x_min, x_max) = x_range(&all);
-    let y_max = all.iter().map(|point| point.1).fold(0.0, f64::max) * 1.1;
-    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(&report.description, ("sans-serif", 16))
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(60)
-        .build_cartesian_2d((x_min..x_max).log_scale(), 0.0..y_max)?;
-    chart
-        .configure_mesh()
-        .light_line_style(WHITE)
-        .x_labels(10)
-        .x_label_formatter(&|mib| format!("{mib}"))
-        .x_desc(format!("{axis}; {}", report.storage.describe()))
-        .y_desc("wall time, median (s)")
-        .draw()?;
-    for line in lines {
-        let color = color_of(&line.label);
-        chart
-            .draw_series(LineSeries::new(
-                line.points.iter().copied(),
-                color.stroke_width(2),
-            ))?
-            .label(line.label.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        if line.markers {
-            chart.draw_series(
-                line.points
-                    .iter()
-                    .map(|&point| Circle::new(point, 4, color.filled())),
-            )?;
-        }
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    root.present()?;
-    Ok(())
+/// One panel under the report's description, its lines in their modes' colours, dots on the
+/// measured lines.
+fn draw(report: &Report, path: &Path, axis: &str, lines: Vec<Line>) -> Result<(), String> {
+    let marked: Vec<String> = lines
+        .iter()
+        .filter(|line| line.markers)
+        .map(|line| line.label.clone())
+        .collect();
+    let panel = Panel {
+        title: report.description.clone(),
+        x_label: format!("{axis}; {}", report.storage.describe()),
+        y_label: "wall time, median (s)".to_string(),
+        series: lines
+            .into_iter()
+            .map(|line| Series {
+                name: line.label,
+                points: line.points,
+            })
+            .collect(),
+    };
+    let style = Style {
+        color: &|label| Some(color_of(label)),
+        markers: &|label| marked.iter().any(|name| name == label),
+        panel_size: (900, 560),
+    };
+    units::svg::draw_styled(
+        path,
+        None,
+        XAxis::Log(|mib| format!("{mib}")),
+        style,
+        &[panel],
+    )
 }

@@ -274,7 +274,10 @@ fn measure(
     }
     bar.finish_and_clear();
     evict(&file)?;
-    let (restore, touch) = (median(&restores), median(&touches));
+    let median_run = |runs: &[(f64, u64, u64)]| {
+        units::median_by(runs, |run| run.0).context("no measured runs: --runs must be at least 1")
+    };
+    let (restore, touch) = (median_run(&restores)?, median_run(&touches)?);
     Ok(Row {
         setting,
         vmtouch_seconds: touch.0,
@@ -307,13 +310,6 @@ fn vmtouch(path: &Path, size: u64) -> Result<()> {
         bail!("vmtouch -t {} failed: {status}", path.display());
     }
     Ok(())
-}
-
-/// The run with the median time (the lower middle one for an even count).
-fn median(runs: &[(f64, u64, u64)]) -> (f64, u64, u64) {
-    let mut sorted = runs.to_vec();
-    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-    sorted[(sorted.len() - 1) / 2]
 }
 
 /// The rows as a Markdown table under a line saying what was measured.

@@ -26,6 +26,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
+use units::median;
 
 use prefetch_sqlite::ext::load_extension;
 use prefetch_sqlite::vfs::VFS_NAME;
@@ -530,16 +531,6 @@ fn measure_emulated(
     Ok((result, rows))
 }
 
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
-}
-
 impl Report {
     /// The report as a text table, each row naming its setting.
     pub fn table(&self) -> String {
@@ -615,12 +606,6 @@ fn pages_column(r: &SettingResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn median_of_odd_and_even_counts() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
-    }
 
     #[test]
     fn settings_parse_by_name() {

@@ -274,8 +274,8 @@ fn measure_rows(
         rows.push(Row {
             scheduler: config.scheduler.clone(),
             streams,
-            stock: median(stock),
-            competitive: median(competitive),
+            stock: median_run(&stock)?,
+            competitive: median_run(&competitive)?,
         });
     }
     bar.finish_and_clear();
@@ -385,10 +385,9 @@ fn wait_until_ready(child: &mut Child) -> Result<()> {
     Ok(())
 }
 
-/// The run with the median time (the lower middle one for an even count).
-fn median(mut runs: Vec<Measured>) -> Measured {
-    runs.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
-    runs[(runs.len() - 1) / 2]
+/// The run with the median time (the lower middle one for an even count: `units::median_by`).
+fn median_run(runs: &[Measured]) -> Result<Measured> {
+    units::median_by(runs, |run| run.seconds).context("no measured runs: --runs must be at least 1")
 }
 
 /// The report as a Markdown table under lines saying what was measured.
@@ -462,8 +461,11 @@ mod tests {
     #[test]
     fn the_median_run_is_the_middle_one_by_time() {
         let runs = vec![measured(3.0), measured(1.0), measured(2.0)];
-        assert_eq!(median(runs).seconds, 2.0);
-        assert_eq!(median(vec![measured(4.0), measured(1.0)]).seconds, 1.0);
+        assert_eq!(median_run(&runs).unwrap().seconds, 2.0);
+        assert_eq!(
+            median_run(&[measured(4.0), measured(1.0)]).unwrap().seconds,
+            1.0
+        );
     }
 
     #[test]

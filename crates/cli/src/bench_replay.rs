@@ -1,34 +1,18 @@
-//! `prefetch bench replay`: the stock `sqlite3` shell, no extension, running one query on a cold
-//! cache three ways in one session: under `prefetch record` (the first run, whose recording the
-//! third replays), plain, and under `prefetch run --replay`. Each run starts with the database
-//! evicted from the page cache (on the emulated disk: the mounted file and its backing file). The
-//! three runs must print the same bytes; the table gives each run's time and its speed-up over the
-//! plain run.
+//! `prefetch bench replay`: parses the options, runs `bench::replay` (the stock `sqlite3` shell
+//! recorded, plain and replayed on a cold cache), prints its table.
 //!
-//! Settings: `emulated` mounts `prefetch emulate` with the 7200 RPM disk model over the database's
-//! directory (one mount for the three runs, so the file keeps its identity); `cgroup` runs each
-//! `sqlite3` in a memory cgroup of a quarter of the database's size, on this machine's disk, and
-//! records with `--rereads-after` a sixteenth of the database (a quarter of the cgroup), since
-//! the cache cannot keep every page from its first read to its last.
-//!
-//! Follows libprefetch (ATC 2009) section 5.4 (the index scan of a TPC-C-like table).
-//! Deviations: the paper modified SQLite to list its reads; here the unmodified shell is replayed
-//! from a recording of its own earlier run.
+//! Follows libprefetch (ATC 2009) section 5.4 through crate bench.
+//! Deviations: none here; see `bench::replay`.
 
-use std::hash::Hasher;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
 
-use ::bench::cache::Eviction;
-use ::bench::cgroup::{join_before_exec, MemoryCgroup};
-use anyhow::{bail, Context, Result};
+use ::bench::replay::{self, ReplayBench, Where};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 /// Where the runs read the database.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Where {
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Setting {
     /// The emulated 7200 RPM disk (`prefetch emulate --model st3500320as`)
     Emulated,
     /// This machine's disk, inside a memory cgroup of a quarter of the database
@@ -43,7 +27,7 @@ pub struct ReplayArgs {
     db: PathBuf,
     /// Where to read it
     #[arg(long, value_enum, default_value = "emulated")]
-    setting: Where,
+    setting: Setting,
     /// SQL the sqlite3 shell runs
     #[arg(long, default_value = ::bench::sqlite::PAPER_QUERY)]
     sql: String,
@@ -52,209 +36,22 @@ pub struct ReplayArgs {
     library: Option<PathBuf>,
 }
 
-/// One measured run.
-struct Timed {
-    label: &'static str,
-    seconds: f64,
-    output_hash: u64,
-}
-
 /// Runs the three cold runs and prints their table.
 pub fn run(args: ReplayArgs) -> Result<()> {
-    let library = match &args.library {
-        Some(path) => path.clone(),
-        None => crate::run::find_library()?,
+    let bench = ReplayBench {
+        db: args.db,
+        setting: match args.setting {
+            Setting::Emulated => Where::Emulated,
+            Setting::Cgroup => Where::Cgroup,
+        },
+        sql: args.sql,
+        library: match args.library {
+            Some(path) => path,
+            None => crate::run::find_library()?,
+        },
+        prefetch: std::env::current_exe()?,
     };
-    let db = std::path::absolute(&args.db)?;
-    let size = std::fs::metadata(&db)
-        .with_context(|| {
-            format!(
-                "cannot open the database {}: make one with `prefetch sqlite gen`",
-                db.display()
-            )
-        })?
-        .len();
-    let scratch = tempdir()?;
-    let recording = scratch.0.join("recording");
-    let (mount, cgroup) = match args.setting {
-        Where::Emulated => (Some(Mount::start(&db, &scratch.0.join("mnt"))?), None),
-        Where::Cgroup => (None, Some(MemoryCgroup::create(size / 4)?)),
-    };
-    let read_path = mount.as_ref().map_or(db.clone(), |m| m.path.clone());
-    let evict = || -> Result<()> {
-        for path in [&read_path, &db] {
-            let file =
-                std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-            Eviction::Fadvise.evict(&file)?;
-        }
-        Ok(())
-    };
-    let shell = ["sqlite3", "-readonly"];
-    let query: Vec<std::ffi::OsString> =
-        [read_path.as_os_str().into(), args.sql.as_str().into()].into();
-    let exe = std::env::current_exe()?;
-    let prefetch = |mode: &[&str]| {
-        let mut command = Command::new(&exe);
-        command
-            .args(mode)
-            .arg("--library")
-            .arg(&library)
-            .arg("--")
-            .args(shell)
-            .args(&query);
-        command
-    };
-    let rec = recording.to_str().context("temporary path is not UTF-8")?;
-    // In the cgroup the cache holds a quarter of the database: list the rereads that come after
-    // a quarter of that (they may have been evicted), as well as the first reads.
-    let rereads = format!("{}", size / 16);
-    let mut record = vec!["record", "-o", rec];
-    if args.setting == Where::Cgroup {
-        record.extend(["--rereads-after", &rereads]);
-    }
-    let mut plain = Command::new(shell[0]);
-    plain.args(&shell[1..]).args(&query);
-    let runs = [
-        ("recorded", prefetch(&record)),
-        ("stock", plain),
-        ("replayed", prefetch(&["run", "--replay", rec])),
-    ];
-    let mut results = Vec::new();
-    for (label, mut command) in runs {
-        evict()?;
-        if let Some(group) = &cgroup {
-            join_before_exec(&mut command, group.dir())?;
-        }
-        results.push(timed(label, command)?);
-    }
-    if results
-        .iter()
-        .any(|r| r.output_hash != results[0].output_hash)
-    {
-        bail!("the three runs printed different rows");
-    }
-    print_table(&args, &db, size, &results);
+    let report = replay::run(&bench)?;
+    print!("{}", replay::table(&bench, &report));
     Ok(())
-}
-
-/// Runs `command`, hashing its stdout, and times it.
-fn timed(label: &'static str, mut command: Command) -> Result<Timed> {
-    let started = Instant::now();
-    let mut child = command
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("starting sqlite3 (is the sqlite3 shell installed?)")?;
-    let mut stdout = child.stdout.take().expect("piped");
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    let mut buffer = vec![0u8; 1 << 16];
-    loop {
-        let n = stdout.read(&mut buffer)?;
-        if n == 0 {
-            break;
-        }
-        hasher.write(&buffer[..n]);
-    }
-    let status = child.wait()?;
-    let seconds = started.elapsed().as_secs_f64();
-    if !status.success() {
-        bail!("the {label} run failed: {status}");
-    }
-    Ok(Timed {
-        label,
-        seconds,
-        output_hash: hasher.finish(),
-    })
-}
-
-fn print_table(args: &ReplayArgs, db: &Path, size: u64, results: &[Timed]) {
-    let setting = match args.setting {
-        Where::Emulated => "emulated 7200 RPM disk (st3500320as, prefetch emulate)".to_string(),
-        Where::Cgroup => format!(
-            "this machine's disk, memory cgroup of {} MiB",
-            (size / 4) >> 20
-        ),
-    };
-    println!(
-        "stock sqlite3 shell, {} ({} MiB), cold cache, {setting}",
-        db.display(),
-        size >> 20
-    );
-    println!("query: {}\n", args.sql);
-    println!("| run | seconds | speed-up over stock |");
-    println!("|---|---:|---:|");
-    let stock = results
-        .iter()
-        .find(|r| r.label == "stock")
-        .map_or(1.0, |r| r.seconds);
-    for result in results {
-        println!(
-            "| {} | {:.2} | {:.2}x |",
-            result.label,
-            result.seconds,
-            stock / result.seconds
-        );
-    }
-}
-
-/// A temporary directory, removed (with what is left in it) on drop.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tempdir() -> Result<TempDir> {
-    let dir = std::env::temp_dir().join(format!("prefetch-bench-replay-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    Ok(TempDir(dir))
-}
-
-/// `prefetch emulate` over the database's directory, unmounted on drop.
-struct Mount {
-    daemon: Child,
-    path: PathBuf,
-}
-
-impl Mount {
-    fn start(db: &Path, mountpoint: &Path) -> Result<Mount> {
-        let backing = db.parent().context("the database has no directory")?;
-        std::fs::create_dir_all(mountpoint)?;
-        let daemon = Command::new(std::env::current_exe()?)
-            .args([
-                "emulate",
-                "--model",
-                ::bench::sqlite::EMULATED_MODEL,
-                "--backing",
-            ])
-            .arg(backing)
-            .arg(mountpoint)
-            .stdout(Stdio::null())
-            .spawn()
-            .context("starting `prefetch emulate`")?;
-        let mount = Mount {
-            daemon,
-            path: mountpoint.join(db.file_name().unwrap_or_default()),
-        };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !mount.path.exists() {
-            if Instant::now() > deadline {
-                bail!(
-                    "`prefetch emulate` did not show {} within 20 s",
-                    mount.path.display()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Ok(mount)
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        // SAFETY: kill has no memory-safety preconditions; the pid is our own child's.
-        unsafe { libc::kill(self.daemon.id() as libc::pid_t, libc::SIGTERM) };
-        let _ = self.daemon.wait();
-    }
 }

@@ -40,7 +40,7 @@ use std::time::Duration;
 
 use crate::disksim::engine::{run, EngineConfig, Parts};
 use crate::disksim::iosched::io_scheduler_from_name;
-use crate::disksim::prefetch::{prefetcher_from, PrefetchSetup};
+use crate::disksim::prefetch::{prefetcher_from, Disk, PrefetchSetup};
 use crate::disksim::replace::{replacement_from, CacheGeometry};
 use crate::disksim::{Paired, PolicySpec, Workload};
 use crate::metrics::Metrics;
@@ -412,8 +412,8 @@ pub enum Device {
     Disk {
         /// The model's name, as given.
         model: String,
-        /// The model, described once.
-        spec: Arc<disk::Spec>,
+        /// The model, described and measured once (its curves), shared by every run on it.
+        disk: Disk,
         /// The request scheduler (for a replacement policy and a prefetcher).
         scheduler: String,
     },
@@ -462,7 +462,7 @@ impl FromStr for Device {
         io_scheduler_from_name(scheduler).map_err(|e| config(e.to_string()))?;
         Ok(Device::Disk {
             model: model.to_string(),
-            spec: Arc::new(spec),
+            disk: Disk::new(Arc::new(spec)),
             scheduler: scheduler.to_string(),
         })
     }
@@ -473,8 +473,8 @@ impl Device {
     pub(crate) fn fetch_time(&self, block_size: u64) -> crate::time::FetchTime {
         match self {
             Device::Unit { fetch } => crate::time::FetchTime::Constant(*fetch),
-            Device::Disk { spec, .. } => crate::time::FetchTime::Disk(DiskFetch {
-                spec: Arc::clone(spec),
+            Device::Disk { disk, .. } => crate::time::FetchTime::Disk(DiskFetch {
+                spec: Arc::clone(&disk.spec),
                 block_size,
             }),
         }
@@ -497,15 +497,15 @@ pub(crate) fn run_parts(
                 true => (Duration::from_micros(*fetch), Duration::from_micros(1)),
                 false => (Duration::from_millis(*fetch), Duration::from_millis(1)),
             };
-            fixed = disk::Spec::Fixed {
+            fixed = Disk::new(Arc::new(disk::Spec::Fixed {
                 cost,
                 capacity: disk::preset::DEFAULT_CAPACITY,
-            };
+            }));
             (&fixed, "fifo", tick)
         }
         Device::Disk {
-            spec, scheduler, ..
-        } => (spec.as_ref(), scheduler.as_str(), Duration::from_micros(1)),
+            disk, scheduler, ..
+        } => (disk, scheduler.as_str(), Duration::from_micros(1)),
     };
     let geometry = CacheGeometry {
         capacity,
@@ -519,7 +519,7 @@ pub(crate) fn run_parts(
     };
     let mut prefetcher = prefetcher_from(prefetcher, &setup)?;
     let mut scheduler = io_scheduler_from_name(scheduler)?;
-    let mut model = disk.build()?;
+    let mut model = disk.spec.build()?;
     // A reference takes one tick, or, in the realistic model, the compute time in the trace
     // alone (the workload's think times), as for Cao's policies.
     let config = EngineConfig {

@@ -39,6 +39,9 @@ impl RefString {
         match (times, file.whole_objects()?) {
             (Times::Drop, Some(records)) => {
                 let mut builder = Builder::new(Times::Drop);
+                if let Some(&[(first, end)]) = file.object_parts(1)?.as_deref() {
+                    builder.reserve(end - first);
+                }
                 records.for_each_objects(|ids| builder.push_all(ids))?;
                 Ok(builder.finish())
             }
@@ -61,13 +64,18 @@ impl RefString {
             return RefString::read(file, times);
         };
         let share = parts.len();
+        let total = parts.last().map_or(0, |p| p.1);
         let strings = std::thread::scope(|scope| {
             let handles: Vec<_> = parts
                 .into_iter()
-                .map(|part| {
+                .enumerate()
+                .map(|(i, part)| {
                     scope.spawn(move || {
                         let mut builder = Builder::new(Times::Drop);
                         builder.most /= share as u64;
+                        // The first part becomes the whole string: room for all of it now, so
+                        // neither it nor the join moves the references already read.
+                        builder.reserve(if i == 0 { total } else { part.1 - part.0 });
                         let records = file.records(part)?;
                         records.for_each_objects(|ids| builder.push_all(ids))?;
                         Ok::<_, SimError>(builder.finish())
@@ -214,6 +222,14 @@ impl Builder {
             most: (room / cost).min(u64::from(NEVER) - 1),
             room,
         }
+    }
+
+    /// Makes room for `references` more (a count known from the file's length), no more than
+    /// the memory available holds, so the string is not copied as it grows.
+    fn reserve(&mut self, references: u64) {
+        let most = self.room / crate::memory::BYTES_PER_REFERENCE;
+        let references = usize::try_from(references.min(most)).unwrap_or(usize::MAX);
+        self.string.blocks.reserve(references);
     }
 
     /// Appends a reference to trace block `raw` with compute time `think`.

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 use sim::disksim::engine::{run, Parts};
 use sim::disksim::iosched::Plain;
-use sim::disksim::prefetch::{prefetcher_from, PrefetchSetup};
+use sim::disksim::prefetch::{prefetcher_from, Disk, PrefetchSetup};
 use sim::disksim::replace::{replacement_from, CacheGeometry};
 use sim::disksim::{EngineConfig, Layout, Paired, PolicySpec, Step, Workload};
 
@@ -43,7 +43,7 @@ proptest! {
         let workload = workload(streams);
         let geometry = CacheGeometry { capacity: cache, block_size: 4096 };
         let mut policy = replacement_from(&PolicySpec::parse(REPLACEMENTS[replacement]).unwrap(), geometry).unwrap();
-        let fixed = disk::spec_from_name("fixed:1").unwrap();
+        let fixed = Disk::new(disk::spec_from_name("fixed:1").unwrap().into());
         let setup = PrefetchSetup { workload: &workload, cache_blocks: cache, disk: &fixed };
         let mut prefetch = prefetcher_from(&PolicySpec::parse(PREFETCHERS[prefetcher]).unwrap(), &setup).unwrap();
         let mut scheduler = Plain(disk::scheduler_from_name("clook").unwrap());

@@ -1,5 +1,6 @@
 //! SVG line charts, the one drawing routine of the workspace's reports (feature `svg`): panels
-//! side by side, each with its lines and a legend, on a linear or a logarithmic x axis.
+//! side by side, each with its lines and a legend, on a linear or a logarithmic x axis; a
+//! [`Style`] may fix a line's colour and put dots on its points.
 
 use std::path::Path;
 
@@ -37,6 +38,33 @@ pub enum XAxis {
     Log(fn(f64) -> String),
 }
 
+/// A colour as red, green and blue.
+pub type Rgb = (u8, u8, u8);
+
+/// How lines look beyond the palette's defaults, chosen by their legend text: a report whose
+/// lines stand for the same modes in every figure keeps one colour for each, and marks the points
+/// it measured (a flat reference line has none).
+#[derive(Clone, Copy)]
+pub struct Style<'a> {
+    /// The colour of a line as RGB, or None for the palette's next one.
+    pub color: &'a dyn Fn(&str) -> Option<Rgb>,
+    /// Whether a line has a dot at each of its points.
+    pub markers: &'a dyn Fn(&str) -> bool,
+    /// Width and height of each panel in pixels (a long title needs a wider one).
+    pub panel_size: (u32, u32),
+}
+
+impl Default for Style<'_> {
+    /// The palette's colours, no dots.
+    fn default() -> Self {
+        Style {
+            color: &|_| None,
+            markers: &|_| false,
+            panel_size: (560, 440),
+        }
+    }
+}
+
 /// Draws `panels` side by side into an SVG file at `path`, on a linear x axis.
 pub fn draw(path: &Path, panels: &[Panel]) -> Result<(), String> {
     draw_with(path, None, XAxis::Linear, panels)
@@ -50,8 +78,20 @@ pub fn draw_with(
     axis: XAxis,
     panels: &[Panel],
 ) -> Result<(), String> {
-    let width = 560 * panels.len().max(1) as u32;
-    let root = SVGBackend::new(path, (width, 440)).into_drawing_area();
+    draw_styled(path, title, axis, Style::default(), panels)
+}
+
+/// Draws `panels` as [`draw_with`] does, their lines in `style`.
+pub fn draw_styled(
+    path: &Path,
+    title: Option<&str>,
+    axis: XAxis,
+    style: Style<'_>,
+    panels: &[Panel],
+) -> Result<(), String> {
+    let (width, height) = style.panel_size;
+    let root =
+        SVGBackend::new(path, (width * panels.len().max(1) as u32, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let root = match title {
         Some(title) => root
@@ -64,7 +104,7 @@ pub fn draw_with(
         .iter()
         .zip(panels)
     {
-        draw_panel(area, panel, axis).map_err(|e| e.to_string())?;
+        draw_panel(area, panel, axis, style).map_err(|e| e.to_string())?;
     }
     root.present().map_err(|e| e.to_string())
 }
@@ -87,11 +127,14 @@ fn bounds(panel: &Panel, log: bool) -> (f64, f64, f64) {
     (x0, x1, (y1 * 1.08).max(1e-9))
 }
 
-/// Draws the lines and the legend of `panel` on `chart`, whatever its x coordinate.
+/// Draws the lines (in `$style`) and the legend of `panel` on `chart`, whatever its x coordinate.
 macro_rules! lines_and_legend {
-    ($chart:expr, $panel:expr) => {{
+    ($chart:expr, $panel:expr, $style:expr) => {{
         for (i, series) in $panel.series.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
+            let color = match ($style.color)(&series.name) {
+                Some((r, g, b)) => RGBColor(r, g, b).to_rgba(),
+                None => Palette99::pick(i).to_rgba(),
+            };
             $chart
                 .draw_series(LineSeries::new(
                     series.points.iter().copied(),
@@ -101,6 +144,14 @@ macro_rules! lines_and_legend {
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
                 });
+            if ($style.markers)(&series.name) {
+                $chart.draw_series(
+                    series
+                        .points
+                        .iter()
+                        .map(|&point| Circle::new(point, 4, color.filled())),
+                )?;
+            }
         }
         $chart
             .configure_series_labels()
@@ -115,6 +166,7 @@ fn draw_panel(
     area: &Area<'_>,
     panel: &Panel,
     axis: XAxis,
+    style: Style<'_>,
 ) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
     let mut builder = ChartBuilder::on(area);
     builder
@@ -131,7 +183,7 @@ fn draw_panel(
                 .x_desc(&panel.x_label)
                 .y_desc(&panel.y_label)
                 .draw()?;
-            lines_and_legend!(chart, panel)
+            lines_and_legend!(chart, panel, style)
         }
         XAxis::Log(format) => {
             let (x0, x1, y1) = bounds(panel, true);
@@ -143,7 +195,7 @@ fn draw_panel(
                 .x_labels(12)
                 .x_label_formatter(&|x| format(*x))
                 .draw()?;
-            lines_and_legend!(chart, panel)
+            lines_and_legend!(chart, panel, style)
         }
     }
 }
@@ -185,5 +237,22 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(linear.matches("a line").count(), 2);
         assert!(log.contains("title") && log.contains("100 B"), "{log}");
+        assert!(!linear.contains("<circle"), "no dots unless asked");
+    }
+
+    #[test]
+    fn a_style_fixes_colours_and_marks_points() {
+        let path = std::env::temp_dir().join(format!("units-svg-style-{}.svg", std::process::id()));
+        let style = Style {
+            color: &|name| (name == "a line").then_some((1, 2, 3)),
+            markers: &|name| name == "a line",
+            panel_size: (900, 560),
+        };
+        draw_styled(&path, None, XAxis::Linear, style, &[panel()]).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(svg.matches("<circle").count(), 3, "{svg}");
+        assert!(svg.contains("#010203"), "{svg}");
+        assert!(svg.starts_with(r#"<svg width="900" height="560""#), "{svg}");
     }
 }

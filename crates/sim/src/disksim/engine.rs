@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
 use super::paired::Paired;
-use super::prefetch::{prefetcher_from, Access, FetchRange, PrefetchSetup};
+use super::prefetch::{prefetcher_from, Access, Disk, FetchRange, PrefetchSetup};
 use super::replace::{replacement_from, CacheGeometry, Touch};
 use super::spec::PolicySpec;
 use super::state::{BlockTable, Entry, Events, FileIndex, LoopCache};
@@ -90,7 +90,7 @@ pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<Metrics, SimError
         block_size: workload.layout.block_size,
     };
     let mut replacement = replacement_from(&spec.replacement, geometry)?;
-    let disk = disk::spec_from_name(&spec.disk)?;
+    let disk = Disk::new(disk::spec_from_name(&spec.disk)?.into());
     let setup = PrefetchSetup {
         workload,
         cache_blocks: spec.config.cache_blocks,
@@ -98,7 +98,7 @@ pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<Metrics, SimError
     };
     let mut prefetcher = prefetcher_from(&spec.prefetcher, &setup)?;
     let mut scheduler = io_scheduler_from_name(&spec.scheduler)?;
-    let mut model = disk.build()?;
+    let mut model = disk.spec.build()?;
     let mut policy = Paired {
         replacement: replacement.as_mut(),
         prefetcher: prefetcher.as_mut(),

@@ -44,7 +44,7 @@ use super::iosched::io_scheduler_from_name;
 use super::microbench::{Dataset, Microbench};
 use super::paired::Paired;
 use super::prefetch::competitive::ModelCurves;
-use super::prefetch::{prefetcher_from, PrefetchSetup};
+use super::prefetch::{prefetcher_from, Disk, PrefetchSetup};
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
 use super::spec::PolicySpec;
 use super::workload::{DiskBlock, Workload};
@@ -221,7 +221,7 @@ fn run_one(
         capacity: cache_blocks,
         block_size: BLOCK,
     };
-    let disk = disk::spec_from_name(&config.disk)?;
+    let disk = Disk::new(disk::spec_from_name(&config.disk)?.into());
     let setup = PrefetchSetup {
         workload,
         cache_blocks,
@@ -233,7 +233,7 @@ fn run_one(
     )?);
     let mut prefetcher = prefetcher_from(&PolicySpec::parse(kernel.prefetcher)?, &setup)?;
     let mut queue = io_scheduler_from_name(scheduler)?;
-    let mut model = disk.build()?;
+    let mut model = disk.spec.build()?;
     let engine = EngineConfig {
         time_limit: Some(config.duration),
         ..EngineConfig::with_cache(cache_blocks)

@@ -29,6 +29,7 @@
 //! ([`ModelCurves`]); for an SSD the "switch" is its per-command latency. A fixed-time device
 //! has no transfer rate: there the depth is given (`depth=BYTES`), the same everywhere.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use disk::model::Hdd;
@@ -54,16 +55,17 @@ const RATE_READ: u64 = 4 << 20;
 /// The disk numbers competitive prefetching needs, read off a disk model as the paper measures
 /// them at boot: the seek curve and rotation from the model's parameters, the sequential
 /// transfer rate by timing reads at evenly spaced locations (it includes head and cylinder
-/// switches, which the media rate alone does not).
+/// switches, which the media rate alone does not). Built once per device ([`super::Disk`]);
+/// a clone shares the model and the rates.
 #[derive(Clone, Debug)]
 pub enum ModelCurves {
     /// A hard disk: seek curve over cylinders, measured rates, half a revolution.
     Hdd {
         /// The model (for its geometry and seek curve).
-        hdd: Box<Hdd>,
+        hdd: Arc<Hdd>,
         /// Sequential rate (bytes per second) of each of `RATE_SAMPLES` equal slices of
         /// the disk, outer first.
-        rates: Vec<f64>,
+        rates: Arc<[f64]>,
     },
     /// A device without seeks: a constant per-request cost and a rate.
     Flat {
@@ -87,9 +89,9 @@ impl ModelCurves {
         match spec.clone() {
             Spec::Hdd(params) => {
                 let hdd = Hdd::new(params).map_err(|e| e.to_string())?;
-                let rates = sequential_rates(&hdd);
+                let rates = sequential_rates(&hdd).into();
                 Ok(ModelCurves::Hdd {
-                    hdd: Box::new(hdd),
+                    hdd: Arc::new(hdd),
                     rates,
                 })
             }
@@ -443,7 +445,8 @@ impl Prefetcher for Competitive {
     }
 }
 
-/// Registry constructor: the depth comes from the run's disk model, or from option
+/// Registry constructor: the depth comes from the run's disk model (its curves, built once per
+/// device), or from option
 /// `depth=BYTES`, which a fixed-time device (`unit:F`, `fixed:MS`) needs: a request costs the
 /// same whatever its length, so there is no transfer rate to weigh a switch against.
 pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
@@ -453,13 +456,13 @@ pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetc
         let blocks = spec.bytes("depth", 0)?.div_ceil(layout.block_size);
         return Ok(Box::new(Competitive::with_depth(layout, blocks)));
     }
-    let curves = ModelCurves::from_spec(setup.disk).map_err(|reason| SimError::BadOption {
+    let curves = setup.disk.curves().map_err(|reason| SimError::BadOption {
         spec: spec.to_string(),
         reason: format!(
             "{reason}: give one (`depth=512K`) or a disk model (`--device st3500320as`)"
         ),
     })?;
-    Ok(Box::new(Competitive::new(layout, curves)))
+    Ok(Box::new(Competitive::new(layout, curves.clone())))
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod planner;
 pub mod readahead;
 pub mod reorder;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use plan::{Entry, PageKey};
@@ -81,9 +82,33 @@ pub struct PrefetchSetup<'a> {
     pub workload: &'a Workload,
     /// Cache capacity in blocks.
     pub cache_blocks: usize,
-    /// The disk, described once (parsed by the caller), for policies that size themselves
-    /// from it (competitive prefetching's switch cost and transfer rate).
-    pub disk: &'a disk::Spec,
+    /// The disk, described and measured once (by the caller, per device), for policies that
+    /// size themselves from it (competitive prefetching's switch cost and transfer rate).
+    pub disk: &'a Disk,
+}
+
+/// A disk as the policies that size themselves from it see it: its description and the curves
+/// competitive prefetching reads off it ([`competitive::ModelCurves`]), built once when the
+/// device is set up and shared by every run on it (a clone shares both).
+#[derive(Clone, Debug)]
+pub struct Disk {
+    /// The model's description.
+    pub spec: Arc<disk::Spec>,
+    /// Its curves, or why it has none (a fixed-time disk has no transfer rate).
+    curves: Result<competitive::ModelCurves, String>,
+}
+
+impl Disk {
+    /// The disk `spec` with its curves, measured now.
+    pub fn new(spec: Arc<disk::Spec>) -> Disk {
+        let curves = competitive::ModelCurves::from_spec(&spec);
+        Disk { spec, curves }
+    }
+
+    /// The curves of competitive prefetching, or why the disk has none.
+    pub fn curves(&self) -> Result<&competitive::ModelCurves, String> {
+        self.curves.as_ref().map_err(Clone::clone)
+    }
 }
 
 /// Builds a prefetcher from its spec and the run's setup.

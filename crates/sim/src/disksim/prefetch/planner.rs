@@ -19,7 +19,7 @@
 use plan::competitive::DiskCurves;
 use plan::{Mode, PageRange, Planner, PlannerConfig, Schedule};
 
-use super::{access_list, page_key, Access, FetchRange, PrefetchSetup, Prefetcher};
+use super::{access_list, page_key, Access, Disk, FetchRange, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::Step;
 use crate::SimError;
@@ -126,8 +126,8 @@ pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetc
 /// The disk's break-even gap (`plan::competitive::break_even_gap_bytes`): its average switch
 /// (seek and half a turn) times its mean transfer rate; 32 KiB for a fixed-time disk, which has
 /// no transfer rate.
-fn break_even_gap_bytes(disk: &disk::Spec) -> u64 {
-    match super::competitive::ModelCurves::from_spec(disk) {
+fn break_even_gap_bytes(disk: &Disk) -> u64 {
+    match disk.curves() {
         Ok(curves) => plan::competitive::break_even_gap_bytes(
             curves.average_seek() + curves.rotational_delay(),
             curves.mean_rate(),
@@ -145,14 +145,12 @@ mod tests {
     /// library's device profiles do.
     #[test]
     fn the_default_infill_is_the_disks_break_even_gap() {
-        let gap = |name| break_even_gap_bytes(&disk::spec_from_name(name).unwrap());
+        let disk = |name| Disk::new(disk::spec_from_name(name).unwrap().into());
+        let gap = |name| break_even_gap_bytes(&disk(name));
         let seek_bound = plan::planner::SEEK_BOUND_GAP_BYTES;
         assert!(gap("st3500320as") >= seek_bound, "{}", gap("st3500320as"));
         assert!(gap("ibm-36z15") >= seek_bound, "{}", gap("ibm-36z15"));
         assert!(gap("nvme") < seek_bound, "{}", gap("nvme"));
-        assert_eq!(
-            break_even_gap_bytes(&disk::spec_from_name("fixed:5").unwrap()),
-            32 << 10
-        );
+        assert_eq!(break_even_gap_bytes(&disk("fixed:5")), 32 << 10);
     }
 }
