@@ -129,10 +129,12 @@ struct Gate {
 }
 
 impl Gate {
-    /// A gate that starts open if the file is not wholly cached (one cachestat over the whole file), so
-    /// that a cold scan's first index leaf is seen even if the sampled probes would miss it.
+    /// A gate that starts open if more than one page in [`WORTHWHILE_MISS_RATIO`] of the file is missing
+    /// from the page cache (one cachestat over the whole file), so that a cold scan's first index leaf is
+    /// seen even if the sampled probes would miss it. A file cached but for a few pages starts closed,
+    /// as the sampled probes would leave it.
     fn new(fd: RawFd, page_size: u64) -> Gate {
-        let following = if wholly_cached(fd, page_size) {
+        let following = if mostly_cached(fd, page_size) {
             0
         } else {
             FOLLOW_READS
@@ -293,12 +295,21 @@ impl Drop for Tracked {
 
 /// Whether every page of the file open as `fd` is in the page cache (false if the kernel will not say).
 fn wholly_cached(fd: RawFd, page_size: u64) -> bool {
-    let Ok(len) = Unowned(fd).byte_len() else {
-        return false;
-    };
-    Probe::choose(fd)
-        .resident_pages(fd, 0, len.max(1), page_size)
-        .is_some_and(|(cached, pages)| cached == pages)
+    file_residency(fd, page_size).is_some_and(|(cached, pages)| cached == pages)
+}
+
+/// Whether all but at most one page in [`WORTHWHILE_MISS_RATIO`] of the file open as `fd` is in the
+/// page cache (false if the kernel will not say).
+fn mostly_cached(fd: RawFd, page_size: u64) -> bool {
+    file_residency(fd, page_size).is_some_and(|(cached, pages)| {
+        pages.saturating_sub(cached) * WORTHWHILE_MISS_RATIO <= pages
+    })
+}
+
+/// (cached pages, pages) of the file open as `fd`, if the kernel says.
+fn file_residency(fd: RawFd, page_size: u64) -> Option<(u64, u64)> {
+    let len = Unowned(fd).byte_len().ok()?;
+    Probe::choose(fd).resident_pages(fd, 0, len.max(1), page_size)
 }
 
 fn page_size() -> u64 {
