@@ -116,12 +116,7 @@ pub struct Served {
 /// `bytes` in the largest binary unit that keeps the number at least 1.
 fn human_bytes(bytes: f64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut value = bytes;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
+    let (value, unit) = units::scale(bytes, 1024.0, 1024.0, UNITS.len());
     format!("{value:.1} {}", UNITS[unit])
 }
 

@@ -166,12 +166,7 @@ pub fn ranges_text(ranges: &[[u64; 2]]) -> String {
 /// Bytes with a binary suffix, as util-linux prints sizes: `0B`, `4K`, `1.5M`, `1G`.
 pub fn human(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["B", "K", "M", "G", "T", "P"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
+    let (value, unit) = units::scale(bytes as f64, 1024.0, 1024.0, UNITS.len());
     let rounded = (value * 10.0).round() / 10.0;
     if rounded.fract() == 0.0 {
         format!("{rounded:.0}{}", UNITS[unit])

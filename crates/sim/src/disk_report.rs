@@ -151,12 +151,7 @@ fn exact_bytes(bytes: u64) -> String {
 /// Axis labels at powers of ten: 1 kB, 10 kB, ..., 100 GB.
 fn si_bytes(bytes: f64) -> String {
     const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
-    let mut value = bytes;
-    let mut unit = 0;
-    while value >= 999.5 && unit + 1 < UNITS.len() {
-        value /= 1000.0;
-        unit += 1;
-    }
+    let (value, unit) = units::scale(bytes, 1000.0, 999.5, UNITS.len());
     format!("{value:.0} {}", UNITS[unit])
 }
 

@@ -56,12 +56,7 @@ fn kib(count: u64) -> u64 {
 /// `bytes` for people: `12.0 GiB`.
 pub fn human(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
+    let (value, unit) = units::scale(bytes as f64, 1024.0, 1024.0, UNITS.len());
     format!("{value:.1} {}", UNITS[unit])
 }
 

@@ -1,5 +1,5 @@
 //! Helpers every crate of the workspace shares, written once: byte sizes as people type them
-//! and as reports print them ([`parse_size`], [`format_bytes`]), medians ([`median`], and
+//! and as reports print them ([`parse_size`], [`format_bytes`], [`scale`]), medians ([`median`], and
 //! [`median_by`] for the median run of a benchmark), and,
 //! with the `svg` feature, the line charts of the reports (`svg`).
 //!
@@ -9,7 +9,7 @@ mod size;
 #[cfg(feature = "svg")]
 pub mod svg;
 
-pub use size::{format_bytes, parse_size, SizeError};
+pub use size::{format_bytes, parse_size, scale, SizeError};
 
 /// The median of `values`: the middle value, or the mean of the middle two for an even count;
 /// 0 for none.

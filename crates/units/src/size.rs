@@ -80,18 +80,25 @@ fn suffix_shift(suffix: &str) -> Option<u32> {
     Some(10 * (power as u32 + 1))
 }
 
+/// `value` in the largest of `units` units (each `base` times the one before) that keeps it below
+/// `carry_at`: the scaled value and the unit's index. Every byte formatter of the workspace prints
+/// from it, each in its own style.
+pub fn scale(value: f64, base: f64, carry_at: f64, units: usize) -> (f64, usize) {
+    let (mut value, mut unit) = (value, 0);
+    while value >= carry_at && unit + 1 < units {
+        value /= base;
+        unit += 1;
+    }
+    (value, unit)
+}
+
 /// Formats a byte count for tables: "512 B", "4.0 KiB", "390.6 MiB", "2.00 GiB".
 pub fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if bytes < 1024 {
         return format!("{bytes} B");
     }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
+    let (value, unit) = scale(bytes as f64 / 1024.0, 1024.0, 1024.0, UNITS.len());
     if unit >= 2 {
         format!("{value:.2} {}", UNITS[unit])
     } else {
