@@ -67,22 +67,6 @@ fn common(m: &Metrics) -> [u64; 7] {
     ]
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
-
-    #[test]
-    fn cao_lru_is_the_loops_lru(
-        blocks in prop::collection::vec(0u64..16, 1..120),
-        capacity in 1usize..10,
-        fetch in 1u64..20,
-    ) {
-        prop_assert_eq!(
-            common(&cao_policy("lru-demand", &blocks, capacity, fetch)),
-            common(&loop_replacement("lru", &blocks, capacity, fetch))
-        );
-    }
-}
-
 /// Cao's online policies (those that do not need the future, so run streamed too).
 const ONLINE_POLICIES: [&str; 4] = ["lru-demand", "lru-obl", "fifo", "clock"];
 
@@ -122,6 +106,18 @@ fn deeper(mut setup: RunSetup, depth: usize, spread: u64) -> RunSetup {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn cao_lru_is_the_loops_lru(
+        blocks in prop::collection::vec(0u64..16, 1..120),
+        capacity in 1usize..10,
+        fetch in 1u64..20,
+    ) {
+        prop_assert_eq!(
+            common(&cao_policy("lru-demand", &blocks, capacity, fetch)),
+            common(&loop_replacement("lru", &blocks, capacity, fetch))
+        );
+    }
 
     #[test]
     fn streamed_runs_equal_runs_in_memory(
