@@ -248,11 +248,18 @@ impl Tracked {
     /// Drops a list whose pages are (almost) all cached (see [`Warmth`]), keeping what the reader learned of the
     /// file: a scan that reaches uncached pages again is listed anew from its next index leaf.
     fn release_cached_list(&self) {
-        if self.listed.swap(false, Ordering::AcqRel) {
-            if let Ok(mut planner) = self.planner.try_lock() {
+        self.clear_list(|planner| {
+            if let Ok(mut planner) = planner.try_lock() {
                 planner.end_scan();
             }
             self.gate.following.store(0, Ordering::Relaxed);
+        });
+    }
+
+    /// If a list is set: `forget` what the planner should no longer hold, then empty libprefetch's list.
+    fn clear_list(&self, forget: impl FnOnce(&Mutex<ScanPlanner>)) {
+        if self.listed.swap(false, Ordering::AcqRel) {
+            forget(&self.planner);
             let _ = self.client.request_prefetching(&[], Mode::SET | Mode::DONE);
         }
     }
@@ -270,12 +277,11 @@ impl Tracked {
 
     /// The file is being written: its access list and the reader's caches no longer hold.
     pub fn drop_list(&self) {
-        if self.listed.swap(false, Ordering::AcqRel) {
-            if let Ok(mut planner) = self.planner.lock() {
+        self.clear_list(|planner| {
+            if let Ok(mut planner) = planner.lock() {
                 planner.invalidate();
             }
-            let _ = self.client.request_prefetching(&[], Mode::SET | Mode::DONE);
-        }
+        });
     }
 }
 
