@@ -33,13 +33,12 @@
 //!    split to what one call loads (`device.rs`), which through the stream's own descriptor,
 //!    opened `POSIX_FADV_SEQUENTIAL`, is two read-ahead windows, one request (256 KiB on FUSE,
 //!    where the kernel's own read-ahead sends 128 KiB).
-//! 4. **End.** At the program's `close` the stream's private descriptor is closed by the
-//!    advice thread, unless a POSIX lock is held on the file (closing any descriptor of a file
-//!    drops the process's locks on it): then it is kept and retried at the next stream's end.
-//!    The lock test is `F_OFD_GETLK` for a write lock on the whole file, which every record
-//!    lock on it conflicts with, the process's own included; reading `/proc/locks`, as
-//!    `descriptors.rs` does, waits for an RCU grace period (8-15 ms here), which a program
-//!    that closes its file and exits (`dd`, `cat`) waited for at its exit.
+//! 4. **End.** A descriptor's stream ends at the program's `close` of it. The stream's private
+//!    descriptor is not closed then, nor ever by the library on its own: closing any descriptor
+//!    of a file drops the process's POSIX locks on it, and a lock the program takes at any
+//!    moment would be lost. It stays open until the program closes a descriptor of the same
+//!    file, which drops those locks anyway, and is retired just before that close
+//!    (`descriptors.rs`, "Never closed under a lock").
 //!
 //! Bytes, errno and file positions the program sees are the kernel's: the library only
 //! advises and probes. A descriptor's stream ends at its `close` (or `dup2` over it); a forked
@@ -55,20 +54,17 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::os::fd::RawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use plan::stream::{Probes, Stream};
 
-use crate::descriptors::FileId;
+use crate::descriptors::{FileId, Purpose};
 use crate::guard::{ErrnoGuard, Reentry};
 use crate::observe::FileStat;
 use crate::registry::globals;
 use crate::residency::Probe;
-
-/// Most streams with a private descriptor at once; beyond, advice goes through the program's.
-const MAX_PRIVATE: usize = 64;
 
 /// Advice handed to the advice thread this long ago and not yet submitted is waiting for room
 /// in the device's queue: a `WILLNEED` that does not wait returns within tens of microseconds,
@@ -81,24 +77,14 @@ struct Streams {
     by_fd: Mutex<HashMap<RawFd, Tracked>>,
     /// `S_p` in pages by device number; `None` for a device without a profile.
     depths: Mutex<HashMap<u64, Option<u64>>>,
-    /// The streams' private descriptors (FUSE).
-    privates: Arc<Privates>,
-}
-
-/// The private descriptors of the streams: how many are open, and those whose stream ended
-/// while a POSIX lock was held on the file (closed at a later stream's end).
-#[derive(Default)]
-struct Privates {
-    open: AtomicUsize,
-    deferred: Mutex<Vec<RawFd>>,
 }
 
 /// One descriptor's stream.
 struct Tracked {
     file: FileId,
     stream: Stream,
-    /// Where advice goes, chosen at the first advice: the stream's private descriptor (FUSE,
-    /// closed when the stream ends), or the program's.
+    /// Where advice goes, chosen at the first advice: the file's private descriptor for
+    /// streams (FUSE, chosen again once retired), or the program's.
     advise_fd: Option<AdviseFd>,
     probe: Probe,
     /// Most pages one WILLNEED call loads on this device.
@@ -117,7 +103,7 @@ struct Tracked {
 /// The descriptor a stream's advice goes through.
 #[derive(Clone, Copy)]
 enum AdviseFd {
-    /// The stream's own read-only descriptor of the file (on FUSE).
+    /// The file's private read-only descriptor for streams (on FUSE).
     Private(RawFd),
     /// The program's descriptor.
     Program(RawFd),
@@ -168,7 +154,7 @@ pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
         let step = tracked
             .stream
             .on_read(offset, end - offset, file.size, target, &mut probes);
-        (!step.advise.is_empty()).then(|| tracked.advice(fd, step.advise, page_size, streams))
+        (!step.advise.is_empty()).then(|| tracked.advice(fd, step.advise, page_size))
     };
     if let Some(job) = job {
         if let Err(job) = globals().run_in_background(job) {
@@ -186,11 +172,7 @@ pub(crate) fn on_close(fd: RawFd) {
         return;
     };
     let _errno = ErrnoGuard::save();
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        if let Some(ended) = lock(&streams.by_fd).remove(&fd) {
-            ended.release(&streams.privates);
-        }
-    }));
+    let _ = catch_unwind(AssertUnwindSafe(|| lock(&streams.by_fd).remove(&fd)));
 }
 
 impl Streams {
@@ -213,9 +195,7 @@ impl Streams {
     ) -> &'a mut Tracked {
         let id = FileId::from(file);
         if by_fd.get(&fd).is_some_and(|t| t.file != id) {
-            if let Some(old) = by_fd.remove(&fd) {
-                old.release(&self.privates);
-            }
+            by_fd.remove(&fd);
         }
         by_fd
             .entry(fd)
@@ -224,18 +204,6 @@ impl Streams {
 }
 
 impl Tracked {
-    /// The stream ended: its private descriptor, if any, is closed by the advice thread, after
-    /// the stream's advice still queued (module comment, step 4).
-    fn release(self, privates: &Arc<Privates>) {
-        if let Some(AdviseFd::Private(private)) = self.advise_fd {
-            let privates = Arc::clone(privates);
-            let job: crate::registry::AdviceJob = Box::new(move || privates.close(private));
-            if let Err(job) = globals().run_in_background(job) {
-                job();
-            }
-        }
-    }
-
     fn new(fd: RawFd, file: FileId, page_size: u64) -> Tracked {
         let kernel_window = kernel_window_pages(fd, page_size);
         Tracked {
@@ -251,14 +219,22 @@ impl Tracked {
         }
     }
 
-    /// The descriptor the stream's advice goes through, chosen at its first advice: its own on
-    /// FUSE, opened with `POSIX_FADV_SEQUENTIAL`, whose read-ahead window (and so what one
-    /// WILLNEED through it loads, in one request) is twice the device's; else the program's.
-    fn advise_through(&mut self, fd: RawFd, privates: &Privates) -> RawFd {
-        if let Some(AdviseFd::Private(chosen) | AdviseFd::Program(chosen)) = self.advise_fd {
-            return chosen;
+    /// The descriptor the stream's advice goes through, chosen at its first advice (and again
+    /// once its private one was retired): the file's private one on FUSE, opened with
+    /// `POSIX_FADV_SEQUENTIAL`, whose read-ahead window (and so what one WILLNEED through it
+    /// loads, in one request) is twice the device's; else the program's.
+    fn advise_through(&mut self, fd: RawFd) -> RawFd {
+        let privates = &globals().private_descriptors;
+        match self.advise_fd {
+            Some(AdviseFd::Program(chosen)) => return chosen,
+            Some(AdviseFd::Private(chosen))
+                if privates.is_current(chosen, self.file, Purpose::Streams) =>
+            {
+                return chosen
+            }
+            _ => {}
         }
-        let (chosen, through) = match privates.open(fd, self.file) {
+        let (chosen, through) = match privates.for_file(fd, self.file, Purpose::Streams) {
             Some(private) => {
                 self.call_pages = self.call_pages.max(2 * self.kernel_window);
                 (AdviseFd::Private(private), private)
@@ -284,10 +260,9 @@ impl Tracked {
         fd: RawFd,
         ranges: Vec<Range<u64>>,
         page_size: u64,
-        streams: &Streams,
     ) -> crate::registry::AdviceJob {
         let file = self.file;
-        let fd = self.advise_through(fd, &streams.privates);
+        let fd = self.advise_through(fd);
         let call_pages = self.call_pages;
         let (issued_to, waited) = (Arc::clone(&self.issued_to), Arc::clone(&self.waited));
         if let Some(last) = ranges.last() {
@@ -310,60 +285,6 @@ impl Tracked {
     }
 }
 
-impl Privates {
-    /// A read-only, close-on-exec descriptor of `fd`'s file `file` for the stream's advice;
-    /// `None` off FUSE, past [`MAX_PRIVATE`] streams, or if the open fails.
-    fn open(&self, fd: RawFd, file: FileId) -> Option<RawFd> {
-        if !is_fuse(fd) || self.open.load(Ordering::Acquire) >= MAX_PRIVATE {
-            return None;
-        }
-        let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
-        // SAFETY: open with a valid NUL-terminated path; the result is checked.
-        let private = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-        if private < 0 {
-            return None;
-        }
-        if FileId::of(private) != Some(file) {
-            // SAFETY: opened just above, closed once here.
-            unsafe { libc::close(private) };
-            return None;
-        }
-        // SAFETY: posix_fadvise takes plain integers on a descriptor opened just above.
-        unsafe { libc::posix_fadvise(private, 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
-        self.open.fetch_add(1, Ordering::AcqRel);
-        Some(private)
-    }
-
-    /// Closes a stream's private descriptor, and those deferred before, unless a record lock
-    /// is held on its file; those stay deferred (module comment, step 4).
-    fn close(&self, private: RawFd) {
-        let mut deferred = lock(&self.deferred);
-        deferred.push(private);
-        deferred.retain(|&fd| {
-            if record_locked(fd) {
-                return true;
-            }
-            // SAFETY: a private descriptor opened by `open`, closed once, as it leaves the list.
-            unsafe { libc::close(fd) };
-            self.open.fetch_sub(1, Ordering::AcqRel);
-            false
-        });
-    }
-}
-
-/// True if any record lock (POSIX or OFD, of any process, this one's included) is held on
-/// `fd`'s file, or if the kernel will not say: an OFD write lock on the whole file conflicts
-/// with every one of them.
-fn record_locked(fd: RawFd) -> bool {
-    // SAFETY: flock is plain data; all-zero is a valid value (l_pid must be 0 for F_OFD_GETLK).
-    let mut probe: libc::flock = unsafe { std::mem::zeroed() };
-    probe.l_type = libc::F_WRLCK as libc::c_short;
-    probe.l_whence = libc::SEEK_SET as libc::c_short;
-    // SAFETY: F_OFD_GETLK reads and writes the flock it is given.
-    let tested = unsafe { libc::fcntl(fd, libc::F_OFD_GETLK, &mut probe) };
-    tested != 0 || probe.l_type != libc::F_UNLCK as libc::c_short
-}
-
 /// The kernel's read-ahead window on `fd`'s device (`read_ahead_kb`), in pages; 0 if sysfs
 /// does not say.
 fn kernel_window_pages(fd: RawFd, page_size: u64) -> u64 {
@@ -373,18 +294,6 @@ fn kernel_window_pages(fd: RawFd, page_size: u64) -> u64 {
     crate::rawio::read_to_string(format!("/sys/class/bdi/{major}:{minor}/read_ahead_kb").as_str())
         .and_then(|text| text.trim().parse::<u64>().ok())
         .map_or(0, |kib| (kib << 10) / page_size)
-}
-
-/// True if `fd` is on a FUSE file system.
-fn is_fuse(fd: RawFd) -> bool {
-    const FUSE_SUPER_MAGIC: libc::__fsword_t = 0x6573_5546;
-    let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
-    // SAFETY: fstatfs writes a struct statfs into the buffer on success.
-    if unsafe { libc::fstatfs(fd, stat.as_mut_ptr()) } != 0 {
-        return false;
-    }
-    // SAFETY: fstatfs succeeded, so the struct is initialised.
-    unsafe { stat.assume_init() }.f_type == FUSE_SUPER_MAGIC
 }
 
 /// What a stream's read asks about its file and device.
@@ -458,66 +367,4 @@ fn page_size() -> u64 {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::fd::AsRawFd;
-
-    fn posix_lock(file: &std::fs::File, kind: libc::c_int) {
-        // SAFETY: flock is plain data; all-zero is a valid value.
-        let mut lock: libc::flock = unsafe { std::mem::zeroed() };
-        lock.l_type = kind as libc::c_short;
-        lock.l_whence = libc::SEEK_SET as libc::c_short;
-        lock.l_start = 10;
-        lock.l_len = 1;
-        // SAFETY: F_SETLK reads the flock it is given.
-        assert_eq!(
-            unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &lock) },
-            0
-        );
-    }
-
-    #[test]
-    fn a_posix_lock_of_this_process_on_any_descriptor_of_the_file_is_seen() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("locked");
-        std::fs::write(&path, vec![0u8; 4096]).unwrap();
-        let program = std::fs::File::open(&path).unwrap();
-        let private = std::fs::File::open(&path).unwrap();
-        assert!(!record_locked(private.as_raw_fd()));
-        posix_lock(&program, libc::F_RDLCK);
-        assert!(record_locked(private.as_raw_fd()));
-        posix_lock(&program, libc::F_UNLCK);
-        assert!(!record_locked(private.as_raw_fd()));
-    }
-
-    #[test]
-    fn a_private_descriptor_is_closed_once_no_lock_holds_it_at_a_later_stream_end() {
-        let dir = tempfile::tempdir().unwrap();
-        let (locked, other) = (dir.path().join("locked"), dir.path().join("other"));
-        for path in [&locked, &other] {
-            std::fs::write(path, vec![0u8; 4096]).unwrap();
-        }
-        let program = std::fs::File::open(&locked).unwrap();
-        let private_of = |path: &std::path::Path| {
-            let path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-            // SAFETY: open of a NUL-terminated path; the descriptor goes to `Privates::close`.
-            unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) }
-        };
-        // SAFETY: F_GETFD only asks about the descriptor number.
-        let is_open = |fd: RawFd| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0;
-        let (first, second) = (private_of(&locked), private_of(&other));
-        let privates = Privates::default();
-        privates.open.store(2, Ordering::Release);
-        posix_lock(&program, libc::F_RDLCK);
-        privates.close(first);
-        assert!(is_open(first), "closed under the program's lock");
-        assert_eq!(privates.open.load(Ordering::Acquire), 2);
-        posix_lock(&program, libc::F_UNLCK);
-        privates.close(second);
-        assert!(!is_open(first) && !is_open(second));
-        assert_eq!(privates.open.load(Ordering::Acquire), 0);
-    }
 }

@@ -29,39 +29,50 @@
 //!
 //! A private descriptor is opened through `/proc/self/fd` (the same file,
 //! even if renamed or unlinked since), read-only and close-on-exec, once per
-//! file (device and inode) in the process, and shared by every region on
-//! that file. It is closed when the file's last region goes, **unless the
-//! process holds a POSIX lock on the file** (`/proc/locks`): on Linux,
-//! closing any descriptor of a file releases every POSIX lock the process
-//! holds on it, so closing one under a database's lock would silently drop
-//! that lock. Such a close is deferred, and retried whenever a region is
-//! unregistered, until the locks are gone. (Keeping descriptors open for
-//! good is no answer: an open file keeps its FUSE filesystem from being
-//! unmounted.) The check and the close are not atomic: a lock the
-//! application takes on the file from another thread in the microseconds
-//! between them would be dropped; applications that lock a FUSE file should
-//! unregister its regions while they hold no lock on it, or use OFD locks
-//! (`F_OFD_SETLK`), which a close of another descriptor never releases.
-//! At most [`MAX_PRIVATE`] files get one; beyond that, advice goes through
-//! the application's descriptor as if no private one could be opened. Side
-//! effects, for the record: one more open file per tracked FUSE file; an
-//! unlinked file's space is freed only when its private descriptor is
-//! closed; a FUSE filesystem that does not keep its cache across opens (no
-//! FOPEN_KEEP_CACHE) drops the file's cached pages at that open, as it does
-//! at any open; a forked child inherits the descriptors (and opens its own
-//! if it registers regions).
+//! file (device and inode) and purpose (regions, or competitive streams,
+//! whose descriptor is opened `POSIX_FADV_SEQUENTIAL`) in the process.
+//!
+//! **Never closed under a lock.** On Linux, closing any descriptor of a file
+//! releases every POSIX lock the process holds on it, so the library never
+//! closes a private descriptor on its own: it keeps it until the
+//! application itself closes a descriptor of the same file (the `close`,
+//! `dup2`, `dup3` and `fclose` interposers call [`PrivateDescriptors::before_close`]
+//! first), which releases those locks anyway. Just before that close, each
+//! private descriptor of the file is replaced in one step (`dup3`) by a
+//! descriptor of a pipe of the library's own, which drops the locks the
+//! application's close is about to drop, and nothing else; the pipe's
+//! descriptor is closed later, by the advice thread. Checking for locks and
+//! then closing, as this file once did with `/proc/locks`, cannot be made
+//! atomic: a lock taken between the check and the close is lost. (SQLite's
+//! unix VFS keeps its own descriptors the same way, until its last lock on
+//! the file is gone.) Where the interposers are absent (the Python package,
+//! the SQLite extension loaded without the preload library), a private
+//! descriptor stays open until the process exits. At most [`MAX_PRIVATE`]
+//! files per purpose get one; beyond that, advice goes through the
+//! application's descriptor as if no private one could be opened.
+//!
+//! Side effects, for the record: one more open file per tracked FUSE file,
+//! until the application closes it (or the process exits, without the
+//! interposers), which keeps its FUSE filesystem from being unmounted and an
+//! unlinked file's space from being freed meanwhile; a FUSE filesystem that
+//! does not keep its cache across opens (no FOPEN_KEEP_CACHE) drops the
+//! file's cached pages at that open, as it does at any open; a forked child
+//! inherits the descriptors and leaves them open (it opens its own). Not
+//! seen: `close_range`, and `exec`, whose close of a close-on-exec private
+//! descriptor drops a POSIX lock the program holds on that file through a
+//! descriptor it keeps across `exec`.
 //!
 //! Deviations: the paper advises through the application's descriptors (its
 //! files were on ext3, whose readahead never drops advice).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::os::fd::RawFd;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use plan::{PageRange, RoundPlan};
 
-use crate::rawio;
 use crate::registry::globals;
 
 /// The statfs magic number of FUSE filesystems.
@@ -107,8 +118,8 @@ impl From<&crate::observe::FileStat> for FileId {
 struct Registered {
     file: FileId,
     regions: usize,
-    /// The private descriptor advice goes through (FUSE files only).
-    private: Option<RawFd>,
+    /// On FUSE: advice goes through the file's private descriptor.
+    fuse: bool,
 }
 
 /// A client's descriptors, keyed by the application's descriptor number.
@@ -117,148 +128,178 @@ pub(crate) struct AdviceDescriptors {
     registered: Mutex<HashMap<RawFd, Registered>>,
 }
 
-/// The process's private descriptors, by file, with the number of regions
-/// using each; closed with their last region unless the process holds a
-/// POSIX lock on the file (see the module comment). Lives in the
-/// per-process globals, so a forked child starts with an empty table.
-#[derive(Default)]
-pub(crate) struct PrivateDescriptors {
-    open: Mutex<HashMap<FileId, Private>>,
+/// Who a private descriptor serves: its file's regions, or competitive
+/// streams (opened `POSIX_FADV_SEQUENTIAL`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Purpose {
+    Regions,
+    Streams,
 }
 
-/// One private descriptor and the regions using it (0: its close is
-/// deferred until the process holds no POSIX lock on the file).
-struct Private {
-    fd: RawFd,
-    users: usize,
+/// The process's private descriptors, by file and purpose, kept until the
+/// application closes a descriptor of their file (see the module comment).
+/// Lives in the per-process globals, so a forked child starts with an
+/// empty table (and leaves the inherited descriptors open).
+#[derive(Default)]
+pub(crate) struct PrivateDescriptors {
+    table: Mutex<Table>,
+    /// Set at the first open: until then a close costs one atomic load.
+    any: AtomicBool,
+}
+
+#[derive(Default)]
+struct Table {
+    open: HashMap<(FileId, Purpose), RawFd>,
+    /// Numbers whose file was replaced by the placeholder pipe, waiting for
+    /// the advice thread to close them (after the advice queued before).
+    retired: HashSet<RawFd>,
 }
 
 impl PrivateDescriptors {
-    /// The private descriptor of `fd`'s file `file`, opened if needed;
-    /// `None` off FUSE, past [`MAX_PRIVATE`] files, or if the open fails.
-    pub(crate) fn for_file(&self, fd: RawFd, file: FileId) -> Option<RawFd> {
-        if !is_fuse(fd) {
+    /// The private descriptor of `fd`'s file `file` for `purpose`, opened
+    /// if needed; `None` off FUSE, past [`MAX_PRIVATE`] files, or if the
+    /// open fails.
+    pub(crate) fn for_file(&self, fd: RawFd, file: FileId, purpose: Purpose) -> Option<RawFd> {
+        let mut table = self.lock();
+        if let Some(&private) = table.open.get(&(file, purpose)) {
+            return Some(private);
+        }
+        let count = table.open.keys().filter(|(_, p)| *p == purpose).count();
+        if count >= MAX_PRIVATE || !is_fuse(fd) {
             return None;
         }
-        let mut open = self.lock();
-        if let Some(private) = open.get_mut(&file) {
-            private.users += 1;
-            return Some(private.fd);
+        placeholder()?;
+        let private = reopen_read_only(fd, file)?;
+        if purpose == Purpose::Streams {
+            // SAFETY: posix_fadvise takes plain integers on a descriptor opened just above.
+            unsafe { libc::posix_fadvise(private, 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
         }
-        if open.len() >= MAX_PRIVATE {
-            return None;
-        }
-        let fd = reopen_read_only(fd).filter(|&p| FileId::of(p) == Some(file))?;
-        open.insert(file, Private { fd, users: 1 });
-        Some(fd)
+        table.open.insert((file, purpose), private);
+        self.any.store(true, Ordering::Release);
+        Some(private)
     }
 
-    /// A region using `file`'s private descriptor went: close it with its
-    /// last user, and every deferred one, where no POSIX lock of this
-    /// process on the file forbids it.
-    pub(crate) fn release(&self, file: FileId) {
-        let mut open = self.lock();
-        if let Some(private) = open.get_mut(&file) {
-            private.users = private.users.saturating_sub(1);
-        }
-        if !open.values().any(|private| private.users == 0) {
+    /// True if `private` is still `file`'s private descriptor for `purpose`.
+    pub(crate) fn is_current(&self, private: RawFd, file: FileId, purpose: Purpose) -> bool {
+        self.lock().open.get(&(file, purpose)) == Some(&private)
+    }
+
+    /// The application is about to close `fd` (or replace it, `dup2`): the
+    /// private descriptors of its file are replaced by the placeholder
+    /// pipe now, dropping only the POSIX locks that close drops, and closed
+    /// by the advice thread later. A number of the library's own that the
+    /// application closes is forgotten, never closed twice. The caller
+    /// holds the re-entrancy guard.
+    pub(crate) fn before_close(&'static self, fd: RawFd) {
+        if fd < 0 || !self.any.load(Ordering::Acquire) {
             return;
         }
-        let locked = posix_locked_files();
-        open.retain(|file, private| {
-            let keep = private.users > 0 || locked.contains(file);
-            if !keep {
-                // SAFETY: the descriptor was opened by reopen_read_only and
-                // is closed once, here, as it leaves the table.
-                unsafe { libc::close(private.fd) };
+        let mut table = self.lock();
+        if table.retired.remove(&fd) {
+            return;
+        }
+        table.open.retain(|_, private| *private != fd);
+        let Some(file) = FileId::of(fd) else {
+            return;
+        };
+        let Some(placeholder) = placeholder() else {
+            return;
+        };
+        let mut retired = Vec::new();
+        table.open.retain(|(of, _), private| {
+            // SAFETY: dup3 onto a number of the library's own, from its placeholder pipe.
+            let replaced = *of == file
+                && unsafe { libc::syscall(libc::SYS_dup3, placeholder, *private, libc::O_CLOEXEC) }
+                    >= 0;
+            if replaced {
+                retired.push(*private);
             }
-            keep
+            !replaced
         });
+        if retired.is_empty() {
+            return;
+        }
+        table.retired.extend(&retired);
+        drop(table);
+        let job: crate::registry::AdviceJob = Box::new(move || self.close_retired(&retired));
+        if let Err(job) = globals().run_in_background(job) {
+            job();
+        }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<FileId, Private>> {
-        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    /// Closes the retired numbers the application has not closed itself.
+    fn close_retired(&self, retired: &[RawFd]) {
+        let mut table = self.lock();
+        for fd in retired {
+            if table.retired.remove(fd) {
+                close_raw(*fd);
+            }
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// The files on which this process holds POSIX (`fcntl`) locks, from
-/// `/proc/locks` (raw reads: `rawio.rs`). Lines read
-/// `1: POSIX  ADVISORY  WRITE 4242 fd:01:1234 0 EOF` (`->` before `POSIX`
-/// on a waiter's line); device numbers are hexadecimal major:minor.
-fn posix_locked_files() -> Vec<FileId> {
-    let pid = std::process::id().to_string();
-    let Some(text) = rawio::read_to_string("/proc/locks") else {
-        return Vec::new();
-    };
-    text.lines()
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().filter(|f| *f != "->").collect();
-            let (&kind, &owner, &file) = (fields.get(1)?, fields.get(4)?, fields.get(5)?);
-            (kind == "POSIX" && owner == pid).then(|| parse_lock_file(file))?
-        })
-        .collect()
-}
-
-/// `fd:01:1234` (hex major, hex minor, decimal inode) as a [`FileId`].
-fn parse_lock_file(text: &str) -> Option<FileId> {
-    let mut parts = text.split(':');
-    let major = u32::from_str_radix(parts.next()?, 16).ok()?;
-    let minor = u32::from_str_radix(parts.next()?, 16).ok()?;
-    let ino = parts.next()?.parse().ok()?;
-    Some(FileId {
-        dev: libc::makedev(major, minor),
-        ino,
+/// The read end of a pipe of the library's own, which retired private
+/// descriptors are made to name until they are closed: closing it releases
+/// no lock the application could hold. `None` if no pipe could be made
+/// (then no private descriptor is opened).
+fn placeholder() -> Option<RawFd> {
+    static PLACEHOLDER: OnceLock<Option<RawFd>> = OnceLock::new();
+    *PLACEHOLDER.get_or_init(|| {
+        let mut ends = [-1; 2];
+        // SAFETY: pipe2 writes two descriptors into the array it is given.
+        if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return None;
+        }
+        close_raw(ends[1]);
+        Some(ends[0])
     })
 }
 
+/// `close(2)` of a descriptor of the library's own, past the interposers.
+fn close_raw(fd: RawFd) {
+    // SAFETY: closes a descriptor the library opened, once.
+    unsafe { libc::syscall(libc::SYS_close, fd) };
+}
+
 impl AdviceDescriptors {
-    /// A region on `fd` was registered: remember the file `fd` names and,
-    /// on FUSE, the private descriptor to advise it through. A number that
-    /// now names another file than its earlier regions did starts afresh.
+    /// A region on `fd` was registered: remember the file `fd` names and
+    /// whether it is on FUSE. A number that now names another file than its
+    /// earlier regions did starts afresh.
     pub(crate) fn region_added(&self, fd: RawFd) {
         let Some(file) = FileId::of(fd) else {
             return;
         };
-        let replaced = {
-            let mut registered = self.lock();
-            match registered.get_mut(&fd) {
-                Some(known) if known.file == file => {
-                    known.regions += 1;
-                    return;
-                }
-                _ => {
-                    // One use of the private descriptor per registered number.
-                    let private = globals().private_descriptors.for_file(fd, file);
-                    let entry = Registered {
+        let mut registered = self.lock();
+        match registered.get_mut(&fd) {
+            Some(known) if known.file == file => known.regions += 1,
+            _ => {
+                let fuse = is_fuse(fd);
+                registered.insert(
+                    fd,
+                    Registered {
                         file,
                         regions: 1,
-                        private,
-                    };
-                    registered.insert(fd, entry)
-                }
+                        fuse,
+                    },
+                );
             }
-        };
-        if let Some(old) = replaced.filter(|old| old.private.is_some()) {
-            globals().private_descriptors.release(old.file);
         }
     }
 
-    /// A region on `fd` was unregistered: forget `fd` with its last region,
-    /// and release its private descriptor, if any.
+    /// A region on `fd` was unregistered: forget `fd` with its last region
+    /// (a private descriptor of its file stays, see the module comment).
     pub(crate) fn region_removed(&self, fd: RawFd) {
-        let released = {
-            let mut registered = self.lock();
-            let Some(known) = registered.get_mut(&fd) else {
-                return;
-            };
-            known.regions = known.regions.saturating_sub(1);
-            if known.regions > 0 {
-                return;
-            }
-            registered.remove(&fd).filter(|gone| gone.private.is_some())
+        let mut registered = self.lock();
+        let Some(known) = registered.get_mut(&fd) else {
+            return;
         };
-        if let Some(gone) = released {
-            globals().private_descriptors.release(gone.file);
+        known.regions = known.regions.saturating_sub(1);
+        if known.regions == 0 {
+            registered.remove(&fd);
         }
     }
 
@@ -269,14 +310,20 @@ impl AdviceDescriptors {
     /// without a region are advised as they are.
     pub(crate) fn route(&self, plan: &mut RoundPlan) -> Vec<RawFd> {
         let registered = self.lock();
+        let privates = &globals().private_descriptors;
         let mut checked: HashMap<RawFd, Option<RawFd>> = HashMap::new();
         let mut target = |fd: RawFd| -> Option<RawFd> {
             *checked
                 .entry(fd)
                 .or_insert_with(|| match registered.get(&fd) {
-                    Some(known) => {
-                        (FileId::of(fd) == Some(known.file)).then_some(known.private.unwrap_or(fd))
-                    }
+                    Some(known) if FileId::of(fd) == Some(known.file) => Some(
+                        known
+                            .fuse
+                            .then(|| privates.for_file(fd, known.file, Purpose::Regions))
+                            .flatten()
+                            .unwrap_or(fd),
+                    ),
+                    Some(_) => None,
                     None => Some(fd),
                 })
         };
@@ -289,25 +336,8 @@ impl AdviceDescriptors {
             .collect()
     }
 
-    /// The private descriptor used for `fd`, if any.
-    #[cfg(test)]
-    fn private_of(&self, fd: RawFd) -> Option<RawFd> {
-        self.lock().get(&fd).and_then(|known| known.private)
-    }
-
     fn lock(&self) -> MutexGuard<'_, HashMap<RawFd, Registered>> {
         self.registered.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Drop for AdviceDescriptors {
-    /// The client is gone: its remaining registered numbers release their
-    /// private descriptors.
-    fn drop(&mut self) {
-        let registered = std::mem::take(&mut *self.lock());
-        for known in registered.into_values().filter(|k| k.private.is_some()) {
-            globals().private_descriptors.release(known.file);
-        }
     }
 }
 
@@ -333,13 +363,24 @@ fn is_fuse(fd: RawFd) -> bool {
     unsafe { stat.assume_init() }.f_type == FUSE_SUPER_MAGIC
 }
 
-/// A new read-only, close-on-exec descriptor of `fd`'s file; the caller
-/// keeps it open for the life of the process.
-fn reopen_read_only(fd: RawFd) -> Option<RawFd> {
-    let path = CString::new(format!("/proc/self/fd/{fd}")).ok()?;
-    // SAFETY: open with a valid NUL-terminated path; the result is checked.
-    let raw = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    (raw >= 0).then_some(raw)
+/// A new read-only, close-on-exec descriptor of `fd`'s file, if that is
+/// still `file`. The file is first pinned with an `O_PATH` descriptor and
+/// checked through it: closing an `O_PATH` descriptor releases no lock,
+/// while closing a read-only one of another file (the application may have
+/// reused the number meanwhile) would release the process's locks on it.
+fn reopen_read_only(fd: RawFd, file: FileId) -> Option<RawFd> {
+    let open = |path: String, flags: libc::c_int| {
+        let path = CString::new(path).ok()?;
+        // SAFETY: open with a valid NUL-terminated path; the result is checked.
+        let raw = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) };
+        (raw >= 0).then_some(raw)
+    };
+    let pinned = open(format!("/proc/self/fd/{fd}"), libc::O_PATH)?;
+    let private = (FileId::of(pinned) == Some(file))
+        .then(|| open(format!("/proc/self/fd/{pinned}"), libc::O_RDONLY))
+        .flatten();
+    close_raw(pinned);
+    private
 }
 
 #[cfg(test)]
@@ -361,46 +402,52 @@ mod tests {
         }
     }
 
-    #[test]
-    fn files_off_fuse_get_no_private_descriptor() {
-        let file = tempfile::tempfile().unwrap();
-        let descriptors = AdviceDescriptors::default();
-        descriptors.region_added(file.as_raw_fd());
-        assert_eq!(descriptors.private_of(file.as_raw_fd()), None);
-    }
-
-    #[test]
-    fn lock_lines_name_device_and_inode() {
-        let file = parse_lock_file("fd:01:1234").unwrap();
-        assert_eq!(
-            file,
-            FileId {
-                dev: libc::makedev(0xfd, 1),
-                ino: 1234
-            }
-        );
-        assert_eq!(parse_lock_file("00:2f:77").map(|f| f.ino), Some(77));
-        assert_eq!(parse_lock_file("junk"), None);
-    }
-
-    #[test]
-    fn a_posix_lock_of_this_process_is_found() {
-        let file = tempfile::tempfile().unwrap();
+    /// A table holding a private descriptor of `file` (opened as on FUSE, off it).
+    fn table_with_private_of(file: &std::fs::File) -> (&'static PrivateDescriptors, RawFd) {
         let id = FileId::of(file.as_raw_fd()).unwrap();
-        assert!(!posix_locked_files().contains(&id));
-        let lock = libc::flock {
-            l_type: libc::F_WRLCK as libc::c_short,
-            l_whence: libc::SEEK_SET as libc::c_short,
-            l_start: 0,
-            l_len: 0,
-            l_pid: 0,
-        };
-        // SAFETY: F_SETLK with a valid struct flock on an open descriptor.
-        assert_eq!(
-            unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &lock) },
-            0
+        let privates: &'static PrivateDescriptors = Box::leak(Box::default());
+        placeholder().expect("a pipe");
+        let private = reopen_read_only(file.as_raw_fd(), id).unwrap();
+        privates.lock().open.insert((id, Purpose::Streams), private);
+        privates.any.store(true, Ordering::Release);
+        (privates, private)
+    }
+
+    fn names_a_pipe(fd: RawFd) -> bool {
+        let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: fstat writes a struct stat into the buffer on success.
+        unsafe {
+            libc::fstat(fd, stat.as_mut_ptr()) == 0
+                && (stat.assume_init().st_mode & libc::S_IFMT) == libc::S_IFIFO
+        }
+    }
+
+    #[test]
+    fn a_private_descriptor_is_retired_only_by_a_close_of_its_file() {
+        let (file, other) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
+        let (privates, private) = table_with_private_of(&file);
+        privates.before_close(other.as_raw_fd());
+        assert!(!names_a_pipe(private), "retired by another file's close");
+        privates.before_close(file.as_raw_fd());
+        assert!(names_a_pipe(private) || FileId::of(private).is_none());
+        let id = FileId::of(file.as_raw_fd()).unwrap();
+        assert!(!privates.is_current(private, id, Purpose::Streams));
+    }
+
+    #[test]
+    fn a_private_number_the_application_closes_is_forgotten_not_closed_again() {
+        let file = tempfile::tempfile().unwrap();
+        let (privates, private) = table_with_private_of(&file);
+        // The application closes every descriptor (a daemon's loop), ours included.
+        privates.before_close(private);
+        let id = FileId::of(file.as_raw_fd()).unwrap();
+        assert!(!privates.is_current(private, id, Purpose::Streams));
+        assert!(
+            !names_a_pipe(private),
+            "replaced instead of left to the application"
         );
-        assert!(posix_locked_files().contains(&id));
+        assert!(privates.lock().retired.is_empty());
+        close_raw(private);
     }
 
     #[test]

@@ -37,12 +37,30 @@ pub fn note_read_at_position(fd: RawFd, len: u64) {
 /// Tells the library that `fd` is being closed (or replaced, as by `dup2`):
 /// its regions stop being followed, since the number may next name another
 /// file (their handles stay valid for unregistering). Cheap when `fd` has
-/// no registered region. Never fails, never touches errno.
+/// no registered region. The library's private descriptors of the file
+/// are retired first (`descriptors.rs`, "Never closed under a lock"): the
+/// interposers call this before the real close. Never fails, never touches
+/// errno.
 pub fn note_close(fd: RawFd) {
     observe::on_close(fd);
+    if let Some(globals) = globals_if_started() {
+        retire_privates(globals, fd);
+    }
     if let Some(globals) = globals_if_started().filter(|g| fd >= 0 && g.any_regions()) {
         globals.retire_regions(fd, None);
     }
+}
+
+/// The private descriptors of `fd`'s file are retired before `fd` closes;
+/// skipped for the library's own closes (the re-entrancy guard).
+fn retire_privates(globals: &'static Globals, fd: RawFd) {
+    let Some(_inside) = Reentry::enter() else {
+        return;
+    };
+    let _errno = ErrnoGuard::save();
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        globals.private_descriptors.before_close(fd)
+    }));
 }
 
 /// True if `fd` may have a registered region, or reads are being observed

@@ -13,9 +13,12 @@
 //! `libprefetch::note_read`: reads made by the library or by callbacks pass
 //! straight through.
 //!
-//! `close`, `dup2` and `dup3` are interposed too, so that a region whose
-//! descriptor the application closes (or replaces) stops being followed
-//! before the number can name another file (`libprefetch::note_close`).
+//! `close`, `dup2`, `dup3` (and `fclose`, in `stdio.rs`) are interposed
+//! too, so that a region whose descriptor the application closes (or
+//! replaces) stops being followed before the number can name another file,
+//! and the library's private descriptors of that file are retired before
+//! the close that drops the process's locks on it (`libprefetch::note_close`;
+//! a `dup2` or `dup3` that will fail, closing nothing, is not told).
 //! `close_range` is not: it is used after fork in a child, where no region
 //! exists; a number it closes is still caught when the library advises.
 
@@ -335,13 +338,20 @@ pub unsafe extern "C" fn close(fd: c_int) -> c_int {
     }
 }
 
+/// True if `fd` is open: a `dup2` from a closed descriptor fails (`EBADF`)
+/// and leaves its target open.
+fn is_open(fd: c_int) -> bool {
+    // SAFETY: F_GETFD only inspects the descriptor table.
+    fd >= 0 && unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1
+}
+
 /// Interposed `dup2(2)`: `newfd` is closed by it, so its regions are retired.
 ///
 /// # Safety
 /// Same contract as libc's `dup2`.
 #[no_mangle]
 pub unsafe extern "C" fn dup2(oldfd: c_int, newfd: c_int) -> c_int {
-    if oldfd != newfd {
+    if oldfd != newfd && is_open(oldfd) {
         libprefetch::note_close(newfd);
     }
     match REAL_DUP2.get() {
@@ -369,7 +379,7 @@ pub unsafe extern "C" fn dup2(oldfd: c_int, newfd: c_int) -> c_int {
 /// Same contract as libc's `dup3`.
 #[no_mangle]
 pub unsafe extern "C" fn dup3(oldfd: c_int, newfd: c_int, flags: c_int) -> c_int {
-    if oldfd != newfd {
+    if oldfd != newfd && flags & !libc::O_CLOEXEC == 0 && is_open(oldfd) {
         libprefetch::note_close(newfd);
     }
     match REAL_DUP3.get() {

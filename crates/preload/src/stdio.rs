@@ -338,6 +338,34 @@ getc_like!(
     __underflow, REAL_UNDERFLOW, c"__underflow"
 );
 
+static REAL_FCLOSE: Real = Real::new(c"fclose");
+
+/// Interposed `fclose(3)`: glibc closes the stream's descriptor with its own
+/// internal `close`, which the `close` interposer does not see, so the
+/// library is told here first (`libprefetch::note_close`).
+///
+/// # Safety
+/// Same contract as the C library's `fclose`.
+#[no_mangle]
+pub unsafe extern "C" fn fclose(stream: *mut FILE) -> c_int {
+    if cfg!(all(target_os = "linux", target_env = "gnu")) && !stream.is_null() {
+        // SAFETY: a glibc FILE starts with these fields; read without writing.
+        let file = unsafe { &*(stream as *const GlibcFile) };
+        if file.flags & IS_FILEBUF != 0 && file.fileno >= 0 {
+            libprefetch::note_close(file.fileno);
+        }
+    }
+    // SAFETY: the symbol has this type.
+    match unsafe { resolve::<unsafe extern "C" fn(*mut FILE) -> c_int>(&REAL_FCLOSE) } {
+        // SAFETY: forwarding the caller's argument.
+        Some(real) => unsafe { real(stream) },
+        None => {
+            unavailable();
+            libc::EOF
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
