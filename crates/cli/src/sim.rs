@@ -68,7 +68,8 @@ pub struct SimArgs {
     /// at a time)
     #[arg(long, default_value_t = 1)]
     depth: usize,
-    /// Runs at a time (threads) [default: the number of cores]
+    /// Runs at a time (threads) [default: the number of cores; at most the number of runs and
+    /// four per core]
     #[arg(long)]
     jobs: Option<usize>,
     /// Print the rows as JSON instead of a table
@@ -202,7 +203,7 @@ fn run_with_progress(
     jobs: Option<usize>,
 ) -> anyhow::Result<Vec<::sim::sweep::Run>> {
     use std::io::IsTerminal;
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = pool_size(jobs, plan.len());
     let bar = match plan.len() > 1 && std::io::stderr().is_terminal() {
         true => indicatif::ProgressBar::new(plan.len() as u64),
         false => indicatif::ProgressBar::hidden(),
@@ -218,11 +219,27 @@ fn run_with_progress(
     Ok(runs?)
 }
 
+/// Threads for `runs` runs: `--jobs` (default: the number of cores), at most `runs` and four per
+/// core, saying so on stderr when `--jobs` asked for more (threads beyond those only wait, and
+/// thousands of them slow every run).
+fn pool_size(jobs: Option<usize>, runs: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let limit = runs.min(4 * cores).max(1);
+    match jobs {
+        None => cores.min(limit),
+        Some(asked) if asked > limit => {
+            eprintln!(
+                "prefetch sim: --jobs {asked} lowered to {limit}: no more threads than runs, nor four per core ({cores} cores)"
+            );
+            limit
+        }
+        Some(asked) => asked.max(1),
+    }
+}
+
 /// `--mrc`: the curves of each trace, as a table, JSON or SVG.
 fn mrc(args: &SimArgs, traces: &[::sim::TraceFile]) -> anyhow::Result<()> {
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = pool_size(args.jobs, usize::MAX);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
     let mut points = Vec::new();
     for trace in traces {

@@ -192,3 +192,33 @@ fn a_benchmark_trace_longer_than_memory_holds_is_refused_not_a_capacity_overflow
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("--refs"), "{stderr}");
 }
+
+#[test]
+fn more_jobs_than_runs_are_lowered_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.csv");
+    std::fs::write(&file, TRACE).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args([
+            "sim",
+            "--cache",
+            "1,2",
+            "--fetch-time",
+            "1",
+            "--policy",
+            "lru",
+        ])
+        .args(["--jobs", "10000", "--json", "--trace"])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let output = finish(child);
+    assert_eq!(rows(&output).len(), 2);
+    let cores = std::thread::available_parallelism().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr).trim(),
+        format!("prefetch sim: --jobs 10000 lowered to 2: no more threads than runs, nor four per core ({cores} cores)")
+    );
+}

@@ -453,10 +453,7 @@ impl FromStr for Device {
                 fetch => Ok(Device::Unit { fetch }),
             };
         }
-        let (model, scheduler) = match disk::spec_from_name(text) {
-            Ok(_) => (text, "clook"),
-            Err(_) => text.rsplit_once(':').unwrap_or((text, "clook")),
-        };
+        let (model, scheduler) = split_device(text).map_err(|e| config(e.to_string()))?;
         let spec = disk::spec_from_name(model).map_err(|e| config(e.to_string()))?;
         spec.build().map_err(|e| config(e.to_string()))?;
         io_scheduler_from_name(scheduler).map_err(|e| config(e.to_string()))?;
@@ -466,6 +463,38 @@ impl FromStr for Device {
             scheduler: scheduler.to_string(),
         })
     }
+}
+
+/// The model and scheduler of a device, `MODEL[:SCHEDULER]` (`clook` if none): the longest prefix
+/// that names a model. Where none does, the error of a model given with a bad parameter and
+/// followed by a scheduler or nothing (`ssd:100,0,500`: CHANNELS and its range), else the whole
+/// text's as a model name.
+fn split_device(text: &str) -> Result<(&str, &str), disk::Error> {
+    let whole = std::iter::once((text, ""));
+    let splits = whole.chain(
+        text.rmatch_indices(':')
+            .map(|(at, _)| (&text[..at], &text[at + 1..])),
+    );
+    let mut parameter = None;
+    let mut first = None;
+    for (model, scheduler) in splits {
+        match disk::spec_from_name(model) {
+            Ok(_) if scheduler.is_empty() => return Ok((model, "clook")),
+            Ok(_) => return Ok((model, scheduler)),
+            Err(error @ disk::Error::BadParameter { .. })
+                if parameter.is_none()
+                    && (scheduler.is_empty() || io_scheduler_from_name(scheduler).is_ok()) =>
+            {
+                parameter = Some(error)
+            }
+            Err(error) => {
+                first.get_or_insert(error);
+            }
+        }
+    }
+    Err(parameter
+        .or(first)
+        .unwrap_or_else(|| disk::Error::UnknownModel(text.to_string())))
 }
 
 impl Device {
@@ -641,6 +670,23 @@ mod tests {
         assert_eq!(d.label(), "st3500320as:fifo");
         assert!("st3500320as:nope".parse::<Device>().is_err());
         assert!("nodisk".parse::<Device>().is_err());
+    }
+
+    #[test]
+    fn a_bad_device_parameter_is_named_with_its_range() {
+        let error = |text: &str| text.parse::<Device>().err().unwrap().to_string();
+        for (text, says) in [
+            ("ssd:100,0,500", "CHANNELS must be between 1 and 1024"),
+            ("hdd:0,5,100", "RPM must be between 1000 and 30000"),
+            ("hdd:0,5,100:fifo", "RPM must be between 1000 and 30000"),
+            ("fixed:-5", "MS must be between 0 and"),
+            ("nvme:deadline:-1", "expiry must be between 0 and 1e9 ms"),
+            ("nodisk", "unknown disk model `nodisk`"),
+        ] {
+            assert!(error(text).contains(says), "{text}: {}", error(text));
+        }
+        let d: Device = "nvme:deadline:0".parse().unwrap();
+        assert_eq!(d.label(), "nvme:deadline:0");
     }
 
     #[test]
