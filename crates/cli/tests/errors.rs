@@ -108,3 +108,29 @@ fn a_missing_mount_point_says_to_create_it() {
     let stderr = failing(&args);
     assert_one_line(&stderr, &[mountpoint, "does not exist", "mkdir -p"]);
 }
+
+#[test]
+fn a_database_larger_than_the_free_space_is_refused_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g.db");
+    let out = out.to_str().unwrap();
+    let stderr = failing(&[
+        "sqlite",
+        "gen",
+        "--rows",
+        "18446744073709551615",
+        "--out",
+        out,
+    ]);
+    let dir = dir.path().to_str().unwrap();
+    assert_one_line(
+        &stderr,
+        &[
+            "--rows 18446744073709551615",
+            dir,
+            "free",
+            "choose fewer --rows",
+        ],
+    );
+    assert!(!std::path::Path::new(out).exists(), "wrote {out}");
+}
