@@ -9,7 +9,7 @@ order as memory allows into the page cache, drops what is no longer needed, and 
 - ``libprefetch.sqlite.connect``: SQLite through the prefetching VFS, on any CPython.
 """
 
-from ._client import CallbackInfo, Client, Region, Stats, note_read
+from ._client import CallbackInfo, Client, Region, Stats, note_close, note_read
 from ._records import Epoch, Records
 
-__all__ = ["CallbackInfo", "Client", "Epoch", "Records", "Region", "Stats", "note_read"]
+__all__ = ["CallbackInfo", "Client", "Epoch", "Records", "Region", "Stats", "note_close", "note_read"]

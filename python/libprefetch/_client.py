@@ -19,7 +19,9 @@ import array
 import errno
 import operator
 import os
+import signal
 import stat
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence, Union
@@ -76,7 +78,52 @@ def note_read(fd: int, offset: int, length: int) -> None:
     """
     _check_offset("offset", offset)
     _check_offset("length", length)
+    _note_read(fd, offset, length)
+
+
+def note_close(fd: int) -> None:
+    """Tells the library that ``fd`` is about to be closed: call it just before ``os.close(fd)`` of a
+    descriptor you registered a region on. Its regions stop being followed, and the library's own
+    descriptor of the file (on FUSE) is closed with it rather than at the process's exit."""
+    _native.note_close(fd)
+
+
+#: Per thread: an exception a callback raised that must reach the program (see ``_reaches_program``),
+#: raised when the library returns to that thread (the callback runs inside its read).
+_pending = threading.local()
+
+
+def _note_read(fd: int, offset: int, length: int) -> None:
+    """``_native.note_read``, then the exception a callback it ran left for the program, if any."""
     _native.note_read(fd, offset, length)
+    _raise_pending()
+
+
+def _raise_pending() -> None:
+    error = getattr(_pending, "error", None)
+    if error is not None:
+        _pending.error = None
+        raise error
+
+
+def _reaches_program(error: BaseException) -> bool:
+    """True for what must not end as unraisable: KeyboardInterrupt, SystemExit (anything not an
+    ``Exception``), and whatever a Python signal handler raised while the callback ran."""
+    if not isinstance(error, Exception):
+        return True
+    handlers = set()
+    for number in signal.valid_signals():
+        try:
+            handler = signal.getsignal(number)
+        except (OSError, ValueError):
+            continue
+        handlers.add(getattr(getattr(handler, "__func__", handler), "__code__", None))
+    frame = error.__traceback__
+    while frame is not None:
+        if frame.tb_frame.f_code in handlers:
+            return True
+        frame = frame.tb_next
+    return False
 
 
 def _check_offset(name: str, value: int) -> None:
@@ -118,8 +165,9 @@ class Client:
     """A libprefetch client: one access list, its regions and counters.
 
     ``callback(client, info)`` is called, from the thread whose read triggered it, when the library
-    needs more of the list; it calls ``client.request(...)`` (an exception it raises is reported as
-    unraisable and the read goes on). ``max_memory`` caps the bytes the library plans with (default:
+    needs more of the list; it calls ``client.request(...)`` (an ``Exception`` it raises is reported as
+    unraisable and the read goes on; KeyboardInterrupt, SystemExit and what a signal handler raises
+    meanwhile are raised by the read's call, before it reads, as they would be without the library). ``max_memory`` caps the bytes the library plans with (default:
     what the system and memory cgroup allow); ``infill`` is the largest gap merged into one prefetch
     (default: the break-even gap of the file's device profile, see ``prefetch device measure``; 0 disables infill); ``list_capacity`` is the most entries the access list holds
     (default 1 Mi; ``request`` accepts fewer once it is full). Thread-safe. Use as a context manager, or call ``close()``.
@@ -170,7 +218,9 @@ class Client:
         data = _offsets_as_bytes(offsets)
         flags = _marks_as_bytes(marks, len(data) // 8)
         bits = _MODES[mode] | (_DONE if done else 0)
-        return self._native.request(data, self._descriptor(fd), flags, bits)
+        accepted = self._native.request(data, self._descriptor(fd), flags, bits)
+        _raise_pending()
+        return accepted
 
     def stats(self) -> Stats:
         """The client's counters."""
@@ -213,8 +263,15 @@ def _trampoline(client_ref: "weakref.ref[Client]") -> Callable[..., None]:
 
     def call(last_marked: Optional[tuple[int, int]], requested: tuple[int, int]) -> None:
         client = client_ref()
-        if client is not None and client._callback is not None:
+        if client is None or client._callback is None:
+            return
+        try:
             client._callback(client, CallbackInfo(last_marked, requested))
+        except BaseException as error:
+            if not _reaches_program(error):
+                raise
+            if getattr(_pending, "error", None) is None:
+                _pending.error = error
 
     return call
 
@@ -268,14 +325,14 @@ class Region:
         _check_offset("offset", offset)
         if size > _CLIP_ABOVE:
             size = max(0, min(size, os.fstat(self.fd).st_size - offset))
-        _native.note_read(self.fd, offset, size)
+        _note_read(self.fd, offset, size)
         return os.pread(self.fd, size, offset)
 
     def readinto(self, buffer: Any, offset: int) -> int:
         """Reads into ``buffer`` at ``offset`` (like ``os.preadv``); returns the byte count."""
         _check_offset("offset", offset)
         length = memoryview(buffer).nbytes
-        _native.note_read(self.fd, offset, length)
+        _note_read(self.fd, offset, length)
         return os.preadv(self.fd, [buffer], offset)
 
     def close(self) -> None:
@@ -287,6 +344,7 @@ class Region:
                 self._client._native.unregister_region(native)
         finally:
             if self._owned and native is not None:
+                _native.note_close(self.fd)
                 os.close(self.fd)
 
     def __enter__(self) -> "Region":

@@ -22,7 +22,7 @@ import random
 from typing import Iterable, Iterator, Optional, Sequence
 
 from . import _native
-from ._client import Client, Region, Stats
+from ._client import Client, Region, Stats, _note_read
 
 #: Entries handed to the library per request (Figure 7's BATCH_SIZE).
 _BATCH = 1 << 16
@@ -93,6 +93,7 @@ class Records:
         """Closes the file."""
         fd, self._fd = self._fd, -1
         if fd >= 0:
+            _native.note_close(fd)
             os.close(fd)
 
     def __enter__(self) -> "Records":
@@ -115,7 +116,7 @@ class Records:
     def _read(self, offset: int, length: int) -> bytes:
         if length == 0:
             return b""
-        _native.note_read(self._fd, offset, length)
+        _note_read(self._fd, offset, length)
         return os.pread(self._fd, length, offset)
 
 
@@ -146,10 +147,13 @@ class Epoch:
             raise StopIteration
         if self._client is None:
             self._start()
-        position, self._next = self._next, self._next + 1
+        position = self._next
         self._plan.position = position
         index = self._plan.order[position]
-        return self._records._read(self._records._offsets[index], self._records._lengths[index])
+        # Advanced only once read: a KeyboardInterrupt raised in the read leaves this record next.
+        record = self._records._read(self._records._offsets[index], self._records._lengths[index])
+        self._next = position + 1
+        return record
 
     def stats(self) -> Optional[Stats]:
         """The library's counters for this epoch, or None before its first record."""

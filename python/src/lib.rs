@@ -3,8 +3,11 @@
 //!
 //! Every library call runs with the GIL released (`Python::detach`), so other Python threads read while
 //! one thread is in a prefetching round. The callback is the only way back into Python: it takes the
-//! GIL itself, and an exception it raises is reported as unraisable (the read that triggered it goes on,
-//! as the library's contract requires: a callback never changes what a read returns).
+//! GIL itself, and an `Exception` it raises is reported as unraisable (the read that triggered it goes on,
+//! as the library's contract requires: a callback never changes what a read returns). Anything else
+//! (KeyboardInterrupt from Ctrl-C, SystemExit) is kept and raised by the `note_read` or `request` that
+//! ran the callback once the library returns, before the read: a signal reaches the program as it would
+//! without the library.
 //!
 //! Errors: `InvalidArgument` becomes `ValueError`; `BadFd` and `Forked` become `OSError` with the errno
 //! the C API sets for them (EBADF, ESRCH).
@@ -15,7 +18,7 @@ use std::ffi::{c_char, c_int, c_void};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, Mode, RegionId};
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyException, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
 /// The library's error as the Python exception the package documents.
@@ -50,13 +53,33 @@ struct NativeIgnore {
     client: Arc<Client>,
 }
 
+thread_local! {
+    /// What a callback run by this thread raised that is not an `Exception`: the first one, raised
+    /// by [`raise_pending`] when the library returns.
+    static PENDING: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Calls the Python callback with `(last_marked, requested)`, each `(fd, offset)` or `None`.
 fn call_python(callback: &Py<PyAny>, info: CallbackInfo) {
     Python::attach(|py| {
         if let Err(error) = callback.call1(py, (info.last_marked, info.requested)) {
-            error.write_unraisable(py, Some(callback.bind(py)));
+            if error.is_instance_of::<PyException>(py) {
+                error.write_unraisable(py, Some(callback.bind(py)));
+            } else {
+                PENDING.with(|pending| {
+                    pending.borrow_mut().get_or_insert(error);
+                });
+            }
         }
     });
+}
+
+/// `Ok(value)`, or the KeyboardInterrupt (or other non-`Exception`) a callback of this thread raised.
+fn raise_pending<T>(value: T) -> PyResult<T> {
+    match PENDING.with(|pending| pending.borrow_mut().take()) {
+        Some(error) => Err(error),
+        None => Ok(value),
+    }
 }
 
 impl NativeClient {
@@ -154,8 +177,10 @@ impl NativeClient {
                 mark: marks.is_some_and(|m| m[index] != 0),
             }
         });
-        py.detach(|| client.request_from(entries, mode))
-            .map_err(to_py)
+        let accepted = py
+            .detach(|| client.request_from(entries, mode))
+            .map_err(to_py)?;
+        raise_pending(accepted)
     }
 
     /// The client's counters, in the order of `struct pf_stats`.
@@ -228,8 +253,16 @@ impl NativeIgnore {
 /// Tells the library that `fd` is about to be read at `offset` for `length` bytes (what the C library's
 /// read interposers do); may run a client's callback and a prefetching round.
 #[pyfunction]
-fn note_read(py: Python<'_>, fd: i32, offset: u64, length: u64) {
+fn note_read(py: Python<'_>, fd: i32, offset: u64, length: u64) -> PyResult<()> {
     py.detach(|| libprefetch::note_read(fd, offset, length));
+    raise_pending(())
+}
+
+/// Tells the library that `fd` is about to be closed (what the C library's `close` interposer does): its
+/// regions stop being followed and the library's private descriptor of its file, if any, goes with it.
+#[pyfunction]
+fn note_close(py: Python<'_>, fd: i32) {
+    py.detach(|| libprefetch::note_close(fd));
 }
 
 /// SQLite's result codes (sqlite3.h) that the auto-extension entry point translates.
@@ -268,6 +301,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<NativeRegion>()?;
     module.add_class::<NativeIgnore>()?;
     module.add_function(wrap_pyfunction!(note_read, module)?)?;
+    module.add_function(wrap_pyfunction!(note_close, module)?)?;
     module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;
     Ok(())
 }
