@@ -468,9 +468,18 @@ fn validate(config: &BenchConfig) -> Result<()> {
         config.workload.name(),
         config.file_size
     );
+    let reads = config.workload.reads();
+    ensure!(requested_bytes(&reads) > 0, "the workload reads nothing");
+    let end = reads
+        .iter()
+        .map(|read| read.offset + read.len)
+        .max()
+        .unwrap_or(0);
     ensure!(
-        requested_bytes(&config.workload.reads()) > 0,
-        "the workload reads nothing"
+        end <= config.file_size,
+        "the {} workload reads up to byte {end} but the data file is only {} bytes: give --file-size {end} or more",
+        config.workload.name(),
+        config.file_size
     );
     Ok(())
 }

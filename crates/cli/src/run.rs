@@ -127,12 +127,7 @@ fn exec(common: &CommonArgs, variables: Vec<(&str, OsString)>) -> Result<ExitCod
         Some(path) => absolute(path)?,
         None => find_library()?,
     };
-    if !library.is_file() {
-        bail!(
-            "{} is not a file: give the path of libprefetch.so with --library",
-            library.display()
-        );
-    }
+    check_library(&library)?;
     let (program, arguments) = common.command.split_first().expect("clap requires CMD");
     let mut command = Command::new(program);
     command
@@ -149,6 +144,39 @@ fn exec(common: &CommonArgs, variables: Vec<(&str, OsString)>) -> Result<ExitCod
         std::io::ErrorKind::NotFound => 127,
         _ => 126,
     }))
+}
+
+/// Fails with one line unless `library` is a shared object the dynamic loader would preload into
+/// a program of this machine: an ELF `ET_DYN` file of the same class, byte order and machine as
+/// this executable (the loader ignores any other with a warning, and the program would run without
+/// the library). Read by hand: twenty bytes of the ELF header.
+fn check_library(library: &Path) -> Result<()> {
+    let fix = "give the path of libprefetch.so with --library";
+    if !library.is_file() {
+        bail!("{} is not a file: {fix}", library.display());
+    }
+    let header = |path: &Path| -> Option<[u8; 20]> {
+        let mut bytes = [0; 20];
+        std::io::Read::read_exact(&mut std::fs::File::open(path).ok()?, &mut bytes).ok()?;
+        Some(bytes)
+    };
+    let ours = header(Path::new("/proc/self/exe"));
+    match header(library) {
+        Some(theirs)
+            if theirs[..4] == *b"\x7fELF"
+                && u16::from_ne_bytes([theirs[16], theirs[17]]) == 3
+                && ours.is_none_or(|ours| {
+                    ours[4..6] == theirs[4..6] && ours[18..20] == theirs[18..20]
+                }) =>
+        {
+            Ok(())
+        }
+        _ => bail!(
+            "{} is not a shared library for this machine (ELF, {}): {fix}",
+            library.display(),
+            std::env::consts::ARCH
+        ),
+    }
 }
 
 /// `library` ahead of whatever `LD_PRELOAD` already holds.

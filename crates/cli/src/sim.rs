@@ -25,7 +25,7 @@ pub struct SimArgs {
     /// Block size in bytes for request traces [default: 8192]; for object traces
     /// (oracle-general, libcachesim-csv), splits each request into blocks by its size instead of
     /// making it one reference to its object
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     block_size: Option<u64>,
     /// Cache size(s) in blocks (objects, for object traces); several values make a sweep
     /// [--bench: 8192]

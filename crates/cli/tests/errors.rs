@@ -134,3 +134,22 @@ fn a_database_larger_than_the_free_space_is_refused_before_writing() {
     );
     assert!(!std::path::Path::new(out).exists(), "wrote {out}");
 }
+
+#[test]
+fn a_library_that_is_not_a_shared_object_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.so");
+    std::fs::write(&text, "not a library\n").unwrap();
+    let library = text.to_str().unwrap();
+    let stderr = failing(&["run", "--library", library, "--", "true"]);
+    assert_one_line(&stderr, &[library, "is not a shared library", "--library"]);
+}
+
+#[test]
+fn a_demo_file_smaller_than_its_reads_says_how_large_to_make_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("d.bin");
+    let file = file.to_str().unwrap();
+    let stderr = failing(&["demo", "--file-size", "1", "--file", file, "--runs", "1"]);
+    assert_one_line(&stderr, &["--file-size 4096"]);
+}

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::files::expand;
+use crate::files::expand_past_errors;
 use crate::probe::{page_size, probe_file, CacheCounters, Probe};
 use crate::Error;
 
@@ -50,13 +50,8 @@ pub fn fincore(paths: &[PathBuf], ranges: bool) -> (Vec<Row>, Vec<Error>) {
     let mut rows = Vec::new();
     let mut errors = Vec::new();
     for given in paths {
-        let files = match expand(std::slice::from_ref(given)) {
-            Ok(files) => files,
-            Err(error) => {
-                errors.push(error);
-                continue;
-            }
-        };
+        let (files, unreadable) = expand_past_errors(std::slice::from_ref(given));
+        errors.extend(unreadable);
         for path in files {
             match row(&path, ranges) {
                 Ok(row) => rows.push(row),

@@ -282,11 +282,13 @@ impl TraceFile {
     /// Opens the trace as a stream of references.
     pub fn open(&self) -> Result<References, TraceError> {
         if self.block_size == 0 {
-            return Err(lines::error(
-                &self.path,
-                0,
-                "block size must be at least 1 byte".into(),
-            ));
+            return Err(TraceError::Io {
+                path: self.path.clone(),
+                cause: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "block size must be at least 1 byte",
+                ),
+            });
         }
         let format = self.format()?;
         let (path, bs) = (self.path.as_path(), self.block_size);

@@ -171,10 +171,19 @@ impl OracleTrace {
         }
     }
 
+    /// The input failed while `self.record` was being read: named by the records read whole
+    /// before it, since a compressed file cut short fails where its last whole block ends, not
+    /// at a record of its own.
     fn read_failed(&mut self, cause: std::io::Error) -> TraceError {
-        self.error(format!(
-            "read failed: {cause} (a truncated or damaged compressed file?)"
-        ))
+        self.failed = true;
+        let whole = self.record.saturating_sub(1);
+        TraceError::Io {
+            path: self.path.clone(),
+            cause: std::io::Error::new(
+                cause.kind(),
+                format!("read failed after {whole} whole records: {cause} (a truncated or damaged compressed file?)"),
+            ),
+        }
     }
 }
 
