@@ -133,6 +133,20 @@ def _check_offset(name: str, value: int) -> None:
         raise ValueError(f"{name} must be between 0 and 2**63-1, got {value}")
 
 
+def _check_end(offset: int, size: int) -> None:
+    """EINVAL where ``offset + size`` passes 2**63-1, as the kernel's ``pread`` says (checked here
+    because a large size is clipped to the file's end before the read)."""
+    if offset + size > _MAX_OFFSET:
+        raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not regular is, for messages."""
+    kinds = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISFIFO, "a pipe"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "a special file")
+
+
 def _offsets_as_bytes(offsets: Iterable[int]) -> bytes:
     """The offsets as native int64 bytes; ValueError for a negative or too large one."""
     try:
@@ -181,6 +195,8 @@ class Client:
         infill: Optional[int] = None,
         list_capacity: Optional[int] = None,
     ) -> None:
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be callable (client, info), not {type(callback).__name__}")
         if list_capacity is not None and not 0 < list_capacity <= _MAX_OFFSET:
             raise ValueError(f"list_capacity must be positive, got {list_capacity}")
         for name, value in (("max_memory", max_memory), ("infill", infill)):
@@ -304,8 +320,12 @@ class Region:
             status = os.fstat(self.fd)
             if stat.S_ISDIR(status.st_mode):
                 raise IsADirectoryError(errno.EISDIR, "a region must be part of a file, not a directory")
+            if not stat.S_ISREG(status.st_mode):
+                raise ValueError(f"a region must be part of a regular file, not {_kind(status.st_mode)}")
             _check_offset("start", start)
             if end is None:
+                if status.st_size == 0:
+                    raise ValueError("the file is empty: give the region's end")
                 end = status.st_size
             _check_offset("end", end)
             if start >= end:
@@ -323,6 +343,7 @@ class Region:
         """Reads up to ``size`` bytes at ``offset`` (like ``os.pread``), followed by the library."""
         _check_offset("size", size)
         _check_offset("offset", offset)
+        _check_end(offset, size)
         if size > _CLIP_ABOVE:
             size = max(0, min(size, os.fstat(self.fd).st_size - offset))
         _note_read(self.fd, offset, size)
@@ -332,6 +353,7 @@ class Region:
         """Reads into ``buffer`` at ``offset`` (like ``os.preadv``); returns the byte count."""
         _check_offset("offset", offset)
         length = memoryview(buffer).nbytes
+        _check_end(offset, length)
         _note_read(self.fd, offset, length)
         return os.preadv(self.fd, [buffer], offset)
 

@@ -17,8 +17,10 @@ Deviations: infill (section 3.3) is off by default for epochs (see ``Records.epo
 from __future__ import annotations
 
 import array
+import errno
 import os
 import random
+import stat
 from typing import Iterable, Iterator, Optional, Sequence
 
 from . import _native
@@ -32,7 +34,8 @@ class Records:
     """The records of the file at ``path``: record ``i`` is ``lengths[i]`` bytes at ``offsets[i]``.
 
     Raises ``ValueError`` if the sequences differ in length, hold a negative value, or a record
-    reaches past the end of the file; ``OSError`` if the file cannot be opened. Reading is
+    reaches past the end of the file, or if the path is not a regular file; ``OSError`` if the file cannot be
+    opened (``IsADirectoryError`` for a directory). Reading is
     thread-safe; ``epoch`` reads from the calling thread.
     """
 
@@ -45,7 +48,12 @@ class Records:
         self._fd = -1
         self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
         try:
-            self._size = os.fstat(self._fd).st_size
+            status = os.fstat(self._fd)
+            if stat.S_ISDIR(status.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "records are read from a file, not a directory", self.path)
+            if not stat.S_ISREG(status.st_mode):
+                raise ValueError(f"records are read from a regular file; {self.path} is not one")
+            self._size = status.st_size
             ends = (o + n for o, n in zip(self._offsets, self._lengths))
             if self._offsets and max(ends) > self._size:
                 raise ValueError(f"a record reaches past the end of {self.path} ({self._size} bytes)")
