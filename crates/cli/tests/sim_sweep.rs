@@ -213,7 +213,8 @@ fn svg_draws_the_sweep_and_the_curves() {
 }
 
 /// A truncated zstd or gzip stream, a file not made of whole records and a bad line each stop
-/// `prefetch sim` with one line naming the file and where, and no backtrace.
+/// `prefetch sim` with one line naming the file and where (for a cut zstd stream, how many records
+/// were read whole before it), and no backtrace.
 #[test]
 fn malformed_traces_fail_with_one_line_naming_file_and_record() {
     let dir = tempfile::tempdir().unwrap();
@@ -230,8 +231,8 @@ fn malformed_traces_fail_with_one_line_naming_file_and_record() {
     let cases = [
         (
             cut("zst.oracleGeneral.zst", "ps.oracleGeneral.zst", 30_000),
-            ": record ",
-            "incomplete frame",
+            ": read failed after ",
+            "whole records: incomplete frame",
         ),
         (
             cut("cut.trace.gz", "sprite.trace.gz", 100_000),
