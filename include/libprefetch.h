@@ -69,6 +69,8 @@
  * getdelim, __getdelim, fgetc, getc, _IO_getc, fgetc_unlocked, getc_unlocked,
  * __uflow and __underflow (stdio reads its file with glibc's internal read:
  * these tell the library of the read a call may make to refill its buffer).
+ * It also interposes fclose (glibc closes the stream's descriptor with its
+ * internal close, which the close interposer does not see).
  *
  * The exported symbols carry the pf_ prefix.  The paper's own names
  * (register_client, request_prefetching, ...) are provided as static inline

@@ -27,13 +27,13 @@
 //! 3. **Advice.** The pages to advise go to the library's advice thread (`registry.rs`), never
 //!    issued from the reading thread: a `WILLNEED` submits its I/O in the caller and can wait
 //!    for a full device queue (or, on FUSE, for a free background slot). The thread advises
-//!    through a read-only descriptor of the stream's own on FUSE (whose read-ahead would drop
-//!    advice given through a descriptor being read, see `descriptors.rs`), and through the
-//!    program's descriptor elsewhere, after checking it still names the same file; ranges are
-//!    split to what one call loads (`device.rs`), which through the stream's own descriptor,
-//!    opened `POSIX_FADV_SEQUENTIAL`, is two read-ahead windows, one request (256 KiB on FUSE,
-//!    where the kernel's own read-ahead sends 128 KiB).
-//! 4. **End.** A descriptor's stream ends at the program's `close` of it. The stream's private
+//!    through the library's private read-only descriptor of the file on FUSE, one per file for
+//!    its streams (whose read-ahead would drop advice given through a descriptor being read,
+//!    see `descriptors.rs`), and through the program's descriptor elsewhere, after checking it
+//!    still names the same file; ranges are split to what one call loads (`device.rs`), which
+//!    through the private descriptor, opened `POSIX_FADV_SEQUENTIAL`, is two read-ahead
+//!    windows, one request (256 KiB on FUSE, where the kernel's own read-ahead sends 128 KiB).
+//! 4. **End.** A descriptor's stream ends at the program's `close` of it. The private
 //!    descriptor is not closed then, nor ever by the library on its own: closing any descriptor
 //!    of a file drops the process's POSIX locks on it, and a lock the program takes at any
 //!    moment would be lost. It stays open until the program closes a descriptor of the same
