@@ -68,6 +68,12 @@ fn check_room(args: &GenArgs) -> Result<()> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
+    if !dir.is_dir() {
+        bail!(
+            "directory {} does not exist: create it or give another --out",
+            dir.display()
+        );
+    }
     let free = ::bench::room::free_disk(dir)
         .with_context(|| format!("free space of {} (the --out directory)", dir.display()))?;
     let needed = args.rows.saturating_mul(MIN_BYTES_PER_ROW);

@@ -153,3 +153,22 @@ fn a_demo_file_smaller_than_its_reads_says_how_large_to_make_it() {
     let stderr = failing(&["demo", "--file-size", "1", "--file", file, "--runs", "1"]);
     assert_one_line(&stderr, &["--file-size 4096"]);
 }
+
+#[test]
+fn a_database_in_a_missing_directory_says_to_create_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let out = missing.join("g.db");
+    let stderr = failing(&[
+        "sqlite",
+        "gen",
+        "--rows",
+        "10",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_one_line(
+        &stderr,
+        &[missing.to_str().unwrap(), "does not exist", "--out"],
+    );
+}
