@@ -95,7 +95,7 @@ CHILD = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("attempt", range(3))
+@pytest.mark.parametrize("attempt", range(6))
 def test_ctrl_c_from_another_process_interrupts_an_epoch(data_file, attempt):
     path, _ = data_file
     child = subprocess.Popen(
