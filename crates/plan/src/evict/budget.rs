@@ -32,6 +32,13 @@ pub fn block_of(file: u32, page: u64) -> Block {
     (u64::from(file) << PAGE_BITS) | page.min((1 << PAGE_BITS) - 1)
 }
 
+/// Pages a budget of `capacity` pages evicts beyond what it must once over it: 1/16 of the
+/// budget, at most 1,024 pages (4 MiB of 4 KiB pages), so that each advice drops a run and a
+/// pass of the reading thread over the budget is rare.
+pub fn batch_pages(capacity: usize) -> usize {
+    (capacity / 16).clamp(1, 1024)
+}
+
 /// Counts of a budget's reads, in pages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BudgetStats {
