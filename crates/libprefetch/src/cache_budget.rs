@@ -36,19 +36,18 @@
 use std::collections::HashMap;
 use std::ops::Range;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use plan::evict::budget::{batch_pages, block_of, runs, Budget, BudgetStats};
+use plan::evict::budget::{batch_pages, block_of, runs, Budget};
 
 use crate::descriptors::FileId;
 use crate::observe::FileStat;
 use crate::residency::cachestat;
 
 /// The variable holding the budget's size (`32M`, `1G`, bytes).
-pub const BUDGET_VARIABLE: &str = "LIBPREFETCH_CACHE_BUDGET";
+pub(crate) const BUDGET_VARIABLE: &str = "LIBPREFETCH_CACHE_BUDGET";
 /// The variable naming the replacement order.
-pub const POLICY_VARIABLE: &str = "LIBPREFETCH_CACHE_POLICY";
+pub(crate) const POLICY_VARIABLE: &str = "LIBPREFETCH_CACHE_POLICY";
 
 /// The largest folio the page cache builds from read-ahead (a PMD, 2 MiB on x86-64).
 /// `DONTNEED` leaves a folio that straddles either end of its range, so a run that continues
@@ -57,8 +56,7 @@ pub const POLICY_VARIABLE: &str = "LIBPREFETCH_CACHE_POLICY";
 /// every 6 MiB cached without it, nothing with it).
 const FOLIO_BYTES: u64 = 2 << 20;
 
-/// Set once a budget was started in this process.
-static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// The budget of this process, once started.
 static STATE: OnceLock<Mutex<State>> = OnceLock::new();
 
 /// The budget and the files it knows.
@@ -82,18 +80,20 @@ struct Known {
 
 /// A budget as the variables describe it: pages and the order's name.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BudgetConfig {
+pub(crate) struct BudgetConfig {
     /// Capacity in bytes.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// One of `plan::evict::POLICIES`.
-    pub policy: String,
+    pub(crate) policy: String,
 }
 
 impl BudgetConfig {
     /// The budget `lookup` (an environment) asks for: `Ok(None)` without
     /// `LIBPREFETCH_CACHE_BUDGET`, an error line naming the variable and what to give if a value
     /// is wrong.
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, String> {
+    pub(crate) fn from_lookup(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Self>, String> {
         let Some(size) = lookup(BUDGET_VARIABLE).filter(|v| !v.is_empty()) else {
             return Ok(None);
         };
@@ -130,7 +130,7 @@ pub(crate) fn start_from_env() -> bool {
 }
 
 /// Starts a budget in this process (once: a second call keeps the first); true if one runs.
-pub fn start(config: &BudgetConfig) -> bool {
+fn start(config: &BudgetConfig) -> bool {
     let page_size = crate::client::page_size();
     let capacity = usize::try_from(config.bytes / page_size)
         .unwrap_or(usize::MAX)
@@ -144,22 +144,11 @@ pub fn start(config: &BudgetConfig) -> bool {
         numbers: HashMap::new(),
         files: Vec::new(),
     };
-    let _ = STATE.set(Mutex::new(state));
-    ACTIVE.store(true, Ordering::Release);
-    true
-}
-
-/// The budget's counts so far (pages), or `None` if no budget runs.
-pub fn stats() -> Option<BudgetStats> {
-    let state = STATE.get()?.lock().ok()?;
-    Some(state.budget.stats())
+    STATE.set(Mutex::new(state)).is_ok()
 }
 
 /// The program is about to read `[offset, end)` of `fd`, the file `file`.
 pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
-    if !ACTIVE.load(Ordering::Acquire) {
-        return;
-    }
     let Some(Ok(mut state)) = STATE.get().map(Mutex::try_lock) else {
         return;
     };

@@ -20,7 +20,7 @@
 //! with `EINVAL`.
 
 mod advice;
-pub mod cache_budget;
+mod cache_budget;
 pub mod capi;
 mod client;
 mod competitive;
