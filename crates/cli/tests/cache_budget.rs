@@ -2,11 +2,13 @@
 //! 256 MiB file sequentially under a 32 MiB budget never has more than 32 MiB and one batch of
 //! the file cached (checked with cachestat after every read, the reader waiting meanwhile),
 //! keeps close to 32 MiB of it at the end, and reads the same bytes as without the library; a
-//! wrong budget in the environment is refused with one line and the program runs as without.
+//! wrong budget in the environment is refused with one line and the program runs as without;
+//! `prefetch sim --policy dulo` on a recording of the alternating program (`scripts/alternate.c`)
+//! predicts the live budget's misses within 5%.
 //!
 //! Follows DULO (FAST'05) sections 3-4 through `plan::evict`. The reader sets
 //! `POSIX_FADV_RANDOM`, so the kernel reads only the pages it asks for and every cached page of
-//! the file is one the program read. A missing program (python3, md5sum) fails the test,
+//! the file is one the program read. A missing program (python3, md5sum, cc) fails the test,
 //! naming it.
 
 use std::fs;
@@ -135,5 +137,109 @@ fn a_wrong_budget_is_refused_with_one_line_and_the_program_runs() {
     assert!(
         stderr.contains("LIBPREFETCH_CACHE_BUDGET=\"lots\""),
         "{stderr}"
+    );
+}
+
+/// Writes `bytes` of varied data to `path`, written back and evicted.
+fn cold_file(path: &Path, bytes: u64) {
+    let block: Vec<u8> = (0..READ).map(|i| (i * 13 % 241) as u8).collect();
+    let mut file = fs::File::create(path).unwrap();
+    for _ in 0..bytes / READ {
+        file.write_all(&block).unwrap();
+    }
+    file.sync_all().unwrap();
+    evict(path);
+}
+
+fn evict(path: &Path) {
+    let file = fs::File::open(path).unwrap();
+    // SAFETY: fadvise on an open descriptor.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0, "fadvise DONTNEED");
+}
+
+/// The alternating program (3 rounds of a 16 MiB pass and 1,000 random page reads of a 64 MiB
+/// file) recorded, then run under an 8 MiB budget (2,048 pages) that reports its misses: the
+/// simulator's `dulo` with a cache of 2,048 pages fetches within 5% of them. Its
+/// `linux-readahead` (CLOCK) fetches more than 5% above them: the check tells the orders apart.
+#[test]
+fn the_simulators_dulo_predicts_the_live_budgets_misses_from_a_recording() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    let program = dir.path().join("alternate");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/alternate.c");
+    let built = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&program)
+        .arg(&source)
+        .status()
+        .expect("cc (a C compiler) must be installed");
+    assert!(built.success());
+    let (seq, rand) = (dir.path().join("seq.bin"), dir.path().join("rand.bin"));
+    cold_file(&seq, 16 << 20);
+    cold_file(&rand, 64 << 20);
+    let alternate = |command: &mut Command| {
+        command
+            .arg("--")
+            .arg(&program)
+            .args([&seq, &rand])
+            .args(["3", "1000"])
+            .stdout(Stdio::null());
+    };
+    let recording = dir.path().join("recording");
+    let mut record = Command::new(env!("CARGO_BIN_EXE_prefetch"));
+    record
+        .args(["record", "--rereads-after", "4K", "--library"])
+        .arg(library())
+        .arg("-o")
+        .arg(&recording);
+    alternate(&mut record);
+    assert!(record.status().unwrap().success());
+    let mut live = Command::new(env!("CARGO_BIN_EXE_prefetch"));
+    live.args(["run", "--cache-budget", "8M", "--library"])
+        .arg(library())
+        .env("LIBPREFETCH_CACHE_BUDGET_REPORT", "1");
+    alternate(&mut live);
+    let live = live.output().unwrap();
+    assert!(live.status.success(), "{live:?}");
+    let report = String::from_utf8(live.stderr).unwrap();
+    let missed: u64 = report
+        .split(", ")
+        .find_map(|part| part.strip_suffix(" missed"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no report line: {report:?}"));
+    let sim = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args([
+            "sim",
+            "--format",
+            "recording",
+            "--block-size",
+            "4096",
+            "--cache",
+            "2048",
+        ])
+        .args([
+            "--device",
+            "unit:1",
+            "--policy",
+            "dulo,linux-readahead",
+            "--json",
+        ])
+        .arg("--trace")
+        .arg(&recording)
+        .output()
+        .unwrap();
+    assert!(sim.status.success(), "{sim:?}");
+    let runs: serde_json::Value = serde_json::from_slice(&sim.stdout).unwrap();
+    let fetched = |i: usize| runs[i]["disk"]["blocks_fetched"].as_u64().unwrap() as f64;
+    let gap = |simulated: f64| (missed as f64 - simulated).abs() / simulated;
+    assert!(
+        gap(fetched(0)) <= 0.05,
+        "live {missed} missed, dulo {}",
+        fetched(0)
+    );
+    assert!(
+        gap(fetched(1)) > 0.05,
+        "live {missed} missed, clock {}",
+        fetched(1)
     );
 }

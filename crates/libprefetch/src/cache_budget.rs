@@ -19,6 +19,10 @@
 //!    writeback and never drops data not yet on disk. Without `cachestat` (Linux before 6.5,
 //!    or a file the kernel will not report on) nothing is dropped.
 //!
+//! With `LIBPREFETCH_CACHE_BUDGET_REPORT=1` the process prints, as it exits, one line on stderr
+//! with the pages it read, missed (not held by the budget: what `prefetch sim --policy dulo`
+//! predicts), dropped and still held.
+//!
 //! Bytes, errno and file positions the program sees are the kernel's: the library only
 //! drops clean pages, which the kernel reads again if the program asks for them. The state
 //! is behind one mutex taken with `try_lock`: a read that finds it busy (another thread
@@ -48,6 +52,8 @@ use crate::residency::cachestat;
 pub(crate) const BUDGET_VARIABLE: &str = "LIBPREFETCH_CACHE_BUDGET";
 /// The variable naming the replacement order.
 pub(crate) const POLICY_VARIABLE: &str = "LIBPREFETCH_CACHE_POLICY";
+/// With `1`, the process prints the budget's counts on stderr as it exits (one line).
+const REPORT_VARIABLE: &str = "LIBPREFETCH_CACHE_BUDGET_REPORT";
 
 /// The largest folio the page cache builds from read-ahead (a PMD, 2 MiB on x86-64).
 /// `DONTNEED` leaves a folio that straddles either end of its range, so a run that continues
@@ -144,7 +150,27 @@ fn start(config: &BudgetConfig) -> bool {
         numbers: HashMap::new(),
         files: Vec::new(),
     };
-    STATE.set(Mutex::new(state)).is_ok()
+    let started = STATE.set(Mutex::new(state)).is_ok();
+    if started && std::env::var_os(REPORT_VARIABLE).is_some_and(|v| v == "1") {
+        // SAFETY: registers a plain extern "C" fn without arguments.
+        unsafe { libc::atexit(report) };
+    }
+    started
+}
+
+/// Prints the budget's counts in pages on stderr (at exit, when asked for).
+extern "C" fn report() {
+    let Some(Ok(state)) = STATE.get().map(Mutex::try_lock) else {
+        return;
+    };
+    let stats = state.budget.stats();
+    eprintln!(
+        "libprefetch: cache budget: {} pages read, {} missed, {} dropped, {} held",
+        stats.hits + stats.misses,
+        stats.misses,
+        stats.evicted,
+        state.budget.len()
+    );
 }
 
 /// The program is about to read `[offset, end)` of `fd`, the file `file`.
