@@ -9,6 +9,8 @@
 //! | `LIBPREFETCH_RECORD_REREADS` | `record --rereads-after` | also lists rereads after that many page reads     |
 //! | `LIBPREFETCH_REPLAY`      | `run --replay FILE`         | prefetches FILE's pages ahead of the program      |
 //! | `LIBPREFETCH_COMPETITIVE` | `run --competitive`         | advises ahead of sequential readers by the device's competitive depth (docs/competitive.md) |
+//! | `LIBPREFETCH_CACHE_BUDGET` | `run --cache-budget SIZE`  | keeps the pages the program reads within SIZE, dropping them in DULO's order (docs/cache-budget.md) |
+//! | `LIBPREFETCH_CACHE_POLICY` | `run --cache-policy NAME`  | the order: `dulo`, `lru`, `clock`, `drop-behind`   |
 //! | `LIBPREFETCH_NO_CHILDREN` | `--no-children`             | removes the above from the program's environment  |
 //!
 //! plus the tunables of docs/api.md ("Environment"), passed through as set.
@@ -54,6 +56,15 @@ pub struct RunArgs {
     /// (cost per request x transfer rate, from `prefetch device measure` or `prefetch emulate`)
     #[arg(long)]
     competitive: bool,
+    /// Keep the pages the program reads within SIZE, dropping them (clean ones only) in the
+    /// --cache-policy order before the kernel must evict (docs/cache-budget.md)
+    #[arg(long, value_name = "SIZE", value_parser = ::bench::size::parse_size)]
+    cache_budget: Option<u64>,
+    /// The order pages leave the budget in: DULO's (long sequential runs first, random pages
+    /// kept), LRU, CLOCK, or sequential runs dropped behind the reader
+    #[arg(long, value_name = "NAME", requires = "cache_budget", default_value = "dulo",
+          value_parser = clap::builder::PossibleValuesParser::new(plan::evict::POLICIES))]
+    cache_policy: String,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -96,6 +107,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     if args.competitive {
         variables.push(("LIBPREFETCH_COMPETITIVE", "1".into()));
+    }
+    if let Some(bytes) = args.cache_budget {
+        if bytes == 0 {
+            bail!("--cache-budget 0 keeps nothing: give a size above 0, such as 64M");
+        }
+        variables.push(("LIBPREFETCH_CACHE_BUDGET", bytes.to_string().into()));
+        variables.push(("LIBPREFETCH_CACHE_POLICY", args.cache_policy.into()));
     }
     exec(&args.common, variables)
 }

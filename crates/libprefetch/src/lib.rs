@@ -20,6 +20,7 @@
 //! with `EINVAL`.
 
 mod advice;
+mod cache_budget;
 pub mod capi;
 mod client;
 mod competitive;

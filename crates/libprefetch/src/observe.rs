@@ -2,6 +2,7 @@
 //! that the interposers see goes to the recorder (`record.rs`, `prefetch
 //! record`), the replayer (`replay.rs`, `prefetch run --replay`) and the
 //! competitive prefetcher (`competitive.rs`, `prefetch run --competitive`)
+//! and the page-cache budget (`cache_budget.rs`, `prefetch run --cache-budget`)
 //! when one was started by [`start_from_env`], which `libprefetch.so` calls
 //! as it is loaded. Without them a read costs one more atomic load.
 //!
@@ -22,7 +23,7 @@
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::{competitive, record, replay};
+use crate::{cache_budget, competitive, record, replay};
 
 /// Set once recording, replaying or competitive prefetching started in this process.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -72,7 +73,8 @@ pub fn start_from_env() {
     let recording = std::env::var_os("LIBPREFETCH_RECORD").filter(|v| !v.is_empty());
     let replaying = std::env::var_os("LIBPREFETCH_REPLAY").filter(|v| !v.is_empty());
     let competing = std::env::var_os("LIBPREFETCH_COMPETITIVE").is_some_and(|v| v == "1");
-    if recording.is_none() && replaying.is_none() && !competing {
+    let budgeting = cache_budget::start_from_env();
+    if recording.is_none() && replaying.is_none() && !competing && !budgeting {
         return;
     }
     // SAFETY: the handler is a plain extern "C" fn without arguments.
@@ -107,6 +109,7 @@ pub(crate) fn on_read(fd: RawFd, offset: u64, len: u64) {
     record::on_read(&file, fd, offset, end);
     replay::on_read(&file, offset, end);
     competitive::on_read(fd, &file, offset, end);
+    cache_budget::on_read(fd, &file, offset, end);
 }
 
 /// `fd` is being closed or replaced (the `close` and `dup2` interposers).

@@ -12,6 +12,8 @@
 //! - [`min_ahead`]: Belady's MIN run ahead on the list, for Cao et al.'s
 //!   conservative schedule (SIGMETRICS 1995, section 2.4).
 //! - [`competitive`]: competitive prefetching's depth and break-even gap.
+//! - [`evict`]: replacement orders (DULO, FAST 2005, sections 3-4; CLOCK; LRU;
+//!   drop-behind) and the page-cache budget that keeps a program's pages in one.
 //! - [`planner`]: the state machine that ties them together per client.
 //! - [`recording`]: the text format of `prefetch record`'s recordings.
 //! - [`stream`]: sequential and strided streams of unmodified readers, and the windows
@@ -20,6 +22,7 @@
 pub mod access_list;
 pub mod aimd;
 pub mod competitive;
+pub mod evict;
 pub mod held;
 pub mod min_ahead;
 pub mod planner;

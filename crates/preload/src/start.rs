@@ -10,11 +10,14 @@
 //! into an unmodified program.
 
 /// The variables that choose what the library does in a program started by `prefetch run`.
-const OWN_VARIABLES: [&str; 5] = [
+const OWN_VARIABLES: [&str; 8] = [
     "LIBPREFETCH_RECORD",
     "LIBPREFETCH_RECORD_REREADS",
     "LIBPREFETCH_REPLAY",
     "LIBPREFETCH_COMPETITIVE",
+    "LIBPREFETCH_CACHE_BUDGET",
+    "LIBPREFETCH_CACHE_POLICY",
+    "LIBPREFETCH_CACHE_BUDGET_REPORT",
     "LIBPREFETCH_NO_CHILDREN",
 ];
 

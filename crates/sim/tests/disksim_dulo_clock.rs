@@ -1,52 +1,38 @@
-//! DULO with every sequence of size 1 is CLOCK (FAST'05 s3.4: "when all sequences are random
-//! blocks, the algorithm degenerates into the LRU replacement algorithm"): on references to
-//! blocks no two of which are adjacent on disk, DULO and CLOCK keep the same stack and evict
-//! the same blocks, for any cache, bank and evicting-section size.
-
-use std::collections::BTreeSet;
-use std::time::Duration;
+//! DULO with every sequence of one block is its base (FAST'05 s3.4: "when all sequences are
+//! random blocks, the algorithm degenerates into the LRU replacement algorithm"): on traces of
+//! isolated blocks (none adjacent to another, none at the file's start, re-read at will),
+//! the catalog's `dulo` (DULO + Linux read-ahead) makes exactly the misses, fetches and time of
+//! its base, `linux-readahead` (the same CLOCK and read-ahead), on unit time and on a disk.
+//! The replacement alone is checked block by block in `plan::evict::dulo`.
 
 use proptest::prelude::*;
-use sim::disksim::replace::clock::Clock;
-use sim::disksim::replace::dulo::Dulo;
-use sim::disksim::{Replacement, Touch};
-
-fn touch(prefetched: bool) -> Touch {
-    Touch {
-        stream: 0,
-        now: Duration::ZERO,
-        prefetched,
-    }
-}
+use sim::catalog::{parse_choices, Device};
+use sim::sweep::Plan;
+use sim::TraceFile;
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(ProptestConfig::with_cases(24))]
     #[test]
-    fn dulo_without_sequences_is_clock(
-        capacity in 2usize..40,
-        bank in 1usize..20,
-        evicting in 1usize..40,
-        references in prop::collection::vec((0u64..60, any::<bool>()), 1..400),
+    fn dulo_without_sequences_is_its_base(
+        ids in prop::collection::vec(1u64..400, 1..1500),
+        cache in 4usize..120,
     ) {
-        let mut dulo = Dulo::new(capacity, bank, evicting);
-        let mut clock = Clock::default();
-        let mut cached = BTreeSet::new();
-        for (i, &(id, prefetched)) in references.iter().enumerate() {
-            let block = id * 2;
-            if cached.contains(&block) {
-                dulo.on_hit(block, touch(prefetched));
-                clock.on_hit(block, touch(prefetched));
-            } else {
-                if cached.len() == capacity {
-                    let victim = clock.evict(Duration::ZERO);
-                    prop_assert_eq!(dulo.evict(Duration::ZERO), victim, "reference {}", i);
-                    cached.remove(&victim.unwrap());
-                }
-                dulo.on_insert(block, touch(prefetched));
-                clock.on_insert(block, touch(prefetched));
-                cached.insert(block);
-            }
-            prop_assert_eq!(dulo.order(), clock.order(), "reference {}", i);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("isolated.txt");
+        let lines: Vec<String> = ids.iter().map(|id| (id * 2).to_string()).collect();
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        for device in ["unit:10", "st3500320as:clook"] {
+            let plan = Plan {
+                traces: vec![TraceFile::new(&path)],
+                choices: parse_choices("dulo:bank=64K,evict=128K,linux-readahead").unwrap(),
+                capacities: vec![cache],
+                devices: vec![device.parse::<Device>().unwrap()],
+                realistic: false,
+                fetch_spread: 0,
+                depth: 1,
+            };
+            let runs = plan.run(1, &|| {}).unwrap();
+            prop_assert_eq!(&runs[0].metrics, &runs[1].metrics, "{}", device);
         }
     }
 }

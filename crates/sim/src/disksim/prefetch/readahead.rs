@@ -9,6 +9,7 @@
 //!   read at block 0, or a sequential read with no windows:  current = [b, b + init)
 //!   first read inside current, no ahead yet:              ahead = [end of current, + 2 x size)
 //!   read crosses into ahead:                              current = ahead; new ahead, doubled
+//!   read of the block just read (prev):                    nothing changes
 //!   non-sequential read (not block 0, not prev or prev + 1): windows dropped, no read-ahead
 //!   window sizes: init (16 blocks), then doubling, capped at max (32 blocks)
 //! ```
@@ -16,6 +17,12 @@
 //! A read at block 0 always starts a fresh window, as Linux's `ondemand_readahead` does
 //! ("start of file"); this is how DULO's Table 1 prefetches all four blocks of X at its 5th and
 //! 13th references. Windows past the end of the file are clipped by the engine.
+//!
+//! A read of the block just read is a hit that changes nothing, as in 2.6's
+//! `page_cache_readahead` (a one-page read at `prev_page` advises nothing) and today's kernel
+//! (read-ahead runs on a miss or on a page marked for it): so a trace of isolated blocks, none
+//! adjacent to another, is read with no read-ahead at all but at block 0, and DULO over it
+//! degenerates to its base (`linux-readahead`) exactly.
 //!
 //! Deviations: sizes are in blocks, not derived from the read size (2.6's `get_init_ra_size`
 //! starts at 4 pages for one-page reads; the papers' traces have one-block references and the
@@ -85,7 +92,10 @@ impl Prefetcher for ReadAhead {
             .get(&(access.stream, file))
             .copied()
             .unwrap_or_default();
-        let sequential = state.prev.is_some_and(|p| block == p || block == p + 1);
+        if state.prev == Some(block) {
+            return Vec::new();
+        }
+        let sequential = state.prev.is_some_and(|p| block == p + 1);
         state.prev = Some(block);
         let mut fetch = Vec::new();
         let in_windows = state.current.is_some_and(|w| w.holds(block))
@@ -169,6 +179,7 @@ mod tests {
         assert!((2..16).all(|b| read(&mut ra, b).is_empty()));
         assert_eq!(read(&mut ra, 16), vec![(48, 80)]);
         assert_eq!(read(&mut ra, 500), vec![]);
+        assert_eq!(read(&mut ra, 900), vec![]);
         assert_eq!(read(&mut ra, 900), vec![]);
         assert_eq!(read(&mut ra, 901), vec![(901, 917)]);
         assert_eq!(read(&mut ra, 0), vec![(0, 16)]);

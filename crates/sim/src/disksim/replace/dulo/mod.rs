@@ -1,266 +1,54 @@
-//! DULO, dual-locality caching over CLOCK (Jiang, Ding, Chen, Chen, Zhang, FAST'05, s3).
-//!
-//! The problem: CLOCK/LRU evicts by recency alone, so a random block (costly to fetch again:
-//! one seek for one block) and a block of a long sequential run (cheap: one seek for many
-//! blocks) leave alike. DULO keeps random blocks longer and lets long sequences go first.
-//!
-//! The stack (s3.1, Figure 1), top to bottom, in this file's fields:
-//!
-//! ```text
-//!   top  | correlation buffer | fixed size: capacity - BANK_MAX - evicting size   `staging`
-//!        | sequencing bank    | 0 .. BANK_MAX blocks that fell out of the buffer  `bank`
-//!   bot  | evicting section   | sequences sorted by H, smallest H at the bottom   `evicting`
-//! ```
-//!
-//! * A hit only marks the block young (CLOCK, s3.4). A miss looks at the bottom block: a young
-//!   block loses its flag and goes back to the top; otherwise it is evicted and the inflation
-//!   value becomes L = H(its sequence) (Figure 2).
-//! * A block entering the top pushes the buffer's bottom block into the bank. When the bank
-//!   holds BANK_MAX blocks, it is sequenced (s3.3): the bank clock ticks, every bank block
-//!   records the time in the [`block_table::BlockTable`], and the table is walked in disk order
-//!   to cut the blocks stamped now into sequences. A developing sequence stops before the next
-//!   block when (1) the next block was not stamped now, (2) exactly one of the two has no
-//!   earlier time, (3) both have earlier times differing by more than one, or (4) the sequence
-//!   has 128 blocks. Each sequence gets H = L + 1/size; they are sorted by H and merged into
-//!   the evicting section (s3.4, `refill_evicting_section`).
-//!
-//! Worked example (Table 1, 8 blocks, bank 4, evicting 4, buffer 0): after A B C D and X1 (with
-//! X2-X4 read ahead) the section is, MRU first, `[D C B A X4 X3 X2 X1]` with H(A..D) = 1 and
-//! H(X) = 1/4; the miss on Y1 evicts the Xs (L = 1/4) and the Ys come in with H = 1/2, below
-//! A-D; the miss on X1 at the 13th reference evicts the Ys, so A-D are still cached at 17-20.
-//!
-//! Deviations and readings:
-//! * Stop rule 1 reads, in the text we have, "was accessed in the current clock time"; a
-//!   sequence is made of the blocks stamped now, so we read it as "was *not* accessed".
-//! * Rule 3's "last access times" are the times before the current one.
-//! * Figure 2 counts evicting-section losses and refills before placing the new block; we
-//!   refill when the bank holds BANK_MAX blocks, i.e. after the new block is placed. The count
-//!   is the same (every loss pushes one block into the bank), and this order is the one that
-//!   reproduces Table 1 (the last Y joins its sequence).
-//! * Ties in H (sequences formed together) leave in the bank's recency order, older first, and
-//!   after the sequences already in the section; with every sequence of size 1 the policy is
-//!   then exactly CLOCK (s3.4: "the algorithm degenerates into the LRU replacement").
-//! * Sizes: bank = min(bank, capacity / 2), evicting = min(evicting, capacity - bank), both at
-//!   least one block; the buffer gets the rest (possibly 0). While the evicting section is
-//!   empty (warm-up with tiny caches) it is refilled from whatever the bank holds.
-//! * Demand-fetched blocks enter young (Figure 2), prefetched ones not (as in [`super::clock`]).
+//! DULO, dual-locality caching over CLOCK (FAST'05 s3), as the disk-timed simulator's
+//! replacement: the decisions are [`plan::evict::dulo`]'s (the one DULO, which the live
+//! page-cache budget also runs); this file adapts them to the engine's [`Replacement`] calls.
+//! A demand-fetched block enters young (Figure 2), a prefetched one not.
 
-pub mod block_table;
-
-use std::collections::VecDeque;
 use std::time::Duration;
 
-use rustc_hash::FxHashSet;
+use plan::evict::Eviction;
 
 use super::{CacheGeometry, Replacement, Touch};
 use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::DiskBlock;
 use crate::SimError;
-use block_table::{BlockTable, Bte};
 
-/// Longest sequence (stop rule 4).
-pub const MAX_SEQUENCE: usize = 128;
-
-/// A sequence in the evicting section.
-#[derive(Clone, Debug, PartialEq)]
-struct Sequence {
-    /// H = L + 1/size at admission.
-    h: f64,
-    /// Blocks still cached, in disk order; the first leaves first.
-    blocks: VecDeque<DiskBlock>,
-}
-
-/// DULO's state.
+/// DULO on the disk's blocks.
 #[derive(Debug)]
-pub struct Dulo {
-    buffer_max: usize,
-    bank_max: usize,
-    evicting_min: usize,
-    /// Correlation buffer; back = top.
-    staging: VecDeque<DiskBlock>,
-    /// Sequencing bank; front = oldest.
-    bank: VecDeque<DiskBlock>,
-    /// Evicting section; front = bottom (smallest H).
-    evicting: VecDeque<Sequence>,
-    young: FxHashSet<DiskBlock>,
-    table: BlockTable,
-    bank_clock: u32,
-    inflation: f64,
-}
+pub struct Dulo(plan::evict::dulo::Dulo);
 
 impl Dulo {
     /// DULO for a cache of `capacity` blocks with the given bank and evicting-section sizes in
-    /// blocks (clamped as the module doc says).
+    /// blocks (clamped as [`plan::evict::dulo`] says).
     pub fn new(capacity: usize, bank: usize, evicting: usize) -> Dulo {
-        let bank_max = bank.min(capacity / 2).max(1);
-        let evicting_min = evicting.min(capacity.saturating_sub(bank_max)).max(1);
-        Dulo {
-            buffer_max: capacity.saturating_sub(bank_max + evicting_min),
-            bank_max,
-            evicting_min,
-            staging: VecDeque::new(),
-            bank: VecDeque::new(),
-            evicting: VecDeque::new(),
-            young: FxHashSet::default(),
-            table: BlockTable::default(),
-            bank_clock: 0,
-            inflation: 0.0,
-        }
+        Dulo(plan::evict::dulo::Dulo::new(capacity, bank, evicting))
     }
 
     /// The current inflation value L.
     pub fn inflation(&self) -> f64 {
-        self.inflation
+        self.0.inflation()
     }
 
     /// (sequencing bank, evicting section, correlation buffer) sizes in blocks, after clamping.
     pub fn geometry(&self) -> (usize, usize, usize) {
-        (self.bank_max, self.evicting_min, self.buffer_max)
+        self.0.geometry()
     }
-
-    /// Puts `block` at the top of the stack; the buffer's overflow goes to the bank, and a full
-    /// bank is sequenced into the evicting section.
-    fn push_top(&mut self, block: DiskBlock) {
-        self.staging.push_back(block);
-        while self.staging.len() > self.buffer_max {
-            let Some(bottom) = self.staging.pop_front() else {
-                break;
-            };
-            self.bank.push_back(bottom);
-        }
-        if self.bank.len() >= self.bank_max {
-            self.refill();
-        }
-    }
-
-    /// Sequences the bank and merges the sequences into the evicting section (Figure 2,
-    /// `refill_evicting_section`).
-    fn refill(&mut self) {
-        if self.bank.is_empty() {
-            return;
-        }
-        self.bank_clock += 1;
-        let now = self.bank_clock;
-        let recency: rustc_hash::FxHashMap<DiskBlock, usize> = self
-            .bank
-            .drain(..)
-            .enumerate()
-            .map(|(i, b)| (b, i))
-            .collect();
-        for &block in recency.keys() {
-            self.table.record(block, now);
-        }
-        let mut formed: Vec<(f64, usize, Sequence)> = form_sequences(&self.table.stamped(now))
-            .into_iter()
-            .map(|blocks| {
-                let h = self.inflation + 1.0 / blocks.len() as f64;
-                let newest = blocks.iter().map(|b| recency[b]).max().unwrap_or(0);
-                (
-                    h,
-                    newest,
-                    Sequence {
-                        h,
-                        blocks: blocks.into(),
-                    },
-                )
-            })
-            .collect();
-        formed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let old = std::mem::take(&mut self.evicting);
-        self.evicting = merge_by_h(old, formed.into_iter().map(|(_, _, s)| s));
-    }
-}
-
-/// Cuts blocks stamped now (disk order, with their entries) into sequences by the four stop
-/// rules of s3.3.
-fn form_sequences(stamped: &[(u64, Bte)]) -> Vec<Vec<DiskBlock>> {
-    let mut sequences: Vec<Vec<DiskBlock>> = Vec::new();
-    let mut last: Option<(u64, Bte)> = None;
-    for &(block, bte) in stamped {
-        let joins = last.is_some_and(|(prev_block, prev_bte)| {
-            block == prev_block + 1
-                && same_history(prev_bte, bte)
-                && sequences.last().is_some_and(|s| s.len() < MAX_SEQUENCE)
-        });
-        match sequences.last_mut() {
-            Some(current) if joins => current.push(block),
-            _ => sequences.push(vec![block]),
-        }
-        last = Some((block, bte));
-    }
-    sequences
-}
-
-/// Stop rules 2 and 3: both blocks are new, or both were seen before at times at most one
-/// bank tick apart.
-fn same_history(a: Bte, b: Bte) -> bool {
-    match (a.previous, b.previous) {
-        (0, 0) => true,
-        (0, _) | (_, 0) => false,
-        (x, y) => x.abs_diff(y) <= 1,
-    }
-}
-
-/// Stable merge by H: on ties the sequences already in the section stay below the new ones.
-fn merge_by_h(old: VecDeque<Sequence>, new: impl Iterator<Item = Sequence>) -> VecDeque<Sequence> {
-    let mut merged = VecDeque::with_capacity(old.len());
-    let mut old = old.into_iter().peekable();
-    for sequence in new {
-        while let Some(o) = old.next_if(|o| o.h <= sequence.h) {
-            merged.push_back(o);
-        }
-        merged.push_back(sequence);
-    }
-    merged.extend(old);
-    merged
 }
 
 impl Replacement for Dulo {
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
-        self.young.insert(block);
+        self.0.hit(block);
     }
 
     fn on_insert(&mut self, block: DiskBlock, how: Touch) {
-        if !how.prefetched {
-            self.young.insert(block);
-        }
-        self.push_top(block);
+        self.0.insert(block, !how.prefetched);
     }
 
     fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
-        loop {
-            if self.evicting.is_empty() {
-                if self.bank.is_empty() {
-                    let bottom = self.staging.pop_front()?;
-                    self.bank.push_back(bottom);
-                }
-                self.refill();
-            }
-            let sequence = self.evicting.front_mut()?;
-            let h = sequence.h;
-            let block = sequence.blocks.pop_front();
-            if sequence.blocks.is_empty() {
-                self.evicting.pop_front();
-            }
-            let Some(block) = block else { continue };
-            if self.young.remove(&block) {
-                self.push_top(block);
-            } else {
-                self.inflation = h;
-                return Some(block);
-            }
-        }
+        self.0.evict()
     }
 
     fn order(&self) -> Vec<DiskBlock> {
-        let staging = self.staging.iter().rev();
-        let bank = self.bank.iter().rev();
-        let evicting = self
-            .evicting
-            .iter()
-            .rev()
-            .flat_map(|s| s.blocks.iter().rev());
-        staging.chain(bank).chain(evicting).copied().collect()
+        self.0.order()
     }
 }
 
@@ -269,64 +57,11 @@ impl Replacement for Dulo {
 pub fn build(spec: &PolicySpec, cache: CacheGeometry) -> Result<Box<dyn Replacement>, SimError> {
     spec.only(&["bank", "evict"])?;
     let block = cache.block_size.max(1);
-    let bank = spec.bytes("bank", 8 << 20)? / block;
-    let evict = spec.bytes("evict", 64 << 20)? / block;
+    let bank = spec.bytes("bank", plan::evict::dulo::BANK_BYTES)? / block;
+    let evict = spec.bytes("evict", plan::evict::dulo::EVICTING_BYTES)? / block;
     Ok(Box::new(Dulo::new(
         cache.capacity,
         usize::try_from(bank).unwrap_or(usize::MAX),
         usize::try_from(evict).unwrap_or(usize::MAX),
     )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn bte(previous: u32) -> Bte {
-        Bte { last: 9, previous }
-    }
-
-    #[test]
-    fn stop_rules_cut_sequences() {
-        let stamped = [
-            (10, bte(0)),
-            (11, bte(0)),
-            (12, bte(5)),
-            (13, bte(6)),
-            (14, bte(8)),
-            (16, bte(8)),
-        ];
-        let cut = form_sequences(&stamped);
-        assert_eq!(cut, vec![vec![10, 11], vec![12, 13], vec![14], vec![16]]);
-    }
-
-    #[test]
-    fn sequences_stop_at_128_blocks() {
-        let stamped: Vec<(u64, Bte)> = (0..300).map(|b| (b, bte(0))).collect();
-        let sizes: Vec<usize> = form_sequences(&stamped).iter().map(Vec::len).collect();
-        assert_eq!(sizes, vec![128, 128, 44]);
-    }
-
-    #[test]
-    fn sizes_are_clamped_to_the_cache() {
-        assert_eq!(Dulo::new(8, 100, 100).geometry(), (4, 4, 0));
-        assert_eq!(Dulo::new(100, 8, 64).geometry(), (8, 64, 28));
-        assert_eq!(Dulo::new(1, 8, 64).geometry(), (1, 1, 0));
-    }
-
-    #[test]
-    fn long_sequences_sink_below_random_blocks() {
-        let mut dulo = Dulo::new(8, 4, 4);
-        let demand = Touch {
-            stream: 0,
-            now: Duration::ZERO,
-            prefetched: false,
-        };
-        for block in [100, 200, 300, 400, 0, 1, 2, 3] {
-            dulo.on_insert(block, demand);
-        }
-        assert_eq!(dulo.order(), vec![400, 300, 200, 100, 3, 2, 1, 0]);
-        assert_eq!(dulo.evict(Duration::ZERO), Some(0));
-        assert_eq!(dulo.inflation(), 0.25);
-    }
 }

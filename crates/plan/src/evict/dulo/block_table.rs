@@ -12,7 +12,8 @@
 //! the blocks in the bank"), and yields them in disk order.
 //!
 //! Deviations: the paper reclaims directories older than a threshold under memory pressure;
-//! the simulator never needs the memory back, so reclamation is not implemented.
+//! reclamation is not implemented (a table costs about 8 bytes per distinct block ever seen,
+//! 16 MiB for a pass over 8 GiB of 4 KiB pages).
 
 use rustc_hash::FxHashMap;
 

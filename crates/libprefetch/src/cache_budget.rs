@@ -1,0 +1,282 @@
+//! The page-cache budget (`prefetch run --cache-budget SIZE`, `LIBPREFETCH_CACHE_BUDGET`):
+//! DULO live. The pages an unmodified program reads are kept within SIZE by dropping pages
+//! with `POSIX_FADV_DONTNEED` in a replacement order of `plan::evict` (`dulo` by default,
+//! `lru`, `clock`, `drop-behind`; `LIBPREFETCH_CACHE_POLICY`), before the kernel has to evict
+//! anything: while the program's pages stay under its memory's room, the kernel's LRU never
+//! runs for them, and the order in which they leave is the policy's.
+//!
+//! How a read goes (the caller, `observe.rs`, holds the re-entrancy guard and the `fstat`):
+//!
+//! 1. The file gets a number at its first read (its pages are `plan::evict::budget::block_of`
+//!    that number), and the descriptor that read it last is remembered.
+//! 2. `plan::evict::budget::Budget::read` counts the read's pages (a hit or a miss) and, once
+//!    over SIZE, returns victims down to SIZE less one batch (`batch_pages`), never a page of
+//!    this read.
+//! 3. The victims, in runs of adjacent pages per file, are dropped through the descriptor that
+//!    last read the file (a run continuing the file's previous one starts inside it, so that
+//!    the large folio straddling their boundary goes too, see [`FOLIO_BYTES`]), after checking it still names that file, and only if `cachestat`
+//!    says the run holds no dirty page and none under writeback: the budget never starts a
+//!    writeback and never drops data not yet on disk. Without `cachestat` (Linux before 6.5,
+//!    or a file the kernel will not report on) nothing is dropped.
+//!
+//! With `LIBPREFETCH_CACHE_BUDGET_REPORT=1` the process prints, as it exits, one line on stderr
+//! with the pages it read, missed (not held by the budget: what `prefetch sim --policy dulo`
+//! predicts), dropped and still held.
+//!
+//! Bytes, errno and file positions the program sees are the kernel's: the library only
+//! drops clean pages, which the kernel reads again if the program asks for them. The state
+//! is behind one mutex taken with `try_lock`: a read that finds it busy (another thread
+//! inside, or a forked child of a process whose thread held it) goes uncounted rather than
+//! wait, so the budget can never deadlock the program.
+//!
+//! Follows DULO (Jiang et al., FAST'05), sections 3-4, through `plan::evict::dulo`.
+//! Deviations: user space cannot replace the kernel's policy, so the budget only leads it: the
+//! kernel still evicts on its own when memory runs short first (a memory cgroup smaller than
+//! the budget), and pages are counted only once read (the kernel's read-ahead past the program
+//! is not, until read; mmapped pages are not seen, see `observe.rs`). Sequences are formed from
+//! file offsets, not physical extents. Pages of a file whose every descriptor the program
+//! closed cannot be dropped any more and are left to the kernel.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::os::fd::RawFd;
+use std::sync::{Mutex, OnceLock};
+
+use plan::evict::budget::{batch_pages, block_of, runs, Budget};
+
+use crate::descriptors::FileId;
+use crate::observe::FileStat;
+use crate::residency::cachestat;
+
+/// The variable holding the budget's size (`32M`, `1G`, bytes).
+pub(crate) const BUDGET_VARIABLE: &str = "LIBPREFETCH_CACHE_BUDGET";
+/// The variable naming the replacement order.
+pub(crate) const POLICY_VARIABLE: &str = "LIBPREFETCH_CACHE_POLICY";
+/// With `1`, the process prints the budget's counts on stderr as it exits (one line).
+const REPORT_VARIABLE: &str = "LIBPREFETCH_CACHE_BUDGET_REPORT";
+
+/// The largest folio the page cache builds from read-ahead (a PMD, 2 MiB on x86-64).
+/// `DONTNEED` leaves a folio that straddles either end of its range, so a run that continues
+/// the file's previous dropped run starts up to this far inside it, taking the folio that
+/// straddled their boundary (measured: 3 MiB runs behind `dd bs=1M` on ext4 left 2 MiB of
+/// every 6 MiB cached without it, nothing with it).
+const FOLIO_BYTES: u64 = 2 << 20;
+
+/// The budget of this process, once started.
+static STATE: OnceLock<Mutex<State>> = OnceLock::new();
+
+/// The budget and the files it knows.
+struct State {
+    budget: Budget,
+    page_size: u64,
+    /// File number by identity, in order of first sight.
+    numbers: HashMap<FileId, u32>,
+    /// Per file number, in order of first sight.
+    files: Vec<Known>,
+}
+
+/// A file the budget has seen.
+struct Known {
+    id: FileId,
+    /// The descriptor that read it last.
+    fd: RawFd,
+    /// The last run of pages dropped.
+    dropped: Range<u64>,
+}
+
+/// A budget as the variables describe it: pages and the order's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BudgetConfig {
+    /// Capacity in bytes.
+    pub(crate) bytes: u64,
+    /// One of `plan::evict::POLICIES`.
+    pub(crate) policy: String,
+}
+
+impl BudgetConfig {
+    /// The budget `lookup` (an environment) asks for: `Ok(None)` without
+    /// `LIBPREFETCH_CACHE_BUDGET`, an error line naming the variable and what to give if a value
+    /// is wrong.
+    pub(crate) fn from_lookup(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Self>, String> {
+        let Some(size) = lookup(BUDGET_VARIABLE).filter(|v| !v.is_empty()) else {
+            return Ok(None);
+        };
+        let bytes = units::parse_size(&size)
+            .ok()
+            .filter(|&b| b > 0)
+            .ok_or_else(|| {
+                format!("{BUDGET_VARIABLE}={size:?} is not a size above 0 (such as 64M or 1G)")
+            })?;
+        let policy = lookup(POLICY_VARIABLE)
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| "dulo".to_string());
+        if !plan::evict::POLICIES.contains(&policy.as_str()) {
+            return Err(format!(
+                "{POLICY_VARIABLE}={policy:?} is not one of {}",
+                plan::evict::POLICIES.join(", ")
+            ));
+        }
+        Ok(Some(BudgetConfig { bytes, policy }))
+    }
+}
+
+/// Starts the budget the environment asks for; true if one runs. A wrong value prints one line
+/// on stderr and the program runs without a budget.
+pub(crate) fn start_from_env() -> bool {
+    match BudgetConfig::from_lookup(|name| std::env::var(name).ok()) {
+        Ok(Some(config)) => start(&config),
+        Ok(None) => false,
+        Err(line) => {
+            eprintln!("libprefetch: ignoring the cache budget: {line}");
+            false
+        }
+    }
+}
+
+/// Starts a budget in this process (once: a second call keeps the first); true if one runs.
+fn start(config: &BudgetConfig) -> bool {
+    let page_size = crate::client::page_size();
+    let capacity = usize::try_from(config.bytes / page_size)
+        .unwrap_or(usize::MAX)
+        .max(1);
+    let Some(order) = plan::evict::by_name(&config.policy, capacity, page_size) else {
+        return false;
+    };
+    let state = State {
+        budget: Budget::new(order, capacity, batch_pages(capacity)),
+        page_size,
+        numbers: HashMap::new(),
+        files: Vec::new(),
+    };
+    let started = STATE.set(Mutex::new(state)).is_ok();
+    if started && std::env::var_os(REPORT_VARIABLE).is_some_and(|v| v == "1") {
+        // SAFETY: registers a plain extern "C" fn without arguments.
+        unsafe { libc::atexit(report) };
+    }
+    started
+}
+
+/// Prints the budget's counts in pages on stderr (at exit, when asked for).
+extern "C" fn report() {
+    let Some(Ok(state)) = STATE.get().map(Mutex::try_lock) else {
+        return;
+    };
+    let stats = state.budget.stats();
+    eprintln!(
+        "libprefetch: cache budget: {} pages read, {} missed, {} dropped, {} held",
+        stats.hits + stats.misses,
+        stats.misses,
+        stats.evicted,
+        state.budget.len()
+    );
+}
+
+/// The program is about to read `[offset, end)` of `fd`, the file `file`.
+pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
+    let Some(Ok(mut state)) = STATE.get().map(Mutex::try_lock) else {
+        return;
+    };
+    let id = FileId::from(file);
+    let number = state.number(id, fd);
+    let page = state.page_size;
+    let pages = block_of(number, offset / page)..block_of(number, end.div_ceil(page));
+    let victims = state.budget.read(pages);
+    for (number, run) in runs(&victims) {
+        let known = &mut state.files[number as usize];
+        let start = match known.dropped.end == run.start {
+            true => known
+                .dropped
+                .start
+                .max(run.start.saturating_sub(FOLIO_BYTES / page)),
+            false => run.start,
+        };
+        drop_clean(known.fd, known.id, start * page, (run.end - start) * page);
+        known.dropped = run;
+    }
+}
+
+impl State {
+    /// The number of file `id`, given at its first read; remembers `fd` as its descriptor.
+    fn number(&mut self, id: FileId, fd: RawFd) -> u32 {
+        if let Some(&number) = self.numbers.get(&id) {
+            self.files[number as usize].fd = fd;
+            return number;
+        }
+        let number = u32::try_from(self.files.len()).unwrap_or(u32::MAX);
+        self.numbers.insert(id, number);
+        self.files.push(Known {
+            id,
+            fd,
+            dropped: 0..0,
+        });
+        number
+    }
+}
+
+/// Drops `[offset, offset + len)` of `fd` if `fd` still names `id` and the range holds no
+/// dirty page and none under writeback.
+fn drop_clean(fd: RawFd, id: FileId, offset: u64, len: u64) {
+    if FileId::of(fd) != Some(id) {
+        return;
+    }
+    let Ok(stat) = cachestat(fd, offset, len) else {
+        return;
+    };
+    if stat.nr_dirty + stat.nr_writeback > 0 || stat.nr_cache == 0 {
+        return;
+    }
+    // SAFETY: fadvise on a descriptor the program holds open; DONTNEED drops only clean,
+    // unmapped pages and never changes the file.
+    unsafe {
+        libc::posix_fadvise(
+            fd,
+            offset as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)]) -> Result<Option<BudgetConfig>, String> {
+        BudgetConfig::from_lookup(|name| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn sizes_and_policies_are_read_and_bad_ones_named() {
+        assert_eq!(config(&[]), Ok(None));
+        assert_eq!(
+            config(&[(BUDGET_VARIABLE, "48M")]),
+            Ok(Some(BudgetConfig {
+                bytes: 48 << 20,
+                policy: "dulo".into()
+            }))
+        );
+        assert_eq!(
+            config(&[(BUDGET_VARIABLE, "1g"), (POLICY_VARIABLE, "drop-behind")])
+                .unwrap()
+                .unwrap()
+                .policy,
+            "drop-behind"
+        );
+        let wrong = config(&[(BUDGET_VARIABLE, "lots")]).unwrap_err();
+        assert!(
+            wrong.contains("LIBPREFETCH_CACHE_BUDGET=\"lots\""),
+            "{wrong}"
+        );
+        let zero = config(&[(BUDGET_VARIABLE, "0")]).unwrap_err();
+        assert!(zero.contains("above 0"), "{zero}");
+        let policy = config(&[(BUDGET_VARIABLE, "1M"), (POLICY_VARIABLE, "arc")]).unwrap_err();
+        assert!(policy.contains("dulo, lru, clock, drop-behind"), "{policy}");
+    }
+}

@@ -1,0 +1,206 @@
+//! A page-cache budget: the pages a program has read, kept within a capacity by one of the
+//! replacement orders of this module's parent (DULO, LRU, CLOCK, drop-behind). The live
+//! library (`cache_budget.rs`) feeds it every read and drops the victims it returns with
+//! `POSIX_FADV_DONTNEED`, before the kernel has to evict anything; the tests feed it traces.
+//!
+//! ```text
+//!   read [a, b) of file f:  pages cached -> hit; others -> insert (young: demanded)
+//!   over capacity:          evict in the order's order down to capacity - batch,
+//!                           never a page of this read (set aside, put back on top)
+//!   victims:                grouped into runs of adjacent pages per file (one advice each)
+//! ```
+//!
+//! A page is a [`Block`]: the file's number (in order of first sight) above [`PAGE_BITS`]
+//! bits of page index, so a file's consecutive pages are adjacent blocks and DULO forms its
+//! sequences from file offsets.
+//!
+//! Deviations: DULO's paper replaces the kernel's policy; here the kernel still evicts when
+//! its own memory runs short (a cgroup smaller than the budget), and only the pages the
+//! program read are counted (the kernel's read-ahead past them is not, until read).
+
+use std::ops::Range;
+
+use rustc_hash::FxHashSet;
+
+use super::{Block, Eviction};
+
+/// Bits of page index under a file's number (4 PiB files of 4 KiB pages).
+pub const PAGE_BITS: u32 = 40;
+
+/// The block of page `page` of file number `file` (pages past 2^40 share the last block).
+pub fn block_of(file: u32, page: u64) -> Block {
+    (u64::from(file) << PAGE_BITS) | page.min((1 << PAGE_BITS) - 1)
+}
+
+/// Pages a budget of `capacity` pages evicts beyond what it must once over it: 1/16 of the
+/// budget, at most 1,024 pages (4 MiB of 4 KiB pages), so that each advice drops a run and a
+/// pass of the reading thread over the budget is rare.
+pub fn batch_pages(capacity: usize) -> usize {
+    (capacity / 16).clamp(1, 1024)
+}
+
+/// Counts of a budget's reads, in pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BudgetStats {
+    /// Pages read that the budget held.
+    pub hits: u64,
+    /// Pages read that it did not (never read, or evicted since).
+    pub misses: u64,
+    /// Pages it evicted.
+    pub evicted: u64,
+}
+
+/// The pages read, within `capacity`, in an order's keeping.
+pub struct Budget {
+    order: Box<dyn Eviction>,
+    cached: FxHashSet<Block>,
+    capacity: usize,
+    batch: usize,
+    stats: BudgetStats,
+}
+
+impl Budget {
+    /// A budget of `capacity` pages that, once over it, evicts `batch` pages more than it must
+    /// (so that advice goes in runs, not page by page; clamped to `capacity`).
+    pub fn new(order: Box<dyn Eviction>, capacity: usize, batch: usize) -> Budget {
+        Budget {
+            order,
+            cached: FxHashSet::default(),
+            capacity,
+            batch: batch.min(capacity),
+            stats: BudgetStats::default(),
+        }
+    }
+
+    /// The program reads `pages` (of one file, in order): returns the pages to drop, none of
+    /// them in `pages`, sorted.
+    pub fn read(&mut self, pages: Range<Block>) -> Vec<Block> {
+        for page in pages.clone() {
+            if self.cached.contains(&page) {
+                self.order.hit(page);
+                self.stats.hits += 1;
+            } else {
+                self.order.insert(page, true);
+                self.cached.insert(page);
+                self.stats.misses += 1;
+            }
+        }
+        if self.cached.len() <= self.capacity {
+            return Vec::new();
+        }
+        let target = self.capacity - self.batch;
+        let mut victims = Vec::new();
+        let mut kept = Vec::new();
+        while self.cached.len() - kept.len() > target {
+            let Some(victim) = self.order.evict() else {
+                break;
+            };
+            if pages.contains(&victim) {
+                kept.push(victim);
+            } else {
+                self.cached.remove(&victim);
+                victims.push(victim);
+            }
+        }
+        for page in kept {
+            self.order.insert(page, true);
+        }
+        self.stats.evicted += victims.len() as u64;
+        victims.sort_unstable();
+        victims
+    }
+
+    /// Pages held.
+    pub fn len(&self) -> usize {
+        self.cached.len()
+    }
+
+    /// True if no page is held.
+    pub fn is_empty(&self) -> bool {
+        self.cached.is_empty()
+    }
+
+    /// Hits, misses and evictions so far.
+    pub fn stats(&self) -> BudgetStats {
+        self.stats
+    }
+}
+
+/// Sorted blocks as runs of adjacent pages per file: `(file, first page .. end page)`.
+pub fn runs(sorted: &[Block]) -> Vec<(u32, Range<u64>)> {
+    let mut out: Vec<(u32, Range<u64>)> = Vec::new();
+    for &block in sorted {
+        let file = (block >> PAGE_BITS) as u32;
+        let page = block & ((1 << PAGE_BITS) - 1);
+        match out.last_mut() {
+            Some((f, run)) if *f == file && run.end == page => run.end += 1,
+            _ => out.push((file, page..page + 1)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evict::by_name;
+
+    fn budget(policy: &str, capacity: usize, batch: usize) -> Budget {
+        Budget::new(by_name(policy, capacity, 4096).unwrap(), capacity, batch)
+    }
+
+    #[test]
+    fn a_sequential_pass_stays_within_capacity_plus_nothing() {
+        for policy in crate::evict::POLICIES {
+            let mut b = budget(policy, 64, 8);
+            for chunk in 0..100 {
+                let start = block_of(3, chunk * 4);
+                let victims = b.read(start..start + 4);
+                assert!(victims.iter().all(|v| *v < start), "{policy}");
+                assert!(b.len() <= 64, "{policy}: {}", b.len());
+            }
+            assert_eq!(b.stats().misses, 400, "{policy}");
+            assert_eq!(b.stats().evicted as usize, 400 - b.len(), "{policy}");
+        }
+    }
+
+    /// The alternating program in miniature: a pass over a long file between re-reads of a
+    /// few random pages of another. DULO and drop-behind keep the random pages (which cost a
+    /// seek each) and let the pass go; LRU and CLOCK let the pass flush them every time.
+    #[test]
+    fn dulo_keeps_random_pages_through_a_sequential_pass() {
+        let random: Vec<u64> = (0..16).map(|i| (i * 37) % 500).collect();
+        let random_misses = |policy: &str| {
+            let mut b = budget(policy, 80, 4);
+            let mut misses = 0;
+            for _ in 0..6 {
+                for chunk in 0..64 {
+                    let start = block_of(1, chunk * 4);
+                    b.read(start..start + 4);
+                }
+                let before = b.stats().misses;
+                for &page in &random {
+                    let block = block_of(2, page * 2);
+                    b.read(block..block + 1);
+                }
+                misses += b.stats().misses - before;
+            }
+            misses
+        };
+        assert_eq!(random_misses("dulo"), 16);
+        assert_eq!(random_misses("drop-behind"), 16);
+        assert_eq!(random_misses("lru"), 6 * 16);
+        assert_eq!(random_misses("clock"), 6 * 16);
+    }
+
+    #[test]
+    fn runs_split_at_gaps_and_files() {
+        let blocks = [
+            block_of(1, 4),
+            block_of(1, 5),
+            block_of(1, 7),
+            block_of(2, 8),
+        ];
+        assert_eq!(runs(&blocks), vec![(1, 4..6), (1, 7..8), (2, 8..9)]);
+    }
+}
