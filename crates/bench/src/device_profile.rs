@@ -3,7 +3,8 @@
 //! of a stretch, and then a contiguous stretch of one file read with `O_DIRECT` at the queue depth
 //! of the `limit` mode, which is how prefetch advice reaches the device (many requests queued at
 //! once). Far request = time per scattered page minus a page's transfer; near request = time per
-//! page of every other page minus two pages' transfer (the page and the gap skipped); rate = the
+//! page of every other page minus a page's transfer (what a separate request a page away costs:
+//! the gap skipped and the command); rate = the
 //! stretch's bytes over its time. Near cost times rate is the break-even infill gap (competitive
 //! prefetching, TR840 section 3, formula (5), for one request).
 //!
@@ -79,7 +80,7 @@ pub fn measure(path: &Path) -> Result<DeviceProfile> {
     let page_transfer = PAGE_SIZE as f64 / bytes_per_second;
     Ok(DeviceProfile {
         request_seconds: (per_page - page_transfer).max(0.0),
-        near_request_seconds: Some((per_near_page - 2.0 * page_transfer).max(0.0)),
+        near_request_seconds: Some((per_near_page - page_transfer).max(0.0)),
         bytes_per_second,
         mount_id: mount_id_of(&file),
     })

@@ -39,6 +39,10 @@ pub enum Workload {
         seed: u64,
         /// Bytes of the file the pages are drawn from.
         span_bytes: u64,
+        /// The application stops after this many reads although it listed all `pages` (a
+        /// `LIMIT` query's abandoned index scan); `None`: it reads them all.
+        #[serde(default)]
+        abandon_after: Option<u64>,
     },
     /// A `tiles_per_side` x `tiles_per_side` array of `tile_bytes` tiles stored row-major, read column by column.
     Strided {
@@ -66,13 +70,29 @@ impl Workload {
         }
     }
 
-    /// The reads of the workload, in access order. Deterministic: the same workload gives the same list.
+    /// The reads the application performs, in access order: the list ([`Workload::listed`]) up to
+    /// where it abandons it. Deterministic: the same workload gives the same reads.
     pub fn reads(&self) -> Vec<Read> {
+        let mut reads = self.listed();
+        if let Workload::Random {
+            abandon_after: Some(count),
+            ..
+        } = *self
+        {
+            reads.truncate(usize::try_from(count).unwrap_or(usize::MAX));
+        }
+        reads
+    }
+
+    /// The reads the application lists for the library, in access order (all of them, even
+    /// those of a list it abandons).
+    pub fn listed(&self) -> Vec<Read> {
         match *self {
             Workload::Random {
                 pages,
                 seed,
                 span_bytes,
+                ..
             } => random_reads(pages, seed, span_bytes),
             Workload::Strided {
                 tile_bytes,
@@ -139,9 +159,13 @@ impl Workload {
                 pages,
                 seed,
                 span_bytes,
+                abandon_after,
             } => format!(
-                "random: {pages} reads of 4 KiB pages drawn with repeats from {} (seed {seed})",
-                format_bytes(span_bytes)
+                "random: {pages} reads of 4 KiB pages drawn with repeats from {} (seed {seed}){}",
+                format_bytes(span_bytes),
+                abandon_after.map_or(String::new(), |reads| format!(
+                    ", all listed, abandoned after {reads}"
+                ))
             ),
             Workload::Strided {
                 tile_bytes,

@@ -60,7 +60,7 @@ fn print_profile(profile: &libprefetch::profile::DeviceProfile) {
     );
     match profile.near_request_seconds {
         Some(near) => println!(
-            "near request (a page one page after the previous, beyond the transfer): {:.1} us",
+            "near request (a page one page after the previous, beyond its transfer): {:.1} us",
             near * 1e6
         ),
         None => println!("near request: not measured"),

@@ -6,7 +6,8 @@
 //! Far request: the mean service time of scattered 4 KiB reads (seek, rotation, command overhead
 //! and one block's transfer) less the block's transfer. Near request, what infill saves: the mean
 //! service time of 4 KiB reads each one block after the previous one, queued together as a
-//! round's sorted advice is, less the transfer of the block and of the gap skipped. Rate: one long
+//! round's sorted advice is, less the block's transfer: what a separate request a page away costs
+//! (on a disk, the turn past the gap and the command; on flash, the command). Rate: one long
 //! sequential read. All in wall time (scaled by the mount's time scale).
 
 use std::time::Duration;
@@ -28,8 +29,8 @@ const NEAR: u64 = 512;
 pub struct ModelCost {
     /// A scattered read's cost beyond its transfer, seconds.
     pub far_request_seconds: f64,
-    /// A read one block after the previous one: its cost beyond the transfer of the block and
-    /// the gap, seconds.
+    /// A read one block after the previous one: its cost beyond the block's transfer (the gap
+    /// skipped and the command), seconds.
     pub near_request_seconds: f64,
     /// Sequential transfer rate, bytes per second.
     pub bytes_per_second: f64,
@@ -47,7 +48,7 @@ pub fn model_cost(far: &mut dyn DiskModel, near: &mut dyn DiskModel, time_scale:
         now += served;
     }
     let per_read = took.as_secs_f64() * time_scale / NEAR as f64;
-    let transfer = 2.0 * BLOCK as f64 / bytes_per_second;
+    let transfer = BLOCK as f64 / bytes_per_second;
     ModelCost {
         far_request_seconds,
         near_request_seconds: (per_read - transfer).max(0.0),
@@ -109,7 +110,10 @@ mod tests {
         let fresh = || disk::model_from_name("st3500320as").unwrap();
         let cost = model_cost(fresh().as_mut(), fresh().as_mut(), 1.0);
         eprintln!("{cost:?}");
-        assert!(cost.near_request_seconds < cost.far_request_seconds / 10.0, "{cost:?}");
+        assert!(
+            cost.near_request_seconds < cost.far_request_seconds / 10.0,
+            "{cost:?}"
+        );
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! A device's cost of one request, far and near, and its transfer rate,
 //! measured once per device and kept in the user's cache directory.
 //!
-//! - The **near** request (a page a short gap after the previous one: a
-//!   short seek and the rotation between nearby pages on a disk, the
+//! - The **near** request (a page one page after the previous one, beyond
+//!   its own transfer: the turn past the gap and the command on a disk, the
 //!   per-command cost on flash) is what infill saves, so the break-even
 //!   infill gap is `near * rate`: filling a gap between two pages to fetch
 //!   costs `gap / rate`, a separate request `near` (competitive
@@ -51,8 +51,8 @@ pub struct DeviceProfile {
     /// Cost of a far request (a scattered page) beyond its transfer: seek,
     /// rotation, command overhead; seconds.
     pub request_seconds: f64,
-    /// Cost of a near request (a page a short gap after the previous one)
-    /// beyond its transfer and the gap's; seconds. `None`: not measured.
+    /// Cost of a near request (a page one page after the previous one)
+    /// beyond its own transfer; seconds. `None`: not measured.
     pub near_request_seconds: Option<f64>,
     /// Sequential transfer rate, bytes per second.
     pub bytes_per_second: f64,

@@ -280,9 +280,9 @@ pub const LIST_MEMORY_SHARE: u64 = 8;
 pub const CONSERVATIVE_LIST_MEMORY_SHARE: u64 = 3;
 
 /// Slow start multiplies the buffer by at most this a step: from the
-/// library's first window of 128 KiB, 16 MiB after one step (header,
+/// library's first window of 128 KiB, 128 MiB after one step (header,
 /// "Window growth").
-pub const MAX_GROWTH: u64 = 128;
+pub const MAX_GROWTH: u64 = 1024;
 
 /// What a slow-start step multiplies the buffer by on a device whose far
 /// request costs `request_cost_pages` pages of transfer: that cost itself,

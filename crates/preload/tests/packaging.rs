@@ -150,7 +150,12 @@ fn every_paper_name_finds_its_pf_page() {
         let path = man3.join(format!("{alias}.3"));
         let page = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("no man page for {alias}: {}: {e}", path.display()));
-        assert_eq!(page, format!(".so man3/{function}.3\n"), "{}", path.display());
+        assert_eq!(
+            page,
+            format!(".so man3/{function}.3\n"),
+            "{}",
+            path.display()
+        );
         assert!(man3.join(format!("{function}.3")).exists(), "{function}.3");
     }
 }
