@@ -55,7 +55,7 @@ pub fn run(command: DeviceCommand) -> Result<()> {
 fn print_profile(profile: &libprefetch::profile::DeviceProfile) {
     const PAGE: u64 = 4096;
     println!(
-        "far request (a scattered page, beyond its transfer, at queue depth 32): {:.1} us",
+        "far request (a scattered page, beyond its transfer): {:.1} us",
         profile.request_seconds * 1e6
     );
     match profile.near_request_seconds {

@@ -22,6 +22,61 @@
 //! since the paper matches "a file offset" against the list (4.2) and
 //! Figure 7 lists one entry per multi-page tile.
 //!
+//! # Window growth
+//!
+//! The problem: the planner does not know how much of its list the
+//! application will read. A `LIMIT 20` query lists a whole index scan and
+//! stops after 20 rows; Figure 7 lists 3,000 pages and reads them all. A
+//! window of 90% of memory (the paper's start) reads the whole list for
+//! the first and is right for the second; a small window is right for the
+//! first and, on a disk, ruinous for the second: every round is one C-LOOK
+//! sweep across the file, and a sweep of a few dozen scattered pages costs
+//! a seek and a turn a page, as unsorted reads do.
+//!
+//! So the window starts small ([`PlannerConfig::start_bytes`], 128 KiB in
+//! the library) and grows from what the application is seen to consume,
+//! as PostgreSQL's `read_stream.c` grows its look-ahead distance when the
+//! consumer has to wait for I/O. The regimes:
+//!
+//! - **Keeps reading.** Once the application has read all but 1/g of the
+//!   window, the next window is g times larger and is planned at once, so
+//!   its sweep overlaps the rest of this window's reads.
+//! - **Waits.** A read of a listed page that is missing (neither cached nor
+//!   in flight: the application outran the plan) takes the next step at
+//!   once, once a round, whatever the window's progress.
+//! - **Abandons.** Nothing grows: the list cost the windows already
+//!   planned, one on a seek-bound disk, two on flash for 20 reads.
+//! - **Memory short.** A premature eviction ends slow start (AIMD, section
+//!   4.6); [`Mode::WHOLE_LIST`] skips it (the application says it reads
+//!   everything).
+//!
+//! g is the device's cost of a far request in pages of transfer
+//! ([`PlannerConfig::request_cost_pages`], [`growth_factor`]), at least 2:
+//! a window of w scattered pages costs about w far requests, so the next
+//! window is sized to take as long to transfer as this one took in
+//! requests. On flash g is 2 (doubling, planned at half the window); on
+//! the emulated 7200 RPM disk (13.5 ms a far request at 103 MB/s, 339
+//! pages) the second window holds 10,880 pages, and Figure 7's 3,000
+//! reads take two sweeps:
+//!
+//! ```text
+//!   reads ->   0        16   32                                  3000
+//!   flash      [32][--64--][---128---][----256----] ... (doubling at half)
+//!   disk       [32]---------[---- 10,880: the rest of the list ----]
+//!                  ^ step: all but 32/339 of the first window read
+//! ```
+//!
+//! The figures that chose this (emulated disk, time scale 0.1, 3,000
+//! random pages of a 128 MiB file, docs/repro.md): doubling from 128 KiB
+//! took 0.555 s, seven sweeps of which the five below 1,024 pages cost
+//! about a turn a page; the paper's start 0.17 s; growth by the far cost
+//! 0.19 s, within 1.15x of it. A step is capped at [`MAX_GROWTH`] so that
+//! no profile, however slow its device, turns the first step into more
+//! than 1,024 windows. What it costs: on the disk a list abandoned after
+//! 20 reads still reads its first window of 32 pages (a sweep of 32
+//! scattered pages, about a turn each), and one abandoned after 200 reads
+//! reads its whole second window.
+//!
 //! # Schedules
 //!
 //! The window (see [`crate::window`]) knows each listed page's next use.
