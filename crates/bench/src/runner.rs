@@ -398,7 +398,7 @@ fn profile_device_once(data: &Path) -> Result<()> {
          (saved in {})",
         measured.request_seconds * 1e6,
         measured.bytes_per_second / 1e6,
-        measured.break_even_gap_bytes(),
+        measured.infill_gap_bytes(),
         saved.display()
     );
     Ok(())

@@ -91,7 +91,7 @@ fn infill_serves_fewer_requests_in_no_more_disk_time() {
     let mounted = emulate::mount(&config).unwrap();
     let profile = ModelProfile::save(&config).unwrap();
     assert!(
-        profile.profile().break_even_gap_bytes() >= PAGE,
+        profile.profile().infill_gap_bytes() >= PAGE,
         "{:?}",
         profile.profile()
     );

@@ -68,6 +68,10 @@ fn print_profile(profile: &libprefetch::profile::DeviceProfile) {
     println!("transfer rate: {:.0} MB/s", profile.bytes_per_second / 1e6);
     println!(
         "break-even gap: infill pays for gaps up to {} bytes",
+        profile.infill_gap_bytes()
+    );
+    println!(
+        "a far request costs {} bytes of transfer (competitive prefetching's depth)",
         profile.break_even_gap_bytes()
     );
     let cost_pages = profile.request_cost_pages(PAGE);

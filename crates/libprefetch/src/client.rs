@@ -320,7 +320,7 @@ impl Client {
         let limit = crate::device::willneed_limit(fd);
         let profile = crate::device::profile(fd);
         let infill = match self.inner.config.infill_bytes {
-            None => profile.map_or(0, |p| p.break_even_gap_bytes()),
+            None => profile.map_or(0, |p| p.infill_gap_bytes()),
             Some(bytes) => bytes,
         };
         let cost_pages = profile.map_or(0, |p| p.request_cost_pages(self.inner.page_size));

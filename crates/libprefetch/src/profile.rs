@@ -9,7 +9,8 @@
 //!   prefetching, TR840 section 3, formula (5), applied to one request;
 //!   libprefetch, ATC 2009, section 3.3's infill).
 //! - The **far** request (a scattered page: a seek and half a turn on a
-//!   disk) is what an unsorted round pays for each page; in pages of
+//!   disk) is what an unsorted round pays for each page, and times the
+//!   rate it is competitive prefetching's depth; in pages of
 //!   transfer (`far * rate / page`) it sets how fast the window grows (the
 //!   planner's header, "Window growth") and tells a seek-bound device.
 //!
@@ -61,17 +62,23 @@ pub struct DeviceProfile {
 }
 
 impl DeviceProfile {
-    /// The largest gap worth reading to save a near request (0 when the
-    /// near cost is not measured).
-    pub fn break_even_gap_bytes(&self) -> u64 {
+    /// The largest gap worth reading to save a near request: the infill
+    /// gap (0 when the near cost is not measured).
+    pub fn infill_gap_bytes(&self) -> u64 {
         self.near_request_seconds
             .map_or(0, |near| gap_bytes(near, self.bytes_per_second))
+    }
+
+    /// The far request's cost as bytes of transfer: competitive
+    /// prefetching's depth (TR840 section 3, S_p = C_switch x R_tr).
+    pub fn break_even_gap_bytes(&self) -> u64 {
+        gap_bytes(self.request_seconds, self.bytes_per_second)
     }
 
     /// The far request's cost in pages of `page_size` bytes of transfer
     /// (`plan::PlannerConfig::request_cost_pages`).
     pub fn request_cost_pages(&self, page_size: u64) -> u64 {
-        gap_bytes(self.request_seconds, self.bytes_per_second) / page_size.max(1)
+        self.break_even_gap_bytes() / page_size.max(1)
     }
 
     /// Why this profile should not be used for a file on mount
@@ -227,14 +234,15 @@ mod tests {
             mount_id: Some(38),
         };
         assert_eq!(DeviceProfile::from_text(&ssd.to_text()), Some(ssd));
-        assert_eq!(ssd.break_even_gap_bytes(), 32_000);
+        assert_eq!(ssd.infill_gap_bytes(), 32_000);
+        assert_eq!(ssd.break_even_gap_bytes(), 80_000);
         assert_eq!(ssd.request_cost_pages(4000), 20);
     }
 
     #[test]
     fn a_profile_of_another_mount_or_without_near_cost_is_stale() {
         let old = DeviceProfile::from_text("request_seconds 0.01\nbytes_per_second 5\n").unwrap();
-        assert_eq!(old.break_even_gap_bytes(), 0, "no near cost, no infill");
+        assert_eq!(old.infill_gap_bytes(), 0, "no near cost, no infill");
         assert!(old.stale_for(None).is_some());
         let measured = DeviceProfile {
             near_request_seconds: Some(0.001),
