@@ -27,7 +27,8 @@
 //! `request_seconds` is the far cost. A profile without
 //! `near_request_seconds` (written before near costs were measured) gives
 //! no infill. `mount_id` is the mount the profile was measured on
-//! (`statx`'s `stx_mnt_id`): a device number reused by another mount (a
+//! (`statx`'s unique mount ID where the kernel has one): a device number
+//! reused by another mount (a
 //! FUSE mount replaced, another disk attached) makes the profile stale, and
 //! a stale profile is not used.
 //!
@@ -146,10 +147,19 @@ fn gap_bytes(seconds: f64, rate: f64) -> u64 {
     )
 }
 
-/// The mount of `fd`'s file (`statx`'s `stx_mnt_id`, Linux 5.8), if the
-/// kernel says.
+/// The mount of `fd`'s file, if the kernel says: `statx`'s unique mount
+/// ID (Linux 6.8: never reused while the system runs), else its plain
+/// mount ID (Linux 5.8: a number a later mount may reuse).
 pub fn mount_id_of(fd: std::os::fd::RawFd) -> Option<u64> {
     const STATX_MNT_ID: u32 = 0x1000;
+    const STATX_MNT_ID_UNIQUE: u32 = 0x4000;
+    [STATX_MNT_ID_UNIQUE, STATX_MNT_ID]
+        .into_iter()
+        .find_map(|mask| statx_mount_id(fd, mask))
+}
+
+/// `stx_mnt_id` of `fd` asked with `mask`, if the kernel filled it.
+fn statx_mount_id(fd: std::os::fd::RawFd, mask: u32) -> Option<u64> {
     let mut statx = std::mem::MaybeUninit::<libc::statx>::zeroed();
     // SAFETY: an empty path with AT_EMPTY_PATH names `fd` itself; statx
     // writes a struct statx into the buffer on success.
@@ -158,13 +168,13 @@ pub fn mount_id_of(fd: std::os::fd::RawFd) -> Option<u64> {
             fd,
             c"".as_ptr(),
             libc::AT_EMPTY_PATH,
-            STATX_MNT_ID,
+            mask,
             statx.as_mut_ptr(),
         )
     };
     // SAFETY: zeroed, and filled by statx when it succeeded.
     let statx = unsafe { statx.assume_init() };
-    (status == 0 && statx.stx_mask & STATX_MNT_ID != 0).then_some(statx.stx_mnt_id)
+    (status == 0 && statx.stx_mask & mask != 0).then_some(statx.stx_mnt_id)
 }
 
 /// Where the profile of device `major:minor` is kept (`None` without a
