@@ -22,7 +22,10 @@
  *
  * request_prefetching: `type` holds at most one of PF_APPEND, PF_SET,
  * PF_SET_FROM_MARK (none means append; two is EINVAL), optionally or-ed with
- * PF_DONE.  PF_SET keeps the position: the new list starts where the
+ * PF_DONE and PF_WHOLE_LIST.  Without PF_WHOLE_LIST the window starts at
+ * 128 KiB and grows as the application consumes the list (so an abandoned
+ * list, a LIMIT query's, costs little); with it, the window starts at 90% of
+ * the memory available, as in the paper.  PF_SET keeps the position: the new list starts where the
  * application is.  PF_SET_FROM_MARK replaces what follows the last marked
  * entry passed (with no mark passed, what follows the position).  PF_DONE
  * from application code plans a prefetching round before returning; from a
@@ -100,6 +103,8 @@ extern "C" {
 #define PF_SET 2           /* replace the whole list                         */
 #define PF_SET_FROM_MARK 4 /* replace the part after the last marked entry   */
 #define PF_DONE 8          /* the list is complete: start prefetching now    */
+#define PF_WHOLE_LIST 16   /* the application reads all of it: start at the
+                              paper's window, 90% of memory, not small      */
 
 /*
  * One future read.  Both spellings used by the paper are accepted:

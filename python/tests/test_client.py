@@ -63,6 +63,16 @@ def test_a_full_list_accepts_only_its_capacity(data_file):
         assert client.request(range(0, 100 * PAGE, PAGE)) == 10
 
 
+def test_a_whole_list_starts_at_the_papers_window(data_file):
+    path, _ = data_file
+    budgets = []
+    for whole_list in (False, True):
+        with libprefetch.Client(max_memory=64 << 20) as client, client.region(path):
+            client.request(range(0, 8 * PAGE, PAGE), done=True, whole_list=whole_list)
+            budgets.append(client.stats().budget_bytes)
+    assert budgets == [128 << 10, (64 << 20) * 9 // 10]
+
+
 def test_reads_are_followed_except_inside_ignore_accesses(data_file):
     path, data = data_file
     with libprefetch.Client() as client, client.region(path) as region:

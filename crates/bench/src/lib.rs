@@ -20,6 +20,7 @@ pub mod cache;
 pub mod cgroup;
 pub mod datafile;
 pub mod device_profile;
+pub mod emulated;
 pub mod io_counters;
 pub mod libprefetch_mode;
 pub mod limit;

@@ -97,20 +97,26 @@ impl Plan {
     }
 }
 
-/// Reads `reads` from `file` with the library following along; returns the checksum and its counters.
-/// Without a window the library sizes its budget from /proc/meminfo and the cgroup limit.
+/// Reads `reads` from `file` with the library following along, the library given `listed` (of
+/// which `reads` is the start: a list the application abandons); returns the checksum and its
+/// counters. Without a window the library sizes its budget from /proc/meminfo and the cgroup limit.
 pub fn read_with_library(
     file: &File,
     reads: &[Read],
+    listed: &[Read],
     tuning: &LibraryTuning,
 ) -> Result<(Outcome, LibraryStats)> {
-    let pages = page_numbers(reads)?;
+    anyhow::ensure!(
+        listed.starts_with(reads),
+        "the reads performed must be the start of the list"
+    );
+    let pages = page_numbers(listed)?;
     anyhow::ensure!(
         u32::try_from(pages.len()).is_ok(),
         "a list of {} pages: the benchmark lists at most 2^32 pages; use fewer --pages",
         pages.len()
     );
-    let first_page_of_read = (pages.len() != reads.len()).then(|| first_pages(reads));
+    let first_page_of_read = (pages.len() != listed.len()).then(|| first_pages(listed));
     let plan = Arc::new(Plan {
         fd: file.as_raw_fd(),
         pages,

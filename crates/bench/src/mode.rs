@@ -89,7 +89,13 @@ pub struct Outcome {
 
 /// Reads `reads` from `file` the way `mode` does. Blocks for the whole pass.
 /// `tuning` configures libprefetch (ignored by the other modes).
-pub fn execute(mode: Mode, file: &File, reads: &[Read], tuning: &LibraryTuning) -> Result<Outcome> {
+pub fn execute(
+    mode: Mode,
+    file: &File,
+    reads: &[Read],
+    listed: &[Read],
+    tuning: &LibraryTuning,
+) -> Result<Outcome> {
     match mode {
         Mode::Stock => read_in_order(file, reads, |_| {}),
         Mode::Naive => {
@@ -97,7 +103,7 @@ pub fn execute(mode: Mode, file: &File, reads: &[Read], tuning: &LibraryTuning) 
             read_in_order(file, reads, |_| {})
         }
         Mode::Libprefetch => {
-            let (outcome, stats) = read_with_library(file, reads, tuning)?;
+            let (outcome, stats) = read_with_library(file, reads, listed, tuning)?;
             Ok(Outcome {
                 library: Some(stats),
                 ..outcome
@@ -175,7 +181,14 @@ mod tests {
             offset: 4096,
             len: 4096,
         }];
-        let error = execute(Mode::Stock, &file, &reads, &LibraryTuning::default()).unwrap_err();
+        let error = execute(
+            Mode::Stock,
+            &file,
+            &reads,
+            &reads,
+            &LibraryTuning::default(),
+        )
+        .unwrap_err();
         assert!(format!("{error:#}").contains("offset 4096"), "{error:#}");
     }
 
@@ -186,7 +199,14 @@ mod tests {
         std::fs::write(&path, b"abcdef").unwrap();
         let file = File::open(&path).unwrap();
         let reads = [Read { offset: 3, len: 3 }, Read { offset: 0, len: 3 }];
-        let outcome = execute(Mode::Naive, &file, &reads, &LibraryTuning::default()).unwrap();
+        let outcome = execute(
+            Mode::Naive,
+            &file,
+            &reads,
+            &reads,
+            &LibraryTuning::default(),
+        )
+        .unwrap();
         assert_eq!(outcome.checksum, crc32fast::hash(b"defabc"));
         assert_eq!(outcome.bytes, 6);
     }
@@ -208,8 +228,8 @@ mod tests {
             })
             .collect();
         let tuning = LibraryTuning::default();
-        let stock = execute(Mode::Stock, &file, &reads, &tuning).unwrap();
-        let limit_cache = execute(Mode::LimitCache, &file, &reads, &tuning).unwrap();
+        let stock = execute(Mode::Stock, &file, &reads, &reads, &tuning).unwrap();
+        let limit_cache = execute(Mode::LimitCache, &file, &reads, &reads, &tuning).unwrap();
         assert_eq!(limit_cache, stock);
         assert!(Mode::LimitCache.reads_the_list());
     }

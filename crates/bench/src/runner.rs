@@ -84,16 +84,18 @@ pub fn measure(request: &RunRequest) -> Result<RunResult> {
     let file = File::open(&request.file)
         .with_context(|| format!("opening data file {}", request.file.display()))?;
     let reads = request.workload.reads();
+    let listed = request.workload.listed();
     let counter = DiskCounter::for_storage(&Storage::of(&request.file));
     let before = counter.read()?;
     let start = Instant::now();
-    let outcome = execute(request.mode, &file, &reads, &request.tuning()).with_context(|| {
-        format!(
-            "{} pass over {}",
-            request.mode.name(),
-            request.file.display()
-        )
-    })?;
+    let outcome =
+        execute(request.mode, &file, &reads, &listed, &request.tuning()).with_context(|| {
+            format!(
+                "{} pass over {}",
+                request.mode.name(),
+                request.file.display()
+            )
+        })?;
     let wall_seconds = start.elapsed().as_secs_f64();
     let read_bytes = counter.read()?.saturating_sub(before);
     Ok(RunResult {
@@ -383,10 +385,11 @@ pub fn run(config: &BenchConfig) -> Result<Report> {
 }
 
 /// The library's default infill is its device profile's break-even gap: measure the data file's
-/// device once if it has no profile yet (as `prefetch device measure` does), saying so on stderr.
+/// device once if it has no usable profile yet (none, or a stale one) (as `prefetch device measure` does), saying so on stderr.
 fn profile_device_once(data: &Path) -> Result<()> {
     let big_enough = std::fs::metadata(data)?.len() >= device_profile::MIN_FILE_BYTES;
-    if !big_enough || device_profile::stored(data)?.is_some() {
+    let usable = matches!(device_profile::stored(data)?, Some((_, None)));
+    if !big_enough || usable {
         return Ok(());
     }
     let (measured, saved) = device_profile::measure_and_save(data)?;
@@ -395,7 +398,7 @@ fn profile_device_once(data: &Path) -> Result<()> {
          (saved in {})",
         measured.request_seconds * 1e6,
         measured.bytes_per_second / 1e6,
-        measured.break_even_gap_bytes(),
+        measured.infill_gap_bytes(),
         saved.display()
     );
     Ok(())

@@ -483,7 +483,9 @@ mod tests {
         let report = Report {
             profile: DeviceProfile {
                 request_seconds: 0.01,
+                near_request_seconds: None,
                 bytes_per_second: 51.2e6,
+                mount_id: None,
             },
             rows: vec![Row {
                 scheduler: "fifo".to_string(),

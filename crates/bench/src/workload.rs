@@ -39,6 +39,10 @@ pub enum Workload {
         seed: u64,
         /// Bytes of the file the pages are drawn from.
         span_bytes: u64,
+        /// The application stops after this many reads although it listed all `pages` (a
+        /// `LIMIT` query's abandoned index scan); `None`: it reads them all.
+        #[serde(default)]
+        abandon_after: Option<u64>,
     },
     /// A `tiles_per_side` x `tiles_per_side` array of `tile_bytes` tiles stored row-major, read column by column.
     Strided {
@@ -66,13 +70,29 @@ impl Workload {
         }
     }
 
-    /// The reads of the workload, in access order. Deterministic: the same workload gives the same list.
+    /// The reads the application performs, in access order: the list ([`Workload::listed`]) up to
+    /// where it abandons it. Deterministic: the same workload gives the same reads.
     pub fn reads(&self) -> Vec<Read> {
+        let mut reads = self.listed();
+        if let Workload::Random {
+            abandon_after: Some(count),
+            ..
+        } = *self
+        {
+            reads.truncate(usize::try_from(count).unwrap_or(usize::MAX));
+        }
+        reads
+    }
+
+    /// The reads the application lists for the library, in access order (all of them, even
+    /// those of a list it abandons).
+    pub fn listed(&self) -> Vec<Read> {
         match *self {
             Workload::Random {
                 pages,
                 seed,
                 span_bytes,
+                ..
             } => random_reads(pages, seed, span_bytes),
             Workload::Strided {
                 tile_bytes,
@@ -139,9 +159,13 @@ impl Workload {
                 pages,
                 seed,
                 span_bytes,
+                abandon_after,
             } => format!(
-                "random: {pages} reads of 4 KiB pages drawn with repeats from {} (seed {seed})",
-                format_bytes(span_bytes)
+                "random: {pages} reads of 4 KiB pages drawn with repeats from {} (seed {seed}){}",
+                format_bytes(span_bytes),
+                abandon_after.map_or(String::new(), |reads| format!(
+                    ", all listed, abandoned after {reads}"
+                ))
             ),
             Workload::Strided {
                 tile_bytes,
@@ -221,6 +245,24 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// An abandoned list: the library is given all of it, the application reads its start.
+    #[test]
+    fn an_abandoned_list_is_listed_whole_and_read_to_where_it_stops() {
+        let abandoned = Workload::Random {
+            pages: 300,
+            seed: 2,
+            span_bytes: 1 << 20,
+            abandon_after: Some(20),
+        };
+        let listed = abandoned.listed();
+        assert_eq!(listed.len(), 300, "the whole list is listed");
+        assert_eq!(
+            abandoned.reads(),
+            listed[..20].to_vec(),
+            "its first 20 are read"
+        );
+    }
+
     #[test]
     fn strided_reads_a_row_major_array_column_by_column() {
         let reads = Workload::Strided {
@@ -274,6 +316,7 @@ mod tests {
             pages: 200,
             seed: 7,
             span_bytes: 100 * PAGE_SIZE,
+            abandon_after: None,
         }
         .reads();
         let mut unique: Vec<u64> = reads.iter().map(|read| read.offset).collect();
@@ -288,7 +331,7 @@ mod tests {
     proptest! {
         #[test]
         fn random_is_seeded_deterministic_and_in_range(seed in any::<u64>(), pages in 0u64..500, span_pages in 1u64..10_000) {
-            let workload = Workload::Random { pages, seed, span_bytes: span_pages * PAGE_SIZE };
+            let workload = Workload::Random { pages, seed, span_bytes: span_pages * PAGE_SIZE, abandon_after: None };
             let first = workload.reads();
             prop_assert_eq!(&first, &workload.reads());
             prop_assert_eq!(first.len() as u64, pages);
@@ -332,6 +375,7 @@ mod tests {
             pages: u64::MAX,
             seed: 1,
             span_bytes: 1 << 20,
+            abandon_after: None,
         };
         assert_eq!(random.list_bytes(), None);
     }
@@ -343,6 +387,7 @@ mod tests {
                 pages: 1000,
                 seed: 3,
                 span_bytes: 1 << 20,
+                abandon_after: None,
             },
             Workload::Sequential {
                 span_bytes: 1_000_000,
@@ -365,6 +410,7 @@ mod tests {
                 pages: 100,
                 seed,
                 span_bytes: 1 << 30,
+                abandon_after: None,
             }
             .reads()
         };

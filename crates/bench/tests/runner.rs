@@ -33,6 +33,7 @@ fn workloads() -> Vec<Workload> {
             pages: 300,
             seed: 3,
             span_bytes: 1 << 20,
+            abandon_after: None,
         },
         Workload::Strided {
             tile_bytes: 16384,

@@ -77,6 +77,16 @@ pub struct CommonArgs {
     /// Concurrent instances, each a process reading its own copy of the data file (paper section 5.6)
     #[arg(long, default_value_t = 1)]
     instances: usize,
+    /// Where the data file lives: `this-disk` (--file, or the default path) or `emulated` (a
+    /// fresh file on the emulated seek-bound disk of `prefetch emulate`, mounted for the run)
+    #[arg(long, default_value = "this-disk", value_parser = ["this-disk", "emulated"])]
+    setting: String,
+    /// --setting emulated: the disk model (see `prefetch disk models`)
+    #[arg(long, default_value = "st3500320as")]
+    model: String,
+    /// --setting emulated: wall seconds per model second (0.1 runs the disk ten times faster)
+    #[arg(long, default_value_t = 0.1)]
+    time_scale: f64,
     /// Print the result as JSON instead of a table
     #[arg(long)]
     json: bool,
@@ -99,6 +109,10 @@ pub struct RandomArgs {
     /// Seed of the page sequence
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Stop after this many reads, the library given the whole list (a LIMIT query abandoning
+    /// its index scan) [default: read them all]
+    #[arg(long)]
+    abandon_after: Option<u64>,
 }
 
 /// Options of `prefetch bench strided`.
@@ -144,6 +158,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
                 pages: args.pages,
                 seed: args.seed,
                 span_bytes: args.common.file_size,
+                abandon_after: args.abandon_after,
             };
             (args.common, workload)
         }
@@ -169,7 +184,15 @@ pub fn run(command: BenchCommand) -> Result<()> {
     if svg.is_some() && common.window.len() < 2 && common.memory_limit.len() < 2 {
         anyhow::bail!("--svg needs a sweep: several sizes for --window (e.g. 1M,4M,16M,64M) or for --memory-limit");
     }
-    let report = ::bench::run(&config(common, workload)?)?;
+    let emulated = (common.setting == "emulated").then(|| ::bench::emulated::EmulatedDisk {
+        model: common.model.clone(),
+        time_scale: common.time_scale,
+    });
+    let config = config(common, workload)?;
+    let report = match emulated {
+        Some(disk) => ::bench::emulated::run_emulated(&config, &disk)?,
+        None => ::bench::run(&config)?,
+    };
     if let Some(path) = svg {
         ::bench::plot::sweep_svg(&report, &path)?;
         eprintln!("wrote {}", path.display());

@@ -53,6 +53,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
             pages: PAGES,
             seed: 1,
             span_bytes: args.file_size,
+            abandon_after: None,
         },
         file: file.clone(),
         file_size: args.file_size,

@@ -1,5 +1,6 @@
-//! `prefetch device`: the measured profile of the device holding a file (cost per request and
-//! transfer rate, `libprefetch::profile`), from which the library takes its infill gap.
+//! `prefetch device`: the measured profile of the device holding a file (far and near request
+//! costs and transfer rate, `libprefetch::profile`), from which the library takes its infill gap
+//! and how fast its window grows.
 
 use std::path::PathBuf;
 
@@ -30,7 +31,16 @@ pub fn run(command: DeviceCommand) -> Result<()> {
             println!("saved in {}", saved.display());
         }
         DeviceCommand::Show { file } => match ::bench::device_profile::stored(&file)? {
-            Some(profile) => print_profile(&profile),
+            Some((profile, stale)) => {
+                print_profile(&profile);
+                if let Some(reason) = stale {
+                    println!(
+                        "stale: {reason}; the library does not use it \
+                         (`prefetch device measure {}` measures it again)",
+                        file.display()
+                    );
+                }
+            }
             None => println!(
                 "no profile for the device of {}: the library fills no gaps there \
                  (`prefetch device measure {}` measures it)",
@@ -43,13 +53,33 @@ pub fn run(command: DeviceCommand) -> Result<()> {
 }
 
 fn print_profile(profile: &libprefetch::profile::DeviceProfile) {
+    const PAGE: u64 = 4096;
     println!(
-        "cost per request (beyond its transfer, at queue depth 32): {:.1} us",
+        "far request (a scattered page, beyond its transfer): {:.1} us",
         profile.request_seconds * 1e6
     );
+    match profile.near_request_seconds {
+        Some(near) => println!(
+            "near request (a page one page after the previous, beyond its transfer): {:.1} us",
+            near * 1e6
+        ),
+        None => println!("near request: not measured"),
+    }
     println!("transfer rate: {:.0} MB/s", profile.bytes_per_second / 1e6);
     println!(
-        "infill pays for gaps up to {} bytes",
+        "break-even gap: infill pays for gaps up to {} bytes",
+        profile.infill_gap_bytes()
+    );
+    println!(
+        "a far request costs {} bytes of transfer (competitive prefetching's depth)",
         profile.break_even_gap_bytes()
     );
+    let cost_pages = profile.request_cost_pages(PAGE);
+    println!(
+        "a far request costs {cost_pages} pages of transfer: the window grows {}x a step",
+        plan::planner::growth_factor(cost_pages)
+    );
+    if let Some(mount) = profile.mount_id {
+        println!("measured on mount {mount}");
+    }
 }

@@ -75,11 +75,13 @@ pub struct Config {
     /// reads while the window streams in (default). Off: the reading thread
     /// issues it and blocks while the device queue is full, as in the paper.
     pub background_advice: bool,
-    /// First window (reorder buffer): `Some(bytes)` starts there and doubles
-    /// after each round consumed with no premature eviction (slow start;
-    /// default 128 KiB, Linux's default read-ahead window), so a list the
-    /// application abandons early costs little; `None` starts at 90% of the
-    /// memory available, as the paper does.
+    /// First window (reorder buffer): `Some(bytes)` starts there and grows
+    /// as the application consumes the list, by as much a step as the
+    /// device's far-request cost asks (slow start, `plan::planner`'s
+    /// "Window growth"; default 128 KiB, Linux's default read-ahead window),
+    /// so a list the application abandons early costs little; `None` starts
+    /// at 90% of the memory available, as the paper does, and so does a
+    /// list given with `Mode::WHOLE_LIST`.
     pub start_window_bytes: Option<u64>,
     /// When a round fetches and what it drops: by default `by-shape`
     /// (aggressive on a list of scattered pages, the paper's window on
@@ -316,13 +318,16 @@ impl Client {
             return Err(Error::InvalidArgument("region start must be below its end"));
         }
         let limit = crate::device::willneed_limit(fd);
+        let profile = crate::device::profile(fd);
         let infill = match self.inner.config.infill_bytes {
-            None => crate::device::infill_gap_bytes(fd),
+            None => profile.map_or(0, |p| p.infill_gap_bytes()),
             Some(bytes) => bytes,
         };
+        let cost_pages = profile.map_or(0, |p| p.request_cost_pages(self.inner.page_size));
         let mut state = self.inner.lock_state();
         state.planner.limit_advice_bytes(limit);
         state.planner.limit_infill_bytes(infill);
+        state.planner.raise_request_cost_pages(cost_pages);
         drop(state);
         self.inner.advice_fds.region_added(fd);
         let id = globals().add_region(fd, start, end, Arc::clone(&self.inner));

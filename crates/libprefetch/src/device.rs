@@ -1,4 +1,5 @@
-//! How much one WILLNEED call reads on the device holding a file.
+//! How much one WILLNEED call reads on the device holding a file, and the
+//! device's measured profile (`profile.rs`).
 //!
 //! The kernel's `force_page_cache_ra` loads at most
 //! max(bdi io_pages, file read-ahead pages) per posix_fadvise(WILLNEED)
@@ -31,12 +32,11 @@ pub fn willneed_limit(fd: RawFd) -> u64 {
     }
 }
 
-/// The break-even infill gap of the device holding `fd`'s file (its
-/// measured profile's, 0 without one; `profile.rs`).
-pub fn infill_gap_bytes(fd: RawFd) -> u64 {
-    device_of(fd).map_or(0, |(major, minor)| {
-        crate::profile::infill_gap_bytes(major, minor)
-    })
+/// The usable profile of the device holding `fd`'s file: stored and not
+/// stale for the file's mount (`profile.rs`).
+pub fn profile(fd: RawFd) -> Option<crate::profile::DeviceProfile> {
+    let (major, minor) = device_of(fd)?;
+    crate::profile::usable(major, minor, crate::profile::mount_id_of(fd))
 }
 
 /// Major and minor number of the device holding `fd`'s file.

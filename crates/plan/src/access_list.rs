@@ -59,11 +59,15 @@ impl Mode {
     pub const SET_FROM_MARK: Mode = Mode(4);
     /// `PF_DONE`: the application has finished updating the list.
     pub const DONE: Mode = Mode(8);
+    /// `PF_WHOLE_LIST`: the application will read the whole list it gives,
+    /// so the window starts at the paper's 90% of memory instead of small
+    /// (an abandoned list is the reason a window starts small).
+    pub const WHOLE_LIST: Mode = Mode(16);
 
     /// Mode from the paper's integer flags; `None` if unknown bits are set or
     /// more than one of APPEND / SET / SET_FROM_MARK is given.
     pub fn from_bits(bits: u32) -> Option<Mode> {
-        if bits & !0xf != 0 || (bits & 0x7).count_ones() > 1 {
+        if bits & !0x1f != 0 || (bits & 0x7).count_ones() > 1 {
             return None;
         }
         Some(Mode(bits))
@@ -413,7 +417,8 @@ mod tests {
     #[test]
     fn mode_rejects_conflicting_flags() {
         assert!(Mode::from_bits(1 | 2).is_none());
-        assert!(Mode::from_bits(16).is_none());
+        assert!(Mode::from_bits(32).is_none());
+        assert_eq!(Mode::from_bits(2 | 16), Some(Mode::SET | Mode::WHOLE_LIST));
         assert_eq!(Mode::from_bits(2 | 8), Some(Mode::SET | Mode::DONE));
     }
 }

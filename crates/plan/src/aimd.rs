@@ -8,7 +8,9 @@
 //! before use. It never exceeds the 90% cap.
 //!
 //! **Slow start** ([`Aimd::starting_at`]): the buffer starts small and
-//! doubles after each round consumed with no premature eviction, until it
+//! multiplies by its growth factor (2 unless the device's costs say more,
+//! [`Aimd::with_growth`] and the planner's header) at each step of the
+//! consumer's progress with no premature eviction, until it
 //! reaches the threshold (the cap, or half the size at the last premature
 //! eviction); then it grows by the paper's additive step. A list the
 //! application abandons early (a `LIMIT 10` query reading ten rows through
@@ -33,6 +35,8 @@ pub struct Aimd {
     /// Below this size a clean round doubles the buffer (slow start); at or
     /// above it, the additive step applies.
     threshold: u64,
+    /// What a slow-start step multiplies the buffer by (at least 2).
+    growth: u64,
 }
 
 /// Fraction of the available memory used as the cap and the starting size.
@@ -54,6 +58,7 @@ impl Aimd {
             floor,
             current: 0,
             threshold: 0,
+            growth: 2,
         };
         aimd.current = aimd.cap();
         aimd.threshold = aimd.cap();
@@ -67,6 +72,24 @@ impl Aimd {
         let mut aimd = Aimd::new(available, floor.min(start.max(1)));
         aimd.current = start.min(aimd.cap());
         aimd
+    }
+
+    /// The same controller whose slow-start steps multiply the buffer by
+    /// `growth` (at least 2) instead of doubling it.
+    pub fn with_growth(mut self, growth: u64) -> Aimd {
+        self.growth = growth.max(2);
+        self
+    }
+
+    /// What a slow-start step multiplies the buffer by.
+    pub fn growth(&self) -> u64 {
+        self.growth
+    }
+
+    /// Ends slow start: the buffer jumps to the threshold (the cap unless a
+    /// premature eviction lowered it), as the paper starts.
+    pub fn skip_slow_start(&mut self) {
+        self.current = self.current.max(self.threshold.min(self.cap()));
     }
 
     /// 90% of the available memory.
@@ -102,12 +125,12 @@ impl Aimd {
         self.current < self.threshold.min(self.cap())
     }
 
-    /// After a round consumed with no premature eviction: double while
-    /// below the threshold (slow start), else grow by 10% of the available
-    /// memory; never above the cap.
+    /// After a round consumed with no premature eviction: multiply by the
+    /// growth factor while below the threshold (slow start), else grow by
+    /// 10% of the available memory; never above the cap.
     pub fn increase(&mut self) {
         let grown = if self.current < self.threshold {
-            self.current.saturating_mul(2).min(self.threshold)
+            self.current.saturating_mul(self.growth).min(self.threshold)
         } else {
             let step = percent_of(self.available, STEP_PERCENT);
             self.current.saturating_add(step.max(1))
@@ -183,6 +206,25 @@ mod tests {
             9 * GIB / 2 + GIB,
             "after an eviction, additive"
         );
+    }
+
+    #[test]
+    fn a_larger_growth_reaches_the_cap_in_fewer_steps() {
+        let mut aimd = Aimd::starting_at(10 * GIB, 1 << 20, 128 << 10).with_growth(128);
+        aimd.increase();
+        assert_eq!(aimd.current(), 16 << 20);
+        aimd.increase();
+        assert_eq!(aimd.current(), 2 * GIB);
+        aimd.increase();
+        assert_eq!(aimd.current(), 9 * GIB);
+    }
+
+    #[test]
+    fn skipping_slow_start_jumps_to_the_cap() {
+        let mut aimd = Aimd::starting_at(10 * GIB, 1 << 20, 128 << 10);
+        aimd.skip_slow_start();
+        assert_eq!(aimd.current(), 9 * GIB);
+        assert!(!aimd.in_slow_start());
     }
 
     #[test]

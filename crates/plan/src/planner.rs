@@ -22,6 +22,61 @@
 //! since the paper matches "a file offset" against the list (4.2) and
 //! Figure 7 lists one entry per multi-page tile.
 //!
+//! # Window growth
+//!
+//! The problem: the planner does not know how much of its list the
+//! application will read. A `LIMIT 20` query lists a whole index scan and
+//! stops after 20 rows; Figure 7 lists 3,000 pages and reads them all. A
+//! window of 90% of memory (the paper's start) reads the whole list for
+//! the first and is right for the second; a small window is right for the
+//! first and, on a disk, ruinous for the second: every round is one C-LOOK
+//! sweep across the file, and a sweep of a few dozen scattered pages costs
+//! a seek and a turn a page, as unsorted reads do.
+//!
+//! So the window starts small ([`PlannerConfig::start_bytes`], 128 KiB in
+//! the library) and grows from what the application is seen to consume,
+//! as PostgreSQL's `read_stream.c` grows its look-ahead distance when the
+//! consumer has to wait for I/O. The regimes:
+//!
+//! - **Keeps reading.** Once the application has read all but 1/g of the
+//!   window, the next window is g times larger and is planned at once, so
+//!   its sweep overlaps the rest of this window's reads.
+//! - **Waits.** A read of a listed page that is missing (neither cached nor
+//!   in flight: the application outran the plan) takes the next step at
+//!   once, once a round, whatever the window's progress.
+//! - **Abandons.** Nothing grows: the list cost the windows already
+//!   planned, one on a seek-bound disk, two on flash for 20 reads.
+//! - **Memory short.** A premature eviction ends slow start (AIMD, section
+//!   4.6); [`Mode::WHOLE_LIST`] skips it (the application says it reads
+//!   everything).
+//!
+//! g is the device's cost of a far request in pages of transfer
+//! ([`PlannerConfig::request_cost_pages`], [`growth_factor`]), at least 2:
+//! a window of w scattered pages costs about w far requests, so the next
+//! window is sized to take as long to transfer as this one took in
+//! requests. On flash g is 2 (doubling, planned at half the window); on
+//! the emulated 7200 RPM disk (13.5 ms a far request at 103 MB/s, 339
+//! pages) the second window holds 10,880 pages, and Figure 7's 3,000
+//! reads take two sweeps:
+//!
+//! ```text
+//!   reads ->   0        16   32                                  3000
+//!   flash      [32][--64--][---128---][----256----] ... (doubling at half)
+//!   disk       [32]---------[---- 10,880: the rest of the list ----]
+//!                  ^ step: all but 32/339 of the first window read
+//! ```
+//!
+//! The figures that chose this (emulated disk, time scale 0.1, 3,000
+//! random pages of a 128 MiB file, docs/repro.md): doubling from 128 KiB
+//! took 0.555 s, seven sweeps of which the five below 1,024 pages cost
+//! about a turn a page; the paper's start 0.17 s; growth by the far cost
+//! 0.19 s, within 1.15x of it. A step is capped at [`MAX_GROWTH`] so that
+//! no profile, however slow its device, turns the first step into more
+//! than 1,024 windows. What it costs: on the disk a list abandoned after
+//! 20 reads still reads its first window of 32 pages (a sweep of 32
+//! scattered pages, about a turn each), and one abandoned after 200 reads
+//! reads its whole second window.
+//!
 //! # Schedules
 //!
 //! The window (see [`crate::window`]) knows each listed page's next use.
@@ -279,6 +334,20 @@ pub const LIST_MEMORY_SHARE: u64 = 8;
 /// reuse-heavy list 292k against 295k.
 pub const CONSERVATIVE_LIST_MEMORY_SHARE: u64 = 3;
 
+/// Slow start multiplies the buffer by at most this a step: from the
+/// library's first window of 128 KiB, 128 MiB after one step (header,
+/// "Window growth").
+pub const MAX_GROWTH: u64 = 1024;
+
+/// What a slow-start step multiplies the buffer by on a device whose far
+/// request costs `request_cost_pages` pages of transfer: that cost itself,
+/// between 2 (doubling, a device with no seek cost or an unknown one) and
+/// [`MAX_GROWTH`]. The next window then takes as long to transfer as the
+/// current one took in requests (header, "Window growth").
+pub fn growth_factor(request_cost_pages: u64) -> u64 {
+    request_cost_pages.clamp(2, MAX_GROWTH)
+}
+
 /// `by-shape`: entries sampled to tell runs from scattered pages.
 const SHAPE_SAMPLE_ENTRIES: usize = 4096;
 
@@ -397,9 +466,16 @@ pub struct PlannerConfig {
     /// Lowest reorder-buffer size AIMD may reach.
     pub floor_bytes: u64,
     /// First reorder-buffer size: `None` starts at 90% of the available
-    /// memory, as the paper does; `Some(bytes)` starts there and doubles
-    /// after each clean round up to that (slow start, [`Aimd::starting_at`]).
+    /// memory, as the paper does; `Some(bytes)` starts there and grows as
+    /// the application consumes the list (slow start, the header's
+    /// "Window growth"; [`Aimd::starting_at`]).
     pub start_bytes: Option<u64>,
+    /// The device's cost of a far request (a seek and rotation on a disk,
+    /// a command on flash) in pages of transfer: far-request seconds times
+    /// the transfer rate over the page size; 0 when unknown. Sets how fast
+    /// slow start grows ([`growth_factor`]) and, at
+    /// [`SEEK_BOUND_GAP_BYTES`] or more, marks the device seek-bound.
+    pub request_cost_pages: u64,
     /// Compute the reverse-access-order ranges of each round
     /// ([`RoundPlan::reverse`]); they cost a walk of the whole window.
     pub reverse_pass: bool,
@@ -425,6 +501,7 @@ impl Default for PlannerConfig {
             available_bytes: 1 << 30,
             floor_bytes: 1 << 20,
             start_bytes: None,
+            request_cost_pages: 0,
             reverse_pass: false,
             schedule: Schedule::default(),
             batch_pages: 0,
@@ -513,6 +590,9 @@ pub struct Planner {
     /// A premature eviction was seen in the current round (window) or
     /// epoch (aggressive, conservative).
     evicted_this_round: bool,
+    /// A read of a listed page found it missing since the last round, and
+    /// slow start grew the buffer for it (once a round).
+    grown_on_miss: bool,
     /// A read made a round due and it has not been planned yet: the pages
     /// of the same read (or later reads before the round) find it still
     /// due, but do not end the window, nor grow AIMD, again.
@@ -565,7 +645,9 @@ impl Planner {
             aimd: match config.start_bytes {
                 None => Aimd::new(config.available_bytes, config.floor_bytes),
                 Some(start) => Aimd::starting_at(config.available_bytes, config.floor_bytes, start),
-            },
+            }
+            .with_growth(growth_factor(config.request_cost_pages)),
+            grown_on_miss: false,
             evicted_this_round: false,
             round_pending: None,
             held: Held::default(),
@@ -585,6 +667,16 @@ impl Planner {
     pub fn limit_advice_bytes(&mut self, bytes: u64) {
         let floor = self.config.page_size;
         self.config.max_advice_bytes = self.config.max_advice_bytes.min(bytes.max(floor));
+    }
+
+    /// Raises the device's far-request cost to `pages` (never lowers it): a
+    /// client whose regions lie on several devices grows as fast as its
+    /// slowest-seeking device asks ([`PlannerConfig::request_cost_pages`]).
+    pub fn raise_request_cost_pages(&mut self, pages: u64) {
+        if pages > self.config.request_cost_pages {
+            self.config.request_cost_pages = pages;
+            self.aimd = self.aimd.with_growth(growth_factor(pages));
+        }
     }
 
     /// Lowers the infill gap to `bytes` (never raises it): a client whose
@@ -627,6 +719,9 @@ impl Planner {
     /// Replacing the list ends the current window (its entries are gone).
     pub fn request(&mut self, entries: &[Entry], mode: Mode) -> usize {
         let end_before = self.list.end_seq();
+        if mode.contains(Mode::WHOLE_LIST) {
+            self.aimd.skip_slow_start();
+        }
         if mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK) {
             // The window reads its pages from the list: it keeps them
             // before the list is replaced.
@@ -648,7 +743,8 @@ impl Planner {
     /// was in memory when the read arrived.
     pub fn on_read(&mut self, key: PageKey, resident: bool) -> (Verdict, ReadOutcome) {
         let verdict = self.locate(key);
-        if self.held.on_read(key, resident) {
+        let evicted = self.held.on_read(key, resident);
+        if evicted {
             self.note_premature_eviction();
         }
         let mut outcome = ReadOutcome::default();
@@ -658,7 +754,12 @@ impl Planner {
                 outcome.call_back = true;
                 outcome.start_round = true;
             }
-            _ if !resident => outcome.start_round = true,
+            _ if !resident => {
+                if !evicted {
+                    self.grow_on_miss();
+                }
+                outcome.start_round = true;
+            }
             _ => {}
         }
         let due = self.round_due();
@@ -725,7 +826,7 @@ impl Planner {
                 self.finish_round();
                 return Due::Yes;
             }
-            if self.slow_start_half_consumed() {
+            if self.slow_start_step_due() {
                 self.grow_if_clean();
                 return Due::Early;
             }
@@ -844,15 +945,29 @@ impl Planner {
             .is_some_and(|w| self.list.position() >= w.end)
     }
 
-    /// Window, during slow start: half the window has been read. The next
-    /// (doubled) window is planned now, so its reads overlap the reading of
-    /// this one's second half instead of waiting for it.
-    fn slow_start_half_consumed(&self) -> bool {
+    /// Window, during slow start: all but 1/growth of the window has been
+    /// read (half of it when the window doubles). The next, `growth` times
+    /// larger window is planned now, so its reads overlap the reading of
+    /// the rest of this one; the bet that the application reads on is
+    /// covered by that rest (header, "Window growth").
+    fn slow_start_step_due(&self) -> bool {
+        let growth = self.aimd.growth();
         self.aimd.in_slow_start()
             && self.window.as_ref().is_some_and(|w| {
-                let half = w.start + (w.end - w.start).div_ceil(2);
-                w.end > w.start && self.list.position() >= half
+                let len = w.end - w.start;
+                let step = w.end - len / growth;
+                len > 0 && self.list.position() >= step
             })
+    }
+
+    /// A listed page was read missing (not a premature eviction): the
+    /// application waits on a page the plan had not asked for yet, so slow
+    /// start takes its next step now, once a round.
+    fn grow_on_miss(&mut self) {
+        if self.aimd.in_slow_start() && !self.grown_on_miss && !self.evicted_this_round {
+            self.grown_on_miss = true;
+            self.aimd.increase();
+        }
     }
 
     /// Ends a consumed round: AIMD grows if nothing was evicted early.
@@ -925,6 +1040,7 @@ impl Planner {
             _ => self.window_round(budget),
         };
         self.round_pending = None;
+        self.grown_on_miss = false;
         let mut plan = self.advice(wanted, drops, budget);
         let window = self.window.get_or_insert_with(Window::default);
         if self.config.reverse_pass {
@@ -959,11 +1075,15 @@ impl Planner {
             return;
         }
         let memory_pages = self.aimd.cap() / self.config.page_size;
+        let far_request_bytes = self
+            .config
+            .request_cost_pages
+            .saturating_mul(self.config.page_size);
         let chosen = Schedule::for_list(
             &self.list,
             self.list.position(),
             memory_pages,
-            self.config.infill_bytes,
+            self.config.infill_bytes.max(far_request_bytes),
         );
         if chosen != self.schedule {
             self.schedule = chosen;

@@ -554,7 +554,9 @@ fn environment_variables_tune_a_c_client_and_a_malformed_value_only_warns() {
     // One second a request at 32768 bytes a second: a break-even gap of exactly 32 KiB.
     let gap_32k = libprefetch::profile::DeviceProfile {
         request_seconds: 1.0,
+        near_request_seconds: Some(1.0),
         bytes_per_second: 32768.0,
+        mount_id: None,
     };
     let devices = profiled.join("libprefetch/devices");
     fs::create_dir_all(&devices).expect("profile directory");

@@ -47,6 +47,16 @@ fn declared_functions(header: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The paper's names the header defines as `static inline` wrappers of the `pf_` functions.
+fn paper_names(header: &str) -> BTreeSet<(String, String)> {
+    header
+        .lines()
+        .filter_map(|line| line.strip_prefix("static inline "))
+        .filter_map(|line| line.split_once('(')?.0.split([' ', '*']).next_back())
+        .map(|name| (name.to_string(), format!("pf_{name}")))
+        .collect()
+}
+
 /// The functions the header's comment lists after each "interposes" (up to the next " (").
 fn interposed_functions(header: &str) -> BTreeSet<String> {
     let text = header.replace(['\n', '*'], " ");
@@ -128,5 +138,24 @@ fn every_header_function_has_a_man_page_with_the_usual_sections() {
             "{}: the SYNOPSIS does not declare {function}",
             path.display()
         );
+    }
+}
+
+#[test]
+fn every_paper_name_finds_its_pf_page() {
+    let man3 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../man/man3");
+    let names = paper_names(&header());
+    assert!(names.len() >= 7, "{names:?}");
+    for (alias, function) in names {
+        let path = man3.join(format!("{alias}.3"));
+        let page = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("no man page for {alias}: {}: {e}", path.display()));
+        assert_eq!(
+            page,
+            format!(".so man3/{function}.3\n"),
+            "{}",
+            path.display()
+        );
+        assert!(man3.join(format!("{function}.3")).exists(), "{function}.3");
     }
 }
