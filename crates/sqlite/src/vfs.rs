@@ -122,7 +122,16 @@ pub unsafe fn register(api: &ApiRoutines) -> Result<(), c_int> {
     };
     // SAFETY: the shim VFS object is leaked, so it outlives its registration.
     match unsafe { (api.vfs_register)(registered.shim as *mut sqlite3_vfs, 1) } {
-        SQLITE_OK => Ok(()),
+        SQLITE_OK => {
+            if crate::feed::stats_wanted() {
+                eprintln!(
+                    "prefetch VFS: registered as the default VFS: databases opened from now on are \
+                     followed, one line of statistics each when closed (a database opened before the \
+                     extension was loaded is not: open it again, e.g. `.open FILE` in the sqlite3 shell)"
+                );
+            }
+            Ok(())
+        }
         code => Err(code),
     }
 }
@@ -187,6 +196,10 @@ unsafe extern "C" fn shim_open(
             TRACKED_FILES.fetch_add(1, Ordering::Relaxed);
             // SAFETY: `shim` was initialised above.
             unsafe { (*shim).tracked = Box::into_raw(Box::new(tracked)) };
+        } else if crate::feed::stats_wanted() {
+            // SAFETY: as above.
+            let path = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+            eprintln!("prefetch VFS: {path} is not followed (its descriptor could not be had from the wrapped VFS)");
         }
     }
     // SAFETY: as above.

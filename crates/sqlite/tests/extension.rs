@@ -284,7 +284,7 @@ fn counters_after(db: &Path, sql: &str) -> String {
 /// The counter `name` in the printed `counters`.
 fn counter(counters: &str, name: &str) -> u64 {
     let (_, after) = counters
-        .split_once(&format!("{name}: "))
+        .split_once(&format!("{name} "))
         .unwrap_or_else(|| panic!("no counter {name} printed: {counters}"));
     after
         .split(|c: char| !c.is_ascii_digit())
@@ -296,7 +296,7 @@ fn counter(counters: &str, name: &str) -> u64 {
 /// Pages libprefetch advised for `sql`, run cold in the sqlite3 shell with the extension.
 fn advised_for(db: &Path, sql: &str) -> u64 {
     evict(db);
-    counter(&counters_after(db, sql), "pages_prefetched")
+    counter(&counters_after(db, sql), "pages advised")
 }
 
 #[test]
@@ -345,7 +345,7 @@ fn a_scan_of_a_cached_database_with_a_few_pages_missing_is_soon_left_alone() {
         assert_eq!(status, 0, "posix_fadvise(DONTNEED)");
     }
     let counters = counters_after(&path, QUERIES[0]);
-    let followed = counter(&counters, "tracked_reads");
+    let followed = counter(&counters, "reads followed");
     // Every read followed, as before the list was dropped, is about 58,000 (4,400 now).
     assert!(
         followed < 15_000,
