@@ -7,6 +7,6 @@ SELECT * FROM subsystems ORDER BY name
 SELECT * FROM devices ORDER BY vendor DESC, device DESC, copy DESC LIMIT 20
 SELECT vendor, device, name FROM subsystems WHERE vendor BETWEEN 4096 AND 8191
 SELECT v.name, d.name, d.subsystems FROM vendors v CROSS JOIN devices d ON d.vendor = v.vendor AND d.copy = v.copy WHERE v.vendor BETWEEN 4096 AND 5119
-SELECT v.vendor, d.name FROM vendors v JOIN devices d ON d.vendor = v.vendor AND d.copy = v.copy WHERE v.name LIKE 'Intel%' AND v.name >= 'Intel' AND v.name < 'Intem'
+SELECT v.vendor, d.name FROM vendors v JOIN devices d ON d.vendor = v.vendor AND d.copy = v.copy WHERE v.name >= 'Advanced' AND v.name < 'Advancee'
 SELECT * FROM subsystems WHERE subvendor BETWEEN 4096 AND 4351
 SELECT * FROM devices ORDER BY name LIMIT 200

@@ -335,10 +335,17 @@ unsafe extern "C" fn shim_read(
     offset: sqlite3_int64,
 ) -> c_int {
     // SAFETY: SQLite calls xRead only on files opened by shim_open.
-    if let (_, _, Some(tracked)) = unsafe { parts(file) } {
-        tracked.note_read(offset, amount);
+    let tracked = unsafe { parts(file) }.2;
+    let look_after = tracked.is_some_and(|tracked| tracked.note_read(offset, amount));
+    let rc = forward!(1, file, xRead, SQLITE_IOERR, buf, amount, offset);
+    if let (true, SQLITE_OK, Some(tracked), Ok(len)) =
+        (look_after, rc, tracked, usize::try_from(amount))
+    {
+        // SAFETY: the wrapped xRead filled `amount` bytes of SQLite's buffer (SQLITE_OK).
+        let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
+        tracked.after_read(offset, bytes);
     }
-    forward!(1, file, xRead, SQLITE_IOERR, buf, amount, offset)
+    rc
 }
 
 unsafe extern "C" fn shim_write(
