@@ -26,7 +26,8 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Builds the `dataset` database in `dir` from the committed sample, in journal mode `journal`.
+/// Builds the `dataset` database in `dir` from the committed sample, its rows repeated 16 times, in
+/// journal mode `journal`.
 fn build(dir: &Path, dataset: &str, journal: &str) -> PathBuf {
     let out = dir.join(format!("{dataset}-{journal}.db"));
     let data = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -34,8 +35,9 @@ fn build(dir: &Path, dataset: &str, journal: &str) -> PathBuf {
         .join(dataset);
     let run = Command::new("python3")
         .arg(repo().join("scripts/real_sqlite_db.py"))
-        .args([dataset, "--copies", "16", "--journal", journal, "--from"])
+        .args([dataset, "--journal", journal, "--from"])
         .arg(data)
+        .args(["--copies", "16"])
         .arg("--out")
         .arg(&out)
         .output()
@@ -204,6 +206,8 @@ fn covering_and_without_rowid_scans_of_the_pci_schema_advise_nothing() {
         0,
         "{without_rowid}"
     );
-    let scan = stats_for(&db, &q[0]);
-    assert!(number(&scan, "pages advised") > 100, "{scan}");
+    assert!(
+        number(&without_rowid, "WITHOUT ROWID") >= 1,
+        "{without_rowid}"
+    );
 }
