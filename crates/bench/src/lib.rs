@@ -37,6 +37,7 @@ pub mod setting;
 pub mod size;
 pub mod sqlite;
 pub mod sqlite_optimum;
+pub mod sqlite_queries;
 pub mod sqlite_workloads;
 pub mod streams;
 pub mod workload;

@@ -158,6 +158,10 @@ pub struct BenchOptions {
     pub runs: usize,
     /// The `prefetch` binary, whose `sqlite query` subcommand is each measured child process.
     pub runner: PathBuf,
+    /// Memory limit of the cgroup setting (default: a quarter of the database).
+    pub cgroup_bytes: Option<u64>,
+    /// Wall seconds per emulated second of the emulated disk (`prefetch emulate --time-scale`).
+    pub time_scale: f64,
 }
 
 /// Medians of one setting.
@@ -273,7 +277,7 @@ pub fn run(opts: &BenchOptions, settings: &[Setting], mut log: impl FnMut(&str))
 
 /// Fails with one clear line unless stock SQLite can prepare `sql` on `db`: a file that is not a database,
 /// or lacks the query's tables, is the user's mistake, not a setting that could not be measured.
-fn check_query(db: &Path, sql: &str) -> Result<()> {
+pub(crate) fn check_query(db: &Path, sql: &str) -> Result<()> {
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .with_context(|| format!("opening {}", db.display()))?;
     if let Err(err) = conn.prepare(sql) {
@@ -294,23 +298,39 @@ fn workload(
     Ok((workloads::measure(opts, workload, log)?, 0))
 }
 
-/// One measured child: evicts `db`, runs the query in a new process (inside `cgroup` if given).
+/// Whether each measured run starts with the database evicted from the page cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cache {
+    Cold,
+    Warm,
+}
+
+/// One measured child: evicts `db` if `cache` says cold, runs the query in a new process (inside
+/// `cgroup` if given).
 fn measured_run(
     opts: &BenchOptions,
     db: &Path,
     ext: bool,
     cgroup: Option<&Path>,
+    cache: Cache,
 ) -> Result<QueryRun> {
-    evict(db)?;
+    if cache == Cache::Cold {
+        evict(db)?;
+    }
     child_run(opts, db, ext, cgroup)
 }
 
-fn evict(db: &Path) -> Result<()> {
+pub(crate) fn evict(db: &Path) -> Result<()> {
     let file = File::open(db).with_context(|| format!("opening {}", db.display()))?;
     Eviction::Fadvise.evict(&file)
 }
 
-fn child_run(opts: &BenchOptions, db: &Path, ext: bool, cgroup: Option<&Path>) -> Result<QueryRun> {
+pub(crate) fn child_run(
+    opts: &BenchOptions,
+    db: &Path,
+    ext: bool,
+    cgroup: Option<&Path>,
+) -> Result<QueryRun> {
     let mut cmd = Command::new(&opts.runner);
     cmd.args(["sqlite", "query", "--json", "--sql", &opts.sql, "--db"])
         .arg(db);
@@ -335,10 +355,11 @@ fn child_run(opts: &BenchOptions, db: &Path, ext: bool, cgroup: Option<&Path>) -
 }
 
 /// Alternates stock and extension runs; checks that both return the same rows.
-fn stock_vs_extension(
+pub(crate) fn stock_vs_extension(
     opts: &BenchOptions,
     db: &Path,
     cgroup: Option<&Path>,
+    cache: Cache,
     label: &str,
     log: &mut impl FnMut(&str),
 ) -> Result<(SettingResult, u64)> {
@@ -347,7 +368,7 @@ fn stock_vs_extension(
     let mut reference: Option<QueryRun> = None;
     for run in 1..=opts.runs {
         for ext in [false, true] {
-            let result = measured_run(opts, db, ext, cgroup)?;
+            let result = measured_run(opts, db, ext, cgroup, cache)?;
             let variant = if ext { "extension" } else { "stock" };
             log(&format!(
                 "{label}: run {run}/{} {variant}: {:.2} s, {} rows",
@@ -402,7 +423,7 @@ impl SettingResult {
 
 fn measure_disk(opts: &BenchOptions, log: &mut impl FnMut(&str)) -> Result<(SettingResult, u64)> {
     let label = "this machine's disk";
-    let (mut result, rows) = stock_vs_extension(opts, &opts.db, None, label, log)?;
+    let (mut result, rows) = stock_vs_extension(opts, &opts.db, None, Cache::Cold, label, log)?;
     result.optimum_pages = Some(query_optimum(&opts.runner, &opts.db, &opts.sql, None)?);
     evict(&opts.db)?;
     let sequential = read_sequentially(&opts.db)?;
@@ -433,22 +454,35 @@ fn measure_cgroup(
     db_bytes: u64,
     log: &mut impl FnMut(&str),
 ) -> Result<(SettingResult, u64)> {
-    let group = MemoryCgroup::create(db_bytes / 4)
-        .context("creating the memory cgroup (needs root and cgroup v1 or v2)")?;
-    let label = format!(
-        "{} = 1/4 of the database, on this machine's disk",
-        group.describe()
-    );
-    let outcome = stock_vs_extension(opts, &opts.db, Some(group.dir()), &label, log);
-    group.remove().context("removing the memory cgroup")?;
-    let (mut result, rows) = outcome?;
-    let optimum = query_optimum(&opts.runner, &opts.db, &opts.sql, Some(db_bytes / 4))?;
+    let limit = opts.cgroup_bytes.unwrap_or(db_bytes / 4);
+    let (mut result, rows) = cold_in_cgroup(opts, db_bytes, log)?;
+    let optimum = query_optimum(&opts.runner, &opts.db, &opts.sql, Some(limit))?;
     result.optimum_pages = Some(optimum);
     Ok((result, rows))
 }
 
+/// Stock against the extension, cold, in a memory cgroup of `opts.cgroup_bytes` (a quarter of the
+/// database's `db_bytes` by default).
+pub(crate) fn cold_in_cgroup(
+    opts: &BenchOptions,
+    db_bytes: u64,
+    log: &mut impl FnMut(&str),
+) -> Result<(SettingResult, u64)> {
+    let limit = opts.cgroup_bytes.unwrap_or(db_bytes / 4);
+    let group = MemoryCgroup::create(limit)
+        .context("creating the memory cgroup (needs root and cgroup v1 or v2)")?;
+    let share = match opts.cgroup_bytes {
+        Some(_) => format!("{:.2} of the database", limit as f64 / db_bytes as f64),
+        None => "1/4 of the database".to_string(),
+    };
+    let label = format!("{} = {share}, on this machine's disk", group.describe());
+    let outcome = stock_vs_extension(opts, &opts.db, Some(group.dir()), Cache::Cold, &label, log);
+    group.remove().context("removing the memory cgroup")?;
+    outcome
+}
+
 /// The emulated disk, mounted by a `prefetch emulate` child for as long as the value lives.
-struct EmulatedMount {
+pub(crate) struct EmulatedMount {
     child: Child,
     mountpoint: PathBuf,
     _dir: TempDir,
@@ -464,7 +498,7 @@ impl Drop for TempDir {
 }
 
 impl EmulatedMount {
-    fn start(opts: &BenchOptions) -> Result<EmulatedMount> {
+    pub(crate) fn start(opts: &BenchOptions) -> Result<EmulatedMount> {
         let backing = opts
             .db
             .parent()
@@ -474,7 +508,9 @@ impl EmulatedMount {
         );
         std::fs::create_dir_all(&dir.0)?;
         let child = Command::new(&opts.runner)
-            .args(["emulate", "--model", EMULATED_MODEL, "--backing"])
+            .args(["emulate", "--model", EMULATED_MODEL, "--time-scale"])
+            .arg(opts.time_scale.to_string())
+            .arg("--backing")
             .arg(backing)
             .arg(&dir.0)
             .stdout(Stdio::null())
@@ -489,7 +525,7 @@ impl EmulatedMount {
         Ok(mount)
     }
 
-    fn db_path(&self, db: &Path) -> PathBuf {
+    pub(crate) fn db_path(&self, db: &Path) -> PathBuf {
         self.mountpoint.join(db.file_name().unwrap_or_default())
     }
 
@@ -516,15 +552,18 @@ impl Drop for EmulatedMount {
     }
 }
 
-fn measure_emulated(
+pub(crate) fn measure_emulated(
     opts: &BenchOptions,
     log: &mut impl FnMut(&str),
 ) -> Result<(SettingResult, u64)> {
     let mount = EmulatedMount::start(opts)?;
     let db = mount.db_path(&opts.db);
-    let label = format!("emulated 7200 RPM disk ({EMULATED_MODEL}, prefetch emulate)");
+    let label = format!(
+        "emulated 7200 RPM disk ({EMULATED_MODEL}, prefetch emulate, time scale {})",
+        opts.time_scale
+    );
     evict(&opts.db)?;
-    let (mut result, rows) = stock_vs_extension(opts, &db, None, &label, log)?;
+    let (mut result, rows) = stock_vs_extension(opts, &db, None, Cache::Cold, &label, log)?;
     // The emulated disk's reads happen in its FUSE daemon: the children's counters do not see them.
     result.stock_pages = None;
     result.extension_pages = None;
@@ -624,6 +663,8 @@ mod tests {
             sql: PAPER_QUERY.to_string(),
             runs: 1,
             runner: PathBuf::from("unused"),
+            cgroup_bytes: None,
+            time_scale: 1.0,
         };
         let err = run(&opts, &[Setting::Disk], |_| {}).unwrap_err();
         assert!(

@@ -188,6 +188,17 @@ pub mod bench {
         /// SQL to run.
         #[arg(long, default_value = ::bench::sqlite::PAPER_QUERY)]
         sql: String,
+        /// Measure the queries of this file instead (one a line; `--` starts a comment line), each stock
+        /// against the extension with identical rows checked, in the settings disk, cgroup, emulated or
+        /// warm (the database in the page cache).
+        #[arg(long, conflicts_with = "sql")]
+        queries: Option<PathBuf>,
+        /// Memory limit of the cgroup setting, in bytes (default: a quarter of the database).
+        #[arg(long)]
+        cgroup_bytes: Option<u64>,
+        /// Wall seconds per emulated second on the emulated disk (as `prefetch emulate --time-scale`).
+        #[arg(long, default_value_t = 1.0)]
+        time_scale: f64,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -219,7 +230,20 @@ pub mod bench {
             sql: args.sql,
             runs: args.runs,
             runner: exe,
+            cgroup_bytes: args.cgroup_bytes,
+            time_scale: args.time_scale,
         };
+        if let Some(file) = &args.queries {
+            let queries = ::bench::sqlite_queries::read_queries(file)?;
+            let log = |line: &str| eprintln!("{line}");
+            let rows = ::bench::sqlite_queries::run(&opts, &queries, &args.settings, log)?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                print!("{}", ::bench::sqlite_queries::table(&rows, opts.runs));
+            }
+            return Ok(());
+        }
         let report = ::bench::sqlite::run(&opts, &args.settings, |line| eprintln!("{line}"))?;
         if args.json {
             println!("{}", serde_json::to_string_pretty(&report)?);

@@ -631,6 +631,13 @@ impl TableMap {
         Ok(number)
     }
 
+    /// Pages of the table (its leaves and interior pages below the root), as its interior pages read
+    /// so far count them: all of them once [`TableMap::new`] has run.
+    pub fn pages(&self) -> u64 {
+        let children = |i: &Interior| i.children.len() as u64 + 1;
+        self.interiors.values().map(children).sum::<u64>().max(1)
+    }
+
     /// Whether `page` is one of the table's interior pages read so far.
     pub fn is_cached_interior(&self, page: u32) -> bool {
         self.interiors.contains_key(&page)

@@ -18,7 +18,12 @@ use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Mode, Schedule};
 use rusqlite::ffi::{sqlite3_int64, SQLITE_LOCK_RESERVED};
 
 use crate::btree::{PageSource, Unowned};
-use crate::scan::{Plan, ScanPlanner};
+use crate::scan::{Decisions, Entry, Plan, ScanPlanner};
+
+/// B-tree page kinds, the first byte of a page's header (SQLite file format 1.6).
+const TABLE_LEAF: u8 = 0x0d;
+const INDEX_LEAF: u8 = 0x0a;
+const INDEX_INTERIOR: u8 = 0x02;
 
 /// Environment variable that makes each tracked file print libprefetch's counters to stderr when closed.
 pub const STATS_ENV: &str = "PREFETCH_SQLITE_STATS";
@@ -196,9 +201,11 @@ impl Tracked {
     /// which must stay open until the `Tracked` is dropped), and the whole file as its region. `None` if
     /// any step fails: the file is then simply not tracked.
     pub fn open(fd: RawFd) -> Option<Tracked> {
-        let planner = Arc::new(Mutex::new(ScanPlanner::new(Arc::new(Unowned(fd)))));
+        let mut planner = ScanPlanner::new(Arc::new(Unowned(fd)));
         let listed = Arc::new(AtomicBool::new(false));
         let config = config(fd);
+        planner.set_memory(config.available_for_cache());
+        let planner = Arc::new(Mutex::new(planner));
         let warmth = (config.schedule != Schedule::Conservative).then(Warmth::default);
         let client = {
             let planner = Arc::clone(&planner);
@@ -222,26 +229,52 @@ impl Tracked {
     }
 
     /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, if the `Gate` lets it
-    /// through and it does not read a b-tree interior page (see [`ScanPlanner::is_interior`]).
-    pub fn note_read(&self, offset: sqlite3_int64, amount: c_int) {
+    /// through and it does not read a b-tree interior page (see [`ScanPlanner::is_interior`]). Returns
+    /// true if the read is to be looked at once made ([`Tracked::after_read`]): while no list is set,
+    /// the reads followed are classified from the bytes SQLite read, and only index pages reach
+    /// libprefetch and the planner (a table read costs a push, not a callback and its system calls).
+    pub fn note_read(&self, offset: sqlite3_int64, amount: c_int) -> bool {
         let (Ok(offset), Ok(amount)) = (u64::try_from(offset), u64::try_from(amount)) else {
-            return;
+            return false;
         };
         let listed = self.listed.load(Ordering::Acquire);
         if !self.gate.follows(self.fd, offset, amount, listed) {
-            return;
+            return false;
+        }
+        if !listed {
+            return true;
         }
         let interior = self
             .planner
             .try_lock()
             .is_ok_and(|planner| planner.is_interior(offset));
         if interior {
-            return;
+            return false;
         }
         libprefetch::note_read(self.fd, offset, amount);
         let warm = |warmth: &Warmth| warmth.mostly_cached(&self.client);
-        if listed && self.warmth.as_ref().is_some_and(warm) {
+        if self.warmth.as_ref().is_some_and(warm) {
             self.release_cached_list();
+        }
+        false
+    }
+
+    /// SQLite read `bytes` at `offset` (a read [`Tracked::note_read`] asked to look at): a table leaf is
+    /// remembered by the planner, an index page is reported to libprefetch, whose callback plans.
+    pub fn after_read(&self, offset: sqlite3_int64, bytes: &[u8]) {
+        let (Ok(offset), Ok(amount)) = (u64::try_from(offset), u64::try_from(bytes.len())) else {
+            return;
+        };
+        // The b-tree page header follows the 100-byte file header on page 1.
+        let kind_at = if offset == 0 { 100 } else { 0 };
+        match bytes.get(kind_at) {
+            Some(&TABLE_LEAF) => {
+                if let Ok(mut planner) = self.planner.try_lock() {
+                    planner.note_table_read(offset);
+                }
+            }
+            Some(&(INDEX_LEAF | INDEX_INTERIOR)) => libprefetch::note_read(self.fd, offset, amount),
+            _ => {}
         }
     }
 
@@ -290,18 +323,65 @@ impl Drop for Tracked {
     /// unregistered when the fields drop.
     fn drop(&mut self) {
         self.client.settle();
-        if std::env::var_os(STATS_ENV).is_some() {
-            eprintln!(
-                "prefetch VFS: libprefetch counters at close: {:?}",
-                self.client.stats()
-            );
+        if stats_wanted() {
+            let decisions = self
+                .planner
+                .lock()
+                .map(|planner| planner.decisions())
+                .unwrap_or_default();
+            eprintln!("{}", stats_line(&decisions, &self.client.stats()));
         }
     }
+}
+
+/// Whether [`STATS_ENV`] asks for the statistics (set, and neither empty nor "0").
+pub fn stats_wanted() -> bool {
+    std::env::var_os(STATS_ENV).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The statistics of one database file at close: what the planner decided about the scans it saw, and
+/// what came of libprefetch's advice (used: advised pages read while the plan kept them; wasted: advised
+/// pages dropped before any read).
+pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
+    let wasted = stats.prefetched_unused_dropped;
+    format!(
+        "prefetch VFS: database closed: scans followed {}; left alone: covering index {}, cached {}, \
+         WITHOUT ROWID {}, descending {}, table small or about the memory's size {}; index structures \
+         read {}; pages advised {} (from the disk {}), used {}, wasted {}; reads followed {}",
+        d.followed,
+        d.covering,
+        d.cached,
+        d.without_rowid,
+        d.descending,
+        d.table_size,
+        d.indexes_read,
+        stats.pages_prefetched,
+        stats.pages_fetched,
+        stats.prefetched_used,
+        wasted,
+        stats.tracked_reads
+    )
 }
 
 /// Whether every page of the file open as `fd` is in the page cache (false if the kernel will not say).
 fn wholly_cached(fd: RawFd, page_size: u64) -> bool {
     file_residency(fd, page_size).is_some_and(|(cached, pages)| cached == pages)
+}
+
+/// Whether all but at most one in [`WORTHWHILE_MISS_RATIO`] of the table pages of `entries` (a new
+/// list) are in the page cache: a scan of cached data is left alone (one cachestat a page, once a scan).
+fn list_mostly_cached(fd: RawFd, entries: &[Entry]) -> bool {
+    let probe = Probe::choose(fd);
+    let size = page_size();
+    let (mut pages, mut missing) = (0u64, 0u64);
+    for entry in entries.iter().filter(|e| !e.mark) {
+        pages += 1;
+        let cached = probe
+            .resident_pages(fd, entry.offset, size, size)
+            .is_some_and(|(cached, pages)| cached == pages);
+        missing += u64::from(!cached);
+    }
+    missing * WORTHWHILE_MISS_RATIO <= pages
 }
 
 /// Whether all but at most one page in [`WORTHWHILE_MISS_RATIO`] of the file open as `fd` is in the
@@ -390,8 +470,14 @@ fn on_callback(
         } else {
             0
         };
-        let nothing_to_fetch =
-            matches!(plan, Plan::Set(_) | Plan::Append(_)) && wholly_cached(fd, page_size());
+        let nothing_to_fetch = match &plan {
+            Plan::Set(entries) => list_mostly_cached(fd, entries),
+            Plan::Append(_) => wholly_cached(fd, page_size()),
+            _ => false,
+        };
+        if nothing_to_fetch && matches!(plan, Plan::Set(_)) {
+            planner.left_alone_cached();
+        }
         let idle = *idle_callbacks >= IDLE_CALLBACKS || nothing_to_fetch;
         match (idle, listed.load(Ordering::Acquire)) {
             (true, true) => {

@@ -122,7 +122,16 @@ pub unsafe fn register(api: &ApiRoutines) -> Result<(), c_int> {
     };
     // SAFETY: the shim VFS object is leaked, so it outlives its registration.
     match unsafe { (api.vfs_register)(registered.shim as *mut sqlite3_vfs, 1) } {
-        SQLITE_OK => Ok(()),
+        SQLITE_OK => {
+            if crate::feed::stats_wanted() {
+                eprintln!(
+                    "prefetch VFS: registered as the default VFS: databases opened from now on are \
+                     followed, one line of statistics each when closed (a database opened before the \
+                     extension was loaded is not: open it again, e.g. `.open FILE` in the sqlite3 shell)"
+                );
+            }
+            Ok(())
+        }
         code => Err(code),
     }
 }
@@ -187,6 +196,10 @@ unsafe extern "C" fn shim_open(
             TRACKED_FILES.fetch_add(1, Ordering::Relaxed);
             // SAFETY: `shim` was initialised above.
             unsafe { (*shim).tracked = Box::into_raw(Box::new(tracked)) };
+        } else if crate::feed::stats_wanted() {
+            // SAFETY: as above.
+            let path = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+            eprintln!("prefetch VFS: {path} is not followed (its descriptor could not be had from the wrapped VFS)");
         }
     }
     // SAFETY: as above.
@@ -322,10 +335,17 @@ unsafe extern "C" fn shim_read(
     offset: sqlite3_int64,
 ) -> c_int {
     // SAFETY: SQLite calls xRead only on files opened by shim_open.
-    if let (_, _, Some(tracked)) = unsafe { parts(file) } {
-        tracked.note_read(offset, amount);
+    let tracked = unsafe { parts(file) }.2;
+    let look_after = tracked.is_some_and(|tracked| tracked.note_read(offset, amount));
+    let rc = forward!(1, file, xRead, SQLITE_IOERR, buf, amount, offset);
+    if let (true, SQLITE_OK, Some(tracked), Ok(len)) =
+        (look_after, rc, tracked, usize::try_from(amount))
+    {
+        // SAFETY: the wrapped xRead filled `amount` bytes of SQLite's buffer (SQLITE_OK).
+        let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
+        tracked.after_read(offset, bytes);
     }
-    forward!(1, file, xRead, SQLITE_IOERR, buf, amount, offset)
+    rc
 }
 
 unsafe extern "C" fn shim_write(

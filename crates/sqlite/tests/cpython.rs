@@ -76,7 +76,7 @@ fn run_suite(python: &str, ext: &str) -> (String, usize) {
         String::from_utf8_lossy(&out.stderr)
     );
     let tracked = String::from_utf8_lossy(&out.stderr)
-        .matches("libprefetch counters at close")
+        .matches("prefetch VFS: database closed")
         .count();
     (String::from_utf8(out.stdout).unwrap(), tracked)
 }

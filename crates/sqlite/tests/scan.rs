@@ -8,12 +8,14 @@ use std::path::Path;
 
 use prefetch_sqlite::btree::{Database, IndexLeaf};
 use prefetch_sqlite::gen::{generate, GenOptions, PAGE_SIZE};
-use prefetch_sqlite::scan::{Entry, Plan, ScanPlanner, FIRST_LOOKAHEAD, GROWTH};
+use prefetch_sqlite::scan::{Entry, Plan, ScanPlanner, FIRST_LOOKAHEAD, GROWTH, MIN_LEAVES};
 
 struct Fixture {
     _dir: tempfile::TempDir,
     path: std::path::PathBuf,
     leaves: Vec<IndexLeaf>,
+    /// The zip index's root page.
+    root: u32,
     /// rowid -> table leaf page, from a full walk of the table.
     page_of: HashMap<i64, u32>,
     db: Database<std::fs::File>,
@@ -26,10 +28,8 @@ fn fixture(rows: u64) -> Fixture {
     let db = Database::open(Box::new(std::fs::File::open(&path).unwrap())).unwrap();
     let schema = db.schema().unwrap();
     let root = |name: &str| schema.iter().find(|e| e.name == name).unwrap().root;
-    let leaves = db
-        .index_tree(root("customer_zip"))
-        .map(|t| t.leaves)
-        .unwrap();
+    let zip_root = root("customer_zip");
+    let leaves = db.index_tree(zip_root).map(|t| t.leaves).unwrap();
     let page_of = db
         .table_rows(root("customer"))
         .unwrap()
@@ -40,6 +40,7 @@ fn fixture(rows: u64) -> Fixture {
         _dir: dir,
         path,
         leaves,
+        root: zip_root,
         page_of,
         db,
     }
@@ -51,6 +52,33 @@ fn offset(page: u32) -> u64 {
 
 fn planner(path: &Path) -> ScanPlanner {
     ScanPlanner::new(std::sync::Arc::new(std::fs::File::open(path).unwrap()))
+}
+
+/// What SQLite reads to walk leaf `i` of the zip index: the leaf (the planner's answer is returned),
+/// then the table leaf of each of its rows, which shows that the scan looks up its table.
+fn walk_leaf(p: &mut ScanPlanner, f: &Fixture, i: usize) -> Plan {
+    let plan = p.plan(None, offset(f.leaves[i].page));
+    for rowid in f.db.index_leaf_rowids(f.leaves[i].page).unwrap() {
+        assert_eq!(p.plan(None, offset(f.page_of[&rowid])), Plan::Keep);
+    }
+    plan
+}
+
+/// A scan of the zip index from leaf `from`, as SQLite starts one: the root, then the leaves; the
+/// planner lists nothing until the scan is MIN_LEAVES long, then sets a list from that leaf.
+fn start_scan(p: &mut ScanPlanner, f: &Fixture, from: usize) -> Vec<Entry> {
+    assert_eq!(p.plan(None, offset(f.root)), Plan::Keep);
+    for i in from..from + MIN_LEAVES - 1 {
+        assert_eq!(
+            walk_leaf(p, f, i),
+            Plan::Keep,
+            "leaf {i} of a scan from {from}"
+        );
+    }
+    match walk_leaf(p, f, from + MIN_LEAVES - 1) {
+        Plan::Set(list) => list,
+        other => panic!("the scan's leaf {MIN_LEAVES} must set a list, not {other:?}"),
+    }
 }
 
 /// The list the paper's callback should produce for `leaves`, with or without the first leaf's entry.
@@ -84,21 +112,34 @@ fn expected(f: &Fixture, leaves: &[IndexLeaf], include_first: bool) -> Vec<Entry
 #[test]
 fn scan_from_the_first_leaf_lists_a_growing_stretch_of_the_index() {
     let f = fixture(30_000);
-    assert!(f.leaves.len() > 1 + FIRST_LOOKAHEAD, "{}", f.leaves.len());
+    let first = MIN_LEAVES - 1;
+    assert!(
+        f.leaves.len() > first + 3 * FIRST_LOOKAHEAD,
+        "{}",
+        f.leaves.len()
+    );
     let mut p = planner(&f.path);
-    // The first leaf alone lists nothing: a scan that ends within it (LIMIT 10) costs nothing.
-    assert_eq!(p.plan(None, offset(f.leaves[0].page)), Plan::Keep);
-    let Plan::Set(list) = p.plan(Some(offset(f.leaves[0].page)), offset(f.leaves[1].page)) else {
-        panic!("reading an index's second leaf must set a list");
+    // Fewer leaves than MIN_LEAVES list nothing and read no index structure: a LIMIT costs nothing.
+    assert_eq!(p.plan(None, offset(f.root)), Plan::Keep);
+    for i in 0..first {
+        assert_eq!(walk_leaf(&mut p, &f, i), Plan::Keep);
+    }
+    assert_eq!(p.decisions().indexes_read, 0);
+    let Plan::Set(list) = walk_leaf(&mut p, &f, first) else {
+        panic!("the scan's MIN_LEAVES-th leaf must set a list");
     };
+    assert_eq!(p.decisions().followed, 1);
     // Only FIRST_LOOKAHEAD leaves: a LIMIT or a cursor closed early leaves little listed behind.
-    assert_eq!(list, expected(&f, &f.leaves[1..1 + FIRST_LOOKAHEAD], true));
+    assert_eq!(
+        list,
+        expected(&f, &f.leaves[first..first + FIRST_LOOKAHEAD], true)
+    );
     // Behind the next mark, the next stretch is appended, GROWTH times longer; nothing listed twice.
     let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
-    let Plan::Append(more) = p.plan(Some(offset(f.leaves[2].page)), table_page) else {
+    let Plan::Append(more) = p.plan(Some(offset(f.leaves[first + 1].page)), table_page) else {
         panic!("a table read behind a mark must extend the list");
     };
-    let from = 1 + FIRST_LOOKAHEAD;
+    let from = first + FIRST_LOOKAHEAD;
     let end = (from + FIRST_LOOKAHEAD * GROWTH).min(f.leaves.len());
     assert_eq!(more, expected(&f, &f.leaves[from..end], true));
 }
@@ -107,46 +148,61 @@ fn scan_from_the_first_leaf_lists_a_growing_stretch_of_the_index() {
 fn forward_scan_elsewhere_lists_table_pages_in_index_order_with_leaves_marked() {
     let f = fixture(30_000);
     let start = 10;
-    assert!(
-        f.leaves.len() > start + FIRST_LOOKAHEAD + 2,
-        "need several leaves, got {}",
-        f.leaves.len()
-    );
+    assert!(f.leaves.len() > start + MIN_LEAVES + FIRST_LOOKAHEAD);
     let mut p = planner(&f.path);
-    // One leaf in the middle of the index does not show a scan yet: plain reads.
-    assert_eq!(p.plan(None, offset(f.leaves[start].page)), Plan::Keep);
-    // The next leaf in key order does: the list covers FIRST_LOOKAHEAD leaves from it.
-    let Plan::Set(list) = p.plan(
-        Some(offset(f.leaves[start].page)),
-        offset(f.leaves[start + 1].page),
-    ) else {
-        panic!("a forward scan must set a list");
-    };
-    let first = start + 1;
+    let list = start_scan(&mut p, &f, start);
+    let at = start + MIN_LEAVES - 1;
     assert_eq!(
         list,
-        expected(&f, &f.leaves[first..first + FIRST_LOOKAHEAD], true)
+        expected(&f, &f.leaves[at..at + FIRST_LOOKAHEAD], true)
     );
-    // Reading a table page past the mark of the next leaf: the next stretch, GROWTH times longer, is
-    // appended (up to the end of the index).
-    let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
-    let Plan::Append(more) = p.plan(Some(offset(f.leaves[first + 1].page)), table_page) else {
-        panic!("a table read behind a mark must extend the list");
-    };
-    let from = first + FIRST_LOOKAHEAD;
-    let end = (from + GROWTH * FIRST_LOOKAHEAD).min(f.leaves.len());
-    assert_eq!(more, expected(&f, &f.leaves[from..end], true));
+}
+
+#[test]
+fn a_covering_index_scan_lists_nothing() {
+    let f = fixture(30_000);
+    let mut p = planner(&f.path);
+    // SQLite reads the index's leaves one after another and no table page: a covering index.
+    assert_eq!(p.plan(None, offset(f.root)), Plan::Keep);
+    for i in 0..MIN_LEAVES + 5 {
+        assert_eq!(
+            p.plan(None, offset(f.leaves[i].page)),
+            Plan::Keep,
+            "leaf {i}"
+        );
+    }
+    let d = p.decisions();
+    assert_eq!((d.followed, d.covering), (0, 1), "{d:?}");
+}
+
+#[test]
+fn a_covering_scan_joined_to_another_table_lists_nothing() {
+    let f = fixture(30_000);
+    let mut p = planner(&f.path);
+    assert_eq!(p.plan(None, offset(f.root)), Plan::Keep);
+    // Between the leaves, table reads of rows no entry of the leaf points to (another table's, in a
+    // join): still not a lookup of the index's own table.
+    let last_page = *f.page_of.values().max().unwrap();
+    for i in 0..MIN_LEAVES + 5 {
+        assert_eq!(
+            p.plan(None, offset(f.leaves[i].page)),
+            Plan::Keep,
+            "leaf {i}"
+        );
+        let elsewhere = f.db.index_leaf_rowids(f.leaves[i + 20].page).unwrap()[0];
+        let page = f.page_of[&elsewhere];
+        if page != last_page {
+            assert_eq!(p.plan(None, offset(page)), Plan::Keep);
+        }
+    }
+    assert_eq!(p.decisions().followed, 0, "{:?}", p.decisions());
 }
 
 #[test]
 fn out_of_order_index_reads_fall_back_to_plain_reads() {
     let f = fixture(30_000);
     let mut p = planner(&f.path);
-    assert_eq!(p.plan(None, offset(f.leaves[3].page)), Plan::Keep);
-    assert!(matches!(
-        p.plan(None, offset(f.leaves[4].page)),
-        Plan::Set(_)
-    ));
+    let _ = start_scan(&mut p, &f, 3);
     // Leaves of another index (the inner side of a join) leave the scan's list alone.
     let other_root =
         f.db.schema()
@@ -161,13 +217,10 @@ fn out_of_order_index_reads_fall_back_to_plain_reads() {
     // A jump back in the scanned index ends the scan: the list is cleared once.
     assert_eq!(p.plan(None, offset(f.leaves[2].page)), Plan::Clear);
     // Point lookups and a descending walk never look like a forward scan.
-    for pos in [7, 2, 9, 8, 7, 6] {
-        assert_eq!(
-            p.plan(None, offset(f.leaves[pos].page)),
-            Plan::Keep,
-            "leaf {pos}"
-        );
+    for pos in [12, 2, 9, 8, 7, 6] {
+        assert_eq!(walk_leaf(&mut p, &f, pos), Plan::Keep, "leaf {pos}");
     }
+    assert_eq!(p.decisions().descending, 1, "{:?}", p.decisions());
     // A table read with no scan under way, and interior pages, change nothing.
     assert_eq!(
         p.plan(Some(offset(f.leaves[6].page)), offset(f.page_of[&1])),
@@ -180,7 +233,7 @@ fn out_of_order_index_reads_fall_back_to_plain_reads() {
 fn planner_follows_the_file_after_a_write() {
     let f = fixture(20_000);
     let mut p = planner(&f.path);
-    assert_eq!(p.plan(None, offset(f.leaves[5].page)), Plan::Keep);
+    let _ = start_scan(&mut p, &f, 5);
     let conn = rusqlite::Connection::open(&f.path).unwrap();
     conn.execute_batch(
         "UPDATE customer SET c_zip = '0000' || substr(c_zip, 5) WHERE rowid % 2 = 0; VACUUM;",
@@ -196,15 +249,32 @@ fn planner_follows_the_file_after_a_write() {
         .unwrap()
         .root;
     let leaves = db.index_tree(root).unwrap().leaves;
-    let fresh = Fixture { leaves, db, ..f };
-    assert_eq!(p.plan(None, offset(fresh.leaves[5].page)), Plan::Keep);
-    let Plan::Set(list) = p.plan(None, offset(fresh.leaves[6].page)) else {
-        panic!("a forward scan of the rewritten file must set a list");
+    let table_root = db
+        .schema()
+        .unwrap()
+        .into_iter()
+        .find(|e| e.name == "customer")
+        .unwrap()
+        .root;
+    let page_of = db
+        .table_rows(table_root)
+        .unwrap()
+        .into_iter()
+        .map(|(page, rowid)| (rowid, page))
+        .collect();
+    let fresh = Fixture {
+        leaves,
+        root,
+        page_of,
+        db,
+        ..f
     };
+    let list = start_scan(&mut p, &fresh, 5);
+    let at = 5 + MIN_LEAVES - 1;
     assert_eq!(
         list.first(),
         Some(&Entry {
-            offset: offset(fresh.leaves[6].page),
+            offset: offset(fresh.leaves[at].page),
             mark: true
         })
     );
@@ -213,23 +283,23 @@ fn planner_follows_the_file_after_a_write() {
         .all(|e| e.offset < fresh.db.page_count() as u64 * u64::from(PAGE_SIZE)));
 }
 
-/// A planner whose scan of the index has started: the first leaf read (nothing listed), then the
-/// second (the list set); returns it with that list.
+/// A planner whose scan of the index has started from its first leaf and set a list (at leaf
+/// MIN_LEAVES - 1); returns it with that list.
 fn scan_from_the_first_leaf(f: &Fixture) -> (ScanPlanner, Vec<Entry>) {
     let mut p = planner(&f.path);
-    assert_eq!(p.plan(None, offset(f.leaves[0].page)), Plan::Keep);
-    let Plan::Set(list) = p.plan(Some(offset(f.leaves[0].page)), offset(f.leaves[1].page)) else {
-        panic!("reading an index's second leaf must set a list");
-    };
+    let list = start_scan(&mut p, f, 0);
     (p, list)
 }
+
+/// The leaf at which [`scan_from_the_first_leaf`] set its list.
+const LISTED_AT: usize = MIN_LEAVES - 1;
 
 #[test]
 fn a_stretch_the_full_list_took_only_part_of_continues_where_it_stopped() {
     let f = fixture(30_000);
     let (mut p, list) = scan_from_the_first_leaf(&f);
     let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
-    let Plan::Append(more) = p.plan(Some(offset(f.leaves[2].page)), table_page) else {
+    let Plan::Append(more) = p.plan(Some(offset(f.leaves[LISTED_AT + 1].page)), table_page) else {
         panic!("a table read behind a mark must extend the list");
     };
     // libprefetch's list was full: it took the stretch's first leaf and three entries of the second.
@@ -242,12 +312,12 @@ fn a_stretch_the_full_list_took_only_part_of_continues_where_it_stopped() {
         .0;
     let taken = second_leaf + 3;
     p.accepted(taken);
-    let Plan::Append(rest) = p.plan(Some(offset(f.leaves[2].page)), table_page) else {
+    let Plan::Append(rest) = p.plan(Some(offset(f.leaves[LISTED_AT + 1].page)), table_page) else {
         panic!("the scan must go on where the list stopped");
     };
     // No hole and nothing twice: the next stretch starts at the first entry not taken, and is as long
     // as what fitted (one whole leaf, so FIRST_LOOKAHEAD leaves).
-    let from = 1 + FIRST_LOOKAHEAD + 1;
+    let from = LISTED_AT + FIRST_LOOKAHEAD + 1;
     let whole = expected(&f, &f.leaves[from..from + FIRST_LOOKAHEAD], true);
     assert_eq!(rest, whole[3..]);
     assert_eq!(rest[..], more[taken..taken + rest.len()]);
@@ -257,11 +327,11 @@ fn a_stretch_the_full_list_took_only_part_of_continues_where_it_stopped() {
 fn a_long_scan_keeps_table_pages_only_from_the_applications_leaf_on() {
     let f = fixture(30_000);
     let (mut p, list) = scan_from_the_first_leaf(&f);
-    let mut listed_end = 1 + FIRST_LOOKAHEAD;
+    let mut listed_end = LISTED_AT + FIRST_LOOKAHEAD;
     let mut listed = list.len();
     let mut extended = 0;
     // The application reads on, one leaf at a time; each table read behind a new mark may extend the list.
-    for at in 2..f.leaves.len() {
+    for at in LISTED_AT + 1..f.leaves.len() {
         let table_page =
             offset(f.page_of[&f.db.index_leaf_rowids(f.leaves[at - 1].page).unwrap()[0]]);
         if let Plan::Append(more) = p.plan(Some(offset(f.leaves[at].page)), table_page) {
