@@ -266,7 +266,8 @@ def tokens_benchmark(args: argparse.Namespace) -> None:
     rng = numpy.random.default_rng(args.seed)
     draws = [rng.integers(size // 2 - args.block_size, size=args.batch_size) for _ in range(args.steps)]
     page = os.sysconf("SC_PAGE_SIZE")
-    distinct = {o // page for step in draws for s in step for o in range(int(s) * 2, (int(s) + args.block_size + 1) * 2, page)}
+    row = (args.block_size + 1) * 2
+    distinct = {p for step in draws for s in step for p in range(int(s) * 2 // page, (int(s) * 2 + row - 1) // page + 1)}
     print(f"{args.steps} steps of {args.batch_size} windows of {args.block_size + 1} tokens, {size / GIB:.2f} GiB; "
           f"distinct pages {len(distinct) * page / MIB:.0f} MiB", file=sys.stderr)
     modes = tokens_modes(path, draws, args.block_size)

@@ -90,8 +90,8 @@ class RecordDataset:
         self.seed = seed
         self.transform = transform
         self.max_memory = max_memory
-        self.epoch = 0
         self._worker: Optional[_Worker] = None
+        self.set_epoch(0)
 
     @property
     def sampler(self) -> EpochSampler:
@@ -99,13 +99,15 @@ class RecordDataset:
         return EpochSampler(self)
 
     def set_epoch(self, epoch: int) -> None:
-        """Chooses the epoch whose order ``sampler`` gives (call before iterating the loader)."""
-        self.epoch = epoch
+        """Chooses the epoch whose order ``sampler`` gives (call before iterating the loader). The
+        order is shuffled here, once: workers inherit it (fork) or unpickle it (spawn)."""
         self.stop()
+        self.epoch = epoch
+        self._order = epoch_order(len(self.records), self.seed, epoch)
 
     def order(self) -> list[int]:
         """The current epoch's order."""
-        return epoch_order(len(self.records), self.seed, self.epoch)
+        return self._order
 
     def __len__(self) -> int:
         return len(self.records)
