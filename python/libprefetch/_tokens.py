@@ -42,7 +42,7 @@ class TokenWindows:
         *,
         block_size: int,
         dtype: Any = "uint16",
-        lookahead: int = 16,
+        lookahead: int = 64,
         max_memory: Optional[int] = None,
     ) -> None:
         import numpy
