@@ -12,7 +12,7 @@ at most 1 MiB in flight.
 per window, ``TokenWindows``, and the limit (the windows' distinct pages, ``O_DIRECT`` depth 32).
 
 Both run cold (the file's pages dropped before each pass), in a memory cgroup of a third of the file
-(made for the run, needs root) and without one; the machine is what it is, so read the ratios of one
+(at least 128 MiB; made for the run, needs root) and without one; the machine is what it is, so read the ratios of one
 run. The paper's section 5 setting (data larger than memory, a known order) for a data loader.
 
 Deviations: workers send back batch sizes, not tensors (DataLoader's shared-memory transfer is not
@@ -22,10 +22,12 @@ what is measured).
 from __future__ import annotations
 
 import argparse
+import ctypes
 import itertools
 import mmap
 import multiprocessing
 import os
+import signal
 import statistics
 import sys
 import threading
@@ -43,6 +45,13 @@ from .bench import GIB, MIB, MemoryCgroup, disk_read_bytes, drop_cache, ensure_f
 #: O_DIRECT request size and requests in flight of the limit.
 _REQUEST = MIB
 _DEPTH = 32
+
+#: prctl(2) option: a signal for this process when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+#: The smallest memory cgroup: the processes' own memory (the interpreters, the limit's 32 MiB of
+#: buffers) is charged to it too, and a third of a small file would leave it none.
+_CGROUP_FLOOR = 128 * MIB
 
 
 def extents(ranges: list[tuple[int, int]], page: int) -> list[tuple[int, int]]:
@@ -78,7 +87,15 @@ def direct_read(path: Path, requests: list[tuple[int, int]]) -> int:
         os.close(fd)
 
 
-def _burn() -> None:
+def _die_with(parent: int) -> None:
+    """Makes this child process die with its parent (PR_SET_PDEATHSIG), even one killed by SIGKILL."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _burn(parent: int) -> None:
+    _die_with(parent)
     while True:
         pass
 
@@ -87,7 +104,7 @@ def _burn() -> None:
 def burners(count: int) -> Iterator[None]:
     """``count`` CPU-bound processes for the duration (a training job's compute beside the loader)."""
     context = multiprocessing.get_context("fork")
-    processes = [context.Process(target=_burn, daemon=True) for _ in range(count)]
+    processes = [context.Process(target=_burn, args=(os.getpid(),), daemon=True) for _ in range(count)]
     for process in processes:
         process.start()
     try:
@@ -98,12 +115,14 @@ def burners(count: int) -> Iterator[None]:
             process.join()
 
 
-def _plain_worker(records: Records, tasks: Any, results: Any) -> None:
+def _plain_worker(parent: int, records: Records, tasks: Any, results: Any) -> None:
+    _die_with(parent)
     while (task := tasks.get()) is not None:
         results.put(sum(len(records[i]) for i in task))
 
 
-def _library_worker(dataset: RecordDataset, worker: int, workers: int, tasks: Any, results: Any) -> None:
+def _library_worker(parent: int, dataset: RecordDataset, worker: int, workers: int, tasks: Any, results: Any) -> None:
+    _die_with(parent)
     dataset.start_worker(worker, workers)
     while (task := tasks.get()) is not None:
         results.put(sum(len(dataset[i]) for i in task))
@@ -116,7 +135,7 @@ def loader_shaped(targets: list[Callable[..., None]], args: list[tuple[Any, ...]
     queues = [context.Queue() for _ in targets]
     results = context.Queue()
     processes = [
-        context.Process(target=target, args=(*extra, queue, results), daemon=True)
+        context.Process(target=target, args=(os.getpid(), *extra, queue, results), daemon=True)
         for target, extra, queue in zip(targets, args, queues)
     ]
     for process in processes:
@@ -205,7 +224,7 @@ def settings(size: int, burn_counts: tuple[int, ...], where: str) -> list[tuple[
             def enter(cgroup: bool = cgroup, burn: int = burn) -> Any:
                 stack = ExitStack()
                 if cgroup:
-                    stack.enter_context(MemoryCgroup(size // 3))
+                    stack.enter_context(MemoryCgroup(max(size // 3, _CGROUP_FLOOR)))
                 stack.enter_context(burners(burn))
                 return stack
 
