@@ -54,7 +54,7 @@ PY_PROFILE ?= dev
 python:
 	rm -rf $(PY_VENV) target/wheels
 	$(PYTHON) -m venv $(PY_VENV)
-	$(PY_VENV)/bin/pip install -q maturin pytest
+	$(PY_VENV)/bin/pip install -q maturin pytest numpy
 	$(PY_VENV)/bin/maturin build -q --profile $(PY_PROFILE) --strip -m python/Cargo.toml -o target/wheels
 	$(PY_VENV)/bin/pip install -q --no-deps target/wheels/libprefetch-*.whl
 

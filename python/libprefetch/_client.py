@@ -53,22 +53,36 @@ class CallbackInfo(NamedTuple):
 
 @dataclass(frozen=True)
 class Stats:
-    """A client's counters (``struct pf_stats``)."""
+    """A client's counters (``struct pf_stats``; docs/python.md, "Reading the counters")."""
 
     rounds: int
+    """Prefetching rounds started."""
     callbacks: int
+    """Times the library called back for more of the list."""
     tracked_reads: int
+    """Reads that fell in a registered region."""
     divergences: int
+    """Tracked reads of pages not on the access list."""
     misses: int
+    """Tracked reads of pages not in the page cache (the read waited for the device)."""
     premature_evictions: int
+    """Prefetched pages evicted before their read."""
     pages_prefetched: int
+    """Pages advised with WILLNEED (cached already or not)."""
     pages_dropped: int
+    """Pages released with DONTNEED: after their last use, or unused (``prefetched_unused_dropped``)."""
     budget_bytes: int
+    """The memory the library plans with now (AIMD)."""
     list_length: int
+    """Entries on the access list now."""
     pages_fetched: int
+    """Advised pages that were not cached: what prefetching asked of the device."""
     prefetched_used: int
+    """Prefetched pages read while the plan kept them."""
     prefetched_unused_dropped: int
+    """Prefetched pages dropped before any read: the waste."""
     infill_pages: int
+    """Gap pages advised as infill."""
 
 
 def note_read(fd: int, offset: int, length: int) -> None:

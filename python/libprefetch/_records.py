@@ -25,6 +25,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 from . import _native
 from ._client import Client, Region, Stats, _note_read
+from ._summary import summary_line
 
 #: Entries handed to the library per request (Figure 7's BATCH_SIZE).
 _BATCH = 1 << 16
@@ -169,6 +170,14 @@ class Epoch:
             return self._client.stats()
         return self._stats
 
+    def summary(self) -> str:
+        """One line: records read, pages prefetched, used and wasted, and pages read from the device
+        against the epoch's distinct pages (see docs/python.md, "Reading the counters")."""
+        stats = self.stats()
+        if stats is None:
+            return "the epoch has not started"
+        return summary_line(stats, self._plan.distinct_pages(), self._next, len(self._plan.order))
+
     def close(self) -> None:
         """Unregisters the epoch's client; iteration ends."""
         client, self._client = self._client, None
@@ -205,6 +214,7 @@ class _EpochPlan:
         for index in self.order:
             self.first_page.append(len(self.pages))
             self._add_record(records, index, page)
+        self.epoch_pages = len(self.pages)
         for index in _as_indexes(next_order or (), len(records)):
             self._add_record(records, index, page)
         self.position = 0
@@ -215,6 +225,10 @@ class _EpochPlan:
         if length > 0:
             first = offset - offset % page
             self.pages.extend(range(first, offset + length, page))
+
+    def distinct_pages(self) -> int:
+        """How many distinct pages the epoch's records (not the next epoch's) cover."""
+        return len(set(self.pages[: self.epoch_pages]))
 
     def hand_out(self, client: Client, _info: object) -> None:
         """Figure 7: the list from the current record on, in batches until it is full, then DONE."""

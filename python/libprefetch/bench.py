@@ -276,8 +276,12 @@ def main(argv: Optional[list[str]] = None) -> None:
     where = records.add_mutually_exclusive_group()
     where.add_argument("--disk-only", action="store_true", help="skip the memory-cgroup setting")
     where.add_argument("--cgroup-only", action="store_true", help="skip the setting without a cgroup")
+    from . import _bench_loaders  # imports this module: not at the top
+
+    _bench_loaders.add_parsers(sub)
     args = parser.parse_args(argv)
-    records_benchmark(args)
+    if not _bench_loaders.run(args):
+        records_benchmark(args)
 
 
 if __name__ == "__main__":

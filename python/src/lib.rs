@@ -265,6 +265,13 @@ fn note_close(py: Python<'_>, fd: i32) {
     py.detach(|| libprefetch::note_close(fd));
 }
 
+/// The bytes a client could plan with now (the system's and memory cgroup's room, capped by
+/// `LIBPREFETCH_MAX_MEMORY`): what data-loader workers divide into one budget.
+#[pyfunction]
+fn available_for_cache(py: Python<'_>) -> u64 {
+    py.detach(|| Config::from_env().config.available_for_cache())
+}
+
 /// SQLite's result codes (sqlite3.h) that the auto-extension entry point translates.
 const SQLITE_OK: c_int = 0;
 const SQLITE_OK_LOAD_PERMANENTLY: c_int = 256;
@@ -302,6 +309,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<NativeIgnore>()?;
     module.add_function(wrap_pyfunction!(note_read, module)?)?;
     module.add_function(wrap_pyfunction!(note_close, module)?)?;
+    module.add_function(wrap_pyfunction!(available_for_cache, module)?)?;
     module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;
     Ok(())
 }

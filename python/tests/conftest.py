@@ -1,6 +1,7 @@
-"""Shared fixtures: a file of random bytes to read back through every path."""
+"""Shared fixtures: a file of random bytes to read back through every path, and a file of packed records."""
 
 import os
+import random
 
 import pytest
 
@@ -15,3 +16,18 @@ def data_file(tmp_path_factory):
     data = os.urandom(DATA_BYTES + 1234)
     path.write_bytes(data)
     return path, data
+
+
+@pytest.fixture(scope="session")
+def records_file(tmp_path_factory):
+    """(path, offsets, lengths, data) of a file of packed records of 0 to 40 KiB."""
+    rng = random.Random(16)
+    lengths = [rng.choice((0, 1, rng.randrange(1, 40 << 10))) for _ in range(600)]
+    offsets, at = [], 0
+    for length in lengths:
+        offsets.append(at)
+        at += length
+    data = os.urandom(at)
+    path = tmp_path_factory.mktemp("records") / "records.bin"
+    path.write_bytes(data)
+    return path, offsets, lengths, data

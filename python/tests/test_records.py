@@ -1,27 +1,10 @@
 """Records and epochs: every record once, in the given order, byte-identical."""
 
-import os
 import pickle
-import random
 
 import pytest
 
 import libprefetch
-
-
-@pytest.fixture(scope="module")
-def records_file(tmp_path_factory):
-    """(path, offsets, lengths, data) of a file of packed records of 0 to 40 KiB."""
-    rng = random.Random(16)
-    lengths = [rng.choice((0, 1, rng.randrange(1, 40 << 10))) for _ in range(600)]
-    offsets, at = [], 0
-    for length in lengths:
-        offsets.append(at)
-        at += length
-    data = os.urandom(at)
-    path = tmp_path_factory.mktemp("records") / "records.bin"
-    path.write_bytes(data)
-    return path, offsets, lengths, data
 
 
 def expected(records_file, order):

@@ -1,0 +1,326 @@
+"""Benchmarks of the data-loader shapes, each row beside the device's limit for the same bytes.
+
+``python -m libprefetch.bench workers``: one shuffled epoch over packed records read by one reader and
+by N worker processes shaped as DataLoader's (batches handed round-robin, each worker fetching its
+batches in turn and sending each batch's size back), stock (plain ``pread``) and with the library
+(``Records.epoch``, ``RecordDataset``), quiet and with N CPU-bound processes beside them (as a
+training job); the limit is the same records read in offset order with ``O_DIRECT``, 32 requests of
+at most 1 MiB in flight.
+
+``python -m libprefetch.bench tokens``: nanoGPT's ``get_batch`` (random windows of ``block_size + 1``
+``uint16`` tokens, ``batch_size`` per step): ``numpy.memmap`` with ``MADV_RANDOM``, plain ``pread``
+per window, ``TokenWindows``, and the limit (the windows' distinct pages, ``O_DIRECT`` depth 32).
+
+Both run cold (the file's pages dropped before each pass), in a memory cgroup of a third of the file
+(at least 128 MiB; made for the run, needs root) and without one; the machine is what it is, so read the ratios of one
+run. The paper's section 5 setting (data larger than memory, a known order) for a data loader.
+
+Deviations: workers send back batch sizes, not tensors (DataLoader's shared-memory transfer is not
+what is measured).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import itertools
+import mmap
+import multiprocessing
+import os
+import signal
+import statistics
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+from ._loader import RecordDataset, epoch_order
+from ._records import Records
+from ._tokens import TokenWindows
+from .bench import GIB, MIB, MemoryCgroup, disk_read_bytes, drop_cache, ensure_file, record_layout
+
+#: O_DIRECT request size and requests in flight of the limit.
+_REQUEST = MIB
+_DEPTH = 32
+
+#: prctl(2) option: a signal for this process when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+#: The smallest memory cgroup: the processes' own memory (the interpreters, the limit's 32 MiB of
+#: buffers) is charged to it too, and a third of a small file would leave it none.
+_CGROUP_FLOOR = 128 * MIB
+
+
+def extents(ranges: list[tuple[int, int]], page: int) -> list[tuple[int, int]]:
+    """``(offset, length)`` byte ranges as page-aligned requests of at most 1 MiB, in offset order,
+    touching pages merged."""
+    merged: list[list[int]] = []
+    for offset, length in sorted(ranges):
+        if length == 0:
+            continue
+        first, end = offset - offset % page, -(-(offset + length) // page) * page
+        if merged and first <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([first, end])
+    return [(start, min(_REQUEST, end - start)) for first, end in merged for start in range(first, end, _REQUEST)]
+
+
+def direct_read(path: Path, requests: list[tuple[int, int]]) -> int:
+    """Reads ``requests`` with ``O_DIRECT``, ``_DEPTH`` in flight: the device's best for those bytes."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_DIRECT)
+    buffers = threading.local()
+
+    def read_one(request: tuple[int, int]) -> int:
+        if not hasattr(buffers, "map"):
+            buffers.map = mmap.mmap(-1, _REQUEST)  # page-aligned, as O_DIRECT needs
+        offset, length = request
+        return os.preadv(fd, [memoryview(buffers.map)[:length]], offset)
+
+    try:
+        with ThreadPoolExecutor(max_workers=_DEPTH) as pool:
+            return sum(pool.map(read_one, requests))
+    finally:
+        os.close(fd)
+
+
+def _die_with(parent: int) -> None:
+    """Makes this child process die with its parent (PR_SET_PDEATHSIG), even one killed by SIGKILL."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _burn(parent: int) -> None:
+    _die_with(parent)
+    while True:
+        pass
+
+
+@contextmanager
+def burners(count: int) -> Iterator[None]:
+    """``count`` CPU-bound processes for the duration (a training job's compute beside the loader)."""
+    context = multiprocessing.get_context("fork")
+    processes = [context.Process(target=_burn, args=(os.getpid(),), daemon=True) for _ in range(count)]
+    for process in processes:
+        process.start()
+    try:
+        yield
+    finally:
+        for process in processes:
+            process.kill()
+            process.join()
+
+
+def _plain_worker(parent: int, records: Records, tasks: Any, results: Any) -> None:
+    _die_with(parent)
+    while (task := tasks.get()) is not None:
+        results.put(sum(len(records[i]) for i in task))
+
+
+def _library_worker(parent: int, dataset: RecordDataset, worker: int, workers: int, tasks: Any, results: Any) -> None:
+    _die_with(parent)
+    dataset.start_worker(worker, workers)
+    while (task := tasks.get()) is not None:
+        results.put(sum(len(dataset[i]) for i in task))
+    dataset.stop()
+
+
+def loader_shaped(targets: list[Callable[..., None]], args: list[tuple[Any, ...]], batches: list[list[int]]) -> int:
+    """DataLoader's dispatch: batch ``t`` to worker ``t % N``, 2 per worker outstanding; returns bytes."""
+    context = multiprocessing.get_context("fork")
+    queues = [context.Queue() for _ in targets]
+    results = context.Queue()
+    processes = [
+        context.Process(target=target, args=(os.getpid(), *extra, queue, results), daemon=True)
+        for target, extra, queue in zip(targets, args, queues)
+    ]
+    for process in processes:
+        process.start()
+    cycle = itertools.cycle(range(len(queues)))
+    sent = total = 0
+    while sent < min(2 * len(queues), len(batches)):
+        queues[next(cycle)].put(batches[sent])
+        sent += 1
+    for _ in batches:
+        total += results.get()
+        if sent < len(batches):
+            queues[next(cycle)].put(batches[sent])
+            sent += 1
+    for queue in queues:
+        queue.put(None)
+    for process in processes:
+        process.join()
+    return total
+
+
+def workers_modes(records: Records, seed: int, order: list[int], workers: int, batch: int) -> dict[str, Callable[[], int]]:
+    batches = [order[s : s + batch] for s in range(0, len(order), batch)]
+    dataset = RecordDataset(records, batch_size=batch, seed=seed)
+    assert dataset.order() == order
+    page = os.sysconf("SC_PAGE_SIZE")
+    requests = extents([(records._offsets[i], records._lengths[i]) for i in order], page)
+    return {
+        "stock-1": lambda: sum(len(records[i]) for i in order),
+        "libprefetch-1": lambda: sum(len(r) for r in records.epoch(order)),
+        f"stock-{workers}w": lambda: loader_shaped(
+            [_plain_worker] * workers, [(records,)] * workers, batches
+        ),
+        f"libprefetch-{workers}w": lambda: loader_shaped(
+            [_library_worker] * workers, [(dataset, w, workers) for w in range(workers)], batches
+        ),
+        "limit-direct-32": lambda: direct_read(Path(records.path), requests),
+    }
+
+
+def timed(path: Path, read: Callable[[], int]) -> tuple[float, int]:
+    """Seconds and bytes read from disk of one cold pass (``/proc/self/io`` counts the reaped worker
+    processes too)."""
+    drop_cache(path)
+    before = disk_read_bytes()
+    start = time.perf_counter()
+    read()
+    seconds = time.perf_counter() - start
+    return seconds, disk_read_bytes() - before
+
+
+def run_rows(settings: list[tuple[str, Callable[[], Any]]], path: Path, modes: dict[str, Callable[[], int]], runs: int) -> list[tuple[str, str, float, float]]:
+    """For every setting, the modes alternated ``runs`` times: (setting, mode, median s, median MiB read)."""
+    rows = []
+    for name, enter in settings:
+        times: dict[str, list[float]] = {mode: [] for mode in modes}
+        disk: dict[str, list[float]] = {mode: [] for mode in modes}
+        with enter():
+            for _ in range(runs):
+                for mode, read in modes.items():
+                    seconds, read_bytes = timed(path, read)
+                    times[mode].append(seconds)
+                    disk[mode].append(read_bytes / MIB)
+                    print(f"{name:22} {mode:18} {seconds:7.2f} s {read_bytes / MIB:9.0f} MiB", file=sys.stderr)
+        rows += [(name, mode, statistics.median(times[mode]), statistics.median(disk[mode])) for mode in modes]
+    return rows
+
+
+def print_rows(rows: list[tuple[str, str, float, float]], base: str) -> None:
+    print(f"| setting | mode | median s | vs {base} | vs limit-direct-32 | read from disk (MiB) |")
+    print("|---|---|---:|---:|---:|---:|")
+    for setting, mode, seconds, read in rows:
+        same = {m: s for st, m, s, _ in rows if st == setting}
+        print(
+            f"| {setting} | {mode} | {seconds:.2f} | {same[base] / seconds:.2f}x | "
+            f"{same['limit-direct-32'] / seconds:.2f}x | {read:.0f} |"
+        )
+
+
+def settings(size: int, burn_counts: tuple[int, ...], where: str) -> list[tuple[str, Callable[[], Any]]]:
+    """(name, context) of every setting: with and without the cgroup, with each count of burners."""
+    found = []
+    for cgroup in {"both": (False, True), "disk": (False,), "cgroup": (True,)}[where]:
+        for burn in burn_counts:
+
+            def enter(cgroup: bool = cgroup, burn: int = burn) -> Any:
+                stack = ExitStack()
+                if cgroup:
+                    stack.enter_context(MemoryCgroup(max(size // 3, _CGROUP_FLOOR)))
+                stack.enter_context(burners(burn))
+                return stack
+
+            name = ("cgroup-1/3" if cgroup else "disk") + (f" +{burn} burners" if burn else " quiet")
+            found.append((name, enter))
+    return found
+
+
+def workers_benchmark(args: argparse.Namespace) -> None:
+    path, size = Path(args.file), int(args.size_gib * GIB)
+    offsets, lengths = record_layout(size, args.seed)
+    ensure_file(path, size)
+    print(f"{len(offsets)} records of 4-64 KiB, {size / GIB:.2f} GiB, {args.workers} workers", file=sys.stderr)
+    with Records(path, offsets, lengths) as records:
+        order = epoch_order(len(records), args.seed, 0)
+        modes = workers_modes(records, args.seed, order, args.workers, args.batch_size)
+        rows = run_rows(settings(size, (0, args.workers), args.where), path, modes, args.runs)
+    print_rows(rows, f"stock-{args.workers}w")
+
+
+def tokens_modes(path: Path, draws: list[Any], block: int) -> dict[str, Callable[[], int]]:
+    import numpy
+
+    row = (block + 1) * 2
+    starts = [int(s) for step in draws for s in step]
+
+    def memmap_random() -> int:
+        data = numpy.memmap(path, dtype=numpy.uint16, mode="r")
+        data._mmap.madvise(mmap.MADV_RANDOM)  # the mapping numpy made
+        return sum(numpy.stack([data[s : s + block + 1] for s in step]).nbytes for step in draws)
+
+    def pread_one() -> int:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            return sum(len(os.pread(fd, row, s * 2)) for s in starts)
+        finally:
+            os.close(fd)
+
+    def windows() -> int:
+        with TokenWindows(path, block_size=block, dtype=numpy.uint16) as tokens:
+            return sum(x.size * 2 for x, _ in tokens.batches(draws))
+
+    page = os.sysconf("SC_PAGE_SIZE")
+    requests = extents([(s * 2, row) for s in starts], page)
+    return {
+        "memmap-random": memmap_random,
+        "pread-1": pread_one,
+        "token-windows": windows,
+        "limit-direct-32": lambda: direct_read(path, requests),
+    }
+
+
+def tokens_benchmark(args: argparse.Namespace) -> None:
+    import numpy
+
+    path, size = Path(args.file), int(args.size_gib * GIB) // MIB * MIB  # whole tokens
+    ensure_file(path, size)
+    rng = numpy.random.default_rng(args.seed)
+    draws = [rng.integers(size // 2 - args.block_size, size=args.batch_size) for _ in range(args.steps)]
+    page = os.sysconf("SC_PAGE_SIZE")
+    row = (args.block_size + 1) * 2
+    distinct = {p for step in draws for s in step for p in range(int(s) * 2 // page, (int(s) * 2 + row - 1) // page + 1)}
+    print(f"{args.steps} steps of {args.batch_size} windows of {args.block_size + 1} tokens, {size / GIB:.2f} GiB; "
+          f"distinct pages {len(distinct) * page / MIB:.0f} MiB", file=sys.stderr)
+    modes = tokens_modes(path, draws, args.block_size)
+    rows = run_rows(settings(size, (0,), args.where), path, modes, args.runs)
+    print_rows(rows, "memmap-random")
+    print(f"\nthe windows' distinct pages: {len(distinct) * page / MIB:.0f} MiB")
+
+
+def add_parsers(sub: Any) -> None:
+    """The ``workers`` and ``tokens`` subcommands of ``python -m libprefetch.bench``."""
+    workers = sub.add_parser("workers", help="one reader and N DataLoader-shaped workers, stock/library/limit")
+    workers.add_argument("--file", default="libprefetch-bench-records.bin", help="data file (made if missing)")
+    workers.add_argument("--size-gib", type=float, default=1.0, help="file size in GiB (default 1)")
+    workers.add_argument("--workers", type=int, default=4, help="worker processes and CPU burners (default 4)")
+    workers.add_argument("--batch-size", type=int, default=32, help="records per batch (default 32)")
+    tokens = sub.add_parser("tokens", help="nanoGPT-style token windows: memmap, pread, TokenWindows, limit")
+    tokens.add_argument("--file", default="libprefetch-bench-tokens.bin", help="token file (made if missing)")
+    tokens.add_argument("--size-gib", type=float, default=1.0, help="file size in GiB (default 1)")
+    tokens.add_argument("--steps", type=int, default=500, help="training steps (default 500)")
+    tokens.add_argument("--batch-size", type=int, default=12, help="windows per step (default 12)")
+    tokens.add_argument("--block-size", type=int, default=1024, help="tokens per window minus one (default 1024)")
+    for parser in (workers, tokens):
+        parser.add_argument("--seed", type=int, default=1, help="seed of the layout and the draws")
+        parser.add_argument("--runs", type=int, default=3, help="alternated runs per setting; medians (default 3)")
+        parser.add_argument("--where", choices=("both", "disk", "cgroup"), default="both",
+                            help="without a cgroup, in a cgroup of a third of the file, or both")
+
+
+def run(args: argparse.Namespace) -> Optional[bool]:
+    """Runs ``args.benchmark`` if it is one of this module's; None otherwise."""
+    if args.benchmark == "workers":
+        workers_benchmark(args)
+        return True
+    if args.benchmark == "tokens":
+        tokens_benchmark(args)
+        return True
+    return None

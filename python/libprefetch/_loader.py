@@ -1,0 +1,221 @@
+"""A DataLoader-ready dataset: every worker prefetches the records it will be asked for, in that order.
+
+A map-style dataset (``__len__``, ``__getitem__``) and its sampler, duck-typed to what
+``torch.utils.data.DataLoader`` expects (the package never imports torch). The order of an epoch is a
+function of a seed and the epoch number, so every worker process computes the whole epoch's order
+itself; DataLoader hands the batches of that order to its workers round-robin (batch ``t`` to worker
+``t % num_workers``, each worker reading its batches in turn), so each worker knows the exact list of
+records it will read before its first read: the paper's whole future access list (ATC 2009, section
+4.2), one client per worker, disclosed by the callback of section 4.3 as in ``Records.epoch``. The
+workers share one memory budget: each plans with its ``1/num_workers`` part.
+
+A read that is not the next one of the worker's list (a ``batch_size`` other than the loader's, a
+sampler other than ``dataset.sampler``, persistent workers in a later epoch) ends that worker's
+prefetching for the epoch: the remaining reads are plain reads, the bytes are the same.
+
+Deviations: none.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+from . import _native
+from ._client import Client, Stats
+from ._records import Records, _EpochPlan
+from ._summary import summary_line
+
+
+def epoch_order(count: int, seed: int, epoch: int) -> list[int]:
+    """The shuffled order of ``count`` records in ``epoch`` (the same in every process)."""
+    indexes = list(range(count))
+    random.Random(f"libprefetch:{seed}:{epoch}").shuffle(indexes)
+    return indexes
+
+
+def worker_indices(
+    order: Sequence[int], batch_size: Optional[int], drop_last: bool, worker: int, workers: int
+) -> list[int]:
+    """The indices worker ``worker`` of ``workers`` reads, in its order, when a DataLoader hands it
+    the batches of ``order`` (``batch_size=None``: one index per task) round-robin."""
+    if batch_size is None:
+        return list(order[worker::workers])
+    starts = range(0, len(order), batch_size)
+    if drop_last:
+        starts = range(0, len(order) - len(order) % batch_size, batch_size)
+    return [index for start in starts[worker::workers] for index in order[start : start + batch_size]]
+
+
+class EpochSampler:
+    """The order of the dataset's current epoch (``set_epoch``); pass it as ``sampler=``."""
+
+    def __init__(self, dataset: "RecordDataset") -> None:
+        self._dataset = dataset
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._dataset.order())
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+
+class RecordDataset:
+    """A map-style dataset over ``records`` (a ``Records``) whose DataLoader workers prefetch.
+
+    ``batch_size`` and ``drop_last`` must be those given to the DataLoader (``None`` when it is given
+    ``batch_size=None``); ``seed`` and ``set_epoch`` make the order of ``sampler``; ``transform`` is
+    applied to each record's bytes; ``max_memory`` is the budget all workers share (default: what the
+    system and memory cgroup allow when a worker starts). Pickles as its settings and epoch (workers
+    started with "spawn" reopen the file).
+    """
+
+    def __init__(
+        self,
+        records: Records,
+        *,
+        batch_size: Optional[int] = 1,
+        drop_last: bool = False,
+        seed: int = 0,
+        transform: Optional[Callable[[bytes], Any]] = None,
+        max_memory: Optional[int] = None,
+    ) -> None:
+        if batch_size is not None and batch_size <= 0:
+            raise ValueError(f"batch_size must be positive or None, got {batch_size}")
+        self.records = records
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.seed = seed
+        self.transform = transform
+        self.max_memory = max_memory
+        self._worker: Optional[_Worker] = None
+        self.set_epoch(0)
+
+    @property
+    def sampler(self) -> EpochSampler:
+        """The epoch's order, for ``DataLoader(dataset, sampler=dataset.sampler, ...)``."""
+        return EpochSampler(self)
+
+    def set_epoch(self, epoch: int) -> None:
+        """Chooses the epoch whose order ``sampler`` gives (call before iterating the loader). The
+        order is shuffled here, once: workers inherit it (fork) or unpickle it (spawn)."""
+        self.stop()
+        self.epoch = epoch
+        self._order = epoch_order(len(self.records), self.seed, epoch)
+
+    def order(self) -> list[int]:
+        """The current epoch's order."""
+        return self._order
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __getitem__(self, index: int) -> Any:
+        worker = self._worker_here()
+        data = worker.read(index) if worker is not None else self.records[index]
+        return self.transform(data) if self.transform is not None else data
+
+    def start_worker(self, worker_id: int, num_workers: int) -> None:
+        """Starts prefetching the indices worker ``worker_id`` of ``num_workers`` will read this epoch
+        (what ``worker_init`` calls; other loaders call it themselves)."""
+        if not 0 <= worker_id < num_workers:
+            raise ValueError(f"worker_id must be in 0..{num_workers - 1}, got {worker_id}")
+        self.stop()
+        indices = worker_indices(self.order(), self.batch_size, self.drop_last, worker_id, num_workers)
+        total = self.max_memory if self.max_memory is not None else _native.available_for_cache()
+        self._worker = _Worker(self.records, indices, max(total // num_workers, 1))
+
+    def stats(self) -> Optional[Stats]:
+        """This process's worker counters (None before its first read)."""
+        return self._worker.stats() if self._worker is not None else None
+
+    def summary(self) -> str:
+        """One line: what this process's worker prefetched, used and wasted against its records' pages."""
+        if self._worker is None:
+            return "no reads yet in this process"
+        return self._worker.summary()
+
+    def stop(self) -> None:
+        """Ends this process's prefetching (reads go on, plain)."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_worker"] = None
+        return state
+
+    def _worker_here(self) -> "Optional[_Worker]":
+        """This process's worker, started from DataLoader's worker info on the first read."""
+        if self._worker is not None and self._worker.pid != os.getpid():
+            self._worker = None  # the parent's, inherited by fork: its client is not ours
+        if self._worker is None:
+            worker_id, num_workers = _torch_worker_info(self)
+            self.start_worker(worker_id, num_workers)
+        return self._worker
+
+
+def worker_init(worker_id: int) -> None:
+    """A ``worker_init_fn`` for DataLoader: starts the worker's prefetching before its first task."""
+    data = sys.modules.get("torch.utils.data")
+    info = data.get_worker_info() if data is not None else None
+    if info is None:
+        raise RuntimeError("libprefetch.worker_init runs in DataLoader worker processes only")
+    dataset = info.dataset
+    if isinstance(dataset, RecordDataset):
+        dataset.start_worker(info.id, info.num_workers)
+
+
+def _torch_worker_info(dataset: RecordDataset) -> tuple[int, int]:
+    """(id, num_workers) from DataLoader's ``get_worker_info()`` in a worker; (0, 1) elsewhere."""
+    data = sys.modules.get("torch.utils.data")
+    info = data.get_worker_info() if data is not None else None
+    if info is None or info.dataset is not dataset:
+        return 0, 1
+    return info.id, info.num_workers
+
+
+class _Worker:
+    """One process's reads of an epoch: its list of records, its client, and where it is."""
+
+    def __init__(self, records: Records, indices: list[int], max_memory: int) -> None:
+        self.pid = os.getpid()
+        self._records = records
+        self._plan = _EpochPlan(records, indices, None)
+        self._next = 0
+        self._stats: Optional[Stats] = None
+        self._client: Optional[Client] = Client(self._plan.hand_out, max_memory=max_memory, infill=0)
+        try:
+            self._plan.region = self._client.region(records._fd, 0, max(records._size, 1))
+            self._plan.hand_out(self._client, None)
+        except BaseException:
+            self.close()
+            raise
+
+    def read(self, index: int) -> bytes:
+        order = self._plan.order
+        if self._client is not None and self._next < len(order) and order[self._next] == index:
+            self._plan.position = self._next
+            data = self._records[index]
+            self._next += 1
+            return data
+        self.close()
+        return self._records[index]
+
+    def stats(self) -> Optional[Stats]:
+        return self._client.stats() if self._client is not None else self._stats
+
+    def summary(self) -> str:
+        stats = self.stats()
+        if stats is None:
+            return "prefetching was started in another process"
+        return summary_line(stats, self._plan.distinct_pages(), self._next, len(self._plan.order))
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self.pid == os.getpid():
+            self._stats = client.stats()
+            client.close()

@@ -1,0 +1,181 @@
+"""RecordDataset under DataLoader's protocol, reproduced here without torch.
+
+``torch.utils.data.DataLoader`` with ``num_workers=N`` groups the sampler's indices into batches
+(``BatchSampler``: ``batch_size`` consecutive indices, the short last one dropped with ``drop_last``),
+and its main process puts batch ``t`` on the index queue of worker ``next(cycle(range(N)))``, keeping
+``prefetch_factor * N`` batches outstanding; each worker process sets its ``WorkerInfo(id, num_workers,
+seed, dataset)`` (returned by ``torch.utils.data.get_worker_info()``), calls ``worker_init_fn(id)``, then
+fetches its queue's batches in order with ``[dataset[i] for i in batch]``. ``loader`` below does the
+same with multiprocessing, "fork" and "spawn", and a stand-in ``torch.utils.data`` module in each worker.
+"""
+
+import itertools
+import multiprocessing
+import os
+import sys
+import types
+
+import pytest
+
+import libprefetch
+from libprefetch import RecordDataset, worker_indices
+
+
+def dispatch(order, batch_size, drop_last, workers):
+    """The batches each worker is sent, in order: DataLoader's round-robin over its index queues."""
+    if batch_size is None:
+        batches = [[index] for index in order]
+    else:
+        batches = [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
+        if drop_last and batches and len(batches[-1]) < batch_size:
+            batches.pop()
+    sent = [[] for _ in range(workers)]
+    cycle = itertools.cycle(range(workers))
+    for batch in batches:
+        sent[next(cycle)].append(batch)
+    return sent
+
+
+@pytest.mark.parametrize("batch_size,drop_last,workers", [(None, False, 3), (1, False, 1), (7, False, 4), (7, True, 4), (64, False, 2)])
+def test_each_worker_plans_the_indices_dataloader_sends_it(batch_size, drop_last, workers):
+    order = libprefetch.epoch_order(301, seed=5, epoch=2)
+    sent = dispatch(order, batch_size, drop_last, workers)
+    for worker in range(workers):
+        planned = worker_indices(order, batch_size, drop_last, worker, workers)
+        assert planned == [index for batch in sent[worker] for index in batch]
+
+
+def test_the_sampler_gives_the_epochs_order(records_file):
+    path, offsets, lengths, _ = records_file
+    with libprefetch.Records(path, offsets, lengths) as records:
+        dataset = RecordDataset(records, seed=3)
+        first = list(dataset.sampler)
+        dataset.set_epoch(1)
+        second = list(dataset.sampler)
+        assert sorted(first) == sorted(second) == list(range(len(records)))
+        assert first != second and len(dataset.sampler) == len(records)
+        dataset.set_epoch(0)
+        assert list(dataset.sampler) == first == libprefetch.epoch_order(len(records), 3, 0)
+
+
+def _worker_loop(dataset, worker_id, workers, tasks, results):
+    """DataLoader's worker: its WorkerInfo, worker_init_fn, then the batches of its queue in order."""
+    info = types.SimpleNamespace(id=worker_id, num_workers=workers, seed=worker_id, dataset=dataset)
+    torch = types.ModuleType("torch")
+    torch.utils = types.ModuleType("torch.utils")
+    torch.utils.data = types.ModuleType("torch.utils.data")
+    torch.utils.data.get_worker_info = lambda: info
+    sys.modules.update({"torch": torch, "torch.utils": torch.utils, "torch.utils.data": torch.utils.data})
+    libprefetch.worker_init(worker_id)
+    received = []
+    while (task := tasks.get()) is not None:
+        number, batch = task
+        received.extend(batch)
+        results.put((number, [dataset[index] for index in batch]))
+    results.put(("done", worker_id, received, dataset.stats(), dataset.summary()))
+
+
+def loader(dataset, method, workers, batch_size, prefetch_factor=2):
+    """Iterates ``dataset`` as DataLoader(sampler=dataset.sampler, num_workers=workers) does: returns
+    the batches in order and, per worker, (indices it read, its stats, its summary line)."""
+    context = multiprocessing.get_context(method)
+    tasks = [context.Queue() for _ in range(workers)]
+    results = context.Queue()
+    processes = [
+        context.Process(target=_worker_loop, args=(dataset, w, workers, tasks[w], results)) for w in range(workers)
+    ]
+    for process in processes:
+        process.start()
+    order = list(dataset.sampler)
+    batches = [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
+    cycle = itertools.cycle(range(workers))
+    sent = 0
+    done, got, reports = 0, {}, {}
+    try:
+        while sent < min(prefetch_factor * workers, len(batches)):
+            tasks[next(cycle)].put((sent, batches[sent]))
+            sent += 1
+        while len(got) < len(batches):
+            number, data = results.get(timeout=60)
+            got[number] = data
+            if sent < len(batches):
+                tasks[next(cycle)].put((sent, batches[sent]))
+                sent += 1
+        for task in tasks:
+            task.put(None)
+        while done < workers:
+            _, worker, received, stats, summary = results.get(timeout=60)
+            reports[worker] = (received, stats, summary)
+            done += 1
+    finally:
+        for process in processes:
+            process.join(timeout=60)
+            if process.is_alive():
+                process.kill()
+    return [got[n] for n in range(len(batches))], reports
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_dataloader_workers_prefetch_their_own_records_under_one_budget(records_file, method):
+    path, offsets, lengths, data = records_file
+    workers, batch_size, budget = 3, 5, 24 << 20
+    with libprefetch.Records(path, offsets, lengths) as records:
+        dataset = RecordDataset(records, batch_size=batch_size, seed=7, max_memory=budget)
+        dataset.set_epoch(2)
+        fd = os.open(path, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+        batches, reports = loader(dataset, method, workers, batch_size)
+        order = list(dataset.sampler)
+    assert [record for batch in batches for record in batch] == [data[offsets[i] : offsets[i] + lengths[i]] for i in order]
+    for worker, (received, stats, summary) in reports.items():
+        assert received == worker_indices(order, batch_size, False, worker, workers)
+        assert stats.tracked_reads == sum(1 for i in received if lengths[i]) and stats.divergences == 0
+        assert stats.prefetched_used > 0 and 0 < stats.budget_bytes <= budget // workers
+        assert summary.startswith(f"{len(received)}/{len(received)} records")
+
+
+def test_a_read_off_the_plan_ends_prefetching_and_reads_the_same_bytes(records_file):
+    path, offsets, lengths, data = records_file
+    with libprefetch.Records(path, offsets, lengths) as records:
+        dataset = RecordDataset(records, batch_size=None, seed=1)
+        order = list(dataset.sampler)
+        assert dataset[order[0]] == data[offsets[order[0]] : offsets[order[0]] + lengths[order[0]]]
+        planned = dataset.stats().tracked_reads
+        wrong = order[2]
+        assert dataset[wrong] == data[offsets[wrong] : offsets[wrong] + lengths[wrong]]
+        assert dataset[order[1]] == data[offsets[order[1]] : offsets[order[1]] + lengths[order[1]]]
+        assert dataset.stats().tracked_reads == planned  # the client was closed before the wrong read
+        dataset.stop()
+
+
+def test_a_worker_plans_with_its_share_of_the_budget(records_file):
+    path, offsets, lengths, _ = records_file
+    with libprefetch.Records(path, offsets, lengths) as records:
+        dataset = RecordDataset(records, batch_size=2, seed=1, max_memory=32 << 20, transform=len)
+        dataset.start_worker(1, 4)
+        mine = worker_indices(list(dataset.sampler), 2, False, 1, 4)
+        assert [dataset[i] for i in mine] == [lengths[i] for i in mine]
+        stats = dataset.stats()
+        assert 0 < stats.budget_bytes <= 8 << 20 and stats.divergences == 0
+        dataset.stop()
+        with pytest.raises(ValueError):
+            dataset.start_worker(4, 4)
+
+
+def test_an_epoch_summary_accounts_for_its_pages(records_file):
+    path, offsets, lengths, _ = records_file
+    page = os.sysconf("SC_PAGE_SIZE")
+    with libprefetch.Records(path, offsets, lengths) as records:
+        order = records.order(seed=9)
+        epoch = records.epoch(order)
+        assert epoch.summary() == "the epoch has not started"
+        for _ in epoch:
+            pass
+        stats = epoch.stats()
+        line = epoch.summary()
+    distinct = {p for i in order if lengths[i] for p in range(offsets[i] // page, (offsets[i] + lengths[i] - 1) // page + 1)}
+    assert line.startswith(f"{len(order)}/{len(order)} records, {len(distinct)} distinct pages; ")
+    assert f"prefetched {stats.pages_prefetched} pages: used {stats.prefetched_used}, " in line
+    assert f"dropped unused {stats.prefetched_unused_dropped} " in line
+    assert f"dropped after use {stats.pages_dropped - stats.prefetched_unused_dropped};" in line
