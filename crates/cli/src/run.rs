@@ -40,6 +40,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use plan::recording::PartReader;
 
 /// The library file name (the cdylib of crate `preload`).
 const LIBRARY: &str = "libprefetch.so";
@@ -185,16 +186,25 @@ fn absolute(path: &Path) -> Result<PathBuf> {
     std::path::absolute(path).with_context(|| format!("bad path {}", path.display()))
 }
 
-/// Fails with one line if `path` is not a readable recording.
+/// Fails with one line if `path` is not a readable recording: a regular
+/// file (checked before it is opened: a FIFO would block, a device never
+/// end), read one part at a time.
 fn check_recording(path: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the recording {}", path.display()))?;
-    plan::recording::Recording::parse(&text).with_context(|| {
+    let not_one = || {
         format!(
             "{} is not a recording of `prefetch record -o FILE`",
             path.display()
         )
-    })?;
+    };
+    let metadata = std::fs::metadata(path)
+        .with_context(|| format!("cannot read the recording {}", path.display()))?;
+    if !metadata.is_file() {
+        bail!("{}: not a regular file", not_one());
+    }
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read the recording {}", path.display()))?;
+    let mut reader = PartReader::new(std::io::BufReader::new(file)).with_context(not_one)?;
+    while reader.next_part().with_context(not_one)?.is_some() {}
     Ok(())
 }
 

@@ -7,7 +7,8 @@
 //! `LIBPREFETCH_RECORD_REREADS=N` rereads coming more than N page reads
 //! after the page's previous read (`plan::recording::Touches`). The
 //! runs are written as one *part* when the process exits (`atexit`), and
-//! earlier whenever [`FLUSH_RUNS`] runs are waiting, so memory stays
+//! earlier whenever [`FLUSH_RUNS`] runs are waiting (within one read too),
+//! so memory stays
 //! bounded and a process killed later leaves what it read until then. A
 //! part is appended with one `write` under an exclusive `flock` of the
 //! recording, so the parts of concurrent processes never interleave; a
@@ -129,9 +130,6 @@ pub(crate) fn on_read(file: &FileStat, fd: i32, offset: u64, end: u64) {
     };
     let mut recorder = recorder.lock().unwrap_or_else(|e| e.into_inner());
     recorder.note(file, fd, offset, end);
-    if recorder.pending.len() >= FLUSH_RUNS {
-        recorder.flush();
-    }
 }
 
 /// In a forked child: record the child's reads, not the parent's again.
@@ -178,12 +176,17 @@ impl Recorder {
             }
             match self.pending.last_mut() {
                 Some(run) if run.file == key && run.first + run.count == page => run.count += 1,
-                _ => self.pending.push(PendingRun {
-                    file: key,
-                    first: page,
-                    count: 1,
-                    time_us,
-                }),
+                _ => {
+                    if self.pending.len() >= FLUSH_RUNS {
+                        self.flush();
+                    }
+                    self.pending.push(PendingRun {
+                        file: key,
+                        first: page,
+                        count: 1,
+                        time_us,
+                    });
+                }
             }
         }
     }

@@ -206,38 +206,122 @@ impl Recording {
     /// Parses a recording. A part cut off before its `end` line is left
     /// out; anything else malformed is an error naming its line.
     pub fn parse(text: &str) -> Result<Recording, ParseError> {
-        let mut lines = text.split_inclusive('\n').enumerate();
-        let (page_size, rereads_after) = match lines.next() {
-            Some((_, first)) if first.ends_with('\n') => parse_header(first.trim_end())?,
-            _ => return Err(error(1, "not a libprefetch recording (no header line)")),
+        Recording::read(text.as_bytes())
+    }
+
+    /// [`Recording::parse`] of the bytes of `input`; a line that is not
+    /// UTF-8 is an error naming it.
+    pub fn read(input: impl std::io::BufRead) -> Result<Recording, ParseError> {
+        let mut reader = PartReader::new(input)?;
+        let mut parts = Vec::new();
+        while let Some(part) = reader.next_part()? {
+            parts.push(part);
+        }
+        Ok(Recording {
+            page_size: reader.page_size,
+            rereads_after: reader.rereads_after,
+            parts,
+        })
+    }
+}
+
+/// A recording read one part at a time from any byte stream, so that
+/// what is held is one part, whatever the recording's length (a replay in
+/// a small memory cgroup; a recording that never ends, `/dev/zero`, is
+/// refused at its first overlong line).
+pub struct PartReader<R> {
+    input: R,
+    /// Page size of the recording machine.
+    pub page_size: u64,
+    /// As [`Recording::rereads_after`].
+    pub rereads_after: u64,
+    /// Lines read so far (the number of the last one).
+    line: usize,
+    buffer: Vec<u8>,
+}
+
+/// The most runs a part may hold (the recorder writes a part every 16 Ki
+/// runs; 8 MiB of runs held at most).
+pub const MAX_PART_RUNS: usize = 1 << 18;
+
+/// The longest line a reader accepts: a `file` line with a path of
+/// `PATH_MAX` bytes, each escaped as `\xHH`, and its numbers.
+pub const MAX_LINE_BYTES: usize = 4 * 4096 + 256;
+
+impl<R: std::io::BufRead> PartReader<R> {
+    /// Reads and checks the header line.
+    pub fn new(input: R) -> Result<PartReader<R>, ParseError> {
+        let mut reader = PartReader {
+            input,
+            page_size: 0,
+            rereads_after: 0,
+            line: 0,
+            buffer: Vec::new(),
         };
-        let mut recording = Recording {
-            page_size,
-            rereads_after,
-            parts: Vec::new(),
-        };
+        match reader.next_line()? {
+            Some(first) => (reader.page_size, reader.rereads_after) = parse_header(&first)?,
+            None => return Err(error(1, "not a libprefetch recording (no header line)")),
+        }
+        Ok(reader)
+    }
+
+    /// The next complete part, `None` at the end (a last part cut off
+    /// before its `end` line is left out); an error names its line.
+    pub fn next_part(&mut self) -> Result<Option<Part>, ParseError> {
         let mut open: Option<Part> = None;
-        for (index, raw) in lines {
-            let number = index + 1;
-            if !raw.ends_with('\n') {
-                break; // cut off mid-line: the part it belongs to is incomplete
-            }
-            let line = raw.trim_end_matches('\n');
-            let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+        while let Some(line) = self.next_line()? {
+            let number = self.line;
+            let (word, rest) = line.split_once(' ').unwrap_or((&line, ""));
             match (word, open.as_mut()) {
                 ("part", _) => open = Some(parse_part(rest, number)?),
                 ("file", Some(part)) => {
                     part.files.push(parse_file(rest, number, part.files.len())?)
                 }
+                ("pages", Some(part)) if part.runs.len() >= MAX_PART_RUNS => {
+                    return Err(error(
+                        number,
+                        "part longer than any `prefetch record` writes",
+                    ))
+                }
                 ("pages", Some(part)) => part.runs.push(parse_run(rest, number, part.files.len())?),
-                ("end", Some(_)) => recording.parts.extend(open.take()),
+                ("end", Some(_)) => return Ok(open),
                 ("", _) => {}
                 (_, None) if word.starts_with('#') => {}
                 (_, None) => return Err(error(number, "expected a `part` line")),
                 _ => return Err(error(number, &format!("unknown line kind {word:?}"))),
             }
         }
-        Ok(recording)
+        Ok(None)
+    }
+
+    /// The next whole line without its newline; `None` at the end or at a
+    /// line cut off before its newline (the part it belongs to is
+    /// incomplete).
+    fn next_line(&mut self) -> Result<Option<String>, ParseError> {
+        use std::io::{BufRead as _, Read as _};
+        self.buffer.clear();
+        let number = self.line + 1;
+        let limit = MAX_LINE_BYTES as u64 + 1;
+        let read = (&mut self.input)
+            .take(limit)
+            .read_until(b'\n', &mut self.buffer)
+            .map_err(|e| error(number, &format!("cannot be read: {e}")))?;
+        if read == 0 {
+            return Ok(None);
+        }
+        if self.buffer.last() != Some(&b'\n') {
+            if self.buffer.len() > MAX_LINE_BYTES {
+                return Err(error(number, "line longer than any a recording holds"));
+            }
+            return Ok(None);
+        }
+        self.line = number;
+        self.buffer.pop();
+        match std::str::from_utf8(&self.buffer) {
+            Ok(text) => Ok(Some(text.to_string())),
+            Err(_) if number == 1 => Err(error(1, "not a libprefetch recording (no header line)")),
+            Err(_) => Err(error(number, "not UTF-8 text")),
+        }
     }
 }
 
@@ -471,6 +555,32 @@ mod tests {
             .unwrap_err()
             .reason
             .contains("at least one page"));
+    }
+
+    #[test]
+    fn a_bad_byte_is_reported_at_its_line() {
+        let text = [header(4096, 0).as_bytes(), b"part pid=1 exe=/x\n\xff\n"].concat();
+        let error = PartReader::new(&text[..]).unwrap().next_part().unwrap_err();
+        assert_eq!((error.line, error.reason.as_str()), (3, "not UTF-8 text"));
+        let garbage = PartReader::new(&b"\x80\x81\n"[..]).err().unwrap();
+        assert_eq!(garbage.line, 1);
+    }
+
+    #[test]
+    fn an_endless_stream_is_refused_at_its_first_line() {
+        let error = PartReader::new(std::io::BufReader::new(std::io::repeat(0))).err();
+        assert_eq!(error.map(|e| e.line), Some(1));
+        let newlines = std::io::BufReader::new(std::io::repeat(b'\n'));
+        assert_eq!(PartReader::new(newlines).err().map(|e| e.line), Some(1));
+    }
+
+    #[test]
+    fn parts_are_read_one_at_a_time() {
+        let text = header(4096, 0) + &sample().to_text() + &sample().to_text();
+        let mut reader = PartReader::new(text.as_bytes()).unwrap();
+        assert_eq!(reader.next_part().unwrap(), Some(sample()));
+        assert_eq!(reader.next_part().unwrap(), Some(sample()));
+        assert_eq!(reader.next_part().unwrap(), None);
     }
 
     #[test]
