@@ -17,6 +17,7 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     for path in paths {
         let metadata = std::fs::metadata(path).map_err(|source| Error::Open {
             path: path.clone(),
+            action: "stat",
             source,
         })?;
         if metadata.is_dir() {
@@ -34,6 +35,7 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
 fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), Error> {
     let reading = |source| Error::Open {
         path: dir.to_path_buf(),
+        action: "list the directory",
         source,
     };
     let mut entries = std::fs::read_dir(dir)
