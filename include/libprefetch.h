@@ -69,6 +69,9 @@
  * getdelim, __getdelim, fgetc, getc, _IO_getc, fgetc_unlocked, getc_unlocked,
  * __uflow and __underflow (stdio reads its file with glibc's internal read:
  * these tell the library of the read a call may make to refill its buffer).
+ * For `prefetch record`, it interposes mmap, mmap64 and munmap (the
+ * resident pages of a mapped file are recorded when it is unmapped);
+ * anonymous mappings pass straight through.
  *
  * The exported symbols carry the pf_ prefix.  The paper's own names
  * (register_client, request_prefetching, ...) are provided as static inline

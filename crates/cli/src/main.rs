@@ -19,11 +19,13 @@ mod demo;
 mod device;
 mod disk;
 mod emulate;
+mod record;
 mod repro;
 mod residency;
 mod run;
 mod sim;
 mod sqlite;
+mod tracepoint;
 
 /// Application-directed prefetching for Linux, and the simulator of its papers.
 #[derive(Parser)]

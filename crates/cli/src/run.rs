@@ -69,6 +69,10 @@ pub struct RecordArgs {
     /// (for a replay under less memory than the recording had) [default: first reads only]
     #[arg(long, value_name = "SIZE", value_parser = ::bench::size::parse_size)]
     rereads_after: Option<u64>,
+    /// Record only with the interposers and mincore of mappings, even where the kernel's
+    /// page-cache tracepoint is available (docs/record.md)
+    #[arg(long)]
+    no_tracepoint: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -101,8 +105,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     exec(&args.common, variables)
 }
 
-/// `prefetch record`: starts the recording file, then replaces this
-/// process with the program, whose processes append to it.
+/// `prefetch record`: starts the recording file, runs the program, whose
+/// processes append to it, beside the page-cache tracepoint where the
+/// machine allows it (`record.rs`), and says what each method saw.
 pub fn record(args: RecordArgs) -> Result<ExitCode> {
     let path = absolute(&args.output)?;
     let rereads_after = args
@@ -112,18 +117,37 @@ pub fn record(args: RecordArgs) -> Result<ExitCode> {
     std::fs::write(&path, header)
         .with_context(|| format!("cannot write the recording {}", path.display()))?;
     let variables = vec![
-        ("LIBPREFETCH_RECORD", path.into_os_string()),
+        ("LIBPREFETCH_RECORD", path.clone().into_os_string()),
         (
             "LIBPREFETCH_RECORD_REREADS",
             rereads_after.to_string().into(),
         ),
     ];
-    exec(&args.common, variables)
+    let command = command(&args.common, variables)?;
+    crate::record::run(command, &path, !args.no_tracepoint)
 }
 
 /// Execs the command with the library preloaded and `variables` set;
 /// returns only if it could not be started.
 fn exec(common: &CommonArgs, variables: Vec<(&str, OsString)>) -> Result<ExitCode> {
+    let mut command = command(common, variables)?;
+    let error = command.exec();
+    Ok(cannot_run(command.get_program(), &error))
+}
+
+/// Says the program could not be started; the shell's exit status for it
+/// (127: not found, 126: not executable).
+pub(crate) fn cannot_run(program: &std::ffi::OsStr, error: &std::io::Error) -> ExitCode {
+    let program = Path::new(program).display();
+    eprintln!("prefetch: cannot run {program}: {error}");
+    ExitCode::from(match error.kind() {
+        std::io::ErrorKind::NotFound => 127,
+        _ => 126,
+    })
+}
+
+/// The command with the library preloaded and `variables` set.
+fn command(common: &CommonArgs, variables: Vec<(&str, OsString)>) -> Result<Command> {
     let library = match &common.library {
         Some(path) => absolute(path)?,
         None => find_library()?,
@@ -143,13 +167,7 @@ fn exec(common: &CommonArgs, variables: Vec<(&str, OsString)>) -> Result<ExitCod
     if common.no_children {
         command.env("LIBPREFETCH_NO_CHILDREN", "1");
     }
-    let error = command.exec();
-    let program = Path::new(program).display();
-    eprintln!("prefetch: cannot run {program}: {error}");
-    Ok(ExitCode::from(match error.kind() {
-        std::io::ErrorKind::NotFound => 127,
-        _ => 126,
-    }))
+    Ok(command)
 }
 
 /// `library` ahead of whatever `LD_PRELOAD` already holds.

@@ -206,12 +206,16 @@ fn read_recording(
     }
     let input = std::io::BufReader::with_capacity(1 << 16, RawReader(fd));
     let mut reader = PartReader::new(input).map_err(|e| e.to_string())?;
+    // Without rereads a page is listed once, whichever method saw it (a
+    // tracepoint's part and the interposers' may both hold it).
+    let rereads = reader.rereads_after > 0;
     let mut replay = Replay {
         files: HashMap::new(),
         page_size: reader.page_size,
         touches: Mutex::new(Touches::new(reader.rereads_after)),
     };
     let mut entries = Vec::new();
+    let mut listed: std::collections::HashSet<(RawFd, u32)> = Default::default();
     let mut skipped: Vec<(u64, u64)> = Vec::new();
     while let Some(part) = reader.next_part().map_err(|e| e.to_string())? {
         if part.exe != exe {
@@ -228,8 +232,9 @@ fn read_recording(
             };
             let room = max_entries.saturating_sub(entries.len());
             let pages = run.first..run.first + run.count;
-            let listed = pages.filter_map(|page| Some((fd, u32::try_from(page).ok()?)));
-            entries.extend(listed.take(room));
+            let pages = pages.filter_map(|page| Some((fd, u32::try_from(page).ok()?)));
+            let first_times = pages.filter(|&entry| rereads || listed.insert(entry));
+            entries.extend(first_times.take(room));
         }
         if entries.len() >= max_entries {
             break;

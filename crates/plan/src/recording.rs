@@ -19,10 +19,12 @@
 //! end
 //! ```
 //!
-//! `pages FILE FIRST COUNT TIME_US`: pages `FIRST..FIRST+COUNT` of file
+//! `pages FILE FIRST COUNT TIME_US [via=map|trace]`: pages `FIRST..FIRST+COUNT` of file
 //! `FILE` (its number in this part), first read `TIME_US` microseconds
 //! after the process started recording. Within a part the runs are in the
-//! order their pages were read; a page appears once per process (its first
+//! order their pages were read; `via=` names the method that saw a run
+//! other than the read interposers ([`Via`]: `map`, the resident pages of a
+//! mapping at unmap or exit; `trace`, the kernel's page-cache tracepoint); a page appears once per process (its first
 //! read), unless the header's `rereads_after=N` is above 0: then a page is
 //! listed again when it is read after more than N page reads of the process
 //! since its previous read (long enough for a small cache to have lost it;
@@ -69,6 +71,33 @@ pub struct Run {
     pub count: u64,
     /// When its first page was first read, microseconds after the process started recording.
     pub time_us: u64,
+    /// Which method saw it.
+    pub via: Via,
+}
+
+/// Which recording method saw a run (docs/record.md, "What each method sees").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Via {
+    /// The interposed `read` family and stdio: the pages read, in order.
+    #[default]
+    Read,
+    /// The unprivileged method for mappings: the resident pages of a mapped
+    /// range when it was unmapped or at exit (order within one mapping lost).
+    Map,
+    /// The kernel's page-cache tracepoint: every page the process tree
+    /// brought into the page cache, in order.
+    Trace,
+}
+
+impl Via {
+    /// The word a `pages` line ends with (`via=WORD`; `read` is left out).
+    pub fn word(self) -> &'static str {
+        match self {
+            Via::Read => "read",
+            Via::Map => "map",
+            Via::Trace => "trace",
+        }
+    }
 }
 
 /// What one process read between two flushes.
@@ -191,11 +220,17 @@ impl Part {
             );
         }
         for run in &self.runs {
-            let _ = writeln!(
+            let _ = write!(
                 text,
                 "pages {} {} {} {}",
                 run.file, run.first, run.count, run.time_us
             );
+            match run.via {
+                Via::Read => text.push('\n'),
+                via => {
+                    let _ = writeln!(text, " via={}", via.word());
+                }
+            }
         }
         text.push_str("end\n");
         text
@@ -407,14 +442,26 @@ fn parse_file(rest: &str, line: usize, expected: usize) -> Result<FileIdentity, 
 
 fn parse_run(rest: &str, line: usize, files: usize) -> Result<Run, ParseError> {
     let fields: Vec<&str> = rest.split(' ').collect();
-    let [file, first, count, time] = fields[..] else {
-        return Err(error(line, "expected `pages FILE FIRST COUNT TIME_US`"));
+    let (file, first, count, time, via) = match fields[..] {
+        [file, first, count, time] => (file, first, count, time, None),
+        [file, first, count, time, via] => (file, first, count, time, Some(via)),
+        _ => {
+            let expected = "expected `pages FILE FIRST COUNT TIME_US [via=map|trace]`";
+            return Err(error(line, expected));
+        }
+    };
+    let via = match via {
+        None | Some("via=read") => Via::Read,
+        Some("via=map") => Via::Map,
+        Some("via=trace") => Via::Trace,
+        Some(other) => return Err(error(line, &format!("unknown method {other:?}"))),
     };
     let run = Run {
         file: number(file, "file", line)?,
         first: number(first, "first page", line)?,
         count: number(count, "count", line)?,
         time_us: number(time, "time", line)?,
+        via,
     };
     if run.file >= files {
         return Err(error(
@@ -495,12 +542,21 @@ mod tests {
                     first: 0,
                     count: 1,
                     time_us: 0,
+                    via: Via::Read,
                 },
                 Run {
                     file: 0,
                     first: 12,
                     count: 4,
                     time_us: 130,
+                    via: Via::Map,
+                },
+                Run {
+                    file: 0,
+                    first: 2,
+                    count: 1,
+                    time_us: 131,
+                    via: Via::Trace,
                 },
             ],
         }
@@ -524,7 +580,8 @@ mod tests {
                 file: 0,
                 first: 12,
                 count: 4,
-                time_us: 130
+                time_us: 130,
+                via: Via::Read,
             }
         );
     }
