@@ -22,6 +22,7 @@ mod emulate;
 mod record;
 mod repro;
 mod residency;
+mod restore_beside;
 mod run;
 mod sim;
 mod sqlite;

@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// Prefetch what this recording (written by `prefetch record`) says the program will read
     #[arg(long, value_name = "FILE")]
     replay: Option<PathBuf>,
+    /// Read back the missing pages of this snapshot (written by `prefetch snapshot`) beside the
+    /// program, which starts at once; the restore stops when the program ends
+    #[arg(long, value_name = "SNAPSHOT")]
+    restore: Option<PathBuf>,
     /// Prefetch ahead of sequential and strided readers by their device's competitive depth
     /// (cost per request x transfer rate, from `prefetch device measure` or `prefetch emulate`)
     #[arg(long)]
@@ -101,6 +105,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     if args.competitive {
         variables.push(("LIBPREFETCH_COMPETITIVE", "1".into()));
+    }
+    if let Some(snapshot) = &args.restore {
+        let snapshot = ::residency::Snapshot::load(snapshot).context("--restore")?;
+        crate::restore_beside::start(snapshot)?;
     }
     exec(&args.common, variables)
 }
