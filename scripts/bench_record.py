@@ -139,17 +139,17 @@ def main():
     parser.add_argument("--work", default="/tmp/prefetch-bench-record")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cgroup-mib", type=int)
-    parser.add_argument("--only", help="comma-separated program names")
+    parser.add_argument("--only", help="program names separated by semicolons")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     python = os.path.realpath(subprocess.run(["python3", "-c", "import sys; print(sys.executable)"],
                                              capture_output=True, text=True).stdout.strip())
-    progs = programs(os.path.abspath(args.mount), python)
-    if args.only:
-        progs = {k: v for k, v in progs.items() if k in args.only.split(",")}
+    every = programs(os.path.abspath(args.mount), python)
+    progs = {k: v for k, v in every.items() if not args.only or k in args.only.split(";")}
     runner = Runner(args)
     try:
-        prepare(runner, programs(os.path.abspath(args.mount), python))
+        # Every program's recording: the `other` mode replays another program's.
+        prepare(runner, every)
         times = {(n, m): [] for n in progs for m in MODES}
         for _ in range(args.rounds):
             for name, (argv, env, paths, _) in progs.items():
