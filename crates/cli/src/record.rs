@@ -193,6 +193,13 @@ fn trace_parts(trace: &Trace, recording: &Recording, exe: Vec<u8>, pid: u32) -> 
                 .or_insert(identity);
         }
     }
+    // The command line the program's process recorded for itself, if it did.
+    let args = recording
+        .parts
+        .iter()
+        .rev()
+        .find(|part| part.pid == pid && part.exe == exe)
+        .and_then(|part| part.args);
     let mut parts: Vec<Part> = Vec::new();
     let mut numbers: HashMap<(u64, u64), usize> = HashMap::new();
     let mut unnamed = 0;
@@ -206,6 +213,7 @@ fn trace_parts(trace: &Trace, recording: &Recording, exe: Vec<u8>, pid: u32) -> 
             parts.push(Part {
                 pid,
                 exe: exe.clone(),
+                args,
                 ..Part::default()
             });
             numbers.clear();

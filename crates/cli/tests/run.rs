@@ -424,18 +424,11 @@ fn cached_pages(path: &Path) -> u64 {
 /// once 32 have arrived or `wait_seconds` have passed, before the program opens the file, and
 /// then reads it.
 fn replayed_residency(dir: &Path, recording: &Path, wait_seconds: u32) -> (u64, Output) {
-    let script = format!("import subprocess,time,sys\n\
-                  end=time.time()+{wait_seconds}\n\
-                  while True:\n\
-                  \x20   n=int(subprocess.run(['fincore','--noheadings','--output','PAGES','data.bin'],capture_output=True).stdout)\n\
-                  \x20   if n>=32 or time.time()>end: break\n\
-                  \x20   time.sleep(0.05)\n\
-                  print(n); sys.stdout.flush()\n\
-                  print(len(open('data.bin','rb').read()))");
-    let replay = prefetch(
+    let mut replay = prefetch(
         &["run", "--replay", recording.to_str().unwrap()],
-        &[python(), "-c", &script],
+        &[python(), "-c", RESIDENCY_SCRIPT],
     );
+    replay.env("WAIT_SECONDS", wait_seconds.to_string());
     let out = output(replay, dir);
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     let cached = text
@@ -446,12 +439,24 @@ fn replayed_residency(dir: &Path, recording: &Path, wait_seconds: u32) -> (u64, 
     (cached, out)
 }
 
+/// The program of [`replayed_residency`] (recorded and replayed with the same command line: a
+/// replay keeps only the parts of its own command line); it waits `WAIT_SECONDS` at most.
+const RESIDENCY_SCRIPT: &str = "import subprocess,time,sys,os\n\
+                  end=time.time()+int(os.environ['WAIT_SECONDS'])\n\
+                  while True:\n\
+                  \x20   n=int(subprocess.run(['fincore','--noheadings','--output','PAGES','data.bin'],capture_output=True).stdout)\n\
+                  \x20   if n>=32 or time.time()>end: break\n\
+                  \x20   time.sleep(0.05)\n\
+                  print(n); sys.stdout.flush()\n\
+                  print(len(open('data.bin','rb').read()))";
+
 fn record_reading_data(dir: &Path) -> PathBuf {
     let recording = dir.join("rec");
-    let record = prefetch(
+    let mut record = prefetch(
         &["record", "-o", recording.to_str().unwrap()],
-        &[python(), "-c", "open('data.bin','rb').read()"],
+        &[python(), "-c", RESIDENCY_SCRIPT],
     );
+    record.env("WAIT_SECONDS", "0");
     assert!(output(record, dir).status.success());
     recording
 }
@@ -469,6 +474,22 @@ fn a_replay_prefetches_a_file_before_the_program_opens_it() {
         cached >= 32,
         "the first window (128 KiB) was not prefetched: {cached} pages"
     );
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with("1048576\n"));
+}
+
+#[test]
+fn a_recording_of_the_same_executable_with_another_command_line_is_not_replayed() {
+    let dir = fixture(1);
+    let recording = dir.path().join("rec");
+    let record = prefetch(
+        &["record", "-o", recording.to_str().unwrap()],
+        &[python(), "-c", "open('data.bin','rb').read()"],
+    );
+    assert!(output(record, dir.path()).status.success());
+    let data = dir.path().join("data.bin");
+    evict(&data);
+    let (cached, out) = replayed_residency(dir.path(), &recording, 3);
+    assert_eq!(cached, 0, "another script's pages were prefetched");
     assert!(String::from_utf8_lossy(&out.stdout).ends_with("1048576\n"));
 }
 

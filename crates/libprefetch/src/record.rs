@@ -70,6 +70,8 @@ struct Recorder {
     output: OsString,
     pid: u32,
     exe: Vec<u8>,
+    /// `plan::recording::args_hash` of the command line.
+    args: u64,
     started: Instant,
     page_size: u64,
     /// The identity of each file read, by (device, inode).
@@ -83,6 +85,11 @@ static RECORDER: AtomicPtr<Mutex<Recorder>> = AtomicPtr::new(std::ptr::null_mut(
 
 /// The recording's path, set once at start (read without a lock after a fork).
 static OUTPUT: OnceLock<OsString> = OnceLock::new();
+
+/// This process's command line as a part's `args=`.
+pub(crate) fn own_args() -> u64 {
+    plan::recording::args_hash(&crate::rawio::read_bytes("/proc/self/cmdline").unwrap_or_default())
+}
 
 /// Rereads listed after this many page reads, read from the environment
 /// once at start (a forked child must not take the environment's lock).
@@ -107,6 +114,7 @@ fn install(output: OsString) {
         output,
         pid: std::process::id(),
         exe: readlink("/proc/self/exe").unwrap_or_default(),
+        args: own_args(),
         started: Instant::now(),
         page_size: crate::client::page_size(),
         files: HashMap::new(),
@@ -241,6 +249,7 @@ impl Recorder {
         let mut part = Part {
             pid: self.pid,
             exe: self.exe.clone(),
+            args: Some(self.args),
             ..Part::default()
         };
         for run in &self.pending {

@@ -225,8 +225,9 @@ fn read_recording(
     let mut listed: HashSet<(RawFd, u32)> = HashSet::new();
     let mut skipped: HashSet<(u64, u64)> = HashSet::new();
     let limit = max_files();
+    let own_args = crate::record::own_args();
     while let Some(part) = reader.next_part().map_err(|e| e.to_string())? {
-        if part.exe != exe {
+        if part.exe != exe || part.args.is_some_and(|args| args != own_args) {
             continue;
         }
         let privates: Vec<Option<RawFd>> = part

@@ -107,6 +107,9 @@ pub struct Part {
     pub pid: u32,
     /// Its executable (bytes of `/proc/self/exe`'s target).
     pub exe: Vec<u8>,
+    /// [`args_hash`] of its command line (`None` in recordings without it:
+    /// any command line of `exe` matches).
+    pub args: Option<u64>,
     /// The files its runs name.
     pub files: Vec<FileIdentity>,
     /// Its runs in first-touch order.
@@ -141,6 +144,18 @@ impl std::fmt::Display for ParseError {
 }
 
 impl std::error::Error for ParseError {}
+
+/// A process's command line (the bytes of `/proc/self/cmdline`) as a
+/// part's `args=`: 64-bit FNV-1a, written by hand because it must stay the
+/// same across builds (std's hasher may change between Rust releases) and
+/// is five lines. A replay keeps only the parts of its own executable run
+/// with the same command line: `python3 a.py` does not replay the pages of
+/// `python3 b.py`.
+pub fn args_hash(cmdline: &[u8]) -> u64 {
+    cmdline.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
 
 /// The header line (with its newline) of a recording of `page_size` pages
 /// that lists rereads after `rereads_after` page reads (0: never).
@@ -207,7 +222,11 @@ impl Part {
     /// The part as text, ending with its `end` line.
     pub fn to_text(&self) -> String {
         let mut text = String::new();
-        let _ = writeln!(text, "part pid={} exe={}", self.pid, escape(&self.exe));
+        let _ = write!(text, "part pid={} ", self.pid);
+        if let Some(args) = self.args {
+            let _ = write!(text, "args={args:016x} ");
+        }
+        let _ = writeln!(text, "exe={}", escape(&self.exe));
         for (index, file) in self.files.iter().enumerate() {
             let _ = writeln!(
                 text,
@@ -406,11 +425,19 @@ fn number<T: std::str::FromStr>(text: &str, what: &str, line: usize) -> Result<T
 
 fn parse_part(rest: &str, line: usize) -> Result<Part, ParseError> {
     let (pid, rest) = field(rest, "pid", line)?;
+    let (args, rest) = match field(rest, "args", line) {
+        Ok((hex, rest)) => match u64::from_str_radix(hex, 16) {
+            Ok(args) => (Some(args), rest),
+            Err(_) => return Err(error(line, &format!("args {hex:?} is not a hex number"))),
+        },
+        Err(_) => (None, rest),
+    };
     let exe = rest
         .strip_prefix("exe=")
         .ok_or_else(|| error(line, "expected exe="))?;
     Ok(Part {
         pid: number(pid, "pid", line)?,
+        args,
         exe: unescape(exe).ok_or_else(|| error(line, "bad escape in exe"))?,
         ..Part::default()
     })
@@ -529,6 +556,7 @@ mod tests {
         Part {
             pid: 4242,
             exe: b"/usr/bin/sqlite3".to_vec(),
+            args: Some(args_hash(b"sqlite3\0a.db\0")),
             files: vec![FileIdentity {
                 path: b"/data/a b\\c\nd\xff.db".to_vec(),
                 dev: 64769,
