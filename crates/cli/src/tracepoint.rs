@@ -11,7 +11,8 @@
 //! process brings in at the same time are not seen. Events of this process
 //! itself (the recorder) are dropped as they are read. `sched_process_exec`
 //! is traced too, for the paths of executed files. The instance is removed
-//! when the tracer is dropped.
+//! when the tracer is dropped, and one left by a `record` that was killed
+//! is removed by the next.
 //!
 //! Needs root (or `CAP_PERFMON` with tracefs readable): without it,
 //! [`Tracer::start`] says why and `record` keeps the unprivileged method.
@@ -88,6 +89,7 @@ impl Tracer {
         if !root.join("events").join(ADD_EVENT).is_dir() {
             return Err(format!("the kernel has no {ADD_EVENT} tracepoint"));
         }
+        remove_abandoned(&root.join("instances"));
         let own_pid = std::process::id();
         let instance = root
             .join("instances")
@@ -228,6 +230,28 @@ impl Drop for Tracer {
             drop(std::mem::replace(&mut self.pipe, null));
         }
         let _ = fs::remove_dir(&self.instance);
+    }
+}
+
+/// Removes the instances of `record` processes that are gone (killed
+/// before they could remove their own): an instance keeps its ring buffers.
+fn remove_abandoned(instances: &Path) {
+    let Ok(entries) = fs::read_dir(instances) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix("prefetch-record-") else {
+            continue;
+        };
+        if Path::new("/proc").join(pid).exists() {
+            continue;
+        }
+        let dir = entry.path();
+        let _ = fs::write(dir.join("tracing_on"), "0");
+        let _ = fs::write(dir.join("events").join(ADD_EVENT).join("enable"), "0");
+        let _ = fs::write(dir.join("events").join(EXEC_EVENT).join("enable"), "0");
+        let _ = fs::remove_dir(&dir);
     }
 }
 
