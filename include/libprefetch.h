@@ -74,6 +74,9 @@
  * these tell the library of the read a call may make to refill its buffer).
  * It also interposes fclose (glibc closes the stream's descriptor with its
  * internal close, which the close interposer does not see).
+ * For `prefetch record`, it interposes mmap, mmap64 and munmap (the
+ * resident pages of a mapped file are recorded when it is unmapped);
+ * anonymous mappings pass straight through.
  *
  * The exported symbols carry the pf_ prefix.  The paper's own names
  * (register_client, request_prefetching, ...) are provided as static inline

@@ -19,11 +19,14 @@ mod demo;
 mod device;
 mod disk;
 mod emulate;
+mod record;
 mod repro;
 mod residency;
+mod restore_beside;
 mod run;
 mod sim;
 mod sqlite;
+mod tracepoint;
 
 /// Application-directed prefetching for Linux, and the simulator of its papers.
 #[derive(Parser)]

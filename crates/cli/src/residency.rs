@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use ::bench::size::{format_bytes, parse_size};
 use ::residency::probe::page_size;
-use ::residency::restore::{Options, Summary};
+use ::residency::restore::{BudgetFrom, Options, Summary};
 use ::residency::Snapshot;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -170,8 +170,12 @@ fn summary_text(summary: &Summary) -> String {
         summary.skipped.len()
     );
     if summary.over_budget_pages > 0 {
+        let source = match summary.budget_from {
+            BudgetFrom::MaxMemory => "--max-memory",
+            BudgetFrom::Room => "the memory the system and its memory cgroup have room for",
+        };
         text += &format!(
-            "\n{} pages ({}) not restored: over the memory budget of {} (--max-memory)",
+            "\n{} pages ({}) not restored: over the memory budget of {} ({source})",
             summary.over_budget_pages,
             bytes(summary.over_budget_pages),
             bytes(summary.budget_pages)

@@ -42,6 +42,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use plan::recording::PartReader;
 
 /// The library file name (the cdylib of crate `preload`).
 const LIBRARY: &str = "libprefetch.so";
@@ -52,6 +53,10 @@ pub struct RunArgs {
     /// Prefetch what this recording (written by `prefetch record`) says the program will read
     #[arg(long, value_name = "FILE")]
     replay: Option<PathBuf>,
+    /// Read back the missing pages of this snapshot (written by `prefetch snapshot`) beside the
+    /// program, which starts at once; the restore stops when the program ends
+    #[arg(long, value_name = "SNAPSHOT")]
+    restore: Option<PathBuf>,
     /// Prefetch ahead of sequential and strided readers by their device's competitive depth
     /// (cost per request x transfer rate, from `prefetch device measure` or `prefetch emulate`)
     #[arg(long)]
@@ -79,6 +84,10 @@ pub struct RecordArgs {
     /// (for a replay under less memory than the recording had) [default: first reads only]
     #[arg(long, value_name = "SIZE", value_parser = ::bench::size::parse_size)]
     rereads_after: Option<u64>,
+    /// Record only with the interposers and mincore of mappings, even where the kernel's
+    /// page-cache tracepoint is available (docs/record.md)
+    #[arg(long)]
+    no_tracepoint: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -115,11 +124,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         variables.push(("LIBPREFETCH_CACHE_BUDGET", bytes.to_string().into()));
         variables.push(("LIBPREFETCH_CACHE_POLICY", args.cache_policy.into()));
     }
+    if let Some(snapshot) = &args.restore {
+        let snapshot = ::residency::Snapshot::load(snapshot).context("--restore")?;
+        crate::restore_beside::start(snapshot)?;
+    }
     exec(&args.common, variables)
 }
 
-/// `prefetch record`: starts the recording file, then replaces this
-/// process with the program, whose processes append to it.
+/// `prefetch record`: starts the recording file, runs the program, whose
+/// processes append to it, beside the page-cache tracepoint where the
+/// machine allows it (`record.rs`), and says what each method saw.
 pub fn record(args: RecordArgs) -> Result<ExitCode> {
     let path = absolute(&args.output)?;
     let rereads_after = args
@@ -129,18 +143,37 @@ pub fn record(args: RecordArgs) -> Result<ExitCode> {
     std::fs::write(&path, header)
         .with_context(|| format!("cannot write the recording {}", path.display()))?;
     let variables = vec![
-        ("LIBPREFETCH_RECORD", path.into_os_string()),
+        ("LIBPREFETCH_RECORD", path.clone().into_os_string()),
         (
             "LIBPREFETCH_RECORD_REREADS",
             rereads_after.to_string().into(),
         ),
     ];
-    exec(&args.common, variables)
+    let command = command(&args.common, variables)?;
+    crate::record::run(command, &path, !args.no_tracepoint)
 }
 
 /// Execs the command with the library preloaded and `variables` set;
 /// returns only if it could not be started.
 fn exec(common: &CommonArgs, variables: Vec<(&str, OsString)>) -> Result<ExitCode> {
+    let mut command = command(common, variables)?;
+    let error = command.exec();
+    Ok(cannot_run(command.get_program(), &error))
+}
+
+/// Says the program could not be started; the shell's exit status for it
+/// (127: not found, 126: not executable).
+pub(crate) fn cannot_run(program: &std::ffi::OsStr, error: &std::io::Error) -> ExitCode {
+    let program = Path::new(program).display();
+    eprintln!("prefetch: cannot run {program}: {error}");
+    ExitCode::from(match error.kind() {
+        std::io::ErrorKind::NotFound => 127,
+        _ => 126,
+    })
+}
+
+/// The command with the library preloaded and `variables` set.
+fn command(common: &CommonArgs, variables: Vec<(&str, OsString)>) -> Result<Command> {
     let library = match &common.library {
         Some(path) => absolute(path)?,
         None => find_library()?,
@@ -155,13 +188,7 @@ fn exec(common: &CommonArgs, variables: Vec<(&str, OsString)>) -> Result<ExitCod
     if common.no_children {
         command.env("LIBPREFETCH_NO_CHILDREN", "1");
     }
-    let error = command.exec();
-    let program = Path::new(program).display();
-    eprintln!("prefetch: cannot run {program}: {error}");
-    Ok(ExitCode::from(match error.kind() {
-        std::io::ErrorKind::NotFound => 127,
-        _ => 126,
-    }))
+    Ok(command)
 }
 
 /// Fails with one line unless `library` is a shared object the dynamic loader would preload into
@@ -231,16 +258,25 @@ fn absolute(path: &Path) -> Result<PathBuf> {
     std::path::absolute(path).with_context(|| format!("bad path {}", path.display()))
 }
 
-/// Fails with one line if `path` is not a readable recording.
+/// Fails with one line if `path` is not a readable recording: a regular
+/// file (checked before it is opened: a FIFO would block, a device never
+/// end), read one part at a time.
 fn check_recording(path: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the recording {}", path.display()))?;
-    plan::recording::Recording::parse(&text).with_context(|| {
+    let not_one = || {
         format!(
             "{} is not a recording of `prefetch record -o FILE`",
             path.display()
         )
-    })?;
+    };
+    let metadata = std::fs::metadata(path)
+        .with_context(|| format!("cannot read the recording {}", path.display()))?;
+    if !metadata.is_file() {
+        bail!("{}: not a regular file", not_one());
+    }
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read the recording {}", path.display()))?;
+    let mut reader = PartReader::new(std::io::BufReader::new(file)).with_context(not_one)?;
+    while reader.next_part().with_context(not_one)?.is_some() {}
     Ok(())
 }
 

@@ -133,3 +133,138 @@ fn take_snapshot(snapshot: &Path, data: &Path) {
     ]);
     assert!(out.status.success(), "{out:?}");
 }
+
+/// Runs `command` as `prefetch restore --json SNAPSHOT` and returns its summary.
+fn restore_json(snapshot: &Path, mut command: Command) -> serde_json::Value {
+    let out = command
+        .args([
+            "restore",
+            "--json",
+            "--no-progress",
+            snapshot.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_file_listed_many_times_is_restored_and_counted_once() {
+    let dir = test_dir("duplicates");
+    let data = partly_cached_file(&dir);
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &data);
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&snapshot).unwrap()).unwrap();
+    let file = json["files"][0].clone();
+    json["files"] = serde_json::Value::Array(vec![file; 5000]);
+    std::fs::write(&snapshot, serde_json::to_vec(&json).unwrap()).unwrap();
+    fadvise(File::open(&data).unwrap(), 0, None, Advice::DontNeed).unwrap();
+    let summary = restore_json(&snapshot, Command::new(env!("CARGO_BIN_EXE_prefetch")));
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(summary["files"], 1);
+    assert_eq!(summary["snapshot_pages"], 12);
+    assert_eq!(summary["missing_pages_read"], 12);
+}
+
+#[test]
+fn a_snapshot_holds_only_files_with_cached_pages() {
+    let dir = test_dir("only-cached");
+    let data = partly_cached_file(&dir);
+    let cold = dir.join("cold.bin");
+    std::fs::write(&cold, vec![1u8; 64 * PAGE as usize]).unwrap();
+    let file = File::open(&cold).unwrap();
+    file.sync_all().unwrap();
+    fadvise(&file, 0, None, Advice::DontNeed).unwrap();
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &dir);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&snapshot).unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let files = json["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{json}");
+    assert_eq!(files[0]["path"], data.to_str().unwrap());
+}
+
+#[test]
+fn a_budget_set_by_the_memory_cgroup_is_not_called_max_memory() {
+    let Ok(cgroup) = bench::cgroup::MemoryCgroup::create(24 << 20) else {
+        eprintln!("SKIP: cannot create a memory cgroup (privilege or controller missing)");
+        return;
+    };
+    let dir = test_dir("cgroup-budget");
+    let data = dir.join("big.bin");
+    std::fs::write(&data, vec![3u8; 48 << 20]).unwrap();
+    let file = File::open(&data).unwrap();
+    file.sync_all().unwrap();
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &data);
+    fadvise(&file, 0, None, Advice::DontNeed).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_prefetch"));
+    bench::cgroup::join_before_exec(&mut command, cgroup.dir()).unwrap();
+    let out = command
+        .args(["restore", "--no-progress", snapshot.to_str().unwrap()])
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout.contains("not restored: over the memory budget"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("--max-memory"), "{stdout}");
+    assert!(stdout.contains("memory cgroup"), "{stdout}");
+}
+
+#[test]
+fn an_error_names_the_operation_that_failed() {
+    let out = prefetch(&["snapshot", "-o", "/nonexistent-dir/x", "/nonexistent-file"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("/nonexistent-file: cannot stat: "),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn run_restore_reads_the_snapshot_back_beside_the_program_which_starts_at_once() {
+    let dir = test_dir("beside");
+    let data = partly_cached_file(&dir);
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &data);
+    fadvise(File::open(&data).unwrap(), 0, None, Advice::DontNeed).unwrap();
+    // The program sees no child of its own, then waits (20 s at most: a
+    // deadlock detector) for the snapshot's 12 pages to come back.
+    let script = format!(
+        "import os,time,subprocess\n\
+         try: os.wait(); print('a child')\n\
+         except ChildProcessError: print('no child')\n\
+         end=time.time()+20\n\
+         while True:\n\
+         \x20   n=int(subprocess.run(['fincore','--noheadings','--output','PAGES','{}'],capture_output=True).stdout)\n\
+         \x20   if n>=12 or time.time()>end: break\n\
+         \x20   time.sleep(0.02)\n\
+         print('restored' if n>=12 else n)",
+        data.display()
+    );
+    let library = Path::new(env!("CARGO_BIN_EXE_prefetch"))
+        .parent()
+        .unwrap()
+        .join("libprefetch.so");
+    let out = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args(["run", "--restore", snapshot.to_str().unwrap(), "--library"])
+        .arg(library)
+        .args(["--", "python3", "-c", &script])
+        .output()
+        .unwrap();
+    let after = cached_ranges(&data);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(text(&out.stdout), "no child\nrestored\n");
+    assert_eq!(text(&out.stderr), "");
+    // The snapshot's pages and the 32 KiB infill between 3 and 10.
+    assert_eq!(after, serde_json::json!([[3, 20], [200, 201]]));
+}

@@ -17,7 +17,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use plan::recording::Recording;
+use plan::recording::{Recording, Via};
 
 /// The libprefetch.so cargo built for this test run (next to the test executable), not a copy
 /// in `target/debug/` that only `cargo build` refreshes.
@@ -77,6 +77,23 @@ fn assert_same(label: &str, stock: &Output, under: &Output) {
         String::from_utf8_lossy(&under.stderr),
         "{label}: stderr differs"
     );
+}
+
+/// The output of `prefetch record` without its summary lines (`prefetch: record: ...`),
+/// which must come after the program's own stderr.
+fn without_summary(mut out: Output) -> Output {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let program = stderr
+        .find("prefetch: record: ")
+        .map_or(stderr.as_str(), |at| &stderr[..at]);
+    let summary = &stderr[program.len()..];
+    assert!(
+        summary.lines().all(|l| l.starts_with("prefetch: record: ")),
+        "{stderr}"
+    );
+    assert!(summary.contains("prefetch: record: read: "), "{stderr}");
+    out.stderr = program.as_bytes().to_vec();
+    out
 }
 
 /// A directory with `data.bin` (`mib` MiB of a fixed pattern), `lines.txt` and a small tree.
@@ -181,7 +198,7 @@ fn programs_give_the_same_bytes_and_status_under_run_record_and_replay() {
             &output(prefetch(&["run"], &program), dir.path()),
         );
         let record = prefetch(&["record", "-o", recording.to_str().unwrap()], &program);
-        assert_same(label, &stock, &output(record, dir.path()));
+        assert_same(label, &stock, &without_summary(output(record, dir.path())));
         let parsed = read_recording(&recording);
         if let Some(file) = file {
             assert!(
@@ -250,8 +267,9 @@ fn a_recording_holds_each_page_once_in_first_touch_order_with_the_files_identity
     let part = parsed
         .parts
         .iter()
+        .filter(|p| p.runs.iter().all(|r| r.via != Via::Trace))
         .find(|p| p.exe.ends_with(b"python3.11") || p.exe.ends_with(b"python3"))
-        .expect("python's part");
+        .expect("python's part of the interposers");
     let file = part
         .files
         .iter()
@@ -275,12 +293,13 @@ fn a_recording_holds_each_page_once_in_first_touch_order_with_the_files_identity
     assert_eq!(runs, vec![(100, 10), (0, 100), (110, 146)]);
 }
 
-/// The (first page, pages) runs of `path` in the part of the recording whose program ends with `exe`.
+/// The (first page, pages) runs of `path` in the interposers' part of the recording whose
+/// program ends with `exe`.
 fn runs_of(recording: &Recording, exe: &str, path: &Path) -> Vec<(u64, u64)> {
     let part = recording
         .parts
         .iter()
-        .find(|p| p.exe.ends_with(exe.as_bytes()))
+        .find(|p| p.exe.ends_with(exe.as_bytes()) && p.runs.iter().all(|r| r.via != Via::Trace))
         .unwrap_or_else(|| panic!("no part of {exe} in the recording"));
     let file = part
         .files
@@ -316,7 +335,7 @@ fn programs_reading_through_stdio_are_recorded_page_by_page() {
     for (program, exe, file, pages) in cases {
         let stock = output(plain(program), dir.path());
         let record = prefetch(&["record", "-o", recording.to_str().unwrap()], program);
-        assert_same(exe, &stock, &output(record, dir.path()));
+        assert_same(exe, &stock, &without_summary(output(record, dir.path())));
         let runs = runs_of(&read_recording(&recording), exe, file);
         assert_eq!(runs, vec![(0, pages)], "{exe}");
     }
@@ -406,18 +425,11 @@ fn cached_pages(path: &Path) -> u64 {
 /// once 32 have arrived or `wait_seconds` have passed, before the program opens the file, and
 /// then reads it.
 fn replayed_residency(dir: &Path, recording: &Path, wait_seconds: u32) -> (u64, Output) {
-    let script = format!("import subprocess,time,sys\n\
-                  end=time.time()+{wait_seconds}\n\
-                  while True:\n\
-                  \x20   n=int(subprocess.run(['fincore','--noheadings','--output','PAGES','data.bin'],capture_output=True).stdout)\n\
-                  \x20   if n>=32 or time.time()>end: break\n\
-                  \x20   time.sleep(0.05)\n\
-                  print(n); sys.stdout.flush()\n\
-                  print(len(open('data.bin','rb').read()))");
-    let replay = prefetch(
+    let mut replay = prefetch(
         &["run", "--replay", recording.to_str().unwrap()],
-        &[python(), "-c", &script],
+        &[python(), "-c", RESIDENCY_SCRIPT],
     );
+    replay.env("WAIT_SECONDS", wait_seconds.to_string());
     let out = output(replay, dir);
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     let cached = text
@@ -428,12 +440,24 @@ fn replayed_residency(dir: &Path, recording: &Path, wait_seconds: u32) -> (u64, 
     (cached, out)
 }
 
+/// The program of [`replayed_residency`] (recorded and replayed with the same command line: a
+/// replay keeps only the parts of its own command line); it waits `WAIT_SECONDS` at most.
+const RESIDENCY_SCRIPT: &str = "import subprocess,time,sys,os\n\
+                  end=time.time()+int(os.environ['WAIT_SECONDS'])\n\
+                  while True:\n\
+                  \x20   n=int(subprocess.run(['fincore','--noheadings','--output','PAGES','data.bin'],capture_output=True).stdout)\n\
+                  \x20   if n>=32 or time.time()>end: break\n\
+                  \x20   time.sleep(0.05)\n\
+                  print(n); sys.stdout.flush()\n\
+                  print(len(open('data.bin','rb').read()))";
+
 fn record_reading_data(dir: &Path) -> PathBuf {
     let recording = dir.join("rec");
-    let record = prefetch(
+    let mut record = prefetch(
         &["record", "-o", recording.to_str().unwrap()],
-        &[python(), "-c", "open('data.bin','rb').read()"],
+        &[python(), "-c", RESIDENCY_SCRIPT],
     );
+    record.env("WAIT_SECONDS", "0");
     assert!(output(record, dir).status.success());
     recording
 }
@@ -451,6 +475,22 @@ fn a_replay_prefetches_a_file_before_the_program_opens_it() {
         cached >= 32,
         "the first window (128 KiB) was not prefetched: {cached} pages"
     );
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with("1048576\n"));
+}
+
+#[test]
+fn a_recording_of_the_same_executable_with_another_command_line_is_not_replayed() {
+    let dir = fixture(1);
+    let recording = dir.path().join("rec");
+    let record = prefetch(
+        &["record", "-o", recording.to_str().unwrap()],
+        &[python(), "-c", "open('data.bin','rb').read()"],
+    );
+    assert!(output(record, dir.path()).status.success());
+    let data = dir.path().join("data.bin");
+    evict(&data);
+    let (cached, out) = replayed_residency(dir.path(), &recording, 3);
+    assert_eq!(cached, 0, "another script's pages were prefetched");
     assert!(String::from_utf8_lossy(&out.stdout).ends_with("1048576\n"));
 }
 

@@ -28,6 +28,7 @@ mod descriptors;
 pub mod device;
 mod env;
 mod guard;
+mod mapped;
 pub mod memory;
 mod observe;
 pub mod profile;
@@ -43,7 +44,7 @@ pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionI
 pub use env::{EnvConfig, Refused};
 pub use observe::start_from_env;
 pub use plan::{Mode, Schedule};
-pub use track::{may_track, note_close, note_read, note_read_at_position};
+pub use track::{may_track, note_close, note_mmap, note_munmap, note_read, note_read_at_position};
 
 /// Errors of the Rust API (the C API maps each to an errno).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

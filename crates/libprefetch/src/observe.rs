@@ -12,7 +12,8 @@
 //! (glibc's `fopen` and `fclose` call the system directly, past any
 //! interposer). Reads made through stdio (`fread`, `getline`) go through
 //! glibc's internal read: the preload's stdio interposers tell of them
-//! instead, before each buffer refill. Pages of `mmap`ped files are not seen.
+//! instead, before each buffer refill. Pages of `mmap`ped files are
+//! recorded apart, from the mappings' residency (`mapped.rs`).
 //!
 //! Follows libprefetch (ATC 2009), section 4: the library follows the
 //! application through its reads.

@@ -17,6 +17,11 @@ const MAX_BYTES: usize = 64 << 10;
 
 /// The contents of `path` as text, or `None` if it cannot be read.
 pub(crate) fn read_to_string(path: impl rustix::path::Arg) -> Option<String> {
+    String::from_utf8(read_bytes(path)?).ok()
+}
+
+/// The first 64 KiB of `path`, or `None` if it cannot be read.
+pub(crate) fn read_bytes(path: impl rustix::path::Arg) -> Option<Vec<u8>> {
     let fd = openat(CWD, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;
     let mut bytes = vec![0u8; MAX_BYTES];
     let mut filled = 0;
@@ -29,7 +34,7 @@ pub(crate) fn read_to_string(path: impl rustix::path::Arg) -> Option<String> {
         }
     }
     bytes.truncate(filled);
-    String::from_utf8(bytes).ok()
+    Some(bytes)
 }
 
 #[cfg(test)]

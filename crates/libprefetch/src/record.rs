@@ -7,7 +7,8 @@
 //! `LIBPREFETCH_RECORD_REREADS=N` rereads coming more than N page reads
 //! after the page's previous read (`plan::recording::Touches`). The
 //! runs are written as one *part* when the process exits (`atexit`), and
-//! earlier whenever [`FLUSH_RUNS`] runs are waiting, so memory stays
+//! earlier whenever [`FLUSH_RUNS`] runs are waiting (within one read too),
+//! so memory stays
 //! bounded and a process killed later leaves what it read until then. A
 //! part is appended with one `write` under an exclusive `flock` of the
 //! recording, so the parts of concurrent processes never interleave; a
@@ -34,12 +35,13 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
+use std::ops::RangeInclusive;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use plan::recording::{FileIdentity, Part, Run, Touches};
+use plan::recording::{FileIdentity, Part, Run, Touches, Via};
 use rustix::fs::{flock, openat, statat, AtFlags, FlockOperation, Mode, OFlags, CWD};
 
 use crate::observe::FileStat;
@@ -60,6 +62,7 @@ struct PendingRun {
     first: u64,
     count: u64,
     time_us: u64,
+    via: Via,
 }
 
 /// One process's recording state.
@@ -67,6 +70,8 @@ struct Recorder {
     output: OsString,
     pid: u32,
     exe: Vec<u8>,
+    /// `plan::recording::args_hash` of the command line.
+    args: u64,
     started: Instant,
     page_size: u64,
     /// The identity of each file read, by (device, inode).
@@ -80,6 +85,11 @@ static RECORDER: AtomicPtr<Mutex<Recorder>> = AtomicPtr::new(std::ptr::null_mut(
 
 /// The recording's path, set once at start (read without a lock after a fork).
 static OUTPUT: OnceLock<OsString> = OnceLock::new();
+
+/// This process's command line as a part's `args=`.
+pub(crate) fn own_args() -> u64 {
+    plan::recording::args_hash(&crate::rawio::read_bytes("/proc/self/cmdline").unwrap_or_default())
+}
 
 /// Rereads listed after this many page reads, read from the environment
 /// once at start (a forked child must not take the environment's lock).
@@ -104,6 +114,7 @@ fn install(output: OsString) {
         output,
         pid: std::process::id(),
         exe: readlink("/proc/self/exe").unwrap_or_default(),
+        args: own_args(),
         started: Instant::now(),
         page_size: crate::client::page_size(),
         files: HashMap::new(),
@@ -128,10 +139,30 @@ pub(crate) fn on_read(file: &FileStat, fd: i32, offset: u64, end: u64) {
         return;
     };
     let mut recorder = recorder.lock().unwrap_or_else(|e| e.into_inner());
-    recorder.note(file, fd, offset, end);
-    if recorder.pending.len() >= FLUSH_RUNS {
-        recorder.flush();
-    }
+    let page_size = recorder.page_size;
+    let pages = offset / page_size..=((end - 1) / page_size).min(MAX_PAGE);
+    recorder.note(file, || fd_path(fd), pages, Via::Read);
+}
+
+/// Records pages `pages` of the mapped file `file` at `path`, seen
+/// resident in a mapping of it (`mapped.rs`).
+pub(crate) fn on_mapped_pages(file: &FileStat, path: &[u8], pages: RangeInclusive<u64>) {
+    let Some(recorder) = recorder() else {
+        return;
+    };
+    let mut recorder = recorder.lock().unwrap_or_else(|e| e.into_inner());
+    let pages = *pages.start()..=(*pages.end()).min(MAX_PAGE);
+    recorder.note(file, || path.to_vec(), pages, Via::Map);
+}
+
+/// The path `fd` names (its `/proc/self/fd` link), empty if unknown.
+pub(crate) fn fd_path(fd: i32) -> Vec<u8> {
+    readlink(&format!("/proc/self/fd/{fd}")).unwrap_or_default()
+}
+
+/// True if this process records (the mapping interposers' first check).
+pub(crate) fn recording() -> bool {
+    recorder().is_some()
 }
 
 /// In a forked child: record the child's reads, not the parent's again.
@@ -147,6 +178,7 @@ extern "C" fn write_at_exit() {
         let Some(recorder) = recorder() else {
             return;
         };
+        crate::mapped::at_exit();
         let deadline = Instant::now() + EXIT_WAIT;
         loop {
             if let Ok(mut recorder) = recorder.try_lock() {
@@ -162,28 +194,40 @@ extern "C" fn write_at_exit() {
 }
 
 impl Recorder {
-    /// Adds the listed reads of the pages of `[offset, end)` to the runs.
-    fn note(&mut self, file: &FileStat, fd: i32, offset: u64, end: u64) {
+    /// Adds the listed reads of `pages` of `file` to the runs (`path`
+    /// names the file the first time it is seen), as seen by `via`.
+    fn note(
+        &mut self,
+        file: &FileStat,
+        path: impl FnOnce() -> Vec<u8>,
+        pages: RangeInclusive<u64>,
+        via: Via,
+    ) {
         let key = (file.dev, file.ino);
         let time_us = self.started.elapsed().as_micros() as u64;
-        let first = offset / self.page_size;
-        let last = ((end - 1) / self.page_size).min(MAX_PAGE);
-        self.files.entry(key).or_insert_with(|| {
-            let path = readlink(&format!("/proc/self/fd/{fd}")).unwrap_or_default();
-            identity(path, file)
-        });
-        for page in first..=last {
+        self.files
+            .entry(key)
+            .or_insert_with(|| identity(path(), file));
+        for page in pages {
             if !self.touches.read(key, page) {
                 continue;
             }
             match self.pending.last_mut() {
-                Some(run) if run.file == key && run.first + run.count == page => run.count += 1,
-                _ => self.pending.push(PendingRun {
-                    file: key,
-                    first: page,
-                    count: 1,
-                    time_us,
-                }),
+                Some(run) if run.file == key && run.via == via && run.first + run.count == page => {
+                    run.count += 1
+                }
+                _ => {
+                    if self.pending.len() >= FLUSH_RUNS {
+                        self.flush();
+                    }
+                    self.pending.push(PendingRun {
+                        file: key,
+                        first: page,
+                        count: 1,
+                        time_us,
+                        via,
+                    });
+                }
             }
         }
     }
@@ -205,6 +249,7 @@ impl Recorder {
         let mut part = Part {
             pid: self.pid,
             exe: self.exe.clone(),
+            args: Some(self.args),
             ..Part::default()
         };
         for run in &self.pending {
@@ -218,6 +263,7 @@ impl Recorder {
                 first: run.first,
                 count: run.count,
                 time_us: run.time_us,
+                via: run.via,
             });
         }
         part

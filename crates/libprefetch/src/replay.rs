@@ -3,13 +3,18 @@
 //! unmodified program gets the window, budget, C-LOOK order with infill and
 //! AIMD of an application that lists its own reads.
 //!
-//! At start (before `main`) the replayer keeps the parts recorded by the
+//! At start the replayer checks that the recording is a regular file (a
+//! FIFO or a device is refused with one line, before it is opened); then,
+//! on a thread of its own while the program's `main` runs, it reads the
+//! recording one part at a time (what it holds is one part and the list,
+//! which stops at 1/`plan::LIST_MEMORY_SHARE` of the memory available),
+//! keeps the parts recorded by the
 //! same executable (`/proc/self/exe`), in order, and opens each of their
 //! files itself: read-only, close-on-exec, a private descriptor that the
 //! program never reads (as on FUSE, `descriptors.rs`), so pages of files the
 //! program has not opened yet can be prefetched. A file whose device,
 //! inode, size or modification time differs from the recording's is
-//! skipped, as are files past [`MAX_FILES`]. The pages of the rest become
+//! skipped, as are files past [`max_files`]. The pages of the rest become
 //! the list, each on its private descriptor, with a region covering each
 //! file, and the first round starts at once, with the paper's first window
 //! (90% of the memory available, then AIMD), not the 128 KiB of the slow
@@ -42,7 +47,7 @@
 //! application; the client and its descriptors live until the process exits;
 //! no slow start (above).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::fd::{IntoRawFd, OwnedFd, RawFd};
@@ -50,7 +55,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
-use plan::recording::{FileIdentity, Recording, Touches};
+use plan::recording::{FileIdentity, PartReader, Touches};
 use plan::Mode;
 use rustix::fs::{openat, Mode as FileMode, OFlags, CWD};
 
@@ -59,8 +64,15 @@ use crate::observe::FileStat;
 use crate::registry::globals;
 use crate::track::follow_regions;
 
-/// Most files a replay opens (each costs a descriptor for the process's life).
-pub const MAX_FILES: usize = 256;
+/// Most files a replay opens (each costs a descriptor for the process's
+/// life): a quarter of the soft limit on descriptors (256 under the usual
+/// 1024; `python3 -c "import numpy, pandas"` reads 548 files), at most 4096.
+fn max_files() -> usize {
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(1024);
+    usize::try_from(soft / 4).unwrap_or(usize::MAX).min(4096)
+}
 
 /// The variable that sets the first window (`env.rs`); a replay without it
 /// starts at the paper's window, not the slow start's 128 KiB.
@@ -69,9 +81,6 @@ const START_WINDOW: &str = "LIBPREFETCH_START_WINDOW";
 /// Entries handed over at start; the callback hands over the rest as the
 /// list runs low (the client takes at most what memory allows anyway).
 const FIRST_REQUEST: usize = 1 << 16;
-
-/// Largest recording read (a list of 16 Mi runs; larger ones are refused).
-const MAX_RECORDING_BYTES: u64 = 1 << 30;
 
 /// What the read path needs: the private descriptors of the files by
 /// (device, inode), and which of the program's page reads the list holds.
@@ -92,24 +101,53 @@ struct ListIndex {
     start: usize,
 }
 
-/// Starts replaying the recording at `path`; prints one line and does
-/// nothing more if it cannot be read.
+/// Starts replaying the recording at `path` beside the program: a
+/// recording that is not a regular file is refused at once (one line, and
+/// the variable is taken out of the environment so that the programs this
+/// one runs do not warn again); the rest (reading it, opening its files,
+/// the first round) runs on a thread of its own while `main` starts.
+/// A recording that cannot be read prints one line and is left alone.
+/// Called before `main`, while the process has one thread.
 pub(crate) fn start(path: OsString) {
-    let recording = match read_recording(&path) {
-        Ok(recording) => recording,
-        Err(reason) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "libprefetch: not replaying {}: {reason}",
-                path.to_string_lossy()
-            );
-            return;
-        }
-    };
+    if let Err(reason) = check_regular(&path) {
+        warn(&path, &reason);
+        std::env::remove_var("LIBPREFETCH_REPLAY");
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("libprefetch-replay".into())
+        .spawn(move || {
+            let _inside = crate::guard::Reentry::enter();
+            let _ = std::panic::catch_unwind(|| start_beside(&path));
+        });
+    if spawned.is_err() {
+        warn(
+            OsStr::new("(no thread)"),
+            "cannot start the replay's thread",
+        );
+    }
+}
+
+/// The recording's one line on stderr.
+fn warn(path: &OsStr, reason: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "libprefetch: not replaying {}: {reason} (the program runs without it; \
+         give a recording written by `prefetch record -o FILE`)",
+        path.to_string_lossy()
+    );
+}
+
+/// Reads the recording, opens its files and starts the first round.
+fn start_beside(path: &OsStr) {
     let exe = rustix::fs::readlinkat(CWD, "/proc/self/exe", Vec::new())
         .map(|target| target.into_bytes())
         .unwrap_or_default();
-    let (replay, entries) = open_files(&recording, &exe);
+    let max_entries = max_entries(crate::memory::available_for_cache());
+    let (replay, entries) = match read_recording(path, &exe, max_entries) {
+        Ok(read) => read,
+        Err(reason) => return warn(path, &reason),
+    };
     if entries.is_empty() {
         return;
     }
@@ -121,6 +159,26 @@ pub(crate) fn start(path: OsString) {
     *CLIENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(client);
     // SAFETY: a plain extern "C" fn without arguments.
     unsafe { libc::atexit(unregister_at_exit) };
+}
+
+/// Entries the replay's index may hold: 1/`plan::LIST_MEMORY_SHARE` of the
+/// memory `available`, at 8 bytes an entry, as the client's own list is
+/// bounded (the pages past it are not replayed).
+fn max_entries(available: u64) -> usize {
+    let bytes = available / plan::LIST_MEMORY_SHARE;
+    let entry = std::mem::size_of::<(RawFd, u32)>() as u64;
+    usize::try_from(bytes / entry).unwrap_or(usize::MAX)
+}
+
+/// Fails unless `path` names a regular file (stat, without opening it: a
+/// FIFO would block the open, a device could never end).
+fn check_regular(path: &OsStr) -> Result<(), String> {
+    let stat =
+        rustix::fs::statat(CWD, path, rustix::fs::AtFlags::empty()).map_err(|e| e.to_string())?;
+    match stat.st_mode & libc::S_IFMT == libc::S_IFREG {
+        true => Ok(()),
+        false => Err("not a regular file".into()),
+    }
 }
 
 /// The replay's client, kept until the process exits.
@@ -138,73 +196,102 @@ extern "C" fn unregister_at_exit() {
     });
 }
 
-/// Reads and parses the recording with raw system calls.
-fn read_recording(path: &OsStr) -> Result<Recording, String> {
-    let fd = openat(
-        CWD,
-        path,
-        OFlags::RDONLY | OFlags::CLOEXEC,
-        FileMode::empty(),
-    )
-    .map_err(|e| e.to_string())?;
-    let size = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?.st_size as u64;
-    if size > MAX_RECORDING_BYTES {
-        return Err(format!("larger than {MAX_RECORDING_BYTES} bytes"));
+/// Reads the recording part by part (raw system calls, one part held at a
+/// time), opening the files of the parts recorded by `exe` that are
+/// unchanged and listing their pages in recorded order, up to
+/// `max_entries`.
+fn read_recording(
+    path: &OsStr,
+    exe: &[u8],
+    max_entries: usize,
+) -> Result<(Replay, Vec<(RawFd, u32)>), String> {
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+    let fd = openat(CWD, path, flags, FileMode::empty()).map_err(|e| e.to_string())?;
+    let stat = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
+    if stat.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err("not a regular file".into());
     }
-    let mut bytes = vec![0u8; size as usize];
-    let mut filled = 0;
-    while filled < bytes.len() {
-        match rustix::io::read(&fd, &mut bytes[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    bytes.truncate(filled);
-    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
-    Recording::parse(&text).map_err(|e| e.to_string())
-}
-
-/// Opens the files of the parts recorded by `exe` that are unchanged, and
-/// lists their pages in recorded order.
-fn open_files(recording: &Recording, exe: &[u8]) -> (Replay, Vec<(RawFd, u32)>) {
+    let input = std::io::BufReader::with_capacity(1 << 16, RawReader(fd));
+    let mut reader = PartReader::new(input).map_err(|e| e.to_string())?;
+    // Without rereads a page is listed once, whichever method saw it (a
+    // tracepoint's part and the interposers' may both hold it).
+    let rereads = reader.rereads_after > 0;
     let mut replay = Replay {
         files: HashMap::new(),
-        page_size: recording.page_size,
-        touches: Mutex::new(Touches::new(recording.rereads_after)),
+        page_size: reader.page_size,
+        touches: Mutex::new(Touches::new(reader.rereads_after)),
     };
     let mut entries = Vec::new();
-    let mut skipped: Vec<(u64, u64)> = Vec::new();
-    for part in recording.parts.iter().filter(|p| p.exe == exe) {
-        let mut privates = Vec::with_capacity(part.files.len());
-        for identity in &part.files {
-            let key = (identity.dev, identity.ino);
-            let private = match replay.files.get(&key) {
-                Some(&private) => Some(private),
-                None if skipped.contains(&key) || replay.files.len() >= MAX_FILES => None,
-                None => match open_unchanged(identity) {
-                    Some(private) => {
-                        replay.files.insert(key, private);
-                        Some(private)
-                    }
-                    None => {
-                        skipped.push(key);
-                        None
-                    }
-                },
-            };
-            privates.push(private);
+    let mut listed: HashSet<(RawFd, u32)> = HashSet::new();
+    let mut skipped: HashSet<(u64, u64)> = HashSet::new();
+    let limit = max_files();
+    let own_args = crate::record::own_args();
+    while let Some(part) = reader.next_part().map_err(|e| e.to_string())? {
+        if part.exe != exe || part.args.is_some_and(|args| args != own_args) {
+            continue;
         }
+        let privates: Vec<Option<RawFd>> = part
+            .files
+            .iter()
+            .map(|identity| private_of(&mut replay, &mut skipped, identity, limit))
+            .collect();
         for run in &part.runs {
             let Some(fd) = privates[run.file] else {
                 continue;
             };
+            let room = max_entries.saturating_sub(entries.len());
             let pages = run.first..run.first + run.count;
-            entries.extend(pages.filter_map(|page| Some((fd, u32::try_from(page).ok()?))));
+            let pages = pages.filter_map(|page| Some((fd, u32::try_from(page).ok()?)));
+            let first_times = pages.filter(|&entry| rereads || listed.insert(entry));
+            entries.extend(first_times.take(room));
+        }
+        if entries.len() >= max_entries {
+            break;
         }
     }
-    (replay, entries)
+    Ok((replay, entries))
+}
+
+/// The private descriptor of a recorded file: opened at its first mention
+/// if unchanged and within `limit` files, else `None` (and remembered).
+fn private_of(
+    replay: &mut Replay,
+    skipped: &mut HashSet<(u64, u64)>,
+    identity: &FileIdentity,
+    limit: usize,
+) -> Option<RawFd> {
+    let key = (identity.dev, identity.ino);
+    if let Some(&private) = replay.files.get(&key) {
+        return Some(private);
+    }
+    if skipped.contains(&key) || replay.files.len() >= limit {
+        return None;
+    }
+    match open_unchanged(identity) {
+        Some(private) => {
+            replay.files.insert(key, private);
+            Some(private)
+        }
+        None => {
+            skipped.insert(key);
+            None
+        }
+    }
+}
+
+/// `std::io::Read` over a descriptor with raw system calls (never seen by
+/// the read interposers).
+struct RawReader(OwnedFd);
+
+impl std::io::Read for RawReader {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            match rustix::io::read(&self.0, &mut *buffer) {
+                Err(rustix::io::Errno::INTR) => continue,
+                done => return done.map_err(std::io::Error::from),
+            }
+        }
+    }
 }
 
 /// A private read-only descriptor of the file at `identity.path` if it is

@@ -63,6 +63,31 @@ fn retire_privates(globals: &'static Globals, fd: RawFd) {
     }));
 }
 
+/// The program mapped `len` bytes of `fd` at file offset `offset` to
+/// `address` (the interposed `mmap`, after it succeeded): remembered while
+/// recording, so that its resident pages are recorded when it is unmapped
+/// (`mapped.rs`). Costs one atomic load otherwise.
+pub fn note_mmap(address: usize, len: usize, fd: RawFd, offset: u64) {
+    if !observe::active() {
+        return;
+    }
+    if let Some(_inside) = Reentry::enter() {
+        crate::mapped::on_mmap(address, len, fd, offset);
+    }
+}
+
+/// The program is about to unmap `[address, address + len)` (the
+/// interposed `munmap`): while recording, the resident pages of the file
+/// ranges it maps are recorded first. Costs one atomic load otherwise.
+pub fn note_munmap(address: usize, len: usize) {
+    if !observe::active() {
+        return;
+    }
+    if let Some(_inside) = Reentry::enter() {
+        crate::mapped::on_munmap(address, len);
+    }
+}
+
 /// True if `fd` may have a registered region, or reads are being observed
 /// (`observe.rs`): the interposers' one check before they do any work of
 /// their own (such as summing an iovec).

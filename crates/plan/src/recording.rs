@@ -19,10 +19,12 @@
 //! end
 //! ```
 //!
-//! `pages FILE FIRST COUNT TIME_US`: pages `FIRST..FIRST+COUNT` of file
+//! `pages FILE FIRST COUNT TIME_US [via=map|trace]`: pages `FIRST..FIRST+COUNT` of file
 //! `FILE` (its number in this part), first read `TIME_US` microseconds
 //! after the process started recording. Within a part the runs are in the
-//! order their pages were read; a page appears once per process (its first
+//! order their pages were read; `via=` names the method that saw a run
+//! other than the read interposers ([`Via`]: `map`, the resident pages of a
+//! mapping at unmap or exit; `trace`, the kernel's page-cache tracepoint); a page appears once per process (its first
 //! read), unless the header's `rereads_after=N` is above 0: then a page is
 //! listed again when it is read after more than N page reads of the process
 //! since its previous read (long enough for a small cache to have lost it;
@@ -69,6 +71,33 @@ pub struct Run {
     pub count: u64,
     /// When its first page was first read, microseconds after the process started recording.
     pub time_us: u64,
+    /// Which method saw it.
+    pub via: Via,
+}
+
+/// Which recording method saw a run (docs/record.md, "What each method sees").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Via {
+    /// The interposed `read` family and stdio: the pages read, in order.
+    #[default]
+    Read,
+    /// The unprivileged method for mappings: the resident pages of a mapped
+    /// range when it was unmapped or at exit (order within one mapping lost).
+    Map,
+    /// The kernel's page-cache tracepoint: every page the process tree
+    /// brought into the page cache, in order.
+    Trace,
+}
+
+impl Via {
+    /// The word a `pages` line ends with (`via=WORD`; `read` is left out).
+    pub fn word(self) -> &'static str {
+        match self {
+            Via::Read => "read",
+            Via::Map => "map",
+            Via::Trace => "trace",
+        }
+    }
 }
 
 /// What one process read between two flushes.
@@ -78,6 +107,9 @@ pub struct Part {
     pub pid: u32,
     /// Its executable (bytes of `/proc/self/exe`'s target).
     pub exe: Vec<u8>,
+    /// [`args_hash`] of its command line (`None` in recordings without it:
+    /// any command line of `exe` matches).
+    pub args: Option<u64>,
     /// The files its runs name.
     pub files: Vec<FileIdentity>,
     /// Its runs in first-touch order.
@@ -112,6 +144,18 @@ impl std::fmt::Display for ParseError {
 }
 
 impl std::error::Error for ParseError {}
+
+/// A process's command line (the bytes of `/proc/self/cmdline`) as a
+/// part's `args=`: 64-bit FNV-1a, written by hand because it must stay the
+/// same across builds (std's hasher may change between Rust releases) and
+/// is five lines. A replay keeps only the parts of its own executable run
+/// with the same command line: `python3 a.py` does not replay the pages of
+/// `python3 b.py`.
+pub fn args_hash(cmdline: &[u8]) -> u64 {
+    cmdline.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
 
 /// The header line (with its newline) of a recording of `page_size` pages
 /// that lists rereads after `rereads_after` page reads (0: never).
@@ -178,7 +222,11 @@ impl Part {
     /// The part as text, ending with its `end` line.
     pub fn to_text(&self) -> String {
         let mut text = String::new();
-        let _ = writeln!(text, "part pid={} exe={}", self.pid, escape(&self.exe));
+        let _ = write!(text, "part pid={} ", self.pid);
+        if let Some(args) = self.args {
+            let _ = write!(text, "args={args:016x} ");
+        }
+        let _ = writeln!(text, "exe={}", escape(&self.exe));
         for (index, file) in self.files.iter().enumerate() {
             let _ = writeln!(
                 text,
@@ -191,11 +239,17 @@ impl Part {
             );
         }
         for run in &self.runs {
-            let _ = writeln!(
+            let _ = write!(
                 text,
                 "pages {} {} {} {}",
                 run.file, run.first, run.count, run.time_us
             );
+            match run.via {
+                Via::Read => text.push('\n'),
+                via => {
+                    let _ = writeln!(text, " via={}", via.word());
+                }
+            }
         }
         text.push_str("end\n");
         text
@@ -206,38 +260,122 @@ impl Recording {
     /// Parses a recording. A part cut off before its `end` line is left
     /// out; anything else malformed is an error naming its line.
     pub fn parse(text: &str) -> Result<Recording, ParseError> {
-        let mut lines = text.split_inclusive('\n').enumerate();
-        let (page_size, rereads_after) = match lines.next() {
-            Some((_, first)) if first.ends_with('\n') => parse_header(first.trim_end())?,
-            _ => return Err(error(1, "not a libprefetch recording (no header line)")),
+        Recording::read(text.as_bytes())
+    }
+
+    /// [`Recording::parse`] of the bytes of `input`; a line that is not
+    /// UTF-8 is an error naming it.
+    pub fn read(input: impl std::io::BufRead) -> Result<Recording, ParseError> {
+        let mut reader = PartReader::new(input)?;
+        let mut parts = Vec::new();
+        while let Some(part) = reader.next_part()? {
+            parts.push(part);
+        }
+        Ok(Recording {
+            page_size: reader.page_size,
+            rereads_after: reader.rereads_after,
+            parts,
+        })
+    }
+}
+
+/// A recording read one part at a time from any byte stream, so that
+/// what is held is one part, whatever the recording's length (a replay in
+/// a small memory cgroup; a recording that never ends, `/dev/zero`, is
+/// refused at its first overlong line).
+pub struct PartReader<R> {
+    input: R,
+    /// Page size of the recording machine.
+    pub page_size: u64,
+    /// As [`Recording::rereads_after`].
+    pub rereads_after: u64,
+    /// Lines read so far (the number of the last one).
+    line: usize,
+    buffer: Vec<u8>,
+}
+
+/// The most runs a part may hold (the recorder writes a part every 16 Ki
+/// runs; 8 MiB of runs held at most).
+pub const MAX_PART_RUNS: usize = 1 << 18;
+
+/// The longest line a reader accepts: a `file` line with a path of
+/// `PATH_MAX` bytes, each escaped as `\xHH`, and its numbers.
+pub const MAX_LINE_BYTES: usize = 4 * 4096 + 256;
+
+impl<R: std::io::BufRead> PartReader<R> {
+    /// Reads and checks the header line.
+    pub fn new(input: R) -> Result<PartReader<R>, ParseError> {
+        let mut reader = PartReader {
+            input,
+            page_size: 0,
+            rereads_after: 0,
+            line: 0,
+            buffer: Vec::new(),
         };
-        let mut recording = Recording {
-            page_size,
-            rereads_after,
-            parts: Vec::new(),
-        };
+        match reader.next_line()? {
+            Some(first) => (reader.page_size, reader.rereads_after) = parse_header(&first)?,
+            None => return Err(error(1, "not a libprefetch recording (no header line)")),
+        }
+        Ok(reader)
+    }
+
+    /// The next complete part, `None` at the end (a last part cut off
+    /// before its `end` line is left out); an error names its line.
+    pub fn next_part(&mut self) -> Result<Option<Part>, ParseError> {
         let mut open: Option<Part> = None;
-        for (index, raw) in lines {
-            let number = index + 1;
-            if !raw.ends_with('\n') {
-                break; // cut off mid-line: the part it belongs to is incomplete
-            }
-            let line = raw.trim_end_matches('\n');
-            let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+        while let Some(line) = self.next_line()? {
+            let number = self.line;
+            let (word, rest) = line.split_once(' ').unwrap_or((&line, ""));
             match (word, open.as_mut()) {
                 ("part", _) => open = Some(parse_part(rest, number)?),
                 ("file", Some(part)) => {
                     part.files.push(parse_file(rest, number, part.files.len())?)
                 }
+                ("pages", Some(part)) if part.runs.len() >= MAX_PART_RUNS => {
+                    return Err(error(
+                        number,
+                        "part longer than any `prefetch record` writes",
+                    ))
+                }
                 ("pages", Some(part)) => part.runs.push(parse_run(rest, number, part.files.len())?),
-                ("end", Some(_)) => recording.parts.extend(open.take()),
+                ("end", Some(_)) => return Ok(open),
                 ("", _) => {}
                 (_, None) if word.starts_with('#') => {}
                 (_, None) => return Err(error(number, "expected a `part` line")),
                 _ => return Err(error(number, &format!("unknown line kind {word:?}"))),
             }
         }
-        Ok(recording)
+        Ok(None)
+    }
+
+    /// The next whole line without its newline; `None` at the end or at a
+    /// line cut off before its newline (the part it belongs to is
+    /// incomplete).
+    fn next_line(&mut self) -> Result<Option<String>, ParseError> {
+        use std::io::{BufRead as _, Read as _};
+        self.buffer.clear();
+        let number = self.line + 1;
+        let limit = MAX_LINE_BYTES as u64 + 1;
+        let read = (&mut self.input)
+            .take(limit)
+            .read_until(b'\n', &mut self.buffer)
+            .map_err(|e| error(number, &format!("cannot be read: {e}")))?;
+        if read == 0 {
+            return Ok(None);
+        }
+        if self.buffer.last() != Some(&b'\n') {
+            if self.buffer.len() > MAX_LINE_BYTES {
+                return Err(error(number, "line longer than any a recording holds"));
+            }
+            return Ok(None);
+        }
+        self.line = number;
+        self.buffer.pop();
+        match std::str::from_utf8(&self.buffer) {
+            Ok(text) => Ok(Some(text.to_string())),
+            Err(_) if number == 1 => Err(error(1, "not a libprefetch recording (no header line)")),
+            Err(_) => Err(error(number, "not UTF-8 text")),
+        }
     }
 }
 
@@ -287,11 +425,19 @@ fn number<T: std::str::FromStr>(text: &str, what: &str, line: usize) -> Result<T
 
 fn parse_part(rest: &str, line: usize) -> Result<Part, ParseError> {
     let (pid, rest) = field(rest, "pid", line)?;
+    let (args, rest) = match field(rest, "args", line) {
+        Ok((hex, rest)) => match u64::from_str_radix(hex, 16) {
+            Ok(args) => (Some(args), rest),
+            Err(_) => return Err(error(line, &format!("args {hex:?} is not a hex number"))),
+        },
+        Err(_) => (None, rest),
+    };
     let exe = rest
         .strip_prefix("exe=")
         .ok_or_else(|| error(line, "expected exe="))?;
     Ok(Part {
         pid: number(pid, "pid", line)?,
+        args,
         exe: unescape(exe).ok_or_else(|| error(line, "bad escape in exe"))?,
         ..Part::default()
     })
@@ -323,14 +469,26 @@ fn parse_file(rest: &str, line: usize, expected: usize) -> Result<FileIdentity, 
 
 fn parse_run(rest: &str, line: usize, files: usize) -> Result<Run, ParseError> {
     let fields: Vec<&str> = rest.split(' ').collect();
-    let [file, first, count, time] = fields[..] else {
-        return Err(error(line, "expected `pages FILE FIRST COUNT TIME_US`"));
+    let (file, first, count, time, via) = match fields[..] {
+        [file, first, count, time] => (file, first, count, time, None),
+        [file, first, count, time, via] => (file, first, count, time, Some(via)),
+        _ => {
+            let expected = "expected `pages FILE FIRST COUNT TIME_US [via=map|trace]`";
+            return Err(error(line, expected));
+        }
+    };
+    let via = match via {
+        None | Some("via=read") => Via::Read,
+        Some("via=map") => Via::Map,
+        Some("via=trace") => Via::Trace,
+        Some(other) => return Err(error(line, &format!("unknown method {other:?}"))),
     };
     let run = Run {
         file: number(file, "file", line)?,
         first: number(first, "first page", line)?,
         count: number(count, "count", line)?,
         time_us: number(time, "time", line)?,
+        via,
     };
     if run.file >= files {
         return Err(error(
@@ -398,6 +556,7 @@ mod tests {
         Part {
             pid: 4242,
             exe: b"/usr/bin/sqlite3".to_vec(),
+            args: Some(args_hash(b"sqlite3\0a.db\0")),
             files: vec![FileIdentity {
                 path: b"/data/a b\\c\nd\xff.db".to_vec(),
                 dev: 64769,
@@ -411,12 +570,21 @@ mod tests {
                     first: 0,
                     count: 1,
                     time_us: 0,
+                    via: Via::Read,
                 },
                 Run {
                     file: 0,
                     first: 12,
                     count: 4,
                     time_us: 130,
+                    via: Via::Map,
+                },
+                Run {
+                    file: 0,
+                    first: 2,
+                    count: 1,
+                    time_us: 131,
+                    via: Via::Trace,
                 },
             ],
         }
@@ -440,7 +608,8 @@ mod tests {
                 file: 0,
                 first: 12,
                 count: 4,
-                time_us: 130
+                time_us: 130,
+                via: Via::Read,
             }
         );
     }
@@ -471,6 +640,32 @@ mod tests {
             .unwrap_err()
             .reason
             .contains("at least one page"));
+    }
+
+    #[test]
+    fn a_bad_byte_is_reported_at_its_line() {
+        let text = [header(4096, 0).as_bytes(), b"part pid=1 exe=/x\n\xff\n"].concat();
+        let error = PartReader::new(&text[..]).unwrap().next_part().unwrap_err();
+        assert_eq!((error.line, error.reason.as_str()), (3, "not UTF-8 text"));
+        let garbage = PartReader::new(&b"\x80\x81\n"[..]).err().unwrap();
+        assert_eq!(garbage.line, 1);
+    }
+
+    #[test]
+    fn an_endless_stream_is_refused_at_its_first_line() {
+        let error = PartReader::new(std::io::BufReader::new(std::io::repeat(0))).err();
+        assert_eq!(error.map(|e| e.line), Some(1));
+        let newlines = std::io::BufReader::new(std::io::repeat(b'\n'));
+        assert_eq!(PartReader::new(newlines).err().map(|e| e.line), Some(1));
+    }
+
+    #[test]
+    fn parts_are_read_one_at_a_time() {
+        let text = header(4096, 0) + &sample().to_text() + &sample().to_text();
+        let mut reader = PartReader::new(text.as_bytes()).unwrap();
+        assert_eq!(reader.next_part().unwrap(), Some(sample()));
+        assert_eq!(reader.next_part().unwrap(), Some(sample()));
+        assert_eq!(reader.next_part().unwrap(), None);
     }
 
     #[test]

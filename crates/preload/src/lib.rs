@@ -22,6 +22,7 @@
 //! `close_range` is not: it is used after fork in a child, where no region
 //! exists; a number it closes is still caught when the library advises.
 
+mod mapping;
 mod start;
 mod stdio;
 

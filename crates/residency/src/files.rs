@@ -33,6 +33,7 @@ pub fn expand_past_errors(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Error>) {
             Ok(_) => errors.push(Error::NotRegular { path: path.clone() }),
             Err(source) => errors.push(Error::Open {
                 path: path.clone(),
+                action: "stat",
                 source,
             }),
         }
@@ -45,6 +46,7 @@ pub fn expand_past_errors(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Error>) {
 fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<Error>) {
     let failed = |path: &Path, source| Error::Open {
         path: path.to_path_buf(),
+        action: "list the directory",
         source,
     };
     let listing = match std::fs::read_dir(dir) {

@@ -66,6 +66,7 @@ pub fn fincore(paths: &[PathBuf], ranges: bool) -> (Vec<Row>, Vec<Error>) {
 pub fn row(path: &Path, ranges: bool) -> Result<Row, Error> {
     let file = File::open(path).map_err(|source| Error::Open {
         path: path.to_path_buf(),
+        action: "open",
         source,
     })?;
     let probing = |source| Error::Probe {

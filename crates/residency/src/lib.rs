@@ -32,10 +32,12 @@ pub use snapshot::{FileIdentity, Snapshot};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A path cannot be opened, read or listed.
-    #[error("{path}: {source}", path = path.display())]
+    #[error("{path}: cannot {action}: {source}", path = path.display())]
     Open {
         /// The path.
         path: PathBuf,
+        /// What was tried ("open", "list the directory").
+        action: &'static str,
         /// Why.
         source: std::io::Error,
     },

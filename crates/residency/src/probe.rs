@@ -105,7 +105,7 @@ pub fn probe_file(file: &impl AsFd, size: u64, probe: Probe) -> io::Result<Resid
     let fd = file.as_fd().as_raw_fd();
     let (resident, counters) = match probe {
         Probe::Cachestat => {
-            let whole = cachestat(fd, 0, pages * page_size())?;
+            let whole = cachestat(fd, 0, pages * page_size()).map_err(naming("cachestat"))?;
             let counters = CacheCounters {
                 dirty: whole.nr_dirty,
                 writeback: whole.nr_writeback,
@@ -151,7 +151,15 @@ fn bisect(
 /// Cached pages of a page range, by cachestat.
 fn count(fd: i32, range: std::ops::Range<u64>) -> io::Result<u64> {
     let page = page_size();
-    Ok(cachestat(fd, range.start * page, (range.end - range.start) * page)?.nr_cache)
+    let bytes = (range.end - range.start) * page;
+    let stat = cachestat(fd, range.start * page, bytes).map_err(naming("cachestat"))?;
+    Ok(stat.nr_cache)
+}
+
+/// `error` with the system call that gave it named first ("mincore:
+/// Operation not permitted"), so that a one-line message says what failed.
+pub fn naming(call: &'static str) -> impl Fn(io::Error) -> io::Error {
+    move |error| io::Error::new(error.kind(), format!("{call}: {error}"))
 }
 
 /// The pages of `range` that mincore says are resident (and up to date).
@@ -182,7 +190,8 @@ impl Mapping {
                 file,
                 0,
             )
-        }?;
+        }
+        .map_err(|e| naming("mmap (for mincore)")(e.into()))?;
         Ok(Mapping { addr, length })
     }
 
@@ -206,7 +215,7 @@ impl Mapping {
                 )
             };
             if rc != 0 {
-                return Err(io::Error::last_os_error());
+                return Err(naming("mincore")(io::Error::last_os_error()));
             }
             for run in PageRuns::from_bitmap(start, &bitmap).runs() {
                 runs.push(run.clone());

@@ -129,6 +129,19 @@ pub struct Plan {
     pub resident_pages: u64,
     /// The memory budget, pages.
     pub budget_pages: u64,
+    /// Where the budget came from.
+    pub budget_from: BudgetFrom,
+}
+
+/// What set the memory budget.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetFrom {
+    /// The room the system and the memory cgroup have (no `max_memory`, or a larger one).
+    #[default]
+    Room,
+    /// `max_memory`, below that room.
+    MaxMemory,
 }
 
 /// What a restore did.
@@ -152,6 +165,8 @@ pub struct Summary {
     pub not_loaded_pages: u64,
     /// The memory budget, pages.
     pub budget_pages: u64,
+    /// Where the budget came from.
+    pub budget_from: BudgetFrom,
     /// Wall time, seconds.
     pub seconds: f64,
 }
@@ -205,16 +220,22 @@ pub fn plan_reads(
     (reads, wanted.page_count(), infilled, over_budget)
 }
 
-/// The memory budget in pages: `max_memory` capped by the room the system and cgroup have.
-pub fn budget_pages(max_memory: Option<u64>) -> u64 {
+/// The memory budget in pages, `max_memory` capped by the room the system and cgroup have,
+/// and which of the two set it.
+pub fn budget_pages(max_memory: Option<u64>) -> (u64, BudgetFrom) {
     let room = libprefetch::memory::available_for_cache();
-    max_memory.map_or(room, |cap| cap.min(room)) / page_size()
+    match max_memory {
+        Some(cap) if cap < room => (cap / page_size(), BudgetFrom::MaxMemory),
+        _ => (room / page_size(), BudgetFrom::Room),
+    }
 }
 
 /// Probes every file of `snapshot` and plans the restore (no I/O but the probes).
 pub fn plan(snapshot: &Snapshot, options: &Options) -> Plan {
+    let (budget_pages, budget_from) = budget_pages(options.max_memory);
     let mut out = Plan {
-        budget_pages: budget_pages(options.max_memory),
+        budget_pages,
+        budget_from,
         ..Plan::default()
     };
     let mut room = out.budget_pages;
@@ -298,6 +319,7 @@ pub fn execute(plan: Plan, progress: &mut dyn FnMut(u64, u64)) -> Result<Summary
         snapshot_pages: plan.snapshot_pages,
         resident_pages: plan.resident_pages,
         budget_pages: plan.budget_pages,
+        budget_from: plan.budget_from,
         ..Summary::default()
     };
     let total: u64 = plan.files.iter().map(|f| f.reads.page_count()).sum();

@@ -55,7 +55,7 @@ pub struct FileIdentity {
 impl FileIdentity {
     /// The identity of an open file.
     pub fn of(file: &impl AsFd) -> io::Result<FileIdentity> {
-        let stat = rustix::fs::fstat(file)?;
+        let stat = rustix::fs::fstat(file).map_err(|e| crate::probe::naming("fstat")(e.into()))?;
         Ok(FileIdentity {
             dev: stat.st_dev,
             ino: stat.st_ino,
@@ -138,17 +138,21 @@ impl Snapshot {
         });
     }
 
-    /// Takes a snapshot of `paths` (directories recursed, see [`expand`]). Fails on the first
-    /// file that cannot be opened or probed: a snapshot is all of what was asked or nothing.
+    /// Takes a snapshot of `paths` (directories recursed, see [`expand`]): the files with
+    /// cached pages (the others have nothing to restore, and a restore need not open them).
+    /// Fails on the first file that cannot be opened or probed: a snapshot is all of what was
+    /// asked or nothing.
     pub fn take(paths: &[PathBuf]) -> Result<Snapshot, Error> {
         let mut snapshot = Snapshot::new();
         for path in expand(paths)? {
             let path = std::path::absolute(&path).map_err(|source| Error::Open {
                 path: path.clone(),
+                action: "make the path absolute",
                 source,
             })?;
             let file = File::open(&path).map_err(|source| Error::Open {
                 path: path.clone(),
+                action: "open",
                 source,
             })?;
             let identity = FileIdentity::of(&file).map_err(|source| Error::Probe {
@@ -162,7 +166,9 @@ impl Snapshot {
                         source,
                     }
                 })?;
-            snapshot.add(path, identity, &residency.resident);
+            if !residency.resident.is_empty() {
+                snapshot.add(path, identity, &residency.resident);
+            }
         }
         Ok(snapshot)
     }
@@ -194,16 +200,45 @@ impl Snapshot {
     pub fn load(path: &Path) -> Result<Snapshot, Error> {
         let text = std::fs::read(path).map_err(|source| Error::Open {
             path: path.to_path_buf(),
+            action: "read",
             source,
         })?;
         let malformed = |reason: String| Error::Malformed {
             path: path.to_path_buf(),
             reason,
         };
-        let snapshot: Snapshot =
+        let mut snapshot: Snapshot =
             serde_json::from_slice(&text).map_err(|e| malformed(e.to_string()))?;
         snapshot.check().map_err(malformed)?;
+        snapshot.deduplicate();
         Ok(snapshot)
+    }
+
+    /// Lists each file once (by device and inode, under its first path),
+    /// with the union of its pages: a file listed many times is restored
+    /// and counted once.
+    fn deduplicate(&mut self) {
+        let mut first: std::collections::HashMap<(u64, u64), usize> = Default::default();
+        let mut kept: Vec<SnapshotFile> = Vec::with_capacity(self.files.len());
+        for file in self.files.drain(..) {
+            let key = (file.identity.dev, file.identity.ino);
+            match first.get(&key) {
+                Some(&at) if kept[at].identity == file.identity => {
+                    let mut runs = kept[at].page_runs().runs().to_vec();
+                    runs.extend(file.page_runs().runs().iter().cloned());
+                    kept[at].pages = PageRuns::from_unsorted(runs)
+                        .runs()
+                        .iter()
+                        .map(|run| [run.start, run.end])
+                        .collect();
+                }
+                _ => {
+                    first.insert(key, kept.len());
+                    kept.push(file);
+                }
+            }
+        }
+        self.files = kept;
     }
 
     /// Everything a restore relies on; the reason in words if something is wrong.

@@ -41,10 +41,8 @@ pub fn requests(trace: &TraceFile) -> Result<Vec<Request>, TraceError> {
             cause,
         })?,
     };
-    let text = String::from_utf8(bytes)
-        .map_err(|_| lines::error(&trace.path, 0, "a recording is UTF-8 text".into()))?;
-    let recording =
-        Recording::parse(&text).map_err(|e| lines::error(&trace.path, e.line as u64, e.reason))?;
+    let recording = Recording::read(&bytes[..])
+        .map_err(|e| lines::error(&trace.path, e.line as u64, e.reason))?;
     Ok(as_requests(&recording))
 }
 
@@ -117,5 +115,19 @@ mod tests {
             blocks,
             vec![(2, Some(2)), (3, Some(3)), (0, Some(20)), (y | 1, Some(0))]
         );
+    }
+
+    #[test]
+    fn a_recording_that_is_not_text_names_the_line_at_fault() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec");
+        let mut bytes = TEXT.as_bytes()[..TEXT.find("pages").unwrap()].to_vec();
+        bytes.extend_from_slice(b"\xff\xfe\n");
+        std::fs::write(&path, bytes).unwrap();
+        let mut trace = TraceFile::new(&path);
+        trace.format = Some(Format::Recording);
+        let error = requests(&trace).unwrap_err().to_string();
+        assert!(error.contains(":4:"), "{error}");
+        assert!(!error.contains(":0:"), "{error}");
     }
 }

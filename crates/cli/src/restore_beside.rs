@@ -1,0 +1,111 @@
+//! `prefetch run --restore SNAPSHOT -- CMD`: the snapshot's missing pages
+//! are read back beside the program, never in front of it: `run` forks a
+//! restorer and then replaces itself with the program at once, as it
+//! always does, so the program starts without waiting for any of it.
+//!
+//! The restorer is `prefetch restore`'s code (crate `residency`: only the
+//! missing pages, C-LOOK order, infill, within the memory budget of the
+//! system and of the memory cgroup, which it shares with the program). It
+//! is detached (a grandchild: the program never sees it among its children,
+//! so a `wait` for any child is not disturbed), holds none of the program's
+//! descriptors (its standard streams are `/dev/null`, so a pipe the program
+//! writes to ends when the program ends), runs at the lowest CPU and I/O
+//! priority, and stops when the program ends (it waits on a pidfd of the
+//! program) or when it is done, whichever comes first.
+//!
+//! Follows libprefetch (ATC 2009) sections 3.3 and 4.6 through crate
+//! `residency`.
+//! Deviations: the paper's prefetching follows the application's list;
+//! a snapshot has no order, so the restore is one sweep.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use anyhow::{bail, Result};
+
+/// Forks the detached restorer of `snapshot` for this process (the program,
+/// once this process execs it); returns in this process once it is on its
+/// way.
+pub fn start(snapshot: residency::Snapshot) -> Result<()> {
+    let program = pidfd_of_self()?;
+    // SAFETY: `prefetch run` is single-threaded here; both children only
+    // fork, call async-signal-safe functions or start afresh in the child.
+    match unsafe { libc::fork() } {
+        -1 => bail!(
+            "cannot start the restore: fork: {}",
+            std::io::Error::last_os_error()
+        ),
+        0 => {
+            // SAFETY: the intermediate child forks the restorer and leaves.
+            if unsafe { libc::fork() } == 0 {
+                restore_until_gone(&snapshot, &program);
+            }
+            // SAFETY: leaving without running this process's exit handlers.
+            unsafe { libc::_exit(0) }
+        }
+        child => {
+            let mut status = 0;
+            // SAFETY: waiting for the intermediate child, which exits at once.
+            unsafe { libc::waitpid(child, &mut status, 0) };
+            Ok(())
+        }
+    }
+}
+
+/// A pidfd of this process (close-on-exec, so the program never holds it).
+fn pidfd_of_self() -> Result<OwnedFd> {
+    // SAFETY: pidfd_open of our own pid, no flags.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) };
+    if fd < 0 {
+        bail!(
+            "cannot follow the program for --restore: pidfd_open: {} (Linux 5.3 or later)",
+            std::io::Error::last_os_error()
+        );
+    }
+    // SAFETY: a descriptor pidfd_open just returned, owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// In the restorer: detaches, restores, and exits when done or when the
+/// program (`program`, a pidfd) has ended.
+fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd) -> ! {
+    detach(program.as_raw_fd());
+    let watched = program.as_raw_fd();
+    let _ = std::thread::Builder::new().spawn(move || {
+        let mut poll = libc::pollfd {
+            fd: watched,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; a pidfd reads as ready once its process ends.
+        while unsafe { libc::poll(&mut poll, 1, -1) } < 0 {}
+        // SAFETY: leaving at once; the advice given so far stays given.
+        unsafe { libc::_exit(0) }
+    });
+    let options = residency::Options::default();
+    let _ = residency::restore(snapshot, &options, &mut |_, _| {});
+    // SAFETY: leaving without running the exit handlers of `prefetch`.
+    unsafe { libc::_exit(0) }
+}
+
+/// Standard streams to `/dev/null`, every other descriptor but `keep`
+/// closed, lowest CPU and I/O priority, a session of its own (Ctrl-C at
+/// the terminal is for the program).
+fn detach(keep: i32) {
+    // SAFETY: plain system calls on descriptors of this process.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        for stream in 0..3 {
+            if null >= 0 && null != stream {
+                libc::dup2(null, stream);
+            }
+        }
+        if keep > 3 {
+            libc::syscall(libc::SYS_close_range, 3, keep - 1, 0);
+        }
+        libc::syscall(libc::SYS_close_range, keep.max(2) + 1, u32::MAX, 0);
+        libc::setsid();
+        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+        // IOPRIO_WHO_PROCESS = 1, IOPRIO_CLASS_IDLE = 3 << 13.
+        libc::syscall(libc::SYS_ioprio_set, 1, 0, 3 << 13);
+    }
+}

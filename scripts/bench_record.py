@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Whole programs, cold, under `prefetch record` / `run --replay` / `run --restore`
+(docs/record.md, "Trials").
+
+Each program runs cold (its files evicted from the page cache with `vmtouch -e`)
+in these modes, alternated round by round, median of the rounds:
+
+  stock     the program alone
+  replay    `prefetch run --replay REC`, REC recorded cold by `prefetch record`
+            (the tracepoint where privileged)
+  replay-u  the same with a recording of `prefetch record --no-tracepoint`
+  other     `prefetch run --replay` of another program's recording (no harm)
+  restore   `prefetch run --restore SNAP`, SNAP taken after a warm run
+  vmtouch   `vmtouch -t` of the program's files, then the program
+  warm      the program with its files cached
+
+Every run's output is compared with stock's (a difference aborts). With
+--cgroup-mib every command runs in a fresh cgroup v1 memory group of that size.
+
+Usage (root; DIR on the emulated disk, see docs/record.md):
+  scripts/bench_record.py --prefetch target/release/prefetch --mount MNT [--rounds 3]
+"""
+
+import argparse
+import hashlib
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+MODES = ["stock", "replay", "replay-u", "other", "restore", "vmtouch", "warm"]
+
+
+def programs(mnt, python):
+    """name -> (argv, extra environment, dataset paths, program whose recording is 'other')."""
+    return {
+        "mmap random": (
+            [python, f"{mnt}/mmap_reader.py", f"{mnt}/data96.bin", "3000"],
+            {},
+            [f"{mnt}/data96.bin", f"{mnt}/mmap_reader.py"],
+            "grep -rn",
+        ),
+        "import numpy, pandas": (
+            [python, "-c", "import numpy, pandas"],
+            {"PYTHONPATH": f"{mnt}/site"},
+            [f"{mnt}/site"],
+            "mmap random",
+        ),
+        "git log -p": (
+            ["git", "-C", f"{mnt}/repo", "log", "-p", "-n", "1500"],
+            {"GIT_PAGER": "cat"},
+            [f"{mnt}/repo"],
+            "grep -rn",
+        ),
+        "grep -rn": (
+            ["grep", "-rn", "import", f"{mnt}/src"],
+            {},
+            [f"{mnt}/src"],
+            "git log -p",
+        ),
+    }
+
+
+class Runner:
+    def __init__(self, args):
+        self.prefetch = os.path.abspath(args.prefetch)
+        self.work = args.work
+        self.cgroup = None
+        if args.cgroup_mib:
+            self.cgroup = f"/sys/fs/cgroup/memory/whole-bench-{os.getpid()}"
+            os.mkdir(self.cgroup)
+            with open(f"{self.cgroup}/memory.limit_in_bytes", "w") as f:
+                f.write(str(args.cgroup_mib << 20))
+
+    def join(self):
+        if self.cgroup:
+            with open(f"{self.cgroup}/cgroup.procs", "w") as f:
+                f.write("0")
+
+    def run(self, argv, env, check=True):
+        """Wall seconds and a digest of stdout."""
+        started = time.monotonic()
+        out = subprocess.run(argv, env={**os.environ, **env}, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, preexec_fn=self.join)
+        seconds = time.monotonic() - started
+        if check and out.returncode != 0:
+            sys.exit(f"{argv} failed: {out.stderr.decode(errors='replace')[-2000:]}")
+        return seconds, hashlib.md5(out.stdout).hexdigest()
+
+    def evict(self, paths):
+        subprocess.run(["vmtouch", "-q", "-e", *paths], check=True)
+
+    def close(self):
+        if self.cgroup:
+            for _ in range(50):
+                try:
+                    os.rmdir(self.cgroup)
+                    return
+                except OSError:
+                    time.sleep(0.1)
+
+
+def command(runner, mode, name, progs):
+    argv, env, paths, other = progs[name]
+    rec = lambda n, kind: os.path.join(runner.work, f"{n.replace(' ', '_')}.{kind}")
+    p = runner.prefetch
+    if mode == "replay":
+        return [p, "run", "--replay", rec(name, "rec"), "--", *argv], env
+    if mode == "replay-u":
+        return [p, "run", "--replay", rec(name, "urec"), "--", *argv], env
+    if mode == "other":
+        return [p, "run", "--replay", rec(other, "rec"), "--", *argv], env
+    if mode == "restore":
+        return [p, "run", "--restore", rec(name, "snap"), "--", *argv], env
+    if mode == "vmtouch":
+        quoted = " ".join(f"'{a}'" for a in argv)
+        tree = " ".join(f"'{a}'" for a in paths)
+        return ["sh", "-c", f"vmtouch -q -t {tree} && exec {quoted}"], env
+    return argv, env
+
+
+def prepare(runner, progs):
+    """Recordings (both methods, cold) and snapshots (warm) of every program."""
+    for name, (argv, env, paths, _) in progs.items():
+        base = os.path.join(runner.work, name.replace(" ", "_"))
+        for kind, extra in (("rec", []), ("urec", ["--no-tracepoint"])):
+            runner.evict(paths)
+            runner.run([runner.prefetch, "record", "-o", f"{base}.{kind}", *extra, "--", *argv], env)
+        runner.run(argv, env)
+        subprocess.run([runner.prefetch, "snapshot", "-o", f"{base}.snap", *paths], check=True,
+                       stdout=subprocess.DEVNULL)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prefetch", required=True)
+    parser.add_argument("--mount", required=True)
+    parser.add_argument("--work", default="/tmp/prefetch-bench-record")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cgroup-mib", type=int)
+    parser.add_argument("--only", help="program names separated by semicolons")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    python = os.path.realpath(subprocess.run(["python3", "-c", "import sys; print(sys.executable)"],
+                                             capture_output=True, text=True).stdout.strip())
+    every = programs(os.path.abspath(args.mount), python)
+    progs = {k: v for k, v in every.items() if not args.only or k in args.only.split(";")}
+    runner = Runner(args)
+    try:
+        # Every program's recording: the `other` mode replays another program's.
+        prepare(runner, every)
+        times = {(n, m): [] for n in progs for m in MODES}
+        for _ in range(args.rounds):
+            for name, (argv, env, paths, _) in progs.items():
+                expected = None
+                for mode in MODES:
+                    if mode == "warm":
+                        runner.run(argv, env)
+                    else:
+                        runner.evict(paths)
+                    seconds, digest = runner.run(*command(runner, mode, name, progs))
+                    expected = expected or digest
+                    if digest != expected:
+                        sys.exit(f"{name}: the output under {mode} differs from stock")
+                    times[(name, mode)].append(seconds)
+        setting = f"memory cgroup {args.cgroup_mib} MiB" if args.cgroup_mib else "no cgroup"
+        print(f"| program ({setting}, median of {args.rounds}) | " + " | ".join(MODES) + " |")
+        print("|---|" + "---:|" * len(MODES))
+        for name in progs:
+            stock = statistics.median(times[(name, "stock")])
+            cells = []
+            for mode in MODES:
+                median = statistics.median(times[(name, mode)])
+                cells.append(f"{median:.2f} s" + ("" if mode == "stock" else f" ({stock / median:.2f}x)"))
+            print(f"| `{name}` | " + " | ".join(cells) + " |")
+    finally:
+        runner.close()
+
+
+if __name__ == "__main__":
+    main()
