@@ -42,7 +42,7 @@ use crate::disksim::engine::{run, EngineConfig, Parts};
 use crate::disksim::iosched::io_scheduler_from_name;
 use crate::disksim::prefetch::{prefetcher_from, Disk, PrefetchSetup};
 use crate::disksim::replace::{replacement_from, CacheGeometry};
-use crate::disksim::{Paired, PolicySpec, Workload};
+use crate::disksim::{Paired, Policy, PolicySpec, Workload};
 use crate::metrics::Metrics;
 use crate::policy::{self, PolicyInfo};
 use crate::time::{DiskFetch, Time};
@@ -529,12 +529,11 @@ pub(crate) fn run_parts(
         },
         ..EngineConfig::with_cache(capacity)
     };
-    let mut policy = Paired {
-        replacement: replacement.as_mut(),
-        prefetcher: prefetcher.as_mut(),
-    };
     let parts = Parts {
-        policy: &mut policy,
+        policy: Policy::Pair(Paired {
+            replacement: replacement.as_mut(),
+            prefetcher: prefetcher.as_mut(),
+        }),
         scheduler: scheduler.as_mut(),
         model: model.as_mut(),
     };

@@ -6,9 +6,12 @@
 
 use std::time::Duration;
 
+use sim::cache::{Block, Interner};
 use sim::disksim::engine::{simulate, RunSpec};
 use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::future::Pos;
 use sim::metrics::nanos;
+use sim::policy::{Ctx, Fetch};
 use sim::Metrics;
 use sim::SimError;
 
@@ -145,12 +148,11 @@ fn a_scheduler_may_keep_the_disk_idle_until_a_time() {
         hold_until: ms(5),
         queue: Default::default(),
     };
-    let mut policy = Paired {
-        replacement: &mut Clock::default(),
-        prefetcher: &mut NoPrefetch,
-    };
     let parts = Parts {
-        policy: &mut policy,
+        policy: sim::Policy::Pair(Paired {
+            replacement: &mut Clock::default(),
+            prefetcher: &mut NoPrefetch,
+        }),
         scheduler: &mut scheduler,
         model: model.as_mut(),
     };
@@ -159,10 +161,27 @@ fn a_scheduler_may_keep_the_disk_idle_until_a_time() {
     assert_eq!(m.disk.busy, nanos(ms(10)));
 }
 
-/// A policy deciding at idle, as Cao's do (the trait's default), that never prefetches.
+/// A policy deciding at idle, as Cao's do, that never fetches anything.
 struct DemandAtIdle;
 
-impl sim::Policy for DemandAtIdle {}
+impl sim::AtIdle for DemandAtIdle {
+    fn on_request(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+    fn on_reference(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+    fn on_arrival(&mut self, _: Block, _: &mut Ctx<'_>) {}
+    fn demand_victim(&mut self, _: Block, _: &mut Ctx<'_>) -> Option<Block> {
+        None
+    }
+    fn prefetch(&mut self, _: &mut Ctx<'_>) -> Option<Fetch> {
+        None
+    }
+    fn demand_only(&self) -> bool {
+        true
+    }
+    fn warm(&self, _: Block, _: &Interner) {}
+    fn likely_victim(&self) -> Option<Block> {
+        None
+    }
+}
 
 #[test]
 fn a_policy_deciding_at_idle_is_refused_a_workload() {
@@ -171,7 +190,7 @@ fn a_policy_deciding_at_idle_is_refused_a_workload() {
     let mut model = disk::model_from_name("fixed:10").unwrap();
     let mut scheduler = sim::disksim::Plain(disk::scheduler_from_name("fifo").unwrap());
     let parts = Parts {
-        policy: &mut DemandAtIdle,
+        policy: sim::Policy::AtIdle(&mut DemandAtIdle),
         scheduler: &mut scheduler,
         model: model.as_mut(),
     };

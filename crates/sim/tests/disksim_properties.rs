@@ -49,9 +49,8 @@ proptest! {
         let mut scheduler = Plain(disk::scheduler_from_name("clook").unwrap());
         let mut model = disk::model_from_name("hitachi-18zx").unwrap();
         let mut violations = Vec::new();
-        let mut paired = Paired { replacement: policy.as_mut(), prefetcher: prefetch.as_mut() };
         let parts = Parts {
-            policy: &mut paired,
+            policy: sim::Policy::Pair(Paired { replacement: policy.as_mut(), prefetcher: prefetch.as_mut() }),
             scheduler: &mut scheduler,
             model: model.as_mut(),
         };

@@ -119,12 +119,11 @@ fn run_table(replacement: &str) -> Trace {
     let mut scheduler = Plain(disk::scheduler_from_name("fifo").unwrap());
     let mut model = disk::model_from_name("fixed:9.5").unwrap();
     let mut rows = Vec::new();
-    let mut paired = Paired {
-        replacement: policy.as_mut(),
-        prefetcher: &mut prefetcher,
-    };
     let parts = Parts {
-        policy: &mut paired,
+        policy: sim::Policy::Pair(Paired {
+            replacement: policy.as_mut(),
+            prefetcher: &mut prefetcher,
+        }),
         scheduler: &mut scheduler,
         model: model.as_mut(),
     };

@@ -5,7 +5,7 @@
 //! Cao, Felten, Karlin and Li, SIGMETRICS'95, sections 2.1-2.2: one program, one fetch at a
 //! time (or a few, the device serving as many at once), and the fetch and its victim decided
 //! when the disk is idle (rule 4: at each reference and each completion). The loop drives the
-//! policy itself ([`crate::Policy::decides_at_idle`]), numbering the blocks densely: the loop's
+//! policy itself ([`crate::policy::AtIdle`]), numbering the blocks densely: the loop's
 //! disk blocks are the policy's dense ids, so a block passes between the two without a
 //! lookup; the device is given the trace's block number of each fetch (OBL's "next block" is
 //! the next trace number).
@@ -34,9 +34,10 @@ use super::engine::{file_block, run_program, EngineConfig, Parts, Program, Sight
 use super::iosched::io_scheduler_from_name;
 use super::workload::{FileBlock, Layout, Step};
 use crate::cache::{Block, Interner};
+use crate::disksim::paired::Policy;
 use crate::future::{Future, Oracle, Pos};
 use crate::metrics::{nanos, Metrics, Requests};
-use crate::policy::Policy;
+use crate::policy::AtIdle;
 use crate::refstring::RefString;
 use crate::runner::RunSetup;
 use crate::time::{FetchDevice, ReferenceTime, Time};
@@ -66,7 +67,7 @@ impl<'r> Run<'r> {
     /// Runs `policy` over `string`, in memory and already numbered by `self.ids`.
     pub(crate) fn on_string(
         self,
-        policy: &mut dyn Policy,
+        policy: &mut dyn AtIdle,
         string: &'r RefString,
     ) -> Result<Metrics, SimError> {
         let realistic = self.realistic();
@@ -85,7 +86,7 @@ impl<'r> Run<'r> {
     /// Runs `policy` over `references`, read as the loop reaches them.
     pub(crate) fn on_stream<I>(
         self,
-        policy: &mut dyn Policy,
+        policy: &mut dyn AtIdle,
         references: I,
     ) -> Result<Metrics, SimError>
     where
@@ -127,7 +128,7 @@ impl<'r> Run<'r> {
 
     /// Runs `program` with `policy` deciding, on Cao's device for the setup, the initial
     /// blocks cached at the start.
-    fn run<P: Program>(self, program: &P, policy: &mut dyn Policy) -> Result<Metrics, SimError> {
+    fn run<P: Program>(self, program: &P, policy: &mut dyn AtIdle) -> Result<Metrics, SimError> {
         let setup = self.setup;
         let cached: Vec<FileBlock> = self.initial.iter().map(|&id| file_block(id)).collect();
         let device = setup.timing.device();
@@ -145,7 +146,7 @@ impl<'r> Run<'r> {
         };
         let mut scheduler = io_scheduler_from_name("fifo")?;
         let parts = Parts {
-            policy,
+            policy: Policy::AtIdle(policy),
             scheduler: scheduler.as_mut(),
             model: &mut model,
         };

@@ -1,8 +1,8 @@
 //! The event loop of the disk-timed simulator (contract in the module doc of [`super`]).
 //!
-//! The loop drives one [`Policy`] per run, in the way the policy chooses
-//! ([`Policy::decides_at_idle`]): ranges queued on each reference (a replacement policy and a
-//! prefetcher, [`Paired`]), or every fetch decided when the device is idle (Cao's model), the
+//! The loop drives one [`Policy`] per run, in the way of its kind: ranges queued on each
+//! reference (a replacement policy and a prefetcher, [`Paired`]), or every fetch decided when
+//! the device is idle (Cao's model, [`AtIdle`]), the
 //! loop then owning the program's position, its block numbering and its future,
 //! handed to the policy in a [`Ctx`] with each call, and checking each decision against Cao's
 //! rules.
@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
-use super::paired::Paired;
+use super::paired::{Paired, Policy};
 use super::prefetch::{prefetcher_from, Access, Disk, FetchRange, PrefetchSetup};
 use super::replace::{replacement_from, CacheGeometry, Touch};
 use super::spec::PolicySpec;
@@ -38,7 +38,7 @@ use super::workload::{DiskBlock, FileBlock, Layout, Step, Workload};
 use crate::cache::{Block, CacheView, Interner};
 use crate::future::{Oracle, Pos};
 use crate::metrics::{nanos, Metrics, Requests};
-use crate::policy::{Ctx, Fetch, Policy};
+use crate::policy::{AtIdle, Ctx, Fetch};
 use crate::time::Time;
 use crate::SimError;
 
@@ -99,15 +99,15 @@ pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<Metrics, SimError
     let mut prefetcher = prefetcher_from(&spec.prefetcher, &setup)?;
     let mut scheduler = io_scheduler_from_name(&spec.scheduler)?;
     let mut model = disk.spec.build()?;
-    let mut policy = Paired {
+    let policy = Policy::Pair(Paired {
         replacement: replacement.as_mut(),
         prefetcher: prefetcher.as_mut(),
-    };
+    });
     run(
         workload,
         spec.config,
         Parts {
-            policy: &mut policy,
+            policy,
             scheduler: scheduler.as_mut(),
             model: model.as_mut(),
         },
@@ -118,7 +118,7 @@ pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<Metrics, SimError
 /// The pluggable parts of one run.
 pub struct Parts<'a> {
     /// The policy: replacement and prefetching.
-    pub policy: &'a mut dyn Policy,
+    pub policy: Policy<'a>,
     /// The disk queue.
     pub scheduler: &'a mut dyn IoScheduler,
     /// The disk.
@@ -126,7 +126,7 @@ pub struct Parts<'a> {
 }
 
 /// One served reference, as shown to an observer (after the fetches it caused were queued).
-pub struct Observed<'a> {
+pub struct Observed<'a, 'p> {
     /// The stream.
     pub stream: usize,
     /// Position of the reference in its stream.
@@ -138,7 +138,7 @@ pub struct Observed<'a> {
     /// When the reference was issued.
     pub now: Duration,
     /// The policy, to look at its order.
-    pub policy: &'a dyn Policy,
+    pub policy: &'a Policy<'p>,
 }
 
 /// Runs `workload` to the end; `observe` sees every reference right after it was issued.
@@ -146,7 +146,7 @@ pub fn run(
     workload: &Workload,
     config: EngineConfig,
     parts: Parts<'_>,
-    observe: &mut dyn FnMut(Observed<'_>),
+    observe: &mut dyn FnMut(Observed<'_, '_>),
 ) -> Result<Metrics, SimError> {
     run_from(workload, config, parts, &[], observe)
 }
@@ -159,10 +159,10 @@ pub fn run_from(
     config: EngineConfig,
     parts: Parts<'_>,
     cached: &[FileBlock],
-    observe: &mut dyn FnMut(Observed<'_>),
+    observe: &mut dyn FnMut(Observed<'_, '_>),
 ) -> Result<Metrics, SimError> {
     workload.validate()?;
-    if parts.policy.decides_at_idle() {
+    if parts.policy.at_idle() {
         return Err(SimError::Config(
             "a policy deciding at idle runs on a reference string (sim::runner), not a workload"
                 .into(),
@@ -265,7 +265,7 @@ impl Program for Workload {
 
 /// [`run_from`] over any [`Program`] whose steps lie in its layout, with what `sight` tells a
 /// policy deciding at idle (`observe` inlined when it is not a trait object).
-pub(crate) fn run_program<P: Program, O: FnMut(Observed<'_>) + ?Sized>(
+pub(crate) fn run_program<P: Program, O: FnMut(Observed<'_, '_>) + ?Sized>(
     program: &P,
     config: EngineConfig,
     parts: Parts<'_>,
@@ -365,8 +365,11 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         sight: Sight<'f>,
     ) -> Engine<'w, 'p, 'f, P> {
         let layout = program.layout();
-        let at_idle = parts.policy.decides_at_idle();
-        let demand_only = at_idle && parts.policy.demand_only();
+        let at_idle = parts.policy.at_idle();
+        let demand_only = match &parts.policy {
+            Policy::AtIdle(policy) => policy.demand_only(),
+            Policy::Pair(_) => false,
+        };
         let slots = parts.model.parallelism().max(1);
         Engine {
             program,
@@ -426,13 +429,17 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
     }
 
     /// Calls the policy deciding at idle with what it sees at `now`: the loop's cache, the
-    /// future, the numbering, the cursor, the block `pinned` (which must not be evicted).
-    fn decide<R>(
+    /// future, the numbering, the cursor, the block `pinned` (which must not be evicted). A
+    /// pair is asked nothing: the answer is `R`'s default (no victim, no fetch).
+    fn decide<R: Default>(
         &mut self,
         now: Duration,
         pinned: Option<Block>,
-        call: impl FnOnce(&mut dyn Policy, &mut Ctx<'_>) -> R,
+        call: impl FnOnce(&mut dyn AtIdle, &mut Ctx<'_>) -> R,
     ) -> R {
+        let Policy::AtIdle(policy) = &mut self.parts.policy else {
+            return R::default();
+        };
         let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
         let sight = &mut self.sight;
         let mut ctx = Ctx::new(
@@ -442,7 +449,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
             (now.as_nanos() as Time, sight.cursor),
             pinned,
         );
-        call(&mut *self.parts.policy, &mut ctx)
+        call(&mut **policy, &mut ctx)
     }
 
     fn start(&mut self) {
@@ -463,7 +470,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
     }
 
     /// Stream `stream` issues its next reference at `now`.
-    fn reference<O: FnMut(Observed<'_>) + ?Sized>(
+    fn reference<O: FnMut(Observed<'_, '_>) + ?Sized>(
         &mut self,
         now: Duration,
         stream: usize,
@@ -495,8 +502,10 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
                 // A replacement's own setting: the pair fills it in (`Paired::on_access`).
                 prefetch_ceiling: None,
             };
-            let ranges = self.parts.policy.on_access(&access);
-            let drops = self.parts.policy.drops();
+            let (ranges, drops) = match &mut self.parts.policy {
+                Policy::Pair(pair) => (pair.on_access(&access), pair.drops()),
+                Policy::AtIdle(_) => (Vec::new(), Vec::new()),
+            };
             self.drop_blocks(&drops);
             let demand = (!found).then_some((block, disk_block));
             if let Some(id) = self.issue(stream, now, demand, &ranges) {
@@ -509,7 +518,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
             block,
             found,
             now,
-            policy: &*self.parts.policy,
+            policy: &self.parts.policy,
         });
         if self.at_idle {
             return;
@@ -581,8 +590,8 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         {
             if let Some(disk_block) = self.layout.disk_block(ahead.block) {
                 self.cache.warm(disk_block);
-                if self.at_idle {
-                    self.parts.policy.warm(dense(ahead.block), &self.sight.ids);
+                if let Policy::AtIdle(policy) = &self.parts.policy {
+                    policy.warm(dense(ahead.block), &self.sight.ids);
                 }
             }
         }
@@ -770,12 +779,10 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
                 let unused = entry.unused_prefetch();
                 self.metrics.unused_prefetches += u64::from(unused);
                 self.unreferenced -= usize::from(unused);
-                let file_block = match self.at_idle {
-                    true => None,
-                    false => self.files.file_block(victim),
-                };
-                if let Some(file_block) = file_block {
-                    self.parts.policy.on_evict(file_block, unused);
+                if let Policy::Pair(pair) = &mut self.parts.policy {
+                    if let Some(file_block) = self.files.file_block(victim) {
+                        pair.on_evict(file_block, unused);
+                    }
                 }
             }
             if let Some(next) = self.parts.policy.likely_victim() {

@@ -97,7 +97,7 @@ pub mod workload;
 
 pub use engine::{run, EngineConfig};
 pub use iosched::{Dispatch, IoScheduler, Plain};
-pub use paired::Paired;
+pub use paired::{Paired, Policy};
 pub use prefetch::{Access, FetchRange, Prefetcher};
 pub use replace::{Replacement, Touch};
 pub use spec::PolicySpec;

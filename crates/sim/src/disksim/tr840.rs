@@ -42,7 +42,7 @@ use super::engine::{run as run_engine, EngineConfig, Parts};
 use super::experiments::{write_file, write_json};
 use super::iosched::io_scheduler_from_name;
 use super::microbench::{Dataset, Microbench};
-use super::paired::Paired;
+use super::paired::{Paired, Policy};
 use super::prefetch::competitive::ModelCurves;
 use super::prefetch::{prefetcher_from, Disk, PrefetchSetup};
 use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
@@ -238,12 +238,11 @@ fn run_one(
         time_limit: Some(config.duration),
         ..EngineConfig::with_cache(cache_blocks)
     };
-    let mut policy = Paired {
-        replacement: &mut replacement,
-        prefetcher: prefetcher.as_mut(),
-    };
     let parts = Parts {
-        policy: &mut policy,
+        policy: Policy::Pair(Paired {
+            replacement: &mut replacement,
+            prefetcher: prefetcher.as_mut(),
+        }),
         scheduler: queue.as_mut(),
         model: model.as_mut(),
     };
@@ -284,6 +283,11 @@ impl Thrashing {
 }
 
 impl Replacement for Thrashing {
+    fn remove(&mut self, block: DiskBlock) -> bool {
+        self.unreferenced.remove(&block);
+        self.inner.remove(block)
+    }
+
     fn on_hit(&mut self, block: DiskBlock, how: Touch) {
         self.unreferenced.remove(&block);
         self.inner.on_hit(block, how);

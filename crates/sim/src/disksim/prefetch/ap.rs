@@ -11,6 +11,7 @@
 use super::competitive::Windows;
 use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::PolicySpec;
+use crate::disksim::workload::FileBlock;
 use crate::SimError;
 
 /// The paper's aggressive depth, in pages (blocks).
@@ -24,6 +25,16 @@ pub struct Aggressive {
 }
 
 impl Prefetcher for Aggressive {
+    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+
+    fn on_stream_end(&mut self, _stream: usize) {}
+
+    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+
+    fn drops(&mut self) -> Vec<FetchRange> {
+        Vec::new()
+    }
+
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let depth = self.depth;
         self.windows.on_access(access, |_| depth)

@@ -433,6 +433,14 @@ impl Competitive {
 }
 
 impl Prefetcher for Competitive {
+    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+
+    fn on_stream_end(&mut self, _stream: usize) {}
+
+    fn drops(&mut self) -> Vec<FetchRange> {
+        Vec::new()
+    }
+
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let Competitive { windows, depth } = self;
         windows.on_access(access, |addr| depth.blocks(addr))

@@ -455,6 +455,10 @@ impl Cpem {
 }
 
 impl Replacement for Cpem {
+    fn remove(&mut self, _block: DiskBlock) -> bool {
+        false
+    }
+
     fn on_hit(&mut self, block: DiskBlock, how: Touch) {
         self.positions.note(how.stream, block);
         if self.prefetch.remove(block) {

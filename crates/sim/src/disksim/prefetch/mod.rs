@@ -54,24 +54,30 @@ pub struct FetchRange {
     pub len: u64,
 }
 
-/// A prefetching policy. One engine drives one prefetcher; calls never fail.
+/// A prefetching policy. Every method is required (a missing hook is a compile error).
+///
+/// One engine drives one prefetcher, in simulated time order; no call may fail. What the
+/// engine guarantees: `on_access` is called once per reference, after the cache lookup and
+/// before any fetch, and `drops` right after it; blocks already cached or in flight are taken
+/// out of the ranges it returns, so it may be generous. What the prefetcher MUST do: name only
+/// blocks of the layout's files (the engine ignores blocks past a file's end) and never block.
 pub trait Prefetcher {
-    /// Called on every reference, after the cache lookup and before any fetch; returns the
-    /// ranges to fetch besides the demand block, in queue order (may include the demand block).
+    /// One reference: the ranges to fetch besides the demand block, in queue order (they may
+    /// include the demand block, which then rides in its range's request).
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange>;
-    /// A block left the cache; `unused` if it was prefetched and never referenced.
-    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
-    /// A stream issued its last reference.
-    fn on_stream_end(&mut self, _stream: usize) {}
+    /// A block left the cache; `unused` if it was prefetched and never referenced (the losses
+    /// a thrash-aware prefetcher counts).
+    fn on_evict(&mut self, block: FileBlock, unused: bool);
+    /// A stream issued its last reference: its state may be freed.
+    fn on_stream_end(&mut self, stream: usize);
     /// The disk started serving `request`; `seek_bytes` is its distance from the end of the
     /// previous request (as in [`crate::metrics::Requests`]), `None` for the first.
-    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
-    /// Called right after [`Prefetcher::on_access`]: blocks the prefetcher no longer needs and
-    /// wants dropped from the cache now (libprefetch's DONTNEED of the previous round). The
-    /// engine drops those the replacement policy can remove ([`super::Replacement::remove`]).
-    fn drops(&mut self) -> Vec<FetchRange> {
-        Vec::new()
-    }
+    fn on_served(&mut self, request: &disk::Request, seek_bytes: Option<u64>);
+    /// Called right after [`Prefetcher::on_access`]: blocks it no longer needs and wants
+    /// dropped from the cache now (libprefetch's DONTNEED of the previous round); empty for a
+    /// prefetcher that drops nothing. The engine drops those the replacement policy can remove
+    /// ([`super::Replacement::remove`]).
+    fn drops(&mut self) -> Vec<FetchRange>;
 }
 
 /// What a prefetcher constructor is told about the run.

@@ -2,6 +2,7 @@
 
 use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::PolicySpec;
+use crate::disksim::workload::FileBlock;
 use crate::SimError;
 
 /// Fetches nothing beyond the demand block.
@@ -9,6 +10,16 @@ use crate::SimError;
 pub struct NoPrefetch;
 
 impl Prefetcher for NoPrefetch {
+    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+
+    fn on_stream_end(&mut self, _stream: usize) {}
+
+    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+
+    fn drops(&mut self) -> Vec<FetchRange> {
+        Vec::new()
+    }
+
     fn on_access(&mut self, _access: &Access) -> Vec<FetchRange> {
         Vec::new()
     }

@@ -21,7 +21,7 @@ use plan::{Mode, PageRange, Planner, PlannerConfig, Schedule};
 
 use super::{access_list, page_key, Access, Disk, FetchRange, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::PolicySpec;
-use crate::disksim::workload::Step;
+use crate::disksim::workload::{FileBlock, Step};
 use crate::SimError;
 
 /// One planner per stream.
@@ -63,6 +63,12 @@ fn to_fetch(range: &PageRange) -> FetchRange {
 }
 
 impl Prefetcher for LivePlanner {
+    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+
+    fn on_stream_end(&mut self, _stream: usize) {}
+
+    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let Some(planner) = self.planners.get_mut(access.stream) else {
             return Vec::new();

@@ -25,6 +25,7 @@ use rustc_hash::FxHashMap;
 
 use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::PolicySpec;
+use crate::disksim::workload::FileBlock;
 use crate::SimError;
 
 /// A window `[start, start + len)` of file blocks.
@@ -76,6 +77,14 @@ impl ReadAhead {
 }
 
 impl Prefetcher for ReadAhead {
+    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+
+    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+
+    fn drops(&mut self) -> Vec<FetchRange> {
+        Vec::new()
+    }
+
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let block = access.block.block;
         let file = access.block.file;

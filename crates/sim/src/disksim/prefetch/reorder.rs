@@ -36,7 +36,7 @@ use plan::{AccessList, Mode, PageKey, Window};
 
 use super::{access_list, Access, FetchRange, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::PolicySpec;
-use crate::disksim::workload::Step;
+use crate::disksim::workload::{FileBlock, Step};
 use crate::SimError;
 
 /// One stream's access list and round state.
@@ -105,6 +105,12 @@ impl Reorder {
 }
 
 impl Prefetcher for Reorder {
+    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+
+    fn on_stream_end(&mut self, _stream: usize) {}
+
+    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let (buffer_pages, infill_pages, sweep) =
             (self.buffer_pages, self.infill_pages, self.sweep);

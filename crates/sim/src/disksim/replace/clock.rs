@@ -30,6 +30,10 @@ pub struct Clock {
 }
 
 impl Replacement for Clock {
+    fn prefetch_ceiling(&self) -> Option<usize> {
+        None
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         self.young.insert(block);
     }

@@ -34,6 +34,10 @@ impl Lru {
 }
 
 impl Replacement for Lru {
+    fn prefetch_ceiling(&self) -> Option<usize> {
+        None
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         self.touch_top(block);
     }

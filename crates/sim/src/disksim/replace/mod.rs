@@ -32,31 +32,34 @@ pub struct Touch {
     pub prefetched: bool,
 }
 
-/// A replacement policy: keeps the order in which cached blocks leave.
+/// A replacement policy: keeps the order in which cached blocks leave. Every method is
+/// required (a missing hook is a compile error), as foyer's `Eviction` states each contract.
 ///
-/// Not thread-safe and not required to be: one engine drives one policy. Calls never fail;
-/// the engine guarantees that `on_hit` names a cached block, that `on_insert` names a block not
-/// cached, and that `evict` is called only when at least one block is cached.
+/// Not thread-safe and not required to be: one engine drives one policy, in simulated time
+/// order, and no call may fail. What the engine guarantees: `on_hit` names a block it holds
+/// (cached or in flight), `on_insert` a block it does not hold and for which it has made room,
+/// `remove` a block it holds; `evict` is called only when the cache is full. What the policy
+/// MUST do: after `on_insert(b)` hold `b` until `evict` returns it or `remove(b)` answers true,
+/// and never return from `evict` a block it does not hold.
 pub trait Replacement {
-    /// A cached (or in-flight) block was referenced.
+    /// A held block was referenced: it MUST update its order (recency, reference bit).
     fn on_hit(&mut self, block: DiskBlock, how: Touch);
-    /// A block entered the cache (the engine has made room).
+    /// A block entered the cache (the engine has made room): it MUST hold it from now on.
     fn on_insert(&mut self, block: DiskBlock, how: Touch);
-    /// Chooses a victim, forgets it and returns it; `None` only if nothing is cached.
+    /// The cache is full: it MUST choose a victim, forget it and return it; `None` only if it
+    /// holds nothing (the engine then stops making room).
     fn evict(&mut self, now: Duration) -> Option<DiskBlock>;
-    /// The cached blocks from the most to the least protected end (the papers' "MRU end on
-    /// the left"), for tests and traces.
+    /// The held blocks from the most to the least protected end (the papers' "MRU end on the
+    /// left"), for tests and traces; it MUST NOT change the order.
     fn order(&self) -> Vec<DiskBlock>;
-    /// Forgets a cached block at the engine's request (a prefetcher's drop); returns false if
-    /// the policy cannot remove arbitrary blocks, in which case the block stays cached.
-    fn remove(&mut self, _block: DiskBlock) -> bool {
-        false
-    }
+    /// The engine asks it to forget a held block (a prefetcher's drop): true if it did, false
+    /// if it cannot remove arbitrary blocks, in which case it MUST keep holding the block (the
+    /// block stays cached).
+    fn remove(&mut self, block: DiskBlock) -> bool;
     /// For policies that keep prefetched pages apart (CPEM): the current ceiling of that
-    /// prefetch cache in blocks, so that a prefetcher can cap its depth. `None` otherwise.
-    fn prefetch_ceiling(&self) -> Option<usize> {
-        None
-    }
+    /// prefetch cache in blocks, which the prefetcher is told with every access so that it can
+    /// cap its depth; `None` for a policy without one.
+    fn prefetch_ceiling(&self) -> Option<usize>;
 }
 
 /// What a replacement constructor is told about the cache.

@@ -216,6 +216,14 @@ fn merge_by_h(old: VecDeque<Sequence>, new: impl Iterator<Item = Sequence>) -> V
 }
 
 impl Replacement for Dulo {
+    fn remove(&mut self, _block: DiskBlock) -> bool {
+        false
+    }
+
+    fn prefetch_ceiling(&self) -> Option<usize> {
+        None
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         self.young.insert(block);
     }
