@@ -48,14 +48,6 @@ pub enum SimError {
     /// A setting is out of range (cache of 0 blocks, fetch time 0, unknown policy, ...).
     #[error("invalid setting: {0}")]
     Config(String),
-    /// No policy part of that name is registered.
-    #[error("unknown policy `{name}` (known: {known})")]
-    UnknownPolicy {
-        /// The name as given.
-        name: String,
-        /// The registered names.
-        known: String,
-    },
     /// A policy option is not `key=value`, is not known to the policy, or has a bad value.
     #[error("policy `{spec}`: {reason}")]
     BadOption {

@@ -7,8 +7,10 @@
 use std::time::Duration;
 
 use sim::cache::{Block, Interner};
-use sim::disksim::engine::{simulate, RunSpec};
-use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::disksim::prefetch::{none, readahead};
+use sim::disksim::replace::clock;
+use sim::disksim::run::disk_named;
+use sim::disksim::{run_pair, EngineConfig, Layout, MakePrefetcher, Pair, Step, Workload};
 use sim::future::Pos;
 use sim::metrics::nanos;
 use sim::policy::{Ctx, Fetch};
@@ -19,13 +21,25 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-fn spec(prefetcher: &str, cache: usize) -> RunSpec {
-    RunSpec {
-        replacement: PolicySpec::named("clock"),
-        prefetcher: PolicySpec::parse(prefetcher).unwrap(),
-        scheduler: "fifo".into(),
-        disk: "fixed:10".into(),
-        config: EngineConfig::with_cache(cache),
+/// CLOCK with `prefetcher` on a disk of 10 ms per request behind FIFO, with `cache` blocks.
+fn spec(prefetcher: impl MakePrefetcher + 'static, cache: usize) -> (Pair, EngineConfig) {
+    let pair = Pair::new(clock::Options, prefetcher);
+    (pair, EngineConfig::with_cache(cache))
+}
+
+fn simulate(
+    workload: &Workload,
+    (pair, config): &(Pair, EngineConfig),
+) -> Result<Metrics, SimError> {
+    let disk = disk_named("fixed:10").unwrap();
+    run_pair(pair, workload, (&disk, "fifo"), *config)
+}
+
+/// Linux read-ahead whose first window is 4 blocks.
+fn readahead_4() -> readahead::Options {
+    readahead::Options {
+        init: 4,
+        ..readahead::Options::LINUX
     }
 }
 
@@ -36,7 +50,7 @@ fn two_files(streams: Vec<Vec<Step>>) -> Workload {
     }
 }
 
-fn run(workload: &Workload, spec: &RunSpec) -> Metrics {
+fn run(workload: &Workload, spec: &(Pair, EngineConfig)) -> Metrics {
     simulate(workload, spec).unwrap()
 }
 
@@ -46,7 +60,7 @@ fn two_streams_take_turns_on_one_disk() {
         vec![Step::at(0, 0), Step::at(0, 1)],
         vec![Step::at(1, 0), Step::at(1, 1)],
     ]);
-    let m = run(&workload, &spec("none", 16));
+    let m = run(&workload, &spec(none::Options, 16));
     assert_eq!(m.disk.requests, 4);
     assert_eq!(m.elapsed, nanos(ms(40)));
     assert_eq!(m.disk.busy, nanos(ms(40)));
@@ -59,7 +73,7 @@ fn think_time_comes_before_the_reference() {
     let mut second = Step::at(0, 1);
     second.think = ms(5);
     let workload = two_files(vec![vec![Step::at(0, 0), second]]);
-    let m = run(&workload, &spec("none", 16));
+    let m = run(&workload, &spec(none::Options, 16));
     assert_eq!(m.elapsed, nanos(ms(25)));
     assert_eq!(m.stall, nanos(ms(20)));
 }
@@ -67,7 +81,7 @@ fn think_time_comes_before_the_reference() {
 #[test]
 fn a_block_in_flight_is_waited_for_not_fetched_again() {
     let workload = two_files(vec![vec![Step::at(0, 0)], vec![Step::at(0, 2)]]);
-    let m = run(&workload, &spec("readahead:init=4", 16));
+    let m = run(&workload, &spec(readahead_4(), 16));
     assert_eq!(m.disk.requests, 1);
     assert_eq!(m.disk.blocks_fetched, 4);
     assert_eq!((m.misses, m.inflight_hits), (2, 1));
@@ -81,8 +95,8 @@ fn a_time_limit_cuts_a_closed_loop() {
         .flat_map(|b| [Step::at(0, b), Step::at(1, b)])
         .collect();
     let workload = two_files(vec![steps]);
-    let mut limited = spec("none", 16);
-    limited.config.time_limit = Some(ms(35));
+    let mut limited = spec(none::Options, 16);
+    limited.1.time_limit = Some(ms(35));
     let m = run(&workload, &limited);
     assert_eq!(m.elapsed, nanos(ms(35)));
     assert_eq!(m.references, 4);
@@ -91,23 +105,19 @@ fn a_time_limit_cuts_a_closed_loop() {
 #[test]
 fn prefetched_blocks_evicted_unused_are_counted() {
     let workload = two_files(vec![vec![Step::at(0, 0), Step::at(1, 0), Step::at(1, 1)]]);
-    let m = run(&workload, &spec("readahead:init=4", 4));
+    let m = run(&workload, &spec(readahead_4(), 4));
     assert_eq!(m.unused_prefetches, 3);
 }
 
 #[test]
 fn bad_settings_and_references_are_errors() {
     let workload = two_files(vec![vec![Step::at(0, 9)]]);
-    let err = simulate(&workload, &spec("none", 16)).unwrap_err();
+    let err = simulate(&workload, &spec(none::Options, 16)).unwrap_err();
     assert!(matches!(err, SimError::Layout(_)), "{err}");
     let fine = two_files(vec![vec![Step::at(0, 0)]]);
     assert!(matches!(
-        simulate(&fine, &spec("none", 0)),
+        simulate(&fine, &spec(none::Options, 0)),
         Err(SimError::Config(_))
-    ));
-    assert!(matches!(
-        simulate(&fine, &spec("nonesuch", 4)),
-        Err(SimError::UnknownPolicy { .. })
     ));
 }
 

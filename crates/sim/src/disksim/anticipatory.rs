@@ -287,8 +287,10 @@ mod tests {
     /// completed, whose next block arrives at once.
     #[test]
     fn keeps_two_sequential_readers_apart_in_the_engine() {
-        use crate::disksim::engine::{simulate, EngineConfig, RunSpec};
-        use crate::disksim::spec::PolicySpec;
+        use crate::disksim::engine::EngineConfig;
+        use crate::disksim::prefetch::none;
+        use crate::disksim::replace::clock;
+        use crate::disksim::run::{disk_named, run_pair, Pair};
         use crate::disksim::workload::{Layout, Step, Workload};
         let workload = Workload {
             layout: Layout::contiguous(&[256, 256], 2_000_000, 4096),
@@ -297,14 +299,10 @@ mod tests {
                 .collect(),
         };
         let time = |scheduler: &str| {
-            let spec = RunSpec {
-                replacement: PolicySpec::named("clock"),
-                prefetcher: PolicySpec::named("none"),
-                scheduler: scheduler.into(),
-                disk: "ibm-36z15".into(),
-                config: EngineConfig::with_cache(1024),
-            };
-            simulate(&workload, &spec).unwrap()
+            let pair = Pair::new(clock::Options, none::Options);
+            let disk = disk_named("ibm-36z15").unwrap();
+            let config = EngineConfig::with_cache(1024);
+            run_pair(&pair, &workload, (&disk, scheduler), config).unwrap()
         };
         let (fifo, antic) = (time("fifo"), time("anticipatory"));
         assert!(antic.disk.avg_seek_bytes() < fifo.disk.avg_seek_bytes() / 50.0);

@@ -1,7 +1,7 @@
 //! The event loop of the disk-timed simulator (contract in the module doc of [`super`]).
 //!
 //! The loop drives one [`Policy`] per run, in the way of its kind: ranges queued on each
-//! reference (a replacement policy and a prefetcher, [`Paired`]), or every fetch decided when
+//! reference (a replacement policy and a prefetcher, [`super::Paired`]), or every fetch decided when
 //! the device is idle (Cao's model, [`AtIdle`]), the
 //! loop then owning the program's position, its block numbering and its future,
 //! handed to the policy in a [`Ctx`] with each call, and checking each decision against Cao's
@@ -28,11 +28,10 @@ use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
-use super::paired::{Paired, Policy};
-use super::prefetch::{prefetcher_from, Access, Disk, FetchRange, PrefetchSetup};
-use super::replace::{replacement_from, CacheGeometry, Touch};
-use super::spec::PolicySpec;
+use super::iosched::{Dispatch, IoScheduler};
+use super::paired::Policy;
+use super::prefetch::{Access, FetchRange};
+use super::replace::Touch;
 use super::state::{BlockTable, Entry, Events, FileIndex, LoopCache};
 use super::workload::{DiskBlock, FileBlock, Layout, Step, Workload};
 use crate::cache::{Block, CacheView, Interner};
@@ -66,53 +65,6 @@ impl EngineConfig {
             time_limit: None,
         }
     }
-}
-
-/// Everything a run is built from, by name.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunSpec {
-    /// Replacement policy (see [`super::replace::REPLACEMENTS`]).
-    pub replacement: PolicySpec,
-    /// Prefetcher (see [`super::prefetch::PREFETCHERS`]).
-    pub prefetcher: PolicySpec,
-    /// Disk scheduler (`disk` crate names, or [`super::iosched::IO_SCHEDULERS`]).
-    pub scheduler: String,
-    /// Disk model (`disk` crate names: presets, `fixed:MS`, ...).
-    pub disk: String,
-    /// Engine settings.
-    pub config: EngineConfig,
-}
-
-/// Builds the policies, scheduler and disk named by `spec` and runs `workload`.
-pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<Metrics, SimError> {
-    let geometry = CacheGeometry {
-        capacity: spec.config.cache_blocks,
-        block_size: workload.layout.block_size,
-    };
-    let mut replacement = replacement_from(&spec.replacement, geometry)?;
-    let disk = Disk::new(disk::spec_from_name(&spec.disk)?.into());
-    let setup = PrefetchSetup {
-        workload,
-        cache_blocks: spec.config.cache_blocks,
-        disk: &disk,
-    };
-    let mut prefetcher = prefetcher_from(&spec.prefetcher, &setup)?;
-    let mut scheduler = io_scheduler_from_name(&spec.scheduler)?;
-    let mut model = disk.spec.build()?;
-    let policy = Policy::Pair(Paired {
-        replacement: replacement.as_mut(),
-        prefetcher: prefetcher.as_mut(),
-    });
-    run(
-        workload,
-        spec.config,
-        Parts {
-            policy,
-            scheduler: scheduler.as_mut(),
-            model: model.as_mut(),
-        },
-        &mut |_| {},
-    )
 }
 
 /// The pluggable parts of one run.

@@ -33,57 +33,62 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use plan::competitive::DiskCurves;
 use rustc_hash::FxHashSet;
 
-use super::engine::{run as run_engine, EngineConfig, Parts};
+use super::engine::EngineConfig;
 use super::experiments::{write_file, write_json};
-use super::iosched::io_scheduler_from_name;
 use super::microbench::{Dataset, Microbench};
-use super::paired::{Paired, Policy};
-use super::prefetch::competitive::ModelCurves;
-use super::prefetch::{prefetcher_from, Disk, PrefetchSetup};
-use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
-use super::spec::PolicySpec;
+use super::prefetch::competitive::{self, ModelCurves};
+use super::prefetch::{ap, cpem, readahead};
+use super::replace::{clock, CacheGeometry, MakeReplacement, Replacement, Touch};
+use super::run::{disk_named, run_pair, Pair};
 use super::workload::{DiskBlock, Workload};
 use crate::metrics::seconds;
 use crate::report::{Panel, Series};
 use crate::SimError;
 
 /// One of the paper's four kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct Kernel {
     /// The paper's name.
     pub name: &'static str,
-    /// Prefetcher spec.
-    pub prefetcher: &'static str,
-    /// Replacement spec; `{ceiling}` is replaced by CPEM's initial ceiling in bytes.
-    pub replacement: &'static str,
+    /// Its replacement policy and prefetcher, given CPEM's initial ceiling in bytes.
+    pub pair: fn(ceiling: u64) -> Pair,
 }
 
 /// The four kernels of TR840 s5.2.
 pub const KERNELS: [Kernel; 4] = [
     Kernel {
         name: "Linux",
-        prefetcher: "readahead",
-        replacement: "clock",
+        pair: |_| Pair::new(clock::Options, readahead::Options::LINUX),
     },
     Kernel {
         name: "AP",
-        prefetcher: "ap",
-        replacement: "clock",
+        pair: |_| {
+            let depth = ap::DEPTH_BLOCKS;
+            Pair::new(clock::Options, ap::Options { depth })
+        },
     },
     Kernel {
         name: "CP",
-        prefetcher: "competitive",
-        replacement: "clock",
+        pair: |_| Pair::new(clock::Options, competitive::Options { depth: None }),
     },
     Kernel {
         name: "CPEM",
-        prefetcher: "competitive",
-        replacement: "cpem:ceiling={ceiling}",
+        pair: |ceiling| {
+            let memory = cpem::Options {
+                ceiling: Some(ceiling),
+                unit: None,
+                threshold: cpem::THRESHOLD_PERCENT,
+                region: None,
+            };
+            Pair::new(memory, competitive::Options { depth: None })
+        },
     },
 ];
 
@@ -214,39 +219,21 @@ fn run_one(
 ) -> Result<Row, SimError> {
     let cache_blocks = config.cache_blocks(handlers);
     let ceiling = (config.memory / 4).min(cache_blocks as u64 * BLOCK);
-    let replacement = kernel
-        .replacement
-        .replace("{ceiling}", &ceiling.to_string());
-    let geometry = CacheGeometry {
-        capacity: cache_blocks,
-        block_size: BLOCK,
+    let refetched = Arc::new(AtomicU64::new(0));
+    let pair = (kernel.pair)(ceiling);
+    let pair = Pair {
+        replacement: Arc::new(CountThrashing {
+            inner: pair.replacement,
+            refetched: Arc::clone(&refetched),
+        }),
+        ..pair
     };
-    let disk = Disk::new(disk::spec_from_name(&config.disk)?.into());
-    let setup = PrefetchSetup {
-        workload,
-        cache_blocks,
-        disk: &disk,
-    };
-    let mut replacement = Thrashing::new(replacement_from(
-        &PolicySpec::parse(&replacement)?,
-        geometry,
-    )?);
-    let mut prefetcher = prefetcher_from(&PolicySpec::parse(kernel.prefetcher)?, &setup)?;
-    let mut queue = io_scheduler_from_name(scheduler)?;
-    let mut model = disk.spec.build()?;
+    let disk = disk_named(&config.disk)?;
     let engine = EngineConfig {
         time_limit: Some(config.duration),
         ..EngineConfig::with_cache(cache_blocks)
     };
-    let parts = Parts {
-        policy: Policy::Pair(Paired {
-            replacement: &mut replacement,
-            prefetcher: prefetcher.as_mut(),
-        }),
-        scheduler: queue.as_mut(),
-        model: model.as_mut(),
-    };
-    let m = run_engine(workload, engine, parts, &mut |_| {})?;
+    let m = run_pair(&pair, workload, (&disk, scheduler), engine)?;
     let secs = seconds(m.elapsed).max(f64::MIN_POSITIVE);
     Ok(Row {
         bench: bench.name(),
@@ -256,10 +243,29 @@ fn run_one(
         throughput: (m.references * BLOCK) as f64 / secs / 1e6,
         request_kib: m.disk.avg_request_blocks() * BLOCK as f64 / 1024.0,
         unused_per_sec: m.unused_prefetches as f64 / secs,
-        thrashing_per_sec: replacement.refetched as f64 / secs,
+        thrashing_per_sec: refetched.load(Ordering::Relaxed) as f64 / secs,
         utilisation: m.utilisation(),
         cache_mib: (cache_blocks as u64 * BLOCK) as f64 / MB as f64,
     })
+}
+
+/// Any replacement policy with its prefetching-incurred page thrashing counted into
+/// `refetched` (see [`Thrashing`]).
+#[derive(Debug)]
+struct CountThrashing {
+    inner: Arc<dyn MakeReplacement>,
+    refetched: Arc<AtomicU64>,
+}
+
+impl MakeReplacement for CountThrashing {
+    fn build(&self, geometry: CacheGeometry) -> Box<dyn Replacement> {
+        Box::new(Thrashing {
+            inner: self.inner.build(geometry),
+            unreferenced: FxHashSet::default(),
+            evicted_unreferenced: FxHashSet::default(),
+            refetched: Arc::clone(&self.refetched),
+        })
+    }
 }
 
 /// Counts prefetching-incurred page thrashing (TR840 s2.3) around any replacement policy:
@@ -268,18 +274,7 @@ struct Thrashing {
     inner: Box<dyn Replacement>,
     unreferenced: FxHashSet<DiskBlock>,
     evicted_unreferenced: FxHashSet<DiskBlock>,
-    refetched: u64,
-}
-
-impl Thrashing {
-    fn new(inner: Box<dyn Replacement>) -> Thrashing {
-        Thrashing {
-            inner,
-            unreferenced: FxHashSet::default(),
-            evicted_unreferenced: FxHashSet::default(),
-            refetched: 0,
-        }
-    }
+    refetched: Arc<AtomicU64>,
 }
 
 impl Replacement for Thrashing {
@@ -295,7 +290,7 @@ impl Replacement for Thrashing {
 
     fn on_insert(&mut self, block: DiskBlock, how: Touch) {
         if self.evicted_unreferenced.remove(&block) {
-            self.refetched += 1;
+            self.refetched.fetch_add(1, Ordering::Relaxed);
         }
         if how.prefetched {
             self.unreferenced.insert(block);
@@ -589,7 +584,12 @@ mod tests {
     /// again.
     #[test]
     fn thrashing_counts_refetches_of_unreferenced_prefetches() {
-        let mut cache = Thrashing::new(Box::new(super::super::replace::clock::Clock::default()));
+        let mut cache = Thrashing {
+            inner: Box::new(super::super::replace::clock::Clock::default()),
+            unreferenced: FxHashSet::default(),
+            evicted_unreferenced: FxHashSet::default(),
+            refetched: Arc::new(AtomicU64::new(0)),
+        };
         let touch = |prefetched| Touch {
             stream: 0,
             now: Duration::ZERO,
@@ -602,9 +602,13 @@ mod tests {
         cache.on_insert(3, touch(false));
         assert_eq!(cache.evict(Duration::ZERO), Some(2));
         cache.on_insert(2, touch(false));
-        assert_eq!(cache.refetched, 0, "block 2 had been referenced");
+        assert_eq!(
+            cache.refetched.load(Ordering::Relaxed),
+            0,
+            "block 2 had been referenced"
+        );
         cache.on_insert(1, touch(false));
-        assert_eq!(cache.refetched, 1);
+        assert_eq!(cache.refetched.load(Ordering::Relaxed), 1);
     }
 
     /// The paper's low-concurrency finding in a short run: with a switch per request (FIFO),

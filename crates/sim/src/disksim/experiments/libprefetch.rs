@@ -18,7 +18,14 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::{ensure_dir, run_named, write_file, write_json, Report};
+use plan::Schedule;
+
+use super::{ensure_dir, write_file, write_json, Report};
+use crate::disksim::engine::EngineConfig;
+use crate::disksim::prefetch::planner;
+use crate::disksim::prefetch::reorder::{self, Sweep};
+use crate::disksim::replace::clock;
+use crate::disksim::run::{disk_named, run_pair, Pair};
 use crate::disksim::workload::{Layout, Step, Workload};
 use crate::metrics::{seconds, Metrics};
 use crate::report::{self, Panel, Series};
@@ -95,12 +102,38 @@ fn run_one(
     infill_kb: u64,
     sweep: &str,
 ) -> Result<Row, SimError> {
-    let prefetcher = match sweep {
-        "planner" => format!("planner:buffer={buffer_kb}K,infill={infill_kb}K,schedule=window"),
-        _ => format!("reorder:buffer={buffer_kb}K,infill={infill_kb}K,sweep={sweep}"),
+    let (buffer, infill) = (buffer_kb << 10, infill_kb << 10);
+    let pair = match sweep {
+        "planner" => {
+            let planner = planner::Options {
+                buffer: Some(buffer),
+                infill: Some(infill),
+                schedule: Schedule::Window,
+                batch: 0,
+                reserve: None,
+            };
+            Pair::new(clock::Options, planner)
+        }
+        _ => {
+            let sweep = match sweep {
+                "continuous" => Sweep::Continuous,
+                _ => Sweep::Buffer,
+            };
+            let buffer = Some(buffer);
+            Pair::new(
+                clock::Options,
+                reorder::Options {
+                    buffer,
+                    infill,
+                    sweep,
+                },
+            )
+        }
     };
     let cache = 2 * PAGES as usize + 16;
-    let metrics = run_named(workload, "clock", &prefetcher, "fifo", &setup.disk, cache)?;
+    let disk = disk_named(&setup.disk)?;
+    let config = EngineConfig::with_cache(cache);
+    let metrics = run_pair(&pair, workload, (&disk, "fifo"), config)?;
     Ok(Row {
         buffer_kb,
         infill_kb,

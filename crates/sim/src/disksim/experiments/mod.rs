@@ -11,10 +11,6 @@ pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 
-use super::engine::{simulate, EngineConfig, RunSpec};
-use super::spec::PolicySpec;
-use super::workload::Workload;
-use crate::metrics::Metrics;
 use crate::SimError;
 
 /// What a reproduction produced.
@@ -26,25 +22,6 @@ pub struct Report {
     pub section: String,
     /// Files written.
     pub files: Vec<PathBuf>,
-}
-
-/// Runs `workload` with the named policies on the named disk and scheduler.
-pub fn run_named(
-    workload: &Workload,
-    replacement: &str,
-    prefetcher: &str,
-    scheduler: &str,
-    disk: &str,
-    cache_blocks: usize,
-) -> Result<Metrics, SimError> {
-    let spec = RunSpec {
-        replacement: PolicySpec::parse(replacement)?,
-        prefetcher: PolicySpec::parse(prefetcher)?,
-        scheduler: scheduler.to_string(),
-        disk: disk.to_string(),
-        config: EngineConfig::with_cache(cache_blocks),
-    };
-    simulate(workload, &spec)
 }
 
 /// Creates the output directory `dir`.

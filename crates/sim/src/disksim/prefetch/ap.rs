@@ -9,7 +9,7 @@
 //! own growth (16 -> 32) is the `readahead` prefetcher.
 
 use super::competitive::Windows;
-use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
+use super::{Access, FetchRange, MakePrefetcher, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::FileBlock;
 use crate::SimError;
@@ -41,12 +41,28 @@ impl Prefetcher for Aggressive {
     }
 }
 
-/// Registry constructor; option `depth` (blocks, default 256).
-pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
-    spec.only(&["depth"])?;
-    let depth = spec.count("depth", DEPTH_BLOCKS)?.max(1);
-    Ok(Box::new(Aggressive {
-        windows: Windows::new(setup.workload.layout.clone()),
-        depth,
-    }))
+/// AP's configuration: option `depth` (blocks, default 256).
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The fixed depth windows grow to, in blocks (at least 1).
+    pub depth: u64,
+}
+
+impl Options {
+    /// Reads `given`.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&["depth"])?;
+        Ok(Options {
+            depth: given.count("depth", DEPTH_BLOCKS)?.max(1),
+        })
+    }
+}
+
+impl MakePrefetcher for Options {
+    fn build(&self, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
+        Ok(Box::new(Aggressive {
+            windows: Windows::new(setup.workload.layout.clone()),
+            depth: self.depth,
+        }))
+    }
 }

@@ -1,5 +1,5 @@
-//! Prefetching for the disk-timed simulator: the [`Prefetcher`] trait and the [`PREFETCHERS`]
-//! table (one line per policy, one file per policy).
+//! Prefetching for the disk-timed simulator: the [`Prefetcher`] trait and its configuration,
+//! [`MakePrefetcher`] (one file per prefetcher, one line each in the catalog).
 //!
 //! On every reference the engine tells the prefetcher what was referenced and whether it was
 //! found in the cache; the prefetcher answers with ranges of file blocks to fetch now, in the
@@ -22,7 +22,6 @@ use std::time::Duration;
 
 use plan::{Entry, PageKey};
 
-use super::spec::PolicySpec;
 use super::workload::{FileBlock, Step, Workload};
 use crate::SimError;
 
@@ -117,45 +116,13 @@ impl Disk {
     }
 }
 
-/// Builds a prefetcher from its spec and the run's setup.
-pub type PrefetcherCtor = fn(&PolicySpec, &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError>;
-
-/// The registered prefetchers: name, one-line description, constructor.
-pub const PREFETCHERS: &[(&str, &str, PrefetcherCtor)] = &[
-    ("none", "demand fetching only", none::build),
-    (
-        "ap",
-        "AP: windows doubling 16 -> 256 blocks (TR840 s5.2)",
-        ap::build,
-    ),
-    (
-        "competitive",
-        "CP: windows doubling 16 -> C_switch x R_tr (TR840 s3)",
-        competitive::build,
-    ),
-    (
-        "readahead",
-        "Linux-style read-ahead, windows 16 -> 32 blocks; options init, max",
-        readahead::build,
-    ),
-    (
-        "reorder",
-        "libprefetch reorder buffer, C-LOOK, infill (ATC'09 s3); options buffer, infill",
-        reorder::build,
-    ),
-    (
-        "planner",
-        "libprefetch's live planner (AIMD, rounds, C-LOOK from the next read, DONTNEED); options buffer, infill",
-        planner::build,
-    ),
-];
-
-/// Builds the prefetcher named by `spec`.
-pub fn prefetcher_from(
-    spec: &PolicySpec,
-    setup: &PrefetchSetup,
-) -> Result<Box<dyn Prefetcher>, SimError> {
-    spec.lookup(PREFETCHERS)?(spec, setup)
+/// A prefetcher configured once from its options (typed values, parsed when the catalog built
+/// the policy): builds a fresh instance for each run. Adding a prefetcher is its file (the
+/// prefetcher, this configuration) plus its line in [`crate::catalog::CATALOG`].
+pub trait MakePrefetcher: std::fmt::Debug + Send + Sync {
+    /// A fresh instance for the run `setup`; fails only where the run cannot host it (CP's
+    /// depth on a device without a transfer rate), saying what to give instead.
+    fn build(&self, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError>;
 }
 
 /// The page key the `plan` crate knows `block` by: its file as the descriptor.

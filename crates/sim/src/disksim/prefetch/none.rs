@@ -1,6 +1,6 @@
 //! No prefetching: only demand misses reach the disk. The baseline of every comparison.
 
-use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
+use super::{Access, FetchRange, MakePrefetcher, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::FileBlock;
 use crate::SimError;
@@ -25,8 +25,20 @@ impl Prefetcher for NoPrefetch {
     }
 }
 
-/// Registry constructor (no options).
-pub fn build(spec: &PolicySpec, _setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
-    spec.only(&[])?;
-    Ok(Box::new(NoPrefetch))
+/// Demand fetching's configuration: it takes no options.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options;
+
+impl Options {
+    /// Reads `given`, which must be empty.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&[])?;
+        Ok(Options)
+    }
+}
+
+impl MakePrefetcher for Options {
+    fn build(&self, _setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
+        Ok(Box::new(NoPrefetch))
+    }
 }

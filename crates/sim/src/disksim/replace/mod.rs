@@ -1,5 +1,5 @@
-//! Page-cache replacement for the disk-timed simulator: the [`Replacement`] trait and the
-//! [`REPLACEMENTS`] table (one line per policy, one file per policy).
+//! Page-cache replacement for the disk-timed simulator: the [`Replacement`] trait and its
+//! configuration, [`MakeReplacement`] (one file per policy, one line each in the catalog).
 //!
 //! The engine owns residency (which blocks are cached, which are in flight); a policy only
 //! keeps the replacement order. The engine tells it about every hit and every insertion and
@@ -15,9 +15,7 @@ pub mod lru;
 
 use std::time::Duration;
 
-use super::spec::PolicySpec;
 use super::workload::DiskBlock;
-use crate::SimError;
 
 /// Who touched a block, when, and how (arguments of [`Replacement::on_hit`] and
 /// [`Replacement::on_insert`]).
@@ -71,33 +69,10 @@ pub struct CacheGeometry {
     pub block_size: u64,
 }
 
-/// Builds a policy from its spec (options already parsed) and the cache geometry.
-pub type ReplacementCtor = fn(&PolicySpec, CacheGeometry) -> Result<Box<dyn Replacement>, SimError>;
-
-/// The registered replacement policies: name, one-line description, constructor.
-pub const REPLACEMENTS: &[(&str, &str, ReplacementCtor)] = &[
-    ("clock", "CLOCK (the DULO paper's \"LRU\")", clock::build),
-    (
-        "lru",
-        "strict LRU (DULO Table 1's traditional column)",
-        lru::build,
-    ),
-    (
-        "dulo",
-        "DULO over CLOCK (FAST'05 s3); options bank=8M, evict=64M",
-        dulo::build,
-    ),
-    (
-        "cpem",
-        "CPEM prefetch cache over CLOCK (TR840 s4)",
-        super::prefetch::cpem::build,
-    ),
-];
-
-/// Builds the replacement policy named by `spec`.
-pub fn replacement_from(
-    spec: &PolicySpec,
-    geometry: CacheGeometry,
-) -> Result<Box<dyn Replacement>, SimError> {
-    spec.lookup(REPLACEMENTS)?(spec, geometry)
+/// A replacement policy configured once from its options (typed values, parsed when the
+/// catalog built the policy): builds a fresh instance for each run. Adding a replacement is
+/// its file (the policy, this configuration) plus its line in [`crate::catalog::CATALOG`].
+pub trait MakeReplacement: std::fmt::Debug + Send + Sync {
+    /// A fresh instance for a cache of `geometry`: empty, holding nothing.
+    fn build(&self, geometry: CacheGeometry) -> Box<dyn Replacement>;
 }

@@ -52,7 +52,7 @@ use std::time::Duration;
 
 use rustc_hash::FxHashSet;
 
-use super::{CacheGeometry, Replacement, Touch};
+use super::{CacheGeometry, MakeReplacement, Replacement, Touch};
 use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::DiskBlock;
 use crate::SimError;
@@ -272,18 +272,36 @@ impl Replacement for Dulo {
     }
 }
 
-/// Registry constructor: options `bank` (bytes, default 8M) and `evict` (bytes, default 64M),
+/// DULO's configuration: options `bank` (bytes, default 8M) and `evict` (bytes, default 64M),
 /// turned into blocks of the cache's block size.
-pub fn build(spec: &PolicySpec, cache: CacheGeometry) -> Result<Box<dyn Replacement>, SimError> {
-    spec.only(&["bank", "evict"])?;
-    let block = cache.block_size.max(1);
-    let bank = spec.bytes("bank", 8 << 20)? / block;
-    let evict = spec.bytes("evict", 64 << 20)? / block;
-    Ok(Box::new(Dulo::new(
-        cache.capacity,
-        usize::try_from(bank).unwrap_or(usize::MAX),
-        usize::try_from(evict).unwrap_or(usize::MAX),
-    )))
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The bank in bytes.
+    pub bank: u64,
+    /// The evicting section in bytes.
+    pub evict: u64,
+}
+
+impl Options {
+    /// Reads `given`.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&["bank", "evict"])?;
+        Ok(Options {
+            bank: given.bytes("bank", 8 << 20)?,
+            evict: given.bytes("evict", 64 << 20)?,
+        })
+    }
+}
+
+impl MakeReplacement for Options {
+    fn build(&self, cache: CacheGeometry) -> Box<dyn Replacement> {
+        let block = cache.block_size.max(1);
+        Box::new(Dulo::new(
+            cache.capacity,
+            usize::try_from(self.bank / block).unwrap_or(usize::MAX),
+            usize::try_from(self.evict / block).unwrap_or(usize::MAX),
+        ))
+    }
 }
 
 #[cfg(test)]
