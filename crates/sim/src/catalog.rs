@@ -238,10 +238,10 @@ pub const CATALOG: &[Entry] = &[
     ),
     line(
         "cp",
-        "competitive prefetching, TR840 s3",
+        "competitive prefetching, TR840 s3 (the live plan::stream over Linux read-ahead)",
         "depth (the disk's; needed on unit:F)",
         |o| {
-            let cp = prefetch::competitive::Options::parse(&to("competitive", o))?;
+            let cp = prefetch::stream::Options::parse(&to("competitive", o))?;
             pair(replace::clock::Options, cp)
         },
     ),

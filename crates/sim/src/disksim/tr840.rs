@@ -44,7 +44,7 @@ use super::engine::EngineConfig;
 use super::experiments::{write_file, write_json};
 use super::microbench::{Dataset, Microbench};
 use super::prefetch::competitive::{self, ModelCurves};
-use super::prefetch::{ap, cpem, readahead};
+use super::prefetch::{ap, cpem, readahead, stream};
 use super::replace::{clock, CacheGeometry, MakeReplacement, Replacement, Touch};
 use super::run::{disk_named, run_pair, Pair};
 use super::workload::{DiskBlock, Workload};
@@ -76,7 +76,7 @@ pub const KERNELS: [Kernel; 4] = [
     },
     Kernel {
         name: "CP",
-        pair: |_| Pair::new(clock::Options, competitive::Options { depth: None }),
+        pair: |_| Pair::new(clock::Options, stream::Options { depth: None }),
     },
     Kernel {
         name: "CPEM",

@@ -16,10 +16,12 @@ pub mod none;
 pub mod planner;
 pub mod readahead;
 pub mod reorder;
+pub mod stream;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use plan::competitive::DiskCurves as _;
 use plan::{Entry, PageKey};
 
 use super::workload::{FileBlock, Step, Workload};
@@ -113,6 +115,17 @@ impl Disk {
     /// The curves of competitive prefetching, or why the disk has none.
     pub fn curves(&self) -> Result<&competitive::ModelCurves, String> {
         self.curves.as_ref().map_err(Clone::clone)
+    }
+
+    /// Its break-even gap (`plan::competitive::break_even_gap_bytes`, the live library's `S_p`
+    /// and infill): its average switch (seek and half a turn) times its mean transfer rate; or
+    /// why it has none (a fixed-time disk has no transfer rate).
+    pub fn break_even_gap_bytes(&self) -> Result<u64, String> {
+        let curves = self.curves()?;
+        Ok(plan::competitive::break_even_gap_bytes(
+            curves.average_seek() + curves.rotational_delay(),
+            curves.mean_rate(),
+        ))
     }
 }
 

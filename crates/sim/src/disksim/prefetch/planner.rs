@@ -16,7 +16,6 @@
 //! planner's reverse-access-order WILLNEED pass changes only the kernel's LRU order, which the
 //! simulator's replacement policies do not take from prefetch calls, so it is not replayed.
 
-use plan::competitive::DiskCurves;
 use plan::{Mode, PageRange, Planner, PlannerConfig, Schedule};
 
 use super::{
@@ -166,13 +165,7 @@ impl MakePrefetcher for Options {
 /// (seek and half a turn) times its mean transfer rate; 32 KiB for a fixed-time disk, which has
 /// no transfer rate.
 fn break_even_gap_bytes(disk: &Disk) -> u64 {
-    match disk.curves() {
-        Ok(curves) => plan::competitive::break_even_gap_bytes(
-            curves.average_seek() + curves.rotational_delay(),
-            curves.mean_rate(),
-        ),
-        Err(_) => 32 << 10,
-    }
+    disk.break_even_gap_bytes().unwrap_or(32 << 10)
 }
 
 #[cfg(test)]
