@@ -32,7 +32,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,7 +40,7 @@ use plan::competitive::DiskCurves;
 use rustc_hash::FxHashSet;
 
 use super::engine::EngineConfig;
-use super::experiments::{write_file, write_json};
+use super::experiments::Output;
 use super::microbench::{Dataset, Microbench};
 use super::prefetch::competitive::{self, ModelCurves};
 use super::prefetch::{ap, cpem, readahead, stream};
@@ -368,20 +367,18 @@ fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
     out
 }
 
-/// Writes `competitive.md` (the tables), `competitive.json` (the rows) and one SVG per
-/// benchmark into `out`, creating it; returns the files written.
-pub fn write(rows: &[Row], config: &Config, out: &Path) -> Result<Vec<PathBuf>, SimError> {
-    let markdown = out.join("competitive.md");
-    write_file(&markdown, &tables(rows, config))?;
-    let json = out.join("competitive.json");
-    write_json(&json, &rows)?;
-    let mut files = vec![markdown, json];
+/// The files of the reproduction: `competitive.md` (the tables), `competitive.json` (the rows)
+/// and one figure per benchmark.
+pub fn outputs(rows: &[Row], config: &Config) -> Result<Vec<Output>, SimError> {
+    let mut outputs = vec![
+        Output::text("competitive.md", tables(rows, config)),
+        Output::json("competitive.json", &rows)?,
+    ];
     for (bench, panels) in figures(rows, &config.disk) {
-        let svg = out.join(format!("competitive-{}.svg", bench.to_lowercase()));
-        crate::report::draw(&svg, &panels)?;
-        files.push(svg);
+        let name = format!("competitive-{}.svg", bench.to_lowercase());
+        outputs.push(Output::figure(name, panels));
     }
-    Ok(files)
+    Ok(outputs)
 }
 
 /// Markdown tables, one per benchmark and scheduler: throughput (MB/s) by concurrency and
@@ -555,6 +552,7 @@ pub fn summary(rows: &[Row], config: &Config) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::disksim::experiments::Content;
 
     /// The paper's estimated optima (s5.2): 45.3, 40.5, 40.5 and 5.5 MB/s, within 5% (our
     /// random streams average 2.03 MiB, the paper's "2 MB").
@@ -628,21 +626,18 @@ mod tests {
         let cp = throughput(&rows, "One-Whole-0", "fifo", "CP", 2).unwrap();
         assert!(cp > 1.3 * linux, "CP {cp} MB/s, Linux {linux} MB/s");
         assert!(tables(&rows, &config).contains("simulated, model ibm-36z15"));
-        let out = tempfile::tempdir().unwrap();
-        let dir = out.path().join("competitive");
-        let files = write(&rows, &config, &dir).unwrap();
-        let names: Vec<_> = files
-            .iter()
-            .map(|f| f.strip_prefix(&dir).unwrap())
-            .collect();
+        let outputs = outputs(&rows, &config).unwrap();
+        let names: Vec<_> = outputs.iter().map(|o| o.name.as_str()).collect();
         let expected = [
             "competitive.md",
             "competitive.json",
             "competitive-one-whole-0.svg",
         ];
-        assert_eq!(names, expected.map(Path::new));
-        let json = std::fs::read_to_string(&files[1]).unwrap();
-        let written: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+        assert_eq!(names, expected);
+        let Content::Text(json) = &outputs[1].content else {
+            panic!("competitive.json is text");
+        };
+        let written: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
         assert_eq!(written.len(), rows.len());
     }
 }

@@ -25,14 +25,14 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::synthetic::{almost_all_random, almost_all_sequential};
-use super::{ensure_dir, mib, write_file, write_json, Report};
+use super::{mib, Output, Report};
 use crate::disksim::engine::EngineConfig;
 use crate::disksim::prefetch::readahead;
 use crate::disksim::replace::{clock, dulo};
 use crate::disksim::run::{self, disk_named, run_pair};
 use crate::disksim::workload::Workload;
 use crate::metrics::{seconds, Metrics};
-use crate::report::{self, Panel, Series};
+use crate::report::{Panel, Series};
 use crate::SimError;
 
 /// Cache sizes, as fractions of each workload's distinct blocks.
@@ -65,8 +65,6 @@ pub const CDF_SIZES: [u64; 7] = [1, 2, 4, 8, 16, 32, 64];
 pub struct Setup {
     /// Directory of the reference traces.
     pub traces: PathBuf,
-    /// Output directory.
-    pub out: PathBuf,
     /// Disk model name.
     pub disk: String,
     /// Disk scheduler name.
@@ -74,11 +72,10 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// The defaults above, reading `traces` and writing `out`.
-    pub fn new(traces: &Path, out: &Path) -> Setup {
+    /// The defaults above, reading `traces`.
+    pub fn new(traces: &Path) -> Setup {
         Setup {
             traces: traces.to_path_buf(),
-            out: out.to_path_buf(),
             disk: "hitachi-18zx".into(),
             scheduler: "deadline".into(),
         }
@@ -186,7 +183,6 @@ fn default_dulo(blocks: usize) -> Arm {
 
 /// Runs the whole reproduction.
 pub fn run(setup: &Setup) -> Result<Report, SimError> {
-    ensure_dir(&setup.out)?;
     let workloads = workloads(&setup.traces)?;
     let mut rows = Vec::new();
     let mut report = Report::default();
@@ -210,9 +206,9 @@ pub fn run(setup: &Setup) -> Result<Report, SimError> {
             write_cdf_row(&mut cdf_table, &w.name, cache, "CLOCK", clock);
             write_cdf_row(&mut cdf_table, &w.name, cache, "DULO", dulo);
         }
-        let file = setup.out.join(format!("dulo-{}.svg", w.name));
-        report::draw(&file, &panels(&w.name, &setup.disk, &pairs, best))?;
-        report.files.push(file);
+        let name = format!("dulo-{}.svg", w.name);
+        let figure = panels(&w.name, &setup.disk, &pairs, best);
+        report.outputs.push(Output::figure(name, figure));
         for (cache, clock, dulo) in pairs {
             rows.push(row(w, cache, "clock", clock));
             rows.push(row(w, cache, &default_dulo(cache).label(), dulo));
@@ -225,12 +221,10 @@ pub fn run(setup: &Setup) -> Result<Report, SimError> {
         disk = setup.disk,
         sched = setup.scheduler,
     );
-    let tables = setup.out.join("dulo.md");
-    write_file(&tables, &summary)?;
-    let json = setup.out.join("dulo.json");
-    write_json(&json, &rows)?;
-    report.files.push(tables);
-    report.files.push(json);
+    report
+        .outputs
+        .push(Output::text("dulo.md", summary.clone()));
+    report.outputs.push(Output::json("dulo.json", &rows)?);
     report.section = section(setup, &rows, &summary);
     report.summary = summary;
     Ok(report)
