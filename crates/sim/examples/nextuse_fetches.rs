@@ -18,6 +18,7 @@
 //!
 //! Run: `cargo run --release -p sim --example nextuse_fetches`
 
+use common::planner_replay::replay;
 use plan::{PageKey, PlannerConfig, Schedule};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -26,7 +27,6 @@ use sim::disksim::replace::lru;
 use sim::disksim::run::disk_named;
 use sim::disksim::{run_pair, EngineConfig, Layout, Pair, Step, Workload};
 use sim::metrics::seconds;
-use sim::planner_replay::replay;
 
 mod common;
 use common::{optimum, random_list, sqlite_like_list, PAGE};
@@ -115,7 +115,7 @@ fn main() {
             at_budget as f64 / best as f64
         );
         for (label, config, _) in planners() {
-            let c = replay(config, list, *memory);
+            let c = replay(config, list, *memory, list.len());
             println!(
                 "| {name} | {} | {memory} | {label} | {} | {:.2} | {} | {} | {} | {} / {} | {} | {} |",
                 list.len(),

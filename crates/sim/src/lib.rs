@@ -44,7 +44,6 @@ pub mod future;
 pub mod memory;
 pub mod metrics;
 pub mod mrc;
-pub mod planner_replay;
 pub mod policy;
 pub mod refstring;
 pub mod report;

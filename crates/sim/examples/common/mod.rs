@@ -55,3 +55,4 @@ pub fn optimum(list: &[PageKey], memory_pages: usize) -> u64 {
     .expect("opt-demand runs")
     .fetches()
 }
+pub mod planner_replay;
