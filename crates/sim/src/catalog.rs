@@ -39,9 +39,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::disksim::engine::EngineConfig;
-use crate::disksim::iosched::io_scheduler_from_name;
 use crate::disksim::prefetch::{self, Disk, MakePrefetcher};
 use crate::disksim::replace::{self, MakeReplacement};
+use crate::disksim::schedulers::io_scheduler_from_name;
 use crate::disksim::{run_pair, Pair, PolicySpec, Workload};
 use crate::metrics::Metrics;
 use crate::policy::{self, PolicyInfo};
@@ -295,6 +295,16 @@ pub fn reference_policies() -> impl Iterator<Item = &'static PolicyInfo> {
     CATALOG.iter().filter_map(|e| {
         let info = (e.build)(&[]).ok()?.cao_policy()?;
         (info.name == e.name).then_some(info)
+    })
+}
+
+/// Cao's policy registered as `name` in the [`catalog`](crate::catalog).
+pub fn find(name: &str) -> Result<&'static PolicyInfo, SimError> {
+    let entry = entry(name)?;
+    (entry.build)(&[])?.cao_policy().ok_or_else(|| {
+        SimError::Config(format!(
+            "{name} is a replacement policy and a prefetcher, not a policy of Cao's"
+        ))
     })
 }
 

@@ -54,12 +54,12 @@ pub mod time;
 pub mod trace;
 pub mod workload;
 
-pub use catalog::reference_policies;
+pub use catalog::{find, reference_policies};
 pub use disksim::Policy;
 pub use error::{SimError, TraceError};
 pub use future::Future;
 pub use metrics::Metrics;
-pub use policy::{find, AtIdle, PolicyInfo};
+pub use policy::{AtIdle, PolicyInfo};
 pub use refstring::RefString;
 pub use runner::{run_future, run_stream, run_string, Row, RunSetup, Sweep};
 pub use time::{FetchTime, ReferenceTime, Time, Timing};

@@ -13,7 +13,7 @@ use proptest::prelude::*;
 #[path = "../examples/common/planner_replay.rs"]
 mod planner_replay;
 use planner_replay::{replay, ReplayCounts};
-use sim::{policy, run_future, Future, RunSetup};
+use sim::{run_future, Future, RunSetup};
 
 /// A list over a small set of pages, so that pages come back.
 fn list() -> impl Strategy<Value = Vec<u64>> {
@@ -54,7 +54,7 @@ fn cao_conservative(pages: &[u64], memory: usize) -> ReplayCounts {
 }
 
 fn opt_demand(pages: &[u64], capacity: usize) -> u64 {
-    let opt = policy::find("opt-demand").unwrap();
+    let opt = sim::find("opt-demand").unwrap();
     run_future(
         opt,
         &Future::from_blocks(pages),

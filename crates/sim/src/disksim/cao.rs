@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::engine::{file_block, run_program, EngineConfig, Parts, Program, Sight, LOOKAHEAD};
-use super::iosched::io_scheduler_from_name;
+use super::schedulers::io_scheduler_from_name;
 use super::workload::{FileBlock, Layout, Step};
 use crate::cache::{Block, Interner};
 use crate::disksim::paired::Policy;
@@ -39,10 +39,59 @@ use crate::future::{Future, Oracle, Pos};
 use crate::metrics::{nanos, Metrics, Requests};
 use crate::policy::AtIdle;
 use crate::refstring::RefString;
-use crate::runner::RunSetup;
-use crate::time::{FetchDevice, ReferenceTime, Time};
+use crate::time::{FetchDevice, ReferenceTime, Time, Timing};
 use crate::trace::Reference;
 use crate::{SimError, TraceError};
+
+/// The settings of one run.
+#[derive(Clone, Debug)]
+pub struct RunSetup {
+    /// Cache size in blocks (at least 1).
+    pub capacity: usize,
+    /// The time model.
+    pub timing: Timing,
+    /// Trace block numbers in the cache at the start, least recently used first.
+    pub initial: Vec<u64>,
+    /// Fetches in flight at most: 1 in the paper's model (one disk, one fetch at a time).
+    pub depth: usize,
+}
+
+impl RunSetup {
+    /// The simplified model with an empty cache of `capacity` blocks and fetch time `fetch`.
+    pub fn simplified(capacity: usize, fetch: Time) -> Self {
+        RunSetup {
+            capacity,
+            timing: Timing::simplified(fetch),
+            initial: Vec::new(),
+            depth: 1,
+        }
+    }
+
+    /// Checks the cache size, the time model and the initial contents.
+    pub fn validate(&self) -> Result<(), SimError> {
+        if self.capacity == 0 {
+            return Err(SimError::Config("cache must hold at least 1 block".into()));
+        }
+        if self.capacity >= Pos::MAX as usize {
+            return Err(SimError::Config(format!(
+                "cache of {} blocks is too large",
+                self.capacity
+            )));
+        }
+        if !(1..=self.capacity).contains(&self.depth) {
+            return Err(SimError::Config(format!(
+                "fetches in flight must be between 1 and the cache size, not {}",
+                self.depth
+            )));
+        }
+        if self.initial.len() > self.capacity {
+            return Err(SimError::Config(
+                "more initial blocks than cache slots".into(),
+            ));
+        }
+        self.timing.validate()
+    }
+}
 
 /// One run of a Cao policy on the disk-timed loop, with the settings of Cao's model: one
 /// program whose references take the same time (simplified model) or their compute times in
@@ -377,7 +426,7 @@ impl disk::DiskModel for Parallel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::find;
+    use crate::find;
     use crate::runner::run_stream;
 
     fn reference(block: u64, think: Option<Time>) -> Result<Reference, TraceError> {

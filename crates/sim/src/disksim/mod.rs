@@ -93,6 +93,7 @@ pub mod paired;
 pub mod prefetch;
 pub mod replace;
 pub mod run;
+pub mod schedulers;
 pub mod spec;
 mod state;
 pub mod tr840;

@@ -9,10 +9,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::engine::{run, EngineConfig, Parts};
-use super::iosched::io_scheduler_from_name;
 use super::paired::{Paired, Policy};
 use super::prefetch::{Disk, MakePrefetcher, PrefetchSetup};
 use super::replace::{CacheGeometry, MakeReplacement};
+use super::schedulers::io_scheduler_from_name;
 use super::workload::Workload;
 use crate::metrics::Metrics;
 use crate::SimError;

@@ -110,7 +110,7 @@ pub struct Config {
     pub benches: Vec<Microbench>,
     /// Kernels, by name (see [`KERNELS`]).
     pub kernels: Vec<&'static str>,
-    /// Disk schedulers (names of `disk` or [`super::iosched::IO_SCHEDULERS`]).
+    /// Disk schedulers (names of `disk` or [`super::schedulers::IO_SCHEDULERS`]).
     pub schedulers: Vec<String>,
     /// The files and reads.
     pub dataset: Dataset,

@@ -200,13 +200,3 @@ pub mod lru_throttled;
 pub mod opt_demand;
 pub mod opt_obl;
 pub mod optimal;
-
-/// Cao's policy registered as `name` in the [`catalog`](crate::catalog).
-pub fn find(name: &str) -> Result<&'static PolicyInfo, SimError> {
-    let entry = crate::catalog::entry(name)?;
-    (entry.build)(&[])?.cao_policy().ok_or_else(|| {
-        SimError::Config(format!(
-            "{name} is a replacement policy and a prefetcher, not a policy of Cao's"
-        ))
-    })
-}

@@ -194,10 +194,7 @@ fn group_of(name: &str) -> Vec<(&'static str, f64)> {
 }
 
 fn figure_policies() -> Result<Vec<&'static crate::policy::PolicyInfo>, SimError> {
-    FIGURE_POLICIES
-        .iter()
-        .map(|p| crate::policy::find(p))
-        .collect()
+    FIGURE_POLICIES.iter().map(|p| crate::find(p)).collect()
 }
 
 fn sweep(name: &str, future: &Future, capacity: usize) -> Result<Vec<Row>, SimError> {

@@ -496,7 +496,6 @@ impl MakePrefetcher for Options {
 mod tests {
     use super::*;
     use crate::disksim::engine::EngineConfig;
-    use crate::disksim::prefetch::ap;
     use crate::disksim::replace::clock;
     use crate::disksim::run::{disk_named, run_pair, Pair};
     use crate::disksim::workload::{Step, Workload};
@@ -608,13 +607,14 @@ mod tests {
         (crate::metrics::seconds(metrics.disk.busy), 2.0 * optimum)
     }
 
-    /// The bound can fail: AP's 256-block windows waste more than a switch's worth of transfer
-    /// on a 241-block stream (it fetches 752 blocks).
+    /// The bound can fail: AP's 256-block windows (these windows with a given depth of 256
+    /// blocks, as `ap` runs them) waste more than a switch's worth of transfer on a 241-block
+    /// stream (it fetches 752 blocks).
     #[test]
     fn aggressive_depth_breaks_the_bound() {
         let (busy, bound) = single_stream(
-            ap::Options {
-                depth: ap::DEPTH_BLOCKS,
+            Options {
+                depth: Some(256 * PAGE),
             },
             241,
         );
