@@ -91,6 +91,7 @@ pub mod iosched;
 pub mod microbench;
 pub mod paired;
 pub mod prefetch;
+mod program;
 pub mod replace;
 pub mod run;
 pub mod schedulers;
