@@ -3,13 +3,14 @@
 # devices and both time models) and of every `prefetch repro` into one directory, so that two
 # builds can be compared byte for byte:
 #
-#   scripts/sim_outputs.sh BINARY OUTDIR [TRACE_DIR]      # capture
+#   scripts/sim_outputs.sh BINARY OUTDIR [TRACE_DIR [REPO]]   # capture
 #   diff -r OLD_OUTDIR NEW_OUTDIR                         # compare
 #
 # A refactor of the simulator keeps every file identical unless it names the fix that changes
 # one. TRACE_DIR defaults to the repository's traces/. The repro outputs land in OUTDIR/repro;
-# the section `prefetch repro` rewrites in the binary's repository's docs/repro.md is copied
-# to OUTDIR/repro/PAPER.repro.md (restore the doc with git afterwards).
+# the section `prefetch repro` rewrites in docs/repro.md of REPO, the repository the binary
+# was built from (default: two levels above the binary's directory), is copied to
+# OUTDIR/repro/PAPER.repro.md (restore the doc with git afterwards).
 set -euo pipefail
 bin=$1
 out=$2
@@ -40,7 +41,7 @@ run depth2 --trace "$traces/cpp.trace.gz" --cache 64 --fetch-time 4,16 --depth 2
 run spread --trace "$traces/cs.trace.gz" --cache 64 --fetch-time 16 --fetch-spread 4 --policy all
 run mrc --trace "$traces/gli.trace.gz" --cache 64,256,1024 --mrc
 # Every reproduction.
-root=$(cd "$(dirname "$bin")/../.." && pwd)
+root=${4:-$(cd "$(dirname "$bin")/../.." && pwd)}
 for paper in cao dulo libprefetch competitive; do
     "$bin" repro "$paper" --traces "$traces" --out "$out/repro/$paper" >"$out/repro.$paper.txt" 2>&1 || echo "rc $?" >>"$out/repro.$paper.txt"
     sed -i "s#$out##g; s#$root##g" "$out/repro.$paper.txt"
