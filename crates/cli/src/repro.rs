@@ -1,14 +1,15 @@
 //! `prefetch repro NAME`: reproduce a paper's simulation experiments, writing tables and SVG
-//! figures. Only dispatches: the experiments are `sim::experiment::EXPERIMENTS`; this looks the
-//! name up, shows progress, prints the report, and rewrites the experiment's section of
-//! `docs/repro.md` when it has one.
+//! figures. Only dispatches: the experiments are `sim::experiment::EXPERIMENTS`, which return
+//! their files as data; this looks the name up, shows progress, prints the report, writes its
+//! files into the output directory, and rewrites the experiment's section of `docs/repro.md`
+//! when it has one.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::builder::PossibleValuesParser;
 use clap::Args;
-use sim::experiment::{Entry, Setup, EXPERIMENTS};
+use sim::experiment::{Content, Entry, Report, Setup, EXPERIMENTS};
 
 use crate::sim::emit;
 
@@ -63,7 +64,6 @@ pub fn run(args: ReproArgs) -> anyhow::Result<()> {
     };
     let setup = Setup {
         traces: &traces,
-        out: &out,
         progress: &progress,
     };
     let report = entry.experiment.run(&setup).with_context(|| {
@@ -74,23 +74,51 @@ pub fn run(args: ReproArgs) -> anyhow::Result<()> {
         )
     })?;
     bar.finish_and_clear();
-    publish(entry, &report)
+    publish(entry, &report, &out)
 }
 
-/// Prints the report's summary, rewrites its section of the repository's `docs/repro.md` (other
-/// sections are left alone), and lists the files written.
-fn publish(entry: &Entry, report: &sim::experiment::Report) -> anyhow::Result<()> {
+/// Prints the report's summary, writes its files into `out`, rewrites its section of the
+/// repository's `docs/repro.md` (other sections are left alone), and lists the files written.
+fn publish(entry: &Entry, report: &Report, out: &Path) -> anyhow::Result<()> {
     emit(&report.summary)?;
-    let mut files: Vec<&PathBuf> = report.files.iter().collect();
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let mut files = Vec::new();
+    for output in &report.outputs {
+        let path = out.join(&output.name);
+        write_output(&path, &output.content)?;
+        files.push(path);
+    }
     let doc = repo_root().join("docs/repro.md");
     if let Some(heading) = entry.doc_heading {
-        sim::disksim::experiments::write_section(&doc, heading, &report.section)
+        write_section(&doc, heading, &report.section)
             .with_context(|| format!("writing section `{heading}` of {}", doc.display()))?;
-        files.push(&doc);
+        files.push(doc);
     }
     let mut text = "\nwrote:\n".to_string();
     for file in files {
         text += &format!("  {}\n", file.display());
     }
     emit(&text)
+}
+
+/// Writes one file of a reproduction: text as is, a figure as SVG.
+fn write_output(path: &Path, content: &Content) -> anyhow::Result<()> {
+    match content {
+        Content::Text(text) => {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+        }
+        Content::Figure(panels) => Ok(sim::report::draw(path, panels)?),
+    }
+}
+
+/// Replaces the section `## heading` of the Markdown file `doc` with `body`, or appends it;
+/// other sections are left byte for byte.
+fn write_section(doc: &Path, heading: &str, body: &str) -> anyhow::Result<()> {
+    let old = match std::fs::read_to_string(doc) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let new = sim::disksim::experiments::replace_section(&old, heading, body);
+    Ok(std::fs::write(doc, new)?)
 }

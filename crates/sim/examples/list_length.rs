@@ -17,10 +17,10 @@
 //!
 //! Run: `cargo run --release -p sim --example list_length`
 
+use common::planner_replay::replay;
 use plan::{PageKey, PlannerConfig, Schedule};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use sim::planner_replay::replay_refilled;
 
 mod common;
 use common::{optimum, random_list, sqlite_like_list, PAGE};
@@ -64,7 +64,7 @@ fn table(name: &str, list: &[PageKey], memory: usize) {
                 schedule,
                 ..PlannerConfig::default()
             };
-            let reads = replay_refilled(config, list, memory, cap).fetches;
+            let reads = replay(config, list, memory, cap).fetches;
             format!("{reads} ({:.2}x)", reads as f64 / best as f64)
         })
         .collect();

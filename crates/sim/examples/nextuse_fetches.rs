@@ -18,32 +18,41 @@
 //!
 //! Run: `cargo run --release -p sim --example nextuse_fetches`
 
+use common::planner_replay::replay;
 use plan::{PageKey, PlannerConfig, Schedule};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use sim::disksim::engine::{simulate, RunSpec};
-use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::disksim::prefetch::planner;
+use sim::disksim::replace::lru;
+use sim::disksim::run::disk_named;
+use sim::disksim::{run_pair, EngineConfig, Layout, Pair, Step, Workload};
 use sim::metrics::seconds;
-use sim::planner_replay::replay;
 
 mod common;
 use common::{optimum, random_list, sqlite_like_list, PAGE};
 
-/// The planners compared: a label, the configuration, the simulator's spec.
-fn planners() -> Vec<(&'static str, PlannerConfig, String)> {
-    let mut planners: Vec<(&'static str, PlannerConfig, String)> = Schedule::ALL
+/// The simulator's planner with `schedule` and `reserve`, and the replay's infill
+/// (PlannerConfig's default), not the disk's break-even gap.
+fn simulated(schedule: Schedule, reserve: Option<u64>) -> planner::Options {
+    planner::Options {
+        buffer: None,
+        infill: Some(32 << 10),
+        schedule,
+        batch: 0,
+        reserve,
+    }
+}
+
+/// The planners compared: a label, the configuration, the simulator's.
+fn planners() -> Vec<(&'static str, PlannerConfig, planner::Options)> {
+    let mut planners: Vec<(&'static str, PlannerConfig, planner::Options)> = Schedule::ALL
         .into_iter()
         .map(|schedule| {
             let config = PlannerConfig {
                 schedule,
                 ..PlannerConfig::default()
             };
-            (
-                schedule.name(),
-                config,
-                // The replay's infill (PlannerConfig's default), not the disk's break-even gap.
-                format!("planner:schedule={},infill=32K", schedule.name()),
-            )
+            (schedule.name(), config, simulated(schedule, None))
         })
         .collect();
     let cao = PlannerConfig {
@@ -54,27 +63,23 @@ fn planners() -> Vec<(&'static str, PlannerConfig, String)> {
     planners.push((
         "conservative, no reserve",
         cao,
-        "planner:schedule=conservative,reserve=0,infill=32K".into(),
+        simulated(Schedule::Conservative, Some(0)),
     ));
     planners
 }
 
 /// Elapsed time, blocks fetched, requests and average seek of `list` with the
 /// prefetcher `planner` on `disk`, in the disk-timed simulator.
-fn timed(list: &[PageKey], memory_pages: usize, planner: &str, disk: &str) -> String {
+fn timed(list: &[PageKey], memory_pages: usize, planner: planner::Options, disk: &str) -> String {
     let file_pages = list.iter().map(|k| k.page + 1).max().unwrap_or(1);
     let workload = Workload {
         layout: Layout::contiguous(&[file_pages], 0, PAGE),
         streams: vec![list.iter().map(|k| Step::at(0, k.page)).collect()],
     };
-    let spec = RunSpec {
-        replacement: PolicySpec::named("lru"),
-        prefetcher: PolicySpec::parse(planner).expect("a valid planner spec"),
-        scheduler: "fifo".into(),
-        disk: disk.into(),
-        config: EngineConfig::with_cache(memory_pages),
-    };
-    let m = simulate(&workload, &spec).expect("the disk simulator runs");
+    let pair = Pair::new(lru::Options, planner);
+    let disk = disk_named(disk).expect("a disk model");
+    let config = EngineConfig::with_cache(memory_pages);
+    let m = run_pair(&pair, &workload, (&disk, "fifo"), config).expect("the disk simulator runs");
     format!(
         "{:.1} s | {} | {} | {:.1}",
         seconds(m.elapsed),
@@ -110,7 +115,7 @@ fn main() {
             at_budget as f64 / best as f64
         );
         for (label, config, _) in planners() {
-            let c = replay(config, list, *memory);
+            let c = replay(config, list, *memory, list.len());
             println!(
                 "| {name} | {} | {memory} | {label} | {} | {:.2} | {} | {} | {} | {} / {} | {} | {} |",
                 list.len(),
@@ -134,7 +139,7 @@ fn main() {
             for (label, _, spec) in planners() {
                 println!(
                     "| {name} | {disk} | {label} | {} |",
-                    timed(list, *memory, &spec, disk)
+                    timed(list, *memory, spec, disk)
                 );
             }
         }

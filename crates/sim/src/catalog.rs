@@ -38,11 +38,11 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::disksim::engine::{run, EngineConfig, Parts};
-use crate::disksim::iosched::io_scheduler_from_name;
-use crate::disksim::prefetch::{prefetcher_from, Disk, PrefetchSetup};
-use crate::disksim::replace::{replacement_from, CacheGeometry};
-use crate::disksim::{Paired, PolicySpec, Workload};
+use crate::disksim::engine::EngineConfig;
+use crate::disksim::prefetch::{self, Disk, MakePrefetcher};
+use crate::disksim::replace::{self, MakeReplacement};
+use crate::disksim::schedulers::io_scheduler_from_name;
+use crate::disksim::{run_pair, Pair, PolicySpec, Workload};
 use crate::metrics::Metrics;
 use crate::policy::{self, PolicyInfo};
 use crate::time::{DiskFetch, Time};
@@ -76,11 +76,8 @@ pub struct Configured(pub(crate) Form);
 pub(crate) enum Form {
     /// A [`crate::Policy`] deciding when the device is idle ([`crate::disksim::cao`]).
     AtIdle(&'static PolicyInfo),
-    /// A replacement policy and a prefetcher, with their options.
-    Parts {
-        replacement: PolicySpec,
-        prefetcher: PolicySpec,
-    },
+    /// A replacement policy and a prefetcher, configured.
+    Pair(Pair),
 }
 
 impl Configured {
@@ -88,7 +85,7 @@ impl Configured {
     pub fn needs_future(&self) -> bool {
         match &self.0 {
             Form::AtIdle(info) => info.needs_future,
-            Form::Parts { .. } => false,
+            Form::Pair(_) => false,
         }
     }
 
@@ -96,7 +93,7 @@ impl Configured {
     pub fn cao_policy(&self) -> Option<&'static PolicyInfo> {
         match self.0 {
             Form::AtIdle(info) => Some(info),
-            Form::Parts { .. } => None,
+            Form::Pair(_) => None,
         }
     }
 }
@@ -109,54 +106,39 @@ fn at_idle(info: &'static PolicyInfo, options: &Options) -> Result<Configured, S
     }
 }
 
-/// A part of a replacement-and-prefetcher policy: the one that takes the user's options.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Part {
-    Replacement,
-    Prefetcher,
+/// The options `given` to the part `name`, to be read into its typed configuration.
+fn to(name: &str, given: &Options) -> PolicySpec {
+    PolicySpec::with(name, given)
 }
 
-/// The constructor of a replacement policy and a prefetcher (specs with their fixed options),
-/// the user's options going to the part `options`.
-fn parts(
-    (replacement, prefetcher, options): (&str, &str, Part),
-    given: &Options,
+/// No options: a part's defaults.
+fn defaults() -> PolicySpec {
+    PolicySpec::named("")
+}
+
+/// The constructor of a replacement policy and a prefetcher, each configured.
+fn pair(
+    replacement: impl MakeReplacement + 'static,
+    prefetcher: impl MakePrefetcher + 'static,
 ) -> Result<Configured, SimError> {
-    match options {
-        Part::Replacement => pair((replacement, given), (prefetcher, &[])),
-        Part::Prefetcher => pair((replacement, &[]), (prefetcher, given)),
-    }
+    Ok(Configured(Form::Pair(Pair::new(replacement, prefetcher))))
 }
 
 /// CPEM: the prefetch memory's options go to its replacement policy, `depth` to CP.
 fn cpem(given: &Options) -> Result<Configured, SimError> {
     let (depth, memory): (Vec<_>, Vec<_>) = given.iter().cloned().partition(|(k, _)| k == "depth");
-    pair(("cpem", &memory), ("competitive", &depth))
+    pair(
+        prefetch::cpem::Options::parse(&to("cpem", &memory))?,
+        prefetch::competitive::Options::parse(&to("competitive", &depth))?,
+    )
 }
 
-/// A replacement policy and a prefetcher, each a spec with its fixed options and the user's.
-fn pair(
-    replacement: (&str, &Options),
-    prefetcher: (&str, &Options),
-) -> Result<Configured, SimError> {
-    Ok(Configured(Form::Parts {
-        replacement: spec_with(replacement)?,
-        prefetcher: spec_with(prefetcher)?,
-    }))
-}
-
-/// The spec `base` with the options `given` appended.
-fn spec_with((base, given): (&str, &Options)) -> Result<PolicySpec, SimError> {
-    let mut text = base.to_string();
-    for (i, (k, v)) in given.iter().enumerate() {
-        let sep = if i == 0 && !base.contains(':') {
-            ':'
-        } else {
-            ','
-        };
-        text.push_str(&format!("{sep}{k}={v}"));
-    }
-    PolicySpec::parse(&text)
+/// The live planner over CLOCK with the schedule `schedule` (the user's options after it).
+fn planner(schedule: &str, given: &Options) -> Result<Configured, SimError> {
+    let mut options = vec![("schedule".to_string(), schedule.to_string())];
+    options.extend_from_slice(given);
+    let prefetcher = prefetch::planner::Options::parse(&to("planner", &options))?;
+    pair(replace::clock::Options, prefetcher)
 }
 
 const fn line(
@@ -177,8 +159,6 @@ use policy::{
     aggressive, clock, conservative, fifo, lru_demand, lru_obl, lru_sensible, lru_throttled,
     opt_demand, opt_obl, optimal,
 };
-use Part::{Prefetcher as P, Replacement as R};
-
 /// Every policy, one line each: name, paper and section, options, constructor.
 pub const CATALOG: &[Entry] = &[
     line(
@@ -231,25 +211,39 @@ pub const CATALOG: &[Entry] = &[
         "dulo",
         "DULO FAST'05 s3 (+ Linux read-ahead)",
         "bank=8M, evict=64M",
-        |o| parts(("dulo", "readahead", R), o),
+        |o| {
+            let readahead = prefetch::readahead::Options::parse(&defaults())?;
+            pair(replace::dulo::Options::parse(&to("dulo", o))?, readahead)
+        },
     ),
     line(
         "linux-readahead",
         "Linux read-ahead over CLOCK (TR840 s2.1)",
         "init=16, max=32",
-        |o| parts(("clock", "readahead", P), o),
+        |o| {
+            let readahead = prefetch::readahead::Options::parse(&to("readahead", o))?;
+            pair(replace::clock::Options, readahead)
+        },
     ),
     line(
         "ap",
         "aggressive prefetching, TR840 s5.2",
         "depth=256",
-        |o| parts(("clock", "ap", P), o),
+        |o| {
+            pair(
+                replace::clock::Options,
+                prefetch::ap::Options::parse(&to("ap", o))?,
+            )
+        },
     ),
     line(
         "cp",
-        "competitive prefetching, TR840 s3",
+        "competitive prefetching, TR840 s3 (the live plan::stream over Linux read-ahead)",
         "depth (the disk's; needed on unit:F)",
-        |o| parts(("clock", "competitive", P), o),
+        |o| {
+            let cp = prefetch::stream::Options::parse(&to("competitive", o))?;
+            pair(replace::clock::Options, cp)
+        },
     ),
     line(
         "cpem",
@@ -261,31 +255,37 @@ pub const CATALOG: &[Entry] = &[
         "reorder",
         "libprefetch reorder buffer, ATC'09 s3",
         "buffer, infill",
-        |o| parts(("clock", "reorder", P), o),
+        |o| {
+            let reorder = prefetch::reorder::Options::parse(&to("reorder", o))?;
+            pair(replace::clock::Options, reorder)
+        },
     ),
     line(
         "libprefetch",
         "libprefetch planner, ATC'09 s4 (the live default schedule, by-shape)",
         "buffer, infill, batch, reserve, schedule",
-        |o| parts(("clock", "planner", P), o),
+        |o| {
+            let planner = prefetch::planner::Options::parse(&to("planner", o))?;
+            pair(replace::clock::Options, planner)
+        },
     ),
     line(
         "libprefetch-window",
         "libprefetch planner, ATC'09 s3 window",
         "buffer, infill, batch",
-        |o| parts(("clock", "planner:schedule=window", P), o),
+        |o| planner("window", o),
     ),
     line(
         "libprefetch-aggressive",
         "libprefetch planner, Cao s2.5 schedule",
         "buffer, infill, batch",
-        |o| parts(("clock", "planner:schedule=aggressive", P), o),
+        |o| planner("aggressive", o),
     ),
     line(
         "libprefetch-conservative",
         "libprefetch planner, Cao s2.4 schedule",
         "buffer, infill, batch, reserve",
-        |o| parts(("clock", "planner:schedule=conservative", P), o),
+        |o| planner("conservative", o),
     ),
 ];
 
@@ -295,6 +295,16 @@ pub fn reference_policies() -> impl Iterator<Item = &'static PolicyInfo> {
     CATALOG.iter().filter_map(|e| {
         let info = (e.build)(&[]).ok()?.cao_policy()?;
         (info.name == e.name).then_some(info)
+    })
+}
+
+/// Cao's policy registered as `name` in the [`catalog`](crate::catalog).
+pub fn find(name: &str) -> Result<&'static PolicyInfo, SimError> {
+    let entry = entry(name)?;
+    (entry.build)(&[])?.cao_policy().ok_or_else(|| {
+        SimError::Config(format!(
+            "{name} is a replacement policy and a prefetcher, not a policy of Cao's"
+        ))
     })
 }
 
@@ -514,7 +524,7 @@ impl Device {
 /// blocks on `device`; times in the device's unit. With the `realistic` model's compute
 /// times (microseconds), `unit:F` is a fetch of F microseconds, as for Cao's policies.
 pub(crate) fn run_parts(
-    (replacement, prefetcher): (&PolicySpec, &PolicySpec),
+    pair: &Pair,
     workload: &Workload,
     capacity: usize,
     (device, realistic): (&Device, bool),
@@ -536,19 +546,6 @@ pub(crate) fn run_parts(
             disk, scheduler, ..
         } => (disk, scheduler.as_str(), Duration::from_micros(1)),
     };
-    let geometry = CacheGeometry {
-        capacity,
-        block_size: workload.layout.block_size,
-    };
-    let mut replacement = replacement_from(replacement, geometry)?;
-    let setup = PrefetchSetup {
-        workload,
-        cache_blocks: capacity,
-        disk,
-    };
-    let mut prefetcher = prefetcher_from(prefetcher, &setup)?;
-    let mut scheduler = io_scheduler_from_name(scheduler)?;
-    let mut model = disk.spec.build()?;
     // A reference takes one tick, or, in the realistic model, the compute time in the trace
     // alone (the workload's think times), as for Cao's policies.
     let config = EngineConfig {
@@ -558,16 +555,7 @@ pub(crate) fn run_parts(
         },
         ..EngineConfig::with_cache(capacity)
     };
-    let mut policy = Paired {
-        replacement: replacement.as_mut(),
-        prefetcher: prefetcher.as_mut(),
-    };
-    let parts = Parts {
-        policy: &mut policy,
-        scheduler: scheduler.as_mut(),
-        model: model.as_mut(),
-    };
-    let metrics = run(workload, config, parts, &mut |_| {})?;
+    let metrics = run_pair(pair, workload, (disk, scheduler), config)?;
     Ok(metrics.in_ticks_of(crate::metrics::nanos(tick)))
 }
 
@@ -630,13 +618,13 @@ mod tests {
                 }),
             })
             .collect();
-        let pair = (&PolicySpec::named("lru"), &PolicySpec::named("none"));
+        let pair = Pair::new(replace::lru::Options, prefetch::none::Options);
         for realistic in [false, true] {
             let workload =
                 Workload::from_references(references.iter().cloned().map(Ok), 8192, realistic)
                     .unwrap();
             let device = Device::Unit { fetch: 250 };
-            let paired = run_parts(pair, &workload, 3, (&device, realistic)).unwrap();
+            let paired = run_parts(&pair, &workload, 3, (&device, realistic)).unwrap();
             let setup = crate::RunSetup {
                 timing: Timing {
                     reference: match realistic {

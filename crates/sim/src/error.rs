@@ -48,14 +48,6 @@ pub enum SimError {
     /// A setting is out of range (cache of 0 blocks, fetch time 0, unknown policy, ...).
     #[error("invalid setting: {0}")]
     Config(String),
-    /// No policy part of that name is registered.
-    #[error("unknown policy `{name}` (known: {known})")]
-    UnknownPolicy {
-        /// The name as given.
-        name: String,
-        /// The registered names.
-        known: String,
-    },
     /// A policy option is not `key=value`, is not known to the policy, or has a bad value.
     #[error("policy `{spec}`: {reason}")]
     BadOption {
@@ -66,7 +58,7 @@ pub enum SimError {
     },
     /// A reference of a disk-timed workload is outside its layout.
     #[error(transparent)]
-    Layout(#[from] crate::disksim::workload::OutOfLayout),
+    Layout(#[from] OutOfLayout),
     /// A disk model or request scheduler cannot be built from its name.
     #[error(transparent)]
     Disk(#[from] disk::Error),
@@ -89,4 +81,18 @@ pub enum SimError {
         /// What went wrong.
         message: String,
     },
+}
+
+/// A workload whose references do not fit its layout.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("stream {stream}, reference {index}: block {block} of file {file} is outside the layout")]
+pub struct OutOfLayout {
+    /// The stream.
+    pub stream: usize,
+    /// 0-based position in the stream.
+    pub index: usize,
+    /// The file referenced.
+    pub file: u32,
+    /// The block referenced.
+    pub block: u64,
 }

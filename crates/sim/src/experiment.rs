@@ -1,7 +1,8 @@
 //! The papers' experiments in one shape: each is an [`Experiment`] that runs from a [`Setup`]
-//! (trace directory, output directory, progress) and returns a [`Report`] (the summary to
-//! print, its section of `docs/repro.md`, the files written), listed once in [`EXPERIMENTS`].
-//! `prefetch repro NAME` only looks the name up here and prints the report.
+//! (trace directory, progress) and returns a [`Report`] (the summary to print, its section of
+//! `docs/repro.md`, its files as data), listed once in [`EXPERIMENTS`]. The library writes no
+//! file: `prefetch repro NAME` looks the name up here, prints the report and writes its files
+//! and section.
 //!
 //! - `cao`: Cao et al. SIGMETRICS'95 Figure 3 and section 4.3 ([`crate::repro::cao`]);
 //! - `dulo`: DULO FAST'05 section 5 ([`crate::disksim::experiments::dulo`]);
@@ -11,8 +12,8 @@
 
 use std::path::Path;
 
-pub use crate::disksim::experiments::Report;
 use crate::disksim::experiments::{dulo, libprefetch};
+pub use crate::disksim::experiments::{Content, Output, Report};
 use crate::disksim::tr840;
 use crate::SimError;
 
@@ -20,15 +21,13 @@ use crate::SimError;
 pub struct Setup<'a> {
     /// The reference traces (`traces/` of the repository).
     pub traces: &'a Path,
-    /// Where to write tables, JSON and figures.
-    pub out: &'a Path,
     /// Called as runs finish: runs done, runs in all, what just ran.
     pub progress: &'a dyn Fn(u64, u64, &str),
 }
 
 /// One reproduction.
 pub trait Experiment: Sync {
-    /// Runs it, writing its files into `setup.out`.
+    /// Runs it; its files are in the report.
     fn run(&self, setup: &Setup<'_>) -> Result<Report, SimError>;
 }
 
@@ -77,11 +76,11 @@ struct Cao;
 
 impl Experiment for Cao {
     fn run(&self, setup: &Setup<'_>) -> Result<Report, SimError> {
-        let report = crate::repro::cao::run(setup.traces, setup.out)?;
+        let report = crate::repro::cao::run(setup.traces)?;
         Ok(Report {
             summary: report.summary,
             section: String::new(),
-            files: report.files,
+            outputs: report.outputs,
         })
     }
 }
@@ -91,7 +90,7 @@ struct Dulo;
 
 impl Experiment for Dulo {
     fn run(&self, setup: &Setup<'_>) -> Result<Report, SimError> {
-        dulo::run(&dulo::Setup::new(setup.traces, setup.out))
+        dulo::run(&dulo::Setup::new(setup.traces))
     }
 }
 
@@ -99,8 +98,8 @@ impl Experiment for Dulo {
 struct Libprefetch;
 
 impl Experiment for Libprefetch {
-    fn run(&self, setup: &Setup<'_>) -> Result<Report, SimError> {
-        libprefetch::run(&libprefetch::Setup::new(setup.out))
+    fn run(&self, _setup: &Setup<'_>) -> Result<Report, SimError> {
+        libprefetch::run(&libprefetch::Setup::default())
     }
 }
 
@@ -124,11 +123,10 @@ impl Experiment for Competitive {
             );
             (setup.progress)(done, total, &what);
         })?;
-        let files = tr840::write(&rows, &config, setup.out)?;
         Ok(Report {
             summary: tr840::summary(&rows, &config),
             section: String::new(),
-            files,
+            outputs: tr840::outputs(&rows, &config)?,
         })
     }
 }

@@ -10,16 +10,11 @@
 
 use crate::cache::{Block, Interner};
 use crate::error::TraceError;
+pub use crate::refstring::{Pos, NEVER};
 use crate::refstring::{RefString, Times};
 use crate::time::Time;
 use crate::trace::Reference;
 use crate::SimError;
-
-/// A position in the reference string (0-based).
-pub type Pos = u32;
-
-/// The position of a reference that never comes.
-pub const NEVER: Pos = Pos::MAX;
 
 /// A whole reference string with next-reference links.
 #[derive(Clone, Debug)]

@@ -10,10 +10,15 @@
 
 use crate::cache::{Block, Interner};
 use crate::error::TraceError;
-use crate::future::{Pos, NEVER};
 use crate::time::Time;
 use crate::trace::{Reference, TraceFile};
 use crate::SimError;
+
+/// A position in the reference string (0-based).
+pub type Pos = u32;
+
+/// The position of a reference that never comes.
+pub const NEVER: Pos = Pos::MAX;
 
 /// Which compute times [`RefString::load`] keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

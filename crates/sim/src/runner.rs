@@ -5,63 +5,14 @@ use serde::Serialize;
 
 use crate::cache::{Block, Interner};
 use crate::disksim::cao::Run;
-use crate::future::{Future, Pos};
+pub use crate::disksim::cao::RunSetup;
+use crate::future::Future;
 use crate::metrics::Metrics;
 use crate::policy::{opt_demand, Build, PolicyInfo};
 use crate::refstring::RefString;
 use crate::time::{FetchTime, ReferenceTime, Time, Timing};
 use crate::trace::{Reference, TraceFile};
 use crate::{SimError, TraceError};
-
-/// The settings of one run.
-#[derive(Clone, Debug)]
-pub struct RunSetup {
-    /// Cache size in blocks (at least 1).
-    pub capacity: usize,
-    /// The time model.
-    pub timing: Timing,
-    /// Trace block numbers in the cache at the start, least recently used first.
-    pub initial: Vec<u64>,
-    /// Fetches in flight at most: 1 in the paper's model (one disk, one fetch at a time).
-    pub depth: usize,
-}
-
-impl RunSetup {
-    /// The simplified model with an empty cache of `capacity` blocks and fetch time `fetch`.
-    pub fn simplified(capacity: usize, fetch: Time) -> Self {
-        RunSetup {
-            capacity,
-            timing: Timing::simplified(fetch),
-            initial: Vec::new(),
-            depth: 1,
-        }
-    }
-
-    /// Checks the cache size, the time model and the initial contents.
-    pub fn validate(&self) -> Result<(), SimError> {
-        if self.capacity == 0 {
-            return Err(SimError::Config("cache must hold at least 1 block".into()));
-        }
-        if self.capacity >= Pos::MAX as usize {
-            return Err(SimError::Config(format!(
-                "cache of {} blocks is too large",
-                self.capacity
-            )));
-        }
-        if !(1..=self.capacity).contains(&self.depth) {
-            return Err(SimError::Config(format!(
-                "fetches in flight must be between 1 and the cache size, not {}",
-                self.depth
-            )));
-        }
-        if self.initial.len() > self.capacity {
-            return Err(SimError::Config(
-                "more initial blocks than cache slots".into(),
-            ));
-        }
-        self.timing.validate()
-    }
-}
 
 /// Runs `policy` over a trace held in memory with its future.
 pub fn run_future(

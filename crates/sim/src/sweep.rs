@@ -156,7 +156,7 @@ impl Plan {
         let disk_timed = self
             .choices
             .iter()
-            .any(|c| matches!(c.configured.0, Form::Parts { .. }));
+            .any(|c| matches!(c.configured.0, Form::Pair(_)));
         let mut loaded = Loaded {
             file: file.clone(),
             name,
@@ -279,16 +279,12 @@ impl Plan {
                     _ => run_stream(info, trace.file.open()?, &setup)?,
                 }
             }
-            Form::Parts {
-                replacement,
-                prefetcher,
-            } => {
+            Form::Pair(pair) => {
                 let workload = point.trace.workload.as_ref().ok_or_else(|| {
                     SimError::Config("the trace was not loaded as a workload".into())
                 })?;
-                let parts = (replacement, prefetcher);
                 let device = (point.device, self.realistic);
-                run_parts(parts, workload, point.capacity, device).map_err(|e| match e {
+                run_parts(pair, workload, point.capacity, device).map_err(|e| match e {
                     SimError::BadOption { reason, .. } => SimError::BadOption {
                         spec: point.choice.label(),
                         reason,

@@ -6,9 +6,14 @@
 
 use std::time::Duration;
 
-use sim::disksim::engine::{simulate, RunSpec};
-use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::cache::{Block, Interner};
+use sim::disksim::prefetch::{none, readahead};
+use sim::disksim::replace::clock;
+use sim::disksim::run::disk_named;
+use sim::disksim::{run_pair, EngineConfig, Layout, MakePrefetcher, Pair, Step, Workload};
+use sim::future::Pos;
 use sim::metrics::nanos;
+use sim::policy::{Ctx, Fetch};
 use sim::Metrics;
 use sim::SimError;
 
@@ -16,13 +21,25 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-fn spec(prefetcher: &str, cache: usize) -> RunSpec {
-    RunSpec {
-        replacement: PolicySpec::named("clock"),
-        prefetcher: PolicySpec::parse(prefetcher).unwrap(),
-        scheduler: "fifo".into(),
-        disk: "fixed:10".into(),
-        config: EngineConfig::with_cache(cache),
+/// CLOCK with `prefetcher` on a disk of 10 ms per request behind FIFO, with `cache` blocks.
+fn spec(prefetcher: impl MakePrefetcher + 'static, cache: usize) -> (Pair, EngineConfig) {
+    let pair = Pair::new(clock::Options, prefetcher);
+    (pair, EngineConfig::with_cache(cache))
+}
+
+fn simulate(
+    workload: &Workload,
+    (pair, config): &(Pair, EngineConfig),
+) -> Result<Metrics, SimError> {
+    let disk = disk_named("fixed:10").unwrap();
+    run_pair(pair, workload, (&disk, "fifo"), *config)
+}
+
+/// Linux read-ahead whose first window is 4 blocks.
+fn readahead_4() -> readahead::Options {
+    readahead::Options {
+        init: 4,
+        ..readahead::Options::LINUX
     }
 }
 
@@ -33,7 +50,7 @@ fn two_files(streams: Vec<Vec<Step>>) -> Workload {
     }
 }
 
-fn run(workload: &Workload, spec: &RunSpec) -> Metrics {
+fn run(workload: &Workload, spec: &(Pair, EngineConfig)) -> Metrics {
     simulate(workload, spec).unwrap()
 }
 
@@ -43,7 +60,7 @@ fn two_streams_take_turns_on_one_disk() {
         vec![Step::at(0, 0), Step::at(0, 1)],
         vec![Step::at(1, 0), Step::at(1, 1)],
     ]);
-    let m = run(&workload, &spec("none", 16));
+    let m = run(&workload, &spec(none::Options, 16));
     assert_eq!(m.disk.requests, 4);
     assert_eq!(m.elapsed, nanos(ms(40)));
     assert_eq!(m.disk.busy, nanos(ms(40)));
@@ -56,7 +73,7 @@ fn think_time_comes_before_the_reference() {
     let mut second = Step::at(0, 1);
     second.think = ms(5);
     let workload = two_files(vec![vec![Step::at(0, 0), second]]);
-    let m = run(&workload, &spec("none", 16));
+    let m = run(&workload, &spec(none::Options, 16));
     assert_eq!(m.elapsed, nanos(ms(25)));
     assert_eq!(m.stall, nanos(ms(20)));
 }
@@ -64,7 +81,7 @@ fn think_time_comes_before_the_reference() {
 #[test]
 fn a_block_in_flight_is_waited_for_not_fetched_again() {
     let workload = two_files(vec![vec![Step::at(0, 0)], vec![Step::at(0, 2)]]);
-    let m = run(&workload, &spec("readahead:init=4", 16));
+    let m = run(&workload, &spec(readahead_4(), 16));
     assert_eq!(m.disk.requests, 1);
     assert_eq!(m.disk.blocks_fetched, 4);
     assert_eq!((m.misses, m.inflight_hits), (2, 1));
@@ -78,8 +95,8 @@ fn a_time_limit_cuts_a_closed_loop() {
         .flat_map(|b| [Step::at(0, b), Step::at(1, b)])
         .collect();
     let workload = two_files(vec![steps]);
-    let mut limited = spec("none", 16);
-    limited.config.time_limit = Some(ms(35));
+    let mut limited = spec(none::Options, 16);
+    limited.1.time_limit = Some(ms(35));
     let m = run(&workload, &limited);
     assert_eq!(m.elapsed, nanos(ms(35)));
     assert_eq!(m.references, 4);
@@ -88,23 +105,19 @@ fn a_time_limit_cuts_a_closed_loop() {
 #[test]
 fn prefetched_blocks_evicted_unused_are_counted() {
     let workload = two_files(vec![vec![Step::at(0, 0), Step::at(1, 0), Step::at(1, 1)]]);
-    let m = run(&workload, &spec("readahead:init=4", 4));
+    let m = run(&workload, &spec(readahead_4(), 4));
     assert_eq!(m.unused_prefetches, 3);
 }
 
 #[test]
 fn bad_settings_and_references_are_errors() {
     let workload = two_files(vec![vec![Step::at(0, 9)]]);
-    let err = simulate(&workload, &spec("none", 16)).unwrap_err();
+    let err = simulate(&workload, &spec(none::Options, 16)).unwrap_err();
     assert!(matches!(err, SimError::Layout(_)), "{err}");
     let fine = two_files(vec![vec![Step::at(0, 0)]]);
     assert!(matches!(
-        simulate(&fine, &spec("none", 0)),
+        simulate(&fine, &spec(none::Options, 0)),
         Err(SimError::Config(_))
-    ));
-    assert!(matches!(
-        simulate(&fine, &spec("nonesuch", 4)),
-        Err(SimError::UnknownPolicy { .. })
     ));
 }
 
@@ -145,12 +158,11 @@ fn a_scheduler_may_keep_the_disk_idle_until_a_time() {
         hold_until: ms(5),
         queue: Default::default(),
     };
-    let mut policy = Paired {
-        replacement: &mut Clock::default(),
-        prefetcher: &mut NoPrefetch,
-    };
     let parts = Parts {
-        policy: &mut policy,
+        policy: sim::Policy::Pair(Paired {
+            replacement: &mut Clock::default(),
+            prefetcher: &mut NoPrefetch,
+        }),
         scheduler: &mut scheduler,
         model: model.as_mut(),
     };
@@ -159,10 +171,27 @@ fn a_scheduler_may_keep_the_disk_idle_until_a_time() {
     assert_eq!(m.disk.busy, nanos(ms(10)));
 }
 
-/// A policy deciding at idle, as Cao's do (the trait's default), that never prefetches.
+/// A policy deciding at idle, as Cao's do, that never fetches anything.
 struct DemandAtIdle;
 
-impl sim::Policy for DemandAtIdle {}
+impl sim::AtIdle for DemandAtIdle {
+    fn on_request(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+    fn on_reference(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+    fn on_arrival(&mut self, _: Block, _: &mut Ctx<'_>) {}
+    fn demand_victim(&mut self, _: Block, _: &mut Ctx<'_>) -> Option<Block> {
+        None
+    }
+    fn prefetch(&mut self, _: &mut Ctx<'_>) -> Option<Fetch> {
+        None
+    }
+    fn demand_only(&self) -> bool {
+        true
+    }
+    fn warm(&self, _: Block, _: &Interner) {}
+    fn likely_victim(&self) -> Option<Block> {
+        None
+    }
+}
 
 #[test]
 fn a_policy_deciding_at_idle_is_refused_a_workload() {
@@ -171,7 +200,7 @@ fn a_policy_deciding_at_idle_is_refused_a_workload() {
     let mut model = disk::model_from_name("fixed:10").unwrap();
     let mut scheduler = sim::disksim::Plain(disk::scheduler_from_name("fifo").unwrap());
     let parts = Parts {
-        policy: &mut DemandAtIdle,
+        policy: sim::Policy::AtIdle(&mut DemandAtIdle),
         scheduler: &mut scheduler,
         model: model.as_mut(),
     };
@@ -179,5 +208,32 @@ fn a_policy_deciding_at_idle_is_refused_a_workload() {
     assert!(
         matches!(&refused, Err(SimError::Config(m)) if m.contains("reference string")),
         "{refused:?}"
+    );
+}
+
+/// Anticipatory scheduling in the engine: two streams reading far-apart files block by
+/// block. FIFO alternates between them (a seek per block); anticipation keeps serving the
+/// stream that just completed, whose next block arrives at once.
+#[test]
+fn anticipation_keeps_two_sequential_readers_apart() {
+    let workload = Workload {
+        layout: Layout::contiguous(&[256, 256], 2_000_000, 4096),
+        streams: (0..2)
+            .map(|file| (0..256).map(|b| Step::at(file, b)).collect())
+            .collect(),
+    };
+    let time = |scheduler: &str| {
+        let pair = Pair::new(clock::Options, none::Options);
+        let disk = disk_named("ibm-36z15").unwrap();
+        let config = EngineConfig::with_cache(1024);
+        run_pair(&pair, &workload, (&disk, scheduler), config).unwrap()
+    };
+    let (fifo, antic) = (time("fifo"), time("anticipatory"));
+    assert!(antic.disk.avg_seek_bytes() < fifo.disk.avg_seek_bytes() / 50.0);
+    assert!(
+        antic.elapsed * 3 < fifo.elapsed,
+        "{:?} vs {:?}",
+        antic.elapsed,
+        fifo.elapsed
     );
 }

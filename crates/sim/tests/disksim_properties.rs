@@ -4,21 +4,46 @@
 //! to the blocks fetched.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use proptest::prelude::*;
 use sim::disksim::engine::{run, Parts};
 use sim::disksim::iosched::Plain;
-use sim::disksim::prefetch::{prefetcher_from, Disk, PrefetchSetup};
-use sim::disksim::replace::{replacement_from, CacheGeometry};
-use sim::disksim::{EngineConfig, Layout, Paired, PolicySpec, Step, Workload};
+use sim::disksim::prefetch::{none, planner, readahead, reorder, Disk, PrefetchSetup};
+use sim::disksim::replace::{clock, dulo, lru, CacheGeometry};
+use sim::disksim::{
+    EngineConfig, Layout, MakePrefetcher, MakeReplacement, Paired, PolicySpec, Step, Workload,
+};
 
-const REPLACEMENTS: [&str; 3] = ["clock", "lru", "dulo:bank=16K,evict=32K"];
-const PREFETCHERS: [&str; 4] = [
-    "none",
-    "readahead:init=4,max=8",
-    "reorder:buffer=32K,infill=8K",
-    "planner:buffer=32K",
-];
+/// The replacement policies checked: CLOCK, LRU and DULO with a small bank and section.
+fn replacements() -> [Arc<dyn MakeReplacement>; 3] {
+    let dulo = dulo::Options {
+        bank: 16 << 10,
+        evict: 32 << 10,
+    };
+    [
+        Arc::new(clock::Options),
+        Arc::new(lru::Options),
+        Arc::new(dulo),
+    ]
+}
+
+/// The prefetchers checked: none, small read-ahead windows, the reorder buffer, the planner.
+fn prefetchers() -> [Arc<dyn MakePrefetcher>; 4] {
+    let readahead = readahead::Options { init: 4, max: 8 };
+    let reorder = reorder::Options {
+        buffer: Some(32 << 10),
+        infill: 8 << 10,
+        sweep: reorder::Sweep::Buffer,
+    };
+    let planner = planner::Options::parse(&PolicySpec::parse("planner:buffer=32K").unwrap());
+    [
+        Arc::new(none::Options),
+        Arc::new(readahead),
+        Arc::new(reorder),
+        Arc::new(planner.unwrap()),
+    ]
+}
 
 fn workload(streams: Vec<Vec<(u32, u64)>>) -> Workload {
     Workload {
@@ -42,16 +67,15 @@ proptest! {
     ) {
         let workload = workload(streams);
         let geometry = CacheGeometry { capacity: cache, block_size: 4096 };
-        let mut policy = replacement_from(&PolicySpec::parse(REPLACEMENTS[replacement]).unwrap(), geometry).unwrap();
+        let mut policy = replacements()[replacement].build(geometry);
         let fixed = Disk::new(disk::spec_from_name("fixed:1").unwrap().into());
         let setup = PrefetchSetup { workload: &workload, cache_blocks: cache, disk: &fixed };
-        let mut prefetch = prefetcher_from(&PolicySpec::parse(PREFETCHERS[prefetcher]).unwrap(), &setup).unwrap();
+        let mut prefetch = prefetchers()[prefetcher].build(&setup).unwrap();
         let mut scheduler = Plain(disk::scheduler_from_name("clook").unwrap());
         let mut model = disk::model_from_name("hitachi-18zx").unwrap();
         let mut violations = Vec::new();
-        let mut paired = Paired { replacement: policy.as_mut(), prefetcher: prefetch.as_mut() };
         let parts = Parts {
-            policy: &mut paired,
+            policy: sim::Policy::Pair(Paired { replacement: policy.as_mut(), prefetcher: prefetch.as_mut() }),
             scheduler: &mut scheduler,
             model: model.as_mut(),
         };

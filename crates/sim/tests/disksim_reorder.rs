@@ -5,8 +5,11 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use sim::disksim::engine::{simulate, RunSpec};
-use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::disksim::prefetch::planner;
+use sim::disksim::prefetch::reorder::{self, Sweep};
+use sim::disksim::replace::clock;
+use sim::disksim::run::disk_named;
+use sim::disksim::{run_pair, EngineConfig, Layout, Pair, Step, Workload};
 use sim::Metrics;
 
 const PAGES: u64 = 32_768;
@@ -23,18 +26,15 @@ fn uniform_random_reads(seed: u64) -> Workload {
 }
 
 fn run(workload: &Workload, buffer_pages: u64, infill: &str) -> Metrics {
-    let spec = RunSpec {
-        replacement: PolicySpec::named("clock"),
-        prefetcher: PolicySpec::parse(&format!(
-            "reorder:buffer={},infill={infill},sweep=buffer",
-            buffer_pages * 4096
-        ))
-        .unwrap(),
-        scheduler: "fifo".into(),
-        disk: "fixed:1".into(),
-        config: EngineConfig::with_cache(2 * buffer_pages as usize + 16),
+    let reorder = reorder::Options {
+        buffer: Some(buffer_pages * 4096),
+        infill: units::parse_size(infill).unwrap(),
+        sweep: Sweep::Buffer,
     };
-    simulate(workload, &spec).unwrap()
+    let pair = Pair::new(clock::Options, reorder);
+    let disk = disk_named("fixed:1").unwrap();
+    let config = EngineConfig::with_cache(2 * buffer_pages as usize + 16);
+    run_pair(&pair, workload, (&disk, "fifo"), config).unwrap()
 }
 
 #[test]
@@ -77,18 +77,18 @@ fn infill_merges_gaps_into_fewer_longer_requests() {
 fn the_live_planner_pays_one_random_seek_per_round() {
     let workload = uniform_random_reads(9);
     for k in [64u64, 256] {
-        let spec = RunSpec {
-            replacement: PolicySpec::named("clock"),
-            prefetcher: PolicySpec::parse(&format!(
-                "planner:buffer={},infill=0,schedule=window",
-                k * 4096
-            ))
-            .unwrap(),
-            scheduler: "fifo".into(),
-            disk: "fixed:1".into(),
-            config: EngineConfig::with_cache(4 * k as usize + 16),
+        let planner = planner::Options {
+            buffer: Some(k * 4096),
+            infill: Some(0),
+            schedule: plan::Schedule::Window,
+            batch: 0,
+            reserve: None,
         };
-        let measured = simulate(&workload, &spec).unwrap().disk.avg_seek_bytes() / 4096.0;
+        let pair = Pair::new(clock::Options, planner);
+        let disk = disk_named("fixed:1").unwrap();
+        let config = EngineConfig::with_cache(4 * k as usize + 16);
+        let metrics = run_pair(&pair, &workload, (&disk, "fifo"), config).unwrap();
+        let measured = metrics.disk.avg_seek_bytes() / 4096.0;
         let (n, k) = (PAGES as f64, k as f64);
         let predicted =
             (2.0 * n * (k - 1.0) / (k + 1.0) - n * (k - 1.0) / (k * (k + 1.0)) + n / 3.0) / k;

@@ -10,8 +10,8 @@ use std::time::Duration;
 use sim::disksim::engine::{run, Parts};
 use sim::disksim::iosched::Plain;
 use sim::disksim::prefetch::readahead::ReadAhead;
-use sim::disksim::replace::{replacement_from, CacheGeometry};
-use sim::disksim::{EngineConfig, Layout, Paired, PolicySpec, Step, Workload};
+use sim::disksim::replace::{clock, dulo, lru, CacheGeometry};
+use sim::disksim::{EngineConfig, Layout, MakeReplacement, Paired, Step, Workload};
 use sim::metrics::nanos;
 use sim::Metrics;
 
@@ -104,7 +104,7 @@ struct Trace {
     metrics: Metrics,
 }
 
-fn run_table(replacement: &str) -> Trace {
+fn run_table(replacement: impl MakeReplacement) -> Trace {
     let workload = Workload {
         layout: layout(),
         streams: vec![REFERENCES.iter().map(|r| parse(r)).collect()],
@@ -113,18 +113,16 @@ fn run_table(replacement: &str) -> Trace {
         capacity: 8,
         block_size: 4096,
     };
-    let spec = PolicySpec::parse(replacement).unwrap();
-    let mut policy = replacement_from(&spec, geometry).unwrap();
+    let mut policy = replacement.build(geometry);
     let mut prefetcher = ReadAhead::new(16, 32);
     let mut scheduler = Plain(disk::scheduler_from_name("fifo").unwrap());
     let mut model = disk::model_from_name("fixed:9.5").unwrap();
     let mut rows = Vec::new();
-    let mut paired = Paired {
-        replacement: policy.as_mut(),
-        prefetcher: &mut prefetcher,
-    };
     let parts = Parts {
-        policy: &mut paired,
+        policy: sim::Policy::Pair(Paired {
+            replacement: policy.as_mut(),
+            prefetcher: &mut prefetcher,
+        }),
         scheduler: &mut scheduler,
         model: model.as_mut(),
     };
@@ -150,7 +148,7 @@ fn set(row: &[String]) -> BTreeSet<String> {
 
 #[test]
 fn traditional_lru_matches_every_row_and_costs_95_ms() {
-    let trace = run_table("lru");
+    let trace = run_table(lru::Options);
     for (i, (order, _)) in trace.rows.iter().enumerate() {
         assert_eq!(order, &words(TRADITIONAL[i]), "row {}", i + 1);
     }
@@ -162,7 +160,10 @@ fn traditional_lru_matches_every_row_and_costs_95_ms() {
 
 #[test]
 fn dulo_matches_every_row_and_costs_66_5_ms() {
-    let trace = run_table("dulo:bank=16K,evict=16K");
+    let trace = run_table(dulo::Options {
+        bank: 16 << 10,
+        evict: 16 << 10,
+    });
     for (i, (order, fetched)) in trace.rows.iter().enumerate() {
         let expected = words(DUAL[i]);
         assert_eq!(set(order), set(&expected), "row {} contents", i + 1);
@@ -181,7 +182,7 @@ fn dulo_matches_every_row_and_costs_66_5_ms() {
 /// clears the flags, and the oldest (X1..X4) leave instead of Y1..Y4.
 #[test]
 fn clock_costs_the_same_but_ends_with_other_blocks() {
-    let trace = run_table("clock");
+    let trace = run_table(clock::Options);
     assert_eq!(trace.metrics.disk.requests, 10);
     assert_eq!(trace.metrics.elapsed, nanos(Duration::from_micros(95_000)));
     for (row, expected) in trace.rows.iter().zip(TRADITIONAL).take(16) {

@@ -1,9 +1,9 @@
 //! The engine's time model and rule checks, on cases small enough to follow by hand.
 
-use sim::cache::Block;
+use sim::cache::{Block, Interner};
 use sim::future::Pos;
 use sim::policy::Ctx;
-use sim::policy::{optimal, Fetch, Policy, PolicyInfo};
+use sim::policy::{optimal, AtIdle, Fetch, PolicyInfo};
 use sim::trace::Reference;
 use sim::{find, run_future, Future, ReferenceTime, RunSetup, SimError, Timing};
 
@@ -138,7 +138,16 @@ fn the_exact_search_refuses_large_instances() {
 /// A policy that breaks the model: it evicts a block that is not cached.
 struct Cheat;
 
-impl Policy for Cheat {
+impl AtIdle for Cheat {
+    fn on_request(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+    fn demand_only(&self) -> bool {
+        false
+    }
+    fn warm(&self, _: Block, _: &Interner) {}
+    fn likely_victim(&self) -> Option<Block> {
+        None
+    }
+
     fn on_reference(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
     fn on_arrival(&mut self, _: Block, _: &mut Ctx<'_>) {}
     fn demand_victim(&mut self, block: Block, _: &mut Ctx<'_>) -> Option<Block> {

@@ -11,8 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use sim::disksim::engine::{simulate, RunSpec};
-use sim::disksim::{EngineConfig, Layout, PolicySpec, Step, Workload};
+use sim::disksim::prefetch::none;
+use sim::disksim::replace::lru;
+use sim::disksim::run::disk_named;
+use sim::disksim::{run_pair, EngineConfig, Layout, MakeReplacement, Pair, Step, Workload};
 use sim::metrics::nanos;
 use sim::refstring::Times;
 use sim::time::DiskFetch;
@@ -34,24 +36,26 @@ fn cao_policy(policy: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metr
 
 /// Demand paging with the loop's own `replacement`, one stream over one file, a reference
 /// taking 1 ms and every request `fetch` ms; times back in milliseconds.
-fn loop_replacement(replacement: &str, blocks: &[u64], capacity: usize, fetch: u64) -> Metrics {
+fn loop_replacement(
+    replacement: impl MakeReplacement + 'static,
+    blocks: &[u64],
+    capacity: usize,
+    fetch: u64,
+) -> Metrics {
     let file_blocks = blocks.iter().max().map_or(1, |&b| b + 1);
     let workload = Workload {
         layout: Layout::contiguous(&[file_blocks], 0, 4096),
         streams: vec![blocks.iter().map(|&b| Step::at(0, b)).collect()],
     };
     let tick = Duration::from_millis(1);
-    let spec = RunSpec {
-        replacement: PolicySpec::named(replacement),
-        prefetcher: PolicySpec::named("none"),
-        scheduler: "fifo".into(),
-        disk: format!("fixed:{fetch}"),
-        config: EngineConfig {
-            hit_time: tick,
-            ..EngineConfig::with_cache(capacity)
-        },
+    let pair = Pair::new(replacement, none::Options);
+    let disk = disk_named(&format!("fixed:{fetch}")).unwrap();
+    let config = EngineConfig {
+        hit_time: tick,
+        ..EngineConfig::with_cache(capacity)
     };
-    simulate(&workload, &spec).unwrap().in_ticks_of(nanos(tick))
+    let metrics = run_pair(&pair, &workload, (&disk, "fifo"), config).unwrap();
+    metrics.in_ticks_of(nanos(tick))
 }
 
 /// The counters both runs define the same way.
@@ -115,7 +119,7 @@ proptest! {
     ) {
         prop_assert_eq!(
             common(&cao_policy("lru-demand", &blocks, capacity, fetch)),
-            common(&loop_replacement("lru", &blocks, capacity, fetch))
+            common(&loop_replacement(lru::Options, &blocks, capacity, fetch))
         );
     }
 

@@ -10,8 +10,10 @@
 
 use plan::{PageKey, PlannerConfig, Schedule};
 use proptest::prelude::*;
-use sim::planner_replay::{replay, ReplayCounts};
-use sim::{policy, run_future, Future, RunSetup};
+#[path = "../examples/common/planner_replay.rs"]
+mod planner_replay;
+use planner_replay::{replay, ReplayCounts};
+use sim::{run_future, Future, RunSetup};
 
 /// A list over a small set of pages, so that pages come back.
 fn list() -> impl Strategy<Value = Vec<u64>> {
@@ -28,7 +30,7 @@ fn run(schedule: Schedule, pages: &[u64], memory: usize, infill_pages: u64) -> R
         infill_bytes: infill_pages * 4096,
         ..PlannerConfig::default()
     };
-    replay(config, &keys(pages), memory)
+    replay(config, &keys(pages), memory, pages.len())
 }
 
 /// Conservative with its default reserve.
@@ -38,7 +40,7 @@ fn conservative(pages: &[u64], memory: usize) -> ReplayCounts {
         infill_bytes: 0,
         ..PlannerConfig::default()
     };
-    replay(config, &keys(pages), memory)
+    replay(config, &keys(pages), memory, pages.len())
 }
 
 fn cao_conservative(pages: &[u64], memory: usize) -> ReplayCounts {
@@ -48,11 +50,11 @@ fn cao_conservative(pages: &[u64], memory: usize) -> ReplayCounts {
         reserve_pages: Some(0),
         ..PlannerConfig::default()
     };
-    replay(config, &keys(pages), memory)
+    replay(config, &keys(pages), memory, pages.len())
 }
 
 fn opt_demand(pages: &[u64], capacity: usize) -> u64 {
-    let opt = policy::find("opt-demand").unwrap();
+    let opt = sim::find("opt-demand").unwrap();
     run_future(
         opt,
         &Future::from_blocks(pages),

@@ -1,10 +1,10 @@
 //! Properties of Cao et al. sections 3.3, 3.4 and 4.4 on many random reference strings.
 
 use proptest::prelude::*;
-use sim::cache::Block;
+use sim::cache::{Block, Interner};
 use sim::future::Pos;
 use sim::policy::Ctx;
-use sim::policy::{optimal, Fetch, Policy, PolicyInfo};
+use sim::policy::{optimal, AtIdle, Fetch, PolicyInfo};
 use sim::trace::Reference;
 use sim::{
     find, reference_policies, run_future, run_stream, Future, Metrics, ReferenceTime, RunSetup,
@@ -233,7 +233,7 @@ const NAIVE_LRU_SENSIBLE: PolicyInfo = PolicyInfo {
     name: "naive-lru-sensible",
     summary: "test oracle",
     needs_future: true,
-    build: |_| -> Result<Box<dyn Policy>, SimError> { Ok(Box::new(NaiveLruSensible::default())) },
+    build: |_| -> Result<Box<dyn AtIdle>, SimError> { Ok(Box::new(NaiveLruSensible::default())) },
 };
 
 #[derive(Default)]
@@ -262,7 +262,19 @@ impl NaiveLruSensible {
     }
 }
 
-impl Policy for NaiveLruSensible {
+impl AtIdle for NaiveLruSensible {
+    fn on_request(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+
+    fn demand_only(&self) -> bool {
+        false
+    }
+
+    fn warm(&self, _: Block, _: &Interner) {}
+
+    fn likely_victim(&self) -> Option<Block> {
+        None
+    }
+
     fn on_reference(&mut self, block: Block, _pos: Pos, _ctx: &mut Ctx<'_>) {
         self.touch(block);
     }

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use sim::experiment::Content;
 use sim::{find, Sweep, TraceFile};
 
 fn traces() -> PathBuf {
@@ -26,21 +27,22 @@ fn scratch_with(names: &[&str]) -> tempfile::TempDir {
 }
 
 #[test]
-fn reproduction_writes_figures_and_keeps_the_papers_fetch_identities() {
+fn reproduction_returns_figures_and_keeps_the_papers_fetch_identities() {
     let input = scratch_with(&["cs.trace.gz", "cpp.trace.gz"]);
-    let out = tempfile::tempdir().unwrap();
-    let report = sim::repro::cao::run(input.path(), out.path()).unwrap();
+    let report = sim::repro::cao::run(input.path()).unwrap();
     assert_eq!(report.groups.len(), 2, "two application cache sizes");
+    let names: Vec<&str> = report.outputs.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names.len(), 4 + 2 + 3, "{names:?}");
     assert!(
-        report.files.iter().all(|f| f.is_file()),
-        "{:?}",
-        report.files
+        names.ends_with(&["summary.md", "tables.md", "rows.json"]),
+        "{names:?}"
     );
-    assert!(
-        std::fs::read_to_string(out.path().join("applications-20pct.svg"))
-            .unwrap()
-            .starts_with("<svg")
-    );
+    let group = report
+        .outputs
+        .iter()
+        .find(|o| o.name == "applications-20pct.svg")
+        .expect("the group's figure");
+    assert!(matches!(&group.content, Content::Figure(panels) if !panels.is_empty()));
     let fetches = |policy: &str, r: &sim::Row| {
         report
             .rows
@@ -96,7 +98,6 @@ fn a_sweep_without_offline_policies_streams_and_is_not_normalised() {
 
 #[test]
 fn a_missing_trace_directory_is_an_error_naming_it() {
-    let out = tempfile::tempdir().unwrap();
-    let error = sim::repro::cao::run(Path::new("/nonexistent/traces"), out.path()).unwrap_err();
+    let error = sim::repro::cao::run(Path::new("/nonexistent/traces")).unwrap_err();
     assert!(error.to_string().contains("/nonexistent/traces"), "{error}");
 }

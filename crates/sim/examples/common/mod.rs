@@ -5,7 +5,7 @@ use plan::PageKey;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::Rng;
-use sim::{policy, run_future, Future, RunSetup};
+use sim::{run_future, Future, RunSetup};
 
 pub const PAGE: u64 = 4096;
 
@@ -46,7 +46,7 @@ pub fn sqlite_like_list(rng: &mut StdRng) -> Vec<PageKey> {
 /// Pages Belady's optimum (`opt-demand`) reads for `list` with `memory_pages` of cache.
 pub fn optimum(list: &[PageKey], memory_pages: usize) -> u64 {
     let blocks: Vec<u64> = list.iter().map(|k| k.page).collect();
-    let opt = policy::find("opt-demand").expect("opt-demand is registered");
+    let opt = sim::find("opt-demand").expect("opt-demand is registered");
     run_future(
         opt,
         &Future::from_blocks(&blocks),
@@ -55,3 +55,4 @@ pub fn optimum(list: &[PageKey], memory_pages: usize) -> u64 {
     .expect("opt-demand runs")
     .fetches()
 }
+pub mod planner_replay;

@@ -282,40 +282,6 @@ mod tests {
         assert_eq!(sched.dispatch(0, ms(200)), Dispatch::Idle);
     }
 
-    /// In the engine: two streams reading far-apart files block by block. FIFO alternates
-    /// between them (a seek per block); anticipation keeps serving the stream that just
-    /// completed, whose next block arrives at once.
-    #[test]
-    fn keeps_two_sequential_readers_apart_in_the_engine() {
-        use crate::disksim::engine::{simulate, EngineConfig, RunSpec};
-        use crate::disksim::spec::PolicySpec;
-        use crate::disksim::workload::{Layout, Step, Workload};
-        let workload = Workload {
-            layout: Layout::contiguous(&[256, 256], 2_000_000, 4096),
-            streams: (0..2)
-                .map(|file| (0..256).map(|b| Step::at(file, b)).collect())
-                .collect(),
-        };
-        let time = |scheduler: &str| {
-            let spec = RunSpec {
-                replacement: PolicySpec::named("clock"),
-                prefetcher: PolicySpec::named("none"),
-                scheduler: scheduler.into(),
-                disk: "ibm-36z15".into(),
-                config: EngineConfig::with_cache(1024),
-            };
-            simulate(&workload, &spec).unwrap()
-        };
-        let (fifo, antic) = (time("fifo"), time("anticipatory"));
-        assert!(antic.disk.avg_seek_bytes() < fifo.disk.avg_seek_bytes() / 50.0);
-        assert!(
-            antic.elapsed * 3 < fifo.elapsed,
-            "{:?} vs {:?}",
-            antic.elapsed,
-            fifo.elapsed
-        );
-    }
-
     /// Names parse; bad ones are clear errors.
     #[test]
     fn names() {

@@ -5,7 +5,7 @@
 //! Cao, Felten, Karlin and Li, SIGMETRICS'95, sections 2.1-2.2: one program, one fetch at a
 //! time (or a few, the device serving as many at once), and the fetch and its victim decided
 //! when the disk is idle (rule 4: at each reference and each completion). The loop drives the
-//! policy itself ([`crate::Policy::decides_at_idle`]), numbering the blocks densely: the loop's
+//! policy itself ([`crate::policy::AtIdle`]), numbering the blocks densely: the loop's
 //! disk blocks are the policy's dense ids, so a block passes between the two without a
 //! lookup; the device is given the trace's block number of each fetch (OBL's "next block" is
 //! the next trace number).
@@ -31,17 +31,67 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::engine::{file_block, run_program, EngineConfig, Parts, Program, Sight, LOOKAHEAD};
-use super::iosched::io_scheduler_from_name;
+use super::schedulers::io_scheduler_from_name;
 use super::workload::{FileBlock, Layout, Step};
 use crate::cache::{Block, Interner};
+use crate::disksim::paired::Policy;
 use crate::future::{Future, Oracle, Pos};
 use crate::metrics::{nanos, Metrics, Requests};
-use crate::policy::Policy;
+use crate::policy::AtIdle;
 use crate::refstring::RefString;
-use crate::runner::RunSetup;
-use crate::time::{FetchDevice, ReferenceTime, Time};
+use crate::time::{FetchDevice, ReferenceTime, Time, Timing};
 use crate::trace::Reference;
 use crate::{SimError, TraceError};
+
+/// The settings of one run.
+#[derive(Clone, Debug)]
+pub struct RunSetup {
+    /// Cache size in blocks (at least 1).
+    pub capacity: usize,
+    /// The time model.
+    pub timing: Timing,
+    /// Trace block numbers in the cache at the start, least recently used first.
+    pub initial: Vec<u64>,
+    /// Fetches in flight at most: 1 in the paper's model (one disk, one fetch at a time).
+    pub depth: usize,
+}
+
+impl RunSetup {
+    /// The simplified model with an empty cache of `capacity` blocks and fetch time `fetch`.
+    pub fn simplified(capacity: usize, fetch: Time) -> Self {
+        RunSetup {
+            capacity,
+            timing: Timing::simplified(fetch),
+            initial: Vec::new(),
+            depth: 1,
+        }
+    }
+
+    /// Checks the cache size, the time model and the initial contents.
+    pub fn validate(&self) -> Result<(), SimError> {
+        if self.capacity == 0 {
+            return Err(SimError::Config("cache must hold at least 1 block".into()));
+        }
+        if self.capacity >= Pos::MAX as usize {
+            return Err(SimError::Config(format!(
+                "cache of {} blocks is too large",
+                self.capacity
+            )));
+        }
+        if !(1..=self.capacity).contains(&self.depth) {
+            return Err(SimError::Config(format!(
+                "fetches in flight must be between 1 and the cache size, not {}",
+                self.depth
+            )));
+        }
+        if self.initial.len() > self.capacity {
+            return Err(SimError::Config(
+                "more initial blocks than cache slots".into(),
+            ));
+        }
+        self.timing.validate()
+    }
+}
 
 /// One run of a Cao policy on the disk-timed loop, with the settings of Cao's model: one
 /// program whose references take the same time (simplified model) or their compute times in
@@ -66,7 +116,7 @@ impl<'r> Run<'r> {
     /// Runs `policy` over `string`, in memory and already numbered by `self.ids`.
     pub(crate) fn on_string(
         self,
-        policy: &mut dyn Policy,
+        policy: &mut dyn AtIdle,
         string: &'r RefString,
     ) -> Result<Metrics, SimError> {
         let realistic = self.realistic();
@@ -85,7 +135,7 @@ impl<'r> Run<'r> {
     /// Runs `policy` over `references`, read as the loop reaches them.
     pub(crate) fn on_stream<I>(
         self,
-        policy: &mut dyn Policy,
+        policy: &mut dyn AtIdle,
         references: I,
     ) -> Result<Metrics, SimError>
     where
@@ -127,7 +177,7 @@ impl<'r> Run<'r> {
 
     /// Runs `program` with `policy` deciding, on Cao's device for the setup, the initial
     /// blocks cached at the start.
-    fn run<P: Program>(self, program: &P, policy: &mut dyn Policy) -> Result<Metrics, SimError> {
+    fn run<P: Program>(self, program: &P, policy: &mut dyn AtIdle) -> Result<Metrics, SimError> {
         let setup = self.setup;
         let cached: Vec<FileBlock> = self.initial.iter().map(|&id| file_block(id)).collect();
         let device = setup.timing.device();
@@ -145,7 +195,7 @@ impl<'r> Run<'r> {
         };
         let mut scheduler = io_scheduler_from_name("fifo")?;
         let parts = Parts {
-            policy,
+            policy: Policy::AtIdle(policy),
             scheduler: scheduler.as_mut(),
             model: &mut model,
         };
@@ -376,7 +426,7 @@ impl disk::DiskModel for Parallel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::find;
+    use crate::find;
     use crate::runner::run_stream;
 
     fn reference(block: u64, think: Option<Time>) -> Result<Reference, TraceError> {

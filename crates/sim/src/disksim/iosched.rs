@@ -1,6 +1,7 @@
 //! The disk queue as the engine sees it: [`IoScheduler`], which may keep the disk idle on
 //! purpose (anticipatory scheduling), and [`Plain`], the adapter for every scheduler of the
-//! `disk` crate (FIFO, C-LOOK, SSTF, deadline).
+//! `disk` crate (FIFO, C-LOOK, SSTF, deadline). Every scheduler by name:
+//! [`super::schedulers`].
 //!
 //! Contract: the engine pushes each request with the stream that issued it; whenever an
 //! actuator is free it calls [`IoScheduler::dispatch`] and then either serves the request,
@@ -69,23 +70,3 @@ impl IoScheduler for Plain {
         true
     }
 }
-
-/// Builds a stream-aware scheduler from its name (see [`IO_SCHEDULERS`]), or wraps the `disk`
-/// crate's scheduler of that name.
-pub fn io_scheduler_from_name(name: &str) -> Result<Box<dyn IoScheduler>, disk::Error> {
-    match IO_SCHEDULERS
-        .iter()
-        .find(|(n, _)| name.split(':').next() == Some(n))
-    {
-        Some((_, build)) => build(name),
-        None => Ok(Box::new(Plain(disk::scheduler_from_name(name)?))),
-    }
-}
-
-/// Builds an engine-aware scheduler from its full name (with parameters).
-pub type IoSchedulerCtor = fn(&str) -> Result<Box<dyn IoScheduler>, disk::Error>;
-
-/// Schedulers that need to know streams (one line each); the `disk` crate's are reached
-/// through [`Plain`].
-pub const IO_SCHEDULERS: &[(&str, IoSchedulerCtor)] =
-    &[("anticipatory", super::anticipatory::build)];

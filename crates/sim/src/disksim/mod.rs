@@ -30,24 +30,24 @@
 //!   the replacement policies speak *disk block numbers* ([`DiskBlock`]), prefetchers speak
 //!   ([`FileBlock`]) file coordinates. Request byte addresses are `disk block * block_size`.
 //! * Per reference, in this order: look the block up (hit, in flight, or miss); call
-//!   [`crate::Policy::on_access`]; fetch the demand block (if missed) and the prefetcher's ranges.
+//!   [`Prefetcher::on_access`]; fetch the demand block (if missed) and the prefetcher's ranges.
 //!   Blocks already cached or in flight are dropped from the ranges; what remains of each range
 //!   becomes requests of consecutive blocks (at most `max_request_blocks` each) in the order
 //!   given. A demand block that falls inside a range rides in that range's request; otherwise it
 //!   is a one-block request queued first.
 //! * A fetched block takes its cache slot when the request is queued (as Linux allocates the
-//!   page at submission); making room calls [`crate::Policy::evict`]. A block evicted while in
+//!   page at submission); making room calls [`Replacement::evict`]. A block evicted while in
 //!   flight is lost (its read still costs disk time); a stream waiting on it still resumes when
 //!   the request completes. Demand blocks are inserted as referenced (`prefetched = false`),
-//!   the others as prefetched. Blocks a policy drops ([`crate::Policy::drops`]) leave at
+//!   the others as prefetched. Blocks a prefetcher drops ([`Prefetcher::drops`]) leave at
 //!   once, or when they arrive if they are in flight (as a DONTNEED after the read completes).
 //! * Streams are closed loops: a stream issues its next reference when the previous one is
 //!   served (and its think time has passed).
-//! * Decisions at idle ([`crate::Policy::decides_at_idle`], Cao et al.'s rule 4, for Cao's
-//!   policies, run through [`cao`]): no ranges are queued per reference. A demand block is
-//!   fetched only when the device is idle (the stream waits for the device otherwise), in
-//!   place of the victim [`crate::Policy::demand_victim`] chooses; the idle device is offered
-//!   to [`crate::Policy::prefetch`] at each reference whose block is available (that block
+//! * Decisions at idle ([`crate::Policy::AtIdle`], Cao et al.'s rule 4, for Cao's policies,
+//!   run through [`cao`]): no ranges are queued per reference. A demand block is fetched only
+//!   when the device is idle (the stream waits for the device otherwise), in place of the
+//!   victim [`crate::AtIdle::demand_victim`] chooses; the idle device is offered to
+//!   [`crate::AtIdle::prefetch`] at each reference whose block is available (that block
 //!   pinned) and at each completion while a stream computes, until it declines. The policy
 //!   hears of each request, each reference served and each block that arrives, the initial
 //!   contents included ([`engine::run_from`]), and reads the loop's cache through a
@@ -58,11 +58,13 @@
 //!
 //! # Plugging in
 //!
-//! One part = one file implementing [`Replacement`] or [`Prefetcher`], registered by one line
-//! in [`replace::REPLACEMENTS`] or [`prefetch::PREFETCHERS`]; a policy of the catalog names
-//! its two parts, which [`Paired`] joins. Policies are named with options,
-//! `name:key=value,key=value` ([`PolicySpec`]); sizes accept `K`/`M`/`G` suffixes (bytes) or a
-//! plain number of blocks where the option says so.
+//! One part = one file implementing [`Replacement`] or [`Prefetcher`] and its typed
+//! configuration ([`MakeReplacement`], [`MakePrefetcher`]), plus one line of
+//! [`crate::catalog::CATALOG`] pairing it with the other part ([`Pair`]); [`run::run_pair`] is
+//! the one place a pair's run is built, and [`Paired`] joins the two parts for the loop. The
+//! catalog reads a policy's options (`name:key=value,key=value`, [`PolicySpec`]) once into the
+//! parts' configurations; sizes accept `K`/`M`/`G` suffixes (bytes) or a plain number of
+//! blocks where the option says so.
 //!
 //! # Where things are
 //!
@@ -89,7 +91,10 @@ pub mod iosched;
 pub mod microbench;
 pub mod paired;
 pub mod prefetch;
+mod program;
 pub mod replace;
+pub mod run;
+pub mod schedulers;
 pub mod spec;
 mod state;
 pub mod tr840;
@@ -97,8 +102,9 @@ pub mod workload;
 
 pub use engine::{run, EngineConfig};
 pub use iosched::{Dispatch, IoScheduler, Plain};
-pub use paired::Paired;
-pub use prefetch::{Access, FetchRange, Prefetcher};
-pub use replace::{Replacement, Touch};
+pub use paired::{Paired, Policy};
+pub use prefetch::{Access, FetchRange, MakePrefetcher, Prefetcher};
+pub use replace::{MakeReplacement, Replacement, Touch};
+pub use run::{run_pair, Pair};
 pub use spec::PolicySpec;
 pub use workload::{DiskBlock, FileBlock, Layout, Step, Workload};

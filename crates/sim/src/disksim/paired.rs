@@ -1,24 +1,28 @@
-//! A replacement policy and a prefetcher joined into the one [`Policy`] the loop drives: how
-//! DULO, Linux read-ahead, TR840's AP, CP and CPEM, and libprefetch's reorder buffer and
-//! planner run (each is a line of the catalog naming its two parts).
+//! The one [`Policy`] the loop drives per run, of one of two kinds: a policy of Cao et al.'s
+//! deciding every fetch when the device is idle ([`AtIdle`]), or a replacement policy and a
+//! prefetcher joined by [`Paired`] (DULO, Linux read-ahead, TR840's AP, CP and CPEM,
+//! libprefetch's reorder buffer and planner; each a line of the catalog naming its two parts).
 //!
-//! The pair decides at each reference: the replacement order hears of hits and insertions and
+//! A pair decides at each reference: the replacement order hears of hits and insertions and
 //! chooses victims, the prefetcher names the ranges to queue. The prefetcher is told the
 //! replacement's prefetch-cache ceiling (CPEM, TR840 section 4) with every access.
+//!
+//! Why an enum over the two kinds rather than one trait with both kinds' hooks: each kind's
+//! hooks are required of it and of nothing else, and the loop's two ways of deciding are
+//! matched in one place, where the compiler checks every hook is routed.
 //!
 //! Why one pairing type over trait objects rather than a `Paired<R, P>` generic in its parts:
 //! the catalog builds the parts by name (boxed), an experiment reads its replacement's counters
 //! after the run (TR840's thrashing count), and the loop calls a policy through one pointer
 //! whatever its kind, so a generic pair would gain no inlining.
-//!
-//! Deviations: none.
 
 use std::time::Duration;
 
 use super::prefetch::{Access, FetchRange, Prefetcher};
 use super::replace::{Replacement, Touch};
 use super::workload::{DiskBlock, FileBlock};
-use crate::Policy;
+use crate::cache::Block;
+use crate::policy::AtIdle;
 
 /// A replacement policy and a prefetcher, borrowed for one run (their owner reads their
 /// counters afterwards).
@@ -29,32 +33,88 @@ pub struct Paired<'a> {
     pub prefetcher: &'a mut dyn Prefetcher,
 }
 
-impl Policy for Paired<'_> {
-    fn decides_at_idle(&self) -> bool {
-        false
+/// The policy of one run, borrowed from its owner.
+pub enum Policy<'a> {
+    /// Cao et al.'s model: every fetch decided when the device is idle.
+    AtIdle(&'a mut dyn AtIdle),
+    /// A replacement order and a prefetcher, deciding at each reference.
+    Pair(Paired<'a>),
+}
+
+impl Policy<'_> {
+    /// Whether it decides every fetch when the device is idle.
+    pub fn at_idle(&self) -> bool {
+        matches!(self, Policy::AtIdle(_))
     }
 
-    fn on_hit(&mut self, block: DiskBlock, how: Touch) {
-        self.replacement.on_hit(block, how);
+    /// A held block was referenced: a pair's replacement hears of it (a policy deciding at
+    /// idle hears of references through [`AtIdle::on_reference`]).
+    pub fn on_hit(&mut self, block: DiskBlock, how: Touch) {
+        if let Policy::Pair(pair) = self {
+            pair.replacement.on_hit(block, how);
+        }
     }
 
-    fn on_insert(&mut self, block: DiskBlock, how: Touch) {
-        self.replacement.on_insert(block, how);
+    /// A block entered the cache: a pair's replacement holds it (a policy deciding at idle
+    /// hears of it through [`AtIdle::on_arrival`]).
+    pub fn on_insert(&mut self, block: DiskBlock, how: Touch) {
+        if let Policy::Pair(pair) = self {
+            pair.replacement.on_insert(block, how);
+        }
     }
 
-    fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
-        self.replacement.evict(now)
+    /// A pair's victim ([`Replacement::evict`]); a policy deciding at idle chose its victim with
+    /// its fetch, so it has none to give here.
+    pub fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
+        match self {
+            Policy::Pair(pair) => pair.replacement.evict(now),
+            Policy::AtIdle(_) => None,
+        }
     }
 
-    fn remove(&mut self, block: DiskBlock) -> bool {
-        self.replacement.remove(block)
+    /// [`Replacement::remove`] for a pair; a policy deciding at idle drops nothing.
+    pub fn remove(&mut self, block: DiskBlock) -> bool {
+        match self {
+            Policy::Pair(pair) => pair.replacement.remove(block),
+            Policy::AtIdle(_) => false,
+        }
     }
 
-    fn order(&self) -> Vec<DiskBlock> {
-        self.replacement.order()
+    /// A pair's replacement order ([`Replacement::order`]); empty for a policy deciding at
+    /// idle, which does not expose one.
+    pub fn order(&self) -> Vec<DiskBlock> {
+        match self {
+            Policy::Pair(pair) => pair.replacement.order(),
+            Policy::AtIdle(_) => Vec::new(),
+        }
     }
 
-    fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
+    /// The speed hint [`AtIdle::likely_victim`] (a pair gives none).
+    pub fn likely_victim(&self) -> Option<Block> {
+        match self {
+            Policy::AtIdle(policy) => policy.likely_victim(),
+            Policy::Pair(_) => None,
+        }
+    }
+
+    /// A stream issued its last reference: a pair's prefetcher hears of it.
+    pub fn on_stream_end(&mut self, stream: usize) {
+        if let Policy::Pair(pair) = self {
+            pair.prefetcher.on_stream_end(stream);
+        }
+    }
+
+    /// The disk started serving `request`: a pair's prefetcher hears of it.
+    pub fn on_served(&mut self, request: &disk::Request, seek_bytes: Option<u64>) {
+        if let Policy::Pair(pair) = self {
+            pair.prefetcher.on_served(request, seek_bytes);
+        }
+    }
+}
+
+impl Paired<'_> {
+    /// One reference: the prefetcher's ranges, told the replacement's prefetch ceiling.
+    pub fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let access = Access {
             prefetch_ceiling: self.replacement.prefetch_ceiling(),
             ..*access
@@ -62,20 +122,14 @@ impl Policy for Paired<'_> {
         self.prefetcher.on_access(&access)
     }
 
-    fn drops(&mut self) -> Vec<FetchRange> {
+    /// [`Prefetcher::drops`].
+    pub fn drops(&mut self) -> Vec<FetchRange> {
         self.prefetcher.drops()
     }
 
-    fn on_evict(&mut self, block: FileBlock, unused: bool) {
+    /// A block left the cache: the prefetcher hears of it.
+    pub fn on_evict(&mut self, block: FileBlock, unused: bool) {
         self.prefetcher.on_evict(block, unused);
-    }
-
-    fn on_stream_end(&mut self, stream: usize) {
-        self.prefetcher.on_stream_end(stream);
-    }
-
-    fn on_served(&mut self, request: &disk::Request, seek_bytes: Option<u64>) {
-        self.prefetcher.on_served(request, seek_bytes);
     }
 }
 
@@ -88,6 +142,10 @@ mod tests {
     struct Ceiling(Lru);
 
     impl Replacement for Ceiling {
+        fn remove(&mut self, _block: DiskBlock) -> bool {
+            false
+        }
+
         fn on_hit(&mut self, block: DiskBlock, how: Touch) {
             self.0.on_hit(block, how);
         }
@@ -110,6 +168,16 @@ mod tests {
     struct Ceilings(Vec<Option<usize>>);
 
     impl Prefetcher for Ceilings {
+        fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+
+        fn on_stream_end(&mut self, _stream: usize) {}
+
+        fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+
+        fn drops(&mut self) -> Vec<FetchRange> {
+            Vec::new()
+        }
+
         fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
             self.0.push(access.prefetch_ceiling);
             Vec::new()
@@ -120,10 +188,10 @@ mod tests {
     fn the_prefetcher_is_told_its_replacements_ceiling_and_the_order_is_the_replacements() {
         let mut replacement = Ceiling(Lru::default());
         let mut prefetcher = Ceilings::default();
-        let mut paired = Paired {
+        let mut paired = Policy::Pair(Paired {
             replacement: &mut replacement,
             prefetcher: &mut prefetcher,
-        };
+        });
         let touch = Touch {
             stream: 0,
             now: Duration::ZERO,
@@ -140,8 +208,11 @@ mod tests {
             prefetch_ceiling: None,
         };
         paired.on_hit(4, touch);
-        assert!(paired.on_access(&access).is_empty());
-        assert!(!paired.decides_at_idle());
+        let Policy::Pair(pair) = &mut paired else {
+            unreachable!("built as a pair")
+        };
+        assert!(pair.on_access(&access).is_empty());
+        assert!(!paired.at_idle());
         assert_eq!(paired.order(), vec![4, 9]);
         assert_eq!(paired.evict(Duration::ZERO), Some(9));
         assert_eq!(prefetcher.0, vec![Some(7)]);

@@ -1,4 +1,5 @@
-//! Policy names with options, `name:key=value,key=value`, as given on the command line.
+//! A part's options as given on the command line (`name:key=value,key=value`), read once into
+//! the part's typed configuration when the catalog builds a policy ([`crate::catalog`]).
 //!
 //! Sizes are written in bytes with an optional `K`, `M` or `G` suffix (powers of 1024; the
 //! grammar of `units::parse_size`) and turned into blocks by the policy; counts are plain
@@ -18,19 +19,11 @@ pub struct PolicySpec {
 }
 
 impl PolicySpec {
-    /// The constructor registered under this spec's name in `table` (rows of name, summary,
-    /// constructor), or an error listing the registered names.
-    pub fn lookup<'t, C>(&self, table: &'t [(&str, &str, C)]) -> Result<&'t C, SimError> {
-        match table.iter().find(|(name, _, _)| *name == self.name) {
-            Some((_, _, build)) => Ok(build),
-            None => Err(SimError::UnknownPolicy {
-                name: self.name.clone(),
-                known: table
-                    .iter()
-                    .map(|(n, _, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }),
+    /// The part `name` with the options `given`, in the order given (a later key wins).
+    pub fn with(name: &str, given: &[(String, String)]) -> PolicySpec {
+        PolicySpec {
+            name: name.to_string(),
+            options: given.iter().cloned().collect(),
         }
     }
 
@@ -67,6 +60,22 @@ impl PolicySpec {
             )),
             None => Ok(()),
         }
+    }
+
+    /// A count option, if given.
+    pub fn count_given(&self, key: &str) -> Result<Option<u64>, SimError> {
+        self.options
+            .get(key)
+            .map(|_| self.count(key, 0))
+            .transpose()
+    }
+
+    /// A size option in bytes, if given.
+    pub fn bytes_given(&self, key: &str) -> Result<Option<u64>, SimError> {
+        self.options
+            .get(key)
+            .map(|_| self.bytes(key, 0))
+            .transpose()
     }
 
     /// A count option, or `default` when absent.

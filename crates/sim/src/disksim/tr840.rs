@@ -32,58 +32,62 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use plan::competitive::DiskCurves;
 use rustc_hash::FxHashSet;
 
-use super::engine::{run as run_engine, EngineConfig, Parts};
-use super::experiments::{write_file, write_json};
-use super::iosched::io_scheduler_from_name;
+use super::engine::EngineConfig;
+use super::experiments::Output;
 use super::microbench::{Dataset, Microbench};
-use super::paired::Paired;
-use super::prefetch::competitive::ModelCurves;
-use super::prefetch::{prefetcher_from, Disk, PrefetchSetup};
-use super::replace::{replacement_from, CacheGeometry, Replacement, Touch};
-use super::spec::PolicySpec;
+use super::prefetch::competitive::{self, ModelCurves};
+use super::prefetch::{ap, cpem, readahead, stream};
+use super::replace::{clock, CacheGeometry, MakeReplacement, Replacement, Touch};
+use super::run::{disk_named, run_pair, Pair};
 use super::workload::{DiskBlock, Workload};
 use crate::metrics::seconds;
 use crate::report::{Panel, Series};
 use crate::SimError;
 
 /// One of the paper's four kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct Kernel {
     /// The paper's name.
     pub name: &'static str,
-    /// Prefetcher spec.
-    pub prefetcher: &'static str,
-    /// Replacement spec; `{ceiling}` is replaced by CPEM's initial ceiling in bytes.
-    pub replacement: &'static str,
+    /// Its replacement policy and prefetcher, given CPEM's initial ceiling in bytes.
+    pub pair: fn(ceiling: u64) -> Pair,
 }
 
 /// The four kernels of TR840 s5.2.
 pub const KERNELS: [Kernel; 4] = [
     Kernel {
         name: "Linux",
-        prefetcher: "readahead",
-        replacement: "clock",
+        pair: |_| Pair::new(clock::Options, readahead::Options::LINUX),
     },
     Kernel {
         name: "AP",
-        prefetcher: "ap",
-        replacement: "clock",
+        pair: |_| {
+            let depth = ap::DEPTH_BLOCKS;
+            Pair::new(clock::Options, ap::Options { depth })
+        },
     },
     Kernel {
         name: "CP",
-        prefetcher: "competitive",
-        replacement: "clock",
+        pair: |_| Pair::new(clock::Options, stream::Options { depth: None }),
     },
     Kernel {
         name: "CPEM",
-        prefetcher: "competitive",
-        replacement: "cpem:ceiling={ceiling}",
+        pair: |ceiling| {
+            let memory = cpem::Options {
+                ceiling: Some(ceiling),
+                unit: None,
+                threshold: cpem::THRESHOLD_PERCENT,
+                region: None,
+            };
+            Pair::new(memory, competitive::Options { depth: None })
+        },
     },
 ];
 
@@ -106,7 +110,7 @@ pub struct Config {
     pub benches: Vec<Microbench>,
     /// Kernels, by name (see [`KERNELS`]).
     pub kernels: Vec<&'static str>,
-    /// Disk schedulers (names of `disk` or [`super::iosched::IO_SCHEDULERS`]).
+    /// Disk schedulers (names of `disk` or [`super::schedulers::IO_SCHEDULERS`]).
     pub schedulers: Vec<String>,
     /// The files and reads.
     pub dataset: Dataset,
@@ -214,40 +218,21 @@ fn run_one(
 ) -> Result<Row, SimError> {
     let cache_blocks = config.cache_blocks(handlers);
     let ceiling = (config.memory / 4).min(cache_blocks as u64 * BLOCK);
-    let replacement = kernel
-        .replacement
-        .replace("{ceiling}", &ceiling.to_string());
-    let geometry = CacheGeometry {
-        capacity: cache_blocks,
-        block_size: BLOCK,
+    let refetched = Arc::new(AtomicU64::new(0));
+    let pair = (kernel.pair)(ceiling);
+    let pair = Pair {
+        replacement: Arc::new(CountThrashing {
+            inner: pair.replacement,
+            refetched: Arc::clone(&refetched),
+        }),
+        ..pair
     };
-    let disk = Disk::new(disk::spec_from_name(&config.disk)?.into());
-    let setup = PrefetchSetup {
-        workload,
-        cache_blocks,
-        disk: &disk,
-    };
-    let mut replacement = Thrashing::new(replacement_from(
-        &PolicySpec::parse(&replacement)?,
-        geometry,
-    )?);
-    let mut prefetcher = prefetcher_from(&PolicySpec::parse(kernel.prefetcher)?, &setup)?;
-    let mut queue = io_scheduler_from_name(scheduler)?;
-    let mut model = disk.spec.build()?;
+    let disk = disk_named(&config.disk)?;
     let engine = EngineConfig {
         time_limit: Some(config.duration),
         ..EngineConfig::with_cache(cache_blocks)
     };
-    let mut policy = Paired {
-        replacement: &mut replacement,
-        prefetcher: prefetcher.as_mut(),
-    };
-    let parts = Parts {
-        policy: &mut policy,
-        scheduler: queue.as_mut(),
-        model: model.as_mut(),
-    };
-    let m = run_engine(workload, engine, parts, &mut |_| {})?;
+    let m = run_pair(&pair, workload, (&disk, scheduler), engine)?;
     let secs = seconds(m.elapsed).max(f64::MIN_POSITIVE);
     Ok(Row {
         bench: bench.name(),
@@ -257,10 +242,29 @@ fn run_one(
         throughput: (m.references * BLOCK) as f64 / secs / 1e6,
         request_kib: m.disk.avg_request_blocks() * BLOCK as f64 / 1024.0,
         unused_per_sec: m.unused_prefetches as f64 / secs,
-        thrashing_per_sec: replacement.refetched as f64 / secs,
+        thrashing_per_sec: refetched.load(Ordering::Relaxed) as f64 / secs,
         utilisation: m.utilisation(),
         cache_mib: (cache_blocks as u64 * BLOCK) as f64 / MB as f64,
     })
+}
+
+/// Any replacement policy with its prefetching-incurred page thrashing counted into
+/// `refetched` (see [`Thrashing`]).
+#[derive(Debug)]
+struct CountThrashing {
+    inner: Arc<dyn MakeReplacement>,
+    refetched: Arc<AtomicU64>,
+}
+
+impl MakeReplacement for CountThrashing {
+    fn build(&self, geometry: CacheGeometry) -> Box<dyn Replacement> {
+        Box::new(Thrashing {
+            inner: self.inner.build(geometry),
+            unreferenced: FxHashSet::default(),
+            evicted_unreferenced: FxHashSet::default(),
+            refetched: Arc::clone(&self.refetched),
+        })
+    }
 }
 
 /// Counts prefetching-incurred page thrashing (TR840 s2.3) around any replacement policy:
@@ -269,21 +273,15 @@ struct Thrashing {
     inner: Box<dyn Replacement>,
     unreferenced: FxHashSet<DiskBlock>,
     evicted_unreferenced: FxHashSet<DiskBlock>,
-    refetched: u64,
-}
-
-impl Thrashing {
-    fn new(inner: Box<dyn Replacement>) -> Thrashing {
-        Thrashing {
-            inner,
-            unreferenced: FxHashSet::default(),
-            evicted_unreferenced: FxHashSet::default(),
-            refetched: 0,
-        }
-    }
+    refetched: Arc<AtomicU64>,
 }
 
 impl Replacement for Thrashing {
+    fn remove(&mut self, block: DiskBlock) -> bool {
+        self.unreferenced.remove(&block);
+        self.inner.remove(block)
+    }
+
     fn on_hit(&mut self, block: DiskBlock, how: Touch) {
         self.unreferenced.remove(&block);
         self.inner.on_hit(block, how);
@@ -291,7 +289,7 @@ impl Replacement for Thrashing {
 
     fn on_insert(&mut self, block: DiskBlock, how: Touch) {
         if self.evicted_unreferenced.remove(&block) {
-            self.refetched += 1;
+            self.refetched.fetch_add(1, Ordering::Relaxed);
         }
         if how.prefetched {
             self.unreferenced.insert(block);
@@ -369,20 +367,18 @@ fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
     out
 }
 
-/// Writes `competitive.md` (the tables), `competitive.json` (the rows) and one SVG per
-/// benchmark into `out`, creating it; returns the files written.
-pub fn write(rows: &[Row], config: &Config, out: &Path) -> Result<Vec<PathBuf>, SimError> {
-    let markdown = out.join("competitive.md");
-    write_file(&markdown, &tables(rows, config))?;
-    let json = out.join("competitive.json");
-    write_json(&json, &rows)?;
-    let mut files = vec![markdown, json];
+/// The files of the reproduction: `competitive.md` (the tables), `competitive.json` (the rows)
+/// and one figure per benchmark.
+pub fn outputs(rows: &[Row], config: &Config) -> Result<Vec<Output>, SimError> {
+    let mut outputs = vec![
+        Output::text("competitive.md", tables(rows, config)),
+        Output::json("competitive.json", &rows)?,
+    ];
     for (bench, panels) in figures(rows, &config.disk) {
-        let svg = out.join(format!("competitive-{}.svg", bench.to_lowercase()));
-        crate::report::draw(&svg, &panels)?;
-        files.push(svg);
+        let name = format!("competitive-{}.svg", bench.to_lowercase());
+        outputs.push(Output::figure(name, panels));
     }
-    Ok(files)
+    Ok(outputs)
 }
 
 /// Markdown tables, one per benchmark and scheduler: throughput (MB/s) by concurrency and
@@ -556,6 +552,7 @@ pub fn summary(rows: &[Row], config: &Config) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::disksim::experiments::Content;
 
     /// The paper's estimated optima (s5.2): 45.3, 40.5, 40.5 and 5.5 MB/s, within 5% (our
     /// random streams average 2.03 MiB, the paper's "2 MB").
@@ -585,7 +582,12 @@ mod tests {
     /// again.
     #[test]
     fn thrashing_counts_refetches_of_unreferenced_prefetches() {
-        let mut cache = Thrashing::new(Box::new(super::super::replace::clock::Clock::default()));
+        let mut cache = Thrashing {
+            inner: Box::new(super::super::replace::clock::Clock::default()),
+            unreferenced: FxHashSet::default(),
+            evicted_unreferenced: FxHashSet::default(),
+            refetched: Arc::new(AtomicU64::new(0)),
+        };
         let touch = |prefetched| Touch {
             stream: 0,
             now: Duration::ZERO,
@@ -598,9 +600,13 @@ mod tests {
         cache.on_insert(3, touch(false));
         assert_eq!(cache.evict(Duration::ZERO), Some(2));
         cache.on_insert(2, touch(false));
-        assert_eq!(cache.refetched, 0, "block 2 had been referenced");
+        assert_eq!(
+            cache.refetched.load(Ordering::Relaxed),
+            0,
+            "block 2 had been referenced"
+        );
         cache.on_insert(1, touch(false));
-        assert_eq!(cache.refetched, 1);
+        assert_eq!(cache.refetched.load(Ordering::Relaxed), 1);
     }
 
     /// The paper's low-concurrency finding in a short run: with a switch per request (FIFO),
@@ -620,21 +626,18 @@ mod tests {
         let cp = throughput(&rows, "One-Whole-0", "fifo", "CP", 2).unwrap();
         assert!(cp > 1.3 * linux, "CP {cp} MB/s, Linux {linux} MB/s");
         assert!(tables(&rows, &config).contains("simulated, model ibm-36z15"));
-        let out = tempfile::tempdir().unwrap();
-        let dir = out.path().join("competitive");
-        let files = write(&rows, &config, &dir).unwrap();
-        let names: Vec<_> = files
-            .iter()
-            .map(|f| f.strip_prefix(&dir).unwrap())
-            .collect();
+        let outputs = outputs(&rows, &config).unwrap();
+        let names: Vec<_> = outputs.iter().map(|o| o.name.as_str()).collect();
         let expected = [
             "competitive.md",
             "competitive.json",
             "competitive-one-whole-0.svg",
         ];
-        assert_eq!(names, expected.map(Path::new));
-        let json = std::fs::read_to_string(&files[1]).unwrap();
-        let written: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+        assert_eq!(names, expected);
+        let Content::Text(json) = &outputs[1].content else {
+            panic!("competitive.json is text");
+        };
+        let written: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
         assert_eq!(written.len(), rows.len());
     }
 }

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use rustc_hash::FxHashMap;
 
+pub use crate::error::OutOfLayout;
 use crate::trace::{Reference, TraceFile, FILE_SHIFT};
 use crate::TraceError;
 
@@ -132,20 +133,6 @@ pub struct Workload {
     pub layout: Layout,
     /// The references of each concurrent stream, in order.
     pub streams: Vec<Vec<Step>>,
-}
-
-/// A workload whose references do not fit its layout.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("stream {stream}, reference {index}: block {block} of file {file} is outside the layout")]
-pub struct OutOfLayout {
-    /// The stream.
-    pub stream: usize,
-    /// 0-based position in the stream.
-    pub index: usize,
-    /// The file referenced.
-    pub file: u32,
-    /// The block referenced.
-    pub block: u64,
 }
 
 impl Workload {

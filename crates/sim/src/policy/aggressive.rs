@@ -20,7 +20,7 @@ use crate::future::Pos;
 use crate::policy::compose::{fetch_into, Composed, Prefetch};
 use crate::policy::furthest::Furthest;
 use crate::policy::Ctx;
-use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::policy::{AtIdle, Build, Fetch, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -31,7 +31,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build,
 };
 
-fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
+fn build(b: &Build<'_>) -> Result<Box<dyn AtIdle>, SimError> {
     Ok(Composed::boxed(
         Furthest::new(b.capacity),
         Aggressive { scan: 0 },

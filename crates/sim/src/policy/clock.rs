@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use crate::cache::{warm, Block, Interner};
 use crate::future::Pos;
 use crate::policy::Ctx;
-use crate::policy::{Build, Policy, PolicyInfo};
+use crate::policy::{AtIdle, Build, Fetch, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -23,7 +23,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build,
 };
 
-fn build(_: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
+fn build(_: &Build<'_>) -> Result<Box<dyn AtIdle>, SimError> {
     Ok(Box::new(Clock::default()))
 }
 
@@ -46,7 +46,13 @@ impl Clock {
     }
 }
 
-impl Policy for Clock {
+impl AtIdle for Clock {
+    fn on_request(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+
+    fn prefetch(&mut self, _: &mut Ctx<'_>) -> Option<Fetch> {
+        None
+    }
+
     fn on_reference(&mut self, block: Block, _: Pos, _: &mut Ctx<'_>) {
         if self.arrived.take() != Some(block) {
             *self.bit(block) = true;

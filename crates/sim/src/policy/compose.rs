@@ -3,7 +3,7 @@
 //! ([`Order`]: LRU, or MIN's furthest next reference) and *when and which block to fetch*
 //! ([`Prefetch`]: never, one-block lookahead, the throttled walk, aggressive).
 //!
-//! [`Composed`] is the one [`Policy`] they share: references and arrivals update the order, a
+//! [`Composed`] is the one [`AtIdle`] policy they share: references and arrivals update the order, a
 //! demand fetch into a full cache discards the order's victim, and prefetch offers go to the
 //! prefetch rule, which may take its victim from the order.
 //!
@@ -12,7 +12,7 @@
 use crate::cache::{Block, Interner};
 use crate::future::Pos;
 use crate::policy::Ctx;
-use crate::policy::{Fetch, Policy};
+use crate::policy::{AtIdle, Fetch};
 
 /// Which cached block to discard.
 pub(crate) trait Order {
@@ -26,10 +26,10 @@ pub(crate) trait Order {
     /// the program is about to reference).
     fn prefetch_victim(&mut self, ctx: &Ctx<'_>) -> Option<Block>;
 
-    /// `block` is coming (see [`Policy::warm`]).
+    /// `block` is coming (see [`AtIdle::warm`]).
     fn warm(&self, _block: Block) {}
 
-    /// The next demand victim, if known cheaply (see [`Policy::likely_victim`]).
+    /// The next demand victim, if known cheaply (see [`AtIdle::likely_victim`]).
     fn likely_victim(&self) -> Option<Block> {
         None
     }
@@ -37,16 +37,16 @@ pub(crate) trait Order {
 
 /// When and which block to prefetch, over the replacement order `O`.
 pub(crate) trait Prefetch<O> {
-    /// The program reaches a reference to `block` (see [`Policy::on_request`]).
+    /// The program reaches a reference to `block` (see [`AtIdle::on_request`]).
     fn on_request(&mut self, _block: Block, _ctx: &mut Ctx<'_>) {}
 
     /// A fetch slot is free: a prefetch to start now, if any.
     fn prefetch(&mut self, order: &mut O, ctx: &Ctx<'_>) -> Option<Fetch>;
 
-    /// `block` is coming (see [`Policy::warm`]).
+    /// `block` is coming (see [`AtIdle::warm`]).
     fn warm(&self, _block: Block, _ids: &Interner) {}
 
-    /// Whether it never prefetches and ignores requests (see [`Policy::demand_only`]).
+    /// Whether it never prefetches and ignores requests (see [`AtIdle::demand_only`]).
     fn demand_only(&self) -> bool {
         false
     }
@@ -74,7 +74,7 @@ pub(crate) struct Composed<O, P> {
 impl<O: Order, P: Prefetch<O>> Composed<O, P> {
     /// The policy with replacement order `order` and prefetch rule `prefetch`, boxed for the
     /// registry.
-    pub(crate) fn boxed(order: O, prefetch: P) -> Box<dyn Policy>
+    pub(crate) fn boxed(order: O, prefetch: P) -> Box<dyn AtIdle>
     where
         O: 'static,
         P: 'static,
@@ -83,7 +83,7 @@ impl<O: Order, P: Prefetch<O>> Composed<O, P> {
     }
 }
 
-impl<O: Order, P: Prefetch<O>> Policy for Composed<O, P> {
+impl<O: Order, P: Prefetch<O>> AtIdle for Composed<O, P> {
     fn on_request(&mut self, block: Block, _pos: Pos, ctx: &mut Ctx<'_>) {
         self.prefetch.on_request(block, ctx);
     }

@@ -10,7 +10,7 @@
 //! Deviations: none.
 
 use crate::policy::schedule::EarlySchedule;
-use crate::policy::{opt_demand, Build, Policy, PolicyInfo};
+use crate::policy::{opt_demand, AtIdle, Build, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -21,6 +21,6 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build,
 };
 
-fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
+fn build(b: &Build<'_>) -> Result<Box<dyn AtIdle>, SimError> {
     Ok(Box::new(EarlySchedule::record(&opt_demand::INFO, b)?))
 }

@@ -1,6 +1,6 @@
 //! What a policy sees when it is asked for a decision (Cao et al. section 2.1: the cache and
 //! its fetches in flight, the time, the program's position in its reference string, and for
-//! offline policies the future), given by the loop at each call of [`super::Policy`].
+//! offline policies the future), given by the loop at each call of [`super::AtIdle`].
 
 use crate::cache::{Block, CacheView, Interner};
 use crate::future::{Oracle, Pos};

@@ -6,10 +6,10 @@
 
 use std::collections::VecDeque;
 
-use crate::cache::Block;
+use crate::cache::{Block, Interner};
 use crate::future::Pos;
 use crate::policy::Ctx;
-use crate::policy::{Build, Policy, PolicyInfo};
+use crate::policy::{AtIdle, Build, Fetch, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -20,7 +20,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build,
 };
 
-fn build(_: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
+fn build(_: &Build<'_>) -> Result<Box<dyn AtIdle>, SimError> {
     Ok(Box::new(Fifo::default()))
 }
 
@@ -28,7 +28,15 @@ fn build(_: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
 #[derive(Default)]
 struct Fifo(VecDeque<Block>);
 
-impl Policy for Fifo {
+impl AtIdle for Fifo {
+    fn on_request(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+
+    fn prefetch(&mut self, _: &mut Ctx<'_>) -> Option<Fetch> {
+        None
+    }
+
+    fn warm(&self, _: Block, _: &Interner) {}
+
     fn on_reference(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
 
     fn on_arrival(&mut self, block: Block, _: &mut Ctx<'_>) {

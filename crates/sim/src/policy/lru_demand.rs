@@ -5,7 +5,7 @@
 
 use crate::policy::compose::{Composed, NoPrefetch};
 use crate::policy::lru_list::LruList;
-use crate::policy::{Build, Policy, PolicyInfo};
+use crate::policy::{AtIdle, Build, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -16,6 +16,6 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build,
 };
 
-fn build(_: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
+fn build(_: &Build<'_>) -> Result<Box<dyn AtIdle>, SimError> {
     Ok(Composed::boxed(LruList::default(), NoPrefetch))
 }

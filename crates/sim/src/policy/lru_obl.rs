@@ -8,7 +8,7 @@
 use crate::policy::compose::Composed;
 use crate::policy::lru_list::LruList;
 use crate::policy::obl::Obl;
-use crate::policy::{Build, Policy, PolicyInfo};
+use crate::policy::{AtIdle, Build, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -19,6 +19,6 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build,
 };
 
-fn build(_: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
+fn build(_: &Build<'_>) -> Result<Box<dyn AtIdle>, SimError> {
     Ok(Composed::boxed(LruList::default(), Obl::default()))
 }

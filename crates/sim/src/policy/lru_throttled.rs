@@ -19,7 +19,7 @@ use crate::future::Pos;
 use crate::policy::compose::{fetch_into, Composed, Prefetch};
 use crate::policy::lru_list::LruList;
 use crate::policy::Ctx;
-use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::policy::{AtIdle, Build, Fetch, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -30,7 +30,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build,
 };
 
-fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
+fn build(b: &Build<'_>) -> Result<Box<dyn AtIdle>, SimError> {
     let walk = ThrottledWalk {
         walk: 0,
         limit: b.capacity / 3,

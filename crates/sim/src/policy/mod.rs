@@ -1,36 +1,28 @@
-//! The one policy interface of the simulator, [`Policy`], which the loop
-//! ([`crate::disksim::engine`]) drives for every policy, and Cao et al.'s policies, one file
-//! each, listed once in the [`catalog`](crate::catalog) (the one table of every policy).
+//! Cao et al.'s policies, one file each, and the interface they implement, [`AtIdle`]: the
+//! policies that decide every fetch when the device is idle. The loop
+//! ([`crate::disksim::engine`]) drives one [`crate::Policy`] per run, either such a policy or
+//! a replacement order plus a prefetcher ([`crate::disksim::Paired`]); the
+//! [`catalog`](crate::catalog) lists every policy of both kinds once.
 //!
 //! A policy answers the questions of Cao et al. section 2.1: *when* to fetch, *which* block,
 //! and *which* block to replace. The loop owns the cache, the clock, the program's position,
-//! the block numbering and, for offline policies, the future, and calls the policy in one of
-//! two ways, which the policy chooses ([`Policy::decides_at_idle`]):
+//! the block numbering and, for offline policies, the future, and gives a policy deciding at
+//! idle a [`Ctx`] (cache view, time, cursor, pinned block, future, numbering) with each call,
+//! speaking dense block ids:
 //!
-//! - **Decisions at idle** (Cao's model, rule 4; every policy of this module): the loop offers
-//!   the idle device and asks for each victim, giving a [`Ctx`] (cache view, time, cursor,
-//!   pinned block, future, numbering) and speaking dense block ids:
-//!   - [`Policy::on_request`] when the program reaches a reference, before it is served (what
-//!     a file system sees on a read: sequential-access detectors such as OBL watch this);
-//!   - [`Policy::on_reference`] after each reference is served (recency, next-use keys);
-//!   - [`Policy::on_arrival`] when a fetched block becomes available (also for the initial
-//!     contents, least recently used first);
-//!   - [`Policy::demand_victim`] when the program waits for an absent block and a fetch slot
-//!     is free (the disk is idle, in the paper's one-fetch-at-a-time model);
-//!   - [`Policy::prefetch`] at every other opportunity with a fetch slot free (the offer on
-//!     idle); called again after each fetch it starts while slots remain.
-//!   - [`Policy::warm`] a few references ahead of a block's reference: a hint to load the
-//!     block's state into the processor's cache (speed only).
-//! - **Decisions at each reference** (DULO, Linux read-ahead, TR840's AP, CP and CPEM,
-//!   libprefetch's reorder buffer and planner): the loop tells the policy of every hit and
-//!   insertion in disk blocks, asks it for a victim when the cache is full
-//!   ([`Policy::evict`]), and on every reference for the file ranges to queue
-//!   ([`Policy::on_access`]). Those policies are a replacement order and a prefetcher built
-//!   apart, joined by one pairing type, [`crate::disksim::Paired`].
+//! - [`AtIdle::on_request`] when the program reaches a reference, before it is served;
+//! - [`AtIdle::on_reference`] after each reference is served (recency, next-use keys);
+//! - [`AtIdle::on_arrival`] when a fetched block becomes available (also for the initial
+//!   contents, least recently used first);
+//! - [`AtIdle::demand_victim`] when the program waits for an absent block and a fetch slot is
+//!   free (the disk is idle, in the paper's one-fetch-at-a-time model);
+//! - [`AtIdle::prefetch`] at every other opportunity with a fetch slot free (the offer on
+//!   idle); called again after each fetch it starts while slots remain;
+//! - [`AtIdle::warm`] and [`AtIdle::likely_victim`]: speed hints, no decision.
 //!
-//! Why one trait with two halves rather than two traits: the loop drives one object per run,
-//! so a run of any policy is built the same way, and each half has defaults that do nothing,
-//! so a policy implements only the hooks of its way of deciding.
+//! Why a trait of its own rather than hooks with do-nothing defaults on one trait: every
+//! method is required, so the compiler tells the next engineer which hooks a policy must
+//! answer, and a policy of the other kind cannot be handed to this loop by mistake.
 //!
 //! The loop rejects decisions Cao's model forbids (two fetches at once, evicting a block that
 //! is not cached, overfilling the cache). Adding a policy: write `policy/NAME.rs` with a
@@ -38,10 +30,7 @@
 //! [`crate::catalog::CATALOG`]. A policy that is a replacement order plus a prefetch rule (the
 //! LRU and MIN families) is a `compose::Composed` of the two.
 
-use std::time::Duration;
-
 use crate::cache::{Block, Interner};
-use crate::disksim::{Access, DiskBlock, FetchRange, FileBlock, Touch};
 use crate::future::{Future, Pos};
 use crate::time::Timing;
 use crate::SimError;
@@ -63,29 +52,50 @@ pub struct Fetch {
     pub victim: Option<Block>,
 }
 
-/// A prefetching and caching policy: the one interface the loop drives. Calls are made from
-/// one thread, in simulated time order; none may block or fail.
+/// A policy of Cao et al.'s model, deciding every fetch when the device is idle (rule 4). The
+/// loop ([`crate::disksim::engine`]) calls it from one thread, in simulated time order; no call
+/// may block or fail. Every method is required: a policy states what it does at each hook,
+/// even when that is nothing, so a missing hook is a compile error.
+///
+/// What the loop guarantees: blocks are the run's dense ids; `ctx` shows the loop's cache at
+/// the call (resident blocks have arrived, absent ones are neither cached nor in flight); the
+/// reference at `ctx.cursor()` is the program's next; a fetch slot is free whenever
+/// [`AtIdle::demand_victim`] or [`AtIdle::prefetch`] is called. What the loop checks: a fetch
+/// names an absent block, its victim is resident and not the pinned block, and a fetch without
+/// a victim finds a free slot; the first violation ends the run with an error naming the policy.
 ///
 /// A minimal policy, demand paging that discards the block that arrived first (FIFO), run
 /// outside the registry:
 ///
 /// ```
 /// use std::collections::VecDeque;
-/// use sim::cache::Block;
-/// use sim::policy::Ctx;
-/// use sim::policy::{Policy, PolicyInfo};
+/// use sim::cache::{Block, Interner};
+/// use sim::future::Pos;
+/// use sim::policy::{AtIdle, Ctx, Fetch, PolicyInfo};
 /// use sim::trace::Reference;
 /// use sim::{run_stream, RunSetup};
 ///
 /// #[derive(Default)]
 /// struct Fifo(VecDeque<Block>);
 ///
-/// impl Policy for Fifo {
+/// impl AtIdle for Fifo {
+///     fn on_request(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+///     fn on_reference(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
 ///     fn on_arrival(&mut self, block: Block, _: &mut Ctx<'_>) {
 ///         self.0.push_back(block);
 ///     }
 ///     fn demand_victim(&mut self, _: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
 ///         (ctx.cache().free_slots() == 0).then(|| self.0.pop_front()).flatten()
+///     }
+///     fn prefetch(&mut self, _: &mut Ctx<'_>) -> Option<Fetch> {
+///         None
+///     }
+///     fn demand_only(&self) -> bool {
+///         true
+///     }
+///     fn warm(&self, _: Block, _: &Interner) {}
+///     fn likely_victim(&self) -> Option<Block> {
+///         self.0.front().copied()
 ///     }
 /// }
 ///
@@ -101,107 +111,45 @@ pub struct Fetch {
 /// let metrics = run_stream(&FIFO, refs.into_iter(), &RunSetup::simplified(2, 4)).unwrap();
 /// assert_eq!((metrics.demand_fetches, metrics.elapsed), (4, 4 + 4 * 4));
 /// ```
-pub trait Policy {
-    /// Whether the loop asks it for every fetch when the device is idle (Cao et al.'s model,
-    /// rule 4: the hooks taking a [`Ctx`]) rather than for ranges to queue on each reference
-    /// ([`Policy::on_access`] and the replacement hooks). The default, `true`, is Cao's.
-    fn decides_at_idle(&self) -> bool {
-        true
-    }
+pub trait AtIdle {
+    /// The program reaches the reference at position `pos` (`ctx.cursor()`) to `block`, which
+    /// may or may not be available; a prefetch offer follows once it is (what a file system
+    /// sees on a read: sequential detectors such as OBL watch this). Not called when
+    /// [`AtIdle::demand_only`] is true.
+    fn on_request(&mut self, block: Block, pos: Pos, ctx: &mut Ctx<'_>);
 
-    /// Decisions at idle: the program reaches the reference at position `pos`
-    /// (`ctx.cursor()`) to `block`, which may or may not be available; a prefetch offer
-    /// follows once it is. Most policies ignore it.
-    fn on_request(&mut self, _block: Block, _pos: Pos, _ctx: &mut Ctx<'_>) {}
+    /// The reference at position `pos` to `block` was served; `ctx.cursor()` is `pos + 1`.
+    /// Recency and next-use keys move here.
+    fn on_reference(&mut self, block: Block, pos: Pos, ctx: &mut Ctx<'_>);
 
-    /// Decisions at idle: the reference at position `pos` to `block` was served;
-    /// `ctx.cursor()` is `pos + 1`.
-    fn on_reference(&mut self, _block: Block, _pos: Pos, _ctx: &mut Ctx<'_>) {}
+    /// `block` became available: a fetch completed, or it is part of the initial contents
+    /// (told least recently used first, before the first reference). It MUST now count the
+    /// block as resident in its own order.
+    fn on_arrival(&mut self, block: Block, ctx: &mut Ctx<'_>);
 
-    /// Decisions at idle: `block` became available (a fetch completed, or it is part of the
-    /// initial contents).
-    fn on_arrival(&mut self, _block: Block, _ctx: &mut Ctx<'_>) {}
+    /// The program waits for absent `block` and a fetch slot is free: it MUST return a
+    /// resident block to discard when the cache is full, and `None` only when it has a free
+    /// slot. It forgets the victim it returns.
+    fn demand_victim(&mut self, block: Block, ctx: &mut Ctx<'_>) -> Option<Block>;
 
-    /// Decisions at idle: the program waits for absent `block` and a fetch slot is free: the
-    /// cached block to discard, or `None` when the cache has a free slot.
-    fn demand_victim(&mut self, _block: Block, _ctx: &mut Ctx<'_>) -> Option<Block> {
-        None
-    }
+    /// The offer of the idle device (a fetch slot is free): a prefetch to start now, or `None`
+    /// to decline; called again after each fetch it starts while slots remain. The fetch's
+    /// victim, if any, is forgotten by the policy as it returns it.
+    fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch>;
 
-    /// Decisions at idle, the offer of the idle device: a fetch slot is free, a prefetch to
-    /// start now, if any. Demand-only policies keep the default.
-    fn prefetch(&mut self, _ctx: &mut Ctx<'_>) -> Option<Fetch> {
-        None
-    }
+    /// Whether it never prefetches and ignores [`AtIdle::on_request`] (demand paging): the loop
+    /// then makes neither call. `false` is always correct, `true` only saves the calls.
+    fn demand_only(&self) -> bool;
 
-    /// `block` will be referenced a few references from now: a policy may ask the processor
-    /// to fetch its per-block state (see `cache::warm`). Speed only; no decision may depend
-    /// on it.
-    fn warm(&self, _block: Block, _ids: &Interner) {}
+    /// `block` will be referenced a few references from now: a policy may ask the processor to
+    /// fetch its per-block state (see `cache::warm`). Speed only: no decision may depend on
+    /// it; doing nothing is correct.
+    fn warm(&self, block: Block, ids: &Interner);
 
-    /// The block it would discard next for a demand fetch, if it knows it cheaply (LRU's
-    /// least recently used): the loop warms that block's state after an eviction, long
-    /// before the next. Speed only; no decision may depend on it.
-    fn likely_victim(&self) -> Option<Block> {
-        None
-    }
-
-    /// Whether it never prefetches and ignores [`Policy::on_request`] (demand paging): the
-    /// loop then skips both calls. The default, `false`, is always safe.
-    fn demand_only(&self) -> bool {
-        false
-    }
-
-    /// A cached (or in-flight) block was referenced; told to every policy (a pair's
-    /// replacement order keeps recency with it).
-    fn on_hit(&mut self, _block: DiskBlock, _how: Touch) {}
-
-    /// A block entered the cache (the loop has made room); told to every policy.
-    fn on_insert(&mut self, _block: DiskBlock, _how: Touch) {}
-
-    /// Decisions at each reference: chooses a victim, forgets it and returns it; `None` only
-    /// if nothing is cached.
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
-        None
-    }
-
-    /// Decisions at each reference: forgets a cached block at the loop's request (a drop, see
-    /// [`Policy::drops`]); returns false if it cannot remove arbitrary blocks, in which case
-    /// the block stays cached.
-    fn remove(&mut self, _block: DiskBlock) -> bool {
-        false
-    }
-
-    /// The cached blocks from the most to the least protected end (the papers' "MRU end on
-    /// the left"), for tests and traces; empty if it does not expose its order.
-    fn order(&self) -> Vec<DiskBlock> {
-        Vec::new()
-    }
-
-    /// Decisions at each reference: called on every reference, after the cache lookup and
-    /// before any fetch; returns the ranges to fetch besides the demand block, in queue order
-    /// (may include the demand block).
-    fn on_access(&mut self, _access: &Access) -> Vec<FetchRange> {
-        Vec::new()
-    }
-
-    /// Called right after [`Policy::on_access`]: blocks no longer needed, to drop from the
-    /// cache now (libprefetch's DONTNEED of the previous round), where [`Policy::remove`]
-    /// allows it.
-    fn drops(&mut self) -> Vec<FetchRange> {
-        Vec::new()
-    }
-
-    /// Decisions at each reference: a block left the cache; `unused` if it was prefetched and
-    /// never referenced.
-    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
-
-    /// A stream issued its last reference.
-    fn on_stream_end(&mut self, _stream: usize) {}
-
-    /// The disk started serving `request`; `seek_bytes` is its distance from the end of the
-    /// previous request (as in [`crate::metrics::Requests`]), `None` for the first.
-    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+    /// The block it would discard next for a demand fetch, if it knows it cheaply (LRU's least
+    /// recently used): the loop warms that block's state after an eviction, long before the
+    /// next. Speed only: no decision may depend on it; `None` is correct.
+    fn likely_victim(&self) -> Option<Block>;
 }
 
 /// What a policy's constructor gets.
@@ -238,7 +186,7 @@ pub struct PolicyInfo {
     /// Whether it needs the whole reference string (offline policies).
     pub needs_future: bool,
     /// Builds a fresh instance for one run.
-    pub build: fn(&Build<'_>) -> Result<Box<dyn Policy>, SimError>,
+    pub build: fn(&Build<'_>) -> Result<Box<dyn AtIdle>, SimError>,
 }
 
 pub mod aggressive;
@@ -252,13 +200,3 @@ pub mod lru_throttled;
 pub mod opt_demand;
 pub mod opt_obl;
 pub mod optimal;
-
-/// Cao's policy registered as `name` in the [`catalog`](crate::catalog).
-pub fn find(name: &str) -> Result<&'static PolicyInfo, SimError> {
-    let entry = crate::catalog::entry(name)?;
-    (entry.build)(&[])?.cao_policy().ok_or_else(|| {
-        SimError::Config(format!(
-            "{name} is a replacement policy and a prefetcher, not a policy of Cao's"
-        ))
-    })
-}

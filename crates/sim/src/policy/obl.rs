@@ -1,7 +1,7 @@
 //! Sequential one-block lookahead (OBL), Cao et al. section 4.1 after Smith (its reference 22):
 //! prefetch block K+2 of a file whenever the last two references to that file were K and K+1.
 //!
-//! The pair is seen when the program *requests* K+1 (`Policy::on_request`), so the prefetch of
+//! The pair is seen when the program *requests* K+1 (`AtIdle::on_request`), so the prefetch of
 //! K+2 overlaps the reference to K+1 (it starts as soon as K+1 is available and the disk is
 //! free), as a file system's read-ahead does. Watching served references instead would arm the
 //! prefetch only when the program already wants K+2, turning it into a demand fetch.

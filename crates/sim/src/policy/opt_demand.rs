@@ -6,7 +6,7 @@
 
 use crate::policy::compose::{Composed, NoPrefetch};
 use crate::policy::furthest::Furthest;
-use crate::policy::{Build, Policy, PolicyInfo};
+use crate::policy::{AtIdle, Build, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -17,6 +17,6 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build,
 };
 
-fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
+fn build(b: &Build<'_>) -> Result<Box<dyn AtIdle>, SimError> {
     Ok(Composed::boxed(Furthest::new(b.capacity), NoPrefetch))
 }

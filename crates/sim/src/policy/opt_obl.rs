@@ -7,7 +7,7 @@
 use crate::policy::compose::Composed;
 use crate::policy::furthest::Furthest;
 use crate::policy::obl::Obl;
-use crate::policy::{Build, Policy, PolicyInfo};
+use crate::policy::{AtIdle, Build, PolicyInfo};
 use crate::SimError;
 
 /// Registry entry.
@@ -18,6 +18,6 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build,
 };
 
-fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
+fn build(b: &Build<'_>) -> Result<Box<dyn AtIdle>, SimError> {
     Ok(Composed::boxed(Furthest::new(b.capacity), Obl::default()))
 }

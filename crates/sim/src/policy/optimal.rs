@@ -23,10 +23,10 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use crate::cache::Block;
+use crate::cache::{Block, Interner};
 use crate::future::{Future, Pos};
 use crate::policy::Ctx;
-use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::policy::{AtIdle, Build, Fetch, PolicyInfo};
 use crate::time::Time;
 use crate::SimError;
 
@@ -41,7 +41,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
 const MAX_BLOCKS: usize = 24;
 const MAX_STATES: usize = 2_000_000;
 
-fn build(b: &Build<'_>) -> Result<Box<dyn Policy>, SimError> {
+fn build(b: &Build<'_>) -> Result<Box<dyn AtIdle>, SimError> {
     let future = b.future(INFO.name)?;
     if b.depth != 1 {
         return Err(SimError::Config(
@@ -256,7 +256,19 @@ impl Replay {
     }
 }
 
-impl Policy for Replay {
+impl AtIdle for Replay {
+    fn on_request(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+
+    fn demand_only(&self) -> bool {
+        false
+    }
+
+    fn warm(&self, _: Block, _: &Interner) {}
+
+    fn likely_victim(&self) -> Option<Block> {
+        None
+    }
+
     fn on_reference(&mut self, _block: Block, _pos: Pos, _ctx: &mut Ctx<'_>) {}
 
     fn on_arrival(&mut self, _block: Block, _ctx: &mut Ctx<'_>) {}

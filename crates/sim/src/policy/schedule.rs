@@ -22,11 +22,11 @@
 //! Deviations: none; the equivalence for LRU-sensible is our reading of section 4.1, and a test
 //! checks it against a naive implementation of the paper's wording.
 
-use crate::cache::Block;
+use crate::cache::{Block, Interner};
 use crate::disksim::cao::Run;
 use crate::future::Pos;
 use crate::policy::Ctx;
-use crate::policy::{Build, Fetch, Policy, PolicyInfo};
+use crate::policy::{AtIdle, Build, Fetch, PolicyInfo};
 use crate::runner::RunSetup;
 use crate::time::Timing;
 use crate::SimError;
@@ -44,11 +44,27 @@ struct Step {
 
 /// Wraps a demand policy and writes down its fetches.
 struct Recorder {
-    inner: Box<dyn Policy>,
+    inner: Box<dyn AtIdle>,
     steps: Vec<Step>,
 }
 
-impl Policy for Recorder {
+impl AtIdle for Recorder {
+    fn on_request(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+
+    fn prefetch(&mut self, _: &mut Ctx<'_>) -> Option<Fetch> {
+        None
+    }
+
+    fn demand_only(&self) -> bool {
+        false
+    }
+
+    fn warm(&self, _: Block, _: &Interner) {}
+
+    fn likely_victim(&self) -> Option<Block> {
+        None
+    }
+
     fn on_reference(&mut self, block: Block, pos: Pos, ctx: &mut Ctx<'_>) {
         self.inner.on_reference(block, pos, ctx);
     }
@@ -103,7 +119,19 @@ impl EarlySchedule {
     }
 }
 
-impl Policy for EarlySchedule {
+impl AtIdle for EarlySchedule {
+    fn on_request(&mut self, _: Block, _: Pos, _: &mut Ctx<'_>) {}
+
+    fn demand_only(&self) -> bool {
+        false
+    }
+
+    fn warm(&self, _: Block, _: &Interner) {}
+
+    fn likely_victim(&self) -> Option<Block> {
+        None
+    }
+
     fn on_reference(&mut self, _block: Block, _pos: Pos, _ctx: &mut Ctx<'_>) {}
 
     fn on_arrival(&mut self, _block: Block, _ctx: &mut Ctx<'_>) {}

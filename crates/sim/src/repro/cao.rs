@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::disksim::experiments::Output;
 use crate::future::Future;
 use crate::report::{self, Panel, Series};
 use crate::repro::cao_models::{self, ModelCheck};
@@ -94,27 +95,23 @@ pub struct CaoReport {
     pub bounds: Vec<BoundCheck>,
     /// Section 4.3: the simplified model against a realistic one.
     pub models: Vec<ModelCheck>,
-    /// Files written.
-    pub files: Vec<PathBuf>,
+    /// Files to write, in order (see [`crate::experiment::Report`]).
+    #[serde(skip)]
+    pub outputs: Vec<Output>,
     /// The summary in Markdown.
     pub summary: String,
 }
 
-/// Runs the experiment on every `*.trace.gz` in `traces`, writing into `out`.
-pub fn run(traces: &Path, out: &Path) -> Result<CaoReport, SimError> {
+/// Runs the experiment on every `*.trace.gz` in `traces`.
+pub fn run(traces: &Path) -> Result<CaoReport, SimError> {
     let paths = trace_files(traces)?;
-    let output = |e: std::io::Error| SimError::Output {
-        path: out.to_path_buf(),
-        message: e.to_string(),
-    };
-    std::fs::create_dir_all(out).map_err(output)?;
     let mut report = CaoReport {
         setting: "simulated",
         rows: Vec::new(),
         groups: Vec::new(),
         bounds: Vec::new(),
         models: Vec::new(),
-        files: Vec::new(),
+        outputs: Vec::new(),
         summary: String::new(),
     };
     let mut groups: BTreeMap<(String, u64), Group> = BTreeMap::new();
@@ -135,9 +132,9 @@ pub fn run(traces: &Path, out: &Path) -> Result<CaoReport, SimError> {
             report
                 .bounds
                 .extend(bound_checks(&name, &future, capacity, &rows));
-            let file = out.join(format!("{name}-k{capacity}.svg"));
-            report::draw(&file, &report::sweep_panels(&rows))?;
-            report.files.push(file);
+            let figure = report::sweep_panels(&rows);
+            let file = format!("{name}-k{capacity}.svg");
+            report.outputs.push(Output::figure(file, figure));
             let entry = groups
                 .entry((group.to_string(), (fraction * 1000.0) as u64))
                 .or_insert_with(|| Group {
@@ -151,12 +148,12 @@ pub fn run(traces: &Path, out: &Path) -> Result<CaoReport, SimError> {
     }
     report.groups = groups.into_values().collect();
     for group in &report.groups {
-        let file = out.join(format!("{}.svg", group.name));
-        report::draw(&file, &group_panels(group, &report.rows))?;
-        report.files.push(file);
+        let figure = group_panels(group, &report.rows);
+        let file = format!("{}.svg", group.name);
+        report.outputs.push(Output::figure(file, figure));
     }
     report.summary = summary(&report);
-    write_outputs(&mut report, out)?;
+    add_outputs(&mut report)?;
     Ok(report)
 }
 
@@ -197,10 +194,7 @@ fn group_of(name: &str) -> Vec<(&'static str, f64)> {
 }
 
 fn figure_policies() -> Result<Vec<&'static crate::policy::PolicyInfo>, SimError> {
-    FIGURE_POLICIES
-        .iter()
-        .map(|p| crate::policy::find(p))
-        .collect()
+    FIGURE_POLICIES.iter().map(|p| crate::find(p)).collect()
 }
 
 fn sweep(name: &str, future: &Future, capacity: usize) -> Result<Vec<Row>, SimError> {
@@ -432,15 +426,8 @@ fn models_table(checks: &[ModelCheck]) -> String {
     out
 }
 
-fn write_outputs(report: &mut CaoReport, out: &Path) -> Result<(), SimError> {
-    let write = |name: &str, text: &str| -> Result<PathBuf, SimError> {
-        let path = out.join(name);
-        std::fs::write(&path, text).map_err(|e| SimError::Output {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-        Ok(path)
-    };
+/// The summary, every run's table and the rows, after the figures.
+fn add_outputs(report: &mut CaoReport) -> Result<(), SimError> {
     let mut tables =
         String::from("# Cao et al. reproduction: every run (simulated, simplified model)\n\n");
     let mut keys: Vec<(String, usize)> = report
@@ -462,19 +449,11 @@ fn write_outputs(report: &mut CaoReport, out: &Path) -> Result<(), SimError> {
             report::table(&rows)
         );
     }
-    let summary = write("summary.md", &report.summary)?;
-    let tables = write("tables.md", &tables)?;
-    let json = serde_json::to_string_pretty(&(
-        &report.rows,
-        &report.groups,
-        &report.bounds,
-        &report.models,
-    ))
-    .map_err(|e| SimError::Output {
-        path: out.join("rows.json"),
-        message: e.to_string(),
-    })?;
-    let json = write("rows.json", &json)?;
-    report.files.extend([summary, tables, json]);
+    let rows = (&report.rows, &report.groups, &report.bounds, &report.models);
+    let json = Output::json("rows.json", &rows)?;
+    let summary = Output::text("summary.md", report.summary.clone());
+    report
+        .outputs
+        .extend([summary, Output::text("tables.md", tables), json]);
     Ok(())
 }

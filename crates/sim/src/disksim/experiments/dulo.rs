@@ -25,10 +25,14 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::synthetic::{almost_all_random, almost_all_sequential};
-use super::{ensure_dir, mib, run_named, write_file, write_json, Report};
+use super::{mib, Output, Report};
+use crate::disksim::engine::EngineConfig;
+use crate::disksim::prefetch::readahead;
+use crate::disksim::replace::{clock, dulo};
+use crate::disksim::run::{self, disk_named, run_pair};
 use crate::disksim::workload::Workload;
 use crate::metrics::{seconds, Metrics};
-use crate::report::{self, Panel, Series};
+use crate::report::{Panel, Series};
 use crate::SimError;
 
 /// Cache sizes, as fractions of each workload's distinct blocks.
@@ -61,8 +65,6 @@ pub const CDF_SIZES: [u64; 7] = [1, 2, 4, 8, 16, 32, 64];
 pub struct Setup {
     /// Directory of the reference traces.
     pub traces: PathBuf,
-    /// Output directory.
-    pub out: PathBuf,
     /// Disk model name.
     pub disk: String,
     /// Disk scheduler name.
@@ -70,11 +72,10 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// The defaults above, reading `traces` and writing `out`.
-    pub fn new(traces: &Path, out: &Path) -> Setup {
+    /// The defaults above, reading `traces`.
+    pub fn new(traces: &Path) -> Setup {
         Setup {
             traces: traces.to_path_buf(),
-            out: out.to_path_buf(),
             disk: "hitachi-18zx".into(),
             scheduler: "deadline".into(),
         }
@@ -131,8 +132,38 @@ fn named(name: &str, workload: Workload) -> Named {
     }
 }
 
-fn dulo_spec(bank_kb: u64, evict_kb: u64) -> String {
-    format!("dulo:bank={bank_kb}K,evict={evict_kb}K")
+/// A policy of this reproduction, over Linux read-ahead (16 -> 32 blocks): CLOCK, or DULO with
+/// a bank and an evicting section in KiB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arm {
+    Clock,
+    Dulo { bank_kb: u64, evict_kb: u64 },
+}
+
+impl Arm {
+    /// Its name in the rows, as `prefetch sim --policy` would take it.
+    fn label(self) -> String {
+        match self {
+            Arm::Clock => "clock".into(),
+            Arm::Dulo { bank_kb, evict_kb } => format!("dulo:bank={bank_kb}K,evict={evict_kb}K"),
+        }
+    }
+
+    /// Its replacement policy and prefetcher.
+    fn pair(self) -> run::Pair {
+        let readahead = readahead::Options::LINUX;
+        match self {
+            Arm::Clock => run::Pair::new(clock::Options, readahead),
+            Arm::Dulo { bank_kb, evict_kb } => {
+                let (bank, evict) = (bank_kb << 10, evict_kb << 10);
+                run::Pair::new(dulo::Options { bank, evict }, readahead)
+            }
+        }
+    }
+}
+
+fn dulo_arm(bank_kb: u64, evict_kb: u64) -> Arm {
+    Arm::Dulo { bank_kb, evict_kb }
 }
 
 /// KiB at our scale of `mb` MB at the paper's.
@@ -142,17 +173,16 @@ fn scaled_kb(mb: u64) -> u64 {
 
 /// The paper's DULO parameters for a cache of `blocks` 4 KiB blocks, scaled: 8 MB / 64 MB, or
 /// 4 MB / 16 MB below 80 MB of memory.
-fn default_dulo(blocks: usize) -> String {
+fn default_dulo(blocks: usize) -> Arm {
     if (blocks as u64) * 4 < scaled_kb(80) {
-        dulo_spec(scaled_kb(4), scaled_kb(16))
+        dulo_arm(scaled_kb(4), scaled_kb(16))
     } else {
-        dulo_spec(scaled_kb(8), scaled_kb(64))
+        dulo_arm(scaled_kb(8), scaled_kb(64))
     }
 }
 
 /// Runs the whole reproduction.
 pub fn run(setup: &Setup) -> Result<Report, SimError> {
-    ensure_dir(&setup.out)?;
     let workloads = workloads(&setup.traces)?;
     let mut rows = Vec::new();
     let mut report = Report::default();
@@ -166,8 +196,8 @@ pub fn run(setup: &Setup) -> Result<Report, SimError> {
         let caches = cache_sizes(w);
         let mut pairs = Vec::new();
         for &cache in &caches {
-            let clock = run_one(setup, w, "clock", cache)?;
-            let dulo = run_one(setup, w, &default_dulo(cache), cache)?;
+            let clock = run_one(setup, w, Arm::Clock, cache)?;
+            let dulo = run_one(setup, w, default_dulo(cache), cache)?;
             write_time_row(&mut time_table, w, cache, &clock, &dulo);
             pairs.push((cache, clock, dulo));
         }
@@ -176,12 +206,12 @@ pub fn run(setup: &Setup) -> Result<Report, SimError> {
             write_cdf_row(&mut cdf_table, &w.name, cache, "CLOCK", clock);
             write_cdf_row(&mut cdf_table, &w.name, cache, "DULO", dulo);
         }
-        let file = setup.out.join(format!("dulo-{}.svg", w.name));
-        report::draw(&file, &panels(&w.name, &setup.disk, &pairs, best))?;
-        report.files.push(file);
+        let name = format!("dulo-{}.svg", w.name);
+        let figure = panels(&w.name, &setup.disk, &pairs, best);
+        report.outputs.push(Output::figure(name, figure));
         for (cache, clock, dulo) in pairs {
             rows.push(row(w, cache, "clock", clock));
-            rows.push(row(w, cache, &default_dulo(cache), dulo));
+            rows.push(row(w, cache, &default_dulo(cache).label(), dulo));
         }
     }
     let (bank_table, evict_table) = sensitivity(setup, &workloads, &mut rows)?;
@@ -191,26 +221,19 @@ pub fn run(setup: &Setup) -> Result<Report, SimError> {
         disk = setup.disk,
         sched = setup.scheduler,
     );
-    let tables = setup.out.join("dulo.md");
-    write_file(&tables, &summary)?;
-    let json = setup.out.join("dulo.json");
-    write_json(&json, &rows)?;
-    report.files.push(tables);
-    report.files.push(json);
+    report
+        .outputs
+        .push(Output::text("dulo.md", summary.clone()));
+    report.outputs.push(Output::json("dulo.json", &rows)?);
     report.section = section(setup, &rows, &summary);
     report.summary = summary;
     Ok(report)
 }
 
-fn run_one(setup: &Setup, w: &Named, policy: &str, cache: usize) -> Result<Metrics, SimError> {
-    run_named(
-        &w.workload,
-        policy,
-        "readahead",
-        &setup.scheduler,
-        &setup.disk,
-        cache,
-    )
+fn run_one(setup: &Setup, w: &Named, arm: Arm, cache: usize) -> Result<Metrics, SimError> {
+    let disk = disk_named(&setup.disk)?;
+    let config = EngineConfig::with_cache(cache);
+    run_pair(&arm.pair(), &w.workload, (&disk, &setup.scheduler), config)
 }
 
 fn row(w: &Named, cache: usize, policy: &str, metrics: Metrics) -> Row {
@@ -372,17 +395,17 @@ fn small_cache_check(
     {
         let cache = smallest_cache(w);
         let _ = write!(table, "| {} | {cache} |", w.name);
-        let small = dulo_spec(SMALL_BANK_KB, SMALL_EVICT_KB);
-        for policy in ["clock".to_string(), default_dulo(cache), small.clone()] {
-            let m = run_one(setup, w, &policy, cache)?;
+        let small = dulo_arm(SMALL_BANK_KB, SMALL_EVICT_KB);
+        for arm in [Arm::Clock, default_dulo(cache), small] {
+            let m = run_one(setup, w, arm, cache)?;
             let _ = write!(
                 table,
                 " {:.3} s, {:.3} |",
                 seconds(m.elapsed),
                 m.found_ratio()
             );
-            if policy == small {
-                rows.push(row(w, cache, &policy, m));
+            if arm == small {
+                rows.push(row(w, cache, &arm.label(), m));
             }
         }
         table.push('\n');
@@ -415,10 +438,10 @@ fn sensitivity_cell(
     if (bank_kb + evict_kb) / 4 > cache as u64 {
         return Ok("-".into());
     }
-    let spec = dulo_spec(bank_kb, evict_kb);
-    let m = run_one(setup, w, &spec, cache)?;
+    let arm = dulo_arm(bank_kb, evict_kb);
+    let m = run_one(setup, w, arm, cache)?;
     let cell = format!("{:.3}", seconds(m.elapsed));
-    rows.push(row(w, cache, &spec, m));
+    rows.push(row(w, cache, &arm.label(), m));
     Ok(cell)
 }
 
@@ -433,7 +456,7 @@ fn section(setup: &Setup, rows: &[Row], tables: &str) -> String {
                     .find(|d| {
                         d.workload == name
                             && d.cache_blocks == c.cache_blocks
-                            && d.policy == default_dulo(c.cache_blocks)
+                            && d.policy == default_dulo(c.cache_blocks).label()
                     })
                     .map(|d| -change(&c.metrics, &d.metrics) * 100.0)
             })

@@ -12,16 +12,22 @@
 //! them again); the disk is a model, so Figure 1's geometry oscillations are smoothed.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::{ensure_dir, run_named, write_file, write_json, Report};
+use plan::Schedule;
+
+use super::{Output, Report};
+use crate::disksim::engine::EngineConfig;
+use crate::disksim::prefetch::planner;
+use crate::disksim::prefetch::reorder::{self, Sweep};
+use crate::disksim::replace::clock;
+use crate::disksim::run::{disk_named, run_pair, Pair};
 use crate::disksim::workload::{Layout, Step, Workload};
 use crate::metrics::{seconds, Metrics};
-use crate::report::{self, Panel, Series};
+use crate::report::{Panel, Series};
 use crate::SimError;
 
 /// File size and number of reads, in 4 KiB pages.
@@ -38,17 +44,14 @@ pub const INFILL_BUFFERS_KB: [u64; 4] = [384, 16_384, 65_536, 262_144];
 /// Where and how to run.
 #[derive(Clone, Debug)]
 pub struct Setup {
-    /// Output directory.
-    pub out: PathBuf,
     /// Disk model name.
     pub disk: String,
 }
 
-impl Setup {
-    /// The defaults above, writing into `out`.
-    pub fn new(out: &Path) -> Setup {
+impl Default for Setup {
+    /// The defaults above.
+    fn default() -> Setup {
         Setup {
-            out: out.to_path_buf(),
             disk: "st3500320as".into(),
         }
     }
@@ -95,12 +98,38 @@ fn run_one(
     infill_kb: u64,
     sweep: &str,
 ) -> Result<Row, SimError> {
-    let prefetcher = match sweep {
-        "planner" => format!("planner:buffer={buffer_kb}K,infill={infill_kb}K,schedule=window"),
-        _ => format!("reorder:buffer={buffer_kb}K,infill={infill_kb}K,sweep={sweep}"),
+    let (buffer, infill) = (buffer_kb << 10, infill_kb << 10);
+    let pair = match sweep {
+        "planner" => {
+            let planner = planner::Options {
+                buffer: Some(buffer),
+                infill: Some(infill),
+                schedule: Schedule::Window,
+                batch: 0,
+                reserve: None,
+            };
+            Pair::new(clock::Options, planner)
+        }
+        _ => {
+            let sweep = match sweep {
+                "continuous" => Sweep::Continuous,
+                _ => Sweep::Buffer,
+            };
+            let buffer = Some(buffer);
+            Pair::new(
+                clock::Options,
+                reorder::Options {
+                    buffer,
+                    infill,
+                    sweep,
+                },
+            )
+        }
     };
     let cache = 2 * PAGES as usize + 16;
-    let metrics = run_named(workload, "clock", &prefetcher, "fifo", &setup.disk, cache)?;
+    let disk = disk_named(&setup.disk)?;
+    let config = EngineConfig::with_cache(cache);
+    let metrics = run_pair(&pair, workload, (&disk, "fifo"), config)?;
     Ok(Row {
         buffer_kb,
         infill_kb,
@@ -111,7 +140,6 @@ fn run_one(
 
 /// Runs Figures 2 and 3.
 pub fn run(setup: &Setup) -> Result<Report, SimError> {
-    ensure_dir(&setup.out)?;
     let workload = random_reads(2009);
     let mut rows = Vec::new();
     let mut fig2 = String::from(
@@ -174,27 +202,23 @@ pub fn run(setup: &Setup) -> Result<Report, SimError> {
         fig3.push('\n');
     }
     let mut report = Report::default();
-    let fig2_file = setup.out.join("libprefetch-figure2.svg");
-    report::draw(&fig2_file, &figure2_panels(&setup.disk, &fig2_points))?;
-    let fig3_file = setup.out.join("libprefetch-figure3.svg");
-    report::draw(
-        &fig3_file,
-        &[Panel {
-            title: format!("Figure 3: infill (simulated, {})", setup.disk),
-            x_label: "log2(1 + infill KiB)".into(),
-            y_label: "runtime (s)".into(),
-            series: fig3_series,
-        }],
-    )?;
+    let figure2 = figure2_panels(&setup.disk, &fig2_points);
+    let figure3 = vec![Panel {
+        title: format!("Figure 3: infill (simulated, {})", setup.disk),
+        x_label: "log2(1 + infill KiB)".into(),
+        y_label: "runtime (s)".into(),
+        series: fig3_series,
+    }];
     let summary = format!(
         "libprefetch reorder buffer and infill (simulated, model {disk}; 65,536 uniform random 4 KiB reads of a 256 MB file)\n\n### Figure 2: reorder buffer size\n\n{fig2}\n### Figure 3: infill\n\n{fig3}",
         disk = setup.disk
     );
-    let tables = setup.out.join("libprefetch.md");
-    write_file(&tables, &summary)?;
-    let json = setup.out.join("libprefetch.json");
-    write_json(&json, &rows)?;
-    report.files = vec![fig2_file, fig3_file, tables, json];
+    report.outputs = vec![
+        Output::figure("libprefetch-figure2.svg", figure2),
+        Output::figure("libprefetch-figure3.svg", figure3),
+        Output::text("libprefetch.md", summary.clone()),
+        Output::json("libprefetch.json", &rows)?,
+    ];
     report.section = section(setup, &rows, &summary);
     report.summary = summary;
     Ok(report)

@@ -1,7 +1,7 @@
 //! Reproductions of the papers' disk-timed experiments (`prefetch repro dulo`, `prefetch repro
-//! libprefetch`): each runs the engine over a set of workloads and policies, writes Markdown
-//! tables, JSON rows and SVG figures into an output directory, and returns a summary to print
-//! and the section of `docs/repro.md` that sets the paper's findings beside ours.
+//! libprefetch`): each runs the engine over a set of workloads and policies and returns its
+//! Markdown tables, JSON rows and figures ([`Output`]), a summary to print and the section of
+//! `docs/repro.md` that sets the paper's findings beside ours; the caller writes them.
 //!
 //! Every number here is simulated, on a named disk model of crate `disk`.
 
@@ -9,87 +9,64 @@ pub mod dulo;
 pub mod libprefetch;
 pub mod synthetic;
 
-use std::path::{Path, PathBuf};
-
-use super::engine::{simulate, EngineConfig, RunSpec};
-use super::spec::PolicySpec;
-use super::workload::Workload;
-use crate::metrics::Metrics;
+use crate::report::Panel;
 use crate::SimError;
 
-/// What a reproduction produced.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What a reproduction produced: the library writes no file, its caller (`prefetch repro`)
+/// writes the outputs and the section.
+#[derive(Clone, Debug, Default)]
 pub struct Report {
     /// Tables to print, in Markdown.
     pub summary: String,
     /// The body of this reproduction's section of `docs/repro.md` (without its heading).
     pub section: String,
-    /// Files written.
-    pub files: Vec<PathBuf>,
+    /// Files to write, in order.
+    pub outputs: Vec<Output>,
 }
 
-/// Runs `workload` with the named policies on the named disk and scheduler.
-pub fn run_named(
-    workload: &Workload,
-    replacement: &str,
-    prefetcher: &str,
-    scheduler: &str,
-    disk: &str,
-    cache_blocks: usize,
-) -> Result<Metrics, SimError> {
-    let spec = RunSpec {
-        replacement: PolicySpec::parse(replacement)?,
-        prefetcher: PolicySpec::parse(prefetcher)?,
-        scheduler: scheduler.to_string(),
-        disk: disk.to_string(),
-        config: EngineConfig::with_cache(cache_blocks),
-    };
-    simulate(workload, &spec)
+/// One file of a reproduction, named relative to the output directory.
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// File name (`dulo.md`, `competitive-one-whole-0.svg`).
+    pub name: String,
+    /// What goes in it.
+    pub content: Content,
 }
 
-/// Creates the output directory `dir`.
-pub fn ensure_dir(dir: &Path) -> Result<(), SimError> {
-    std::fs::create_dir_all(dir).map_err(|e| SimError::Output {
-        path: dir.to_path_buf(),
-        message: e.to_string(),
-    })
+/// The content of an [`Output`].
+#[derive(Clone, Debug)]
+pub enum Content {
+    /// Text, written as is.
+    Text(String),
+    /// Line charts side by side, drawn as SVG (`crate::report::draw`).
+    Figure(Vec<Panel>),
 }
 
-/// Writes `text` to `path`, creating its directory.
-pub fn write_file(path: &Path, text: &str) -> Result<(), SimError> {
-    let failed = |e: std::io::Error| SimError::Output {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(failed)?;
-    }
-    std::fs::write(path, text).map_err(failed)
-}
-
-/// Writes `rows` to `path` as pretty-printed JSON.
-pub fn write_json(path: &Path, rows: &impl serde::Serialize) -> Result<(), SimError> {
-    let encoded = serde_json::to_string_pretty(rows).map_err(|e| SimError::Output {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    write_file(path, &encoded)
-}
-
-/// Replaces the section `## heading` of the Markdown file `doc` (up to the next `## ` heading)
-/// with `body`, or appends it; other sections are left byte for byte.
-pub fn write_section(doc: &Path, heading: &str, body: &str) -> Result<(), SimError> {
-    let old = match std::fs::read_to_string(doc) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => {
-            return Err(SimError::Output {
-                path: doc.to_path_buf(),
-                message: e.to_string(),
-            })
+impl Output {
+    /// The text file `name`.
+    pub fn text(name: impl Into<String>, text: String) -> Output {
+        Output {
+            name: name.into(),
+            content: Content::Text(text),
         }
-    };
-    write_file(doc, &replace_section(&old, heading, body))
+    }
+
+    /// The figure `name`.
+    pub fn figure(name: impl Into<String>, panels: Vec<Panel>) -> Output {
+        Output {
+            name: name.into(),
+            content: Content::Figure(panels),
+        }
+    }
+
+    /// `rows` as pretty-printed JSON in the file `name`.
+    pub fn json(name: &str, rows: &impl serde::Serialize) -> Result<Output, SimError> {
+        let encoded = serde_json::to_string_pretty(rows).map_err(|e| SimError::Output {
+            path: name.into(),
+            message: e.to_string(),
+        })?;
+        Ok(Output::text(name, encoded))
+    }
 }
 
 /// `text` with its section `## heading` replaced by `body` (appended if absent).

@@ -9,8 +9,9 @@
 //! own growth (16 -> 32) is the `readahead` prefetcher.
 
 use super::competitive::Windows;
-use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
+use super::{Access, FetchRange, MakePrefetcher, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::PolicySpec;
+use crate::disksim::workload::FileBlock;
 use crate::SimError;
 
 /// The paper's aggressive depth, in pages (blocks).
@@ -24,18 +25,44 @@ pub struct Aggressive {
 }
 
 impl Prefetcher for Aggressive {
+    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+
+    fn on_stream_end(&mut self, _stream: usize) {}
+
+    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+
+    fn drops(&mut self) -> Vec<FetchRange> {
+        Vec::new()
+    }
+
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let depth = self.depth;
         self.windows.on_access(access, |_| depth)
     }
 }
 
-/// Registry constructor; option `depth` (blocks, default 256).
-pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
-    spec.only(&["depth"])?;
-    let depth = spec.count("depth", DEPTH_BLOCKS)?.max(1);
-    Ok(Box::new(Aggressive {
-        windows: Windows::new(setup.workload.layout.clone()),
-        depth,
-    }))
+/// AP's configuration: option `depth` (blocks, default 256).
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The fixed depth windows grow to, in blocks (at least 1).
+    pub depth: u64,
+}
+
+impl Options {
+    /// Reads `given`.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&["depth"])?;
+        Ok(Options {
+            depth: given.count("depth", DEPTH_BLOCKS)?.max(1),
+        })
+    }
+}
+
+impl MakePrefetcher for Options {
+    fn build(&self, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
+        Ok(Box::new(Aggressive {
+            windows: Windows::new(setup.workload.layout.clone()),
+            depth: self.depth,
+        }))
+    }
 }

@@ -37,7 +37,7 @@ use disk::{DiskModel as _, Spec};
 use plan::competitive::{CompetitiveDepth, DiskCurves, SlowStart};
 use rustc_hash::FxHashMap;
 
-use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
+use super::{Access, FetchRange, MakePrefetcher, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::{FileBlock, Layout};
 use crate::SimError;
@@ -433,6 +433,14 @@ impl Competitive {
 }
 
 impl Prefetcher for Competitive {
+    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+
+    fn on_stream_end(&mut self, _stream: usize) {}
+
+    fn drops(&mut self) -> Vec<FetchRange> {
+        Vec::new()
+    }
+
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let Competitive { windows, depth } = self;
         windows.on_access(access, |addr| depth.blocks(addr))
@@ -445,30 +453,51 @@ impl Prefetcher for Competitive {
     }
 }
 
-/// Registry constructor: the depth comes from the run's disk model (its curves, built once per
-/// device), or from option
-/// `depth=BYTES`, which a fixed-time device (`unit:F`, `fixed:MS`) needs: a request costs the
-/// same whatever its length, so there is no transfer rate to weigh a switch against.
-pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
-    spec.only(&["depth"])?;
-    let layout = setup.workload.layout.clone();
-    if !spec.text("depth", "").is_empty() {
-        let blocks = spec.bytes("depth", 0)?.div_ceil(layout.block_size);
-        return Ok(Box::new(Competitive::with_depth(layout, blocks)));
+/// CP's configuration: the depth comes from the run's disk model (its curves, built once per
+/// device), or from option `depth=BYTES`, which a fixed-time device (`unit:F`, `fixed:MS`)
+/// needs: a request costs the same whatever its length, so there is no transfer rate to weigh
+/// a switch against.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The depth in bytes; `None`: the disk's competitive depth.
+    pub depth: Option<u64>,
+}
+
+impl Options {
+    /// Reads `given`.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&["depth"])?;
+        let depth = match given.text("depth", "").is_empty() {
+            true => None,
+            false => given.bytes_given("depth")?,
+        };
+        Ok(Options { depth })
     }
-    let curves = setup.disk.curves().map_err(|reason| SimError::BadOption {
-        spec: spec.to_string(),
-        reason: format!(
-            "{reason}: give one (`depth=512K`) or a disk model (`--device st3500320as`)"
-        ),
-    })?;
-    Ok(Box::new(Competitive::new(layout, curves.clone())))
+}
+
+impl MakePrefetcher for Options {
+    fn build(&self, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
+        let layout = setup.workload.layout.clone();
+        if let Some(bytes) = self.depth {
+            let blocks = bytes.div_ceil(layout.block_size);
+            return Ok(Box::new(Competitive::with_depth(layout, blocks)));
+        }
+        let curves = setup.disk.curves().map_err(|reason| SimError::BadOption {
+            spec: "competitive".into(),
+            reason: format!(
+                "{reason}: give one (`depth=512K`) or a disk model (`--device st3500320as`)"
+            ),
+        })?;
+        Ok(Box::new(Competitive::new(layout, curves.clone())))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::disksim::engine::{simulate, EngineConfig, RunSpec};
+    use crate::disksim::engine::EngineConfig;
+    use crate::disksim::replace::clock;
+    use crate::disksim::run::{disk_named, run_pair, Pair};
     use crate::disksim::workload::{Step, Workload};
     use proptest::prelude::*;
 
@@ -559,7 +588,7 @@ mod tests {
     /// Disk time of one stream reading the first `blocks` blocks of a file alone, with
     /// `prefetcher`, on the IBM model, the file placed one third of the disk away from the head
     /// (an average seek); and the bound of equation 5, 2 x (S / R_tr + C_switch).
-    fn single_stream(prefetcher: &str, blocks: u64) -> (f64, f64) {
+    fn single_stream(prefetcher: impl MakePrefetcher + 'static, blocks: u64) -> (f64, f64) {
         let pad = 36_400_000_000 / 3 / PAGE;
         let layout = Layout::contiguous(&[pad, FILE_BLOCKS], 0, PAGE);
         let steps = (0..blocks).map(|b| Step::at(1, b)).collect();
@@ -567,14 +596,10 @@ mod tests {
             layout,
             streams: vec![steps],
         };
-        let spec = RunSpec {
-            replacement: PolicySpec::named("clock"),
-            prefetcher: PolicySpec::named(prefetcher),
-            scheduler: "fifo".into(),
-            disk: "ibm-36z15".into(),
-            config: EngineConfig::with_cache(FILE_BLOCKS as usize),
-        };
-        let metrics = simulate(&workload, &spec).unwrap();
+        let pair = Pair::new(clock::Options, prefetcher);
+        let disk = disk_named("ibm-36z15").unwrap();
+        let config = EngineConfig::with_cache(FILE_BLOCKS as usize);
+        let metrics = run_pair(&pair, &workload, (&disk, "fifo"), config).unwrap();
         let curves = ModelCurves::from_model_name("ibm-36z15").unwrap();
         let rate = curves.transfer_rate(pad * PAGE);
         let switch = curves.average_seek() + curves.rotational_delay();
@@ -582,11 +607,17 @@ mod tests {
         (crate::metrics::seconds(metrics.disk.busy), 2.0 * optimum)
     }
 
-    /// The bound can fail: AP's 256-block windows waste more than a switch's worth of transfer
-    /// on a 241-block stream (it fetches 752 blocks).
+    /// The bound can fail: AP's 256-block windows (these windows with a given depth of 256
+    /// blocks, as `ap` runs them) waste more than a switch's worth of transfer on a 241-block
+    /// stream (it fetches 752 blocks).
     #[test]
     fn aggressive_depth_breaks_the_bound() {
-        let (busy, bound) = single_stream("ap", 241);
+        let (busy, bound) = single_stream(
+            Options {
+                depth: Some(256 * PAGE),
+            },
+            241,
+        );
         assert!(busy > bound, "{busy} <= {bound}");
     }
 
@@ -597,7 +628,7 @@ mod tests {
         /// twice the optimum, S / R_tr + C_switch, in disk time.
         #[test]
         fn single_stream_is_2_competitive(blocks in 1u64..16_384) {
-            let (busy, bound) = single_stream("competitive", blocks);
+            let (busy, bound) = single_stream(Options { depth: None }, blocks);
             prop_assert!(busy <= bound, "{blocks} blocks: {busy} s > {bound} s");
         }
 

@@ -42,7 +42,7 @@ use std::time::Duration;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::disksim::replace::clock::Clock;
-use crate::disksim::replace::{CacheGeometry, Replacement, Touch};
+use crate::disksim::replace::{CacheGeometry, MakeReplacement, Replacement, Touch};
 use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::DiskBlock;
 use crate::SimError;
@@ -455,6 +455,10 @@ impl Cpem {
 }
 
 impl Replacement for Cpem {
+    fn remove(&mut self, _block: DiskBlock) -> bool {
+        false
+    }
+
     fn on_hit(&mut self, block: DiskBlock, how: Touch) {
         self.positions.note(how.stream, block);
         if self.prefetch.remove(block) {
@@ -499,20 +503,49 @@ impl Replacement for Cpem {
     }
 }
 
-/// Registry constructor; options `ceiling` (initial, bytes), `unit` (bytes), `threshold`
+/// The paper's threshold of CPEM's adjustments, in percent (the default of option `threshold`).
+pub const THRESHOLD_PERCENT: u64 = 5;
+
+/// CPEM's configuration: options `ceiling` (initial, bytes), `unit` (bytes), `threshold`
 /// (percent), `region` (bytes).
-pub fn build(spec: &PolicySpec, cache: CacheGeometry) -> Result<Box<dyn Replacement>, SimError> {
-    spec.only(&["ceiling", "unit", "threshold", "region"])?;
-    let page = cache.block_size.max(1);
-    let paper = CpemConfig::paper(cache.capacity as u64, page);
-    let config = CpemConfig {
-        initial_ceiling: spec.bytes("ceiling", paper.initial_ceiling * page)? / page,
-        unit: spec.bytes("unit", paper.unit * page)? / page,
-        threshold: spec.count("threshold", 5)? as f64 / 100.0,
-        region: spec.bytes("region", paper.region * page)? / page,
-        ..paper
-    };
-    Ok(Box::new(Cpem::new(config)))
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The prefetch cache's first ceiling in bytes; `None`: the paper's for the cache.
+    pub ceiling: Option<u64>,
+    /// The step of the ceiling in bytes; `None`: the paper's.
+    pub unit: Option<u64>,
+    /// The threshold in percent.
+    pub threshold: u64,
+    /// The region in bytes; `None`: the paper's.
+    pub region: Option<u64>,
+}
+
+impl Options {
+    /// Reads `given`.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&["ceiling", "unit", "threshold", "region"])?;
+        Ok(Options {
+            ceiling: given.bytes_given("ceiling")?,
+            unit: given.bytes_given("unit")?,
+            threshold: given.count("threshold", THRESHOLD_PERCENT)?,
+            region: given.bytes_given("region")?,
+        })
+    }
+}
+
+impl MakeReplacement for Options {
+    fn build(&self, cache: CacheGeometry) -> Box<dyn Replacement> {
+        let page = cache.block_size.max(1);
+        let paper = CpemConfig::paper(cache.capacity as u64, page);
+        let config = CpemConfig {
+            initial_ceiling: self.ceiling.unwrap_or(paper.initial_ceiling * page) / page,
+            unit: self.unit.unwrap_or(paper.unit * page) / page,
+            threshold: self.threshold as f64 / 100.0,
+            region: self.region.unwrap_or(paper.region * page) / page,
+            ..paper
+        };
+        Box::new(Cpem::new(config))
+    }
 }
 
 #[cfg(test)]

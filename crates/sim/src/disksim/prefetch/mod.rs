@@ -1,5 +1,5 @@
-//! Prefetching for the disk-timed simulator: the [`Prefetcher`] trait and the [`PREFETCHERS`]
-//! table (one line per policy, one file per policy).
+//! Prefetching for the disk-timed simulator: the [`Prefetcher`] trait and its configuration,
+//! [`MakePrefetcher`] (one file per prefetcher, one line each in the catalog).
 //!
 //! On every reference the engine tells the prefetcher what was referenced and whether it was
 //! found in the cache; the prefetcher answers with ranges of file blocks to fetch now, in the
@@ -16,13 +16,14 @@ pub mod none;
 pub mod planner;
 pub mod readahead;
 pub mod reorder;
+pub mod stream;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use plan::competitive::DiskCurves as _;
 use plan::{Entry, PageKey};
 
-use super::spec::PolicySpec;
 use super::workload::{FileBlock, Step, Workload};
 use crate::SimError;
 
@@ -54,24 +55,30 @@ pub struct FetchRange {
     pub len: u64,
 }
 
-/// A prefetching policy. One engine drives one prefetcher; calls never fail.
+/// A prefetching policy. Every method is required (a missing hook is a compile error).
+///
+/// One engine drives one prefetcher, in simulated time order; no call may fail. What the
+/// engine guarantees: `on_access` is called once per reference, after the cache lookup and
+/// before any fetch, and `drops` right after it; blocks already cached or in flight are taken
+/// out of the ranges it returns, so it may be generous. What the prefetcher MUST do: name only
+/// blocks of the layout's files (the engine ignores blocks past a file's end) and never block.
 pub trait Prefetcher {
-    /// Called on every reference, after the cache lookup and before any fetch; returns the
-    /// ranges to fetch besides the demand block, in queue order (may include the demand block).
+    /// One reference: the ranges to fetch besides the demand block, in queue order (they may
+    /// include the demand block, which then rides in its range's request).
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange>;
-    /// A block left the cache; `unused` if it was prefetched and never referenced.
-    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
-    /// A stream issued its last reference.
-    fn on_stream_end(&mut self, _stream: usize) {}
+    /// A block left the cache; `unused` if it was prefetched and never referenced (the losses
+    /// a thrash-aware prefetcher counts).
+    fn on_evict(&mut self, block: FileBlock, unused: bool);
+    /// A stream issued its last reference: its state may be freed.
+    fn on_stream_end(&mut self, stream: usize);
     /// The disk started serving `request`; `seek_bytes` is its distance from the end of the
     /// previous request (as in [`crate::metrics::Requests`]), `None` for the first.
-    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
-    /// Called right after [`Prefetcher::on_access`]: blocks the prefetcher no longer needs and
-    /// wants dropped from the cache now (libprefetch's DONTNEED of the previous round). The
-    /// engine drops those the replacement policy can remove ([`super::Replacement::remove`]).
-    fn drops(&mut self) -> Vec<FetchRange> {
-        Vec::new()
-    }
+    fn on_served(&mut self, request: &disk::Request, seek_bytes: Option<u64>);
+    /// Called right after [`Prefetcher::on_access`]: blocks it no longer needs and wants
+    /// dropped from the cache now (libprefetch's DONTNEED of the previous round); empty for a
+    /// prefetcher that drops nothing. The engine drops those the replacement policy can remove
+    /// ([`super::Replacement::remove`]).
+    fn drops(&mut self) -> Vec<FetchRange>;
 }
 
 /// What a prefetcher constructor is told about the run.
@@ -109,47 +116,26 @@ impl Disk {
     pub fn curves(&self) -> Result<&competitive::ModelCurves, String> {
         self.curves.as_ref().map_err(Clone::clone)
     }
+
+    /// Its break-even gap (`plan::competitive::break_even_gap_bytes`, the live library's `S_p`
+    /// and infill): its average switch (seek and half a turn) times its mean transfer rate; or
+    /// why it has none (a fixed-time disk has no transfer rate).
+    pub fn break_even_gap_bytes(&self) -> Result<u64, String> {
+        let curves = self.curves()?;
+        Ok(plan::competitive::break_even_gap_bytes(
+            curves.average_seek() + curves.rotational_delay(),
+            curves.mean_rate(),
+        ))
+    }
 }
 
-/// Builds a prefetcher from its spec and the run's setup.
-pub type PrefetcherCtor = fn(&PolicySpec, &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError>;
-
-/// The registered prefetchers: name, one-line description, constructor.
-pub const PREFETCHERS: &[(&str, &str, PrefetcherCtor)] = &[
-    ("none", "demand fetching only", none::build),
-    (
-        "ap",
-        "AP: windows doubling 16 -> 256 blocks (TR840 s5.2)",
-        ap::build,
-    ),
-    (
-        "competitive",
-        "CP: windows doubling 16 -> C_switch x R_tr (TR840 s3)",
-        competitive::build,
-    ),
-    (
-        "readahead",
-        "Linux-style read-ahead, windows 16 -> 32 blocks; options init, max",
-        readahead::build,
-    ),
-    (
-        "reorder",
-        "libprefetch reorder buffer, C-LOOK, infill (ATC'09 s3); options buffer, infill",
-        reorder::build,
-    ),
-    (
-        "planner",
-        "libprefetch's live planner (AIMD, rounds, C-LOOK from the next read, DONTNEED); options buffer, infill",
-        planner::build,
-    ),
-];
-
-/// Builds the prefetcher named by `spec`.
-pub fn prefetcher_from(
-    spec: &PolicySpec,
-    setup: &PrefetchSetup,
-) -> Result<Box<dyn Prefetcher>, SimError> {
-    spec.lookup(PREFETCHERS)?(spec, setup)
+/// A prefetcher configured once from its options (typed values, parsed when the catalog built
+/// the policy): builds a fresh instance for each run. Adding a prefetcher is its file (the
+/// prefetcher, this configuration) plus its line in [`crate::catalog::CATALOG`].
+pub trait MakePrefetcher: std::fmt::Debug + Send + Sync {
+    /// A fresh instance for the run `setup`; fails only where the run cannot host it (CP's
+    /// depth on a device without a transfer rate), saying what to give instead.
+    fn build(&self, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError>;
 }
 
 /// The page key the `plan` crate knows `block` by: its file as the descriptor.

@@ -16,12 +16,13 @@
 //! planner's reverse-access-order WILLNEED pass changes only the kernel's LRU order, which the
 //! simulator's replacement policies do not take from prefetch calls, so it is not replayed.
 
-use plan::competitive::DiskCurves;
 use plan::{Mode, PageRange, Planner, PlannerConfig, Schedule};
 
-use super::{access_list, page_key, Access, Disk, FetchRange, PrefetchSetup, Prefetcher};
+use super::{
+    access_list, page_key, Access, Disk, FetchRange, MakePrefetcher, PrefetchSetup, Prefetcher,
+};
 use crate::disksim::spec::PolicySpec;
-use crate::disksim::workload::Step;
+use crate::disksim::workload::{FileBlock, Step};
 use crate::SimError;
 
 /// One planner per stream.
@@ -63,6 +64,12 @@ fn to_fetch(range: &PageRange) -> FetchRange {
 }
 
 impl Prefetcher for LivePlanner {
+    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+
+    fn on_stream_end(&mut self, _stream: usize) {}
+
+    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let Some(planner) = self.planners.get_mut(access.stream) else {
             return Vec::new();
@@ -86,54 +93,79 @@ impl Prefetcher for LivePlanner {
     }
 }
 
-/// Registry constructor: options `buffer` (bytes: the AIMD cap, 90% of the memory the planner is
-/// told about; default 90% of the cache, as the live library takes 90% of available memory),
-/// `infill` (bytes; default the disk's break-even gap, as the live library takes its device's:
-/// a request's average switch cost times the mean transfer rate, 32K on a fixed-time disk),
-/// `schedule` (`by-shape`, `window`,
-/// `aggressive` or `conservative`; default the live library's, `by-shape`), `batch` (reads between rounds; default 1/64 of
-/// the budget) and `reserve` (conservative: pages fetched ahead of MIN's replacements; default
-/// 1/8 of the budget).
-pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
-    spec.only(&["buffer", "infill", "schedule", "batch", "reserve"])?;
-    let schedule_name = spec.text("schedule", Schedule::default().name());
-    let schedule = Schedule::from_name(&schedule_name).ok_or_else(|| SimError::BadOption {
-        spec: spec.to_string(),
-        reason: format!(
-            "unknown schedule `{schedule_name}` (use by-shape, window, aggressive or conservative)"
-        ),
-    })?;
-    let page = setup.workload.layout.block_size.max(1);
-    let cache_bytes = setup.cache_blocks as u64 * page;
-    let buffer = spec.bytes("buffer", cache_bytes / 10 * 9)?;
-    let config = PlannerConfig {
-        page_size: page,
-        infill_bytes: spec.bytes("infill", break_even_gap_bytes(setup.disk))?,
-        available_bytes: buffer.div_ceil(9) * 10,
-        floor_bytes: page,
-        start_bytes: None,
-        schedule,
-        batch_pages: spec.count("batch", 0)?,
-        reserve_pages: match spec.text("reserve", "").as_str() {
-            "" => None,
-            _ => Some(spec.count("reserve", 0)?),
-        },
-        ..PlannerConfig::default()
-    };
-    Ok(Box::new(LivePlanner::new(config, &setup.workload.streams)))
+/// The live planner's configuration: options `buffer` (bytes: the AIMD cap, 90% of the memory
+/// the planner is told about; default 90% of the cache, as the live library takes 90% of
+/// available memory), `infill` (bytes; default the disk's break-even gap, as the live library
+/// takes its device's: a request's average switch cost times the mean transfer rate, 32K on a
+/// fixed-time disk), `schedule` (`by-shape`, `window`, `aggressive` or `conservative`; default
+/// the live library's, `by-shape`), `batch` (reads between rounds; default 1/64 of the budget)
+/// and `reserve` (conservative: pages fetched ahead of MIN's replacements; default 1/8 of the
+/// budget).
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The AIMD cap in bytes; `None`: 90% of the cache.
+    pub buffer: Option<u64>,
+    /// The infill in bytes; `None`: the disk's break-even gap.
+    pub infill: Option<u64>,
+    /// The planner's schedule.
+    pub schedule: Schedule,
+    /// Reads between rounds (0: the planner's default).
+    pub batch: u64,
+    /// Conservative's reserve in pages; `None`: the planner's default.
+    pub reserve: Option<u64>,
+}
+
+impl Options {
+    /// Reads `given`.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&["buffer", "infill", "schedule", "batch", "reserve"])?;
+        let name = given.text("schedule", Schedule::default().name());
+        let schedule = Schedule::from_name(&name).ok_or_else(|| SimError::BadOption {
+            spec: given.to_string(),
+            reason: format!(
+                "unknown schedule `{name}` (use by-shape, window, aggressive or conservative)"
+            ),
+        })?;
+        Ok(Options {
+            buffer: given.bytes_given("buffer")?,
+            infill: given.bytes_given("infill")?,
+            schedule,
+            batch: given.count("batch", 0)?,
+            reserve: match given.text("reserve", "").as_str() {
+                "" => None,
+                _ => Some(given.count("reserve", 0)?),
+            },
+        })
+    }
+}
+
+impl MakePrefetcher for Options {
+    fn build(&self, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
+        let page = setup.workload.layout.block_size.max(1);
+        let cache_bytes = setup.cache_blocks as u64 * page;
+        let buffer = self.buffer.unwrap_or(cache_bytes / 10 * 9);
+        let config = PlannerConfig {
+            page_size: page,
+            infill_bytes: self
+                .infill
+                .unwrap_or_else(|| break_even_gap_bytes(setup.disk)),
+            available_bytes: buffer.div_ceil(9) * 10,
+            floor_bytes: page,
+            start_bytes: None,
+            schedule: self.schedule,
+            batch_pages: self.batch,
+            reserve_pages: self.reserve,
+            ..PlannerConfig::default()
+        };
+        Ok(Box::new(LivePlanner::new(config, &setup.workload.streams)))
+    }
 }
 
 /// The disk's break-even gap (`plan::competitive::break_even_gap_bytes`): its average switch
 /// (seek and half a turn) times its mean transfer rate; 32 KiB for a fixed-time disk, which has
 /// no transfer rate.
 fn break_even_gap_bytes(disk: &Disk) -> u64 {
-    match disk.curves() {
-        Ok(curves) => plan::competitive::break_even_gap_bytes(
-            curves.average_seek() + curves.rotational_delay(),
-            curves.mean_rate(),
-        ),
-        Err(_) => 32 << 10,
-    }
+    disk.break_even_gap_bytes().unwrap_or(32 << 10)
 }
 
 #[cfg(test)]

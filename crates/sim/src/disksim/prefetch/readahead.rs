@@ -30,8 +30,9 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{Access, FetchRange, PrefetchSetup, Prefetcher};
+use super::{Access, FetchRange, MakePrefetcher, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::PolicySpec;
+use crate::disksim::workload::FileBlock;
 use crate::SimError;
 
 /// A window `[start, start + len)` of file blocks.
@@ -83,6 +84,14 @@ impl ReadAhead {
 }
 
 impl Prefetcher for ReadAhead {
+    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+
+    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+
+    fn drops(&mut self) -> Vec<FetchRange> {
+        Vec::new()
+    }
+
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let block = access.block.block;
         let file = access.block.file;
@@ -141,13 +150,34 @@ impl Prefetcher for ReadAhead {
     }
 }
 
-/// Registry constructor: options `init` (blocks, default 16) and `max` (blocks, default 32).
-pub fn build(spec: &PolicySpec, _setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
-    spec.only(&["init", "max"])?;
-    Ok(Box::new(ReadAhead::new(
-        spec.count("init", 16)?,
-        spec.count("max", 32)?,
-    )))
+/// Read-ahead's configuration: options `init` (blocks, default 16) and `max` (blocks, default
+/// 32).
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The first window, in blocks.
+    pub init: u64,
+    /// The largest window, in blocks.
+    pub max: u64,
+}
+
+impl Options {
+    /// Linux 2.6's windows, 16 then 32 blocks: the defaults.
+    pub const LINUX: Options = Options { init: 16, max: 32 };
+
+    /// Reads `given`.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&["init", "max"])?;
+        Ok(Options {
+            init: given.count("init", Options::LINUX.init)?,
+            max: given.count("max", Options::LINUX.max)?,
+        })
+    }
+}
+
+impl MakePrefetcher for Options {
+    fn build(&self, _setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
+        Ok(Box::new(ReadAhead::new(self.init, self.max)))
+    }
 }
 
 #[cfg(test)]

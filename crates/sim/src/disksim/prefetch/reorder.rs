@@ -34,9 +34,9 @@
 use plan::ranges::{clook_from, merge_with_infill, stale_pages, PageRange};
 use plan::{AccessList, Mode, PageKey, Window};
 
-use super::{access_list, Access, FetchRange, PrefetchSetup, Prefetcher};
+use super::{access_list, Access, FetchRange, MakePrefetcher, PrefetchSetup, Prefetcher};
 use crate::disksim::spec::PolicySpec;
-use crate::disksim::workload::Step;
+use crate::disksim::workload::{FileBlock, Step};
 use crate::SimError;
 
 /// One stream's access list and round state.
@@ -105,6 +105,12 @@ impl Reorder {
 }
 
 impl Prefetcher for Reorder {
+    fn on_evict(&mut self, _block: FileBlock, _unused: bool) {}
+
+    fn on_stream_end(&mut self, _stream: usize) {}
+
+    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+
     fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
         let (buffer_pages, infill_pages, sweep) =
             (self.buffer_pages, self.infill_pages, self.sweep);
@@ -156,27 +162,50 @@ fn to_fetch(range: &PageRange) -> FetchRange {
     }
 }
 
-/// Registry constructor: options `buffer` (bytes, default half the cache), `infill` (bytes,
-/// default 0, the paper's Figure 2 setting; the live library uses 32K) and `sweep` (`buffer`,
-/// the default, or `continuous`).
-pub fn build(spec: &PolicySpec, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
-    spec.only(&["buffer", "infill", "sweep"])?;
-    let block = setup.workload.layout.block_size.max(1);
-    let half_cache = (setup.cache_blocks as u64 / 2).max(1) * block;
-    let sweep = match spec.text("sweep", "buffer").as_str() {
-        "buffer" => Sweep::Buffer,
-        "continuous" => Sweep::Continuous,
-        other => {
-            return Err(SimError::BadOption {
-                spec: spec.to_string(),
-                reason: format!("sweep `{other}` is not `buffer` or `continuous`"),
-            })
-        }
-    };
-    Ok(Box::new(Reorder::new(
-        spec.bytes("buffer", half_cache)? / block,
-        spec.bytes("infill", 0)? / block,
-        sweep,
-        &setup.workload.streams,
-    )))
+/// The reorder buffer's configuration: options `buffer` (bytes, default half the cache),
+/// `infill` (bytes, default 0, the paper's Figure 2 setting; the live library uses 32K) and
+/// `sweep` (`buffer`, the default, or `continuous`).
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The buffer in bytes; `None`: half the cache.
+    pub buffer: Option<u64>,
+    /// The infill in bytes.
+    pub infill: u64,
+    /// How the buffer is swept.
+    pub sweep: Sweep,
+}
+
+impl Options {
+    /// Reads `given`.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&["buffer", "infill", "sweep"])?;
+        let sweep = match given.text("sweep", "buffer").as_str() {
+            "buffer" => Sweep::Buffer,
+            "continuous" => Sweep::Continuous,
+            other => {
+                return Err(SimError::BadOption {
+                    spec: given.to_string(),
+                    reason: format!("sweep `{other}` is not `buffer` or `continuous`"),
+                })
+            }
+        };
+        Ok(Options {
+            buffer: given.bytes_given("buffer")?,
+            infill: given.bytes("infill", 0)?,
+            sweep,
+        })
+    }
+}
+
+impl MakePrefetcher for Options {
+    fn build(&self, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
+        let block = setup.workload.layout.block_size.max(1);
+        let half_cache = (setup.cache_blocks as u64 / 2).max(1) * block;
+        Ok(Box::new(Reorder::new(
+            self.buffer.unwrap_or(half_cache) / block,
+            self.infill / block,
+            self.sweep,
+            &setup.workload.streams,
+        )))
+    }
 }

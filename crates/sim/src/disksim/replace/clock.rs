@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::{CacheGeometry, Replacement, Touch};
+use super::{CacheGeometry, MakeReplacement, Replacement, Touch};
 use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::DiskBlock;
 use crate::SimError;
@@ -30,6 +30,10 @@ pub struct Clock {
 }
 
 impl Replacement for Clock {
+    fn prefetch_ceiling(&self) -> Option<usize> {
+        None
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         self.young.insert(block);
     }
@@ -72,10 +76,22 @@ impl Replacement for Clock {
     }
 }
 
-/// Registry constructor (no options).
-pub fn build(spec: &PolicySpec, _cache: CacheGeometry) -> Result<Box<dyn Replacement>, SimError> {
-    spec.only(&[])?;
-    Ok(Box::new(Clock::default()))
+/// CLOCK's configuration: it takes no options.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options;
+
+impl Options {
+    /// Reads `given`, which must be empty.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&[])?;
+        Ok(Options)
+    }
+}
+
+impl MakeReplacement for Options {
+    fn build(&self, _geometry: CacheGeometry) -> Box<dyn Replacement> {
+        Box::new(Clock::default())
+    }
 }
 
 #[cfg(test)]

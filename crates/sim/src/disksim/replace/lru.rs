@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use rustc_hash::FxHashMap;
 
-use super::{CacheGeometry, Replacement, Touch};
+use super::{CacheGeometry, MakeReplacement, Replacement, Touch};
 use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::DiskBlock;
 use crate::SimError;
@@ -34,6 +34,10 @@ impl Lru {
 }
 
 impl Replacement for Lru {
+    fn prefetch_ceiling(&self) -> Option<usize> {
+        None
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         self.touch_top(block);
     }
@@ -60,8 +64,20 @@ impl Replacement for Lru {
     }
 }
 
-/// Registry constructor (no options).
-pub fn build(spec: &PolicySpec, _cache: CacheGeometry) -> Result<Box<dyn Replacement>, SimError> {
-    spec.only(&[])?;
-    Ok(Box::new(Lru::default()))
+/// Strict LRU's configuration: it takes no options.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options;
+
+impl Options {
+    /// Reads `given`, which must be empty.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&[])?;
+        Ok(Options)
+    }
+}
+
+impl MakeReplacement for Options {
+    fn build(&self, _geometry: CacheGeometry) -> Box<dyn Replacement> {
+        Box::new(Lru::default())
+    }
 }

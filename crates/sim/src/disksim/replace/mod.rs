@@ -1,5 +1,5 @@
-//! Page-cache replacement for the disk-timed simulator: the [`Replacement`] trait and the
-//! [`REPLACEMENTS`] table (one line per policy, one file per policy).
+//! Page-cache replacement for the disk-timed simulator: the [`Replacement`] trait and its
+//! configuration, [`MakeReplacement`] (one file per policy, one line each in the catalog).
 //!
 //! The engine owns residency (which blocks are cached, which are in flight); a policy only
 //! keeps the replacement order. The engine tells it about every hit and every insertion and
@@ -15,9 +15,7 @@ pub mod lru;
 
 use std::time::Duration;
 
-use super::spec::PolicySpec;
 use super::workload::DiskBlock;
-use crate::SimError;
 
 /// Who touched a block, when, and how (arguments of [`Replacement::on_hit`] and
 /// [`Replacement::on_insert`]).
@@ -32,31 +30,34 @@ pub struct Touch {
     pub prefetched: bool,
 }
 
-/// A replacement policy: keeps the order in which cached blocks leave.
+/// A replacement policy: keeps the order in which cached blocks leave. Every method is
+/// required (a missing hook is a compile error), as foyer's `Eviction` states each contract.
 ///
-/// Not thread-safe and not required to be: one engine drives one policy. Calls never fail;
-/// the engine guarantees that `on_hit` names a cached block, that `on_insert` names a block not
-/// cached, and that `evict` is called only when at least one block is cached.
+/// Not thread-safe and not required to be: one engine drives one policy, in simulated time
+/// order, and no call may fail. What the engine guarantees: `on_hit` names a block it holds
+/// (cached or in flight), `on_insert` a block it does not hold and for which it has made room,
+/// `remove` a block it holds; `evict` is called only when the cache is full. What the policy
+/// MUST do: after `on_insert(b)` hold `b` until `evict` returns it or `remove(b)` answers true,
+/// and never return from `evict` a block it does not hold.
 pub trait Replacement {
-    /// A cached (or in-flight) block was referenced.
+    /// A held block was referenced: it MUST update its order (recency, reference bit).
     fn on_hit(&mut self, block: DiskBlock, how: Touch);
-    /// A block entered the cache (the engine has made room).
+    /// A block entered the cache (the engine has made room): it MUST hold it from now on.
     fn on_insert(&mut self, block: DiskBlock, how: Touch);
-    /// Chooses a victim, forgets it and returns it; `None` only if nothing is cached.
+    /// The cache is full: it MUST choose a victim, forget it and return it; `None` only if it
+    /// holds nothing (the engine then stops making room).
     fn evict(&mut self, now: Duration) -> Option<DiskBlock>;
-    /// The cached blocks from the most to the least protected end (the papers' "MRU end on
-    /// the left"), for tests and traces.
+    /// The held blocks from the most to the least protected end (the papers' "MRU end on the
+    /// left"), for tests and traces; it MUST NOT change the order.
     fn order(&self) -> Vec<DiskBlock>;
-    /// Forgets a cached block at the engine's request (a prefetcher's drop); returns false if
-    /// the policy cannot remove arbitrary blocks, in which case the block stays cached.
-    fn remove(&mut self, _block: DiskBlock) -> bool {
-        false
-    }
+    /// The engine asks it to forget a held block (a prefetcher's drop): true if it did, false
+    /// if it cannot remove arbitrary blocks, in which case it MUST keep holding the block (the
+    /// block stays cached).
+    fn remove(&mut self, block: DiskBlock) -> bool;
     /// For policies that keep prefetched pages apart (CPEM): the current ceiling of that
-    /// prefetch cache in blocks, so that a prefetcher can cap its depth. `None` otherwise.
-    fn prefetch_ceiling(&self) -> Option<usize> {
-        None
-    }
+    /// prefetch cache in blocks, which the prefetcher is told with every access so that it can
+    /// cap its depth; `None` for a policy without one.
+    fn prefetch_ceiling(&self) -> Option<usize>;
 }
 
 /// What a replacement constructor is told about the cache.
@@ -68,33 +69,10 @@ pub struct CacheGeometry {
     pub block_size: u64,
 }
 
-/// Builds a policy from its spec (options already parsed) and the cache geometry.
-pub type ReplacementCtor = fn(&PolicySpec, CacheGeometry) -> Result<Box<dyn Replacement>, SimError>;
-
-/// The registered replacement policies: name, one-line description, constructor.
-pub const REPLACEMENTS: &[(&str, &str, ReplacementCtor)] = &[
-    ("clock", "CLOCK (the DULO paper's \"LRU\")", clock::build),
-    (
-        "lru",
-        "strict LRU (DULO Table 1's traditional column)",
-        lru::build,
-    ),
-    (
-        "dulo",
-        "DULO over CLOCK (FAST'05 s3); options bank=8M, evict=64M",
-        dulo::build,
-    ),
-    (
-        "cpem",
-        "CPEM prefetch cache over CLOCK (TR840 s4)",
-        super::prefetch::cpem::build,
-    ),
-];
-
-/// Builds the replacement policy named by `spec`.
-pub fn replacement_from(
-    spec: &PolicySpec,
-    geometry: CacheGeometry,
-) -> Result<Box<dyn Replacement>, SimError> {
-    spec.lookup(REPLACEMENTS)?(spec, geometry)
+/// A replacement policy configured once from its options (typed values, parsed when the
+/// catalog built the policy): builds a fresh instance for each run. Adding a replacement is
+/// its file (the policy, this configuration) plus its line in [`crate::catalog::CATALOG`].
+pub trait MakeReplacement: std::fmt::Debug + Send + Sync {
+    /// A fresh instance for a cache of `geometry`: empty, holding nothing.
+    fn build(&self, geometry: CacheGeometry) -> Box<dyn Replacement>;
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use plan::evict::Eviction;
 
-use super::{CacheGeometry, Replacement, Touch};
+use super::{CacheGeometry, MakeReplacement, Replacement, Touch};
 use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::DiskBlock;
 use crate::SimError;
@@ -35,6 +35,14 @@ impl Dulo {
 }
 
 impl Replacement for Dulo {
+    fn remove(&mut self, _block: DiskBlock) -> bool {
+        false
+    }
+
+    fn prefetch_ceiling(&self) -> Option<usize> {
+        None
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         self.0.hit(block);
     }
@@ -52,16 +60,34 @@ impl Replacement for Dulo {
     }
 }
 
-/// Registry constructor: options `bank` (bytes, default 8M) and `evict` (bytes, default 64M),
+/// DULO's configuration: options `bank` (bytes, default 8M) and `evict` (bytes, default 64M),
 /// turned into blocks of the cache's block size.
-pub fn build(spec: &PolicySpec, cache: CacheGeometry) -> Result<Box<dyn Replacement>, SimError> {
-    spec.only(&["bank", "evict"])?;
-    let block = cache.block_size.max(1);
-    let bank = spec.bytes("bank", plan::evict::dulo::BANK_BYTES)? / block;
-    let evict = spec.bytes("evict", plan::evict::dulo::EVICTING_BYTES)? / block;
-    Ok(Box::new(Dulo::new(
-        cache.capacity,
-        usize::try_from(bank).unwrap_or(usize::MAX),
-        usize::try_from(evict).unwrap_or(usize::MAX),
-    )))
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The bank in bytes.
+    pub bank: u64,
+    /// The evicting section in bytes.
+    pub evict: u64,
+}
+
+impl Options {
+    /// Reads `given`.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&["bank", "evict"])?;
+        Ok(Options {
+            bank: given.bytes("bank", plan::evict::dulo::BANK_BYTES)?,
+            evict: given.bytes("evict", plan::evict::dulo::EVICTING_BYTES)?,
+        })
+    }
+}
+
+impl MakeReplacement for Options {
+    fn build(&self, cache: CacheGeometry) -> Box<dyn Replacement> {
+        let block = cache.block_size.max(1);
+        Box::new(Dulo::new(
+            cache.capacity,
+            usize::try_from(self.bank / block).unwrap_or(usize::MAX),
+            usize::try_from(self.evict / block).unwrap_or(usize::MAX),
+        ))
+    }
 }

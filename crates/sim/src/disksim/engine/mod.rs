@@ -1,8 +1,8 @@
 //! The event loop of the disk-timed simulator (contract in the module doc of [`super`]).
 //!
-//! The loop drives one [`Policy`] per run, in the way the policy chooses
-//! ([`Policy::decides_at_idle`]): ranges queued on each reference (a replacement policy and a
-//! prefetcher, [`Paired`]), or every fetch decided when the device is idle (Cao's model), the
+//! The loop drives one [`Policy`] per run, in the way of its kind: ranges queued on each
+//! reference (a replacement policy and a prefetcher, [`super::Paired`]), or every fetch decided when
+//! the device is idle (Cao's model, [`AtIdle`]), the
 //! loop then owning the program's position, its block numbering and its future,
 //! handed to the policy in a [`Ctx`] with each call, and checking each decision against Cao's
 //! rules.
@@ -20,26 +20,27 @@
 //! think times; a device with parallelism above 1 (SSD models) is offered that many requests at
 //! once, the papers' disks have one actuator.
 
+mod at_idle;
+
+pub(crate) use super::program::Program;
+
 use std::time::Duration;
 
 use disk::{DiskModel, Request};
 use rustc_hash::FxHashMap;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-use super::iosched::{io_scheduler_from_name, Dispatch, IoScheduler};
-use super::paired::Paired;
-use super::prefetch::{prefetcher_from, Access, Disk, FetchRange, PrefetchSetup};
-use super::replace::{replacement_from, CacheGeometry, Touch};
-use super::spec::PolicySpec;
-use super::state::{BlockTable, Entry, Events, FileIndex, LoopCache};
+use super::iosched::{Dispatch, IoScheduler};
+use super::paired::Policy;
+use super::prefetch::{Access, FetchRange};
+use super::replace::Touch;
+use super::state::{BlockTable, Entry, Events, FileIndex};
 use super::workload::{DiskBlock, FileBlock, Layout, Step, Workload};
-use crate::cache::{Block, CacheView, Interner};
+use crate::cache::{Block, Interner};
 use crate::future::{Oracle, Pos};
 use crate::metrics::{nanos, Metrics, Requests};
-use crate::policy::{Ctx, Fetch, Policy};
-use crate::time::Time;
 use crate::SimError;
 
 /// Settings of the engine itself (policies and disk are passed separately).
@@ -68,57 +69,10 @@ impl EngineConfig {
     }
 }
 
-/// Everything a run is built from, by name.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunSpec {
-    /// Replacement policy (see [`super::replace::REPLACEMENTS`]).
-    pub replacement: PolicySpec,
-    /// Prefetcher (see [`super::prefetch::PREFETCHERS`]).
-    pub prefetcher: PolicySpec,
-    /// Disk scheduler (`disk` crate names, or [`super::iosched::IO_SCHEDULERS`]).
-    pub scheduler: String,
-    /// Disk model (`disk` crate names: presets, `fixed:MS`, ...).
-    pub disk: String,
-    /// Engine settings.
-    pub config: EngineConfig,
-}
-
-/// Builds the policies, scheduler and disk named by `spec` and runs `workload`.
-pub fn simulate(workload: &Workload, spec: &RunSpec) -> Result<Metrics, SimError> {
-    let geometry = CacheGeometry {
-        capacity: spec.config.cache_blocks,
-        block_size: workload.layout.block_size,
-    };
-    let mut replacement = replacement_from(&spec.replacement, geometry)?;
-    let disk = Disk::new(disk::spec_from_name(&spec.disk)?.into());
-    let setup = PrefetchSetup {
-        workload,
-        cache_blocks: spec.config.cache_blocks,
-        disk: &disk,
-    };
-    let mut prefetcher = prefetcher_from(&spec.prefetcher, &setup)?;
-    let mut scheduler = io_scheduler_from_name(&spec.scheduler)?;
-    let mut model = disk.spec.build()?;
-    let mut policy = Paired {
-        replacement: replacement.as_mut(),
-        prefetcher: prefetcher.as_mut(),
-    };
-    run(
-        workload,
-        spec.config,
-        Parts {
-            policy: &mut policy,
-            scheduler: scheduler.as_mut(),
-            model: model.as_mut(),
-        },
-        &mut |_| {},
-    )
-}
-
 /// The pluggable parts of one run.
 pub struct Parts<'a> {
     /// The policy: replacement and prefetching.
-    pub policy: &'a mut dyn Policy,
+    pub policy: Policy<'a>,
     /// The disk queue.
     pub scheduler: &'a mut dyn IoScheduler,
     /// The disk.
@@ -126,7 +80,7 @@ pub struct Parts<'a> {
 }
 
 /// One served reference, as shown to an observer (after the fetches it caused were queued).
-pub struct Observed<'a> {
+pub struct Observed<'a, 'p> {
     /// The stream.
     pub stream: usize,
     /// Position of the reference in its stream.
@@ -138,7 +92,7 @@ pub struct Observed<'a> {
     /// When the reference was issued.
     pub now: Duration,
     /// The policy, to look at its order.
-    pub policy: &'a dyn Policy,
+    pub policy: &'a Policy<'p>,
 }
 
 /// Runs `workload` to the end; `observe` sees every reference right after it was issued.
@@ -146,7 +100,7 @@ pub fn run(
     workload: &Workload,
     config: EngineConfig,
     parts: Parts<'_>,
-    observe: &mut dyn FnMut(Observed<'_>),
+    observe: &mut dyn FnMut(Observed<'_, '_>),
 ) -> Result<Metrics, SimError> {
     run_from(workload, config, parts, &[], observe)
 }
@@ -159,10 +113,10 @@ pub fn run_from(
     config: EngineConfig,
     parts: Parts<'_>,
     cached: &[FileBlock],
-    observe: &mut dyn FnMut(Observed<'_>),
+    observe: &mut dyn FnMut(Observed<'_, '_>),
 ) -> Result<Metrics, SimError> {
     workload.validate()?;
-    if parts.policy.decides_at_idle() {
+    if parts.policy.at_idle() {
         return Err(SimError::Config(
             "a policy deciding at idle runs on a reference string (sim::runner), not a workload"
                 .into(),
@@ -218,54 +172,9 @@ impl<'f> Sight<'f> {
     }
 }
 
-/// What the loop reads its streams' references from, where they are: a workload's list of
-/// steps, or a program that makes each step when asked (Cao's adapter reads a reference
-/// string in place, building no list). Every step it gives lies in its layout.
-pub(crate) trait Program {
-    /// Where the files are.
-    fn layout(&self) -> &Layout;
-    /// How many concurrent streams.
-    fn streams(&self) -> usize;
-    /// References of all streams together.
-    fn references(&self) -> u64;
-    /// Whether its disk blocks are numbered densely from 0 (as Cao's adapter numbers the
-    /// blocks it meets), so the loop keeps their state in a vector that grows with them.
-    fn dense_blocks(&self) -> bool {
-        false
-    }
-    /// Reference `index` of `stream`, if it has one (the loop asks for a stream's references
-    /// in order, looking at most [`LOOKAHEAD`] ahead of its current one and one behind it);
-    /// a program that numbers its blocks as it reads them numbers them in `ids`.
-    fn step(&self, stream: usize, index: usize, ids: &mut Interner) -> Option<Step>;
-    /// Think time of `stream` after its last reference (a program's work after its last
-    /// read: Cao's realistic model counts the last reference's compute time); asked once the
-    /// stream has ended.
-    fn last_think(&self, _stream: usize) -> Duration {
-        Duration::ZERO
-    }
-}
-
-impl Program for Workload {
-    fn layout(&self) -> &Layout {
-        &self.layout
-    }
-
-    fn streams(&self) -> usize {
-        self.streams.len()
-    }
-
-    fn references(&self) -> u64 {
-        self.streams.iter().map(|s| s.len() as u64).sum()
-    }
-
-    fn step(&self, stream: usize, index: usize, _ids: &mut Interner) -> Option<Step> {
-        self.streams[stream].get(index).copied()
-    }
-}
-
 /// [`run_from`] over any [`Program`] whose steps lie in its layout, with what `sight` tells a
 /// policy deciding at idle (`observe` inlined when it is not a trait object).
-pub(crate) fn run_program<P: Program, O: FnMut(Observed<'_>) + ?Sized>(
+pub(crate) fn run_program<P: Program, O: FnMut(Observed<'_, '_>) + ?Sized>(
     program: &P,
     config: EngineConfig,
     parts: Parts<'_>,
@@ -365,8 +274,11 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         sight: Sight<'f>,
     ) -> Engine<'w, 'p, 'f, P> {
         let layout = program.layout();
-        let at_idle = parts.policy.decides_at_idle();
-        let demand_only = at_idle && parts.policy.demand_only();
+        let at_idle = parts.policy.at_idle();
+        let demand_only = match &parts.policy {
+            Policy::AtIdle(policy) => policy.demand_only(),
+            Policy::Pair(_) => false,
+        };
         let slots = parts.model.parallelism().max(1);
         Engine {
             program,
@@ -425,26 +337,6 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         }
     }
 
-    /// Calls the policy deciding at idle with what it sees at `now`: the loop's cache, the
-    /// future, the numbering, the cursor, the block `pinned` (which must not be evicted).
-    fn decide<R>(
-        &mut self,
-        now: Duration,
-        pinned: Option<Block>,
-        call: impl FnOnce(&mut dyn Policy, &mut Ctx<'_>) -> R,
-    ) -> R {
-        let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
-        let sight = &mut self.sight;
-        let mut ctx = Ctx::new(
-            CacheView::new(&cache),
-            sight.oracle.as_ref(),
-            &mut sight.ids,
-            (now.as_nanos() as Time, sight.cursor),
-            pinned,
-        );
-        call(&mut *self.parts.policy, &mut ctx)
-    }
-
     fn start(&mut self) {
         for index in 0..self.program.streams() {
             let first = self.program.step(index, 0, &mut self.sight.ids);
@@ -463,7 +355,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
     }
 
     /// Stream `stream` issues its next reference at `now`.
-    fn reference<O: FnMut(Observed<'_>) + ?Sized>(
+    fn reference<O: FnMut(Observed<'_, '_>) + ?Sized>(
         &mut self,
         now: Duration,
         stream: usize,
@@ -495,8 +387,10 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
                 // A replacement's own setting: the pair fills it in (`Paired::on_access`).
                 prefetch_ceiling: None,
             };
-            let ranges = self.parts.policy.on_access(&access);
-            let drops = self.parts.policy.drops();
+            let (ranges, drops) = match &mut self.parts.policy {
+                Policy::Pair(pair) => (pair.on_access(&access), pair.drops()),
+                Policy::AtIdle(_) => (Vec::new(), Vec::new()),
+            };
             self.drop_blocks(&drops);
             let demand = (!found).then_some((block, disk_block));
             if let Some(id) = self.issue(stream, now, demand, &ranges) {
@@ -509,7 +403,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
             block,
             found,
             now,
-            policy: &*self.parts.policy,
+            policy: &self.parts.policy,
         });
         if self.at_idle {
             return;
@@ -581,8 +475,8 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         {
             if let Some(disk_block) = self.layout.disk_block(ahead.block) {
                 self.cache.warm(disk_block);
-                if self.at_idle {
-                    self.parts.policy.warm(dense(ahead.block), &self.sight.ids);
+                if let Policy::AtIdle(policy) = &self.parts.policy {
+                    policy.warm(dense(ahead.block), &self.sight.ids);
                 }
             }
         }
@@ -601,33 +495,6 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
                 self.metrics.elapsed = self.metrics.elapsed.max(nanos(ready));
                 self.parts.policy.on_stream_end(stream);
             }
-        }
-    }
-
-    /// Decisions at idle: tells the policy that the reference at the cursor, to `served`, was
-    /// served at `now`, the future moving past it.
-    fn tell_served(&mut self, now: Duration, served: FileBlock) {
-        let pos = self.sight.cursor;
-        if let Some(oracle) = self.sight.oracle.as_mut() {
-            oracle.advance(pos);
-        }
-        self.sight.cursor += 1;
-        self.decide(now, None, |p, ctx| p.on_reference(dense(served), pos, ctx));
-    }
-
-    /// Decisions at idle: the reference to `block` was served, so a prefetched block counts
-    /// as used (as in Cao's model, after the offers made while it was awaited).
-    fn use_prefetch(&mut self, block: FileBlock) {
-        if self.unreferenced == 0 {
-            return;
-        }
-        let entry = self
-            .layout
-            .disk_block(block)
-            .and_then(|disk_block| self.cache.get_mut(disk_block));
-        if let Some(entry) = entry.filter(|e| e.unused_prefetch()) {
-            entry.referenced();
-            self.unreferenced -= 1;
         }
     }
 
@@ -770,12 +637,10 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
                 let unused = entry.unused_prefetch();
                 self.metrics.unused_prefetches += u64::from(unused);
                 self.unreferenced -= usize::from(unused);
-                let file_block = match self.at_idle {
-                    true => None,
-                    false => self.files.file_block(victim),
-                };
-                if let Some(file_block) = file_block {
-                    self.parts.policy.on_evict(file_block, unused);
+                if let Policy::Pair(pair) = &mut self.parts.policy {
+                    if let Some(file_block) = self.files.file_block(victim) {
+                        pair.on_evict(file_block, unused);
+                    }
                 }
             }
             if let Some(next) = self.parts.policy.likely_victim() {
@@ -878,223 +743,6 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
             true => self.count_unused_at_end(),
         }
         Ok(self.metrics)
-    }
-
-    /// Decisions at idle (Cao's model): prefetched blocks still cached unreferenced at the end
-    /// were unused too, except those of cancelled prefetches (every prefetch that arrives
-    /// once the program has ended is cancelled, and none is referenced or evicted after it).
-    fn count_unused_at_end(&mut self) {
-        let still_cached = self.unreferenced as u64;
-        self.metrics.unused_prefetches +=
-            still_cached.saturating_sub(self.metrics.cancelled_prefetches);
-    }
-
-    /// Whether the device can start another request now.
-    fn device_idle(&self) -> bool {
-        self.busy_slots < self.slots
-    }
-
-    /// Decisions at idle (Cao's model, for the reference `stream` is at, at `now`): serve it
-    /// if its block is available, after offering the idle device to the prefetcher with the
-    /// block pinned; fetch it on demand if it is absent and the device idle; otherwise (in
-    /// flight, the idle device offered first; or absent and the device busy) wait for the
-    /// next completion and decide again.
-    fn settle(&mut self, stream: usize, now: Duration) {
-        let next = self.streams[stream].next;
-        let Some(Step { block, .. }) = self.program.step(stream, next, &mut self.sight.ids) else {
-            return;
-        };
-        if let Some(disk_block) = self.layout.disk_block(block) {
-            self.settle_on(stream, now, (block, disk_block));
-        }
-    }
-
-    /// [`Engine::settle`] for `stream`'s reference to `block` (at disk block `disk_block`).
-    fn settle_on(
-        &mut self,
-        stream: usize,
-        mut now: Duration,
-        (block, disk_block): (FileBlock, DiskBlock),
-    ) {
-        self.streams[stream].blocked = false;
-        loop {
-            match self.cache.get(disk_block).map(|e| e.pending()) {
-                Some(None) => {
-                    if let Some(since) = self.streams[stream].waiting_since.take() {
-                        self.metrics.stall += nanos(now - since);
-                    }
-                    self.offer_at_idle(stream, now, Some(dense(block)));
-                    self.advance_past(stream, now, block);
-                    return;
-                }
-                Some(Some(_)) => {
-                    if self.device_idle() {
-                        self.offer_at_idle(stream, now, None);
-                    }
-                    break;
-                }
-                None if self.device_idle() => {
-                    let demand = dense(block);
-                    let victim = self.decide(now, None, |p, ctx| p.demand_victim(demand, ctx));
-                    let fetch = Fetch {
-                        block: demand,
-                        victim,
-                    };
-                    self.start_fetch(fetch, None);
-                    if self.alone() {
-                        self.streams[stream].waiting_since.get_or_insert(now);
-                        now = self.fetch_alone(stream, now, (block, disk_block));
-                        continue;
-                    }
-                    self.queue_run(stream, now, &[(block, disk_block)], Some(disk_block));
-                    self.kick_disk(now);
-                }
-                None => break,
-            }
-        }
-        let state = &mut self.streams[stream];
-        state.waiting_since.get_or_insert(now);
-        state.blocked = true;
-    }
-
-    /// Whether a demand fetch starting now would be the only thing to happen until it
-    /// completes: decisions at idle on one stream, a device serving one request at a time
-    /// through a scheduler that serves a lone request at once, nothing in flight or due
-    /// (no timer, no event, no time limit). The loop then queues one request at a time
-    /// throughout, so a scheduler's choice never matters.
-    fn alone(&self) -> bool {
-        self.streams.len() == 1
-            && self.in_flight.is_empty()
-            && self.events.is_empty()
-            && self.timer.is_none()
-            && self.config.time_limit.is_none()
-            && self.slots == 1
-            && self.parts.scheduler.serves_at_once()
-    }
-
-    /// Demand-fetches `block` at `now` when the loop is [`Engine::alone`]: exactly what queueing
-    /// the one-block request, serving it and completing it would do, with no request queued,
-    /// kept in flight or waited for through the event queue; returns when it arrived.
-    fn fetch_alone(
-        &mut self,
-        stream: usize,
-        now: Duration,
-        (block, disk_block): (FileBlock, DiskBlock),
-    ) -> Duration {
-        let id = self.next_request;
-        self.next_request += 1;
-        self.make_room(now);
-        self.cache.insert(disk_block, Entry::arrived());
-        let touch = Touch {
-            stream,
-            now,
-            prefetched: false,
-        };
-        self.parts.policy.on_insert(disk_block, touch);
-        let block_size = self.layout.block_size;
-        let request = Request {
-            id,
-            addr: disk_block * block_size,
-            len: block_size,
-            arrival: now,
-        };
-        let service = self.parts.model.service(now, &request);
-        let seek = self.last_end.map(|end| end.abs_diff(request.addr));
-        self.last_end = Some(request.end());
-        self.metrics.disk.note(1, seek, nanos(service));
-        self.parts.policy.on_served(&request, seek);
-        let done = now + service;
-        self.decide(done, None, |p, ctx| p.on_arrival(dense(block), ctx));
-        self.parts.scheduler.completed(&request, stream, done);
-        done
-    }
-
-    /// Offers the idle device to the policy until it declines or the device is busy
-    /// (`pinned` must not be evicted).
-    fn offer_at_idle(&mut self, stream: usize, now: Duration, pinned: Option<Block>) {
-        while !self.demand_only && self.device_idle() {
-            let Some(fetch) = self.decide(now, pinned, |p, ctx| p.prefetch(ctx)) else {
-                return;
-            };
-            let block = file_block(fetch.block);
-            let Some(disk_block) = self.layout.disk_block(block) else {
-                return;
-            };
-            if !self.start_fetch(fetch, pinned) || self.cache.contains(disk_block) {
-                return;
-            }
-            self.queue_run(stream, now, &[(block, disk_block)], None);
-            self.kick_disk(now);
-        }
-    }
-
-    /// Decisions at idle: accepts `fetch` if Cao's model allows it (its victim evicted next,
-    /// its block's trace number left for the device), or notes the policy's error.
-    fn start_fetch(&mut self, fetch: Fetch, pinned: Option<Block>) -> bool {
-        let cache = LoopCache::new(&self.cache, self.config.cache_blocks, self.unreferenced);
-        if let Err(message) = check(fetch, CacheView::new(&cache), pinned) {
-            let policy = self.sight.name;
-            self.sight
-                .error
-                .get_or_insert(SimError::Policy { policy, message });
-            return false;
-        }
-        if let Some(started) = &self.sight.started {
-            started.store(self.sight.ids.raw(fetch.block), Ordering::Relaxed);
-        }
-        self.sight.victim = fetch.victim;
-        true
-    }
-
-    /// Decisions at idle, a request completed at `now`: the streams waiting decide again, and
-    /// a stream in the middle of its compute time (or of its last) offers the idle device to
-    /// the prefetcher.
-    fn resume_at_idle(&mut self, now: Duration) {
-        for stream in 0..self.streams.len() {
-            let state = &self.streams[stream];
-            let computing = state.wake_at.is_some_and(|at| at > now)
-                || state.finished_at.is_some_and(|at| at > now);
-            if state.blocked {
-                self.settle(stream, now);
-            } else if computing {
-                self.offer_at_idle(stream, now, None);
-            }
-        }
-        self.kick_disk(now);
-    }
-
-    /// A prefetched block arrived at `now`: counted as fetched unless the program has ended
-    /// (a prefetch completing at or after the end is cancelled, as in Cao's model).
-    fn count_arrived_prefetch(&mut self, now: Duration) {
-        let ended = self.active == 0
-            && self
-                .streams
-                .iter()
-                .filter_map(|s| s.finished_at)
-                .all(|end| end <= now);
-        match ended {
-            true => self.metrics.cancelled_prefetches += 1,
-            false => self.metrics.prefetches += 1,
-        }
-    }
-}
-
-/// The rules of Cao's model for a fetch into `cache` (the loop asks only with a fetch slot
-/// free).
-fn check(fetch: Fetch, cache: CacheView<'_>, pinned: Option<Block>) -> Result<(), String> {
-    if !cache.is_absent(fetch.block) {
-        return Err(format!(
-            "fetched block {} which is already cached",
-            fetch.block
-        ));
-    }
-    match fetch.victim {
-        None if cache.free_slots() == 0 => Err("fetched without a victim into a full cache".into()),
-        Some(v) if !cache.is_resident(v) => Err(format!("evicted block {v} which is not cached")),
-        Some(v) if Some(v) == pinned => {
-            Err(format!("evicted block {v} that is about to be referenced"))
-        }
-        _ => Ok(()),
     }
 }
 

@@ -1,4 +1,6 @@
-//! The live library's planner ([`plan::Planner`], whichever schedule it is
+//! A helper of the examples and tests on the live planner's schedules, not
+//! a simulator loop (policies run on `sim::disksim`'s one engine): the live
+//! library's planner ([`plan::Planner`], whichever schedule it is
 //! configured with) replayed over one access list against a page cache of
 //! a fixed size, counting what it makes the device read. This is what
 //! `libprefetch` would do for an application that reads its list in order,
@@ -123,16 +125,11 @@ fn pages_of(ranges: &[PageRange]) -> impl Iterator<Item = PageKey> + '_ {
 
 /// Replays `list` through a planner configured by `config` (its
 /// `available_bytes` set to `memory_pages` pages) over a page cache of
-/// `memory_pages` pages.
-pub fn replay(config: PlannerConfig, list: &[PageKey], memory_pages: usize) -> ReplayCounts {
-    replay_refilled(config, list, memory_pages, list.len())
-}
-
-/// [`replay`] with the planner's list holding at most `list_capacity`
+/// `memory_pages` pages, the planner's list holding at most `list_capacity`
 /// entries: it takes what fits, and each callback hands it more, as the
 /// live library's list does when full (short counts, libprefetch section
-/// 4.2).
-pub fn replay_refilled(
+/// 4.2); `list.len()` hands it the whole list at once.
+pub fn replay(
     config: PlannerConfig,
     list: &[PageKey],
     memory_pages: usize,
@@ -260,7 +257,7 @@ mod tests {
                 infill_bytes: 0,
                 ..PlannerConfig::default()
             };
-            let counts = replay(config, &list, 10);
+            let counts = replay(config, &list, 10, list.len());
             assert_eq!(counts.fetches, 4, "{}", schedule.name());
             assert_eq!(counts.demand_misses, 0, "{}", schedule.name());
             assert_eq!(counts.harmful_rounds, 0, "{}", schedule.name());

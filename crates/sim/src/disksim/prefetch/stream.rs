@@ -1,0 +1,226 @@
+//! Competitive prefetching as the live library runs it (`prefetch run --competitive`): the
+//! kernel's own read-ahead stays on ([`super::readahead`], Linux's 16 -> 32 blocks), and each
+//! stream's reads of each file go through the live code, `plan::stream::Stream` (TR840 s3
+//! windows by slow start up to `S_p`, s4's thrash cap), whose advice is fetched as the
+//! kernel would fetch a `WILLNEED`. The simulator's `cp` is this prefetcher, so what it
+//! predicts is what the library does.
+//!
+//! As the live library: `S_p` is the device's break-even gap (its average switch, a seek and
+//! half a turn, times its mean transfer rate; the profile's `break_even_gap_bytes`), slow start
+//! skips the depths the kernel's window already covers (its largest, 32 blocks), and a page
+//! advised but evicted before the read reaches it is "missing" and halves the stream's cap.
+//!
+//! Deviations: the live library follows one stream per open descriptor; here one per
+//! (stream, file) of the workload. The live probe of the device's queue (advice waiting for
+//! room) has no counterpart: the engine queues every request at once, so the queue always has
+//! room. A fixed-time device has no transfer rate: there the depth is given (`depth=BYTES`).
+
+use std::ops::Range;
+
+use plan::stream::{Probes, Stream};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::readahead::{self, ReadAhead};
+use super::{Access, FetchRange, MakePrefetcher, PrefetchSetup, Prefetcher};
+use crate::disksim::spec::PolicySpec;
+use crate::disksim::workload::{FileBlock, Layout};
+use crate::SimError;
+
+/// The live library's competitive prefetching over the kernel's read-ahead.
+#[derive(Debug)]
+pub struct LiveCompetitive {
+    layout: Layout,
+    /// `S_p` in blocks.
+    target: u64,
+    kernel: ReadAhead,
+    streams: FxHashMap<(usize, u32), Stream>,
+    /// Blocks prefetched and evicted before any reference (the live probe's "not cached").
+    evicted_unused: FxHashSet<FileBlock>,
+}
+
+/// The live probes, simulated: the advised pages evicted unused, and a queue with room.
+struct Evicted<'a> {
+    file: u32,
+    evicted_unused: &'a mut FxHashSet<FileBlock>,
+}
+
+impl Probes for Evicted<'_> {
+    fn missing(&mut self, pages: Range<u64>) -> u64 {
+        let file = self.file;
+        pages
+            .filter(|&block| self.evicted_unused.remove(&FileBlock { file, block }))
+            .count() as u64
+    }
+
+    fn queue_has_room(&mut self) -> bool {
+        true
+    }
+}
+
+impl Prefetcher for LiveCompetitive {
+    fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
+        let mut ranges = self.kernel.on_access(access);
+        let FileBlock { file, block } = access.block;
+        let size = self.layout.block_size;
+        let kernel_window = readahead::Options::LINUX.max;
+        let stream = self
+            .streams
+            .entry((access.stream, file))
+            .or_insert_with(|| Stream::new(size).with_kernel_window(kernel_window));
+        let file_bytes = self.layout.file_blocks(file) * size;
+        let mut probes = Evicted {
+            file,
+            evicted_unused: &mut self.evicted_unused,
+        };
+        let step = stream.on_read(block * size, size, file_bytes, self.target, &mut probes);
+        ranges.extend(step.advise.into_iter().map(|pages| FetchRange {
+            file,
+            start: pages.start,
+            len: pages.end - pages.start,
+        }));
+        ranges
+    }
+
+    fn on_evict(&mut self, block: FileBlock, unused: bool) {
+        if unused {
+            self.evicted_unused.insert(block);
+        }
+    }
+
+    fn on_stream_end(&mut self, stream: usize) {
+        self.kernel.on_stream_end(stream);
+        self.streams.retain(|&(s, _), _| s != stream);
+    }
+
+    fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
+
+    fn drops(&mut self) -> Vec<FetchRange> {
+        Vec::new()
+    }
+}
+
+/// CP's configuration: option `depth` (bytes; default the device's break-even gap, which a
+/// fixed-time device, with no transfer rate, does not have).
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// `S_p` in bytes; `None`: the device's break-even gap.
+    pub depth: Option<u64>,
+}
+
+impl Options {
+    /// Reads `given`.
+    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
+        given.only(&["depth"])?;
+        Ok(Options {
+            depth: given.bytes_given("depth")?,
+        })
+    }
+}
+
+impl MakePrefetcher for Options {
+    fn build(&self, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
+        let layout = setup.workload.layout.clone();
+        let depth = match self.depth {
+            Some(bytes) => bytes,
+            None => setup.disk.break_even_gap_bytes().map_err(|reason| {
+                let reason = format!(
+                    "{reason}: give one (`depth=512K`) or a disk model (`--device st3500320as`)"
+                );
+                let spec = "competitive".into();
+                SimError::BadOption { spec, reason }
+            })?,
+        };
+        let linux = readahead::Options::LINUX;
+        Ok(Box::new(LiveCompetitive {
+            target: depth.div_ceil(layout.block_size.max(1)).max(1),
+            layout,
+            kernel: ReadAhead::new(linux.init, linux.max),
+            streams: FxHashMap::default(),
+            evicted_unused: FxHashSet::default(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::disksim::engine::EngineConfig;
+    use crate::disksim::replace::clock;
+    use crate::disksim::run::{disk_named, run_pair, Pair};
+    use crate::disksim::workload::{Step, Workload};
+    use plan::stream::Roomy;
+    use std::time::Duration;
+
+    const BLOCK: u64 = 4096;
+
+    fn access(block: u64) -> Access {
+        Access {
+            stream: 0,
+            block: FileBlock { file: 0, block },
+            found: false,
+            now: Duration::ZERO,
+            active_streams: 1,
+            prefetch_ceiling: None,
+        }
+    }
+
+    /// The advice beyond the kernel's windows is exactly the live `plan::stream::Stream`'s for
+    /// the same reads, with the kernel's window of 32 blocks and the same target.
+    #[test]
+    fn the_advice_is_the_live_streams() {
+        let workload = Workload {
+            layout: Layout::contiguous(&[4096], 0, BLOCK),
+            streams: vec![(0..600).map(|b| Step::at(0, b)).collect()],
+        };
+        let disk = disk_named("fixed:1").unwrap();
+        let setup = PrefetchSetup {
+            workload: &workload,
+            cache_blocks: 1024,
+            disk: &disk,
+        };
+        let mut cp = Options {
+            depth: Some(132 * BLOCK),
+        }
+        .build(&setup)
+        .unwrap();
+        let mut kernel = ReadAhead::new(16, 32);
+        let mut live = Stream::new(BLOCK).with_kernel_window(32);
+        for block in 0..600 {
+            let ours = cp.on_access(&access(block));
+            let kernels = kernel.on_access(&access(block));
+            let step = live.on_read(block * BLOCK, BLOCK, 4096 * BLOCK, 132, &mut Roomy);
+            let advice: Vec<FetchRange> = step
+                .advise
+                .iter()
+                .map(|p| FetchRange {
+                    file: 0,
+                    start: p.start,
+                    len: p.end - p.start,
+                })
+                .collect();
+            assert_eq!(ours, [kernels, advice].concat(), "at block {block}");
+        }
+    }
+
+    /// On a disk model, a sequential reader's windows grow past the kernel's to `S_p`, so it
+    /// reads in fewer, longer requests than with the kernel's read-ahead alone.
+    #[test]
+    fn a_sequential_reader_gets_longer_requests_than_the_kernels() {
+        let workload = Workload {
+            layout: Layout::contiguous(&[8192], 0, BLOCK),
+            streams: vec![(0..8192).map(|b| Step::at(0, b)).collect()],
+        };
+        let disk = disk_named("ibm-36z15").unwrap();
+        let config = EngineConfig::with_cache(16384);
+        let run = |pair: Pair| run_pair(&pair, &workload, (&disk, "fifo"), config).unwrap();
+        let kernel = run(Pair::new(clock::Options, readahead::Options::LINUX));
+        let cp = run(Pair::new(clock::Options, Options { depth: None }));
+        assert!(
+            cp.disk.avg_request_blocks() > 2.0 * kernel.disk.avg_request_blocks(),
+            "{} vs {}",
+            cp.disk.avg_request_blocks(),
+            kernel.disk.avg_request_blocks()
+        );
+        assert_eq!(cp.references, 8192);
+    }
+}

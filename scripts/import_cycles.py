@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Import circles between the files of a crate.
+
+    scripts/import_cycles.py crates/sim [crates/bench ...]
+
+For each source file of the crate's `src/`, every path it names in code (not in comments)
+that starts with `crate::`, `super::` or `self::` (in `use` items, grouped or not, and inline)
+is resolved to the file of the longest module prefix that exists; each such file is an edge.
+A strongly connected component of more than one file is an import circle, printed with its
+files; the exit status is 1 if there is one. A file's edge to its own submodules through
+`mod` declarations is not an import and is not counted.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+
+def module_files(src):
+    """Module path (tuple) -> file, for every .rs file under src."""
+    files = {}
+    for path in src.rglob("*.rs"):
+        rel = path.relative_to(src).with_suffix("")
+        parts = list(rel.parts)
+        if parts in (["lib"], ["main"]):
+            parts = []
+        elif parts[-1] == "mod":
+            parts = parts[:-1]
+        files[tuple(parts)] = path
+    return files
+
+
+def code_of(text):
+    """The text without comments (line and block) and string literals."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r'"(\\.|[^"\\])*"', '""', text)
+    return "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+
+
+def expand_uses(code):
+    """Every path named by `use` items (groups expanded) and inline paths."""
+    paths = []
+    for match in re.finditer(r"\buse\s+([^;]+);", code):
+        paths.extend(expand(match.group(1).replace("\n", " ")))
+    paths.extend(re.findall(r"\b(?:crate|super|self)(?:::\w+)+", code))
+    return paths
+
+
+def expand(tree):
+    """`a::{b, c::{d, e}}` -> a::b, a::c::d, a::c::e."""
+    tree = re.sub(r"\s+", "", tree)
+    brace = tree.find("{")
+    if brace < 0:
+        return [tree.split(" as ")[0]]
+    prefix, inner = tree[:brace], tree[brace + 1 : tree.rindex("}")]
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(inner):
+        depth += ch == "{"
+        depth -= ch == "}"
+        if ch == "," and depth == 0:
+            items.append(inner[start:i])
+            start = i + 1
+    items.append(inner[start:])
+    return [p for item in items if item for p in expand(prefix + item)]
+
+
+def resolve(path, here, files):
+    """The file of the longest existing module prefix of `path`, seen from module `here`."""
+    parts = path.split("::")
+    if parts[0] == "crate":
+        base, rest = [], parts[1:]
+    elif parts[0] in ("super", "self"):
+        base = list(here)
+        rest = parts
+        while rest and rest[0] in ("super", "self"):
+            if rest[0] == "super":
+                base = base[:-1]
+            rest = rest[1:]
+    else:
+        return None
+    for n in range(len(rest), -1, -1):
+        key = tuple(base + rest[:n])
+        if key in files:
+            return key
+    return None
+
+
+def cycles(edges):
+    """Strongly connected components of more than one node (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in list(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main():
+    found = False
+    for crate in sys.argv[1:]:
+        src = Path(crate) / "src"
+        files = module_files(src)
+        edges = {}
+        for module, path in files.items():
+            code = code_of(path.read_text())
+            # A file's own module: for foo.rs, `super::` is its parent.
+            targets = {resolve(p, module, files) for p in expand_uses(code)}
+            edges[module] = {t for t in targets if t is not None and t != module}
+        circles = cycles(edges)
+        count = sum(len(e) for e in edges.values())
+        print(f"{crate}: {len(files)} files, {count} import edges, {len(circles)} circles")
+        for circle in circles:
+            found = True
+            print("  circle: " + ", ".join(str(files[m].relative_to(src)) for m in circle))
+    sys.exit(1 if found else 0)
+
+
+if __name__ == "__main__":
+    main()
