@@ -11,6 +11,9 @@
 //! the file is one the program read. A missing program (python3, md5sum, cc) fails the test,
 //! naming it.
 
+mod common;
+use common::library;
+
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
@@ -23,16 +26,6 @@ const PAGE: u64 = 4096;
 const FILE_BYTES: u64 = 256 << 20;
 const BUDGET_BYTES: u64 = 32 << 20;
 const READ: u64 = 1 << 20;
-
-/// The libprefetch.so cargo built for this test run (next to the test executable).
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().expect("path of the test executable");
-    let deps = exe.parent().expect("directory of the test executable");
-    [deps.join("libprefetch.so"), deps.join("../libprefetch.so")]
-        .into_iter()
-        .find(|path| path.is_file())
-        .expect("libprefetch.so next to the test executable: run `cargo build -p preload`")
-}
 
 /// A 256 MiB file of varied bytes, written back and evicted.
 fn data_file(dir: &Path) -> PathBuf {

@@ -10,6 +10,9 @@
 //!
 //! Deviations: none. A missing program (python3) fails the test, naming it.
 
+mod common;
+use common::library;
+
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::os::fd::AsRawFd;
@@ -29,16 +32,6 @@ const PROFILE: &str = "request_seconds 0.01\nbytes_per_second 51200000\n";
 const DEPTH_PAGES: u64 = 125;
 /// Reads of the sequential reader.
 const SEQUENTIAL_READS: u64 = 40;
-
-/// The libprefetch.so cargo built for this test run (next to the test executable).
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().expect("path of the test executable");
-    let deps = exe.parent().expect("directory of the test executable");
-    [deps.join("libprefetch.so"), deps.join("../libprefetch.so")]
-        .into_iter()
-        .find(|path| path.is_file())
-        .expect("libprefetch.so next to the test executable: run `cargo build -p preload`")
-}
 
 /// A directory holding `data.bin` and a cache directory whose profile (if `profiled`) gives the
 /// data file's device [`DEPTH_PAGES`].

@@ -9,6 +9,9 @@
 //! (a lock the program holds is never changed). Prints "skipped (kernel feature missing): REASON"
 //! and passes where /dev/fuse or fusermount3 is missing; a missing gcc fails the test.
 
+mod common;
+use common::library;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -21,16 +24,6 @@ const ITERATIONS: &str = "500";
 
 /// How long to wait for the mount: a bound on waiting, not a performance threshold.
 const PATIENCE: Duration = Duration::from_secs(20);
-
-/// The libprefetch.so cargo built for this test run (next to the test executable).
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().expect("path of the test executable");
-    let deps = exe.parent().expect("directory of the test executable");
-    [deps.join("libprefetch.so"), deps.join("../libprefetch.so")]
-        .into_iter()
-        .find(|path| path.is_file())
-        .expect("libprefetch.so next to the test executable: run `cargo build -p preload`")
-}
 
 /// A `prefetch emulate` mount of two 4 MiB files, unmounted when dropped.
 struct Mount {

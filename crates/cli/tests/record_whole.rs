@@ -7,23 +7,16 @@
 //! where the kernel lacks the tracepoint or the test lacks the privilege.
 //! Files live on disk (tmpfs pages cannot be evicted) and start cold.
 
+mod common;
+use common::library;
+
 use std::collections::HashSet;
 use std::fs;
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use plan::recording::{Recording, Via};
-
-/// The libprefetch.so cargo built for this test run.
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [deps.join("libprefetch.so"), deps.join("../libprefetch.so")]
-        .into_iter()
-        .find(|path| path.is_file())
-        .expect("libprefetch.so next to the test executable: run `cargo build -p preload`")
-}
 
 /// The real python3 (not a pyenv shim).
 fn python() -> String {

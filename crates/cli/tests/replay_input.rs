@@ -6,23 +6,16 @@
 //! OOM-killed). Each child runs under a deadline: past it the test fails
 //! (a hang), never passes.
 
+mod common;
+use common::library;
+
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Longer than any of these programs takes; a child still running then has hung.
 const DEADLINE: Duration = Duration::from_secs(60);
-
-/// The libprefetch.so cargo built for this test run.
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [deps.join("libprefetch.so"), deps.join("../libprefetch.so")]
-        .into_iter()
-        .find(|path| path.is_file())
-        .expect("libprefetch.so next to the test executable: run `cargo build -p preload`")
-}
 
 /// Runs `command` to its end, killing it (and failing) past [`DEADLINE`].
 fn finish(mut command: Command) -> Output {

@@ -9,6 +9,9 @@
 //!
 //! Deviations: none. A missing program (python3, sqlite3, tar, fincore) fails the test, naming it.
 
+mod common;
+use common::library;
+
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::ExitStatusExt;
@@ -18,18 +21,6 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use plan::recording::{Recording, Via};
-
-/// The libprefetch.so cargo built for this test run (next to the test executable), not a copy
-/// in `target/debug/` that only `cargo build` refreshes.
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().expect("path of the test executable");
-    let deps = exe.parent().expect("directory of the test executable");
-    let candidates = [deps.join("libprefetch.so"), deps.join("../libprefetch.so")];
-    candidates
-        .into_iter()
-        .find(|path| path.is_file())
-        .expect("libprefetch.so next to the test executable: run `cargo build -p preload`")
-}
 
 /// The real python3 (not a pyenv shim, whose bash scripts would be recorded too).
 fn python() -> &'static str {
