@@ -10,13 +10,18 @@
 //! showed. The parsing is `plan::recording`'s; a part cut off before its
 //! `end` line is left out.
 //!
+//! A page that several methods saw (a recording made as root holds the read
+//! family's runs, the page-cache tracepoint's and the mappings') is one
+//! reference, of the method that sees references best: read, then trace,
+//! then map ([`SeenBy`]).
+//!
 //! Deviations: a recording holds each page once per process (its first
 //! read), so rereads served by the cache while recording are not
 //! references here.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use plan::recording::Recording;
+use plan::recording::{Recording, Via};
 
 use crate::error::TraceError;
 use crate::trace::{lines, requests, References, Request, TraceFile};
@@ -49,32 +54,89 @@ pub fn requests(trace: &TraceFile) -> Result<Vec<Request>, TraceError> {
 fn as_requests(recording: &Recording) -> Vec<Request> {
     let page = recording.page_size;
     let mut numbers: HashMap<(u64, u64), u64> = HashMap::new();
+    let numbered: Vec<Vec<u64>> = recording
+        .parts
+        .iter()
+        .map(|part| {
+            let numbers = &mut numbers;
+            part.files
+                .iter()
+                .map(|f| {
+                    let next = numbers.len() as u64;
+                    *numbers.entry((f.dev, f.ino)).or_insert(next)
+                })
+                .collect()
+        })
+        .collect();
+    let seen = SeenBy::of(recording, &numbered);
     let mut requests = Vec::new();
     let mut part_start = 0;
-    for part in &recording.parts {
-        let files: Vec<u64> = part
-            .files
-            .iter()
-            .map(|f| {
-                let next = numbers.len() as u64;
-                *numbers.entry((f.dev, f.ino)).or_insert(next)
-            })
-            .collect();
+    for (part, files) in recording.parts.iter().zip(&numbered) {
         let mut last = part_start;
         for run in &part.runs {
             last = part_start + run.time_us;
-            requests.push(Request {
-                line: 0,
-                time_us: Some(last),
-                file: files[run.file],
-                offset: run.first * page,
-                length: run.count * page,
-                service_us: None,
-            });
+            let file = files[run.file];
+            for (first, count) in seen.unseen_pages(run.via, file, run.first, run.count) {
+                requests.push(Request {
+                    line: 0,
+                    time_us: Some(last),
+                    file,
+                    offset: first * page,
+                    length: count * page,
+                    service_us: None,
+                });
+            }
         }
         part_start = last;
     }
     requests
+}
+
+/// The pages (file number, page) each method saw, so that a page is a reference of the method
+/// that sees references best: a recording made as root holds the same pages from the read
+/// family (every read, in order), the page-cache tracepoint (first touches) and the mappings
+/// (resident at unmap); read runs are kept whole, a traced page is left out where a read saw
+/// it, a mapped one where a read or the tracepoint did.
+struct SeenBy {
+    read: HashSet<(u64, u64)>,
+    trace: HashSet<(u64, u64)>,
+}
+
+impl SeenBy {
+    fn of(recording: &Recording, numbered: &[Vec<u64>]) -> SeenBy {
+        let mut seen = SeenBy {
+            read: HashSet::new(),
+            trace: HashSet::new(),
+        };
+        for (part, files) in recording.parts.iter().zip(numbered) {
+            for run in &part.runs {
+                let set = match run.via {
+                    Via::Read => &mut seen.read,
+                    Via::Trace => &mut seen.trace,
+                    Via::Map => continue,
+                };
+                set.extend((run.first..run.first + run.count).map(|p| (files[run.file], p)));
+            }
+        }
+        seen
+    }
+
+    /// The sub-runs (first page, count) of a run that no better method saw.
+    fn unseen_pages(&self, via: Via, file: u64, first: u64, count: u64) -> Vec<(u64, u64)> {
+        let better = |page: u64| match via {
+            Via::Read => false,
+            Via::Trace => self.read.contains(&(file, page)),
+            Via::Map => self.read.contains(&(file, page)) || self.trace.contains(&(file, page)),
+        };
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for page in (first..first + count).filter(|&page| !better(page)) {
+            match runs.last_mut() {
+                Some((start, n)) if *start + *n == page => *n += 1,
+                _ => runs.push((page, 1)),
+            }
+        }
+        runs
+    }
 }
 
 #[cfg(test)]
@@ -115,6 +177,32 @@ mod tests {
             blocks,
             vec![(2, Some(2)), (3, Some(3)), (0, Some(20)), (y | 1, Some(0))]
         );
+    }
+
+    #[test]
+    fn a_page_several_methods_saw_is_one_reference_of_the_best_method() {
+        let text = "libprefetch-recording 1 page_size=4096\n\
+            part pid=1 exe=/bin/a\n\
+            file 0 dev=1 ino=7 size=65536 mtime_ns=0 path=/x\n\
+            pages 0 0 4 10 via=trace\n\
+            end\n\
+            part pid=1 exe=/bin/a\n\
+            file 0 dev=1 ino=7 size=65536 mtime_ns=0 path=/x\n\
+            pages 0 1 2 5\n\
+            pages 0 0 8 20 via=map\n\
+            end\n";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec");
+        std::fs::write(&path, text).unwrap();
+        let mut trace = TraceFile::new(&path);
+        trace.format = Some(Format::Recording);
+        let runs: Vec<(u64, u64)> = requests(&trace)
+            .unwrap()
+            .iter()
+            .map(|r| (r.offset / 4096, r.length / 4096))
+            .collect();
+        // Traced 0-3 less the read 1-2; the read 1-2; mapped 0-7 less all of those.
+        assert_eq!(runs, vec![(0, 1), (3, 1), (1, 2), (4, 4)]);
     }
 
     #[test]
