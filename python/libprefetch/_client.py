@@ -219,6 +219,7 @@ class Client:
                 _check_offset(name, value)
         self._callback = callback
         self._regions: list[Region] = []
+        self._closed = False
         trampoline = _trampoline(weakref.ref(self)) if callback is not None else None
         self._native = _native.NativeClient(trampoline, max_memory, infill, list_capacity)
 
@@ -247,6 +248,8 @@ class Client:
         the window starts at the paper's 90% of memory rather than small. Returns how many entries
         the list accepted (fewer than given once it is full).
         """
+        if self._closed:
+            raise ValueError("the client is closed")
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
         data = _offsets_as_bytes(offsets)
@@ -274,6 +277,7 @@ class Client:
             for region in list(self._regions):
                 region.close()
         finally:
+            self._closed = True
             self._native.close()
 
     def __enter__(self) -> "Client":

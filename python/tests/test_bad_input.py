@@ -24,6 +24,13 @@ def test_a_region_on_a_device_says_it_is_not_a_regular_file():
             client.region("/dev/null")
 
 
+def test_a_closed_client_says_it_is_closed(tmp_path):
+    client = libprefetch.Client()
+    client.close()
+    with pytest.raises(ValueError, match="the client is closed"):
+        client.request([0])
+
+
 def test_a_region_on_an_empty_file_asks_for_its_end(tmp_path):
     empty = tmp_path / "empty"
     empty.write_bytes(b"")
