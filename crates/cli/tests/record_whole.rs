@@ -57,7 +57,7 @@ fn record(dir: &Path, method: Method, program: &[&str]) -> Option<(Recording, Ou
             reason.contains("tracepoint") || reason.contains("root") || reason.contains("ermission"),
             "the tracepoint failed for another reason than a missing feature or privilege: {reason}"
         );
-        eprintln!("SKIP: {reason}");
+        eprintln!("SKIP: the kernel feature or privilege is missing: {reason}");
         return None;
     }
     let text = fs::read_to_string(&recording).unwrap();

@@ -120,7 +120,7 @@ fn a_long_recording_replays_in_a_20_mib_cgroup_without_an_oom_kill() {
         return;
     }
     let Ok(cgroup) = bench::cgroup::MemoryCgroup::create(20 << 20) else {
-        eprintln!("SKIP: cannot create a memory cgroup (privilege missing)");
+        eprintln!("SKIP: cannot create a memory cgroup (kernel feature or privilege missing)");
         return;
     };
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();

@@ -190,7 +190,7 @@ fn a_snapshot_holds_only_files_with_cached_pages() {
 #[test]
 fn a_budget_set_by_the_memory_cgroup_is_not_called_max_memory() {
     let Ok(cgroup) = bench::cgroup::MemoryCgroup::create(24 << 20) else {
-        eprintln!("SKIP: cannot create a memory cgroup (privilege or controller missing)");
+        eprintln!("SKIP: cannot create a memory cgroup (privilege or kernel feature missing)");
         return;
     };
     let dir = test_dir("cgroup-budget");
