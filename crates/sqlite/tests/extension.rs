@@ -7,10 +7,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{extension, loaded};
+use common::{evict, extension, loaded, open, rows};
 use prefetch_sqlite::gen::{generate, GenOptions};
 use rusqlite::types::Value;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 
 /// The queries of the issue: the paper's, a range, descending, a second index, a join.
 const QUERIES: [&str; 6] = [
@@ -27,33 +27,6 @@ fn make_db(dir: &Path, rows: u64) -> PathBuf {
     let path = dir.join("c.db");
     generate(&path, &GenOptions { rows, seed: 9 }, |_| {}).unwrap();
     path
-}
-
-fn open(path: &Path, vfs: &str) -> Connection {
-    Connection::open_with_flags_and_vfs(path, OpenFlags::SQLITE_OPEN_READ_WRITE, vfs).unwrap()
-}
-
-fn rows(conn: &Connection, sql: &str) -> Vec<Vec<Value>> {
-    let mut stmt = conn.prepare(sql).unwrap();
-    let n = stmt.column_count();
-    let mapped = stmt
-        .query_map([], |r| {
-            (0..n)
-                .map(|i| r.get::<_, Value>(i))
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .unwrap();
-    mapped.map(Result::unwrap).collect()
-}
-
-/// Empties the page cache of `path` (written back first: dirty pages cannot be dropped).
-fn evict(path: &Path) {
-    let file = std::fs::File::open(path).unwrap();
-    file.sync_all().unwrap();
-    use std::os::fd::AsRawFd;
-    // SAFETY: fadvise on an open descriptor.
-    let status = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    assert_eq!(status, 0, "posix_fadvise(DONTNEED)");
 }
 
 #[test]

@@ -14,10 +14,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{extension, loaded};
+use common::{evict, extension, loaded, open, rows};
 use prefetch_sqlite::feed::STATS_ENV;
-use rusqlite::types::Value;
-use rusqlite::{Connection, OpenFlags};
 
 /// The memory cap: a quarter of the largest tables (about 2 MiB each).
 const MAX_MEMORY: (&str, &str) = ("LIBPREFETCH_MAX_MEMORY", "512K");
@@ -61,31 +59,6 @@ fn queries(dataset: &str) -> Vec<String> {
         .collect()
 }
 
-fn rows(path: &Path, vfs: &str, sql: &str) -> Vec<Vec<Value>> {
-    let conn =
-        Connection::open_with_flags_and_vfs(path, OpenFlags::SQLITE_OPEN_READ_WRITE, vfs).unwrap();
-    let mut stmt = conn.prepare(sql).unwrap();
-    let n = stmt.column_count();
-    let mapped = stmt
-        .query_map([], |r| {
-            (0..n)
-                .map(|i| r.get::<_, Value>(i))
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .unwrap();
-    mapped.map(Result::unwrap).collect()
-}
-
-/// Empties the page cache of `path` (written back first: dirty pages cannot be dropped).
-fn evict(path: &Path) {
-    use std::os::fd::AsRawFd;
-    let file = std::fs::File::open(path).unwrap();
-    file.sync_all().unwrap();
-    // SAFETY: fadvise on an open descriptor.
-    let status = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    assert_eq!(status, 0, "posix_fadvise(DONTNEED)");
-}
-
 #[test]
 fn every_query_shape_returns_identical_rows_cold_and_warm_with_a_journal_and_in_wal() {
     // SAFETY: the tests of this binary all set the same value; nothing reads it concurrently but the
@@ -97,10 +70,10 @@ fn every_query_shape_returns_identical_rows_cold_and_warm_with_a_journal_and_in_
         for journal in ["delete", "wal"] {
             let db = build(dir.path(), dataset, journal);
             for sql in queries(dataset) {
-                let stock = rows(&db, "unix", &sql);
+                let stock = rows(&open(&db, "unix"), &sql);
                 evict(&db);
-                let cold = rows(&db, "prefetch", &sql);
-                let warm = rows(&db, "prefetch", &sql);
+                let cold = rows(&open(&db, "prefetch"), &sql);
+                let warm = rows(&open(&db, "prefetch"), &sql);
                 assert!(
                     !stock.is_empty(),
                     "{dataset} {journal}: {sql} returned nothing"

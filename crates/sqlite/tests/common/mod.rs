@@ -1,10 +1,12 @@
 //! Helpers shared by the tests that load the built extension (target/*/libprefetch_sqlite.so) into this
 //! process's SQLite (rusqlite's bundled one).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use prefetch_sqlite::ext::load_extension;
+use rusqlite::types::Value;
+use rusqlite::{Connection, OpenFlags};
 
 /// The extension cdylib that cargo built alongside this test.
 pub fn extension() -> PathBuf {
@@ -40,4 +42,36 @@ pub fn tracked_files() -> usize {
         let count: extern "C" fn() -> usize = std::mem::transmute(symbol);
         count()
     }
+}
+
+/// Opens `path` read-write through the VFS named `vfs` ("unix" for stock SQLite, "prefetch").
+#[allow(dead_code)] // not every test binary that includes this module opens databases
+pub fn open(path: &Path, vfs: &str) -> Connection {
+    Connection::open_with_flags_and_vfs(path, OpenFlags::SQLITE_OPEN_READ_WRITE, vfs).unwrap()
+}
+
+/// Every row `sql` returns on `conn`, every column as a value.
+#[allow(dead_code)] // not every test binary that includes this module queries
+pub fn rows(conn: &Connection, sql: &str) -> Vec<Vec<Value>> {
+    let mut stmt = conn.prepare(sql).unwrap();
+    let n = stmt.column_count();
+    let mapped = stmt
+        .query_map([], |r| {
+            (0..n)
+                .map(|i| r.get::<_, Value>(i))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .unwrap();
+    mapped.map(Result::unwrap).collect()
+}
+
+/// Empties the page cache of `path` (written back first: dirty pages cannot be dropped).
+#[allow(dead_code)] // not every test binary that includes this module evicts
+pub fn evict(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path).unwrap();
+    file.sync_all().unwrap();
+    // SAFETY: fadvise on an open descriptor.
+    let status = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(status, 0, "posix_fadvise(DONTNEED)");
 }
