@@ -22,6 +22,14 @@ impl Lru {
         self.by_use.insert(self.tick, block);
         self.tick += 1;
     }
+
+    /// Forgets `block` (it left the cache by other means); false if it was not held.
+    pub fn remove(&mut self, block: Block) -> bool {
+        match self.last_use.remove(&block) {
+            Some(tick) => self.by_use.remove(&tick).is_some(),
+            None => false,
+        }
+    }
 }
 
 impl Eviction for Lru {
@@ -56,8 +64,9 @@ mod tests {
         }
         lru.hit(1);
         assert_eq!(lru.order(), vec![1, 3, 2]);
+        assert!(lru.remove(3));
+        assert!(!lru.remove(3));
         assert_eq!(lru.evict(), Some(2));
-        assert_eq!(lru.evict(), Some(3));
         assert_eq!(lru.evict(), Some(1));
         assert_eq!(lru.evict(), None);
     }

@@ -5,33 +5,19 @@
 //! Deviations: none. Prefetched blocks enter at the top like demanded ones, as in Table 1
 //! (row 5: `[X4 X3 X2 X1 D C B A]`).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use rustc_hash::FxHashMap;
+use plan::evict::Eviction;
 
 use super::{CacheGeometry, MakeReplacement, Replacement, Touch};
 use crate::disksim::spec::PolicySpec;
 use crate::disksim::workload::DiskBlock;
 use crate::SimError;
 
-/// Blocks ordered by the time of their last use.
+/// Blocks ordered by the time of their last use: [`plan::evict::lru::Lru`], the one LRU that the
+/// live page-cache budget also runs.
 #[derive(Debug, Default)]
-pub struct Lru {
-    by_use: BTreeMap<u64, DiskBlock>,
-    last_use: FxHashMap<DiskBlock, u64>,
-    tick: u64,
-}
-
-impl Lru {
-    fn touch_top(&mut self, block: DiskBlock) {
-        if let Some(old) = self.last_use.insert(block, self.tick) {
-            self.by_use.remove(&old);
-        }
-        self.by_use.insert(self.tick, block);
-        self.tick += 1;
-    }
-}
+pub struct Lru(plan::evict::lru::Lru);
 
 impl Replacement for Lru {
     fn prefetch_ceiling(&self) -> Option<usize> {
@@ -39,28 +25,23 @@ impl Replacement for Lru {
     }
 
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
-        self.touch_top(block);
+        self.0.hit(block);
     }
 
     fn on_insert(&mut self, block: DiskBlock, _how: Touch) {
-        self.touch_top(block);
+        self.0.insert(block, true);
     }
 
     fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
-        let (_, block) = self.by_use.pop_first()?;
-        self.last_use.remove(&block);
-        Some(block)
+        self.0.evict()
     }
 
     fn order(&self) -> Vec<DiskBlock> {
-        self.by_use.values().rev().copied().collect()
+        self.0.order()
     }
 
     fn remove(&mut self, block: DiskBlock) -> bool {
-        match self.last_use.remove(&block) {
-            Some(tick) => self.by_use.remove(&tick).is_some(),
-            None => false,
-        }
+        self.0.remove(block)
     }
 }
 
