@@ -26,6 +26,7 @@ pub mod libprefetch_mode;
 pub mod limit;
 pub mod mode;
 pub mod optimum;
+pub mod outcome;
 pub mod plot;
 pub mod progress;
 pub mod replay;

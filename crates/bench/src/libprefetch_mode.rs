@@ -30,7 +30,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Schedule};
 
-use crate::mode::{read_in_order, Outcome};
+use crate::outcome::{read_in_order, Outcome};
 use crate::workload::{Read, PAGE_SIZE};
 
 /// Entries handed to the library per `request_prefetching` call (Figure 7's BATCH_SIZE).

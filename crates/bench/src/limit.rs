@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use anyhow::{anyhow, Context, Result};
 
 use crate::cache::will_need;
-use crate::mode::Outcome;
+use crate::outcome::Outcome;
 use crate::workload::{access_pages, Read, PAGE_SIZE};
 
 /// Requests kept in flight.

@@ -16,14 +16,14 @@
 //! Deviations: none.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::will_need;
-use crate::libprefetch_mode::{read_with_library, LibraryStats, LibraryTuning};
+use crate::libprefetch_mode::{read_with_library, LibraryTuning};
 use crate::limit::{advise_pages_in_offset_order, read_pages_directly};
+use crate::outcome::{read_in_order, Outcome};
 use crate::workload::Read;
 
 /// A way of reading the workload.
@@ -76,17 +76,6 @@ impl Mode {
     }
 }
 
-/// What one pass over the workload produced.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Outcome {
-    /// CRC-32 of all bytes read, in access order.
-    pub checksum: u32,
-    /// Bytes returned by the reads (repeats counted each time).
-    pub bytes: u64,
-    /// The library's counters (libprefetch mode only).
-    pub library: Option<LibraryStats>,
-}
-
 /// Reads `reads` from `file` the way `mode` does. Blocks for the whole pass.
 /// `tuning` configures libprefetch (ignored by the other modes).
 pub fn execute(
@@ -128,35 +117,6 @@ fn advise_everything(file: &File, reads: &[Read]) -> Result<()> {
         })?;
     }
     Ok(())
-}
-
-/// `pread`s every read in order, calling `before_read(index)` first, and checksums the bytes.
-pub fn read_in_order(
-    file: &File,
-    reads: &[Read],
-    mut before_read: impl FnMut(usize),
-) -> Result<Outcome> {
-    let longest = reads.iter().map(|read| read.len).max().unwrap_or(0);
-    let mut buffer = vec![0u8; longest as usize];
-    let mut hasher = crc32fast::Hasher::new();
-    let mut bytes = 0;
-    for (index, read) in reads.iter().enumerate() {
-        let chunk = &mut buffer[..read.len as usize];
-        before_read(index);
-        file.read_exact_at(chunk, read.offset).with_context(|| {
-            format!(
-                "reading {} bytes at offset {} of the data file",
-                read.len, read.offset
-            )
-        })?;
-        hasher.update(chunk);
-        bytes += read.len;
-    }
-    Ok(Outcome {
-        checksum: hasher.finalize(),
-        bytes,
-        library: None,
-    })
 }
 
 #[cfg(test)]

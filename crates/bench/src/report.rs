@@ -419,7 +419,7 @@ mod tests {
     use super::*;
 
     use crate::cache::Eviction;
-    use crate::mode::Outcome;
+    use crate::outcome::Outcome;
 
     fn run_taking(seconds: f64) -> RunResult {
         RunResult {
