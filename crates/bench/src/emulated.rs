@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use crate::config::BenchConfig;
 use crate::device_profile::ModelProfile;
-use crate::runner::{instance_file, run, BenchConfig};
+use crate::runner::{instance_file, run};
 use crate::{datafile, Report};
 
 /// The emulated disk: which model, at which speed.

@@ -18,6 +18,7 @@
 
 pub mod cache;
 pub mod cgroup;
+pub mod config;
 pub mod datafile;
 pub mod device_profile;
 pub mod emulated;
@@ -43,7 +44,8 @@ pub mod sqlite_workloads;
 pub mod streams;
 pub mod workload;
 
+pub use config::{BenchConfig, Launcher};
 pub use mode::Mode;
 pub use report::Report;
-pub use runner::{run, serve_child, BenchConfig, Launcher};
+pub use runner::{run, serve_child};
 pub use workload::Workload;

@@ -11,11 +11,12 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use crate::config::BenchConfig;
 use crate::mode::Mode;
 use crate::optimum::optimum_pages;
-use crate::runner::{BenchConfig, RunResult};
+use crate::outcome::Outcome;
 use crate::setting::Storage;
 use crate::size::format_bytes;
 use crate::workload::{requested_bytes, Read, Workload, PAGE_SIZE};
@@ -37,6 +38,17 @@ impl CacheState {
             CacheState::Warm => "warm",
         }
     }
+}
+
+/// The measurements of one pass: what a child process prints on stdout.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Wall-clock seconds of the pass (advice, list hand-over and reads; not the list generation).
+    pub wall_seconds: f64,
+    /// Bytes read from storage during the pass (/proc/self/io read_bytes, or the emulated disk's counter).
+    pub read_bytes: u64,
+    /// Checksum and byte count of what was read.
+    pub outcome: Outcome,
 }
 
 /// The measurements of one mode (and window) in one cache state.

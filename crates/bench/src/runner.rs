@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::Eviction;
 use crate::cgroup::MemoryCgroup;
+use crate::config::{BenchConfig, Launcher};
 use crate::datafile;
 use crate::device_profile;
 use crate::io_counters::DiskCounter;
@@ -35,7 +36,7 @@ use crate::libprefetch_mode::LibraryTuning;
 use crate::mode::{execute, Mode};
 use crate::outcome::Outcome;
 use crate::progress;
-use crate::report::{CacheState, Report, Row};
+use crate::report::{CacheState, Report, Row, RunResult};
 use crate::room;
 use crate::setting::Storage;
 use crate::size::format_bytes;
@@ -67,17 +68,6 @@ impl RunRequest {
             infill_bytes: self.infill_bytes,
         }
     }
-}
-
-/// The measurements of one pass: what a child process prints on stdout.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunResult {
-    /// Wall-clock seconds of the pass (advice, list hand-over and reads; not the list generation).
-    pub wall_seconds: f64,
-    /// Bytes read from storage during the pass (/proc/self/io read_bytes, or the emulated disk's counter).
-    pub read_bytes: u64,
-    /// Checksum and byte count of what was read.
-    pub outcome: Outcome,
 }
 
 /// Performs one pass in this process and measures it. Blocks for the pass.
@@ -122,24 +112,7 @@ pub fn serve_child() -> Result<()> {
     Ok(())
 }
 
-/// How to start a child that runs [`serve_child`]: a program and its arguments.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Launcher {
-    /// The executable (normally this very binary).
-    pub program: PathBuf,
-    /// Arguments that select the hidden child subcommand.
-    pub args: Vec<String>,
-}
-
 impl Launcher {
-    /// This running executable with `args` (the path of its hidden child subcommand).
-    pub fn current_exe(args: &[&str]) -> Result<Launcher> {
-        Ok(Launcher {
-            program: std::env::current_exe().context("finding this executable to re-run it")?,
-            args: args.iter().map(|arg| arg.to_string()).collect(),
-        })
-    }
-
     /// Starts a child that waits for its request on stdin, inside `group` if one is given.
     fn start(&self, group: Option<&MemoryCgroup>) -> Result<Child> {
         let mut child = Command::new(&self.program)
@@ -206,37 +179,6 @@ fn finish(child: Child, group: Option<&MemoryCgroup>) -> Result<RunResult> {
         bail!("the child run in {place} failed ({}){hint}", output.status);
     }
     serde_json::from_slice(&output.stdout).context("parsing the child's result")
-}
-
-/// Everything one `prefetch bench` invocation needs.
-#[derive(Clone, Debug)]
-pub struct BenchConfig {
-    /// The access pattern.
-    pub workload: Workload,
-    /// The data file (made if missing or of the wrong size).
-    pub file: PathBuf,
-    /// Size of the data file in bytes (at least the workload's span).
-    pub file_size: u64,
-    /// The modes to compare, in report order.
-    pub modes: Vec<Mode>,
-    /// Measured runs per variant; the report shows the median.
-    pub runs: usize,
-    /// How the cache is emptied before each cold run.
-    pub eviction: Eviction,
-    /// Also measure warm runs (nothing evicted).
-    pub warm: bool,
-    /// Run every pass inside a memory cgroup of this many bytes; several: a sweep, one group each.
-    pub memory_limits: Vec<u64>,
-    /// libprefetch reorder-buffer caps; empty: the library's own budget; several: a sweep.
-    pub windows: Vec<u64>,
-    /// libprefetch infill (largest merged gap); None: the library's default.
-    pub infill_bytes: Option<u64>,
-    /// Draw progress bars on stderr.
-    pub show_progress: bool,
-    /// Concurrent instances (section 5.6): each a child process reading its own copy of the data file.
-    pub instances: usize,
-    /// How to start child runs (needed with `memory_limits` or several `instances`).
-    pub launcher: Option<Launcher>,
 }
 
 /// One column of the comparison: a mode, with its window for libprefetch.
