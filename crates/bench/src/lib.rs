@@ -40,6 +40,7 @@ pub mod size;
 pub mod sqlite;
 pub mod sqlite_optimum;
 pub mod sqlite_queries;
+pub mod sqlite_report;
 pub mod sqlite_workloads;
 pub mod streams;
 pub mod workload;

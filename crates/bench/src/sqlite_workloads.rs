@@ -18,7 +18,7 @@ use rustix::fs::Advice;
 
 use prefetch_sqlite::ext::load_extension;
 
-use crate::sqlite::{BenchOptions, SettingResult, PAPER_QUERY};
+use crate::sqlite_report::{BenchOptions, SettingResult, PAPER_QUERY};
 
 /// SQLite's own VFS, the stock side of each comparison.
 const STOCK_VFS: &str = "unix";
