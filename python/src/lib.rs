@@ -285,7 +285,7 @@ const SQLITE_OK_LOAD_PERMANENTLY: c_int = 256;
 unsafe extern "C" fn sqlite_auto_init(
     db: *mut c_void,
     errmsg: *mut *mut c_char,
-    api: *const prefetch_sqlite::ext::ApiRoutines,
+    api: *const prefetch_sqlite::api::ApiRoutines,
 ) -> c_int {
     // SAFETY: SQLite's own arguments, passed on unchanged.
     let code = unsafe { prefetch_sqlite::ext::sqlite3_extension_init(db.cast(), errmsg, api) };

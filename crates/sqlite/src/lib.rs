@@ -6,6 +6,7 @@
 //! SQLite (see [`ext`]). As an rlib it provides the generator and the reader (the benchmark, `prefetch bench sqlite`, is in crate
 //! `bench`, so the extension links no benchmark code).
 
+pub mod api;
 pub mod btree;
 pub mod ext;
 pub mod feed;

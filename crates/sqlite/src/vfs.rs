@@ -62,7 +62,7 @@ use rusqlite::ffi::{
     SQLITE_OPEN_MAIN_DB, SQLITE_SHM_EXCLUSIVE, SQLITE_SHM_LOCK, SQLITE_SHM_UNLOCK,
 };
 
-use crate::ext::ApiRoutines;
+use crate::api::ApiRoutines;
 use crate::feed::Tracked;
 
 /// Name under which the VFS is registered (`file:DB?vfs=prefetch`).
