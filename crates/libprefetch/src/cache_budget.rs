@@ -45,7 +45,7 @@ use std::sync::{Mutex, OnceLock};
 use plan::evict::budget::{batch_pages, block_of, runs, Budget};
 
 use crate::descriptors::FileId;
-use crate::observe::FileStat;
+use crate::filestat::FileStat;
 use crate::residency::cachestat;
 
 /// The variable holding the budget's size (`32M`, `1G`, bytes).

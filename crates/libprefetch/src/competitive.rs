@@ -61,8 +61,8 @@ use std::time::Instant;
 use plan::stream::{Probes, Stream};
 
 use crate::descriptors::{FileId, Purpose};
+use crate::filestat::FileStat;
 use crate::guard::{ErrnoGuard, Reentry};
-use crate::observe::FileStat;
 use crate::registry::globals;
 use crate::residency::Probe;
 

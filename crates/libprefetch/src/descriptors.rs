@@ -105,8 +105,8 @@ impl FileId {
     }
 }
 
-impl From<&crate::observe::FileStat> for FileId {
-    fn from(stat: &crate::observe::FileStat) -> FileId {
+impl From<&crate::filestat::FileStat> for FileId {
+    fn from(stat: &crate::filestat::FileStat) -> FileId {
         FileId {
             dev: stat.dev,
             ino: stat.ino,

@@ -27,6 +27,7 @@ mod competitive;
 mod descriptors;
 pub mod device;
 mod env;
+mod filestat;
 mod guard;
 mod mapped;
 pub mod memory;

@@ -31,7 +31,7 @@
 use std::ops::Range;
 use std::sync::Mutex;
 
-use crate::observe::FileStat;
+use crate::filestat::FileStat;
 use crate::record;
 
 /// A file range the program mapped through the interposed `mmap`.

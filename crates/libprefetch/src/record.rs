@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 use plan::recording::{FileIdentity, Part, Run, Touches, Via};
 use rustix::fs::{flock, openat, statat, AtFlags, FlockOperation, Mode, OFlags, CWD};
 
-use crate::observe::FileStat;
+use crate::filestat::FileStat;
 
 /// Runs kept in memory before they are appended as a part.
 const FLUSH_RUNS: usize = 16 << 10;

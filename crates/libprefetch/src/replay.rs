@@ -60,7 +60,7 @@ use plan::Mode;
 use rustix::fs::{openat, Mode as FileMode, OFlags, CWD};
 
 use crate::client::{AccessEntry, CallbackInfo, Client, Config};
-use crate::observe::FileStat;
+use crate::filestat::FileStat;
 use crate::registry::globals;
 use crate::track::follow_regions;
 
