@@ -10,6 +10,7 @@
 //! slot stays, so unregistering it still succeeds, but no read matches it.
 
 use std::collections::HashMap;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, Once, OnceLock, RwLock};
@@ -106,6 +107,16 @@ pub fn next_id() -> u64 {
 extern "C" fn after_fork_in_child() {
     GENERATION.fetch_add(1, Ordering::AcqRel);
     GLOBALS.store(Box::into_raw(Box::default()), Ordering::Release);
+}
+
+/// Moves the clients whose regions of `fd` the read touches along their
+/// lists. The caller holds the re-entrancy guard.
+pub(crate) fn follow_regions(globals: &Globals, fd: RawFd, offset: u64, len: u64) {
+    for slot in globals.regions_touching(fd, offset, len) {
+        let start = offset.max(slot.start);
+        let end = offset.saturating_add(len).min(slot.end);
+        slot.client.on_read(fd, start, end - start, slot.probe);
+    }
 }
 
 impl Globals {

@@ -61,8 +61,7 @@ use rustix::fs::{openat, Mode as FileMode, OFlags, CWD};
 
 use crate::client::{AccessEntry, CallbackInfo, Client, Config};
 use crate::filestat::FileStat;
-use crate::registry::globals;
-use crate::track::follow_regions;
+use crate::registry::{follow_regions, globals};
 
 /// Most files a replay opens (each costs a descriptor for the process's
 /// life): a quarter of the soft limit on descriptors (256 under the usual

@@ -18,7 +18,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::guard::{CancelGuard, ErrnoGuard, Reentry};
 use crate::observe;
-use crate::registry::{globals_if_started, Globals};
+use crate::registry::{follow_regions, globals_if_started, Globals};
 
 /// Tells the library that `fd` is about to be read at byte `offset` for
 /// `len` bytes. Cheap when `fd` has no registered region. May run the
@@ -117,16 +117,6 @@ fn track(fd: RawFd, offset: Option<u64>, len: u64) {
             follow_regions(globals, fd, offset, len);
         }
     }));
-}
-
-/// Moves the clients whose regions of `fd` the read touches along their
-/// lists. The caller holds the re-entrancy guard.
-pub(crate) fn follow_regions(globals: &Globals, fd: RawFd, offset: u64, len: u64) {
-    for slot in globals.regions_touching(fd, offset, len) {
-        let start = offset.max(slot.start);
-        let end = offset.saturating_add(len).min(slot.end);
-        slot.client.on_read(fd, start, end - start, slot.probe);
-    }
 }
 
 /// The file position of `fd`, or `None` for unseekable descriptors.
