@@ -137,7 +137,7 @@ pub(crate) fn start_from_env() -> bool {
 
 /// Starts a budget in this process (once: a second call keeps the first); true if one runs.
 fn start(config: &BudgetConfig) -> bool {
-    let page_size = crate::client::page_size();
+    let page_size = crate::memory::page_size();
     let capacity = usize::try_from(config.bytes / page_size)
         .unwrap_or(usize::MAX)
         .max(1);

@@ -24,6 +24,7 @@ use plan::{
 
 use crate::descriptors::AdviceDescriptors;
 use crate::guard::Reentry;
+use crate::memory::page_size;
 use crate::registry::{generation, globals};
 use crate::residency::Probe;
 use crate::{advice, memory, Error};
@@ -239,13 +240,6 @@ fn clip_to_file(fd: RawFd, offset: u64, len: u64) -> Option<u64> {
     // SAFETY: fstat succeeded, so the struct is initialised.
     let size = u64::try_from(unsafe { stat.assume_init() }.st_size).unwrap_or(0);
     Some(len.min(size.saturating_sub(offset))).filter(|&l| l > 0)
-}
-
-/// The system's page size.
-pub(crate) fn page_size() -> u64 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
 }
 
 impl Client {

@@ -63,6 +63,7 @@ use plan::stream::{Probes, Stream};
 use crate::descriptors::{FileId, Purpose};
 use crate::filestat::FileStat;
 use crate::guard::{ErrnoGuard, Reentry};
+use crate::memory::page_size;
 use crate::registry::globals;
 use crate::residency::Probe;
 
@@ -357,12 +358,6 @@ fn willneed_slept(fd: RawFd, offset: u64, len: u64) -> bool {
     // SAFETY: posix_fadvise takes plain integers; a bad descriptor only yields EBADF.
     unsafe { libc::posix_fadvise(fd, offset, len, libc::POSIX_FADV_WILLNEED) };
     voluntary_switches() > before
-}
-
-fn page_size() -> u64 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -195,7 +195,7 @@ fn stat_path(path: &str) -> Option<FileStat> {
 /// mapped `addresses`, whose first byte is at file offset `offset`; pages
 /// past the end of the file are left out.
 fn record_resident(file: &FileStat, path: &[u8], addresses: Range<usize>, offset: u64) {
-    let page = crate::client::page_size() as usize;
+    let page = crate::memory::page_size() as usize;
     let file_pages = file.size.div_ceil(page as u64);
     let mut vector = [0u8; CHUNK_PAGES];
     let mut start = addresses.start;

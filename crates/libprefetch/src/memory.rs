@@ -150,6 +150,13 @@ fn stat_field(text: &str, name: &str) -> Option<u64> {
     })
 }
 
+/// The system's page size.
+pub(crate) fn page_size() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -116,7 +116,7 @@ fn install(output: OsString) {
         exe: readlink("/proc/self/exe").unwrap_or_default(),
         args: own_args(),
         started: Instant::now(),
-        page_size: crate::client::page_size(),
+        page_size: crate::memory::page_size(),
         files: HashMap::new(),
         touches: Touches::new(REREADS_AFTER.load(Ordering::Relaxed)),
         pending: Vec::new(),
@@ -376,7 +376,7 @@ mod tests {
         std::fs::File::open(&path).unwrap().sync_all().unwrap();
         assert_eq!(
             cached_pages(&path, MIB),
-            MIB / crate::client::page_size(),
+            MIB / crate::memory::page_size(),
             "the first part is cached"
         );
         append(&output, b"second\n");
