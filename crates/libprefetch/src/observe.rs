@@ -25,7 +25,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::filestat::FileStat;
-use crate::{cache_budget, competitive, record, replay};
+use crate::{cache_budget, competitive, mapped, record, replay};
 
 /// Set once recording, replaying or competitive prefetching started in this process.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -48,7 +48,7 @@ pub fn start_from_env() {
     // SAFETY: the handler is a plain extern "C" fn without arguments.
     unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
     if let Some(path) = recording {
-        record::start(path);
+        record::start(path, mapped::at_exit);
     }
     if let Some(path) = replaying {
         replay::start(path);

@@ -95,12 +95,18 @@ pub(crate) fn own_args() -> u64 {
 /// once at start (a forked child must not take the environment's lock).
 static REREADS_AFTER: AtomicU64 = AtomicU64::new(0);
 
+/// Run at exit before the recorder's last part is written: the mapped
+/// files' resident pages (`mapped::at_exit`, given by [`start`]'s caller,
+/// since `mapped.rs` records through this file).
+static BEFORE_LAST_PART: OnceLock<fn()> = OnceLock::new();
+
 /// Starts recording this process's reads into `output` (which exists and
-/// holds the header) and writes its part at exit.
-pub(crate) fn start(output: OsString) {
+/// holds the header) and writes its part at exit, after `before_last_part`.
+pub(crate) fn start(output: OsString, before_last_part: fn()) {
     if OUTPUT.set(output.clone()).is_err() {
         return;
     }
+    let _ = BEFORE_LAST_PART.set(before_last_part);
     REREADS_AFTER.store(rereads_from_env(), Ordering::Relaxed);
     install(output);
     // SAFETY: a plain extern "C" fn without arguments.
@@ -178,7 +184,9 @@ extern "C" fn write_at_exit() {
         let Some(recorder) = recorder() else {
             return;
         };
-        crate::mapped::at_exit();
+        if let Some(before_last_part) = BEFORE_LAST_PART.get() {
+            before_last_part();
+        }
         let deadline = Instant::now() + EXIT_WAIT;
         loop {
             if let Ok(mut recorder) = recorder.try_lock() {
