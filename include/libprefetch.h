@@ -52,10 +52,16 @@
  * fork(): a child starts with no clients; handles inherited from the parent
  * are unknown there and fail with EINVAL.
  *
- * ENVIRONMENT: pf_register_client reads LIBPREFETCH_INFILL,
- * LIBPREFETCH_MAX_MEMORY, LIBPREFETCH_LIST_CAPACITY, LIBPREFETCH_REVERSE_PASS
- * and LIBPREFETCH_BACKGROUND_ADVICE (docs/api.md, "Environment"); a malformed
- * value keeps its default and is reported once on stderr.
+ * ENVIRONMENT (docs/api.md, "Environment"): pf_register_client reads
+ * LIBPREFETCH_INFILL, LIBPREFETCH_MAX_MEMORY, LIBPREFETCH_LIST_CAPACITY,
+ * LIBPREFETCH_REVERSE_PASS, LIBPREFETCH_BACKGROUND_ADVICE,
+ * LIBPREFETCH_START_WINDOW and LIBPREFETCH_SCHEDULE; a malformed value keeps
+ * its default and is reported once on stderr. libprefetch.so, as it is
+ * loaded, reads LIBPREFETCH_RECORD, LIBPREFETCH_RECORD_REREADS,
+ * LIBPREFETCH_REPLAY, LIBPREFETCH_COMPETITIVE, LIBPREFETCH_CACHE_BUDGET,
+ * LIBPREFETCH_CACHE_POLICY, LIBPREFETCH_CACHE_BUDGET_REPORT and
+ * LIBPREFETCH_NO_CHILDREN (set by prefetch run and prefetch record); the
+ * SQLite extension reads PREFETCH_SQLITE_STATS.
  *
  * FUSE: a region on a FUSE file gets a private read-only descriptor of the
  * same file for the library's advice (FUSE drops advice through a descriptor

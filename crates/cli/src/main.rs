@@ -73,6 +73,7 @@ enum Command {
     /// Read back the pages of a snapshot that are missing now (C-LOOK order, infill, memory limit)
     Restore(residency::RestoreArgs),
     /// Run an unmodified program with libprefetch preloaded (`--replay FILE` prefetches a recording)
+    #[command(after_help = run::environment_help())]
     Run(run::RunArgs),
     /// Run a program and record the pages it reads, for `prefetch run --replay` and `prefetch sim`
     Record(run::RecordArgs),

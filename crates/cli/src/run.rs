@@ -1,19 +1,11 @@
 //! `prefetch run` and `prefetch record`: run an unmodified program with the
 //! read interposers (`libprefetch.so`) preloaded, the policy chosen through
-//! the environment the library reads when it is loaded:
-//!
-//! | variable                  | set by                      | the library then                                  |
-//! |---------------------------|-----------------------------|---------------------------------------------------|
-//! | `LD_PRELOAD`              | both (prepended)            | is loaded into the program                        |
-//! | `LIBPREFETCH_RECORD`      | `record -o FILE`            | appends the pages each process reads to FILE      |
-//! | `LIBPREFETCH_RECORD_REREADS` | `record --rereads-after` | also lists rereads after that many page reads     |
-//! | `LIBPREFETCH_REPLAY`      | `run --replay FILE`         | prefetches FILE's pages ahead of the program      |
-//! | `LIBPREFETCH_COMPETITIVE` | `run --competitive`         | advises ahead of sequential readers by the device's competitive depth (docs/competitive.md) |
-//! | `LIBPREFETCH_CACHE_BUDGET` | `run --cache-budget SIZE`  | keeps the pages the program reads within SIZE, dropping them in DULO's order (docs/cache-budget.md) |
-//! | `LIBPREFETCH_CACHE_POLICY` | `run --cache-policy NAME`  | the order: `dulo`, `lru`, `clock`, `drop-behind`   |
-//! | `LIBPREFETCH_NO_CHILDREN` | `--no-children`             | removes the above from the program's environment  |
-//!
-//! plus the tunables of docs/api.md ("Environment"), passed through as set.
+//! the environment the library reads when it is loaded (`LD_PRELOAD`, with
+//! the library prepended, and the variables of `libprefetch::variables`
+//! that the options set: `--replay`, `--competitive`, `--cache-budget`,
+//! `--cache-policy`, `--no-children`, `record -o` and `--rereads-after`;
+//! `prefetch run --help` lists them all), plus the client tunables of
+//! docs/api.md ("Environment"), passed through as set.
 //!
 //! **The program replaces `prefetch`** (`execvp`, as `env`, `nice` and
 //! `taskset` do): there is no supervising parent, so the exit status, a
@@ -42,6 +34,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use libprefetch::variables;
 use plan::recording::PartReader;
 
 /// The library file name (the cdylib of crate `preload`).
@@ -106,23 +99,32 @@ struct CommonArgs {
     command: Vec<OsString>,
 }
 
+/// What `prefetch run --help` says of the environment: every variable of
+/// the table (`libprefetch::variables`).
+pub fn environment_help() -> String {
+    format!(
+        "Environment (the options above set the library's own; the others pass through as set):\n{}",
+        variables::table()
+    )
+}
+
 /// `prefetch run`: replaces this process with the program.
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let mut variables = Vec::new();
     if let Some(recording) = &args.replay {
         let path = absolute(recording)?;
         check_recording(&path)?;
-        variables.push(("LIBPREFETCH_REPLAY", path.into_os_string()));
+        variables.push((variables::REPLAY.name, path.into_os_string()));
     }
     if args.competitive {
-        variables.push(("LIBPREFETCH_COMPETITIVE", "1".into()));
+        variables.push((variables::COMPETITIVE.name, "1".into()));
     }
     if let Some(bytes) = args.cache_budget {
         if bytes == 0 {
             bail!("--cache-budget 0 keeps nothing: give a size above 0, such as 64M");
         }
-        variables.push(("LIBPREFETCH_CACHE_BUDGET", bytes.to_string().into()));
-        variables.push(("LIBPREFETCH_CACHE_POLICY", args.cache_policy.into()));
+        variables.push((variables::CACHE_BUDGET.name, bytes.to_string().into()));
+        variables.push((variables::CACHE_POLICY.name, args.cache_policy.into()));
     }
     if let Some(snapshot) = &args.restore {
         let snapshot = ::residency::Snapshot::load(snapshot).context("--restore")?;
@@ -143,9 +145,9 @@ pub fn record(args: RecordArgs) -> Result<ExitCode> {
     std::fs::write(&path, header)
         .with_context(|| format!("cannot write the recording {}", path.display()))?;
     let variables = vec![
-        ("LIBPREFETCH_RECORD", path.clone().into_os_string()),
+        (variables::RECORD.name, path.clone().into_os_string()),
         (
-            "LIBPREFETCH_RECORD_REREADS",
+            variables::RECORD_REREADS.name,
             rereads_after.to_string().into(),
         ),
     ];
@@ -186,7 +188,7 @@ fn command(common: &CommonArgs, variables: Vec<(&str, OsString)>) -> Result<Comm
         .env("LD_PRELOAD", preload_list(&library));
     command.envs(variables);
     if common.no_children {
-        command.env("LIBPREFETCH_NO_CHILDREN", "1");
+        command.env(variables::NO_CHILDREN.name, "1");
     }
     Ok(command)
 }

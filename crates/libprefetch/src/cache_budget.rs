@@ -49,11 +49,11 @@ use crate::filestat::FileStat;
 use crate::residency::cachestat;
 
 /// The variable holding the budget's size (`32M`, `1G`, bytes).
-pub(crate) const BUDGET_VARIABLE: &str = "LIBPREFETCH_CACHE_BUDGET";
+pub(crate) const BUDGET_VARIABLE: &str = crate::variables::CACHE_BUDGET.name;
 /// The variable naming the replacement order.
-pub(crate) const POLICY_VARIABLE: &str = "LIBPREFETCH_CACHE_POLICY";
+pub(crate) const POLICY_VARIABLE: &str = crate::variables::CACHE_POLICY.name;
 /// With `1`, the process prints the budget's counts on stderr as it exits (one line).
-const REPORT_VARIABLE: &str = "LIBPREFETCH_CACHE_BUDGET_REPORT";
+const REPORT_VARIABLE: &str = crate::variables::CACHE_BUDGET_REPORT.name;
 
 /// The largest folio the page cache builds from read-ahead (a PMD, 2 MiB on x86-64).
 /// `DONTNEED` leaves a folio that straddles either end of its range, so a run that continues

@@ -35,23 +35,24 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::client::Config;
+use crate::variables;
 use plan::Schedule;
 
 /// Infill gap (bytes, size syntax; 0 disables infill).
-const INFILL: &str = "LIBPREFETCH_INFILL";
+const INFILL: &str = variables::INFILL.name;
 /// Memory the client plans with (bytes, size syntax).
-const MAX_MEMORY: &str = "LIBPREFETCH_MAX_MEMORY";
+const MAX_MEMORY: &str = variables::MAX_MEMORY.name;
 /// Access-list capacity (entries).
-const LIST_CAPACITY: &str = "LIBPREFETCH_LIST_CAPACITY";
+const LIST_CAPACITY: &str = variables::LIST_CAPACITY.name;
 /// Reverse-order WILLNEED pass (`0` or `1`).
-const REVERSE_PASS: &str = "LIBPREFETCH_REVERSE_PASS";
+const REVERSE_PASS: &str = variables::REVERSE_PASS.name;
 /// Advice from a background thread (`0` or `1`).
-const BACKGROUND_ADVICE: &str = "LIBPREFETCH_BACKGROUND_ADVICE";
+const BACKGROUND_ADVICE: &str = variables::BACKGROUND_ADVICE.name;
 /// First window of the slow start (bytes, size syntax; 0: the paper's 90%).
-const START_WINDOW: &str = "LIBPREFETCH_START_WINDOW";
+const START_WINDOW: &str = variables::START_WINDOW.name;
 
 /// Planner schedule (`by-shape`, `window`, `aggressive` or `conservative`).
-const SCHEDULE: &str = "LIBPREFETCH_SCHEDULE";
+const SCHEDULE: &str = variables::SCHEDULE.name;
 
 /// One variable: its name, how a value sets its field (given this
 /// machine's memory in bytes), and how the field's default reads.
@@ -541,5 +542,16 @@ mod tests {
         });
         let names: Vec<&str> = VARIABLES.iter().map(|v| v.name).collect();
         assert_eq!(*asked.lock().unwrap(), names);
+    }
+
+    #[test]
+    fn the_tunables_are_the_client_variables_of_the_table() {
+        let tunables: Vec<&str> = VARIABLES.iter().map(|v| v.name).collect();
+        let table: Vec<&str> = variables::ALL
+            .iter()
+            .filter(|v| v.reader == variables::Reader::Client)
+            .map(|v| v.name)
+            .collect();
+        assert_eq!(tunables, table);
     }
 }

@@ -40,6 +40,7 @@ mod replay;
 pub mod residency;
 mod share;
 mod track;
+pub mod variables;
 
 pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};
 pub use env::{EnvConfig, Refused};

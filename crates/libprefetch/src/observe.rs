@@ -25,7 +25,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::filestat::FileStat;
-use crate::{cache_budget, competitive, mapped, record, replay};
+use crate::{cache_budget, competitive, mapped, record, replay, variables};
 
 /// Set once recording, replaying or competitive prefetching started in this process.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -38,9 +38,9 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// stderr and the program runs without it). Forked children record their
 /// own reads and follow their own streams; they do not replay.
 pub fn start_from_env() {
-    let recording = std::env::var_os("LIBPREFETCH_RECORD").filter(|v| !v.is_empty());
-    let replaying = std::env::var_os("LIBPREFETCH_REPLAY").filter(|v| !v.is_empty());
-    let competing = std::env::var_os("LIBPREFETCH_COMPETITIVE").is_some_and(|v| v == "1");
+    let recording = variables::RECORD.value().filter(|v| !v.is_empty());
+    let replaying = variables::REPLAY.value().filter(|v| !v.is_empty());
+    let competing = variables::COMPETITIVE.value().is_some_and(|v| v == "1");
     let budgeting = cache_budget::start_from_env();
     if recording.is_none() && replaying.is_none() && !competing && !budgeting {
         return;

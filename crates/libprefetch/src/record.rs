@@ -281,9 +281,9 @@ impl Recorder {
 /// Rereads listed after this many page reads (`LIBPREFETCH_RECORD_REREADS`,
 /// set by `prefetch record --rereads-after`; 0 or unset: first reads only).
 fn rereads_from_env() -> u64 {
-    std::env::var("LIBPREFETCH_RECORD_REREADS")
-        .ok()
-        .and_then(|value| value.parse().ok())
+    crate::variables::RECORD_REREADS
+        .value()
+        .and_then(|value| value.to_str()?.parse().ok())
         .unwrap_or(0)
 }
 

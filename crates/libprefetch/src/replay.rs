@@ -75,7 +75,7 @@ fn max_files() -> usize {
 
 /// The variable that sets the first window (`env.rs`); a replay without it
 /// starts at the paper's window, not the slow start's 128 KiB.
-const START_WINDOW: &str = "LIBPREFETCH_START_WINDOW";
+const START_WINDOW: &str = crate::variables::START_WINDOW.name;
 
 /// Entries handed over at start; the callback hands over the rest as the
 /// list runs low (the client takes at most what memory allows anyway).
@@ -110,7 +110,7 @@ struct ListIndex {
 pub(crate) fn start(path: OsString) {
     if let Err(reason) = check_regular(&path) {
         warn(&path, &reason);
-        std::env::remove_var("LIBPREFETCH_REPLAY");
+        std::env::remove_var(crate::variables::REPLAY.name);
         return;
     }
     let spawned = std::thread::Builder::new()

@@ -9,17 +9,16 @@
 //! Follows libprefetch (ATC 2009), section 4: the interposers are loaded
 //! into an unmodified program.
 
-/// The variables that choose what the library does in a program started by `prefetch run`.
-const OWN_VARIABLES: [&str; 8] = [
-    "LIBPREFETCH_RECORD",
-    "LIBPREFETCH_RECORD_REREADS",
-    "LIBPREFETCH_REPLAY",
-    "LIBPREFETCH_COMPETITIVE",
-    "LIBPREFETCH_CACHE_BUDGET",
-    "LIBPREFETCH_CACHE_POLICY",
-    "LIBPREFETCH_CACHE_BUDGET_REPORT",
-    "LIBPREFETCH_NO_CHILDREN",
-];
+use libprefetch::variables::{self, Reader};
+
+/// The variables that choose what the library does in a program started by `prefetch run`
+/// (the table's variables read as the library is loaded).
+fn own_variables() -> impl Iterator<Item = &'static str> {
+    variables::ALL
+        .iter()
+        .filter(|v| v.reader == Reader::Load)
+        .map(|v| v.name)
+}
 
 /// Run by the dynamic loader when the library is loaded (`.init_array`).
 #[used]
@@ -28,7 +27,7 @@ static ON_LOAD: extern "C" fn() = on_load;
 
 extern "C" fn on_load() {
     let _ = std::panic::catch_unwind(|| {
-        let no_children = std::env::var_os("LIBPREFETCH_NO_CHILDREN").is_some_and(|v| v == "1");
+        let no_children = variables::NO_CHILDREN.value().is_some_and(|v| v == "1");
         libprefetch::start_from_env();
         if no_children {
             keep_from_children();
@@ -50,7 +49,7 @@ fn keep_from_children() {
             false => std::env::set_var("LD_PRELOAD", others.join(":")),
         }
     }
-    for variable in OWN_VARIABLES {
+    for variable in own_variables() {
         std::env::remove_var(variable);
     }
 }

@@ -26,10 +26,10 @@ const INDEX_LEAF: u8 = 0x0a;
 const INDEX_INTERIOR: u8 = 0x02;
 
 /// Environment variable that makes each tracked file print libprefetch's counters to stderr when closed.
-pub const STATS_ENV: &str = "PREFETCH_SQLITE_STATS";
+pub const STATS_ENV: &str = libprefetch::variables::SQLITE_STATS.name;
 
 /// The variable that chooses libprefetch's schedule (docs/api.md); when set, the extension keeps it.
-const SCHEDULE_ENV: &str = "LIBPREFETCH_SCHEDULE";
+const SCHEDULE_ENV: &str = libprefetch::variables::SCHEDULE.name;
 
 /// Access-list capacity asked of libprefetch, in entries.
 const LIST_CAPACITY: usize = 8 << 20;
