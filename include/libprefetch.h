@@ -174,6 +174,11 @@ int pf_ignore_accesses(pf_client_t c);
 int pf_unignore_accesses(pf_client_t c);
 int pf_get_stats(pf_client_t c, struct pf_stats *out);
 
+/* Which libprefetch instance this copy of the library uses: the same number
+ * in every copy that shares one (libprefetch.so, the SQLite extension, the
+ * Python module; docs/api.md, "One libprefetch per process").  Never fails. */
+uint64_t pf_instance_id(void);
+
 /* Reports a read the interposers cannot see (io_uring, mmap, fread of a
  * stdio buffer, syscall()) before it is made; may run the callback and a
  * prefetching round.  Never fails, never changes errno. */

@@ -12,7 +12,7 @@ order as memory allows into the page cache, drops what is no longer needed, and 
 - ``libprefetch.sqlite.connect``: SQLite through the prefetching VFS, on any CPython.
 """
 
-from ._client import CallbackInfo, Client, Region, Stats, note_close, note_read
+from ._client import CallbackInfo, Client, Region, Stats, instance_id, note_close, note_read
 from ._loader import EpochSampler, RecordDataset, epoch_order, worker_indices, worker_init
 from ._records import Epoch, Records
 from ._tokens import TokenWindows
@@ -28,6 +28,7 @@ __all__ = [
     "Stats",
     "TokenWindows",
     "epoch_order",
+    "instance_id",
     "note_close",
     "note_read",
     "worker_indices",

@@ -103,6 +103,13 @@ def note_close(fd: int) -> None:
     _native.note_close(fd)
 
 
+def instance_id() -> int:
+    """Which libprefetch instance this package uses: the same number as ``pf_instance_id()`` of
+    ``libprefetch.so`` or of the SQLite extension loaded into the same process when they share one
+    (one registry, one advice thread, one memory budget entry per process; docs/api.md)."""
+    return _native.instance_id()
+
+
 #: Per thread: an exception a callback raised that must reach the program (see ``_reaches_program``),
 #: raised when the library returns to that thread (the callback runs inside its read).
 _pending = threading.local()

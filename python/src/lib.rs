@@ -12,7 +12,7 @@
 //! Errors: `InvalidArgument` becomes `ValueError`; `BadFd` and `Forked` become `OSError` with the errno
 //! the C API sets for them (EBADF, ESRCH).
 //!
-//! Deviations: none from the paper's interface; `sqlite_auto_extension` is this module's own addition.
+//! Deviations: `sqlite_auto_extension` is this module's own addition.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -272,6 +272,13 @@ fn available_for_cache(py: Python<'_>) -> u64 {
     py.detach(|| Config::from_env().config.available_for_cache())
 }
 
+/// Which libprefetch instance this module uses: the same number as `pf_instance_id` of
+/// `libprefetch.so` or of the SQLite extension when the process shares one (docs/api.md).
+#[pyfunction]
+fn instance_id() -> u64 {
+    libprefetch::instance_id()
+}
+
 /// SQLite's result codes (sqlite3.h) that the auto-extension entry point translates.
 const SQLITE_OK: c_int = 0;
 const SQLITE_OK_LOAD_PERMANENTLY: c_int = 256;
@@ -310,6 +317,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(note_read, module)?)?;
     module.add_function(wrap_pyfunction!(note_close, module)?)?;
     module.add_function(wrap_pyfunction!(available_for_cache, module)?)?;
+    module.add_function(wrap_pyfunction!(instance_id, module)?)?;
     module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;
     Ok(())
 }

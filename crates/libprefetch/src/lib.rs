@@ -29,6 +29,7 @@ pub mod device;
 mod env;
 mod filestat;
 mod guard;
+mod instance;
 mod mapped;
 pub mod memory;
 mod observe;
@@ -44,6 +45,7 @@ pub mod variables;
 
 pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};
 pub use env::{EnvConfig, Refused};
+pub use instance::id as instance_id;
 pub use observe::start_from_env;
 pub use plan::{Mode, Schedule};
 pub use track::{may_track, note_close, note_mmap, note_munmap, note_read, note_read_at_position};

@@ -35,6 +35,9 @@ pub struct RegionSlot {
     pub probe: Probe,
     /// Set once the descriptor was closed or found naming another file.
     retired: Arc<AtomicBool>,
+    /// The copy of the library that registered it (`instance.rs`): only
+    /// reads noted through that copy follow it.
+    owner: usize,
 }
 
 /// Everything a forked child must not inherit.
@@ -70,8 +73,49 @@ static INIT: Once = Once::new();
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The process's state, created on first use.
+/// The process's state, created on first use: the instance's this copy
+/// joined (`instance.rs`), or its own.
 pub fn globals() -> &'static Globals {
+    match crate::instance::host() {
+        // SAFETY: a joined instance's state has this layout (same build) and lives for the process.
+        Some(host) => unsafe { &*(host.globals)().cast::<Globals>() },
+        None => own_globals(),
+    }
+}
+
+/// The process's state if a client was ever registered; never allocates
+/// (the interposed read path uses it from the first read of the process).
+pub fn globals_if_started() -> Option<&'static Globals> {
+    match crate::instance::host() {
+        // SAFETY: as in `globals`; null when not started.
+        Some(host) => unsafe { (host.globals_if_started)().cast::<Globals>().as_ref() },
+        None => own_globals_if_started(),
+    }
+}
+
+/// Number of fork()s this process descends from since the library started:
+/// clients remember it and go inert in a child.
+pub fn generation() -> u64 {
+    crate::instance::host().map_or_else(own_generation, |host| (host.generation)())
+}
+
+/// A fresh process-unique id.
+pub fn next_id() -> u64 {
+    crate::instance::host().map_or_else(own_next_id, |host| (host.next_id)())
+}
+
+/// The sizes of the types the copies of one build share (part of the
+/// build's fingerprint, `instance.rs`).
+pub(crate) fn shared_sizes() -> [usize; 3] {
+    [
+        std::mem::size_of::<Globals>(),
+        std::mem::size_of::<RegionSlot>(),
+        std::mem::size_of::<ClientInner>(),
+    ]
+}
+
+/// This copy's own process state, created on first use.
+pub(crate) fn own_globals() -> &'static Globals {
     INIT.call_once(|| {
         GLOBALS.store(Box::into_raw(Box::default()), Ordering::Release);
         // SAFETY: the handler is a plain extern "C" fn without arguments.
@@ -82,22 +126,20 @@ pub fn globals() -> &'static Globals {
     unsafe { &*GLOBALS.load(Ordering::Acquire) }
 }
 
-/// The process's state if a client was ever registered; never allocates
-/// (the interposed read path uses it from the first read of the process).
-pub fn globals_if_started() -> Option<&'static Globals> {
+/// This copy's own process state if created.
+pub(crate) fn own_globals_if_started() -> Option<&'static Globals> {
     let pointer = GLOBALS.load(Ordering::Acquire);
     // SAFETY: non-null values are leaked Boxes that are never freed.
     (!pointer.is_null()).then(|| unsafe { &*pointer })
 }
 
-/// Number of fork()s this process descends from since the library started:
-/// clients remember it and go inert in a child.
-pub fn generation() -> u64 {
+/// This copy's own fork count.
+pub(crate) fn own_generation() -> u64 {
     GENERATION.load(Ordering::Acquire)
 }
 
-/// A fresh process-unique id.
-pub fn next_id() -> u64 {
+/// This copy's own id counter.
+pub(crate) fn own_next_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
@@ -112,7 +154,11 @@ extern "C" fn after_fork_in_child() {
 /// Moves the clients whose regions of `fd` the read touches along their
 /// lists. The caller holds the re-entrancy guard.
 pub(crate) fn follow_regions(globals: &Globals, fd: RawFd, offset: u64, len: u64) {
+    let copy = crate::instance::copy();
     for slot in globals.regions_touching(fd, offset, len) {
+        if slot.owner != copy {
+            continue;
+        }
         let start = offset.max(slot.start);
         let end = offset.saturating_add(len).min(slot.end);
         slot.client.on_read(fd, start, end - start, slot.probe);
@@ -152,6 +198,7 @@ impl Globals {
             client,
             probe,
             retired: Arc::default(),
+            owner: crate::instance::copy(),
         });
         self.region_count.fetch_add(1, Ordering::Release);
         id

@@ -1,0 +1,53 @@
+"""One libprefetch per process: the preloaded libprefetch.so, this package and the SQLite extension
+loaded into the same interpreter use one instance (one registry, advice thread and budget entry)."""
+
+import ctypes.util
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+#: Where `cargo build` (or `make build`) put the libraries.
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", Path(__file__).resolve().parents[2] / "target")) / "debug"
+
+#: Run in an interpreter with libprefetch.so preloaded: prints the instance id each copy reports.
+CHECK = textwrap.dedent(
+    """
+    import ctypes, sys
+    import libprefetch
+    preloaded, extension, sqlite_library = sys.argv[1:4]
+    sqlite = ctypes.CDLL(sqlite_library)
+    db = ctypes.c_void_p()
+    assert sqlite.sqlite3_open(b":memory:", ctypes.byref(db)) == 0
+    sqlite.sqlite3_enable_load_extension(db, 1)
+    error = ctypes.c_char_p()
+    code = sqlite.sqlite3_load_extension(db, extension.encode(), None, ctypes.byref(error))
+    assert code == 0, error.value
+    ids = []
+    for path in (preloaded, extension):
+        library = ctypes.CDLL(path)
+        library.pf_instance_id.restype = ctypes.c_uint64
+        ids.append(library.pf_instance_id())
+    ids.append(libprefetch.instance_id())
+    print(*ids)
+    """
+)
+
+
+def test_the_preloaded_library_the_package_and_the_sqlite_extension_share_one_instance():
+    preloaded, extension = TARGET / "libprefetch.so", TARGET / "libprefetch_sqlite.so"
+    assert preloaded.is_file() and extension.is_file(), f"run `cargo build --workspace` first ({TARGET})"
+    sqlite_library = ctypes.util.find_library("sqlite3")
+    assert sqlite_library, "libsqlite3 not found"
+    env = dict(os.environ, LD_PRELOAD=str(preloaded))
+    run = subprocess.run(
+        [sys.executable, "-c", CHECK, str(preloaded), str(extension), sqlite_library],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    preloaded_id, extension_id, package_id = (int(word) for word in run.stdout.split())
+    assert preloaded_id == extension_id == package_id
