@@ -33,6 +33,10 @@
 //! prefetch a whole leaf's worth of table pages and a scan cut short does not prefetch the whole table.
 //! Entries for consecutive rowids on the same table page are merged into one. The reader's caches are
 //! dropped when the file's change counter, length or modification time changes.
+//!
+//! Over 800 lines: [`ScanPlanner`] is one state machine whose regimes (above) share its caches of the
+//! file's structure and the scan's progress; its methods follow those regimes in order, and split over
+//! files they would each need the whole state.
 
 use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet, VecDeque};
