@@ -2,7 +2,7 @@
 //! repository's corpus (`fuzz/corpus/TARGET/`) and apply a few random edits (bit flips,
 //! overwrites, insertions of interesting tokens, deletions, duplications), as libFuzzer's
 //! mutators do. Shared by the crates' `tests/fuzz*.rs` through `#[path]`, so it needs only
-//! proptest. Deviations: none (no paper; test plumbing).
+//! proptest.
 #![allow(dead_code)]
 
 use proptest::prelude::*;

@@ -12,8 +12,6 @@ workers share one memory budget: each plans with its ``1/num_workers`` part.
 A read that is not the next one of the worker's list (a ``batch_size`` other than the loader's, a
 sampler other than ``dataset.sampler``, persistent workers in a later epoch) ends that worker's
 prefetching for the epoch: the remaining reads are plain reads, the bytes are the same.
-
-Deviations: none.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """The one-line account of an epoch's prefetching: what was prefetched, used and wasted, and how many
 pages the device was asked for against the pages the epoch needs (ATC 2009, section 5's measures:
 prefetches used, prefetches wasted, I/O against the optimum).
-
-Deviations: none.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ Where this cannot work (``_sqlite3`` links SQLite statically without exporting i
 built without extension support) ``connect`` raises ``SQLiteUnavailable``; it never falls back to a
 stock connection.
 
-Deviations: none; the VFS is the extension's own, registered by another route than ``load_extension``.
+The VFS is the extension's own, registered by another route than ``load_extension``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@
 //! The default evicts only the data file, with `posix_fadvise(POSIX_FADV_DONTNEED)` over the whole file
 //! (DESIGN.md, "Cold-cache runs"); `--drop-caches` writes 3 to `/proc/sys/vm/drop_caches` after a `sync`,
 //! which empties every clean page of every file (root only).
-//! Deviations: none (no paper section; the paper's Figure 2 benchmark used Direct I/O instead).
 
 use std::fs::File;
 use std::num::NonZeroU64;

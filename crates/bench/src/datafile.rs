@@ -8,7 +8,6 @@
 //! own directory), never a file the user named, which may hold data of its own. A file larger than
 //! the free space of its file system is refused before a byte is written, and of the directories
 //! only the benchmark's own is created: a user's path with a missing directory is a typo to report.
-//! Deviations: none (no paper section).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

@@ -7,8 +7,6 @@
 //! device profile stored for the mount (`device_profile::ModelProfile`), the benchmark runs on
 //! the mounted file, and everything is unmounted and removed afterwards. Pages read come from the
 //! emulated disk's own counter.
-//!
-//! Deviations: none (no paper section: a harness).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,6 @@
 //! `posix_fadvise(WILLNEED)` calls start; not pages found in the cache. On the emulated disk the reads
 //! happen in the FUSE daemon, so the counter is the `bytes` the emulated disk has served, from its
 //! `MOUNTPOINT/.emulate-stats` (crates/emulate, docs/emulate.md).
-//! Deviations: none (no paper section).
 
 use std::path::{Path, PathBuf};
 

@@ -17,7 +17,7 @@
 //! from the cache; `stock` holds only the reads, so anything more here would be charged to the
 //! library (byte offsets and a read index doubled the harness's memory on the reuse-heavy list,
 //! 6.4 MB of a 64 MiB cgroup).
-//! Deviations: none from the paper's interface; the window (`--window`) caps the library's memory
+//! Deviations: the window (`--window`) caps the library's memory
 //! budget (`Config::max_budget_bytes`) to sweep the reorder-buffer size as in Figure 2, with the
 //! paper's `window` schedule, and
 //! `--infill` sets `Config::infill_bytes` (section 3.3, Figure 3).

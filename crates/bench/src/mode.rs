@@ -13,7 +13,6 @@
 //!
 //! Every mode but `limit` returns the CRC-32 of the bytes it read in access order, so a run proves
 //! those modes read the same data.
-//! Deviations: none.
 
 use std::fs::File;
 

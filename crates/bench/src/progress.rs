@@ -1,7 +1,7 @@
 //! Progress bars (indicatif) for the long parts: writing the data file and the measured runs.
 //!
 //! Bars draw on stderr, and indicatif hides them when stderr is not a terminal, so `--json` output
-//! and logs stay clean. Deviations: none (no paper section).
+//! and logs stay clean.
 
 use indicatif::{ProgressBar, ProgressStyle};
 

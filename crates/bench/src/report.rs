@@ -3,7 +3,6 @@
 //!
 //! Speedup is stock's median wall time divided by the mode's, within the same cache state (cold or
 //! warm), as in the paper's Figures 8-10. Bytes read from disk are medians of /proc/self/io read_bytes.
-//! Deviations: none.
 
 use std::fmt::Write as _;
 #[cfg(test)]

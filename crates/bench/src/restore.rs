@@ -19,7 +19,7 @@
 //! directory holding only a hard link to the data file, whose backing pages are read into the
 //! cache once first so that only the model's time is measured.
 //!
-//! No paper section (vmtouch's and pgfincore's snapshot requests). Deviations: none.
+//! No paper section (vmtouch's and pgfincore's snapshot requests).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

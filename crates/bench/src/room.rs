@@ -2,8 +2,6 @@
 //! still allocate. Every size from the command line is checked against these before anything
 //! is allocated or written, so a typo (`--file-size 1T`, `--pages 18446744073709551615`) is
 //! one clear error instead of a full disk or an aborted process.
-//!
-//! Deviations: none (no paper section; plumbing).
 
 use std::path::Path;
 

@@ -4,7 +4,6 @@
 //! A FUSE mount whose type or source names "emulate" is the emulated disk (crates/emulate mounts with
 //! type `fuse.prefetch-emulate` and source `emulate:MODEL`); anything else is reported
 //! with its device and file system type. Every printed result carries this description (common rules).
-//! Deviations: none (no paper section).
 
 use std::path::Path;
 

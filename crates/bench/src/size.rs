@@ -1,5 +1,4 @@
 //! Byte sizes as people type them ("512M", "1G", "4096") and as the reports print them: the
 //! workspace's one grammar, `units` (binary suffixes, case-insensitive, optional "iB" or "B").
-//! Deviations: none (no paper section; plumbing for `--memory-limit`, `--file-size`, `--window`).
 
 pub use units::{format_bytes, parse_size, SizeError};

@@ -9,8 +9,6 @@
 //! and the optimum of a subsequence never exceeds that of the whole sequence, so the count stays a
 //! lower bound while the recording stays small (a 1 GiB index scan reads interior pages millions of
 //! times).
-//!
-//! Deviations: none (no paper section; the paper compares with stock only).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -5,8 +5,6 @@
 //! Settings: `disk` and `cgroup` (cold, as for the paper's query, the cgroup a quarter of the database
 //! unless `--cgroup-bytes` says), `emulated` (cold, the emulated 7200 RPM disk), and `warm` (the file
 //! in the page cache: the same children, no eviction), where the extension must cost nothing.
-//!
-//! Deviations: none (the paper measures one query).
 
 use std::path::Path;
 

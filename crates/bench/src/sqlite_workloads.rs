@@ -6,8 +6,6 @@
 //! Each workload runs in this process on a copy of the database (the user's file is never written), in
 //! the page cache, alternating SQLite's own `unix` VFS and the extension's `prefetch` VFS, and the medians
 //! are compared (a speedup below 1 is a slowdown).
-//!
-//! Deviations: none (the paper measures only cold scans).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

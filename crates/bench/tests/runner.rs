@@ -1,6 +1,5 @@
 //! The runner on a small real file: every mode reads the same bytes, cold and warm, and the report
 //! says where it was measured. No wall-clock thresholds: the tests check bytes, rows and counters.
-//! Deviations: none (tests of crates/bench; the workloads follow the paper's section 5).
 
 // The read interposers: the libprefetch mode's preads are followed by the library, as in `prefetch`.
 use interposers as _;

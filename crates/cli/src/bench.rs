@@ -4,7 +4,6 @@
 //! The hidden `prefetch bench __child` is how `--memory-limit` and `--instances` run a pass in another
 //! process: the benchmark re-executes this binary (moving the child into the memory cgroup first, if
 //! any), sends it the pass as JSON and reads its JSON result.
-//! Deviations: none here; see crates/bench for where the benchmark departs from the paper.
 
 use std::path::PathBuf;
 

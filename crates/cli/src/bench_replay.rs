@@ -2,7 +2,6 @@
 //! recorded, plain and replayed on a cold cache), prints its table.
 //!
 //! Follows libprefetch (ATC 2009) section 5.4 through crate bench.
-//! Deviations: none here; see `bench::replay`.
 
 use std::path::PathBuf;
 

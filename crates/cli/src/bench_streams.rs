@@ -3,7 +3,6 @@
 //! its table.
 //!
 //! Follows TR840 section 5.1 (One-Whole-0) through crate bench.
-//! Deviations: none here; see `bench::streams`.
 
 use ::bench::size::parse_size;
 use ::bench::streams::{self, StreamsBench};

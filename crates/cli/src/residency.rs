@@ -3,7 +3,6 @@
 //!
 //! Follows libprefetch (ATC 2009) section 4.5 (`fincore`) and sections 3.3 and 4.6 for restore's
 //! C-LOOK order, infill and memory budget; see crate `residency`.
-//! Deviations: none here.
 
 use std::path::PathBuf;
 

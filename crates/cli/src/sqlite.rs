@@ -1,7 +1,6 @@
 //! `prefetch sqlite ...` and `prefetch bench sqlite`: thin wrappers over the `sqlite` crate (paper s5.4).
 //! `gen` writes the TPC-C-like data set with a progress bar; `query` runs one query once (the process that
 //! `bench sqlite` measures); `bench` compares stock SQLite with SQLite plus the prefetch extension.
-//! Deviations: none (the paper has no command line).
 
 use std::path::{Path, PathBuf};
 

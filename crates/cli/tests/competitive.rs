@@ -8,7 +8,7 @@
 //! every other cached page is the library's advice. Timeouts are deadlock detectors, never
 //! performance limits.
 //!
-//! Deviations: none. A missing program (python3) fails the test, naming it.
+//! A missing program (python3) fails the test, naming it.
 
 mod common;
 use common::library;

@@ -1,7 +1,5 @@
 //! What a user sees when a command fails: one line on stderr that names the file and says what to
 //! do, and no backtrace even with `RUST_BACKTRACE=1` set (the errors are the user's input, not bugs).
-//!
-//! Deviations: none (the paper has no command line).
 
 use std::process::Command;
 

@@ -1,8 +1,6 @@
 //! `--help` against what documents it: `prefetch man DIR` (what `make install` runs) writes one man
 //! page per subcommand from the same clap definitions, and README.md's command table lists every
 //! subcommand.
-//!
-//! Deviations: none (the paper has no command line).
 
 use std::process::Command;
 

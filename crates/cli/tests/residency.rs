@@ -2,8 +2,6 @@
 //! the file was evicted gives back the same cached pages; a malformed snapshot is refused in one
 //! line (even with `RUST_BACKTRACE=1`); a file changed since the snapshot is skipped with a
 //! warning. Files live under the target directory (a disk file system: tmpfs cannot evict).
-//!
-//! Deviations: none (the paper has no command line).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;

@@ -7,7 +7,7 @@
 //! Follows libprefetch (ATC 2009) section 4: the interposers follow an application's reads and
 //! never change what they return. Timeouts are deadlock detectors, never performance limits.
 //!
-//! Deviations: none. A missing program (python3, sqlite3, tar, fincore) fails the test, naming it.
+//! A missing program (python3, sqlite3, tar, fincore) fails the test, naming it.
 
 mod common;
 use common::library;

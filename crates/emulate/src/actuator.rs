@@ -25,8 +25,8 @@
 //! completes every queued and in-service request with `EIO`, fails every later
 //! submission at once, and runs the failure hook (the mount's: unmount).
 //!
-//! Deviations: none from the disk crate's caller contract; starts are made
-//! non-decreasing, as that contract requires.
+//! Starts are made non-decreasing, as the disk crate's caller contract
+//! requires.
 
 use crate::clock::{self, sleep_until, Clock};
 use crate::stats::{Served, Stats};

@@ -5,7 +5,7 @@
 //! time lasts S seconds of wall time, so S = 0.1 runs the disk ten times faster
 //! than the drive it models, with every duration shrunk alike.
 //!
-//! Deviations: none (no paper describes the emulator); the sleep is the usual
+//! The sleep is the usual
 //! "sleep, then spin the last stretch" of soft real-time loops.
 
 use std::time::{Duration, Instant};

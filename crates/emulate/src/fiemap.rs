@@ -2,7 +2,7 @@
 //! (Documentation/filesystems/fiemap.rst): where each stretch of the file
 //! lies on the device that holds it.
 //!
-//! Deviations: none; this is the only `unsafe` boundary of the layout code.
+//! This is the only `unsafe` boundary of the layout code.
 
 use std::fs::File;
 use std::io;

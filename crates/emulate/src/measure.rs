@@ -8,8 +8,6 @@
 //! to wall time by the time scale). A measurement whose wall time matches it
 //! shows the emulator keeps the model's time; queueing and the kernel's own
 //! gaps are what remain.
-//!
-//! Deviations: none (no paper describes the emulator).
 
 use crate::{Mounted, Stats};
 use std::fs::File;

@@ -2,7 +2,7 @@
 //! mounted (as JSON in `.emulate-stats` at the mount root) and printed at
 //! unmount.
 //!
-//! Deviations: none. "Seek" here means any request that starts where the head
+//! "Seek" here means any request that starts where the head
 //! is not (distance > 0), as the libprefetch paper's Figure 2 counts seek
 //! distance; busy time is model time, so it does not depend on the time scale.
 

@@ -8,8 +8,7 @@
 //! `prefetch emulate`). Ranges longer than that must be split or their tail
 //! is silently not prefetched.
 //!
-//! Deviations: none from the paper (which predates this kernel behaviour);
-//! the default when sysfs says nothing is the kernel's default read-ahead,
+//! The default when sysfs says nothing is the kernel's default read-ahead,
 //! 128 KiB.
 
 use std::os::fd::RawFd;

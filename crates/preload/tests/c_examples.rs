@@ -12,7 +12,7 @@
 //! detectors, never performance limits. The examples run one at a time: processes holding access lists at the
 //! same time share the memory budget (as they should), and several examples check exact budgets.
 //!
-//! Deviations: none from the paper. A missing gcc, g++, make or coreutils program fails the test (saying
+//! A missing gcc, g++, make or coreutils program fails the test (saying
 //! which); only an example's own skip (exit 77) is printed and not counted as a failure.
 
 use std::fs::{self, File};

@@ -5,7 +5,7 @@
 //! special files (fifos, sockets, devices) left alone, as vmtouch does by default. A special
 //! file named on the command line is refused: probing it means nothing.
 //!
-//! No paper section. Deviations: none.
+//! No paper section.
 
 use std::path::{Path, PathBuf};
 

@@ -8,7 +8,6 @@
 //! ```
 //!
 //! Follows libprefetch (ATC 2009) section 4.5's `fincore` (see [`crate::probe`]).
-//! Deviations: none.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

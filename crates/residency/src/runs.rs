@@ -10,7 +10,6 @@
 //!
 //! No paper section: plain set arithmetic kept in one place so that it can be checked
 //! against a naive set by property tests.
-//! Deviations: none.
 
 use std::ops::Range;
 

@@ -18,7 +18,6 @@
 //!
 //! No paper section (vmtouch's and pgfincore's snapshots keep page bitmaps; runs are smaller
 //! for the clustered residency a page cache usually holds).
-//! Deviations: none.
 
 use std::fs::File;
 use std::io;

@@ -16,7 +16,7 @@
 //! handed out by an [`Interner`] in order of first sight, so per-block state lives in plain
 //! vectors.
 //!
-//! Deviations: none; the paper leaves the initial contents open, we take them as a setting.
+//! Deviations: the paper leaves the initial contents open, we take them as a setting.
 
 use rustc_hash::FxHashMap;
 

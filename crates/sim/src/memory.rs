@@ -3,7 +3,7 @@
 //! Trace input is checked against it before anything is allocated, so an absurd trace is an
 //! error naming its line instead of an allocation that takes the machine.
 //!
-//! Deviations: none (no paper covers it); the per-item costs are estimates rounded up.
+//! The per-item costs are estimates rounded up.
 
 /// Bytes one distinct block costs a run: its interner entry (hash map slot with key, id and
 /// control byte, at most half full after growth, and the old table beside the new one while

@@ -3,7 +3,7 @@
 //! the first batch with PF_SET (or PF_APPEND, to extend the list), the rest with PF_APPEND, stopping
 //! when libprefetch accepts fewer entries than offered (its list is full), and PF_DONE at the end.
 //!
-//! Deviations: none from the paper's callback protocol. The client uses libprefetch's default
+//! The client uses libprefetch's default
 //! configuration (budget from /proc/meminfo and the memory cgroup, infill by the device's profile), tunable with the
 //! `LIBPREFETCH_*` variables like a C client's, with a longer list, and the `conservative` schedule for a
 //! database larger than the memory available (the paper's window otherwise).

@@ -2,8 +2,6 @@
 //! and as reports print them ([`parse_size`], [`format_bytes`], [`scale`]), medians ([`median`], and
 //! [`median_by`] for the median run of a benchmark), and,
 //! with the `svg` feature, the line charts of the reports (`svg`).
-//!
-//! Deviations: none (no paper section; plumbing).
 
 mod size;
 #[cfg(feature = "svg")]

@@ -2,7 +2,7 @@
 //!
 //! This is the cost model of DULO (FAST'05) Table 1 (9.5 ms per disk request, one block or
 //! four) and of Cao et al.'s simplified model (fetch time F).
-//! Deviations: none; the head is reported at the end of the last request so that schedulers
+//! The head is reported at the end of the last request so that schedulers
 //! still have a position to order by.
 
 use crate::{DiskModel, Request};

@@ -1,7 +1,6 @@
 //! C-LOOK (circular LOOK): serve requests in increasing address order from the head; when none
 //! is left past the head, jump back to the lowest queued address and sweep forward again.
 //! libprefetch paper s3.1: forward seeks are cheaper than backward ones, hence C-LOOK.
-//! Deviations: none.
 
 use crate::sched::{SeekOrder, Sorted, SortedKey, SortedQueue};
 

@@ -1,6 +1,5 @@
 //! FIFO: requests leave in arrival (push) order, ignoring the head.
 //! The order the libprefetch paper's "stock" runs see when the queue holds one request.
-//! Deviations: none.
 
 use crate::{Request, Scheduler};
 use std::collections::VecDeque;

@@ -12,8 +12,6 @@
 //!
 //! `scan` never moves back: a fetch for position j only discards a block next referenced after
 //! j, so no hole appears before it. Amortised O(1) for the scan, O(log k) for the heap.
-//!
-//! Deviations: none.
 
 use crate::cache::Block;
 use crate::future::Pos;

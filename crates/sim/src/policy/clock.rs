@@ -5,7 +5,7 @@
 //! that fetched it does not set it, as in libCacheSim's one-bit CLOCK, against which miss
 //! counts are checked.
 //!
-//! Deviations: none. Needs no future, so it runs on a streamed trace.
+//! Needs no future, so it runs on a streamed trace.
 
 use std::collections::VecDeque;
 

@@ -6,8 +6,6 @@
 //! [`Composed`] is the one [`AtIdle`] policy they share: references and arrivals update the order, a
 //! demand fetch into a full cache discards the order's victim, and prefetch offers go to the
 //! prefetch rule, which may take its victim from the order.
-//!
-//! Deviations: none (each policy's file says where it interprets the paper).
 
 use crate::cache::{Block, Interner};
 use crate::future::Pos;

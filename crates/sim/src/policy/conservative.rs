@@ -6,8 +6,6 @@
 //! block missing from a cache equal to MIN's; rule 3 is the issue condition (the victim's next
 //! reference is after the fetched block's); rule 4 holds because the engine offers every
 //! opportunity (fetch completion, cursor move). Mechanism in `schedule`.
-//!
-//! Deviations: none.
 
 use crate::policy::schedule::EarlySchedule;
 use crate::policy::{opt_demand, AtIdle, Build, PolicyInfo};

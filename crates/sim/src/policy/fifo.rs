@@ -2,7 +2,7 @@
 //! arrived first, whatever its use since. A baseline of cache simulators (libCacheSim's FIFO),
 //! run here so that miss counts can be checked against theirs.
 //!
-//! Deviations: none. Needs no future, so it runs on a streamed trace.
+//! Needs no future, so it runs on a streamed trace.
 
 use std::collections::VecDeque;
 

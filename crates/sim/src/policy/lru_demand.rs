@@ -1,7 +1,7 @@
 //! LRU-demand (Cao et al. section 4.1): no prefetching; on a miss, discard the least recently
 //! used block. The replacement of traditional file systems.
 //!
-//! Deviations: none. Needs no future, so it runs on a streamed trace.
+//! Needs no future, so it runs on a streamed trace.
 
 use crate::policy::compose::{Composed, NoPrefetch};
 use crate::policy::lru_list::LruList;

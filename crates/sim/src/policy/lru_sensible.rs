@@ -6,8 +6,6 @@
 //! rule 4 (every opportunity); rule 2 is replaced by LRU on purpose. The least recent of the
 //! allowed blocks is LRU-demand's victim at the miss, so this is LRU-demand's schedule issued
 //! early (argument and mechanism in `schedule`).
-//!
-//! Deviations: none.
 
 use crate::policy::schedule::EarlySchedule;
 use crate::policy::{lru_demand, AtIdle, Build, PolicyInfo};

@@ -2,7 +2,7 @@
 //! block whose next reference is furthest in the future (rule 2). Its fetch count is the
 //! minimum any policy can achieve, the baseline of the paper's normalised elapsed time.
 //!
-//! Deviations: none. O(log k) per reference with the lazy heap of `furthest`.
+//! O(log k) per reference with the lazy heap of `furthest`.
 
 use crate::policy::compose::{Composed, NoPrefetch};
 use crate::policy::furthest::Furthest;

@@ -19,7 +19,7 @@
 //! Cost: one demand run to record the schedule (O(n log k) for MIN, O(n) for LRU), then O(1)
 //! per decision.
 //!
-//! Deviations: none; the equivalence for LRU-sensible is our reading of section 4.1, and a test
+//! Deviations: the equivalence for LRU-sensible is our reading of section 4.1, and a test
 //! checks it against a naive implementation of the paper's wording.
 
 use crate::cache::{Block, Interner};

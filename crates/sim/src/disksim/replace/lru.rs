@@ -2,7 +2,7 @@
 //! uses CLOCK), but the order DULO's Table 1 draws for its *traditional* column, so the worked
 //! example can be checked row by row.
 //!
-//! Deviations: none. Prefetched blocks enter at the top like demanded ones, as in Table 1
+//! Prefetched blocks enter at the top like demanded ones, as in Table 1
 //! (row 5: `[X4 X3 X2 X1 D C B A]`).
 
 use std::time::Duration;
