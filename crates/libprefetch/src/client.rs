@@ -25,7 +25,7 @@ use plan::{
 use crate::descriptors::AdviceDescriptors;
 use crate::guard::Reentry;
 use crate::memory::page_size;
-use crate::registry::{generation, globals};
+use crate::registry::{generation, globals, RegionClient};
 use crate::residency::Probe;
 use crate::{advice, memory, Error};
 
@@ -324,7 +324,7 @@ impl Client {
         state.planner.raise_request_cost_pages(cost_pages);
         drop(state);
         self.inner.advice_fds.region_added(fd);
-        let id = globals().add_region(fd, start, end, Arc::clone(&self.inner));
+        let id = globals().add_region(fd, start, end, Arc::<ClientInner>::clone(&self.inner));
         Ok(RegionId { id, fd })
     }
 
@@ -333,7 +333,7 @@ impl Client {
     pub fn unregister_region(&self, region: RegionId) -> Result<(), Error> {
         self.check_alive()?;
         let id = self.inner.id;
-        match globals().remove_regions(|slot| slot.id == region.id && slot.client.id == id) {
+        match globals().remove_regions(|slot| slot.id == region.id && slot.client.id() == id) {
             0 => Err(Error::InvalidArgument("no such region for this client")),
             _ => {
                 self.inner.advice_fds.region_removed(region.fd);
@@ -486,7 +486,7 @@ impl Drop for Client {
         self.inner.dead.store(true, Ordering::Release);
         self.inner.note_list_held(false);
         let id = self.inner.id;
-        globals().remove_regions(|slot| slot.client.id == id);
+        globals().remove_regions(|slot| slot.client.id() == id);
         let slot = if Reentry::is_inside() {
             self.inner.callback.try_lock().ok()
         } else {
@@ -513,12 +513,18 @@ impl Drop for IgnoreGuard<'_> {
     }
 }
 
-impl ClientInner {
+impl RegionClient for ClientInner {
     /// The client's process-unique id.
-    pub(crate) fn id(&self) -> u64 {
+    fn id(&self) -> u64 {
         self.id
     }
 
+    fn on_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, probe: Probe) {
+        ClientInner::on_read(&self, fd, offset, len, probe);
+    }
+}
+
+impl ClientInner {
     /// The memory this client may plan with now: its share (`share.rs`) of
     /// what the system and the memory cgroup allow, capped by the config.
     fn memory_for_cache(&self) -> u64 {
@@ -703,7 +709,9 @@ impl ClientInner {
     /// regions on it retired.
     fn issue(&self, mut plan: RoundPlan) {
         let fetched = plan.fetch.clone();
-        let stale = self.advice_fds.route(&mut plan);
+        let stale = self
+            .advice_fds
+            .route(&mut plan, &globals().private_descriptors);
         for &fd in &stale {
             globals().retire_regions(fd, Some(self.id));
         }

@@ -261,7 +261,7 @@ impl Tracked {
         fd: RawFd,
         ranges: Vec<Range<u64>>,
         page_size: u64,
-    ) -> crate::registry::AdviceJob {
+    ) -> crate::advice_thread::AdviceJob {
         let file = self.file;
         let fd = self.advise_through(fd);
         let call_pages = self.call_pages;

@@ -73,7 +73,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use plan::{PageRange, RoundPlan};
 
-use crate::registry::globals;
+use crate::advice_thread::{AdviceJob, AdviceThread};
 
 /// The statfs magic number of FUSE filesystems.
 const FUSE_SUPER_MAGIC: libc::__fsword_t = 0x6573_5546;
@@ -189,8 +189,8 @@ impl PrivateDescriptors {
     /// pipe now, dropping only the POSIX locks that close drops, and closed
     /// by the advice thread later. A number of the library's own that the
     /// application closes is forgotten, never closed twice. The caller
-    /// holds the re-entrancy guard.
-    pub(crate) fn before_close(&'static self, fd: RawFd) {
+    /// holds the re-entrancy guard; `advice` is the process's advice thread.
+    pub(crate) fn before_close(&'static self, fd: RawFd, advice: &AdviceThread) {
         if fd < 0 || !self.any.load(Ordering::Acquire) {
             return;
         }
@@ -221,8 +221,8 @@ impl PrivateDescriptors {
         }
         table.retired.extend(&retired);
         drop(table);
-        let job: crate::registry::AdviceJob = Box::new(move || self.close_retired(&retired));
-        if let Err(job) = globals().run_in_background(job) {
+        let job: AdviceJob = Box::new(move || self.close_retired(&retired));
+        if let Err(job) = advice.run_in_background(job) {
             job();
         }
     }
@@ -307,10 +307,10 @@ impl AdviceDescriptors {
     /// descriptor that no longer names the file it named at registration
     /// (returned, so the caller can retire its regions), and rewrites the
     /// descriptors of FUSE files to their private ones. Descriptors listed
-    /// without a region are advised as they are.
-    pub(crate) fn route(&self, plan: &mut RoundPlan) -> Vec<RawFd> {
+    /// without a region are advised as they are; `privates` are the
+    /// process's private descriptors.
+    pub(crate) fn route(&self, plan: &mut RoundPlan, privates: &PrivateDescriptors) -> Vec<RawFd> {
         let registered = self.lock();
-        let privates = &globals().private_descriptors;
         let mut checked: HashMap<RawFd, Option<RawFd>> = HashMap::new();
         let mut target = |fd: RawFd| -> Option<RawFd> {
             *checked
@@ -426,9 +426,9 @@ mod tests {
     fn a_private_descriptor_is_retired_only_by_a_close_of_its_file() {
         let (file, other) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
         let (privates, private) = table_with_private_of(&file);
-        privates.before_close(other.as_raw_fd());
+        privates.before_close(other.as_raw_fd(), &AdviceThread::default());
         assert!(!names_a_pipe(private), "retired by another file's close");
-        privates.before_close(file.as_raw_fd());
+        privates.before_close(file.as_raw_fd(), &AdviceThread::default());
         assert!(names_a_pipe(private) || FileId::of(private).is_none());
         let id = FileId::of(file.as_raw_fd()).unwrap();
         assert!(!privates.is_current(private, id, Purpose::Streams));
@@ -439,7 +439,7 @@ mod tests {
         let file = tempfile::tempfile().unwrap();
         let (privates, private) = table_with_private_of(&file);
         // The application closes every descriptor (a daemon's loop), ours included.
-        privates.before_close(private);
+        privates.before_close(private, &AdviceThread::default());
         let id = FileId::of(file.as_raw_fd()).unwrap();
         assert!(!privates.is_current(private, id, Purpose::Streams));
         assert!(
@@ -461,7 +461,9 @@ mod tests {
         let descriptors = AdviceDescriptors::default();
         descriptors.region_added(file.as_raw_fd());
         let mut plan = plan_on(&[file.as_raw_fd()]);
-        assert!(descriptors.route(&mut plan).is_empty());
+        assert!(descriptors
+            .route(&mut plan, &PrivateDescriptors::default())
+            .is_empty());
         assert_eq!(plan.fetch.len(), 1);
     }
 
@@ -475,7 +477,10 @@ mod tests {
         // reuse of the number would (atomically, so no other test thread can take the number meanwhile).
         assert!(unsafe { libc::dup2(second.as_raw_fd(), first.as_raw_fd()) } >= 0);
         let mut plan = plan_on(&[first.as_raw_fd(), second.as_raw_fd()]);
-        assert_eq!(descriptors.route(&mut plan), vec![first.as_raw_fd()]);
+        assert_eq!(
+            descriptors.route(&mut plan, &PrivateDescriptors::default()),
+            vec![first.as_raw_fd()]
+        );
         assert_eq!(
             plan.fetch,
             plan_on(&[second.as_raw_fd()]).fetch,
@@ -491,7 +496,10 @@ mod tests {
         descriptors.region_added(fd);
         drop(file);
         let mut plan = plan_on(&[fd]);
-        assert_eq!(descriptors.route(&mut plan), vec![fd]);
+        assert_eq!(
+            descriptors.route(&mut plan, &PrivateDescriptors::default()),
+            vec![fd]
+        );
         assert!(plan.fetch.is_empty());
     }
 }

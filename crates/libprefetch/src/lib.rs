@@ -20,6 +20,7 @@
 //! with `EINVAL`.
 
 mod advice;
+mod advice_thread;
 mod cache_budget;
 pub mod capi;
 mod client;

@@ -12,10 +12,9 @@
 use std::collections::HashMap;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex, Once, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, Once, RwLock};
 
-use crate::client::ClientInner;
+use crate::advice_thread::{AdviceJob, AdviceThread};
 use crate::descriptors::PrivateDescriptors;
 use crate::residency::Probe;
 use crate::share::Share;
@@ -30,7 +29,7 @@ pub struct RegionSlot {
     /// One past the last byte.
     pub end: u64,
     /// The client the region belongs to.
-    pub client: Arc<ClientInner>,
+    pub client: Arc<dyn RegionClient>,
     /// How residency of this descriptor's pages is probed.
     pub probe: Probe,
     /// Set once the descriptor was closed or found naming another file.
@@ -38,6 +37,19 @@ pub struct RegionSlot {
     /// The copy of the library that registered it (`instance.rs`): only
     /// reads noted through that copy follow it.
     owner: usize,
+}
+
+/// What the registry needs of a region's client (`client.rs`): reached
+/// through this trait so that the registry names no client type, and so that
+/// a region registered through another copy of the library (`instance.rs`)
+/// is served by that copy's code.
+pub trait RegionClient: Send + Sync {
+    /// The client's process-unique id.
+    fn id(&self) -> u64;
+    /// A read of `[offset, offset + len)` of `fd`, inside one of the
+    /// client's regions, is about to be made; the caller holds the
+    /// re-entrancy guard.
+    fn on_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, probe: Probe);
 }
 
 /// Everything a forked child must not inherit.
@@ -48,8 +60,8 @@ pub struct Globals {
     /// Addresses of live C handles and their kinds, to reject stale or
     /// bogus ones and handles of the other kind.
     pub handles: Mutex<HashMap<usize, HandleKind>>,
-    /// The advice thread's queue, started on the first background round.
-    advice_queue: OnceLock<Sender<AdviceJob>>,
+    /// The advice thread, started on the first background round.
+    pub advice: AdviceThread,
     /// Private descriptors of FUSE files (see `descriptors.rs`).
     pub private_descriptors: PrivateDescriptors,
     /// The memory budget's sharing among clients and processes (`share.rs`).
@@ -64,9 +76,6 @@ pub enum HandleKind {
     /// A `pf_region_t`.
     Region,
 }
-
-/// Work for the advice thread.
-pub type AdviceJob = Box<dyn FnOnce() + Send>;
 
 static GLOBALS: AtomicPtr<Globals> = AtomicPtr::new(std::ptr::null_mut());
 static INIT: Once = Once::new();
@@ -106,11 +115,10 @@ pub fn next_id() -> u64 {
 
 /// The sizes of the types the copies of one build share (part of the
 /// build's fingerprint, `instance.rs`).
-pub(crate) fn shared_sizes() -> [usize; 3] {
+pub(crate) fn shared_sizes() -> [usize; 2] {
     [
         std::mem::size_of::<Globals>(),
         std::mem::size_of::<RegionSlot>(),
-        std::mem::size_of::<ClientInner>(),
     ]
 }
 
@@ -166,28 +174,14 @@ pub(crate) fn follow_regions(globals: &Globals, fd: RawFd, offset: u64, len: u64
 }
 
 impl Globals {
-    /// Runs `job` on this process's advice thread (started on first use);
+    /// Runs `job` on this process's advice thread (`advice_thread.rs`);
     /// gives the job back if no thread can be had.
     pub fn run_in_background(&self, job: AdviceJob) -> Result<(), AdviceJob> {
-        let queue = self.advice_queue.get_or_init(|| {
-            let (sender, receiver) = std::sync::mpsc::channel::<AdviceJob>();
-            // If the thread cannot start, the receiver is dropped with the
-            // closure, every send fails, and rounds run in the caller.
-            let _ = std::thread::Builder::new()
-                .name("libprefetch-advice".into())
-                .spawn(move || {
-                    let _inside = crate::guard::Reentry::enter();
-                    for job in receiver {
-                        job();
-                    }
-                });
-            sender
-        });
-        queue.send(job).map_err(|failed| failed.0)
+        self.advice.run_in_background(job)
     }
 
     /// Registers a region; returns its id.
-    pub fn add_region(&self, fd: i32, start: u64, end: u64, client: Arc<ClientInner>) -> u64 {
+    pub fn add_region(&self, fd: i32, start: u64, end: u64, client: Arc<dyn RegionClient>) -> u64 {
         let id = next_id();
         let mut regions = self.regions.write().unwrap_or_else(|e| e.into_inner());
         let probe = Probe::choose(fd);

@@ -59,7 +59,9 @@ fn retire_privates(globals: &'static Globals, fd: RawFd) {
     };
     let _errno = ErrnoGuard::save();
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        globals.private_descriptors.before_close(fd)
+        globals
+            .private_descriptors
+            .before_close(fd, &globals.advice)
     }));
 }
 
