@@ -40,9 +40,11 @@ release:
 	$(CARGO) build --workspace --release
 	ln -sf libprefetch.so $(TARGET)/release/$(SONAME)
 
+# Also: no import circle between the files of any crate (scripts/import_cycles.py).
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	python3 scripts/import_cycles.py crates/*/
 
 # The Python package (python/): a fresh virtual environment from the python3 on PATH with maturin and
 # pytest from PyPI, the abi3 wheel built into target/wheels and installed there.

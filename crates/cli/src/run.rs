@@ -160,18 +160,7 @@ pub fn record(args: RecordArgs) -> Result<ExitCode> {
 fn exec(common: &CommonArgs, variables: Vec<(&str, OsString)>) -> Result<ExitCode> {
     let mut command = command(common, variables)?;
     let error = command.exec();
-    Ok(cannot_run(command.get_program(), &error))
-}
-
-/// Says the program could not be started; the shell's exit status for it
-/// (127: not found, 126: not executable).
-pub(crate) fn cannot_run(program: &std::ffi::OsStr, error: &std::io::Error) -> ExitCode {
-    let program = Path::new(program).display();
-    eprintln!("prefetch: cannot run {program}: {error}");
-    ExitCode::from(match error.kind() {
-        std::io::ErrorKind::NotFound => 127,
-        _ => 126,
-    })
+    Ok(crate::record::cannot_run(command.get_program(), &error))
 }
 
 /// The command with the library preloaded and `variables` set.

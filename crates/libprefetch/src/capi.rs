@@ -329,5 +329,5 @@ pub unsafe extern "C" fn pf_get_stats(c: *mut PfClient, out: *mut Stats) -> i32 
 /// `pf_instance_id`: see include/libprefetch.h. Never fails.
 #[no_mangle]
 pub extern "C" fn pf_instance_id() -> u64 {
-    crate::instance::id()
+    crate::instance_entry::id()
 }

@@ -31,6 +31,7 @@ mod env;
 mod filestat;
 mod guard;
 mod instance;
+mod instance_entry;
 mod mapped;
 pub mod memory;
 mod observe;
@@ -46,7 +47,7 @@ pub mod variables;
 
 pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};
 pub use env::{EnvConfig, Refused};
-pub use instance::id as instance_id;
+pub use instance_entry::id as instance_id;
 pub use observe::start_from_env;
 pub use plan::{Mode, Schedule};
 pub use track::{may_track, note_close, note_mmap, note_munmap, note_read, note_read_at_position};

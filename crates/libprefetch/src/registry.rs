@@ -122,6 +122,12 @@ pub(crate) fn shared_sizes() -> [usize; 2] {
     ]
 }
 
+/// An address that names this copy of the library (each copy has its own
+/// statics): regions remember which copy registered them (`instance.rs`).
+fn this_copy() -> usize {
+    std::ptr::from_ref(&NEXT_ID) as usize
+}
+
 /// This copy's own process state, created on first use.
 pub(crate) fn own_globals() -> &'static Globals {
     INIT.call_once(|| {
@@ -162,7 +168,7 @@ extern "C" fn after_fork_in_child() {
 /// Moves the clients whose regions of `fd` the read touches along their
 /// lists. The caller holds the re-entrancy guard.
 pub(crate) fn follow_regions(globals: &Globals, fd: RawFd, offset: u64, len: u64) {
-    let copy = crate::instance::copy();
+    let copy = this_copy();
     for slot in globals.regions_touching(fd, offset, len) {
         if slot.owner != copy {
             continue;
@@ -192,7 +198,7 @@ impl Globals {
             client,
             probe,
             retired: Arc::default(),
-            owner: crate::instance::copy(),
+            owner: this_copy(),
         });
         self.region_count.fetch_add(1, Ordering::Release);
         id
