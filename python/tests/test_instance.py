@@ -1,5 +1,6 @@
-"""One libprefetch per process: the preloaded libprefetch.so, this package and the SQLite extension
-loaded into the same interpreter use one instance (one registry, advice thread and budget entry)."""
+"""One libprefetch per process: libprefetch.so (preloaded or opened last), this package and the SQLite
+extension loaded into the same interpreter use one instance (one registry, advice thread and budget
+entry), the first copy loaded."""
 
 import ctypes.util
 import os
@@ -35,12 +36,16 @@ CHECK = textwrap.dedent(
 )
 
 
-def test_the_preloaded_library_the_package_and_the_sqlite_extension_share_one_instance():
+def ids_reported(preload):
+    """The instance ids of libprefetch.so, the extension and the package in one interpreter that
+    imports the package, loads the extension, then opens libprefetch.so (preloaded if `preload`)."""
     preloaded, extension = TARGET / "libprefetch.so", TARGET / "libprefetch_sqlite.so"
     assert preloaded.is_file() and extension.is_file(), f"run `cargo build --workspace` first ({TARGET})"
     sqlite_library = ctypes.util.find_library("sqlite3")
     assert sqlite_library, "libsqlite3 not found"
-    env = dict(os.environ, LD_PRELOAD=str(preloaded))
+    env = {name: value for name, value in os.environ.items() if name != "LD_PRELOAD"}
+    if preload:
+        env["LD_PRELOAD"] = str(preloaded)
     run = subprocess.run(
         [sys.executable, "-c", CHECK, str(preloaded), str(extension), sqlite_library],
         env=env,
@@ -49,5 +54,14 @@ def test_the_preloaded_library_the_package_and_the_sqlite_extension_share_one_in
         check=False,
     )
     assert run.returncode == 0, run.stderr
-    preloaded_id, extension_id, package_id = (int(word) for word in run.stdout.split())
+    return [int(word) for word in run.stdout.split()]
+
+
+def test_the_preloaded_library_the_package_and_the_sqlite_extension_share_one_instance():
+    preloaded_id, extension_id, package_id = ids_reported(preload=True)
+    assert preloaded_id == extension_id == package_id
+
+
+def test_without_a_preload_the_copies_join_the_package_loaded_first():
+    preloaded_id, extension_id, package_id = ids_reported(preload=False)
     assert preloaded_id == extension_id == package_id
