@@ -41,7 +41,8 @@ def policies(prefetch):
     """Every policy `prefetch sim --list` names, with the options a fixed-time device needs; `optimal`
     (exhaustive, for traces of a few distinct blocks) apart."""
     listing = subprocess.run([prefetch, "sim", "--list"], capture_output=True, text=True, check=True).stdout
-    names = [line.split("|")[1].strip() for line in listing.splitlines()[2:]]
+    rows = [line for line in listing.splitlines() if line.startswith("| ")][1:]  # the table, past its header
+    names = [row.split("|")[1].strip() for row in rows]
     assert "lru" in names and "dulo" in names
     return [OPTIONS.get(name, name) for name in names if name != "optimal"]
 
