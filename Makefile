@@ -47,7 +47,8 @@ lint:
 	python3 scripts/import_cycles.py crates/*/
 
 # The Python package (python/): a fresh virtual environment from the python3 on PATH with maturin and
-# pytest from PyPI, the abi3 wheel built into target/wheels and installed there.
+# pytest from PyPI (and what the simulator's tests use: dask, distributed, pandas, pyarrow, matplotlib),
+# the abi3 wheel built into target/wheels and installed there.
 # PY_PROFILE=release builds an optimised wheel (for `python -m libprefetch.bench`).
 PYTHON ?= python3
 PY_VENV ?= target/python-venv
@@ -56,7 +57,7 @@ PY_PROFILE ?= dev
 python:
 	rm -rf $(PY_VENV) target/wheels
 	$(PYTHON) -m venv $(PY_VENV)
-	$(PY_VENV)/bin/pip install -q maturin pytest numpy
+	$(PY_VENV)/bin/pip install -q maturin pytest numpy dask distributed pandas pyarrow matplotlib
 	$(PY_VENV)/bin/maturin build -q --profile $(PY_PROFILE) --strip -m python/Cargo.toml -o target/wheels
 	$(PY_VENV)/bin/pip install -q --no-deps target/wheels/libprefetch-*.whl
 

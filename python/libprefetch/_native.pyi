@@ -1,5 +1,6 @@
-# Type hints of the native module (python/src/lib.rs); the public API is in __init__.py.
-from typing import Callable, Optional
+# Type hints of the native module (python/src/lib.rs, python/src/sim.rs); the public API is in __init__.py
+# and sim.py.
+from typing import Callable, Iterable, Optional, Union
 
 class NativeRegion: ...
 
@@ -27,3 +28,18 @@ def note_close(fd: int) -> None: ...
 def available_for_cache() -> int: ...
 def instance_id() -> int: ...
 def sqlite_auto_extension() -> int: ...
+def sim_run(
+    traces: list[Union[str, tuple[str, Iterable[int]]]],
+    policies: list[str],
+    caches: list[int],
+    fetch_times: list[int],
+    devices: list[str],
+    *,
+    format: Optional[str] = None,
+    block_size: Optional[int] = None,
+    fetch_time_from_trace: bool = False,
+    realistic: bool = False,
+    fetch_spread: int = 0,
+    depth: int = 1,
+    jobs: Optional[int] = None,
+) -> str: ...

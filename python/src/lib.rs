@@ -21,6 +21,8 @@ use libprefetch::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, Mode, 
 use pyo3::exceptions::{PyException, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
+mod sim;
+
 /// The library's error as the Python exception the package documents.
 fn to_py(error: libprefetch::Error) -> PyErr {
     match error {
@@ -319,5 +321,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(available_for_cache, module)?)?;
     module.add_function(wrap_pyfunction!(instance_id, module)?)?;
     module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;
+    sim::register(module)?;
     Ok(())
 }

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::Args;
 
 /// Arguments of `prefetch sim`.
@@ -98,19 +98,11 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     if args.traces.is_empty() {
         bail!("--trace is required")
     }
-    let traces = traces(&args)?;
+    let options = options(&args);
     if args.mrc {
-        return mrc(&args, &traces);
+        return mrc(&args, &options.trace_files()?);
     }
-    let plan = ::sim::sweep::Plan {
-        choices: choices(&args.policies)?,
-        capacities: args.caches.clone(),
-        devices: devices(&args, &traces)?,
-        traces,
-        realistic: args.realistic,
-        fetch_spread: args.fetch_spread,
-        depth: args.depth,
-    };
+    let plan = options.plan()?;
     let runs = run_with_progress(&plan, args.jobs)?;
     if args.json {
         emit(&format!("{}\n", serde_json::to_string_pretty(&runs)?))?;
@@ -132,68 +124,21 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The traces, each made re-readable if it is a pipe or FIFO.
-fn traces(args: &SimArgs) -> anyhow::Result<Vec<::sim::TraceFile>> {
-    args.traces
-        .iter()
-        .map(|path| {
-            let mut trace = ::sim::TraceFile {
-                format: args.format,
-                block_size: args.block_size.unwrap_or(8192),
-                split_objects: args.block_size.is_some(),
-                ..::sim::TraceFile::new(path)
-            };
-            trace.read_once()?;
-            Ok(trace)
-        })
-        .collect()
-}
-
-/// The devices: one `unit:F` per `--fetch-time` (or the trace's mean response time), then
-/// `--device`; an error saying what to give when there is none.
-fn devices(
-    args: &SimArgs,
-    traces: &[::sim::TraceFile],
-) -> anyhow::Result<Vec<::sim::catalog::Device>> {
-    let mut fetch_times = args.fetch_times.clone();
-    if args.fetch_time_from_trace {
-        let [trace] = traces else {
-            bail!("--fetch-time-from-trace takes one trace")
-        };
-        fetch_times.push(
-            trace
-                .mean_service_time()?
-                .context("the trace records no response times")?,
-        );
+/// The simulation asked, as crate `sim` takes it from every front end.
+fn options(args: &SimArgs) -> ::sim::options::Options {
+    ::sim::options::Options {
+        traces: args.traces.iter().map(::sim::TraceFile::new).collect(),
+        format: args.format,
+        block_size: args.block_size,
+        caches: args.caches.clone(),
+        fetch_times: args.fetch_times.clone(),
+        devices: args.devices.clone(),
+        fetch_time_from_trace: args.fetch_time_from_trace,
+        policies: args.policies.clone(),
+        realistic: args.realistic,
+        fetch_spread: args.fetch_spread,
+        depth: args.depth,
     }
-    let mut devices: Vec<::sim::catalog::Device> = fetch_times
-        .iter()
-        .map(|&fetch| ::sim::catalog::Device::Unit { fetch })
-        .collect();
-    for list in &args.devices {
-        devices.extend(::sim::catalog::parse_devices(list)?);
-    }
-    if devices.is_empty() {
-        bail!("give the device: --fetch-time F or --device unit:F|MODEL[:SCHEDULER]")
-    }
-    Ok(devices)
-}
-
-/// The named policies; "all" stands for every policy of Cao's but `optimal`.
-fn choices(names: &[String]) -> anyhow::Result<Vec<::sim::catalog::Choice>> {
-    let all: Vec<&str> = ::sim::reference_policies()
-        .map(|p| p.name)
-        .filter(|name| *name != "optimal")
-        .collect();
-    let expanded: Vec<String> = names
-        .iter()
-        .flat_map(|list| list.split(','))
-        .map(|item| match item {
-            "all" => all.join(","),
-            item => item.to_string(),
-        })
-        .collect();
-    Ok(::sim::catalog::parse_choices(&expanded.join(","))?)
 }
 
 /// Runs the plan on `jobs` threads, with a progress bar on standard error when it is a

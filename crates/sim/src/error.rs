@@ -73,6 +73,9 @@ pub enum SimError {
         /// Which rule was broken.
         message: String,
     },
+    /// The caller stopped the run (`Plan::run_until`).
+    #[error("stopped before every run was done")]
+    Stopped,
     /// An output file could not be written.
     #[error("{path}: {message}")]
     Output {

@@ -27,7 +27,8 @@
 //! - [`trace`], [`workload`]: where references come from.
 //! - [`catalog`]: every policy in one table (`prefetch sim --list`), and the devices
 //!   (`unit:F`, disk models); [`sweep`]: any policies, caches, devices and traces, in
-//!   parallel; [`mrc`]: LRU's and OPT's miss-ratio curves.
+//!   parallel, as [`options`] asks them (`prefetch sim` and Python's `libprefetch.sim`);
+//!   [`mrc`]: LRU's and OPT's miss-ratio curves.
 //! - [`runner`], [`report`], [`bench`](mod@bench), [`repro`], [`experiment`]: Cao sweeps,
 //!   tables and charts, speed, the papers' experiments behind one interface.
 //!
@@ -44,6 +45,7 @@ pub mod future;
 pub mod memory;
 pub mod metrics;
 pub mod mrc;
+pub mod options;
 pub mod policy;
 pub mod refstring;
 pub mod report;

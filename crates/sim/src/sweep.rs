@@ -10,6 +10,8 @@
 //! (built from that string, so the file is read once for both kinds). A trace too large for
 //! memory as a string is streamed from its file by each run instead.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -111,15 +113,31 @@ impl Plan {
     /// Runs every point on `jobs` threads, calling `done` after each; the runs come back in
     /// the order trace, device, cache size, policy. One job starts no thread.
     pub fn run(&self, jobs: usize, done: &(dyn Fn() + Sync)) -> Result<Vec<Run>, SimError> {
+        self.run_until(jobs, done, &AtomicBool::new(false))
+    }
+
+    /// [`Plan::run`], starting no trace read and no run once `stop` is set (those under way
+    /// finish), and then failing with [`SimError::Stopped`]: how a caller interrupts a sweep.
+    pub fn run_until(
+        &self,
+        jobs: usize,
+        done: &(dyn Fn() + Sync),
+        stop: &AtomicBool,
+    ) -> Result<Vec<Run>, SimError> {
+        let stopped = || match stop.load(Ordering::Relaxed) {
+            true => Err(SimError::Stopped),
+            false => Ok(()),
+        };
         let loaded: Vec<Loaded> = self
             .traces
             .iter()
-            .map(|t| self.load(t, jobs))
+            .map(|t| stopped().and_then(|()| self.load(t, jobs)))
             .collect::<Result<_, _>>()?;
         let run_all = |parallel: bool| -> Result<Vec<Run>, SimError> {
             let minima = self.minima(&loaded, parallel)?;
             let points = self.points(&loaded, &minima);
             let one = |point: &Point<'_>| {
+                stopped()?;
                 let run = self.run_point(point);
                 done();
                 run
