@@ -287,6 +287,29 @@ pub const CATALOG: &[Entry] = &[
         "buffer, infill, batch, reserve",
         |o| planner("conservative", o),
     ),
+    line("sieve", "SIEVE, NSDI'24 s3 (libCacheSim Sieve)", "-", |o| {
+        pair(
+            replace::sieve::Options::parse(&to("sieve", o))?,
+            prefetch::none::Options,
+        )
+    }),
+    line(
+        "s3fifo",
+        "S3-FIFO, SOSP'23 s4 (libCacheSim S3FIFO)",
+        "small=0.1, ghost=0.9, threshold=2",
+        |o| {
+            pair(
+                replace::s3fifo::Options::parse(&to("s3fifo", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
+    line("arc", "ARC, FAST'03 s4 (libCacheSim ARC)", "-", |o| {
+        pair(
+            replace::arc::Options::parse(&to("arc", o))?,
+            prefetch::none::Options,
+        )
+    }),
 ];
 
 /// Cao's policies, each once (aliases such as `lru` left out), in the order of

@@ -9,9 +9,15 @@
 //! A replacement policy is half of a policy: [`super::Paired`] joins it to a prefetcher into
 //! the one [`crate::Policy`] the loop drives.
 
+pub mod arc;
 pub mod clock;
 pub mod dulo;
 pub mod lru;
+pub mod queues;
+pub mod s3fifo;
+pub mod sieve;
+#[cfg(test)]
+mod testing;
 
 use std::time::Duration;
 
@@ -36,12 +42,18 @@ pub struct Touch {
 /// Not thread-safe and not required to be: one engine drives one policy, in simulated time
 /// order, and no call may fail. What the engine guarantees: `on_hit` names a block it holds
 /// (cached or in flight), `on_insert` a block it does not hold and for which it has made room,
-/// `remove` a block it holds; `evict` is called only when the cache is full. What the policy
+/// `remove` a block it holds; `on_miss` comes before the room is made for a block and its
+/// `on_insert`; `evict` is called only when the cache is full. What the policy
 /// MUST do: after `on_insert(b)` hold `b` until `evict` returns it or `remove(b)` answers true,
 /// and never return from `evict` a block it does not hold.
 pub trait Replacement {
     /// A held block was referenced: it MUST update its order (recency, reference bit).
     fn on_hit(&mut self, block: DiskBlock, how: Touch);
+    /// A block not held is about to enter (a reference missed it or a prefetcher fetches it):
+    /// the engine then makes room ([`Replacement::evict`], as often as needed) and inserts it
+    /// ([`Replacement::on_insert`]). Policies with a history of evicted blocks (ARC's ghosts)
+    /// look the block up here, before choosing victims, as libCacheSim's `find` does.
+    fn on_miss(&mut self, block: DiskBlock, how: Touch);
     /// A block entered the cache (the engine has made room): it MUST hold it from now on.
     fn on_insert(&mut self, block: DiskBlock, how: Touch);
     /// The cache is full: it MUST choose a victim, forget it and return it; `None` only if it
