@@ -304,6 +304,34 @@ pub const CATALOG: &[Entry] = &[
             )
         },
     ),
+    line(
+        "2q",
+        "2Q, VLDB'94 s2 (libCacheSim TwoQ)",
+        "in=0.25, out=0.5",
+        |o| {
+            pair(
+                replace::twoq::Options::parse(&to("2q", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
+    line("lfu", "LFU (libCacheSim LFU)", "-", |o| {
+        pair(
+            replace::lfu::Options::parse(&to("lfu", o))?,
+            prefetch::none::Options,
+        )
+    }),
+    line(
+        "lfuda",
+        "LFU-DA, PER'00 s3.3 (libCacheSim LFUDA)",
+        "-",
+        |o| {
+            pair(
+                replace::lfuda::Options::parse(&to("lfuda", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
     line("arc", "ARC, FAST'03 s4 (libCacheSim ARC)", "-", |o| {
         pair(
             replace::arc::Options::parse(&to("arc", o))?,

@@ -16,7 +16,14 @@ fn traces() -> PathBuf {
 
 /// The simulator's policies checked against libCacheSim's counts, and the share of the miss
 /// ratio by which each may differ (0: exactly).
-const CHECKED: &[(&str, f64)] = &[("sieve", 0.0), ("s3fifo", 0.0), ("arc", 0.0)];
+const CHECKED: &[(&str, f64)] = &[
+    ("sieve", 0.0),
+    ("s3fifo", 0.0),
+    ("arc", 0.0),
+    ("2q", 0.0),
+    ("lfu", 0.0),
+    ("lfuda", 0.0),
+];
 
 #[test]
 fn eviction_policies_miss_as_in_libcachesim() {

@@ -10,14 +10,18 @@
 //! the one [`crate::Policy`] the loop drives.
 
 pub mod arc;
+pub mod buckets;
 pub mod clock;
 pub mod dulo;
+pub mod lfu;
+pub mod lfuda;
 pub mod lru;
 pub mod queues;
 pub mod s3fifo;
 pub mod sieve;
 #[cfg(test)]
 mod testing;
+pub mod twoq;
 
 use std::time::Duration;
 
