@@ -315,6 +315,17 @@ pub const CATALOG: &[Entry] = &[
             )
         },
     ),
+    line(
+        "slru",
+        "Segmented LRU, IEEE Computer'94 (libCacheSim SLRU)",
+        "segments=4",
+        |o| {
+            pair(
+                replace::slru::Options::parse(&to("slru", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
     line("lfu", "LFU (libCacheSim LFU)", "-", |o| {
         pair(
             replace::lfu::Options::parse(&to("lfu", o))?,

@@ -23,6 +23,7 @@ const CHECKED: &[(&str, f64)] = &[
     ("2q", 0.0),
     ("lfu", 0.0),
     ("lfuda", 0.0),
+    ("slru", 0.0),
 ];
 
 #[test]

@@ -19,6 +19,7 @@ pub mod lru;
 pub mod queues;
 pub mod s3fifo;
 pub mod sieve;
+pub mod slru;
 #[cfg(test)]
 mod testing;
 pub mod twoq;
