@@ -326,6 +326,17 @@ pub const CATALOG: &[Entry] = &[
             )
         },
     ),
+    line(
+        "lruk",
+        "LRU-K, SIGMOD'93 s2.1 (libCacheSim LRUK)",
+        "k=2",
+        |o| {
+            pair(
+                replace::lruk::Options::parse(&to("lruk", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
     line("lfu", "LFU (libCacheSim LFU)", "-", |o| {
         pair(
             replace::lfu::Options::parse(&to("lfu", o))?,

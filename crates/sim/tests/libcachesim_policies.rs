@@ -24,6 +24,7 @@ const CHECKED: &[(&str, f64)] = &[
     ("lfu", 0.0),
     ("lfuda", 0.0),
     ("slru", 0.0),
+    ("lruk", 0.0),
 ];
 
 #[test]

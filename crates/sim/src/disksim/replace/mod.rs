@@ -16,6 +16,7 @@ pub mod dulo;
 pub mod lfu;
 pub mod lfuda;
 pub mod lru;
+pub mod lruk;
 pub mod queues;
 pub mod s3fifo;
 pub mod sieve;
