@@ -5,8 +5,9 @@ For each policy, side by side on the same oracleGeneral trace and cache size (ob
 times libCacheSim's `POLICY(cache_size).process_trace(reader)` (the PyPI `libcachesim`
 package, whose loop runs in C) and `prefetch sim --policy NAME --cache SIZE --device unit:1`
 (reading the file and simulating), alternating the two, ROUNDS times; it prints each tool's
-median wall time, the ratio libCacheSim / prefetch, and both miss ratios (equal for the policies
-the simulator matches exactly).
+median wall time and CPU time (user + system: on a loaded machine the wall time mostly
+measures the wait for a core), the ratios libCacheSim / prefetch of both, and both miss
+ratios (equal for the policies the simulator matches exactly).
 
     python3 -m venv venv && venv/bin/pip install libcachesim numpy
     venv/bin/python scripts/bench_policies.py [TRACE [CACHE [ROUNDS]]]
@@ -15,6 +16,7 @@ Without TRACE it writes a 10M-request zipf trace (alpha 1, 1M objects, seeded) t
 /var/tmp/zipf-10m.oracleGeneral.bin, as scripts/bench_speed.sh does.
 """
 
+import resource
 import statistics
 import subprocess
 import sys
@@ -31,6 +33,11 @@ SHARED = {
     "sieve": "Sieve",
     "s3fifo": "S3FIFO",
     "arc": "ARC",
+    "2q": "TwoQ",
+    "slru": "SLRU",
+    "lfu": "LFU",
+    "lfuda": "LFUDA",
+    "lruk": "LRUK",
 }
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,16 +58,21 @@ def zipf_trace(path):
     records.tofile(path)
 
 
+def cpu(who):
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
 def libcachesim(policy, trace, cache):
-    begin = time.perf_counter()
+    begin, cpu_begin = time.perf_counter(), cpu(resource.RUSAGE_SELF)
     params = lcs.ReaderInitParam(ignore_obj_size=True)
     reader = lcs.TraceReader(str(trace), lcs.TraceType.ORACLE_GENERAL_TRACE, params)
     miss_ratio, _ = getattr(lcs, SHARED[policy])(cache_size=cache).process_trace(reader)
-    return time.perf_counter() - begin, miss_ratio
+    return time.perf_counter() - begin, cpu(resource.RUSAGE_SELF) - cpu_begin, miss_ratio
 
 
 def prefetch(policy, trace, cache, binary):
-    begin = time.perf_counter()
+    begin, cpu_begin = time.perf_counter(), cpu(resource.RUSAGE_CHILDREN)
     out = subprocess.run(
         [binary, "sim", "--trace", str(trace), "--policy", policy, "--cache", str(cache),
          "--device", "unit:1", "--json"],
@@ -68,7 +80,7 @@ def prefetch(policy, trace, cache, binary):
     ).stdout
     seconds = time.perf_counter() - begin
     row = __import__("json").loads(out)[0]
-    return seconds, row["misses"] / row["references"]
+    return seconds, cpu(resource.RUSAGE_CHILDREN) - cpu_begin, row["misses"] / row["references"]
 
 
 def main():
@@ -81,17 +93,18 @@ def main():
     subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "cli"], check=True, cwd=ROOT)
     print(f"trace {trace.name}, cache {cache} objects, libCacheSim {lcs.__version__}, "
           f"medians of {rounds} alternated runs")
-    print("| policy | libCacheSim s | prefetch sim s | ratio | miss ratio (libCacheSim / sim) |")
-    print("|---|---:|---:|---:|---|")
+    print("| policy | wall s, libCacheSim / sim | ratio | CPU s, libCacheSim / sim | ratio "
+          "| miss ratio, libCacheSim / sim |")
+    print("|---|---:|---:|---:|---:|---|")
     for policy in SHARED:
         theirs, ours = [], []
         for _ in range(rounds):
             theirs.append(libcachesim(policy, trace, cache))
             ours.append(prefetch(policy, trace, cache, binary))
-        t = statistics.median(s for s, _ in theirs)
-        o = statistics.median(s for s, _ in ours)
-        print(f"| {policy} | {t:.2f} | {o:.2f} | {t / o:.2f}x | "
-              f"{theirs[0][1]:.4f} / {ours[0][1]:.4f} |", flush=True)
+        t, o = (statistics.median(r[0] for r in runs) for runs in (theirs, ours))
+        tc, oc = (statistics.median(r[1] for r in runs) for runs in (theirs, ours))
+        print(f"| {policy} | {t:.2f} / {o:.2f} | {t / o:.2f}x | {tc:.2f} / {oc:.2f} | "
+              f"{tc / oc:.2f}x | {theirs[0][2]:.4f} / {ours[0][2]:.4f} |", flush=True)
 
 
 if __name__ == "__main__":
