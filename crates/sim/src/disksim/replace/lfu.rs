@@ -10,10 +10,8 @@
 use std::time::Duration;
 
 use super::buckets::Buckets;
-use super::{CacheGeometry, MakeReplacement, Replacement, Touch};
-use crate::disksim::spec::PolicySpec;
+use super::{NoOptions, Replacement, Touch};
 use crate::disksim::workload::DiskBlock;
-use crate::SimError;
 
 /// Held blocks by count.
 #[derive(Debug, Default)]
@@ -52,22 +50,7 @@ impl Replacement for Lfu {
 }
 
 /// LFU's configuration: it takes no options.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Options;
-
-impl Options {
-    /// Reads `given`, which must be empty.
-    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
-        given.only(&[])?;
-        Ok(Options)
-    }
-}
-
-impl MakeReplacement for Options {
-    fn build(&self, _geometry: CacheGeometry) -> Box<dyn Replacement> {
-        Box::new(Lfu::default())
-    }
-}
+pub type Options = NoOptions<Lfu>;
 
 #[cfg(test)]
 mod tests {

@@ -17,10 +17,8 @@
 use std::time::Duration;
 
 use super::buckets::Buckets;
-use super::{CacheGeometry, MakeReplacement, Replacement, Touch};
-use crate::disksim::spec::PolicySpec;
+use super::{NoOptions, Replacement, Touch};
 use crate::disksim::workload::DiskBlock;
-use crate::SimError;
 
 /// Held blocks by key, the age L (`min_freq`) and the largest key a hit made (`max_freq`).
 #[derive(Debug, Default)]
@@ -94,22 +92,7 @@ impl Replacement for Lfuda {
 }
 
 /// LFU-DA's configuration: it takes no options.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Options;
-
-impl Options {
-    /// Reads `given`, which must be empty.
-    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
-        given.only(&[])?;
-        Ok(Options)
-    }
-}
-
-impl MakeReplacement for Options {
-    fn build(&self, _geometry: CacheGeometry) -> Box<dyn Replacement> {
-        Box::new(Lfuda::default())
-    }
-}
+pub type Options = NoOptions<Lfuda>;
 
 #[cfg(test)]
 mod tests {

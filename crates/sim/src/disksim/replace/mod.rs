@@ -25,9 +25,12 @@ pub mod slru;
 mod testing;
 pub mod twoq;
 
+use std::marker::PhantomData;
 use std::time::Duration;
 
+use super::spec::PolicySpec;
 use super::workload::DiskBlock;
+use crate::SimError;
 
 /// Who touched a block, when, and how (arguments of [`Replacement::on_hit`] and
 /// [`Replacement::on_insert`]).
@@ -93,4 +96,23 @@ pub struct CacheGeometry {
 pub trait MakeReplacement: std::fmt::Debug + Send + Sync {
     /// A fresh instance for a cache of `geometry`: empty, holding nothing.
     fn build(&self, geometry: CacheGeometry) -> Box<dyn Replacement>;
+}
+
+/// The configuration of a replacement that takes no options and starts empty
+/// (`R::default()`), as SIEVE, LFU and LFU-DA do.
+#[derive(Debug)]
+pub struct NoOptions<R>(PhantomData<fn() -> R>);
+
+impl<R> NoOptions<R> {
+    /// Reads `given`, which must be empty.
+    pub fn parse(given: &PolicySpec) -> Result<Self, SimError> {
+        given.only(&[])?;
+        Ok(NoOptions(PhantomData))
+    }
+}
+
+impl<R: Replacement + Default + std::fmt::Debug + 'static> MakeReplacement for NoOptions<R> {
+    fn build(&self, _geometry: CacheGeometry) -> Box<dyn Replacement> {
+        Box::new(R::default())
+    }
 }

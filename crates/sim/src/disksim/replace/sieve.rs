@@ -12,10 +12,8 @@
 use std::time::Duration;
 
 use super::queues::{Node, Queues, NIL};
-use super::{CacheGeometry, MakeReplacement, Replacement, Touch};
-use crate::disksim::spec::PolicySpec;
+use super::{NoOptions, Replacement, Touch};
 use crate::disksim::workload::DiskBlock;
-use crate::SimError;
 
 const QUEUE: u8 = 0;
 
@@ -87,22 +85,7 @@ impl Replacement for Sieve {
 }
 
 /// SIEVE's configuration: it takes no options.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Options;
-
-impl Options {
-    /// Reads `given`, which must be empty.
-    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
-        given.only(&[])?;
-        Ok(Options)
-    }
-}
-
-impl MakeReplacement for Options {
-    fn build(&self, _geometry: CacheGeometry) -> Box<dyn Replacement> {
-        Box::new(Sieve::default())
-    }
-}
+pub type Options = NoOptions<Sieve>;
 
 #[cfg(test)]
 mod tests {
