@@ -12,6 +12,11 @@ the C library) on both forms at several cache sizes, one object per cache slot
 (ignore_obj_size), and writes the miss counts to traces/libcachesim_expected.json. The Rust test
 crates/sim/tests/libcachesim.rs runs the simulator on the same files and compares.
 
+It also runs libCacheSim's other eviction policies, with their default parameters, on the
+oracleGeneral form at three cache sizes and writes their miss counts to
+traces/libcachesim_policies.json; crates/sim/tests/libcachesim_policies.rs compares the
+simulator's policies of the same names.
+
 Re-run after changing the traces (needs the `zstd` command):
 
     python3 -m venv venv && venv/bin/pip install libcachesim
@@ -31,6 +36,21 @@ import libcachesim as lcs
 TRACES = ["cs", "cpp", "gli", "ps", "multi1", "multi2"]
 CACHE_SIZES = [16, 100, 500, 1000, 2000]
 POLICIES = {"lru": lcs.LRU, "fifo": lcs.FIFO, "clock": lcs.Clock}
+# The simulator's name for each of libCacheSim's policies, built with libCacheSim's defaults.
+EVICTION = {
+    "sieve": lcs.Sieve,
+    "s3fifo": lcs.S3FIFO,
+    "arc": lcs.ARC,
+    "lirs": lcs.LIRS,
+    "2q": lcs.TwoQ,
+    "slru": lcs.SLRU,
+    "wtinylfu": lcs.WTinyLFU,
+    "lfu": lcs.LFU,
+    "lfuda": lcs.LFUDA,
+    "lruk": lcs.LRUK,
+    "clockpro": lcs.ClockPro,
+}
+EVICTION_SIZES = [100, 500, 1000]
 
 
 def reference_string(path):
@@ -63,9 +83,9 @@ def csv_text(ids):
     return "time,obj_id,obj_size\n" + rows
 
 
-def misses(policy, size, reader):
+def misses(policy, size, reader, policies=POLICIES):
     """Requests libCacheSim's `policy` misses with `size` one-object slots."""
-    cache = POLICIES[policy](cache_size=size)
+    cache = policies[policy](cache_size=size)
     return sum(0 if cache.get(request) else 1 for request in reader())
 
 
@@ -114,6 +134,27 @@ def main():
         print(name, counts["oracleGeneral"]["lru"], file=sys.stderr)
     out = root / "libcachesim_expected.json"
     out.write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {out}", file=sys.stderr)
+    write_eviction_counts(root, expected["libcachesim"])
+
+
+def write_eviction_counts(root, version):
+    """The other eviction policies' misses on the oracleGeneral form, one object per slot."""
+    counts = {
+        "generator": "scripts/libcachesim_expected.py",
+        "libcachesim": version,
+        "cache_sizes": EVICTION_SIZES,
+        "traces": {},
+    }
+    for name in TRACES:
+        reader = oracle_reader(root / f"{name}.oracleGeneral.zst")
+        counts["traces"][name] = {
+            policy: {str(size): misses(policy, size, reader, EVICTION) for size in EVICTION_SIZES}
+            for policy in EVICTION
+        }
+        print(name, counts["traces"][name]["s3fifo"], file=sys.stderr)
+    out = root / "libcachesim_policies.json"
+    out.write_text(json.dumps(counts, indent=1, sort_keys=True) + "\n")
     print(f"wrote {out}", file=sys.stderr)
 
 

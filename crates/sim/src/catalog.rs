@@ -287,6 +287,79 @@ pub const CATALOG: &[Entry] = &[
         "buffer, infill, batch, reserve",
         |o| planner("conservative", o),
     ),
+    line("sieve", "SIEVE, NSDI'24 s3 (libCacheSim Sieve)", "-", |o| {
+        pair(
+            replace::sieve::Options::parse(&to("sieve", o))?,
+            prefetch::none::Options,
+        )
+    }),
+    line(
+        "s3fifo",
+        "S3-FIFO, SOSP'23 s4 (libCacheSim S3FIFO)",
+        "small=0.1, ghost=0.9, threshold=2",
+        |o| {
+            pair(
+                replace::s3fifo::Options::parse(&to("s3fifo", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
+    line(
+        "2q",
+        "2Q, VLDB'94 s2 (libCacheSim TwoQ)",
+        "in=0.25, out=0.5",
+        |o| {
+            pair(
+                replace::twoq::Options::parse(&to("2q", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
+    line(
+        "slru",
+        "Segmented LRU, IEEE Computer'94 (libCacheSim SLRU)",
+        "segments=4",
+        |o| {
+            pair(
+                replace::slru::Options::parse(&to("slru", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
+    line(
+        "lruk",
+        "LRU-K, SIGMOD'93 s2.1 (libCacheSim LRUK)",
+        "k=2",
+        |o| {
+            pair(
+                replace::lruk::Options::parse(&to("lruk", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
+    line("lfu", "LFU (libCacheSim LFU)", "-", |o| {
+        pair(
+            replace::lfu::Options::parse(&to("lfu", o))?,
+            prefetch::none::Options,
+        )
+    }),
+    line(
+        "lfuda",
+        "LFU-DA, PER'00 s3.3 (libCacheSim LFUDA)",
+        "-",
+        |o| {
+            pair(
+                replace::lfuda::Options::parse(&to("lfuda", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
+    line("arc", "ARC, FAST'03 s4 (libCacheSim ARC)", "-", |o| {
+        pair(
+            replace::arc::Options::parse(&to("arc", o))?,
+            prefetch::none::Options,
+        )
+    }),
 ];
 
 /// Cao's policies, each once (aliases such as `lru` left out), in the order of

@@ -55,6 +55,14 @@ impl Policy<'_> {
         }
     }
 
+    /// A block not held is about to enter: a pair's replacement looks it up
+    /// ([`Replacement::on_miss`]; a policy deciding at idle chose its victim with its fetch).
+    pub fn on_miss(&mut self, block: DiskBlock, how: Touch) {
+        if let Policy::Pair(pair) = self {
+            pair.replacement.on_miss(block, how);
+        }
+    }
+
     /// A block entered the cache: a pair's replacement holds it (a policy deciding at idle
     /// hears of it through [`AtIdle::on_arrival`]).
     pub fn on_insert(&mut self, block: DiskBlock, how: Touch) {
@@ -149,6 +157,7 @@ mod tests {
         fn on_hit(&mut self, block: DiskBlock, how: Touch) {
             self.0.on_hit(block, how);
         }
+        fn on_miss(&mut self, _block: DiskBlock, _how: Touch) {}
         fn on_insert(&mut self, block: DiskBlock, how: Touch) {
             self.0.on_insert(block, how);
         }

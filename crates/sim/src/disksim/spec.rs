@@ -88,6 +88,23 @@ impl PolicySpec {
         }
     }
 
+    /// A share between 0 and 1 (a queue's part of the cache), or `default` when absent.
+    pub fn ratio(&self, key: &str, default: f64) -> Result<f64, SimError> {
+        match self.options.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .parse()
+                .ok()
+                .filter(|r| (0.0..=1.0).contains(r))
+                .ok_or_else(|| {
+                    bad(
+                        &self.to_string(),
+                        format!("`{key}={v}` is not a share between 0 and 1"),
+                    )
+                }),
+        }
+    }
+
     /// A text option, or `default` when absent.
     pub fn text(&self, key: &str, default: &str) -> String {
         self.options

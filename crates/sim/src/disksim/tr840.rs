@@ -287,6 +287,10 @@ impl Replacement for Thrashing {
         self.inner.on_hit(block, how);
     }
 
+    fn on_miss(&mut self, block: DiskBlock, how: Touch) {
+        self.inner.on_miss(block, how);
+    }
+
     fn on_insert(&mut self, block: DiskBlock, how: Touch) {
         if self.evicted_unreferenced.remove(&block) {
             self.refetched.fetch_add(1, Ordering::Relaxed);

@@ -328,6 +328,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
                 now: Duration::ZERO,
                 prefetched: false,
             };
+            self.parts.policy.on_miss(disk_block, touch);
             self.parts.policy.on_insert(disk_block, touch);
             if self.at_idle {
                 self.decide(Duration::ZERO, None, |p, ctx| {
@@ -564,16 +565,17 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         self.next_request += 1;
         let block_size = self.layout.block_size;
         for &(_, disk_block) in run {
-            self.make_room(now);
             let prefetched = Some(disk_block) != demand;
-            self.cache
-                .insert(disk_block, Entry::in_flight(id, prefetched));
-            self.unreferenced += usize::from(prefetched);
             let touch = Touch {
                 stream,
                 now,
                 prefetched,
             };
+            self.parts.policy.on_miss(disk_block, touch);
+            self.make_room(now);
+            self.cache
+                .insert(disk_block, Entry::in_flight(id, prefetched));
+            self.unreferenced += usize::from(prefetched);
             self.parts.policy.on_insert(disk_block, touch);
         }
         let request = Request {

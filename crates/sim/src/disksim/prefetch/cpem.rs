@@ -470,6 +470,8 @@ impl Replacement for Cpem {
         self.advance(how.now);
     }
 
+    fn on_miss(&mut self, _block: DiskBlock, _how: Touch) {}
+
     fn on_insert(&mut self, block: DiskBlock, how: Touch) {
         self.count_miss(block);
         if how.prefetched {

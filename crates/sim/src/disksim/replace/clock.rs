@@ -38,6 +38,8 @@ impl Replacement for Clock {
         self.young.insert(block);
     }
 
+    fn on_miss(&mut self, _block: DiskBlock, _how: Touch) {}
+
     fn on_insert(&mut self, block: DiskBlock, how: Touch) {
         self.inserted += 1;
         self.live.insert(block, self.inserted);

@@ -28,6 +28,8 @@ impl Replacement for Lru {
         self.0.hit(block);
     }
 
+    fn on_miss(&mut self, _block: DiskBlock, _how: Touch) {}
+
     fn on_insert(&mut self, block: DiskBlock, _how: Touch) {
         self.0.insert(block, true);
     }

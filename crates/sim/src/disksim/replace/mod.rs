@@ -9,13 +9,28 @@
 //! A replacement policy is half of a policy: [`super::Paired`] joins it to a prefetcher into
 //! the one [`crate::Policy`] the loop drives.
 
+pub mod arc;
+pub mod buckets;
 pub mod clock;
 pub mod dulo;
+pub mod lfu;
+pub mod lfuda;
 pub mod lru;
+pub mod lruk;
+pub mod queues;
+pub mod s3fifo;
+pub mod sieve;
+pub mod slru;
+#[cfg(test)]
+mod testing;
+pub mod twoq;
 
+use std::marker::PhantomData;
 use std::time::Duration;
 
+use super::spec::PolicySpec;
 use super::workload::DiskBlock;
+use crate::SimError;
 
 /// Who touched a block, when, and how (arguments of [`Replacement::on_hit`] and
 /// [`Replacement::on_insert`]).
@@ -36,12 +51,18 @@ pub struct Touch {
 /// Not thread-safe and not required to be: one engine drives one policy, in simulated time
 /// order, and no call may fail. What the engine guarantees: `on_hit` names a block it holds
 /// (cached or in flight), `on_insert` a block it does not hold and for which it has made room,
-/// `remove` a block it holds; `evict` is called only when the cache is full. What the policy
+/// `remove` a block it holds; `on_miss` comes before the room is made for a block and its
+/// `on_insert`; `evict` is called only when the cache is full. What the policy
 /// MUST do: after `on_insert(b)` hold `b` until `evict` returns it or `remove(b)` answers true,
 /// and never return from `evict` a block it does not hold.
 pub trait Replacement {
     /// A held block was referenced: it MUST update its order (recency, reference bit).
     fn on_hit(&mut self, block: DiskBlock, how: Touch);
+    /// A block not held is about to enter (a reference missed it or a prefetcher fetches it):
+    /// the engine then makes room ([`Replacement::evict`], as often as needed) and inserts it
+    /// ([`Replacement::on_insert`]). Policies with a history of evicted blocks (ARC's ghosts)
+    /// look the block up here, before choosing victims, as libCacheSim's `find` does.
+    fn on_miss(&mut self, block: DiskBlock, how: Touch);
     /// A block entered the cache (the engine has made room): it MUST hold it from now on.
     fn on_insert(&mut self, block: DiskBlock, how: Touch);
     /// The cache is full: it MUST choose a victim, forget it and return it; `None` only if it
@@ -75,4 +96,23 @@ pub struct CacheGeometry {
 pub trait MakeReplacement: std::fmt::Debug + Send + Sync {
     /// A fresh instance for a cache of `geometry`: empty, holding nothing.
     fn build(&self, geometry: CacheGeometry) -> Box<dyn Replacement>;
+}
+
+/// The configuration of a replacement that takes no options and starts empty
+/// (`R::default()`), as SIEVE, LFU and LFU-DA do.
+#[derive(Debug)]
+pub struct NoOptions<R>(PhantomData<fn() -> R>);
+
+impl<R> NoOptions<R> {
+    /// Reads `given`, which must be empty.
+    pub fn parse(given: &PolicySpec) -> Result<Self, SimError> {
+        given.only(&[])?;
+        Ok(NoOptions(PhantomData))
+    }
+}
+
+impl<R: Replacement + Default + std::fmt::Debug + 'static> MakeReplacement for NoOptions<R> {
+    fn build(&self, _geometry: CacheGeometry) -> Box<dyn Replacement> {
+        Box::new(R::default())
+    }
 }

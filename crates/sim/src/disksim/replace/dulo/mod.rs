@@ -47,6 +47,8 @@ impl Replacement for Dulo {
         self.0.hit(block);
     }
 
+    fn on_miss(&mut self, _block: DiskBlock, _how: Touch) {}
+
     fn on_insert(&mut self, block: DiskBlock, how: Touch) {
         self.0.insert(block, !how.prefetched);
     }

@@ -1,0 +1,79 @@
+//! Cross-check of the eviction policies of the last decade with libCacheSim: on the shipped
+//! traces (oracleGeneral form) at three cache sizes, one object per slot, each policy misses
+//! exactly as many references as libCacheSim's policy of the same name with its defaults
+//! (traces/libcachesim_policies.json, written by scripts/libcachesim_expected.py). Each run
+//! goes through the catalog and the disk-timed loop, demand fetching on `unit:1`.
+
+use std::path::{Path, PathBuf};
+
+use sim::catalog::{parse_choices, Device};
+use sim::sweep::Plan;
+use sim::TraceFile;
+
+fn traces() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces")
+}
+
+/// The simulator's policies checked against libCacheSim's counts, and the share of the miss
+/// ratio by which each may differ (0: exactly).
+const CHECKED: &[(&str, f64)] = &[
+    ("sieve", 0.0),
+    ("s3fifo", 0.0),
+    ("arc", 0.0),
+    ("2q", 0.0),
+    ("lfu", 0.0),
+    ("lfuda", 0.0),
+    ("slru", 0.0),
+    ("lruk", 0.0),
+];
+
+#[test]
+fn eviction_policies_miss_as_in_libcachesim() {
+    let path = traces().join("libcachesim_policies.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run scripts/libcachesim_expected.py)",
+            path.display()
+        )
+    });
+    let expected: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let sizes: Vec<usize> = expected["cache_sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap() as usize)
+        .collect();
+    let names: Vec<&str> = CHECKED.iter().map(|(name, _)| *name).collect();
+    let mut compared = 0;
+    let mut differences = Vec::new();
+    for (trace, by_policy) in expected["traces"].as_object().unwrap() {
+        let plan = Plan {
+            traces: vec![TraceFile::new(
+                traces().join(format!("{trace}.oracleGeneral.zst")),
+            )],
+            choices: parse_choices(&names.join(",")).unwrap(),
+            capacities: sizes.clone(),
+            devices: vec!["unit:1".parse::<Device>().unwrap()],
+            realistic: false,
+            fetch_spread: 0,
+            depth: 1,
+        };
+        for run in plan.run(2, &|| {}).unwrap() {
+            let theirs = by_policy[run.policy.as_str()][run.capacity.to_string()]
+                .as_u64()
+                .unwrap_or_else(|| panic!("no count for {} on {trace}", run.policy));
+            let ours = run.metrics.misses;
+            let tolerance = CHECKED.iter().find(|(n, _)| *n == run.policy).unwrap().1;
+            let allowed = (tolerance * run.metrics.references as f64) as u64;
+            if ours.abs_diff(theirs) > allowed {
+                differences.push(format!(
+                    "{trace}, {}, cache {}: {ours} misses, libCacheSim {theirs}",
+                    run.policy, run.capacity
+                ));
+            }
+            compared += 1;
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    assert_eq!(compared, 6 * sizes.len() * CHECKED.len());
+}
