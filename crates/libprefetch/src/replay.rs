@@ -9,7 +9,8 @@
 //! recording one part at a time (what it holds is one part and the list,
 //! which stops at 1/`plan::LIST_MEMORY_SHARE` of the memory available),
 //! keeps the parts recorded by the
-//! same executable (`/proc/self/exe`), in order, and opens each of their
+//! same executable (`/proc/self/exe`), each process's runs in the order
+//! they were touched, and opens each of their
 //! files itself: read-only, close-on-exec, a private descriptor that the
 //! program never reads (as on FUSE, `descriptors.rs`), so pages of files the
 //! program has not opened yet can be prefetched. A file whose device,
@@ -39,7 +40,9 @@
 //! and restarts the list there (`PF_SET`, as Figure 7 lists from the requested offset); a page
 //! the recording does not hold leaves the list alone: the planner counts a
 //! divergence, the read is a plain read, and prefetching resumes when the
-//! program comes back to the list. Bytes, errno and file positions are the
+//! program comes back to the list. Pages the program faults in through its
+//! mappings move the list too (`replay_mapped.rs`, on the replay's thread
+//! once the client is registered). Bytes, errno and file positions are the
 //! kernel's: the replayer only advises.
 //!
 //! Fork: a forked child does not replay (the parent's client is inert in
