@@ -3,7 +3,8 @@
 (docs/record.md, "Trials").
 
 Each program runs cold (its files evicted from the page cache with `vmtouch -e`)
-in these modes, alternated round by round, median of the rounds:
+in these modes, alternated round by round (each round starting at the next
+mode), median of the rounds:
 
   stock     the program alone
   replay    `prefetch run --replay REC`, REC recorded cold by `prefetch record`
@@ -15,10 +16,14 @@ in these modes, alternated round by round, median of the rounds:
   warm      the program with its files cached
 
 Every run's output is compared with stock's (a difference aborts). With
---cgroup-mib every command runs in a fresh cgroup v1 memory group of that size.
+--cgroup-mib every command runs in a cgroup v1 memory group of that size; with
+--cgroup-quarter, in one sized for each program: the memory a warm run of it
+charges (its own memory: its files are cached already), plus a quarter of the
+pages its recording holds.
 
 Usage (root; DIR on the emulated disk, see docs/record.md):
   scripts/bench_record.py --prefetch target/release/prefetch --mount MNT [--rounds 3]
+      [--cgroup-quarter | --cgroup-mib N] [--python /usr/bin/python3]
 """
 
 import argparse
@@ -67,11 +72,21 @@ class Runner:
         self.prefetch = os.path.abspath(args.prefetch)
         self.work = args.work
         self.cgroup = None
-        if args.cgroup_mib:
+        if args.cgroup_mib or args.cgroup_quarter:
             self.cgroup = f"/sys/fs/cgroup/memory/whole-bench-{os.getpid()}"
             os.mkdir(self.cgroup)
-            with open(f"{self.cgroup}/memory.limit_in_bytes", "w") as f:
-                f.write(str(args.cgroup_mib << 20))
+            self.limit((args.cgroup_mib or 1 << 20) << 20)
+
+    def limit(self, size):
+        """Sets the cgroup's limit to `size` bytes and clears its peak."""
+        with open(f"{self.cgroup}/memory.limit_in_bytes", "w") as f:
+            f.write(str(size))
+        with open(f"{self.cgroup}/memory.max_usage_in_bytes", "w") as f:
+            f.write("0")
+
+    def counter(self, name):
+        with open(f"{self.cgroup}/memory.{name}_in_bytes") as f:
+            return int(f.read())
 
     def join(self):
         if self.cgroup:
@@ -120,16 +135,46 @@ def command(runner, mode, name, progs):
     return argv, env
 
 
-def prepare(runner, progs):
-    """Recordings (both methods, cold) and snapshots (warm) of every program."""
+def recorded_bytes(path):
+    """Bytes of the distinct pages a recording holds."""
+    page_size, files, pages = 4096, {}, set()
+    with open(path) as f:
+        for line in f:
+            words = line.split()
+            if words[0] == "libprefetch-recording":
+                page_size = int(words[2].split("=")[1])
+            elif words[0] == "file":
+                files[words[1]] = (words[2], words[3])
+            elif words[0] == "pages":
+                first, count = int(words[2]), int(words[3])
+                pages.update((files[words[1]], p) for p in range(first, first + count))
+    return len(pages) * page_size
+
+
+def prepare(runner, progs, quarter):
+    """Recordings (both methods, cold) and snapshots (warm) of every program;
+    with `quarter`, each program's cgroup size (name -> bytes)."""
+    sizes = {}
     for name, (argv, env, paths, _) in progs.items():
         base = os.path.join(runner.work, name.replace(" ", "_"))
         for kind, extra in (("rec", []), ("urec", ["--no-tracepoint"])):
             runner.evict(paths)
+            if quarter:
+                runner.limit(1 << 40)
             runner.run([runner.prefetch, "record", "-o", f"{base}.{kind}", *extra, "--", *argv], env)
+        if quarter:
+            runner.limit(1 << 40)
+        before = runner.counter("usage") if quarter else 0
         runner.run(argv, env)
+        if quarter:
+            files = recorded_bytes(f"{base}.rec")
+            own = max(runner.counter("max_usage") - before, 0)
+            sizes[name] = own + files // 4
+            print(f"{name}: cgroup {sizes[name] >> 20} MiB = its own {own >> 20} MiB"
+                  f" + a quarter of {files >> 20} MiB recorded", file=sys.stderr)
         subprocess.run([runner.prefetch, "snapshot", "-o", f"{base}.snap", *paths], check=True,
                        stdout=subprocess.DEVNULL)
+    return sizes
 
 
 def main():
@@ -137,24 +182,29 @@ def main():
     parser.add_argument("--prefetch", required=True)
     parser.add_argument("--mount", required=True)
     parser.add_argument("--work", default="/tmp/prefetch-bench-record")
+    parser.add_argument("--python", default="/usr/bin/python3", help="the python3 the programs run")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cgroup-mib", type=int)
+    parser.add_argument("--cgroup-quarter", action="store_true")
     parser.add_argument("--only", help="program names separated by semicolons")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    python = os.path.realpath(subprocess.run(["python3", "-c", "import sys; print(sys.executable)"],
-                                             capture_output=True, text=True).stdout.strip())
+    python = os.path.realpath(args.python)
     every = programs(os.path.abspath(args.mount), python)
     progs = {k: v for k, v in every.items() if not args.only or k in args.only.split(";")}
     runner = Runner(args)
     try:
         # Every program's recording: the `other` mode replays another program's.
-        prepare(runner, every)
+        sizes = prepare(runner, every, args.cgroup_quarter)
         times = {(n, m): [] for n in progs for m in MODES}
-        for _ in range(args.rounds):
+        for round in range(args.rounds):
             for name, (argv, env, paths, _) in progs.items():
+                if args.cgroup_quarter:
+                    runner.limit(sizes[name])
                 expected = None
-                for mode in MODES:
+                # Each round starts at another mode: the first run after another program pays
+                # for reclaiming that program's pages in the cgroup.
+                for mode in MODES[round % len(MODES):] + MODES[:round % len(MODES)]:
                     if mode == "warm":
                         runner.run(argv, env)
                     else:
@@ -162,9 +212,10 @@ def main():
                     seconds, digest = runner.run(*command(runner, mode, name, progs))
                     expected = expected or digest
                     if digest != expected:
-                        sys.exit(f"{name}: the output under {mode} differs from stock")
+                        sys.exit(f"{name}: the output under {mode} differs from the other modes")
                     times[(name, mode)].append(seconds)
         setting = f"memory cgroup {args.cgroup_mib} MiB" if args.cgroup_mib else "no cgroup"
+        setting = "memory cgroup of a quarter" if args.cgroup_quarter else setting
         print(f"| program ({setting}, median of {args.rounds}) | " + " | ".join(MODES) + " |")
         print("|---|" + "---:|" * len(MODES))
         for name in progs:
@@ -173,7 +224,8 @@ def main():
             for mode in MODES:
                 median = statistics.median(times[(name, mode)])
                 cells.append(f"{median:.2f} s" + ("" if mode == "stock" else f" ({stock / median:.2f}x)"))
-            print(f"| `{name}` | " + " | ".join(cells) + " |")
+            size = f" ({sizes[name] >> 20} MiB)" if args.cgroup_quarter else ""
+            print(f"| `{name}`{size} | " + " | ".join(cells) + " |")
     finally:
         runner.close()
 

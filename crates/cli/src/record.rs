@@ -17,6 +17,8 @@
 //! that were cached already when recorded, which the tracepoint cannot
 //! see); the replay lists each page once. A file the tracepoint saw that
 //! no method could name (a static binary's reads) is left out and counted.
+//! The preloaded library's own file is left out of every method: it is
+//! the recorder's, not the program's.
 //!
 //! The exit status is the program's; a death by signal is passed on by
 //! dying of the same signal. Ctrl-C and Ctrl-\ go to the program (the
@@ -64,6 +66,7 @@ pub fn run(mut command: Command, path: &Path, tracepoint: bool) -> Result<ExitCo
         Err(error) => return Ok(cannot_run(command.get_program(), &error)),
     };
     let started = std::fs::read_link(format!("/proc/{}/exe", child.id())).ok();
+    let library = preloaded(&command).and_then(|path| identity_of(&path));
     let _ignored = IgnoreInterrupts::new();
     let status = loop {
         if let Some(tracer) = tracer.as_mut() {
@@ -79,13 +82,21 @@ pub fn run(mut command: Command, path: &Path, tracepoint: bool) -> Result<ExitCo
         .as_ref()
         .and_then(|trace| last_exec(trace, child.id()))
         .or(started);
-    match finish(path, trace, exe.as_deref(), child.id()) {
+    let own = library.map(|identity| (identity.dev, identity.ino));
+    match finish(path, trace, exe.as_deref(), child.id(), own) {
         Ok(lines) => lines
             .iter()
             .for_each(|line| eprintln!("prefetch: record: {line}")),
         Err(error) => eprintln!("prefetch: record: {error:#}"),
     }
     Ok(exit_code(status))
+}
+
+/// The library `command` preloads first (`run.rs` puts it there).
+fn preloaded(command: &Command) -> Option<std::path::PathBuf> {
+    let (_, list) = command.get_envs().find(|(name, _)| *name == "LD_PRELOAD")?;
+    let first = list?.as_bytes().split(|&b| b == b':' || b == b' ').next()?;
+    Some(Path::new(std::ffi::OsStr::from_bytes(first)).to_path_buf())
 }
 
 /// The executable the program's process ran last (a wrapper script or
@@ -139,27 +150,56 @@ impl Drop for IgnoreInterrupts {
     }
 }
 
-/// Puts the tracepoint's parts (if any) first in the recording and
-/// returns the summary lines.
-fn finish(path: &Path, trace: Option<Trace>, exe: Option<&Path>, pid: u32) -> Result<Vec<String>> {
+/// Puts the tracepoint's parts (if any) first in the recording, leaves
+/// out the file `own` (the preloaded library: device, inode) and returns
+/// the summary lines.
+fn finish(
+    path: &Path,
+    trace: Option<Trace>,
+    exe: Option<&Path>,
+    pid: u32,
+    own: Option<(u64, u64)>,
+) -> Result<Vec<String>> {
     let file = std::fs::File::open(path)
         .with_context(|| format!("cannot read the recording {}", path.display()))?;
-    let recording = Recording::read(BufReader::new(file))
+    let mut recording = Recording::read(BufReader::new(file))
         .with_context(|| format!("the recording {} cannot be read back", path.display()))?;
+    let kept: Vec<Part> = recording
+        .parts
+        .iter()
+        .map(|part| own.map_or_else(|| part.clone(), |key| without_file(part, key)))
+        .collect();
+    let mut changed = kept != recording.parts;
+    recording.parts = kept;
     let mut lines = Vec::new();
     let mut parts = recording.parts.clone();
     if let Some(trace) = &trace {
         let exe = exe.map_or_else(Vec::new, |exe| exe.as_os_str().as_bytes().to_vec());
-        let (traced, unnamed) = trace_parts(trace, &recording, exe, pid);
+        let (traced, unnamed) = trace_parts(trace, &recording, exe, pid, own);
         lines.push(trace_line(&traced, trace, unnamed));
-        if !traced.is_empty() {
-            parts = traced.into_iter().chain(parts).collect();
-            rewrite(path, &recording, &parts)?;
-        }
+        changed |= !traced.is_empty();
+        parts = traced.into_iter().chain(parts).collect();
+    }
+    if changed {
+        rewrite(path, &recording, &parts)?;
     }
     lines.insert(0, method_line(&recording.parts, Via::Read));
     lines.insert(1, method_line(&recording.parts, Via::Map));
     Ok(lines)
+}
+
+/// `part` without the file `key` (device, inode) and its runs.
+fn without_file(part: &Part, key: (u64, u64)) -> Part {
+    let mut kept = part.clone();
+    let Some(dropped) = part.files.iter().position(|f| (f.dev, f.ino) == key) else {
+        return kept;
+    };
+    kept.files.remove(dropped);
+    kept.runs.retain(|run| run.file != dropped);
+    for run in &mut kept.runs {
+        run.file -= usize::from(run.file > dropped);
+    }
+    kept
 }
 
 /// Replaces the recording with its header and `parts` (a new file renamed
@@ -180,8 +220,14 @@ fn rewrite(path: &Path, recording: &Recording, parts: &[Part]) -> Result<()> {
 
 /// The tracepoint's pages as parts of `exe`, naming each file by what the
 /// other methods recorded of it or by the executed files; also the pages
-/// of files no method named.
-fn trace_parts(trace: &Trace, recording: &Recording, exe: Vec<u8>, pid: u32) -> (Vec<Part>, u64) {
+/// of files no method named; the file `own` is left out.
+fn trace_parts(
+    trace: &Trace,
+    recording: &Recording,
+    exe: Vec<u8>,
+    pid: u32,
+    own: Option<(u64, u64)>,
+) -> (Vec<Part>, u64) {
     let mut known: HashMap<(u64, u64), FileIdentity> = HashMap::new();
     for file in recording.parts.iter().flat_map(|part| &part.files) {
         known.insert((file.dev, file.ino), file.clone());
@@ -205,6 +251,9 @@ fn trace_parts(trace: &Trace, recording: &Recording, exe: Vec<u8>, pid: u32) -> 
     let mut unnamed = 0;
     for added in &trace.added {
         let key = (added.dev, added.ino);
+        if Some(key) == own {
+            continue;
+        }
         let Some(identity) = known.get(&key) else {
             unnamed += added.count;
             continue;

@@ -112,6 +112,18 @@ fn assert_recorded(recording: &Recording, path: &Path, method: Method, touched: 
     );
 }
 
+/// The preloaded library is the recorder's, not the program's: no method lists its file.
+fn assert_library_left_out(recording: &Recording) {
+    let own = fs::canonicalize(library()).unwrap();
+    let own = own.as_os_str().as_encoded_bytes();
+    let listed = recording
+        .parts
+        .iter()
+        .flat_map(|p| &p.files)
+        .any(|f| f.path == own);
+    assert!(!listed, "the preloaded library's pages were recorded");
+}
+
 fn mmap_reader(method: Method) {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let data = dir.path().join("mapped.bin");
@@ -128,6 +140,7 @@ fn mmap_reader(method: Method) {
     };
     assert_eq!(out.stdout, b"20\n");
     assert_recorded(&recording, &data, method, &touched);
+    assert_library_left_out(&recording);
     let read = pages_of(&recording, &data, Via::Read);
     assert!(
         read.is_empty(),

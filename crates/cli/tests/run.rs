@@ -607,3 +607,98 @@ fn rereads_after_a_distance_are_listed_again_when_asked() {
     assert_eq!(pages(&[]), vec![(0, 5)]);
     assert_eq!(pages(&["--rereads-after", "12K"]), vec![(0, 5), (0, 1)]);
 }
+
+/// The program of [`a_replay_advises_nothing_until_the_program_touches_its_recording`]: with
+/// TOUCH=1 it reads page 0 of never.bin (readahead off), with TOUCH=2 the whole file; then it
+/// prints how many pages of never.bin are cached once 32 have arrived or 3 s have passed.
+const UNTOUCHED_SCRIPT: &str = "import subprocess,time,os\n\
+                  t=os.environ['TOUCH']\n\
+                  fd=os.open('never.bin',os.O_RDONLY) if t!='0' else -1\n\
+                  if t!='0': os.posix_fadvise(fd,0,0,os.POSIX_FADV_RANDOM)\n\
+                  if t=='1': os.pread(fd,4096,0)\n\
+                  if t=='2': os.pread(fd,1<<20,0)\n\
+                  end=time.time()+3\n\
+                  while True:\n\
+                  \x20   n=int(subprocess.run(['fincore','--noheadings','--output','PAGES','never.bin'],capture_output=True).stdout)\n\
+                  \x20   if n>=32 or time.time()>end: break\n\
+                  \x20   time.sleep(0.05)\n\
+                  print(n)";
+
+/// `recording` with only the runs of `name` read through the interposers (python's reads of
+/// it, not fincore's mapping): a recording of pages nothing else in the program touches.
+fn keep_only(recording: &Recording, name: &str) -> String {
+    let mut text = plan::recording::header(recording.page_size, recording.rereads_after);
+    for part in &recording.parts {
+        let Some(kept) = part
+            .files
+            .iter()
+            .position(|f| f.path.ends_with(name.as_bytes()))
+        else {
+            continue;
+        };
+        let mut part = part.clone();
+        part.runs
+            .retain(|run| run.file == kept && run.via == Via::Read);
+        if part.runs.is_empty() {
+            continue;
+        }
+        part.runs.iter_mut().for_each(|run| run.file = 0);
+        part.files = vec![part.files[kept].clone()];
+        text.push_str(&part.to_text());
+    }
+    text
+}
+
+/// A replay of a recording whose pages the program never touches advises nothing (the file
+/// stays uncached for 3 s beside the program); the same replay, once the program reads one of
+/// its pages, prefetches from there (32 pages arrive).
+#[test]
+fn a_replay_advises_nothing_until_the_program_touches_its_recording() {
+    let dir = fixture(1);
+    let never = dir.path().join("never.bin");
+    fs::write(&never, vec![5u8; 1 << 20]).unwrap();
+    let full = dir.path().join("full.rec");
+    let mut record = prefetch(
+        &["record", "--no-tracepoint", "-o", full.to_str().unwrap()],
+        &[python(), "-c", UNTOUCHED_SCRIPT],
+    );
+    record.env("TOUCH", "2");
+    assert!(output(record, dir.path()).status.success());
+    let only = dir.path().join("only.rec");
+    fs::write(&only, keep_only(&read_recording(&full), "never.bin")).unwrap();
+    let kept = read_recording(&only);
+    let pages: u64 = kept
+        .parts
+        .iter()
+        .flat_map(|p| &p.runs)
+        .map(|r| r.count)
+        .sum();
+    assert_eq!(
+        pages, 256,
+        "the recording lists never.bin's pages: {kept:?}"
+    );
+    let replayed = |touch: &str| {
+        evict(&never);
+        assert_eq!(cached_pages(&never), 0, "eviction failed");
+        let mut replay = prefetch(
+            &["run", "--replay", only.to_str().unwrap()],
+            &[python(), "-c", UNTOUCHED_SCRIPT],
+        );
+        replay.env("TOUCH", touch);
+        let out = output(replay, dir.path());
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.trim()
+            .parse::<u64>()
+            .unwrap_or_else(|_| panic!("{out:?}"))
+    };
+    assert_eq!(
+        replayed("0"),
+        0,
+        "pages the program never touched were advised"
+    );
+    let touched = replayed("1");
+    assert!(
+        touched >= 32,
+        "a touch did not start the replay: {touched} pages"
+    );
+}

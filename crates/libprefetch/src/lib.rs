@@ -40,6 +40,7 @@ mod rawio;
 mod record;
 mod registry;
 mod replay;
+mod replay_mapped;
 pub mod residency;
 mod share;
 mod track;

@@ -138,18 +138,19 @@ pub(crate) fn at_exit() {
 
 /// One file mapping of `/proc/self/maps`.
 #[derive(Debug, PartialEq, Eq)]
-struct MapsLine {
-    addresses: Range<usize>,
-    offset: u64,
-    dev: u64,
-    ino: u64,
-    path: String,
+pub(crate) struct MapsLine {
+    pub(crate) addresses: Range<usize>,
+    /// File offset of `addresses.start`, bytes.
+    pub(crate) offset: u64,
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) path: String,
 }
 
 impl MapsLine {
     /// `START-END PERMS OFFSET MAJOR:MINOR INODE PATH` of a regular file
     /// outside the kernel's own file systems; `None` for anything else.
-    fn parse(line: &str) -> Option<MapsLine> {
+    pub(crate) fn parse(line: &str) -> Option<MapsLine> {
         let mut fields = line.splitn(6, ' ');
         let (start, end) = fields.next()?.split_once('-')?;
         let _perms = fields.next()?;

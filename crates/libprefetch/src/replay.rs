@@ -9,20 +9,25 @@
 //! recording one part at a time (what it holds is one part and the list,
 //! which stops at 1/`plan::LIST_MEMORY_SHARE` of the memory available),
 //! keeps the parts recorded by the
-//! same executable (`/proc/self/exe`), in order, and opens each of their
+//! same executable (`/proc/self/exe`), each process's runs in the order
+//! they were touched, and opens each of their
 //! files itself: read-only, close-on-exec, a private descriptor that the
 //! program never reads (as on FUSE, `descriptors.rs`), so pages of files the
 //! program has not opened yet can be prefetched. A file whose device,
 //! inode, size or modification time differs from the recording's is
 //! skipped, as are files past [`max_files`]. The pages of the rest become
 //! the list, each on its private descriptor, with a region covering each
-//! file, and the first round starts at once, with the paper's first window
-//! (90% of the memory available, then AIMD), not the 128 KiB of the slow
-//! start (`LIBPREFETCH_START_WINDOW` still sets it). Slow start guards a
-//! list its application may abandon early; a recording is the whole run,
-//! known in advance. Measured (64 MiB index scan of the stock sqlite3 shell
-//! on the emulated 7200 RPM disk, replay only, 6 runs each, one session):
-//! 4.3-13.1 s from 128 KiB, 1.1-2.0 s from the paper's window; stock ~60 s.
+//! file. Nothing is advised until the program first touches a page the
+//! list holds (a read of a replayed file, or a page of one it maps found
+//! present, `replay_mapped.rs`): a recording the program does not follow
+//! costs its reading and nothing else. From that touch on, the list runs
+//! from the page's place with the paper's first window (90% of the memory
+//! available, then AIMD), not the 128 KiB of the slow start
+//! (`LIBPREFETCH_START_WINDOW` still sets it). Slow start guards a list its
+//! application may abandon early; a recording is the whole run, known in
+//! advance (the 64 MiB index scan of the stock sqlite3 shell on the emulated
+//! 7200 RPM disk replays in 4.3-13.1 s from 128 KiB, 1.1-2.0 s from the
+//! paper's window; stock ~60 s).
 //!
 //! The program's reads are matched by file identity (`observe.rs`): the
 //! reads of a replayed file that the recording would list (each page's
@@ -35,7 +40,9 @@
 //! and restarts the list there (`PF_SET`, as Figure 7 lists from the requested offset); a page
 //! the recording does not hold leaves the list alone: the planner counts a
 //! divergence, the read is a plain read, and prefetching resumes when the
-//! program comes back to the list. Bytes, errno and file positions are the
+//! program comes back to the list. Pages the program faults in through its
+//! mappings move the list too (`replay_mapped.rs`, on the replay's thread
+//! once the client is registered). Bytes, errno and file positions are the
 //! kernel's: the replayer only advises.
 //!
 //! Fork: a forked child does not replay (the parent's client is inert in
@@ -52,16 +59,17 @@ use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::fd::{IntoRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
-use plan::recording::{FileIdentity, PartReader, Touches};
+use plan::recording::{FileIdentity, PartReader, Touches, Via};
 use plan::Mode;
 use rustix::fs::{openat, Mode as FileMode, OFlags, CWD};
 
 use crate::client::{AccessEntry, CallbackInfo, Client, Config};
 use crate::filestat::FileStat;
 use crate::registry::{follow_regions, globals};
+use crate::replay_mapped::{self, Entry, Runs};
 
 /// Most files a replay opens (each costs a descriptor for the process's
 /// life): a quarter of the soft limit on descriptors (256 under the usual
@@ -77,14 +85,12 @@ fn max_files() -> usize {
 /// starts at the paper's window, not the slow start's 128 KiB.
 const START_WINDOW: &str = crate::variables::START_WINDOW.name;
 
-/// Entries handed over at start; the callback hands over the rest as the
-/// list runs low (the client takes at most what memory allows anyway).
-const FIRST_REQUEST: usize = 1 << 16;
-
 /// What the read path needs: the private descriptors of the files by
 /// (device, inode), and which of the program's page reads the list holds.
 struct Replay {
     files: HashMap<(u64, u64), RawFd>,
+    /// The same, by private descriptor.
+    identities: HashMap<RawFd, (u64, u64)>,
     page_size: u64,
     touches: Mutex<Touches>,
 }
@@ -94,10 +100,12 @@ static REPLAY: AtomicPtr<Replay> = AtomicPtr::new(std::ptr::null_mut());
 /// The whole list, for the callback: (private descriptor, page) pairs,
 /// 8 bytes an entry (a recording of a long program lists millions).
 struct ListIndex {
-    entries: Vec<(RawFd, u32)>,
+    entries: Arc<Vec<Entry>>,
     page_size: u64,
     /// Where the list handed to the client last started.
     start: usize,
+    /// The same, for the follower of mapped pages (`replay_mapped.rs`).
+    relisted: Arc<AtomicUsize>,
 }
 
 /// Starts replaying the recording at `path` beside the program: a
@@ -137,27 +145,61 @@ fn warn(path: &OsStr, reason: &str) {
     );
 }
 
-/// Reads the recording, opens its files and starts the first round.
+/// Reads the recording, opens its files and starts the first round; then
+/// follows the program through its mapped pages (`replay_mapped.rs`).
 fn start_beside(path: &OsStr) {
     let exe = rustix::fs::readlinkat(CWD, "/proc/self/exe", Vec::new())
         .map(|target| target.into_bytes())
         .unwrap_or_default();
     let max_entries = max_entries(crate::memory::available_for_cache());
-    let (replay, entries) = match read_recording(path, &exe, max_entries) {
+    let (replay, runs) = match read_recording(path, &exe, max_entries) {
         Ok(read) => read,
         Err(reason) => return warn(path, &reason),
     };
-    if entries.is_empty() {
+    if runs.entries.is_empty() {
         return;
     }
-    let index = ListIndex::new(entries, replay.page_size);
+    let index = ListIndex {
+        entries: Arc::clone(&runs.entries),
+        page_size: replay.page_size,
+        start: 0,
+        relisted: Arc::clone(&runs.relisted),
+    };
     let Some(client) = register(&replay, index) else {
         return;
     };
-    REPLAY.store(Box::into_raw(Box::new(replay)), Ordering::Release);
+    let replay: &'static Replay = Box::leak(Box::new(replay));
+    REPLAY.store(std::ptr::from_ref(replay).cast_mut(), Ordering::Release);
     *CLIENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(client);
     // SAFETY: a plain extern "C" fn without arguments.
     unsafe { libc::atexit(unregister_at_exit) };
+    follow_mapped(replay, &runs);
+}
+
+/// Follows the program through the pages it faults in (`replay_mapped.rs`),
+/// sharing the read interposers' count of pages read (`Touches`).
+fn follow_mapped(replay: &'static Replay, runs: &Runs) {
+    let touches = || replay.touches.lock().unwrap_or_else(|e| e.into_inner());
+    let identity = |fd: RawFd| replay.identities.get(&fd).copied();
+    replay_mapped::follow(
+        runs,
+        |dev, ino| replay.files.get(&(dev, ino)).copied(),
+        |entries| {
+            let touches = touches();
+            let read = |&(fd, page): &Entry| {
+                identity(fd).is_some_and(|key| touches.was_read(key, u64::from(page)))
+            };
+            entries.iter().any(read)
+        },
+        |entries| {
+            let mut touches = touches();
+            for &(fd, page) in entries {
+                if let Some(key) = identity(fd) {
+                    touches.read(key, u64::from(page));
+                }
+            }
+        },
+    );
 }
 
 /// Entries the replay's index may hold: 1/`plan::LIST_MEMORY_SHARE` of the
@@ -198,12 +240,8 @@ extern "C" fn unregister_at_exit() {
 /// Reads the recording part by part (raw system calls, one part held at a
 /// time), opening the files of the parts recorded by `exe` that are
 /// unchanged and listing their pages in recorded order, up to
-/// `max_entries`.
-fn read_recording(
-    path: &OsStr,
-    exe: &[u8],
-    max_entries: usize,
-) -> Result<(Replay, Vec<(RawFd, u32)>), String> {
+/// `max_entries`, with where each recorded run starts among them.
+fn read_recording(path: &OsStr, exe: &[u8], max_entries: usize) -> Result<(Replay, Runs), String> {
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
     let fd = openat(CWD, path, flags, FileMode::empty()).map_err(|e| e.to_string())?;
     let stat = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
@@ -217,11 +255,13 @@ fn read_recording(
     let rereads = reader.rereads_after > 0;
     let mut replay = Replay {
         files: HashMap::new(),
+        identities: HashMap::new(),
         page_size: reader.page_size,
         touches: Mutex::new(Touches::new(reader.rereads_after)),
     };
-    let mut entries = Vec::new();
-    let mut listed: HashSet<(RawFd, u32)> = HashSet::new();
+    let mut kept = Vec::new();
+    let mut pages = 0;
+    let mut processes: HashMap<u32, usize> = HashMap::new();
     let mut skipped: HashSet<(u64, u64)> = HashSet::new();
     let limit = max_files();
     let own_args = crate::record::own_args();
@@ -229,26 +269,72 @@ fn read_recording(
         if part.exe != exe || part.args.is_some_and(|args| args != own_args) {
             continue;
         }
+        let next = processes.len();
+        let process = *processes.entry(part.pid).or_insert(next);
         let privates: Vec<Option<RawFd>> = part
             .files
             .iter()
             .map(|identity| private_of(&mut replay, &mut skipped, identity, limit))
             .collect();
         for run in &part.runs {
-            let Some(fd) = privates[run.file] else {
-                continue;
-            };
-            let room = max_entries.saturating_sub(entries.len());
-            let pages = run.first..run.first + run.count;
-            let pages = pages.filter_map(|page| Some((fd, u32::try_from(page).ok()?)));
-            let first_times = pages.filter(|&entry| rereads || listed.insert(entry));
-            entries.extend(first_times.take(room));
+            if let Some(fd) = privates[run.file] {
+                kept.push(KeptRun {
+                    process,
+                    time_us: run.time_us,
+                    ordered: run.via != Via::Map,
+                    fd,
+                    pages: run.first..run.first + run.count,
+                });
+                pages += run.count;
+            }
         }
-        if entries.len() >= max_entries {
+        if pages >= max_entries as u64 {
             break;
         }
     }
-    Ok((replay, entries))
+    // The parts of one process (the tracepoint's, the interposers') in
+    // time order: a program's start-up reads come before its faults.
+    kept.sort_by_key(|run| (run.process, run.time_us));
+    Ok((replay, listed(&kept, rereads, max_entries)))
+}
+
+/// A recorded run of a replayed file.
+struct KeptRun {
+    /// Order of its process's first part in the recording.
+    process: usize,
+    time_us: u64,
+    /// Whether its time is when it was touched (the map method's is when
+    /// the mapping was looked at).
+    ordered: bool,
+    fd: RawFd,
+    pages: std::ops::Range<u64>,
+}
+
+/// The list of `kept` runs' pages, each once unless `rereads`, at most
+/// `max_entries`, with where each run starts.
+fn listed(kept: &[KeptRun], rereads: bool, max_entries: usize) -> Runs {
+    let mut entries = Vec::new();
+    let mut starts = Vec::new();
+    let mut ordered = Vec::new();
+    let mut listed: HashSet<Entry> = HashSet::new();
+    for run in kept {
+        let room = max_entries.saturating_sub(entries.len());
+        let pages = run.pages.clone();
+        let pages = pages.filter_map(|page| Some((run.fd, u32::try_from(page).ok()?)));
+        let first_times = pages.filter(|&entry| rereads || listed.insert(entry));
+        let before = entries.len();
+        entries.extend(first_times.take(room));
+        if entries.len() > before {
+            starts.push(before);
+            ordered.push(run.ordered);
+        }
+    }
+    Runs {
+        entries: Arc::new(entries),
+        starts,
+        ordered,
+        relisted: Arc::new(AtomicUsize::new(usize::MAX)),
+    }
 }
 
 /// The private descriptor of a recorded file: opened at its first mention
@@ -269,6 +355,7 @@ fn private_of(
     match open_unchanged(identity) {
         Some(private) => {
             replay.files.insert(key, private);
+            replay.identities.insert(private, key);
             Some(private)
         }
         None => {
@@ -329,7 +416,8 @@ fn move_high(fd: OwnedFd) -> RawFd {
         .into_raw_fd()
 }
 
-/// Registers the client, its regions and the list; starts the first round.
+/// Registers the client and its regions; the list is handed over by the
+/// callback at the program's first touch of a listed page.
 fn register(replay: &Replay, mut index: ListIndex) -> Option<Client> {
     let from_env = Config::from_env();
     from_env.warn_once();
@@ -337,26 +425,16 @@ fn register(replay: &Replay, mut index: ListIndex) -> Option<Client> {
     if std::env::var_os(START_WINDOW).is_none() {
         config.start_window_bytes = None;
     }
-    let first: Vec<AccessEntry> = index.from(0).take(FIRST_REQUEST).collect();
     let callback = move |client: &Client, info: CallbackInfo| index.relist(client, info);
     let client = Client::register(config, callback).ok()?;
     for &private in replay.files.values() {
         let size = FileStat::of(private).map_or(0, |s| s.size);
         client.register_region(private, 0, size.max(1)).ok()?;
     }
-    client.request_from(first, Mode::SET | Mode::DONE).ok()?;
     Some(client)
 }
 
 impl ListIndex {
-    fn new(entries: Vec<(RawFd, u32)>, page_size: u64) -> ListIndex {
-        ListIndex {
-            entries,
-            page_size,
-            start: 0,
-        }
-    }
-
     /// The list from entry `at` on, as access entries (the client takes
     /// what its capacity allows).
     fn from(&self, at: usize) -> impl Iterator<Item = AccessEntry> + '_ {
@@ -389,6 +467,7 @@ impl ListIndex {
             return;
         };
         self.start = at;
+        self.relisted.store(at, Ordering::Release);
         let _ = client.request_from(self.from(at), Mode::SET | Mode::DONE);
     }
 }

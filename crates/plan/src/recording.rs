@@ -199,6 +199,14 @@ impl LastReads {
         }
         std::mem::replace(&mut self.dense[index], now)
     }
+
+    /// `page`'s last read (0: never read).
+    fn get(&self, page: u64) -> u64 {
+        match page >= DENSE_PAGES {
+            true => self.sparse.get(&page).copied().unwrap_or(0),
+            false => self.dense.get(page as usize).copied().unwrap_or(0),
+        }
+    }
 }
 
 impl Touches {
@@ -215,6 +223,11 @@ impl Touches {
         self.reads += 1;
         let previous = self.last.entry(file).or_default().replace(page, self.reads);
         previous == 0 || (self.rereads_after > 0 && self.reads - previous > self.rereads_after)
+    }
+
+    /// Whether `page` of `file` was counted by [`Touches::read`].
+    pub fn was_read(&self, file: (u64, u64), page: u64) -> bool {
+        self.last.get(&file).is_some_and(|last| last.get(page) > 0)
     }
 }
 
@@ -698,6 +711,12 @@ mod tests {
         assert!(touches.read((1, 1), far));
         assert!(!touches.read((1, 1), far));
         assert!(touches.read((1, 1), DENSE_PAGES - 1));
+        let read = |page| touches.was_read((1, 1), page);
+        assert_eq!(
+            (read(far), read(far + 1), read(DENSE_PAGES - 1), read(0)),
+            (true, false, true, false)
+        );
+        assert!(!touches.was_read((1, 2), far));
         let file = &touches.last[&(1, 1)];
         assert_eq!(
             (file.dense.len() as u64, file.sparse.len()),
