@@ -572,11 +572,20 @@ impl ClientInner {
         // The planner is told about the read's first page (the one that
         // places it on the list): a read reaching past the pages the plan
         // fetched must not count as that page's premature eviction.
+        // One probe of the whole read answers for its first page too when all or none of it is
+        // cached (nearly every multi-page read, such as a record); the first page alone is probed
+        // only when part of the read is cached.
         let first_page_bytes = len.min(self.page_size - offset % self.page_size);
-        let first_resident = advising || cached(offset, first_page_bytes);
-        let rest = len - first_page_bytes;
-        let whole_resident =
-            advising || (first_resident && (rest == 0 || cached(offset + first_page_bytes, rest)));
+        let (whole_resident, first_resident) = if advising {
+            (true, true)
+        } else {
+            match probe.resident_pages(fd, offset, len, self.page_size) {
+                None => (true, true),
+                Some((cached, pages)) if cached == pages => (true, true),
+                Some((0, _)) => (false, false),
+                Some(_) => (false, cached(offset, first_page_bytes)),
+            }
+        };
         let outcome = self.account(fd, offset, len, first_resident, whole_resident);
         if outcome.call_back && self.call_back(fd, offset) {
             // The callback listed this very read (Figure 7 lists from the

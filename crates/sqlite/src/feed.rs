@@ -18,6 +18,7 @@ use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Mode, Schedule};
 use rusqlite::ffi::{sqlite3_int64, SQLITE_LOCK_RESERVED};
 
 use crate::btree::{PageSource, Unowned};
+use crate::format::PageKind;
 use crate::scan::{Decisions, Entry, Plan, ScanPlanner};
 
 /// B-tree page kinds, the first byte of a page's header (SQLite file format 1.6).
@@ -69,6 +70,9 @@ pub struct Tracked {
     planner: Arc<Mutex<ScanPlanner>>,
     /// Whether the access list may be non-empty (so a write has something to drop).
     listed: Arc<AtomicBool>,
+    /// A read transaction began (or the file was written) since the callback last planned: the planner
+    /// is to look at the file's state again ([`ScanPlanner::may_have_changed`]).
+    changed: Arc<AtomicBool>,
     /// Which reads libprefetch sees.
     gate: Gate,
     /// Whether the list's pages are all being found in the page cache; `None` under the conservative
@@ -203,6 +207,7 @@ impl Tracked {
     pub fn open(fd: RawFd) -> Option<Tracked> {
         let mut planner = ScanPlanner::new(Arc::new(Unowned(fd)));
         let listed = Arc::new(AtomicBool::new(false));
+        let changed = Arc::new(AtomicBool::new(false));
         let config = config(fd);
         planner.set_memory(config.available_for_cache());
         let planner = Arc::new(Mutex::new(planner));
@@ -210,9 +215,14 @@ impl Tracked {
         let client = {
             let planner = Arc::clone(&planner);
             let listed = Arc::clone(&listed);
+            let changed = Arc::clone(&changed);
             let mut idle_callbacks = 0;
             Client::register(config, move |client: &Client, info: CallbackInfo| {
-                on_callback(client, fd, &planner, &listed, &mut idle_callbacks, info);
+                let flags = CallbackFlags {
+                    listed: &listed,
+                    changed: &changed,
+                };
+                on_callback(client, fd, &planner, flags, &mut idle_callbacks, info);
             })
             .ok()?
         };
@@ -223,6 +233,7 @@ impl Tracked {
             client,
             planner,
             listed,
+            changed,
             gate,
             warmth,
         })
@@ -273,7 +284,14 @@ impl Tracked {
                     planner.note_table_read(offset);
                 }
             }
-            Some(&(INDEX_LEAF | INDEX_INTERIOR)) => libprefetch::note_read(self.fd, offset, amount),
+            Some(&kind @ (INDEX_LEAF | INDEX_INTERIOR)) => {
+                if let (Ok(mut planner), Ok(kind)) =
+                    (self.planner.try_lock(), PageKind::from_byte(0, kind))
+                {
+                    planner.note_page_kind(offset, kind);
+                }
+                libprefetch::note_read(self.fd, offset, amount);
+            }
             _ => {}
         }
     }
@@ -301,6 +319,7 @@ impl Tracked {
     pub fn lock_level(&self, level: c_int) {
         let writing = level >= SQLITE_LOCK_RESERVED;
         self.gate.writing.store(writing, Ordering::Relaxed);
+        self.changed.store(true, Ordering::Release);
     }
 
     /// The connection took (`true`) or released the WAL write lock.
@@ -308,8 +327,15 @@ impl Tracked {
         self.gate.wal_writing.store(held, Ordering::Relaxed);
     }
 
+    /// The connection took or released a lock of the WAL index (a WAL read transaction begins or ends
+    /// with one): the file may have been checkpointed meanwhile.
+    pub fn wal_lock(&self) {
+        self.changed.store(true, Ordering::Release);
+    }
+
     /// The file is being written: its access list and the reader's caches no longer hold.
     pub fn drop_list(&self) {
+        self.changed.store(true, Ordering::Release);
         self.clear_list(|planner| {
             if let Ok(mut planner) = planner.lock() {
                 planner.invalidate();
@@ -446,6 +472,15 @@ fn schedule_for(file_bytes: u64, memory: u64) -> Schedule {
     }
 }
 
+/// The flags a [`Tracked`] shares with its callback.
+#[derive(Clone, Copy)]
+struct CallbackFlags<'a> {
+    /// Whether the access list may be non-empty.
+    listed: &'a AtomicBool,
+    /// Whether the file may have changed since the last plan.
+    changed: &'a AtomicBool,
+}
+
 /// The section 5.4 callback: plan (inside ignore_accesses, since planning reads the file) and hand over.
 /// A list is handed over only if the file is not wholly in the page cache (one cachestat): otherwise
 /// there is nothing to fetch, the list is dropped and the gate goes back to letting cached reads straight
@@ -455,15 +490,19 @@ fn on_callback(
     client: &Client,
     fd: RawFd,
     planner: &Mutex<ScanPlanner>,
-    listed: &AtomicBool,
+    flags: CallbackFlags<'_>,
     idle_callbacks: &mut u32,
     info: CallbackInfo,
 ) {
+    let listed = flags.listed;
     let plan = {
         let _quiet = client.ignore_accesses();
         let Ok(mut planner) = planner.try_lock() else {
             return;
         };
+        if flags.changed.swap(false, Ordering::AcqRel) {
+            planner.may_have_changed();
+        }
         let plan = planner.plan(info.last_marked.map(|(_, offset)| offset), info.requested.1);
         *idle_callbacks = if plan == Plan::Keep {
             idle_callbacks.saturating_add(1)

@@ -109,7 +109,8 @@ pub enum PageKind {
 }
 
 impl PageKind {
-    fn from_byte(page: u32, kind: u8) -> FormatResult<PageKind> {
+    /// The kind named by a page's type byte, or an error naming `page` for any other byte.
+    pub fn from_byte(page: u32, kind: u8) -> FormatResult<PageKind> {
         match kind {
             0x02 => Ok(PageKind::IndexInterior),
             0x05 => Ok(PageKind::TableInterior),

@@ -32,7 +32,8 @@
 //! index; this one lists a growing stretch of it once a second, consecutive leaf confirms a forward scan, so that point lookups through an index (joins) do not each
 //! prefetch a whole leaf's worth of table pages and a scan cut short does not prefetch the whole table.
 //! Entries for consecutive rowids on the same table page are merged into one. The reader's caches are
-//! dropped when the file's change counter, length or modification time changes.
+//! dropped when the file's change counter, length or modification time changes, looked at once a read
+//! transaction ([`ScanPlanner::may_have_changed`]).
 //!
 //! Over 800 lines: [`ScanPlanner`] is one state machine whose regimes (above) share its caches of the
 //! file's structure and the scan's progress; its methods follow those regimes in order, and split over
@@ -250,6 +251,11 @@ pub struct ScanPlanner {
     /// The last table leaves read, newest last (at most [`RECENT_TABLE_READS`]).
     recent_table_reads: VecDeque<u32>,
     decisions: Decisions,
+    /// The file may have changed since the reader last looked (a read transaction began): the next plan
+    /// re-reads its header, length and modification time, not every plan (two fstat and a read each).
+    stale: bool,
+    /// The kind of the page SQLite just read, as the VFS saw it ([`ScanPlanner::note_page_kind`]).
+    seen_kind: Option<(u32, PageKind)>,
 }
 
 impl ScanPlanner {
@@ -266,7 +272,24 @@ impl ScanPlanner {
             table_reads: 0,
             recent_table_reads: VecDeque::new(),
             decisions: Decisions::default(),
+            stale: false,
+            seen_kind: None,
         }
+    }
+
+    /// The file may have changed (the connection began a read transaction, or wrote): the next plan
+    /// re-reads the file's state and drops the caches if it did. Between two such calls, plans trust
+    /// what they read: a read transaction sees one version of the file.
+    pub fn may_have_changed(&mut self) {
+        self.stale = true;
+    }
+
+    /// SQLite read the page at byte `offset`, of kind `kind` (its type byte, seen by the VFS): a plan for
+    /// that very page takes the kind from here instead of reading the page again. A read of its own
+    /// would cost a system call and, worse, come between SQLite's reads on SQLite's own descriptor,
+    /// whose shared readahead state would then take a sequential scan for a random one.
+    pub fn note_page_kind(&mut self, offset: u64, kind: PageKind) {
+        self.seen_kind = Some((self.page_at(offset), kind));
     }
 
     /// Tells the planner how much memory is available for caching, in bytes (see [`SMALL_TABLE_SHARE`]
@@ -362,15 +385,23 @@ impl ScanPlanner {
 
     fn plan_checked(&mut self, last_marked: Option<u64>, requested: u64) -> ReadResult<Plan> {
         match &mut self.db {
-            Some(db) => {
+            Some(db) if self.stale => {
+                self.stale = false;
                 if db.refresh()? {
                     self.invalidate();
                 }
             }
-            None => self.db = Some(Database::open(Box::new(Arc::clone(&self.source)))?),
+            Some(_) => {}
+            None => {
+                self.db = Some(Database::open(Box::new(Arc::clone(&self.source)))?);
+                self.stale = false;
+            }
         }
         let page = self.page_at(requested);
-        let kind = opened(&self.db)?.page_kind(page)?;
+        let kind = match self.seen_kind.take() {
+            Some((seen, kind)) if seen == page => kind,
+            _ => opened(&self.db)?.page_kind(page)?,
+        };
         if matches!(kind, PageKind::IndexLeaf | PageKind::IndexInterior) {
             self.note_root(page)?;
         }

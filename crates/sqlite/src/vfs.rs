@@ -37,7 +37,8 @@
 //! Writes pass through; a write or truncate of a tracked file drops its access list and the reader's
 //! caches, so the file is planned again at most once per write transaction, and only if its pages are
 //! not cached. The reader also re-reads the file's structure when its modification time changes (a
-//! WAL checkpoint by any connection or process). Limit: pages whose latest version is still in the WAL
+//! WAL checkpoint by any connection or process), looked at once per read transaction: after a lock
+//! (`xLock`, `xUnlock`, `xShmLock`) rather than at every plan. Limit: pages whose latest version is still in the WAL
 //! are planned from the database file's older version, a bounded waste (SQLite checkpoints every
 //! 1000 pages by default), never a wrong result.
 //!
@@ -490,6 +491,7 @@ unsafe extern "C" fn shim_shm_lock(
     let rc = forward!(2, file, xShmLock, SQLITE_IOERR, offset, n, flags);
     // SAFETY: as in shim_read.
     if let (SQLITE_OK, (_, _, Some(tracked))) = (rc, unsafe { parts(file) }) {
+        tracked.wal_lock();
         if offset == WAL_WRITE_LOCK {
             let exclusive = SQLITE_SHM_LOCK | SQLITE_SHM_EXCLUSIVE;
             if flags & exclusive == exclusive {

@@ -240,6 +240,8 @@ fn planner_follows_the_file_after_a_write() {
     )
     .unwrap();
     drop(conn);
+    // As the VFS tells it when its connection next takes a lock.
+    p.may_have_changed();
     let db = Database::open(Box::new(std::fs::File::open(&f.path).unwrap())).unwrap();
     let root = db
         .schema()
@@ -358,4 +360,43 @@ fn a_long_scan_keeps_table_pages_only_from_the_applications_leaf_on() {
         f.leaves.len(),
         "the whole index listed, {listed} entries"
     );
+}
+
+/// A file whose reads are counted.
+struct Counted {
+    file: std::fs::File,
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+impl prefetch_sqlite::btree::PageSource for Counted {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, offset)
+    }
+    fn byte_len(&self) -> std::io::Result<u64> {
+        Ok(self.file.metadata()?.len())
+    }
+}
+
+#[test]
+fn a_plan_reads_neither_the_page_the_vfs_saw_nor_the_header_within_a_transaction() {
+    let f = fixture(20_000);
+    let source = std::sync::Arc::new(Counted {
+        file: std::fs::File::open(&f.path).unwrap(),
+        reads: Default::default(),
+    });
+    let mut p = ScanPlanner::new(source.clone());
+    let _ = start_scan(&mut p, &f, 5);
+    let reads = || source.reads.load(std::sync::atomic::Ordering::Relaxed);
+    let table_page = offset(f.page_of[&1]);
+    let before = reads();
+    p.note_page_kind(table_page, prefetch_sqlite::format::PageKind::TableLeaf);
+    assert_eq!(p.plan(None, table_page), Plan::Keep);
+    assert_eq!(reads(), before, "the kind the VFS saw is used");
+    assert_eq!(p.plan(None, table_page), Plan::Keep);
+    assert_eq!(reads(), before + 1, "without it the page is read");
+    p.may_have_changed();
+    assert_eq!(p.plan(None, table_page), Plan::Keep);
+    assert_eq!(reads(), before + 3, "a new transaction: the header too");
 }
