@@ -141,7 +141,7 @@ pub(crate) fn follow(
     };
     let pagemap = PageMap {
         file,
-        page_size: crate::client::page_size(),
+        page_size: crate::memory::page_size(),
     };
     let marks = marks(runs, pagemap.page_size);
     let mut next = 0;
@@ -368,7 +368,7 @@ mod tests {
             )
         };
         assert_ne!(base, libc::MAP_FAILED);
-        let page_size = crate::client::page_size();
+        let page_size = crate::memory::page_size();
         // SAFETY: page 40 lies inside the mapping.
         let byte = unsafe { std::ptr::read_volatile((base as *const u8).add(40 << 12)) };
         assert_eq!(byte, 7);
