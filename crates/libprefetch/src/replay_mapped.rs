@@ -59,9 +59,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::mapped::MapsLine;
+use crate::registry::follow_regions;
 use crate::registry::globals;
 use crate::residency::Probe;
-use crate::registry::follow_regions;
 
 /// Absent runs in a row that end a walk.
 const GAP_RUNS: usize = 8;
