@@ -96,7 +96,43 @@ impl Configured {
             Form::Pair(_) => None,
         }
     }
+
+    /// Its replacement, for the left side of `REPLACEMENT+PREFETCHER`: a pair's replacement
+    /// part, or a demand-paging policy as a replacement ([`replace::demand`]); an error for
+    /// a policy that prefetches by itself or needs the whole trace.
+    fn replacement(&self) -> Result<Arc<dyn MakeReplacement>, SimError> {
+        match &self.0 {
+            Form::Pair(pair) => Ok(Arc::clone(&pair.replacement)),
+            Form::AtIdle(info) => Ok(Arc::new(replace::demand::Options::of(info)?)),
+        }
+    }
+
+    /// Its prefetcher, for the right side of `REPLACEMENT+PREFETCHER`: a pair's prefetcher
+    /// part; an error for one of Cao's policies, which has no prefetcher of its own.
+    fn prefetcher(&self, name: &str) -> Result<Arc<dyn MakePrefetcher>, SimError> {
+        match &self.0 {
+            Form::Pair(pair) => Ok(Arc::clone(&pair.prefetcher)),
+            Form::AtIdle(_) => Err(SimError::Config(format!(
+                "{name} is not a prefetcher; after `+` name one of: {}",
+                prefetcher_names().join(", ")
+            ))),
+        }
+    }
 }
+
+/// The names that may follow `+`: `none` and every entry that pairs a prefetcher with a
+/// replacement, whose prefetcher it names.
+pub fn prefetcher_names() -> Vec<&'static str> {
+    let pairs = CATALOG
+        .iter()
+        .filter(|e| (e.build)(&[]).is_ok_and(|c| matches!(c.0, Form::Pair(_))));
+    let mut names = vec![NO_PREFETCHER];
+    names.extend(pairs.map(|e| e.name));
+    names
+}
+
+/// The prefetcher `+none`: demand fetching.
+const NO_PREFETCHER: &str = "none";
 
 /// The constructor of one of Cao's policies: it takes no options.
 fn at_idle(info: &'static PolicyInfo, options: &Options) -> Result<Configured, SimError> {
@@ -226,6 +262,15 @@ pub const CATALOG: &[Entry] = &[
         },
     ),
     line(
+        "obl",
+        "one-block lookahead over CLOCK (Cao s4.1 after Smith; libCacheSim OBL)",
+        "-",
+        |o| {
+            let obl = prefetch::obl::Options::parse(&to("obl", o))?;
+            pair(replace::clock::Options, obl)
+        },
+    ),
+    line(
         "ap",
         "aggressive prefetching, TR840 s5.2",
         "depth=256",
@@ -319,28 +364,35 @@ pub fn entry(name: &str) -> Result<&'static Entry, SimError> {
     })
 }
 
-/// A policy as named on the command line: an entry and its options.
+/// A policy as named on the command line: an entry and its options, and with
+/// `REPLACEMENT+PREFETCHER` the prefetcher paired with the entry's replacement.
 #[derive(Clone, Debug)]
 pub struct Choice {
-    /// The entry.
+    /// The entry (the replacement's, in a pairing).
     pub entry: &'static Entry,
     /// `key=value` options, in the order given.
     pub options: Vec<(String, String)>,
+    /// After `+`: the prefetcher as given (`linux-readahead:max=64`).
+    pub prefetcher: Option<String>,
     /// The policy built from them.
     pub configured: Configured,
 }
 
 impl Choice {
-    /// The name with its options, as given (`dulo:bank=4M`).
+    /// The name with its options, as given (`dulo:bank=4M`, `fifo+obl`).
     pub fn label(&self) -> String {
         let options: Vec<String> = self
             .options
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        match options.is_empty() {
+        let name = match options.is_empty() {
             true => self.entry.name.to_string(),
             false => format!("{}:{}", self.entry.name, options.join(",")),
+        };
+        match &self.prefetcher {
+            Some(prefetcher) => format!("{name}+{prefetcher}"),
+            None => name,
         }
     }
 
@@ -350,30 +402,86 @@ impl Choice {
     }
 }
 
+/// Other names of prefetchers after `+` (`lru+planner`): alias and entry.
+const PREFETCHER_ALIASES: &[(&str, &str)] =
+    &[("planner", "libprefetch"), ("readahead", "linux-readahead")];
+
+/// One policy without `+`: its entry, options and configuration.
+fn one(text: &str) -> Result<Choice, SimError> {
+    let (name, rest) = text.split_once(':').unwrap_or((text, ""));
+    let entry = entry(name.trim())?;
+    let options = one_options(text, rest)?;
+    let configured = (entry.build)(&options).map_err(|e| in_policy(entry.name, e))?;
+    Ok(Choice {
+        entry,
+        options,
+        prefetcher: None,
+        configured,
+    })
+}
+
+/// `error`, a configuration error, said of the policy `name`.
+fn in_policy(name: &str, error: SimError) -> SimError {
+    match error {
+        SimError::Config(m) => SimError::Config(format!("policy {name}: {m}")),
+        e => e,
+    }
+}
+
+/// The prefetcher named after `+`, with its options.
+fn prefetcher_of(text: &str) -> Result<Arc<dyn MakePrefetcher>, SimError> {
+    let (name, rest) = text.split_once(':').unwrap_or((text, ""));
+    let name = name.trim();
+    if name == NO_PREFETCHER {
+        let none = prefetch::none::Options::parse(&to("none", &one_options(text, rest)?))?;
+        return Ok(Arc::new(none));
+    }
+    let entry = PREFETCHER_ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, entry)| entry);
+    let resolved = match rest.is_empty() {
+        true => entry.to_string(),
+        false => format!("{entry}:{rest}"),
+    };
+    one(&resolved)?.configured.prefetcher(name)
+}
+
+/// The `key=value` options `rest` of the policy `text`.
+fn one_options(text: &str, rest: &str) -> Result<Vec<(String, String)>, SimError> {
+    rest.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|item| match item.split_once('=') {
+            Some((k, v)) => Ok((k.trim().to_string(), v.trim().to_string())),
+            None => Err(SimError::Config(format!(
+                "policy {text:?}: option {item:?} is not key=value"
+            ))),
+        })
+        .collect()
+}
+
 impl FromStr for Choice {
     type Err = SimError;
 
+    /// `NAME[:key=value,...]`, or `REPLACEMENT[:...]+PREFETCHER[:...]`: any replacement of the
+    /// catalog (a pair's, or a demand-paging policy's) with any prefetcher (a pair's, or
+    /// `none`).
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let (name, rest) = text.split_once(':').unwrap_or((text, ""));
-        let entry = entry(name.trim())?;
-        let mut options = Vec::new();
-        for item in rest.split(',').filter(|s| !s.trim().is_empty()) {
-            let Some((key, value)) = item.split_once('=') else {
-                return Err(SimError::Config(format!(
-                    "policy {text:?}: option {item:?} is not key=value"
-                )));
-            };
-            options.push((key.trim().to_string(), value.trim().to_string()));
-        }
-        let configured = (entry.build)(&options).map_err(|e| match e {
-            SimError::Config(m) => SimError::Config(format!("policy {}: {m}", entry.name)),
-            e => e,
-        })?;
-        Ok(Choice {
-            entry,
-            options,
-            configured,
-        })
+        let Some((left, right)) = text.split_once('+') else {
+            return one(text);
+        };
+        let mut choice = one(left.trim())?;
+        let replacement = choice
+            .configured
+            .replacement()
+            .map_err(|e| in_policy(choice.entry.name, e))?;
+        let prefetcher = prefetcher_of(right.trim()).map_err(|e| in_policy(text, e))?;
+        choice.configured = Configured(Form::Pair(Pair {
+            replacement,
+            prefetcher,
+        }));
+        choice.prefetcher = Some(right.trim().to_string());
+        Ok(choice)
     }
 }
 

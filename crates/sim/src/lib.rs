@@ -35,6 +35,7 @@
 
 pub mod bench;
 pub mod cache;
+pub mod cache_size;
 pub mod catalog;
 pub mod disk_report;
 pub mod disksim;
@@ -49,6 +50,7 @@ pub mod refstring;
 pub mod report;
 pub mod repro;
 pub mod runner;
+pub mod shards;
 pub mod sweep;
 pub mod time;
 pub mod trace;
