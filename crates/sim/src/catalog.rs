@@ -97,6 +97,14 @@ impl Configured {
         }
     }
 
+    /// The replacement policy and prefetcher it runs, if it is a pair.
+    pub fn pair(&self) -> Option<&Pair> {
+        match &self.0 {
+            Form::Pair(pair) => Some(pair),
+            Form::AtIdle(_) => None,
+        }
+    }
+
     /// Its replacement, for the left side of `REPLACEMENT+PREFETCHER`: a pair's replacement
     /// part, or a demand-paging policy as a replacement ([`replace::demand`]); an error for
     /// a policy that prefetches by itself or needs the whole trace.
@@ -750,6 +758,74 @@ mod tests {
                 (cao.elapsed, cao.stall, cao.misses),
                 "realistic: {realistic}"
             );
+        }
+    }
+
+    /// A demand policy paired with no prefetcher (`lru+none`) is the same policy: its misses
+    /// on `unit:1` equal its own run's at every size, for each demand policy of the catalog.
+    #[test]
+    fn a_demand_policy_as_a_replacement_misses_as_itself() {
+        use crate::trace::Reference;
+        let mut state = 7u64;
+        let blocks: Vec<u64> = (0..3000)
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+                (400.0 * u * u) as u64
+            })
+            .collect();
+        let references = || {
+            blocks
+                .iter()
+                .map(|&block| Ok(Reference { block, think: None }))
+        };
+        let workload = Workload::from_references(references(), 4096, false).unwrap();
+        let device = Device::Unit { fetch: 1 };
+        let mut checked = 0;
+        for entry in CATALOG {
+            let Ok(paired) = format!("{}+none", entry.name).parse::<Choice>() else {
+                continue;
+            };
+            let Some(info) = (entry.build)(&[]).unwrap().cao_policy() else {
+                continue;
+            };
+            for capacity in [10, 50, 200] {
+                let pair = paired.configured.pair().unwrap();
+                let pair = run_parts(pair, &workload, capacity, (&device, false)).unwrap();
+                let setup = crate::RunSetup::simplified(capacity, 1);
+                let own = crate::run_stream(info, references(), &setup).unwrap();
+                assert_eq!(pair.misses, own.misses, "{} at {capacity}", entry.name);
+            }
+            checked += 1;
+        }
+        assert!(checked >= 4, "lru, lru-demand, fifo and clock at least");
+    }
+
+    #[test]
+    fn pairings_name_both_parts_and_refuse_what_does_not_pair() {
+        let labels: Vec<String> =
+            parse_choices("fifo+obl,dulo:bank=4M+linux-readahead:max=64,lru+planner")
+                .unwrap()
+                .iter()
+                .map(Choice::label)
+                .collect();
+        assert_eq!(
+            labels,
+            [
+                "fifo+obl",
+                "dulo:bank=4M+linux-readahead:max=64",
+                "lru+planner"
+            ]
+        );
+        for (text, says) in [
+            ("opt-demand+obl", "needs the whole trace"),
+            ("lru-obl+obl", "integrated"),
+            ("lru+clock", "not a prefetcher"),
+            ("lru+nope", "unknown policy"),
+            ("lru+obl:x=1", "obl"),
+        ] {
+            let error = text.parse::<Choice>().unwrap_err().to_string();
+            assert!(error.contains(says), "{text}: {error}");
         }
     }
 

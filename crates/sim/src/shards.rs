@@ -248,7 +248,7 @@ mod tests {
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 let u = (state >> 11) as f64 / (1u64 << 53) as f64;
-                (20_000.0 * u * u * u) as u64
+                (50_000.0 * u.powf(1.5)) as u64
             })
             .collect();
         let string = RefString::from_blocks(&raw);
