@@ -301,7 +301,7 @@ pub fn curve_table(points: &[crate::shards::CurvePoint]) -> String {
     for p in points {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {:.4} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {:.4} | {:.4} |",
             p.trace,
             p.policy,
             p.capacity,

@@ -13,14 +13,27 @@ use zstd::stream::read::Decoder as ZstdDecoder;
 use crate::error::TraceError;
 
 /// The numbered lines of a file (1-based), decompressed if it starts with the gzip or zstd
-/// magic. One buffer holds the current line (no allocation per line, which made text traces
-/// parse at half the speed of binary ones); a line is lent to the caller until the next.
+/// magic. The input is read in chunks of [`CHUNK`] bytes into one buffer and cut at each
+/// newline (`memchr`), and a line is lent to the caller until the next: no allocation and no
+/// call through the boxed reader per line, which made text traces parse at half the speed of
+/// binary ones.
 pub(crate) struct Lines {
     path: PathBuf,
     reader: Box<dyn BufRead>,
     line: u64,
-    buffer: Vec<u8>,
+    /// Bytes read and not yet cut into lines are `chunk[start..end]`.
+    chunk: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// The current line, without its newline.
+    current: std::ops::Range<usize>,
+    at_end: bool,
 }
+
+/// Bytes read at a time.
+const CHUNK: usize = 1 << 18;
+/// The longest line accepted.
+const LONGEST: usize = 1 << 20;
 
 impl Lines {
     /// Opens `path`.
@@ -42,7 +55,11 @@ impl Lines {
             path: path.to_path_buf(),
             reader: decompressed(path, input)?,
             line: 0,
-            buffer: Vec::with_capacity(256),
+            chunk: vec![0; CHUNK],
+            start: 0,
+            end: 0,
+            current: 0..0,
+            at_end: false,
         })
     }
 
@@ -118,32 +135,72 @@ impl Lines {
         }
     }
 
-    /// Reads the next line into the buffer; `None` at the end.
+    /// Cuts the next line; `None` at the end.
     fn advance(&mut self) -> Option<Result<(), TraceError>> {
-        self.buffer.clear();
         self.line += 1;
-        match self
-            .reader
-            .as_mut()
-            .take(1 << 20)
-            .read_until(b'\n', &mut self.buffer)
-        {
-            Ok(0) => None,
-            Ok(_) if !self.buffer.ends_with(b"\n") && self.buffer.len() >= 1 << 20 => Some(Err(
-                error(&self.path, self.line, "line longer than 1 MiB".into()),
-            )),
-            Ok(_) => Some(Ok(())),
-            Err(e) => Some(Err(error(
-                &self.path,
-                self.line,
-                format!("read failed: {e}"),
-            ))),
+        loop {
+            let pending = &self.chunk[self.start..self.end];
+            if let Some(at) = memchr::memchr(b'\n', pending) {
+                self.current = self.start..self.start + at;
+                self.start += at + 1;
+                return Some(Ok(()));
+            }
+            if pending.len() >= LONGEST {
+                return Some(Err(error(
+                    &self.path,
+                    self.line,
+                    "line longer than 1 MiB".into(),
+                )));
+            }
+            if self.at_end {
+                // The last line, without a newline.
+                return match pending.is_empty() {
+                    true => None,
+                    false => {
+                        self.current = self.start..self.end;
+                        self.start = self.end;
+                        Some(Ok(()))
+                    }
+                };
+            }
+            if let Err(e) = self.refill() {
+                return Some(Err(error(
+                    &self.path,
+                    self.line,
+                    format!("read failed: {e}"),
+                )));
+            }
+        }
+    }
+
+    /// Moves the pending bytes to the front and reads more after them (growing the buffer
+    /// while a line is longer than it).
+    fn refill(&mut self) -> std::io::Result<()> {
+        self.chunk.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        if self.end + CHUNK / 2 > self.chunk.len() {
+            self.chunk.resize(self.chunk.len() * 2, 0);
+        }
+        loop {
+            match self.reader.read(&mut self.chunk[self.end..]) {
+                Ok(0) => {
+                    self.at_end = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
     }
 
     /// The current line's text, or an error if it is not UTF-8.
     fn text(&self) -> Result<&str, TraceError> {
-        let text = std::str::from_utf8(&self.buffer).map_err(|_| {
+        let text = std::str::from_utf8(&self.chunk[self.current.clone()]).map_err(|_| {
             error(
                 &self.path,
                 self.line,
@@ -157,7 +214,7 @@ impl Lines {
             1 => text.strip_prefix('\u{feff}').unwrap_or(text),
             _ => text,
         };
-        Ok(text.trim_end_matches(['\n', '\r']))
+        Ok(text.strip_suffix('\r').unwrap_or(text))
     }
 }
 
@@ -211,4 +268,38 @@ pub(crate) fn number<T: std::str::FromStr>(
 ) -> Result<T, TraceError> {
     text.parse()
         .map_err(|_| error(path, line, format!("{name} {text:?} is not a valid number")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines across chunk boundaries, a line longer than a chunk, CRLF, a byte order mark and a
+    /// last line without a newline all come back whole and numbered.
+    #[test]
+    fn lines_cross_chunks_whole() {
+        let long = "7".repeat(CHUNK + 1000);
+        let mut text = String::from("\u{feff}first\r\n");
+        for i in 0..100_000 {
+            text.push_str(&format!("{i}\n"));
+        }
+        text.push_str(&long);
+        text.push_str("\nlast");
+        let bytes: Arc<[u8]> = text.into_bytes().into();
+        let mut lines = Lines::from_bytes(Path::new("t"), bytes).unwrap();
+        let mut seen = Vec::new();
+        while let Some(line) = lines.next_kept(|_| true) {
+            let (number, text) = line.unwrap();
+            seen.push((number, text.to_string()));
+        }
+        assert_eq!(seen.len(), 100_003);
+        assert_eq!(seen[0], (1, "first".to_string()));
+        assert_eq!(seen[54_322], (54_323, "54321".to_string()));
+        assert_eq!(seen[100_001], (100_002, long));
+        assert_eq!(seen[100_002], (100_003, "last".to_string()));
+        let huge: Arc<[u8]> = vec![b'1'; LONGEST + 1].into();
+        let mut lines = Lines::from_bytes(Path::new("t"), huge).unwrap();
+        let error = lines.next_kept(|_| true).unwrap().unwrap_err().to_string();
+        assert!(error.contains("longer than 1 MiB"), "{error}");
+    }
 }
