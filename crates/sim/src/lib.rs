@@ -37,6 +37,7 @@ pub mod bench;
 pub mod cache;
 pub mod cache_size;
 pub mod catalog;
+pub mod choice;
 pub mod disk_report;
 pub mod disksim;
 mod error;
