@@ -52,7 +52,7 @@ use crate::policy::{self, PolicyInfo};
 use crate::time::{DiskFetch, Time};
 use crate::SimError;
 
-pub use crate::choice::{parse_choices, prefetcher_names, Choice};
+pub use crate::choice::{parse_choices, prefetcher_names, replacement_names, Choice};
 
 /// A policy's options, `key=value` in the order given.
 pub type Options = [(String, String)];

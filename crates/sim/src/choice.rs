@@ -26,6 +26,15 @@ pub fn prefetcher_names() -> Vec<&'static str> {
     names
 }
 
+/// The names that may precede `+`: every line whose replacement pairs (a pair's, or a demand
+/// policy's).
+pub fn replacement_names() -> Vec<&'static str> {
+    let pairs = CATALOG
+        .iter()
+        .filter(|e| (e.build)(&[]).is_ok_and(|c| c.replacement().is_ok()));
+    pairs.map(|e| e.name).collect()
+}
+
 /// The prefetcher `+none`: demand fetching.
 const NO_PREFETCHER: &str = "none";
 

@@ -228,6 +228,13 @@ pub fn catalog_table() -> String {
             entry.name, entry.section, entry.params
         );
     }
+    let _ = writeln!(
+        out,
+        "\nAny replacement pairs with any prefetcher as REPLACEMENT+PREFETCHER: left of `+`, \
+         a demand policy or a pair's replacement ({}); right of it, {}.",
+        crate::choice::replacement_names().join(", "),
+        crate::choice::prefetcher_names().join(", ")
+    );
     out
 }
 
@@ -283,12 +290,7 @@ pub fn mrc_panels(points: &[crate::mrc::MrcPoint]) -> Vec<Panel> {
             ]
         })
         .collect();
-    vec![Panel {
-        title: "miss-ratio curves (simulated)".into(),
-        x_label: "cache size (blocks)".into(),
-        y_label: "misses / references".into(),
-        series,
-    }]
+    miss_ratio_panel(series)
 }
 
 /// A Markdown table of policies' miss-ratio curves ([`crate::shards`]), saying the numbers
@@ -334,6 +336,11 @@ pub fn curve_panels(points: &[crate::shards::CurvePoint]) -> Vec<Panel> {
                 .collect(),
         })
         .collect();
+    miss_ratio_panel(series)
+}
+
+/// One chart of miss ratio against cache size holding `series`.
+fn miss_ratio_panel(series: Vec<Series>) -> Vec<Panel> {
     vec![Panel {
         title: "miss-ratio curves (simulated)".into(),
         x_label: "cache size (blocks)".into(),

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use sim::catalog::{prefetcher_names, Choice, CATALOG};
+use sim::catalog::{prefetcher_names, replacement_names, Choice};
 use sim::disksim::engine::{run, Parts};
 use sim::disksim::iosched::Plain;
 use sim::disksim::prefetch::{Disk, PrefetchSetup};
@@ -17,15 +17,6 @@ use sim::disksim::replace::CacheGeometry;
 use sim::disksim::{
     DiskBlock, EngineConfig, Layout, Pair, Paired, Replacement, Step, Touch, Workload,
 };
-
-/// Every name that can stand left of `+`: the pairs' replacements and the demand policies.
-fn replacements() -> Vec<&'static str> {
-    CATALOG
-        .iter()
-        .map(|e| e.name)
-        .filter(|name| format!("{name}+none").parse::<Choice>().is_ok())
-        .collect()
-}
 
 /// What the watched replacement saw: the blocks it holds, contract breaches (including more
 /// blocks inserted as prefetched in one reference than the ceiling it gave that reference).
@@ -155,7 +146,7 @@ fn watch(pair: &Pair, workload: &Workload, cache: usize, ceiling: usize) -> Seen
 
 #[test]
 fn every_demand_policy_and_pair_of_the_catalog_gives_a_replacement() {
-    let names = replacements();
+    let names = replacement_names();
     for name in [
         "lru",
         "fifo",
@@ -190,7 +181,7 @@ proptest! {
         replacement in any::<prop::sample::Index>(),
         prefetcher in any::<prop::sample::Index>(),
     ) {
-        let names = replacements();
+        let names = replacement_names();
         let prefetchers = prefetcher_names();
         let name = format!(
             "{}+{}",
