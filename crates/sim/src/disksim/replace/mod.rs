@@ -10,6 +10,7 @@
 //! the one [`crate::Policy`] the loop drives.
 
 pub mod clock;
+pub mod demand;
 pub mod dulo;
 pub mod lru;
 
