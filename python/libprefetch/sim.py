@@ -156,7 +156,8 @@ def _trace(trace) -> Any:
 
 
 def run(trace, policies="all", caches=(), device=None, **options) -> Rows:
-    """Runs ``policies`` at each of ``caches`` (blocks; objects for object traces) on ``device``.
+    """Runs ``policies`` at each of ``caches`` on ``device``: an int is blocks (objects for object traces),
+    a string as ``--cache`` takes it (``"64M"``, ``"1%"`` of the working set).
 
     ``trace`` is a file in any format ``prefetch sim --trace`` reads (plain, gzip or zstd; see
     docs/traces.md) or an iterable of block numbers. ``policies`` is ``prefetch sim --policy``'s list
@@ -183,7 +184,7 @@ def _run_native(traces: list, policies, caches, device, options: dict) -> list:
     text = _native.sim_run(
         traces,
         [str(p) for p in _list(policies)],
-        [int(c) for c in _list(caches)],
+        [c if isinstance(c, str) else int(c) for c in _list(caches)],
         fetch_times,
         names,
         **options,

@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use sim::cache_size::CacheSize;
 use sim::options::Options;
 use sim::{Format, SimError, TraceError, TraceFile};
 
@@ -57,6 +58,20 @@ fn trace_file(trace: &Bound<'_, PyAny>) -> PyResult<TraceFile> {
     })
 }
 
+/// A cache size as Python gives it: an int (blocks), or a string as `--cache` takes it (`64M`, `1%`).
+fn cache_size(size: &Bound<'_, PyAny>) -> PyResult<CacheSize> {
+    if let Ok(blocks) = size.extract::<usize>() {
+        return Ok(CacheSize::Blocks(blocks));
+    }
+    let text: String = size.extract().map_err(|_| {
+        PyValueError::new_err(format!(
+            "cache size {size}: give an int or a string (64M, 1%)"
+        ))
+    })?;
+    text.parse()
+        .map_err(|e: SimError| PyValueError::new_err(e.to_string()))
+}
+
 /// Runs `prefetch sim` on `traces` and returns its `--json` rows (as one JSON text).
 #[pyfunction]
 #[pyo3(signature = (
@@ -68,7 +83,7 @@ fn sim_run(
     py: Python<'_>,
     traces: Vec<Bound<'_, PyAny>>,
     policies: Vec<String>,
-    caches: Vec<usize>,
+    caches: Vec<Bound<'_, PyAny>>,
     fetch_times: Vec<u64>,
     devices: Vec<String>,
     format: Option<String>,
@@ -90,7 +105,7 @@ fn sim_run(
         traces: traces.iter().map(trace_file).collect::<PyResult<_>>()?,
         format,
         block_size,
-        caches,
+        caches: caches.iter().map(cache_size).collect::<PyResult<_>>()?,
         fetch_times,
         devices,
         fetch_time_from_trace,
@@ -105,10 +120,14 @@ fn sim_run(
     std::thread::Builder::new()
         .name("libprefetch-sim".into())
         .spawn(move || {
-            let rows = options.plan().and_then(|plan| {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                let jobs = jobs.unwrap_or(cores).min(plan.len()).max(1);
-                plan.run_until(jobs, &|| {}, &stop_run)
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let rows = options.plans().and_then(|plans| {
+                let mut rows = Vec::new();
+                for plan in plans {
+                    let jobs = jobs.unwrap_or(cores).min(plan.len()).max(1);
+                    rows.extend(plan.run_until(jobs, &|| {}, &stop_run)?);
+                }
+                Ok(rows)
             });
             // The caller may have gone (Ctrl-C): nobody wants these rows then.
             let _ = sender.send(rows.map(|rows| serde_json::to_string(&rows)));

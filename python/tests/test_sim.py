@@ -78,6 +78,14 @@ def test_optimal_and_an_iterable_trace_equal_the_cli_on_the_same_blocks(prefetch
     assert rows[0].trace == "requests"
 
 
+def test_defaults_and_cache_shares_equal_the_cli(prefetch):
+    trace = REPO / "traces" / "ps.trace.gz"
+    expected = cli(prefetch, "--trace", str(trace), "--policy", "lru,fifo", "--cache", "1%,64K,100")
+    rows = sim.run(trace, "lru,fifo", ["1%", "64K", 100])
+    assert [row.to_dict() for row in rows] == expected
+    assert rows[0].device == "unit:1" and rows[0].capacity == 30
+
+
 def test_a_malformed_trace_raises_the_cli_error_naming_its_line(prefetch, tmp_path):
     path = tmp_path / "bad.txt"
     path.write_text("1\n2\nthree\n")
@@ -92,8 +100,8 @@ def test_bad_settings_raise_value_and_type_errors(tmp_path):
     trace = REPO / "traces" / "cs.trace.gz"
     with pytest.raises(ValueError, match="unknown policy"):
         sim.run(trace, "lru,nope", 4, device=1)
-    with pytest.raises(ValueError, match="give the device"):
-        sim.run(trace, "lru", 4)
+    with pytest.raises(ValueError, match="cache size"):
+        sim.run(trace, "lru", "many", device=1)
     with pytest.raises(TypeError, match="unknown option"):
         sim.run(trace, "lru", 4, device=1, cache_size=3)
     with pytest.raises(ValueError, match="block or object number"):

@@ -27,11 +27,12 @@ pub struct SimArgs {
     /// making it one reference to its object
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     block_size: Option<u64>,
-    /// Cache size(s) in blocks (objects, for object traces); several values make a sweep
+    /// Cache size(s): blocks (objects, for object traces), a byte size (`64M`, divided by the
+    /// block size) or a share of the trace's working set (`1%`); several values make a sweep
     /// [--bench: 8192]
-    /// [--mrc: powers of two up to the number of distinct blocks]
+    /// [--mrc: powers of two up to the number of distinct blocks, or --mrc-sizes shares]
     #[arg(long = "cache", value_delimiter = ',', num_args = 1.., required_unless_present_any = ["bench", "list", "mrc"])]
-    caches: Vec<usize>,
+    caches: Vec<::sim::cache_size::CacheSize>,
     /// Fetch time(s) F in reference times: short for `--device unit:F`; several values make a
     /// sweep [--bench: 10]
     #[arg(long = "fetch-time", value_delimiter = ',', num_args = 1..)]
@@ -45,18 +46,36 @@ pub struct SimArgs {
     /// Cambridge traces record it); for the realistic model, as in the paper's section 4.3
     #[arg(long, conflicts_with = "fetch_times", requires = "realistic")]
     fetch_time_from_trace: bool,
-    /// Policies, comma-separated, each `NAME` or `NAME:key=value,...` (see --list), or "all"
-    /// (every policy of Cao's but the exact `optimal`). Eviction policies, with libCacheSim's
-    /// defaults and miss counts: sieve, s3fifo, arc, 2q, slru, lruk, lfu, lfuda
-    #[arg(long = "policy", num_args = 1.., default_values_t = ["all".to_string()])]
+    /// Policies, comma-separated, each `NAME` or `NAME:key=value,...` (see --list), any
+    /// replacement with any prefetcher as `REPLACEMENT+PREFETCHER` (`fifo+obl`,
+    /// `clock+linux-readahead`, `lru+planner`, `lru+none`), or "all" (every policy of Cao's but
+    /// the exact `optimal`) [default: all; with --mrc: LRU's and OPT's curves]. Eviction
+    /// policies, with libCacheSim's defaults and miss counts: sieve, s3fifo, arc, 2q, slru,
+    /// lruk, lfu, lfuda
+    #[arg(long = "policy", num_args = 1..)]
     policies: Vec<String>,
     /// List every policy with its paper section and options, and exit
     #[arg(long)]
     list: bool,
-    /// Miss-ratio curves instead of a sweep: LRU's exact curve (one pass, stack distances) and
-    /// OPT's (Belady's MIN), at each --cache size
-    #[arg(long, conflicts_with_all = ["bench", "list", "policies", "devices", "fetch_times", "realistic"])]
+    /// Miss-ratio curves instead of a sweep, demand fetching at unit time, at each --cache
+    /// size: of each --policy (any policy of --list or pairing), sampled when the trace is
+    /// large (see --sample), or without --policy LRU's exact curve (one pass, stack
+    /// distances) and OPT's (Belady's MIN)
+    #[arg(long, conflicts_with_all = ["bench", "list", "devices", "fetch_times", "realistic"])]
     mrc: bool,
+    /// With --mrc and --policy: sizes from 1/N to N/N of the working set, instead of powers
+    /// of two
+    #[arg(long, requires = "mrc", conflicts_with = "caches", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    mrc_sizes: Option<u64>,
+    /// With --mrc and --policy: SHARDS spatial sampling at this rate (0 < RATE <= 1; 1 runs
+    /// every size exactly) [default: exact unless sizes x references exceed 5e7, then about
+    /// 20,000 sampled blocks]; the sampled curve is checked against exact runs at a few sizes
+    /// and the error printed
+    #[arg(long, requires = "mrc")]
+    sample: Option<f64>,
+    /// With a sampled --mrc: sizes at which to run the full trace and print the sampling error
+    #[arg(long, default_value_t = 2, requires = "mrc")]
+    mrc_checks: usize,
     /// Realistic model: each reference takes the compute time in the trace (microseconds) and
     /// --fetch-time is in microseconds
     #[arg(long)]
@@ -103,8 +122,16 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     if args.mrc {
         return mrc(&args, &options.trace_files()?);
     }
-    let plan = options.plan()?;
-    let runs = run_with_progress(&plan, args.jobs)?;
+    if options.fetch_times.is_empty() && options.devices.is_empty() {
+        eprintln!(
+            "prefetch sim: no --device or --fetch-time: demand fetching at unit time (unit:1); \
+             misses do not depend on the device, times do"
+        );
+    }
+    let mut runs = Vec::new();
+    for plan in options.plans()? {
+        runs.extend(run_with_progress(&plan, args.jobs)?);
+    }
     if args.json {
         emit(&format!("{}\n", serde_json::to_string_pretty(&runs)?))?;
     } else {
@@ -143,26 +170,40 @@ fn options(args: &SimArgs) -> ::sim::options::Options {
 }
 
 /// Runs the plan on `jobs` threads, with a progress bar on standard error when it is a
-/// terminal and the sweep has more than one run.
+/// terminal and the sweep takes over a second.
 fn run_with_progress(
     plan: &::sim::sweep::Plan,
     jobs: Option<usize>,
 ) -> anyhow::Result<Vec<::sim::sweep::Run>> {
-    use std::io::IsTerminal;
     let jobs = pool_size(jobs, plan.len());
-    let bar = match plan.len() > 1 && std::io::stderr().is_terminal() {
-        true => indicatif::ProgressBar::new(plan.len() as u64),
-        false => indicatif::ProgressBar::hidden(),
-    };
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:40} {pos}/{len} runs, {elapsed} ({eta} left)",
-        )
-        .expect("a valid template"),
-    );
+    let bar = progress(plan.len() as u64, "runs");
     let runs = plan.run(jobs, &|| bar.inc(1));
     bar.finish_and_clear();
     Ok(runs?)
+}
+
+/// A bar of `len` steps on standard error, drawn from one second on and only when standard
+/// error is a terminal (so short runs and redirected output show nothing).
+fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(len),
+        indicatif::ProgressDrawTarget::hidden(),
+    );
+    let template =
+        format!("{{spinner}} {{bar:40}} {{pos}}/{{len}} {what}, {{elapsed}} ({{eta}} left)");
+    bar.set_style(indicatif::ProgressStyle::with_template(&template).expect("a valid template"));
+    if std::io::stderr().is_terminal() {
+        let shown = bar.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            if !shown.is_finished() {
+                shown.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                shown.enable_steady_tick(std::time::Duration::from_millis(200));
+            }
+        });
+    }
+    bar
 }
 
 /// Threads for `runs` runs: `--jobs` (default: the number of cores), at most `runs` and four per
@@ -183,8 +224,12 @@ fn pool_size(jobs: Option<usize>, runs: usize) -> usize {
     }
 }
 
-/// `--mrc`: the curves of each trace, as a table, JSON or SVG.
+/// `--mrc`: the curves of each trace, as a table, JSON or SVG: LRU's and OPT's without
+/// --policy, else each policy's.
 fn mrc(args: &SimArgs, traces: &[::sim::TraceFile]) -> anyhow::Result<()> {
+    if !args.policies.is_empty() {
+        return policy_curves(args, traces);
+    }
     let jobs = pool_size(args.jobs, usize::MAX);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
     let mut points = Vec::new();
@@ -192,13 +237,10 @@ fn mrc(args: &SimArgs, traces: &[::sim::TraceFile]) -> anyhow::Result<()> {
         let future = ::sim::Future::load(trace.open()?)?;
         let capacities = match args.caches.is_empty() {
             true => ::sim::mrc::default_capacities(&future),
-            false => args.caches.clone(),
+            false => options(args).capacities(trace)?,
         };
-        let name = trace
-            .path
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        points.extend(pool.install(|| ::sim::mrc::curve(&name, &future, &capacities))?);
+        points
+            .extend(pool.install(|| ::sim::mrc::curve(&trace_name(trace), &future, &capacities))?);
     }
     if args.json {
         emit(&format!("{}\n", serde_json::to_string_pretty(&points)?))?;
@@ -215,8 +257,89 @@ fn mrc(args: &SimArgs, traces: &[::sim::TraceFile]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The file name of `trace`.
+fn trace_name(trace: &::sim::TraceFile) -> String {
+    trace
+        .path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+/// `--mrc --policy`: each policy's curve on each trace, sampled where the trace is large, with
+/// the sampling error measured against exact runs.
+fn policy_curves(args: &SimArgs, traces: &[::sim::TraceFile]) -> anyhow::Result<()> {
+    use ::sim::refstring::{RefString, Times};
+    if args.sample.is_some_and(|r| !(r > 0.0 && r <= 1.0)) {
+        bail!("--sample takes a rate above 0 and at most 1 (0.01 keeps 1% of the blocks)")
+    }
+    let choices = options(args).choices()?;
+    let jobs = pool_size(args.jobs, usize::MAX);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
+    let (mut points, mut checks) = (Vec::new(), Vec::new());
+    for trace in traces {
+        let string = RefString::read_on(trace, Times::Drop, jobs)?;
+        let distinct = string.distinct();
+        let capacities: Vec<usize> = match (args.mrc_sizes, args.caches.is_empty()) {
+            (Some(n), _) => (1..=n)
+                .map(|i| ((i as f64 / n as f64 * distinct as f64) as usize).max(1))
+                .collect(),
+            (None, true) => ::sim::mrc::default_capacities(&::sim::Future::link(string.clone())),
+            (None, false) => args
+                .caches
+                .iter()
+                .map(|c| c.blocks(trace.block_size, distinct))
+                .collect(),
+        };
+        let rate = args
+            .sample
+            .unwrap_or_else(|| ::sim::shards::auto_rate(string.len(), distinct, capacities.len()));
+        let name = trace_name(trace);
+        let bar = progress(choices.len() as u64, "curves");
+        for choice in &choices {
+            let at = (name.as_str(), &string, trace.block_size);
+            let curve = pool.install(|| ::sim::shards::curve(at, choice, &capacities, rate))?;
+            if rate < 1.0 {
+                let check = (&string, trace.block_size);
+                checks.extend(pool.install(|| {
+                    ::sim::shards::error_check(check, choice, &curve, args.mrc_checks)
+                })?);
+            }
+            points.extend(curve);
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+    }
+    if args.json {
+        let out = serde_json::json!({ "points": points, "checks": checks });
+        emit(&format!("{}\n", serde_json::to_string_pretty(&out)?))?;
+    } else {
+        emit(&format!(
+            "Miss-ratio curves (simulated, demand fetching at unit time):\n\n{}",
+            ::sim::report::curve_table(&points)
+        ))?;
+        for check in &checks {
+            emit(&format!(
+                "sampling error of {} at cache {}: exact {:.4}, sampled {:.4}, |error| {:.4}\n",
+                check.policy,
+                check.capacity,
+                check.exact,
+                check.sampled,
+                check.error()
+            ))?;
+        }
+    }
+    if let Some(svg) = &args.svg {
+        ::sim::report::draw(svg, &::sim::report::curve_panels(&points))?;
+        eprintln!("wrote {}", svg.display());
+    }
+    Ok(())
+}
+
 fn bench(args: &SimArgs) -> anyhow::Result<()> {
-    let capacity = args.caches.first().copied().unwrap_or(8192);
+    let capacity = args
+        .caches
+        .first()
+        .map_or(8192, |c| c.blocks(args.block_size.unwrap_or(8192), 0));
     let fetch = args.fetch_times.first().copied().unwrap_or(10);
     let report = ::sim::bench::run(args.refs, capacity, fetch, 1)?;
     if args.json {

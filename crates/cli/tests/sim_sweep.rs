@@ -129,11 +129,11 @@ fn mrc_gives_lru_and_opt_at_each_size() {
         .all(|p| p["opt_misses"].as_u64() <= p["lru_misses"].as_u64()));
 }
 
-/// `--mrc` draws LRU and OPT on demand paging: a policy or device it would ignore is an error.
+/// `--mrc` draws curves of demand fetching at unit time: a device it would ignore is an error.
 #[test]
-fn mrc_refuses_a_policy_or_device_it_would_ignore() {
+fn mrc_refuses_a_device_it_would_ignore() {
     let ps = trace("ps.trace.gz");
-    for extra in [["--policy", "dulo"], ["--device", "unit:3"]] {
+    for extra in [["--device", "unit:3"], ["--fetch-time", "3"]] {
         let output = Command::new(env!("CARGO_BIN_EXE_prefetch"))
             .args(["sim", "--mrc", "--trace", ps.to_str().unwrap()])
             .args(extra)
@@ -143,6 +143,107 @@ fn mrc_refuses_a_policy_or_device_it_would_ignore() {
         assert!(!output.status.success(), "{extra:?}");
         assert!(stderr.contains("cannot be used with"), "{stderr}");
     }
+}
+
+/// `--mrc --policy` draws any policy's curve; on a small trace every size runs exactly, so
+/// the counts are libCacheSim's (traces/libcachesim_expected.json), and a shares list sizes
+/// the cache from the working set.
+#[test]
+fn mrc_of_any_policy_gives_its_exact_misses_on_a_small_trace() {
+    let output = sim(&[
+        "--mrc",
+        "--policy",
+        "fifo,clock,lru+obl",
+        "--trace",
+        trace("cpp.oracleGeneral.zst").to_str().unwrap(),
+        "--cache",
+        "100,1000",
+        "--json",
+    ]);
+    let curves: serde_json::Value = serde_json::from_str(&output).unwrap();
+    let misses = |policy: &str| -> Vec<u64> {
+        let points = curves["points"].as_array().unwrap();
+        let of = points.iter().filter(|p| p["policy"] == policy);
+        of.map(|p| p["misses"].as_u64().unwrap()).collect()
+    };
+    assert_eq!(misses("fifo"), [4086, 1351]);
+    assert_eq!(misses("clock"), [2591, 1229]);
+    assert_eq!(misses("lru+obl").len(), 2);
+    assert!(curves["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["rate"] == 1.0));
+    assert_eq!(curves["checks"].as_array().unwrap().len(), 0);
+}
+
+/// A sampled curve prints its error against exact runs at the sizes checked.
+#[test]
+fn a_sampled_curve_prints_its_error() {
+    let table = sim(&[
+        "--mrc",
+        "--policy",
+        "fifo",
+        "--sample",
+        "0.5",
+        "--mrc-sizes",
+        "4",
+        "--trace",
+        trace("cs.trace.gz").to_str().unwrap(),
+    ]);
+    let errors = table
+        .lines()
+        .filter(|l| l.starts_with("sampling error of fifo"));
+    assert_eq!(errors.count(), 2, "{table}");
+}
+
+/// Plain miss counts need no device (unit time, said so), sizes may be shares of the working
+/// set or bytes, and any replacement pairs with any prefetcher on any device.
+#[test]
+fn miss_counts_need_no_device_and_sizes_may_be_shares_or_bytes() {
+    let cpp = trace("cpp.trace.gz");
+    let rows = json(&[
+        "--trace",
+        cpp.to_str().unwrap(),
+        "--cache",
+        "10%,800K",
+        "--policy",
+        "lru,lru+none",
+        "--json",
+    ]);
+    let cells: Vec<(String, String, u64, u64)> = rows
+        .iter()
+        .map(|r| {
+            let text = |k: &str| r[k].as_str().unwrap().to_string();
+            (
+                text("device"),
+                text("policy"),
+                r["capacity"].as_u64().unwrap(),
+                r["misses"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // cpp's working set is 1223 blocks (its misses at any size past it, libCacheSim's too).
+    let pair = |policy: &str, capacity, misses| {
+        ("unit:1".to_string(), policy.to_string(), capacity, misses)
+    };
+    assert_eq!(cells[0], pair("lru", 122, cells[1].3));
+    assert_eq!(cells[1].1, "lru+none");
+    assert_eq!(cells[2], pair("lru", 100, 2740));
+    assert_eq!(cells[3], pair("lru+none", 100, 2740));
+    let rows = json(&[
+        "--trace",
+        cpp.to_str().unwrap(),
+        "--cache",
+        "256",
+        "--policy",
+        "fifo+obl,clock+linux-readahead,lru+planner",
+        "--device",
+        "st3500320as",
+        "--json",
+    ]);
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|r| r["prefetches"].as_u64().unwrap() > 0));
 }
 
 /// DULO, read-ahead and CP beside Cao's policies on Cao's own device, in one command.

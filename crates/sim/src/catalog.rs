@@ -30,8 +30,12 @@
 //! part that takes them, whose own constructor checks their keys and values when a run builds
 //! it.
 //!
-//! Deviations: a policy deciding at idle cannot be combined with the other kind's parts (e.g.
-//! Cao's `aggressive` replacement with a read-ahead prefetcher), and Cao's policies give a disk
+//! `REPLACEMENT+PREFETCHER` ([`Choice`]) pairs the replacement of any line (a pair's, or a
+//! demand-paging policy's through [`replace::demand`]) with the prefetcher of any pair's line
+//! (or `none`), so a replacement or a prefetcher added with its line pairs with all the others.
+//!
+//! Deviations: Cao's integrated policies cannot be split into the other kind's parts (e.g.
+//! `aggressive`'s replacement with a read-ahead prefetcher), and Cao's policies give a disk
 //! model one one-block request at a time without its scheduler.
 
 use std::str::FromStr;
@@ -47,6 +51,8 @@ use crate::metrics::Metrics;
 use crate::policy::{self, PolicyInfo};
 use crate::time::{DiskFetch, Time};
 use crate::SimError;
+
+pub use crate::choice::{parse_choices, prefetcher_names, replacement_names, Choice};
 
 /// A policy's options, `key=value` in the order given.
 pub type Options = [(String, String)];
@@ -96,6 +102,36 @@ impl Configured {
             Form::Pair(_) => None,
         }
     }
+
+    /// The replacement policy and prefetcher it runs, if it is a pair.
+    pub fn pair(&self) -> Option<&Pair> {
+        match &self.0 {
+            Form::Pair(pair) => Some(pair),
+            Form::AtIdle(_) => None,
+        }
+    }
+
+    /// Its replacement, for the left side of `REPLACEMENT+PREFETCHER`: a pair's replacement
+    /// part, or a demand-paging policy as a replacement ([`replace::demand`]); an error for
+    /// a policy that prefetches by itself or needs the whole trace.
+    pub(crate) fn replacement(&self) -> Result<Arc<dyn MakeReplacement>, SimError> {
+        match &self.0 {
+            Form::Pair(pair) => Ok(Arc::clone(&pair.replacement)),
+            Form::AtIdle(info) => Ok(Arc::new(replace::demand::Options::of(info)?)),
+        }
+    }
+
+    /// Its prefetcher, for the right side of `REPLACEMENT+PREFETCHER`: a pair's prefetcher
+    /// part; an error for one of Cao's policies, which has no prefetcher of its own.
+    pub(crate) fn prefetcher(&self, name: &str) -> Result<Arc<dyn MakePrefetcher>, SimError> {
+        match &self.0 {
+            Form::Pair(pair) => Ok(Arc::clone(&pair.prefetcher)),
+            Form::AtIdle(_) => Err(SimError::Config(format!(
+                "{name} is not a prefetcher; after `+` name one of: {}",
+                prefetcher_names().join(", ")
+            ))),
+        }
+    }
 }
 
 /// The constructor of one of Cao's policies: it takes no options.
@@ -107,7 +143,7 @@ fn at_idle(info: &'static PolicyInfo, options: &Options) -> Result<Configured, S
 }
 
 /// The options `given` to the part `name`, to be read into its typed configuration.
-fn to(name: &str, given: &Options) -> PolicySpec {
+pub(crate) fn to(name: &str, given: &Options) -> PolicySpec {
     PolicySpec::with(name, given)
 }
 
@@ -223,6 +259,15 @@ pub const CATALOG: &[Entry] = &[
         |o| {
             let readahead = prefetch::readahead::Options::parse(&to("readahead", o))?;
             pair(replace::clock::Options, readahead)
+        },
+    ),
+    line(
+        "obl",
+        "one-block lookahead over CLOCK (Cao s4.1 after Smith; libCacheSim OBL)",
+        "-",
+        |o| {
+            let obl = prefetch::obl::Options::parse(&to("obl", o))?;
+            pair(replace::clock::Options, obl)
         },
     ),
     line(
@@ -390,80 +435,6 @@ pub fn entry(name: &str) -> Result<&'static Entry, SimError> {
             known.join(", ")
         ))
     })
-}
-
-/// A policy as named on the command line: an entry and its options.
-#[derive(Clone, Debug)]
-pub struct Choice {
-    /// The entry.
-    pub entry: &'static Entry,
-    /// `key=value` options, in the order given.
-    pub options: Vec<(String, String)>,
-    /// The policy built from them.
-    pub configured: Configured,
-}
-
-impl Choice {
-    /// The name with its options, as given (`dulo:bank=4M`).
-    pub fn label(&self) -> String {
-        let options: Vec<String> = self
-            .options
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        match options.is_empty() {
-            true => self.entry.name.to_string(),
-            false => format!("{}:{}", self.entry.name, options.join(",")),
-        }
-    }
-
-    /// Whether the policy needs the whole trace in memory.
-    pub fn needs_future(&self) -> bool {
-        self.configured.needs_future()
-    }
-}
-
-impl FromStr for Choice {
-    type Err = SimError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let (name, rest) = text.split_once(':').unwrap_or((text, ""));
-        let entry = entry(name.trim())?;
-        let mut options = Vec::new();
-        for item in rest.split(',').filter(|s| !s.trim().is_empty()) {
-            let Some((key, value)) = item.split_once('=') else {
-                return Err(SimError::Config(format!(
-                    "policy {text:?}: option {item:?} is not key=value"
-                )));
-            };
-            options.push((key.trim().to_string(), value.trim().to_string()));
-        }
-        let configured = (entry.build)(&options).map_err(|e| match e {
-            SimError::Config(m) => SimError::Config(format!("policy {}: {m}", entry.name)),
-            e => e,
-        })?;
-        Ok(Choice {
-            entry,
-            options,
-            configured,
-        })
-    }
-}
-
-/// Splits a `--policy` list, `a,b:k=v,k2=v2,c`, into policies: an item holding `=` is an
-/// option of the policy before it.
-pub fn parse_choices(list: &str) -> Result<Vec<Choice>, SimError> {
-    let mut texts: Vec<String> = Vec::new();
-    for item in list.split(',').filter(|s| !s.trim().is_empty()) {
-        match texts.last_mut() {
-            Some(last) if item.contains('=') && !item.contains(':') => {
-                last.push(',');
-                last.push_str(item);
-            }
-            _ => texts.push(item.trim().to_string()),
-        }
-    }
-    texts.iter().map(|t| t.parse()).collect()
 }
 
 /// Splits a `--device` list, `unit:10,st3500320as:fifo,ssd:100,8,500`, into devices: an item
@@ -654,22 +625,6 @@ mod tests {
         assert_eq!(reference_policies().count(), 11);
     }
 
-    #[test]
-    fn a_policy_list_keeps_options_with_their_policy() {
-        let choices = parse_choices("lru,dulo:bank=4M,evict=32M,ap:depth=64,clock").unwrap();
-        let labels: Vec<_> = choices.iter().map(Choice::label).collect();
-        assert_eq!(
-            labels,
-            ["lru", "dulo:bank=4M,evict=32M", "ap:depth=64", "clock"]
-        );
-        let refused = parse_choices("lru:x=1").unwrap_err().to_string();
-        assert!(
-            refused.contains("policy lru: takes no options"),
-            "{refused}"
-        );
-        assert!(parse_choices("nope").is_err());
-    }
-
     /// In both models a demand LRU paired with no prefetcher takes as long as Cao's LRU-demand
     /// on `unit:F`: a reference costs one unit, or, realistic, its compute time in the trace
     /// (microseconds, F too), and the two kinds of policy agree on the time they report.
@@ -716,6 +671,46 @@ mod tests {
                 "realistic: {realistic}"
             );
         }
+    }
+
+    /// A demand policy paired with no prefetcher (`lru+none`) is the same policy: its misses
+    /// on `unit:1` equal its own run's at every size, for each demand policy of the catalog.
+    #[test]
+    fn a_demand_policy_as_a_replacement_misses_as_itself() {
+        use crate::trace::Reference;
+        let mut state = 7u64;
+        let blocks: Vec<u64> = (0..3000)
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+                (400.0 * u * u) as u64
+            })
+            .collect();
+        let references = || {
+            blocks
+                .iter()
+                .map(|&block| Ok(Reference { block, think: None }))
+        };
+        let workload = Workload::from_references(references(), 4096, false).unwrap();
+        let device = Device::Unit { fetch: 1 };
+        let mut checked = 0;
+        for entry in CATALOG {
+            let Ok(paired) = format!("{}+none", entry.name).parse::<Choice>() else {
+                continue;
+            };
+            let Some(info) = (entry.build)(&[]).unwrap().cao_policy() else {
+                continue;
+            };
+            for capacity in [10, 50, 200] {
+                let pair = paired.configured.pair().unwrap();
+                let pair = run_parts(pair, &workload, capacity, (&device, false)).unwrap();
+                let setup = crate::RunSetup::simplified(capacity, 1);
+                let own = crate::run_stream(info, references(), &setup).unwrap();
+                assert_eq!(pair.misses, own.misses, "{} at {capacity}", entry.name);
+            }
+            checked += 1;
+        }
+        assert!(checked >= 4, "lru, lru-demand, fifo and clock at least");
     }
 
     #[test]

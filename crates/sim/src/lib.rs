@@ -36,7 +36,9 @@
 
 pub mod bench;
 pub mod cache;
+pub mod cache_size;
 pub mod catalog;
+pub mod choice;
 pub mod disk_report;
 pub mod disksim;
 mod error;
@@ -51,6 +53,7 @@ pub mod refstring;
 pub mod report;
 pub mod repro;
 pub mod runner;
+pub mod shards;
 pub mod sweep;
 pub mod time;
 pub mod trace;

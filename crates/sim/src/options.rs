@@ -3,7 +3,9 @@
 //! turned into one [`Plan`]: both front ends call [`Options::plan`] and then [`Plan::run`], so
 //! they read the same traces with the same defaults and report the same numbers.
 
+use crate::cache_size::CacheSize;
 use crate::catalog::{self, Choice, Device};
+use crate::refstring::{RefString, Times};
 use crate::sweep::Plan;
 use crate::time::Time;
 use crate::trace::{Format, TraceFile};
@@ -20,16 +22,16 @@ pub struct Options {
     /// Block size in bytes for request traces (8192 when `None`); given, it also splits the
     /// requests of object traces into blocks.
     pub block_size: Option<u64>,
-    /// Cache sizes in blocks (objects, for object traces).
-    pub caches: Vec<usize>,
+    /// Cache sizes: blocks (objects, for object traces), bytes, or shares of the working set.
+    pub caches: Vec<CacheSize>,
     /// Fetch times F: one `unit:F` device each, before [`Options::devices`].
     pub fetch_times: Vec<Time>,
     /// Devices as named (`unit:F`, `MODEL[:SCHEDULER]`), each a comma-separated list.
     pub devices: Vec<String>,
     /// Take F from the (one) trace: its mean response time per block (MSR Cambridge).
     pub fetch_time_from_trace: bool,
-    /// Policies as named, each a comma-separated list of `NAME[:key=value,...]`; "all" stands
-    /// for every policy of Cao's but the exact `optimal`.
+    /// Policies as named, each a comma-separated list of `NAME[:key=value,...]`; "all" (also
+    /// what none means) stands for every policy of Cao's but the exact `optimal`.
     pub policies: Vec<String>,
     /// Realistic model: references take the trace's compute times (microseconds).
     pub realistic: bool,
@@ -59,19 +61,57 @@ impl Default for Options {
 }
 
 impl Options {
-    /// The plan: traces made re-readable (a pipe is read once into memory), policies and
-    /// devices parsed. Errors name the bad trace, policy or device, or say what to give.
-    pub fn plan(&self) -> Result<Plan, SimError> {
+    /// The plans: traces made re-readable (a pipe is read once into memory), policies and
+    /// devices parsed, cache sizes in blocks; one plan over every trace, or one per trace when a
+    /// size is a share of the working set (its blocks depend on the trace). Errors name the bad
+    /// trace, policy or device.
+    pub fn plans(&self) -> Result<Vec<Plan>, SimError> {
         let traces = self.trace_files()?;
-        Ok(Plan {
+        let plan = Plan {
             choices: self.choices()?,
-            capacities: self.caches.clone(),
+            capacities: Vec::new(),
             devices: self.parse_devices(&traces)?,
-            traces,
+            traces: Vec::new(),
             realistic: self.realistic,
             fetch_spread: self.fetch_spread,
             depth: self.depth,
-        })
+        };
+        if !self.caches.iter().any(CacheSize::needs_working_set) {
+            let block_size = self.block_size.unwrap_or(8192);
+            let capacities = self
+                .caches
+                .iter()
+                .map(|c| c.blocks(block_size, 0))
+                .collect();
+            return Ok(vec![Plan {
+                capacities,
+                traces,
+                ..plan
+            }]);
+        }
+        traces
+            .into_iter()
+            .map(|trace| {
+                Ok(Plan {
+                    capacities: self.capacities(&trace)?,
+                    traces: vec![trace],
+                    ..plan.clone()
+                })
+            })
+            .collect()
+    }
+
+    /// The cache sizes of `trace` in blocks (its working set read once if a size is a share).
+    pub fn capacities(&self, trace: &TraceFile) -> Result<Vec<usize>, SimError> {
+        let distinct = match self.caches.iter().any(CacheSize::needs_working_set) {
+            true => RefString::read(trace, Times::Drop)?.distinct(),
+            false => 0,
+        };
+        Ok(self
+            .caches
+            .iter()
+            .map(|c| c.blocks(trace.block_size, distinct))
+            .collect())
     }
 
     /// The traces with this format and block size, each made re-readable if it is a pipe.
@@ -94,7 +134,7 @@ impl Options {
     }
 
     /// The devices: one `unit:F` per fetch time (or the trace's mean response time), then the
-    /// named ones; an error saying what to give when there is none.
+    /// named ones; `unit:1` (demand fetching at unit time) when there is none.
     fn parse_devices(&self, traces: &[TraceFile]) -> Result<Vec<Device>, SimError> {
         let mut fetch_times = self.fetch_times.clone();
         if self.fetch_time_from_trace {
@@ -117,21 +157,23 @@ impl Options {
             devices.extend(catalog::parse_devices(list)?);
         }
         if devices.is_empty() {
-            return Err(SimError::Config(
-                "give the device: --fetch-time F or --device unit:F|MODEL[:SCHEDULER]".into(),
-            ));
+            devices.push(Device::Unit { fetch: 1 });
         }
         Ok(devices)
     }
 
-    /// The named policies; "all" stands for every policy of Cao's but `optimal`.
-    fn choices(&self) -> Result<Vec<Choice>, SimError> {
+    /// The named policies; "all" (or none) stands for every policy of Cao's but `optimal`.
+    pub fn choices(&self) -> Result<Vec<Choice>, SimError> {
+        let all = ["all".to_string()];
+        let policies = match self.policies.is_empty() {
+            true => &all[..],
+            false => &self.policies[..],
+        };
         let all: Vec<&str> = crate::reference_policies()
             .map(|p| p.name)
             .filter(|name| *name != "optimal")
             .collect();
-        let expanded: Vec<String> = self
-            .policies
+        let expanded: Vec<String> = policies
             .iter()
             .flat_map(|list| list.split(','))
             .map(|item| match item {

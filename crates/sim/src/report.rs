@@ -228,6 +228,13 @@ pub fn catalog_table() -> String {
             entry.name, entry.section, entry.params
         );
     }
+    let _ = writeln!(
+        out,
+        "\nAny replacement pairs with any prefetcher as REPLACEMENT+PREFETCHER: left of `+`, \
+         a demand policy or a pair's replacement ({}); right of it, {}.",
+        crate::choice::replacement_names().join(", "),
+        crate::choice::prefetcher_names().join(", ")
+    );
     out
 }
 
@@ -283,6 +290,57 @@ pub fn mrc_panels(points: &[crate::mrc::MrcPoint]) -> Vec<Panel> {
             ]
         })
         .collect();
+    miss_ratio_panel(series)
+}
+
+/// A Markdown table of policies' miss-ratio curves ([`crate::shards`]), saying the numbers
+/// are simulated and, for a sampled curve, its rate.
+pub fn curve_table(points: &[crate::shards::CurvePoint]) -> String {
+    let mut out = String::from(
+        "| trace | policy | cache | simulated cache | references | misses | miss ratio | rate |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for p in points {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {:.4} | {:.4} |",
+            p.trace,
+            p.policy,
+            p.capacity,
+            p.simulated_capacity,
+            p.references,
+            p.misses,
+            p.miss_ratio,
+            p.rate
+        );
+    }
+    out
+}
+
+/// One chart of miss ratio against cache size: one line per trace and policy.
+pub fn curve_panels(points: &[crate::shards::CurvePoint]) -> Vec<Panel> {
+    let mut lines: Vec<(&str, &str)> = Vec::new();
+    for p in points {
+        if !lines.contains(&(p.trace.as_str(), p.policy.as_str())) {
+            lines.push((&p.trace, &p.policy));
+        }
+    }
+    let series = lines
+        .iter()
+        .map(|&(trace, policy)| Series {
+            name: format!("{policy} {trace}"),
+            points: points
+                .iter()
+                .filter(|p| p.trace == trace && p.policy == policy)
+                .map(|p| (p.capacity as f64, p.miss_ratio))
+                .collect(),
+        })
+        .collect();
+    miss_ratio_panel(series)
+}
+
+/// One chart of miss ratio against cache size holding `series`.
+fn miss_ratio_panel(series: Vec<Series>) -> Vec<Panel> {
     vec![Panel {
         title: "miss-ratio curves (simulated)".into(),
         x_label: "cache size (blocks)".into(),

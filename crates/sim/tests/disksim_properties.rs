@@ -1,18 +1,26 @@
 //! Invariants of the disk-timed engine for every replacement policy and prefetcher of ours, on
 //! random small workloads: the cache never holds more than its capacity nor a block twice,
 //! every reference is a hit, an in-flight hit or a miss, and the request-size histogram adds up
-//! to the blocks fetched.
+//! to the blocks fetched. And for any replacement of the catalog paired with any prefetcher
+//! (`REPLACEMENT+PREFETCHER`): a prefetcher never displaces more of the replacement's blocks in
+//! one reference than the replacement's prefetch ceiling allows, and every block leaves the
+//! cache only as the replacement's own victim (or a removal it accepted).
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
+use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 use proptest::prelude::*;
+use sim::catalog::{prefetcher_names, replacement_names, Choice};
 use sim::disksim::engine::{run, Parts};
 use sim::disksim::iosched::Plain;
 use sim::disksim::prefetch::{none, planner, readahead, reorder, Disk, PrefetchSetup};
 use sim::disksim::replace::{clock, dulo, lru, CacheGeometry};
 use sim::disksim::{
-    EngineConfig, Layout, MakePrefetcher, MakeReplacement, Paired, PolicySpec, Step, Workload,
+    DiskBlock, EngineConfig, Layout, MakePrefetcher, MakeReplacement, Pair, Paired, PolicySpec,
+    Replacement, Step, Touch, Workload,
 };
 
 /// The replacement policies checked: CLOCK, LRU and DULO with a small bank and section.
@@ -94,5 +102,173 @@ proptest! {
         let histogram: u64 = m.disk.request_sizes.iter().map(|(s, n)| s * n).sum();
         prop_assert_eq!(histogram, m.disk.blocks_fetched);
         prop_assert!(m.disk.requests >= 1 && m.disk.blocks_fetched >= m.demand_fetches);
+    }
+}
+
+/// What the watched replacement saw: the blocks it holds, contract breaches (including more
+/// blocks inserted as prefetched in one reference than the ceiling it gave that reference).
+#[derive(Default)]
+struct Seen {
+    held: BTreeSet<DiskBlock>,
+    breaches: Vec<String>,
+    prefetched_now: u64,
+    ceiling_now: u64,
+}
+
+/// A replacement under watch, advertising `ceiling` when it keeps none of its own.
+struct Watched {
+    inner: Box<dyn Replacement>,
+    ceiling: usize,
+    seen: Rc<RefCell<Seen>>,
+}
+
+impl Replacement for Watched {
+    fn on_hit(&mut self, block: DiskBlock, how: Touch) {
+        let mut seen = self.seen.borrow_mut();
+        if !seen.held.contains(&block) {
+            seen.breaches
+                .push(format!("hit on {block}, which it does not hold"));
+        }
+        self.inner.on_hit(block, how);
+    }
+
+    fn on_insert(&mut self, block: DiskBlock, how: Touch) {
+        let mut seen = self.seen.borrow_mut();
+        if !seen.held.insert(block) {
+            seen.breaches.push(format!(
+                "{block} inserted while held: it left without being the victim"
+            ));
+        }
+        seen.prefetched_now += u64::from(how.prefetched);
+        if seen.prefetched_now > seen.ceiling_now {
+            let breach = format!(
+                "{} blocks prefetched in one reference, ceiling {}",
+                seen.prefetched_now, seen.ceiling_now
+            );
+            seen.breaches.push(breach);
+        }
+        self.inner.on_insert(block, how);
+    }
+
+    fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
+        let victim = self.inner.evict(now)?;
+        if !self.seen.borrow_mut().held.remove(&victim) {
+            let breach = format!("victim {victim} was not held");
+            self.seen.borrow_mut().breaches.push(breach);
+        }
+        Some(victim)
+    }
+
+    fn order(&self) -> Vec<DiskBlock> {
+        self.inner.order()
+    }
+
+    fn remove(&mut self, block: DiskBlock) -> bool {
+        let removed = self.inner.remove(block);
+        if removed {
+            self.seen.borrow_mut().held.remove(&block);
+        }
+        removed
+    }
+
+    /// Asked once per reference, before the prefetcher's ranges: a new reference begins.
+    fn prefetch_ceiling(&self) -> Option<usize> {
+        let ceiling = self.inner.prefetch_ceiling().unwrap_or(self.ceiling);
+        let mut seen = self.seen.borrow_mut();
+        seen.prefetched_now = 0;
+        seen.ceiling_now = ceiling as u64;
+        Some(ceiling)
+    }
+}
+
+/// Runs `pair` with its replacement watched; what it saw.
+fn watch(pair: &Pair, workload: &Workload, cache: usize, ceiling: usize) -> Seen {
+    let seen = Rc::new(RefCell::new(Seen::default()));
+    let geometry = CacheGeometry {
+        capacity: cache,
+        block_size: 4096,
+    };
+    let mut replacement = Watched {
+        inner: pair.replacement.build(geometry),
+        ceiling,
+        seen: Rc::clone(&seen),
+    };
+    let disk = Disk::new(disk::spec_from_name("hitachi-18zx").unwrap().into());
+    let setup = PrefetchSetup {
+        workload,
+        cache_blocks: cache,
+        disk: &disk,
+    };
+    let mut prefetcher = pair.prefetcher.build(&setup).unwrap();
+    let mut scheduler = Plain(disk::scheduler_from_name("clook").unwrap());
+    let mut model = disk.spec.build().unwrap();
+    let parts = Parts {
+        policy: sim::Policy::Pair(Paired {
+            replacement: &mut replacement,
+            prefetcher: prefetcher.as_mut(),
+        }),
+        scheduler: &mut scheduler,
+        model: model.as_mut(),
+    };
+    run(
+        workload,
+        EngineConfig::with_cache(cache),
+        parts,
+        &mut |_| {},
+    )
+    .unwrap();
+    drop(replacement);
+    Rc::try_unwrap(seen).ok().unwrap().into_inner()
+}
+
+#[test]
+fn every_demand_policy_and_pair_of_the_catalog_gives_a_replacement() {
+    let names = replacement_names();
+    for name in [
+        "lru",
+        "fifo",
+        "clock",
+        "dulo",
+        "linux-readahead",
+        "obl",
+        "cpem",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    for name in ["opt-demand", "lru-obl", "aggressive"] {
+        assert!(
+            !names.contains(&name),
+            "{name} prefetches or needs the future"
+        );
+    }
+    let refused = "lru-obl+obl".parse::<Choice>().unwrap_err().to_string();
+    assert!(refused.contains("integrated"), "{refused}");
+    let refused = "lru+fifo".parse::<Choice>().unwrap_err().to_string();
+    assert!(refused.contains("not a prefetcher"), "{refused}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn a_prefetcher_displaces_at_most_its_replacements_ceiling(
+        streams in prop::collection::vec(
+            prop::collection::vec((0u32..3, 0u64..64), 1..60), 1..4),
+        cache in 4usize..40,
+        ceiling in 0usize..12,
+        replacement in any::<prop::sample::Index>(),
+        prefetcher in any::<prop::sample::Index>(),
+    ) {
+        let names = replacement_names();
+        let prefetchers = prefetcher_names();
+        let name = format!(
+            "{}+{}",
+            replacement.get(&names),
+            prefetcher.get(&prefetchers)
+        );
+        let choice: Choice = name.parse().unwrap();
+        let pair = choice.configured.pair().unwrap();
+        let workload = workload(streams);
+        let seen = watch(pair, &workload, cache, ceiling);
+        prop_assert!(seen.breaches.is_empty(), "{}: {:?}", name, seen.breaches);
     }
 }

@@ -5,7 +5,8 @@
 //!
 //! A pair decides at each reference: the replacement order hears of hits and insertions and
 //! chooses victims, the prefetcher names the ranges to queue. The prefetcher is told the
-//! replacement's prefetch-cache ceiling (CPEM, TR840 section 4) with every access.
+//! replacement's prefetch-cache ceiling (CPEM, TR840 section 4) with every access, and its ranges
+//! are cut to that ceiling, so any prefetcher paired with a replacement that keeps one respects it.
 //!
 //! Why an enum over the two kinds rather than one trait with both kinds' hooks: each kind's
 //! hooks are required of it and of nothing else, and the loop's two ways of deciding are
@@ -121,13 +122,20 @@ impl Policy<'_> {
 }
 
 impl Paired<'_> {
-    /// One reference: the prefetcher's ranges, told the replacement's prefetch ceiling.
+    /// One reference: the prefetcher's ranges, told the replacement's prefetch ceiling and cut
+    /// to it, so that whatever prefetcher is paired with a replacement that keeps a ceiling, one
+    /// reference's prefetches displace at most that many of the replacement's blocks.
     pub fn on_access(&mut self, access: &Access) -> Vec<FetchRange> {
+        let ceiling = self.replacement.prefetch_ceiling();
         let access = Access {
-            prefetch_ceiling: self.replacement.prefetch_ceiling(),
+            prefetch_ceiling: ceiling,
             ..*access
         };
-        self.prefetcher.on_access(&access)
+        let ranges = self.prefetcher.on_access(&access);
+        match ceiling {
+            Some(ceiling) => cut(ranges, access.block, ceiling as u64),
+            None => ranges,
+        }
     }
 
     /// [`Prefetcher::drops`].
@@ -139,6 +147,36 @@ impl Paired<'_> {
     pub fn on_evict(&mut self, block: FileBlock, unused: bool) {
         self.prefetcher.on_evict(block, unused);
     }
+}
+
+/// `ranges` cut to `ceiling` blocks besides `demand` (which rides free where a range holds it):
+/// each range keeps its longest affordable front, and the ranges after a cut one are dropped.
+fn cut(ranges: Vec<FetchRange>, demand: FileBlock, ceiling: u64) -> Vec<FetchRange> {
+    let mut left = ceiling;
+    let mut kept = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        let mut len = 0;
+        while len < range.len {
+            let block = FileBlock {
+                file: range.file,
+                block: range.start + len,
+            };
+            if block != demand {
+                match left {
+                    0 => break,
+                    _ => left -= 1,
+                }
+            }
+            len += 1;
+        }
+        if len > 0 {
+            kept.push(FetchRange { len, ..range });
+        }
+        if len < range.len {
+            break;
+        }
+    }
+    kept
 }
 
 #[cfg(test)]
@@ -191,6 +229,20 @@ mod tests {
             self.0.push(access.prefetch_ceiling);
             Vec::new()
         }
+    }
+
+    #[test]
+    fn ranges_are_cut_to_the_ceiling_with_the_demand_block_free() {
+        let range = |start, len| FetchRange {
+            file: 0,
+            start,
+            len,
+        };
+        let demand = FileBlock { file: 0, block: 10 };
+        let ranges = vec![range(10, 4), range(20, 5), range(30, 2)];
+        assert_eq!(cut(ranges.clone(), demand, 5), [range(10, 4), range(20, 2)]);
+        assert_eq!(cut(ranges.clone(), demand, 0), [range(10, 1)]);
+        assert_eq!(cut(ranges.clone(), demand, 100), ranges);
     }
 
     #[test]

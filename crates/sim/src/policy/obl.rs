@@ -19,20 +19,21 @@ use crate::policy::Ctx;
 use crate::policy::Fetch;
 use crate::trace::FILE_SHIFT;
 
-/// Detects K, K+1 pairs per file and remembers the block to prefetch.
+/// The last block referenced in each file: whether a reference continues its file's run
+/// (K after K-1). Shared by Cao's OBL here and the disk-timed OBL prefetcher
+/// ([`crate::disksim::prefetch::obl`]).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Obl {
-    /// The file requested last and its last block (most requests stay in one file, so they
+pub(crate) struct LastBlock {
+    /// The file referenced last and its last block (most references stay in one file, so they
     /// need no hashing).
     current: Option<(u64, u64)>,
     /// The last block of every other file.
     others: FxHashMap<u64, u64>,
-    pending: Option<Block>,
 }
 
-impl Obl {
-    /// Records `raw` as the last block of `file`; returns the one before it.
-    fn replace_last(&mut self, file: u64, raw: u64) -> Option<u64> {
+impl LastBlock {
+    /// Records `block` as the last block of `file`; returns the one before it.
+    fn replace_last(&mut self, file: u64, block: u64) -> Option<u64> {
         let previous = match self.current {
             Some((current, last)) if current == file => Some(last),
             other => {
@@ -42,16 +43,30 @@ impl Obl {
                 self.others.remove(&file)
             }
         };
-        self.current = Some((file, raw));
+        self.current = Some((file, block));
         previous
     }
 
+    /// Records a reference to `block` of `file`; true if the file's last block was the one
+    /// before it (OBL's trigger: K, K+1 seen, so K+2 is next).
+    pub(crate) fn continues(&mut self, file: u64, block: u64) -> bool {
+        self.replace_last(file, block) == Some(block.wrapping_sub(1))
+    }
+}
+
+/// Detects K, K+1 pairs per file and remembers the block to prefetch.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Obl {
+    last: LastBlock,
+    pending: Option<Block>,
+}
+
+impl Obl {
     /// Notes a request for `block`; arms a prefetch of K+2 after K, K+1.
     pub(crate) fn observe(&mut self, block: Block, ctx: &mut Ctx<'_>) {
         let raw = ctx.raw_of(block);
-        let previous = self.replace_last(raw >> FILE_SHIFT, raw);
         let next = raw.wrapping_add(1);
-        if previous == Some(raw.wrapping_sub(1)) && next >> FILE_SHIFT == raw >> FILE_SHIFT {
+        if self.last.continues(raw >> FILE_SHIFT, raw) && next >> FILE_SHIFT == raw >> FILE_SHIFT {
             self.pending = Some(ctx.block_of(next));
         }
     }
@@ -84,10 +99,10 @@ mod tests {
 
     #[test]
     fn remembers_the_last_block_of_every_file() {
-        let mut obl = Obl::default();
+        let mut last = LastBlock::default();
         let seen: Vec<_> = [(0, 1), (1, 5), (0, 2), (1, 6), (1, 7), (2, 9), (0, 3)]
             .into_iter()
-            .map(|(file, raw)| obl.replace_last(file, raw))
+            .map(|(file, raw)| last.replace_last(file, raw))
             .collect();
         assert_eq!(seen, [None, None, Some(1), Some(5), Some(6), None, Some(2)]);
     }

@@ -28,22 +28,20 @@ pub struct BlockTrace {
     path: PathBuf,
 }
 
-impl BlockTrace {
-    /// The reference on `line`, whose trimmed text is `text`.
-    fn parse(&self, line: u64, text: &str) -> Result<Reference, TraceError> {
-        match text.parse::<u64>() {
-            Ok(block) if block < 1 << FILE_SHIFT => Ok(Reference { block, think: None }),
-            Ok(_) => Err(lines::error(
-                &self.path,
-                line,
-                format!("block number {text} too large"),
-            )),
-            Err(_) => Err(lines::error(
-                &self.path,
-                line,
-                format!("expected a block number or '*', found {text:?}"),
-            )),
-        }
+/// The reference on `line` of `path`, whose trimmed text is `text`.
+fn parse(path: &Path, line: u64, text: &str) -> Result<Reference, TraceError> {
+    match text.parse::<u64>() {
+        Ok(block) if block < 1 << FILE_SHIFT => Ok(Reference { block, think: None }),
+        Ok(_) => Err(lines::error(
+            path,
+            line,
+            format!("block number {text} too large"),
+        )),
+        Err(_) => Err(lines::error(
+            path,
+            line,
+            format!("expected a block number or '*', found {text:?}"),
+        )),
     }
 }
 
@@ -54,6 +52,6 @@ impl Iterator for BlockTrace {
         let kept = self
             .lines
             .next_kept(|text| lines::is_data(text) && text.trim() != "*")?;
-        Some(kept.and_then(|(line, text)| self.parse(line, text.trim())))
+        Some(kept.and_then(|(line, text)| parse(&self.path, line, text.trim())))
     }
 }

@@ -61,8 +61,9 @@ pub(crate) fn from_lines(lines: Lines) -> CachesimCsv {
     }
 }
 
-impl CachesimCsv {
-    fn header(&self, line: u64, text: &str) -> Result<Columns, TraceError> {
+impl Columns {
+    /// The columns named by the header on `line` of `path`.
+    fn of(path: &Path, line: u64, text: &str) -> Result<Columns, TraceError> {
         let names: Vec<String> = text
             .split(',')
             .map(|f| f.trim().to_ascii_lowercase())
@@ -70,7 +71,7 @@ impl CachesimCsv {
         let find = |aliases: &[&str]| names.iter().position(|n| aliases.contains(&n.as_str()));
         let id = find(ID_NAMES).ok_or_else(|| {
             lines::error(
-                &self.path,
+                path,
                 line,
                 format!(
                     "the header names no object id column ({}); a libCacheSim csv starts \
@@ -87,8 +88,9 @@ impl CachesimCsv {
         })
     }
 
-    fn parse(&self, columns: Columns, line: u64, text: &str) -> Result<ObjectRequest, TraceError> {
-        let path = self.path.as_path();
+    /// The request on `line` of `path`.
+    fn parse(self, path: &Path, line: u64, text: &str) -> Result<ObjectRequest, TraceError> {
+        let columns = self;
         let f = lines::fields(path, line, text, columns.count, false)?;
         let time_us = columns
             .time
@@ -117,13 +119,13 @@ impl Iterator for CachesimCsv {
                 Err(e) => return Some(Err(e)),
             };
             let Some(columns) = self.columns else {
-                match self.header(line, &text) {
+                match Columns::of(&self.path, line, text) {
                     Ok(columns) => self.columns = Some(columns),
                     Err(e) => return Some(Err(e)),
                 }
                 continue;
             };
-            match self.parse(columns, line, &text) {
+            match columns.parse(&self.path, line, text) {
                 Ok(request) if request.size == 0 => continue,
                 result => return Some(result),
             }

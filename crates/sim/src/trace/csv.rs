@@ -33,23 +33,31 @@ pub fn read(path: &Path) -> Result<CsvTrace, TraceError> {
 /// Reads the trace from `lines`.
 pub(crate) fn from_lines(lines: Lines) -> CsvTrace {
     CsvTrace {
-        path: lines.path().to_path_buf(),
+        state: State {
+            path: lines.path().to_path_buf(),
+            files: FxHashMap::default(),
+            last_time: 0,
+        },
         lines,
-        files: FxHashMap::default(),
-        last_time: 0,
     }
 }
 
 /// Stream of requests of a CSV trace.
 pub struct CsvTrace {
     lines: Lines,
+    state: State,
+}
+
+/// What the parser keeps between lines.
+struct State {
     path: PathBuf,
     files: FxHashMap<String, u64>,
     /// The previous request's time, to enforce non-decreasing times.
     last_time: u64,
 }
 
-impl CsvTrace {
+impl State {
+    /// The request on `line`.
     fn parse(&mut self, line: u64, text: &str) -> Result<Request, TraceError> {
         let path = self.path.as_path();
         let f = lines::fields(path, line, text, 5, false)?;
@@ -99,6 +107,6 @@ impl Iterator for CsvTrace {
         let kept = self
             .lines
             .next_kept(|text| lines::is_data(text) && !text.starts_with("time_us"))?;
-        Some(kept.and_then(|(line, text)| self.parse(line, &text)))
+        Some(kept.and_then(|(line, text)| self.state.parse(line, text)))
     }
 }

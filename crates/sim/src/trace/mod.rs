@@ -353,13 +353,9 @@ fn is_oracle_name(path: &Path) -> bool {
 /// Recognises the format from the first data line of `lines`.
 fn detect_lines(mut lines: Lines) -> Result<Format, TraceError> {
     let path = lines.path().to_path_buf();
-    let first = lines.find_map(|line| match line {
-        Ok((_, text)) if lines::is_data(&text) => Some(Ok(text)),
-        Ok(_) => None,
-        Err(e) => Some(Err(e)),
-    });
-    let Some(first) = first.transpose()? else {
-        return Ok(Format::Blocks);
+    let first = match lines.next_kept(lines::is_data) {
+        None => return Ok(Format::Blocks),
+        Some(kept) => kept?.1.to_string(),
     };
     let fields: Vec<&str> = first.split(',').map(str::trim).collect();
     let op = |i: usize| fields.get(i).map(|f| f.to_ascii_lowercase());

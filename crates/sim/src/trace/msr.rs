@@ -25,22 +25,30 @@ pub fn read(path: &Path) -> Result<MsrTrace, TraceError> {
 /// Reads the trace from `lines`.
 pub(crate) fn from_lines(lines: Lines) -> MsrTrace {
     MsrTrace {
-        path: lines.path().to_path_buf(),
+        state: State {
+            path: lines.path().to_path_buf(),
+            disks: FxHashMap::default(),
+            start: None,
+        },
         lines,
-        disks: FxHashMap::default(),
-        start: None,
     }
 }
 
 /// Stream of requests of an MSR Cambridge trace.
 pub struct MsrTrace {
     lines: Lines,
+    state: State,
+}
+
+/// What the parser keeps between lines.
+struct State {
     path: PathBuf,
     disks: FxHashMap<(String, u64), u64>,
     start: Option<u64>,
 }
 
-impl MsrTrace {
+impl State {
+    /// The request on `line`.
     fn parse(&mut self, line: u64, text: &str) -> Result<Request, TraceError> {
         let path = self.path.as_path();
         let f = lines::fields(path, line, text, 7, false)?;
@@ -78,6 +86,6 @@ impl Iterator for MsrTrace {
         let kept = self
             .lines
             .next_kept(|text| lines::is_data(text) && !text.starts_with("Timestamp"))?;
-        Some(kept.and_then(|(line, text)| self.parse(line, &text)))
+        Some(kept.and_then(|(line, text)| self.state.parse(line, text)))
     }
 }

@@ -38,37 +38,35 @@ pub struct SpcTrace {
     path: PathBuf,
 }
 
-impl SpcTrace {
-    fn parse(&self, line: u64, text: &str) -> Result<Request, TraceError> {
-        let path = self.path.as_path();
-        let f = lines::fields(path, line, text, 5, true)?;
-        if !matches!(f[3], "r" | "R" | "w" | "W") {
-            return Err(lines::error(
-                path,
-                line,
-                format!("opcode {:?} is not r or w", f[3]),
-            ));
-        }
-        let seconds: f64 = lines::number(path, line, "timestamp", f[4])?;
-        if !(seconds.is_finite() && seconds >= 0.0) {
-            return Err(lines::error(
-                path,
-                line,
-                format!("timestamp {seconds} is negative or not finite"),
-            ));
-        }
-        let lba: u64 = lines::number(path, line, "LBA", f[1])?;
-        Ok(Request {
+/// The request on `line` of `path`.
+fn parse(path: &Path, line: u64, text: &str) -> Result<Request, TraceError> {
+    let f = lines::fields(path, line, text, 5, true)?;
+    if !matches!(f[3], "r" | "R" | "w" | "W") {
+        return Err(lines::error(
+            path,
             line,
-            time_us: Some((seconds * 1e6).round() as u64),
-            file: lines::number(path, line, "ASU", f[0])?,
-            offset: lba
-                .checked_mul(SECTOR)
-                .ok_or_else(|| lines::error(path, line, "LBA too large".into()))?,
-            length: lines::number(path, line, "size", f[2])?,
-            service_us: None,
-        })
+            format!("opcode {:?} is not r or w", f[3]),
+        ));
     }
+    let seconds: f64 = lines::number(path, line, "timestamp", f[4])?;
+    if !(seconds.is_finite() && seconds >= 0.0) {
+        return Err(lines::error(
+            path,
+            line,
+            format!("timestamp {seconds} is negative or not finite"),
+        ));
+    }
+    let lba: u64 = lines::number(path, line, "LBA", f[1])?;
+    Ok(Request {
+        line,
+        time_us: Some((seconds * 1e6).round() as u64),
+        file: lines::number(path, line, "ASU", f[0])?,
+        offset: lba
+            .checked_mul(SECTOR)
+            .ok_or_else(|| lines::error(path, line, "LBA too large".into()))?,
+        length: lines::number(path, line, "size", f[2])?,
+        service_us: None,
+    })
 }
 
 impl Iterator for SpcTrace {
@@ -76,6 +74,6 @@ impl Iterator for SpcTrace {
 
     fn next(&mut self) -> Option<Self::Item> {
         let kept = self.lines.next_kept(lines::is_data)?;
-        Some(kept.and_then(|(line, text)| self.parse(line, &text)))
+        Some(kept.and_then(|(line, text)| parse(&self.path, line, text)))
     }
 }

@@ -13,6 +13,7 @@ pub mod ap;
 pub mod competitive;
 pub mod cpem;
 pub mod none;
+pub mod obl;
 pub mod planner;
 pub mod readahead;
 pub mod reorder;
