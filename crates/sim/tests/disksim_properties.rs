@@ -150,8 +150,8 @@ impl Replacement for Watched {
         self.inner.on_insert(block, how);
     }
 
-    fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
-        let victim = self.inner.evict(now)?;
+    fn evict(&mut self, now: Duration, incoming: DiskBlock) -> Option<DiskBlock> {
+        let victim = self.inner.evict(now, incoming)?;
         if !self.seen.borrow_mut().held.remove(&victim) {
             let breach = format!("victim {victim} was not held");
             self.seen.borrow_mut().breaches.push(breach);

@@ -564,7 +564,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         self.next_request += 1;
         let block_size = self.layout.block_size;
         for &(_, disk_block) in run {
-            self.make_room(now);
+            self.make_room(now, disk_block);
             let prefetched = Some(disk_block) != demand;
             self.cache
                 .insert(disk_block, Entry::in_flight(id, prefetched));
@@ -622,13 +622,13 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         }
     }
 
-    /// Evicts until one more block fits: the victim of the fetch decided last (decisions at
-    /// idle), or the policy's choice.
-    fn make_room(&mut self, now: Duration) {
+    /// Evicts until `incoming` fits: the victim of the fetch decided last (decisions at idle),
+    /// or the policy's choice.
+    fn make_room(&mut self, now: Duration, incoming: DiskBlock) {
         while self.cache.len() >= self.config.cache_blocks {
             let victim = match self.at_idle {
                 true => self.sight.victim.take().map(u64::from),
-                false => self.parts.policy.evict(now),
+                false => self.parts.policy.evict(now, incoming),
             };
             let Some(victim) = victim else {
                 return;
