@@ -3,7 +3,7 @@
 //! paired with any prefetcher, `REPLACEMENT[:...]+PREFETCHER[:...]`; and `--policy` lists of
 //! them ([`parse_choices`]).
 //!
-//! Left of `+`, the replacement of any line ([`Configured::replacement`]: a pair's, or a
+//! Left of `+`, the replacement of any line (a pair's, or a
 //! demand-paging policy's); right of it, `none` or the prefetcher of any pair's line, by its
 //! name or an alias (`planner`, `readahead`).
 

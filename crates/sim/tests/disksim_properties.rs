@@ -132,6 +132,14 @@ impl Replacement for Watched {
         self.inner.on_hit(block, how);
     }
 
+    fn on_miss(&mut self, block: DiskBlock, how: Touch) {
+        if self.seen.borrow().held.contains(&block) {
+            let breach = format!("miss on {block}, which it holds");
+            self.seen.borrow_mut().breaches.push(breach);
+        }
+        self.inner.on_miss(block, how);
+    }
+
     fn on_insert(&mut self, block: DiskBlock, how: Touch) {
         let mut seen = self.seen.borrow_mut();
         if !seen.held.insert(block) {
@@ -150,8 +158,8 @@ impl Replacement for Watched {
         self.inner.on_insert(block, how);
     }
 
-    fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
-        let victim = self.inner.evict(now)?;
+    fn evict(&mut self, now: Duration, incoming: DiskBlock) -> Option<DiskBlock> {
+        let victim = self.inner.evict(now, incoming)?;
         if !self.seen.borrow_mut().held.remove(&victim) {
             let breach = format!("victim {victim} was not held");
             self.seen.borrow_mut().breaches.push(breach);

@@ -69,9 +69,11 @@
 //! # Where things are
 //!
 //! * Replacement: [`replace::clock`] (CLOCK, the papers' "LRU"), [`replace::lru`] (strict LRU,
-//!   DULO Table 1's drawing), [`replace::dulo`] (DULO), and CPEM's prefetch cache
-//!   ([`prefetch::cpem`], TR840 s4).
-//! * Prefetchers: [`prefetch::none`], [`prefetch::readahead`] (Linux), [`prefetch::ap`]
+//!   DULO Table 1's drawing), [`replace::dulo`] (DULO), CPEM's prefetch cache
+//!   ([`prefetch::cpem`], TR840 s4), and any demand policy of the catalog through
+//!   [`replace::demand`].
+//! * Prefetchers: [`prefetch::none`], [`prefetch::obl`] (one-block lookahead),
+//!   [`prefetch::readahead`] (Linux), [`prefetch::ap`]
 //!   and [`prefetch::competitive`] (TR840), [`prefetch::reorder`] (libprefetch's s3 benchmark)
 //!   and [`prefetch::planner`] (the live library's `plan::Planner`).
 //! * Schedulers: the `disk` crate's (fifo, clook, sstf, deadline) and [`anticipatory`].

@@ -74,9 +74,9 @@ impl Policy<'_> {
 
     /// A pair's victim ([`Replacement::evict`]); a policy deciding at idle chose its victim with
     /// its fetch, so it has none to give here.
-    pub fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
+    pub fn evict(&mut self, now: Duration, incoming: DiskBlock) -> Option<DiskBlock> {
         match self {
-            Policy::Pair(pair) => pair.replacement.evict(now),
+            Policy::Pair(pair) => pair.replacement.evict(now, incoming),
             Policy::AtIdle(_) => None,
         }
     }
@@ -199,8 +199,8 @@ mod tests {
         fn on_insert(&mut self, block: DiskBlock, how: Touch) {
             self.0.on_insert(block, how);
         }
-        fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
-            self.0.evict(now)
+        fn evict(&mut self, now: Duration, incoming: DiskBlock) -> Option<DiskBlock> {
+            self.0.evict(now, incoming)
         }
         fn order(&self) -> Vec<DiskBlock> {
             self.0.order()
@@ -275,7 +275,7 @@ mod tests {
         assert!(pair.on_access(&access).is_empty());
         assert!(!paired.at_idle());
         assert_eq!(paired.order(), vec![4, 9]);
-        assert_eq!(paired.evict(Duration::ZERO), Some(9));
+        assert_eq!(paired.evict(Duration::ZERO, 11), Some(9));
         assert_eq!(prefetcher.0, vec![Some(7)]);
     }
 }

@@ -301,8 +301,8 @@ impl Replacement for Thrashing {
         self.inner.on_insert(block, how);
     }
 
-    fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
-        let victim = self.inner.evict(now)?;
+    fn evict(&mut self, now: Duration, incoming: DiskBlock) -> Option<DiskBlock> {
+        let victim = self.inner.evict(now, incoming)?;
         if self.unreferenced.remove(&victim) {
             self.evicted_unreferenced.insert(victim);
         }
@@ -600,9 +600,9 @@ mod tests {
         cache.on_insert(1, touch(true));
         cache.on_insert(2, touch(true));
         cache.on_hit(2, touch(true));
-        assert_eq!(cache.evict(Duration::ZERO), Some(1));
+        assert_eq!(cache.evict(Duration::ZERO, 0), Some(1));
         cache.on_insert(3, touch(false));
-        assert_eq!(cache.evict(Duration::ZERO), Some(2));
+        assert_eq!(cache.evict(Duration::ZERO, 0), Some(2));
         cache.on_insert(2, touch(false));
         assert_eq!(
             cache.refetched.load(Ordering::Relaxed),

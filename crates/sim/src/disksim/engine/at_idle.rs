@@ -174,7 +174,7 @@ impl<P: Program> Engine<'_, '_, '_, P> {
     ) -> Duration {
         let id = self.next_request;
         self.next_request += 1;
-        self.make_room(now);
+        self.make_room(now, disk_block);
         self.cache.insert(disk_block, Entry::arrived());
         let touch = Touch {
             stream,

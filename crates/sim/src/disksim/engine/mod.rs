@@ -572,7 +572,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
                 prefetched,
             };
             self.parts.policy.on_miss(disk_block, touch);
-            self.make_room(now);
+            self.make_room(now, disk_block);
             self.cache
                 .insert(disk_block, Entry::in_flight(id, prefetched));
             self.unreferenced += usize::from(prefetched);
@@ -624,13 +624,13 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         }
     }
 
-    /// Evicts until one more block fits: the victim of the fetch decided last (decisions at
-    /// idle), or the policy's choice.
-    fn make_room(&mut self, now: Duration) {
+    /// Evicts until `incoming` fits: the victim of the fetch decided last (decisions at idle),
+    /// or the policy's choice.
+    fn make_room(&mut self, now: Duration, incoming: DiskBlock) {
         while self.cache.len() >= self.config.cache_blocks {
             let victim = match self.at_idle {
                 true => self.sight.victim.take().map(u64::from),
-                false => self.parts.policy.evict(now),
+                false => self.parts.policy.evict(now, incoming),
             };
             let Some(victim) = victim else {
                 return;

@@ -483,9 +483,9 @@ impl Replacement for Cpem {
         self.advance(how.now);
     }
 
-    fn evict(&mut self, now: Duration) -> Option<DiskBlock> {
+    fn evict(&mut self, now: Duration, incoming: DiskBlock) -> Option<DiskBlock> {
         self.advance(now);
-        let (victim, kind) = match self.lru.evict(now) {
+        let (victim, kind) = match self.lru.evict(now, incoming) {
             Some(page) if self.demoted_unused.remove(&page) => (page, Evicted::Prefetched),
             Some(page) => (page, Evicted::Lru),
             None => (self.prefetch.pop_head()?, Evicted::Prefetched),
@@ -690,7 +690,7 @@ mod tests {
                 match op {
                     Op::Insert { block, stream, prefetched } if !cached.contains(&block) => {
                         while cached.len() >= capacity as usize {
-                            let victim = cpem.evict(now).expect("cache is full");
+                            let victim = cpem.evict(now, block).expect("cache is full");
                             prop_assert!(cached.remove(&victim), "evicted uncached {victim}");
                         }
                         cached.insert(block);
@@ -701,7 +701,7 @@ mod tests {
                         cpem.on_hit(block, Touch { stream, now, prefetched: false });
                     }
                     Op::Evict if !cached.is_empty() => {
-                        let victim = cpem.evict(now).expect("cached blocks");
+                        let victim = cpem.evict(now, u64::MAX).expect("cached blocks");
                         prop_assert!(cached.remove(&victim), "evicted uncached {victim}");
                     }
                     Op::Wait(ms) => now += Duration::from_millis(ms),

@@ -3,7 +3,7 @@
 //! prefetch K+2. The prefetcher libCacheSim offers as `OBL`, here timed and free to pair with
 //! any replacement (`--policy fifo+obl`).
 //!
-//! The detector is Cao's OBL's ([`crate::policy::obl::LastBlock`]), kept per stream and file, so
+//! The detector is Cao's OBL's (`policy::obl::LastBlock`), kept per stream and file, so
 //! `lru-obl` (Cao's integrated policy) and `lru+obl` (strict LRU paired with this prefetcher)
 //! trigger on the same references; they differ in when the prefetch may start (Cao's waits for
 //! an idle disk and picks its own victim, this one queues at once behind the demand fetch) and

@@ -127,7 +127,7 @@ impl Replacement for Arc {
         self.lists.push(list, block);
     }
 
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+    fn evict(&mut self, _now: Duration, _incoming: DiskBlock) -> Option<DiskBlock> {
         if self.missed_in != Ghost::None {
             return self.replace();
         }

@@ -49,7 +49,7 @@ impl Replacement for Clock {
         }
     }
 
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+    fn evict(&mut self, _now: Duration, _incoming: DiskBlock) -> Option<DiskBlock> {
         loop {
             let (bottom, number) = self.stack.pop_front()?;
             if self.live.get(&bottom) != Some(&number) {
@@ -115,11 +115,11 @@ mod tests {
             clock.on_insert(block, touch(true));
         }
         clock.on_hit(1, touch(true));
-        assert_eq!(clock.evict(Duration::ZERO), Some(2));
+        assert_eq!(clock.evict(Duration::ZERO, 0), Some(2));
         assert_eq!(clock.order(), vec![1, 3]);
-        assert_eq!(clock.evict(Duration::ZERO), Some(3));
-        assert_eq!(clock.evict(Duration::ZERO), Some(1));
-        assert_eq!(clock.evict(Duration::ZERO), None);
+        assert_eq!(clock.evict(Duration::ZERO, 0), Some(3));
+        assert_eq!(clock.evict(Duration::ZERO, 0), Some(1));
+        assert_eq!(clock.evict(Duration::ZERO, 0), None);
     }
 
     #[test]
@@ -132,9 +132,9 @@ mod tests {
         assert!(!clock.remove(1));
         clock.on_insert(1, touch(true));
         assert_eq!(clock.order(), vec![1, 3, 2]);
-        assert_eq!(clock.evict(Duration::ZERO), Some(2));
-        assert_eq!(clock.evict(Duration::ZERO), Some(3));
-        assert_eq!(clock.evict(Duration::ZERO), Some(1));
-        assert_eq!(clock.evict(Duration::ZERO), None);
+        assert_eq!(clock.evict(Duration::ZERO, 0), Some(2));
+        assert_eq!(clock.evict(Duration::ZERO, 0), Some(3));
+        assert_eq!(clock.evict(Duration::ZERO, 0), Some(1));
+        assert_eq!(clock.evict(Duration::ZERO, 0), None);
     }
 }

@@ -9,12 +9,10 @@
 //! [`AtIdle::demand_victim`] with a full cache. It sees a cache of its own holding exactly the
 //! blocks the loop holds (the loop counts blocks in flight as cached), with dense ids handed out
 //! in order of first sight.
-//!
-//! Deviations: the victim is chosen before the incoming block is known to the policy (the loop
-//! makes room before it inserts); a policy whose choice depends on the incoming block (ARC's
-//! ghost hits) is told the block that entered last instead. Policies that need the whole trace
-//! (OPT) or prefetch by themselves (Cao's integrated policies) do not pair: they decide
-//! replacement and prefetching together.
+//! The victim is chosen for the block about to enter, as under Cao's model, so a policy whose
+//! choice depends on it (ARC's and 2Q's history) decides as it does there. Policies that need
+//! the whole trace (OPT) or prefetch by themselves (Cao's integrated policies) do not pair: they
+//! decide replacement and prefetching together.
 
 use std::time::Duration;
 
@@ -87,8 +85,6 @@ pub struct Demand {
     /// References served so far (the policy's cursor; demand policies read no future, so it
     /// may wrap on traces of over 2^32 references).
     served: Pos,
-    /// The block that entered last (see the deviation above).
-    last: Option<Block>,
 }
 
 impl Demand {
@@ -120,18 +116,21 @@ impl Replacement for Demand {
         self.reference(id);
     }
 
+    /// A demand policy hears a block when it arrives (`on_insert`) and chooses its victim
+    /// knowing the incoming block (`evict`): it has nothing to look up before.
+    fn on_miss(&mut self, _block: DiskBlock, _how: Touch) {}
+
     fn on_insert(&mut self, block: DiskBlock, how: Touch) {
         let id = self.ids.intern(block);
         self.held.insert(id, how.prefetched);
-        self.last = Some(id);
         self.with(|policy, ctx| policy.on_arrival(id, ctx));
         if !how.prefetched {
             self.reference(id);
         }
     }
 
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
-        let incoming = self.last.unwrap_or(0);
+    fn evict(&mut self, _now: Duration, incoming: DiskBlock) -> Option<DiskBlock> {
+        let incoming = self.ids.intern(incoming);
         let victim = self.with(|policy, ctx| policy.demand_victim(incoming, ctx))?;
         self.held.forget(victim);
         Some(self.ids.raw(victim))
@@ -209,7 +208,81 @@ impl MakeReplacement for Options {
             },
             ids: Interner::default(),
             served: 0,
-            last: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+    use crate::future::Pos;
+    use crate::policy::{fifo, Fetch};
+
+    thread_local! {
+        static ASKED: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// FIFO that remembers the incoming block of every victim it is asked for.
+    struct Asked(Box<dyn AtIdle>);
+
+    impl AtIdle for Asked {
+        fn on_request(&mut self, block: Block, pos: Pos, ctx: &mut Ctx<'_>) {
+            self.0.on_request(block, pos, ctx);
+        }
+        fn on_reference(&mut self, block: Block, pos: Pos, ctx: &mut Ctx<'_>) {
+            self.0.on_reference(block, pos, ctx);
+        }
+        fn on_arrival(&mut self, block: Block, ctx: &mut Ctx<'_>) {
+            self.0.on_arrival(block, ctx);
+        }
+        fn demand_victim(&mut self, block: Block, ctx: &mut Ctx<'_>) -> Option<Block> {
+            ASKED.with(|asked| asked.borrow_mut().push(block));
+            self.0.demand_victim(block, ctx)
+        }
+        fn prefetch(&mut self, ctx: &mut Ctx<'_>) -> Option<Fetch> {
+            self.0.prefetch(ctx)
+        }
+        fn demand_only(&self) -> bool {
+            true
+        }
+        fn warm(&self, _: Block, _: &Interner) {}
+        fn likely_victim(&self) -> Option<Block> {
+            None
+        }
+    }
+
+    static ASKED_FIFO: PolicyInfo = PolicyInfo {
+        name: "asked-fifo",
+        summary: "FIFO remembering each incoming block",
+        needs_future: false,
+        build: |b| Ok(Box::new(Asked((fifo::INFO.build)(b)?))),
+    };
+
+    #[test]
+    fn a_demand_policy_chooses_its_victim_for_the_incoming_block() {
+        let options = Options::of(&ASKED_FIFO).unwrap();
+        let mut fifo = options.build(CacheGeometry {
+            capacity: 2,
+            block_size: 4096,
+        });
+        let touch = |prefetched| Touch {
+            stream: 0,
+            now: Duration::ZERO,
+            prefetched,
+        };
+        fifo.on_insert(100, touch(false));
+        fifo.on_insert(200, touch(true));
+        fifo.on_hit(100, touch(false));
+        assert_eq!(fifo.evict(Duration::ZERO, 300), Some(100));
+        fifo.on_insert(300, touch(false));
+        assert_eq!(fifo.evict(Duration::ZERO, 100), Some(200));
+        // Dense ids in order of first sight: 100 -> 0, 200 -> 1, 300 -> 2.
+        assert_eq!(ASKED.with(|asked| asked.borrow().clone()), [2, 0]);
+        assert!(
+            !fifo.remove(300),
+            "a demand policy forgets no block on request"
+        );
     }
 }

@@ -34,7 +34,7 @@ impl Replacement for Lfu {
         self.0.set(block, 1);
     }
 
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+    fn evict(&mut self, _now: Duration, _incoming: DiskBlock) -> Option<DiskBlock> {
         let (_, block) = self.0.first_in(0, u64::MAX)?;
         self.0.remove(block);
         Some(block)

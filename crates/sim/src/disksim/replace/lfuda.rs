@@ -61,7 +61,7 @@ impl Replacement for Lfuda {
         self.keys.set(block, self.min_freq + 1);
     }
 
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+    fn evict(&mut self, _now: Duration, _incoming: DiskBlock) -> Option<DiskBlock> {
         let at = self.min_freq.max(1);
         let (freq, block) = self
             .keys

@@ -34,7 +34,7 @@ impl Replacement for Lru {
         self.0.insert(block, true);
     }
 
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+    fn evict(&mut self, _now: Duration, _incoming: DiskBlock) -> Option<DiskBlock> {
         self.0.evict()
     }
 

@@ -102,7 +102,7 @@ impl Replacement for LruK {
         }
     }
 
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+    fn evict(&mut self, _now: Duration, _incoming: DiskBlock) -> Option<DiskBlock> {
         let block = match self.young.pop_tail(YOUNG) {
             Some(block) => block,
             None => self.by_kth.first()?.1,

@@ -66,9 +66,10 @@ pub trait Replacement {
     fn on_miss(&mut self, block: DiskBlock, how: Touch);
     /// A block entered the cache (the engine has made room): it MUST hold it from now on.
     fn on_insert(&mut self, block: DiskBlock, how: Touch);
-    /// The cache is full: it MUST choose a victim, forget it and return it; `None` only if it
-    /// holds nothing (the engine then stops making room).
-    fn evict(&mut self, now: Duration) -> Option<DiskBlock>;
+    /// The cache is full and `incoming` is about to enter it (ARC's and 2Q's victims depend on
+    /// whether it is in their history): it MUST choose a victim, forget it and return it; `None`
+    /// only if it holds nothing (the engine then stops making room).
+    fn evict(&mut self, now: Duration, incoming: DiskBlock) -> Option<DiskBlock>;
     /// The held blocks from the most to the least protected end (the papers' "MRU end on the
     /// left"), for tests and traces; it MUST NOT change the order.
     fn order(&self) -> Vec<DiskBlock>;

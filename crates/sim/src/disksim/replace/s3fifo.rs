@@ -137,7 +137,7 @@ impl Replacement for S3Fifo {
         self.queues.push(list, block);
     }
 
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+    fn evict(&mut self, _now: Duration, _incoming: DiskBlock) -> Option<DiskBlock> {
         self.has_evicted = true;
         loop {
             if self.queues.len(MAIN) > self.main_size || self.queues.len(SMALL) == 0 {

@@ -50,7 +50,7 @@ impl Replacement for Sieve {
         self.queue.push(QUEUE, block);
     }
 
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+    fn evict(&mut self, _now: Duration, _incoming: DiskBlock) -> Option<DiskBlock> {
         let mut node = match self.hand {
             NIL => self.queue.tail(QUEUE),
             hand => hand,
@@ -105,10 +105,10 @@ mod tests {
         sieve.on_hit(1, touch());
         sieve.on_hit(2, touch());
         // The hand starts at the tail: A and B lose their bits, C leaves.
-        assert_eq!(sieve.evict(Duration::ZERO), Some(3));
+        assert_eq!(sieve.evict(Duration::ZERO, 8), Some(3));
         sieve.on_insert(8, touch());
         // The hand resumes at D, not at the tail: D leaves, A stays (its bit was cleared).
-        assert_eq!(sieve.evict(Duration::ZERO), Some(4));
+        assert_eq!(sieve.evict(Duration::ZERO, 9), Some(4));
         assert_eq!(sieve.order(), vec![8, 7, 6, 5, 2, 1]);
     }
 

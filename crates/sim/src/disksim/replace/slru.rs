@@ -74,7 +74,7 @@ impl Replacement for Slru {
         self.segments.push(id, block);
     }
 
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+    fn evict(&mut self, _now: Duration, _incoming: DiskBlock) -> Option<DiskBlock> {
         let id = (0..self.count).find(|&id| self.segments.len(id) > 0)?;
         self.segments.pop_tail(id)
     }

@@ -43,7 +43,7 @@ impl Replay {
             policy.on_miss(block, touch());
             while self.held.len() >= self.capacity {
                 let victim = policy
-                    .evict(Duration::ZERO)
+                    .evict(Duration::ZERO, block)
                     .expect("a full cache has a victim");
                 assert!(self.held.remove(&victim), "evicted {victim}, not held");
             }

@@ -76,7 +76,7 @@ impl Replacement for TwoQ {
         self.queues.push(list, block);
     }
 
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+    fn evict(&mut self, _now: Duration, _incoming: DiskBlock) -> Option<DiskBlock> {
         if self.queues.len(A1IN) <= self.in_size {
             return self.queues.pop_tail(AM);
         }

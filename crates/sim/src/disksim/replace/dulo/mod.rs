@@ -53,7 +53,7 @@ impl Replacement for Dulo {
         self.0.insert(block, !how.prefetched);
     }
 
-    fn evict(&mut self, _now: Duration) -> Option<DiskBlock> {
+    fn evict(&mut self, _now: Duration, _incoming: DiskBlock) -> Option<DiskBlock> {
         self.0.evict()
     }
 
