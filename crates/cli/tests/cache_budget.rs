@@ -4,7 +4,7 @@
 //! keeps close to 32 MiB of it at the end, and reads the same bytes as without the library; a
 //! wrong budget in the environment is refused with one line and the program runs as without;
 //! `prefetch sim --policy dulo` on a recording of the alternating program (`scripts/alternate.c`)
-//! predicts the live budget's misses within 5%.
+//! predicts the live budget's misses within 5%, and `--policy lru` those of `--cache-policy lru`.
 //!
 //! Follows DULO (FAST'05) sections 3-4 through `plan::evict`. The reader sets
 //! `POSIX_FADV_RANDOM`, so the kernel reads only the pages it asks for and every cached page of
@@ -155,6 +155,8 @@ fn evict(path: &Path) {
 /// file) recorded, then run under an 8 MiB budget (2,048 pages) that reports its misses: the
 /// simulator's `dulo` with a cache of 2,048 pages fetches within 5% of them. Its
 /// `linux-readahead` (CLOCK) fetches more than 5% above them: the check tells the orders apart.
+/// The same with `lru` on both sides (the live budget's `--cache-policy lru`, the simulator's
+/// `lru`, which has no read-ahead).
 #[test]
 fn the_simulators_dulo_predicts_the_live_budgets_misses_from_a_recording() {
     let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
@@ -206,19 +208,23 @@ fn the_simulators_dulo_predicts_the_live_budgets_misses_from_a_recording() {
         "the recording saw the mapped binary"
     );
     std::fs::write(&recording, reads).unwrap();
-    let mut live = Command::new(env!("CARGO_BIN_EXE_prefetch"));
-    live.args(["run", "--cache-budget", "8M", "--library"])
-        .arg(library())
-        .env("LIBPREFETCH_CACHE_BUDGET_REPORT", "1");
-    alternate(&mut live);
-    let live = live.output().unwrap();
-    assert!(live.status.success(), "{live:?}");
-    let report = String::from_utf8(live.stderr).unwrap();
-    let missed: u64 = report
-        .split(", ")
-        .find_map(|part| part.strip_suffix(" missed"))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no report line: {report:?}"));
+    let live_missed = |policy: &str| -> u64 {
+        let mut live = Command::new(env!("CARGO_BIN_EXE_prefetch"));
+        live.args(["run", "--cache-budget", "8M", "--cache-policy", policy])
+            .arg("--library")
+            .arg(library())
+            .env("LIBPREFETCH_CACHE_BUDGET_REPORT", "1");
+        alternate(&mut live);
+        let live = live.output().unwrap();
+        assert!(live.status.success(), "{live:?}");
+        let report = String::from_utf8(live.stderr).unwrap();
+        report
+            .split(", ")
+            .find_map(|part| part.strip_suffix(" missed"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no report line: {report:?}"))
+    };
+    let (missed, lru_missed) = (live_missed("dulo"), live_missed("lru"));
     let sim = Command::new(env!("CARGO_BIN_EXE_prefetch"))
         .args([
             "sim",
@@ -233,7 +239,7 @@ fn the_simulators_dulo_predicts_the_live_budgets_misses_from_a_recording() {
             "--device",
             "unit:1",
             "--policy",
-            "dulo,linux-readahead",
+            "dulo,linux-readahead,lru",
             "--json",
         ])
         .arg("--trace")
@@ -253,5 +259,12 @@ fn the_simulators_dulo_predicts_the_live_budgets_misses_from_a_recording() {
         gap(fetched(1)) > 0.05,
         "live {missed} missed, clock {}",
         fetched(1)
+    );
+    // The catalog's `lru` fetches on demand only: its misses are its fetches.
+    let lru = runs[2]["misses"].as_u64().unwrap() as f64;
+    let lru_gap = (lru_missed as f64 - lru).abs() / lru;
+    assert!(
+        lru_gap <= 0.05,
+        "live lru {lru_missed} missed, simulated lru {lru}"
     );
 }
