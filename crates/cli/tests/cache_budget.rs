@@ -4,7 +4,8 @@
 //! keeps close to 32 MiB of it at the end, and reads the same bytes as without the library; a
 //! wrong budget in the environment is refused with one line and the program runs as without;
 //! `prefetch sim --policy dulo` on a recording of the alternating program (`scripts/alternate.c`)
-//! predicts the live budget's misses within 5%, and `--policy lru` those of `--cache-policy lru`.
+//! predicts the live budget's misses within 5%, and `--policy lru` those of `--cache-policy lru`;
+//! a C client linked with `-lprefetch` (no preload) takes the budget from its environment.
 //!
 //! Follows DULO (FAST'05) sections 3-4 through `plan::evict`. The reader sets
 //! `POSIX_FADV_RANDOM`, so the kernel reads only the pages it asks for and every cached page of
@@ -267,4 +268,75 @@ fn the_simulators_dulo_predicts_the_live_budgets_misses_from_a_recording() {
         lru_gap <= 0.05,
         "live lru {lru_missed} missed, simulated lru {lru}"
     );
+}
+
+/// A C client of the API: it calls `pf_instance_id` (so it links `libprefetch.so`, no preload),
+/// then reads its file in 64 KiB reads with `POSIX_FADV_RANDOM` (every cached page is one it read)
+/// and prints how many bytes it read.
+const C_CLIENT: &str = r#"#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include "libprefetch.h"
+int main(int argc, char **argv) {
+    static char buf[65536];
+    long long total = 0;
+    ssize_t n;
+    int fd = open(argv[1], O_RDONLY);
+    if (fd < 0 || pf_instance_id() == 0) return 1;
+    posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+    while ((n = read(fd, buf, sizeof buf)) > 0) total += n;
+    printf("%lld\n", total);
+    return n < 0;
+}
+"#;
+
+/// A program linked with `-lprefetch` and run with `LIBPREFETCH_CACHE_BUDGET=2M` (512 pages)
+/// and `LIBPREFETCH_CACHE_BUDGET_REPORT=1` in its environment keeps its budget: it reads all
+/// 4,096 pages of a cold 16 MiB file, the budget misses each once, holds at most 512 at exit,
+/// and no more than the budget and one batch of the file stays cached.
+#[test]
+fn a_c_client_linking_the_library_gets_the_budget_from_the_environment() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    let (source, program) = (dir.path().join("client.c"), dir.path().join("client"));
+    fs::write(&source, C_CLIENT).unwrap();
+    let lib_dir = library().parent().unwrap().to_path_buf();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include");
+    let built = Command::new("cc")
+        .arg("-I")
+        .arg(&include)
+        .arg("-o")
+        .arg(&program)
+        .arg(&source)
+        .arg("-L")
+        .arg(&lib_dir)
+        .arg("-lprefetch")
+        .status()
+        .expect("cc (a C compiler) must be installed");
+    assert!(built.success());
+    let data = dir.path().join("data.bin");
+    cold_file(&data, 16 << 20);
+    let run = Command::new(&program)
+        .arg(&data)
+        .env_remove("LD_PRELOAD")
+        .env("LD_LIBRARY_PATH", &lib_dir)
+        .env("LIBPREFETCH_CACHE_BUDGET", "2M")
+        .env("LIBPREFETCH_CACHE_BUDGET_REPORT", "1")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "16777216");
+    let report = String::from_utf8(run.stderr).unwrap();
+    let count = |what: &str| -> u64 {
+        report
+            .split([',', ':'])
+            .find_map(|part| part.trim().strip_suffix(what))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {what:?} in the report: {report:?}"))
+    };
+    assert_eq!(count("pages read"), 4096, "{report}");
+    assert_eq!(count("missed"), 4096, "{report}");
+    assert!(count("held") <= 512, "{report}");
+    assert!(count("dropped") >= 4096 - 512, "{report}");
+    let batch = batch_pages(512) as u64 * PAGE;
+    assert!(cached(&data) <= (2 << 20) + batch, "{report}");
 }
