@@ -4,11 +4,15 @@
  * can be compared. Written in C so that its own memory (a few hundred KiB) leaves the memory
  * cgroup's room to the page cache.
  *
- * Usage: alternate SEQ RAND [ROUNDS=6] [READS=1500] */
+ * With OPEN given as `keep-open`, SEQ stays open across rounds (rewound), so that a budget can
+ * drop its pages while the random reads run; by default each pass opens and closes it.
+ *
+ * Usage: alternate SEQ RAND [ROUNDS=6] [READS=1500] [OPEN] */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,11 +24,12 @@ static uint64_t sum(uint64_t h, const unsigned char *p, ssize_t n) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: alternate SEQ RAND [ROUNDS] [READS]\n");
+        fprintf(stderr, "usage: alternate SEQ RAND [ROUNDS] [READS] [keep-open]\n");
         return 2;
     }
     int rounds = argc > 3 ? atoi(argv[3]) : 6;
     int reads = argc > 4 ? atoi(argv[4]) : 1500;
+    int keep_open = argc > 5 && strcmp(argv[5], "keep-open") == 0;
     int rfd = open(argv[2], O_RDONLY);
     struct stat st;
     if (rfd < 0 || fstat(rfd, &st) != 0) {
@@ -39,7 +44,11 @@ int main(int argc, char **argv) {
     }
     static unsigned char buf[1 << 20];
     for (int r = 0; r < rounds; r++) {
-        int sfd = open(argv[1], O_RDONLY);
+        static int sfd = -1;
+        if (sfd < 0)
+            sfd = open(argv[1], O_RDONLY);
+        else
+            lseek(sfd, 0, SEEK_SET);
         if (sfd < 0) {
             perror(argv[1]);
             return 1;
@@ -47,7 +56,10 @@ int main(int argc, char **argv) {
         ssize_t n;
         while ((n = read(sfd, buf, sizeof buf)) > 0)
             h = sum(h, buf, n);
-        close(sfd);
+        if (!keep_open) {
+            close(sfd);
+            sfd = -1;
+        }
         for (int i = 0; i < reads; i++)
             h = sum(h, buf, pread(rfd, buf, 4096, offsets[i]));
     }

@@ -4,7 +4,8 @@
 //! keeps close to 32 MiB of it at the end, and reads the same bytes as without the library; a
 //! wrong budget in the environment is refused with one line and the program runs as without;
 //! `prefetch sim --policy dulo` on a recording of the alternating program (`scripts/alternate.c`)
-//! predicts the live budget's misses within 5%.
+//! predicts the live budget's misses within 5%, and `--policy lru` those of `--cache-policy lru`;
+//! a C client linked with `-lprefetch` (no preload) takes the budget from its environment.
 //!
 //! Follows DULO (FAST'05) sections 3-4 through `plan::evict`. The reader sets
 //! `POSIX_FADV_RANDOM`, so the kernel reads only the pages it asks for and every cached page of
@@ -155,6 +156,9 @@ fn evict(path: &Path) {
 /// file) recorded, then run under an 8 MiB budget (2,048 pages) that reports its misses: the
 /// simulator's `dulo` with a cache of 2,048 pages fetches within 5% of them. Its
 /// `linux-readahead` (CLOCK) fetches more than 5% above them: the check tells the orders apart.
+/// The same with `lru` on both sides (the live budget's `--cache-policy lru`, the simulator's
+/// `lru`, which has no read-ahead). With the sequential file kept open across rounds (so that
+/// every drop can be made), the pages the disk read are within 5% of the simulator's too.
 #[test]
 fn the_simulators_dulo_predicts_the_live_budgets_misses_from_a_recording() {
     let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
@@ -206,19 +210,50 @@ fn the_simulators_dulo_predicts_the_live_budgets_misses_from_a_recording() {
         "the recording saw the mapped binary"
     );
     std::fs::write(&recording, reads).unwrap();
-    let mut live = Command::new(env!("CARGO_BIN_EXE_prefetch"));
-    live.args(["run", "--cache-budget", "8M", "--library"])
-        .arg(library())
-        .env("LIBPREFETCH_CACHE_BUDGET_REPORT", "1");
-    alternate(&mut live);
-    let live = live.output().unwrap();
-    assert!(live.status.success(), "{live:?}");
-    let report = String::from_utf8(live.stderr).unwrap();
-    let missed: u64 = report
-        .split(", ")
-        .find_map(|part| part.strip_suffix(" missed"))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no report line: {report:?}"));
+    let live_missed = |policy: &str| -> u64 {
+        let mut live = Command::new(env!("CARGO_BIN_EXE_prefetch"));
+        live.args(["run", "--cache-budget", "8M", "--cache-policy", policy])
+            .arg("--library")
+            .arg(library())
+            .env("LIBPREFETCH_CACHE_BUDGET_REPORT", "1");
+        alternate(&mut live);
+        let live = live.output().unwrap();
+        assert!(live.status.success(), "{live:?}");
+        let report = String::from_utf8(live.stderr).unwrap();
+        report
+            .split(", ")
+            .find_map(|part| part.strip_suffix(" missed"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no report line: {report:?}"))
+    };
+    let (missed, lru_missed) = (live_missed("dulo"), live_missed("lru"));
+    // The pages the disk read (`ru_inblock` of the run, counted by a python3 parent of its own),
+    // from cold files, with the sequential file kept open so that every drop can be made.
+    let disk_pages = |policy: &str| -> f64 {
+        evict(&seq);
+        evict(&rand);
+        let mut live = Command::new("python3");
+        live.args(["-c", INBLOCK, env!("CARGO_BIN_EXE_prefetch")])
+            .args(["run", "--cache-budget", "8M", "--cache-policy", policy])
+            .arg("--library")
+            .arg(library())
+            .arg("--")
+            .arg(&program)
+            .args([&seq, &rand])
+            .args(["3", "1000", "keep-open"]);
+        let output = live.output().expect("python3 must be installed");
+        assert!(output.status.success(), "{output:?}");
+        let sectors: u64 = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            sectors > 0,
+            "no block reads counted: the files must be on a disk, not tmpfs"
+        );
+        (sectors / 8) as f64
+    };
+    let (disk, lru_disk) = (disk_pages("dulo"), disk_pages("lru"));
     let sim = Command::new(env!("CARGO_BIN_EXE_prefetch"))
         .args([
             "sim",
@@ -233,7 +268,7 @@ fn the_simulators_dulo_predicts_the_live_budgets_misses_from_a_recording() {
             "--device",
             "unit:1",
             "--policy",
-            "dulo,linux-readahead",
+            "dulo,linux-readahead,lru",
             "--json",
         ])
         .arg("--trace")
@@ -254,4 +289,97 @@ fn the_simulators_dulo_predicts_the_live_budgets_misses_from_a_recording() {
         "live {missed} missed, clock {}",
         fetched(1)
     );
+    assert!(
+        (disk - fetched(0)).abs() / fetched(0) <= 0.05,
+        "live dulo read {disk} pages from the disk, simulated dulo {}",
+        fetched(0)
+    );
+    // The catalog's `lru` fetches on demand only: its misses are its fetches.
+    let lru = runs[2]["misses"].as_u64().unwrap() as f64;
+    let lru_gap = (lru_missed as f64 - lru).abs() / lru;
+    assert!(
+        lru_gap <= 0.05,
+        "live lru {lru_missed} missed, simulated lru {lru}"
+    );
+    assert!(
+        (lru_disk - lru).abs() / lru <= 0.05,
+        "live lru read {lru_disk} pages from the disk, simulated lru {lru}"
+    );
+}
+
+/// Runs the command of its arguments (output discarded) and prints the 512-byte sectors its
+/// processes read from block devices.
+const INBLOCK: &str = "import resource, subprocess, sys\n\
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n\
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_inblock)\n";
+
+/// A C client of the API: it calls `pf_instance_id` (so it links `libprefetch.so`, no preload),
+/// then reads its file in 64 KiB reads with `POSIX_FADV_RANDOM` (every cached page is one it read)
+/// and prints how many bytes it read.
+const C_CLIENT: &str = r#"#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include "libprefetch.h"
+int main(int argc, char **argv) {
+    static char buf[65536];
+    long long total = 0;
+    ssize_t n;
+    int fd = open(argv[1], O_RDONLY);
+    if (fd < 0 || pf_instance_id() == 0) return 1;
+    posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+    while ((n = read(fd, buf, sizeof buf)) > 0) total += n;
+    printf("%lld\n", total);
+    return n < 0;
+}
+"#;
+
+/// A program linked with `-lprefetch` and run with `LIBPREFETCH_CACHE_BUDGET=2M` (512 pages)
+/// and `LIBPREFETCH_CACHE_BUDGET_REPORT=1` in its environment keeps its budget: it reads all
+/// 4,096 pages of a cold 16 MiB file, the budget misses each once, holds at most 512 at exit,
+/// and no more than the budget and one batch of the file stays cached.
+#[test]
+fn a_c_client_linking_the_library_gets_the_budget_from_the_environment() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    let (source, program) = (dir.path().join("client.c"), dir.path().join("client"));
+    fs::write(&source, C_CLIENT).unwrap();
+    let lib_dir = library().parent().unwrap().to_path_buf();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include");
+    let built = Command::new("cc")
+        .arg("-I")
+        .arg(&include)
+        .arg("-o")
+        .arg(&program)
+        .arg(&source)
+        .arg("-L")
+        .arg(&lib_dir)
+        .arg("-lprefetch")
+        .status()
+        .expect("cc (a C compiler) must be installed");
+    assert!(built.success());
+    let data = dir.path().join("data.bin");
+    cold_file(&data, 16 << 20);
+    let run = Command::new(&program)
+        .arg(&data)
+        .env_remove("LD_PRELOAD")
+        .env("LD_LIBRARY_PATH", &lib_dir)
+        .env("LIBPREFETCH_CACHE_BUDGET", "2M")
+        .env("LIBPREFETCH_CACHE_BUDGET_REPORT", "1")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "16777216");
+    let report = String::from_utf8(run.stderr).unwrap();
+    let count = |what: &str| -> u64 {
+        report
+            .split([',', ':'])
+            .find_map(|part| part.trim().strip_suffix(what))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {what:?} in the report: {report:?}"))
+    };
+    assert_eq!(count("pages read"), 4096, "{report}");
+    assert_eq!(count("missed"), 4096, "{report}");
+    assert!(count("held") <= 512, "{report}");
+    assert!(count("dropped") >= 4096 - 512, "{report}");
+    let batch = batch_pages(512) as u64 * PAGE;
+    assert!(cached(&data) <= (2 << 20) + batch, "{report}");
 }
