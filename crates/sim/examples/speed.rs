@@ -11,7 +11,8 @@
 
 use std::time::Instant;
 
-use sim::catalog::{parse_choices, Device};
+use sim::catalog::Device;
+use sim::choice::parse_choices;
 use sim::refstring::Times;
 use sim::sweep::Plan;
 use sim::{find, run_string, RefString, RunSetup, TraceFile};

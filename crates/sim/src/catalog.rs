@@ -30,7 +30,7 @@
 //! part that takes them, whose own constructor checks their keys and values when a run builds
 //! it.
 //!
-//! `REPLACEMENT+PREFETCHER` ([`Choice`]) pairs the replacement of any line (a pair's, or a
+//! `REPLACEMENT+PREFETCHER` ([`Choice`](crate::choice::Choice)) pairs the replacement of any line (a pair's, or a
 //! demand-paging policy's through [`replace::demand`]) with the prefetcher of any pair's line
 //! (or `none`), so a replacement or a prefetcher added with its line pairs with all the others.
 //!
@@ -51,8 +51,6 @@ use crate::metrics::Metrics;
 use crate::policy::{self, PolicyInfo};
 use crate::time::{DiskFetch, Time};
 use crate::SimError;
-
-pub use crate::choice::{parse_choices, prefetcher_names, replacement_names, Choice};
 
 /// A policy's options, `key=value` in the order given.
 pub type Options = [(String, String)];
@@ -603,6 +601,29 @@ pub(crate) fn run_parts(
     Ok(metrics.in_ticks_of(crate::metrics::nanos(tick)))
 }
 
+/// The names that may follow `+`: `none` and every entry that pairs a prefetcher with a
+/// replacement, whose prefetcher it names.
+pub fn prefetcher_names() -> Vec<&'static str> {
+    let pairs = CATALOG
+        .iter()
+        .filter(|e| (e.build)(&[]).is_ok_and(|c| matches!(c.0, Form::Pair(_))));
+    let mut names = vec![NO_PREFETCHER];
+    names.extend(pairs.map(|e| e.name));
+    names
+}
+
+/// The names that may precede `+`: every line whose replacement pairs (a pair's, or a demand
+/// policy's).
+pub fn replacement_names() -> Vec<&'static str> {
+    let pairs = CATALOG
+        .iter()
+        .filter(|e| (e.build)(&[]).is_ok_and(|c| c.replacement().is_ok()));
+    pairs.map(|e| e.name).collect()
+}
+
+/// The prefetcher `+none`: demand fetching.
+pub(crate) const NO_PREFETCHER: &str = "none";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -675,44 +696,6 @@ mod tests {
 
     /// A demand policy paired with no prefetcher (`lru+none`) is the same policy: its misses
     /// on `unit:1` equal its own run's at every size, for each demand policy of the catalog.
-    #[test]
-    fn a_demand_policy_as_a_replacement_misses_as_itself() {
-        use crate::trace::Reference;
-        let mut state = 7u64;
-        let blocks: Vec<u64> = (0..3000)
-            .map(|_| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
-                let u = (state >> 11) as f64 / (1u64 << 53) as f64;
-                (400.0 * u * u) as u64
-            })
-            .collect();
-        let references = || {
-            blocks
-                .iter()
-                .map(|&block| Ok(Reference { block, think: None }))
-        };
-        let workload = Workload::from_references(references(), 4096, false).unwrap();
-        let device = Device::Unit { fetch: 1 };
-        let mut checked = 0;
-        for entry in CATALOG {
-            let Ok(paired) = format!("{}+none", entry.name).parse::<Choice>() else {
-                continue;
-            };
-            let Some(info) = (entry.build)(&[]).unwrap().cao_policy() else {
-                continue;
-            };
-            for capacity in [10, 50, 200] {
-                let pair = paired.configured.pair().unwrap();
-                let pair = run_parts(pair, &workload, capacity, (&device, false)).unwrap();
-                let setup = crate::RunSetup::simplified(capacity, 1);
-                let own = crate::run_stream(info, references(), &setup).unwrap();
-                assert_eq!(pair.misses, own.misses, "{} at {capacity}", entry.name);
-            }
-            checked += 1;
-        }
-        assert!(checked >= 4, "lru, lru-demand, fifo and clock at least");
-    }
-
     #[test]
     fn devices_parse_with_and_without_a_scheduler() {
         assert!(matches!(

@@ -10,33 +10,10 @@
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::catalog::{entry, to, Configured, Entry, Form, CATALOG};
+use crate::catalog::{entry, to, Configured, Entry, Form, NO_PREFETCHER};
 use crate::disksim::prefetch::{self, MakePrefetcher};
 use crate::disksim::Pair;
 use crate::SimError;
-
-/// The names that may follow `+`: `none` and every entry that pairs a prefetcher with a
-/// replacement, whose prefetcher it names.
-pub fn prefetcher_names() -> Vec<&'static str> {
-    let pairs = CATALOG
-        .iter()
-        .filter(|e| (e.build)(&[]).is_ok_and(|c| matches!(c.0, Form::Pair(_))));
-    let mut names = vec![NO_PREFETCHER];
-    names.extend(pairs.map(|e| e.name));
-    names
-}
-
-/// The names that may precede `+`: every line whose replacement pairs (a pair's, or a demand
-/// policy's).
-pub fn replacement_names() -> Vec<&'static str> {
-    let pairs = CATALOG
-        .iter()
-        .filter(|e| (e.build)(&[]).is_ok_and(|c| c.replacement().is_ok()));
-    pairs.map(|e| e.name).collect()
-}
-
-/// The prefetcher `+none`: demand fetching.
-const NO_PREFETCHER: &str = "none";
 
 /// A policy as named on the command line: an entry and its options, and with
 /// `REPLACEMENT+PREFETCHER` the prefetcher paired with the entry's replacement.
@@ -221,5 +198,44 @@ mod tests {
             let error = text.parse::<Choice>().unwrap_err().to_string();
             assert!(error.contains(says), "{text}: {error}");
         }
+    }
+    #[test]
+    fn a_demand_policy_as_a_replacement_misses_as_itself() {
+        use crate::catalog::{run_parts, Device, CATALOG};
+        use crate::disksim::Workload;
+        use crate::trace::Reference;
+        let mut state = 7u64;
+        let blocks: Vec<u64> = (0..3000)
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+                (400.0 * u * u) as u64
+            })
+            .collect();
+        let references = || {
+            blocks
+                .iter()
+                .map(|&block| Ok(Reference { block, think: None }))
+        };
+        let workload = Workload::from_references(references(), 4096, false).unwrap();
+        let device = Device::Unit { fetch: 1 };
+        let mut checked = 0;
+        for entry in CATALOG {
+            let Ok(paired) = format!("{}+none", entry.name).parse::<Choice>() else {
+                continue;
+            };
+            let Some(info) = (entry.build)(&[]).unwrap().cao_policy() else {
+                continue;
+            };
+            for capacity in [10, 50, 200] {
+                let pair = paired.configured.pair().unwrap();
+                let pair = run_parts(pair, &workload, capacity, (&device, false)).unwrap();
+                let setup = crate::RunSetup::simplified(capacity, 1);
+                let own = crate::run_stream(info, references(), &setup).unwrap();
+                assert_eq!(pair.misses, own.misses, "{} at {capacity}", entry.name);
+            }
+            checked += 1;
+        }
+        assert!(checked >= 4, "lru, lru-demand, fifo and clock at least");
     }
 }

@@ -4,7 +4,8 @@
 //! they read the same traces with the same defaults and report the same numbers.
 
 use crate::cache_size::CacheSize;
-use crate::catalog::{self, Choice, Device};
+use crate::catalog::{self, Device};
+use crate::choice::{self, Choice};
 use crate::refstring::{RefString, Times};
 use crate::sweep::Plan;
 use crate::time::Time;
@@ -181,6 +182,6 @@ impl Options {
                 item => item.to_string(),
             })
             .collect();
-        catalog::parse_choices(&expanded.join(","))
+        choice::parse_choices(&expanded.join(","))
     }
 }

@@ -232,8 +232,8 @@ pub fn catalog_table() -> String {
         out,
         "\nAny replacement pairs with any prefetcher as REPLACEMENT+PREFETCHER: left of `+`, \
          a demand policy or a pair's replacement ({}); right of it, {}.",
-        crate::choice::replacement_names().join(", "),
-        crate::choice::prefetcher_names().join(", ")
+        crate::catalog::replacement_names().join(", "),
+        crate::catalog::prefetcher_names().join(", ")
     );
     out
 }

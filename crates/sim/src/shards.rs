@@ -31,7 +31,8 @@ use rayon::prelude::*;
 use rustc_hash::FxHasher;
 use serde::Serialize;
 
-use crate::catalog::{run_parts, Choice, Device, Form};
+use crate::catalog::{run_parts, Device, Form};
+use crate::choice::Choice;
 use crate::disksim::Workload;
 use crate::future::Future;
 use crate::refstring::RefString;

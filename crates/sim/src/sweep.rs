@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::catalog::{run_parts, Choice, Device, Form};
+use crate::catalog::{run_parts, Device, Form};
+use crate::choice::Choice;
 use crate::disksim::Workload;
 use crate::future::Future;
 use crate::metrics::Metrics;

@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use sim::catalog::{parse_choices, Choice, Device, CATALOG};
+use sim::catalog::{Device, CATALOG};
+use sim::choice::{parse_choices, Choice};
 use sim::sweep::Plan;
 use sim::TraceFile;
 

@@ -6,7 +6,8 @@
 //! The replacement alone is checked block by block in `plan::evict::dulo`.
 
 use proptest::prelude::*;
-use sim::catalog::{parse_choices, Device};
+use sim::catalog::Device;
+use sim::choice::parse_choices;
 use sim::sweep::Plan;
 use sim::TraceFile;
 

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use sim::catalog::{prefetcher_names, replacement_names, Choice};
+use sim::catalog::{prefetcher_names, replacement_names};
+use sim::choice::Choice;
 use sim::disksim::engine::{run, Parts};
 use sim::disksim::iosched::Plain;
 use sim::disksim::prefetch::{none, planner, readahead, reorder, Disk, PrefetchSetup};

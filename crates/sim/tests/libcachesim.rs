@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use sim::catalog::{parse_choices, Device};
+use sim::catalog::Device;
+use sim::choice::parse_choices;
 use sim::sweep::Plan;
 use sim::{find, run_stream, RunSetup, TraceFile};
 
