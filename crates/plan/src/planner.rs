@@ -689,6 +689,7 @@ impl Planner {
         if pages > self.config.request_cost_pages {
             self.config.request_cost_pages = pages;
             self.aimd = self.aimd.with_growth(growth_factor(pages));
+            self.readahead.raise_request_cost(pages);
         }
     }
 
@@ -700,6 +701,8 @@ impl Planner {
     pub fn raise_readahead_pages(&mut self, pages: u64) {
         if self.config.schedule == Schedule::ByShape {
             self.readahead.raise_window(pages);
+            self.readahead
+                .raise_request_cost(self.config.request_cost_pages);
         }
     }
 
