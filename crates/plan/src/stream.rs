@@ -146,8 +146,11 @@ pub struct Stream {
 /// Where the advice stands, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ahead {
-    /// First byte of the first window advised since the pattern was seen.
+    /// First byte of the first window advised since the pattern was seen (while none was, the
+    /// end of the kernel's windows followed so far: only advised pages are probed).
     from: u64,
+    /// Some window was advised since the pattern was seen.
+    advised: bool,
     /// First byte of the last window advised: a read reaching it advises the next window.
     trigger: u64,
     /// One past the last byte advised (for a strided stream: the next record's start).
@@ -311,11 +314,17 @@ impl Stream {
                 )
             }
         };
-        let from = self.ahead.map_or(start, |ahead| ahead.from);
+        let advised = self.ahead.is_some_and(|ahead| ahead.advised);
+        let from = match self.ahead {
+            Some(ahead) if advised => ahead.from,
+            _ if kernels => end,
+            _ => start,
+        };
         self.ahead = Some(Ahead {
             from,
             trigger: start,
             end,
+            advised: advised || !kernels,
         });
         if kernels {
             return Vec::new();
