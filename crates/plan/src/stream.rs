@@ -32,18 +32,13 @@
 //! **The kernel's own read-ahead.** TR840's slow start replaces the kernel's read-ahead, whose
 //! windows it starts from (16 pages). Here the kernel's read-ahead stays on: a sequential reader
 //! already gets windows of the device's `read_ahead_kb` (32 pages on FUSE and by default) from
-//! the kernel. Advice of a slow-start depth up to that window ([`Stream::with_kernel_window`])
-//! would only cut the kernel's requests into fragments and cost a switch of its own, so those
-//! windows are left to the kernel: the stream follows them as the reader consumes them (they
-//! set where the next window starts and when it is due) but advises nothing, and the first
-//! window advised, of twice the kernel's, comes when the reader reaches the kernel's largest.
-//! Slow start thus still doubles only on what the reader consumed, which is what keeps its
-//! waste on a short stream within what the stream read (TR840 section 3.2). Skipping those
-//! depths instead, the first advice of 64 pages followed two reads, and on the simulator's
-//! `multi1` and `multi2` traces (st3500320as, caches of 130-1,705 blocks) `cp` left up to six
-//! times as many prefetched blocks unused as Linux's read-ahead and took up to 2.4x its time.
-//! A stream whose evictions cap its depth at the kernel's window or below advises nothing
-//! either: there the kernel's read-ahead is all that memory holds.
+//! the kernel, the first at its first read. Advice of a slow-start depth up to that window
+//! ([`Stream::with_kernel_window`]) would only cut the kernel's requests into fragments and cost
+//! a switch of its own, so slow start skips those depths: with a kernel window of 32 pages the
+//! depths advised are 64, 128, then the target. (Skipping 64 too, as the kernel's current and
+//! ahead windows together cover it, saved 16 readers on the emulated IBM drive one switch per
+//! 4 MiB file, but the first windows of 64 readers then filled the device's queue at once and
+//! cost them most of their gain.)
 //!
 //! **A full device queue.** A window goes out only while the device's queue has room for it
 //! ([`Probes::queue_has_room`]: the stream's last advice did not wait for room, and no advice is
@@ -146,11 +141,8 @@ pub struct Stream {
 /// Where the advice stands, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ahead {
-    /// First byte of the first window advised since the pattern was seen (while none was, the
-    /// end of the kernel's windows followed so far: only advised pages are probed).
+    /// First byte of the first window advised since the pattern was seen.
     from: u64,
-    /// Some window was advised since the pattern was seen.
-    advised: bool,
     /// First byte of the last window advised: a read reaching it advises the next window.
     trigger: u64,
     /// One past the last byte advised (for a strided stream: the next record's start).
@@ -300,9 +292,10 @@ impl Stream {
         }
         self.relax_cap(target);
         let limit = self.cap.map_or(target, |cap| cap.min(target));
-        let depth = self.slow.next_depth(limit);
-        let starved = self.cap.is_some_and(|cap| cap <= self.kernel_window);
-        let kernels = depth <= self.kernel_window && (depth < limit || starved);
+        let mut depth = self.slow.next_depth(limit);
+        while depth <= self.kernel_window && depth < limit {
+            depth = self.slow.next_depth(limit);
+        }
         let (ranges, end) = match self.pattern {
             Some(Pattern::Strided { stride, len }) => self.records(start, stride, len, depth),
             _ => {
@@ -314,21 +307,12 @@ impl Stream {
                 )
             }
         };
-        let advised = self.ahead.is_some_and(|ahead| ahead.advised);
-        let from = match self.ahead {
-            Some(ahead) if advised => ahead.from,
-            _ if kernels => end,
-            _ => start,
-        };
+        let from = self.ahead.map_or(start, |ahead| ahead.from);
         self.ahead = Some(Ahead {
             from,
             trigger: start,
             end,
-            advised: advised || !kernels,
         });
-        if kernels {
-            return Vec::new();
-        }
         clip(ranges, file_size.div_ceil(self.page_size))
     }
 
@@ -417,7 +401,7 @@ mod tests {
 
     /// On a device whose kernel read-ahead window is 32 pages, the depths of 16 and 32 pages are
     /// the kernel's already: the first window advised is 64 pages, then 128, then the target; a
-    /// target below the kernel's window is advised as soon as the pattern is seen.
+    /// target below the kernel's window is advised at once.
     #[test]
     fn slow_start_skips_the_depths_the_kernel_reads_ahead_itself() {
         let depths = |target: u64| {
@@ -432,13 +416,11 @@ mod tests {
         };
         assert_eq!(depths(132)[..4], [64, 128, 132, 132]);
         assert_eq!(depths(20)[..3], [20, 20, 20]);
-        // The windows of 16 and 32 pages are the kernel's, advised by nobody but followed as
-        // the reader consumes them: the first advice, of 64 pages, comes at the fourth read.
         let mut stream = Stream::new(PAGE).with_kernel_window(32);
-        let got: Vec<Vec<Range<u64>>> = (1..5)
-            .map(|i| stream.on_read(i * READ, READ, BIG, 126, &mut Roomy).advise)
-            .collect();
-        assert_eq!(got, vec![vec![], vec![], vec![], vec![96..160]]);
+        let first = stream.on_read(READ, READ, BIG, 126, &mut Roomy);
+        assert!(first.advise.is_empty());
+        let first = stream.on_read(2 * READ, READ, BIG, 126, &mut Roomy);
+        assert_eq!(first.advise, vec![48..112]);
     }
 
     /// The reader never catches up with the advice, and the advice never runs more than two
@@ -559,30 +541,6 @@ mod tests {
         assert_eq!(depths[after..after + 5], [66, 82, 98, 114, 130]);
         assert_eq!(depths[after + 5], 132);
         assert_eq!(stream.cap(), None);
-    }
-
-    /// A stream whose evictions cap its depth at the kernel's window advises nothing: the
-    /// kernel's read-ahead covers that much; advice resumes once clean windows lift the cap.
-    #[test]
-    fn a_cap_within_the_kernels_window_leaves_the_stream_to_the_kernel() {
-        let mut stream = Stream::new(PAGE).with_kernel_window(32);
-        let mut advised = Vec::new();
-        for (i, (offset, len)) in sequential(120).into_iter().enumerate() {
-            let mut probes = Fake {
-                missing: vec![if (10..40).contains(&i) { 4 } else { 0 }],
-                ..Fake::default()
-            };
-            let step = stream.on_read(offset, len, BIG, 132, &mut probes);
-            let pages: u64 = step.advise.iter().map(|r| r.end - r.start).sum();
-            advised.push((i, pages, stream.cap()));
-        }
-        let starved: Vec<_> = advised
-            .iter()
-            .filter(|&&(_, pages, cap)| cap.is_some_and(|c| c <= 32) && pages > 0)
-            .collect();
-        assert!(starved.is_empty(), "{starved:?}");
-        assert!(advised.iter().any(|&(i, _, cap)| i > 20 && cap == Some(16)));
-        assert!(advised.iter().any(|&(i, pages, _)| i > 60 && pages > 32));
     }
 
     /// The probe is asked only about pages the stream advised, and only once per read.
