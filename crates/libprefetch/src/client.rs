@@ -318,7 +318,9 @@ impl Client {
             Some(bytes) => bytes,
         };
         let cost_pages = profile.map_or(0, |p| p.request_cost_pages(self.inner.page_size));
+        let readahead = crate::device::readahead_pages(fd, self.inner.page_size);
         let mut state = self.inner.lock_state();
+        state.planner.raise_readahead_pages(readahead);
         state.planner.limit_advice_bytes(limit);
         state.planner.limit_infill_bytes(infill);
         state.planner.raise_request_cost_pages(cost_pages);

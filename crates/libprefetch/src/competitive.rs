@@ -206,7 +206,7 @@ impl Streams {
 
 impl Tracked {
     fn new(fd: RawFd, file: FileId, page_size: u64) -> Tracked {
-        let kernel_window = kernel_window_pages(fd, page_size);
+        let kernel_window = crate::device::readahead_pages(fd, page_size);
         Tracked {
             file,
             stream: Stream::new(page_size).with_kernel_window(kernel_window),
@@ -284,17 +284,6 @@ impl Tracked {
             waited.store(slept, Ordering::Release);
         })
     }
-}
-
-/// The kernel's read-ahead window on `fd`'s device (`read_ahead_kb`), in pages; 0 if sysfs
-/// does not say.
-fn kernel_window_pages(fd: RawFd, page_size: u64) -> u64 {
-    let Some((major, minor)) = crate::device::device_of(fd) else {
-        return 0;
-    };
-    crate::rawio::read_to_string(format!("/sys/class/bdi/{major}:{minor}/read_ahead_kb").as_str())
-        .and_then(|text| text.trim().parse::<u64>().ok())
-        .map_or(0, |kib| (kib << 10) / page_size)
 }
 
 /// What a stream's read asks about its file and device.

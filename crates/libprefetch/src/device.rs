@@ -31,6 +31,16 @@ pub fn willneed_limit(fd: RawFd) -> u64 {
     }
 }
 
+/// The kernel's read-ahead window on `fd`'s device (`read_ahead_kb`), in
+/// pages of `page_size` bytes; 0 if sysfs does not say.
+pub(crate) fn readahead_pages(fd: RawFd, page_size: u64) -> u64 {
+    let Some((major, minor)) = device_of(fd) else {
+        return 0;
+    };
+    read_kib(&format!("/sys/class/bdi/{major}:{minor}/read_ahead_kb"))
+        .map_or(0, |bytes| bytes / page_size.max(1))
+}
+
 /// The usable profile of the device holding `fd`'s file: stored and not
 /// stale for the file's mount (`profile.rs`).
 pub fn profile(fd: RawFd) -> Option<crate::profile::DeviceProfile> {

@@ -290,4 +290,43 @@ mod tests {
             assert_eq!(DeviceProfile::from_text(text), None, "{text:?}");
         }
     }
+
+    proptest::proptest! {
+        /// A device whose near request costs nothing gets no infill, however
+        /// slow its far requests and whatever the list: the planner, given
+        /// the profile's gap, fetches listed pages only.
+        #[test]
+        fn a_free_near_request_fills_no_gap(
+            request_seconds in 0.0f64..0.05,
+            bytes_per_second in 1e6f64..1e10,
+            pages in proptest::collection::vec(0u64..2048, 1..400),
+        ) {
+            use plan::{Entry, Mode, PageKey, Planner, PlannerConfig};
+            let device = DeviceProfile {
+                request_seconds,
+                near_request_seconds: Some(0.0),
+                bytes_per_second,
+                mount_id: None,
+            };
+            proptest::prop_assert_eq!(device.infill_gap_bytes(), 0);
+            let mut planner = Planner::new(PlannerConfig {
+                infill_bytes: device.infill_gap_bytes(),
+                request_cost_pages: device.request_cost_pages(4096),
+                ..PlannerConfig::default()
+            });
+            let key = |page| PageKey { fd: 3, page };
+            let entries: Vec<Entry> = pages.iter().map(|&p| Entry { key: key(p), mark: false }).collect();
+            planner.request(&entries, Mode::SET);
+            let listed: std::collections::HashSet<u64> = pages.iter().copied().collect();
+            for &page in &pages {
+                for range in planner.plan_round().fetch {
+                    for fetched in range.start..range.start + range.len {
+                        proptest::prop_assert!(listed.contains(&fetched), "page {fetched} is a gap");
+                    }
+                }
+                planner.on_read(key(page), true);
+            }
+            proptest::prop_assert_eq!(planner.stats().infill_pages, 0);
+        }
+    }
 }

@@ -14,6 +14,8 @@
 //! - [`competitive`]: competitive prefetching's depth and break-even gap.
 //! - [`evict`]: replacement orders (DULO, FAST 2005, sections 3-4; CLOCK; LRU;
 //!   drop-behind) and the page-cache budget that keeps a program's pages in one.
+//! - [`readahead`]: the listed pages the kernel's read-ahead serves itself,
+//!   which the planner leaves to it.
 //! - [`planner`]: the state machine that ties them together per client.
 //! - [`recording`]: the text format of `prefetch record`'s recordings.
 //! - [`stream`]: sequential and strided streams of unmodified readers, and the windows
@@ -27,6 +29,7 @@ pub mod held;
 pub mod min_ahead;
 pub mod planner;
 pub mod ranges;
+pub mod readahead;
 pub mod recording;
 pub mod stream;
 pub mod window;

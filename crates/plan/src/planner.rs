@@ -226,6 +226,11 @@
 //! Now a budget lowered by less than the reserve only gives back pages
 //! fetched ahead.
 //!
+//! Under `by-shape`, a page deeper into a run of adjacent pages than the
+//! kernel's read-ahead window is left to the kernel, which reads such runs
+//! ahead in large requests by itself ([`crate::readahead`],
+//! [`Planner::raise_readahead_pages`]).
+//!
 //! Infill fills a gap between two pages to fetch when it is at most the
 //! device's break-even gap ([`PlannerConfig::infill_bytes`]) and the
 //! budget has room for its pages; infill pages are the first dropped.
@@ -279,6 +284,7 @@ use crate::ranges::{
     clook_from, merge_with_infill, merge_within_room, reverse_access_runs, split_long, GapPage,
     PageRange,
 };
+use crate::readahead::ReadAhead;
 use crate::window::Window;
 
 /// Conservative: MIN runs this many budgets' worth of entries ahead of the
@@ -601,6 +607,11 @@ pub struct Planner {
     held: Held,
     /// MIN run ahead (conservative).
     min: MinAhead,
+    /// The run pages left to the kernel's read-ahead (window, aggressive).
+    readahead: ReadAhead,
+    /// A read showed that the kernel does not read ahead: the next round
+    /// advises the pages left to it.
+    take_back: bool,
     /// Position at the last round (aggressive: the next is due a batch later).
     last_round_at: u64,
     /// Conservative: distinct pages the window indexes ahead (the largest
@@ -652,6 +663,8 @@ impl Planner {
             round_pending: None,
             held: Held::default(),
             min: MinAhead::default(),
+            readahead: ReadAhead::default(),
+            take_back: false,
             last_round_at: 0,
             lookahead_pages: 0,
             epoch_end: None,
@@ -676,6 +689,20 @@ impl Planner {
         if pages > self.config.request_cost_pages {
             self.config.request_cost_pages = pages;
             self.aimd = self.aimd.with_growth(growth_factor(pages));
+            self.readahead.raise_request_cost(pages);
+        }
+    }
+
+    /// Raises the kernel's read-ahead window to `pages` (never lowers it):
+    /// a page deeper than that into a run of adjacent pages is left to the
+    /// kernel ([`crate::readahead`]); 0, the default, leaves nothing. Only
+    /// under `by-shape`: a schedule chosen by name advises every page, as
+    /// its paper does.
+    pub fn raise_readahead_pages(&mut self, pages: u64) {
+        if self.config.schedule == Schedule::ByShape {
+            self.readahead.raise_window(pages);
+            self.readahead
+                .raise_request_cost(self.config.request_cost_pages);
         }
     }
 
@@ -743,11 +770,16 @@ impl Planner {
     /// was in memory when the read arrived.
     pub fn on_read(&mut self, key: PageKey, resident: bool) -> (Verdict, ReadOutcome) {
         let verdict = self.locate(key);
+        let refused = self.readahead.on_read(key, resident);
+        self.take_back |= refused;
         let evicted = self.held.on_read(key, resident);
         if evicted {
             self.note_premature_eviction();
         }
-        let mut outcome = ReadOutcome::default();
+        let mut outcome = ReadOutcome {
+            start_round: refused,
+            ..ReadOutcome::default()
+        };
         match verdict {
             Verdict::Diverged => {
                 self.stats.divergences += 1;
@@ -1099,19 +1131,35 @@ impl Planner {
         let window = self.window.get_or_insert_with(Window::default);
         let slide = window.slide(&self.list, budget, self.list_replaced);
         self.list.keep_from(window.first_indexed());
+        let deep = self
+            .readahead
+            .scan(&self.list, window.start, window.end, self.list_replaced);
         self.list_replaced = false;
+        let held = &mut self.held;
         let mut wanted: Vec<PageKey> = slide
             .entered
             .into_iter()
-            .filter(|&key| self.held.fetch(key, Role::Listed))
+            .filter(|&key| deep.binary_search(&key).is_err() && held.fetch(key, Role::Listed))
             .collect();
         for key in slide.left {
             self.held.set_role(key, Role::Stale);
         }
         // Pages of the previous window were advised already; they need it
-        // again only if some were found evicted.
+        // again only if some were found evicted (the kernel's read-ahead
+        // reads its own again).
         if self.evicted_this_round && self.schedule == Schedule::Window {
             wanted = window.pages(&self.list);
+            wanted.retain(|&key| !self.readahead.is_left(key));
+        }
+        if std::mem::take(&mut self.take_back) {
+            let ahead = window.pages(&self.list);
+            let held = &mut self.held;
+            wanted.extend(
+                self.readahead
+                    .take_back(ahead)
+                    .into_iter()
+                    .filter(|&key| held.fetch(key, Role::Listed)),
+            );
         }
         let mut drops = Vec::new();
         let keep = (self.aimd.keep_limit() / self.config.page_size).max(budget);
