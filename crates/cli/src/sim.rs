@@ -47,7 +47,7 @@ pub struct SimArgs {
     fetch_time_from_trace: bool,
     /// Policies, comma-separated, each `NAME` or `NAME:key=value,...` (see --list), or "all"
     /// (every policy of Cao's but the exact `optimal`). Eviction policies, with libCacheSim's
-    /// defaults and miss counts: sieve, s3fifo, arc, 2q, slru, lruk, lfu, lfuda
+    /// defaults and miss counts: sieve, s3fifo, arc, 2q, slru, lruk, lfu, lfuda, wtinylfu
     #[arg(long = "policy", num_args = 1.., default_values_t = ["all".to_string()])]
     policies: Vec<String>,
     /// List every policy with its paper section and options, and exit
