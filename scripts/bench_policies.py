@@ -10,7 +10,7 @@ measures the wait for a core), the ratios libCacheSim / prefetch of both, and bo
 ratios (equal for the policies the simulator matches exactly).
 
     python3 -m venv venv && venv/bin/pip install libcachesim numpy
-    venv/bin/python scripts/bench_policies.py [TRACE [CACHE [ROUNDS]]]
+    venv/bin/python scripts/bench_policies.py [TRACE [CACHE [ROUNDS [POLICY,...]]]]
 
 Without TRACE it writes a 10M-request zipf trace (alpha 1, 1M objects, seeded) to
 /var/tmp/zipf-10m.oracleGeneral.bin, as scripts/bench_speed.sh does.
@@ -38,6 +38,7 @@ SHARED = {
     "lfu": "LFU",
     "lfuda": "LFUDA",
     "lruk": "LRUK",
+    "wtinylfu": "WTinyLFU",
 }
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,6 +88,10 @@ def main():
     trace = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/var/tmp/zipf-10m.oracleGeneral.bin")
     cache = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    policies = sys.argv[4].split(",") if len(sys.argv) > 4 else list(SHARED)
+    unknown = [p for p in policies if p not in SHARED]
+    if unknown:
+        sys.exit(f"bench_policies.py: unknown policy {', '.join(unknown)}; known: {', '.join(SHARED)}")
     if not trace.exists():
         zipf_trace(trace)
     binary = ROOT / "target" / "release" / "prefetch"
@@ -96,7 +101,7 @@ def main():
     print("| policy | wall s, libCacheSim / sim | ratio | CPU s, libCacheSim / sim | ratio "
           "| miss ratio, libCacheSim / sim |")
     print("|---|---:|---:|---:|---:|---|")
-    for policy in SHARED:
+    for policy in policies:
         theirs, ours = [], []
         for _ in range(rounds):
             theirs.append(libcachesim(policy, trace, cache))

@@ -370,6 +370,17 @@ pub const CATALOG: &[Entry] = &[
         },
     ),
     line(
+        "wtinylfu",
+        "W-TinyLFU, ACM TOS'17 s3-4 (libCacheSim WTinyLFU)",
+        "window=0.01",
+        |o| {
+            pair(
+                replace::wtinylfu::Options::parse(&to("wtinylfu", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
+    line(
         "lruk",
         "LRU-K, SIGMOD'93 s2.1 (libCacheSim LRUK)",
         "k=2",

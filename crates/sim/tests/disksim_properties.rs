@@ -188,6 +188,10 @@ impl Replacement for Watched {
         seen.ceiling_now = ceiling as u64;
         Some(ceiling)
     }
+
+    fn owes_eviction(&self) -> bool {
+        self.inner.owes_eviction()
+    }
 }
 
 /// Runs `pair` with its replacement watched; what it saw.

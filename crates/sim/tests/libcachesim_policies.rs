@@ -26,6 +26,7 @@ const CHECKED: &[(&str, f64)] = &[
     ("lfuda", 0.0),
     ("slru", 0.0),
     ("lruk", 0.0),
+    ("wtinylfu", 0.0),
 ];
 
 #[test]

@@ -81,6 +81,14 @@ impl Policy<'_> {
         }
     }
 
+    /// [`Replacement::owes_eviction`] for a pair; a policy deciding at idle owes none.
+    pub fn owes_eviction(&self) -> bool {
+        match self {
+            Policy::Pair(pair) => pair.replacement.owes_eviction(),
+            Policy::AtIdle(_) => false,
+        }
+    }
+
     /// [`Replacement::remove`] for a pair; a policy deciding at idle drops nothing.
     pub fn remove(&mut self, block: DiskBlock) -> bool {
         match self {
@@ -207,6 +215,10 @@ mod tests {
         }
         fn prefetch_ceiling(&self) -> Option<usize> {
             Some(7)
+        }
+
+        fn owes_eviction(&self) -> bool {
+            false
         }
     }
 

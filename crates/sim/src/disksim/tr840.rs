@@ -316,6 +316,10 @@ impl Replacement for Thrashing {
     fn prefetch_ceiling(&self) -> Option<usize> {
         self.inner.prefetch_ceiling()
     }
+
+    fn owes_eviction(&self) -> bool {
+        self.inner.owes_eviction()
+    }
 }
 
 /// The paper's estimate of the optimal throughput (s5.2, "competitiveness assessment"):

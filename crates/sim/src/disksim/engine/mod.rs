@@ -450,6 +450,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         }
         let pending = entry.pending();
         self.parts.policy.on_hit(disk_block, touch);
+        while self.parts.policy.owes_eviction() && self.evict_one(now, disk_block) {}
         (true, pending)
     }
 
@@ -624,31 +625,38 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         }
     }
 
-    /// Evicts until `incoming` fits: the victim of the fetch decided last (decisions at idle),
-    /// or the policy's choice.
+    /// Evicts until one more block fits and the policy owes no eviction; `incoming` is the
+    /// block about to enter (after a hit: the block hit, see `Replacement::evict`).
     fn make_room(&mut self, now: Duration, incoming: DiskBlock) {
-        while self.cache.len() >= self.config.cache_blocks {
-            let victim = match self.at_idle {
-                true => self.sight.victim.take().map(u64::from),
-                false => self.parts.policy.evict(now, incoming),
-            };
-            let Some(victim) = victim else {
-                return;
-            };
-            if let Some(entry) = self.cache.remove(victim) {
-                let unused = entry.unused_prefetch();
-                self.metrics.unused_prefetches += u64::from(unused);
-                self.unreferenced -= usize::from(unused);
-                if let Policy::Pair(pair) = &mut self.parts.policy {
-                    if let Some(file_block) = self.files.file_block(victim) {
-                        pair.on_evict(file_block, unused);
-                    }
+        while (self.cache.len() >= self.config.cache_blocks || self.parts.policy.owes_eviction())
+            && self.evict_one(now, incoming)
+        {}
+    }
+
+    /// Evicts one block: the victim of the fetch decided last (decisions at idle), or the
+    /// policy's choice; false if there is none.
+    fn evict_one(&mut self, now: Duration, incoming: DiskBlock) -> bool {
+        let victim = match self.at_idle {
+            true => self.sight.victim.take().map(u64::from),
+            false => self.parts.policy.evict(now, incoming),
+        };
+        let Some(victim) = victim else {
+            return false;
+        };
+        if let Some(entry) = self.cache.remove(victim) {
+            let unused = entry.unused_prefetch();
+            self.metrics.unused_prefetches += u64::from(unused);
+            self.unreferenced -= usize::from(unused);
+            if let Policy::Pair(pair) = &mut self.parts.policy {
+                if let Some(file_block) = self.files.file_block(victim) {
+                    pair.on_evict(file_block, unused);
                 }
             }
-            if let Some(next) = self.parts.policy.likely_victim() {
-                self.cache.warm(u64::from(next));
-            }
         }
+        if let Some(next) = self.parts.policy.likely_victim() {
+            self.cache.warm(u64::from(next));
+        }
+        true
     }
 
     /// Starts requests while the disk has a free actuator and the scheduler offers one.

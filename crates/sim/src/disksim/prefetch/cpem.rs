@@ -503,6 +503,10 @@ impl Replacement for Cpem {
     fn prefetch_ceiling(&self) -> Option<usize> {
         Some(self.ceiling.pages() as usize)
     }
+
+    fn owes_eviction(&self) -> bool {
+        false
+    }
 }
 
 /// The paper's threshold of CPEM's adjustments, in percent (the default of option `threshold`).

@@ -93,6 +93,10 @@ impl Replacement for Arc {
         None
     }
 
+    fn owes_eviction(&self) -> bool {
+        false
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         self.missed_in = Ghost::None;
         if let Some(node) = self.lists.find(block) {

@@ -34,6 +34,10 @@ impl Replacement for Clock {
         None
     }
 
+    fn owes_eviction(&self) -> bool {
+        false
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         self.young.insert(block);
     }

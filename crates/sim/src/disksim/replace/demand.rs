@@ -150,6 +150,11 @@ impl Replacement for Demand {
     fn prefetch_ceiling(&self) -> Option<usize> {
         None
     }
+
+    /// Cao's demand policies make one slot per eviction and never evict on a hit.
+    fn owes_eviction(&self) -> bool {
+        false
+    }
 }
 
 /// A demand-paging policy of the catalog, as a replacement: checked when the pair is named.

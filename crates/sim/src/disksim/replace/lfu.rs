@@ -22,6 +22,10 @@ impl Replacement for Lfu {
         None
     }
 
+    fn owes_eviction(&self) -> bool {
+        false
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         if let Some(freq) = self.0.freq(block) {
             self.0.set(block, freq + 1);

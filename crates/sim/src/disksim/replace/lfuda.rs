@@ -42,6 +42,10 @@ impl Replacement for Lfuda {
         None
     }
 
+    fn owes_eviction(&self) -> bool {
+        false
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         let Some(old) = self.keys.freq(block) else {
             return;

@@ -24,6 +24,10 @@ impl Replacement for Lru {
         None
     }
 
+    fn owes_eviction(&self) -> bool {
+        false
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         self.0.hit(block);
     }

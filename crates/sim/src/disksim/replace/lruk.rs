@@ -59,6 +59,10 @@ impl Replacement for LruK {
         None
     }
 
+    fn owes_eviction(&self) -> bool {
+        false
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         self.now += 1;
         let Some(times) = self.history.get_mut(&block) else {

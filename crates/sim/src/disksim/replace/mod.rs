@@ -25,6 +25,7 @@ pub mod slru;
 #[cfg(test)]
 mod testing;
 pub mod twoq;
+pub mod wtinylfu;
 
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -53,7 +54,8 @@ pub struct Touch {
 /// order, and no call may fail. What the engine guarantees: `on_hit` names a block it holds
 /// (cached or in flight), `on_insert` a block it does not hold and for which it has made room,
 /// `remove` a block it holds; `on_miss` comes before the room is made for a block and its
-/// `on_insert`; `evict` is called only when the cache is full. What the policy
+/// `on_insert`; `evict` is called only when the cache is full or the policy owes an eviction
+/// ([`Replacement::owes_eviction`]). What the policy
 /// MUST do: after `on_insert(b)` hold `b` until `evict` returns it or `remove(b)` answers true,
 /// and never return from `evict` a block it does not hold.
 pub trait Replacement {
@@ -67,8 +69,10 @@ pub trait Replacement {
     /// A block entered the cache (the engine has made room): it MUST hold it from now on.
     fn on_insert(&mut self, block: DiskBlock, how: Touch);
     /// The cache is full and `incoming` is about to enter it (ARC's and 2Q's victims depend on
-    /// whether it is in their history): it MUST choose a victim, forget it and return it; `None`
-    /// only if it holds nothing (the engine then stops making room).
+    /// whether it is in their history), or the policy owes an eviction
+    /// ([`Replacement::owes_eviction`]) after a hit, and `incoming` is the block hit: it MUST
+    /// choose a victim, forget it and return it; `None` only if it holds nothing (the engine
+    /// then stops making room).
     fn evict(&mut self, now: Duration, incoming: DiskBlock) -> Option<DiskBlock>;
     /// The held blocks from the most to the least protected end (the papers' "MRU end on the
     /// left"), for tests and traces; it MUST NOT change the order.
@@ -81,6 +85,12 @@ pub trait Replacement {
     /// prefetch cache in blocks, which the prefetcher is told with every access so that it can
     /// cap its depth; `None` for a policy without one.
     fn prefetch_ceiling(&self) -> Option<usize>;
+    /// Whether it has chosen to evict more now, though the cache may have room: after any
+    /// call that made it true (`on_hit`, `evict`), the engine calls [`Replacement::evict`]
+    /// until it answers false. False for policies that make exactly one slot per eviction and
+    /// never evict on a hit; SLRU (and W-TinyLFU's main SLRU) owes one when a hit cools its
+    /// lowest segment over size, as libCacheSim's `SLRU_cool` evicts.
+    fn owes_eviction(&self) -> bool;
 }
 
 /// What a replacement constructor is told about the cache.

@@ -112,6 +112,10 @@ impl Replacement for S3Fifo {
         None
     }
 
+    fn owes_eviction(&self) -> bool {
+        false
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         if let Some(node) = self.queues.find(block) {
             self.queues.get_mut(node).freq += 1;

@@ -38,6 +38,10 @@ impl Replacement for Sieve {
         None
     }
 
+    fn owes_eviction(&self) -> bool {
+        false
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         if let Some(node) = self.queue.find(block) {
             self.queue.get_mut(node).flag = true;

@@ -37,11 +37,15 @@ impl Replay {
         for &block in blocks {
             if self.held.contains(&block) {
                 policy.on_hit(block, touch());
+                while policy.owes_eviction() {
+                    let victim = policy.evict(Duration::ZERO, block).expect("an owed victim");
+                    assert!(self.held.remove(&victim), "evicted {victim}, not held");
+                }
                 continue;
             }
             misses += 1;
             policy.on_miss(block, touch());
-            while self.held.len() >= self.capacity {
+            while self.held.len() >= self.capacity || policy.owes_eviction() {
                 let victim = policy
                     .evict(Duration::ZERO, block)
                     .expect("a full cache has a victim");

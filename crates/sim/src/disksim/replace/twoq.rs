@@ -50,6 +50,10 @@ impl Replacement for TwoQ {
         None
     }
 
+    fn owes_eviction(&self) -> bool {
+        false
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         if let Some(node) = self.queues.find(block) {
             if self.queues.get(node).list == AM {

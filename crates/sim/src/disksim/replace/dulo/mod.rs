@@ -43,6 +43,10 @@ impl Replacement for Dulo {
         None
     }
 
+    fn owes_eviction(&self) -> bool {
+        false
+    }
+
     fn on_hit(&mut self, block: DiskBlock, _how: Touch) {
         self.0.hit(block);
     }
