@@ -147,9 +147,7 @@ impl Replacement for Arc {
     }
 
     fn order(&self) -> Vec<DiskBlock> {
-        let mut order = self.lists.blocks(T2);
-        order.extend(self.lists.blocks(T1));
-        order
+        self.lists.blocks_of(&[T2, T1])
     }
 
     fn remove(&mut self, block: DiskBlock) -> bool {

@@ -161,6 +161,24 @@ impl Queues {
         }
     }
 
+    /// Removes `block` unless it is absent or only remembered in the history list `ghost`;
+    /// true if it was removed (a replacement's `remove`).
+    pub fn remove_held(&mut self, block: DiskBlock, ghost: u8) -> bool {
+        match self.find(block) {
+            Some(node) if self.get(node).list != ghost => {
+                self.remove(node);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The blocks of `lists`, each from head to tail, in the order the lists are named (a
+    /// replacement's `order`, most protected list first).
+    pub fn blocks_of(&self, lists: &[u8]) -> Vec<DiskBlock> {
+        lists.iter().flat_map(|&list| self.blocks(list)).collect()
+    }
+
     /// The blocks of `list` from head to tail.
     pub fn blocks(&self, list: u8) -> Vec<DiskBlock> {
         let mut out = Vec::with_capacity(self.len(list));

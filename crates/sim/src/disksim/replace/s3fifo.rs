@@ -154,19 +154,11 @@ impl Replacement for S3Fifo {
     }
 
     fn order(&self) -> Vec<DiskBlock> {
-        let mut order = self.queues.blocks(MAIN);
-        order.extend(self.queues.blocks(SMALL));
-        order
+        self.queues.blocks_of(&[MAIN, SMALL])
     }
 
     fn remove(&mut self, block: DiskBlock) -> bool {
-        match self.queues.find(block) {
-            Some(node) if self.queues.get(node).list != GHOST => {
-                self.queues.remove(node);
-                true
-            }
-            _ => false,
-        }
+        self.queues.remove_held(block, GHOST)
     }
 }
 

@@ -95,19 +95,11 @@ impl Replacement for TwoQ {
     }
 
     fn order(&self) -> Vec<DiskBlock> {
-        let mut order = self.queues.blocks(AM);
-        order.extend(self.queues.blocks(A1IN));
-        order
+        self.queues.blocks_of(&[AM, A1IN])
     }
 
     fn remove(&mut self, block: DiskBlock) -> bool {
-        match self.queues.find(block) {
-            Some(node) if self.queues.get(node).list != A1OUT => {
-                self.queues.remove(node);
-                true
-            }
-            _ => false,
-        }
+        self.queues.remove_held(block, A1OUT)
     }
 }
 
