@@ -12,7 +12,8 @@
 //! at the last eviction, moved up to the next non-empty key (up to the largest key a hit has
 //! made) when a hit or an eviction empties the list of key L; a hit adds the L of that moment.
 //! Deviations: where that bookkeeping leaves L on an empty list (libCacheSim then fails), the
-//! smallest key held leaves.
+//! smallest key held leaves. Keys saturate at `u64::MAX`: a hit adds L, so on long traces (the
+//! shipped `sprite` trace) keys outgrow 64 bits, where libCacheSim's signed keys overflow.
 
 use std::time::Duration;
 
@@ -31,7 +32,10 @@ pub struct Lfuda {
 impl Lfuda {
     /// Moves L to the smallest non-empty key above it, up to the largest key a hit made.
     fn update_min(&mut self) {
-        if let Some((freq, _)) = self.keys.first_in(self.min_freq + 1, self.max_freq) {
+        if let Some((freq, _)) = self
+            .keys
+            .first_in(self.min_freq.saturating_add(1), self.max_freq)
+        {
             self.min_freq = freq;
         }
     }
@@ -50,7 +54,7 @@ impl Replacement for Lfuda {
         let Some(old) = self.keys.freq(block) else {
             return;
         };
-        let new = old + self.min_freq;
+        let new = old.saturating_add(self.min_freq);
         self.max_freq = self.max_freq.max(new);
         self.keys.remove(block);
         if self.min_freq == old && self.keys.is_empty_at(old) {
@@ -62,7 +66,7 @@ impl Replacement for Lfuda {
     fn on_miss(&mut self, _block: DiskBlock, _how: Touch) {}
 
     fn on_insert(&mut self, block: DiskBlock, _how: Touch) {
-        self.keys.set(block, self.min_freq + 1);
+        self.keys.set(block, self.min_freq.saturating_add(1));
     }
 
     fn evict(&mut self, _now: Duration, _incoming: DiskBlock) -> Option<DiskBlock> {
