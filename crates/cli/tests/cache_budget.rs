@@ -342,7 +342,11 @@ fn a_c_client_linking_the_library_gets_the_budget_from_the_environment() {
     let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
     let (source, program) = (dir.path().join("client.c"), dir.path().join("client"));
     fs::write(&source, C_CLIENT).unwrap();
-    let lib_dir = library().parent().unwrap().to_path_buf();
+    // The soname the program records, beside the library cargo built (cargo makes no such link).
+    let lib_dir = dir.path().join("lib");
+    fs::create_dir(&lib_dir).unwrap();
+    std::os::unix::fs::symlink(library(), lib_dir.join("libprefetch.so")).unwrap();
+    std::os::unix::fs::symlink(library(), lib_dir.join("libprefetch.so.0")).unwrap();
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include");
     let built = Command::new("cc")
         .arg("-I")
