@@ -5,7 +5,9 @@
 //! wrong budget in the environment is refused with one line and the program runs as without;
 //! `prefetch sim --policy dulo` on a recording of the alternating program (`scripts/alternate.c`)
 //! predicts the live budget's misses within 5%, and `--policy lru` those of `--cache-policy lru`;
-//! a C client linked with `-lprefetch` (no preload) takes the budget from its environment.
+//! a C client linked with `-lprefetch` (no preload) takes the budget from its environment;
+//! victims in a file the program closed are dropped without losing the program's POSIX lock on
+//! it; pages brought in through `mmap` are neither counted nor dropped (the stated limit).
 //!
 //! Follows DULO (FAST'05) sections 3-4 through `plan::evict`. The reader sets
 //! `POSIX_FADV_RANDOM`, so the kernel reads only the pages it asks for and every cached page of
@@ -373,17 +375,162 @@ fn a_c_client_linking_the_library_gets_the_budget_from_the_environment() {
     assert!(run.status.success(), "{run:?}");
     assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "16777216");
     let report = String::from_utf8(run.stderr).unwrap();
-    let count = |what: &str| -> u64 {
-        report
-            .split([',', ':'])
-            .find_map(|part| part.trim().strip_suffix(what))
-            .and_then(|n| n.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {what:?} in the report: {report:?}"))
-    };
+    let count = |what: &str| report_count(&report, what);
     assert_eq!(count("pages read"), 4096, "{report}");
     assert_eq!(count("missed"), 4096, "{report}");
     assert!(count("held") <= 512, "{report}");
     assert!(count("dropped") >= 4096 - 512, "{report}");
     let batch = batch_pages(512) as u64 * PAGE;
     assert!(cached(&data) <= (2 << 20) + batch, "{report}");
+}
+
+/// Reads `a.bin` (4 MiB) through one descriptor, takes a POSIX lock on it through a second,
+/// closes the first, reads `b.bin` (16 MiB), prints `read` and waits for a line on its stdin.
+const CLOSER: &str = "import fcntl, os, sys\n\
+def read_all(name):\n\
+\x20   fd = os.open(name, os.O_RDONLY)\n\
+\x20   os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)\n\
+\x20   while os.read(fd, 1 << 20):\n\
+\x20       pass\n\
+\x20   return fd\n\
+a = read_all('a.bin')\n\
+locker = os.open('a.bin', os.O_RDWR)\n\
+fcntl.lockf(locker, fcntl.LOCK_EX)\n\
+os.close(a)\n\
+read_all('b.bin')\n\
+print('read', flush=True)\n\
+sys.stdin.readline()\n";
+
+/// The closed-file case: under an `lru` budget of 4 MiB, the pages of a 4 MiB file leave as a
+/// 16 MiB file is read after the program closed the descriptor that read it. The budget opens
+/// the file again to drop them, and the POSIX lock the program holds on it through another
+/// descriptor survives (closing any descriptor of a file in the program's file table would
+/// release it).
+#[test]
+fn victims_in_a_closed_file_are_dropped_and_the_programs_lock_stays() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    let (a, b) = (dir.path().join("a.bin"), dir.path().join("b.bin"));
+    cold_file(&a, 4 << 20);
+    cold_file(&b, 16 << 20);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args([
+            "run",
+            "--cache-budget",
+            "4M",
+            "--cache-policy",
+            "lru",
+            "--library",
+        ])
+        .arg(library())
+        .args(["--", "/usr/bin/python3", "-c", CLOSER])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 (Debian's /usr/bin/python3) must be installed");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(
+        lines.next().expect("the program stopped early").unwrap(),
+        "read"
+    );
+    let left = cached(&a);
+    let lock = lock_holder(&a);
+    writeln!(stdin, "go").unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(left, 0, "{left} bytes of the closed file still cached");
+    assert_eq!(lock, Some(child.id() as libc::pid_t), "the program's lock");
+}
+
+/// The process holding a write lock on `path`, as `F_GETLK` sees it from here.
+fn lock_holder(path: &Path) -> Option<libc::pid_t> {
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    // SAFETY: an all-zero flock is a valid value; F_GETLK fills it in.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: F_GETLK with a valid flock on an open descriptor.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut lock) };
+    assert_eq!(rc, 0, "F_GETLK");
+    (lock.l_type != libc::F_UNLCK as libc::c_short).then_some(lock.l_pid)
+}
+
+/// Touches every page of `m.bin` through a read-only mapping (unless given `skip`), unmaps it,
+/// reads `r.bin`, prints `read` and waits for a line on its stdin.
+const MAPPER: &str = "import mmap, os, sys\n\
+if sys.argv[1] != 'skip':\n\
+\x20   m = mmap.mmap(os.open('m.bin', os.O_RDONLY), 0, prot=mmap.PROT_READ)\n\
+\x20   m.madvise(mmap.MADV_RANDOM)\n\
+\x20   sum(m[i] for i in range(0, len(m), 4096))\n\
+\x20   m.close()\n\
+fd = os.open('r.bin', os.O_RDONLY)\n\
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)\n\
+while os.read(fd, 1 << 20):\n\
+\x20   pass\n\
+print('read', flush=True)\n\
+sys.stdin.readline()\n";
+
+/// The mapped-pages limit: pages a program brings in through `mmap` are neither counted nor
+/// dropped by the budget. Under a 2 MiB budget the program maps and touches all 8 MiB of one
+/// file, unmaps it, then reads 8 MiB of another: all of the mapped file stays cached while the
+/// read one is kept to the budget, and the budget counts as many pages read as when the program
+/// skips the mapping.
+#[test]
+fn pages_brought_in_through_mmap_are_neither_counted_nor_dropped() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    let (mapped, read) = (dir.path().join("m.bin"), dir.path().join("r.bin"));
+    cold_file(&mapped, 8 << 20);
+    let mut counted = Vec::new();
+    for touch in ["touch", "skip"] {
+        cold_file(&read, 8 << 20);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+            .args(["run", "--cache-budget", "2M", "--library"])
+            .arg(library())
+            .args(["--", "/usr/bin/python3", "-c", MAPPER, touch])
+            .env("LIBPREFETCH_CACHE_BUDGET_REPORT", "1")
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("python3 (Debian's /usr/bin/python3) must be installed");
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        assert_eq!(
+            lines.next().expect("the program stopped early").unwrap(),
+            "read"
+        );
+        let (kept_mapped, kept_read) = (cached(&mapped), cached(&read));
+        writeln!(stdin, "go").unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success());
+        let budget = (2 << 20) + batch_pages(512) as u64 * PAGE;
+        assert!(
+            kept_read <= budget,
+            "{kept_read} bytes of the read file cached"
+        );
+        if touch == "touch" {
+            assert_eq!(kept_mapped, 8 << 20, "the mapped file's pages");
+        }
+        let report = String::from_utf8(output.stderr).unwrap();
+        counted.push(report_count(&report, "pages read"));
+    }
+    assert_eq!(
+        counted[0], counted[1],
+        "pages read with and without the mapping"
+    );
+}
+
+/// The count `what` (`pages read`, `missed`, `dropped`, `held`) in the budget's report line
+/// (`LIBPREFETCH_CACHE_BUDGET_REPORT=1`).
+fn report_count(report: &str, what: &str) -> u64 {
+    report
+        .split([',', ':'])
+        .find_map(|part| part.trim().strip_suffix(what))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {what:?} in the report: {report:?}"))
 }

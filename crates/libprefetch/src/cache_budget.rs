@@ -14,10 +14,12 @@
 //!    this read.
 //! 3. The victims, in runs of adjacent pages per file, are dropped through the descriptor that
 //!    last read the file (a run continuing the file's previous one starts inside it, so that
-//!    the large folio straddling their boundary goes too, see [`FOLIO_BYTES`]), after checking it still names that file, and only if `cachestat`
-//!    says the run holds no dirty page and none under writeback: the budget never starts a
-//!    writeback and never drops data not yet on disk. Without `cachestat` (Linux before 6.5,
-//!    or a file the kernel will not report on) nothing is dropped.
+//!    the large folio straddling their boundary goes too, see [`FOLIO_BYTES`]) if it still
+//!    names that file, or else, the program having closed it, through a descriptor opened again
+//!    by the path the file had at its first read (`cache_budget_closed.rs`), and only if
+//!    `cachestat` says the run holds no dirty page and none under writeback: the budget never
+//!    starts a writeback and never drops data not yet on disk. Without `cachestat` (Linux
+//!    before 6.5, or a file the kernel will not report on) nothing is dropped.
 //!
 //! With `LIBPREFETCH_CACHE_BUDGET_REPORT=1` the process prints, as it exits, one line on stderr
 //! with the pages it read, missed (not held by the budget: what `prefetch sim --policy dulo`
@@ -34,16 +36,18 @@
 //! kernel still evicts on its own when memory runs short first (a memory cgroup smaller than
 //! the budget), and pages are counted only once read (the kernel's read-ahead past the program
 //! is not, until read; mmapped pages are not seen, see `observe.rs`). Sequences are formed from
-//! file offsets, not physical extents. Pages of a file whose every descriptor the program
-//! closed cannot be dropped any more and are left to the kernel.
+//! file offsets, not physical extents. Pages of a file the program closed and then renamed or
+//! unlinked cannot be dropped any more and are left to the kernel.
 
 use std::collections::HashMap;
+use std::ffi::CString;
 use std::ops::Range;
 use std::os::fd::RawFd;
 use std::sync::{Mutex, OnceLock};
 
 use plan::evict::budget::{batch_pages, block_of, runs, Budget};
 
+use crate::cache_budget_closed::{drop_runs, path_of, ClosedRun};
 use crate::descriptors::FileId;
 use crate::filestat::FileStat;
 use crate::residency::cachestat;
@@ -55,11 +59,13 @@ pub(crate) const POLICY_VARIABLE: &str = crate::variables::CACHE_POLICY.name;
 /// With `1`, the process prints the budget's counts on stderr as it exits (one line).
 const REPORT_VARIABLE: &str = crate::variables::CACHE_BUDGET_REPORT.name;
 
-/// The largest folio the page cache builds from read-ahead (a PMD, 2 MiB on x86-64).
-/// `DONTNEED` leaves a folio that straddles either end of its range, so a run that continues
-/// the file's previous dropped run starts up to this far inside it, taking the folio that
-/// straddled their boundary (measured: 3 MiB runs behind `dd bs=1M` on ext4 left 2 MiB of
-/// every 6 MiB cached without it, nothing with it).
+/// The largest folio the page cache builds from read-ahead (a PMD, 2 MiB on x86-64), which
+/// sits at a multiple of its size in the file. `DONTNEED` leaves a folio that straddles either
+/// end of its range, so a run starts at the multiple of this size below it when the budget
+/// holds none of the pages in between (dropped before, or never read), taking the folio that
+/// straddled the run's start. Measured on ext4: 3 MiB runs behind `dd bs=1M` left 2 MiB of
+/// every 6 MiB cached without it; 1 MiB runs at offsets not a multiple of 1 MiB (behind reads
+/// of 8 or 10 KiB, as `tar` makes) left nearly every page cached.
 const FOLIO_BYTES: u64 = 2 << 20;
 
 /// The budget of this process, once started.
@@ -80,8 +86,11 @@ struct Known {
     id: FileId,
     /// The descriptor that read it last.
     fd: RawFd,
-    /// The last run of pages dropped.
-    dropped: Range<u64>,
+    /// Its path at its first read, to open it again once the program closed it.
+    path: Option<CString>,
+    /// The end of the furthest page read: unheld pages below it were read and dropped (or
+    /// skipped), those above may be the kernel's read-ahead the program is about to read.
+    read_end: u64,
 }
 
 /// A budget as the variables describe it: pages and the order's name.
@@ -152,25 +161,43 @@ fn start(config: &BudgetConfig) -> bool {
     };
     let started = STATE.set(Mutex::new(state)).is_ok();
     if started && std::env::var_os(REPORT_VARIABLE).is_some_and(|v| v == "1") {
-        // SAFETY: registers a plain extern "C" fn without arguments.
-        unsafe { libc::atexit(report) };
+        // A copy of stderr, close-on-exec: programs that close stderr in their own exit
+        // handler (coreutils' `close_stdout`, run before this earlier-registered one: `dd`,
+        // `tar`) would otherwise lose the line. Numbered high, out of the way of the numbers
+        // programs pick (a shell's `exec 3<`), and checked to name the same file at exit.
+        // SAFETY: fcntl duplicates a descriptor; the result is checked.
+        let copy = unsafe { libc::fcntl(2, libc::F_DUPFD_CLOEXEC, 100) };
+        let copied = FileId::of(copy).map(|id| (copy, id));
+        if copied.is_some_and(|copied| REPORT_TO.set(copied).is_ok()) {
+            // SAFETY: registers a plain extern "C" fn without arguments.
+            unsafe { libc::atexit(report) };
+        }
     }
     started
 }
 
+/// The copy of stderr the report goes to, and the file it named.
+static REPORT_TO: OnceLock<(RawFd, FileId)> = OnceLock::new();
+
 /// Prints the budget's counts in pages on stderr (at exit, when asked for).
 extern "C" fn report() {
-    let Some(Ok(state)) = STATE.get().map(Mutex::try_lock) else {
+    let (Some(Ok(state)), Some(&(fd, id))) = (STATE.get().map(Mutex::try_lock), REPORT_TO.get())
+    else {
         return;
     };
+    if FileId::of(fd) != Some(id) {
+        return;
+    }
     let stats = state.budget.stats();
-    eprintln!(
-        "libprefetch: cache budget: {} pages read, {} missed, {} dropped, {} held",
+    let line = format!(
+        "libprefetch: cache budget: {} pages read, {} missed, {} dropped, {} held\n",
         stats.hits + stats.misses,
         stats.misses,
         stats.evicted,
         state.budget.len()
     );
+    // SAFETY: writes a buffer of its length to a descriptor of this library's own.
+    unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
 }
 
 /// The program is about to read `[offset, end)` of `fd`, the file `file`.
@@ -181,23 +208,43 @@ pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
     let id = FileId::from(file);
     let number = state.number(id, fd);
     let page = state.page_size;
+    let known = &mut state.files[number as usize];
+    known.read_end = known.read_end.max(end.div_ceil(page));
     let pages = block_of(number, offset / page)..block_of(number, end.div_ceil(page));
     let victims = state.budget.read(pages);
+    let mut closed = Vec::new();
     for (number, run) in runs(&victims) {
-        let known = &mut state.files[number as usize];
-        let start = match known.dropped.end == run.start {
-            true => known
-                .dropped
-                .start
-                .max(run.start.saturating_sub(FOLIO_BYTES / page)),
-            false => run.start,
-        };
-        drop_clean(known.fd, known.id, start * page, (run.end - start) * page);
-        known.dropped = run;
+        let known = &state.files[number as usize];
+        let run = state.folio_widened(number, run, known.read_end);
+        let (offset, len) = (run.start * page, (run.end - run.start) * page);
+        match (FileId::of(known.fd) == Some(known.id), &known.path) {
+            (true, _) => drop_clean(known.fd, known.id, offset, len),
+            (false, Some(path)) => closed.push(ClosedRun {
+                id: known.id,
+                path: path.clone(),
+                offset,
+                len,
+            }),
+            (false, None) => {}
+        }
     }
+    drop_runs(&closed, drop_clean);
 }
 
 impl State {
+    /// `run` of file `number`, widened to the boundaries of the largest folio around its
+    /// ends ([`FOLIO_BYTES`]) where the pages in between are read (below `read_end`) and not
+    /// held: those went before, and the folio straddling the run's end goes with them.
+    fn folio_widened(&self, number: u32, run: Range<u64>, read_end: u64) -> Range<u64> {
+        let folio = FOLIO_BYTES / self.page_size;
+        let free = |pages: Range<u64>| !pages.into_iter().any(|p| self.budget.holds(block_of(number, p)));
+        let floor = run.start / folio * folio;
+        let ceiling = run.end.div_ceil(folio) * folio;
+        let start = if free(floor..run.start) { floor } else { run.start };
+        let end = if ceiling <= read_end && free(run.end..ceiling) { ceiling } else { run.end };
+        start..end
+    }
+
     /// The number of file `id`, given at its first read; remembers `fd` as its descriptor.
     fn number(&mut self, id: FileId, fd: RawFd) -> u32 {
         if let Some(&number) = self.numbers.get(&id) {
@@ -209,7 +256,8 @@ impl State {
         self.files.push(Known {
             id,
             fd,
-            dropped: 0..0,
+            path: path_of(fd),
+            read_end: 0,
         });
         number
     }

@@ -22,6 +22,7 @@
 mod advice;
 mod advice_thread;
 mod cache_budget;
+mod cache_budget_closed;
 pub mod capi;
 mod client;
 mod competitive;

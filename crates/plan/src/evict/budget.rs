@@ -110,6 +110,11 @@ impl Budget {
         victims
     }
 
+    /// True if `page` is held.
+    pub fn holds(&self, page: Block) -> bool {
+        self.cached.contains(&page)
+    }
+
     /// Pages held.
     pub fn len(&self) -> usize {
         self.cached.len()

@@ -1,0 +1,77 @@
+#!/bin/sh
+# The copy-beside-a-service benchmark of docs/cache-budget.md: a backup (`tar cf` of one large
+# file) runs beside a service reading random 4 KiB pages of its working set (scripts/service.c),
+# both in one memory cgroup. Modes, alternated, RUNS times each:
+#   alone      the service without the copy (for as long as the stock copy took last)
+#   stock      the copy as it is (the kernel's LRU)
+#   budget     the copy under `prefetch run --cache-budget BUDGET` (dulo)
+#   dropclose  the copy, then its source and archive dropped at the end (`vmtouch -e`), as the
+#              `nocache` preload does at close()
+# Prints, per run: mode, the copy's seconds, the service's reads/s, misses (reads that found
+# their page not cached), p50 and p99 latency, and the budget's page counts; then medians.
+#
+# Usage: scripts/bench_copy_beside.sh READDIR WRITEDIR [LIMIT=256M] [BUDGET=16M] [RUNS=3]
+#   READDIR holds ws.bin (the working set) and src.bin (the copy's source); for the emulated
+#   disk give the mount point (its backing directory must hold them). The archive goes to
+#   WRITEDIR (on this machine's disk) and is deleted after each run. Needs root (cgroup v1
+#   memory controller at /sys/fs/cgroup/memory, or v2) and vmtouch.
+set -eu
+dir=$1; out=$2; limit=${3:-256M}; budget=${4:-16M}; runs=${5:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+prefetch=${PREFETCH:-$here/../target/release/prefetch}
+bin=$(mktemp -d /tmp/copy-beside-bench-XXXXXX)
+cc -O2 -o "$bin/service" "$here/service.c"
+if [ -d /sys/fs/cgroup/memory ]; then
+    group=/sys/fs/cgroup/memory/copy-beside-bench-$$
+    mkdir "$group"; echo "$limit" > "$group/memory.limit_in_bytes"
+else
+    group=/sys/fs/cgroup/copy-beside-bench-$$
+    mkdir "$group"; echo "$limit" > "$group/memory.max"
+fi
+trap 'rmdir "$group"; rm -rf "$bin" "$out/archive.tar"' EXIT
+ingroup() { sh -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$group" "$@"; }
+alone_for=10
+one() {  # one run: MODE
+    mode=$1
+    vmtouch -qe "$dir/ws.bin" "$dir/src.bin"
+    ingroup "$bin/service" "$dir/ws.bin" > "$bin/service.out" &
+    service=$!
+    until grep -q ready "$bin/service.out"; do sleep 0.1; done
+    start=$(date +%s.%N)
+    pages=-
+    case $mode in
+    alone) sleep "$alone_for" ;;
+    stock|dropclose) ingroup tar cf "$out/archive.tar" -C "$dir" src.bin ;;
+    budget)
+        LIBPREFETCH_CACHE_BUDGET_REPORT=1 ingroup "$prefetch" run --cache-budget "$budget" -- \
+            tar cf "$out/archive.tar" -C "$dir" src.bin 2> "$bin/budget.err"
+        pages=$(grep -o '[0-9]* pages read, [0-9]* missed, [0-9]* dropped' "$bin/budget.err" |
+            awk '{print $1 "r/" $4 "m/" $6 "d"}') ;;
+    esac
+    [ "$mode" = dropclose ] && vmtouch -qe "$dir/src.bin" "$out/archive.tar"
+    end=$(date +%s.%N)
+    kill -TERM "$service"; wait "$service"
+    seconds=$(echo "$end - $start" | bc)
+    [ "$mode" = stock ] && alone_for=$seconds
+    rm -f "$out/archive.tar"
+    echo "$mode $seconds $(tail -1 "$bin/service.out" |
+        awk '{print $8, $4, $10, $12}') $pages"
+}
+results=$(mktemp)
+echo "mode copy-s service-reads/s service-misses p50-us p99-us budget-pages(read/missed/dropped)"
+for run in $(seq "$runs"); do
+    for mode in stock alone budget dropclose; do
+        one "$mode" | tee -a "$results"
+    done
+done
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo "| mode | copy (s) | service reads/s | service misses | p50 (us) | p99 (us) |"
+echo "|---|---:|---:|---:|---:|---:|"
+for mode in alone stock budget dropclose; do
+    row="| $mode"
+    for col in 2 3 4 5 6; do
+        row="$row | $(awk -v m="$mode" -v c="$col" '$1 == m {print $c}' "$results" | median)"
+    done
+    echo "$row |"
+done
+rm "$results"
