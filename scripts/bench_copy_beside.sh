@@ -13,8 +13,9 @@
 # Usage: scripts/bench_copy_beside.sh READDIR WRITEDIR [LIMIT=256M] [BUDGET=16M] [RUNS=3]
 #   READDIR holds ws.bin (the working set) and src.bin (the copy's source); for the emulated
 #   disk give the mount point (its backing directory must hold them). The archive goes to
-#   WRITEDIR (on this machine's disk) and is deleted after each run. Needs root (cgroup v1
-#   memory controller at /sys/fs/cgroup/memory, or v2) and vmtouch.
+#   WRITEDIR (on this machine's disk) and is deleted after each run; with WRITEDIR `-` it is
+#   streamed through a pipe to `cat > /dev/null` instead, as a backup sent to another machine.
+#   Needs root (cgroup v1 memory controller at /sys/fs/cgroup/memory, or v2) and vmtouch.
 set -eu
 dir=$1; out=$2; limit=${3:-256M}; budget=${4:-16M}; runs=${5:-3}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,32 +29,46 @@ else
     group=/sys/fs/cgroup/copy-beside-bench-$$
     mkdir "$group"; echo "$limit" > "$group/memory.max"
 fi
-trap 'rmdir "$group"; rm -rf "$bin" "$out/archive.tar"' EXIT
+service=
+trap '[ -z "$service" ] || kill "$service" 2>/dev/null; wait; rmdir "$group"; rm -rf "$bin"' EXIT
 ingroup() { sh -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$group" "$@"; }
+archive=$out/archive.tar
+[ "$out" = - ] && archive=
+copy() {  # the copy, with what to run it under in front
+    if [ -z "$archive" ]; then
+        ingroup "$@" sh -c 'tar cf - -C "$0" src.bin | cat > /dev/null' "$dir"
+    else
+        ingroup "$@" tar cf "$archive" -C "$dir" src.bin
+    fi
+}
 alone_for=10
 one() {  # one run: MODE
     mode=$1
     vmtouch -qe "$dir/ws.bin" "$dir/src.bin"
-    ingroup "$bin/service" "$dir/ws.bin" > "$bin/service.out" &
+    # started directly (not through a function, which would fork a subshell): $! is the
+    # service once the shell execs it
+    sh -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$group" "$bin/service" "$dir/ws.bin" \
+        > "$bin/service.out" &
     service=$!
     until grep -q ready "$bin/service.out"; do sleep 0.1; done
     start=$(date +%s.%N)
     pages=-
     case $mode in
     alone) sleep "$alone_for" ;;
-    stock|dropclose) ingroup tar cf "$out/archive.tar" -C "$dir" src.bin ;;
+    stock|dropclose) copy ;;
     budget)
-        LIBPREFETCH_CACHE_BUDGET_REPORT=1 ingroup "$prefetch" run --cache-budget "$budget" -- \
-            tar cf "$out/archive.tar" -C "$dir" src.bin 2> "$bin/budget.err"
+        LIBPREFETCH_CACHE_BUDGET_REPORT=1 copy "$prefetch" run --cache-budget "$budget" -- \
+            2> "$bin/budget.err"
+        # one line per process under the library (a shell, tar): tar's reads the most
         pages=$(grep -o '[0-9]* pages read, [0-9]* missed, [0-9]* dropped' "$bin/budget.err" |
-            awk '{print $1 "r/" $4 "m/" $6 "d"}') ;;
+            sort -n | tail -1 | awk '{print $1 "r/" $4 "m/" $6 "d"}') ;;
     esac
-    [ "$mode" = dropclose ] && vmtouch -qe "$dir/src.bin" "$out/archive.tar"
+    [ "$mode" = dropclose ] && vmtouch -qe "$dir/src.bin" $archive
     end=$(date +%s.%N)
-    kill -TERM "$service"; wait "$service"
+    kill -TERM "$service"; wait "$service"; service=
     seconds=$(echo "$end - $start" | bc)
     [ "$mode" = stock ] && alone_for=$seconds
-    rm -f "$out/archive.tar"
+    [ -z "$archive" ] || rm -f "$archive"
     echo "$mode $seconds $(tail -1 "$bin/service.out" |
         awk '{print $8, $4, $10, $12}') $pages"
 }

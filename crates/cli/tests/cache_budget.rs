@@ -384,8 +384,9 @@ fn a_c_client_linking_the_library_gets_the_budget_from_the_environment() {
     assert!(cached(&data) <= (2 << 20) + batch, "{report}");
 }
 
-/// Reads `a.bin` (4 MiB) through one descriptor, takes a POSIX lock on it through a second,
-/// closes the first, reads `b.bin` (16 MiB), prints `read` and waits for a line on its stdin.
+/// Reads `a.bin` (4 MiB) and closes it, takes a POSIX lock on it through a new descriptor
+/// (another number: `/dev/null` takes the closed one), reads `b.bin` (16 MiB), prints `read`
+/// and waits for a line on its stdin.
 const CLOSER: &str = "import fcntl, os, sys\n\
 def read_all(name):\n\
 \x20   fd = os.open(name, os.O_RDONLY)\n\
@@ -393,10 +394,10 @@ def read_all(name):\n\
 \x20   while os.read(fd, 1 << 20):\n\
 \x20       pass\n\
 \x20   return fd\n\
-a = read_all('a.bin')\n\
+os.close(read_all('a.bin'))\n\
+spare = os.open('/dev/null', os.O_RDONLY)\n\
 locker = os.open('a.bin', os.O_RDWR)\n\
 fcntl.lockf(locker, fcntl.LOCK_EX)\n\
-os.close(a)\n\
 read_all('b.bin')\n\
 print('read', flush=True)\n\
 sys.stdin.readline()\n";
