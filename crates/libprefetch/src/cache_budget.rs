@@ -237,11 +237,23 @@ impl State {
     /// held: those went before, and the folio straddling the run's end goes with them.
     fn folio_widened(&self, number: u32, run: Range<u64>, read_end: u64) -> Range<u64> {
         let folio = FOLIO_BYTES / self.page_size;
-        let free = |pages: Range<u64>| !pages.into_iter().any(|p| self.budget.holds(block_of(number, p)));
+        let free = |pages: Range<u64>| {
+            !pages
+                .into_iter()
+                .any(|p| self.budget.holds(block_of(number, p)))
+        };
         let floor = run.start / folio * folio;
         let ceiling = run.end.div_ceil(folio) * folio;
-        let start = if free(floor..run.start) { floor } else { run.start };
-        let end = if ceiling <= read_end && free(run.end..ceiling) { ceiling } else { run.end };
+        let start = if free(floor..run.start) {
+            floor
+        } else {
+            run.start
+        };
+        let end = if ceiling <= read_end && free(run.end..ceiling) {
+            ceiling
+        } else {
+            run.end
+        };
         start..end
     }
 
