@@ -7,7 +7,8 @@
 //! predicts the live budget's misses within 5%, and `--policy lru` those of `--cache-policy lru`;
 //! a C client linked with `-lprefetch` (no preload) takes the budget from its environment;
 //! victims in a file the program closed are dropped without losing the program's POSIX lock on
-//! it; pages brought in through `mmap` are neither counted nor dropped (the stated limit).
+//! it; pages brought in through `mmap` are neither counted nor dropped (the stated limit); a
+//! reader with the kernel's read-ahead on (large folios) leaves no more than the budget cached.
 //!
 //! Follows DULO (FAST'05) sections 3-4 through `plan::evict`. The reader sets
 //! `POSIX_FADV_RANDOM`, so the kernel reads only the pages it asks for and every cached page of
@@ -535,4 +536,41 @@ fn report_count(report: &str, what: &str) -> u64 {
         .find_map(|part| part.trim().strip_suffix(what))
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no {what:?} in the report: {report:?}"))
+}
+
+/// Reads `data.bin` to its end in reads of 10 KiB (as `tar` does), with the kernel's
+/// read-ahead on.
+const SMALL_READER: &str = "import os\n\
+fd = os.open('data.bin', os.O_RDONLY)\n\
+while os.read(fd, 10240):\n\
+\x20   pass\n";
+
+/// Large folios: with read-ahead on, the kernel caches a sequential reader's pages in folios of
+/// up to 2 MiB, and `DONTNEED` leaves a folio that straddles an end of its range. Reads of
+/// 10 KiB under an `lru` budget of 4 MiB make runs of victims that start and end inside
+/// folios; widened to the folios' boundaries, they leave no more than the budget, one batch and
+/// one folio of a 64 MiB file cached (unwidened, nearly all of it stayed).
+#[test]
+fn a_reader_with_read_ahead_leaves_no_folios_behind() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    let data = dir.path().join("data.bin");
+    cold_file(&data, 64 << 20);
+    let status = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args([
+            "run",
+            "--cache-budget",
+            "4M",
+            "--cache-policy",
+            "lru",
+            "--library",
+        ])
+        .arg(library())
+        .args(["--", "/usr/bin/python3", "-c", SMALL_READER])
+        .current_dir(dir.path())
+        .status()
+        .expect("python3 (Debian's /usr/bin/python3) must be installed");
+    assert!(status.success());
+    let left = cached(&data);
+    let most = (4 << 20) + batch_pages(1024) as u64 * PAGE + (2 << 20);
+    assert!(left <= most, "{left} bytes cached, at most {most} expected");
 }
