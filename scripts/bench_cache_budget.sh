@@ -17,13 +17,8 @@ bin=$(mktemp -d /tmp/cache-budget-bench-XXXXXX)
 cc -O2 -o "$bin/alternate" "$here/alternate.c"
 [ -f "$dir/seq.bin" ] || head -c 64M /dev/urandom > "$dir/seq.bin"
 [ -f "$dir/rand.bin" ] || head -c 256M /dev/urandom > "$dir/rand.bin"
-if [ -d /sys/fs/cgroup/memory ]; then
-    group=/sys/fs/cgroup/memory/cache-budget-bench-$$
-    mkdir "$group"; echo "$limit" > "$group/memory.limit_in_bytes"
-else
-    group=/sys/fs/cgroup/cache-budget-bench-$$
-    mkdir "$group"; echo "$limit" > "$group/memory.max"
-fi
+. "$here/memory_cgroup.sh"
+memory_cgroup cache-budget-bench "$limit"
 trap 'rmdir "$group"; rm -r "$bin"' EXIT
 cold() {
     python3 -c "import os, sys

@@ -22,13 +22,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 prefetch=${PREFETCH:-$here/../target/release/prefetch}
 bin=$(mktemp -d /tmp/copy-beside-bench-XXXXXX)
 cc -O2 -o "$bin/service" "$here/service.c"
-if [ -d /sys/fs/cgroup/memory ]; then
-    group=/sys/fs/cgroup/memory/copy-beside-bench-$$
-    mkdir "$group"; echo "$limit" > "$group/memory.limit_in_bytes"
-else
-    group=/sys/fs/cgroup/copy-beside-bench-$$
-    mkdir "$group"; echo "$limit" > "$group/memory.max"
-fi
+. "$here/memory_cgroup.sh"
+memory_cgroup copy-beside-bench "$limit"
 service=
 trap '[ -z "$service" ] || kill "$service" 2>/dev/null; wait; rmdir "$group"; rm -rf "$bin"' EXIT
 ingroup() { sh -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$group" "$@"; }

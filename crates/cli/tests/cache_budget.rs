@@ -22,7 +22,7 @@ use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 
 use plan::evict::budget::batch_pages;
 
@@ -415,34 +415,47 @@ fn victims_in_a_closed_file_are_dropped_and_the_programs_lock_stays() {
     let (a, b) = (dir.path().join("a.bin"), dir.path().join("b.bin"));
     cold_file(&a, 4 << 20);
     cold_file(&b, 16 << 20);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_prefetch"))
-        .args([
-            "run",
-            "--cache-budget",
-            "4M",
-            "--cache-policy",
-            "lru",
-            "--library",
-        ])
-        .arg(library())
-        .args(["--", "/usr/bin/python3", "-c", CLOSER])
-        .current_dir(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 (Debian's /usr/bin/python3) must be installed");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    assert_eq!(
-        lines.next().expect("the program stopped early").unwrap(),
-        "read"
+    let mut child = run_python(
+        dir.path(),
+        &["--cache-budget", "4M", "--cache-policy", "lru"],
+        CLOSER,
+        &[],
     );
+    let mut stdin = wait_for_read(&mut child);
     let left = cached(&a);
     let lock = lock_holder(&a);
     writeln!(stdin, "go").unwrap();
     assert!(child.wait().unwrap().success());
     assert_eq!(left, 0, "{left} bytes of the closed file still cached");
     assert_eq!(lock, Some(child.id() as libc::pid_t), "the program's lock");
+}
+
+/// `prefetch run ARGS -- python3 -c SCRIPT SCRIPT_ARGS` in `dir`, with the budget's report on
+/// and stdin, stdout and stderr piped.
+fn run_python(dir: &Path, args: &[&str], script: &str, script_args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .arg("run")
+        .args(args)
+        .arg("--library")
+        .arg(library())
+        .args(["--", "/usr/bin/python3", "-c", script])
+        .args(script_args)
+        .env("LIBPREFETCH_CACHE_BUDGET_REPORT", "1")
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 (Debian's /usr/bin/python3) must be installed")
+}
+
+/// Waits for the program's `read` line; gives its stdin, to let it go on.
+fn wait_for_read(child: &mut Child) -> ChildStdin {
+    let stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = lines.next().expect("the program stopped early").unwrap();
+    assert_eq!(line, "read");
+    stdin
 }
 
 /// The process holding a write lock on `path`, as `F_GETLK` sees it from here.
@@ -490,23 +503,8 @@ fn pages_brought_in_through_mmap_are_neither_counted_nor_dropped() {
     let mut counted = Vec::new();
     for touch in ["touch", "skip"] {
         cold_file(&read, 8 << 20);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_prefetch"))
-            .args(["run", "--cache-budget", "2M", "--library"])
-            .arg(library())
-            .args(["--", "/usr/bin/python3", "-c", MAPPER, touch])
-            .env("LIBPREFETCH_CACHE_BUDGET_REPORT", "1")
-            .current_dir(dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("python3 (Debian's /usr/bin/python3) must be installed");
-        let mut stdin = child.stdin.take().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        assert_eq!(
-            lines.next().expect("the program stopped early").unwrap(),
-            "read"
-        );
+        let mut child = run_python(dir.path(), &["--cache-budget", "2M"], MAPPER, &[touch]);
+        let mut stdin = wait_for_read(&mut child);
         let (kept_mapped, kept_read) = (cached(&mapped), cached(&read));
         writeln!(stdin, "go").unwrap();
         let output = child.wait_with_output().unwrap();
