@@ -13,9 +13,8 @@
 //!    over SIZE, returns victims down to SIZE less one batch (`batch_pages`), never a page of
 //!    this read.
 //! 3. The victims, in runs of adjacent pages per file, are dropped through the descriptor that
-//!    last read the file (a run continuing the file's previous one starts inside it, so that
-//!    the large folio straddling their boundary goes too, see [`FOLIO_BYTES`]) if it still
-//!    names that file, or else, the program having closed it, through a descriptor opened again
+//!    last read the file (each run widened to the large folios around it, see
+//!    [`FOLIO_BYTES`]) if it still names that file, or else, the program having closed it, through a descriptor opened again
 //!    by the path the file had at its first read (`cache_budget_closed.rs`), and only if
 //!    `cachestat` says the run holds no dirty page and none under writeback: the budget never
 //!    starts a writeback and never drops data not yet on disk. Without `cachestat` (Linux
@@ -61,9 +60,8 @@ const REPORT_VARIABLE: &str = crate::variables::CACHE_BUDGET_REPORT.name;
 
 /// The largest folio the page cache builds from read-ahead (a PMD, 2 MiB on x86-64), which
 /// sits at a multiple of its size in the file. `DONTNEED` leaves a folio that straddles either
-/// end of its range, so a run starts at the multiple of this size below it when the budget
-/// holds none of the pages in between (dropped before, or never read), taking the folio that
-/// straddled the run's start. Measured on ext4: 3 MiB runs behind `dd bs=1M` left 2 MiB of
+/// end of its range, so a run is widened to the multiples of this size around it where the
+/// pages in between were read and are not held (`State::folio_widened`). Measured on ext4: 3 MiB runs behind `dd bs=1M` left 2 MiB of
 /// every 6 MiB cached without it; 1 MiB runs at offsets not a multiple of 1 MiB (behind reads
 /// of 8 or 10 KiB, as `tar` makes) left nearly every page cached.
 const FOLIO_BYTES: u64 = 2 << 20;
