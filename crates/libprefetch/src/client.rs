@@ -15,7 +15,7 @@
 //! a read in overlapping regions is accounted to each of them).
 
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use plan::{
@@ -164,12 +164,21 @@ type Callback = Box<dyn FnMut(&Client, CallbackInfo) + Send>;
 
 struct State {
     planner: Planner,
-    ignoring: u32,
     round_pending: bool,
     tracked_reads: u64,
     misses: u64,
     callbacks: u64,
     pages_fetched: u64,
+}
+
+/// What a read leaves to do once the planner has accounted it.
+struct AfterRead {
+    /// A round was asked for (`PF_DONE`) and has not run.
+    pending: bool,
+    /// The plan holds a list (and so a share of memory).
+    holds_list: bool,
+    /// The plan keeps pages.
+    holds_pages: bool,
 }
 
 /// The shared part of a client, referenced by its regions.
@@ -179,6 +188,9 @@ pub struct ClientInner {
     config: Config,
     page_size: u64,
     state: Mutex<State>,
+    /// `ignore_accesses` depth: an atomic, so that a read checks it
+    /// without the state lock (and before its residency probe).
+    ignoring: AtomicU32,
     callback: Mutex<Option<Callback>>,
     rounds_in_flight: AtomicUsize,
     /// Private descriptors that advice on FUSE files goes through.
@@ -276,13 +288,13 @@ impl Client {
             page_size,
             state: Mutex::new(State {
                 planner,
-                ignoring: 0,
                 round_pending: false,
                 tracked_reads: 0,
                 misses: 0,
                 callbacks: 0,
                 pages_fetched: 0,
             }),
+            ignoring: AtomicU32::new(0),
             callback: Mutex::new(Some(Box::new(callback))),
             rounds_in_flight: AtomicUsize::new(0),
             advice_fds: AdviceDescriptors::default(),
@@ -422,7 +434,7 @@ impl Client {
     /// Reads by this client's application are not tracked until the guard
     /// is dropped (section 4.2). Nests.
     pub fn ignore_accesses(&self) -> IgnoreGuard<'_> {
-        self.inner.lock_state().ignoring += 1;
+        self.inner.ignoring.fetch_add(1, Ordering::AcqRel);
         IgnoreGuard(self)
     }
 
@@ -456,16 +468,13 @@ impl Client {
     /// Ignore count bookkeeping for the C API (which has no guard object).
     pub(crate) fn adjust_ignore(&self, delta: i32) -> Result<(), Error> {
         self.check_alive()?;
-        let mut state = self.inner.lock_state();
-        match state.ignoring.checked_add_signed(delta) {
-            Some(count) => {
-                state.ignoring = count;
-                Ok(())
-            }
-            None => Err(Error::InvalidArgument(
-                "unignore_accesses without ignore_accesses",
-            )),
-        }
+        self.inner
+            .ignoring
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |count| {
+                count.checked_add_signed(delta)
+            })
+            .map(|_| ())
+            .map_err(|_| Error::InvalidArgument("unignore_accesses without ignore_accesses"))
     }
 
     /// A non-owning handle for the callback (dropping it unregisters nothing).
@@ -510,8 +519,13 @@ pub struct IgnoreGuard<'a>(&'a Client);
 
 impl Drop for IgnoreGuard<'_> {
     fn drop(&mut self) {
-        let mut state = self.0.inner.lock_state();
-        state.ignoring = state.ignoring.saturating_sub(1);
+        let _ = self
+            .0
+            .inner
+            .ignoring
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |count| {
+                Some(count.saturating_sub(1))
+            });
     }
 }
 
@@ -557,7 +571,7 @@ impl ClientInner {
         if self.generation != generation() || len == 0 {
             return;
         }
-        if self.lock_state().ignoring > 0 || self.dead.load(Ordering::Acquire) {
+        if self.ignoring.load(Ordering::Acquire) > 0 || self.dead.load(Ordering::Acquire) {
             return;
         }
         let Some(len) = clip_to_file(fd, offset, len) else {
@@ -588,19 +602,21 @@ impl ClientInner {
                 Some(_) => (false, cached(offset, first_page_bytes)),
             }
         };
-        let outcome = self.account(fd, offset, len, first_resident, whole_resident);
-        if outcome.call_back && self.call_back(fd, offset) {
-            // The callback listed this very read (Figure 7 lists from the
-            // requested offset): its pages are being read, so consume them
-            // on the new list, or the next read would diverge from it.
-            self.consume_read(fd, offset, len);
+        let (outcome, mut after) = self.account(fd, offset, len, first_resident, whole_resident);
+        if outcome.call_back {
+            if self.call_back(fd, offset) {
+                // The callback listed this very read (Figure 7 lists from the
+                // requested offset): its pages are being read, so consume them
+                // on the new list, or the next read would diverge from it.
+                self.consume_read(fd, offset, len);
+            }
+            after = Self::after_read(&mut self.lock_state());
         }
-        let (pending, holds_list, holds_pages) = {
-            let mut state = self.lock_state();
-            let pending = std::mem::take(&mut state.round_pending);
-            let planner = &state.planner;
-            (pending, planner.list_len() > 0, planner.held_pages() > 0)
-        };
+        let AfterRead {
+            pending,
+            holds_list,
+            holds_pages,
+        } = after;
         self.note_list_held(holds_list);
         // With no list and no pages kept a round has nothing to do: skip it (and its memory probe),
         // so reads followed while the application lists nothing (a query that reads one index leaf)
@@ -611,7 +627,9 @@ impl ClientInner {
     }
 
     /// Moves the planner along the pages of a read: the first page places
-    /// the read on the list, the others are consumed only if next.
+    /// the read on the list, the others are consumed only if next. Also
+    /// returns what the read leaves to do, read under the same lock (a
+    /// read that calls back reads it again after the callback).
     fn account(
         &self,
         fd: RawFd,
@@ -619,7 +637,7 @@ impl ClientInner {
         len: u64,
         first_resident: bool,
         whole_resident: bool,
-    ) -> ReadOutcome {
+    ) -> (ReadOutcome, AfterRead) {
         let mut state = self.lock_state();
         state.tracked_reads += 1;
         if !whole_resident {
@@ -635,7 +653,17 @@ impl ClientInner {
             combined.call_back |= outcome.call_back;
             combined.start_round |= outcome.start_round;
         }
-        combined
+        (combined, Self::after_read(&mut state))
+    }
+
+    /// Takes the pending round and tells whether the plan holds a list or
+    /// pages; the caller holds the state lock.
+    fn after_read(state: &mut State) -> AfterRead {
+        AfterRead {
+            pending: std::mem::take(&mut state.round_pending),
+            holds_list: state.planner.list_len() > 0,
+            holds_pages: state.planner.held_pages() > 0,
+        }
     }
 
     /// Consumes the read's pages that are the next entries of the list.

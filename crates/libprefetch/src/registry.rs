@@ -14,10 +14,15 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once, RwLock};
 
+use smallvec::SmallVec;
+
 use crate::advice_thread::{AdviceJob, AdviceThread};
 use crate::descriptors::PrivateDescriptors;
 use crate::residency::Probe;
 use crate::share::Share;
+
+/// The regions one read touches (`Globals::regions_touching`).
+pub type Touching = SmallVec<[RegionSlot; 2]>;
 
 /// One registered region `[start, end)` of a descriptor.
 #[derive(Clone)]
@@ -233,8 +238,10 @@ impl Globals {
         self.region_count.load(Ordering::Acquire) > 0
     }
 
-    /// The regions of `fd` that `[offset, offset + len)` touches.
-    pub fn regions_touching(&self, fd: i32, offset: u64, len: u64) -> Vec<RegionSlot> {
+    /// The regions of `fd` that `[offset, offset + len)` touches: copied
+    /// out, so that no lock is held while their clients follow the read
+    /// (a callback may register regions); nearly always one, kept inline.
+    pub fn regions_touching(&self, fd: i32, offset: u64, len: u64) -> Touching {
         let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
         let end = offset.saturating_add(len.max(1));
         regions

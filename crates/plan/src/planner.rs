@@ -281,8 +281,8 @@ use crate::aimd::Aimd;
 use crate::held::{Held, Role};
 use crate::min_ahead::MinAhead;
 use crate::ranges::{
-    clook_from, merge_with_infill, merge_within_room, reverse_access_runs, split_long, GapPage,
-    PageRange,
+    clook_from, merge_with_infill, merge_within_room, reverse_access_runs, split_long, stale_pages,
+    GapPage, PageRange,
 };
 use crate::readahead::ReadAhead;
 use crate::window::Window;
@@ -1136,10 +1136,9 @@ impl Planner {
             .scan(&self.list, window.start, window.end, self.list_replaced);
         self.list_replaced = false;
         let held = &mut self.held;
-        let mut wanted: Vec<PageKey> = slide
-            .entered
+        let mut wanted: Vec<PageKey> = stale_pages(&slide.entered, &deep)
             .into_iter()
-            .filter(|&key| deep.binary_search(&key).is_err() && held.fetch(key, Role::Listed))
+            .filter(|&key| held.fetch(key, Role::Listed))
             .collect();
         for key in slide.left {
             self.held.set_role(key, Role::Stale);

@@ -167,13 +167,19 @@ pub fn split_long(ranges: Vec<PageRange>, max_pages: u64) -> Vec<PageRange> {
     out
 }
 
-/// Pages of `previous` (sorted) that are not in `current` (sorted): the
-/// stale set a new round evicts.
+/// Pages of `previous` (sorted) that are not in `current` (sorted), in
+/// order: the stale set a new round evicts. One walk of both lists, not a
+/// search of `current` per page: a round's lists hold up to a window of
+/// pages, and the searches' scattered reads cost a cache miss each.
 pub fn stale_pages(previous: &[PageKey], current: &[PageKey]) -> Vec<PageKey> {
+    let mut rest = current.iter().peekable();
     previous
         .iter()
         .copied()
-        .filter(|key| current.binary_search(key).is_err())
+        .filter(|key| {
+            while rest.next_if(|c| *c < key).is_some() {}
+            rest.peek() != Some(&key)
+        })
         .collect()
 }
 

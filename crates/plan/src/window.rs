@@ -63,6 +63,7 @@ use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::access_list::{reserve_within, AccessList, PageKey};
+use crate::ranges::stale_pages;
 
 /// Pages with more entries than this in the window keep them sorted in a
 /// queue too, so that a lookup walks at most this many links.
@@ -216,7 +217,7 @@ impl Window {
         if !track {
             return Slide::default();
         }
-        self.net_changes(list, changes.entered, changes.left)
+        Self::net_changes(changes.entered, changes.left)
     }
 
     /// The unique pages of the window (`list` the one it indexes), sorted
@@ -504,18 +505,16 @@ impl Window {
     }
 
     /// The net change from the pages that rose from and dropped to a count
-    /// of 0: a page that did both is in neither.
-    fn net_changes(
-        &self,
-        list: &AccessList,
-        mut entered: Vec<PageKey>,
-        mut left: Vec<PageKey>,
-    ) -> Slide {
+    /// of 0: a page that did both is in neither. A page that left is in the
+    /// window now only if it entered again (leaving removed it from the
+    /// index), so the two sorted lists decide it without a lookup.
+    fn net_changes(mut entered: Vec<PageKey>, mut left: Vec<PageKey>) -> Slide {
         entered.sort_unstable();
         left.sort_unstable();
-        entered.retain(|key| left.binary_search(key).is_err());
-        left.retain(|key| !self.contains(list, *key));
-        Slide { entered, left }
+        Slide {
+            entered: stale_pages(&entered, &left),
+            left: stale_pages(&left, &entered),
+        }
     }
 }
 

@@ -394,3 +394,27 @@ fn conservative_absorbs_a_small_budget_cut_in_its_reserve() {
     assert_eq!(pages(&after_cut.evict), pages(&as_before.evict) + 8);
     assert!(after_cut.held_pages <= cut_to);
 }
+
+proptest! {
+    /// The stale set is `previous` without the pages of `current`, in
+    /// order and with `previous`'s repeats, whatever both hold: the walk of
+    /// two sorted lists gives what a search of `current` per page gives.
+    #[test]
+    fn stale_pages_are_the_sorted_difference(
+        previous in proptest::collection::vec((0i32..3, 0u64..40), 0..80),
+        current in proptest::collection::vec((0i32..3, 0u64..40), 0..80),
+    ) {
+        let sorted = |pairs: Vec<(i32, u64)>| {
+            let mut keys: Vec<PageKey> = pairs.into_iter().map(|(fd, page)| PageKey { fd, page }).collect();
+            keys.sort_unstable();
+            keys
+        };
+        let (previous, current) = (sorted(previous), sorted(current));
+        let expected: Vec<PageKey> = previous
+            .iter()
+            .copied()
+            .filter(|key| !current.contains(key))
+            .collect();
+        prop_assert_eq!(plan::ranges::stale_pages(&previous, &current), expected);
+    }
+}
