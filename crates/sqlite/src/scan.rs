@@ -545,11 +545,16 @@ impl ScanPlanner {
             table_reads_then: self.table_reads,
             ..Scan::at(pos)
         };
-        next.descending = pos + 1 == scan.pos && (scan.descending || scan.run == 1);
+        // A descending scan goes on down over gaps (leaves it read while the gate was closed) and is
+        // counted once.
+        let goes_on_down = scan.descending && pos < scan.pos;
+        next.descending = goes_on_down || (pos + 1 == scan.pos && scan.run == 1);
+        next.left_alone = scan.left_alone && goes_on_down;
         if next.descending {
             next.run = scan.run + 1;
-            if next.run == MIN_LEAVES {
+            if next.run >= MIN_LEAVES && !next.left_alone {
                 self.decisions.descending += 1;
+                next.left_alone = true;
             }
         }
         self.scans.insert(root, next);
