@@ -549,16 +549,23 @@ pub struct TableMap {
     height: usize,
     /// Interior pages by number (FxHash: looked up once per level for every rowid of a scan).
     interiors: FxHashMap<u32, Interior>,
+    /// Leaves of the table as its left-most path tells (the product of the fan-outs met on the way down).
+    estimated_leaves: u64,
+    /// Whether every interior page was read ([`TableMap::read_interiors`]).
+    complete: bool,
 }
 
 impl TableMap {
-    /// Prepares the map of the table rooted at `root`: reads its left-most path to learn its height, then
-    /// every interior page (a scan needs nearly all of them, and they are few: one per few hundred leaves).
+    /// Prepares the map of the table rooted at `root`: reads only its left-most path (its height pages),
+    /// which tells its height and, from the fan-outs on the way, its size ([`TableMap::estimated_leaves`]);
+    /// the other interior pages are read when a rowid needs them or by [`TableMap::read_interiors`].
     pub fn new<S: PageSource + ?Sized>(db: &Database<S>, root: u32) -> ReadResult<TableMap> {
         let mut map = TableMap {
             root,
             height: 0,
             interiors: FxHashMap::default(),
+            estimated_leaves: 1,
+            complete: false,
         };
         let mut number = root;
         loop {
@@ -566,7 +573,9 @@ impl TableMap {
                 PageKind::TableLeaf => break,
                 PageKind::TableInterior if map.height < MAX_DEPTH => {
                     let interior = map.interior(db, number)?;
+                    let fan_out = interior.children.len() as u64 + 1;
                     number = interior.children.first().copied().unwrap_or(interior.right);
+                    map.estimated_leaves = map.estimated_leaves.saturating_mul(fan_out);
                     map.height += 1;
                 }
                 _ => {
@@ -576,8 +585,17 @@ impl TableMap {
                 }
             }
         }
-        map.load_interiors(db)?;
         Ok(map)
+    }
+
+    /// Reads every interior page not read yet, a level at a time with the level advised first (a scan
+    /// that is followed needs nearly all of them, and they are few: one per few hundred leaves).
+    pub fn read_interiors<S: PageSource + ?Sized>(&mut self, db: &Database<S>) -> ReadResult<()> {
+        if !self.complete && self.height > 0 {
+            self.load_interiors(db)?;
+            self.complete = true;
+        }
+        Ok(())
     }
 
     /// Reads every interior page, level by level down to the parents of the leaves.
@@ -631,11 +649,11 @@ impl TableMap {
         Ok(number)
     }
 
-    /// Pages of the table (its leaves and interior pages below the root), as its interior pages read
-    /// so far count them: all of them once [`TableMap::new`] has run.
-    pub fn pages(&self) -> u64 {
-        let children = |i: &Interior| i.children.len() as u64 + 1;
-        self.interiors.values().map(children).sum::<u64>().max(1)
+    /// Leaves of the table, estimated from its left-most path: exact for a table of two levels whose
+    /// first child is as full as the others, and within one child's share of the root otherwise as
+    /// long as the left-most pages are about as full as the rest.
+    pub fn estimated_leaves(&self) -> u64 {
+        self.estimated_leaves
     }
 
     /// Whether `page` is one of the table's interior pages read so far.

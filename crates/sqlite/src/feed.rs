@@ -208,8 +208,8 @@ impl Tracked {
         let mut planner = ScanPlanner::new(Arc::new(Unowned(fd)));
         let listed = Arc::new(AtomicBool::new(false));
         let changed = Arc::new(AtomicBool::new(false));
-        let config = config(fd);
-        planner.set_memory(config.available_for_cache());
+        let (config, memory) = config(fd);
+        planner.set_memory(memory);
         let planner = Arc::new(Mutex::new(planner));
         let warmth = (config.schedule != Schedule::Conservative).then(Warmth::default);
         let client = {
@@ -434,19 +434,20 @@ fn page_size() -> u64 {
 /// docs/api.md "Environment"), with room on the list for at least a whole index scan of a multi-gigabyte
 /// table (one entry per row, 16 bytes each: 8 Mi entries take 128 MiB only when used), and, unless
 /// `LIBPREFETCH_SCHEDULE` says otherwise, the schedule that suits the file open as `fd` (see
-/// [`schedule_for`]).
-fn config(fd: RawFd) -> Config {
+/// [`schedule_for`]); and the memory available for caching, probed once (three files read).
+fn config(fd: RawFd) -> (Config, u64) {
     let from_env = Config::from_env();
     from_env.warn_once();
     let mut config = Config {
         capacity: from_env.config.capacity.max(LIST_CAPACITY),
         ..from_env.config
     };
+    let memory = config.available_for_cache();
     if std::env::var_os(SCHEDULE_ENV).is_none() {
         let file_bytes = Unowned(fd).byte_len().unwrap_or(0);
-        config.schedule = schedule_for(file_bytes, config.available_for_cache());
+        config.schedule = schedule_for(file_bytes, memory);
     }
-    config
+    (config, memory)
 }
 
 /// The schedule for a database of `file_bytes` with `memory` bytes available for caching: `window` when

@@ -212,9 +212,11 @@ pub struct Decisions {
     pub without_rowid: u64,
     /// Scans left alone: descending (`ORDER BY ... DESC`).
     pub descending: u64,
-    /// Scans left alone: their table is much smaller than the memory available, or about its size.
+    /// Indexes left alone, their structure never read: their table is much smaller than the memory
+    /// available, or about its size.
     pub table_size: u64,
-    /// Index structures read (interior pages of one index and of its table).
+    /// Index structures read (the interior pages of one index; its table's are read once a scan of it
+    /// is followed).
     pub indexes_read: u64,
 }
 
@@ -543,11 +545,16 @@ impl ScanPlanner {
             table_reads_then: self.table_reads,
             ..Scan::at(pos)
         };
-        next.descending = pos + 1 == scan.pos && (scan.descending || scan.run == 1);
+        // A descending scan goes on down over gaps (leaves it read while the gate was closed) and is
+        // counted once.
+        let goes_on_down = scan.descending && pos < scan.pos;
+        next.descending = goes_on_down || (pos + 1 == scan.pos && scan.run == 1);
+        next.left_alone = scan.left_alone && goes_on_down;
         if next.descending {
             next.run = scan.run + 1;
-            if next.run == MIN_LEAVES {
+            if next.run >= MIN_LEAVES && !next.left_alone {
                 self.decisions.descending += 1;
+                next.left_alone = true;
             }
         }
         self.scans.insert(root, next);
@@ -585,37 +592,29 @@ impl ScanPlanner {
             }
             return Ok(Plan::Keep);
         }
-        if !self.table_worth_following(root) {
-            if let Some(scan) = self.scans.get_mut(&root) {
-                if !scan.left_alone {
-                    self.decisions.table_size += 1;
-                }
-                scan.leave_alone();
-            }
-            return Ok(Plan::Keep);
-        }
         self.decisions.followed += 1;
         Ok(Plan::Set(self.list_from(root, pos)?))
     }
 
-    /// Whether the table of index `root` is neither much smaller than the memory available nor about
-    /// its size (its map was read by [`ScanPlanner::looks_up_own_table`]).
-    fn table_worth_following(&self, root: u32) -> bool {
-        let (Some(memory), Some(index)) = (self.memory, self.cache.indexes.get(&root)) else {
-            return true;
+    /// Whether the rowid table rooted at `table_root` is neither much smaller than the memory available
+    /// nor about its size. Told from the file's size when the whole file is small, else from the table's
+    /// left-most path ([`TableMap::estimated_leaves`]); the rest of its map is read only for a scan that
+    /// is followed.
+    fn table_worth_following(&mut self, table_root: u32) -> ReadResult<bool> {
+        let Some(memory) = self.memory else {
+            return Ok(true);
         };
-        let Some(map) = self.cache.tables.get(&index.table_root) else {
-            return true;
-        };
-        let page_size = self
-            .db
-            .as_ref()
-            .map_or(4096, |db| u64::from(db.header().page_size));
-        let bytes = map.pages() * page_size;
+        let page_size = u64::from(opened(&self.db)?.header().page_size);
+        let file_bytes = u64::from(opened(&self.db)?.page_count()) * page_size;
+        if file_bytes.saturating_mul(SMALL_TABLE_SHARE) < memory {
+            return Ok(false);
+        }
+        let map = table_map(&mut self.cache.tables, opened(&self.db)?, table_root)?;
+        let bytes = map.estimated_leaves() * page_size;
         let (low, high) = ABOUT_MEMORY;
         let small = bytes.saturating_mul(SMALL_TABLE_SHARE) < memory;
         let about_memory = bytes.saturating_mul(2) >= memory * low && bytes < memory * high;
-        !small && !about_memory
+        Ok(!small && !about_memory)
     }
 
     /// Whether the table leaves read lately hold at least one in [`SPARSE_LOOKUPS`] of the pages that
@@ -630,10 +629,7 @@ impl ScanPlanner {
             return Ok(false);
         };
         let db = opened(&self.db)?;
-        let map = match self.cache.tables.entry(index.table_root) {
-            Slot::Occupied(e) => e.into_mut(),
-            Slot::Vacant(e) => e.insert(TableMap::new(db, index.table_root)?),
-        };
+        let map = table_map(&mut self.cache.tables, db, index.table_root)?;
         let pages = table_pages_of(db, map, leaf)?;
         let looked_up = pages
             .iter()
@@ -720,10 +716,8 @@ impl ScanPlanner {
         let db = opened(&self.db)?;
         let from = from.min(index.leaves.len());
         let end = from.saturating_add(count).min(index.leaves.len());
-        let map = match self.cache.tables.entry(index.table_root) {
-            Slot::Occupied(e) => e.into_mut(),
-            Slot::Vacant(e) => e.insert(TableMap::new(db, index.table_root)?),
-        };
+        let map = table_map(&mut self.cache.tables, db, index.table_root)?;
+        map.read_interiors(db)?;
         let mut list = ListBuilder::default();
         let mut leaf_starts = Vec::with_capacity(end - from);
         for leaf in &index.leaves[from..end] {
@@ -793,7 +787,12 @@ impl ScanPlanner {
             self.decisions.without_rowid += 1;
             return Ok(());
         };
-        let IndexTree { leaves, interiors } = db.index_tree(root)?;
+        if !self.table_worth_following(table_root)? {
+            // Its leaves stay unplaced: no scan of this index is tracked or listed.
+            self.decisions.table_size += 1;
+            return Ok(());
+        }
+        let IndexTree { leaves, interiors } = opened(&self.db)?.index_tree(root)?;
         self.decisions.indexes_read += 1;
         self.cache.index_interiors.extend(interiors);
         self.cache.index_interiors.insert(1);
@@ -840,11 +839,12 @@ impl ScanPlanner {
             .map(|e| e.root)
             .collect();
         // Not counted as scans left alone: no scan of these was seen.
-        let without_rowid = self.decisions.without_rowid;
+        let before = self.decisions;
         for root in roots {
             self.load_index(root)?;
         }
-        self.decisions.without_rowid = without_rowid;
+        self.decisions.without_rowid = before.without_rowid;
+        self.decisions.table_size = before.table_size;
         Ok(())
     }
 }
@@ -864,6 +864,18 @@ fn table_pages_of(
         }
     }
     Ok(pages.into_boxed_slice())
+}
+
+/// The map of the table rooted at `root` in `tables`, its left-most path read the first time.
+fn table_map<'a>(
+    tables: &'a mut HashMap<u32, TableMap>,
+    db: &Database<Source>,
+    root: u32,
+) -> ReadResult<&'a mut TableMap> {
+    Ok(match tables.entry(root) {
+        Slot::Occupied(e) => e.into_mut(),
+        Slot::Vacant(e) => e.insert(TableMap::new(db, root)?),
+    })
 }
 
 /// The reader once opened.

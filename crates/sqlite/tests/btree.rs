@@ -87,6 +87,12 @@ fn check_index(path: &Path, table: &str, index: &str, key: &str) {
         "leaves of {table}"
     );
     let mut map = TableMap::new(&db, table_root).unwrap();
+    // Told from the left-most path alone, before any other interior page is read.
+    let (estimated, leaves) = (map.estimated_leaves(), table_pages.len() as u64);
+    assert!(
+        leaves <= estimated * 2 && estimated <= leaves * 2,
+        "{table}: {estimated} leaves estimated, {leaves} in the table"
+    );
     for &(page, rowid) in &rows {
         assert_eq!(map.leaf_for(&db, rowid).unwrap(), page, "rowid {rowid}");
     }

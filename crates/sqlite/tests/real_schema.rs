@@ -93,6 +93,11 @@ fn every_query_shape_returns_identical_rows_cold_and_warm_with_a_journal_and_in_
 
 /// The statistics line the extension prints when `sql` has run cold in the sqlite3 shell.
 fn stats_for(db: &Path, sql: &str) -> String {
+    stats_with_memory(db, sql, MAX_MEMORY.1)
+}
+
+/// [`stats_for`] with the memory capped at `memory` instead.
+fn stats_with_memory(db: &Path, sql: &str, memory: &str) -> String {
     evict(db);
     let out = Command::new("sqlite3")
         .arg("-cmd")
@@ -102,7 +107,7 @@ fn stats_for(db: &Path, sql: &str) -> String {
         .arg(":memory:")
         .arg(sql)
         .env(STATS_ENV, "1")
-        .env(MAX_MEMORY.0, MAX_MEMORY.1)
+        .env(MAX_MEMORY.0, memory)
         .output()
         .expect("the sqlite3 shell runs (.ci/run installs it)");
     assert!(out.status.success(), "{sql}");
@@ -183,4 +188,58 @@ fn covering_and_without_rowid_scans_of_the_pci_schema_advise_nothing() {
         number(&without_rowid, "WITHOUT ROWID") >= 1,
         "{without_rowid}"
     );
+}
+
+#[test]
+fn a_table_about_the_memory_s_size_is_left_alone_before_its_index_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = build(dir.path(), "unicode", "delete");
+    let q = queries("unicode");
+    // `chars` is about 2 MiB: with 2 MiB of memory its scan is left alone, told from the table's
+    // left-most path, and neither the index's structure nor the rest of the table's is read.
+    let about = stats_with_memory(&db, &q[0], "2M");
+    assert!(
+        number(&about, "table small or about the memory's size") >= 1,
+        "{about}"
+    );
+    assert_eq!(number(&about, "index structures read"), 0, "{about}");
+    assert_eq!(number(&about, "scans followed"), 0, "{about}");
+    assert_eq!(number(&about, "pages advised"), 0, "{about}");
+    // With 512 KiB, the same scan is followed (the table is four times the memory).
+    let followed = stats_for(&db, &q[0]);
+    assert!(number(&followed, "scans followed") >= 1, "{followed}");
+}
+
+#[test]
+fn descending_scans_with_and_without_limit_are_left_alone_and_advise_nothing() {
+    // SAFETY: as in the first test.
+    unsafe { std::env::set_var(MAX_MEMORY.0, MAX_MEMORY.1) };
+    loaded();
+    let dir = tempfile::tempdir().unwrap();
+    let db = build(dir.path(), "unicode", "delete");
+    for sql in [
+        "SELECT * FROM chars ORDER BY name DESC",
+        "SELECT * FROM chars ORDER BY code DESC",
+        "SELECT * FROM chars WHERE block_start BETWEEN 1024 AND 8191 ORDER BY block_start DESC",
+    ] {
+        let stats = stats_for(&db, sql);
+        assert_eq!(number(&stats, "descending"), 1, "{sql}: {stats}");
+        let stock = rows(&open(&db, "unix"), sql);
+        evict(&db);
+        assert!(
+            rows(&open(&db, "prefetch"), sql) == stock,
+            "{sql}: rows differ"
+        );
+        assert_eq!(number(&stats, "scans followed"), 0, "{sql}: {stats}");
+        assert_eq!(number(&stats, "pages advised"), 0, "{sql}: {stats}");
+        // The same query ascending is followed: the descending one was told apart, not missed.
+        let ascending = stats_for(&db, &sql.replace(" DESC", ""));
+        assert!(
+            number(&ascending, "scans followed") >= 1,
+            "{sql} ascending: {ascending}"
+        );
+    }
+    let limit = stats_for(&db, "SELECT * FROM chars ORDER BY name DESC LIMIT 20");
+    assert_eq!(number(&limit, "pages advised"), 0, "{limit}");
+    assert_eq!(number(&limit, "index structures read"), 0, "{limit}");
 }
