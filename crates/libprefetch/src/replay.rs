@@ -166,7 +166,9 @@ fn start_beside(path: &OsStr) {
         start: 0,
         relisted: Arc::clone(&runs.relisted),
     };
-    let Some(client) = register(&replay, index, budget_cap(mapped_bytes, available)) else {
+    let list_bytes = runs.entries.len() as u64 * replay.page_size;
+    let cap = budget_cap(list_bytes, mapped_bytes, available);
+    let Some(client) = register(&replay, index, cap) else {
         return;
     };
     let replay: &'static Replay = Box::leak(Box::new(replay));
@@ -429,25 +431,37 @@ fn move_high(fd: OwnedFd) -> RawFd {
         .into_raw_fd()
 }
 
-/// Share of the memory available a replay keeps to when its list does not
-/// fit in it ([`budget_cap`]).
-const CROWDED_SHARE: u64 = 8;
+/// Shares of the memory available a replay keeps to where its list does
+/// not fit in it ([`budget_cap`]).
+const CROWDED_SHARE: u64 = 2;
+const CROWDED_MAPPED_SHARE: u64 = 8;
 
-/// The cap on the replay's memory budget: none while the list's pages of
-/// files the program maps (`mapped_bytes`) fit in the memory `available`
-/// for caching; else 1/[`CROWDED_SHARE`] of it. A mapped page's touches
-/// after its fault are invisible, so the list holds it once however often
-/// the program comes back to it; when such pages do not fit, they come and
-/// go during the run, and prefetching far ahead pushes out pages the
-/// program touches again before it reaches the prefetched ones, which are
-/// evicted unused. In a memory cgroup of a quarter, the `mmap` random
-/// reader of docs/record.md read 28% more with the paper's window, and
-/// about what it reads without a replay with the budget at 1 or 4 MiB of
-/// 28. Pages read with `read` are left to the paper's window: a file read
-/// once (`grep -rn`) gains from it even where it does not fit, and rereads
-/// can be recorded (`--rereads-after`).
-fn budget_cap(mapped_bytes: u64, available: u64) -> Option<u64> {
-    (mapped_bytes > available).then(|| (available / CROWDED_SHARE).max(1))
+/// The cap on the replay's memory budget, by the bytes of its list
+/// (`list_bytes`, of which `mapped_bytes` in files the program maps) and
+/// the memory `available` for caching: none while the list fits.
+///
+/// A list that does not fit means the program's pages come and go during
+/// the run: the replay keeps to half the memory. Pages prefetched and not
+/// yet read wait on the kernel's inactive list, which in a small memory
+/// cgroup holds about half of its file pages; a window of 90% of the
+/// memory evicts its own last pages before their read (`grep -rn` in a
+/// 4 MiB cgroup read 722 requests against stock's 649; 655 at half).
+///
+/// Where the mapped pages do not fit, 1/8: a mapped page's touches after
+/// its fault are invisible, so the list holds it once however often the
+/// program comes back to it, and prefetching far ahead pushes out pages
+/// it touches again before it reaches the prefetched ones (in a memory
+/// cgroup of a quarter, the `mmap` random reader of docs/record.md read
+/// 3,466 requests against stock's 2,716 with the paper's window, 3,098 at
+/// 1/8). Rereads of pages read with `read` can be recorded instead
+/// (`--rereads-after`).
+fn budget_cap(list_bytes: u64, mapped_bytes: u64, available: u64) -> Option<u64> {
+    let share = match () {
+        () if mapped_bytes > available => CROWDED_MAPPED_SHARE,
+        () if list_bytes > available => CROWDED_SHARE,
+        () => return None,
+    };
+    Some((available / share).max(1))
 }
 
 /// Registers the client and its regions, its budget capped at `cap` unless
@@ -550,13 +564,16 @@ pub(crate) fn after_fork_in_child() {
 mod tests {
     use super::*;
 
-    /// Mapped pages that fit leave the budget alone; more keep the replay
-    /// to an eighth of the memory available.
+    /// A list that fits leaves the budget alone; one that does not keeps
+    /// the replay to half the memory available, an eighth where its
+    /// mapped pages alone do not fit.
     #[test]
-    fn the_budget_is_capped_only_where_mapped_pages_do_not_fit() {
-        assert_eq!(budget_cap(24 << 20, 24 << 20), None);
-        assert_eq!(budget_cap(1 << 20, 24 << 20), None);
-        assert_eq!(budget_cap(100 << 20, 24 << 20), Some(3 << 20));
-        assert_eq!(budget_cap(100 << 20, 0), Some(1));
+    fn the_budget_is_capped_only_where_the_list_does_not_fit() {
+        assert_eq!(budget_cap(24 << 20, 24 << 20, 24 << 20), None);
+        assert_eq!(budget_cap(1 << 20, 0, 24 << 20), None);
+        assert_eq!(budget_cap(100 << 20, 0, 24 << 20), Some(12 << 20));
+        assert_eq!(budget_cap(100 << 20, 20 << 20, 24 << 20), Some(12 << 20));
+        assert_eq!(budget_cap(100 << 20, 30 << 20, 24 << 20), Some(3 << 20));
+        assert_eq!(budget_cap(100 << 20, 100 << 20, 0), Some(1));
     }
 }
