@@ -155,10 +155,13 @@ fn start_beside(path: &OsStr) {
     let max_entries = max_entries(available);
     let (replay, runs, mapped_bytes) = match read_recording(path, &exe, max_entries) {
         Ok(read) => read,
-        Err(reason) => return warn(path, &reason),
+        Err(reason) => {
+            crate::observe::replay_has_nothing();
+            return warn(path, &reason);
+        }
     };
     if runs.entries.is_empty() {
-        return;
+        return crate::observe::replay_has_nothing();
     }
     let index = ListIndex {
         entries: Arc::clone(&runs.entries),
