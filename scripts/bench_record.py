@@ -19,7 +19,8 @@ Every run's output is compared with stock's (a difference aborts). With
 --cgroup-mib every command runs in a cgroup v1 memory group of that size; with
 --cgroup-quarter, in one sized for each program: the memory a warm run of it
 charges (its own memory: its files are cached already), plus a quarter of the
-pages its recording holds.
+pages its recording holds. A second table gives each mode's median disk requests
+and MiB read during the run (MNT/.emulate-stats): exact, whatever the machine's load.
 
 Usage (root; DIR on the emulated disk, see docs/record.md):
   scripts/bench_record.py --prefetch target/release/prefetch --mount MNT [--rounds 3]
