@@ -22,7 +22,8 @@
 //! present, `replay_mapped.rs`): a recording the program does not follow
 //! costs its reading and nothing else. From that touch on, the list runs
 //! from the page's place with the paper's first window (90% of the memory
-//! available, then AIMD), not the 128 KiB of the slow start
+//! available, then AIMD; the budget is capped where the list does not fit
+//! in that memory, [`budget_cap`]), not the 128 KiB of the slow start
 //! (`LIBPREFETCH_START_WINDOW` still sets it). Slow start guards a list its
 //! application may abandon early; a recording is the whole run, known in
 //! advance (the 64 MiB index scan of the stock sqlite3 shell on the emulated
