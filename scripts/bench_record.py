@@ -19,15 +19,18 @@ Every run's output is compared with stock's (a difference aborts). With
 --cgroup-mib every command runs in a cgroup v1 memory group of that size; with
 --cgroup-quarter, in one sized for each program: the memory a warm run of it
 charges (its own memory: its files are cached already), plus a quarter of the
-pages its recording holds.
+pages its recording holds. A second table gives each mode's median disk requests
+and MiB read during the run (MNT/.emulate-stats): exact, whatever the machine's load.
 
 Usage (root; DIR on the emulated disk, see docs/record.md):
   scripts/bench_record.py --prefetch target/release/prefetch --mount MNT [--rounds 3]
       [--cgroup-quarter | --cgroup-mib N] [--python /usr/bin/python3]
+      [--only 'grep -rn;git grep'] [--modes stock,replay,other]
 """
 
 import argparse
 import hashlib
+import json
 import os
 import statistics
 import subprocess
@@ -58,6 +61,12 @@ def programs(mnt, python):
             [f"{mnt}/repo"],
             "grep -rn",
         ),
+        "git grep": (
+            ["git", "-C", f"{mnt}/repo", "grep", "-n", "unsafe"],
+            {"GIT_PAGER": "cat"},
+            [f"{mnt}/repo"],
+            "git log -p",
+        ),
         "grep -rn": (
             ["grep", "-rn", "import", f"{mnt}/src"],
             {},
@@ -71,6 +80,8 @@ class Runner:
     def __init__(self, args):
         self.prefetch = os.path.abspath(args.prefetch)
         self.work = args.work
+        self.stats = os.path.join(args.mount, ".emulate-stats")
+        self.served = (0, 0)
         self.cgroup = None
         if args.cgroup_mib or args.cgroup_quarter:
             self.cgroup = f"/sys/fs/cgroup/memory/whole-bench-{os.getpid()}"
@@ -93,12 +104,23 @@ class Runner:
             with open(f"{self.cgroup}/cgroup.procs", "w") as f:
                 f.write("0")
 
+    def counters(self):
+        """The emulated disk's requests and bytes served so far."""
+        with open(self.stats) as f:
+            stats = json.load(f)
+        return stats["requests"], stats["bytes"]
+
     def run(self, argv, env, check=True):
-        """Wall seconds and a digest of stdout."""
+        """Wall seconds and a digest of stdout; `served` is the disk's requests and bytes
+        during the run (with a replay's or restore's work that outlives the program, which
+        the next run's eviction ends)."""
+        before = self.counters()
         started = time.monotonic()
         out = subprocess.run(argv, env={**os.environ, **env}, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, preexec_fn=self.join)
         seconds = time.monotonic() - started
+        after = self.counters()
+        self.served = (after[0] - before[0], after[1] - before[1])
         if check and out.returncode != 0:
             sys.exit(f"{argv} failed: {out.stderr.decode(errors='replace')[-2000:]}")
         return seconds, hashlib.md5(out.stdout).hexdigest()
@@ -151,7 +173,7 @@ def recorded_bytes(path):
     return len(pages) * page_size
 
 
-def prepare(runner, progs, quarter):
+def prepare(runner, progs, quarter, snapshots):
     """Recordings (both methods, cold) and snapshots (warm) of every program;
     with `quarter`, each program's cgroup size (name -> bytes)."""
     sizes = {}
@@ -172,8 +194,9 @@ def prepare(runner, progs, quarter):
             sizes[name] = own + files // 4
             print(f"{name}: cgroup {sizes[name] >> 20} MiB = its own {own >> 20} MiB"
                   f" + a quarter of {files >> 20} MiB recorded", file=sys.stderr)
-        subprocess.run([runner.prefetch, "snapshot", "-o", f"{base}.snap", *paths], check=True,
-                       stdout=subprocess.DEVNULL)
+        if snapshots:
+            subprocess.run([runner.prefetch, "snapshot", "-o", f"{base}.snap", *paths], check=True,
+                           stdout=subprocess.DEVNULL)
     return sizes
 
 
@@ -187,16 +210,21 @@ def main():
     parser.add_argument("--cgroup-mib", type=int)
     parser.add_argument("--cgroup-quarter", action="store_true")
     parser.add_argument("--only", help="program names separated by semicolons")
+    parser.add_argument("--modes", help="modes separated by commas (default: all)")
     args = parser.parse_args()
+    modes = args.modes.split(",") if args.modes else MODES
     os.makedirs(args.work, exist_ok=True)
     python = os.path.realpath(args.python)
     every = programs(os.path.abspath(args.mount), python)
     progs = {k: v for k, v in every.items() if not args.only or k in args.only.split(";")}
     runner = Runner(args)
     try:
-        # Every program's recording: the `other` mode replays another program's.
-        sizes = prepare(runner, every, args.cgroup_quarter)
-        times = {(n, m): [] for n in progs for m in MODES}
+        # The recordings of the programs and of those whose recordings `other` replays.
+        needed = set(progs) | ({progs[n][3] for n in progs} if "other" in modes else set())
+        needed = {n: v for n, v in every.items() if n in needed}
+        sizes = prepare(runner, needed, args.cgroup_quarter, "restore" in modes)
+        times = {(n, m): [] for n in progs for m in modes}
+        served = {(n, m): [] for n in progs for m in modes}
         for round in range(args.rounds):
             for name, (argv, env, paths, _) in progs.items():
                 if args.cgroup_quarter:
@@ -204,7 +232,7 @@ def main():
                 expected = None
                 # Each round starts at another mode: the first run after another program pays
                 # for reclaiming that program's pages in the cgroup.
-                for mode in MODES[round % len(MODES):] + MODES[:round % len(MODES)]:
+                for mode in modes[round % len(modes):] + modes[:round % len(modes)]:
                     if mode == "warm":
                         runner.run(argv, env)
                     else:
@@ -214,18 +242,28 @@ def main():
                     if digest != expected:
                         sys.exit(f"{name}: the output under {mode} differs from the other modes")
                     times[(name, mode)].append(seconds)
+                    served[(name, mode)].append(runner.served)
         setting = f"memory cgroup {args.cgroup_mib} MiB" if args.cgroup_mib else "no cgroup"
         setting = "memory cgroup of a quarter" if args.cgroup_quarter else setting
-        print(f"| program ({setting}, median of {args.rounds}) | " + " | ".join(MODES) + " |")
-        print("|---|" + "---:|" * len(MODES))
+        print(f"| program ({setting}, median of {args.rounds}) | " + " | ".join(modes) + " |")
+        print("|---|" + "---:|" * len(modes))
         for name in progs:
             stock = statistics.median(times[(name, "stock")])
             cells = []
-            for mode in MODES:
+            for mode in modes:
                 median = statistics.median(times[(name, mode)])
                 cells.append(f"{median:.2f} s" + ("" if mode == "stock" else f" ({stock / median:.2f}x)"))
             size = f" ({sizes[name] >> 20} MiB)" if args.cgroup_quarter else ""
             print(f"| `{name}`{size} | " + " | ".join(cells) + " |")
+        print(f"\n| disk requests / MiB read ({setting}, median) | " + " | ".join(modes) + " |")
+        print("|---|" + "---:|" * len(modes))
+        for name in progs:
+            cells = []
+            for mode in modes:
+                requests = statistics.median(r for r, _ in served[(name, mode)])
+                mib = statistics.median(b for _, b in served[(name, mode)]) / (1 << 20)
+                cells.append(f"{requests:.0f} / {mib:.1f}")
+            print(f"| `{name}` | " + " | ".join(cells) + " |")
     finally:
         runner.close()
 

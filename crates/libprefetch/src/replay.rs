@@ -22,7 +22,8 @@
 //! present, `replay_mapped.rs`): a recording the program does not follow
 //! costs its reading and nothing else. From that touch on, the list runs
 //! from the page's place with the paper's first window (90% of the memory
-//! available, then AIMD), not the 128 KiB of the slow start
+//! available, then AIMD; the budget is capped where the list does not fit
+//! in that memory, [`budget_cap`]), not the 128 KiB of the slow start
 //! (`LIBPREFETCH_START_WINDOW` still sets it). Slow start guards a list its
 //! application may abandon early; a recording is the whole run, known in
 //! advance (the 64 MiB index scan of the stock sqlite3 shell on the emulated
@@ -151,13 +152,17 @@ fn start_beside(path: &OsStr) {
     let exe = rustix::fs::readlinkat(CWD, "/proc/self/exe", Vec::new())
         .map(|target| target.into_bytes())
         .unwrap_or_default();
-    let max_entries = max_entries(crate::memory::available_for_cache());
-    let (replay, runs) = match read_recording(path, &exe, max_entries) {
+    let available = crate::memory::available_for_cache();
+    let max_entries = max_entries(available);
+    let (replay, runs, mapped_bytes) = match read_recording(path, &exe, max_entries) {
         Ok(read) => read,
-        Err(reason) => return warn(path, &reason),
+        Err(reason) => {
+            crate::observe::replay_has_nothing();
+            return warn(path, &reason);
+        }
     };
     if runs.entries.is_empty() {
-        return;
+        return crate::observe::replay_has_nothing();
     }
     let index = ListIndex {
         entries: Arc::clone(&runs.entries),
@@ -165,7 +170,9 @@ fn start_beside(path: &OsStr) {
         start: 0,
         relisted: Arc::clone(&runs.relisted),
     };
-    let Some(client) = register(&replay, index) else {
+    let list_bytes = runs.entries.len() as u64 * replay.page_size;
+    let cap = budget_cap(list_bytes, mapped_bytes, available);
+    let Some(client) = register(&replay, index, cap) else {
         return;
     };
     let replay: &'static Replay = Box::leak(Box::new(replay));
@@ -240,8 +247,13 @@ extern "C" fn unregister_at_exit() {
 /// Reads the recording part by part (raw system calls, one part held at a
 /// time), opening the files of the parts recorded by `exe` that are
 /// unchanged and listing their pages in recorded order, up to
-/// `max_entries`, with where each recorded run starts among them.
-fn read_recording(path: &OsStr, exe: &[u8], max_entries: usize) -> Result<(Replay, Runs), String> {
+/// `max_entries`, with where each recorded run starts among them, and the
+/// bytes the list holds of files the program mapped (a `via=map` run).
+fn read_recording(
+    path: &OsStr,
+    exe: &[u8],
+    max_entries: usize,
+) -> Result<(Replay, Runs, u64), String> {
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
     let fd = openat(CWD, path, flags, FileMode::empty()).map_err(|e| e.to_string())?;
     let stat = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
@@ -263,6 +275,7 @@ fn read_recording(path: &OsStr, exe: &[u8], max_entries: usize) -> Result<(Repla
     let mut pages = 0;
     let mut processes: HashMap<u32, usize> = HashMap::new();
     let mut skipped: HashSet<(u64, u64)> = HashSet::new();
+    let mut mapped: HashSet<RawFd> = HashSet::new();
     let limit = max_files();
     let own_args = crate::record::own_args();
     while let Some(part) = reader.next_part().map_err(|e| e.to_string())? {
@@ -278,6 +291,9 @@ fn read_recording(path: &OsStr, exe: &[u8], max_entries: usize) -> Result<(Repla
             .collect();
         for run in &part.runs {
             if let Some(fd) = privates[run.file] {
+                if run.via == Via::Map {
+                    mapped.insert(fd);
+                }
                 kept.push(KeptRun {
                     process,
                     time_us: run.time_us,
@@ -295,7 +311,10 @@ fn read_recording(path: &OsStr, exe: &[u8], max_entries: usize) -> Result<(Repla
     // The parts of one process (the tracepoint's, the interposers') in
     // time order: a program's start-up reads come before its faults.
     kept.sort_by_key(|run| (run.process, run.time_us));
-    Ok((replay, listed(&kept, rereads, max_entries)))
+    let runs = listed(&kept, rereads, max_entries);
+    let in_mapped = runs.entries.iter().filter(|(fd, _)| mapped.contains(fd));
+    let mapped_bytes = in_mapped.count() as u64 * replay.page_size;
+    Ok((replay, runs, mapped_bytes))
 }
 
 /// A recorded run of a replayed file.
@@ -416,15 +435,50 @@ fn move_high(fd: OwnedFd) -> RawFd {
         .into_raw_fd()
 }
 
-/// Registers the client and its regions; the list is handed over by the
-/// callback at the program's first touch of a listed page.
-fn register(replay: &Replay, mut index: ListIndex) -> Option<Client> {
+/// Shares of the memory available a replay keeps to where its list does
+/// not fit in it ([`budget_cap`]).
+const CROWDED_SHARE: u64 = 2;
+const CROWDED_MAPPED_SHARE: u64 = 8;
+
+/// The cap on the replay's memory budget, by the bytes of its list
+/// (`list_bytes`, of which `mapped_bytes` in files the program maps) and
+/// the memory `available` for caching: none while the list fits.
+///
+/// A list that does not fit means the program's pages come and go during
+/// the run: the replay keeps to half the memory. Pages prefetched and not
+/// yet read wait on the kernel's inactive list, which in a small memory
+/// cgroup holds about half of its file pages; a window of 90% of the
+/// memory evicts its own last pages before their read (`grep -rn` in a
+/// 4 MiB cgroup read 722 requests against stock's 649; 655 at half).
+///
+/// Where the mapped pages do not fit, 1/8: a mapped page's touches after
+/// its fault are invisible, so the list holds it once however often the
+/// program comes back to it, and prefetching far ahead pushes out pages
+/// it touches again before it reaches the prefetched ones (in a memory
+/// cgroup of a quarter, the `mmap` random reader of docs/record.md read
+/// 3,466 requests against stock's 2,716 with the paper's window, 3,098 at
+/// 1/8). Rereads of pages read with `read` can be recorded instead
+/// (`--rereads-after`).
+fn budget_cap(list_bytes: u64, mapped_bytes: u64, available: u64) -> Option<u64> {
+    let share = match () {
+        () if mapped_bytes > available => CROWDED_MAPPED_SHARE,
+        () if list_bytes > available => CROWDED_SHARE,
+        () => return None,
+    };
+    Some((available / share).max(1))
+}
+
+/// Registers the client and its regions, its budget capped at `cap` unless
+/// the user set one; the list is handed over by the callback at the
+/// program's first touch of a listed page.
+fn register(replay: &Replay, mut index: ListIndex, cap: Option<u64>) -> Option<Client> {
     let from_env = Config::from_env();
     from_env.warn_once();
     let mut config = from_env.config;
     if std::env::var_os(START_WINDOW).is_none() {
         config.start_window_bytes = None;
     }
+    config.max_budget_bytes = config.max_budget_bytes.or(cap);
     let callback = move |client: &Client, info: CallbackInfo| index.relist(client, info);
     let client = Client::register(config, callback).ok()?;
     for &private in replay.files.values() {
@@ -508,4 +562,22 @@ pub(crate) fn on_read(file: &FileStat, offset: u64, end: u64) {
 /// In a forked child: no replay (the parent's client is inert here).
 pub(crate) fn after_fork_in_child() {
     REPLAY.store(std::ptr::null_mut(), Ordering::Release);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A list that fits leaves the budget alone; one that does not keeps
+    /// the replay to half the memory available, an eighth where its
+    /// mapped pages alone do not fit.
+    #[test]
+    fn the_budget_is_capped_only_where_the_list_does_not_fit() {
+        assert_eq!(budget_cap(24 << 20, 24 << 20, 24 << 20), None);
+        assert_eq!(budget_cap(1 << 20, 0, 24 << 20), None);
+        assert_eq!(budget_cap(100 << 20, 0, 24 << 20), Some(12 << 20));
+        assert_eq!(budget_cap(100 << 20, 20 << 20, 24 << 20), Some(12 << 20));
+        assert_eq!(budget_cap(100 << 20, 30 << 20, 24 << 20), Some(3 << 20));
+        assert_eq!(budget_cap(100 << 20, 100 << 20, 0), Some(1));
+    }
 }
