@@ -414,6 +414,17 @@ pub const CATALOG: &[Entry] = &[
             prefetch::none::Options,
         )
     }),
+    line(
+        "lirs",
+        "LIRS, SIGMETRICS'02 s3.3 (libCacheSim LIRS)",
+        "-",
+        |o| {
+            pair(
+                replace::lirs::Options::parse(&to("lirs", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
 ];
 
 /// Cao's policies, each once (aliases such as `lru` left out), in the order of

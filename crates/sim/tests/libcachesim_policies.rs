@@ -16,7 +16,9 @@ fn traces() -> PathBuf {
 }
 
 /// The simulator's policies checked against libCacheSim's counts, and the share of the miss
-/// ratio by which each may differ (0: exactly).
+/// ratio by which each may differ (0: exactly). LIRS: where libCacheSim's LIRS keeps a block
+/// it pushed out of Q as an uncounted resident (a cache over its size), it leaves here;
+/// that costs 2 or 3 misses in 3 of the 18 runs (under 0.05% of the references).
 const CHECKED: &[(&str, f64)] = &[
     ("sieve", 0.0),
     ("s3fifo", 0.0),
@@ -27,6 +29,7 @@ const CHECKED: &[(&str, f64)] = &[
     ("slru", 0.0),
     ("lruk", 0.0),
     ("wtinylfu", 0.0),
+    ("lirs", 0.0005),
 ];
 
 #[test]

@@ -16,6 +16,7 @@ pub mod demand;
 pub mod dulo;
 pub mod lfu;
 pub mod lfuda;
+pub mod lirs;
 pub mod lru;
 pub mod lruk;
 pub mod queues;
