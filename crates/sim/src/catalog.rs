@@ -425,6 +425,17 @@ pub const CATALOG: &[Entry] = &[
             )
         },
     ),
+    line(
+        "clockpro",
+        "CLOCK-Pro, USENIX ATC'05 s3 (go-clockpro)",
+        "-",
+        |o| {
+            pair(
+                replace::clockpro::Options::parse(&to("clockpro", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
 ];
 
 /// Cao's policies, each once (aliases such as `lru` left out), in the order of

@@ -2,7 +2,8 @@
 //! traces (oracleGeneral form) at three cache sizes, one object per slot, each policy misses
 //! exactly as many references as libCacheSim's policy of the same name with its defaults
 //! (traces/libcachesim_policies.json, written by scripts/libcachesim_expected.py). Each run
-//! goes through the catalog and the disk-timed loop, demand fetching on `unit:1`.
+//! goes through the catalog and the disk-timed loop, demand fetching on `unit:1`. CLOCK-Pro is
+//! checked the same way against go-clockpro's counts.
 
 use std::path::{Path, PathBuf};
 
@@ -34,13 +35,30 @@ const CHECKED: &[(&str, f64)] = &[
 
 #[test]
 fn eviction_policies_miss_as_in_libcachesim() {
-    let path = traces().join("libcachesim_policies.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (run scripts/libcachesim_expected.py)",
-            path.display()
-        )
-    });
+    assert_eq!(
+        compare("libcachesim_policies.json", CHECKED),
+        6 * 3 * CHECKED.len()
+    );
+}
+
+/// CLOCK-Pro against go-clockpro (libCacheSim 0.3.5's ClockPro never evicts, see
+/// `replace::clockpro`): exactly its counts (traces/clockpro_expected.json, written by
+/// scripts/clockpro_expected/main.go).
+#[test]
+fn clockpro_misses_as_in_go_clockpro() {
+    assert_eq!(
+        compare("clockpro_expected.json", &[("clockpro", 0.0)]),
+        6 * 3
+    );
+}
+
+/// Runs `checked` on every trace and size of the reference file `name` (counts by trace,
+/// then policy or, for a file of one policy, by size); panics listing the counts that differ
+/// by more than their tolerance; returns how many were compared.
+fn compare(name: &str, checked: &[(&str, f64)]) -> usize {
+    let path = traces().join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run the script it names)", path.display()));
     let expected: serde_json::Value = serde_json::from_str(&text).unwrap();
     let sizes: Vec<usize> = expected["cache_sizes"]
         .as_array()
@@ -48,10 +66,10 @@ fn eviction_policies_miss_as_in_libcachesim() {
         .iter()
         .map(|s| s.as_u64().unwrap() as usize)
         .collect();
-    let names: Vec<&str> = CHECKED.iter().map(|(name, _)| *name).collect();
+    let names: Vec<&str> = checked.iter().map(|(name, _)| *name).collect();
     let mut compared = 0;
     let mut differences = Vec::new();
-    for (trace, by_policy) in expected["traces"].as_object().unwrap() {
+    for (trace, counts) in expected["traces"].as_object().unwrap() {
         let plan = Plan {
             traces: vec![TraceFile::new(
                 traces().join(format!("{trace}.oracleGeneral.zst")),
@@ -64,15 +82,19 @@ fn eviction_policies_miss_as_in_libcachesim() {
             depth: 1,
         };
         for run in plan.run(2, &|| {}).unwrap() {
-            let theirs = by_policy[run.policy.as_str()][run.capacity.to_string()]
+            let by_size = match checked.len() {
+                1 => counts,
+                _ => &counts[run.policy.as_str()],
+            };
+            let theirs = by_size[run.capacity.to_string()]
                 .as_u64()
                 .unwrap_or_else(|| panic!("no count for {} on {trace}", run.policy));
             let ours = run.metrics.misses;
-            let tolerance = CHECKED.iter().find(|(n, _)| *n == run.policy).unwrap().1;
+            let tolerance = checked.iter().find(|(n, _)| *n == run.policy).unwrap().1;
             let allowed = (tolerance * run.metrics.references as f64) as u64;
             if ours.abs_diff(theirs) > allowed {
                 differences.push(format!(
-                    "{trace}, {}, cache {}: {ours} misses, libCacheSim {theirs}",
+                    "{trace}, {}, cache {}: {ours} misses, reference {theirs}",
                     run.policy, run.capacity
                 ));
             }
@@ -80,5 +102,5 @@ fn eviction_policies_miss_as_in_libcachesim() {
         }
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
-    assert_eq!(compared, 6 * sizes.len() * CHECKED.len());
+    compared
 }

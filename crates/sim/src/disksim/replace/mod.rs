@@ -12,6 +12,7 @@
 pub mod arc;
 pub mod buckets;
 pub mod clock;
+pub mod clockpro;
 pub mod demand;
 pub mod dulo;
 pub mod lfu;
