@@ -26,10 +26,8 @@ use std::time::Duration;
 
 use rustc_hash::FxHashMap;
 
-use super::{CacheGeometry, MakeReplacement, Replacement, Touch};
-use crate::disksim::spec::PolicySpec;
+use super::{CacheGeometry, Empty, NoOptions, Replacement, Touch};
 use crate::disksim::workload::DiskBlock;
-use crate::SimError;
 
 /// A page's status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -295,23 +293,14 @@ impl Replacement for ClockPro {
     }
 }
 
-/// CLOCK-Pro's configuration: it takes no options.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Options;
-
-impl Options {
-    /// Reads `given`, which must be empty.
-    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
-        given.only(&[])?;
-        Ok(Options)
+impl Empty for ClockPro {
+    fn empty(geometry: CacheGeometry) -> Self {
+        ClockPro::new(geometry.capacity)
     }
 }
 
-impl MakeReplacement for Options {
-    fn build(&self, geometry: CacheGeometry) -> Box<dyn Replacement> {
-        Box::new(ClockPro::new(geometry.capacity))
-    }
-}
+/// Its configuration: it takes no options.
+pub type Options = NoOptions<ClockPro>;
 
 #[cfg(test)]
 mod tests {

@@ -27,10 +27,8 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::queues::{Node, Queues, NIL};
-use super::{CacheGeometry, MakeReplacement, Replacement, Touch};
-use crate::disksim::spec::PolicySpec;
+use super::{CacheGeometry, Empty, NoOptions, Replacement, Touch};
 use crate::disksim::workload::DiskBlock;
-use crate::SimError;
 
 /// The one list of each [`Queues`] here.
 const LIST: u8 = 0;
@@ -293,23 +291,14 @@ impl Replacement for Lirs {
     }
 }
 
-/// LIRS's configuration: it takes no options.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Options;
-
-impl Options {
-    /// Reads `given`, which must be empty.
-    pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
-        given.only(&[])?;
-        Ok(Options)
+impl Empty for Lirs {
+    fn empty(geometry: CacheGeometry) -> Self {
+        Lirs::new(geometry.capacity)
     }
 }
 
-impl MakeReplacement for Options {
-    fn build(&self, geometry: CacheGeometry) -> Box<dyn Replacement> {
-        Box::new(Lirs::new(geometry.capacity))
-    }
-}
+/// Its configuration: it takes no options.
+pub type Options = NoOptions<Lirs>;
 
 #[cfg(test)]
 mod tests {
