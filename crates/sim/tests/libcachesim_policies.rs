@@ -104,3 +104,29 @@ fn compare(name: &str, checked: &[(&str, f64)]) -> usize {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
     compared
 }
+
+/// Why `clockpro` is not compared with libCacheSim: libCacheSim 0.3.5's ClockPro never evicts
+/// (its `can_insert` refuses every miss once the cold share, half the cache in its Python
+/// binding, is full), so its counts in libcachesim_policies.json are those of a cache that
+/// keeps its first `cache / 2` distinct objects for ever. Fails when the file is regenerated
+/// with a libCacheSim whose ClockPro evicts: then compare `clockpro` with it.
+#[test]
+fn libcachesim_clockpro_keeps_its_first_objects() {
+    let text = std::fs::read_to_string(traces().join("libcachesim_policies.json")).unwrap();
+    let expected: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for (trace, by_policy) in expected["traces"].as_object().unwrap() {
+        let path = traces().join(format!("{trace}.oracleGeneral.zst"));
+        let records = zstd::decode_all(std::fs::File::open(path).unwrap()).unwrap();
+        // oracleGeneral records: u32 time, u64 id, u32 size, i64 next use.
+        let ids: Vec<&[u8]> = records.chunks(24).map(|r| &r[4..12]).collect();
+        for (size, count) in by_policy["clockpro"].as_object().unwrap() {
+            let kept = size.parse::<usize>().unwrap() / 2;
+            let mut cached = std::collections::HashSet::new();
+            let misses = ids
+                .iter()
+                .filter(|id| !cached.contains(*id) && (cached.len() >= kept || cached.insert(*id)))
+                .count();
+            assert_eq!(count.as_u64(), Some(misses as u64), "{trace} at {size}");
+        }
+    }
+}

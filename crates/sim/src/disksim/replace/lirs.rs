@@ -17,11 +17,11 @@
 //! demotes S's bottom LIR block into Q (pushing Q's front block out, an eviction during a hit,
 //! owed through [`Replacement::owes_eviction`]) though the block hit stays HIR; and Q's
 //! evictions are in Q's recency order, hits moving a block to Q's end.
-//! Deviations: when that demotion pushes out the very block hit (Q holds one block, as at a
-//! cache of 100), libCacheSim re-enters it in S as resident without counting it, so its cache
-//! holds one block over its size until the block leaves S or is hit again (a hit here, a miss
-//! here); here it leaves the cache and stays in S as non-resident. On the shipped traces this
-//! costs 2 or 3 more misses in 3 of 18 runs.
+//! Deviations: when that demotion pushes out the very block hit (Q holds one block: caches
+//! under 200 blocks), libCacheSim re-enters it in S as resident without counting it, so its
+//! cache holds one block over its size until the block leaves S or is hit again (a hit there);
+//! here it leaves the cache, stays in S as non-resident, and its next reference misses. On the
+//! shipped traces this costs 2 or 3 more misses in 3 of 18 runs.
 
 use std::collections::VecDeque;
 use std::time::Duration;
