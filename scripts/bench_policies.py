@@ -25,7 +25,8 @@ from pathlib import Path
 
 import libcachesim as lcs
 
-# The simulator's name for each libCacheSim policy timed.
+# The simulator's name for each libCacheSim policy timed (not clockpro: libCacheSim 0.3.5's
+# ClockPro never evicts, see docs/sim.md).
 SHARED = {
     "lru": "LRU",
     "fifo": "FIFO",
@@ -39,6 +40,7 @@ SHARED = {
     "lfuda": "LFUDA",
     "lruk": "LRUK",
     "wtinylfu": "WTinyLFU",
+    "lirs": "LIRS",
 }
 ROOT = Path(__file__).resolve().parent.parent
 

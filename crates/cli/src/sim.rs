@@ -51,7 +51,7 @@ pub struct SimArgs {
     /// `clock+linux-readahead`, `lru+planner`, `lru+none`), or "all" (every policy of Cao's but
     /// the exact `optimal`) [default: all; with --mrc: LRU's and OPT's curves]. Eviction
     /// policies, with libCacheSim's defaults and miss counts: sieve, s3fifo, arc, 2q, slru,
-    /// lruk, lfu, lfuda, wtinylfu
+    /// lruk, lfu, lfuda, wtinylfu, lirs; clockpro (go-clockpro's counts)
     #[arg(long = "policy", num_args = 1..)]
     policies: Vec<String>,
     /// List every policy with its paper section and options, and exit

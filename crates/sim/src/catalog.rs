@@ -414,6 +414,28 @@ pub const CATALOG: &[Entry] = &[
             prefetch::none::Options,
         )
     }),
+    line(
+        "lirs",
+        "LIRS, SIGMETRICS'02 s3.3 (libCacheSim LIRS)",
+        "-",
+        |o| {
+            pair(
+                replace::lirs::Options::parse(&to("lirs", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
+    line(
+        "clockpro",
+        "CLOCK-Pro, USENIX ATC'05 s3 (go-clockpro)",
+        "-",
+        |o| {
+            pair(
+                replace::clockpro::Options::parse(&to("clockpro", o))?,
+                prefetch::none::Options,
+            )
+        },
+    ),
 ];
 
 /// Cao's policies, each once (aliases such as `lru` left out), in the order of

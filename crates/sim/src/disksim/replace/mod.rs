@@ -12,10 +12,12 @@
 pub mod arc;
 pub mod buckets;
 pub mod clock;
+pub mod clockpro;
 pub mod demand;
 pub mod dulo;
 pub mod lfu;
 pub mod lfuda;
+pub mod lirs;
 pub mod lru;
 pub mod lruk;
 pub mod queues;
@@ -110,8 +112,21 @@ pub trait MakeReplacement: std::fmt::Debug + Send + Sync {
     fn build(&self, geometry: CacheGeometry) -> Box<dyn Replacement>;
 }
 
+/// How a replacement that takes no options starts: empty, for a cache of `geometry` (a
+/// `Default` one ignores it; LIRS and CLOCK-Pro size their sets by the capacity).
+pub trait Empty {
+    /// The empty policy.
+    fn empty(geometry: CacheGeometry) -> Self;
+}
+
+impl<R: Default> Empty for R {
+    fn empty(_geometry: CacheGeometry) -> Self {
+        R::default()
+    }
+}
+
 /// The configuration of a replacement that takes no options and starts empty
-/// (`R::default()`), as SIEVE, LFU and LFU-DA do.
+/// ([`Empty::empty`]), as SIEVE, LFU, LFU-DA, LIRS and CLOCK-Pro do.
 #[derive(Debug)]
 pub struct NoOptions<R>(PhantomData<fn() -> R>);
 
@@ -123,8 +138,8 @@ impl<R> NoOptions<R> {
     }
 }
 
-impl<R: Replacement + Default + std::fmt::Debug + 'static> MakeReplacement for NoOptions<R> {
-    fn build(&self, _geometry: CacheGeometry) -> Box<dyn Replacement> {
-        Box::new(R::default())
+impl<R: Replacement + Empty + std::fmt::Debug + 'static> MakeReplacement for NoOptions<R> {
+    fn build(&self, geometry: CacheGeometry) -> Box<dyn Replacement> {
+        Box::new(R::empty(geometry))
     }
 }
