@@ -390,7 +390,7 @@ impl Stream {
         let count = (depth * self.page_size).div_ceil(stride).max(1);
         let last = start + (count - 1) * stride + len;
         (
-            vec![start / self.page_size..last.div_ceil(self.page_size)],
+            std::iter::once(start / self.page_size..last.div_ceil(self.page_size)).collect(),
             start + count * stride,
         )
     }
