@@ -26,19 +26,27 @@
 //!                         |===== w2 =====|   ... 64, 128, then S_p pages each
 //!   depth  16, 32, 64, 128, S_p, S_p, ...   (capped by S_p, and by the thrash cap)
 //! ```
-//! For a strided stream a window holds records (each advised as its own range) whose bytes add
-//! up to the depth, at most [`MAX_RECORDS_PER_WINDOW`].
+//! For a strided stream a window holds records whose bytes add up to the depth, at most
+//! [`MAX_RECORDS_PER_WINDOW`], each advised as its own range (or one range over them, below).
 //!
 //! **The kernel's own read-ahead.** TR840's slow start replaces the kernel's read-ahead, whose
 //! windows it starts from (16 pages). Here the kernel's read-ahead stays on: a sequential reader
 //! already gets windows of the device's `read_ahead_kb` (32 pages on FUSE and by default) from
-//! the kernel, the first at its first read. Advice of a slow-start depth up to that window
-//! ([`Stream::with_kernel_window`]) would only cut the kernel's requests into fragments and cost
-//! a switch of its own, so slow start skips those depths: with a kernel window of 32 pages the
-//! depths advised are 64, 128, then the target. (Skipping 64 too, as the kernel's current and
-//! ahead windows together cover it, saved 16 readers on the emulated IBM drive one switch per
-//! 4 MiB file, but the first windows of 64 readers then filled the device's queue at once and
-//! cost them most of their gain.)
+//! the kernel. Advice of a slow-start depth up to that window ([`Stream::with_kernel_window`])
+//! would only cut the kernel's requests into fragments and cost a switch of its own, so those
+//! windows are left to the kernel: the stream lays them from the run's first read, as TR840's
+//! slow start would have issued them, advises none, and the first window it advises (twice the
+//! kernel's) is due when the reader reaches the start of the last of them, which is where slow
+//! start would issue it. Slow start thus still grows on what the reader consumed: one-page reads
+//! get their first advice at page 16 of the run, 64 KiB reads at their second read. That window
+//! starts right after the read, so that it takes in the kernel's next window instead of
+//! fragmenting it (live, the kernel starts that window at the same read).
+//!
+//! **Strided readers.** The kernel reads nothing ahead of a strided reader, so its slow start
+//! begins at 16 pages. Where the gap between two records is shorter than `S_p` (the bytes the
+//! device transfers in one switch's time, TR840 equation 5), reading the gap costs less than a
+//! request of its own: the window is one range over the records and their gaps, of the
+//! slow-start depth. Otherwise each record is advised as its own range.
 //!
 //! **A full device queue.** A window goes out only while the device's queue has room for it
 //! ([`Probes::queue_has_room`]: the stream's last advice did not wait for room, and no advice is
@@ -136,14 +144,20 @@ pub struct Stream {
     evicted_total: u64,
     /// The kernel's own read-ahead window on the file's device, pages (0: not known).
     kernel_window: u64,
+    /// Byte offset of the first read of the current pattern.
+    run_start: u64,
 }
 
 /// Where the advice stands, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ahead {
-    /// First byte of the first window advised since the pattern was seen.
+    /// First byte of the first window advised since the pattern was seen (while none was, the
+    /// end of the kernel's windows followed so far: only advised pages are probed).
     from: u64,
-    /// First byte of the last window advised: a read reaching it advises the next window.
+    /// Some window was advised since the pattern was seen (else all were the kernel's).
+    advised: bool,
+    /// First byte of the last window (advised or the kernel's): a read reaching it makes the
+    /// next window due.
     trigger: u64,
     /// One past the last byte advised (for a strided stream: the next record's start).
     end: u64,
@@ -163,6 +177,7 @@ impl Stream {
             evicted_since_window: false,
             evicted_total: 0,
             kernel_window: 0,
+            run_start: 0,
         }
     }
 
@@ -253,6 +268,7 @@ impl Stream {
         if seen != self.pattern {
             self.restart();
             self.pattern = seen;
+            self.run_start = previous.map_or(offset, |(start, _)| start);
         }
         seen
     }
@@ -284,20 +300,45 @@ impl Stream {
     }
 
     /// Advises the window after the last one, or from byte `next` (after the read: its end, or
-    /// the next record's start) if that is further.
+    /// the next record's start) if that is further. A sequential stream first follows the
+    /// kernel's windows from the run's first read, advising none of them (module comment, "The
+    /// kernel's own read-ahead").
     fn advise_next_window(&mut self, next: u64, file_size: u64, target: u64) -> Vec<Range<u64>> {
-        let start = self.ahead.map_or(next, |ahead| ahead.end.max(next));
+        let advised = self.ahead.is_some_and(|ahead| ahead.advised);
+        let follows_kernel = self.pattern == Some(Pattern::Sequential) && !advised;
+        let mut start = match self.ahead {
+            None if follows_kernel => self.run_start,
+            None => next,
+            Some(ahead) => ahead.end.max(next),
+        };
         if start >= file_size {
             return Vec::new();
         }
         self.relax_cap(target);
         let limit = self.cap.map_or(target, |cap| cap.min(target));
         let mut depth = self.slow.next_depth(limit);
-        while depth <= self.kernel_window && depth < limit {
+        while follows_kernel && depth <= self.kernel_window && depth < limit {
+            let end = start.saturating_add(depth * self.page_size);
+            self.ahead = Some(Ahead {
+                from: end,
+                advised: false,
+                trigger: start,
+                end,
+            });
+            if next <= start || end >= file_size {
+                return Vec::new();
+            }
+            start = end;
             depth = self.slow.next_depth(limit);
         }
+        let start = match follows_kernel {
+            true => next,
+            false => start.max(next),
+        };
         let (ranges, end) = match self.pattern {
-            Some(Pattern::Strided { stride, len }) => self.records(start, stride, len, depth),
+            Some(Pattern::Strided { stride, len }) => {
+                self.strided_window(start, stride, len, depth, target)
+            }
             _ => {
                 let first = start.div_ceil(self.page_size);
                 let last = (first + depth).min(file_size.div_ceil(self.page_size));
@@ -307,9 +348,13 @@ impl Stream {
                 )
             }
         };
-        let from = self.ahead.map_or(start, |ahead| ahead.from);
+        let from = match self.ahead {
+            Some(ahead) if advised => ahead.from,
+            _ => start,
+        };
         self.ahead = Some(Ahead {
             from,
+            advised: true,
             trigger: start,
             end,
         });
@@ -325,6 +370,29 @@ impl Stream {
             .cap
             .map(|cap| cap + SLOW_START_PAGES)
             .filter(|&cap| cap < target);
+    }
+
+    /// A strided stream's window of `depth` pages from the record at byte `start`, and the next
+    /// record's start: the records themselves, each its own range, where the gap between two
+    /// is worth a far request (at least `S_p`, `target` pages); else one range over the records
+    /// and their gaps, `depth` pages long, which the device reads in one request.
+    fn strided_window(
+        &self,
+        start: u64,
+        stride: u64,
+        len: u64,
+        depth: u64,
+        target: u64,
+    ) -> (Vec<Range<u64>>, u64) {
+        if stride - len >= target.saturating_mul(self.page_size) {
+            return self.records(start, stride, len, depth);
+        }
+        let count = (depth * self.page_size).div_ceil(stride).max(1);
+        let last = start + (count - 1) * stride + len;
+        (
+            std::iter::once(start / self.page_size..last.div_ceil(self.page_size)).collect(),
+            start + count * stride,
+        )
     }
 
     /// The records of a strided stream from the one at byte `start` whose bytes add up to
@@ -423,6 +491,25 @@ mod tests {
         assert_eq!(first.advise, vec![48..112]);
     }
 
+    /// One-page reads on a device whose kernel window is 32 pages: the kernel's windows of 16
+    /// and 32 pages are followed from the run's first read, none advised; the first advice, 64
+    /// pages from the read's end, comes when the reader reaches the second of them (page 16),
+    /// where TR840's slow start issues its 64-page window.
+    #[test]
+    fn small_reads_get_no_advice_before_slow_start_reaches_past_the_kernels_windows() {
+        let mut stream = Stream::new(PAGE).with_kernel_window(32);
+        let got: Vec<Vec<Range<u64>>> = (0..20)
+            .map(|page| {
+                stream
+                    .on_read(page * PAGE, PAGE, BIG, 126, &mut Roomy)
+                    .advise
+            })
+            .collect();
+        assert!(got[..16].iter().all(Vec::is_empty), "{got:?}");
+        assert_eq!(got[16], vec![17..81]);
+        assert_eq!(got[17], vec![81..207]);
+    }
+
     /// The reader never catches up with the advice, and the advice never runs more than two
     /// windows ahead of it.
     #[test]
@@ -468,16 +555,35 @@ mod tests {
         assert!(got[2..].iter().all(Vec::is_empty));
     }
 
-    /// Reads of 16 KiB every 64 KiB: after the third, the next records adding up to 16 pages
-    /// (four of them), each its own range; the window after that starts at the next record.
+    /// Reads of 16 KiB every 64 KiB, whose gaps of 48 KiB are worth a far request on a device
+    /// whose `S_p` is 12 pages: after the third, the next records adding up to 12 pages (three
+    /// of them), each its own range; the window after that starts at the next record.
     #[test]
     fn a_strided_reader_gets_the_next_records() {
         let reads: Vec<(u64, u64)> = (0..4).map(|i| (i * READ, 4 * PAGE)).collect();
-        let got = advice(&reads, BIG, 132);
+        let got = advice(&reads, BIG, 12);
         assert!(got[..2].iter().all(Vec::is_empty));
-        assert_eq!(got[2], vec![48..52, 64..68, 80..84, 96..100]);
-        assert_eq!(got[3][0], 112..116);
-        assert_eq!(got[3].len(), 8);
+        assert_eq!(got[2], vec![48..52, 64..68, 80..84]);
+        assert_eq!(got[3], vec![96..100, 112..116, 128..132]);
+    }
+
+    /// The same reads where a far request costs more than the gaps (`S_p` of 132 pages): each
+    /// window is one range over its records and their gaps, of the slow-start depth (16 pages,
+    /// then 32, then 64), from the next record's start to the end of its last record. The kernel reads
+    /// nothing ahead of a strided reader, so slow start begins at 16 pages even where its
+    /// window is 32.
+    #[test]
+    fn a_strided_reader_with_gaps_cheaper_than_a_far_request_gets_one_range() {
+        let reads: Vec<(u64, u64)> = (0..5).map(|i| (i * READ, 4 * PAGE)).collect();
+        let mut stream = Stream::new(PAGE).with_kernel_window(32);
+        let got: Vec<Vec<Range<u64>>> = reads
+            .iter()
+            .map(|&(offset, len)| stream.on_read(offset, len, BIG, 132, &mut Roomy).advise)
+            .collect();
+        assert!(got[..2].iter().all(Vec::is_empty));
+        assert_eq!(got[2], vec![48..52]);
+        assert_eq!(got[3], vec![64..84]);
+        assert_eq!(got[4], vec![96..148]);
     }
 
     /// Reads with a constant step but varying lengths, or overlapping, are not strided.

@@ -202,6 +202,30 @@ mod tests {
         }
     }
 
+    /// A sequential stream that stops before slow start's first window beyond the kernel's is
+    /// due (16 one-block reads from the run's start) is read exactly as with the kernel's
+    /// read-ahead alone: the same requests, the same blocks. (Advising 64 blocks at the second
+    /// read, as the stream once did, fetched 112 blocks for a two-block stream.)
+    #[test]
+    fn a_short_stream_costs_what_the_kernels_read_ahead_costs() {
+        let disk = disk_named("ibm-36z15").unwrap();
+        let config = EngineConfig::with_cache(16384);
+        for blocks in 1..=16 {
+            let workload = Workload {
+                layout: Layout::contiguous(&[8192], 0, BLOCK),
+                streams: vec![(0..blocks).map(|b| Step::at(0, b)).collect()],
+            };
+            let run = |pair: Pair| run_pair(&pair, &workload, (&disk, "fifo"), config).unwrap();
+            let kernel = run(Pair::new(clock::Options, readahead::Options::LINUX));
+            let cp = run(Pair::new(clock::Options, Options { depth: None }));
+            assert_eq!(cp.disk.requests, kernel.disk.requests, "{blocks} blocks");
+            assert_eq!(
+                cp.disk.blocks_fetched, kernel.disk.blocks_fetched,
+                "{blocks} blocks"
+            );
+        }
+    }
+
     /// On a disk model, a sequential reader's windows grow past the kernel's to `S_p`, so it
     /// reads in fewer, longer requests than with the kernel's read-ahead alone.
     #[test]
