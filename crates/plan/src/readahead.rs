@@ -30,6 +30,26 @@
 //!   kernel                    [sync][async][async]...
 //! ```
 //!
+//! Interleaved streams (a tiled image read column by column: each row is
+//! a stream, continued one tile at a time between the other rows' tiles)
+//! are the kernel's too: a read that misses just after pages already
+//! cached takes their count as the stream's history and reads that many
+//! pages ahead (the kernel's context read-ahead, `page_cache_sync_ra`),
+//! when the history is longer than the read. So a segment that continues
+//! a stream listed earlier is left to the kernel when the stream's pages
+//! so far outnumber its last segment (the read's likely size) and the
+//! device's far-request cost (the kernel's request then pays off):
+//!
+//! ```text
+//!   list    r0:t0 r1:t0 r2:t0 | r0:t1 r1:t1 ... | r0:t2 r1:t2 ...
+//!   advice  [---- WILLNEED ---][--- WILLNEED ---]
+//!   kernel                                        [r0: 3 tiles ahead] ...
+//! ```
+//!
+//! The streams are remembered by where each ends, a bounded number of them
+//! (`STREAMS`); a stream forgotten starts again as new, which only advises
+//! more.
+//!
 //! The threshold is the device's own read-ahead window (2,048 pages on the
 //! test disk, 32 on a FUSE mount such as the emulated disk), not a tuned
 //! constant; with it unknown or zero the planner never steps aside.
@@ -54,7 +74,20 @@
 
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap;
+
 use crate::access_list::{AccessList, PageKey};
+
+/// The interleaved streams remembered at most (a tiled image of 4,096 rows);
+/// past that the map starts afresh.
+const STREAMS: usize = 4096;
+
+/// A stream of adjacent pages: its pages so far and its last segment's.
+#[derive(Clone, Copy, Debug, Default)]
+struct Stream {
+    pages: u64,
+    segment: u64,
+}
 
 /// Where the scan of the list stands and what the reads showed.
 #[derive(Clone, Debug, Default)]
@@ -68,6 +101,12 @@ pub struct ReadAhead {
     /// The last page scanned, and the pages of the run it ends.
     last: Option<PageKey>,
     run: u64,
+    /// The current segment's pages (the run since the list last jumped), and
+    /// whether the segment continues an earlier stream the kernel serves.
+    segment: u64,
+    kernel_stream: bool,
+    /// Streams interrupted by other pages, by (fd, the page that continues them).
+    streams: FxHashMap<(i32, u64), Stream>,
     /// The pages left to the kernel: (fd, first page) to one past the last.
     left: BTreeMap<(i32, u64), u64>,
     /// The last read of a page left to the kernel.
@@ -113,6 +152,8 @@ impl ReadAhead {
             self.scanned_to = start;
             self.last = None;
             self.run = 0;
+            self.segment = 0;
+            self.streams.clear();
         }
         if list_replaced {
             self.left.clear();
@@ -128,11 +169,14 @@ impl ReadAhead {
             let key = entry.key;
             match self.last {
                 Some(last) if last == key => continue,
-                Some(last) if last.fd == key.fd && last.page + 1 == key.page => self.run += 1,
-                _ => self.run = 1,
+                Some(last) if last.fd == key.fd && last.page + 1 == key.page => {
+                    self.run += 1;
+                    self.segment += 1;
+                }
+                last => self.jump(last, key),
             }
             self.last = Some(key);
-            if self.run > self.window_pages {
+            if self.run > self.window_pages || self.kernel_stream {
                 deep.push(key);
                 extending = Some(self.leave(key, extending));
             }
@@ -140,6 +184,27 @@ impl ReadAhead {
         self.scanned_to = end;
         deep.sort_unstable();
         deep
+    }
+
+    /// The list jumped from `last` to `key`: remembers the stream `last`
+    /// ends and starts a segment at `key`, which continues the stream that
+    /// ends just before it, if one does.
+    fn jump(&mut self, last: Option<PageKey>, key: PageKey) {
+        if let Some(last) = last {
+            if self.streams.len() >= STREAMS {
+                self.streams.clear();
+            }
+            let stream = Stream {
+                pages: self.run,
+                segment: self.segment,
+            };
+            self.streams.insert((last.fd, last.page + 1), stream);
+        }
+        let stream = self.streams.remove(&(key.fd, key.page)).unwrap_or_default();
+        self.run = stream.pages + 1;
+        self.segment = 1;
+        self.kernel_stream =
+            stream.pages > stream.segment && stream.pages >= self.request_cost_pages.max(1);
     }
 
     /// Records `key` as left, extending the range `extending` (its key in
@@ -166,10 +231,16 @@ impl ReadAhead {
 
     /// True if `key` was left to the kernel.
     pub fn is_left(&self, key: PageKey) -> bool {
+        self.range_of(key).is_some()
+    }
+
+    /// The start of the left range that holds `key`, if one does.
+    fn range_of(&self, key: PageKey) -> Option<(i32, u64)> {
         self.left
             .range(..=(key.fd, key.page))
             .next_back()
-            .is_some_and(|(&(fd, _), &end)| fd == key.fd && key.page < end)
+            .filter(|(&(fd, _), &end)| fd == key.fd && key.page < end)
+            .map(|(&start, _)| start)
     }
 
     /// Accounts a read of `key` that found it `resident` or not; returns
@@ -186,6 +257,7 @@ impl ReadAhead {
             before.fd == key.fd
                 && before.page < key.page
                 && key.page - before.page <= self.window_pages
+                && self.range_of(before) == self.range_of(key)
         });
         if !resident && followed {
             self.refused = true;
@@ -253,6 +325,49 @@ mod tests {
         readahead.raise_window(4);
         assert!(readahead
             .scan(&list, 0, pages.len() as u64, false)
+            .is_empty());
+    }
+
+    /// A tiled image read column by column (8 rows of 16 tiles of 4 pages):
+    /// from the third column on, each row's stream holds more pages than a
+    /// tile, so its tiles are left to the kernel's context read-ahead; the
+    /// first miss of each row, where the kernel starts reading ahead, does
+    /// not end stepping aside.
+    #[test]
+    fn interleaved_streams_longer_than_their_reads_are_left_to_the_kernel() {
+        let pages: Vec<u64> = (0..16)
+            .flat_map(|column| (0..8).map(move |row| row * 64 + column * 4))
+            .flat_map(|start| start..start + 4)
+            .collect();
+        let list = list_of(&pages);
+        let mut readahead = ReadAhead::default();
+        readahead.raise_window(2048);
+        readahead.raise_request_cost(3);
+        let left = readahead.scan(&list, 0, pages.len() as u64, false);
+        let expected: Vec<PageKey> = (0..8)
+            .flat_map(|row| row * 64 + 8..row * 64 + 64)
+            .map(key)
+            .collect();
+        assert_eq!(left, expected);
+        for row in 0..8 {
+            assert!(!readahead.on_read(key(row * 64 + 8), false), "row {row}");
+        }
+        assert!(readahead.active());
+    }
+
+    /// Streams are left only where a request of the stream's pages pays:
+    /// with a request worth more than a row, every tile is advised.
+    #[test]
+    fn interleaved_streams_shorter_than_a_request_are_advised() {
+        let pages: Vec<u64> = (0..16)
+            .flat_map(|column| (0..8).map(move |row| row * 64 + column * 4))
+            .flat_map(|start| start..start + 4)
+            .collect();
+        let mut readahead = ReadAhead::default();
+        readahead.raise_window(2048);
+        readahead.raise_request_cost(100);
+        assert!(readahead
+            .scan(&list_of(&pages), 0, pages.len() as u64, false)
             .is_empty());
     }
 
