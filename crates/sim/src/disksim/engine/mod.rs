@@ -371,6 +371,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         };
         self.metrics.references += 1;
         let (found, mut wait_on) = self.lookup(disk_block, stream, now);
+        let mut alone = None;
         if self.at_idle {
             if !self.demand_only {
                 let pos = self.sight.cursor;
@@ -394,8 +395,9 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
             };
             self.drop_blocks(&drops);
             let demand = (!found).then_some((block, disk_block));
-            if let Some(id) = self.issue(stream, now, demand, &ranges) {
-                wait_on = Some(id);
+            match demand {
+                Some(demand) if ranges.is_empty() && self.alone() => alone = Some(demand),
+                _ => wait_on = self.issue(stream, now, demand, &ranges).or(wait_on),
             }
         }
         observe(Observed {
@@ -408,6 +410,11 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         });
         if self.at_idle {
             return;
+        }
+        if let Some(demand) = alone {
+            let done = self.fetch_alone(stream, now, demand);
+            self.metrics.stall += nanos(done - now);
+            return self.advance(stream, done);
         }
         match wait_on.and_then(|id| self.in_flight.get_mut(&id)) {
             Some(request) => {
