@@ -159,28 +159,43 @@ impl Workload {
         block_size: u64,
         think: bool,
     ) -> Result<Workload, TraceError> {
-        let mut numbering = Numbering::default();
+        let mut steps = Steps::with_capacity(references.size_hint().0);
         let mut previous_think = Duration::ZERO;
-        let mut steps = Vec::with_capacity(references.size_hint().0);
         for reference in references {
             let reference = reference?;
-            if !numbering.objects && reference.block >= FILE_LIMIT {
-                numbering.renumber(&mut steps);
-            }
-            steps.push(Step {
-                block: numbering.place(reference.block),
-                think: if think {
-                    previous_think
-                } else {
-                    Duration::ZERO
-                },
-            });
+            let wait = match think {
+                true => previous_think,
+                false => Duration::ZERO,
+            };
+            steps.push(reference.block, wait);
             previous_think = Duration::from_micros(reference.think.unwrap_or(0));
         }
-        Ok(Workload {
-            layout: Layout::contiguous(&numbering.sizes, 0, block_size),
-            streams: vec![steps],
-        })
+        Ok(steps.workload(block_size))
+    }
+
+    /// [`Workload::from_references`] of `file`'s references; a plain `oracleGeneral` trace
+    /// read without compute times is decoded straight from its records (as
+    /// [`crate::RefString::read`] reads it), with the same steps.
+    pub fn from_file(file: &TraceFile, think: bool) -> Result<Workload, TraceError> {
+        let records = match think {
+            true => None,
+            false => file.whole_objects()?,
+        };
+        let Some(records) = records else {
+            return Workload::from_references(file.open()?, file.block_size, think);
+        };
+        let records_held = match file.object_parts(1)?.as_deref() {
+            Some(&[(first, end)]) => (end - first) as usize,
+            _ => 0,
+        };
+        let mut steps = Steps::with_capacity(records_held);
+        records.for_each_objects(|ids| {
+            for &id in ids {
+                steps.push(id, Duration::ZERO);
+            }
+            Ok::<_, TraceError>(())
+        })?;
+        Ok(steps.workload(file.block_size))
     }
 
     /// Checks that every reference is inside the layout.
@@ -203,6 +218,38 @@ impl Workload {
 
 /// Trace numbers from here on name a file beyond 2^16: the trace's numbers are object ids.
 const FILE_LIMIT: u64 = 1 << (FILE_SHIFT + 16);
+
+/// One stream's steps as a trace is read, numbered by a [`Numbering`].
+struct Steps {
+    numbering: Numbering,
+    steps: Vec<Step>,
+}
+
+impl Steps {
+    fn with_capacity(references: usize) -> Steps {
+        Steps {
+            numbering: Numbering::default(),
+            steps: Vec::with_capacity(references),
+        }
+    }
+
+    /// The next reference, to trace number `raw`, after `think`.
+    fn push(&mut self, raw: u64, think: Duration) {
+        if !self.numbering.objects && raw >= FILE_LIMIT {
+            self.numbering.renumber(&mut self.steps);
+        }
+        let block = self.numbering.place(raw);
+        self.steps.push(Step { block, think });
+    }
+
+    /// The workload of one stream, its files laid out contiguously.
+    fn workload(self, block_size: u64) -> Workload {
+        Workload {
+            layout: Layout::contiguous(&self.numbering.sizes, 0, block_size),
+            streams: vec![self.steps],
+        }
+    }
+}
 
 /// How [`Workload::from_references`] numbers a trace's blocks: files in order of first
 /// appearance, or, once the trace has shown object ids, every distinct number a block of one
@@ -287,6 +334,17 @@ mod tests {
                 vec![4]
             )
         );
+    }
+
+    #[test]
+    fn an_oracle_trace_decoded_from_its_records_gives_the_steps_of_its_references() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/cpp.oracleGeneral.zst");
+        let file = TraceFile::new(Path::new(path));
+        assert!(file.whole_objects().unwrap().is_some());
+        let decoded = Workload::from_file(&file, false).unwrap();
+        let read = Workload::from_references(file.open().unwrap(), file.block_size, false);
+        assert_eq!(decoded, read.unwrap());
+        assert!(decoded.streams[0].len() > 1000);
     }
 
     #[test]
