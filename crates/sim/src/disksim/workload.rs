@@ -307,16 +307,16 @@ mod tests {
     use super::*;
 
     fn blocks_of(numbers: &[u64]) -> (Vec<(u32, u64)>, Vec<u64>) {
-        let references = numbers.iter().map(|&block| {
-            Ok(Reference {
-                block,
-                think: None,
-            })
-        });
+        let references = numbers
+            .iter()
+            .map(|&block| Ok(Reference { block, think: None }));
         let workload = Workload::from_references(references, 4096, false).unwrap();
         let steps = workload.streams[0].iter();
         let sizes = workload.layout.files.iter().map(|f| f.blocks).collect();
-        (steps.map(|s| (s.block.file, s.block.block)).collect(), sizes)
+        (
+            steps.map(|s| (s.block.file, s.block.block)).collect(),
+            sizes,
+        )
     }
 
     #[test]
@@ -338,7 +338,10 @@ mod tests {
 
     #[test]
     fn an_oracle_trace_decoded_from_its_records_gives_the_steps_of_its_references() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/cpp.oracleGeneral.zst");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../traces/cpp.oracleGeneral.zst"
+        );
         let file = TraceFile::new(Path::new(path));
         assert!(file.whole_objects().unwrap().is_some());
         let decoded = Workload::from_file(&file, false).unwrap();
