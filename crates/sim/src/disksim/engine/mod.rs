@@ -371,7 +371,8 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         };
         self.metrics.references += 1;
         let (found, mut wait_on) = self.lookup(disk_block, stream, now);
-        let mut alone = None;
+        // When a pair's lone demand fetch arrived (fetched inline, before the observer looks).
+        let mut arrived = None;
         if self.at_idle {
             if !self.demand_only {
                 let pos = self.sight.cursor;
@@ -396,7 +397,9 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
             self.drop_blocks(&drops);
             let demand = (!found).then_some((block, disk_block));
             match demand {
-                Some(demand) if ranges.is_empty() && self.alone() => alone = Some(demand),
+                Some(demand) if ranges.is_empty() && self.alone() => {
+                    arrived = Some(self.fetch_alone(stream, now, demand))
+                }
                 _ => wait_on = self.issue(stream, now, demand, &ranges).or(wait_on),
             }
         }
@@ -411,8 +414,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         if self.at_idle {
             return;
         }
-        if let Some(demand) = alone {
-            let done = self.fetch_alone(stream, now, demand);
+        if let Some(done) = arrived {
             self.metrics.stall += nanos(done - now);
             return self.advance(stream, done);
         }
