@@ -199,7 +199,7 @@ impl Plan {
             Some(string) if !self.realistic || string.timed() => {
                 Workload::from_references(string.references(), block_size, self.realistic)
             }
-            _ => Workload::from_references(loaded.file.open()?, block_size, self.realistic),
+            _ => Workload::from_file(&loaded.file, self.realistic),
         };
         Ok(workload?)
     }

@@ -151,50 +151,51 @@ impl Workload {
     /// file beyond 2^16 (object ids of libCacheSim's traces, often hashes), every distinct
     /// number becomes a block of one file instead, in order of first appearance. With `think`, each
     /// step waits for the previous reference's compute time (microseconds).
+    ///
+    /// Read in one pass, keeping only the steps: the references before the first number past
+    /// 2^56 are renumbered from their steps when it comes.
     pub fn from_references(
         references: impl Iterator<Item = Result<Reference, TraceError>>,
         block_size: u64,
         think: bool,
     ) -> Result<Workload, TraceError> {
-        let references: Vec<Reference> = references.collect::<Result<_, _>>()?;
-        let file_limit = 1u64 << (FILE_SHIFT + 16);
-        let dense = references.iter().any(|r| r.block >= file_limit);
-        let mut files: FxHashMap<u64, u32> = FxHashMap::default();
-        let mut sizes: Vec<u64> = Vec::new();
-        let mut objects: FxHashMap<u64, u64> = FxHashMap::default();
+        let mut steps = Steps::with_capacity(references.size_hint().0);
         let mut previous_think = Duration::ZERO;
-        let mut steps = Vec::with_capacity(references.len());
-        for reference in &references {
-            let (file, index) = match dense {
-                true => {
-                    let next = objects.len() as u64;
-                    (0, *objects.entry(reference.block).or_insert(next))
-                }
-                false => (
-                    reference.block >> FILE_SHIFT,
-                    reference.block & ((1 << FILE_SHIFT) - 1),
-                ),
+        for reference in references {
+            let reference = reference?;
+            let wait = match think {
+                true => previous_think,
+                false => Duration::ZERO,
             };
-            let next_file = files.len() as u32;
-            let file = *files.entry(file).or_insert(next_file);
-            if file as usize == sizes.len() {
-                sizes.push(0);
-            }
-            sizes[file as usize] = sizes[file as usize].max(index + 1);
-            steps.push(Step {
-                block: FileBlock { file, block: index },
-                think: if think {
-                    previous_think
-                } else {
-                    Duration::ZERO
-                },
-            });
+            steps.push(reference.block, wait);
             previous_think = Duration::from_micros(reference.think.unwrap_or(0));
         }
-        Ok(Workload {
-            layout: Layout::contiguous(&sizes, 0, block_size),
-            streams: vec![steps],
-        })
+        Ok(steps.workload(block_size))
+    }
+
+    /// [`Workload::from_references`] of `file`'s references; a plain `oracleGeneral` trace
+    /// read without compute times is decoded straight from its records (as
+    /// [`crate::RefString::read`] reads it), with the same steps.
+    pub fn from_file(file: &TraceFile, think: bool) -> Result<Workload, TraceError> {
+        let records = match think {
+            true => None,
+            false => file.whole_objects()?,
+        };
+        let Some(records) = records else {
+            return Workload::from_references(file.open()?, file.block_size, think);
+        };
+        let records_held = match file.object_parts(1)?.as_deref() {
+            Some(&[(first, end)]) => (end - first) as usize,
+            _ => 0,
+        };
+        let mut steps = Steps::with_capacity(records_held);
+        records.for_each_objects(|ids| {
+            for &id in ids {
+                steps.push(id, Duration::ZERO);
+            }
+            Ok::<_, TraceError>(())
+        })?;
+        Ok(steps.workload(file.block_size))
     }
 
     /// Checks that every reference is inside the layout.
@@ -215,9 +216,139 @@ impl Workload {
     }
 }
 
+/// Trace numbers from here on name a file beyond 2^16: the trace's numbers are object ids.
+const FILE_LIMIT: u64 = 1 << (FILE_SHIFT + 16);
+
+/// One stream's steps as a trace is read, numbered by a [`Numbering`].
+struct Steps {
+    numbering: Numbering,
+    steps: Vec<Step>,
+}
+
+impl Steps {
+    fn with_capacity(references: usize) -> Steps {
+        Steps {
+            numbering: Numbering::default(),
+            steps: Vec::with_capacity(references),
+        }
+    }
+
+    /// The next reference, to trace number `raw`, after `think`.
+    fn push(&mut self, raw: u64, think: Duration) {
+        if !self.numbering.objects && raw >= FILE_LIMIT {
+            self.numbering.renumber(&mut self.steps);
+        }
+        let block = self.numbering.place(raw);
+        self.steps.push(Step { block, think });
+    }
+
+    /// The workload of one stream, its files laid out contiguously.
+    fn workload(self, block_size: u64) -> Workload {
+        Workload {
+            layout: Layout::contiguous(&self.numbering.sizes, 0, block_size),
+            streams: vec![self.steps],
+        }
+    }
+}
+
+/// How [`Workload::from_references`] numbers a trace's blocks: files in order of first
+/// appearance, or, once the trace has shown object ids, every distinct number a block of one
+/// file.
+#[derive(Default)]
+struct Numbering {
+    /// Every distinct number is a block of file 0.
+    objects: bool,
+    /// Layout file of each trace file (its number's top bits; 0 for objects).
+    files: FxHashMap<u64, u32>,
+    /// Trace file of each layout file.
+    keys: Vec<u64>,
+    /// Blocks of each layout file (highest block + 1).
+    sizes: Vec<u64>,
+    /// Block of each object id.
+    blocks: FxHashMap<u64, u64>,
+}
+
+impl Numbering {
+    /// The file block of trace number `raw`.
+    fn place(&mut self, raw: u64) -> FileBlock {
+        let (key, index) = match self.objects {
+            true => {
+                let next = self.blocks.len() as u64;
+                (0, *self.blocks.entry(raw).or_insert(next))
+            }
+            false => (raw >> FILE_SHIFT, raw & ((1 << FILE_SHIFT) - 1)),
+        };
+        let next_file = self.files.len() as u32;
+        let file = *self.files.entry(key).or_insert(next_file);
+        if file as usize == self.sizes.len() {
+            self.sizes.push(0);
+            self.keys.push(key);
+        }
+        self.sizes[file as usize] = self.sizes[file as usize].max(index + 1);
+        FileBlock { file, block: index }
+    }
+
+    /// Numbers objects from now on, and `steps` (numbered by files so far) again as objects.
+    fn renumber(&mut self, steps: &mut [Step]) {
+        let keys = std::mem::take(&mut self.keys);
+        *self = Numbering {
+            objects: true,
+            ..Numbering::default()
+        };
+        for step in steps {
+            let raw = (keys[step.block.file as usize] << FILE_SHIFT) | step.block.block;
+            step.block = self.place(raw);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn blocks_of(numbers: &[u64]) -> (Vec<(u32, u64)>, Vec<u64>) {
+        let references = numbers
+            .iter()
+            .map(|&block| Ok(Reference { block, think: None }));
+        let workload = Workload::from_references(references, 4096, false).unwrap();
+        let steps = workload.streams[0].iter();
+        let sizes = workload.layout.files.iter().map(|f| f.blocks).collect();
+        (
+            steps.map(|s| (s.block.file, s.block.block)).collect(),
+            sizes,
+        )
+    }
+
+    #[test]
+    fn files_are_numbered_by_first_appearance_and_object_ids_renumber_all() {
+        let file = |f: u64, b: u64| (f << FILE_SHIFT) | b;
+        assert_eq!(
+            blocks_of(&[file(2, 4), 3, file(2, 1)]),
+            (vec![(0, 4), (1, 3), (0, 1)], vec![5, 4])
+        );
+        // A number past 2^56 late in the trace makes every number an object, from the start.
+        assert_eq!(
+            blocks_of(&[file(2, 4), 3, file(2, 4), 1 << 60, 3, 7]),
+            (
+                vec![(0, 0), (0, 1), (0, 0), (0, 2), (0, 1), (0, 3)],
+                vec![4]
+            )
+        );
+    }
+
+    #[test]
+    fn an_oracle_trace_decoded_from_its_records_gives_the_steps_of_its_references() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../traces/cpp.oracleGeneral.zst"
+        );
+        let file = TraceFile::new(Path::new(path));
+        assert!(file.whole_objects().unwrap().is_some());
+        let decoded = Workload::from_file(&file, false).unwrap();
+        let read = Workload::from_references(file.open().unwrap(), file.block_size, false);
+        assert_eq!(decoded, read.unwrap());
+        assert!(decoded.streams[0].len() > 1000);
+    }
 
     #[test]
     fn contiguous_layout_leaves_gaps_between_files() {

@@ -149,10 +149,11 @@ impl<P: Program> Engine<'_, '_, '_, P> {
     }
 
     /// Whether a demand fetch starting now would be the only thing to happen until it
-    /// completes: decisions at idle on one stream, a device serving one request at a time
-    /// through a scheduler that serves a lone request at once, nothing in flight or due
-    /// (no timer, no event, no time limit). The loop then queues one request at a time
-    /// throughout, so a scheduler's choice never matters.
+    /// completes: one stream, a device serving one request at a time through a scheduler
+    /// that serves a lone request at once, nothing in flight or due (no timer, no event, no
+    /// time limit). The request is then served the moment it is queued and nothing else
+    /// happens before it completes, so a scheduler's choice never matters. (A pair checks
+    /// besides that its prefetcher named no range for the reference.)
     pub(super) fn alone(&self) -> bool {
         self.streams.len() == 1
             && self.in_flight.is_empty()
@@ -163,9 +164,10 @@ impl<P: Program> Engine<'_, '_, '_, P> {
             && self.parts.scheduler.serves_at_once()
     }
 
-    /// Demand-fetches `block` at `now` when the loop is [`Engine::alone`]: exactly what queueing
-    /// the one-block request, serving it and completing it would do, with no request queued,
-    /// kept in flight or waited for through the event queue; returns when it arrived.
+    /// Demand-fetches `block` at `now` when the loop is [`Engine::alone`] (either kind of
+    /// policy): exactly what queueing the one-block request, serving it and completing it would
+    /// do, with no request queued, kept in flight or waited for through the event queue;
+    /// returns when it arrived.
     pub(super) fn fetch_alone(
         &mut self,
         stream: usize,
@@ -174,13 +176,14 @@ impl<P: Program> Engine<'_, '_, '_, P> {
     ) -> Duration {
         let id = self.next_request;
         self.next_request += 1;
-        self.make_room(now, disk_block);
-        self.cache.insert(disk_block, Entry::arrived());
         let touch = Touch {
             stream,
             now,
             prefetched: false,
         };
+        self.parts.policy.on_miss(disk_block, touch);
+        self.make_room(now, disk_block);
+        self.cache.insert(disk_block, Entry::arrived());
         self.parts.policy.on_insert(disk_block, touch);
         let block_size = self.layout.block_size;
         let request = Request {
@@ -195,7 +198,9 @@ impl<P: Program> Engine<'_, '_, '_, P> {
         self.metrics.disk.note(1, seek, nanos(service));
         self.parts.policy.on_served(&request, seek);
         let done = now + service;
-        self.decide(done, None, |p, ctx| p.on_arrival(dense(block), ctx));
+        if self.at_idle {
+            self.decide(done, None, |p, ctx| p.on_arrival(dense(block), ctx));
+        }
         self.parts.scheduler.completed(&request, stream, done);
         done
     }

@@ -371,6 +371,8 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         };
         self.metrics.references += 1;
         let (found, mut wait_on) = self.lookup(disk_block, stream, now);
+        // When a pair's lone demand fetch arrived (fetched inline, before the observer looks).
+        let mut arrived = None;
         if self.at_idle {
             if !self.demand_only {
                 let pos = self.sight.cursor;
@@ -394,8 +396,11 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
             };
             self.drop_blocks(&drops);
             let demand = (!found).then_some((block, disk_block));
-            if let Some(id) = self.issue(stream, now, demand, &ranges) {
-                wait_on = Some(id);
+            match demand {
+                Some(demand) if ranges.is_empty() && self.alone() => {
+                    arrived = Some(self.fetch_alone(stream, now, demand))
+                }
+                _ => wait_on = self.issue(stream, now, demand, &ranges).or(wait_on),
             }
         }
         observe(Observed {
@@ -408,6 +413,10 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         });
         if self.at_idle {
             return;
+        }
+        if let Some(done) = arrived {
+            self.metrics.stall += nanos(done - now);
+            return self.advance(stream, done);
         }
         match wait_on.and_then(|id| self.in_flight.get_mut(&id)) {
             Some(request) => {

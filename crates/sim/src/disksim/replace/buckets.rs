@@ -1,11 +1,12 @@
 //! Blocks by frequency, first in first out within a frequency: the frequency lists of
-//! libCacheSim's LFU and LFUDA (`freq_node_t`, a block appended to the tail of its frequency's
-//! list each time its frequency changes), kept as one ordered set keyed by (frequency, order of
+//! libCacheSim's LFUDA (`freq_node_t`, a block appended to the tail of its frequency's list
+//! each time its frequency changes), kept as one ordered set keyed by (frequency, order of
 //! entry), so that "the oldest block of the smallest frequency in a range" is one range query.
 //!
-//! `BTreeMap` rather than a list per frequency: frequencies grow to millions on skewed traces,
-//! and the policies ask for the smallest non-empty frequency above a bound, which a
-//! hash map of lists can only answer by scanning.
+//! `BTreeMap` rather than a list per frequency: LFU-DA's keys jump by the cache's age, grow to
+//! millions on skewed traces, and it asks for the smallest non-empty key above a bound, which
+//! a hash map of lists can only answer by scanning. (LFU's counts grow by one, so its lists
+//! are linked in order instead, [`super::lfu`].)
 
 use std::collections::BTreeMap;
 
