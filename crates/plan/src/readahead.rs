@@ -328,6 +328,14 @@ mod tests {
             .is_empty());
     }
 
+    /// The pages of 8 rows of 16 tiles of 4 pages, stored row by row, read column by column.
+    fn tiled_column_pass() -> Vec<u64> {
+        (0..16)
+            .flat_map(|column| (0..8).map(move |row| row * 64 + column * 4))
+            .flat_map(|start| start..start + 4)
+            .collect()
+    }
+
     /// A tiled image read column by column (8 rows of 16 tiles of 4 pages):
     /// from the third column on, each row's stream holds more pages than a
     /// tile, so its tiles are left to the kernel's context read-ahead; the
@@ -335,10 +343,7 @@ mod tests {
     /// not end stepping aside.
     #[test]
     fn interleaved_streams_longer_than_their_reads_are_left_to_the_kernel() {
-        let pages: Vec<u64> = (0..16)
-            .flat_map(|column| (0..8).map(move |row| row * 64 + column * 4))
-            .flat_map(|start| start..start + 4)
-            .collect();
+        let pages = tiled_column_pass();
         let list = list_of(&pages);
         let mut readahead = ReadAhead::default();
         readahead.raise_window(2048);
@@ -359,10 +364,7 @@ mod tests {
     /// with a request worth more than a row, every tile is advised.
     #[test]
     fn interleaved_streams_shorter_than_a_request_are_advised() {
-        let pages: Vec<u64> = (0..16)
-            .flat_map(|column| (0..8).map(move |row| row * 64 + column * 4))
-            .flat_map(|start| start..start + 4)
-            .collect();
+        let pages = tiled_column_pass();
         let mut readahead = ReadAhead::default();
         readahead.raise_window(2048);
         readahead.raise_request_cost(100);
