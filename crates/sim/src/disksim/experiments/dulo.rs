@@ -486,8 +486,10 @@ the synthetic almost-all-random and almost-all-sequential workloads stand in for
 Worked example (DULO Table 1), exact: traditional (strict LRU) 95.0 ms with 10 fetches, DULO \
 66.5 ms with 7, cache contents equal to the table row by row (test `crates/sim/tests/disksim_table1.rs`). \
 CLOCK, which the paper evaluates as \"LRU\", also pays 95.0 ms but ends with Y1-Y4 cached instead of \
-X1-X4, because a hit does not move a block. DULO with only size-1 sequences behaves exactly as CLOCK \
-(property test `disksim_dulo_clock.rs`).\n\n\
+X1-X4, because a hit does not move a block. DULO with only size-1 sequences behaves exactly as \
+CLOCK (property tests in `plan::evict::dulo` \
+and, with read-ahead, `disksim_dulo_clock.rs`); the replacement is `plan::evict::dulo`, which \
+the live page-cache budget also runs (`docs/cache-budget.md`).\n\n\
 | workload | DULO's largest time reduction over the cache sizes | smallest (negative: DULO slower) |\n|---|---:|---:|\n{points}\n\
 Paper vs ours, point by point:\n\n{commentary}\n\n<details><summary>All tables</summary>\n\n{tables}\n</details>\n",
         disk = setup.disk,
@@ -500,22 +502,24 @@ Paper vs ours, point by point:\n\n{commentary}\n\n<details><summary>All tables</
 /// `docs/repro.md` (the numbers in the tables are regenerated on every run).
 const COMMENTARY: &str = "\
 - Mixed workloads. Paper: DULO cuts execution time on glimpse, multi1 and multi2, by up to 55% \
-(multi1 at 160 MB), by making disk requests longer. Ours: DULO is faster on multi1 (up to about 10%) \
-and multi2 (up to about 20%) at most cache sizes, but the gains are smaller and come mostly from a \
-higher hit ratio (up to 3 points): the mean request size barely moves (multi2 1.6 blocks either \
-way, multi1 2.6-3.8 either way), where the paper credits longer sequences. On gli it is neutral to slightly slower (-1% to \
-+5%). We disagree with the paper on gli and on the size of the gains, for reasons we can name: our \
-traces are not the paper's (our multi1 is cscope+cpp, theirs cscope+gcc+viewperf; our multi2 is \
-cscope+cpp+postgres, theirs glimpse+tpc-h) and are 64 times smaller; gli is short (6,016 references \
-to 2,530 blocks), so once the cache holds a tenth of it read-ahead gives CLOCK a hit ratio above \
-0.92 and what remains is mostly cold misses that no replacement policy can avoid; and at the \
-smallest cache (126 blocks) DULO leaves more read-ahead blocks unused (4,959 against 4,293 in the \
-recorded run) and misses more (hit ratio 0.39 against 0.49): read-ahead windows (16 + 32 blocks) \
-no longer fit in the 46-block correlation buffer, so prefetched blocks reach the bank before they \
-are used, form long sequences and leave first. With a larger buffer DULO wins on gli at that size too (table \
-\"Small caches\": bank 32 KB + evicting section 64 KB leave a 102-block buffer at 126 blocks), but \
-the same sizes give back part of DULO's gain on multi1 and multi2: no single small-memory setting \
-is best for all three.\n\
+(multi1 at 160 MB), by making disk requests longer. Ours: DULO is faster on multi1 (up to about \
+11%) and multi2 (up to about 10%) at most cache sizes (multi2 at its largest cache, 3,979 \
+blocks, is the exception: 12% slower), but the gains are smaller and come mostly from a higher \
+hit ratio (up to 3 points): the mean request size barely moves (multi2 1.6-1.8 blocks either \
+way, multi1 2.6-3.6 either way), where the paper credits longer sequences. On gli it is neutral \
+to slightly slower (-2% to +6.5%). We disagree with the paper on gli and on the size of the \
+gains, for reasons we can name: our traces are not the paper's (our multi1 is cscope+cpp, \
+theirs cscope+gcc+viewperf; our multi2 is cscope+cpp+postgres, theirs glimpse+tpc-h) and are 64 \
+times smaller; gli is short (6,016 references to 2,530 blocks), so once the cache holds a tenth \
+of it read-ahead gives CLOCK a hit ratio above 0.92 and what remains is mostly cold misses that \
+no replacement policy can avoid; and at the smallest cache (126 blocks) DULO leaves more \
+read-ahead blocks unused (4,715 against 3,966 in the recorded run) and misses more (hit ratio \
+0.42 against 0.54): read-ahead windows (16 + 32 blocks) no longer fit in the 46-block \
+correlation buffer, so prefetched blocks reach the bank before they are used, form long \
+sequences and leave first. With a larger buffer DULO wins on gli at that size too (table \
+\"Small caches\": bank 32 KB + evicting section 64 KB leave a 102-block buffer at 126 blocks), \
+but the same sizes give back part of DULO's gain on multi1 and multi2: no single small-memory \
+setting is best for all three.\n\
 - Almost-all-random (paper: tpc-h). Paper: almost no change. Ours: the same within 0.1% at every \
 cache size, and identical request-size CDFs: with nothing sequential to sink, DULO is CLOCK.\n\
 - Almost-all-sequential (paper: viewperf). Paper: 4.4% faster (up to 8%), little room. Ours: 0.7% to \
@@ -523,6 +527,6 @@ cache size, and identical request-size CDFs: with nothing sequential to sink, DU
 - Bank size (Table 3). Paper: an optimum between 4 and 16 MB. Ours: multi1 keeps improving up to \
 the largest bank (32 MB equivalent); multi2 has no clear trend (within about 7%); gli and the random \
 workload do not move (at 640 MB equivalent, gli fits in memory: only cold misses remain).\n\
-- Evicting-section size (Table 4). Paper: larger is better, saturating beyond 64-128 MB. Ours: the \
-same trend on multi2 (10.4 s at 64 MB equivalent, 6.8 s at 320 MB) and multi1 (4.5 s to 4.2 s), \
-flat on gli and the random workload.";
+- Evicting-section size (Table 4). Paper: larger is better, saturating beyond 64-128 MB. Ours: \
+the same trend on multi2 (10.1 s at 64 MB equivalent, 6.3-6.5 s at 256-320 MB) and multi1 (4.5 \
+s to 4.1 s), flat on gli and the random workload.";
