@@ -68,7 +68,8 @@ impl CachedProbe {
         }
     }
 
-    /// Readings taken so far.
+    /// Readings taken so far (tests count them).
+    #[cfg(test)]
     pub(crate) fn readings(&self) -> u64 {
         self.readings.load(Ordering::Relaxed)
     }
