@@ -34,8 +34,8 @@ use crate::rawio;
 /// memory.stat, /proc/meminfo): about ten system calls. A round is planned
 /// on every miss of a followed read, so a cold index scan in a small memory
 /// cgroup plans one every fraction of a millisecond; read at each round,
-/// the probe was most of the library's system time (measured: a 25 MiB
-/// SQLite table scanned with 6 MiB, 8.9k rounds, 26.8k file opens). Every
+/// the probe was a large part of the library's system time (a 25 MiB
+/// SQLite table scanned with 6 MiB, 4.5k rounds, 26.8k file opens). Every
 /// 10 ms bounds the probe to about 100 readings a second, well under 1% of
 /// a core. What a stale reading risks is a plan sized to memory that has
 /// since gone: within 10 ms the kernel can only have filled what the device
