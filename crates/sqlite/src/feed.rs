@@ -603,6 +603,31 @@ mod tests {
     }
 
     #[test]
+    fn an_append_is_dropped_when_its_own_pages_are_cached_whatever_the_rest_of_the_file() {
+        let file = cached_file(64);
+        // Pages 64-127: a hole never read, so not in the page cache.
+        file.set_len(128 * 4096).unwrap();
+        let fd = file.as_raw_fd();
+        let entries = |pages: &[u64]| -> Vec<Entry> {
+            pages
+                .iter()
+                .map(|&page| Entry {
+                    offset: page * 4096,
+                    mark: false,
+                })
+                .collect()
+        };
+        assert!(appended_all_cached(fd, &entries(&[3, 9, 40])));
+        assert!(!appended_all_cached(fd, &entries(&[3, 100, 40])));
+        assert!(!appended_all_cached(fd, &[]), "nothing appended");
+        let leaf = Entry {
+            offset: 0,
+            mark: true,
+        };
+        assert!(!appended_all_cached(fd, &[leaf]), "index leaves only");
+    }
+
+    #[test]
     fn a_cached_file_is_not_followed_and_a_miss_opens_the_gate_for_a_while() {
         let file = cached_file(64);
         let fd = file.as_raw_fd();
