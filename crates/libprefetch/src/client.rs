@@ -17,6 +17,7 @@
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use plan::{
     Entry, Mode, PageKey, PageRange, Planner, PlannerConfig, ReadOutcome, RoundPlan, Schedule,
@@ -24,7 +25,7 @@ use plan::{
 
 use crate::descriptors::AdviceDescriptors;
 use crate::guard::Reentry;
-use crate::memory::page_size;
+use crate::memory::{page_size, CachedProbe};
 use crate::registry::{generation, globals, RegionClient};
 use crate::residency::Probe;
 use crate::{advice, memory, Error};
@@ -62,8 +63,9 @@ pub struct Config {
     /// for caching, at `plan::ENTRY_COST_BYTES` an entry.
     pub capacity: usize,
     /// Cap on the memory available for caching, which is otherwise what
-    /// /proc/meminfo and the memory cgroup allow, re-read at every round
-    /// (the cap applies to that reading; it never raises it).
+    /// /proc/meminfo and the memory cgroup allow, re-read for a round at
+    /// most every `memory::PROBE_INTERVAL` (the cap applies to that
+    /// reading; it never raises it).
     pub max_budget_bytes: Option<u64>,
     /// Longest WILLNEED call (default 4 MiB); lowered per client to what one
     /// call loads on the devices of its regions (see `device.rs`).
@@ -199,6 +201,9 @@ pub struct ClientInner {
     dead: AtomicBool,
     /// The client holds a non-empty access list (and so a share of memory).
     holds_list: AtomicBool,
+    /// This process's share of the memory available, re-read at a bounded
+    /// rate (`memory::PROBE_INTERVAL`).
+    memory: CachedProbe,
 }
 
 /// A libprefetch client. Dropping it unregisters it and its regions.
@@ -300,6 +305,7 @@ impl Client {
             advice_fds: AdviceDescriptors::default(),
             dead: AtomicBool::new(false),
             holds_list: AtomicBool::new(false),
+            memory: CachedProbe::default(),
         });
         globals();
         Ok(Client { inner, owner: true })
@@ -543,8 +549,16 @@ impl RegionClient for ClientInner {
 impl ClientInner {
     /// The memory this client may plan with now: its share (`share.rs`) of
     /// what the system and the memory cgroup allow, capped by the config.
+    /// The reading and the process's share of it (which reads /proc for
+    /// the other processes sharing the cgroup) are at most
+    /// `memory::PROBE_INTERVAL` old; the split between this process's
+    /// clients is always current.
     fn memory_for_cache(&self) -> u64 {
-        globals().share.portion(self.config.available_for_cache())
+        let share = &globals().share;
+        let process = self.memory.read(Instant::now(), || {
+            share.process_portion(self.config.available_for_cache())
+        });
+        share.client_portion(process)
     }
 
     /// Records whether the client holds a list, so that clients and
@@ -720,8 +734,14 @@ impl ClientInner {
         let available = self.memory_for_cache();
         let plan = {
             let mut state = self.lock_state();
+            let plan = Self::plan_locked(&mut state, available);
+            if plan.evict.is_empty() && plan.fetch.is_empty() && plan.reverse.is_empty() {
+                // Nothing to advise: no advice call, no hand-over to the
+                // advice thread (a wake-up and a second lock of the state).
+                return;
+            }
             self.rounds_in_flight.fetch_add(1, Ordering::AcqRel);
-            Self::plan_locked(&mut state, available)
+            plan
         };
         if !self.config.background_advice {
             self.issue(plan);
@@ -766,6 +786,14 @@ impl ClientInner {
 mod tests {
     use super::*;
 
+    /// Held by the tests whose clients hold a list: each client's share of
+    /// memory depends on how many of the process's clients hold one.
+    static HOLDING_A_LIST: Mutex<()> = Mutex::new(());
+
+    fn hold_alone() -> MutexGuard<'static, ()> {
+        HOLDING_A_LIST.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     #[test]
     fn a_list_and_its_budget_take_at_most_their_share_of_the_available_memory() {
         let (entry, page) = (
@@ -796,6 +824,7 @@ mod tests {
 
     #[test]
     fn a_conservative_client_may_hold_a_longer_list() {
+        let _alone = hold_alone();
         let with_schedule = |schedule| {
             let config = Config {
                 schedule,
@@ -824,6 +853,48 @@ mod tests {
             taken(&client),
             allowed(plan::CONSERVATIVE_LIST_MEMORY_SHARE)
         );
+    }
+
+    #[test]
+    fn rounds_at_a_small_budget_reread_memory_at_a_bounded_rate() {
+        let _alone = hold_alone();
+        use std::os::fd::AsRawFd;
+        let file = tempfile::tempfile().unwrap();
+        file.set_len(64 << 20).unwrap();
+        let fd = file.as_raw_fd();
+        let config = Config {
+            schedule: Schedule::Conservative,
+            max_budget_bytes: Some(1 << 20),
+            background_advice: false,
+            ..Config::default()
+        };
+        let client = Client::register(config, |_: &Client, _: CallbackInfo| {}).unwrap();
+        client.register_region(fd, 0, 64 << 20).unwrap();
+        // Scattered pages, each read once, of a file never read: each read misses and asks for a round.
+        let pages: Vec<u64> = (0..3000u64).map(|i| (i * 2477) % 16384).collect();
+        let entries: Vec<AccessEntry> = pages
+            .iter()
+            .map(|&page| AccessEntry {
+                offset: page * 4096,
+                fd,
+                mark: false,
+            })
+            .collect();
+        let started = Instant::now();
+        client.request_prefetching(&entries, Mode::SET).unwrap();
+        for &page in &pages {
+            ClientInner::on_read(&client.inner, fd, page * 4096, 4096, Probe::Mincore);
+        }
+        let elapsed = started.elapsed();
+        let (rounds, readings) = (client.stats().rounds, client.inner.memory.readings());
+        // Before: one reading (three files) per round and one per request.
+        let bound = 1 + (elapsed.as_micros() / memory::PROBE_INTERVAL.as_micros()) as u64;
+        assert!(
+            readings <= bound,
+            "{readings} readings for {rounds} rounds in {elapsed:?}"
+        );
+        assert!(rounds > 0);
+        assert_eq!(client.inner.rounds_in_flight.load(Ordering::Acquire), 0);
     }
 
     #[test]

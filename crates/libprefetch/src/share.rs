@@ -96,13 +96,18 @@ impl Share {
         }
     }
 
-    /// The part of `available` bytes one client of this process may plan
-    /// with: an equal share per process of the cgroup holding a list, then
-    /// per client of this process holding one.
-    pub(crate) fn portion(&self, available: u64) -> u64 {
-        let clients = self.active_clients.load(Ordering::Acquire).max(1) as u64;
+    /// This process's part of `available` bytes: an equal share per process
+    /// of the cgroup holding a list (telling them reads /proc for each).
+    pub(crate) fn process_portion(&self, available: u64) -> u64 {
         let processes = self.lock().as_ref().map_or(1, Table::active_processes) as u64;
-        available / processes.max(1) / clients
+        available / processes.max(1)
+    }
+
+    /// One client's part of this process's `portion`: an equal share per
+    /// client of this process holding a list.
+    pub(crate) fn client_portion(&self, portion: u64) -> u64 {
+        let clients = self.active_clients.load(Ordering::Acquire).max(1) as u64;
+        portion / clients
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<Table>> {
@@ -295,12 +300,12 @@ mod tests {
     #[test]
     fn a_lone_client_gets_all_and_two_clients_half_each() {
         let share = Share::default();
-        assert_eq!(share.portion(1000), 1000);
+        assert_eq!(share.client_portion(share.process_portion(1000)), 1000);
         share.client_started();
         share.client_started();
-        assert_eq!(share.portion(1000), 500);
+        assert_eq!(share.client_portion(share.process_portion(1000)), 500);
         share.client_stopped();
-        assert_eq!(share.portion(1000), 1000);
+        assert_eq!(share.client_portion(share.process_portion(1000)), 1000);
         share.client_stopped();
         assert!(
             share.lock().is_none(),

@@ -389,14 +389,25 @@ pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
     )
 }
 
-/// Whether every page of the file open as `fd` is in the page cache (false if the kernel will not say).
-fn wholly_cached(fd: RawFd, page_size: u64) -> bool {
-    file_residency(fd, page_size).is_some_and(|(cached, pages)| cached == pages)
-}
-
 /// Whether all but at most one in [`WORTHWHILE_MISS_RATIO`] of the table pages of `entries` (a new
 /// list) are in the page cache: a scan of cached data is left alone (one cachestat a page, once a scan).
 fn list_mostly_cached(fd: RawFd, entries: &[Entry]) -> bool {
+    let (pages, missing) = table_pages_missing(fd, entries);
+    missing * WORTHWHILE_MISS_RATIO <= pages
+}
+
+/// Whether `entries` (appended to a list) name table pages and all of them are in the page cache.
+/// Asked of the appended pages, not of the whole file: an append comes at every callback of a followed
+/// scan, and a cachestat over a file whose pages are being evicted walks every page and shadow entry of
+/// it (measured: a 90 MiB database scanned in a 6 MiB memory cgroup spent about 70% of its CPU time in
+/// that walk).
+fn appended_all_cached(fd: RawFd, entries: &[Entry]) -> bool {
+    let (pages, missing) = table_pages_missing(fd, entries);
+    pages > 0 && missing == 0
+}
+
+/// (table pages, those missing from the page cache) of `entries`: one cachestat a page.
+fn table_pages_missing(fd: RawFd, entries: &[Entry]) -> (u64, u64) {
     let probe = Probe::choose(fd);
     let size = page_size();
     let (mut pages, mut missing) = (0u64, 0u64);
@@ -407,7 +418,7 @@ fn list_mostly_cached(fd: RawFd, entries: &[Entry]) -> bool {
             .is_some_and(|(cached, pages)| cached == pages);
         missing += u64::from(!cached);
     }
-    missing * WORTHWHILE_MISS_RATIO <= pages
+    (pages, missing)
 }
 
 /// Whether all but at most one page in [`WORTHWHILE_MISS_RATIO`] of the file open as `fd` is in the
@@ -483,8 +494,8 @@ struct CallbackFlags<'a> {
 }
 
 /// The section 5.4 callback: plan (inside ignore_accesses, since planning reads the file) and hand over.
-/// A list is handed over only if the file is not wholly in the page cache (one cachestat): otherwise
-/// there is nothing to fetch, the list is dropped and the gate goes back to letting cached reads straight
+/// A list is handed over only if its pages are not all in the page cache (one cachestat a page):
+/// otherwise there is nothing to fetch, the list is dropped and the gate goes back to letting cached reads straight
 /// through. `idle_callbacks` counts callbacks since the list last changed: once a scan has ended, every
 /// read diverges from its list and calls back, so after [`IDLE_CALLBACKS`] of them the list is dropped too.
 fn on_callback(
@@ -512,7 +523,7 @@ fn on_callback(
         };
         let nothing_to_fetch = match &plan {
             Plan::Set(entries) => list_mostly_cached(fd, entries),
-            Plan::Append(_) => wholly_cached(fd, page_size()),
+            Plan::Append(entries) => appended_all_cached(fd, entries),
             _ => false,
         };
         if nothing_to_fetch && matches!(plan, Plan::Set(_)) {
@@ -589,6 +600,31 @@ mod tests {
         assert_eq!(schedule_for(1 << 30, 256 << 20), Schedule::Conservative);
         assert_eq!(schedule_for(1 << 30, 20 << 30), Schedule::Window);
         assert_eq!(schedule_for(1 << 30, 1 << 30), Schedule::Window);
+    }
+
+    #[test]
+    fn an_append_is_dropped_when_its_own_pages_are_cached_whatever_the_rest_of_the_file() {
+        let file = cached_file(64);
+        // Pages 64-127: a hole never read, so not in the page cache.
+        file.set_len(128 * 4096).unwrap();
+        let fd = file.as_raw_fd();
+        let entries = |pages: &[u64]| -> Vec<Entry> {
+            pages
+                .iter()
+                .map(|&page| Entry {
+                    offset: page * 4096,
+                    mark: false,
+                })
+                .collect()
+        };
+        assert!(appended_all_cached(fd, &entries(&[3, 9, 40])));
+        assert!(!appended_all_cached(fd, &entries(&[3, 100, 40])));
+        assert!(!appended_all_cached(fd, &[]), "nothing appended");
+        let leaf = Entry {
+            offset: 0,
+            mark: true,
+        };
+        assert!(!appended_all_cached(fd, &[leaf]), "index leaves only");
     }
 
     #[test]
