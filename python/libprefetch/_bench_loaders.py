@@ -3,8 +3,8 @@
 ``python -m libprefetch.bench workers``: one shuffled epoch over packed records read by one reader and
 by N worker processes shaped as DataLoader's (batches handed round-robin, each worker fetching its
 batches in turn and sending each batch's size back), stock (plain ``pread``) and with the library
-(``Records.epoch``, ``RecordDataset``), quiet and with N CPU-bound processes beside them (as a
-training job); the limit is the same records read in offset order with ``O_DIRECT``, 32 requests of
+(``Records.epoch``, ``RecordDataset``), quiet and with CPU-bound processes beside them (as a
+training job; ``--burners``); the limit is the same records read in offset order with ``O_DIRECT``, 32 requests of
 at most 1 MiB in flight.
 
 ``python -m libprefetch.bench tokens``: nanoGPT's ``get_batch`` (random windows of ``block_size + 1``
@@ -241,7 +241,7 @@ def workers_benchmark(args: argparse.Namespace) -> None:
     with Records(path, offsets, lengths) as records:
         order = epoch_order(len(records), args.seed, 0)
         modes = workers_modes(records, args.seed, order, args.workers, args.batch_size)
-        rows = run_rows(settings(size, (0, args.workers), args.where), path, modes, args.runs)
+        rows = run_rows(settings(size, (0, args.burners), args.where), path, modes, args.runs)
     print_rows(rows, f"stock-{args.workers}w")
 
 
@@ -300,7 +300,8 @@ def add_parsers(sub: Any) -> None:
     workers = sub.add_parser("workers", help="one reader and N DataLoader-shaped workers, stock/library/limit")
     workers.add_argument("--file", default="libprefetch-bench-records.bin", help="data file (made if missing)")
     workers.add_argument("--size-gib", type=float, default=1.0, help="file size in GiB (default 1)")
-    workers.add_argument("--workers", type=int, default=4, help="worker processes and CPU burners (default 4)")
+    workers.add_argument("--workers", type=int, default=4, help="worker processes (default 4)")
+    workers.add_argument("--burners", type=int, default=2, help="CPU-bound processes beside them (default 2)")
     workers.add_argument("--batch-size", type=int, default=32, help="records per batch (default 32)")
     tokens = sub.add_parser("tokens", help="nanoGPT-style token windows: memmap, pread, TokenWindows, limit")
     tokens.add_argument("--file", default="libprefetch-bench-tokens.bin", help="token file (made if missing)")
