@@ -21,7 +21,6 @@ import random
 import sys
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from . import _native
 from ._client import Client, Stats
 from ._records import Records, _EpochPlan
 from ._summary import summary_line
@@ -111,8 +110,10 @@ class RecordDataset:
         return len(self.records)
 
     def __getitem__(self, index: int) -> Any:
-        worker = self._worker_here()
-        data = worker.read(index) if worker is not None else self.records[index]
+        worker = self._worker
+        if worker is None or worker.pid != _pid:
+            worker = self._worker_here()
+        data = worker.read(index)
         return self.transform(data) if self.transform is not None else data
 
     def start_worker(self, worker_id: int, num_workers: int) -> None:
@@ -122,8 +123,7 @@ class RecordDataset:
             raise ValueError(f"worker_id must be in 0..{num_workers - 1}, got {worker_id}")
         self.stop()
         indices = worker_indices(self.order(), self.batch_size, self.drop_last, worker_id, num_workers)
-        total = self.max_memory if self.max_memory is not None else _native.available_for_cache()
-        self._worker = _Worker(self.records, indices, max(total // num_workers, 1))
+        self._worker = _Worker(self.records, indices, self.max_memory)
 
     def stats(self) -> Optional[Stats]:
         """This process's worker counters (None before its first read)."""
@@ -146,14 +146,27 @@ class RecordDataset:
         state["_worker"] = None
         return state
 
-    def _worker_here(self) -> "Optional[_Worker]":
+    def _worker_here(self) -> "_Worker":
         """This process's worker, started from DataLoader's worker info on the first read."""
-        if self._worker is not None and self._worker.pid != os.getpid():
+        if self._worker is not None and self._worker.pid != _pid:
             self._worker = None  # the parent's, inherited by fork: its client is not ours
         if self._worker is None:
             worker_id, num_workers = _torch_worker_info(self)
             self.start_worker(worker_id, num_workers)
+        assert self._worker is not None
         return self._worker
+
+
+#: This process's id, kept current across fork (``os.getpid`` is a system call on every read otherwise).
+_pid = os.getpid()
+
+
+def _forked() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def worker_init(worker_id: int) -> None:
@@ -179,10 +192,12 @@ def _torch_worker_info(dataset: RecordDataset) -> tuple[int, int]:
 class _Worker:
     """One process's reads of an epoch: its list of records, its client, and where it is."""
 
-    def __init__(self, records: Records, indices: list[int], max_memory: int) -> None:
-        self.pid = os.getpid()
+    def __init__(self, records: Records, indices: list[int], max_memory: Optional[int]) -> None:
+        self.pid = _pid
         self._records = records
         self._plan = _EpochPlan(records, indices, None)
+        self._order, self._length = self._plan.order, len(self._plan.order)
+        self._offsets, self._lengths = records._offsets, records._lengths
         self._next = 0
         self._stats: Optional[Stats] = None
         self._client: Optional[Client] = Client(self._plan.hand_out, max_memory=max_memory, infill=0)
@@ -194,11 +209,13 @@ class _Worker:
             raise
 
     def read(self, index: int) -> bytes:
-        order = self._plan.order
-        if self._client is not None and self._next < len(order) and order[self._next] == index:
-            self._plan.position = self._next
-            data = self._records[index]
-            self._next += 1
+        """Record ``index``: followed by the client while it is the next of the list, plain after
+        (every worker's hot path: no call but the read's own)."""
+        position = self._next
+        if self._client is not None and position < self._length and self._order[position] == index:
+            self._plan.position = position
+            data = self._records._read(self._offsets[index], self._lengths[index])
+            self._next = position + 1
             return data
         self.close()
         return self._records[index]
@@ -214,6 +231,6 @@ class _Worker:
 
     def close(self) -> None:
         client, self._client = self._client, None
-        if client is not None and self.pid == os.getpid():
+        if client is not None and self.pid == _pid:
             self._stats = client.stats()
             client.close()

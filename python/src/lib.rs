@@ -267,13 +267,6 @@ fn note_close(py: Python<'_>, fd: i32) {
     py.detach(|| libprefetch::note_close(fd));
 }
 
-/// The bytes a client could plan with now (the system's and memory cgroup's room, capped by
-/// `LIBPREFETCH_MAX_MEMORY`): what data-loader workers divide into one budget.
-#[pyfunction]
-fn available_for_cache(py: Python<'_>) -> u64 {
-    py.detach(|| Config::from_env().config.available_for_cache())
-}
-
 /// Which libprefetch instance this module uses: the same number as `pf_instance_id` of
 /// `libprefetch.so` or of the SQLite extension when the process shares one (docs/api.md).
 #[pyfunction]
@@ -318,7 +311,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<NativeIgnore>()?;
     module.add_function(wrap_pyfunction!(note_read, module)?)?;
     module.add_function(wrap_pyfunction!(note_close, module)?)?;
-    module.add_function(wrap_pyfunction!(available_for_cache, module)?)?;
     module.add_function(wrap_pyfunction!(instance_id, module)?)?;
     module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;
     sim::register(module)?;

@@ -13,12 +13,16 @@ import itertools
 import multiprocessing
 import os
 import sys
+import time
 import types
 
 import pytest
 
 import libprefetch
 from libprefetch import RecordDataset, worker_indices
+
+#: How long the library keeps a reading of the memory available (crate libprefetch, memory.rs).
+MEMORY_PROBE_INTERVAL = 0.010
 
 
 def dispatch(order, batch_size, drop_last, workers):
@@ -131,7 +135,7 @@ def test_dataloader_workers_prefetch_their_own_records_under_one_budget(records_
     for worker, (received, stats, summary) in reports.items():
         assert received == worker_indices(order, batch_size, False, worker, workers)
         assert stats.tracked_reads == sum(1 for i in received if lengths[i]) and stats.divergences == 0
-        assert stats.prefetched_used > 0 and 0 < stats.budget_bytes <= budget // workers
+        assert stats.prefetched_used > 0 and 0 < stats.budget_bytes <= budget
         assert summary.startswith(f"{len(received)}/{len(received)} records")
 
 
@@ -149,18 +153,53 @@ def test_a_read_off_the_plan_ends_prefetching_and_reads_the_same_bytes(records_f
         dataset.stop()
 
 
-def test_a_worker_plans_with_its_share_of_the_budget(records_file):
+def _plan_alongside(dataset, worker_id, workers, holding, results):
+    """A worker that reads all but its last record once ``holding`` (a barrier of every worker
+    holding its list) is passed, so that all of them share the budget throughout; sends its stats."""
+    dataset.start_worker(worker_id, workers)
+    holding.wait()
+    time.sleep(2 * MEMORY_PROBE_INTERVAL)  # the memory reading taken before the others joined is stale
+    mine = worker_indices(dataset.order(), dataset.batch_size, False, worker_id, workers)
+    for index in mine[:-1]:
+        dataset[index]
+    holding.wait()  # nobody's list is done before every worker has read
+    results.put((worker_id, dataset.stats()))
+    dataset.stop()
+
+
+def budgets(dataset, workers):
+    """Each worker's final budget when ``workers`` forked processes read their records together."""
+    context = multiprocessing.get_context("fork")
+    holding, results = context.Barrier(workers), context.Queue()
+    processes = [
+        context.Process(target=_plan_alongside, args=(dataset, w, workers, holding, results)) for w in range(workers)
+    ]
+    for process in processes:
+        process.start()
+    found = dict(results.get(timeout=60) for _ in processes)
+    for process in processes:
+        process.join(timeout=60)
+    return [found[w] for w in range(workers)]
+
+
+def test_workers_reading_together_share_one_budget(records_file):
+    """The library divides ``max_memory`` by the processes holding a list (one table per memory
+    cgroup, crate libprefetch's share.rs): alone a worker may plan with all of it, two reading together
+    with at most half each."""
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm: processes cannot share a budget here")
     path, offsets, lengths, _ = records_file
+    budget = 256 << 10
     with libprefetch.Records(path, offsets, lengths) as records:
-        dataset = RecordDataset(records, batch_size=2, seed=1, max_memory=32 << 20, transform=len)
-        dataset.start_worker(1, 4)
-        mine = worker_indices(list(dataset.sampler), 2, False, 1, 4)
-        assert [dataset[i] for i in mine] == [lengths[i] for i in mine]
-        stats = dataset.stats()
-        assert 0 < stats.budget_bytes <= 8 << 20 and stats.divergences == 0
-        dataset.stop()
-        with pytest.raises(ValueError):
-            dataset.start_worker(4, 4)
+        dataset = RecordDataset(records, batch_size=2, seed=1, max_memory=budget)
+        (alone,) = budgets(dataset, 1)
+        together = budgets(dataset, 2)
+        assert dataset.stats() is None  # the workers' clients were theirs, not this process's
+    assert 0 < alone.budget_bytes <= budget and alone.divergences == 0
+    for stats in together:
+        assert 0 < stats.budget_bytes <= budget // 2 and stats.divergences == 0 and stats.prefetched_used > 0
+    with pytest.raises(ValueError):
+        dataset.start_worker(4, 4)
 
 
 def test_an_epoch_summary_accounts_for_its_pages(records_file):
