@@ -4,8 +4,9 @@
 by N worker processes shaped as DataLoader's (batches handed round-robin, each worker fetching its
 batches in turn and sending each batch's size back), stock (plain ``pread``) and with the library
 (``Records.epoch``, ``RecordDataset``), quiet and with CPU-bound processes beside them (as a
-training job; ``--burners``); the limit is the same records read in offset order with ``O_DIRECT``, 32 requests of
-at most 1 MiB in flight.
+training job; ``--burners``); the limit is the same records read in offset order with ``O_DIRECT``,
+32 requests of at most 1 MiB in flight. ``--detail`` prints where each worker's time went: waiting
+for its next batch, in its reads, each thread on a core and waiting for one, and its counters.
 
 ``python -m libprefetch.bench tokens``: nanoGPT's ``get_batch`` (random windows of ``block_size + 1``
 ``uint16`` tokens, ``batch_size`` per step): ``numpy.memmap`` with ``MADV_RANDOM``, plain ``pread``
@@ -115,17 +116,54 @@ def burners(count: int) -> Iterator[None]:
             process.join()
 
 
-def _plain_worker(parent: int, records: Records, tasks: Any, results: Any) -> None:
-    _die_with(parent)
-    while (task := tasks.get()) is not None:
-        results.put(sum(len(records[i]) for i in task))
+class _Account:
+    """Where one worker's time went (printed with ``--detail``): waiting for its next batch, inside
+    its reads, and each of its threads' time on a core and waiting for one (``schedstat``)."""
+
+    def __init__(self, name: str, detail: bool) -> None:
+        self.name, self.detail = name, detail
+        self.waiting = self.reading = 0.0
+
+    def next_task(self, tasks: Any) -> Any:
+        start = time.perf_counter()
+        task = tasks.get()
+        self.waiting += time.perf_counter() - start
+        return task
+
+    def read(self, read: Callable[[int], bytes], task: list[int]) -> int:
+        start = time.perf_counter()
+        total = sum(len(read(i)) for i in task)
+        self.reading += time.perf_counter() - start
+        return total
+
+    def report(self, extra: str = "") -> None:
+        if not self.detail:
+            return
+        threads = []
+        for task in sorted(os.listdir("/proc/self/task")):
+            name = Path(f"/proc/self/task/{task}/comm").read_text().strip()
+            on_cpu, waiting, _ = Path(f"/proc/self/task/{task}/schedstat").read_text().split()
+            threads.append(f"{name} {int(on_cpu) / 1e9:.2f}/{int(waiting) / 1e9:.2f}")
+        line = (f"        {self.name}: waiting for batches {self.waiting:.2f} s, reading {self.reading:.2f} s; "
+                f"threads on a core/waiting for one (s): {', '.join(threads)}{extra}\n")
+        os.write(sys.stderr.fileno(), line.encode())  # one write: the workers' lines do not interleave
 
 
-def _library_worker(parent: int, dataset: RecordDataset, worker: int, workers: int, tasks: Any, results: Any) -> None:
+def _plain_worker(parent: int, records: Records, detail: bool, tasks: Any, results: Any) -> None:
     _die_with(parent)
+    account = _Account("plain worker", detail)
+    while (task := account.next_task(tasks)) is not None:
+        results.put(account.read(records.__getitem__, task))
+    account.report()
+
+
+def _library_worker(parent: int, dataset: RecordDataset, worker: int, workers: int, detail: bool, tasks: Any, results: Any) -> None:
+    _die_with(parent)
+    account = _Account(f"library worker {worker}", detail)
     dataset.start_worker(worker, workers)
-    while (task := tasks.get()) is not None:
-        results.put(sum(len(dataset[i]) for i in task))
+    while (task := account.next_task(tasks)) is not None:
+        results.put(account.read(dataset.__getitem__, task))
+    account.report(f"\n        {dataset.summary()}")
     dataset.stop()
 
 
@@ -157,7 +195,9 @@ def loader_shaped(targets: list[Callable[..., None]], args: list[tuple[Any, ...]
     return total
 
 
-def workers_modes(records: Records, seed: int, order: list[int], workers: int, batch: int) -> dict[str, Callable[[], int]]:
+def workers_modes(
+    records: Records, seed: int, order: list[int], workers: int, batch: int, detail: bool = False
+) -> dict[str, Callable[[], int]]:
     batches = [order[s : s + batch] for s in range(0, len(order), batch)]
     dataset = RecordDataset(records, batch_size=batch, seed=seed)
     assert dataset.order() == order
@@ -167,10 +207,10 @@ def workers_modes(records: Records, seed: int, order: list[int], workers: int, b
         "stock-1": lambda: sum(len(records[i]) for i in order),
         "libprefetch-1": lambda: sum(len(r) for r in records.epoch(order)),
         f"stock-{workers}w": lambda: loader_shaped(
-            [_plain_worker] * workers, [(records,)] * workers, batches
+            [_plain_worker] * workers, [(records, detail)] * workers, batches
         ),
         f"libprefetch-{workers}w": lambda: loader_shaped(
-            [_library_worker] * workers, [(dataset, w, workers) for w in range(workers)], batches
+            [_library_worker] * workers, [(dataset, w, workers, detail) for w in range(workers)], batches
         ),
         "limit-direct-32": lambda: direct_read(Path(records.path), requests),
     }
@@ -240,7 +280,7 @@ def workers_benchmark(args: argparse.Namespace) -> None:
     print(f"{len(offsets)} records of 4-64 KiB, {size / GIB:.2f} GiB, {args.workers} workers", file=sys.stderr)
     with Records(path, offsets, lengths) as records:
         order = epoch_order(len(records), args.seed, 0)
-        modes = workers_modes(records, args.seed, order, args.workers, args.batch_size)
+        modes = workers_modes(records, args.seed, order, args.workers, args.batch_size, args.detail)
         rows = run_rows(settings(size, (0, args.burners), args.where), path, modes, args.runs)
     print_rows(rows, f"stock-{args.workers}w")
 
@@ -302,6 +342,8 @@ def add_parsers(sub: Any) -> None:
     workers.add_argument("--size-gib", type=float, default=1.0, help="file size in GiB (default 1)")
     workers.add_argument("--workers", type=int, default=4, help="worker processes (default 4)")
     workers.add_argument("--burners", type=int, default=2, help="CPU-bound processes beside them (default 2)")
+    workers.add_argument("--detail", action="store_true",
+                         help="print where each worker's time went and its counters (to stderr)")
     workers.add_argument("--batch-size", type=int, default=32, help="records per batch (default 32)")
     tokens = sub.add_parser("tokens", help="nanoGPT-style token windows: memmap, pread, TokenWindows, limit")
     tokens.add_argument("--file", default="libprefetch-bench-tokens.bin", help="token file (made if missing)")

@@ -1,6 +1,8 @@
-"""The benchmark's limit reads exactly the pages of the records it is given."""
+"""The benchmark's limit reads exactly the pages of the records it is given; ``--detail`` accounts for
+every worker of a pass."""
 
-from libprefetch._bench_loaders import extents
+from libprefetch import Records, epoch_order, worker_indices
+from libprefetch._bench_loaders import extents, workers_modes
 
 PAGE = 4096
 
@@ -12,3 +14,18 @@ def test_the_limit_reads_each_touched_page_once_in_offset_order_in_requests_of_a
     touched = {p for offset, length in ranges if length for p in range(offset // PAGE, (offset + length - 1) // PAGE + 1)}
     read = {p for offset, length in requests for p in range(offset // PAGE, (offset + length) // PAGE)}
     assert read == touched
+
+
+def test_detail_accounts_for_every_worker_of_a_pass(records_file, capfd):
+    path, offsets, lengths, _ = records_file
+    with Records(path, offsets, lengths) as records:
+        order = epoch_order(len(records), 3, 0)
+        modes = workers_modes(records, 3, order, workers=2, batch=8, detail=True)
+        assert modes["libprefetch-2w"]() == modes["stock-2w"]() == sum(lengths)
+    lines = capfd.readouterr().err.splitlines()
+    for worker in range(2):
+        (line,) = [line for line in lines if f"library worker {worker}: waiting for batches" in line]
+        assert "libprefetch-adv" in line  # its advice thread is accounted beside its reader
+        mine = worker_indices(order, 8, False, worker, 2)
+        assert any(line.strip().startswith(f"{len(mine)}/{len(mine)} records") for line in lines)
+    assert sum("plain worker: waiting for batches" in line for line in lines) == 2
