@@ -7,7 +7,8 @@ itself; DataLoader hands the batches of that order to its workers round-robin (b
 ``t % num_workers``, each worker reading its batches in turn), so each worker knows the exact list of
 records it will read before its first read: the paper's whole future access list (ATC 2009, section
 4.2), one client per worker, disclosed by the callback of section 4.3 as in ``Records.epoch``. The
-workers share one memory budget: each plans with its ``1/num_workers`` part.
+workers share one memory budget (section 5.6's concurrent instances): the library divides it by the
+processes of the memory cgroup that hold a list, so the dataset passes it through undivided.
 
 A read that is not the next one of the worker's list (a ``batch_size`` other than the loader's, a
 sampler other than ``dataset.sampler``, persistent workers in a later epoch) ends that worker's
@@ -65,7 +66,7 @@ class RecordDataset:
     ``batch_size`` and ``drop_last`` must be those given to the DataLoader (``None`` when it is given
     ``batch_size=None``); ``seed`` and ``set_epoch`` make the order of ``sampler``; ``transform`` is
     applied to each record's bytes; ``max_memory`` is the budget all workers share (default: what the
-    system and memory cgroup allow when a worker starts). Pickles as its settings and epoch (workers
+    system and memory cgroup allow, as the library reads it during the epoch). Pickles as its settings and epoch (workers
     started with "spawn" reopen the file).
     """
 
