@@ -172,7 +172,8 @@
 //! extension chooses for itself: window when the database fits in memory,
 //! where it is faster on the index scan, conservative when it does not
 //! (with entries of 200 bytes, 7% fewer pages than aggressive on the 1 GiB
-//! scan in a quarter, in the same time; at 320 bytes it read no fewer).
+//! scan in a quarter, in the same time; at 320 bytes it read no fewer)
+//! but memory holds at least an eighth of it, window again below that.
 //!
 //! What keeps live conservative from its simulated reads is the length of
 //! the list: MIN needs next uses several budgets ahead. The library lets
