@@ -15,7 +15,7 @@
 //! program never reads (as on FUSE, `descriptors.rs`), so pages of files the
 //! program has not opened yet can be prefetched. A file whose device,
 //! inode, size or modification time differs from the recording's is
-//! skipped, as are files past [`max_files`]. The pages of the rest become
+//! skipped, as are files past [`Descriptors::max_files`]. The pages of the rest become
 //! the list, each on its private descriptor, with a region covering each
 //! file. Nothing is advised until the program first touches a page the
 //! list holds (a read of a replayed file, or a page of one it maps found
@@ -76,14 +76,27 @@ use crate::filestat::FileStat;
 use crate::registry::{follow_regions, globals};
 use crate::replay_mapped::{self, Entry, Runs};
 
-/// Most files a replay opens (each costs a descriptor for the process's
-/// life): a quarter of the soft limit on descriptors (256 under the usual
-/// 1024; `python3 -c "import numpy, pandas"` reads 548 files), at most 4096.
-fn max_files() -> usize {
-    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-        .current
-        .unwrap_or(1024);
-    usize::try_from(soft / 4).unwrap_or(usize::MAX).min(4096)
+/// Where a replay's private descriptors go, by the soft limit on
+/// descriptors (read once).
+struct Descriptors {
+    /// Most files a replay opens (each costs a descriptor for the process's
+    /// life): a quarter of the limit (256 under the usual 1024; `python3 -c
+    /// "import numpy, pandas"` reads 548 files), at most 4096.
+    max_files: usize,
+    /// The lowest number a private descriptor is moved to ([`move_high`]).
+    lowest: RawFd,
+}
+
+impl Descriptors {
+    fn from_limit() -> Descriptors {
+        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(1024);
+        Descriptors {
+            max_files: usize::try_from(soft / 4).unwrap_or(usize::MAX).min(4096),
+            lowest: RawFd::try_from(soft / 2).unwrap_or(RawFd::MAX / 2),
+        }
+    }
 }
 
 /// The variable that sets the first window (`env.rs`); a replay without it
@@ -354,7 +367,7 @@ fn read_recording(
     let mut processes: HashMap<u32, usize> = HashMap::new();
     let mut skipped: HashSet<(u64, u64)> = HashSet::new();
     let mut mapped: HashSet<RawFd> = HashSet::new();
-    let limit = max_files();
+    let limit = Descriptors::from_limit();
     let own_args = crate::record::own_args();
     while let Some(part) = reader.next_part().map_err(|e| e.to_string())? {
         if part.exe != exe || part.args.is_some_and(|args| args != own_args) {
@@ -365,7 +378,7 @@ fn read_recording(
         let privates: Vec<Option<RawFd>> = part
             .files
             .iter()
-            .map(|identity| private_of(&mut replay, &mut skipped, identity, limit))
+            .map(|identity| private_of(&mut replay, &mut skipped, identity, &limit))
             .collect();
         for run in &part.runs {
             if let Some(fd) = privates[run.file] {
@@ -435,21 +448,21 @@ fn listed(kept: &[KeptRun], rereads: bool, max_entries: usize) -> Runs {
 }
 
 /// The private descriptor of a recorded file: opened at its first mention
-/// if unchanged and within `limit` files, else `None` (and remembered).
+/// if unchanged and within `limit`'s files, else `None` (and remembered).
 fn private_of(
     replay: &mut Replay,
     skipped: &mut HashSet<(u64, u64)>,
     identity: &FileIdentity,
-    limit: usize,
+    limit: &Descriptors,
 ) -> Option<RawFd> {
     let key = (identity.dev, identity.ino);
     if let Some(&private) = replay.files.get(&key) {
         return Some(private);
     }
-    if skipped.contains(&key) || replay.files.len() >= limit {
+    if skipped.contains(&key) || replay.files.len() >= limit.max_files {
         return None;
     }
-    match open_unchanged(identity) {
+    match open_unchanged(identity, limit.lowest) {
         Some(private) => {
             replay.files.insert(key, private);
             replay.identities.insert(private, key);
@@ -478,8 +491,9 @@ impl std::io::Read for RawReader {
 }
 
 /// A private read-only descriptor of the file at `identity.path` if it is
-/// still the recorded file, unchanged (device, inode, size, mtime).
-fn open_unchanged(identity: &FileIdentity) -> Option<RawFd> {
+/// still the recorded file, unchanged (device, inode, size, mtime), moved
+/// to `lowest` or above.
+fn open_unchanged(identity: &FileIdentity, lowest: RawFd) -> Option<RawFd> {
     let path = OsStr::from_bytes(&identity.path);
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
     let fd = openat(CWD, path, flags, FileMode::empty()).ok()?;
@@ -497,17 +511,14 @@ fn open_unchanged(identity: &FileIdentity) -> Option<RawFd> {
         mtime_ns: identity.mtime_ns,
     };
     let regular = stat.st_mode & libc::S_IFMT == libc::S_IFREG;
-    (regular && now == recorded).then(|| move_high(fd))
+    (regular && now == recorded).then(|| move_high(fd, lowest))
 }
 
-/// `fd` moved to a number in the upper half of the process's descriptor
-/// limit, out of the way of programs that use fixed low numbers (a shell's
-/// `exec 3<file`) or `select` (below 1024); kept where it is if that fails.
-fn move_high(fd: OwnedFd) -> RawFd {
-    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-        .current
-        .unwrap_or(1 << 20);
-    let lowest = RawFd::try_from(soft / 2).unwrap_or(RawFd::MAX / 2);
+/// `fd` moved to `lowest` or above (the upper half of the process's
+/// descriptor limit, [`Descriptors`]), out of the way of programs that use
+/// fixed low numbers (a shell's `exec 3<file`) or `select` (below 1024);
+/// kept where it is if that fails.
+fn move_high(fd: OwnedFd, lowest: RawFd) -> RawFd {
     rustix::io::fcntl_dupfd_cloexec(&fd, lowest)
         .unwrap_or(fd)
         .into_raw_fd()
