@@ -369,10 +369,10 @@ fn read_recording(
     let mut mapped: HashSet<RawFd> = HashSet::new();
     let limit = Descriptors::from_limit();
     let own_args = crate::record::own_args();
-    while let Some(part) = reader.next_part().map_err(|e| e.to_string())? {
-        if part.exe != exe || part.args.is_some_and(|args| args != own_args) {
-            continue;
-        }
+    let own = |part: &plan::recording::Part| {
+        part.exe == exe && part.args.is_none_or(|args| args == own_args)
+    };
+    while let Some(part) = reader.next_part_where(own).map_err(|e| e.to_string())? {
         let next = processes.len();
         let process = *processes.entry(part.pid).or_insert(next);
         let privates: Vec<Option<RawFd>> = part
