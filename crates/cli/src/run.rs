@@ -251,7 +251,11 @@ fn absolute(path: &Path) -> Result<PathBuf> {
 
 /// Fails with one line if `path` is not a readable recording: a regular
 /// file (checked before it is opened: a FIFO would block, a device never
-/// end), read one part at a time.
+/// end) that starts with a recording's header. Its parts are read by the
+/// replay beside the program, which says in one line if one is bad and
+/// runs the program without it: reading them here, in front of the
+/// program, cost every run time in proportion to the recording (1.3 ms for
+/// `git grep`'s 170 KB), however little of it the program replays.
 fn check_recording(path: &Path) -> Result<()> {
     let not_one = || {
         format!(
@@ -266,8 +270,7 @@ fn check_recording(path: &Path) -> Result<()> {
     }
     let file = std::fs::File::open(path)
         .with_context(|| format!("cannot read the recording {}", path.display()))?;
-    let mut reader = PartReader::new(std::io::BufReader::new(file)).with_context(not_one)?;
-    while reader.next_part().with_context(not_one)?.is_some() {}
+    PartReader::new(std::io::BufReader::new(file)).with_context(not_one)?;
     Ok(())
 }
 

@@ -329,14 +329,15 @@ impl Client {
         if start >= end {
             return Err(Error::InvalidArgument("region start must be below its end"));
         }
-        let limit = crate::device::willneed_limit(fd);
-        let profile = crate::device::profile(fd);
+        let device = crate::device::Facts::of(fd);
+        let limit = device.willneed_limit();
+        let profile = device.profile;
         let infill = match self.inner.config.infill_bytes {
             None => profile.map_or(0, |p| p.infill_gap_bytes()),
             Some(bytes) => bytes,
         };
         let cost_pages = profile.map_or(0, |p| p.request_cost_pages(self.inner.page_size));
-        let readahead = crate::device::readahead_pages(fd, self.inner.page_size);
+        let readahead = device.readahead_pages(self.inner.page_size);
         let mut state = self.inner.lock_state();
         state.planner.raise_readahead_pages(readahead);
         state.planner.limit_advice_bytes(limit);

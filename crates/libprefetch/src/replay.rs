@@ -15,12 +15,16 @@
 //! program never reads (as on FUSE, `descriptors.rs`), so pages of files the
 //! program has not opened yet can be prefetched. A file whose device,
 //! inode, size or modification time differs from the recording's is
-//! skipped, as are files past [`max_files`]. The pages of the rest become
+//! skipped, as are files past [`Descriptors::max_files`]. The pages of the rest become
 //! the list, each on its private descriptor, with a region covering each
 //! file. Nothing is advised until the program first touches a page the
 //! list holds (a read of a replayed file, or a page of one it maps found
 //! present, `replay_mapped.rs`): a recording the program does not follow
-//! costs its reading and nothing else. From that touch on, the list runs
+//! costs its reading and nothing else. Reads the program makes while the
+//! replay is getting ready (its latest [`EARLY_READS`]) are remembered and
+//! told, in their order, when it is: a program whose first touch comes
+//! before the replay's thread has read the recording is still followed
+//! from there. From that touch on, the list runs
 //! from the page's place with the paper's first window (90% of the memory
 //! available, then AIMD; the budget is capped where the list does not fit
 //! in that memory, [`budget_cap`]), not the 128 KiB of the slow start
@@ -55,12 +59,12 @@
 //! application; the client and its descriptors live until the process exits;
 //! no slow start (above).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::fd::{IntoRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use plan::recording::{FileIdentity, PartReader, Touches, Via};
@@ -72,14 +76,27 @@ use crate::filestat::FileStat;
 use crate::registry::{follow_regions, globals};
 use crate::replay_mapped::{self, Entry, Runs};
 
-/// Most files a replay opens (each costs a descriptor for the process's
-/// life): a quarter of the soft limit on descriptors (256 under the usual
-/// 1024; `python3 -c "import numpy, pandas"` reads 548 files), at most 4096.
-fn max_files() -> usize {
-    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-        .current
-        .unwrap_or(1024);
-    usize::try_from(soft / 4).unwrap_or(usize::MAX).min(4096)
+/// Where a replay's private descriptors go, by the soft limit on
+/// descriptors (read once).
+struct Descriptors {
+    /// Most files a replay opens (each costs a descriptor for the process's
+    /// life): a quarter of the limit (256 under the usual 1024; `python3 -c
+    /// "import numpy, pandas"` reads 548 files), at most 4096.
+    max_files: usize,
+    /// The lowest number a private descriptor is moved to ([`move_high`]).
+    lowest: RawFd,
+}
+
+impl Descriptors {
+    fn from_limit() -> Descriptors {
+        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(1024);
+        Descriptors {
+            max_files: usize::try_from(soft / 4).unwrap_or(usize::MAX).min(4096),
+            lowest: RawFd::try_from(soft / 2).unwrap_or(RawFd::MAX / 2),
+        }
+    }
 }
 
 /// The variable that sets the first window (`env.rs`); a replay without it
@@ -97,6 +114,20 @@ struct Replay {
 }
 
 static REPLAY: AtomicPtr<Replay> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Most reads remembered while the replay gets ready (the latest are kept:
+/// the last one places the list).
+const EARLY_READS: usize = 4096;
+
+/// A read of bytes `[offset, end)` of the file (device, inode).
+type Read = ((u64, u64), u64, u64);
+
+/// Set from [`start`] until the replay is ready or gives up: meanwhile the
+/// program's reads go to [`EARLY`].
+static PENDING: AtomicBool = AtomicBool::new(false);
+
+/// The program's reads made while [`PENDING`], oldest first.
+static EARLY: Mutex<VecDeque<Read>> = Mutex::new(VecDeque::new());
 
 /// The whole list, for the callback: (private descriptor, page) pairs,
 /// 8 bytes an entry (a recording of a long program lists millions).
@@ -122,6 +153,7 @@ pub(crate) fn start(path: OsString) {
         std::env::remove_var(crate::variables::REPLAY.name);
         return;
     }
+    PENDING.store(true, Ordering::Release);
     let spawned = std::thread::Builder::new()
         .name("libprefetch-replay".into())
         .spawn(move || {
@@ -129,6 +161,7 @@ pub(crate) fn start(path: OsString) {
             let _ = std::panic::catch_unwind(|| start_beside(&path));
         });
     if spawned.is_err() {
+        give_up_early();
         warn(
             OsStr::new("(no thread)"),
             "cannot start the replay's thread",
@@ -149,6 +182,16 @@ fn warn(path: &OsStr, reason: &str) {
 /// Reads the recording, opens its files and starts the first round; then
 /// follows the program through its mapped pages (`replay_mapped.rs`).
 fn start_beside(path: &OsStr) {
+    match ready(path) {
+        Some((replay, runs)) => follow_mapped(replay, &runs),
+        None => give_up_early(),
+    }
+}
+
+/// Reads the recording, opens its files, registers the client and tells it
+/// the reads the program made meanwhile ([`publish`]); `None` if there is
+/// nothing to replay.
+fn ready(path: &OsStr) -> Option<(&'static Replay, Runs)> {
     let exe = rustix::fs::readlinkat(CWD, "/proc/self/exe", Vec::new())
         .map(|target| target.into_bytes())
         .unwrap_or_default();
@@ -158,11 +201,13 @@ fn start_beside(path: &OsStr) {
         Ok(read) => read,
         Err(reason) => {
             crate::observe::replay_has_nothing();
-            return warn(path, &reason);
+            warn(path, &reason);
+            return None;
         }
     };
     if runs.entries.is_empty() {
-        return crate::observe::replay_has_nothing();
+        crate::observe::replay_has_nothing();
+        return None;
     }
     let index = ListIndex {
         entries: Arc::clone(&runs.entries),
@@ -172,15 +217,61 @@ fn start_beside(path: &OsStr) {
     };
     let list_bytes = runs.entries.len() as u64 * replay.page_size;
     let cap = budget_cap(list_bytes, mapped_bytes, available);
-    let Some(client) = register(&replay, index, cap) else {
-        return;
-    };
+    let client = register(&replay, index, cap)?;
     let replay: &'static Replay = Box::leak(Box::new(replay));
-    REPLAY.store(std::ptr::from_ref(replay).cast_mut(), Ordering::Release);
     *CLIENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(client);
     // SAFETY: a plain extern "C" fn without arguments.
     unsafe { libc::atexit(unregister_at_exit) };
-    follow_mapped(replay, &runs);
+    publish(replay);
+    Some((replay, runs))
+}
+
+/// Tells the client the reads remembered while the replay got ready, in
+/// order, then makes it the replay the read path sees. The reads are told
+/// without the lock (the program's threads keep remembering meanwhile);
+/// the replay is published under it once nothing is left, so no read is
+/// told out of order.
+fn publish(replay: &'static Replay) {
+    loop {
+        let mut early = EARLY.lock().unwrap_or_else(|e| e.into_inner());
+        if early.is_empty() {
+            REPLAY.store(std::ptr::from_ref(replay).cast_mut(), Ordering::Release);
+            PENDING.store(false, Ordering::Release);
+            *early = VecDeque::new();
+            return;
+        }
+        let reads = std::mem::take(&mut *early);
+        drop(early);
+        for (key, offset, end) in reads {
+            follow_read(replay, key, offset, end);
+        }
+    }
+}
+
+/// The replay will not be ready: the reads remembered are dropped.
+fn give_up_early() {
+    let mut early = EARLY.lock().unwrap_or_else(|e| e.into_inner());
+    PENDING.store(false, Ordering::Release);
+    *early = VecDeque::new();
+}
+
+/// Remembers a read made before the replay is ready; if it became ready
+/// meanwhile, tells it at once.
+fn remember(read: Read) {
+    if PENDING.load(Ordering::Acquire) {
+        let mut early = EARLY.lock().unwrap_or_else(|e| e.into_inner());
+        if PENDING.load(Ordering::Acquire) {
+            if early.len() == EARLY_READS {
+                early.pop_front();
+            }
+            early.push_back(read);
+            return;
+        }
+    }
+    if let Some(replay) = replay() {
+        let (key, offset, end) = read;
+        follow_read(replay, key, offset, end);
+    }
 }
 
 /// Follows the program through the pages it faults in (`replay_mapped.rs`),
@@ -276,18 +367,18 @@ fn read_recording(
     let mut processes: HashMap<u32, usize> = HashMap::new();
     let mut skipped: HashSet<(u64, u64)> = HashSet::new();
     let mut mapped: HashSet<RawFd> = HashSet::new();
-    let limit = max_files();
+    let limit = Descriptors::from_limit();
     let own_args = crate::record::own_args();
-    while let Some(part) = reader.next_part().map_err(|e| e.to_string())? {
-        if part.exe != exe || part.args.is_some_and(|args| args != own_args) {
-            continue;
-        }
+    let own = |part: &plan::recording::Part| {
+        part.exe == exe && part.args.is_none_or(|args| args == own_args)
+    };
+    while let Some(part) = reader.next_part_where(own).map_err(|e| e.to_string())? {
         let next = processes.len();
         let process = *processes.entry(part.pid).or_insert(next);
         let privates: Vec<Option<RawFd>> = part
             .files
             .iter()
-            .map(|identity| private_of(&mut replay, &mut skipped, identity, limit))
+            .map(|identity| private_of(&mut replay, &mut skipped, identity, &limit))
             .collect();
         for run in &part.runs {
             if let Some(fd) = privates[run.file] {
@@ -357,21 +448,21 @@ fn listed(kept: &[KeptRun], rereads: bool, max_entries: usize) -> Runs {
 }
 
 /// The private descriptor of a recorded file: opened at its first mention
-/// if unchanged and within `limit` files, else `None` (and remembered).
+/// if unchanged and within `limit`'s files, else `None` (and remembered).
 fn private_of(
     replay: &mut Replay,
     skipped: &mut HashSet<(u64, u64)>,
     identity: &FileIdentity,
-    limit: usize,
+    limit: &Descriptors,
 ) -> Option<RawFd> {
     let key = (identity.dev, identity.ino);
     if let Some(&private) = replay.files.get(&key) {
         return Some(private);
     }
-    if skipped.contains(&key) || replay.files.len() >= limit {
+    if skipped.contains(&key) || replay.files.len() >= limit.max_files {
         return None;
     }
-    match open_unchanged(identity) {
+    match open_unchanged(identity, limit.lowest) {
         Some(private) => {
             replay.files.insert(key, private);
             replay.identities.insert(private, key);
@@ -400,8 +491,9 @@ impl std::io::Read for RawReader {
 }
 
 /// A private read-only descriptor of the file at `identity.path` if it is
-/// still the recorded file, unchanged (device, inode, size, mtime).
-fn open_unchanged(identity: &FileIdentity) -> Option<RawFd> {
+/// still the recorded file, unchanged (device, inode, size, mtime), moved
+/// to `lowest` or above.
+fn open_unchanged(identity: &FileIdentity, lowest: RawFd) -> Option<RawFd> {
     let path = OsStr::from_bytes(&identity.path);
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
     let fd = openat(CWD, path, flags, FileMode::empty()).ok()?;
@@ -419,17 +511,14 @@ fn open_unchanged(identity: &FileIdentity) -> Option<RawFd> {
         mtime_ns: identity.mtime_ns,
     };
     let regular = stat.st_mode & libc::S_IFMT == libc::S_IFREG;
-    (regular && now == recorded).then(|| move_high(fd))
+    (regular && now == recorded).then(|| move_high(fd, lowest))
 }
 
-/// `fd` moved to a number in the upper half of the process's descriptor
-/// limit, out of the way of programs that use fixed low numbers (a shell's
-/// `exec 3<file`) or `select` (below 1024); kept where it is if that fails.
-fn move_high(fd: OwnedFd) -> RawFd {
-    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-        .current
-        .unwrap_or(1 << 20);
-    let lowest = RawFd::try_from(soft / 2).unwrap_or(RawFd::MAX / 2);
+/// `fd` moved to `lowest` or above (the upper half of the process's
+/// descriptor limit, [`Descriptors`]), out of the way of programs that use
+/// fixed low numbers (a shell's `exec 3<file`) or `select` (below 1024);
+/// kept where it is if that fails.
+fn move_high(fd: OwnedFd, lowest: RawFd) -> RawFd {
     rustix::io::fcntl_dupfd_cloexec(&fd, lowest)
         .unwrap_or(fd)
         .into_raw_fd()
@@ -535,11 +624,18 @@ fn replay() -> Option<&'static Replay> {
 /// The program reads bytes `[offset, end)` of `file`: the part from its
 /// first page read the list holds (`Touches`, as when recorded) goes to the
 /// client, as a read of the private descriptor.
+/// Before the replay is ready, the read is remembered ([`remember`]).
 pub(crate) fn on_read(file: &FileStat, offset: u64, end: u64) {
-    let Some(replay) = replay() else {
-        return;
-    };
     let key = (file.dev, file.ino);
+    match replay() {
+        Some(replay) => follow_read(replay, key, offset, end),
+        None => remember((key, offset, end)),
+    }
+}
+
+/// Tells the client the program's read of `[offset, end)` of the file
+/// `key`, if the list holds its pages.
+fn follow_read(replay: &Replay, key: (u64, u64), offset: u64, end: u64) {
     let Some(&private) = replay.files.get(&key) else {
         return;
     };
@@ -560,7 +656,9 @@ pub(crate) fn on_read(file: &FileStat, offset: u64, end: u64) {
 }
 
 /// In a forked child: no replay (the parent's client is inert here).
+/// The reads remembered stay unread: the lock may have been held at fork.
 pub(crate) fn after_fork_in_child() {
+    PENDING.store(false, Ordering::Release);
     REPLAY.store(std::ptr::null_mut(), Ordering::Release);
 }
 
@@ -579,5 +677,57 @@ mod tests {
         assert_eq!(budget_cap(100 << 20, 20 << 20, 24 << 20), Some(12 << 20));
         assert_eq!(budget_cap(100 << 20, 30 << 20, 24 << 20), Some(3 << 20));
         assert_eq!(budget_cap(100 << 20, 100 << 20, 0), Some(1));
+    }
+
+    /// A read the program made before the replay was ready starts the list
+    /// at its page once the replay is: the ordering is forced (the read,
+    /// then the replay made ready on this thread), not raced.
+    #[test]
+    fn a_read_made_before_the_replay_is_ready_starts_the_list_there() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let page_size = crate::memory::page_size();
+        let data = dir.path().join("data.bin");
+        std::fs::write(&data, vec![7u8; 64 * page_size as usize]).unwrap();
+        let opened = std::fs::File::open(&data).unwrap();
+        let stat = FileStat::of(opened.as_raw_fd()).unwrap();
+        let part = plan::recording::Part {
+            pid: 1,
+            exe: std::fs::read_link("/proc/self/exe")
+                .unwrap()
+                .as_os_str()
+                .as_bytes()
+                .to_vec(),
+            args: None,
+            files: vec![FileIdentity {
+                path: data.as_os_str().as_bytes().to_vec(),
+                dev: stat.dev,
+                ino: stat.ino,
+                size: stat.size,
+                mtime_ns: stat.mtime_ns,
+            }],
+            runs: vec![plan::recording::Run {
+                file: 0,
+                first: 0,
+                count: 64,
+                time_us: 0,
+                via: Via::Read,
+            }],
+        };
+        let recording = dir.path().join("recording");
+        let text = plan::recording::header(page_size, 0) + &part.to_text();
+        std::fs::write(&recording, text).unwrap();
+
+        PENDING.store(true, Ordering::Release);
+        on_read(&stat, 10 * page_size, 11 * page_size);
+        let (_, runs) = ready(recording.as_os_str()).expect("the replay is ready");
+        assert_eq!(
+            runs.relisted.load(Ordering::Acquire),
+            10,
+            "the read made before the replay was ready did not start the list"
+        );
+        assert!(!PENDING.load(Ordering::Acquire));
+        assert!(EARLY.lock().unwrap().is_empty());
     }
 }

@@ -21,8 +21,8 @@
 //!
 //! Until the program first reaches a run, a walk looks past absent runs
 //! among the first [`FIRST_RUNS`] and stops at the first run reached: the
-//! program's first touch may be any of the recording's first runs (reads
-//! made before the replay was ready are not counted), and nothing was
+//! program's first touch may be any of the recording's first runs (it may
+//! have faulted in several before the replay was ready), and nothing was
 //! prefetched that fault-around could map. The first page told starts the
 //! replay's list (`replay.rs`: nothing is advised before). Where a read
 //! restarts the list (the callback), the walk continues from that run.

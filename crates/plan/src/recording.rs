@@ -335,12 +335,32 @@ impl<R: std::io::BufRead> PartReader<R> {
     /// The next complete part, `None` at the end (a last part cut off
     /// before its `end` line is left out); an error names its line.
     pub fn next_part(&mut self) -> Result<Option<Part>, ParseError> {
+        self.next_part_where(|_| true)
+    }
+
+    /// As [`next_part`](Self::next_part), but a part whose `part` line
+    /// `keep` refuses (given the part without its files and runs) is passed
+    /// over up to its `end` without parsing its lines: a replay reads only
+    /// the parts of its own program, however long the others are.
+    pub fn next_part_where(
+        &mut self,
+        keep: impl Fn(&Part) -> bool,
+    ) -> Result<Option<Part>, ParseError> {
         let mut open: Option<Part> = None;
+        let mut passing_over = false;
         while let Some(line) = self.next_line()? {
             let number = self.line;
             let (word, rest) = line.split_once(' ').unwrap_or((&line, ""));
+            if passing_over && word != "part" {
+                passing_over = word != "end";
+                continue;
+            }
             match (word, open.as_mut()) {
-                ("part", _) => open = Some(parse_part(rest, number)?),
+                ("part", _) => {
+                    let part = parse_part(rest, number)?;
+                    passing_over = !keep(&part);
+                    open = (!passing_over).then_some(part);
+                }
                 ("file", Some(part)) => {
                     part.files.push(parse_file(rest, number, part.files.len())?)
                 }
@@ -679,6 +699,22 @@ mod tests {
         assert_eq!(reader.next_part().unwrap(), Some(sample()));
         assert_eq!(reader.next_part().unwrap(), Some(sample()));
         assert_eq!(reader.next_part().unwrap(), None);
+    }
+
+    #[test]
+    fn parts_refused_by_their_part_line_are_passed_over_unparsed() {
+        let other = "part pid=7 exe=/usr/bin/other\nnot a line of any recording\nend\n";
+        let text = header(4096, 0) + other + &sample().to_text() + other;
+        let mine = |part: &Part| part.exe == sample().exe;
+        let mut reader = PartReader::new(text.as_bytes()).unwrap();
+        assert_eq!(reader.next_part_where(mine).unwrap(), Some(sample()));
+        assert_eq!(reader.next_part_where(mine).unwrap(), None);
+        let mut all = PartReader::new(text.as_bytes()).unwrap();
+        assert_eq!(
+            all.next_part().unwrap_err().line,
+            3,
+            "unfiltered, it is read"
+        );
     }
 
     #[test]
