@@ -59,8 +59,8 @@
  * its default and is reported once on stderr. libprefetch.so, as it is
  * loaded, reads LIBPREFETCH_RECORD, LIBPREFETCH_RECORD_REREADS,
  * LIBPREFETCH_REPLAY, LIBPREFETCH_COMPETITIVE, LIBPREFETCH_CACHE_BUDGET,
- * LIBPREFETCH_CACHE_POLICY, LIBPREFETCH_CACHE_BUDGET_REPORT and
- * LIBPREFETCH_NO_CHILDREN (set by prefetch run and prefetch record); the
+ * LIBPREFETCH_CACHE_POLICY, LIBPREFETCH_CACHE_BUDGET_REPORT,
+ * LIBPREFETCH_CACHE_WRITEBACK and LIBPREFETCH_NO_CHILDREN (set by prefetch run and prefetch record); the
  * SQLite extension reads PREFETCH_SQLITE_STATS.
  *
  * FUSE: a region on a FUSE file gets a private read-only descriptor of the

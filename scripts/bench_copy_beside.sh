@@ -5,19 +5,24 @@
 #   alone      the service without the copy (for as long as the stock copy took last)
 #   stock      the copy as it is (the kernel's LRU)
 #   budget     the copy under `prefetch run --cache-budget BUDGET` (dulo)
+#   writeback  the same with `--cache-writeback`: the archive's pages the budget lets go are
+#              written back at once and dropped once clean
 #   dropclose  the copy, then its source and archive dropped at the end (`vmtouch -e`), as the
 #              `nocache` preload does at close()
 # Prints, per run: mode, the copy's seconds, the service's reads/s, misses (reads that found
 # their page not cached), p50 and p99 latency, and the budget's page counts; then medians.
 #
-# Usage: scripts/bench_copy_beside.sh READDIR WRITEDIR [LIMIT=256M] [BUDGET=16M] [RUNS=3]
+# Usage: [MODES="stock alone budget writeback dropclose"] [COPY=tar|cp]
+#        scripts/bench_copy_beside.sh READDIR WRITEDIR [LIMIT=256M] [BUDGET=16M] [RUNS=3]
 #   READDIR holds ws.bin (the working set) and src.bin (the copy's source); for the emulated
 #   disk give the mount point (its backing directory must hold them). The archive goes to
 #   WRITEDIR (on this machine's disk) and is deleted after each run; with WRITEDIR `-` it is
 #   streamed through a pipe to `cat > /dev/null` instead, as a backup sent to another machine.
+#   COPY=cp copies src.bin to WRITEDIR with `cp` (coreutils 9: `copy_file_range`) instead.
 #   Needs root (cgroup v1 memory controller at /sys/fs/cgroup/memory, or v2) and vmtouch.
 set -eu
 dir=$1; out=$2; limit=${3:-256M}; budget=${4:-16M}; runs=${5:-3}
+modes=${MODES:-stock alone budget writeback dropclose}; tool=${COPY:-tar}
 here=$(cd "$(dirname "$0")" && pwd)
 prefetch=${PREFETCH:-$here/../target/release/prefetch}
 bin=$(mktemp -d /tmp/copy-beside-bench-XXXXXX)
@@ -32,9 +37,18 @@ archive=$out/archive.tar
 copy() {  # the copy, with what to run it under in front
     if [ -z "$archive" ]; then
         ingroup "$@" sh -c 'tar cf - -C "$0" src.bin | cat > /dev/null' "$dir"
+    elif [ "$tool" = cp ]; then
+        ingroup "$@" cp "$dir/src.bin" "$archive"
     else
         ingroup "$@" tar cf "$archive" -C "$dir" src.bin
     fi
+}
+budgeted() {  # the copy under the budget, with more options of `prefetch run` in front
+    LIBPREFETCH_CACHE_BUDGET_REPORT=1 copy "$prefetch" run --cache-budget "$budget" "$@" -- \
+        2> "$bin/budget.err"
+    # one line per process under the library (a shell, tar): tar's reads the most
+    pages=$(grep -o '[0-9]* pages read, [0-9]* missed, [0-9]* dropped.*' "$bin/budget.err" |
+        sort -n | tail -1 | awk '{print $1 "r/" $4 "m/" $6 "d/" $10 "w/" $12 "dirty"}')
 }
 alone_for=10
 one() {  # one run: MODE
@@ -51,12 +65,8 @@ one() {  # one run: MODE
     case $mode in
     alone) sleep "$alone_for" ;;
     stock|dropclose) copy ;;
-    budget)
-        LIBPREFETCH_CACHE_BUDGET_REPORT=1 copy "$prefetch" run --cache-budget "$budget" -- \
-            2> "$bin/budget.err"
-        # one line per process under the library (a shell, tar): tar's reads the most
-        pages=$(grep -o '[0-9]* pages read, [0-9]* missed, [0-9]* dropped' "$bin/budget.err" |
-            sort -n | tail -1 | awk '{print $1 "r/" $4 "m/" $6 "d"}') ;;
+    budget) budgeted ;;
+    writeback) budgeted --cache-writeback ;;
     esac
     [ "$mode" = dropclose ] && vmtouch -qe "$dir/src.bin" $archive
     end=$(date +%s.%N)
@@ -68,16 +78,16 @@ one() {  # one run: MODE
         awk '{print $8, $4, $10, $12}') $pages"
 }
 results=$(mktemp)
-echo "mode copy-s service-reads/s service-misses p50-us p99-us budget-pages(read/missed/dropped)"
+echo "mode copy-s service-reads/s service-misses p50-us p99-us budget-pages(read/missed/dropped/written/left-dirty)"
 for run in $(seq "$runs"); do
-    for mode in stock alone budget dropclose; do
+    for mode in $modes; do
         one "$mode" | tee -a "$results"
     done
 done
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "| mode | copy (s) | service reads/s | service misses | p50 (us) | p99 (us) |"
 echo "|---|---:|---:|---:|---:|---:|"
-for mode in alone stock budget dropclose; do
+for mode in $modes; do
     row="| $mode"
     for col in 2 3 4 5 6; do
         row="$row | $(awk -v m="$mode" -v c="$col" '$1 == m {print $c}' "$results" | median)"
