@@ -7,12 +7,15 @@
 #   budget     the copy under `prefetch run --cache-budget BUDGET` (dulo)
 #   writeback  the same with `--cache-writeback`: the archive's pages the budget lets go are
 #              written back at once and dropped once clean
+#   apart      the copy as it is, the service outside the cgroup (its pages charged elsewhere, so
+#              the copy never evicts them): the copy beside a service that never misses, the
+#              control for what the service's own CPU costs the copy
 #   dropclose  the copy, then its source and archive dropped at the end (`vmtouch -e`), as the
 #              `nocache` preload does at close()
 # Prints, per run: mode, the copy's seconds, the service's reads/s, misses (reads that found
 # their page not cached), p50 and p99 latency, and the budget's page counts; then medians.
 #
-# Usage: [MODES="stock alone budget writeback dropclose"] [COPY=tar|cp]
+# Usage: [MODES="stock alone budget writeback apart dropclose"] [COPY=tar|cp]
 #        scripts/bench_copy_beside.sh READDIR WRITEDIR [LIMIT=256M] [BUDGET=16M] [RUNS=3]
 #   READDIR holds ws.bin (the working set) and src.bin (the copy's source); for the emulated
 #   disk give the mount point (its backing directory must hold them). The archive goes to
@@ -56,7 +59,9 @@ one() {  # one run: MODE
     vmtouch -qe "$dir/ws.bin" "$dir/src.bin"
     # started directly (not through a function, which would fork a subshell): $! is the
     # service once the shell execs it
-    sh -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$group" "$bin/service" "$dir/ws.bin" \
+    where=$group
+    [ "$mode" = apart ] && where=$(dirname "$group")
+    sh -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$where" "$bin/service" "$dir/ws.bin" \
         > "$bin/service.out" &
     service=$!
     until grep -q ready "$bin/service.out"; do sleep 0.1; done
@@ -64,7 +69,7 @@ one() {  # one run: MODE
     pages=-
     case $mode in
     alone) sleep "$alone_for" ;;
-    stock|dropclose) copy ;;
+    stock|apart|dropclose) copy ;;
     budget) budgeted ;;
     writeback) budgeted --cache-writeback ;;
     esac

@@ -1,11 +1,12 @@
 //! `prefetch run --cache-budget` around programs that write and copy: `cp` (coreutils 9 copies
-//! with `copy_file_range`, no `read`) and a program copying a whole file in one
+//! with `copy_file_range`, no `read`), `dd` (`read` and `write`) and a program copying a whole
+//! file in one
 //! `copy_file_range` have the source's pages counted as read and the destination's as
 //! written, copy the same bytes (the one call returns the whole length, though the library
 //! makes it in pieces of one batch), and, with `--cache-writeback`, leave no more than the
 //! budget, a batch, a folio and the chunks still under writeback of either file cached.
 //!
-//! Follows DULO (FAST'05) sections 3-4 through `plan::evict`. A missing program (python3, cp)
+//! Follows DULO (FAST'05) sections 3-4 through `plan::evict`. A missing program (python3, cp, dd)
 //! fails the test, naming it.
 
 mod common;
@@ -89,25 +90,36 @@ fn most_cached(stderr: &[u8]) -> u64 {
     ((BUDGET_PAGES as u64) * PAGE) + slack + (2 << 20)
 }
 
+/// `cp` copies with `copy_file_range`, `dd` with `read` and `write`.
 #[test]
-fn cp_has_its_copy_counted_and_kept_within_the_budget() {
+fn cp_and_dd_have_their_copies_counted_and_kept_within_the_budget() {
     let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
-    cold_file(&dir.path().join("src.bin"));
-    let output = budgeted(dir.path(), &["cp", "src.bin", "dst.bin"]);
-    let pages = FILE_BYTES / PAGE;
-    assert_eq!(count(&output.stderr, "written"), pages);
-    assert_eq!(count(&output.stderr, "pages read"), 2 * pages);
-    // Looked at before the files are read back here, which caches them.
-    for file in ["src.bin", "dst.bin"] {
-        let left = cached(&dir.path().join(file));
-        let most = most_cached(&output.stderr);
-        assert!(left <= most, "{file}: {left} bytes cached, at most {most}");
+    let copies: [&[&str]; 2] = [
+        &["cp", "src.bin", "dst.bin"],
+        &["dd", "if=src.bin", "of=dst.bin", "bs=1M", "status=none"],
+    ];
+    for copy in copies {
+        cold_file(&dir.path().join("src.bin"));
+        let _ = fs::remove_file(dir.path().join("dst.bin"));
+        let output = budgeted(dir.path(), copy);
+        let pages = FILE_BYTES / PAGE;
+        assert_eq!(count(&output.stderr, "written"), pages, "{copy:?}");
+        assert_eq!(count(&output.stderr, "pages read"), 2 * pages, "{copy:?}");
+        // Looked at before the files are read back here, which caches them.
+        for file in ["src.bin", "dst.bin"] {
+            let left = cached(&dir.path().join(file));
+            let most = most_cached(&output.stderr);
+            assert!(
+                left <= most,
+                "{copy:?} {file}: {left} bytes cached, at most {most}"
+            );
+        }
+        assert!(
+            fs::read(dir.path().join("src.bin")).unwrap()
+                == fs::read(dir.path().join("dst.bin")).unwrap(),
+            "{copy:?}: the copy differs"
+        );
     }
-    assert!(
-        fs::read(dir.path().join("src.bin")).unwrap()
-            == fs::read(dir.path().join("dst.bin")).unwrap(),
-        "the copy differs"
-    );
 }
 
 /// Copies src.bin to a.bin in one `copy_file_range` at the file positions and to b.bin in one

@@ -103,8 +103,8 @@ struct State {
     writeback: bool,
     /// Pages written (counted among those read, too).
     written: u64,
-    /// Chunks the budget let go that held dirty pages or pages under writeback, oldest first:
-    /// dropped from a later batch on, once clean.
+    /// Chunks the budget let go that held dirty pages or pages under writeback, oldest first,
+    /// one per folio: dropped from a later batch on, once clean.
     dirty: Vec<(u32, Range<u64>)>,
 }
 
@@ -289,8 +289,9 @@ fn on_pages(fd: RawFd, file: &FileStat, offset: u64, end: u64, written: bool) {
     }
     let mut chunks = state.chunks(&victims);
     chunks.append(&mut state.retried());
-    let left = state.drop_chunks(&chunks);
-    state.dirty.extend(left);
+    for chunk in state.drop_chunks(&chunks) {
+        state.leave_dirty(chunk);
+    }
 }
 impl State {
     /// The victims as chunks to drop: runs of adjacent pages per file, widened over the large
@@ -309,6 +310,21 @@ impl State {
             }
         }
         chunks
+    }
+
+    /// Keeps `chunk` aside as dirty, merged with one kept of the same folio (chunks never
+    /// straddle one): a run widened over pages left dirty before comes back with them, and
+    /// once clean they go together, with the folio around them.
+    fn leave_dirty(&mut self, (number, pages): (u32, Range<u64>)) {
+        let folio = FOLIO_BYTES / self.page_size;
+        let same = self
+            .dirty
+            .iter_mut()
+            .find(|(n, kept)| *n == number && kept.start / folio == pages.start / folio);
+        match same {
+            Some((_, kept)) => *kept = kept.start.min(pages.start)..kept.end.max(pages.end),
+            None => self.dirty.push((number, pages)),
+        }
     }
 
     /// Up to [`RETRIES`] of the chunks left dirty before, oldest first, less the pages the
@@ -372,16 +388,13 @@ impl State {
     }
 
     /// `run` of file `number`, widened to the boundaries of the largest folio around its
-    /// ends ([`FOLIO_BYTES`]) where the pages in between are read (below `read_end`), not held
-    /// and not left dirty: those went before, and the folio straddling the run's end goes with
-    /// them.
+    /// ends ([`FOLIO_BYTES`]) where the pages in between are read (below `read_end`) and not
+    /// held: those went before, and the folio straddling the run's end goes with them.
     fn folio_widened(&self, number: u32, run: Range<u64>, read_end: u64) -> Range<u64> {
         let folio = FOLIO_BYTES / self.page_size;
         let free = |pages: Range<u64>| {
-            !self.dirty.iter().any(|(n, dirty)| {
-                *n == number && dirty.start < pages.end && pages.start < dirty.end
-            }) && !pages
-                .clone()
+            !pages
+                .into_iter()
                 .any(|p| self.budget.holds(block_of(number, p)))
         };
         let floor = run.start / folio * folio;

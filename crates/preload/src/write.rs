@@ -61,143 +61,63 @@ unsafe fn before(pointer: *const i64, n: u64) -> Option<u64> {
     u64::try_from(unsafe { *pointer }).ok()?.checked_sub(n)
 }
 
-/// Interposed `write(2)`.
-///
-/// # Safety
-/// Same contract as libc's `write`.
-#[no_mangle]
-pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, count: size_t) -> ssize_t {
-    let n = match REAL_WRITE.get() {
-        // SAFETY: the next `write` in link order has this signature.
-        real if !real.is_null() => unsafe {
-            std::mem::transmute::<
-                *mut c_void,
-                unsafe extern "C" fn(c_int, *const c_void, size_t) -> ssize_t,
-            >(real)(fd, buf, count)
-        },
-        // SAFETY: the raw system call with the caller's arguments.
-        _ => unsafe { libc::syscall(libc::SYS_write, fd, buf, count) as ssize_t },
-    };
-    if let Some(len) = moved(n).filter(|_| libprefetch::budget_running()) {
-        libprefetch::note_written(fd, None, len);
-    }
-    n
-}
-
-macro_rules! pwrite_like {
-    ($(#[$doc:meta])* $name:ident, $real:ident) => {
+/// An interposed function of the write family: `$name(fd, args...)`, the budget told of the
+/// bytes written at `$at` (an expression of the arguments; `None`: ending at the file position).
+/// Without a real function, the system call `$sys` takes `fd` and `$sysarg` (the arguments, an
+/// offset's high half after it where the kernel's ABI wants one).
+macro_rules! write_like {
+    ($(#[$doc:meta])* $name:ident, $real:ident, $sys:expr, ($($arg:ident: $ty:ty),*), [$($sysarg:expr),*], $at:expr) => {
         $(#[$doc])*
         ///
         /// # Safety
         /// Same contract as libc's function of this name.
         #[no_mangle]
-        pub unsafe extern "C" fn $name(fd: c_int, buf: *const c_void, count: size_t, offset: off_t) -> ssize_t {
+        pub unsafe extern "C" fn $name(fd: c_int, $($arg: $ty),*) -> ssize_t {
             let n = match $real.get() {
                 // SAFETY: the next definition has this signature.
-                real if !real.is_null() => unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, *const c_void, size_t, off_t) -> ssize_t>(real)(fd, buf, count, offset) },
+                real if !real.is_null() => unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, $($ty),*) -> ssize_t>(real)(fd, $($arg),*) },
                 // SAFETY: the raw system call with the caller's arguments.
-                _ => unsafe { libc::syscall(libc::SYS_pwrite64, fd, buf, count, offset) as ssize_t },
+                _ => unsafe { libc::syscall($sys, fd, $($sysarg),*) as ssize_t },
             };
             if let Some(len) = moved(n).filter(|_| libprefetch::budget_running()) {
-                libprefetch::note_written(fd, at(offset), len);
+                libprefetch::note_written(fd, $at, len);
             }
             n
         }
     };
 }
 
-pwrite_like!(
+write_like!(
+    /// Interposed `write(2)`.
+    write, REAL_WRITE, libc::SYS_write, (buf: *const c_void, count: size_t), [buf, count], None
+);
+write_like!(
     /// Interposed `pwrite(2)`.
-    pwrite, REAL_PWRITE
+    pwrite, REAL_PWRITE, libc::SYS_pwrite64, (buf: *const c_void, count: size_t, offset: off_t), [buf, count, offset], at(offset)
 );
-pwrite_like!(
+write_like!(
     /// Interposed `pwrite64(2)`.
-    pwrite64, REAL_PWRITE64
+    pwrite64, REAL_PWRITE64, libc::SYS_pwrite64, (buf: *const c_void, count: size_t, offset: off_t), [buf, count, offset], at(offset)
 );
-
-/// Interposed `writev(2)`.
-///
-/// # Safety
-/// Same contract as libc's `writev`.
-#[no_mangle]
-pub unsafe extern "C" fn writev(fd: c_int, iov: *const iovec, count: c_int) -> ssize_t {
-    let n = match REAL_WRITEV.get() {
-        // SAFETY: the next `writev` has this signature.
-        real if !real.is_null() => unsafe {
-            std::mem::transmute::<
-                *mut c_void,
-                unsafe extern "C" fn(c_int, *const iovec, c_int) -> ssize_t,
-            >(real)(fd, iov, count)
-        },
-        // SAFETY: the raw system call with the caller's arguments.
-        _ => unsafe { libc::syscall(libc::SYS_writev, fd, iov, count) as ssize_t },
-    };
-    if let Some(len) = moved(n).filter(|_| libprefetch::budget_running()) {
-        libprefetch::note_written(fd, None, len);
-    }
-    n
-}
-
-macro_rules! pwritev_like {
-    ($(#[$doc:meta])* $name:ident, $real:ident) => {
-        $(#[$doc])*
-        ///
-        /// # Safety
-        /// Same contract as libc's function of this name.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(fd: c_int, iov: *const iovec, count: c_int, offset: off_t) -> ssize_t {
-            let n = match $real.get() {
-                // SAFETY: the next definition has this signature.
-                real if !real.is_null() => unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, *const iovec, c_int, off_t) -> ssize_t>(real)(fd, iov, count, offset) },
-                // SAFETY: the raw system call (offset split as the kernel ABI wants on 64-bit).
-                _ => unsafe { libc::syscall(libc::SYS_pwritev, fd, iov, count, offset, 0) as ssize_t },
-            };
-            if let Some(len) = moved(n).filter(|_| libprefetch::budget_running()) {
-                libprefetch::note_written(fd, at(offset), len);
-            }
-            n
-        }
-    };
-}
-
-pwritev_like!(
+write_like!(
+    /// Interposed `writev(2)`.
+    writev, REAL_WRITEV, libc::SYS_writev, (iov: *const iovec, count: c_int), [iov, count], None
+);
+write_like!(
     /// Interposed `pwritev(2)`.
-    pwritev, REAL_PWRITEV
+    pwritev, REAL_PWRITEV, libc::SYS_pwritev, (iov: *const iovec, count: c_int, offset: off_t), [iov, count, offset, 0], at(offset)
 );
-pwritev_like!(
+write_like!(
     /// Interposed `pwritev64(2)`.
-    pwritev64, REAL_PWRITEV64
+    pwritev64, REAL_PWRITEV64, libc::SYS_pwritev, (iov: *const iovec, count: c_int, offset: off_t), [iov, count, offset, 0], at(offset)
 );
-
-macro_rules! pwritev2_like {
-    ($(#[$doc:meta])* $name:ident, $real:ident) => {
-        $(#[$doc])*
-        ///
-        /// # Safety
-        /// Same contract as libc's function of this name.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(fd: c_int, iov: *const iovec, count: c_int, offset: off_t, flags: c_int) -> ssize_t {
-            let n = match $real.get() {
-                // SAFETY: the next definition has this signature.
-                real if !real.is_null() => unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t>(real)(fd, iov, count, offset, flags) },
-                // SAFETY: the raw system call with the caller's arguments.
-                _ => unsafe { libc::syscall(libc::SYS_pwritev2, fd, iov, count, offset, 0, flags) as ssize_t },
-            };
-            if let Some(len) = moved(n).filter(|_| libprefetch::budget_running()) {
-                libprefetch::note_written(fd, at(offset), len);
-            }
-            n
-        }
-    };
-}
-
-pwritev2_like!(
+write_like!(
     /// Interposed `pwritev2(2)`; offset -1 means the current file position.
-    pwritev2, REAL_PWRITEV2
+    pwritev2, REAL_PWRITEV2, libc::SYS_pwritev2, (iov: *const iovec, count: c_int, offset: off_t, flags: c_int), [iov, count, offset, 0, flags], at(offset)
 );
-pwritev2_like!(
+write_like!(
     /// Interposed `pwritev64v2`, what `pwritev2` becomes under `_FILE_OFFSET_BITS=64`.
-    pwritev64v2, REAL_PWRITEV64V2
+    pwritev64v2, REAL_PWRITEV64V2, libc::SYS_pwritev2, (iov: *const iovec, count: c_int, offset: off_t, flags: c_int), [iov, count, offset, 0, flags], at(offset)
 );
 
 /// Tells the budget of a copy of `n` bytes (if any) from `fd_in` to `fd_out`, at the offsets
