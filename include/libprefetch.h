@@ -83,6 +83,11 @@
  * For `prefetch record`, it interposes mmap, mmap64 and munmap (the
  * resident pages of a mapped file are recorded when it is unmapped);
  * anonymous mappings pass straight through.
+ * For the page-cache budget (LIBPREFETCH_CACHE_BUDGET), it interposes write,
+ * pwrite, pwrite64, writev, pwritev, pwritev64, pwritev2, pwritev64v2,
+ * copy_file_range, sendfile, sendfile64 and splice (the pages a program
+ * writes, and those the kernel copies for it, count as its own); without a
+ * budget each costs one atomic load.
  *
  * The exported symbols carry the pf_ prefix.  The paper's own names
  * (register_client, request_prefetching, ...) are provided as static inline

@@ -19,8 +19,9 @@
 #        scripts/bench_copy_beside.sh READDIR WRITEDIR [LIMIT=256M] [BUDGET=16M] [RUNS=3]
 #   READDIR holds ws.bin (the working set) and src.bin (the copy's source); for the emulated
 #   disk give the mount point (its backing directory must hold them). The archive goes to
-#   WRITEDIR (on this machine's disk) and is deleted after each run; with WRITEDIR `-` it is
-#   streamed through a pipe to `cat > /dev/null` instead, as a backup sent to another machine.
+#   WRITEDIR (on this machine's disk), is synced (timed with the copy) and deleted after each
+#   run; with WRITEDIR `-` it is streamed through a pipe to `cat > /dev/null` instead, as a
+#   backup sent to another machine.
 #   COPY=cp copies src.bin to WRITEDIR with `cp` (coreutils 9: `copy_file_range`) instead.
 #   Needs root (cgroup v1 memory controller at /sys/fs/cgroup/memory, or v2) and vmtouch.
 set -eu
@@ -45,6 +46,9 @@ copy() {  # the copy, with what to run it under in front
     else
         ingroup "$@" tar cf "$archive" -C "$dir" src.bin
     fi
+    # the copy is done when its archive is on disk (else a stock copy deleted within the
+    # kernel's 30 s writes nothing, where one whose writeback was started writes it all)
+    [ -z "$archive" ] || sync "$archive"
 }
 budgeted() {  # the copy under the budget, with more options of `prefetch run` in front
     LIBPREFETCH_CACHE_BUDGET_REPORT=1 copy "$prefetch" run --cache-budget "$budget" "$@" -- \
@@ -53,7 +57,7 @@ budgeted() {  # the copy under the budget, with more options of `prefetch run` i
     pages=$(grep -o '[0-9]* pages read, [0-9]* missed, [0-9]* dropped.*' "$bin/budget.err" |
         sort -n | tail -1 | awk '{print $1 "r/" $4 "m/" $6 "d/" $10 "w/" $12 "dirty"}')
 }
-alone_for=10
+echo 10 > "$bin/alone_for"  # seconds; each stock run sets it (one runs in a subshell)
 one() {  # one run: MODE
     mode=$1
     vmtouch -qe "$dir/ws.bin" "$dir/src.bin"
@@ -68,7 +72,7 @@ one() {  # one run: MODE
     start=$(date +%s.%N)
     pages=-
     case $mode in
-    alone) sleep "$alone_for" ;;
+    alone) sleep "$(cat "$bin/alone_for")" ;;
     stock|apart|dropclose) copy ;;
     budget) budgeted ;;
     writeback) budgeted --cache-writeback ;;
@@ -77,7 +81,7 @@ one() {  # one run: MODE
     end=$(date +%s.%N)
     kill -TERM "$service"; wait "$service"; service=
     seconds=$(echo "$end - $start" | bc)
-    [ "$mode" = stock ] && alone_for=$seconds
+    [ "$mode" = stock ] && echo "$seconds" > "$bin/alone_for"
     [ -z "$archive" ] || rm -f "$archive"
     echo "$mode $seconds $(tail -1 "$bin/service.out" |
         awk '{print $8, $4, $10, $12}') $pages"
