@@ -181,22 +181,39 @@ fn in_pieces(
     }
 }
 
-/// Interposed `copy_file_range(2)` (`cp` and `cat` of coreutils 9).
-///
-/// # Safety
-/// Same contract as libc's `copy_file_range`.
-#[no_mangle]
-pub unsafe extern "C" fn copy_file_range(
+/// The two ends of a copy between descriptors with optional offsets (`copy_file_range`,
+/// `splice`), as the caller gave them.
+#[derive(Clone, Copy)]
+struct Ends {
     fd_in: c_int,
     off_in: *mut loff_t,
     fd_out: c_int,
     off_out: *mut loff_t,
+}
+
+/// A copy of `len` bytes between `ends` with `flags`: the real function `real`, or else the
+/// system call `sys`, with the caller's arguments, in pieces (`in_pieces`) if `pieces`, else in
+/// one call; the budget told of what moved.
+///
+/// # Safety
+/// The contract of the function `real` names.
+unsafe fn copy_between(
+    real: &Real,
+    sys: libc::c_long,
+    pieces: bool,
+    ends: Ends,
     len: size_t,
     flags: c_uint,
 ) -> ssize_t {
-    let real = REAL_COPY_FILE_RANGE.get();
+    let real = real.get();
+    let Ends {
+        fd_in,
+        off_in,
+        fd_out,
+        off_out,
+    } = ends;
     let call = |len: size_t| match real {
-        // SAFETY: the next `copy_file_range` has this signature.
+        // SAFETY: the next definition has this signature (the caller's contract).
         real if !real.is_null() => unsafe {
             std::mem::transmute::<
                 *mut c_void,
@@ -211,21 +228,48 @@ pub unsafe extern "C" fn copy_file_range(
             >(real)(fd_in, off_in, fd_out, off_out, len, flags)
         },
         // SAFETY: the raw system call with the caller's arguments.
-        _ => unsafe {
-            libc::syscall(
-                libc::SYS_copy_file_range,
-                fd_in,
-                off_in,
-                fd_out,
-                off_out,
-                len,
-                flags,
-            ) as ssize_t
-        },
+        _ => unsafe { libc::syscall(sys, fd_in, off_in, fd_out, off_out, len, flags) as ssize_t },
     };
     // SAFETY: with bytes moved, the kernel wrote the advanced offsets through the pointers.
     let tell = |n| unsafe { note_copy(fd_in, off_in, fd_out, off_out, n) };
-    in_pieces(len, call, tell)
+    if pieces {
+        return in_pieces(len, call, tell);
+    }
+    let n = call(len);
+    tell(n);
+    n
+}
+
+/// Interposed `copy_file_range(2)` (`cp` and `cat` of coreutils 9).
+///
+/// # Safety
+/// Same contract as libc's `copy_file_range`.
+#[no_mangle]
+pub unsafe extern "C" fn copy_file_range(
+    fd_in: c_int,
+    off_in: *mut loff_t,
+    fd_out: c_int,
+    off_out: *mut loff_t,
+    len: size_t,
+    flags: c_uint,
+) -> ssize_t {
+    let ends = Ends {
+        fd_in,
+        off_in,
+        fd_out,
+        off_out,
+    };
+    // SAFETY: the caller's contract is copy_file_range's.
+    unsafe {
+        copy_between(
+            &REAL_COPY_FILE_RANGE,
+            libc::SYS_copy_file_range,
+            true,
+            ends,
+            len,
+            flags,
+        )
+    }
 }
 
 macro_rules! sendfile_like {
@@ -259,7 +303,8 @@ sendfile_like!(
     sendfile64, REAL_SENDFILE64
 );
 
-/// Interposed `splice(2)` (one side is a pipe, which the budget does not count).
+/// Interposed `splice(2)` (one side is a pipe, which the budget does not count; a pipe holds
+/// little, so it is never cut into pieces).
 ///
 /// # Safety
 /// Same contract as libc's `splice`.
@@ -272,27 +317,12 @@ pub unsafe extern "C" fn splice(
     len: size_t,
     flags: c_uint,
 ) -> ssize_t {
-    let n = match REAL_SPLICE.get() {
-        // SAFETY: the next `splice` has this signature.
-        real if !real.is_null() => unsafe {
-            std::mem::transmute::<
-                *mut c_void,
-                unsafe extern "C" fn(
-                    c_int,
-                    *mut loff_t,
-                    c_int,
-                    *mut loff_t,
-                    size_t,
-                    c_uint,
-                ) -> ssize_t,
-            >(real)(fd_in, off_in, fd_out, off_out, len, flags)
-        },
-        // SAFETY: the raw system call with the caller's arguments.
-        _ => unsafe {
-            libc::syscall(libc::SYS_splice, fd_in, off_in, fd_out, off_out, len, flags) as ssize_t
-        },
+    let ends = Ends {
+        fd_in,
+        off_in,
+        fd_out,
+        off_out,
     };
-    // SAFETY: with bytes moved, the kernel wrote the advanced offsets through the pointers.
-    unsafe { note_copy(fd_in, off_in, fd_out, off_out, n) };
-    n
+    // SAFETY: the caller's contract is splice's.
+    unsafe { copy_between(&REAL_SPLICE, libc::SYS_splice, false, ends, len, flags) }
 }
