@@ -59,8 +59,8 @@
  * its default and is reported once on stderr. libprefetch.so, as it is
  * loaded, reads LIBPREFETCH_RECORD, LIBPREFETCH_RECORD_REREADS,
  * LIBPREFETCH_REPLAY, LIBPREFETCH_COMPETITIVE, LIBPREFETCH_CACHE_BUDGET,
- * LIBPREFETCH_CACHE_POLICY, LIBPREFETCH_CACHE_BUDGET_REPORT and
- * LIBPREFETCH_NO_CHILDREN (set by prefetch run and prefetch record); the
+ * LIBPREFETCH_CACHE_POLICY, LIBPREFETCH_CACHE_BUDGET_REPORT,
+ * LIBPREFETCH_CACHE_WRITEBACK and LIBPREFETCH_NO_CHILDREN (set by prefetch run and prefetch record); the
  * SQLite extension reads PREFETCH_SQLITE_STATS.
  *
  * FUSE: a region on a FUSE file gets a private read-only descriptor of the
@@ -83,6 +83,11 @@
  * For `prefetch record`, it interposes mmap, mmap64 and munmap (the
  * resident pages of a mapped file are recorded when it is unmapped);
  * anonymous mappings pass straight through.
+ * For the page-cache budget (LIBPREFETCH_CACHE_BUDGET), it interposes write,
+ * pwrite, pwrite64, writev, pwritev, pwritev64, pwritev2, pwritev64v2,
+ * copy_file_range, sendfile, sendfile64 and splice (the pages a program
+ * writes, and those the kernel copies for it, count as its own); without a
+ * budget each costs one atomic load.
  *
  * The exported symbols carry the pf_ prefix.  The paper's own names
  * (register_client, request_prefetching, ...) are provided as static inline

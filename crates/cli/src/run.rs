@@ -63,6 +63,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME", requires = "cache_budget", default_value = "dulo",
           value_parser = clap::builder::PossibleValuesParser::new(plan::evict::POLICIES))]
     cache_policy: String,
+    /// Start the writeback of the written pages the budget lets go (sync_file_range), so that
+    /// they can be dropped once clean instead of filling the memory until the kernel writes
+    /// them; the data reaches the disk sooner, in the same bytes
+    #[arg(long, requires = "cache_budget")]
+    cache_writeback: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -125,6 +130,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         }
         variables.push((variables::CACHE_BUDGET.name, bytes.to_string().into()));
         variables.push((variables::CACHE_POLICY.name, args.cache_policy.into()));
+        if args.cache_writeback {
+            variables.push((variables::CACHE_WRITEBACK.name, "1".into()));
+        }
     }
     if let Some(snapshot) = &args.restore {
         let snapshot = ::residency::Snapshot::load(snapshot).context("--restore")?;

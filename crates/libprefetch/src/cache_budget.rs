@@ -12,17 +12,25 @@
 //! 2. `plan::evict::budget::Budget::read` counts the read's pages (a hit or a miss) and, once
 //!    over SIZE, returns victims down to SIZE less one batch (`batch_pages`), never a page of
 //!    this read.
-//! 3. The victims, in runs of adjacent pages per file, are dropped through the descriptor that
-//!    last read the file (each run widened to the large folios around it, see
-//!    [`FOLIO_BYTES`]) if it still names that file, or else, the program having closed it, through a descriptor opened again
-//!    by the path the file had at its first read (`cache_budget_closed.rs`), and only if
-//!    `cachestat` says the run holds no dirty page and none under writeback: the budget never
-//!    starts a writeback and never drops data not yet on disk. Without `cachestat` (Linux
-//!    before 6.5, or a file the kernel will not report on) nothing is dropped.
+//! 3. The victims, in runs of adjacent pages per file, each widened to the large folios around
+//!    it (see [`FOLIO_BYTES`]) and cut at their boundaries into chunks, are dropped through the
+//!    descriptor that last read the file if it still names that file, or else, the program
+//!    having closed it, through a descriptor opened again by the path the file had at its first
+//!    read (`cache_budget_closed.rs`), and only if `cachestat` says the chunk holds no dirty
+//!    page and none under writeback: the budget never drops data not yet on disk. A chunk
+//!    that does is kept aside and tried again with later batches ([`RETRIES`] a batch), and
+//!    dropped once clean; with `LIBPREFETCH_CACHE_WRITEBACK=1` (`--cache-writeback`) its
+//!    writeback is started at once (`sync_file_range`, not waited for), otherwise the budget
+//!    never starts one. Without `cachestat` (Linux before 6.5, or a file the kernel will not
+//!    report on) nothing is dropped.
+//!
+//! Pages written count as read (`on_write`, told by the write and copy interposers through
+//! `cache_budget_io.rs`), so a copy's destination leaves in the policy's order too, once clean.
 //!
 //! With `LIBPREFETCH_CACHE_BUDGET_REPORT=1` the process prints, as it exits, one line on stderr
-//! with the pages it read, missed (not held by the budget: what `prefetch sim --policy dulo`
-//! predicts), dropped and still held.
+//! with the pages it read (written ones included), missed (not held by the budget: what
+//! `prefetch sim --policy dulo` predicts), dropped, still held, written, and left dirty (let go
+//! but not yet dropped).
 //!
 //! Bytes, errno and file positions the program sees are the kernel's: the library only
 //! drops clean pages, which the kernel reads again if the program asks for them. The state
@@ -33,8 +41,9 @@
 //! Follows DULO (Jiang et al., FAST'05), sections 3-4, through `plan::evict::dulo`.
 //! Deviations: user space cannot replace the kernel's policy, so the budget only leads it: the
 //! kernel still evicts on its own when memory runs short first (a memory cgroup smaller than
-//! the budget), and pages are counted only once read (the kernel's read-ahead past the program
-//! is not, until read; mmapped pages are not seen, see `observe.rs`). Sequences are formed from
+//! the budget), and pages are counted only once read or written (the kernel's read-ahead past
+//! the program is not, until read; mmapped pages are not seen, see `observe.rs`; nor are writes
+//! through stdio, which glibc makes with its internal write). Sequences are formed from
 //! file offsets, not physical extents. Pages of a file the program closed and then renamed or
 //! unlinked cannot be dropped any more and are left to the kernel.
 
@@ -45,6 +54,7 @@ use std::os::fd::RawFd;
 use std::sync::{Mutex, OnceLock};
 
 use plan::evict::budget::{batch_pages, block_of, runs, Budget};
+use plan::evict::Block;
 
 use crate::cache_budget_closed::{drop_runs, path_of, ClosedRun};
 use crate::descriptors::FileId;
@@ -57,6 +67,14 @@ pub(crate) const BUDGET_VARIABLE: &str = crate::variables::CACHE_BUDGET.name;
 pub(crate) const POLICY_VARIABLE: &str = crate::variables::CACHE_POLICY.name;
 /// With `1`, the process prints the budget's counts on stderr as it exits (one line).
 const REPORT_VARIABLE: &str = crate::variables::CACHE_BUDGET_REPORT.name;
+/// With `1`, the budget starts the writeback of the dirty pages it lets go.
+pub(crate) const WRITEBACK_VARIABLE: &str = crate::variables::CACHE_WRITEBACK.name;
+
+/// Chunks left dirty that each batch tries again, oldest first: a batch makes at most three
+/// chunks (4 MiB at most, cut at 2 MiB folios), so retrying four drains them as fast as they
+/// come once the kernel has written them, at a bounded cost per batch (one `cachestat` each,
+/// and a look at whether the budget holds any of their pages again).
+const RETRIES: usize = 4;
 
 /// The largest folio the page cache builds from read-ahead (a PMD, 2 MiB on x86-64), which
 /// sits at a multiple of its size in the file. `DONTNEED` leaves a folio that straddles either
@@ -69,6 +87,11 @@ const FOLIO_BYTES: u64 = 2 << 20;
 /// The budget of this process, once started.
 static STATE: OnceLock<Mutex<State>> = OnceLock::new();
 
+/// The bytes of one batch of the budget, once started: the largest piece a copy the kernel
+/// makes for the program is cut into (`cache_budget_io.rs`), so that a `cp` of a whole file in
+/// one `copy_file_range` stays within the budget as a loop of `read` would.
+static BATCH_BYTES: OnceLock<u64> = OnceLock::new();
+
 /// The budget and the files it knows.
 struct State {
     budget: Budget,
@@ -77,6 +100,13 @@ struct State {
     numbers: HashMap<FileId, u32>,
     /// Per file number, in order of first sight.
     files: Vec<Known>,
+    /// Start the writeback of dirty victims (`LIBPREFETCH_CACHE_WRITEBACK=1`).
+    writeback: bool,
+    /// Pages written (counted among those read, too).
+    written: u64,
+    /// Chunks the budget let go that held dirty pages or pages under writeback, oldest first,
+    /// one per folio: dropped from a later batch on, once clean.
+    dirty: Vec<(u32, Range<u64>)>,
 }
 
 /// A file the budget has seen.
@@ -98,6 +128,8 @@ pub(crate) struct BudgetConfig {
     pub(crate) bytes: u64,
     /// One of `plan::evict::POLICIES`.
     pub(crate) policy: String,
+    /// Start the writeback of dirty pages the budget lets go.
+    pub(crate) writeback: bool,
 }
 
 impl BudgetConfig {
@@ -125,7 +157,12 @@ impl BudgetConfig {
                 plan::evict::POLICIES.join(", ")
             ));
         }
-        Ok(Some(BudgetConfig { bytes, policy }))
+        let writeback = lookup(WRITEBACK_VARIABLE).is_some_and(|v| v == "1");
+        Ok(Some(BudgetConfig {
+            bytes,
+            policy,
+            writeback,
+        }))
     }
 }
 
@@ -151,11 +188,16 @@ fn start(config: &BudgetConfig) -> bool {
     let Some(order) = plan::evict::by_name(&config.policy, capacity, page_size) else {
         return false;
     };
+    let batch = batch_pages(capacity);
+    let _ = BATCH_BYTES.set(batch as u64 * page_size);
     let state = State {
-        budget: Budget::new(order, capacity, batch_pages(capacity)),
+        budget: Budget::new(order, capacity, batch),
         page_size,
         numbers: HashMap::new(),
         files: Vec::new(),
+        writeback: config.writeback,
+        written: 0,
+        dirty: Vec::new(),
     };
     let started = STATE.set(Mutex::new(state)).is_ok();
     if started && std::env::var_os(REPORT_VARIABLE).is_some_and(|v| v == "1") {
@@ -188,18 +230,48 @@ extern "C" fn report() {
     }
     let stats = state.budget.stats();
     let line = format!(
-        "libprefetch: cache budget: {} pages read, {} missed, {} dropped, {} held\n",
+        "libprefetch: cache budget: {} pages read, {} missed, {} dropped, {} held, \
+         {} written, {} left dirty\n",
         stats.hits + stats.misses,
         stats.misses,
         stats.evicted,
-        state.budget.len()
+        state.budget.len(),
+        state.written,
+        state
+            .dirty
+            .iter()
+            .map(|(_, pages)| pages.end - pages.start)
+            .sum::<u64>()
     );
     // SAFETY: writes a buffer of its length to a descriptor of this library's own.
     unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
 }
 
+/// True once a budget runs in this process (one atomic load): the write and copy interposers'
+/// first check.
+pub(crate) fn running() -> bool {
+    STATE.get().is_some()
+}
+
+/// The bytes of one batch, if a budget runs.
+pub(crate) fn batch_bytes() -> Option<u64> {
+    BATCH_BYTES.get().copied()
+}
+
 /// The program is about to read `[offset, end)` of `fd`, the file `file`.
 pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
+    on_pages(fd, file, offset, end, false);
+}
+
+/// The program wrote (or had the kernel copy into) `[offset, end)` of `fd`, the file `file`:
+/// its pages count as read, and leave, once the budget lets them go, when clean.
+pub(crate) fn on_write(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
+    on_pages(fd, file, offset, end, true);
+}
+
+/// Counts `[offset, end)` of `fd` and drops the victims this makes, with the runs left dirty
+/// before.
+fn on_pages(fd: RawFd, file: &FileStat, offset: u64, end: u64, written: bool) {
     let Some(Ok(mut state)) = STATE.get().map(Mutex::try_lock) else {
         return;
     };
@@ -209,27 +281,113 @@ pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
     let known = &mut state.files[number as usize];
     known.read_end = known.read_end.max(end.div_ceil(page));
     let pages = block_of(number, offset / page)..block_of(number, end.div_ceil(page));
+    if written {
+        state.written += pages.end - pages.start;
+    }
     let victims = state.budget.read(pages);
-    let mut closed = Vec::new();
-    for (number, run) in runs(&victims) {
-        let known = &state.files[number as usize];
-        let run = state.folio_widened(number, run, known.read_end);
-        let (offset, len) = (run.start * page, (run.end - run.start) * page);
-        match (FileId::of(known.fd) == Some(known.id), &known.path) {
-            (true, _) => drop_clean(known.fd, known.id, offset, len),
-            (false, Some(path)) => closed.push(ClosedRun {
-                id: known.id,
-                path: path.clone(),
-                offset,
-                len,
-            }),
-            (false, None) => {}
+    if victims.is_empty() {
+        return;
+    }
+    let mut chunks = state.chunks(&victims);
+    chunks.append(&mut state.retried());
+    for chunk in state.drop_chunks(&chunks) {
+        state.leave_dirty(chunk);
+    }
+}
+impl State {
+    /// The victims as chunks to drop: runs of adjacent pages per file, widened over the large
+    /// folios around them (`folio_widened`), and cut at the folio boundaries, so that a chunk
+    /// still dirty or under writeback holds up no other.
+    fn chunks(&self, victims: &[Block]) -> Vec<(u32, Range<u64>)> {
+        let folio = FOLIO_BYTES / self.page_size;
+        let mut chunks = Vec::new();
+        for (number, run) in runs(victims) {
+            let run = self.folio_widened(number, run, self.files[number as usize].read_end);
+            let mut start = run.start;
+            while start < run.end {
+                let end = ((start / folio + 1) * folio).min(run.end);
+                chunks.push((number, start..end));
+                start = end;
+            }
+        }
+        chunks
+    }
+
+    /// Keeps `chunk` aside as dirty, merged with one kept of the same folio (chunks never
+    /// straddle one): a run widened over pages left dirty before comes back with them, and
+    /// once clean they go together, with the folio around them.
+    fn leave_dirty(&mut self, (number, pages): (u32, Range<u64>)) {
+        let folio = FOLIO_BYTES / self.page_size;
+        let same = self
+            .dirty
+            .iter_mut()
+            .find(|(n, kept)| *n == number && kept.start / folio == pages.start / folio);
+        match same {
+            Some((_, kept)) => *kept = kept.start.min(pages.start)..kept.end.max(pages.end),
+            None => self.dirty.push((number, pages)),
         }
     }
-    drop_runs(&closed, drop_clean);
-}
 
-impl State {
+    /// Up to [`RETRIES`] of the chunks left dirty before, oldest first, less the pages the
+    /// budget holds again (read since).
+    fn retried(&mut self) -> Vec<(u32, Range<u64>)> {
+        let taken: Vec<_> = self.dirty.drain(..self.dirty.len().min(RETRIES)).collect();
+        let mut parts = Vec::new();
+        for (number, chunk) in taken {
+            let mut start = None;
+            for page in chunk.start..=chunk.end {
+                let held = page == chunk.end || self.budget.holds(block_of(number, page));
+                match (held, start) {
+                    (false, None) => start = Some(page),
+                    (true, Some(from)) => {
+                        parts.push((number, from..page));
+                        start = None;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        parts
+    }
+
+    /// Drops `chunks` where they are clean; returns those that held dirty pages or pages under
+    /// writeback (having started their writeback, where asked to).
+    fn drop_chunks(&self, chunks: &[(u32, Range<u64>)]) -> Vec<(u32, Range<u64>)> {
+        let page = self.page_size;
+        let writeback = self.writeback;
+        let drop = move |fd: RawFd, id: FileId, offset: u64, len: u64| {
+            drop_clean(fd, id, offset, len, writeback)
+        };
+        let mut dirty = Vec::new();
+        let mut closed = Vec::new();
+        let mut closed_chunks = Vec::new();
+        for (number, pages) in chunks {
+            let known = &self.files[*number as usize];
+            let (offset, len) = (pages.start * page, (pages.end - pages.start) * page);
+            match (FileId::of(known.fd) == Some(known.id), &known.path) {
+                (true, _) => {
+                    if drop(known.fd, known.id, offset, len) {
+                        dirty.push((*number, pages.clone()));
+                    }
+                }
+                (false, Some(path)) => {
+                    closed.push(ClosedRun {
+                        id: known.id,
+                        path: path.clone(),
+                        offset,
+                        len,
+                    });
+                    closed_chunks.push((*number, pages.clone()));
+                }
+                (false, None) => {}
+            }
+        }
+        for index in drop_runs(&closed, &drop) {
+            dirty.push(closed_chunks[index].clone());
+        }
+        dirty
+    }
+
     /// `run` of file `number`, widened to the boundaries of the largest folio around its
     /// ends ([`FOLIO_BYTES`]) where the pages in between are read (below `read_end`) and not
     /// held: those went before, and the folio straddling the run's end goes with them.
@@ -274,16 +432,33 @@ impl State {
 }
 
 /// Drops `[offset, offset + len)` of `fd` if `fd` still names `id` and the range holds no
-/// dirty page and none under writeback.
-fn drop_clean(fd: RawFd, id: FileId, offset: u64, len: u64) {
+/// dirty page and none under writeback; true if it held such pages (and were left). With
+/// `writeback`, the dirty pages' writeback is started (`sync_file_range`, not waited for), so
+/// that a later batch finds them clean.
+fn drop_clean(fd: RawFd, id: FileId, offset: u64, len: u64, writeback: bool) -> bool {
     if FileId::of(fd) != Some(id) {
-        return;
+        return false;
     }
     let Ok(stat) = cachestat(fd, offset, len) else {
-        return;
+        return false;
     };
-    if stat.nr_dirty + stat.nr_writeback > 0 || stat.nr_cache == 0 {
-        return;
+    if stat.nr_dirty + stat.nr_writeback > 0 {
+        if writeback && stat.nr_dirty > 0 {
+            // SAFETY: starts the writeback of a range of a file the program holds open; the
+            // data written and what the program reads stay the same.
+            unsafe {
+                libc::sync_file_range(
+                    fd,
+                    offset as libc::off64_t,
+                    len as libc::off64_t,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                )
+            };
+        }
+        return true;
+    }
+    if stat.nr_cache == 0 {
+        return false;
     }
     // SAFETY: fadvise on a descriptor the program holds open; DONTNEED drops only clean,
     // unmapped pages and never changes the file.
@@ -295,6 +470,7 @@ fn drop_clean(fd: RawFd, id: FileId, offset: u64, len: u64) {
             libc::POSIX_FADV_DONTNEED,
         )
     };
+    false
 }
 
 #[cfg(test)]
@@ -310,6 +486,33 @@ mod tests {
         })
     }
 
+    /// Dirty pages are left, and counted as left; their writeback starts only when asked for;
+    /// once clean they are dropped.
+    #[test]
+    fn dirty_pages_are_left_and_written_back_only_when_asked() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let mut file = tempfile::tempfile_in("/var/tmp").expect("temporary file");
+        file.write_all(&vec![7u8; 1 << 20]).unwrap();
+        let fd = file.as_raw_fd();
+        let id = FileId::of(fd).unwrap();
+        let stat = || cachestat(fd, 0, 1 << 20).expect("cachestat (Linux 6.5 or later)");
+        assert_eq!(stat().nr_dirty, 256);
+        assert!(
+            drop_clean(fd, id, 0, 1 << 20, false),
+            "dirty pages reported left"
+        );
+        assert_eq!((stat().nr_cache, stat().nr_dirty), (256, 256), "untouched");
+        assert!(
+            drop_clean(fd, id, 0, 1 << 20, true),
+            "still left, writeback started"
+        );
+        assert_eq!(stat().nr_dirty, 0, "submitted for writeback");
+        file.sync_all().unwrap();
+        assert!(!drop_clean(fd, id, 0, 1 << 20, false), "clean now");
+        assert_eq!(stat().nr_cache, 0, "dropped");
+    }
+
     #[test]
     fn sizes_and_policies_are_read_and_bad_ones_named() {
         assert_eq!(config(&[]), Ok(None));
@@ -317,7 +520,8 @@ mod tests {
             config(&[(BUDGET_VARIABLE, "48M")]),
             Ok(Some(BudgetConfig {
                 bytes: 48 << 20,
-                policy: "dulo".into()
+                policy: "dulo".into(),
+                writeback: false,
             }))
         );
         assert_eq!(

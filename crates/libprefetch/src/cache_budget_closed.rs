@@ -45,11 +45,15 @@ pub(crate) fn path_of(fd: RawFd) -> Option<CString> {
     (bytes.starts_with(b"/") && !bytes.ends_with(b" (deleted)")).then_some(link)
 }
 
-/// Drops `runs` with `drop` (given a descriptor of the run's file, the offset and the length),
-/// each file opened again by path on a thread with a file table of its own; waits for it.
-pub(crate) fn drop_runs(runs: &[ClosedRun], drop: fn(RawFd, FileId, u64, u64)) {
+/// How a run is dropped: given a descriptor of the run's file, its identity, the offset and
+/// the length; true if the run was left (dirty).
+pub(crate) type DropRun<'a> = &'a (dyn Fn(RawFd, FileId, u64, u64) -> bool + Sync);
+
+/// Drops `runs` with `drop`, each file opened again by path on a thread with a file table of
+/// its own; waits for it. Returns the indices of the runs `drop` left.
+pub(crate) fn drop_runs(runs: &[ClosedRun], drop: DropRun) -> Vec<usize> {
     if runs.is_empty() {
-        return;
+        return Vec::new();
     }
     std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
@@ -57,13 +61,16 @@ pub(crate) fn drop_runs(runs: &[ClosedRun], drop: fn(RawFd, FileId, u64, u64)) {
             .spawn_scoped(scope, || {
                 let _inside = crate::guard::Reentry::enter();
                 if own_file_table() {
-                    drop_each(runs, drop);
+                    drop_each(runs, drop)
+                } else {
+                    Vec::new()
                 }
             });
-        if let Ok(thread) = spawned {
-            let _ = thread.join();
-        }
-    });
+        spawned
+            .ok()
+            .and_then(|thread| thread.join().ok())
+            .unwrap_or_default()
+    })
 }
 
 /// Gives this thread a file table of its own holding no descriptor; false if the kernel
@@ -82,10 +89,11 @@ fn own_file_table() -> bool {
 }
 
 /// Opens each run's file (once for adjacent runs of one file) and drops the run if it is
-/// still the same file.
-fn drop_each(runs: &[ClosedRun], drop: fn(RawFd, FileId, u64, u64)) {
+/// still the same file; returns the indices of the runs `drop` left.
+fn drop_each(runs: &[ClosedRun], drop: DropRun) -> Vec<usize> {
     let mut open: Option<(FileId, std::os::fd::OwnedFd)> = None;
-    for run in runs {
+    let mut left = Vec::new();
+    for (index, run) in runs.iter().enumerate() {
         if open.as_ref().map(|(id, _)| *id) != Some(run.id) {
             // rustix makes the system calls itself: the open and the close pass no interposer.
             open = rustix::fs::open(
@@ -99,7 +107,10 @@ fn drop_each(runs: &[ClosedRun], drop: fn(RawFd, FileId, u64, u64)) {
             .map(|fd| (run.id, fd));
         }
         if let Some((_, fd)) = &open {
-            drop(fd.as_raw_fd(), run.id, run.offset, run.len);
+            if drop(fd.as_raw_fd(), run.id, run.offset, run.len) {
+                left.push(index);
+            }
         }
     }
+    left
 }

@@ -23,6 +23,7 @@ mod advice;
 mod advice_thread;
 mod cache_budget;
 mod cache_budget_closed;
+mod cache_budget_io;
 pub mod capi;
 mod client;
 mod competitive;
@@ -47,6 +48,7 @@ mod share;
 mod track;
 pub mod variables;
 
+pub use cache_budget_io::{budget_copy_piece, budget_running, note_copied_from, note_written};
 pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};
 pub use env::{EnvConfig, Refused};
 pub use instance_entry::id as instance_id;

@@ -160,6 +160,15 @@ pub const CACHE_BUDGET_REPORT: Variable = Variable {
     default: "off",
     doc: "prints the budget's counts on stderr as the process exits",
 };
+/// Start the writeback of the dirty pages the budget lets go.
+pub const CACHE_WRITEBACK: Variable = Variable {
+    name: "LIBPREFETCH_CACHE_WRITEBACK",
+    reader: Reader::Load,
+    values: "1",
+    default: "off",
+    doc:
+        "the budget starts writing back the dirty pages it lets go (prefetch run --cache-writeback)",
+};
 /// Keep the library from the program's children.
 pub const NO_CHILDREN: Variable = Variable {
     name: "LIBPREFETCH_NO_CHILDREN",
@@ -178,7 +187,7 @@ pub const SQLITE_STATS: Variable = Variable {
 };
 
 /// Every variable, the client's tunables first, in the order they are applied.
-pub const ALL: [Variable; 16] = [
+pub const ALL: [Variable; 17] = [
     INFILL,
     MAX_MEMORY,
     LIST_CAPACITY,
@@ -193,6 +202,7 @@ pub const ALL: [Variable; 16] = [
     CACHE_BUDGET,
     CACHE_POLICY,
     CACHE_BUDGET_REPORT,
+    CACHE_WRITEBACK,
     NO_CHILDREN,
     SQLITE_STATS,
 ];

@@ -21,10 +21,14 @@
 //! a `dup2` or `dup3` that will fail, closing nothing, is not told).
 //! `close_range` is not: it is used after fork in a child, where no region
 //! exists; a number it closes is still caught when the library advises.
+//!
+//! The write family and the kernel's copies (`copy_file_range`, `sendfile`,
+//! `splice`) are interposed in `write.rs`, for the page-cache budget only.
 
 mod mapping;
 mod start;
 mod stdio;
+mod write;
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicPtr, Ordering};

@@ -1,0 +1,158 @@
+//! `prefetch run --cache-budget` around programs that write and copy: `cp` (coreutils 9 copies
+//! with `copy_file_range`, no `read`), `dd` (`read` and `write`) and a program copying a whole
+//! file in one
+//! `copy_file_range` have the source's pages counted as read and the destination's as
+//! written, copy the same bytes (the one call returns the whole length, though the library
+//! makes it in pieces of one batch), and, with `--cache-writeback`, leave no more than the
+//! budget, a batch, a folio and the chunks still under writeback of either file cached.
+//!
+//! Follows DULO (FAST'05) sections 3-4 through `plan::evict`. A missing program (python3, cp, dd)
+//! fails the test, naming it.
+
+mod common;
+use common::library;
+
+use std::fs;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use plan::evict::budget::batch_pages;
+
+const PAGE: u64 = 4096;
+const FILE_BYTES: u64 = 64 << 20;
+const BUDGET: &str = "4M";
+const BUDGET_PAGES: usize = 1024;
+
+/// A file of `FILE_BYTES` varied bytes, written back and evicted.
+fn cold_file(path: &Path) {
+    let mut file = fs::File::create(path).unwrap();
+    for i in 0..FILE_BYTES >> 20 {
+        let block: Vec<u8> = (0..1u64 << 20)
+            .map(|j| ((i + j * 13) % 241) as u8)
+            .collect();
+        file.write_all(&block).unwrap();
+    }
+    file.sync_all().unwrap();
+    // SAFETY: fadvise on an open descriptor.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0, "fadvise DONTNEED");
+}
+
+/// Bytes of `path` in the page cache.
+fn cached(path: &Path) -> u64 {
+    let file = fs::File::open(path).unwrap();
+    libprefetch::residency::cachestat(file.as_raw_fd(), 0, FILE_BYTES)
+        .expect("cachestat (Linux 6.5 or later)")
+        .nr_cache
+        * PAGE
+}
+
+/// `program` under a 4 MiB budget with `--cache-writeback`, reporting its counts, in `dir`.
+fn budgeted(dir: &Path, program: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args([
+            "run",
+            "--cache-budget",
+            BUDGET,
+            "--cache-writeback",
+            "--library",
+        ])
+        .arg(library())
+        .arg("--")
+        .args(program)
+        .env("LIBPREFETCH_CACHE_BUDGET_REPORT", "1")
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{program:?} must be installed: {e}"));
+    assert!(output.status.success(), "{output:?}");
+    output
+}
+
+/// The count `what` in the last report line of `stderr`.
+fn count(stderr: &[u8], what: &str) -> u64 {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text
+        .lines()
+        .rfind(|l| l.contains("cache budget"))
+        .expect("a report");
+    line.split([',', ':'])
+        .find_map(|part| part.trim().strip_suffix(what))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {what:?} in {line:?}"))
+}
+
+/// Most bytes of one file a copy may leave cached: the budget, a batch, a 2 MiB folio, and
+/// the pages the report says were still dirty or under writeback as the program exited.
+fn most_cached(stderr: &[u8]) -> u64 {
+    let slack = (batch_pages(BUDGET_PAGES) as u64 + count(stderr, "left dirty")) * PAGE;
+    ((BUDGET_PAGES as u64) * PAGE) + slack + (2 << 20)
+}
+
+/// `cp` copies with `copy_file_range`, `dd` with `read` and `write`.
+#[test]
+fn cp_and_dd_have_their_copies_counted_and_kept_within_the_budget() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    let copies: [&[&str]; 2] = [
+        &["cp", "src.bin", "dst.bin"],
+        &["dd", "if=src.bin", "of=dst.bin", "bs=1M", "status=none"],
+    ];
+    for copy in copies {
+        cold_file(&dir.path().join("src.bin"));
+        let _ = fs::remove_file(dir.path().join("dst.bin"));
+        let output = budgeted(dir.path(), copy);
+        let pages = FILE_BYTES / PAGE;
+        assert_eq!(count(&output.stderr, "written"), pages, "{copy:?}");
+        assert_eq!(count(&output.stderr, "pages read"), 2 * pages, "{copy:?}");
+        // Looked at before the files are read back here, which caches them.
+        for file in ["src.bin", "dst.bin"] {
+            let left = cached(&dir.path().join(file));
+            let most = most_cached(&output.stderr);
+            assert!(
+                left <= most,
+                "{copy:?} {file}: {left} bytes cached, at most {most}"
+            );
+        }
+        assert!(
+            fs::read(dir.path().join("src.bin")).unwrap()
+                == fs::read(dir.path().join("dst.bin")).unwrap(),
+            "{copy:?}: the copy differs"
+        );
+    }
+}
+
+/// Copies src.bin to a.bin in one `copy_file_range` at the file positions and to b.bin in one
+/// at given offsets; prints what each returned.
+const ONE_CALL_COPIES: &str = "import os\n\
+src = os.open('src.bin', os.O_RDONLY)\n\
+size = os.fstat(src).st_size\n\
+for name, offsets in (('a.bin', ()), ('b.bin', (0, 0))):\n\
+\x20   dst = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)\n\
+\x20   os.lseek(src, 0, os.SEEK_SET)\n\
+\x20   print(os.copy_file_range(src, dst, size, *offsets), os.lseek(src, 0, os.SEEK_CUR))\n\
+\x20   os.close(dst)\n";
+
+#[test]
+fn a_whole_file_copy_in_one_call_returns_its_length_and_stays_within_the_budget() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    let src = dir.path().join("src.bin");
+    cold_file(&src);
+    let output = budgeted(dir.path(), &["/usr/bin/python3", "-c", ONE_CALL_COPIES]);
+    // The first copy moved the position to the end; the second, at offsets, left it at 0.
+    let expected = format!("{FILE_BYTES} {FILE_BYTES}\n{FILE_BYTES} 0\n");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), expected);
+    let pages = FILE_BYTES / PAGE;
+    assert_eq!(count(&output.stderr, "written"), 2 * pages);
+    assert!(
+        count(&output.stderr, "pages read") >= 4 * pages,
+        "python3 reads its own files too"
+    );
+    let left = cached(&src);
+    let most = most_cached(&output.stderr);
+    assert!(left <= most, "src.bin: {left} bytes cached, at most {most}");
+    let bytes = fs::read(&src).unwrap();
+    for copy in ["a.bin", "b.bin"] {
+        assert!(fs::read(dir.path().join(copy)).unwrap() == bytes, "{copy}");
+    }
+}

@@ -1,0 +1,70 @@
+//! What the write and copy interposers (crate `preload`, `write.rs`) tell the page-cache budget
+//! (`cache_budget.rs`): the pages a program wrote (`write`, `pwrite`, `writev` and their kin)
+//! and the pages the kernel moved for it (`copy_file_range`, `sendfile`, `splice`, which `cp`
+//! and `cat` use): a copy's source pages count as read, its destination's as written. Told after
+//! the call, with what it returned, so that a failed or short call counts only what it moved;
+//! only regular files count (not pipes, sockets or terminals). Without a budget each costs one
+//! atomic load.
+//!
+//! Same contract as the read path (`track.rs`): errno is saved and restored, a panic is caught,
+//! and the library's own writes pass untold (the re-entrancy guard).
+//!
+//! Follows DULO (FAST'05) sections 3-4 through `cache_budget.rs`: a written page is a page in
+//! the cache like a read one, and leaves in the policy's order, once clean.
+
+use std::os::fd::RawFd;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::cache_budget;
+use crate::filestat::FileStat;
+use crate::guard::{CancelGuard, ErrnoGuard, Reentry};
+
+/// True if a page-cache budget runs in this process (the interposers' first check).
+pub fn budget_running() -> bool {
+    cache_budget::running()
+}
+
+/// The most bytes one piece of a copy made by the kernel should move while a budget runs (one
+/// batch of the budget: a whole-file `copy_file_range` otherwise brings in the whole file
+/// before the budget hears of it), or `None` without a budget.
+pub fn budget_copy_piece() -> Option<u64> {
+    cache_budget::batch_bytes()
+}
+
+/// `fd` had `len` bytes written at `offset`, or, with `None`, ending at its file position now
+/// (`write`, `writev`, a copy's destination without an offset).
+pub fn note_written(fd: RawFd, offset: Option<u64>, len: u64) {
+    tell(fd, offset, len, cache_budget::on_write);
+}
+
+/// The kernel read `len` bytes of `fd` for the program (a copy's source) at `offset`, or, with
+/// `None`, ending at its file position now.
+pub fn note_copied_from(fd: RawFd, offset: Option<u64>, len: u64) {
+    tell(fd, offset, len, cache_budget::on_read);
+}
+
+fn tell(fd: RawFd, offset: Option<u64>, len: u64, count: fn(RawFd, &FileStat, u64, u64)) {
+    if fd < 0 || len == 0 || !cache_budget::running() {
+        return;
+    }
+    let Some(_inside) = Reentry::enter() else {
+        return;
+    };
+    let _errno = ErrnoGuard::save();
+    let _no_cancel = CancelGuard::hold();
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(file) = FileStat::of(fd) else {
+            return;
+        };
+        let Some(start) = offset.or_else(|| position(fd)?.checked_sub(len)) else {
+            return;
+        };
+        count(fd, &file, start, start.saturating_add(len));
+    }));
+}
+
+/// The file position of `fd`.
+fn position(fd: RawFd) -> Option<u64> {
+    // SAFETY: lseek with SEEK_CUR and offset 0 only reads the position.
+    u64::try_from(unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) }).ok()
+}
