@@ -129,11 +129,29 @@ impl RefString {
         I: IntoIterator<Item = Result<Reference, TraceError>>,
     {
         let mut builder = Builder::new(times);
-        for reference in references {
-            let reference = reference?;
-            builder.push(reference.block, reference.think)?;
+        let mut references = references.into_iter();
+        let mut batch = Vec::with_capacity(BATCH);
+        loop {
+            batch.clear();
+            let mut failed = None;
+            for reference in references.by_ref().take(BATCH) {
+                match reference {
+                    Ok(reference) => batch.push((reference.block, reference.think)),
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            // The references before a bad one count first, so a trace too large for memory
+            // is refused as such wherever it also holds a bad line.
+            builder.push_batch(&batch)?;
+            match (failed, batch.len()) {
+                (Some(e), _) => return Err(e.into()),
+                (None, BATCH) => {}
+                (None, _) => return Ok(builder.finish()),
+            }
         }
-        Ok(builder.finish())
     }
 
     /// A reference string without timing, from trace block numbers.
@@ -202,6 +220,10 @@ impl RefString {
 /// How many references ahead [`Builder::push_all`] warms the block number map.
 const LOOKAHEAD: usize = 8;
 
+/// References [`RefString::load`] reads before numbering them, so that it can warm the block
+/// number map ahead as [`Builder::push_all`] does.
+const BATCH: usize = 1024;
+
 /// A reference string being read.
 struct Builder {
     string: RefString,
@@ -260,11 +282,28 @@ impl Builder {
     /// Appends references to trace blocks `raws`, without compute times, warming the
     /// processor's cache for the block number map a few references ahead.
     fn push_all(&mut self, raws: &[u64]) -> Result<(), SimError> {
-        for (i, &raw) in raws.iter().enumerate() {
-            if let Some(&ahead) = raws.get(i + LOOKAHEAD) {
-                self.string.ids.warm_intern(ahead);
+        self.push_warmed(raws, |&raw| (raw, None))
+    }
+
+    /// Appends references to trace blocks with their compute times, warming as
+    /// [`Builder::push_all`] does.
+    fn push_batch(&mut self, batch: &[(u64, Option<Time>)]) -> Result<(), SimError> {
+        self.push_warmed(batch, |&reference| reference)
+    }
+
+    /// Appends the references `items` (trace block and compute time of each by `reference`),
+    /// warming the block number map [`LOOKAHEAD`] references ahead.
+    fn push_warmed<T>(
+        &mut self,
+        items: &[T],
+        reference: impl Fn(&T) -> (u64, Option<Time>),
+    ) -> Result<(), SimError> {
+        for (i, item) in items.iter().enumerate() {
+            if let Some(ahead) = items.get(i + LOOKAHEAD) {
+                self.string.ids.warm_intern(reference(ahead).0);
             }
-            self.push(raw, None)?;
+            let (raw, think) = reference(item);
+            self.push(raw, think)?;
         }
         Ok(())
     }

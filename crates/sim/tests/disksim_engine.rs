@@ -237,3 +237,60 @@ fn anticipation_keeps_two_sequential_readers_apart() {
         fifo.elapsed
     );
 }
+
+/// A prefetcher that says it only demand-fetches and fails if any hook is called.
+struct Silent;
+
+impl sim::disksim::Prefetcher for Silent {
+    fn on_access(&mut self, _: &sim::disksim::Access) -> Vec<sim::disksim::FetchRange> {
+        panic!("on_access called on a demand-only prefetcher")
+    }
+    fn on_evict(&mut self, _: sim::disksim::FileBlock, _: bool) {
+        panic!("on_evict called on a demand-only prefetcher")
+    }
+    fn on_stream_end(&mut self, _: usize) {}
+    fn on_served(&mut self, _: &disk::Request, _: Option<u64>) {
+        panic!("on_served called on a demand-only prefetcher")
+    }
+    fn drops(&mut self) -> Vec<sim::disksim::FetchRange> {
+        panic!("drops called on a demand-only prefetcher")
+    }
+    fn demand_only(&self) -> bool {
+        true
+    }
+}
+
+/// The loop calls none of a demand-only prefetcher's per-reference hooks, queued requests and
+/// evictions included, and runs as with no prefetcher.
+#[test]
+fn a_demand_only_prefetcher_hears_nothing_and_changes_nothing() {
+    use sim::disksim::engine::{run, Parts};
+    use sim::disksim::prefetch::none::NoPrefetch;
+    use sim::disksim::replace::clock::Clock;
+    use sim::disksim::{Paired, Prefetcher};
+    let streams = vec![
+        (0..4)
+            .flat_map(|b| [Step::at(0, b), Step::at(1, b)])
+            .collect(),
+        (0..4).rev().map(|b| Step::at(1, b)).collect(),
+    ];
+    let workload = two_files(streams);
+    let mut metrics = Vec::new();
+    let prefetchers: [&mut dyn Prefetcher; 2] = [&mut Silent, &mut NoPrefetch];
+    for prefetcher in prefetchers {
+        let mut model = disk::model_from_name("fixed:10").unwrap();
+        let mut scheduler = sim::disksim::schedulers::io_scheduler_from_name("fifo").unwrap();
+        let parts = Parts {
+            policy: sim::Policy::Pair(Paired {
+                replacement: &mut Clock::default(),
+                prefetcher,
+            }),
+            scheduler: scheduler.as_mut(),
+            model: model.as_mut(),
+        };
+        let m = run(&workload, EngineConfig::with_cache(3), parts, &mut |_| {}).unwrap();
+        metrics.push(m);
+    }
+    assert_eq!(metrics[0], metrics[1]);
+    assert!(metrics[0].disk.requests > 3, "{:?}", metrics[0]);
+}

@@ -106,6 +106,15 @@ impl Policy<'_> {
         }
     }
 
+    /// Whether it never prefetches: [`AtIdle::demand_only`], or a pair whose prefetcher is
+    /// [`Prefetcher::demand_only`] (the loop then calls none of the prefetcher's hooks).
+    pub fn demand_only(&self) -> bool {
+        match self {
+            Policy::AtIdle(policy) => policy.demand_only(),
+            Policy::Pair(pair) => pair.prefetcher.demand_only(),
+        }
+    }
+
     /// The speed hint [`AtIdle::likely_victim`] (a pair gives none).
     pub fn likely_victim(&self) -> Option<Block> {
         match self {

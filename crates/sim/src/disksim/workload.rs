@@ -266,6 +266,9 @@ struct Numbering {
     sizes: Vec<u64>,
     /// Block of each object id.
     blocks: FxHashMap<u64, u64>,
+    /// The trace file met last and its layout file (most references stay in one file, so
+    /// most skip the lookup in `files`).
+    last: Option<(u64, u32)>,
 }
 
 impl Numbering {
@@ -278,14 +281,24 @@ impl Numbering {
             }
             false => (raw >> FILE_SHIFT, raw & ((1 << FILE_SHIFT) - 1)),
         };
+        let file = match self.last {
+            Some((last, file)) if last == key => file,
+            _ => self.file_of(key),
+        };
+        self.sizes[file as usize] = self.sizes[file as usize].max(index + 1);
+        FileBlock { file, block: index }
+    }
+
+    /// The layout file of trace file `key`, numbered now if it is new.
+    fn file_of(&mut self, key: u64) -> u32 {
         let next_file = self.files.len() as u32;
         let file = *self.files.entry(key).or_insert(next_file);
         if file as usize == self.sizes.len() {
             self.sizes.push(0);
             self.keys.push(key);
         }
-        self.sizes[file as usize] = self.sizes[file as usize].max(index + 1);
-        FileBlock { file, block: index }
+        self.last = Some((key, file));
+        file
     }
 
     /// Numbers objects from now on, and `steps` (numbered by files so far) again as objects.

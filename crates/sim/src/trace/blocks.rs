@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::TraceError;
-use crate::trace::lines::{self, Lines};
+use crate::trace::lines::{self, Kept, Lines};
 use crate::trace::{Reference, FILE_SHIFT};
 
 /// Opens a block-number trace.
@@ -51,7 +51,11 @@ impl Iterator for BlockTrace {
     fn next(&mut self) -> Option<Self::Item> {
         let kept = self
             .lines
-            .next_kept(|text| lines::is_data(text) && text.trim() != "*")?;
-        Some(kept.and_then(|(line, text)| parse(&self.path, line, text.trim())))
+            .next_number_or_kept(|text| lines::is_data(text) && text.trim() != "*")?;
+        Some(kept.and_then(|(line, kept)| match kept {
+            Kept::Number(block) if block < 1 << FILE_SHIFT => Ok(Reference { block, think: None }),
+            Kept::Number(block) => parse(&self.path, line, &block.to_string()),
+            Kept::Text(text) => parse(&self.path, line, text.trim()),
+        }))
     }
 }

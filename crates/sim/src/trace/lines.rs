@@ -119,16 +119,47 @@ impl Lines {
         &mut self,
         keep: impl Fn(&str) -> bool,
     ) -> Option<Result<(u64, &str), TraceError>> {
+        match self.seek(keep, false)? {
+            Ok(_) => Some(self.text().map(|t| (self.line, t))),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// [`Lines::next_kept`], but a line of plain decimal digits (at most 19, then an optional
+    /// `\r`) comes back as its value, read from its bytes: nearly every line of a block trace
+    /// is one, and it skips the UTF-8 check and the trims, which such a line passes unchanged
+    /// (its text would parse to the same value).
+    pub(crate) fn next_number_or_kept(
+        &mut self,
+        keep: impl Fn(&str) -> bool,
+    ) -> Option<Result<(u64, Kept<'_>), TraceError>> {
+        match self.seek(keep, true)? {
+            Ok(Some(number)) => Some(Ok((self.line, Kept::Number(number)))),
+            Ok(None) => Some(self.text().map(|t| (self.line, Kept::Text(t)))),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// Moves to the next line that `keep` accepts, or (with `numbers`) that is a plain decimal
+    /// number, whose value it returns.
+    fn seek(
+        &mut self,
+        keep: impl Fn(&str) -> bool,
+        numbers: bool,
+    ) -> Option<Result<Option<u64>, TraceError>> {
         loop {
             match self.advance() {
                 None => return None,
                 Some(Err(e)) => return Some(Err(e)),
                 Some(Ok(())) => {}
             }
-            // The text is taken twice (a check of a few bytes) because the borrow checker
-            // cannot see that a rejected line's text is dropped before the next is read.
+            if numbers {
+                if let Some(number) = decimal(&self.chunk[self.current.clone()]) {
+                    return Some(Ok(Some(number)));
+                }
+            }
             match self.text() {
-                Ok(text) if keep(text) => return Some(self.text().map(|t| (self.line, t))),
+                Ok(text) if keep(text) => return Some(Ok(None)),
                 Ok(_) => {}
                 Err(e) => return Some(Err(e)),
             }
@@ -218,6 +249,26 @@ impl Lines {
     }
 }
 
+/// A line [`Lines::next_number_or_kept`] returns.
+pub(crate) enum Kept<'a> {
+    /// A plain decimal number.
+    Number(u64),
+    /// Any other line `keep` accepted.
+    Text(&'a str),
+}
+
+/// The value of `line` if it is 1 to 19 ASCII digits (no overflow), then an optional `\r`.
+fn decimal(line: &[u8]) -> Option<u64> {
+    let digits = line.strip_suffix(b"\r").unwrap_or(line);
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |value, &byte| {
+        let digit = byte.wrapping_sub(b'0');
+        (digit < 10).then(|| value * 10 + u64::from(digit))
+    })
+}
+
 /// Whether a line holds data (not blank, not a `#` comment).
 pub(crate) fn is_data(text: &str) -> bool {
     let text = text.trim();
@@ -301,5 +352,32 @@ mod tests {
         let mut lines = Lines::from_bytes(Path::new("t"), huge).unwrap();
         let error = lines.next_kept(|_| true).unwrap().unwrap_err().to_string();
         assert!(error.contains("longer than 1 MiB"), "{error}");
+    }
+
+    /// Lines of digits come back as numbers, equal to their text's parse; every other line
+    /// (a byte order mark, spaces, a sign, 20 digits, a comment) as the text `next_kept` gives.
+    #[test]
+    fn plain_numbers_are_read_from_their_bytes_and_the_rest_as_text() {
+        let text = "\u{feff}12\n007\r\n 5\n+6\n#c\n18446744073709551615\n9999999999999999999\n\n42";
+        let bytes: Arc<[u8]> = text.as_bytes().into();
+        let mut lines = Lines::from_bytes(Path::new("t"), bytes).unwrap();
+        let mut seen = Vec::new();
+        while let Some(line) = lines.next_number_or_kept(is_data) {
+            seen.push(match line.unwrap() {
+                (number, Kept::Number(value)) => (number, format!("={value}")),
+                (number, Kept::Text(text)) => (number, text.to_string()),
+            });
+        }
+        let expected = [
+            (1, "12"),
+            (2, "=7"),
+            (3, " 5"),
+            (4, "+6"),
+            (6, "18446744073709551615"),
+            (7, "=9999999999999999999"),
+            (9, "=42"),
+        ];
+        let expected: Vec<_> = expected.iter().map(|&(n, t)| (n, t.to_string())).collect();
+        assert_eq!(seen, expected);
     }
 }

@@ -196,7 +196,9 @@ impl<P: Program> Engine<'_, '_, '_, P> {
         let seek = self.last_end.map(|end| end.abs_diff(request.addr));
         self.last_end = Some(request.end());
         self.metrics.disk.note(1, seek, nanos(service));
-        self.parts.policy.on_served(&request, seek);
+        if !self.demand_only {
+            self.parts.policy.on_served(&request, seek);
+        }
         let done = now + service;
         if self.at_idle {
             self.decide(done, None, |p, ctx| p.on_arrival(dense(block), ctx));

@@ -262,8 +262,14 @@ struct Engine<'w, 'p, 'f, P> {
     metrics: Metrics,
     /// The prefetcher decides every fetch when the device is idle (Cao's model).
     at_idle: bool,
-    /// ... and never prefetches: the idle device is not offered to it.
+    /// The policy never prefetches: the idle device is not offered to it (decisions at idle),
+    /// or the pair's prefetcher hears of nothing.
     demand_only: bool,
+    /// Requests pushed to the scheduler and not yet dispatched.
+    queued: usize,
+    /// The scheduler serves at once and keeps no timers
+    /// ([`IoScheduler::serves_at_once`]): with nothing queued it has nothing to say.
+    quiet_queue: bool,
 }
 
 impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
@@ -275,10 +281,8 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
     ) -> Engine<'w, 'p, 'f, P> {
         let layout = program.layout();
         let at_idle = parts.policy.at_idle();
-        let demand_only = match &parts.policy {
-            Policy::AtIdle(policy) => policy.demand_only(),
-            Policy::Pair(_) => false,
-        };
+        let demand_only = parts.policy.demand_only();
+        let quiet_queue = parts.scheduler.serves_at_once();
         let slots = parts.model.parallelism().max(1);
         Engine {
             program,
@@ -303,6 +307,8 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
             next_request: 0,
             at_idle,
             demand_only,
+            queued: 0,
+            quiet_queue,
             metrics: Metrics {
                 disk: Requests {
                     block_size: layout.block_size,
@@ -391,8 +397,8 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
                 prefetch_ceiling: None,
             };
             let (ranges, drops) = match &mut self.parts.policy {
-                Policy::Pair(pair) => (pair.on_access(&access), pair.drops()),
-                Policy::AtIdle(_) => (Vec::new(), Vec::new()),
+                Policy::Pair(pair) if !self.demand_only => (pair.on_access(&access), pair.drops()),
+                _ => (Vec::new(), Vec::new()),
             };
             self.drop_blocks(&drops);
             let demand = (!found).then_some((block, disk_block));
@@ -595,6 +601,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
             arrival: now,
         };
         self.parts.scheduler.push(request.clone(), stream);
+        self.queued += 1;
         let carried = demand.filter(|&d| run.iter().any(|&(_, b)| b == d));
         self.in_flight.insert(
             id,
@@ -656,7 +663,7 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
             let unused = entry.unused_prefetch();
             self.metrics.unused_prefetches += u64::from(unused);
             self.unreferenced -= usize::from(unused);
-            if let Policy::Pair(pair) = &mut self.parts.policy {
+            if let (Policy::Pair(pair), false) = (&mut self.parts.policy, self.demand_only) {
                 if let Some(file_block) = self.files.file_block(victim) {
                     pair.on_evict(file_block, unused);
                 }
@@ -670,9 +677,12 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
 
     /// Starts requests while the disk has a free actuator and the scheduler offers one.
     fn kick_disk(&mut self, now: Duration) {
-        while self.busy_slots < self.slots {
+        while self.busy_slots < self.slots && (self.queued > 0 || !self.quiet_queue) {
             match self.parts.scheduler.dispatch(self.parts.model.head(), now) {
-                Dispatch::Serve(request) => self.serve(now, request),
+                Dispatch::Serve(request) => {
+                    self.queued -= 1;
+                    self.serve(now, request)
+                }
                 Dispatch::WaitUntil(at) => {
                     let at = at.max(now + Duration::from_nanos(1));
                     if self.timer.is_none_or(|t| at < t || t <= now) {
@@ -692,7 +702,9 @@ impl<'w, 'p, 'f, P: Program> Engine<'w, 'p, 'f, P> {
         self.last_end = Some(request.end());
         let blocks = request.len / self.layout.block_size;
         self.metrics.disk.note(blocks, seek, nanos(service));
-        self.parts.policy.on_served(&request, seek);
+        if !self.demand_only {
+            self.parts.policy.on_served(&request, seek);
+        }
         self.busy_slots += 1;
         self.events.push((now + service, COMPLETION, request.id));
     }

@@ -56,7 +56,8 @@ pub struct FetchRange {
     pub len: u64,
 }
 
-/// A prefetching policy. Every method is required (a missing hook is a compile error).
+/// A prefetching policy. Every method but [`Prefetcher::demand_only`] is required (a missing
+/// hook is a compile error).
 ///
 /// One engine drives one prefetcher, in simulated time order; no call may fail. What the
 /// engine guarantees: `on_access` is called once per reference, after the cache lookup and
@@ -80,6 +81,12 @@ pub trait Prefetcher {
     /// prefetcher that drops nothing. The engine drops those the replacement policy can remove
     /// ([`super::Replacement::remove`]).
     fn drops(&mut self) -> Vec<FetchRange>;
+    /// Whether it never fetches beyond the demand block, drops nothing and learns nothing:
+    /// the engine then calls none of its hooks (demand fetching costs no call per reference).
+    /// The default, `false`, is always safe.
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// What a prefetcher constructor is told about the run.

@@ -23,6 +23,10 @@ impl Prefetcher for NoPrefetch {
     fn on_access(&mut self, _access: &Access) -> Vec<FetchRange> {
         Vec::new()
     }
+
+    fn demand_only(&self) -> bool {
+        true
+    }
 }
 
 /// Demand fetching's configuration: it takes no options.
