@@ -205,7 +205,7 @@ impl ReadAhead {
     /// deeper than the kernel's window into their run (by page and by entry).
     fn scan_to(&mut self, list: &AccessList, end: u64) {
         let count = usize::try_from(end.saturating_sub(self.scanned_to)).unwrap_or(usize::MAX);
-        let mut extending: Option<(i32, u64)> = None;
+        let mut open: Option<((i32, u64), u64)> = None;
         for (seq, entry) in list.iter_from(self.scanned_to).take(count) {
             let key = entry.key;
             match self.last {
@@ -218,9 +218,12 @@ impl ReadAhead {
             }
             self.last = Some(key);
             if self.run > self.window_pages || self.kernel_stream {
-                extending = Some(self.leave(key, extending));
+                self.leave(key, &mut open);
                 self.leave_entry(seq, key);
             }
+        }
+        if let Some((start, end)) = open {
+            self.left.insert(start, end);
         }
         self.scanned_to = self.scanned_to.max(end);
     }
@@ -263,26 +266,26 @@ impl ReadAhead {
             stream.pages > stream.segment && stream.pages >= self.request_cost_pages.max(1);
     }
 
-    /// Records `key` as left, extending the range `extending` (its key in
-    /// `left`) when `key` follows it, or the range before it; returns the
-    /// key of the range that now holds `key`.
-    fn leave(&mut self, key: PageKey, extending: Option<(i32, u64)>) -> (i32, u64) {
-        let before = extending.or_else(|| {
-            self.left
-                .range(..=(key.fd, key.page))
-                .next_back()
-                .map(|(&start, _)| start)
-        });
-        if let Some(start) = before {
-            if let Some(end) = self.left.get_mut(&start) {
-                if start.0 == key.fd && *end == key.page {
-                    *end += 1;
-                    return start;
-                }
+    /// Records `key` as left: it extends the `open` range (start, end),
+    /// which the scan keeps out of `left` while it grows, or the range that
+    /// ends just before it (a stream's earlier segment), or starts one.
+    fn leave(&mut self, key: PageKey, open: &mut Option<((i32, u64), u64)>) {
+        if let Some((start, end)) = open.as_mut() {
+            if start.0 == key.fd && *end == key.page {
+                *end += 1;
+                return;
             }
         }
-        self.left.insert((key.fd, key.page), key.page + 1);
-        (key.fd, key.page)
+        if let Some((start, end)) = open.take() {
+            self.left.insert(start, end);
+        }
+        let before = self
+            .left
+            .range(..=(key.fd, key.page))
+            .next_back()
+            .filter(|(&(fd, _), &end)| fd == key.fd && end == key.page)
+            .map(|(&start, _)| start);
+        *open = Some((before.unwrap_or((key.fd, key.page)), key.page + 1));
     }
 
     /// True if `key` was left to the kernel.
