@@ -77,7 +77,12 @@ fn main() {
             start_round |= planner.on_read_continued(key(page)).start_round;
         }
         if start_round {
-            advised += planner.plan_round().fetch.iter().map(|r| r.len).sum::<u64>();
+            advised += planner
+                .plan_round()
+                .fetch
+                .iter()
+                .map(|r| r.len)
+                .sum::<u64>();
             rounds += 1;
         }
     }

@@ -277,8 +277,10 @@ impl Window {
     /// by (fd, page): a sort of all of them, for the rounds that advise the
     /// whole window again.
     pub fn pages(&self, list: &AccessList) -> Vec<PageKey> {
-        let mut pages: Vec<PageKey> = self.page_keys(list).collect();
-        pages.extend_from_slice(&self.detached);
+        let mut pages = self.indexed_pages(list);
+        if self.runs.is_empty() {
+            return pages;
+        }
         for run in &self.runs {
             if let Some(first) = list.get(run.seq).map(|entry| entry.key) {
                 pages.extend(
@@ -287,9 +289,15 @@ impl Window {
             }
         }
         pages.sort_unstable();
-        if !self.runs.is_empty() {
-            pages.dedup();
-        }
+        pages.dedup();
+        pages
+    }
+
+    /// The window's pages but those of its runs left to the kernel, sorted.
+    fn indexed_pages(&self, list: &AccessList) -> Vec<PageKey> {
+        let mut pages: Vec<PageKey> = self.page_keys(list).collect();
+        pages.extend_from_slice(&self.detached);
+        pages.sort_unstable();
         pages
     }
 
@@ -320,9 +328,12 @@ impl Window {
 
     /// Forgets the index before `list` is replaced, keeping only the
     /// window's pages (they leave at the next slide, which selects from
-    /// scratch, and are still the window's pages until then).
+    /// scratch, and are still the window's pages until then). The pages of
+    /// its runs left to the kernel are not kept: the plan holds none of
+    /// them, and a list handed again whole (`PF_SET` at each callback)
+    /// would sort them all each time.
     pub fn detach(&mut self, list: &AccessList) {
-        let mut pages = self.pages(list);
+        let mut pages = self.indexed_pages(list);
         pages.dedup();
         self.detached = pages;
         self.pages = HashTable::new();
@@ -799,6 +810,12 @@ mod tests {
         assert_eq!(numbers(&slide.left), vec![8, 9]);
         assert!(slide.entered.is_empty());
         assert_eq!(window.run_entries, 3);
+        window.detach(&list);
+        assert_eq!(
+            window.page_count(),
+            0,
+            "a run's pages are not kept past its list"
+        );
     }
 
     /// The first entry of `key` at or after `from` in the window, by a scan
