@@ -282,8 +282,8 @@ use crate::aimd::Aimd;
 use crate::held::{Held, Role};
 use crate::min_ahead::MinAhead;
 use crate::ranges::{
-    clook_from, merge_with_infill, merge_within_room, reverse_access_runs, split_long, stale_pages,
-    GapPage, PageRange,
+    clook_from, merge_with_infill, merge_within_room, reverse_access_runs, split_long, GapPage,
+    PageRange,
 };
 use crate::readahead::ReadAhead;
 use crate::window::Window;
@@ -1130,16 +1130,20 @@ impl Planner {
     /// Returns the pages to fetch and to drop.
     fn window_round(&mut self, budget: u64) -> (Vec<PageKey>, Vec<PageKey>) {
         let window = self.window.get_or_insert_with(Window::default);
-        let slide = window.slide(&self.list, budget, self.list_replaced);
+        // The runs left to the kernel are indexed as ranges, not page by
+        // page: they enter the window without entering the round's pages.
+        let (list, readahead) = (&self.list, &mut self.readahead);
+        readahead.restart(list.position(), self.list_replaced);
+        let slide = window.slide_skipping(list, budget, self.list_replaced, &mut |seq| {
+            readahead.left_from(list, seq)
+        });
         self.list.keep_from(window.first_indexed());
-        let deep = self
-            .readahead
-            .scan(&self.list, window.start, window.end, self.list_replaced);
         self.list_replaced = false;
-        let held = &mut self.held;
-        let mut wanted: Vec<PageKey> = stale_pages(&slide.entered, &deep)
+        let (held, readahead) = (&mut self.held, &self.readahead);
+        let mut wanted: Vec<PageKey> = slide
+            .entered
             .into_iter()
-            .filter(|&key| held.fetch(key, Role::Listed))
+            .filter(|&key| !readahead.is_left(key) && held.fetch(key, Role::Listed))
             .collect();
         for key in slide.left {
             self.held.set_role(key, Role::Stale);
