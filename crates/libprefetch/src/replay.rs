@@ -227,25 +227,31 @@ static INDEX: Mutex<Option<Arc<Mutex<ListIndex>>>> = Mutex::new(None);
 /// Opens up to `count` more of the replay's files in list order
 /// (`replay_open.rs`), registering a region for each one unchanged, and
 /// grows the client's list to the new frontier if the program has started
-/// it.
+/// it: each time the files opened double, and at the end (each growth
+/// probes the memory available, `Client::request_from`).
 fn open_files(replay: &Replay, count: usize) {
-    for _ in 0..count {
-        let Ok(opened) = replay.opening.open_next() else {
-            return;
-        };
-        let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(client) = client.as_ref() else {
-            return;
-        };
-        if let Some(private) = opened {
-            let size = FileStat::of(private).map_or(0, |s| s.size);
-            let _ = client.register_region(private, 0, size.max(1));
-        }
+    let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(client) = client.as_ref() else {
+        return;
+    };
+    let grow = || {
         let index = INDEX.lock().unwrap_or_else(|e| e.into_inner()).clone();
         if let Some(index) = index {
             index.lock().unwrap_or_else(|e| e.into_inner()).grow(client);
         }
+    };
+    for _ in 0..count {
+        let Ok(opened) = replay.opening.open_next() else {
+            break;
+        };
+        if let Some((private, size)) = opened {
+            let _ = client.register_region(private, 0, size.max(1));
+        }
+        if replay.opening.done().is_power_of_two() {
+            grow();
+        }
     }
+    grow();
 }
 
 /// Tells the client the reads remembered while the replay got ready, in

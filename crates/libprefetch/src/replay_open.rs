@@ -144,17 +144,22 @@ impl Opening {
             .is_some_and(|&slot| self.state[slot].load(Ordering::Acquire) == OPEN)
     }
 
-    /// Files opened (or found changed) so far, and in all.
+    /// Files opened (or found changed) so far.
+    pub(crate) fn done(&self) -> usize {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// The same, and the files in all.
     #[cfg(test)]
     pub(crate) fn opened(&self) -> (usize, usize) {
-        (self.done.load(Ordering::Acquire), self.order.len())
+        (self.done(), self.order.len())
     }
 
     /// Opens the next file in order onto its reserved number if it is
-    /// still the recorded file; returns its descriptor if so, `None` for
-    /// a changed file, or `Err(())` once all are done. Called by one
-    /// thread at a time (the replay's).
-    pub(crate) fn open_next(&self) -> Result<Option<RawFd>, ()> {
+    /// still the recorded file; returns its descriptor and size if so,
+    /// `None` for a changed file, or `Err(())` once all are done. Called by
+    /// one thread at a time (the replay's).
+    pub(crate) fn open_next(&self) -> Result<Option<(RawFd, u64)>, ()> {
         let done = self.done.load(Ordering::Acquire);
         let &(slot, _) = self.order.get(done).ok_or(())?;
         let reserved = self.reserved[slot];
@@ -162,7 +167,7 @@ impl Opening {
             // SAFETY: `reserved` is a descriptor this module holds open
             // and never hands out; `dup3` replaces it atomically.
             let moved = unsafe { libc::dup3(real.as_raw_fd(), reserved, libc::O_CLOEXEC) };
-            (moved == reserved).then_some(reserved)
+            (moved == reserved).then_some((reserved, self.identities[slot].size))
         });
         let state = if opened.is_some() { OPEN } else { CHANGED };
         self.state[slot].store(state, Ordering::Release);
