@@ -43,6 +43,7 @@ mod record;
 mod registry;
 mod replay;
 mod replay_mapped;
+mod replay_open;
 pub mod residency;
 mod share;
 mod track;

@@ -13,7 +13,11 @@
 //! they were touched, and opens each of their
 //! files itself: read-only, close-on-exec, a private descriptor that the
 //! program never reads (as on FUSE, `descriptors.rs`), so pages of files the
-//! program has not opened yet can be prefetched. A file whose device,
+//! program has not opened yet can be prefetched. The files are opened in
+//! the order the list reaches them, the first [`FIRST_FILES`] before the
+//! replay follows the program and the rest beside it, the list growing as
+//! they open (`replay_open.rs`): each open on a slow file system waits in
+//! line with the program's requests. A file whose device,
 //! inode, size or modification time differs from the recording's is
 //! skipped, as are files past [`Descriptors::max_files`]. The pages of the rest become
 //! the list, each on its private descriptor, with a region covering each
@@ -62,8 +66,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
-use std::os::fd::{IntoRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -75,29 +78,7 @@ use crate::client::{AccessEntry, CallbackInfo, Client, Config};
 use crate::filestat::FileStat;
 use crate::registry::{follow_regions, globals};
 use crate::replay_mapped::{self, Entry, Runs};
-
-/// Where a replay's private descriptors go, by the soft limit on
-/// descriptors (read once).
-struct Descriptors {
-    /// Most files a replay opens (each costs a descriptor for the process's
-    /// life): a quarter of the limit (256 under the usual 1024; `python3 -c
-    /// "import numpy, pandas"` reads 548 files), at most 4096.
-    max_files: usize,
-    /// The lowest number a private descriptor is moved to ([`move_high`]).
-    lowest: RawFd,
-}
-
-impl Descriptors {
-    fn from_limit() -> Descriptors {
-        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-            .current
-            .unwrap_or(1024);
-        Descriptors {
-            max_files: usize::try_from(soft / 4).unwrap_or(usize::MAX).min(4096),
-            lowest: RawFd::try_from(soft / 2).unwrap_or(RawFd::MAX / 2),
-        }
-    }
-}
+use crate::replay_open::{Descriptors, Opening, FIRST_FILES};
 
 /// The variable that sets the first window (`env.rs`); a replay without it
 /// starts at the paper's window, not the slow start's 128 KiB.
@@ -106,11 +87,13 @@ const START_WINDOW: &str = crate::variables::START_WINDOW.name;
 /// What the read path needs: the private descriptors of the files by
 /// (device, inode), and which of the program's page reads the list holds.
 struct Replay {
+    /// Reserved descriptors until opened (`replay_open.rs`).
     files: HashMap<(u64, u64), RawFd>,
     /// The same, by private descriptor.
     identities: HashMap<RawFd, (u64, u64)>,
     page_size: u64,
     touches: Mutex<Touches>,
+    opening: Arc<Opening>,
 }
 
 static REPLAY: AtomicPtr<Replay> = AtomicPtr::new(std::ptr::null_mut());
@@ -134,8 +117,13 @@ static EARLY: Mutex<VecDeque<Read>> = Mutex::new(VecDeque::new());
 struct ListIndex {
     entries: Arc<Vec<Entry>>,
     page_size: u64,
+    /// Which files are open, and up to where the list may go.
+    opening: Arc<Opening>,
     /// Where the list handed to the client last started.
     start: usize,
+    /// Where it ends (the frontier when it was handed over or last grown);
+    /// `None` until the program first touches a listed page.
+    listed_to: Option<usize>,
     /// The same, for the follower of mapped pages (`replay_mapped.rs`).
     relisted: Arc<AtomicUsize>,
 }
@@ -183,7 +171,10 @@ fn warn(path: &OsStr, reason: &str) {
 /// follows the program through its mapped pages (`replay_mapped.rs`).
 fn start_beside(path: &OsStr) {
     match ready(path) {
-        Some((replay, runs)) => follow_mapped(replay, &runs),
+        Some((replay, runs)) => {
+            open_files(replay, usize::MAX);
+            follow_mapped(replay, &runs)
+        }
         None => give_up_early(),
     }
 }
@@ -209,21 +200,58 @@ fn ready(path: &OsStr) -> Option<(&'static Replay, Runs)> {
         crate::observe::replay_has_nothing();
         return None;
     }
-    let index = ListIndex {
+    let index = Arc::new(Mutex::new(ListIndex {
         entries: Arc::clone(&runs.entries),
         page_size: replay.page_size,
+        opening: Arc::clone(&replay.opening),
         start: 0,
+        listed_to: None,
         relisted: Arc::clone(&runs.relisted),
-    };
+    }));
     let list_bytes = runs.entries.len() as u64 * replay.page_size;
     let cap = budget_cap(list_bytes, mapped_bytes, available);
-    let client = register(&replay, index, cap)?;
+    let client = register(Arc::clone(&index), cap)?;
     let replay: &'static Replay = Box::leak(Box::new(replay));
     *CLIENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(client);
+    *INDEX.lock().unwrap_or_else(|e| e.into_inner()) = Some(index);
     // SAFETY: a plain extern "C" fn without arguments.
     unsafe { libc::atexit(unregister_at_exit) };
+    open_files(replay, FIRST_FILES);
     publish(replay);
     Some((replay, runs))
+}
+
+/// The list, shared by the callback and [`open_files`].
+static INDEX: Mutex<Option<Arc<Mutex<ListIndex>>>> = Mutex::new(None);
+
+/// Opens up to `count` more of the replay's files in list order
+/// (`replay_open.rs`), registering a region for each one unchanged, and
+/// grows the client's list to the new frontier if the program has started
+/// it: each time the files opened double, and at the end (each growth
+/// probes the memory available, `Client::request_from`).
+fn open_files(replay: &Replay, count: usize) {
+    let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(client) = client.as_ref() else {
+        return;
+    };
+    let grow = || {
+        let index = INDEX.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(index) = index {
+            index.lock().unwrap_or_else(|e| e.into_inner()).grow(client);
+        }
+    };
+    for _ in 0..count {
+        let Ok(opened) = replay.opening.open_next() else {
+            break;
+        };
+        if let Some((private, size)) = opened {
+            let _ = client.register_region(private, 0, size.max(1));
+        }
+        if replay.opening.done().is_power_of_two() {
+            grow();
+        }
+    }
+    grow();
 }
 
 /// Tells the client the reads remembered while the replay got ready, in
@@ -361,11 +389,12 @@ fn read_recording(
         identities: HashMap::new(),
         page_size: reader.page_size,
         touches: Mutex::new(Touches::new(reader.rereads_after)),
+        opening: Arc::new(Opening::new()),
     };
+    let mut opening = Opening::new();
     let mut kept = Vec::new();
     let mut pages = 0;
     let mut processes: HashMap<u32, usize> = HashMap::new();
-    let mut skipped: HashSet<(u64, u64)> = HashSet::new();
     let mut mapped: HashSet<RawFd> = HashSet::new();
     let limit = Descriptors::from_limit();
     let own_args = crate::record::own_args();
@@ -378,7 +407,7 @@ fn read_recording(
         let privates: Vec<Option<RawFd>> = part
             .files
             .iter()
-            .map(|identity| private_of(&mut replay, &mut skipped, identity, &limit))
+            .map(|identity| private_of(&mut replay, &mut opening, identity, &limit))
             .collect();
         for run in &part.runs {
             if let Some(fd) = privates[run.file] {
@@ -403,6 +432,8 @@ fn read_recording(
     // time order: a program's start-up reads come before its faults.
     kept.sort_by_key(|run| (run.process, run.time_us));
     let runs = listed(&kept, rereads, max_entries);
+    opening.order_by(&runs.entries);
+    replay.opening = Arc::new(opening);
     let in_mapped = runs.entries.iter().filter(|(fd, _)| mapped.contains(fd));
     let mapped_bytes = in_mapped.count() as u64 * replay.page_size;
     Ok((replay, runs, mapped_bytes))
@@ -447,11 +478,12 @@ fn listed(kept: &[KeptRun], rereads: bool, max_entries: usize) -> Runs {
     }
 }
 
-/// The private descriptor of a recorded file: opened at its first mention
-/// if unchanged and within `limit`'s files, else `None` (and remembered).
+/// The private descriptor of a recorded file: reserved at its first
+/// mention within `limit`'s files (opened later, `replay_open.rs`), else
+/// `None`.
 fn private_of(
     replay: &mut Replay,
-    skipped: &mut HashSet<(u64, u64)>,
+    opening: &mut Opening,
     identity: &FileIdentity,
     limit: &Descriptors,
 ) -> Option<RawFd> {
@@ -459,20 +491,13 @@ fn private_of(
     if let Some(&private) = replay.files.get(&key) {
         return Some(private);
     }
-    if skipped.contains(&key) || replay.files.len() >= limit.max_files {
+    if replay.files.len() >= limit.max_files {
         return None;
     }
-    match open_unchanged(identity, limit.lowest) {
-        Some(private) => {
-            replay.files.insert(key, private);
-            replay.identities.insert(private, key);
-            Some(private)
-        }
-        None => {
-            skipped.insert(key);
-            None
-        }
-    }
+    let private = opening.reserve(identity, limit)?;
+    replay.files.insert(key, private);
+    replay.identities.insert(private, key);
+    Some(private)
 }
 
 /// `std::io::Read` over a descriptor with raw system calls (never seen by
@@ -488,40 +513,6 @@ impl std::io::Read for RawReader {
             }
         }
     }
-}
-
-/// A private read-only descriptor of the file at `identity.path` if it is
-/// still the recorded file, unchanged (device, inode, size, mtime), moved
-/// to `lowest` or above.
-fn open_unchanged(identity: &FileIdentity, lowest: RawFd) -> Option<RawFd> {
-    let path = OsStr::from_bytes(&identity.path);
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
-    let fd = openat(CWD, path, flags, FileMode::empty()).ok()?;
-    let stat = rustix::fs::fstat(&fd).ok()?;
-    let now = FileStat {
-        dev: stat.st_dev,
-        ino: stat.st_ino,
-        size: u64::try_from(stat.st_size).unwrap_or(0),
-        mtime_ns: i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
-    };
-    let recorded = FileStat {
-        dev: identity.dev,
-        ino: identity.ino,
-        size: identity.size,
-        mtime_ns: identity.mtime_ns,
-    };
-    let regular = stat.st_mode & libc::S_IFMT == libc::S_IFREG;
-    (regular && now == recorded).then(|| move_high(fd, lowest))
-}
-
-/// `fd` moved to `lowest` or above (the upper half of the process's
-/// descriptor limit, [`Descriptors`]), out of the way of programs that use
-/// fixed low numbers (a shell's `exec 3<file`) or `select` (below 1024);
-/// kept where it is if that fails.
-fn move_high(fd: OwnedFd, lowest: RawFd) -> RawFd {
-    rustix::io::fcntl_dupfd_cloexec(&fd, lowest)
-        .unwrap_or(fd)
-        .into_raw_fd()
 }
 
 /// Shares of the memory available a replay keeps to where its list does
@@ -560,7 +551,7 @@ fn budget_cap(list_bytes: u64, mapped_bytes: u64, available: u64) -> Option<u64>
 /// Registers the client and its regions, its budget capped at `cap` unless
 /// the user set one; the list is handed over by the callback at the
 /// program's first touch of a listed page.
-fn register(replay: &Replay, mut index: ListIndex, cap: Option<u64>) -> Option<Client> {
+fn register(index: Arc<Mutex<ListIndex>>, cap: Option<u64>) -> Option<Client> {
     let from_env = Config::from_env();
     from_env.warn_once();
     let mut config = from_env.config;
@@ -568,26 +559,40 @@ fn register(replay: &Replay, mut index: ListIndex, cap: Option<u64>) -> Option<C
         config.start_window_bytes = None;
     }
     config.max_budget_bytes = config.max_budget_bytes.or(cap);
-    let callback = move |client: &Client, info: CallbackInfo| index.relist(client, info);
-    let client = Client::register(config, callback).ok()?;
-    for &private in replay.files.values() {
-        let size = FileStat::of(private).map_or(0, |s| s.size);
-        client.register_region(private, 0, size.max(1)).ok()?;
-    }
-    Some(client)
+    let callback = move |client: &Client, info: CallbackInfo| {
+        let mut index = index.lock().unwrap_or_else(|e| e.into_inner());
+        index.relist(client, info);
+    };
+    Client::register(config, callback).ok()
 }
 
 impl ListIndex {
-    /// The list from entry `at` on, as access entries (the client takes
-    /// what its capacity allows).
-    fn from(&self, at: usize) -> impl Iterator<Item = AccessEntry> + '_ {
+    /// The list's entries `[at, to)` of files opened unchanged, as access
+    /// entries (the client takes what its capacity allows).
+    fn between(&self, at: usize, to: usize) -> impl Iterator<Item = AccessEntry> + '_ {
         let page_size = self.page_size;
-        let tail = self.entries.get(at..).unwrap_or_default();
-        tail.iter().map(move |&(fd, page)| AccessEntry {
+        let tail = self.entries.get(at..to).unwrap_or_default();
+        let open = tail.iter().filter(|&&(fd, _)| self.opening.is_open(fd));
+        open.map(move |&(fd, page)| AccessEntry {
             offset: u64::from(page) * page_size,
             fd,
             mark: false,
         })
+    }
+
+    /// Appends the entries up to the frontier of files opened, once the
+    /// program has started the list (`PF_APPEND`; the round runs at the
+    /// program's next read).
+    fn grow(&mut self, client: &Client) {
+        let Some(listed_to) = self.listed_to else {
+            return;
+        };
+        let frontier = self.opening.frontier();
+        if frontier > listed_to {
+            self.listed_to = Some(frontier);
+            let _ =
+                client.request_from(self.between(listed_to, frontier), Mode::APPEND | Mode::DONE);
+        }
     }
 
     /// The callback: the list from the requested page's place in the
@@ -611,7 +616,9 @@ impl ListIndex {
         };
         self.start = at;
         self.relisted.store(at, Ordering::Release);
-        let _ = client.request_from(self.from(at), Mode::SET | Mode::DONE);
+        let to = self.opening.frontier().max(at);
+        self.listed_to = Some(to);
+        let _ = client.request_from(self.between(at, to), Mode::SET | Mode::DONE);
     }
 }
 
@@ -663,71 +670,5 @@ pub(crate) fn after_fork_in_child() {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A list that fits leaves the budget alone; one that does not keeps
-    /// the replay to half the memory available, an eighth where its
-    /// mapped pages alone do not fit.
-    #[test]
-    fn the_budget_is_capped_only_where_the_list_does_not_fit() {
-        assert_eq!(budget_cap(24 << 20, 24 << 20, 24 << 20), None);
-        assert_eq!(budget_cap(1 << 20, 0, 24 << 20), None);
-        assert_eq!(budget_cap(100 << 20, 0, 24 << 20), Some(12 << 20));
-        assert_eq!(budget_cap(100 << 20, 20 << 20, 24 << 20), Some(12 << 20));
-        assert_eq!(budget_cap(100 << 20, 30 << 20, 24 << 20), Some(3 << 20));
-        assert_eq!(budget_cap(100 << 20, 100 << 20, 0), Some(1));
-    }
-
-    /// A read the program made before the replay was ready starts the list
-    /// at its page once the replay is: the ordering is forced (the read,
-    /// then the replay made ready on this thread), not raced.
-    #[test]
-    fn a_read_made_before_the_replay_is_ready_starts_the_list_there() {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::ffi::OsStrExt;
-        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let page_size = crate::memory::page_size();
-        let data = dir.path().join("data.bin");
-        std::fs::write(&data, vec![7u8; 64 * page_size as usize]).unwrap();
-        let opened = std::fs::File::open(&data).unwrap();
-        let stat = FileStat::of(opened.as_raw_fd()).unwrap();
-        let part = plan::recording::Part {
-            pid: 1,
-            exe: std::fs::read_link("/proc/self/exe")
-                .unwrap()
-                .as_os_str()
-                .as_bytes()
-                .to_vec(),
-            args: None,
-            files: vec![FileIdentity {
-                path: data.as_os_str().as_bytes().to_vec(),
-                dev: stat.dev,
-                ino: stat.ino,
-                size: stat.size,
-                mtime_ns: stat.mtime_ns,
-            }],
-            runs: vec![plan::recording::Run {
-                file: 0,
-                first: 0,
-                count: 64,
-                time_us: 0,
-                via: Via::Read,
-            }],
-        };
-        let recording = dir.path().join("recording");
-        let text = plan::recording::header(page_size, 0) + &part.to_text();
-        std::fs::write(&recording, text).unwrap();
-
-        PENDING.store(true, Ordering::Release);
-        on_read(&stat, 10 * page_size, 11 * page_size);
-        let (_, runs) = ready(recording.as_os_str()).expect("the replay is ready");
-        assert_eq!(
-            runs.relisted.load(Ordering::Acquire),
-            10,
-            "the read made before the replay was ready did not start the list"
-        );
-        assert!(!PENDING.load(Ordering::Acquire));
-        assert!(EARLY.lock().unwrap().is_empty());
-    }
-}
+#[path = "replay_tests.rs"]
+mod tests;

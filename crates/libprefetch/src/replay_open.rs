@@ -1,0 +1,200 @@
+//! Opening a replay's files lazily, in the order its list reaches them
+//! (`replay.rs`, docs/record.md): each open of a file on a slow or FUSE
+//! file system waits in line with the program's own requests, so opening
+//! all of a recording's files before the first advice (520 for `git grep`)
+//! delayed it past most of a short run.
+//!
+//! While the recording is read, each file gets a descriptor number
+//! reserved for it (a duplicate of an `O_PATH` descriptor of `/`, which no
+//! read, advice or probe can reach a file's pages through), so the list
+//! can be built whole. The files are then opened in the order of their
+//! first entry in the list, a few before the replay starts and the rest on
+//! the replay's thread while the program runs; each one still the recorded
+//! file (device, inode, size, mtime) replaces its reserved number
+//! (`dup3`) and gets its region. The list handed to the client stops at
+//! the first entry of a file not opened yet (the frontier) and leaves out
+//! files found changed, so no advice ever names a reserved number or a
+//! changed file.
+//!
+//! Follows libprefetch (ATC 2009) section 4.2 (the access list, grown with
+//! `PF_APPEND`).
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+use plan::recording::FileIdentity;
+use rustix::fs::{openat, Mode as FileMode, OFlags, CWD};
+
+use crate::filestat::FileStat;
+use crate::replay_mapped::Entry;
+
+/// Files opened before the replay starts following the program; the rest
+/// are opened beside it.
+pub(crate) const FIRST_FILES: usize = 8;
+
+/// Where a replay's private descriptors go, by the soft limit on
+/// descriptors (read once).
+pub(crate) struct Descriptors {
+    /// Most files a replay opens (each costs a descriptor for the process's
+    /// life): a quarter of the limit (256 under the usual 1024; `python3 -c
+    /// "import numpy, pandas"` reads 548 files), at most 4096.
+    pub(crate) max_files: usize,
+    /// The lowest number a private descriptor is moved to ([`move_high`]).
+    lowest: RawFd,
+}
+
+impl Descriptors {
+    pub(crate) fn from_limit() -> Descriptors {
+        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(1024);
+        Descriptors {
+            max_files: usize::try_from(soft / 4).unwrap_or(usize::MAX).min(4096),
+            lowest: RawFd::try_from(soft / 2).unwrap_or(RawFd::MAX / 2),
+        }
+    }
+}
+
+const WAITING: u8 = 0;
+const OPEN: u8 = 1;
+const CHANGED: u8 = 2;
+
+/// The reserved descriptors of a replay's files and how far opening them
+/// has come.
+pub(crate) struct Opening {
+    /// Reserved descriptor to its file.
+    slots: HashMap<RawFd, usize>,
+    identities: Vec<FileIdentity>,
+    reserved: Vec<RawFd>,
+    state: Vec<AtomicU8>,
+    /// Files in the order of their first entry in the list, with that entry.
+    order: Vec<(usize, usize)>,
+    /// Files of `order` opened (or found changed) so far.
+    done: AtomicUsize,
+    /// Entries in the list.
+    entries: usize,
+    /// What the reserved numbers duplicate, until the order is set.
+    placeholder: Option<OwnedFd>,
+}
+
+impl Opening {
+    pub(crate) fn new() -> Opening {
+        Opening {
+            slots: HashMap::new(),
+            identities: Vec::new(),
+            reserved: Vec::new(),
+            state: Vec::new(),
+            order: Vec::new(),
+            done: AtomicUsize::new(0),
+            entries: 0,
+            placeholder: None,
+        }
+    }
+
+    /// A descriptor number reserved for the file `identity`, at `limit`'s
+    /// lowest or above; `None` if none can be had.
+    pub(crate) fn reserve(
+        &mut self,
+        identity: &FileIdentity,
+        limit: &Descriptors,
+    ) -> Option<RawFd> {
+        if self.placeholder.is_none() {
+            let flags = OFlags::PATH | OFlags::CLOEXEC | OFlags::DIRECTORY;
+            self.placeholder = openat(CWD, "/", flags, FileMode::empty()).ok();
+        }
+        let placeholder = self.placeholder.as_ref()?;
+        let fd = rustix::io::fcntl_dupfd_cloexec(placeholder, limit.lowest).ok()?;
+        let fd = fd.into_raw_fd();
+        self.slots.insert(fd, self.identities.len());
+        self.identities.push(identity.clone());
+        self.reserved.push(fd);
+        self.state.push(AtomicU8::new(WAITING));
+        Some(fd)
+    }
+
+    /// Sets the opening order: each file at its first entry in `entries`
+    /// (files the list never reaches are not opened).
+    pub(crate) fn order_by(&mut self, entries: &[Entry]) {
+        let mut seen = vec![false; self.reserved.len()];
+        for (at, &(fd, _)) in entries.iter().enumerate() {
+            if let Some(&slot) = self.slots.get(&fd) {
+                if !std::mem::replace(&mut seen[slot], true) {
+                    self.order.push((slot, at));
+                }
+            }
+        }
+        self.entries = entries.len();
+        self.placeholder = None;
+    }
+
+    /// The first entry of the list whose file is not opened yet (the
+    /// list's length once all are).
+    pub(crate) fn frontier(&self) -> usize {
+        let done = self.done.load(Ordering::Acquire);
+        self.order.get(done).map_or(self.entries, |&(_, at)| at)
+    }
+
+    /// Whether the file of reserved descriptor `fd` is open (unchanged).
+    pub(crate) fn is_open(&self, fd: RawFd) -> bool {
+        self.slots
+            .get(&fd)
+            .is_some_and(|&slot| self.state[slot].load(Ordering::Acquire) == OPEN)
+    }
+
+    /// Files opened (or found changed) so far.
+    pub(crate) fn done(&self) -> usize {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// The same, and the files in all.
+    #[cfg(test)]
+    pub(crate) fn opened(&self) -> (usize, usize) {
+        (self.done(), self.order.len())
+    }
+
+    /// Opens the next file in order onto its reserved number if it is
+    /// still the recorded file; returns its descriptor and size if so,
+    /// `None` for a changed file, or `Err(())` once all are done. Called by
+    /// one thread at a time (the replay's).
+    pub(crate) fn open_next(&self) -> Result<Option<(RawFd, u64)>, ()> {
+        let done = self.done.load(Ordering::Acquire);
+        let &(slot, _) = self.order.get(done).ok_or(())?;
+        let reserved = self.reserved[slot];
+        let opened = open_unchanged(&self.identities[slot]).and_then(|real| {
+            // SAFETY: `reserved` is a descriptor this module holds open
+            // and never hands out; `dup3` replaces it atomically.
+            let moved = unsafe { libc::dup3(real.as_raw_fd(), reserved, libc::O_CLOEXEC) };
+            (moved == reserved).then_some((reserved, self.identities[slot].size))
+        });
+        let state = if opened.is_some() { OPEN } else { CHANGED };
+        self.state[slot].store(state, Ordering::Release);
+        self.done.store(done + 1, Ordering::Release);
+        Ok(opened)
+    }
+}
+
+/// A private read-only descriptor of the file at `identity.path` if it is
+/// still the recorded file, unchanged (device, inode, size, mtime).
+fn open_unchanged(identity: &FileIdentity) -> Option<OwnedFd> {
+    let path = OsStr::from_bytes(&identity.path);
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+    let fd = openat(CWD, path, flags, FileMode::empty()).ok()?;
+    let stat = rustix::fs::fstat(&fd).ok()?;
+    let now = FileStat {
+        dev: stat.st_dev,
+        ino: stat.st_ino,
+        size: u64::try_from(stat.st_size).unwrap_or(0),
+        mtime_ns: i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
+    };
+    let recorded = FileStat {
+        dev: identity.dev,
+        ino: identity.ino,
+        size: identity.size,
+        mtime_ns: identity.mtime_ns,
+    };
+    let regular = stat.st_mode & libc::S_IFMT == libc::S_IFREG;
+    (regular && now == recorded).then_some(fd)
+}

@@ -1,0 +1,147 @@
+//! Tests of the replayer (`replay.rs`): its budget cap, the reads made
+//! before it is ready, and the order of its opens and first advice
+//! (`replay_open.rs`).
+
+use super::*;
+
+/// A list that fits leaves the budget alone; one that does not keeps
+/// the replay to half the memory available, an eighth where its
+/// mapped pages alone do not fit.
+#[test]
+fn the_budget_is_capped_only_where_the_list_does_not_fit() {
+    assert_eq!(budget_cap(24 << 20, 24 << 20, 24 << 20), None);
+    assert_eq!(budget_cap(1 << 20, 0, 24 << 20), None);
+    assert_eq!(budget_cap(100 << 20, 0, 24 << 20), Some(12 << 20));
+    assert_eq!(budget_cap(100 << 20, 20 << 20, 24 << 20), Some(12 << 20));
+    assert_eq!(budget_cap(100 << 20, 30 << 20, 24 << 20), Some(3 << 20));
+    assert_eq!(budget_cap(100 << 20, 100 << 20, 0), Some(1));
+}
+
+/// The tests that make a replay ready share its statics.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The identity of the file at `path` as a recording holds it.
+fn identity_of(path: &std::path::Path) -> (FileIdentity, FileStat) {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let opened = std::fs::File::open(path).unwrap();
+    let stat = FileStat::of(opened.as_raw_fd()).unwrap();
+    let identity = FileIdentity {
+        path: path.as_os_str().as_bytes().to_vec(),
+        dev: stat.dev,
+        ino: stat.ino,
+        size: stat.size,
+        mtime_ns: stat.mtime_ns,
+    };
+    (identity, stat)
+}
+
+/// Writes a recording of this executable reading `pages` pages of
+/// each of `files`, in order, to `at`.
+fn write_recording(at: &std::path::Path, files: Vec<FileIdentity>, pages: u64) {
+    use std::os::unix::ffi::OsStrExt;
+    let page_size = crate::memory::page_size();
+    let runs = (0..files.len())
+        .map(|file| plan::recording::Run {
+            file,
+            first: 0,
+            count: pages,
+            time_us: file as u64,
+            via: Via::Read,
+        })
+        .collect();
+    let exe = std::fs::read_link("/proc/self/exe").unwrap();
+    let part = plan::recording::Part {
+        pid: 1,
+        exe: exe.as_os_str().as_bytes().to_vec(),
+        args: None,
+        files,
+        runs,
+    };
+    let text = plan::recording::header(page_size, 0) + &part.to_text();
+    std::fs::write(at, text).unwrap();
+}
+
+/// The replay advises once its first files are open, before the last
+/// one is (counted by the replay's opener, not timed); the list grows
+/// as the rest open, and never holds a file changed since recording.
+#[test]
+fn the_first_advice_comes_before_the_last_file_is_opened() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let page_size = crate::memory::page_size();
+    let count = 3 * FIRST_FILES;
+    let paths: Vec<_> = (0..count)
+        .map(|i| dir.path().join(format!("f{i}")))
+        .collect();
+    for path in &paths {
+        std::fs::write(path, vec![7u8; 16 * page_size as usize]).unwrap();
+        let file = std::fs::File::open(path).unwrap();
+        let evicted = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed);
+        evicted.unwrap();
+    }
+    let identities: Vec<_> = paths.iter().map(|p| identity_of(p)).collect();
+    let recording = dir.path().join("recording");
+    write_recording(
+        &recording,
+        identities.iter().map(|i| i.0.clone()).collect(),
+        16,
+    );
+    let changed = &paths[count - 1];
+    std::fs::write(changed, vec![8u8; 17 * page_size as usize]).unwrap();
+
+    let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
+    assert_eq!(replay.opening.opened(), (FIRST_FILES, count));
+    on_read(&identities[0].1, 0, page_size);
+    let stats = || {
+        let client = CLIENT.lock().unwrap();
+        let client = client.as_ref().unwrap();
+        client.settle();
+        client.stats()
+    };
+    let first = stats();
+    assert!(first.pages_prefetched > 0, "nothing advised: {first:?}");
+    assert_eq!(replay.opening.opened(), (FIRST_FILES, count));
+
+    open_files(replay, usize::MAX);
+    assert_eq!(replay.opening.opened(), (count, count));
+    on_read(&identities[0].1, page_size, page_size);
+    let grown = stats();
+    assert!(
+        grown.pages_prefetched > first.pages_prefetched,
+        "the list did not grow as the files opened: {first:?} then {grown:?}"
+    );
+    let changed_fd = replay.files[&(identities[count - 1].0.dev, identities[count - 1].0.ino)];
+    assert!(!replay.opening.is_open(changed_fd));
+    let index = INDEX.lock().unwrap().clone().unwrap();
+    let index = index.lock().unwrap();
+    let listed: Vec<_> = index.between(0, runs.entries.len()).collect();
+    assert_eq!(listed.len(), (count - 1) * 16);
+    assert!(listed.iter().all(|entry| entry.fd != changed_fd));
+}
+
+/// A read the program made before the replay was ready starts the list
+/// at its page once the replay is: the ordering is forced (the read,
+/// then the replay made ready on this thread), not raced.
+#[test]
+fn a_read_made_before_the_replay_is_ready_starts_the_list_there() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let page_size = crate::memory::page_size();
+    let data = dir.path().join("data.bin");
+    std::fs::write(&data, vec![7u8; 64 * page_size as usize]).unwrap();
+    let (identity, stat) = identity_of(&data);
+    let recording = dir.path().join("recording");
+    write_recording(&recording, vec![identity], 64);
+
+    PENDING.store(true, Ordering::Release);
+    on_read(&stat, 10 * page_size, 11 * page_size);
+    let (_, runs) = ready(recording.as_os_str()).expect("the replay is ready");
+    assert_eq!(
+        runs.relisted.load(Ordering::Acquire),
+        10,
+        "the read made before the replay was ready did not start the list"
+    );
+    assert!(!PENDING.load(Ordering::Acquire));
+    assert!(EARLY.lock().unwrap().is_empty());
+}
