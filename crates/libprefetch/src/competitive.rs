@@ -22,7 +22,8 @@
 //!    `WILLNEED` that slept (the advice thread's voluntary context switches, `getrusage`, over
 //!    the call alone), or advice handed over more than [`STALLED`] ago and not yet submitted,
 //!    tells the stream that the device's queue is full, and it holds its second window back
-//!    (`plan::stream`, "A full device queue"). Advice handed over just now is not: with many
+//!    (`plan::stream`, "A full device queue") until the reader reaches the end of that advice,
+//!    which the device has then served. Advice handed over just now is not: with many
 //!    processes on two cores the advice thread often simply has not run yet.
 //! 3. **Advice.** The pages to advise go to the library's advice thread (`registry.rs`), never
 //!    issued from the reading thread: a `WILLNEED` submits its I/O in the caller and can wait
@@ -148,7 +149,7 @@ pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
             fd,
             probe: tracked.probe,
             issued_to: tracked.issued_to.load(Ordering::Acquire),
-            waited: tracked.waited.load(Ordering::Acquire),
+            waited: tracked.waited_for(end, page_size),
             stalled: tracked.stalled(),
             page_size,
         };
@@ -246,6 +247,21 @@ impl Tracked {
         through
     }
 
+    /// The advice thread waited while submitting the stream's last advice, and a read ending
+    /// at byte `end` has not reached that advice's end yet. Once the reader has, the device
+    /// served the advice, and the wait says nothing about its queue now: the stream may try
+    /// again (else one wait, perhaps for a moment's full queue, held its advice back for good,
+    /// as no later advice came to clear it).
+    fn waited_for(&self, end: u64, page_size: u64) -> bool {
+        let handed_to = self.handed.map(|(to, _)| to);
+        still_waiting(
+            self.waited.load(Ordering::Acquire),
+            handed_to,
+            end,
+            page_size,
+        )
+    }
+
     /// Advice handed over more than [`STALLED`] ago and not yet submitted.
     fn stalled(&self) -> bool {
         self.handed.is_some_and(|(end, at)| {
@@ -284,6 +300,12 @@ impl Tracked {
             waited.store(slept, Ordering::Release);
         })
     }
+}
+
+/// A wait while submitting the advice that ends at page `handed_to` still counts for a read
+/// ending at byte `end`: the reader has not reached that advice's end.
+fn still_waiting(waited: bool, handed_to: Option<u64>, end: u64, page_size: u64) -> bool {
+    waited && handed_to.is_some_and(|to| end < to.saturating_mul(page_size))
 }
 
 /// What a stream's read asks about its file and device.
@@ -351,4 +373,20 @@ fn willneed_slept(fd: RawFd, offset: u64, len: u64) -> bool {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::still_waiting;
+
+    /// A wait holds the advice back only until the reader reaches the end of the advice that
+    /// waited; with no wait, or no advice, nothing is held back.
+    #[test]
+    fn a_wait_counts_until_the_reader_reaches_the_advice_that_waited() {
+        assert!(still_waiting(true, Some(96), 64 * 4096, 4096));
+        assert!(still_waiting(true, Some(96), 96 * 4096 - 1, 4096));
+        assert!(!still_waiting(true, Some(96), 96 * 4096, 4096));
+        assert!(!still_waiting(false, Some(96), 64 * 4096, 4096));
+        assert!(!still_waiting(true, None, 64 * 4096, 4096));
+    }
 }

@@ -78,6 +78,17 @@ impl Prefetcher for LiveCompetitive {
             start: pages.start,
             len: pages.end - pages.start,
         }));
+        // A block fetched again is cached (or on its way) when the reader reaches it, as the
+        // live probe would find it: no longer "evicted".
+        for range in &ranges {
+            for block in range.start..range.start + range.len {
+                let block = FileBlock {
+                    file: range.file,
+                    block,
+                };
+                self.evicted_unused.remove(&block);
+            }
+        }
         ranges
     }
 
