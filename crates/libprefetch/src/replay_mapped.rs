@@ -353,9 +353,9 @@ mod tests {
     fn the_page_map_shows_a_touched_page_of_a_mapping() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data");
-        std::fs::write(&path, vec![7u8; 64 << 12]).unwrap();
+        std::fs::write(&path, vec![7u8; 1024 << 12]).unwrap();
         let file = std::fs::File::open(&path).unwrap();
-        let length = 64 << 12;
+        let length = 1024 << 12;
         // SAFETY: a fresh private read-only mapping of a file we hold open.
         let base = unsafe {
             libc::mmap(
@@ -369,8 +369,8 @@ mod tests {
         };
         assert_ne!(base, libc::MAP_FAILED);
         let page_size = crate::memory::page_size();
-        // SAFETY: page 40 lies inside the mapping.
-        let byte = unsafe { std::ptr::read_volatile((base as *const u8).add(40 << 12)) };
+        // SAFETY: page 700 lies inside the mapping.
+        let byte = unsafe { std::ptr::read_volatile((base as *const u8).add(700 << 12)) };
         assert_eq!(byte, 7);
         let flags = rustix::fs::OFlags::RDONLY;
         let pagemap = PageMap {
@@ -382,11 +382,12 @@ mod tests {
             addresses: base as usize..base as usize + length,
             first_page: 0,
         }];
-        // Fault-around may map cached neighbours within the 16 pages around 40.
+        // Fault-around, or a fault that maps its whole folio (up to 2 MiB), may map cached
+        // neighbours of page 700; pages 2 and 3 lie in another 2 MiB of the file.
         let far: Vec<Entry> = vec![(99, 2), (99, 3)];
         assert!(present_entries(&far, &mapped, &pagemap).is_empty());
-        let near: Vec<Entry> = vec![(99, 40)];
-        assert_eq!(present_entries(&near, &mapped, &pagemap), vec![(99, 40)]);
+        let near: Vec<Entry> = vec![(99, 700)];
+        assert_eq!(present_entries(&near, &mapped, &pagemap), vec![(99, 700)]);
         // SAFETY: unmapping the mapping made above.
         unsafe { libc::munmap(base, length) };
     }
