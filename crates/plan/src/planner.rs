@@ -387,14 +387,9 @@ impl Planner {
         if let Some(due) = self.round_pending {
             return due;
         }
-        let due = self.round_due_now();
+        let due = self.rounds.round_due(&mut self.core);
         self.round_pending = (due != Due::No).then_some(due);
         due
-    }
-
-    /// [`Planner::round_due`] when no round is pending.
-    fn round_due_now(&mut self) -> Due {
-        self.rounds.round_due(&mut self.core)
     }
 
     /// Finds `key` on the list and moves the position past it.

@@ -1,9 +1,12 @@
 //! The planner's schedules: when a round fetches and what it drops. Each
-//! is one file implementing [`Rounds`] and one line of [`rounds`];
-//! [`Schedule`] names them, and `by-shape` picks one per list.
+//! is one file implementing [`Rounds`]; [`Schedule`] names them, and
+//! `by-shape` picks one per list. Adding one takes its file, its `mod`
+//! line, its variant of [`Schedule`] (with its name) and its line in
+//! [`rounds`]; a hook left out does not compile.
 //!
-//! The core ([`crate::planner`]) owns the list, the position, the window,
-//! the held pages and AIMD; a schedule decides, on that state:
+//! The core ([`crate::planner`], its state in [`crate::core_state`]) owns
+//! the list, the position, the window, the held pages and AIMD; a schedule
+//! decides, on that state:
 //!
 //! ```text
 //!   read  -> core: locate on the list --------> Rounds::reach, Rounds::is_reread
@@ -55,7 +58,9 @@ pub const LIST_MEMORY_SHARE: u64 = 8;
 /// Whether a read makes a round due.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Due {
+    /// Not yet.
     No,
+    /// Now, asking the application for more list if it runs short.
     Yes,
     /// The window's next round, planned at half its reads during slow
     /// start; the list is not asked for more (the window is not used up).
