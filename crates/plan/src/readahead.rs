@@ -11,14 +11,16 @@
 //! a 256 MiB file read in order took 0.114 s through the library against
 //! 0.055 s stock (the README's table of both devices has today's rows).
 //!
-//! The mechanism: the planner scans the list as its window grows, keeping
-//! the length of the run of adjacent pages (same file, each the page after
-//! the entry before) that each entry continues. A page deeper into its run
-//! than the kernel's read-ahead window is left to the kernel: it is not
-//! advised, and the plan does not keep it (the kernel's read-ahead is the
-//! kernel's, as without the library, and is not counted against the
-//! budget). The pages left are remembered as ranges, one per run, so that
-//! a run costs the plan no memory by the page. The first window of every run is advised as before, so a short
+//! The mechanism: the planner scans the list a little ahead of its window
+//! as the window grows, keeping the length of the run of adjacent pages
+//! (same file, each the page after the entry before) that each entry
+//! continues. A page deeper into its run than the kernel's read-ahead
+//! window is left to the kernel: it is not advised, and the plan does not
+//! keep it (the kernel's read-ahead is the kernel's, as without the
+//! library). The pages left are remembered as ranges, by page and by list
+//! entry, so that a run costs the plan no memory and no work by the page:
+//! the window asks [`ReadAhead::left_from`] at each entry it reaches and
+//! indexes a left run as one range ([`crate::Window::slide_skipping`]). The first window of every run is advised as before, so a short
 //! run (a tile of a strided pass, a record) and the start of a long one
 //! cost no synchronous miss; the kernel picks a long run up where the
 //! advice ends, with one synchronous read of its first window, as it
@@ -72,7 +74,7 @@
 //! Deviations: libprefetch (ATC 2009) advises every page of its window; it
 //! predates the kernel's large-folio read-ahead.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::FxHashMap;
 
@@ -81,6 +83,19 @@ use crate::access_list::{AccessList, PageKey};
 /// The interleaved streams remembered at most (a tiled image of 4,096 rows);
 /// past that the map starts afresh.
 const STREAMS: usize = 4096;
+
+/// Entries scanned at a time ahead of the window's walk: the walk asks
+/// entry by entry, the scan answers with runs as long as it has seen.
+const SCAN_AHEAD: u64 = 4096;
+
+/// Entries `[start, end)` of the list left to the kernel, each the page
+/// after the entry before (`last` is the last one's page).
+#[derive(Clone, Copy, Debug)]
+struct LeftEntries {
+    start: u64,
+    end: u64,
+    last: PageKey,
+}
 
 /// A stream of adjacent pages: its pages so far and its last segment's.
 #[derive(Clone, Copy, Debug, Default)]
@@ -109,8 +124,11 @@ pub struct ReadAhead {
     streams: FxHashMap<(i32, u64), Stream>,
     /// The pages left to the kernel: (fd, first page) to one past the last.
     left: BTreeMap<(i32, u64), u64>,
-    /// The last read of a page left to the kernel.
-    last_left_read: Option<PageKey>,
+    /// The same, by the entries of the list that hold them, ascending from
+    /// the window's start: what the window skips.
+    left_entries: VecDeque<LeftEntries>,
+    /// The last read of a page left to the kernel, and its range's start.
+    last_left_read: Option<(PageKey, (i32, u64))>,
     /// A read showed that the kernel does not read ahead for this client.
     refused: bool,
 }
@@ -137,35 +155,58 @@ impl ReadAhead {
         self.window_pages > 0 && self.window_pages >= self.request_cost_pages && !self.refused
     }
 
-    /// Scans the list's entries from where the last scan stopped (or from
-    /// `start`, after a replaced list or when entries were discarded) up to
-    /// `end`; returns the pages deeper than the kernel's window into their
-    /// run, sorted, and remembers them as left to the kernel.
-    pub fn scan(
-        &mut self,
-        list: &AccessList,
-        start: u64,
-        end: u64,
-        list_replaced: bool,
-    ) -> Vec<PageKey> {
+    /// Starts a round whose window begins at entry `start`: a replaced
+    /// list, or one whose entries up to `start` were discarded unscanned,
+    /// is scanned afresh from `start`; what lies before `start` is forgotten.
+    pub fn restart(&mut self, start: u64, list_replaced: bool) {
         if list_replaced || self.scanned_to < start {
             self.scanned_to = start;
             self.last = None;
             self.run = 0;
             self.segment = 0;
             self.streams.clear();
+            self.left_entries.clear();
         }
         if list_replaced {
             self.left.clear();
         }
-        let mut deep = Vec::new();
-        if !self.active() || self.scanned_to >= end {
-            self.scanned_to = self.scanned_to.max(end);
-            return deep;
+        while self
+            .left_entries
+            .front()
+            .is_some_and(|run| run.end <= start)
+        {
+            self.left_entries.pop_front();
         }
-        let count = usize::try_from(end - self.scanned_to).unwrap_or(usize::MAX);
-        let mut extending: Option<(i32, u64)> = None;
-        for (_, entry) in list.iter_from(self.scanned_to).take(count) {
+    }
+
+    /// The number of entries from `seq` on that are left to the kernel, as
+    /// far as the scan has seen (0: entry `seq` is the planner's); their
+    /// pages are adjacent pages of one file, each the page after the entry
+    /// before. Scans the list on (by [`SCAN_AHEAD`] entries) when `seq` is
+    /// past what was scanned. `seq` must not be before the last
+    /// [`ReadAhead::restart`]'s start.
+    pub fn left_from(&mut self, list: &AccessList, seq: u64) -> u64 {
+        if !self.active() {
+            return 0;
+        }
+        if seq >= self.scanned_to {
+            let end = seq.saturating_add(SCAN_AHEAD).min(list.end_seq());
+            self.scan_to(list, end);
+        }
+        let at = self.left_entries.partition_point(|run| run.end <= seq);
+        match self.left_entries.get(at) {
+            Some(run) if run.start <= seq => run.end - seq,
+            _ => 0,
+        }
+    }
+
+    /// Scans the list's entries from where the last scan stopped up to
+    /// `end`, keeping the run each continues, and remembers the pages
+    /// deeper than the kernel's window into their run (by page and by entry).
+    fn scan_to(&mut self, list: &AccessList, end: u64) {
+        let count = usize::try_from(end.saturating_sub(self.scanned_to)).unwrap_or(usize::MAX);
+        let mut open: Option<((i32, u64), u64)> = None;
+        for (seq, entry) in list.iter_from(self.scanned_to).take(count) {
             let key = entry.key;
             match self.last {
                 Some(last) if last == key => continue,
@@ -177,13 +218,31 @@ impl ReadAhead {
             }
             self.last = Some(key);
             if self.run > self.window_pages || self.kernel_stream {
-                deep.push(key);
-                extending = Some(self.leave(key, extending));
+                self.leave(key, &mut open);
+                self.leave_entry(seq, key);
             }
         }
-        self.scanned_to = end;
-        deep.sort_unstable();
-        deep
+        if let Some((start, end)) = open {
+            self.left.insert(start, end);
+        }
+        self.scanned_to = self.scanned_to.max(end);
+    }
+
+    /// Records entry `seq` (page `key`) as left, joined to the entries
+    /// before when it continues them.
+    fn leave_entry(&mut self, seq: u64, key: PageKey) {
+        if let Some(run) = self.left_entries.back_mut() {
+            if run.end == seq && run.last.fd == key.fd && run.last.page + 1 == key.page {
+                run.end += 1;
+                run.last = key;
+                return;
+            }
+        }
+        self.left_entries.push_back(LeftEntries {
+            start: seq,
+            end: seq + 1,
+            last: key,
+        });
     }
 
     /// The list jumped from `last` to `key`: remembers the stream `last`
@@ -207,31 +266,31 @@ impl ReadAhead {
             stream.pages > stream.segment && stream.pages >= self.request_cost_pages.max(1);
     }
 
-    /// Records `key` as left, extending the range `extending` (its key in
-    /// `left`) when `key` follows it, or the range before it; returns the
-    /// key of the range that now holds `key`.
-    fn leave(&mut self, key: PageKey, extending: Option<(i32, u64)>) -> (i32, u64) {
-        let before = extending.or_else(|| {
-            self.left
-                .range(..=(key.fd, key.page))
-                .next_back()
-                .map(|(&start, _)| start)
-        });
-        if let Some(start) = before {
-            if let Some(end) = self.left.get_mut(&start) {
-                if start.0 == key.fd && *end == key.page {
-                    *end += 1;
-                    return start;
-                }
+    /// Records `key` as left: it extends the `open` range (start, end),
+    /// which the scan keeps out of `left` while it grows, or the range that
+    /// ends just before it (a stream's earlier segment), or starts one.
+    fn leave(&mut self, key: PageKey, open: &mut Option<((i32, u64), u64)>) {
+        if let Some((start, end)) = open.as_mut() {
+            if start.0 == key.fd && *end == key.page {
+                *end += 1;
+                return;
             }
         }
-        self.left.insert((key.fd, key.page), key.page + 1);
-        (key.fd, key.page)
+        if let Some((start, end)) = open.take() {
+            self.left.insert(start, end);
+        }
+        let before = self
+            .left
+            .range(..=(key.fd, key.page))
+            .next_back()
+            .filter(|(&(fd, _), &end)| fd == key.fd && end == key.page)
+            .map(|(&start, _)| start);
+        *open = Some((before.unwrap_or((key.fd, key.page)), key.page + 1));
     }
 
     /// True if `key` was left to the kernel.
     pub fn is_left(&self, key: PageKey) -> bool {
-        self.range_of(key).is_some()
+        !self.left.is_empty() && self.range_of(key).is_some()
     }
 
     /// The start of the left range that holds `key`, if one does.
@@ -249,15 +308,19 @@ impl ReadAhead {
     /// on the same run, less than a window before): the planner then stops
     /// stepping aside and takes the pages back ([`ReadAhead::take_back`]).
     pub fn on_read(&mut self, key: PageKey, resident: bool) -> bool {
-        if !self.active() || self.left.is_empty() || !self.is_left(key) {
+        if !self.active() || self.left.is_empty() {
             return false;
         }
-        let previous = self.last_left_read.replace(key);
-        let followed = previous.is_some_and(|before| {
+        let Some(range) = self.range_of(key) else {
+            return false;
+        };
+        // A range only grows at its end, so its start names it.
+        let previous = self.last_left_read.replace((key, range));
+        let followed = previous.is_some_and(|(before, before_range)| {
             before.fd == key.fd
                 && before.page < key.page
                 && key.page - before.page <= self.window_pages
-                && self.range_of(before) == self.range_of(key)
+                && before_range == range
         });
         if !resident && followed {
             self.refused = true;
@@ -271,6 +334,7 @@ impl ReadAhead {
     pub fn take_back(&mut self, pages: Vec<PageKey>) -> Vec<PageKey> {
         let taken = pages.into_iter().filter(|&key| self.is_left(key)).collect();
         self.left.clear();
+        self.left_entries.clear();
         taken
     }
 }
@@ -297,19 +361,42 @@ mod tests {
         list
     }
 
+    /// The pages of the entries in `[start, end)` left to the kernel, as the
+    /// window's walk finds them from `start` (a round's), sorted.
+    fn scan(
+        readahead: &mut ReadAhead,
+        list: &AccessList,
+        start: u64,
+        end: u64,
+        replaced: bool,
+    ) -> Vec<PageKey> {
+        readahead.restart(start, replaced);
+        let mut pages = Vec::new();
+        let mut seq = start;
+        while seq < end {
+            let left = readahead.left_from(list, seq).min(end - seq);
+            pages.extend((seq..seq + left).filter_map(|s| list.get(s)).map(|e| e.key));
+            seq += left.max(1);
+        }
+        pages.sort_unstable();
+        pages
+    }
+
     /// A run of 10 pages with a window of 4: pages 4..10 are left, also
-    /// when the run is scanned in two parts; a new run starts afresh.
+    /// when the run is walked in two parts; a new run starts afresh.
     #[test]
     fn pages_past_the_window_of_their_run_are_left_to_the_kernel() {
         let pages: Vec<u64> = (0..10).chain([50, 51, 52]).collect();
         let list = list_of(&pages);
         let mut readahead = ReadAhead::default();
         readahead.raise_window(4);
-        let first = readahead.scan(&list, 0, 6, false);
-        let second = readahead.scan(&list, 0, pages.len() as u64, false);
+        let first = scan(&mut readahead, &list, 0, 6, false);
+        let second = scan(&mut readahead, &list, 0, pages.len() as u64, false);
         assert_eq!(first, vec![key(4), key(5)]);
-        assert_eq!(second, vec![key(6), key(7), key(8), key(9)]);
+        assert_eq!(second, (4..10).map(key).collect::<Vec<_>>());
         assert_eq!(readahead.left.len(), 1, "one range for the run");
+        assert_eq!(readahead.left_entries.len(), 1, "one run of entries");
+        assert_eq!(readahead.left_from(&list, 5), 5, "entries 5..10");
         assert!((0..13).all(|i| readahead.is_left(key(pages[i])) == (4..10).contains(&i)));
     }
 
@@ -323,9 +410,7 @@ mod tests {
         let list = list_of(&pages);
         let mut readahead = ReadAhead::default();
         readahead.raise_window(4);
-        assert!(readahead
-            .scan(&list, 0, pages.len() as u64, false)
-            .is_empty());
+        assert!(scan(&mut readahead, &list, 0, pages.len() as u64, false).is_empty());
     }
 
     /// The pages of 8 rows of 16 tiles of 4 pages, stored row by row, read column by column.
@@ -348,7 +433,7 @@ mod tests {
         let mut readahead = ReadAhead::default();
         readahead.raise_window(2048);
         readahead.raise_request_cost(3);
-        let left = readahead.scan(&list, 0, pages.len() as u64, false);
+        let left = scan(&mut readahead, &list, 0, pages.len() as u64, false);
         let expected: Vec<PageKey> = (0..8)
             .flat_map(|row| row * 64 + 8..row * 64 + 64)
             .map(key)
@@ -368,9 +453,14 @@ mod tests {
         let mut readahead = ReadAhead::default();
         readahead.raise_window(2048);
         readahead.raise_request_cost(100);
-        assert!(readahead
-            .scan(&list_of(&pages), 0, pages.len() as u64, false)
-            .is_empty());
+        assert!(scan(
+            &mut readahead,
+            &list_of(&pages),
+            0,
+            pages.len() as u64,
+            false
+        )
+        .is_empty());
     }
 
     /// With the kernel's window unknown nothing is left.
@@ -378,7 +468,7 @@ mod tests {
     fn an_unknown_window_leaves_nothing() {
         let pages: Vec<u64> = (0..100).collect();
         let list = list_of(&pages);
-        assert!(ReadAhead::default().scan(&list, 0, 100, false).is_empty());
+        assert!(scan(&mut ReadAhead::default(), &list, 0, 100, false).is_empty());
     }
 
     /// A device whose far request costs more than the kernel's window
@@ -390,15 +480,18 @@ mod tests {
         let mut readahead = ReadAhead::default();
         readahead.raise_window(32);
         readahead.raise_request_cost(339);
-        assert!(readahead.scan(&list, 0, 100, false).is_empty());
+        assert!(scan(&mut readahead, &list, 0, 100, false).is_empty());
         readahead.raise_window(512);
         assert_eq!(
-            readahead.scan(&list, 0, 100, true).len(),
+            scan(&mut readahead, &list, 0, 100, true).len(),
             0,
             "512 pages deep: none"
         );
         let long: Vec<u64> = (0..600).collect();
-        assert_eq!(readahead.scan(&list_of(&long), 0, 600, true).len(), 88);
+        assert_eq!(
+            scan(&mut readahead, &list_of(&long), 0, 600, true).len(),
+            88
+        );
     }
 
     /// The expected miss where the kernel picks a run up does not refuse;
@@ -410,7 +503,7 @@ mod tests {
         let list = list_of(&pages);
         let mut readahead = ReadAhead::default();
         readahead.raise_window(4);
-        assert_eq!(readahead.scan(&list, 0, 100, false).len(), 96);
+        assert_eq!(scan(&mut readahead, &list, 0, 100, false).len(), 96);
         assert!(!readahead.on_read(key(0), false), "never left");
         assert!(
             !readahead.on_read(key(4), false),
@@ -423,6 +516,6 @@ mod tests {
             readahead.take_back(vec![key(2), key(13), key(99)]),
             vec![key(13), key(99)]
         );
-        assert!(readahead.scan(&list, 0, 100, true).is_empty());
+        assert!(scan(&mut readahead, &list, 0, 100, true).is_empty());
     }
 }

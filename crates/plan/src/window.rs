@@ -47,12 +47,28 @@
 //! every lookup) also keeps its entries in a sorted queue for a binary
 //! search, so no walk is longer than that.
 //!
+//! Runs of adjacent pages that the planner leaves to the kernel's
+//! read-ahead ([`crate::readahead`]) are indexed as ranges, not page by
+//! page ([`Window::slide_skipping`]): a run is its first entry and its
+//! length, its entries keep a link (always 0) so that offsets stay
+//! entry-for-entry, and its pages count against the budget but never
+//! enter or leave. A 256 MiB file read in order is then 2,048 indexed
+//! pages and one range instead of 65,536 pages inserted and removed.
+//!
+//! ```text
+//!   seq      10  11  12  13  14  15  16
+//!   page      a   b   p   p+1 p+2 p+3 c     run {seq 12, len 4}
+//!   next      0   0   0   0   0   0   0     a, b, c in the page table
+//! ```
+//!
 //! The list keeps the consumed entries the window still indexes until its
 //! next slide ([`crate::AccessList::keep_from`]); before the list is
 //! replaced, the window keeps its pages' keys instead ([`Window::detach`]).
 //!
 //! Deviations: none in what is selected, except that a window holds at most
-//! `u32::MAX` entries (sequence numbers are kept as their low 32 bits);
+//! `u32::MAX` entries (sequence numbers are kept as their low 32 bits), and
+//! a page that is both in a run left to the kernel and listed elsewhere in
+//! the window counts twice against the budget;
 //! the paper selects each round's window from scratch, the sliding is an
 //! equivalent, cheaper computation.
 
@@ -108,6 +124,26 @@ pub struct Window {
     /// The sequence numbers of the pages that have had more than
     /// `CHAIN_WALKED_AT_MOST` entries since they entered, ascending.
     hot: FxHashMap<PageKey, VecDeque<u64>>,
+    /// Runs of entries left to the kernel's read-ahead, ascending: their
+    /// entries have links (always 0) but no page in `pages`; entry
+    /// `seq + i` of a run is page `i` after the run's first.
+    runs: VecDeque<Run>,
+    /// Entries in `runs`, counted as pages against the budget.
+    run_entries: u64,
+}
+
+/// Entries `[seq, seq + len)` of the list whose pages are adjacent pages of
+/// one file, all left to the kernel: indexed as one range.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    seq: u64,
+    len: u64,
+}
+
+impl Run {
+    fn end(&self) -> u64 {
+        self.seq + self.len
+    }
 }
 
 /// How the window's pages changed when it slid.
@@ -176,12 +212,28 @@ impl Window {
     /// must keep them ([`AccessList::keep_from`] the
     /// [`Window::first_indexed`] entry).
     pub fn slide(&mut self, list: &AccessList, budget_pages: u64, list_replaced: bool) -> Slide {
-        self.slide_tracking(list, budget_pages, list_replaced, true)
+        self.slide_tracking(list, budget_pages, list_replaced, true, &mut |_| 0)
+    }
+
+    /// [`Window::slide`], indexing as one range each run of entries that
+    /// `left_from` says is left to the kernel: `left_from(seq)` is the
+    /// number of entries from `seq` on whose pages are adjacent pages of
+    /// one file, each the page after the entry before, none to be advised
+    /// (0: entry `seq` is indexed as usual). A run's entries count as
+    /// pages against the budget and are not in the returned changes.
+    pub fn slide_skipping(
+        &mut self,
+        list: &AccessList,
+        budget_pages: u64,
+        list_replaced: bool,
+        left_from: &mut dyn FnMut(u64) -> u64,
+    ) -> Slide {
+        self.slide_tracking(list, budget_pages, list_replaced, true, left_from)
     }
 
     /// [`Window::slide`] without the pages that entered and left.
     pub fn advance(&mut self, list: &AccessList, budget_pages: u64, list_replaced: bool) {
-        self.slide_tracking(list, budget_pages, list_replaced, false);
+        self.slide_tracking(list, budget_pages, list_replaced, false, &mut |_| 0);
     }
 
     fn slide_tracking(
@@ -190,6 +242,7 @@ impl Window {
         budget_pages: u64,
         list_replaced: bool,
         track: bool,
+        left_from: &mut dyn FnMut(u64) -> u64,
     ) -> Slide {
         let position = list.position();
         let overlaps = !list_replaced
@@ -207,10 +260,10 @@ impl Window {
         } else {
             self.clear(list, position, &mut changes);
         }
-        if self.pages.len() as u64 > budget_pages {
+        if self.counted() > budget_pages {
             self.shrink_to(list, budget_pages, &mut changes);
         } else {
-            self.extend(list, budget_pages, &mut changes);
+            self.extend(list, budget_pages, &mut changes, left_from);
         }
         self.start = position;
         self.end = self.indexed_end();
@@ -224,10 +277,34 @@ impl Window {
     /// by (fd, page): a sort of all of them, for the rounds that advise the
     /// whole window again.
     pub fn pages(&self, list: &AccessList) -> Vec<PageKey> {
+        let mut pages = self.indexed_pages(list);
+        if self.runs.is_empty() {
+            return pages;
+        }
+        for run in &self.runs {
+            if let Some(first) = list.get(run.seq).map(|entry| entry.key) {
+                pages.extend(
+                    (first.page..first.page + run.len).map(|page| PageKey { page, ..first }),
+                );
+            }
+        }
+        pages.sort_unstable();
+        pages.dedup();
+        pages
+    }
+
+    /// The window's pages but those of its runs left to the kernel, sorted.
+    fn indexed_pages(&self, list: &AccessList) -> Vec<PageKey> {
         let mut pages: Vec<PageKey> = self.page_keys(list).collect();
         pages.extend_from_slice(&self.detached);
         pages.sort_unstable();
         pages
+    }
+
+    /// Pages counted against the budget: the indexed pages and the entries
+    /// of the runs left to the kernel.
+    fn counted(&self) -> u64 {
+        self.pages.len() as u64 + self.run_entries
     }
 
     /// The indexed pages, unordered.
@@ -239,30 +316,58 @@ impl Window {
 
     /// Number of unique pages in the window.
     pub fn page_count(&self) -> usize {
-        self.pages.len() + self.detached.len()
+        self.pages.len() + self.detached.len() + self.run_entries as usize
     }
 
     /// True if `key` is one of the window's pages.
     pub fn contains(&self, list: &AccessList, key: PageKey) -> bool {
-        self.span(list, key).is_some() || self.detached.binary_search(&key).is_ok()
+        self.span(list, key).is_some()
+            || self.detached.binary_search(&key).is_ok()
+            || self.find_in_runs(list, key, self.first).is_some()
     }
 
     /// Forgets the index before `list` is replaced, keeping only the
     /// window's pages (they leave at the next slide, which selects from
-    /// scratch, and are still the window's pages until then).
+    /// scratch, and are still the window's pages until then). The pages of
+    /// its runs left to the kernel are not kept: the plan holds none of
+    /// them, and a list handed again whole (`PF_SET` at each callback)
+    /// would sort them all each time.
     pub fn detach(&mut self, list: &AccessList) {
-        let mut pages = self.pages(list);
+        let mut pages = self.indexed_pages(list);
         pages.dedup();
         self.detached = pages;
         self.pages = HashTable::new();
         self.hot.clear();
         self.indexed = VecDeque::new();
+        self.runs.clear();
+        self.run_entries = 0;
         self.first = self.first.max(list.position());
     }
 
     /// The first entry for `key` at or after sequence number `from`: a
     /// binary search of a hot page's entries or a walk of its chain.
     pub fn find_from(&self, list: &AccessList, key: PageKey, from: u64) -> Option<u64> {
+        let chained = self.find_in_chain(list, key, from);
+        match (chained, self.find_in_runs(list, key, from)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The first entry of `key` at or after `from` in the runs left to the
+    /// kernel: a walk of the runs (few: one per run of the list).
+    fn find_in_runs(&self, list: &AccessList, key: PageKey, from: u64) -> Option<u64> {
+        let later = self.runs.partition_point(|run| run.end() <= from);
+        self.runs.range(later..).find_map(|run| {
+            let first = list.get(run.seq)?.key;
+            let offset = key.page.checked_sub(first.page)?;
+            let seq = run.seq + offset;
+            (first.fd == key.fd && offset < run.len && seq >= from).then_some(seq)
+        })
+    }
+
+    /// The first indexed entry of `key` at or after `from`.
+    fn find_in_chain(&self, list: &AccessList, key: PageKey, from: u64) -> Option<u64> {
         let span = self.span(list, key)?;
         if from > widen(self.first, span.last) {
             return None;
@@ -343,6 +448,8 @@ impl Window {
         self.pages.clear();
         self.hot.clear();
         self.indexed.clear();
+        self.runs.clear();
+        self.run_entries = 0;
         self.first = position;
     }
 
@@ -366,6 +473,17 @@ impl Window {
         let Some(&next) = self.indexed.front() else {
             return;
         };
+        if let Some(run) = self.runs.front_mut().filter(|run| run.seq == seq) {
+            run.seq += 1;
+            run.len -= 1;
+            if run.len == 0 {
+                self.runs.pop_front();
+            }
+            self.run_entries -= 1;
+            self.indexed.pop_front();
+            self.first += 1;
+            return;
+        }
         // The page is found (from its first entry, this one) before the
         // entry leaves the index.
         match list.get(seq).map(|entry| entry.key) {
@@ -389,6 +507,16 @@ impl Window {
     /// The page's new last entry is found by walking its chain (or from its
     /// sorted entries when it is hot).
     fn pop_back(&mut self, list: &AccessList, changes: &mut Changes) {
+        let end = self.indexed_end();
+        if let Some(run) = self.runs.back_mut().filter(|run| run.end() == end) {
+            run.len -= 1;
+            if run.len == 0 {
+                self.runs.pop_back();
+            }
+            self.run_entries -= 1;
+            self.indexed.pop_back();
+            return;
+        }
         if self.indexed.pop_back().is_none() {
             return;
         }
@@ -435,14 +563,20 @@ impl Window {
     /// Drops entries from the back until the pages fit the budget: the walk
     /// from the front would stop at the entry whose page just left.
     fn shrink_to(&mut self, list: &AccessList, budget_pages: u64, changes: &mut Changes) {
-        while self.pages.len() as u64 > budget_pages {
+        while self.counted() > budget_pages && !self.indexed.is_empty() {
             self.pop_back(list, changes);
         }
     }
 
     /// Adds the list's entries after the window until the next one would
     /// bring a page beyond the budget.
-    fn extend(&mut self, list: &AccessList, budget_pages: u64, changes: &mut Changes) {
+    fn extend(
+        &mut self,
+        list: &AccessList,
+        budget_pages: u64,
+        changes: &mut Changes,
+        left_from: &mut dyn FnMut(u64) -> u64,
+    ) {
         let mut seq = self.indexed_end();
         // The window holds at most the list from its first entry on.
         let most = usize::try_from(list.end_seq().saturating_sub(self.first))
@@ -452,10 +586,21 @@ impl Window {
             if self.indexed.len() >= MAX_ENTRIES {
                 break;
             }
+            let run = left_from(seq);
+            if run > 0 {
+                let room = budget_pages.saturating_sub(self.counted());
+                let len = run.min(room).min((MAX_ENTRIES - self.indexed.len()) as u64);
+                if len == 0 {
+                    break;
+                }
+                self.push_run(list, key, seq, len, most);
+                seq += len;
+                continue;
+            }
             reserve_within(&mut self.indexed, 1, most);
             if self.span(list, key).is_some() {
                 self.append_to_page(list, key, seq);
-            } else if self.pages.len() as u64 >= budget_pages {
+            } else if self.counted() >= budget_pages {
                 break;
             } else {
                 self.insert_page(list, key, seq);
@@ -463,6 +608,25 @@ impl Window {
             }
             seq += 1;
         }
+    }
+
+    /// Indexes entries `[seq, seq + len)`, a run left to the kernel starting
+    /// at page `key`, as one range (joined to the run before when it goes on).
+    fn push_run(&mut self, list: &AccessList, key: PageKey, seq: u64, len: u64, most: usize) {
+        let len_entries = usize::try_from(len).unwrap_or(MAX_ENTRIES);
+        reserve_within(&mut self.indexed, len_entries, most);
+        self.indexed.extend(std::iter::repeat_n(0, len_entries));
+        self.run_entries += len;
+        if let Some(back) = self.runs.back_mut().filter(|back| back.end() == seq) {
+            let continues = list.get(back.seq).is_some_and(|first| {
+                first.key.fd == key.fd && first.key.page + back.len == key.page
+            });
+            if continues {
+                back.len += len;
+                return;
+            }
+        }
+        self.runs.push_back(Run { seq, len });
     }
 
     /// Indexes entry `seq` of a page new to the window.
@@ -604,6 +768,54 @@ mod tests {
         assert_eq!(numbers(&window.pages(&list)), vec![1, 4]);
         assert_eq!(numbers(&slide.entered), vec![4]);
         assert_eq!(numbers(&slide.left), vec![5, 9]);
+    }
+
+    /// Entries 2..8 are a run left to the kernel: they are indexed as one
+    /// range that counts against the budget, are found and contained, and
+    /// never enter or leave; the run goes on as one range when the window
+    /// slides over it.
+    #[test]
+    fn a_run_left_to_the_kernel_is_one_range_counted_against_the_budget() {
+        let mut list = list_of(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101]);
+        let mut left_from = |seq: u64| if (2..8).contains(&seq) { 8 - seq } else { 0 };
+        let mut window = Window::default();
+        let slide = window.slide_skipping(&list, 6, false, &mut left_from);
+        assert_eq!((window.start, window.end), (0, 6));
+        assert_eq!(numbers(&slide.entered), vec![0, 1]);
+        assert_eq!(
+            window.pages.len(),
+            2,
+            "pages 2..6 are not indexed one by one"
+        );
+        assert_eq!(window.page_count(), 6);
+        assert_eq!(numbers(&window.pages(&list)), vec![0, 1, 2, 3, 4, 5]);
+        let four = PageKey { fd: 1, page: 4 };
+        assert_eq!(window.find_from(&list, four, 0), Some(4));
+        assert_eq!(window.find_from(&list, four, 5), None);
+        assert!(window.contains(&list, PageKey { fd: 1, page: 5 }));
+        assert!(!window.contains(&list, PageKey { fd: 1, page: 6 }));
+        list.consume_through(3);
+        let slide = window.slide_skipping(&list, 6, false, &mut left_from);
+        assert_eq!((window.start, window.end), (4, 10));
+        assert_eq!(numbers(&slide.entered), vec![8, 9]);
+        assert_eq!(numbers(&slide.left), vec![0, 1]);
+        assert_eq!(window.runs.len(), 1, "4..8 is one range");
+        assert_eq!(window.run_entries, 4);
+        assert_eq!(
+            window.find_from(&list, PageKey { fd: 1, page: 7 }, 4),
+            Some(7)
+        );
+        let slide = window.slide_skipping(&list, 3, false, &mut left_from);
+        assert_eq!((window.start, window.end), (4, 7));
+        assert_eq!(numbers(&slide.left), vec![8, 9]);
+        assert!(slide.entered.is_empty());
+        assert_eq!(window.run_entries, 3);
+        window.detach(&list);
+        assert_eq!(
+            window.page_count(),
+            0,
+            "a run's pages are not kept past its list"
+        );
     }
 
     /// The first entry of `key` at or after `from` in the window, by a scan

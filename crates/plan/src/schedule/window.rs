@@ -45,7 +45,6 @@ use super::{Due, Rounds, Schedule};
 use crate::access_list::PageKey;
 use crate::core_state::Core;
 use crate::held::Role;
-use crate::ranges::stale_pages;
 use crate::window::Window;
 
 /// The paper's reorder buffer.
@@ -138,16 +137,20 @@ pub(super) fn slide_round(
     refetch_on_eviction: bool,
 ) -> (Vec<PageKey>, Vec<PageKey>) {
     let window = core.window.get_or_insert_with(Window::default);
-    let slide = window.slide(&core.list, budget, core.list_replaced);
+    // The runs left to the kernel are indexed as ranges, not page by
+    // page: they enter the window without entering the round's pages.
+    let (list, readahead) = (&core.list, &mut core.readahead);
+    readahead.restart(list.position(), core.list_replaced);
+    let slide = window.slide_skipping(list, budget, core.list_replaced, &mut |seq| {
+        readahead.left_from(list, seq)
+    });
     core.list.keep_from(window.first_indexed());
-    let deep = core
-        .readahead
-        .scan(&core.list, window.start, window.end, core.list_replaced);
     core.list_replaced = false;
-    let held = &mut core.held;
-    let mut wanted: Vec<PageKey> = stale_pages(&slide.entered, &deep)
+    let (held, readahead) = (&mut core.held, &core.readahead);
+    let mut wanted: Vec<PageKey> = slide
+        .entered
         .into_iter()
-        .filter(|&key| held.fetch(key, Role::Listed))
+        .filter(|&key| !readahead.is_left(key) && held.fetch(key, Role::Listed))
         .collect();
     for key in slide.left {
         core.held.set_role(key, Role::Stale);
