@@ -6,7 +6,8 @@
 //! The client uses libprefetch's default
 //! configuration (budget from /proc/meminfo and the memory cgroup, infill by the device's profile), tunable with the
 //! `LIBPREFETCH_*` variables like a C client's, with a longer list, and the `conservative` schedule for a
-//! database larger than the memory available (the paper's window otherwise).
+//! database larger than the memory available when that memory holds at least an eighth of it (the
+//! paper's window otherwise).
 
 use std::ffi::c_int;
 use std::os::fd::RawFd;
@@ -210,6 +211,9 @@ impl Tracked {
         let changed = Arc::new(AtomicBool::new(false));
         let (config, memory) = config(fd);
         planner.set_memory(memory);
+        planner.set_seek_bound(libprefetch::device::profile(fd).is_some_and(|profile| {
+            profile.break_even_gap_bytes() >= plan::planner::SEEK_BOUND_GAP_BYTES
+        }));
         let planner = Arc::new(Mutex::new(planner));
         let warmth = (config.schedule != Schedule::Conservative).then(Warmth::default);
         let client = {
@@ -461,23 +465,39 @@ fn config(fd: RawFd) -> (Config, u64) {
     (config, memory)
 }
 
+/// The least share of the database the memory available must be for the `conservative` schedule:
+/// 1/this ([`schedule_for`]).
+const CONSERVATIVE_MEMORY_SHARE: u64 = 8;
+
 /// The schedule for a database of `file_bytes` with `memory` bytes available for caching: `window` when
 /// it fits, `conservative` (Cao et al. section 2.4: Belady's MIN run ahead on the list, each replacement
-/// issued once it does no harm) when it does not. An index scan of a database larger than memory reads
-/// table pages again and again; MIN keeps the pages read again soonest, and a list long enough to show
-/// it: the planner's memory is bounded per entry and per budget page (`plan::ENTRY_COST_BYTES`,
+/// issued once it does no harm) when it does not but memory holds at least 1/[`CONSERVATIVE_MEMORY_SHARE`]
+/// of it, and `window` again below that. An index scan of a database larger than memory reads table
+/// pages again and again; MIN keeps the pages read again soonest, and a list long enough to show it:
+/// the planner's memory is bounded per entry and per budget page (`plan::ENTRY_COST_BYTES`,
 /// `plan::BUDGET_PAGE_COST_BYTES`) and a conservative planner may take 1/3 of the memory
-/// (`plan::CONSERVATIVE_LIST_MEMORY_SHARE`), so about 19 budgets of list (7.6 when 200 bytes an entry
-/// were charged: 1.09-1.10M pages against 1.22-1.25M with the 2.8 budgets of 1/8, on the scan below). Measured with the 1 GiB database (`SELECT * FROM customer ORDER BY c_zip`, cold,
+/// (`plan::CONSERVATIVE_LIST_MEMORY_SHARE`), so about 19 budgets of list.
+///
+/// MIN reads fewer pages than the window only by keeping pages between their uses: at most the
+/// memory's share of the file's rereads, and less still behind SQLite's own cache (2 MiB by default),
+/// a first level that has already served every short reuse (Zhou, Philbin and Li, "The Multi-Queue
+/// Replacement Algorithm for Second Level Buffer Caches", USENIX 2001, section 2). Its cost does not
+/// shrink with it: a round every 1/64 of the budget (at nearly every read with the ~120 pages a 6 MiB
+/// cgroup leaves beside the `sqlite3` shell) and a reserve of 1/8 of the budget to fetch ahead into,
+/// too shallow to hide the reads' latency at such budgets. `memory` is probed when the file is
+/// opened, before SQLite's cache has filled from it.
+///
+/// Measured with the 1 GiB database (`SELECT * FROM customer ORDER BY c_zip`, cold,
 /// memory cgroup of 1/4, three runs each, alternated): conservative 1.26-1.28M pages in 15.9-17.4 s
 /// (median 16.3), aggressive 1.35-1.38M in 16.0-17.3 s (median 16.1); window 6.04 GB in 23.5-23.7 s
-/// earlier; stock 86-142 s, 1.60M pages; the optimum 0.72M. (Charged 320 bytes an entry, conservative's
-/// list was 1.8 budgets and it read 1.37-1.38M.) On this machine's disk with all memory free, window
-/// 8.6-9.1 s against aggressive 9.8-11.2 s (stock 11.8-12.5 s). A 64 MiB database in a 16 MiB cgroup:
-/// conservative 84-87k pages in 1.02-1.10 s, aggressive 95-97k in 1.20 s (stock 97k in 5.6 s; the
-/// optimum 79k).
+/// earlier; stock 86-142 s, 1.60M pages; the optimum 0.72M. On this machine's disk with all memory
+/// free, window 8.6-9.1 s against aggressive 9.8-11.2 s (stock 11.8-12.5 s). A 64 MiB database in a
+/// 16 MiB cgroup: conservative 84-87k pages in 1.02-1.10 s, aggressive 95-97k in 1.20 s (stock 97k in
+/// 5.6 s; the optimum 79k). The 25 MiB table of a 90 MiB database (medians of 3): in a 6 MiB cgroup
+/// conservative 0.44x stock, reading 66.9k pages against stock's 56.1k, window 0.97x (56.1k against
+/// 58.0k); in 8 MiB conservative 0.65x with stock's pages, window 1.28x.
 fn schedule_for(file_bytes: u64, memory: u64) -> Schedule {
-    if file_bytes > memory {
+    if file_bytes > memory && memory.saturating_mul(CONSERVATIVE_MEMORY_SHARE) >= file_bytes {
         Schedule::Conservative
     } else {
         Schedule::Window
@@ -600,6 +620,14 @@ mod tests {
         assert_eq!(schedule_for(1 << 30, 256 << 20), Schedule::Conservative);
         assert_eq!(schedule_for(1 << 30, 20 << 30), Schedule::Window);
         assert_eq!(schedule_for(1 << 30, 1 << 30), Schedule::Window);
+    }
+
+    #[test]
+    fn memory_under_an_eighth_of_the_database_gets_the_window() {
+        assert_eq!(schedule_for(90 << 20, 6 << 20), Schedule::Window);
+        assert_eq!(schedule_for(90 << 20, 8 << 20), Schedule::Window);
+        assert_eq!(schedule_for(96 << 20, 12 << 20), Schedule::Conservative);
+        assert_eq!(schedule_for(64 << 20, 12 << 20), Schedule::Conservative);
     }
 
     #[test]

@@ -55,9 +55,13 @@ use crate::format::PageKind;
 /// reads one to three leaves, and then costs no read and no advice at all (with 3, a `LIMIT 200` that
 /// reached a third leaf read 205 pages against stock's 84: the index structure and a first stretch).
 pub const MIN_LEAVES: usize = 4;
-/// A table smaller than this share of the memory available for caching is left alone (it stays
-/// cached once read, and following its scan costs more than it saves on this machine's disk: a 25 MiB
-/// table with 20 GiB available, cold, 1.3-1.7 s against stock's 1.0-1.1 s; a 1 GiB table, 1.5x faster).
+/// A table smaller than this share of the memory available for caching is left alone, on a device
+/// that is not seek-bound ([`ScanPlanner::set_seek_bound`]): it stays cached once read, so following
+/// saves at most one request per table page, and costs a followed read (1.5-2 us) per row, dozens a
+/// page; on this machine's disk (a far request 8 us) a 25 MiB table with 20 GiB available, cold, took
+/// 1.3-1.7 s followed against stock's 1.0-1.1 s (a 1 GiB table, 1.5x faster). On a seek-bound device
+/// a far request costs milliseconds, more than following every row of its page, and every table is
+/// followed.
 const SMALL_TABLE_SHARE: u64 = 64;
 /// A table between half and twice the memory available is left alone as well: stock SQLite finds most of
 /// its pages cached still, and following churns the cache (a 25 MiB table in a 22.5 MiB memory cgroup:
@@ -250,6 +254,8 @@ pub struct ScanPlanner {
     table_reads: u64,
     /// Bytes of memory available for caching (`None`: not known, every table is followed).
     memory: Option<u64>,
+    /// Whether the file's device is seek-bound: small tables are then followed too.
+    seek_bound: bool,
     /// The last table leaves read, newest last (at most [`RECENT_TABLE_READS`]).
     recent_table_reads: VecDeque<u32>,
     decisions: Decisions,
@@ -271,6 +277,7 @@ impl ScanPlanner {
             active: None,
             handed_out: None,
             memory: None,
+            seek_bound: false,
             table_reads: 0,
             recent_table_reads: VecDeque::new(),
             decisions: Decisions::default(),
@@ -298,6 +305,13 @@ impl ScanPlanner {
     /// and [`ABOUT_MEMORY`]).
     pub fn set_memory(&mut self, bytes: u64) {
         self.memory = Some(bytes);
+    }
+
+    /// Tells the planner whether the file's device is seek-bound: its far request's cost, in bytes of
+    /// transfer (the device profile's break-even gap), is `plan::planner::SEEK_BOUND_GAP_BYTES` or more. A
+    /// small table is then followed as well (see [`SMALL_TABLE_SHARE`]).
+    pub fn set_seek_bound(&mut self, seek_bound: bool) {
+        self.seek_bound = seek_bound;
     }
 
     /// What the planner decided so far.
@@ -606,13 +620,15 @@ impl ScanPlanner {
         };
         let page_size = u64::from(opened(&self.db)?.header().page_size);
         let file_bytes = u64::from(opened(&self.db)?.page_count()) * page_size;
-        if file_bytes.saturating_mul(SMALL_TABLE_SHARE) < memory {
+        let seek_bound = self.seek_bound;
+        let small = |bytes: u64| !seek_bound && bytes.saturating_mul(SMALL_TABLE_SHARE) < memory;
+        if small(file_bytes) {
             return Ok(false);
         }
         let map = table_map(&mut self.cache.tables, opened(&self.db)?, table_root)?;
         let bytes = map.estimated_leaves() * page_size;
         let (low, high) = ABOUT_MEMORY;
-        let small = bytes.saturating_mul(SMALL_TABLE_SHARE) < memory;
+        let small = small(bytes);
         let about_memory = bytes.saturating_mul(2) >= memory * low && bytes < memory * high;
         Ok(!small && !about_memory)
     }
