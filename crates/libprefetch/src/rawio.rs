@@ -23,17 +23,20 @@ pub(crate) fn read_to_string(path: impl rustix::path::Arg) -> Option<String> {
 /// The first 64 KiB of `path`, or `None` if it cannot be read.
 pub(crate) fn read_bytes(path: impl rustix::path::Arg) -> Option<Vec<u8>> {
     let fd = openat(CWD, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;
-    let mut bytes = vec![0u8; MAX_BYTES];
-    let mut filled = 0;
-    while filled < bytes.len() {
-        match read(&fd, &mut bytes[filled..]) {
+    // Read by the page into what the file holds: a zeroed 64 KiB buffer
+    // cost more than the read of a 2 KB `/proc` file (the memory probe
+    // reads one every 10 ms of a round).
+    let mut chunk = [0u8; 4096];
+    let mut bytes = Vec::new();
+    while bytes.len() < MAX_BYTES {
+        let want = chunk.len().min(MAX_BYTES - bytes.len());
+        match read(&fd, &mut chunk[..want]) {
             Ok(0) => break,
-            Ok(n) => filled += n,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
             Err(rustix::io::Errno::INTR) => continue,
             Err(_) => return None,
         }
     }
-    bytes.truncate(filled);
     Some(bytes)
 }
 
@@ -46,6 +49,17 @@ mod tests {
         let text = read_to_string("/proc/self/status").expect("/proc/self/status");
         assert!(text.starts_with("Name:"), "{text}");
         assert!(text.contains("\nPid:"), "{text}");
+    }
+
+    #[test]
+    fn a_file_of_several_pages_is_read_whole_up_to_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("long");
+        let contents: Vec<u8> = (0..MAX_BYTES + 5000).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &contents).unwrap();
+        assert_eq!(read_bytes(&path).unwrap(), contents[..MAX_BYTES]);
+        std::fs::write(&path, &contents[..9000]).unwrap();
+        assert_eq!(read_bytes(&path).unwrap(), contents[..9000]);
     }
 
     #[test]

@@ -818,6 +818,21 @@ mod tests {
         );
     }
 
+    /// The entries from `seq` that continue its page one by one, when there
+    /// are two or more and the first page is even; else 0.
+    fn run_from(list: &AccessList, seq: u64) -> u64 {
+        let Some(first) = list.get(seq).map(|entry| entry.key) else {
+            return 0;
+        };
+        let continues = |n: u64| list.get(seq + n).map(|e| e.key.page) == Some(first.page + n);
+        let len = (1..).find(|&n| !continues(n)).unwrap_or(1);
+        if first.page % 2 == 0 && len >= 2 {
+            len
+        } else {
+            0
+        }
+    }
+
     /// The first entry of `key` at or after `from` in the window, by a scan
     /// of the list.
     fn scan_from(list: &AccessList, window: &Window, key: PageKey, from: u64) -> Option<u64> {
@@ -871,6 +886,44 @@ mod tests {
                             scan_from(&list, &window, key, from)
                         );
                     }
+                }
+            }
+        }
+
+        /// The same with runs left to the kernel (every run of adjacent
+        /// pages from an even page): lookups still agree with a scan, and
+        /// the window's pages and run entries stay within the budget.
+        #[test]
+        fn find_from_agrees_with_a_scan_with_runs(
+            steps in proptest::collection::vec(
+                (0u64..3, proptest::collection::vec(0u64..4, 0..60), 1u64..6),
+                1..20,
+            ),
+        ) {
+            let mut list = AccessList::with_capacity(100_000);
+            let mut window = Window::default();
+            for (reads, appended, budget) in steps {
+                let target = list.position() + reads;
+                if target > 0 && target <= list.end_seq() {
+                    list.consume_through(target - 1);
+                }
+                list.request(&entries(&appended), Mode::APPEND);
+                let runs_of = &list;
+                window.slide_skipping(&list, budget, false, &mut |seq| run_from(runs_of, seq));
+                list.keep_from(window.first_indexed());
+                prop_assert!(window.counted() <= budget);
+                for page in 0..5 {
+                    let key = PageKey { fd: 1, page };
+                    for from in window.start.saturating_sub(2)..window.end + 2 {
+                        prop_assert_eq!(
+                            window.find_from(&list, key, from),
+                            scan_from(&list, &window, key, from)
+                        );
+                    }
+                    prop_assert_eq!(
+                        window.contains(&list, key),
+                        scan_from(&list, &window, key, window.start).is_some()
+                    );
                 }
             }
         }
