@@ -17,6 +17,8 @@
 //! - [`readahead`]: the listed pages the kernel's read-ahead serves itself,
 //!   which the planner leaves to it.
 //! - [`planner`]: the state machine that ties them together per client.
+//! - `schedule`: the planner's schedules (when a round fetches and what it
+//!   drops), one file each behind one trait.
 //! - [`recording`]: the text format of `prefetch record`'s recordings.
 //! - [`stream`]: sequential and strided streams of unmodified readers, and the windows
 //!   competitive prefetching advises ahead of them (TR840 sections 3 and 4).
@@ -24,13 +26,16 @@
 pub mod access_list;
 pub mod aimd;
 pub mod competitive;
+mod core_state;
 pub mod evict;
 pub mod held;
 pub mod min_ahead;
 pub mod planner;
+mod planner_types;
 pub mod ranges;
 pub mod readahead;
 pub mod recording;
+mod schedule;
 pub mod stream;
 pub mod window;
 
