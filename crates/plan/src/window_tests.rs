@@ -175,10 +175,54 @@ fn a_hot_page_is_found_from_anywhere_and_shrinks_back() {
     assert_eq!(window.find_from(&list, hot, 27), Some(27));
 }
 
+/// Reads, appends and budget changes, then after each: `find_from` from any
+/// sequence number (and, with runs, `contains`) agrees with a scan of the
+/// list, and with runs the window's count stays within the budget. With
+/// `with_runs`, every run of adjacent pages from an even page is left to
+/// the kernel.
+fn lookups_agree_with_a_scan(
+    steps: Vec<(u64, Vec<u64>, u64)>,
+    with_runs: bool,
+) -> Result<(), TestCaseError> {
+    let mut list = AccessList::with_capacity(100_000);
+    let mut window = Window::default();
+    for (reads, appended, budget) in steps {
+        let target = list.position() + reads;
+        if target > 0 && target <= list.end_seq() {
+            list.consume_through(target - 1);
+        }
+        list.request(&entries(&appended), Mode::APPEND);
+        if with_runs {
+            let runs_of = &list;
+            window.slide_skipping(&list, budget, false, &mut |seq| run_from(runs_of, seq));
+        } else {
+            window.slide(&list, budget, false);
+        }
+        list.keep_from(window.first_indexed());
+        if with_runs {
+            prop_assert!(window.counted() <= budget);
+        }
+        for page in 0..5 {
+            let key = PageKey { fd: 1, page };
+            for from in window.start.saturating_sub(2)..window.end + 2 {
+                prop_assert_eq!(
+                    window.find_from(&list, key, from),
+                    scan_from(&list, &window, key, from)
+                );
+            }
+            if with_runs {
+                prop_assert_eq!(
+                    window.contains(&list, key),
+                    scan_from(&list, &window, key, window.start).is_some()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest! {
-    /// Few distinct pages, so chains grow long and pages turn hot:
-    /// after every read, append and budget change, `find_from` from any
-    /// sequence number agrees with a scan of the list.
+    /// Few distinct pages, so chains grow long and pages turn hot.
     #[test]
     fn find_from_agrees_with_a_scan(
         steps in proptest::collection::vec(
@@ -186,31 +230,10 @@ proptest! {
             1..20,
         ),
     ) {
-        let mut list = AccessList::with_capacity(100_000);
-        let mut window = Window::default();
-        for (reads, appended, budget) in steps {
-            let target = list.position() + reads;
-            if target > 0 && target <= list.end_seq() {
-                list.consume_through(target - 1);
-            }
-            list.request(&entries(&appended), Mode::APPEND);
-            window.slide(&list, budget, false);
-            list.keep_from(window.first_indexed());
-            for page in 0..5 {
-                let key = PageKey { fd: 1, page };
-                for from in window.start.saturating_sub(2)..window.end + 2 {
-                    prop_assert_eq!(
-                        window.find_from(&list, key, from),
-                        scan_from(&list, &window, key, from)
-                    );
-                }
-            }
-        }
+        lookups_agree_with_a_scan(steps, false)?;
     }
 
-    /// The same with runs left to the kernel (every run of adjacent
-    /// pages from an even page): lookups still agree with a scan, and
-    /// the window's pages and run entries stay within the budget.
+    /// The same with runs left to the kernel.
     #[test]
     fn find_from_agrees_with_a_scan_with_runs(
         steps in proptest::collection::vec(
@@ -218,31 +241,6 @@ proptest! {
             1..20,
         ),
     ) {
-        let mut list = AccessList::with_capacity(100_000);
-        let mut window = Window::default();
-        for (reads, appended, budget) in steps {
-            let target = list.position() + reads;
-            if target > 0 && target <= list.end_seq() {
-                list.consume_through(target - 1);
-            }
-            list.request(&entries(&appended), Mode::APPEND);
-            let runs_of = &list;
-            window.slide_skipping(&list, budget, false, &mut |seq| run_from(runs_of, seq));
-            list.keep_from(window.first_indexed());
-            prop_assert!(window.counted() <= budget);
-            for page in 0..5 {
-                let key = PageKey { fd: 1, page };
-                for from in window.start.saturating_sub(2)..window.end + 2 {
-                    prop_assert_eq!(
-                        window.find_from(&list, key, from),
-                        scan_from(&list, &window, key, from)
-                    );
-                }
-                prop_assert_eq!(
-                    window.contains(&list, key),
-                    scan_from(&list, &window, key, window.start).is_some()
-                );
-            }
-        }
+        lookups_agree_with_a_scan(steps, true)?;
     }
 }
