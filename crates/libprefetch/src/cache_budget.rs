@@ -260,22 +260,26 @@ pub(crate) fn batch_bytes() -> Option<u64> {
 
 /// The program is about to read `[offset, end)` of `fd`, the file `file`.
 pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
-    on_pages(fd, file, offset, end, false);
+    on_pages(fd, FileId::from(file), offset, end, false);
 }
 
-/// The program wrote (or had the kernel copy into) `[offset, end)` of `fd`, the file `file`:
+/// The kernel read `[offset, end)` of `fd`, the file `id`, for the program (a copy's source).
+pub(crate) fn on_pages_read(fd: RawFd, id: FileId, offset: u64, end: u64) {
+    on_pages(fd, id, offset, end, false);
+}
+
+/// The program wrote (or had the kernel copy into) `[offset, end)` of `fd`, the file `id`:
 /// its pages count as read, and leave, once the budget lets them go, when clean.
-pub(crate) fn on_write(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
-    on_pages(fd, file, offset, end, true);
+pub(crate) fn on_write(fd: RawFd, id: FileId, offset: u64, end: u64) {
+    on_pages(fd, id, offset, end, true);
 }
 
 /// Counts `[offset, end)` of `fd` and drops the victims this makes, with the runs left dirty
 /// before.
-fn on_pages(fd: RawFd, file: &FileStat, offset: u64, end: u64, written: bool) {
+fn on_pages(fd: RawFd, id: FileId, offset: u64, end: u64, written: bool) {
     let Some(Ok(mut state)) = STATE.get().map(Mutex::try_lock) else {
         return;
     };
-    let id = FileId::from(file);
     let number = state.number(id, fd);
     let page = state.page_size;
     let known = &mut state.files[number as usize];

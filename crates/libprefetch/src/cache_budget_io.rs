@@ -6,6 +6,9 @@
 //! only regular files count (not pipes, sockets or terminals). Without a budget each costs one
 //! atomic load.
 //!
+//! The file a descriptor names is remembered between calls (`cache_budget_fds.rs`): one `fstat`
+//! per descriptor until the program closes one, not one per call.
+//!
 //! Same contract as the read path (`track.rs`): errno is saved and restored, a panic is caught,
 //! and the library's own writes pass untold (the re-entrancy guard).
 //!
@@ -15,9 +18,9 @@
 use std::os::fd::RawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::cache_budget;
-use crate::filestat::FileStat;
+use crate::descriptors::FileId;
 use crate::guard::{CancelGuard, ErrnoGuard, Reentry};
+use crate::{cache_budget, cache_budget_fds};
 
 /// True if a page-cache budget runs in this process (the interposers' first check).
 pub fn budget_running() -> bool {
@@ -40,10 +43,10 @@ pub fn note_written(fd: RawFd, offset: Option<u64>, len: u64) {
 /// The kernel read `len` bytes of `fd` for the program (a copy's source) at `offset`, or, with
 /// `None`, ending at its file position now.
 pub fn note_copied_from(fd: RawFd, offset: Option<u64>, len: u64) {
-    tell(fd, offset, len, cache_budget::on_read);
+    tell(fd, offset, len, cache_budget::on_pages_read);
 }
 
-fn tell(fd: RawFd, offset: Option<u64>, len: u64, count: fn(RawFd, &FileStat, u64, u64)) {
+fn tell(fd: RawFd, offset: Option<u64>, len: u64, count: fn(RawFd, FileId, u64, u64)) {
     if fd < 0 || len == 0 || !cache_budget::running() {
         return;
     }
@@ -53,13 +56,13 @@ fn tell(fd: RawFd, offset: Option<u64>, len: u64, count: fn(RawFd, &FileStat, u6
     let _errno = ErrnoGuard::save();
     let _no_cancel = CancelGuard::hold();
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        let Some(file) = FileStat::of(fd) else {
+        let Some(file) = cache_budget_fds::regular_file(fd) else {
             return;
         };
         let Some(start) = offset.or_else(|| position(fd)?.checked_sub(len)) else {
             return;
         };
-        count(fd, &file, start, start.saturating_add(len));
+        count(fd, file, start, start.saturating_add(len));
     }));
 }
 

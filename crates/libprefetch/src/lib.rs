@@ -23,6 +23,7 @@ mod advice;
 mod advice_thread;
 mod cache_budget;
 mod cache_budget_closed;
+mod cache_budget_fds;
 mod cache_budget_io;
 pub mod capi;
 mod client;
