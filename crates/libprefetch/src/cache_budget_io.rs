@@ -16,10 +16,9 @@
 //! the cache like a read one, and leaves in the policy's order, once clean.
 
 use std::os::fd::RawFd;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::descriptors::FileId;
-use crate::guard::{CancelGuard, ErrnoGuard, Reentry};
+use crate::guard::as_library;
 use crate::{cache_budget, cache_budget_fds};
 
 /// True if a page-cache budget runs in this process (the interposers' first check).
@@ -50,12 +49,7 @@ fn tell(fd: RawFd, offset: Option<u64>, len: u64, count: fn(RawFd, FileId, u64, 
     if fd < 0 || len == 0 || !cache_budget::running() {
         return;
     }
-    let Some(_inside) = Reentry::enter() else {
-        return;
-    };
-    let _errno = ErrnoGuard::save();
-    let _no_cancel = CancelGuard::hold();
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+    as_library(|| {
         let Some(file) = cache_budget_fds::regular_file(fd) else {
             return;
         };
@@ -63,7 +57,7 @@ fn tell(fd: RawFd, offset: Option<u64>, len: u64, count: fn(RawFd, FileId, u64, 
             return;
         };
         count(fd, file, start, start.saturating_add(len));
-    }));
+    });
 }
 
 /// The file position of `fd`.

@@ -93,6 +93,18 @@ impl Drop for CancelGuard {
     }
 }
 
+/// Runs `work` as the library's own work inside an interposed call: not
+/// when the library is already inside (re-entry), with the application's
+/// errno kept, cancellation held off, and a panic stopped at the boundary.
+pub fn as_library(work: impl FnOnce()) {
+    let Some(_inside) = Reentry::enter() else {
+        return;
+    };
+    let _errno = ErrnoGuard::save();
+    let _no_cancel = CancelGuard::hold();
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

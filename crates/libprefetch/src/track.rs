@@ -16,7 +16,7 @@
 use std::os::fd::RawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::guard::{CancelGuard, ErrnoGuard, Reentry};
+use crate::guard::{as_library, ErrnoGuard, Reentry};
 use crate::observe;
 use crate::registry::{follow_regions, globals_if_started, Globals};
 
@@ -104,12 +104,7 @@ fn track(fd: RawFd, offset: Option<u64>, len: u64) {
     if (!observing && globals.is_none()) || fd < 0 || len == 0 {
         return;
     }
-    let Some(_inside) = Reentry::enter() else {
-        return;
-    };
-    let _errno = ErrnoGuard::save();
-    let _no_cancel = CancelGuard::hold();
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+    as_library(|| {
         let Some(offset) = offset.or_else(|| current_position(fd)) else {
             return;
         };
@@ -119,7 +114,7 @@ fn track(fd: RawFd, offset: Option<u64>, len: u64) {
         if let Some(globals) = globals {
             follow_regions(globals, fd, offset, len);
         }
-    }));
+    });
 }
 
 /// The file position of `fd`, or `None` for unseekable descriptors.
