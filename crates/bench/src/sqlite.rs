@@ -396,6 +396,15 @@ pub(crate) struct EmulatedMount {
     _dir: TempDir,
 }
 
+/// The directory holding `db`, absolute: a bare file name's parent is "", which `prefetch
+/// emulate` refuses as its backing directory.
+fn backing_dir(db: &Path) -> Result<PathBuf> {
+    let db = std::path::absolute(db)?;
+    db.parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| anyhow!("{} has no directory", db.display()))
+}
+
 /// A temporary directory removed on drop.
 struct TempDir(PathBuf);
 
@@ -407,10 +416,7 @@ impl Drop for TempDir {
 
 impl EmulatedMount {
     pub(crate) fn start(opts: &BenchOptions) -> Result<EmulatedMount> {
-        let backing = opts
-            .db
-            .parent()
-            .ok_or_else(|| anyhow!("{} has no directory", opts.db.display()))?;
+        let backing = backing_dir(&opts.db)?;
         let dir = TempDir(
             std::env::temp_dir().join(format!("prefetch-sqlite-emulated-{}", std::process::id())),
         );
@@ -481,6 +487,17 @@ pub(crate) fn measure_emulated(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--db unicode.db` (a bare name) mounts the current directory.
+    #[test]
+    fn a_bare_database_name_is_backed_by_the_current_directory() {
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(backing_dir(Path::new("unicode.db")).unwrap(), here);
+        assert_eq!(
+            backing_dir(Path::new("/data/unicode.db")).unwrap(),
+            Path::new("/data")
+        );
+    }
 
     #[test]
     fn settings_parse_by_name() {
