@@ -211,13 +211,9 @@ impl Tracked {
         let changed = Arc::new(AtomicBool::new(false));
         let (config, memory) = config(fd);
         planner.set_memory(memory);
-        if let Some(profile) = libprefetch::device::profile(fd)
-            .filter(|p| p.break_even_gap_bytes() >= plan::planner::SEEK_BOUND_GAP_BYTES)
-        {
-            planner.set_seek_bound(true);
-            let growth = plan::planner::growth_factor(profile.request_cost_pages(page_size()));
-            planner.set_lookahead_growth(usize::try_from(growth).unwrap_or(usize::MAX));
-        }
+        planner.set_seek_bound(libprefetch::device::profile(fd).is_some_and(|profile| {
+            profile.break_even_gap_bytes() >= plan::planner::SEEK_BOUND_GAP_BYTES
+        }));
         let planner = Arc::new(Mutex::new(planner));
         let warmth = (config.schedule != Schedule::Conservative).then(Warmth::default);
         let client = {

@@ -17,8 +17,7 @@
 //!   the table's interior pages (hundreds for a 1 GiB table), more than such a query reads at all;
 //! * **a table leaf with a marked leaf of the listed scan behind it, or a later leaf of that scan** (the
 //!   list runs short: libprefetch calls back when what is left of it is below its budget): `Append` the
-//!   next stretch of leaves, [`GROWTH`] times longer than the last (on a seek-bound device, the device's
-//!   far cost times: [`ScanPlanner::set_lookahead_growth`]), or `Keep` once the list runs to the
+//!   next stretch of leaves, [`GROWTH`] times longer than the last, or `Keep` once the list runs to the
 //!   end of the index. Entries already listed are never handed over again, so libprefetch never advises
 //!   a page twice for one scan, and a scan that stops (a `LIMIT`, a cursor closed early) leaves at most
 //!   about [`GROWTH`] times what it read listed. When libprefetch's list is full and takes only part of
@@ -257,9 +256,6 @@ pub struct ScanPlanner {
     memory: Option<u64>,
     /// Whether the file's device is seek-bound: small tables are then followed too.
     seek_bound: bool,
-    /// What each appended stretch multiplies the lookahead by: [`GROWTH`], or the device's far cost on
-    /// a seek-bound device ([`ScanPlanner::set_lookahead_growth`]).
-    growth: usize,
     /// The last table leaves read, newest last (at most [`RECENT_TABLE_READS`]).
     recent_table_reads: VecDeque<u32>,
     decisions: Decisions,
@@ -282,7 +278,6 @@ impl ScanPlanner {
             handed_out: None,
             memory: None,
             seek_bound: false,
-            growth: GROWTH,
             table_reads: 0,
             recent_table_reads: VecDeque::new(),
             decisions: Decisions::default(),
@@ -317,14 +312,6 @@ impl ScanPlanner {
     /// small table is then followed as well (see [`SMALL_TABLE_SHARE`]).
     pub fn set_seek_bound(&mut self, seek_bound: bool) {
         self.seek_bound = seek_bound;
-    }
-
-    /// Makes each appended stretch `growth` (at least [`GROWTH`]) times longer than the last instead of
-    /// [`GROWTH`]: on a seek-bound device each stretch is its own C-LOOK sweep of scattered pages, a
-    /// near request each, so the list grows by the device's far cost as libprefetch's window does
-    /// (`plan::planner::growth_factor`); the window's own slow start still bounds what is advised.
-    pub fn set_lookahead_growth(&mut self, growth: usize) {
-        self.growth = growth.max(GROWTH);
     }
 
     /// What the planner decided so far.
@@ -693,7 +680,7 @@ impl ScanPlanner {
         let grown = if entries.is_empty() {
             scan.lookahead
         } else {
-            scan.lookahead.saturating_mul(self.growth)
+            scan.lookahead.saturating_mul(GROWTH)
         };
         self.scans.insert(
             root,
@@ -719,7 +706,7 @@ impl ScanPlanner {
         let next = Scan {
             pos,
             listed_end: end.max(pos + 1),
-            lookahead: FIRST_LOOKAHEAD.saturating_mul(self.growth),
+            lookahead: FIRST_LOOKAHEAD.saturating_mul(GROWTH),
             listed_into_leaf: 0,
             ..before
         };

@@ -145,26 +145,6 @@ fn scan_from_the_first_leaf_lists_a_growing_stretch_of_the_index() {
 }
 
 #[test]
-fn on_a_seek_bound_device_the_stretch_grows_by_the_devices_factor() {
-    let f = fixture(30_000);
-    let growth = 3;
-    let first = MIN_LEAVES - 1;
-    let from = first + FIRST_LOOKAHEAD;
-    let end = from + FIRST_LOOKAHEAD * growth;
-    assert!(f.leaves.len() > end, "{}", f.leaves.len());
-    let mut p = planner(&f.path);
-    p.set_lookahead_growth(growth);
-    let list = start_scan(&mut p, &f, 0);
-    assert_eq!(list, expected(&f, &f.leaves[first..from], true));
-    let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
-    let Plan::Append(more) = p.plan(Some(offset(f.leaves[first + 1].page)), table_page) else {
-        panic!("a table read behind a mark must extend the list");
-    };
-    // growth times FIRST_LOOKAHEAD leaves, not GROWTH times: one sweep where doubling takes several.
-    assert_eq!(more, expected(&f, &f.leaves[from..end], true));
-}
-
-#[test]
 fn forward_scan_elsewhere_lists_table_pages_in_index_order_with_leaves_marked() {
     let f = fixture(30_000);
     let start = 10;
