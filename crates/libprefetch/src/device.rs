@@ -104,12 +104,6 @@ pub(crate) fn readahead_pages(fd: RawFd, page_size: u64) -> u64 {
     Facts::of(fd).readahead_pages(page_size)
 }
 
-/// The stored profile of `fd`'s device, if usable for the file's mount
-/// (the SQLite extension asks whether the device is seek-bound).
-pub fn profile(fd: RawFd) -> Option<crate::profile::DeviceProfile> {
-    Facts::of(fd).profile
-}
-
 /// Major and minor number of the device holding `fd`'s file.
 pub(crate) fn device_of(fd: RawFd) -> Option<(u32, u32)> {
     let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();

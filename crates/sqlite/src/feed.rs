@@ -211,9 +211,6 @@ impl Tracked {
         let changed = Arc::new(AtomicBool::new(false));
         let (config, memory) = config(fd);
         planner.set_memory(memory);
-        planner.set_seek_bound(libprefetch::device::profile(fd).is_some_and(|profile| {
-            profile.break_even_gap_bytes() >= plan::planner::SEEK_BOUND_GAP_BYTES
-        }));
         let planner = Arc::new(Mutex::new(planner));
         let warmth = (config.schedule != Schedule::Conservative).then(Warmth::default);
         let client = {
