@@ -122,6 +122,7 @@
 use crate::access_list::{AccessList, Entry, Mode, PageKey};
 use crate::aimd::Aimd;
 use crate::core_state::Core;
+use crate::evict::partly_read::PartlyRead;
 use crate::held::{Held, Role};
 use crate::ranges::{
     clook_from, merge_with_infill, merge_within_room, reverse_access_runs, split_long, GapPage,
@@ -183,6 +184,8 @@ pub struct Planner {
     /// the sliding schedules, whose rounds come every batch, would ask at
     /// every round while the list is shorter than the budget.
     next_callback_at: u64,
+    /// Held pages a read covered only in part: forgotten, not dropped.
+    partly_read: PartlyRead,
     stats: PlannerStats,
 }
 
@@ -214,6 +217,7 @@ impl Planner {
             round_pending: None,
             exhausted_at: None,
             next_callback_at: 0,
+            partly_read: PartlyRead::default(),
             stats: PlannerStats::default(),
         }
     }
@@ -381,6 +385,15 @@ impl Planner {
         self.core.held.confirm(key);
     }
 
+    /// A followed read covered only part of `key` (it began or ended inside
+    /// it): the rest may be another reader's, so if the plan holds the page
+    /// it will forget it rather than drop it ([`crate::evict::partly_read`]).
+    pub fn note_partly_read(&mut self, key: PageKey) {
+        if self.core.held.contains(key) {
+            self.partly_read.note(key);
+        }
+    }
+
     /// Whether a round should start after the read just accounted; ends a
     /// consumed window's round (window) or an epoch (the others).
     fn round_due(&mut self) -> Due {
@@ -546,6 +559,9 @@ impl Planner {
         mut drops: Vec<PageKey>,
         budget: u64,
     ) -> RoundPlan {
+        let held = &self.core.held;
+        self.partly_read
+            .keep_cached(&mut drops, held.len(), |key| held.contains(key));
         drops.sort_unstable();
         let evict = merge_with_infill(&drops, 0);
         drop(drops);
