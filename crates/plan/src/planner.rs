@@ -184,7 +184,9 @@ pub struct Planner {
     /// the sliding schedules, whose rounds come every batch, would ask at
     /// every round while the list is shorter than the budget.
     next_callback_at: u64,
-    /// Held pages a read covered only in part: forgotten, not dropped.
+    /// The list was given with [`Mode::SHARED_EDGES`]: held pages a read
+    /// covered only in part are forgotten, not dropped.
+    shared_edges: bool,
     partly_read: PartlyRead,
     stats: PlannerStats,
 }
@@ -217,6 +219,7 @@ impl Planner {
             round_pending: None,
             exhausted_at: None,
             next_callback_at: 0,
+            shared_edges: false,
             partly_read: PartlyRead::default(),
             stats: PlannerStats::default(),
         }
@@ -294,7 +297,10 @@ impl Planner {
         if mode.contains(Mode::WHOLE_LIST) {
             self.core.aimd.skip_slow_start();
         }
-        if mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK) {
+        let replaces = mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK);
+        let shared = mode.contains(Mode::SHARED_EDGES);
+        self.shared_edges = shared || (self.shared_edges && !replaces);
+        if replaces {
             // The window reads its pages from the list: it keeps them
             // before the list is replaced.
             if let Some(window) = &mut self.core.window {
@@ -386,10 +392,11 @@ impl Planner {
     }
 
     /// A followed read covered only part of `key` (it began or ended inside
-    /// it): the rest may be another reader's, so if the plan holds the page
-    /// it will forget it rather than drop it ([`crate::evict::partly_read`]).
+    /// it): on a list given with [`Mode::SHARED_EDGES`] the rest is another
+    /// reader's, so if the plan holds the page it will forget it rather than
+    /// drop it ([`crate::evict::partly_read`]).
     pub fn note_partly_read(&mut self, key: PageKey) {
-        if self.core.held.contains(key) {
+        if self.shared_edges && self.core.held.contains(key) {
             self.partly_read.note(key);
         }
     }

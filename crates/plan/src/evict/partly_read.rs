@@ -5,14 +5,17 @@
 //! usually another process's. A plan that drops such a page (`POSIX_FADV_DONTNEED`) behind its
 //! reader takes it from the other reader too: from under its prefetch if the other's turn is
 //! near (a miss, or a premature eviction that halves its budget), and from the page cache,
-//! where the kernel's LRU might have kept it until then, if it is further. So a page that a
-//! followed read covered only in part leaves the plan without advice: the kernel reclaims it
-//! with the other unreferenced pages, and every other page is dropped as before. Libprefetch
+//! where the kernel's LRU might have kept it until then, if it is further. So on a list given
+//! with `PF_SHARED_EDGES` a page that a followed read covered only in part leaves the plan
+//! without advice: the kernel reclaims it with the other unreferenced pages, and every other
+//! page is dropped as before. Not by default: one reader whose own records share the pages
+//! drops them once read, or they crowd its prefetched pages in a small cgroup. Libprefetch
 //! (ATC 2009, section 4.5) drops the previous round's pages the new window does not need;
 //! its application was one reader of whole pages.
 //!
 //! Deviations: a page is "partly read" per read, not per list: two adjacent records on the
-//! same list also leave their shared page to the kernel.
+//! same list also leave their shared page to the kernel (the application decides, by the flag,
+//! whether its edges are shared).
 
 use rustc_hash::FxHashSet;
 
