@@ -669,10 +669,10 @@ impl ClientInner {
             combined.start_round |= outcome.start_round;
         }
         // A page the read begins or ends inside may hold another reader's record too.
-        if offset % self.page_size != 0 {
+        if !offset.is_multiple_of(self.page_size) {
             state.planner.note_partly_read(PageKey { fd, page: first });
         }
-        if (offset + len) % self.page_size != 0 {
+        if !(offset + len).is_multiple_of(self.page_size) {
             state.planner.note_partly_read(PageKey { fd, page: last });
         }
         (combined, Self::after_read(&mut state))

@@ -115,10 +115,10 @@ fn read(planner: &mut Planner, record: (u64, u64), device: &mut Device) {
     for page in first + 1..=last {
         outcome.start_round |= planner.on_read_continued(key(page)).start_round;
     }
-    if offset % PAGE != 0 {
+    if !offset.is_multiple_of(PAGE) {
         planner.note_partly_read(key(first));
     }
-    if (offset + length) % PAGE != 0 {
+    if !(offset + length).is_multiple_of(PAGE) {
         planner.note_partly_read(key(last));
     }
     for page in span {
