@@ -300,6 +300,9 @@ impl Planner {
         let replaces = mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK);
         let shared = mode.contains(Mode::SHARED_EDGES);
         self.shared_edges = shared || (self.shared_edges && !replaces);
+        if !self.shared_edges {
+            self.partly_read = PartlyRead::default();
+        }
         if replaces {
             // The window reads its pages from the list: it keeps them
             // before the list is replaced.

@@ -9,7 +9,7 @@
 //! - [`drop_behind`]: blocks that continue a sequential run leave first, oldest first; the
 //!   others by CLOCK.
 //! - [`partly_read`]: the planner's held pages a read covered only in part, left to the kernel,
-//!   not dropped (another reader may need the rest).
+//!   not dropped, on lists whose edge pages other processes read too (`PF_SHARED_EDGES`).
 //! - [`budget`]: a set of cached blocks kept within a capacity by one of the orders above.
 //!
 //! A block is a `u64` whose neighbours on disk are the numbers one apart (a disk block, or a
