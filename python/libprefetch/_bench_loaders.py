@@ -2,9 +2,9 @@
 
 ``python -m libprefetch.bench workers``: one shuffled epoch over packed records read by one reader and
 by N worker processes shaped as DataLoader's (batches handed round-robin, ``--prefetch-factor`` per
-worker outstanding, each worker fetching its batches in turn and sending each batch's size back), stock (plain ``pread``) and with the library
-(``Records.epoch``, ``RecordDataset``), quiet and with CPU-bound processes beside them (as a
-training job; ``--burners``); the limit is the same records read in offset order with ``O_DIRECT``,
+worker outstanding, each worker fetching its batches in turn and sending each batch's size back),
+stock (plain ``pread``) and with the library (``Records.epoch``, ``RecordDataset``), quiet and with
+CPU-bound processes beside them (as a training job; ``--burners``); the limit is the same records read in offset order with ``O_DIRECT``,
 32 requests of at most 1 MiB in flight. ``--detail`` prints where each worker's time went: waiting
 for its next batch, in its reads, each thread on a core and waiting for one, and its counters.
 
@@ -199,7 +199,13 @@ def loader_shaped(
 
 
 def workers_modes(
-    records: Records, seed: int, order: list[int], workers: int, batch: int, detail: bool = False, prefetch_factor: int = 2
+    records: Records,
+    seed: int,
+    order: list[int],
+    workers: int,
+    batch: int,
+    detail: bool = False,
+    prefetch_factor: int = 2,
 ) -> dict[str, Callable[[], int]]:
     batches = [order[s : s + batch] for s in range(0, len(order), batch)]
     dataset = RecordDataset(records, batch_size=batch, seed=seed)
@@ -213,7 +219,10 @@ def workers_modes(
             [_plain_worker] * workers, [(records, detail)] * workers, batches, prefetch_factor
         ),
         f"libprefetch-{workers}w": lambda: loader_shaped(
-            [_library_worker] * workers, [(dataset, w, workers, detail) for w in range(workers)], batches, prefetch_factor
+            [_library_worker] * workers,
+            [(dataset, w, workers, detail) for w in range(workers)],
+            batches,
+            prefetch_factor,
         ),
         "limit-direct-32": lambda: direct_read(Path(records.path), requests),
     }
