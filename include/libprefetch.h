@@ -119,6 +119,8 @@ extern "C" {
 #define PF_DONE 8          /* the list is complete: start prefetching now    */
 #define PF_WHOLE_LIST 16   /* the application reads all of it: start at the
                               paper's window, 90% of memory, not small      */
+#define PF_SHARED_EDGES 32 /* pages its reads begin or end inside are other
+                              processes' too: leave them, do not drop them  */
 
 /*
  * One future read.  Both spellings used by the paper are accepted:

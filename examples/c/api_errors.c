@@ -96,7 +96,7 @@ static void check_requests(int fd, pf_client_t c)
     struct access_entry no_fd = {{0}, -1, {false}};
     struct pf_stats st;
     expect_error("pf_request_prefetching(NULL client)", pf_request_prefetching(NULL, e, 2, PF_SET) == -1, EINVAL);
-    expect_error("pf_request_prefetching(type 32)", pf_request_prefetching(c, e, 2, 32) == -1, EINVAL);
+    expect_error("pf_request_prefetching(type 64)", pf_request_prefetching(c, e, 2, 64) == -1, EINVAL);
     expect_error("pf_request_prefetching(PF_SET | PF_APPEND)",
                  pf_request_prefetching(c, e, 2, PF_SET | PF_APPEND) == -1, EINVAL);
     expect_error("pf_request_prefetching(NULL array, n 2)", pf_request_prefetching(c, NULL, 2, PF_SET) == -1,

@@ -1,10 +1,10 @@
 """Benchmarks of the data-loader shapes, each row beside the device's limit for the same bytes.
 
 ``python -m libprefetch.bench workers``: one shuffled epoch over packed records read by one reader and
-by N worker processes shaped as DataLoader's (batches handed round-robin, each worker fetching its
-batches in turn and sending each batch's size back), stock (plain ``pread``) and with the library
-(``Records.epoch``, ``RecordDataset``), quiet and with CPU-bound processes beside them (as a
-training job; ``--burners``); the limit is the same records read in offset order with ``O_DIRECT``,
+by N worker processes shaped as DataLoader's (batches handed round-robin, ``--prefetch-factor`` per
+worker outstanding, each worker fetching its batches in turn and sending each batch's size back),
+stock (plain ``pread``) and with the library (``Records.epoch``, ``RecordDataset``), quiet and with
+CPU-bound processes beside them (as a training job; ``--burners``); the limit is the same records read in offset order with ``O_DIRECT``,
 32 requests of at most 1 MiB in flight. ``--detail`` prints where each worker's time went: waiting
 for its next batch, in its reads, each thread on a core and waiting for one, and its counters.
 
@@ -167,8 +167,11 @@ def _library_worker(parent: int, dataset: RecordDataset, worker: int, workers: i
     dataset.stop()
 
 
-def loader_shaped(targets: list[Callable[..., None]], args: list[tuple[Any, ...]], batches: list[list[int]]) -> int:
-    """DataLoader's dispatch: batch ``t`` to worker ``t % N``, 2 per worker outstanding; returns bytes."""
+def loader_shaped(
+    targets: list[Callable[..., None]], args: list[tuple[Any, ...]], batches: list[list[int]], prefetch_factor: int = 2
+) -> int:
+    """DataLoader's dispatch: batch ``t`` to worker ``t % N``, ``prefetch_factor`` per worker outstanding;
+    returns bytes."""
     context = multiprocessing.get_context("fork")
     queues = [context.Queue() for _ in targets]
     results = context.Queue()
@@ -180,7 +183,7 @@ def loader_shaped(targets: list[Callable[..., None]], args: list[tuple[Any, ...]
         process.start()
     cycle = itertools.cycle(range(len(queues)))
     sent = total = 0
-    while sent < min(2 * len(queues), len(batches)):
+    while sent < min(prefetch_factor * len(queues), len(batches)):
         queues[next(cycle)].put(batches[sent])
         sent += 1
     for _ in batches:
@@ -196,7 +199,13 @@ def loader_shaped(targets: list[Callable[..., None]], args: list[tuple[Any, ...]
 
 
 def workers_modes(
-    records: Records, seed: int, order: list[int], workers: int, batch: int, detail: bool = False
+    records: Records,
+    seed: int,
+    order: list[int],
+    workers: int,
+    batch: int,
+    detail: bool = False,
+    prefetch_factor: int = 2,
 ) -> dict[str, Callable[[], int]]:
     batches = [order[s : s + batch] for s in range(0, len(order), batch)]
     dataset = RecordDataset(records, batch_size=batch, seed=seed)
@@ -207,10 +216,13 @@ def workers_modes(
         "stock-1": lambda: sum(len(records[i]) for i in order),
         "libprefetch-1": lambda: sum(len(r) for r in records.epoch(order)),
         f"stock-{workers}w": lambda: loader_shaped(
-            [_plain_worker] * workers, [(records, detail)] * workers, batches
+            [_plain_worker] * workers, [(records, detail)] * workers, batches, prefetch_factor
         ),
         f"libprefetch-{workers}w": lambda: loader_shaped(
-            [_library_worker] * workers, [(dataset, w, workers, detail) for w in range(workers)], batches
+            [_library_worker] * workers,
+            [(dataset, w, workers, detail) for w in range(workers)],
+            batches,
+            prefetch_factor,
         ),
         "limit-direct-32": lambda: direct_read(Path(records.path), requests),
     }
@@ -280,7 +292,9 @@ def workers_benchmark(args: argparse.Namespace) -> None:
     print(f"{len(offsets)} records of 4-64 KiB, {size / GIB:.2f} GiB, {args.workers} workers", file=sys.stderr)
     with Records(path, offsets, lengths) as records:
         order = epoch_order(len(records), args.seed, 0)
-        modes = workers_modes(records, args.seed, order, args.workers, args.batch_size, args.detail)
+        modes = workers_modes(
+            records, args.seed, order, args.workers, args.batch_size, args.detail, args.prefetch_factor
+        )
         rows = run_rows(settings(size, (0, args.burners), args.where), path, modes, args.runs)
     print_rows(rows, f"stock-{args.workers}w")
 
@@ -335,6 +349,17 @@ def tokens_benchmark(args: argparse.Namespace) -> None:
     print(f"\nthe windows' distinct pages: {len(distinct) * page / MIB:.0f} MiB")
 
 
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
 def add_parsers(sub: Any) -> None:
     """The ``workers`` and ``tokens`` subcommands of ``python -m libprefetch.bench``."""
     workers = sub.add_parser("workers", help="one reader and N DataLoader-shaped workers, stock/library/limit")
@@ -345,6 +370,8 @@ def add_parsers(sub: Any) -> None:
     workers.add_argument("--detail", action="store_true",
                          help="print where each worker's time went and its counters (to stderr)")
     workers.add_argument("--batch-size", type=int, default=32, help="records per batch (default 32)")
+    workers.add_argument("--prefetch-factor", type=_positive, default=2,
+                         help="batches outstanding per worker, DataLoader's prefetch_factor (default 2, its default)")
     tokens = sub.add_parser("tokens", help="nanoGPT-style token windows: memmap, pread, TokenWindows, limit")
     tokens.add_argument("--file", default="libprefetch-bench-tokens.bin", help="token file (made if missing)")
     tokens.add_argument("--size-gib", type=float, default=1.0, help="file size in GiB (default 1)")

@@ -32,6 +32,7 @@ from . import _native
 _MODES = {"append": 1, "set": 2, "set_from_mark": 4}
 _DONE = 8
 _WHOLE_LIST = 16
+_SHARED_EDGES = 32
 
 #: Largest offset or size accepted (offsets are signed 64-bit in the kernel).
 _MAX_OFFSET = (1 << 63) - 1
@@ -246,13 +247,17 @@ class Client:
         mode: str = "set",
         done: bool = False,
         whole_list: bool = False,
+        shared_edges: bool = False,
     ) -> int:
         """Updates the access list with the byte ``offsets`` of ``fd`` (any sequence or NumPy array).
 
         ``fd`` may be omitted when the client has exactly one region. ``mode`` is "set" (replace the
         list), "append" or "set_from_mark"; ``done=True`` starts a prefetching round;
         ``whole_list=True`` (``PF_WHOLE_LIST``) says the application will read the whole list, so
-        the window starts at the paper's 90% of memory rather than small. Returns how many entries
+        the window starts at the paper's 90% of memory rather than small; ``shared_edges=True``
+        (``PF_SHARED_EDGES``) says the pages its reads begin or end inside are other processes' too
+        (records packed back to back and shared out among workers), so the library lets them go
+        once read instead of dropping them from under the others. Returns how many entries
         the list accepted (fewer than given once it is full).
         """
         if self._closed:
@@ -262,6 +267,7 @@ class Client:
         data = _offsets_as_bytes(offsets)
         flags = _marks_as_bytes(marks, len(data) // 8)
         bits = _MODES[mode] | (_DONE if done else 0) | (_WHOLE_LIST if whole_list else 0)
+        bits |= _SHARED_EDGES if shared_edges else 0
         accepted = self._native.request(data, self._descriptor(fd), flags, bits)
         _raise_pending()
         return accepted

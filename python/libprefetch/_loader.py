@@ -8,7 +8,10 @@ itself; DataLoader hands the batches of that order to its workers round-robin (b
 records it will read before its first read: the paper's whole future access list (ATC 2009, section
 4.2), one client per worker, disclosed by the callback of section 4.3 as in ``Records.epoch``. The
 workers share one memory budget (section 5.6's concurrent instances): the library divides it by the
-processes of the memory cgroup that hold a list, so the dataset passes it through undivided.
+processes of the memory cgroup that hold a list, so the dataset passes it through undivided. A page
+holding the end of one worker's record and the start of another's is on both lists; each worker's list
+is given with ``PF_SHARED_EDGES``, so a worker lets such a page go once read instead of dropping it from
+under the other's prefetch.
 
 A read that is not the next one of the worker's list (a ``batch_size`` other than the loader's, a
 sampler other than ``dataset.sampler``, persistent workers in a later epoch) ends that worker's
@@ -196,7 +199,8 @@ class _Worker:
     def __init__(self, records: Records, indices: list[int], max_memory: Optional[int]) -> None:
         self.pid = _pid
         self._records = records
-        self._plan = _EpochPlan(records, indices, None)
+        # Shuffled records' edge pages are mostly other workers' too: let them go, do not drop them.
+        self._plan = _EpochPlan(records, indices, None, shared_edges=True)
         self._order, self._length = self._plan.order, len(self._plan.order)
         self._offsets, self._lengths = records._offsets, records._lengths
         self._next = 0

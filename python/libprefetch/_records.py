@@ -206,8 +206,12 @@ class Epoch:
 class _EpochPlan:
     """The access list of an epoch: every page of every record in order, and where the reader is."""
 
-    def __init__(self, records: Records, order: Sequence[int], next_order: Optional[Sequence[int]]) -> None:
+    def __init__(
+        self, records: Records, order: Sequence[int], next_order: Optional[Sequence[int]], shared_edges: bool = False
+    ) -> None:
         self.order = _as_indexes(order, len(records))
+        #: The records' edge pages are other processes' too (``PF_SHARED_EDGES``).
+        self.shared_edges = shared_edges
         page = records._page
         self.pages = array.array("q")
         self.first_page = array.array("q")
@@ -237,11 +241,11 @@ class _EpochPlan:
         view = memoryview(self.pages)
         for batch in range(start, len(self.pages), _BATCH):
             chunk = view[batch : batch + _BATCH]
-            accepted = client.request(chunk, fd=self.region, mode=mode)
+            accepted = client.request(chunk, fd=self.region, mode=mode, shared_edges=self.shared_edges)
             mode = "append"
             if accepted < len(chunk):
                 break
-        client.request((), fd=self.region, mode=mode, done=True)
+        client.request((), fd=self.region, mode=mode, done=True, shared_edges=self.shared_edges)
 
 
 def _as_int64(values: Iterable[int], name: str) -> "array.array[int]":

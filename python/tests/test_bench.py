@@ -1,8 +1,11 @@
 """The benchmark's limit reads exactly the pages of the records it is given; ``--detail`` accounts for
-every worker of a pass."""
+every worker of a pass; any prefetch factor reads every record once, and one below 1 is refused."""
+
+import pytest
 
 from libprefetch import Records, epoch_order, worker_indices
 from libprefetch._bench_loaders import extents, workers_modes
+from libprefetch.bench import main
 
 PAGE = 4096
 
@@ -29,3 +32,19 @@ def test_detail_accounts_for_every_worker_of_a_pass(records_file, capfd):
         mine = worker_indices(order, 8, False, worker, 2)
         assert any(line.strip().startswith(f"{len(mine)}/{len(mine)} records") for line in lines)
     assert sum("plain worker: waiting for batches" in line for line in lines) == 2
+
+
+def test_every_prefetch_factor_reads_every_record_once(records_file):
+    path, offsets, lengths, _ = records_file
+    with Records(path, offsets, lengths) as records:
+        order = epoch_order(len(records), 3, 0)
+        for factor in (1, 5):
+            modes = workers_modes(records, 3, order, workers=2, batch=8, prefetch_factor=factor)
+            assert modes["libprefetch-2w"]() == modes["stock-2w"]() == sum(lengths)
+
+
+def test_a_prefetch_factor_below_one_is_one_clear_error(capfd):
+    with pytest.raises(SystemExit):
+        main(["workers", "--prefetch-factor", "0"])
+    (line,) = [line for line in capfd.readouterr().err.splitlines() if "error" in line]
+    assert "--prefetch-factor: expected a whole number of at least 1, got '0'" in line

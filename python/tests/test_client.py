@@ -73,6 +73,25 @@ def test_a_whole_list_starts_at_the_papers_window(data_file):
     assert budgets == [128 << 10, (64 << 20) * 9 // 10]
 
 
+def test_shared_edges_let_the_pages_reads_end_inside_go_undropped(data_file):
+    """Records of 3.5 pages packed back to back, read in order with a budget far below the list: with
+    ``shared_edges`` the pages a record begins or ends inside are let go, not dropped (the drop decision
+    itself is counted exactly in crates/plan/tests/shared_pages.rs)."""
+    path, _ = data_file
+    length = 7 * PAGE // 2
+    records = [(offset, length) for offset in range(0, 180 * length, length)]
+    pages = [page for offset, size in records for page in range(offset - offset % PAGE, offset + size, PAGE)]
+    dropped = []
+    for shared in (False, True):
+        with libprefetch.Client(max_memory=256 << 10) as client, client.region(path) as region:
+            client.request(pages, done=True, shared_edges=shared)
+            for offset, size in records:
+                assert len(region.pread(size, offset)) == size
+            dropped.append(client.stats().pages_dropped)
+    assert dropped[0] > 0, "the list is longer than the budget: pages behind the reader are dropped"
+    assert dropped[1] < dropped[0], f"the edge pages (one page in seven here) are not dropped: {dropped}"
+
+
 def test_reads_are_followed_except_inside_ignore_accesses(data_file):
     path, data = data_file
     with libprefetch.Client() as client, client.region(path) as region:

@@ -668,6 +668,13 @@ impl ClientInner {
             combined.call_back |= outcome.call_back;
             combined.start_round |= outcome.start_round;
         }
+        // A page the read begins or ends inside may hold another reader's record too.
+        if !offset.is_multiple_of(self.page_size) {
+            state.planner.note_partly_read(PageKey { fd, page: first });
+        }
+        if !(offset + len).is_multiple_of(self.page_size) {
+            state.planner.note_partly_read(PageKey { fd, page: last });
+        }
         (combined, Self::after_read(&mut state))
     }
 

@@ -63,11 +63,16 @@ impl Mode {
     /// so the window starts at the paper's 90% of memory instead of small
     /// (an abandoned list is the reason a window starts small).
     pub const WHOLE_LIST: Mode = Mode(16);
+    /// `PF_SHARED_EDGES`: the pages the list's reads begin or end inside are
+    /// on other processes' lists too (records packed back to back and shared
+    /// out among workers), so once read they are left to the kernel rather
+    /// than dropped ([`crate::evict::partly_read`]).
+    pub const SHARED_EDGES: Mode = Mode(32);
 
     /// Mode from the paper's integer flags; `None` if unknown bits are set or
     /// more than one of APPEND / SET / SET_FROM_MARK is given.
     pub fn from_bits(bits: u32) -> Option<Mode> {
-        if bits & !0x1f != 0 || (bits & 0x7).count_ones() > 1 {
+        if bits & !0x3f != 0 || (bits & 0x7).count_ones() > 1 {
             return None;
         }
         Some(Mode(bits))
@@ -417,8 +422,12 @@ mod tests {
     #[test]
     fn mode_rejects_conflicting_flags() {
         assert!(Mode::from_bits(1 | 2).is_none());
-        assert!(Mode::from_bits(32).is_none());
+        assert!(Mode::from_bits(64).is_none());
         assert_eq!(Mode::from_bits(2 | 16), Some(Mode::SET | Mode::WHOLE_LIST));
+        assert_eq!(
+            Mode::from_bits(1 | 32),
+            Some(Mode::APPEND | Mode::SHARED_EDGES)
+        );
         assert_eq!(Mode::from_bits(2 | 8), Some(Mode::SET | Mode::DONE));
     }
 }

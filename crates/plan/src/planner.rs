@@ -122,6 +122,7 @@
 use crate::access_list::{AccessList, Entry, Mode, PageKey};
 use crate::aimd::Aimd;
 use crate::core_state::Core;
+use crate::evict::partly_read::PartlyRead;
 use crate::held::{Held, Role};
 use crate::ranges::{
     clook_from, merge_with_infill, merge_within_room, reverse_access_runs, split_long, GapPage,
@@ -183,6 +184,10 @@ pub struct Planner {
     /// the sliding schedules, whose rounds come every batch, would ask at
     /// every round while the list is shorter than the budget.
     next_callback_at: u64,
+    /// The list was given with [`Mode::SHARED_EDGES`]: held pages a read
+    /// covered only in part are forgotten, not dropped.
+    shared_edges: bool,
+    partly_read: PartlyRead,
     stats: PlannerStats,
 }
 
@@ -214,6 +219,8 @@ impl Planner {
             round_pending: None,
             exhausted_at: None,
             next_callback_at: 0,
+            shared_edges: false,
+            partly_read: PartlyRead::default(),
             stats: PlannerStats::default(),
         }
     }
@@ -290,7 +297,13 @@ impl Planner {
         if mode.contains(Mode::WHOLE_LIST) {
             self.core.aimd.skip_slow_start();
         }
-        if mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK) {
+        let replaces = mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK);
+        let shared = mode.contains(Mode::SHARED_EDGES);
+        self.shared_edges = shared || (self.shared_edges && !replaces);
+        if !self.shared_edges {
+            self.partly_read = PartlyRead::default();
+        }
+        if replaces {
             // The window reads its pages from the list: it keeps them
             // before the list is replaced.
             if let Some(window) = &mut self.core.window {
@@ -379,6 +392,16 @@ impl Planner {
     /// is later read missing, that is a premature eviction.
     pub fn confirm_cached(&mut self, key: PageKey) {
         self.core.held.confirm(key);
+    }
+
+    /// A followed read covered only part of `key` (it began or ended inside
+    /// it): on a list given with [`Mode::SHARED_EDGES`] the rest is another
+    /// reader's, so if the plan holds the page it will forget it rather than
+    /// drop it ([`crate::evict::partly_read`]).
+    pub fn note_partly_read(&mut self, key: PageKey) {
+        if self.shared_edges && self.core.held.contains(key) {
+            self.partly_read.note(key);
+        }
     }
 
     /// Whether a round should start after the read just accounted; ends a
@@ -546,6 +569,9 @@ impl Planner {
         mut drops: Vec<PageKey>,
         budget: u64,
     ) -> RoundPlan {
+        let held = &self.core.held;
+        self.partly_read
+            .keep_cached(&mut drops, held.len(), |key| held.contains(key));
         drops.sort_unstable();
         let evict = merge_with_infill(&drops, 0);
         drop(drops);

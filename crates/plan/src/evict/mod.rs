@@ -8,6 +8,8 @@
 //! - [`lru`]: strict LRU.
 //! - [`drop_behind`]: blocks that continue a sequential run leave first, oldest first; the
 //!   others by CLOCK.
+//! - [`partly_read`]: the planner's held pages a read covered only in part, left to the kernel,
+//!   not dropped, on lists whose edge pages other processes read too (`PF_SHARED_EDGES`).
 //! - [`budget`]: a set of cached blocks kept within a capacity by one of the orders above.
 //!
 //! A block is a `u64` whose neighbours on disk are the numbers one apart (a disk block, or a
@@ -18,6 +20,7 @@ pub mod clock;
 pub mod drop_behind;
 pub mod dulo;
 pub mod lru;
+pub mod partly_read;
 
 /// A block number: adjacent numbers are adjacent on disk.
 pub type Block = u64;
