@@ -663,11 +663,9 @@ impl ClientInner {
         let (_, mut combined) = state
             .planner
             .on_read(PageKey { fd, page: first }, first_resident);
-        for page in first + 1..=last {
-            let outcome = state.planner.on_read_continued(PageKey { fd, page });
-            combined.call_back |= outcome.call_back;
-            combined.start_round |= outcome.start_round;
-        }
+        let rest = state.planner.on_read_rest(fd, first + 1..last + 1);
+        combined.call_back |= rest.call_back;
+        combined.start_round |= rest.start_round;
         (combined, Self::after_read(&mut state))
     }
 
