@@ -381,6 +381,12 @@ impl Planner {
         outcome
     }
 
+    /// The end (exclusive) of the run of adjacent pages left to the
+    /// kernel's read-ahead that holds `key`, if one does.
+    pub fn left_run_end(&self, key: PageKey) -> Option<u64> {
+        self.core.readahead.run_end(key)
+    }
+
     /// Consumes `key` if it is the next entry, with no other effect: for a
     /// read already accounted once, placed again on a list its callback
     /// replaced (the read's pages are read, whatever the new list says).
