@@ -363,13 +363,11 @@ impl Planner {
         let quiet_until = self.rounds.quiet_until(&self.core);
         for page in pages {
             let key = PageKey { fd, page };
-            let position = self.core.list.position();
-            if self.core.list.get(position).is_none_or(|e| e.key != key) {
+            if !self.core.list.consume_next(key) {
                 continue;
             }
-            self.core.list.consume_through(position);
             self.core.held.on_read(key, true);
-            if self.round_pending.is_none() && position + 1 < quiet_until {
+            if self.round_pending.is_none() && self.core.list.position() < quiet_until {
                 continue;
             }
             let due = self.round_due();
@@ -391,12 +389,7 @@ impl Planner {
     /// read already accounted once, placed again on a list its callback
     /// replaced (the read's pages are read, whatever the new list says).
     pub fn consume_if_next(&mut self, key: PageKey) -> bool {
-        let position = self.core.list.position();
-        let next = self.core.list.get(position).is_some_and(|e| e.key == key);
-        if next {
-            self.core.list.consume_through(position);
-        }
-        next
+        self.core.list.consume_next(key)
     }
 
     /// The caller's probe saw `key` in memory: if the plan keeps it and it
