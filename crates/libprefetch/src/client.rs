@@ -171,6 +171,8 @@ struct State {
     misses: u64,
     callbacks: u64,
     pages_fetched: u64,
+    /// Spans of pages found cached since the last round (`client_probe.rs`).
+    known: KnownCached,
 }
 
 /// What a read leaves to do once the planner has accounted it.
@@ -298,6 +300,7 @@ impl Client {
                 misses: 0,
                 callbacks: 0,
                 pages_fetched: 0,
+                known: KnownCached::default(),
             }),
             ignoring: AtomicU32::new(0),
             callback: Mutex::new(Some(Box::new(callback))),
@@ -595,27 +598,13 @@ impl ClientInner {
         // While a round's advice is still being issued, a missing page may
         // simply not have been asked for yet: not a premature eviction.
         let advising = self.rounds_in_flight.load(Ordering::Acquire) > 0;
-        let cached = |from: u64, bytes: u64| {
-            probe
-                .resident_pages(fd, from, bytes, self.page_size)
-                .is_none_or(|(cached, pages)| cached == pages)
-        };
         // The planner is told about the read's first page (the one that
         // places it on the list): a read reaching past the pages the plan
         // fetched must not count as that page's premature eviction.
-        // One probe of the whole read answers for its first page too when all or none of it is
-        // cached (nearly every multi-page read, such as a record); the first page alone is probed
-        // only when part of the read is cached.
-        let first_page_bytes = len.min(self.page_size - offset % self.page_size);
         let (whole_resident, first_resident) = if advising {
             (true, true)
         } else {
-            match probe.resident_pages(fd, offset, len, self.page_size) {
-                None => (true, true),
-                Some((cached, pages)) if cached == pages => (true, true),
-                Some((0, _)) => (false, false),
-                Some(_) => (false, cached(offset, first_page_bytes)),
-            }
+            self.probe_read(fd, offset, len, probe)
         };
         let (outcome, mut after) = self.account(fd, offset, len, first_resident, whole_resident);
         if outcome.call_back {
@@ -663,11 +652,9 @@ impl ClientInner {
         let (_, mut combined) = state
             .planner
             .on_read(PageKey { fd, page: first }, first_resident);
-        for page in first + 1..=last {
-            let outcome = state.planner.on_read_continued(PageKey { fd, page });
-            combined.call_back |= outcome.call_back;
-            combined.start_round |= outcome.start_round;
-        }
+        let rest = state.planner.on_read_rest(fd, first + 1..last + 1);
+        combined.call_back |= rest.call_back;
+        combined.start_round |= rest.start_round;
         // A page the read begins or ends inside may hold another reader's record too.
         if !offset.is_multiple_of(self.page_size) {
             state.planner.note_partly_read(PageKey { fd, page: first });
@@ -767,6 +754,7 @@ impl ClientInner {
     /// state lock.
     fn plan_locked(state: &mut State, available: u64) -> RoundPlan {
         state.round_pending = false;
+        state.known.clear();
         state.planner.set_available(available);
         state.planner.plan_round()
     }
@@ -789,6 +777,10 @@ impl ClientInner {
         self.rounds_in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
+
+#[path = "client_probe.rs"]
+mod probe;
+use probe::KnownCached;
 
 #[cfg(test)]
 #[path = "client_tests.rs"]

@@ -72,11 +72,8 @@ fn main() {
     let mut rounds = 1;
     for (i, read) in pages.chunks(read_pages).enumerate() {
         let (_, outcome) = planner.on_read(key(read[0]), i > 0);
-        let mut start_round = outcome.start_round;
-        for &page in &read[1..] {
-            start_round |= planner.on_read_continued(key(page)).start_round;
-        }
-        if start_round {
+        let rest = planner.on_read_rest(3, read[0] + 1..read[0] + read.len() as u64);
+        if outcome.start_round || rest.start_round {
             advised += planner
                 .plan_round()
                 .fetch

@@ -292,6 +292,21 @@ impl AccessList {
         self.position = seq + 1;
     }
 
+    /// Consumes the entry at the position if it is `key` (as
+    /// [`AccessList::consume_through`] of the position would); true if it was.
+    pub fn consume_next(&mut self, key: PageKey) -> bool {
+        let seq = self.position;
+        let Some(entry) = self.get(seq).filter(|e| e.key == key) else {
+            return false;
+        };
+        if entry.mark {
+            self.last_mark_seq = Some(seq);
+            self.last_mark = Some(key);
+        }
+        self.position = seq + 1;
+        true
+    }
+
     /// Iterates `(seq, entry)` from `from` to the end.
     pub fn iter_from(&self, from: u64) -> impl Iterator<Item = (u64, Entry)> + '_ {
         let skip = from.saturating_sub(self.first_seq) as usize;

@@ -361,31 +361,48 @@ impl Planner {
     /// otherwise ignored, so a read of a multi-page record listed once (one
     /// entry per 16 KiB tile, as in Figure 7) is not a divergence.
     pub fn on_read_continued(&mut self, key: PageKey) -> ReadOutcome {
-        let position = self.core.list.position();
-        if self.core.list.get(position).is_none_or(|e| e.key != key) {
-            return ReadOutcome::default();
-        }
-        self.core.list.consume_through(position);
-        self.core.held.on_read(key, true);
+        self.on_read_rest(key.fd, key.page..key.page + 1)
+    }
+
+    /// Accounts the further `pages` of `fd` of a read, in order: the same
+    /// state and outcome (the pages' outcomes joined) as
+    /// [`Planner::on_read_continued`] page by page. Whether a round is due
+    /// is asked only from the position the schedule names
+    /// ([`Rounds::quiet_until`]): before it the answer is "no", with no
+    /// effect, and a page read here changes nothing else that answer
+    /// depends on (the pages are resident, so no eviction is seen).
+    pub fn on_read_rest(&mut self, fd: i32, pages: std::ops::Range<u64>) -> ReadOutcome {
         let mut outcome = ReadOutcome::default();
-        let due = self.round_due();
-        if due != Due::No {
-            outcome.start_round = true;
-            outcome.call_back = due != Due::Early && self.needs_more_list();
+        let quiet_until = self.rounds.quiet_until(&self.core);
+        for page in pages {
+            let key = PageKey { fd, page };
+            if !self.core.list.consume_next(key) {
+                continue;
+            }
+            self.core.held.on_read(key, true);
+            if self.round_pending.is_none() && self.core.list.position() < quiet_until {
+                continue;
+            }
+            let due = self.round_due();
+            if due != Due::No {
+                outcome.start_round = true;
+                outcome.call_back |= due != Due::Early && self.needs_more_list();
+            }
         }
         outcome
+    }
+
+    /// The end (exclusive) of the run of adjacent pages left to the
+    /// kernel's read-ahead that holds `key`, if one does.
+    pub fn left_run_end(&self, key: PageKey) -> Option<u64> {
+        self.core.readahead.run_end(key)
     }
 
     /// Consumes `key` if it is the next entry, with no other effect: for a
     /// read already accounted once, placed again on a list its callback
     /// replaced (the read's pages are read, whatever the new list says).
     pub fn consume_if_next(&mut self, key: PageKey) -> bool {
-        let position = self.core.list.position();
-        let next = self.core.list.get(position).is_some_and(|e| e.key == key);
-        if next {
-            self.core.list.consume_through(position);
-        }
-        next
+        self.core.list.consume_next(key)
     }
 
     /// The caller's probe saw `key` in memory: if the plan keeps it and it
@@ -666,3 +683,7 @@ impl Planner {
             .map_or_else(Vec::new, |window| window.pages(&self.core.list))
     }
 }
+
+#[cfg(test)]
+#[path = "planner_rest_tests.rs"]
+mod rest_tests;

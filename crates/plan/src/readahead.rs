@@ -293,6 +293,15 @@ impl ReadAhead {
         !self.left.is_empty() && self.range_of(key).is_some()
     }
 
+    /// The end (exclusive) of the left range that holds `key`, if one does.
+    pub fn run_end(&self, key: PageKey) -> Option<u64> {
+        if self.left.is_empty() {
+            return None;
+        }
+        self.range_of(key)
+            .and_then(|start| self.left.get(&start).copied())
+    }
+
     /// The start of the left range that holds `key`, if one does.
     fn range_of(&self, key: PageKey) -> Option<(i32, u64)> {
         self.left

@@ -65,6 +65,11 @@ impl Rounds for Aggressive {
         }
     }
 
+    fn quiet_until(&self, _core: &Core) -> u64 {
+        // Every answer may end an epoch (`Core::check_epoch`).
+        0
+    }
+
     fn reach(&self, _core: &Core, window: &Window) -> u64 {
         window.end
     }

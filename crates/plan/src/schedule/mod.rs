@@ -83,6 +83,12 @@ pub(crate) trait Rounds: fmt::Debug + Send + Sync {
     /// makes a round due.
     fn round_due(&mut self, core: &mut Core) -> Due;
 
+    /// A position before which [`Rounds::round_due`] MUST answer
+    /// [`Due::No`] with no effect, as long as nothing but the position
+    /// changes (0: no such promise). Lets the further pages of a read skip
+    /// the question.
+    fn quiet_until(&self, core: &Core) -> u64;
+
     /// The list position a read may not skip ahead to (exclusive): a read
     /// of a page first listed in `window` before it is consumed.
     fn reach(&self, core: &Core, window: &Window) -> u64;

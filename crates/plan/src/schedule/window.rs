@@ -72,6 +72,18 @@ impl Rounds for WindowRounds {
         Due::No
     }
 
+    fn quiet_until(&self, core: &Core) -> u64 {
+        let Some(window) = &core.window else {
+            return u64::MAX;
+        };
+        // `slow_start_step_due`'s step, else the window's end.
+        if core.aimd.in_slow_start() {
+            window.end - (window.end - window.start) / core.aimd.growth()
+        } else {
+            window.end
+        }
+    }
+
     fn reach(&self, _core: &Core, window: &Window) -> u64 {
         window.end
     }
