@@ -7,8 +7,9 @@
 //! `python3 scripts/libcachesim_prefetch.py --write` builds it and runs them.
 //!
 //! Both tools run each trace with every id + 1, and the simulator's file one block past the
-//! highest id: libCacheSim's OBL counts a first reference to object 0 as continuing a run (its
-//! history starts at UINT64_MAX) and prefetches past the highest id, which no trace holds.
+//! highest id: libCacheSim's OBL counts a run from object 0 at the start of a trace one step
+//! longer (its history starts at UINT64_MAX) and prefetches past the highest id, which no
+//! trace holds.
 //! These two deliberate deviations (docs/sim.md) change a count by one on the shipped traces
 //! themselves; the shift and the extra block remove them, and every count must be equal.
 

@@ -19,9 +19,9 @@
 //! (its default 4): prefetch K+1 after a reference to K that ends a run of k steps of one block
 //! (K-k, ..., K).
 //!
-//! Deviations: libCacheSim's OBL history starts at UINT64_MAX, so with k=1 a first reference
-//! to object 0 counts as the end of a run and object 1 is prefetched; here a file's first
-//! reference never triggers. It prefetches the object after the trace's highest id; here a
+//! Deviations: libCacheSim's OBL history starts at UINT64_MAX, one below object 0, so a run
+//! from object 0 at the start of a trace counts one step more (with k=1 a first reference to
+//! object 0 prefetches object 1); here a file's first reference starts a run of 0 steps. It prefetches the object after the trace's highest id; here a
 //! file ends at its highest block and nothing past it is fetched. It keeps one history for
 //! the whole trace; this one per stream and file.
 
@@ -101,8 +101,14 @@ impl Options {
     /// Reads `given`.
     pub fn parse(given: &PolicySpec) -> Result<Options, SimError> {
         given.only(&["k"])?;
-        let k = given.count("k", 1)?.clamp(1, u64::from(u32::MAX));
-        Ok(Options { k: k as u32 })
+        match u32::try_from(given.count("k", 1)?) {
+            Ok(k) if k >= 1 => Ok(Options { k }),
+            _ => Err(SimError::Config(
+                "k is the steps of one block a run needs before OBL prefetches: give 1 or more \
+                 (libCacheSim's default is 4)"
+                    .into(),
+            )),
+        }
     }
 }
 
@@ -185,5 +191,18 @@ mod tests {
             one(0, 24),
         ];
         assert_eq!(asked, expected);
+    }
+
+    #[test]
+    fn k_must_be_a_run_of_one_step_or_more() {
+        for text in ["obl:k=0", "obl:k=5000000000"] {
+            let error = Options::parse(&PolicySpec::parse(text).unwrap()).unwrap_err();
+            assert!(
+                error.to_string().contains("give 1 or more"),
+                "{text}: {error}"
+            );
+        }
+        let four = Options::parse(&PolicySpec::parse("obl:k=4").unwrap()).unwrap();
+        assert_eq!(four.k, 4);
     }
 }
