@@ -142,6 +142,8 @@ pub(crate) trait CacheState {
     fn free_slots(&self) -> usize;
     /// Blocks prefetched (arrived or in flight) and not referenced since.
     fn unreferenced_prefetches(&self) -> usize;
+    /// Whether `block` was prefetched (it arrived or is in flight) and not referenced since.
+    fn is_unreferenced_prefetch(&self, block: Block) -> bool;
 }
 
 impl<'a> CacheView<'a> {
@@ -173,5 +175,10 @@ impl<'a> CacheView<'a> {
     /// Blocks prefetched (arrived or in flight) and not referenced since.
     pub fn unreferenced_prefetches(&self) -> usize {
         self.0.unreferenced_prefetches()
+    }
+
+    /// Whether `block` was prefetched (it arrived or is in flight) and not referenced since.
+    pub fn is_unreferenced_prefetch(&self, block: Block) -> bool {
+        self.0.is_unreferenced_prefetch(block)
     }
 }

@@ -262,7 +262,7 @@ pub const CATALOG: &[Entry] = &[
     line(
         "obl",
         "one-block lookahead over CLOCK (Cao s4.1 after Smith; libCacheSim OBL)",
-        "-",
+        "k=1",
         |o| {
             let obl = prefetch::obl::Options::parse(&to("obl", o))?;
             pair(replace::clock::Options, obl)

@@ -240,6 +240,12 @@ impl CacheState for LoopCache<'_> {
     fn unreferenced_prefetches(&self) -> usize {
         self.unreferenced_prefetches
     }
+
+    fn is_unreferenced_prefetch(&self, block: Block) -> bool {
+        self.blocks
+            .get(u64::from(block))
+            .is_some_and(|entry| entry.unused_prefetch())
+    }
 }
 
 /// Which file a disk block belongs to, by binary search over the files sorted by start.

@@ -3,7 +3,9 @@
 //! blocks from the oldest, clearing set bits (the block goes round again) until it finds a
 //! clear one to discard. A newly fetched block starts with its bit clear, and the reference
 //! that fetched it does not set it, as in libCacheSim's one-bit CLOCK, against which miss
-//! counts are checked.
+//! counts are checked. Paired with a prefetcher (`clock+obl`), a prefetched block also
+//! arrives with its bit clear and its first reference, a hit, sets it (libCacheSim's
+//! `Clock_find`).
 //!
 //! Needs no future, so it runs on a streamed trace.
 
@@ -32,7 +34,8 @@ fn build(_: &Build<'_>) -> Result<Box<dyn AtIdle>, SimError> {
 struct Clock {
     ring: VecDeque<Block>,
     referenced: Vec<bool>,
-    /// The block that just arrived for the reference now being served (its bit stays clear).
+    /// The block that just arrived for the reference now being served (its bit stays clear);
+    /// none after a prefetched block's arrival, whose first reference is a hit that sets it.
     arrived: Option<Block>,
 }
 
@@ -63,9 +66,9 @@ impl AtIdle for Clock {
         warm(&self.referenced, block as usize);
     }
 
-    fn on_arrival(&mut self, block: Block, _: &mut Ctx<'_>) {
+    fn on_arrival(&mut self, block: Block, ctx: &mut Ctx<'_>) {
         *self.bit(block) = false;
-        self.arrived = Some(block);
+        self.arrived = (!ctx.cache().is_unreferenced_prefetch(block)).then_some(block);
         self.ring.push_back(block);
     }
 

@@ -75,6 +75,10 @@ impl CacheState for Held {
     fn unreferenced_prefetches(&self) -> usize {
         self.unreferenced_count
     }
+
+    fn is_unreferenced_prefetch(&self, block: Block) -> bool {
+        self.unreferenced.get(block as usize) == Some(&true)
+    }
 }
 
 /// A demand-paging policy answering as a replacement order.
