@@ -71,6 +71,13 @@
 //! of pages it finds cached, and the advised pages had been. In simulation this was most of
 //! `cp`'s requests on `cs`, `gli` and `ps` at caches of 130-1,705 blocks.)
 //!
+//! # The memory cap
+//! A window also stays within half the stream's share of the process's prefetch memory, TR840
+//! section 4.2's `P_mem / N_stream` ([`crate::stream_memory`]; half, as the advice spans up to
+//! two windows), which the caller's probes report ([`Probes::memory`]): where the thrash cap
+//! reacts to losses, this cap keeps the streams' windows together within memory before any
+//! is lost.
+//!
 //! Deviations: TR840 section 4 changes the kernel (a prefetch cache with second-chance
 //! reclamation and a global cap `P_mem / N_stream`); from user space pages cannot be protected,
 //! so each stream measures its own losses and lowers its own depth (additive increase,
@@ -81,6 +88,7 @@
 use std::ops::Range;
 
 use crate::competitive::{SlowStart, SLOW_START_PAGES};
+use crate::stream_memory::MemoryShare;
 
 /// Most records one window of a strided stream advises (each record is one advice call).
 pub const MAX_RECORDS_PER_WINDOW: u64 = 64;
@@ -106,6 +114,9 @@ pub trait Probes {
     /// False if the device's queue is full: the stream's last advice had to wait for room in
     /// it, or advice is waiting for room now.
     fn queue_has_room(&mut self) -> bool;
+    /// The process's prefetch memory and the streams sharing it (`None`: not known, no cap).
+    /// Asked only when a window is due.
+    fn memory(&mut self) -> Option<MemoryShare>;
 }
 
 /// Probes of a device that takes every piece of advice at once and never loses a page.
@@ -118,6 +129,9 @@ impl Probes for Roomy {
     }
     fn queue_has_room(&mut self) -> bool {
         true
+    }
+    fn memory(&mut self) -> Option<MemoryShare> {
+        None
     }
 }
 
@@ -246,7 +260,10 @@ impl Stream {
             Some(ahead) => end.saturating_add(len) > ahead.end || end > ahead.trigger,
         } && probes.queue_has_room();
         if next_window_due {
-            step.advise = self.advise_next_window(next, file_size, target);
+            let limit = probes
+                .memory()
+                .map_or(target, |memory| target.min(memory.window()));
+            step.advise = self.advise_next_window(next, file_size, target, limit);
         }
         step
     }
@@ -314,7 +331,13 @@ impl Stream {
     /// the next record's start) if that is further. A sequential stream first follows the
     /// kernel's windows from the run's first read, advising none of them (module comment, "The
     /// kernel's own read-ahead").
-    fn advise_next_window(&mut self, next: u64, file_size: u64, target: u64) -> Vec<Range<u64>> {
+    fn advise_next_window(
+        &mut self,
+        next: u64,
+        file_size: u64,
+        target: u64,
+        memory_limit: u64,
+    ) -> Vec<Range<u64>> {
         let advised = self.ahead.is_some_and(|ahead| ahead.advised);
         let follows_kernel = self.pattern == Some(Pattern::Sequential) && !advised;
         let mut start = match self.ahead {
@@ -325,8 +348,8 @@ impl Stream {
         if start >= file_size {
             return Vec::new();
         }
-        self.relax_cap(target);
-        let limit = self.cap.map_or(target, |cap| cap.min(target));
+        self.relax_cap(memory_limit);
+        let limit = self.cap.map_or(memory_limit, |cap| cap.min(memory_limit));
         let mut depth = self.slow.next_depth(limit);
         while follows_kernel && depth <= self.kernel_window && depth < limit {
             let end = start.saturating_add(depth * self.page_size);
@@ -617,6 +640,7 @@ mod tests {
         missing: Vec<u64>,
         asked: Vec<Range<u64>>,
         full_queue: bool,
+        memory: Option<MemoryShare>,
     }
 
     impl Probes for Fake {
@@ -630,6 +654,34 @@ mod tests {
         fn queue_has_room(&mut self) -> bool {
             !self.full_queue
         }
+        fn memory(&mut self) -> Option<MemoryShare> {
+            self.memory
+        }
+    }
+
+    /// The windows of a sequential reader grow to the smaller of the target and half the
+    /// stream's share of the prefetch memory: a quarter of 2,000 pages over 2 streams is 250
+    /// pages, so a target of 400 is cut to 125, and a target of 100 is not cut; a share below
+    /// slow start's first window still lets windows of 16 pages through.
+    #[test]
+    fn windows_stay_within_the_streams_share_of_memory() {
+        let largest = |target: u64, memory: MemoryShare| {
+            let mut stream = Stream::new(PAGE);
+            let mut probes = Fake {
+                memory: Some(memory),
+                ..Fake::default()
+            };
+            sequential(200)
+                .into_iter()
+                .flat_map(|(offset, len)| {
+                    stream.on_read(offset, len, BIG, target, &mut probes).advise
+                })
+                .map(|r| r.end - r.start)
+                .max()
+        };
+        assert_eq!(largest(400, MemoryShare::of_memory(2000, 2)), Some(125));
+        assert_eq!(largest(100, MemoryShare::of_memory(2000, 2)), Some(100));
+        assert_eq!(largest(400, MemoryShare::of_memory(2000, 1000)), Some(16));
     }
 
     /// Pages advised but evicted before the read reaches them halve the depth (not below 16
