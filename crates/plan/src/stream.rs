@@ -115,7 +115,7 @@ pub trait Probes {
     /// it, or advice is waiting for room now.
     fn queue_has_room(&mut self) -> bool;
     /// The process's prefetch memory and the streams sharing it (`None`: not known, no cap).
-    /// Asked only when a window is due.
+    /// Asked only when a window is due and the target exceeds 16 pages (no cap is lower).
     fn memory(&mut self) -> Option<MemoryShare>;
 }
 
@@ -260,9 +260,13 @@ impl Stream {
             Some(ahead) => end.saturating_add(len) > ahead.end || end > ahead.trigger,
         } && probes.queue_has_room();
         if next_window_due {
-            let limit = probes
-                .memory()
-                .map_or(target, |memory| target.min(memory.window()));
+            // No share is below 16 pages: a target within that needs no memory probed.
+            let limit = match target > SLOW_START_PAGES {
+                true => probes
+                    .memory()
+                    .map_or(target, |memory| target.min(memory.window())),
+                false => target,
+            };
             step.advise = self.advise_next_window(next, file_size, target, limit);
         }
         step
