@@ -232,14 +232,12 @@ mod tests {
         }
     }
 
-    /// The advice beyond the kernel's windows is exactly the live `plan::stream::Stream`'s for
-    /// the same reads, with the kernel's window of 32 blocks, the same target, and the cache as
-    /// the memory of one open file (its cap, 128 blocks, below the target of 132).
-    #[test]
-    fn the_advice_is_the_live_streams() {
+    /// `cp` of depth `depth` blocks, cache 1,024 blocks, built for one stream reading `reads`
+    /// blocks of a file of `blocks` from its start.
+    fn sequential_cp(blocks: u64, reads: u64, depth: u64) -> Box<dyn Prefetcher> {
         let workload = Workload {
-            layout: Layout::contiguous(&[4096], 0, BLOCK),
-            streams: vec![(0..600).map(|b| Step::at(0, b)).collect()],
+            layout: Layout::contiguous(&[blocks], 0, BLOCK),
+            streams: vec![(0..reads).map(|b| Step::at(0, b)).collect()],
         };
         let disk = disk_named("fixed:1").unwrap();
         let setup = PrefetchSetup {
@@ -247,11 +245,19 @@ mod tests {
             cache_blocks: 1024,
             disk: &disk,
         };
-        let mut cp = Options {
-            depth: Some(132 * BLOCK),
+        Options {
+            depth: Some(depth * BLOCK),
         }
         .build(&setup)
-        .unwrap();
+        .unwrap()
+    }
+
+    /// The advice beyond the kernel's windows is exactly the live `plan::stream::Stream`'s for
+    /// the same reads, with the kernel's window of 32 blocks, the same target, and the cache as
+    /// the memory of one open file (its cap, 128 blocks, below the target of 132).
+    #[test]
+    fn the_advice_is_the_live_streams() {
+        let mut cp = sequential_cp(4096, 600, 132);
         let mut kernel = ReadAhead::new(16, 32);
         let mut live = Stream::new(BLOCK).with_kernel_window(32);
         for block in 0..600 {
@@ -277,21 +283,7 @@ mod tests {
     /// the windows do reach that cap.
     #[test]
     fn windows_stay_within_the_files_share_of_the_cache() {
-        let workload = Workload {
-            layout: Layout::contiguous(&[8192], 0, BLOCK),
-            streams: vec![(0..4000).map(|b| Step::at(0, b)).collect()],
-        };
-        let disk = disk_named("fixed:1").unwrap();
-        let setup = PrefetchSetup {
-            workload: &workload,
-            cache_blocks: 1024,
-            disk: &disk,
-        };
-        let mut cp = Options {
-            depth: Some(512 * BLOCK),
-        }
-        .build(&setup)
-        .unwrap();
+        let mut cp = sequential_cp(8192, 4000, 512);
         let largest = (0..4000)
             .flat_map(|block| cp.on_access(&access(block)))
             .map(|range| range.len)
