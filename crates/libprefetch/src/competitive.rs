@@ -25,6 +25,9 @@
 //!    (`plan::stream`, "A full device queue") until the reader reaches the end of that advice,
 //!    which the device has then served. Advice handed over just now is not: with many
 //!    processes on two cores the advice thread often simply has not run yet.
+//!    A window also stays within the stream's share of a quarter of the memory the process's
+//!    page cache may hold (`memory.rs`'s probe, read at most every 10 ms) over the descriptors
+//!    followed (`plan::stream_memory`, TR840 section 4.2's `P_mem / N_stream`).
 //! 3. **Advice.** The pages to advise go to the library's advice thread (`registry.rs`), never
 //!    issued from the reading thread: a `WILLNEED` submits its I/O in the caller and can wait
 //!    for a full device queue (or, on FUSE, for a free background slot). The thread advises
@@ -60,11 +63,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use plan::stream::{Probes, Stream};
+use plan::stream_memory::MemoryShare;
 
 use crate::descriptors::{FileId, Purpose};
 use crate::filestat::FileStat;
 use crate::guard::{ErrnoGuard, Reentry};
-use crate::memory::page_size;
+use crate::memory::{available_for_cache, page_size, CachedProbe};
 use crate::registry::globals;
 use crate::residency::Probe;
 
@@ -79,6 +83,8 @@ struct Streams {
     by_fd: Mutex<HashMap<RawFd, Tracked>>,
     /// `S_p` in pages by device number; `None` for a device without a profile.
     depths: Mutex<HashMap<u64, Option<u64>>>,
+    /// The memory the page cache may hold for this process, shared by its streams.
+    memory: CachedProbe,
 }
 
 /// One descriptor's stream.
@@ -144,8 +150,12 @@ pub(crate) fn on_read(fd: RawFd, file: &FileStat, offset: u64, end: u64) {
     };
     let job = {
         let mut by_fd = lock(&streams.by_fd);
+        // The streams followed once this read's is (a new descriptor's is about to be).
+        let open = by_fd.len() as u64 + u64::from(!by_fd.contains_key(&fd));
         let tracked = streams.tracked(&mut by_fd, fd, file, page_size);
         let mut probes = LiveProbes {
+            memory: &streams.memory,
+            streams: open,
             fd,
             probe: tracked.probe,
             issued_to: tracked.issued_to.load(Ordering::Acquire),
@@ -308,8 +318,12 @@ fn still_waiting(waited: bool, handed_to: Option<u64>, end: u64, page_size: u64)
     waited && handed_to.is_some_and(|to| end < to.saturating_mul(page_size))
 }
 
-/// What a stream's read asks about its file and device.
-struct LiveProbes {
+/// What a stream's read asks about its file, device and memory.
+struct LiveProbes<'a> {
+    /// The process's reading of the memory available.
+    memory: &'a CachedProbe,
+    /// Descriptors whose streams are followed: the paper's open files, `N_stream`.
+    streams: u64,
     fd: RawFd,
     probe: Probe,
     /// Pages below this one had their advice submitted by the advice thread.
@@ -321,7 +335,7 @@ struct LiveProbes {
     page_size: u64,
 }
 
-impl Probes for LiveProbes {
+impl Probes for LiveProbes<'_> {
     /// Pages of `pages` whose advice was submitted and that are not in the page cache now (0
     /// if the kernel will not say); advice still queued is not counted.
     fn missing(&mut self, pages: Range<u64>) -> u64 {
@@ -343,6 +357,13 @@ impl Probes for LiveProbes {
     /// only when the device's queue (or FUSE's background queue) is full.
     fn queue_has_room(&mut self) -> bool {
         !self.waited && !self.stalled
+    }
+
+    /// The memory the process's page cache may hold now (read at most every 10 ms), shared by
+    /// the descriptors followed.
+    fn memory(&mut self) -> Option<MemoryShare> {
+        let bytes = self.memory.read(Instant::now(), available_for_cache);
+        Some(MemoryShare::of_memory(bytes / self.page_size, self.streams))
     }
 }
 

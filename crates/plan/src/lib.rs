@@ -22,6 +22,7 @@
 //! - [`recording`]: the text format of `prefetch record`'s recordings.
 //! - [`stream`]: sequential and strided streams of unmodified readers, and the windows
 //!   competitive prefetching advises ahead of them (TR840 sections 3 and 4).
+//! - [`stream_memory`]: each stream's share of the prefetch memory (TR840 section 4.2).
 
 pub mod access_list;
 pub mod aimd;
@@ -37,6 +38,7 @@ pub mod readahead;
 pub mod recording;
 mod schedule;
 pub mod stream;
+pub mod stream_memory;
 pub mod window;
 
 pub use access_list::{AccessList, Entry, Mode, PageKey};

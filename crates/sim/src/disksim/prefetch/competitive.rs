@@ -35,6 +35,7 @@ use std::time::Duration;
 use disk::model::Hdd;
 use disk::{DiskModel as _, Spec};
 use plan::competitive::{CompetitiveDepth, DiskCurves, SlowStart};
+use plan::stream_memory::MemoryShare;
 use rustc_hash::FxHashMap;
 
 use super::{Access, FetchRange, MakePrefetcher, PrefetchSetup, Prefetcher};
@@ -253,8 +254,8 @@ impl Windows {
         mut target: impl FnMut(u64) -> u64,
     ) -> Vec<FetchRange> {
         let cap = access.prefetch_ceiling.map(|ceiling| {
-            let open = self.open_files().max(1);
-            (ceiling as u64 / open as u64).max(1)
+            MemoryShare::of_prefetch_memory(ceiling as u64, self.open_files() as u64)
+                .per_stream_at_least(1)
         });
         let Windows { layout, streams } = self;
         let file_blocks = layout.file_blocks(access.block.file);

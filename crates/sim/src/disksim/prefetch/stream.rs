@@ -15,9 +15,11 @@
 //! room) has no counterpart: the engine queues every request at once, so the queue always has
 //! room. A fixed-time device has no transfer rate: there the depth is given (`depth=BYTES`).
 
+use std::collections::VecDeque;
 use std::ops::Range;
 
 use plan::stream::{Probes, Stream};
+use plan::stream_memory::MemoryShare;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::readahead::{self, ReadAhead};
@@ -36,12 +38,23 @@ pub struct LiveCompetitive {
     streams: FxHashMap<(usize, u32), Stream>,
     /// Blocks prefetched and evicted before any reference (the live probe's "not cached").
     evicted_unused: FxHashSet<FileBlock>,
+    /// The cache's size, blocks: the memory the streams share.
+    cache_blocks: u64,
+    /// The (stream, file) pairs of the last [`OPEN_REFERENCES`] references, oldest first, and
+    /// how often each occurs among them: the files open, the paper's `N_stream`.
+    recent: VecDeque<(usize, u32)>,
+    recent_counts: FxHashMap<(usize, u32), u32>,
 }
 
-/// The live probes, simulated: the advised pages evicted unused, and a queue with room.
+/// A file counts as open while it was read within this many references (as in `competitive`).
+const OPEN_REFERENCES: usize = 64;
+
+/// The live probes, simulated: the advised pages evicted unused, a queue with room, and the
+/// cache shared by the open files.
 struct Evicted<'a> {
     file: u32,
     evicted_unused: &'a mut FxHashSet<FileBlock>,
+    memory: MemoryShare,
 }
 
 impl Probes for Evicted<'_> {
@@ -55,6 +68,30 @@ impl Probes for Evicted<'_> {
     fn queue_has_room(&mut self) -> bool {
         true
     }
+
+    fn memory(&mut self) -> Option<MemoryShare> {
+        Some(self.memory)
+    }
+}
+
+impl LiveCompetitive {
+    /// Counts a reference to `key`'s file; returns the files read within the last
+    /// [`OPEN_REFERENCES`] references.
+    fn open_files(&mut self, key: (usize, u32)) -> u64 {
+        self.recent.push_back(key);
+        *self.recent_counts.entry(key).or_insert(0) += 1;
+        if self.recent.len() > OPEN_REFERENCES {
+            if let Some(old) = self.recent.pop_front() {
+                if let Some(count) = self.recent_counts.get_mut(&old) {
+                    *count -= 1;
+                    if *count == 0 {
+                        self.recent_counts.remove(&old);
+                    }
+                }
+            }
+        }
+        self.recent_counts.len() as u64
+    }
 }
 
 impl Prefetcher for LiveCompetitive {
@@ -63,6 +100,8 @@ impl Prefetcher for LiveCompetitive {
         let FileBlock { file, block } = access.block;
         let size = self.layout.block_size;
         let kernel_window = readahead::Options::LINUX.max;
+        let open = self.open_files((access.stream, file));
+        let memory = MemoryShare::of_memory(self.cache_blocks, open);
         let stream = self
             .streams
             .entry((access.stream, file))
@@ -71,6 +110,7 @@ impl Prefetcher for LiveCompetitive {
         let mut probes = Evicted {
             file,
             evicted_unused: &mut self.evicted_unused,
+            memory,
         };
         let step = stream.on_read(block * size, size, file_bytes, self.target, &mut probes);
         ranges.extend(step.advise.into_iter().map(|pages| FetchRange {
@@ -148,6 +188,9 @@ impl MakePrefetcher for Options {
             kernel: ReadAhead::new(linux.init, linux.max),
             streams: FxHashMap::default(),
             evicted_unused: FxHashSet::default(),
+            cache_blocks: setup.cache_blocks as u64,
+            recent: VecDeque::with_capacity(OPEN_REFERENCES + 1),
+            recent_counts: FxHashMap::default(),
         }))
     }
 }
@@ -159,7 +202,6 @@ mod tests {
     use crate::disksim::replace::clock;
     use crate::disksim::run::{disk_named, run_pair, Pair};
     use crate::disksim::workload::{Step, Workload};
-    use plan::stream::Roomy;
     use std::time::Duration;
 
     const BLOCK: u64 = 4096;
@@ -175,13 +217,27 @@ mod tests {
         }
     }
 
-    /// The advice beyond the kernel's windows is exactly the live `plan::stream::Stream`'s for
-    /// the same reads, with the kernel's window of 32 blocks and the same target.
-    #[test]
-    fn the_advice_is_the_live_streams() {
+    /// The live probes of a process with `0` as its memory, nothing evicted, room in the queue.
+    struct Memory(MemoryShare);
+
+    impl Probes for Memory {
+        fn missing(&mut self, _pages: Range<u64>) -> u64 {
+            0
+        }
+        fn queue_has_room(&mut self) -> bool {
+            true
+        }
+        fn memory(&mut self) -> Option<MemoryShare> {
+            Some(self.0)
+        }
+    }
+
+    /// `cp` of depth `depth` blocks, cache 1,024 blocks, built for one stream reading `reads`
+    /// blocks of a file of `blocks` from its start.
+    fn sequential_cp(blocks: u64, reads: u64, depth: u64) -> Box<dyn Prefetcher> {
         let workload = Workload {
-            layout: Layout::contiguous(&[4096], 0, BLOCK),
-            streams: vec![(0..600).map(|b| Step::at(0, b)).collect()],
+            layout: Layout::contiguous(&[blocks], 0, BLOCK),
+            streams: vec![(0..reads).map(|b| Step::at(0, b)).collect()],
         };
         let disk = disk_named("fixed:1").unwrap();
         let setup = PrefetchSetup {
@@ -189,17 +245,26 @@ mod tests {
             cache_blocks: 1024,
             disk: &disk,
         };
-        let mut cp = Options {
-            depth: Some(132 * BLOCK),
+        Options {
+            depth: Some(depth * BLOCK),
         }
         .build(&setup)
-        .unwrap();
+        .unwrap()
+    }
+
+    /// The advice beyond the kernel's windows is exactly the live `plan::stream::Stream`'s for
+    /// the same reads, with the kernel's window of 32 blocks, the same target, and the cache as
+    /// the memory of one open file (its cap, 128 blocks, below the target of 132).
+    #[test]
+    fn the_advice_is_the_live_streams() {
+        let mut cp = sequential_cp(4096, 600, 132);
         let mut kernel = ReadAhead::new(16, 32);
         let mut live = Stream::new(BLOCK).with_kernel_window(32);
         for block in 0..600 {
             let ours = cp.on_access(&access(block));
             let kernels = kernel.on_access(&access(block));
-            let step = live.on_read(block * BLOCK, BLOCK, 4096 * BLOCK, 132, &mut Roomy);
+            let mut probes = Memory(MemoryShare::of_memory(1024, 1));
+            let step = live.on_read(block * BLOCK, BLOCK, 4096 * BLOCK, 132, &mut probes);
             let advice: Vec<FetchRange> = step
                 .advise
                 .iter()
@@ -211,6 +276,19 @@ mod tests {
                 .collect();
             assert_eq!(ours, [kernels, advice].concat(), "at block {block}");
         }
+    }
+
+    /// The cache is the memory the open files share: with 1,024 blocks and one file read, a
+    /// window holds at most half of a quarter of it (128 blocks), however deep `S_p` is, and
+    /// the windows do reach that cap.
+    #[test]
+    fn windows_stay_within_the_files_share_of_the_cache() {
+        let mut cp = sequential_cp(8192, 4000, 512);
+        let largest = (0..4000)
+            .flat_map(|block| cp.on_access(&access(block)))
+            .map(|range| range.len)
+            .max();
+        assert_eq!(largest, Some(128));
     }
 
     /// A sequential stream that stops before slow start's first window beyond the kernel's is
