@@ -299,13 +299,16 @@ mod tests {
 
     #[test]
     fn a_lone_client_gets_all_and_two_clients_half_each() {
+        // The process's own division only: how many processes of the
+        // cgroup hold a list depends on whatever else runs in it (and
+        // this test binary's other clients hold a slot of the same pid).
         let share = Share::default();
-        assert_eq!(share.client_portion(share.process_portion(1000)), 1000);
+        assert_eq!(share.client_portion(1000), 1000);
         share.client_started();
         share.client_started();
-        assert_eq!(share.client_portion(share.process_portion(1000)), 500);
+        assert_eq!(share.client_portion(1000), 500);
         share.client_stopped();
-        assert_eq!(share.client_portion(share.process_portion(1000)), 1000);
+        assert_eq!(share.client_portion(1000), 1000);
         share.client_stopped();
         assert!(
             share.lock().is_none(),
