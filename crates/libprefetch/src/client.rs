@@ -547,6 +547,19 @@ impl RegionClient for ClientInner {
     }
 }
 
+/// The calling thread, as the planner's reader of a list (`plan`'s
+/// `readers`: threads reading one list at their own places): the address
+/// of a thread-local, unique among the live threads and read with no
+/// system call.
+fn this_thread() -> u64 {
+    thread_local! {
+        static READER: u8 = const { 0 };
+    }
+    READER
+        .try_with(|reader| std::ptr::from_ref(reader) as u64)
+        .unwrap_or(0)
+}
+
 impl ClientInner {
     /// The memory this client may plan with now: its share (`share.rs`) of
     /// what the system and the memory cgroup allow, capped by the config.
@@ -660,9 +673,10 @@ impl ClientInner {
         }
         let first = offset / self.page_size;
         let last = (offset + len - 1) / self.page_size;
-        let (_, mut combined) = state
-            .planner
-            .on_read(PageKey { fd, page: first }, first_resident);
+        let (_, mut combined) =
+            state
+                .planner
+                .on_read_by(this_thread(), PageKey { fd, page: first }, first_resident);
         for page in first + 1..=last {
             let outcome = state.planner.on_read_continued(PageKey { fd, page });
             combined.call_back |= outcome.call_back;

@@ -127,6 +127,7 @@ use crate::ranges::{
     clook_from, merge_with_infill, merge_within_room, reverse_access_runs, split_long, GapPage,
 };
 use crate::readahead::ReadAhead;
+use crate::readers::Readers;
 use crate::schedule::{self, Due, Rounds};
 use crate::window::Window;
 
@@ -204,6 +205,7 @@ impl Planner {
                 .with_growth(growth_factor(config.request_cost_pages)),
                 evicted_this_round: false,
                 held: Held::default(),
+                readers: Readers::default(),
                 readahead: ReadAhead::default(),
                 take_back: false,
                 last_round_at: 0,
@@ -301,6 +303,9 @@ impl Planner {
             self.next_callback_at = 0;
         }
         let accepted = self.core.list.request(entries, mode);
+        if mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK) {
+            self.core.readers.restart(self.core.list.position());
+        }
         if self.core.list.end_seq() != end_before || accepted > 0 {
             self.exhausted_at = None;
         }
@@ -308,9 +313,22 @@ impl Planner {
     }
 
     /// Accounts a tracked read of `key`; `resident` says whether the page
-    /// was in memory when the read arrived.
+    /// was in memory when the read arrived. The list's only reader.
     pub fn on_read(&mut self, key: PageKey, resident: bool) -> (Verdict, ReadOutcome) {
+        self.on_read_by(0, key, resident)
+    }
+
+    /// [`Planner::on_read`] by `reader` (a thread) of a list several read
+    /// at once: the window keeps the pages of the reader furthest behind
+    /// ([`crate::readers`]).
+    pub fn on_read_by(
+        &mut self,
+        reader: u64,
+        key: PageKey,
+        resident: bool,
+    ) -> (Verdict, ReadOutcome) {
         let verdict = self.locate(key);
+        self.follow_reader(reader, key, verdict);
         let refused = self.core.readahead.on_read(key, resident);
         self.core.take_back |= refused;
         let evicted = self.core.held.on_read(key, resident);
@@ -416,6 +434,24 @@ impl Planner {
         } else {
             Verdict::Diverged
         }
+    }
+
+    /// Moves `reader`'s place: the position if its read moved it, else the
+    /// entry it read behind the position, found in the window from its
+    /// last place.
+    fn follow_reader(&mut self, reader: u64, key: PageKey, verdict: Verdict) {
+        let position = self.core.list.position();
+        let readers = &mut self.core.readers;
+        if verdict == Verdict::Consumed {
+            readers.moved(reader, position);
+            return;
+        }
+        let from = readers.place(reader).unwrap_or(0);
+        let seq = self.core.window.as_ref().and_then(|window| {
+            let seq = window.find_from(&self.core.list, key, from)?;
+            (seq < position).then_some(seq)
+        });
+        readers.read_behind(reader, seq, position);
     }
 
     fn note_premature_eviction(&mut self) {
