@@ -75,6 +75,20 @@ impl Readers {
             .map(|&(_, place)| place)
     }
 
+    /// True if two readers or more are at most `lag` entries behind
+    /// `position`.
+    pub(crate) fn several(&self, position: u64, lag: u64) -> bool {
+        let recent = self.places.iter().filter(|&&(reader, place)| {
+            self.leading == Some(reader) || place.saturating_add(lag) >= position
+        });
+        recent.count() >= 2
+    }
+
+    /// The floor last computed by [`Readers::floor`].
+    pub(crate) fn last_floor(&self) -> u64 {
+        self.floor
+    }
+
     /// The list was replaced at `position`: every place is forgotten.
     pub(crate) fn restart(&mut self, position: u64) {
         self.places.clear();
