@@ -431,7 +431,7 @@ impl Planner {
             Verdict::Consumed
         } else if self.rounds.is_reread(&self.core, window, key) {
             Verdict::Reread
-        } else if let Some(seq) = self.just_past_window(key, reach) {
+        } else if let Some(seq) = self.near_the_window(key, reach) {
             if seq < position {
                 return Verdict::Reread;
             }
@@ -443,22 +443,26 @@ impl Planner {
     }
 
     /// With several readers on the list ([`crate::readers`]), the entry of
-    /// `key` past `reach`, the window's end, at most half a window past
-    /// the position: a thread a little ahead of the others reads there
+    /// `key` outside the window, at most half a window before its start or
+    /// past the position: a thread a little ahead of the others reads there
     /// while the window is not yet slid (and a thread behind it reads
     /// what lies between), which is not a divergence (the callback would
     /// restart the list at its place, and the next read of a thread
     /// behind would restart it back). `None` with one reader: the paper's
     /// divergence.
-    fn just_past_window(&self, key: PageKey, reach: u64) -> Option<u64> {
+    fn near_the_window(&self, key: PageKey, reach: u64) -> Option<u64> {
         let position = self.core.list.position();
         let lag = self.readers_lag();
         if !self.core.readers.several(position, lag) {
             return None;
         }
-        // From the window's start when it was slid: a window ended (consumed,
-        // its round not yet planned) starts and ends at the position.
-        let from = reach.min(self.core.readers.last_floor());
+        // From half a window before its start when it was slid (a window
+        // ended, consumed but not yet planned, starts and ends at the
+        // position): a reader behind the others may read there after a
+        // restart of the list put every reader at its start.
+        let from = reach
+            .min(self.core.readers.last_floor())
+            .saturating_sub(lag);
         let until = reach.max(position).saturating_add(lag);
         let mut near = self
             .core

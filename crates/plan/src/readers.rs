@@ -26,7 +26,7 @@
 //! forgotten: a thread that stopped reading the list (it finished, or read
 //! once at start-up) must not hold the window, and half of it stays for
 //! the pages ahead. The floor never goes back (the entries before it may
-//! be gone), and a replaced list forgets every place.
+//! be gone), and a replaced list puts every reader at its start.
 //!
 //! With one reader the floor is the position: a single-threaded program
 //! and the simulator's streams plan as before.
@@ -89,9 +89,13 @@ impl Readers {
         self.floor
     }
 
-    /// The list was replaced at `position`: every place is forgotten.
+    /// The list was replaced at `position`: every reader starts there
+    /// (the readers stay known: a restart does not make a program's
+    /// threads one).
     pub(crate) fn restart(&mut self, position: u64) {
-        self.places.clear();
+        for (_, place) in &mut self.places {
+            *place = position;
+        }
         self.leading = None;
         self.floor = position;
     }
@@ -158,7 +162,8 @@ mod tests {
         readers.read_behind(2, Some(15), 20);
         assert_eq!(readers.floor(20, 8), 20, "the floor never goes back");
         readers.restart(25);
-        assert_eq!(readers.place(2), None);
+        assert_eq!(readers.place(2), Some(25));
+        assert!(readers.several(25, 8), "both stay known");
         assert_eq!(readers.floor(25, 8), 25);
     }
 
