@@ -14,6 +14,7 @@
 //! of clients may coexist (regions of different clients should not overlap:
 //! a read in overlapping regions is accounted to each of them).
 
+use std::cell::Cell;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -555,9 +556,23 @@ fn this_thread() -> u64 {
     thread_local! {
         static READER: u8 = const { 0 };
     }
+    if ON_BEHALF.try_with(Cell::get).unwrap_or(false) {
+        return plan::readers::NO_READER;
+    }
     READER
         .try_with(|reader| std::ptr::from_ref(reader) as u64)
-        .unwrap_or(0)
+        .unwrap_or(plan::readers::NO_READER)
+}
+
+thread_local! {
+    static ON_BEHALF: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The calling thread tells reads on the program's behalf (the replay's
+/// thread: reads remembered before it was ready, pages faulted in): they
+/// move the list but are no reader's place.
+pub(crate) fn reads_on_behalf() {
+    let _ = ON_BEHALF.try_with(|flag| flag.set(true));
 }
 
 impl ClientInner {

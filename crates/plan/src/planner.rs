@@ -315,11 +315,12 @@ impl Planner {
     /// Accounts a tracked read of `key`; `resident` says whether the page
     /// was in memory when the read arrived. The list's only reader.
     pub fn on_read(&mut self, key: PageKey, resident: bool) -> (Verdict, ReadOutcome) {
-        self.on_read_by(0, key, resident)
+        self.on_read_by(crate::readers::NO_READER, key, resident)
     }
 
-    /// [`Planner::on_read`] by `reader` (a thread) of a list several read
-    /// at once: the window keeps the pages of the reader furthest behind
+    /// [`Planner::on_read`] by `reader` (a thread; or
+    /// [`crate::readers::NO_READER`]) of a list several read at once: the
+    /// window keeps the pages of the reader furthest behind
     /// ([`crate::readers`]).
     pub fn on_read_by(
         &mut self,

@@ -33,6 +33,12 @@
 //!
 //! Deviations: the paper's list has one reader.
 
+/// A read told on the program's behalf by none of its threads (a
+/// recording's reads made before the replay was ready, the pages a
+/// program faults in): it moves the position but is no reader's. The
+/// planner's only reader, too, when its caller names none.
+pub const NO_READER: u64 = 0;
+
 /// At most this many readers are remembered; a new one then takes the
 /// place of the one furthest behind.
 const MAX_READERS: usize = 64;
@@ -53,8 +59,11 @@ impl Readers {
     /// `reader`'s read moved the list's position to `position`.
     pub(crate) fn moved(&mut self, reader: u64, position: u64) {
         self.settle(position);
-        self.set(reader, position);
-        self.leading = Some(reader);
+        self.leading = None;
+        if reader != NO_READER {
+            self.set(reader, position);
+            self.leading = Some(reader);
+        }
     }
 
     /// `reader` read entry `seq`, behind the list's position `position`
@@ -62,7 +71,7 @@ impl Readers {
     pub(crate) fn read_behind(&mut self, reader: u64, seq: Option<u64>, position: u64) {
         self.settle(position);
         self.leading = None;
-        if let Some(seq) = seq {
+        if let (Some(seq), false) = (seq, reader == NO_READER) {
             self.set(reader, seq + 1);
         }
     }
@@ -165,6 +174,17 @@ mod tests {
         assert_eq!(readers.place(2), Some(25));
         assert!(readers.several(25, 8), "both stay known");
         assert_eq!(readers.floor(25, 8), 25);
+    }
+
+    #[test]
+    fn reads_by_no_reader_hold_no_place() {
+        let mut readers = Readers::default();
+        readers.read_behind(NO_READER, Some(2), 10);
+        readers.moved(1, 11);
+        readers.moved(NO_READER, 12);
+        assert_eq!(readers.place(NO_READER), None);
+        assert!(!readers.several(12, 8));
+        assert_eq!(readers.floor(12, 8), 12);
     }
 
     #[test]
