@@ -147,6 +147,13 @@ pub use crate::schedule::{
 /// prefetched pages unused and read 12% more of the file.
 const SHORT_MEMORY_SHARE: u64 = 2;
 
+/// With several readers, a read outside the window is looked up at most
+/// this many entries before its start and past its end
+/// ([`Planner::on_read_by`]): threads that share one queue read close
+/// together (`git grep`'s 8 threads, a few pages a file, stay within a
+/// hundred entries), and a read off the list costs at most this scan.
+const NEAR_ENTRIES: u64 = 256;
+
 /// Slow start multiplies the buffer by at most this a step: from the
 /// library's first window of 128 KiB, 128 MiB after one step (header,
 /// "Window growth").
@@ -457,20 +464,23 @@ impl Planner {
         if !self.core.readers.several(position, lag) {
             return None;
         }
-        // From half a window before its start when it was slid (a window
-        // ended, consumed but not yet planned, starts and ends at the
-        // position): a reader behind the others may read there after a
-        // restart of the list put every reader at its start.
-        let from = reach
-            .min(self.core.readers.last_floor())
-            .saturating_sub(lag);
-        let until = reach.max(position).saturating_add(lag);
-        let mut near = self
-            .core
-            .list
-            .iter_from(from)
-            .take_while(|&(seq, _)| seq < until);
-        near.find(|(_, entry)| entry.key == key).map(|(seq, _)| seq)
+        // The window's entries were looked up already: only the bands
+        // before the window's start when it was slid (a reader behind, after
+        // a restart put every reader at the start) and past its end are
+        // scanned, at most NEAR_ENTRIES each way (a window ended, consumed
+        // but not yet planned, starts and ends at the position: around it).
+        let near = lag.min(NEAR_ENTRIES);
+        let floor = self.core.readers.last_floor().min(reach);
+        let before = floor.saturating_sub(near)..floor;
+        let after = match reach > position {
+            true => reach..reach.saturating_add(near),
+            false => position.saturating_sub(near)..position.saturating_add(near),
+        };
+        [before, after].into_iter().find_map(|band| {
+            let entries = self.core.list.iter_from(band.start);
+            let mut band = entries.take_while(|&(seq, _)| seq < band.end);
+            band.find(|(_, entry)| entry.key == key).map(|(seq, _)| seq)
+        })
     }
 
     /// How far behind the position a reader still holds the window
