@@ -146,6 +146,7 @@ pub(crate) fn start(path: OsString) {
         .name("libprefetch-replay".into())
         .spawn(move || {
             let _inside = crate::guard::Reentry::enter();
+            crate::client::reads_on_behalf();
             let _ = std::panic::catch_unwind(|| start_beside(&path));
         });
     if spawned.is_err() {

@@ -1,6 +1,7 @@
 //! The state every schedule plans on ([`Core`]): one client's access
 //! list and position, the window over it, the pages the plan keeps, AIMD,
-//! and the pages left to the kernel's read-ahead. [`crate::planner`] owns
+//! the pages left to the kernel's read-ahead, and where each of the
+//! list's readers has got to. [`crate::planner`] owns
 //! it and drives the schedule in force (`crate::schedule`) over it.
 
 use crate::access_list::AccessList;
@@ -8,6 +9,7 @@ use crate::aimd::Aimd;
 use crate::held::Held;
 use crate::planner_types::PlannerConfig;
 use crate::readahead::ReadAhead;
+use crate::readers::Readers;
 use crate::window::Window;
 
 /// The state every schedule plans on ([`crate::schedule::Rounds`]).
@@ -25,6 +27,9 @@ pub(crate) struct Core {
     pub(crate) evicted_this_round: bool,
     /// The pages the plan keeps.
     pub(crate) held: Held,
+    /// Where each thread reading the list has got to: the window starts
+    /// at the slowest (window, aggressive).
+    pub(crate) readers: Readers,
     /// The run pages left to the kernel's read-ahead (window, aggressive).
     pub(crate) readahead: ReadAhead,
     /// A read showed that the kernel does not read ahead: the next round

@@ -16,6 +16,8 @@
 //!   drop-behind) and the page-cache budget that keeps a program's pages in one.
 //! - [`readahead`]: the listed pages the kernel's read-ahead serves itself,
 //!   which the planner leaves to it.
+//! - [`readers`]: where each thread reading one list has got to; the window
+//!   starts at the slowest.
 //! - [`planner`]: the state machine that ties them together per client.
 //! - `schedule`: the planner's schedules (when a round fetches and what it
 //!   drops), one file each behind one trait.
@@ -35,6 +37,7 @@ pub mod planner;
 mod planner_types;
 pub mod ranges;
 pub mod readahead;
+pub mod readers;
 pub mod recording;
 mod schedule;
 pub mod stream;

@@ -128,6 +128,7 @@ use crate::ranges::{
     clook_from, merge_with_infill, merge_within_room, reverse_access_runs, split_long, GapPage,
 };
 use crate::readahead::ReadAhead;
+use crate::readers::Readers;
 use crate::schedule::{self, Due, Rounds};
 use crate::window::Window;
 
@@ -146,6 +147,13 @@ pub use crate::schedule::{
 /// eviction per epoch halved a slow-starting window, dropped 31k
 /// prefetched pages unused and read 12% more of the file.
 const SHORT_MEMORY_SHARE: u64 = 2;
+
+/// With several readers, a read outside the window is looked up at most
+/// this many entries before its start and past its end
+/// ([`Planner::on_read_by`]): threads that share one queue read close
+/// together (`git grep`'s 8 threads, a few pages a file, stay within a
+/// hundred entries), and a read off the list costs at most this scan.
+const NEAR_ENTRIES: u64 = 256;
 
 /// Slow start multiplies the buffer by at most this a step: from the
 /// library's first window of 128 KiB, 128 MiB after one step (header,
@@ -209,6 +217,7 @@ impl Planner {
                 .with_growth(growth_factor(config.request_cost_pages)),
                 evicted_this_round: false,
                 held: Held::default(),
+                readers: Readers::default(),
                 readahead: ReadAhead::default(),
                 take_back: false,
                 last_round_at: 0,
@@ -314,6 +323,9 @@ impl Planner {
             self.next_callback_at = 0;
         }
         let accepted = self.core.list.request(entries, mode);
+        if mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK) {
+            self.core.readers.restart(self.core.list.position());
+        }
         if self.core.list.end_seq() != end_before || accepted > 0 {
             self.exhausted_at = None;
         }
@@ -321,9 +333,23 @@ impl Planner {
     }
 
     /// Accounts a tracked read of `key`; `resident` says whether the page
-    /// was in memory when the read arrived.
+    /// was in memory when the read arrived. The list's only reader.
     pub fn on_read(&mut self, key: PageKey, resident: bool) -> (Verdict, ReadOutcome) {
+        self.on_read_by(crate::readers::NO_READER, key, resident)
+    }
+
+    /// [`Planner::on_read`] by `reader` (a thread; or
+    /// [`crate::readers::NO_READER`]) of a list several read at once: the
+    /// window keeps the pages of the reader furthest behind
+    /// ([`crate::readers`]).
+    pub fn on_read_by(
+        &mut self,
+        reader: u64,
+        key: PageKey,
+        resident: bool,
+    ) -> (Verdict, ReadOutcome) {
         let verdict = self.locate(key);
+        self.follow_reader(reader, key, verdict);
         let refused = self.core.readahead.on_read(key, resident);
         self.core.take_back |= refused;
         let evicted = self.core.held.on_read(key, resident);
@@ -453,9 +479,72 @@ impl Planner {
             Verdict::Consumed
         } else if self.rounds.is_reread(&self.core, window, key) {
             Verdict::Reread
+        } else if let Some(seq) = self.near_the_window(key, reach) {
+            if seq < position {
+                return Verdict::Reread;
+            }
+            self.core.list.consume_through(seq);
+            Verdict::Consumed
         } else {
             Verdict::Diverged
         }
+    }
+
+    /// With several readers on the list ([`crate::readers`]), the entry of
+    /// `key` outside the window, at most half a window before its start or
+    /// past the position: a thread a little ahead of the others reads there
+    /// while the window is not yet slid (and a thread behind it reads
+    /// what lies between), which is not a divergence (the callback would
+    /// restart the list at its place, and the next read of a thread
+    /// behind would restart it back). `None` with one reader: the paper's
+    /// divergence.
+    fn near_the_window(&self, key: PageKey, reach: u64) -> Option<u64> {
+        let position = self.core.list.position();
+        let lag = self.readers_lag();
+        if !self.core.readers.several(position, lag) {
+            return None;
+        }
+        // The window's entries were looked up already: only the bands
+        // before the window's start when it was slid (a reader behind, after
+        // a restart put every reader at the start) and past its end are
+        // scanned, at most NEAR_ENTRIES each way (a window ended, consumed
+        // but not yet planned, starts and ends at the position: around it).
+        let near = lag.min(NEAR_ENTRIES);
+        let floor = self.core.readers.last_floor().min(reach);
+        let before = floor.saturating_sub(near)..floor;
+        let after = match reach > position {
+            true => reach..reach.saturating_add(near),
+            false => position.saturating_sub(near)..position.saturating_add(near),
+        };
+        [before, after].into_iter().find_map(|band| {
+            let entries = self.core.list.iter_from(band.start);
+            let mut band = entries.take_while(|&(seq, _)| seq < band.end);
+            band.find(|(_, entry)| entry.key == key).map(|(seq, _)| seq)
+        })
+    }
+
+    /// How far behind the position a reader still holds the window
+    /// ([`crate::readers`]): half of it.
+    fn readers_lag(&self) -> u64 {
+        self.budget_pages() / 2
+    }
+
+    /// Moves `reader`'s place: the position if its read moved it, else the
+    /// entry it read behind the position, found in the window from its
+    /// last place.
+    fn follow_reader(&mut self, reader: u64, key: PageKey, verdict: Verdict) {
+        let position = self.core.list.position();
+        let readers = &mut self.core.readers;
+        if verdict == Verdict::Consumed {
+            readers.moved(reader, position);
+            return;
+        }
+        let from = readers.place(reader).unwrap_or(0);
+        let seq = self.core.window.as_ref().and_then(|window| {
+            let seq = window.find_from(&self.core.list, key, from)?;
+            (seq < position).then_some(seq)
+        });
+        readers.read_behind(reader, seq, position);
     }
 
     fn note_premature_eviction(&mut self) {

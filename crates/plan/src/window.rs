@@ -212,10 +212,13 @@ impl Window {
     /// must keep them ([`AccessList::keep_from`] the
     /// [`Window::first_indexed`] entry).
     pub fn slide(&mut self, list: &AccessList, budget_pages: u64, list_replaced: bool) -> Slide {
-        self.slide_tracking(list, budget_pages, list_replaced, true, &mut |_| 0)
+        let start = list.position();
+        self.slide_tracking(list, start, budget_pages, list_replaced, true, &mut |_| 0)
     }
 
-    /// [`Window::slide`], indexing as one range each run of entries that
+    /// [`Window::slide`] from entry `start` (at most the list's position:
+    /// the slowest of several readers' place, [`crate::readers`]), indexing
+    /// as one range each run of entries that
     /// `left_from` says is left to the kernel: `left_from(seq)` is the
     /// number of entries from `seq` on whose pages are adjacent pages of
     /// one file, each the page after the entry before, none to be advised
@@ -224,27 +227,30 @@ impl Window {
     pub fn slide_skipping(
         &mut self,
         list: &AccessList,
+        start: u64,
         budget_pages: u64,
         list_replaced: bool,
         left_from: &mut dyn FnMut(u64) -> u64,
     ) -> Slide {
-        self.slide_tracking(list, budget_pages, list_replaced, true, left_from)
+        let start = start.min(list.position());
+        self.slide_tracking(list, start, budget_pages, list_replaced, true, left_from)
     }
 
     /// [`Window::slide`] without the pages that entered and left.
     pub fn advance(&mut self, list: &AccessList, budget_pages: u64, list_replaced: bool) {
-        self.slide_tracking(list, budget_pages, list_replaced, false, &mut |_| 0);
+        let start = list.position();
+        self.slide_tracking(list, start, budget_pages, list_replaced, false, &mut |_| 0);
     }
 
     fn slide_tracking(
         &mut self,
         list: &AccessList,
+        position: u64,
         budget_pages: u64,
         list_replaced: bool,
         track: bool,
         left_from: &mut dyn FnMut(u64) -> u64,
     ) -> Slide {
-        let position = list.position();
         let overlaps = !list_replaced
             && self.first <= position
             && position < self.indexed_end()

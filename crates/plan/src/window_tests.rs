@@ -97,7 +97,7 @@ fn a_run_left_to_the_kernel_is_one_range_counted_against_the_budget() {
     let mut list = list_of(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101]);
     let mut left_from = |seq: u64| if (2..8).contains(&seq) { 8 - seq } else { 0 };
     let mut window = Window::default();
-    let slide = window.slide_skipping(&list, 6, false, &mut left_from);
+    let slide = window.slide_skipping(&list, list.position(), 6, false, &mut left_from);
     assert_eq!((window.start, window.end), (0, 6));
     assert_eq!(numbers(&slide.entered), vec![0, 1]);
     assert_eq!(
@@ -113,7 +113,7 @@ fn a_run_left_to_the_kernel_is_one_range_counted_against_the_budget() {
     assert!(window.contains(&list, PageKey { fd: 1, page: 5 }));
     assert!(!window.contains(&list, PageKey { fd: 1, page: 6 }));
     list.consume_through(3);
-    let slide = window.slide_skipping(&list, 6, false, &mut left_from);
+    let slide = window.slide_skipping(&list, list.position(), 6, false, &mut left_from);
     assert_eq!((window.start, window.end), (4, 10));
     assert_eq!(numbers(&slide.entered), vec![8, 9]);
     assert_eq!(numbers(&slide.left), vec![0, 1]);
@@ -123,7 +123,7 @@ fn a_run_left_to_the_kernel_is_one_range_counted_against_the_budget() {
         window.find_from(&list, PageKey { fd: 1, page: 7 }, 4),
         Some(7)
     );
-    let slide = window.slide_skipping(&list, 3, false, &mut left_from);
+    let slide = window.slide_skipping(&list, list.position(), 3, false, &mut left_from);
     assert_eq!((window.start, window.end), (4, 7));
     assert_eq!(numbers(&slide.left), vec![8, 9]);
     assert!(slide.entered.is_empty());
@@ -194,7 +194,9 @@ fn lookups_agree_with_a_scan(
         list.request(&entries(&appended), Mode::APPEND);
         if with_runs {
             let runs_of = &list;
-            window.slide_skipping(&list, budget, false, &mut |seq| run_from(runs_of, seq));
+            window.slide_skipping(&list, list.position(), budget, false, &mut |seq| {
+                run_from(runs_of, seq)
+            });
         } else {
             window.slide(&list, budget, false);
         }

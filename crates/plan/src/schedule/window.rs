@@ -148,12 +148,15 @@ pub(super) fn slide_round(
     budget: u64,
     refetch_on_eviction: bool,
 ) -> (Vec<PageKey>, Vec<PageKey>) {
+    // The window starts at the slowest of the list's readers: the pages a
+    // thread behind the position has yet to read stay in it.
+    let start = core.readers.floor(core.list.position(), budget / 2);
     let window = core.window.get_or_insert_with(Window::default);
     // The runs left to the kernel are indexed as ranges, not page by
     // page: they enter the window without entering the round's pages.
     let (list, readahead) = (&core.list, &mut core.readahead);
     readahead.restart(list.position(), core.list_replaced);
-    let slide = window.slide_skipping(list, budget, core.list_replaced, &mut |seq| {
+    let slide = window.slide_skipping(list, start, budget, core.list_replaced, &mut |seq| {
         readahead.left_from(list, seq)
     });
     core.list.keep_from(window.first_indexed());
