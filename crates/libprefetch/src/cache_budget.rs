@@ -221,6 +221,7 @@ static REPORT_TO: OnceLock<(RawFd, FileId)> = OnceLock::new();
 
 /// Prints the budget's counts in pages on stderr (at exit, when asked for).
 extern "C" fn report() {
+    crate::cache_budget_io::count_all_held();
     let (Some(Ok(state)), Some(&(fd, id))) = (STATE.get().map(Mutex::try_lock), REPORT_TO.get())
     else {
         return;
