@@ -199,3 +199,32 @@ fn records_written_out_of_order_are_counted_and_kept_within_the_budget() {
     assert!(left <= most, "dst.bin: {left} bytes cached, at most {most}");
     assert!(fs::read(&src).unwrap() == fs::read(dir.path().join("dst.bin")).unwrap());
 }
+
+/// `base64` writes its output through stdio (`fwrite`), which glibc flushes with its internal
+/// `write`: the stdio interposers tell the budget of it, so every page of the output is
+/// counted written (up to one more per batch) and the output stays within the budget, with the
+/// same bytes as `base64` without the library.
+#[test]
+fn output_written_through_stdio_is_counted_and_kept_within_the_budget() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    cold_file(&dir.path().join("src.bin"));
+    let output = budgeted(dir.path(), &["sh", "-c", "exec base64 src.bin > dst.b64"]);
+    // Looked at before the output is read back here, which caches it.
+    let left = cached(&dir.path().join("dst.b64"));
+    let most = most_cached(&output.stderr);
+    assert!(left <= most, "dst.b64: {left} bytes cached, at most {most}");
+    let expected = Command::new("base64")
+        .arg(dir.path().join("src.bin"))
+        .output()
+        .expect("base64 must be installed");
+    let written = fs::read(dir.path().join("dst.b64")).unwrap();
+    assert!(written == expected.stdout, "the output differs");
+    let pages = (written.len() as u64).div_ceil(PAGE);
+    let batches = pages / batch_pages(BUDGET_PAGES) as u64 + 2;
+    let counted = count(&output.stderr, "written");
+    assert!(
+        (pages - 2..=pages + batches).contains(&counted),
+        "{counted} pages counted written, {pages} to {} expected",
+        pages + batches
+    );
+}

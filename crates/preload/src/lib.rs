@@ -28,6 +28,7 @@
 mod mapping;
 mod start;
 mod stdio;
+mod stdio_write;
 mod write;
 
 use std::ffi::{c_char, c_int, c_void, CStr};
