@@ -42,8 +42,8 @@
 //! Deviations: user space cannot replace the kernel's policy, so the budget only leads it: the
 //! kernel still evicts on its own when memory runs short first (a memory cgroup smaller than
 //! the budget), and pages are counted only once read or written (the kernel's read-ahead past
-//! the program is not, until read; mmapped pages are not seen, see `observe.rs`; nor are writes
-//! through stdio, which glibc makes with its internal write). Sequences are formed from
+//! the program is not, until read; mmapped pages are not seen, see `observe.rs`; nor are characters
+//! and formatted output written through stdio, `putc` and `fprintf`). Sequences are formed from
 //! file offsets, not physical extents. Pages of a file the program closed and then renamed or
 //! unlinked cannot be dropped any more and are left to the kernel.
 
