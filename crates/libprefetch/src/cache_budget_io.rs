@@ -20,7 +20,8 @@
 
 use std::os::fd::RawFd;
 
-use crate::cache_budget_pending::{self as pending, Due, Held};
+use crate::cache_budget::count_held;
+use crate::cache_budget_pending::{self as pending, Due};
 use crate::descriptors::FileId;
 use crate::guard::as_library;
 use crate::{cache_budget, cache_budget_fds};
@@ -72,20 +73,6 @@ pub(crate) fn before_close(fd: RawFd) {
     note_seek(fd);
 }
 
-/// As the process exits: the bytes held back for every descriptor are counted.
-pub(crate) fn count_all_held() {
-    as_library(|| pending::take_all().into_iter().for_each(count_held));
-}
-
-/// Counts the bytes `held` as written, ending at its descriptor's position now.
-fn count_held(held: Held) {
-    let Some(end) = position(held.fd) else {
-        return;
-    };
-    let start = end.saturating_sub(held.bytes);
-    cache_budget::on_write(held.fd, held.id, start, end);
-}
-
 /// The kernel read `len` bytes of `fd` for the program (a copy's source) at `offset`, or, with
 /// `None`, ending at its file position now.
 pub fn note_copied_from(fd: RawFd, offset: Option<u64>, len: u64) {
@@ -100,15 +87,9 @@ fn tell(fd: RawFd, offset: Option<u64>, len: u64, count: fn(RawFd, FileId, u64, 
         let Some(file) = cache_budget_fds::regular_file(fd) else {
             return;
         };
-        let Some(start) = offset.or_else(|| position(fd)?.checked_sub(len)) else {
+        let Some(start) = offset.or_else(|| cache_budget::position(fd)?.checked_sub(len)) else {
             return;
         };
         count(fd, file, start, start.saturating_add(len));
     });
-}
-
-/// The file position of `fd`.
-fn position(fd: RawFd) -> Option<u64> {
-    // SAFETY: lseek with SEEK_CUR and offset 0 only reads the position.
-    u64::try_from(unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) }).ok()
 }
