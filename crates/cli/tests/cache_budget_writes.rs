@@ -156,3 +156,75 @@ fn a_whole_file_copy_in_one_call_returns_its_length_and_stays_within_the_budget(
         assert!(fs::read(dir.path().join(copy)).unwrap() == bytes, "{copy}");
     }
 }
+
+/// Writes dst.bin in records of 10 KiB with `os.write`, its second half first (after a seek
+/// to it), then its first half (after a seek back to 0); prints the position after each half.
+const RECORDS_OUT_OF_ORDER: &str = "import os\n\
+size = 64 << 20\n\
+half = size // 2\n\
+data = open('src.bin', 'rb').read()\n\
+dst = os.open('dst.bin', os.O_WRONLY | os.O_CREAT | os.O_TRUNC)\n\
+for start in (half, 0):\n\
+\x20   os.lseek(dst, start, os.SEEK_SET)\n\
+\x20   for at in range(start, start + half, 10240):\n\
+\x20       os.write(dst, data[at:min(at + 10240, start + half)])\n\
+\x20   print(os.lseek(dst, 0, os.SEEK_CUR))\n\
+os.close(dst)\n";
+
+/// Writes at the file position are told a batch at a time (one `lseek` per batch), and the
+/// bytes held back before a seek are told before it: every page written is counted, each at
+/// most once more per batch (the page two batches share), the file stays within the budget,
+/// and the bytes and positions are the program's.
+#[test]
+fn records_written_out_of_order_are_counted_and_kept_within_the_budget() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    let src = dir.path().join("src.bin");
+    cold_file(&src);
+    let output = budgeted(
+        dir.path(),
+        &["/usr/bin/python3", "-c", RECORDS_OUT_OF_ORDER],
+    );
+    let expected = format!("{FILE_BYTES}\n{}\n", FILE_BYTES / 2);
+    assert_eq!(String::from_utf8_lossy(&output.stdout), expected);
+    let pages = FILE_BYTES / PAGE;
+    let batches = pages / batch_pages(BUDGET_PAGES) as u64 + 2;
+    let written = count(&output.stderr, "written");
+    assert!(
+        (pages..=pages + batches).contains(&written),
+        "{written} pages counted written, {pages} to {} expected",
+        pages + batches
+    );
+    let left = cached(&dir.path().join("dst.bin"));
+    let most = most_cached(&output.stderr);
+    assert!(left <= most, "dst.bin: {left} bytes cached, at most {most}");
+    assert!(fs::read(&src).unwrap() == fs::read(dir.path().join("dst.bin")).unwrap());
+}
+
+/// `base64` writes its output through stdio (`fwrite`), which glibc flushes with its internal
+/// `write`: the stdio interposers tell the budget of it, so every page of the output is
+/// counted written (up to one more per batch) and the output stays within the budget, with the
+/// same bytes as `base64` without the library.
+#[test]
+fn output_written_through_stdio_is_counted_and_kept_within_the_budget() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    cold_file(&dir.path().join("src.bin"));
+    let output = budgeted(dir.path(), &["sh", "-c", "exec base64 src.bin > dst.b64"]);
+    // Looked at before the output is read back here, which caches it.
+    let left = cached(&dir.path().join("dst.b64"));
+    let most = most_cached(&output.stderr);
+    assert!(left <= most, "dst.b64: {left} bytes cached, at most {most}");
+    let expected = Command::new("base64")
+        .arg(dir.path().join("src.bin"))
+        .output()
+        .expect("base64 must be installed");
+    let written = fs::read(dir.path().join("dst.b64")).unwrap();
+    assert!(written == expected.stdout, "the output differs");
+    let pages = (written.len() as u64).div_ceil(PAGE);
+    let batches = pages / batch_pages(BUDGET_PAGES) as u64 + 2;
+    let counted = count(&output.stderr, "written");
+    assert!(
+        (pages - 2..=pages + batches).contains(&counted),
+        "{counted} pages counted written, {pages} to {} expected",
+        pages + batches
+    );
+}

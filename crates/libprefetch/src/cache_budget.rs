@@ -42,8 +42,8 @@
 //! Deviations: user space cannot replace the kernel's policy, so the budget only leads it: the
 //! kernel still evicts on its own when memory runs short first (a memory cgroup smaller than
 //! the budget), and pages are counted only once read or written (the kernel's read-ahead past
-//! the program is not, until read; mmapped pages are not seen, see `observe.rs`; nor are writes
-//! through stdio, which glibc makes with its internal write). Sequences are formed from
+//! the program is not, until read; mmapped pages are not seen, see `observe.rs`; nor are characters
+//! and formatted output written through stdio, `putc` and `fprintf`). Sequences are formed from
 //! file offsets, not physical extents. Pages of a file the program closed and then renamed or
 //! unlinked cannot be dropped any more and are left to the kernel.
 
@@ -57,6 +57,7 @@ use plan::evict::budget::{batch_pages, block_of, runs, Budget};
 use plan::evict::Block;
 
 use crate::cache_budget_closed::{drop_runs, path_of, ClosedRun};
+use crate::cache_budget_pending::{take_all, Held};
 use crate::descriptors::FileId;
 use crate::filestat::FileStat;
 use crate::residency::cachestat;
@@ -221,6 +222,7 @@ static REPORT_TO: OnceLock<(RawFd, FileId)> = OnceLock::new();
 
 /// Prints the budget's counts in pages on stderr (at exit, when asked for).
 extern "C" fn report() {
+    crate::guard::as_library(|| take_all().into_iter().for_each(count_held));
     let (Some(Ok(state)), Some(&(fd, id))) = (STATE.get().map(Mutex::try_lock), REPORT_TO.get())
     else {
         return;
@@ -245,6 +247,21 @@ extern "C" fn report() {
     );
     // SAFETY: writes a buffer of its length to a descriptor of this library's own.
     unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
+}
+
+/// Counts the bytes `held` back as written (`cache_budget_pending.rs`), ending at its
+/// descriptor's position now.
+pub(crate) fn count_held(held: Held) {
+    let Some(end) = position(held.fd) else {
+        return;
+    };
+    on_write(held.fd, held.id, end.saturating_sub(held.bytes), end);
+}
+
+/// The file position of `fd`.
+pub(crate) fn position(fd: RawFd) -> Option<u64> {
+    // SAFETY: lseek with SEEK_CUR and offset 0 only reads the position.
+    u64::try_from(unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) }).ok()
 }
 
 /// True once a budget runs in this process (one atomic load): the write and copy interposers'

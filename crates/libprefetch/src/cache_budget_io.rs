@@ -7,7 +7,10 @@
 //! atomic load.
 //!
 //! The file a descriptor names is remembered between calls (`cache_budget_fds.rs`): one `fstat`
-//! per descriptor until the program closes one, not one per call.
+//! per descriptor until the program closes one, not one per call. Writes at the file position
+//! are told a batch at a time (`cache_budget_pending.rs`): one `lseek` per batch, not one per
+//! call; the rest of a batch is told before the descriptor is closed, replaced or seeked
+//! (`note_seek`, and `note_close` through `before_close`) and as the process exits.
 //!
 //! Same contract as the read path (`track.rs`): errno is saved and restored, a panic is caught,
 //! and the library's own writes pass untold (the re-entrancy guard).
@@ -17,6 +20,8 @@
 
 use std::os::fd::RawFd;
 
+use crate::cache_budget::count_held;
+use crate::cache_budget_pending::{self as pending, Due};
 use crate::descriptors::FileId;
 use crate::guard::as_library;
 use crate::{cache_budget, cache_budget_fds};
@@ -36,7 +41,36 @@ pub fn budget_copy_piece() -> Option<u64> {
 /// `fd` had `len` bytes written at `offset`, or, with `None`, ending at its file position now
 /// (`write`, `writev`, a copy's destination without an offset).
 pub fn note_written(fd: RawFd, offset: Option<u64>, len: u64) {
-    tell(fd, offset, len, cache_budget::on_write);
+    if offset.is_some() {
+        tell(fd, offset, len, cache_budget::on_write);
+        return;
+    }
+    let Some(batch) = cache_budget::batch_bytes().filter(|_| fd >= 0 && len > 0) else {
+        return;
+    };
+    as_library(|| {
+        let Some(file) = cache_budget_fds::regular_file(fd) else {
+            return;
+        };
+        if let Due::Count(due) = pending::add(fd, file, len, batch) {
+            due.into_iter().for_each(count_held);
+        }
+    });
+}
+
+/// The program is about to move the file position of `fd` (the interposed `lseek`): the bytes
+/// written at it and held back are counted first, while the position still ends them. One
+/// atomic load when none are held.
+pub fn note_seek(fd: RawFd) {
+    if pending::any() {
+        // Not when the library itself seeks (its `lseek` is the interposed one too).
+        as_library(|| pending::take(fd).into_iter().for_each(count_held));
+    }
+}
+
+/// `fd` is about to be closed or replaced: the bytes held back for it are counted first.
+pub(crate) fn before_close(fd: RawFd) {
+    note_seek(fd);
 }
 
 /// The kernel read `len` bytes of `fd` for the program (a copy's source) at `offset`, or, with
@@ -53,15 +87,9 @@ fn tell(fd: RawFd, offset: Option<u64>, len: u64, count: fn(RawFd, FileId, u64, 
         let Some(file) = cache_budget_fds::regular_file(fd) else {
             return;
         };
-        let Some(start) = offset.or_else(|| position(fd)?.checked_sub(len)) else {
+        let Some(start) = offset.or_else(|| cache_budget::position(fd)?.checked_sub(len)) else {
             return;
         };
         count(fd, file, start, start.saturating_add(len));
     });
-}
-
-/// The file position of `fd`.
-fn position(fd: RawFd) -> Option<u64> {
-    // SAFETY: lseek with SEEK_CUR and offset 0 only reads the position.
-    u64::try_from(unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) }).ok()
 }

@@ -25,6 +25,7 @@ mod cache_budget;
 mod cache_budget_closed;
 mod cache_budget_fds;
 mod cache_budget_io;
+mod cache_budget_pending;
 pub mod capi;
 mod client;
 mod competitive;
@@ -50,7 +51,9 @@ mod share;
 mod track;
 pub mod variables;
 
-pub use cache_budget_io::{budget_copy_piece, budget_running, note_copied_from, note_written};
+pub use cache_budget_io::{
+    budget_copy_piece, budget_running, note_copied_from, note_seek, note_written,
+};
 pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};
 pub use env::{EnvConfig, Refused};
 pub use instance_entry::id as instance_id;

@@ -42,6 +42,7 @@ pub fn note_read_at_position(fd: RawFd, len: u64) {
 /// interposers call this before the real close. Never fails, never touches
 /// errno.
 pub fn note_close(fd: RawFd) {
+    crate::cache_budget_io::before_close(fd);
     crate::cache_budget_fds::forget();
     observe::on_close(fd);
     if let Some(globals) = globals_if_started() {

@@ -23,11 +23,13 @@
 //! exists; a number it closes is still caught when the library advises.
 //!
 //! The write family and the kernel's copies (`copy_file_range`, `sendfile`,
-//! `splice`) are interposed in `write.rs`, for the page-cache budget only.
+//! `splice`) are interposed in `write.rs`, with `lseek`, and stdio's block writes (`fwrite`,
+//! `fputs`) in `stdio_write.rs`, for the page-cache budget only.
 
 mod mapping;
 mod start;
 mod stdio;
+mod stdio_write;
 mod write;
 
 use std::ffi::{c_char, c_int, c_void, CStr};

@@ -33,8 +33,8 @@ use crate::Real;
 /// The leading fields of glibc's `struct _IO_FILE` (LP64), as far as the
 /// descriptor; those named with `_` only hold their place.
 #[repr(C)]
-struct GlibcFile {
-    flags: c_int,
+pub(crate) struct GlibcFile {
+    pub(crate) flags: c_int,
     read_ptr: *mut c_char,
     read_end: *mut c_char,
     _read_base: *mut c_char,
@@ -48,7 +48,7 @@ struct GlibcFile {
     _save_end: *mut c_char,
     _markers: *mut c_void,
     _chain: *mut c_void,
-    fileno: c_int,
+    pub(crate) fileno: c_int,
 }
 
 // POSIX stream locks (recursive); the libc crate does not bind them.
@@ -62,7 +62,7 @@ const NO_READS: c_int = 0x0004;
 /// `_IO_UNBUFFERED`: every read goes to the file for exactly what is asked.
 const UNBUFFERED: c_int = 0x0002;
 /// `_IO_IS_FILEBUF`: the stream reads a file descriptor.
-const IS_FILEBUF: c_int = 0x2000;
+pub(crate) const IS_FILEBUF: c_int = 0x2000;
 /// The buffer glibc allocates at a stream's first read (`st_blksize` of most
 /// file systems), assumed while none is allocated.
 const FIRST_BUFFER_BYTES: u64 = 4096;
@@ -167,7 +167,7 @@ fn read_length(file: &GlibcFile, missing: u64) -> u64 {
 ///
 /// # Safety
 /// `F` is the function pointer type of the symbol `real` names.
-unsafe fn resolve<F: Copy>(real: &Real) -> Option<F> {
+pub(crate) unsafe fn resolve<F: Copy>(real: &Real) -> Option<F> {
     let address = real.get();
     // SAFETY: the caller names the symbol's type; a pointer-sized copy.
     (!address.is_null()).then(|| unsafe { std::mem::transmute_copy::<*mut c_void, F>(&address) })
@@ -175,7 +175,7 @@ unsafe fn resolve<F: Copy>(real: &Real) -> Option<F> {
 
 /// When the C library lacks the function (never with glibc), the call fails
 /// as an I/O error on the stream would: EOF, or a null or zero result.
-fn unavailable() {
+pub(crate) fn unavailable() {
     // SAFETY: errno is this thread's.
     unsafe { *libc::__errno_location() = libc::ENOSYS };
 }

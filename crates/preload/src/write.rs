@@ -17,6 +17,9 @@
 //! bytes moved, the same offsets and file positions; a failure after some bytes moved returns
 //! those bytes, as the kernel does for a copy stopped part way.
 //!
+//! `lseek` and `lseek64` are interposed too: writes at the file position are told to the budget
+//! a batch at a time, and the bytes held back are told before the position moves.
+//!
 //! Follows DULO (FAST'05) sections 3-4 through `libprefetch`'s cache budget.
 
 use std::ffi::{c_int, c_uint, c_void};
@@ -37,6 +40,8 @@ static REAL_COPY_FILE_RANGE: Real = Real::new(c"copy_file_range");
 static REAL_SENDFILE: Real = Real::new(c"sendfile");
 static REAL_SENDFILE64: Real = Real::new(c"sendfile64");
 static REAL_SPLICE: Real = Real::new(c"splice");
+static REAL_LSEEK: Real = Real::new(c"lseek");
+static REAL_LSEEK64: Real = Real::new(c"lseek64");
 
 /// The bytes a call returning `n` moved, if any.
 fn moved(n: ssize_t) -> Option<u64> {
@@ -326,3 +331,33 @@ pub unsafe extern "C" fn splice(
     // SAFETY: the caller's contract is splice's.
     unsafe { copy_between(&REAL_SPLICE, libc::SYS_splice, false, ends, len, flags) }
 }
+
+macro_rules! lseek_like {
+    ($(#[$doc:meta])* $name:ident, $real:ident) => {
+        $(#[$doc])*
+        /// The budget first counts the bytes written at the position and held back
+        /// (`libprefetch::note_seek`), then the real function moves it.
+        ///
+        /// # Safety
+        /// Same contract as libc's function of this name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(fd: c_int, offset: off_t, whence: c_int) -> off_t {
+            libprefetch::note_seek(fd);
+            match $real.get() {
+                // SAFETY: the next definition has this signature.
+                real if !real.is_null() => unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, off_t, c_int) -> off_t>(real)(fd, offset, whence) },
+                // SAFETY: the raw system call with the caller's arguments.
+                _ => unsafe { libc::syscall(libc::SYS_lseek, fd, offset, whence) as off_t },
+            }
+        }
+    };
+}
+
+lseek_like!(
+    /// Interposed `lseek(2)`.
+    lseek, REAL_LSEEK
+);
+lseek_like!(
+    /// Interposed `lseek64`, what `lseek` becomes under `_FILE_OFFSET_BITS=64`.
+    lseek64, REAL_LSEEK64
+);
