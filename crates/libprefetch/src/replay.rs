@@ -94,6 +94,10 @@ struct Replay {
     page_size: u64,
     touches: Mutex<Touches>,
     opening: Arc<Opening>,
+    /// The program's latest read of a listed file not opened yet (private
+    /// descriptor, offset, length): told once the opener has opened it
+    /// ([`tell_ahead`]).
+    ahead: Mutex<Option<(RawFd, u64, u64)>>,
 }
 
 static REPLAY: AtomicPtr<Replay> = AtomicPtr::new(std::ptr::null_mut());
@@ -228,8 +232,9 @@ static INDEX: Mutex<Option<Arc<Mutex<ListIndex>>>> = Mutex::new(None);
 /// Opens up to `count` more of the replay's files in list order
 /// (`replay_open.rs`), registering a region for each one unchanged, and
 /// grows the client's list to the new frontier if the program has started
-/// it: each time the files opened double, and at the end (each growth
-/// probes the memory available, `Client::request_from`).
+/// it: each time the files opened since the opener last skipped to the
+/// program double, and at the end (each growth probes the memory
+/// available, `Client::request_from`).
 fn open_files(replay: &Replay, count: usize) {
     let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
     let Some(client) = client.as_ref() else {
@@ -241,14 +246,24 @@ fn open_files(replay: &Replay, count: usize) {
             index.lock().unwrap_or_else(|e| e.into_inner()).grow(client);
         }
     };
+    // Files opened since the opener last skipped to the program (or since
+    // it started): the list grows each time they double.
+    let mut run = 0usize;
     for _ in 0..count {
+        let before = replay.opening.done();
         let Ok(opened) = replay.opening.open_next() else {
             break;
         };
+        run = if replay.opening.done() == before + 1 {
+            run + 1
+        } else {
+            1
+        };
         if let Some((private, size)) = opened {
             let _ = client.register_region(private, 0, size.max(1));
+            tell_ahead(replay);
         }
-        if replay.opening.done().is_power_of_two() {
+        if run.is_power_of_two() {
             grow();
         }
     }
@@ -391,6 +406,7 @@ fn read_recording(
         page_size: reader.page_size,
         touches: Mutex::new(Touches::new(reader.rereads_after)),
         opening: Arc::new(Opening::new()),
+        ahead: Mutex::new(None),
     };
     let mut opening = Opening::new();
     let mut kept = Vec::new();
@@ -660,7 +676,29 @@ fn follow_read(replay: &Replay, key: (u64, u64), offset: u64, end: u64) {
         return;
     };
     let from = offset.max(first_listed * page_size);
+    if replay.opening.touch(private) {
+        *replay.ahead.lock().unwrap_or_else(|e| e.into_inner()) = Some((private, from, end - from));
+        return;
+    }
     follow_regions(globals(), private, from, end - from);
+}
+
+/// Tells the client the program's read of a file that was not open then
+/// ([`Replay::ahead`]) if the file is open now: the list starts there.
+/// Called by the opener after each open, once the file's region is
+/// registered (a read stored just after its file opened is told at the
+/// next open).
+fn tell_ahead(replay: &Replay) {
+    let read = {
+        let mut ahead = replay.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        match *ahead {
+            Some((fd, _, _)) if replay.opening.is_open(fd) => ahead.take(),
+            _ => None,
+        }
+    };
+    if let Some((fd, from, len)) = read {
+        follow_regions(globals(), fd, from, len);
+    }
 }
 
 /// In a forked child: no replay (the parent's client is inert here).

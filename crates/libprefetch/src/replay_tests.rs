@@ -145,3 +145,60 @@ fn a_read_made_before_the_replay_is_ready_starts_the_list_there() {
     assert!(!PENDING.load(Ordering::Acquire));
     assert!(EARLY.lock().unwrap().is_empty());
 }
+
+/// A program that reads past the files opened so far (its threads open
+/// files faster than the replay's one) moves the opener to its file, and
+/// its read starts the list there once that file is open: without this,
+/// every touch lands on a file not open yet and nothing is ever advised.
+/// The order is forced on this thread (ready, the read, one open), not
+/// raced.
+#[test]
+fn a_read_past_the_opened_files_moves_the_opener_and_starts_the_list() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let page_size = crate::memory::page_size();
+    let count = 4 * FIRST_FILES;
+    let paths: Vec<_> = (0..count)
+        .map(|i| dir.path().join(format!("f{i}")))
+        .collect();
+    for path in &paths {
+        std::fs::write(path, vec![7u8; 16 * page_size as usize]).unwrap();
+        let file = std::fs::File::open(path).unwrap();
+        rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+    }
+    let identities: Vec<_> = paths.iter().map(|p| identity_of(p)).collect();
+    let recording = dir.path().join("recording");
+    write_recording(
+        &recording,
+        identities.iter().map(|i| i.0.clone()).collect(),
+        16,
+    );
+
+    let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
+    assert_eq!(replay.opening.opened(), (FIRST_FILES, count));
+    let past = 2 * FIRST_FILES;
+    on_read(&identities[past].1, 0, page_size);
+    open_files(replay, 1);
+    assert_eq!(
+        replay.opening.opened(),
+        (past + 1, count),
+        "the opener did not skip to the file the program reads"
+    );
+    let stats = {
+        let client = CLIENT.lock().unwrap();
+        let client = client.as_ref().unwrap();
+        client.settle();
+        client.stats()
+    };
+    assert_eq!(
+        runs.relisted.load(Ordering::Acquire),
+        past * 16,
+        "the read of a file not yet open did not start the list there"
+    );
+    assert!(stats.pages_prefetched > 0, "nothing advised: {stats:?}");
+    let skipped = replay.files[&(identities[FIRST_FILES].0.dev, identities[FIRST_FILES].0.ino)];
+    assert!(
+        !replay.opening.is_open(skipped),
+        "a skipped file was opened"
+    );
+}
