@@ -94,10 +94,6 @@ struct Replay {
     page_size: u64,
     touches: Mutex<Touches>,
     opening: Arc<Opening>,
-    /// The program's latest read of a listed file not opened yet (private
-    /// descriptor, offset, length): told once the opener has opened it
-    /// ([`tell_ahead`]).
-    ahead: Mutex<Option<(RawFd, u64, u64)>>,
 }
 
 static REPLAY: AtomicPtr<Replay> = AtomicPtr::new(std::ptr::null_mut());
@@ -261,7 +257,6 @@ fn open_files(replay: &Replay, count: usize) {
         };
         if let Some((private, size)) = opened {
             let _ = client.register_region(private, 0, size.max(1));
-            tell_ahead(replay);
         }
         if run.is_power_of_two() {
             grow();
@@ -406,7 +401,6 @@ fn read_recording(
         page_size: reader.page_size,
         touches: Mutex::new(Touches::new(reader.rereads_after)),
         opening: Arc::new(Opening::new()),
-        ahead: Mutex::new(None),
     };
     let mut opening = Opening::new();
     let mut kept = Vec::new();
@@ -676,29 +670,8 @@ fn follow_read(replay: &Replay, key: (u64, u64), offset: u64, end: u64) {
         return;
     };
     let from = offset.max(first_listed * page_size);
-    if replay.opening.touch(private) {
-        *replay.ahead.lock().unwrap_or_else(|e| e.into_inner()) = Some((private, from, end - from));
-        return;
-    }
+    replay.opening.touch(private);
     follow_regions(globals(), private, from, end - from);
-}
-
-/// Tells the client the program's read of a file that was not open then
-/// ([`Replay::ahead`]) if the file is open now: the list starts there.
-/// Called by the opener after each open, once the file's region is
-/// registered (a read stored just after its file opened is told at the
-/// next open).
-fn tell_ahead(replay: &Replay) {
-    let read = {
-        let mut ahead = replay.ahead.lock().unwrap_or_else(|e| e.into_inner());
-        match *ahead {
-            Some((fd, _, _)) if replay.opening.is_open(fd) => ahead.take(),
-            _ => None,
-        }
-    };
-    if let Some((fd, from, len)) = read {
-        follow_regions(globals(), fd, from, len);
-    }
 }
 
 /// In a forked child: no replay (the parent's client is inert here).

@@ -17,9 +17,11 @@
 //! changed file.
 //!
 //! The opener follows the program: a read of a listed file not opened yet
-//! ([`Opening::touch`]) moves the next open to that file, and the files
-//! before it in the order are skipped (the program has read past them, so
-//! advice for them would come too late). Without this, a program that
+//! ([`Opening::touch`]) moves the next open to [`FIRST_FILES`] files past
+//! it, the head start the replay began with, and the files before are
+//! skipped (the program reads them before the opener could open them, so
+//! advice for them would come too late); the program's first read of a
+//! file opened then starts the list there. Without this, a program that
 //! reads files faster than one thread opens them (`git grep`'s threads on
 //! a FUSE mount) stays ahead of the opener from its first read to its last,
 //! every touch lands on a file without a region, and the replay advises
@@ -88,8 +90,8 @@ pub(crate) struct Opening {
     place: Vec<usize>,
     /// Files of `order` opened, found changed or skipped so far.
     done: AtomicUsize,
-    /// The furthest place in `order` of a file the program read before it
-    /// was opened: the opener skips to it.
+    /// Where the opener skips to: [`FIRST_FILES`] past the furthest place
+    /// in `order` of a file the program read before it was opened.
     wanted: AtomicUsize,
     /// Entries in the list.
     entries: usize,
@@ -165,17 +167,17 @@ impl Opening {
     }
 
     /// The program reads the file of reserved descriptor `fd`: if it is
-    /// not opened yet, the opener skips to it (never back). Returns whether
-    /// it is still waiting to be opened.
-    pub(crate) fn touch(&self, fd: RawFd) -> bool {
+    /// not opened yet, the opener skips to [`FIRST_FILES`] past it (never
+    /// back).
+    pub(crate) fn touch(&self, fd: RawFd) {
         let Some(&slot) = self.slots.get(&fd) else {
-            return false;
+            return;
         };
         let waiting = self.state[slot].load(Ordering::Acquire) == WAITING;
         if waiting && self.place[slot] != usize::MAX {
-            self.wanted.fetch_max(self.place[slot], Ordering::AcqRel);
+            let ahead = self.place[slot].saturating_add(FIRST_FILES);
+            self.wanted.fetch_max(ahead, Ordering::AcqRel);
         }
-        waiting
     }
 
     /// Files opened, found changed or skipped so far.
@@ -189,8 +191,8 @@ impl Opening {
         (self.done(), self.order.len())
     }
 
-    /// Opens the next file in order (skipping to the one the program
-    /// last read unopened, [`Opening::touch`]) onto its reserved number if
+    /// Opens the next file in order (skipping ahead of the program,
+    /// [`Opening::touch`]) onto its reserved number if
     /// it is still the recorded file; returns its descriptor and size if
     /// so, `None` for a changed file, or `Err(())` once all are done.
     /// Called by one thread at a time (the replay's).
