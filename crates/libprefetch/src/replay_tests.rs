@@ -62,15 +62,19 @@ fn write_recording(at: &std::path::Path, files: Vec<FileIdentity>, pages: u64) {
     std::fs::write(at, text).unwrap();
 }
 
-/// The replay advises once its first files are open, before the last
-/// one is (counted by the replay's opener, not timed); the list grows
-/// as the rest open, and never holds a file changed since recording.
-#[test]
-fn the_first_advice_comes_before_the_last_file_is_opened() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+/// `count` uncached files of 16 pages in a temporary directory and a
+/// recording of this executable reading them all in order: the
+/// directory, the paths, their identities and the recording's path.
+fn recorded_files(
+    count: usize,
+) -> (
+    tempfile::TempDir,
+    Vec<std::path::PathBuf>,
+    Vec<(FileIdentity, FileStat)>,
+    std::path::PathBuf,
+) {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let page_size = crate::memory::page_size();
-    let count = 3 * FIRST_FILES;
     let paths: Vec<_> = (0..count)
         .map(|i| dir.path().join(format!("f{i}")))
         .collect();
@@ -87,6 +91,18 @@ fn the_first_advice_comes_before_the_last_file_is_opened() {
         identities.iter().map(|i| i.0.clone()).collect(),
         16,
     );
+    (dir, paths, identities, recording)
+}
+
+/// The replay advises once its first files are open, before the last
+/// one is (counted by the replay's opener, not timed); the list grows
+/// as the rest open, and never holds a file changed since recording.
+#[test]
+fn the_first_advice_comes_before_the_last_file_is_opened() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let page_size = crate::memory::page_size();
+    let count = 3 * FIRST_FILES;
+    let (_dir, paths, identities, recording) = recorded_files(count);
     let changed = &paths[count - 1];
     std::fs::write(changed, vec![8u8; 17 * page_size as usize]).unwrap();
 
@@ -157,24 +173,9 @@ fn a_read_made_before_the_replay_is_ready_starts_the_list_there() {
 #[test]
 fn a_read_past_the_opened_files_moves_the_opener_ahead_of_it() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let page_size = crate::memory::page_size();
     let count = 4 * FIRST_FILES;
-    let paths: Vec<_> = (0..count)
-        .map(|i| dir.path().join(format!("f{i}")))
-        .collect();
-    for path in &paths {
-        std::fs::write(path, vec![7u8; 16 * page_size as usize]).unwrap();
-        let file = std::fs::File::open(path).unwrap();
-        rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
-    }
-    let identities: Vec<_> = paths.iter().map(|p| identity_of(p)).collect();
-    let recording = dir.path().join("recording");
-    write_recording(
-        &recording,
-        identities.iter().map(|i| i.0.clone()).collect(),
-        16,
-    );
+    let (_dir, _, identities, recording) = recorded_files(count);
 
     let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
     assert_eq!(replay.opening.opened(), (FIRST_FILES, count));
