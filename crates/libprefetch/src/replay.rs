@@ -228,8 +228,9 @@ static INDEX: Mutex<Option<Arc<Mutex<ListIndex>>>> = Mutex::new(None);
 /// Opens up to `count` more of the replay's files in list order
 /// (`replay_open.rs`), registering a region for each one unchanged, and
 /// grows the client's list to the new frontier if the program has started
-/// it: each time the files opened double, and at the end (each growth
-/// probes the memory available, `Client::request_from`).
+/// it: each time the files opened since the opener last skipped to the
+/// program double, and at the end (each growth probes the memory
+/// available, `Client::request_from`).
 fn open_files(replay: &Replay, count: usize) {
     let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
     let Some(client) = client.as_ref() else {
@@ -241,14 +242,23 @@ fn open_files(replay: &Replay, count: usize) {
             index.lock().unwrap_or_else(|e| e.into_inner()).grow(client);
         }
     };
+    // Files opened since the opener last skipped to the program (or since
+    // it started): the list grows each time they double.
+    let mut run = 0usize;
     for _ in 0..count {
+        let before = replay.opening.done();
         let Ok(opened) = replay.opening.open_next() else {
             break;
+        };
+        run = if replay.opening.done() == before + 1 {
+            run + 1
+        } else {
+            1
         };
         if let Some((private, size)) = opened {
             let _ = client.register_region(private, 0, size.max(1));
         }
-        if replay.opening.done().is_power_of_two() {
+        if run.is_power_of_two() {
             grow();
         }
     }
@@ -660,6 +670,7 @@ fn follow_read(replay: &Replay, key: (u64, u64), offset: u64, end: u64) {
         return;
     };
     let from = offset.max(first_listed * page_size);
+    replay.opening.touch(private);
     follow_regions(globals(), private, from, end - from);
 }
 

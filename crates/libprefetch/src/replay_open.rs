@@ -16,6 +16,17 @@
 //! files found changed, so no advice ever names a reserved number or a
 //! changed file.
 //!
+//! The opener follows the program: a read of a listed file not opened yet
+//! ([`Opening::touch`]) moves the next open to [`FIRST_FILES`] files past
+//! it, the head start the replay began with, and the files before are
+//! skipped (the program reads them before the opener could open them, so
+//! advice for them would come too late); the program's first read of a
+//! file opened then starts the list there. Without this, a program that
+//! reads files faster than one thread opens them (`git grep`'s threads on
+//! a FUSE mount) stays ahead of the opener from its first read to its last,
+//! every touch lands on a file without a region, and the replay advises
+//! nothing.
+//!
 //! Follows libprefetch (ATC 2009) section 4.2 (the access list, grown with
 //! `PF_APPEND`).
 
@@ -61,6 +72,8 @@ impl Descriptors {
 const WAITING: u8 = 0;
 const OPEN: u8 = 1;
 const CHANGED: u8 = 2;
+/// Passed over: the program read past it before it was opened.
+const SKIPPED: u8 = 3;
 
 /// The reserved descriptors of a replay's files and how far opening them
 /// has come.
@@ -72,8 +85,14 @@ pub(crate) struct Opening {
     state: Vec<AtomicU8>,
     /// Files in the order of their first entry in the list, with that entry.
     order: Vec<(usize, usize)>,
-    /// Files of `order` opened (or found changed) so far.
+    /// Each file's place in `order` (`usize::MAX` if the list never
+    /// reaches it).
+    place: Vec<usize>,
+    /// Files of `order` opened, found changed or skipped so far.
     done: AtomicUsize,
+    /// Where the opener skips to: [`FIRST_FILES`] past the furthest place
+    /// in `order` of a file the program read before it was opened.
+    wanted: AtomicUsize,
     /// Entries in the list.
     entries: usize,
     /// What the reserved numbers duplicate, until the order is set.
@@ -88,7 +107,9 @@ impl Opening {
             reserved: Vec::new(),
             state: Vec::new(),
             order: Vec::new(),
+            place: Vec::new(),
             done: AtomicUsize::new(0),
+            wanted: AtomicUsize::new(0),
             entries: 0,
             placeholder: None,
         }
@@ -118,10 +139,11 @@ impl Opening {
     /// Sets the opening order: each file at its first entry in `entries`
     /// (files the list never reaches are not opened).
     pub(crate) fn order_by(&mut self, entries: &[Entry]) {
-        let mut seen = vec![false; self.reserved.len()];
+        self.place = vec![usize::MAX; self.reserved.len()];
         for (at, &(fd, _)) in entries.iter().enumerate() {
             if let Some(&slot) = self.slots.get(&fd) {
-                if !std::mem::replace(&mut seen[slot], true) {
+                if self.place[slot] == usize::MAX {
+                    self.place[slot] = self.order.len();
                     self.order.push((slot, at));
                 }
             }
@@ -144,7 +166,21 @@ impl Opening {
             .is_some_and(|&slot| self.state[slot].load(Ordering::Acquire) == OPEN)
     }
 
-    /// Files opened (or found changed) so far.
+    /// The program reads the file of reserved descriptor `fd`: if it is
+    /// not opened yet, the opener skips to [`FIRST_FILES`] past it (never
+    /// back).
+    pub(crate) fn touch(&self, fd: RawFd) {
+        let Some(&slot) = self.slots.get(&fd) else {
+            return;
+        };
+        let waiting = self.state[slot].load(Ordering::Acquire) == WAITING;
+        if waiting && self.place[slot] != usize::MAX {
+            let ahead = self.place[slot].saturating_add(FIRST_FILES);
+            self.wanted.fetch_max(ahead, Ordering::AcqRel);
+        }
+    }
+
+    /// Files opened, found changed or skipped so far.
     pub(crate) fn done(&self) -> usize {
         self.done.load(Ordering::Acquire)
     }
@@ -155,12 +191,21 @@ impl Opening {
         (self.done(), self.order.len())
     }
 
-    /// Opens the next file in order onto its reserved number if it is
-    /// still the recorded file; returns its descriptor and size if so,
-    /// `None` for a changed file, or `Err(())` once all are done. Called by
-    /// one thread at a time (the replay's).
+    /// Opens the next file in order (skipping ahead of the program,
+    /// [`Opening::touch`]) onto its reserved number if
+    /// it is still the recorded file; returns its descriptor and size if
+    /// so, `None` for a changed file, or `Err(())` once all are done.
+    /// Called by one thread at a time (the replay's).
     pub(crate) fn open_next(&self) -> Result<Option<(RawFd, u64)>, ()> {
-        let done = self.done.load(Ordering::Acquire);
+        let mut done = self.done.load(Ordering::Acquire);
+        let wanted = self.wanted.load(Ordering::Acquire).min(self.order.len());
+        if wanted > done {
+            for &(skipped, _) in &self.order[done..wanted] {
+                self.state[skipped].store(SKIPPED, Ordering::Release);
+            }
+            done = wanted;
+            self.done.store(done, Ordering::Release);
+        }
         let &(slot, _) = self.order.get(done).ok_or(())?;
         let reserved = self.reserved[slot];
         let opened = open_unchanged(&self.identities[slot]).and_then(|real| {

@@ -62,15 +62,19 @@ fn write_recording(at: &std::path::Path, files: Vec<FileIdentity>, pages: u64) {
     std::fs::write(at, text).unwrap();
 }
 
-/// The replay advises once its first files are open, before the last
-/// one is (counted by the replay's opener, not timed); the list grows
-/// as the rest open, and never holds a file changed since recording.
-#[test]
-fn the_first_advice_comes_before_the_last_file_is_opened() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+/// `count` uncached files of 16 pages in a temporary directory and a
+/// recording of this executable reading them all in order: the
+/// directory, the paths, their identities and the recording's path.
+fn recorded_files(
+    count: usize,
+) -> (
+    tempfile::TempDir,
+    Vec<std::path::PathBuf>,
+    Vec<(FileIdentity, FileStat)>,
+    std::path::PathBuf,
+) {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let page_size = crate::memory::page_size();
-    let count = 3 * FIRST_FILES;
     let paths: Vec<_> = (0..count)
         .map(|i| dir.path().join(format!("f{i}")))
         .collect();
@@ -87,6 +91,18 @@ fn the_first_advice_comes_before_the_last_file_is_opened() {
         identities.iter().map(|i| i.0.clone()).collect(),
         16,
     );
+    (dir, paths, identities, recording)
+}
+
+/// The replay advises once its first files are open, before the last
+/// one is (counted by the replay's opener, not timed); the list grows
+/// as the rest open, and never holds a file changed since recording.
+#[test]
+fn the_first_advice_comes_before_the_last_file_is_opened() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let page_size = crate::memory::page_size();
+    let count = 3 * FIRST_FILES;
+    let (_dir, paths, identities, recording) = recorded_files(count);
     let changed = &paths[count - 1];
     std::fs::write(changed, vec![8u8; 17 * page_size as usize]).unwrap();
 
@@ -134,6 +150,8 @@ fn a_read_made_before_the_replay_is_ready_starts_the_list_there() {
     let recording = dir.path().join("recording");
     write_recording(&recording, vec![identity], 64);
 
+    // Another test's replay may be published: this one starts before any.
+    REPLAY.store(std::ptr::null_mut(), Ordering::Release);
     PENDING.store(true, Ordering::Release);
     on_read(&stat, 10 * page_size, 11 * page_size);
     let (_, runs) = ready(recording.as_os_str()).expect("the replay is ready");
@@ -144,4 +162,46 @@ fn a_read_made_before_the_replay_is_ready_starts_the_list_there() {
     );
     assert!(!PENDING.load(Ordering::Acquire));
     assert!(EARLY.lock().unwrap().is_empty());
+}
+
+/// A program that reads past the files opened so far (its threads open
+/// files faster than the replay's one) moves the opener to a head start
+/// past its file, and its first read of a file opened then starts the
+/// list: without this, every touch lands on a file not open yet and
+/// nothing is ever advised. The order is forced on this thread (ready,
+/// the read, one open, the next read), not raced.
+#[test]
+fn a_read_past_the_opened_files_moves_the_opener_ahead_of_it() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let page_size = crate::memory::page_size();
+    let count = 4 * FIRST_FILES;
+    let (_dir, _, identities, recording) = recorded_files(count);
+
+    let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
+    assert_eq!(replay.opening.opened(), (FIRST_FILES, count));
+    let past = 2 * FIRST_FILES;
+    on_read(&identities[past].1, 0, page_size);
+    open_files(replay, 1);
+    let ahead = past + FIRST_FILES;
+    assert_eq!(
+        replay.opening.opened(),
+        (ahead + 1, count),
+        "the opener did not skip ahead of the file the program reads"
+    );
+    let key = |file: usize| (identities[file].0.dev, identities[file].0.ino);
+    assert!(replay.opening.is_open(replay.files[&key(ahead)]));
+    assert!(!replay.opening.is_open(replay.files[&key(past)]));
+    on_read(&identities[ahead].1, 0, page_size);
+    let stats = {
+        let client = CLIENT.lock().unwrap();
+        let client = client.as_ref().unwrap();
+        client.settle();
+        client.stats()
+    };
+    assert_eq!(
+        runs.relisted.load(Ordering::Acquire),
+        ahead * 16,
+        "the read of the file opened ahead did not start the list there"
+    );
+    assert!(stats.pages_prefetched > 0, "nothing advised: {stats:?}");
 }
