@@ -219,7 +219,7 @@ impl Pg {
 
     /// PG.c's `_PG_add_to_graph`: records `block` and the arcs of the block it replaces.
     fn record(&mut self, block: FileBlock) {
-        let oldest = std::mem::replace(&mut self.history[self.next], Some(block));
+        let oldest = self.history[self.next].replace(block);
         self.next = (self.next + 1) % self.history.len();
         let Some(from) = oldest else { return };
         if !self.graph.contains_key(&from) {
