@@ -7,9 +7,10 @@ that runs one eviction policy with one prefetcher exactly as its `cachesim` bina
 prints the counts `cachesim` rounds (requests, misses, prefetched blocks). One run is checked
 against `cachesim` itself.
 
-The simulator's only prefetcher with a libCacheSim counterpart is OBL (`prefetch sim --policy
-lru+obl`): K+2 after K, K+1, which is libCacheSim's OBL with `sequential-confidence-k=1` and
-`block-size=1` (the cache counted in objects); `obl:k=4` is its default, k=4. libCacheSim prefetches only for the eviction
+The simulator's prefetchers with a libCacheSim counterpart are OBL and PG (`prefetch sim --policy
+lru+obl`, `lru+pg`); PG is run with libCacheSim's parameters, and on a disk that fetches in no
+time, as libCacheSim inserts at once. OBL is K+2 after K, K+1, which is libCacheSim's OBL with
+`sequential-confidence-k=1` and `block-size=1` (the cache counted in objects); `obl:k=4` is its default, k=4. libCacheSim prefetches only for the eviction
 policies whose `get` is `cache_get_base` on the cache itself: of those both tools have, LRU,
 FIFO, Clock, Sieve, LFU and LFUDA (S3FIFO, TwoQ, SLRU, LIRS and WTinyLFU never call the
 prefetcher; ARC crashes with it; LFUDA never returns on cs, gli and ps).
@@ -21,7 +22,8 @@ Two differences are deliberate (docs/sim.md, crates/sim/src/disksim/prefetch/obl
 - it prefetches object max+1 after the trace's last pair, which no trace holds and the
   simulator, whose files end at the highest block, never fetches.
 
-Both change a count by one. So the reference counts (traces/libcachesim_prefetch.json, with
+Both change a count by one. libCacheSim's PG takes object 0 for an empty history slot (the
+simulator records every block), which changes its counts more. So the reference counts (traces/libcachesim_prefetch.json, with
 --write) are libCacheSim's on the shipped traces with every id + 1, which the Rust test
 crates/sim/tests/libcachesim_prefetch.rs runs with one block past the highest id: there every
 count must be equal. Without --write, the script prints the side-by-side table of docs/sim.md
