@@ -1,5 +1,5 @@
 //! The probability-graph prefetcher (PG) of libCacheSim (`prefetch/PG.c`, after Griffioen and
-//! Appleton's probability graph, USENIX Summer'94, section 3): a graph whose node for block A
+//! Appleton's probability graph, USENIX Summer'94): a graph whose node for block A
 //! counts, for every block B referenced within the `lookahead-range` references after A, how
 //! often B followed A. On a reference to A it prefetches every B whose count over A's total is
 //! above `prefetch-threshold`. Timed here and free to pair with any replacement
