@@ -7,9 +7,10 @@ that runs one eviction policy with one prefetcher exactly as its `cachesim` bina
 prints the counts `cachesim` rounds (requests, misses, prefetched blocks). One run is checked
 against `cachesim` itself.
 
-The simulator's only prefetcher with a libCacheSim counterpart is OBL (`prefetch sim --policy
-lru+obl`): K+2 after K, K+1, which is libCacheSim's OBL with `sequential-confidence-k=1` and
-`block-size=1` (the cache counted in objects); `obl:k=4` is its default, k=4. libCacheSim prefetches only for the eviction
+The simulator's prefetchers with a libCacheSim counterpart are OBL and PG (`prefetch sim --policy
+lru+obl`, `lru+pg`); PG is run with libCacheSim's parameters, and on a disk that fetches in no
+time, as libCacheSim inserts at once. OBL is K+2 after K, K+1, which is libCacheSim's OBL with
+`sequential-confidence-k=1` and `block-size=1` (the cache counted in objects); `obl:k=4` is its default, k=4. libCacheSim prefetches only for the eviction
 policies whose `get` is `cache_get_base` on the cache itself: of those both tools have, LRU,
 FIFO, Clock, Sieve, LFU and LFUDA (S3FIFO, TwoQ, SLRU, LIRS and WTinyLFU never call the
 prefetcher; ARC crashes with it; LFUDA never returns on cs, gli and ps).
@@ -21,7 +22,8 @@ Two differences are deliberate (docs/sim.md, crates/sim/src/disksim/prefetch/obl
 - it prefetches object max+1 after the trace's last pair, which no trace holds and the
   simulator, whose files end at the highest block, never fetches.
 
-Both change a count by one. So the reference counts (traces/libcachesim_prefetch.json, with
+Both change a count by one. libCacheSim's PG takes object 0 for an empty history slot (the
+simulator records every block), which changes its counts more. So the reference counts (traces/libcachesim_prefetch.json, with
 --write) are libCacheSim's on the shipped traces with every id + 1, which the Rust test
 crates/sim/tests/libcachesim_prefetch.rs runs with one block past the highest id: there every
 count must be equal. Without --write, the script prints the side-by-side table of docs/sim.md
@@ -46,8 +48,18 @@ SOURCE = "https://github.com/1a1a11a/libCacheSim"
 TRACES = ["cs", "cpp", "gli", "ps", "multi1", "multi2"]
 SIZES = [100, 500, 1000]
 POLICIES = ["lru", "fifo", "clock", "sieve", "lfu", "lfuda"]
-# Our `obl:k=K` is libCacheSim's OBL with these parameters: the paper's rule and its default.
-KS = [1, 4]
+# Our prefetchers and libCacheSim's with its parameters: `obl:k=K` is its OBL with
+# sequential-confidence-k=K (the paper's rule and its default); `pg` is its PG with its defaults
+# (a budget of a tenth of a byte per object: nothing is recorded at these sizes) and with the
+# budget of 4 KiB objects.
+PREFETCHERS = [
+    ("obl:k=1", "OBL", "block-size=1,sequential-confidence-k=1"),
+    ("obl:k=4", "OBL", "block-size=1,sequential-confidence-k=4"),
+    ("pg", "PG", "block-size=1"),
+    ("pg:block-size=4096", "PG", "block-size=4096"),
+]
+# libCacheSim's LFUDA never returns on these traces (its eviction loop); they are not run.
+HANGS = {("lfuda", "cs"), ("lfuda", "gli"), ("lfuda", "ps")}
 
 
 def prefetch_params(k):
@@ -94,12 +106,29 @@ def fetch(source, src):
         (src / name).write_bytes(blob.stdout)
 
 
+# PG.c's first-reference test reads a label it never initialises (`current_req_lbl[0]`), so
+# what it records in its first lookahead-range references, and so its counts, depend on the
+# stack; the reference build initialises it to zero, the test PG.c means.
+PG_UNINITIALISED = "current_req_lbl[MAX_OBJ_ID_LEN];"
+PG_ZEROED = "current_req_lbl[MAX_OBJ_ID_LEN] = {0};"
+
+
+def zero_pg_label(src):
+    """Initialises PG.c's label; true if it was not yet."""
+    pg = src / "libCacheSim" / "cache" / "prefetch" / "PG.c"
+    text = pg.read_text()
+    if PG_ZEROED in text:
+        return False
+    pg.write_text(text.replace(PG_UNINITIALISED, PG_ZEROED, 1))
+    return True
+
+
 def build(source, cache):
     """Builds libCacheSim (its `cachesim`) and the driver; returns both binaries."""
     src, out = cache / "src", cache / "build"
     fetch(source, src)
     cachesim, driver = out / "bin" / "cachesim", cache / "libcachesim_prefetch"
-    if not cachesim.exists():
+    if zero_pg_label(src) or not cachesim.exists():
         out.mkdir(exist_ok=True)
         run("cmake", "-S", str(src), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release",
             "-DENABLE_TESTS=OFF", stdout=subprocess.DEVNULL)
@@ -129,12 +158,12 @@ def shifted(trace, cache):
     return path
 
 
-def libcachesim(driver, path, policy, k=1):
-    """{size: (requests, misses, prefetches)} of `policy` with OBL on `path`, or None when
-    libCacheSim does not finish (LFUDA on cs, gli, ps) or crashes (ARC)."""
+def libcachesim(driver, path, policy, prefetcher="OBL", params=prefetch_params(1)):
+    """{size: (requests, misses, prefetches)} of `policy` with `prefetcher` on `path`, or None
+    when libCacheSim does not finish (LFUDA on cs, gli, ps) or crashes (ARC)."""
     sizes = ",".join(map(str, SIZES))
     try:
-        done = subprocess.run([str(driver), str(path), policy, sizes, "OBL", prefetch_params(k)],
+        done = subprocess.run([str(driver), str(path), policy, sizes, prefetcher, params],
                               capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         return None
@@ -160,12 +189,14 @@ def check_driver(cachesim, driver, cache):
         sys.exit(f"the driver disagrees with cachesim: {mine} against {ratio}")
 
 
-def simulator(prefetch, k):
-    """{(trace, policy, size): (misses, prefetches)} of `prefetch sim` on the shipped traces."""
+def simulator(prefetch, ours):
+    """{(trace, policy, size): (misses, prefetches)} of `prefetch sim` on the shipped traces,
+    on a disk that fetches at once (libCacheSim inserts prefetched objects at once)."""
     traces = ",".join(str(REPO / "traces" / f"{t}.oracleGeneral.zst") for t in TRACES)
-    policies = ",".join(f"{p}+obl:k={k}" for p in POLICIES)
+    policies = ",".join(f"{p}+{ours}" for p in POLICIES)
     out = run(str(prefetch), "sim", "--trace", traces, "--policy", policies, "--cache",
-              ",".join(map(str, SIZES)), "--json", capture_output=True, text=True).stdout
+              ",".join(map(str, SIZES)), "--device", "fixed:0", "--json", capture_output=True,
+              text=True).stdout
     return {(r["trace"].split(".")[0], r["policy"].split("+")[0], r["capacity"]):
             (r["misses"], r["prefetches"]) for r in json.loads(out)}
 
@@ -174,20 +205,22 @@ def table(driver, prefetch):
     """The docs' table: libCacheSim and the simulator on the shipped traces, by policy."""
     print("| pairing | runs | misses | prefetches |")
     print("|---|---:|---|---|")
-    for k in KS:
-        ours = simulator(prefetch, k)
+    for name, prefetcher, params in PREFETCHERS:
+        ours = simulator(prefetch, name)
         for policy in POLICIES:
             dm, dp, runs = set(), set(), 0
             for trace in TRACES:
                 path = REPO / "traces" / f"{trace}.oracleGeneral.zst"
-                for size, (_, misses, prefetches) in (libcachesim(driver, path, policy, k)
-                                                      or {}).items():
+                theirs = None
+                if (policy, trace) not in HANGS:
+                    theirs = libcachesim(driver, path, policy, prefetcher, params)
+                for size, (_, misses, prefetches) in (theirs or {}).items():
                     mine = ours[(trace, policy, size)]
                     dm.add(misses - mine[0])
                     dp.add(prefetches - mine[1])
                     runs += 1
             show = lambda d: ", ".join(map(str, sorted(d)))
-            print(f"| `{policy}+obl:k={k}` | {runs} | {show(dm)} | {show(dp)} |")
+            print(f"| `{policy}+{name}` | {runs} | {show(dm)} | {show(dp)} |")
 
 
 def main():
@@ -211,16 +244,18 @@ def main():
     for trace in TRACES:
         path = shifted(trace, args.cache)
         for policy in POLICIES:
-            for k in KS:
-                theirs = libcachesim(driver, path, policy, k)
+            for name, prefetcher, params in PREFETCHERS:
+                if (policy, trace) in HANGS:
+                    continue
+                theirs = libcachesim(driver, path, policy, prefetcher, params)
                 if theirs is not None:
-                    counts.setdefault(trace, {})[f"{policy}+obl:k={k}"] = {
+                    counts.setdefault(trace, {})[f"{policy}+{name}"] = {
                         str(size): {"requests": r, "misses": m, "prefetches": p}
                         for size, (r, m, p) in theirs.items()}
     fixture = {
         "libcachesim": f"{SOURCE} {COMMIT}",
         "command": "python3 scripts/libcachesim_prefetch.py --write",
-        "prefetcher": "OBL block-size=1,sequential-confidence-k=K for our obl:k=K",
+        "prefetchers": {name: f"{prefetcher} {params}" for name, prefetcher, params in PREFETCHERS},
         "traces_form": "traces/NAME.oracleGeneral.zst with every object id + 1",
         "cache_sizes": SIZES,
         "traces": counts,

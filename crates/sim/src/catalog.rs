@@ -269,6 +269,15 @@ pub const CATALOG: &[Entry] = &[
         },
     ),
     line(
+        "pg",
+        "probability graph over CLOCK (libCacheSim PG, after Griffioen and Appleton)",
+        "lookahead-range=20, block-size=1, max-metadata-size=0.1, prefetch-threshold=0.05",
+        |o| {
+            let pg = prefetch::pg::Options::parse(&to("pg", o))?;
+            pair(replace::clock::Options, pg)
+        },
+    ),
+    line(
         "ap",
         "aggressive prefetching, TR840 s5.2",
         "depth=256",

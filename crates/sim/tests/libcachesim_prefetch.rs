@@ -1,8 +1,9 @@
-//! Cross-check of the OBL prefetcher with libCacheSim's C implementation: each eviction policy
-//! libCacheSim prefetches with (LRU, FIFO, Clock, Sieve, LFU, LFUDA), paired with `obl:k=1` (the
-//! paper's rule) and `obl:k=4`, misses and prefetches exactly as libCacheSim's policy of the
-//! same name with its OBL (`sequential-confidence-k` 1 and 4, one object per slot) on the
-//! shipped traces at three sizes.
+//! Cross-check of the OBL and PG prefetchers with libCacheSim's C implementation: each eviction
+//! policy libCacheSim prefetches with (LRU, FIFO, Clock, Sieve, LFU, LFUDA), paired with
+//! `obl:k=1` (the paper's rule) and `obl:k=4`, or with `pg` (libCacheSim's defaults) and
+//! `pg:block-size=4096`, misses and prefetches exactly as libCacheSim's policy of the same name
+//! with its OBL (`sequential-confidence-k` 1 and 4, one object per slot) or its PG (the same
+//! parameters) on the shipped traces at three sizes.
 //! The reference counts, traces/libcachesim_prefetch.json, were produced by libCacheSim itself:
 //! `python3 scripts/libcachesim_prefetch.py --write` builds it and runs them.
 //!
@@ -38,19 +39,23 @@ fn shifted(trace: &str) -> Workload {
     workload
 }
 
-#[test]
-fn obl_misses_and_prefetches_as_in_libcachesim() {
+/// Runs every pairing of the reference counts whose prefetcher is `prefetcher` on `disk` (a
+/// fetch takes its time, a reference 1 ms); returns the runs compared.
+fn compare(prefetcher: &str, disk: &str) -> usize {
     let path = traces().join("libcachesim_prefetch.json");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e} (run the script it names)", path.display()));
     let expected: serde_json::Value = serde_json::from_str(&text).unwrap();
-    // `unit:1`, as `prefetch sim` runs without a device: a fetch and a reference take 1 ms.
-    let disk = disk_named("fixed:1").unwrap();
+    let disk = disk_named(disk).unwrap();
     let mut differences = Vec::new();
     let mut compared = 0;
     for (trace, by_policy) in expected["traces"].as_object().unwrap() {
         let workload = shifted(trace);
         for (policy, by_size) in by_policy.as_object().unwrap() {
+            let part = policy.split_once('+').unwrap().1;
+            if part.split(':').next() != Some(prefetcher) {
+                continue;
+            }
             let choice = &parse_choices(policy).unwrap()[0];
             let pair = choice.configured.pair().unwrap();
             for (size, counts) in by_size.as_object().unwrap() {
@@ -76,7 +81,23 @@ fn obl_misses_and_prefetches_as_in_libcachesim() {
         }
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
+    compared
+}
+
+#[test]
+fn obl_misses_and_prefetches_as_in_libcachesim() {
+    // `unit:1`, as `prefetch sim` runs without a device: a fetch and a reference take 1 ms.
+    let compared = compare("obl", "fixed:1");
     // 6 traces x 6 policies x 2 values of k x 3 sizes, less LFUDA on cs, gli and ps
     // (libCacheSim's eviction loop never ends there).
+    assert_eq!(compared, 6 * 6 * 2 * 3 - 3 * 2 * 3);
+}
+
+#[test]
+fn pg_misses_and_prefetches_as_in_libcachesim() {
+    // libCacheSim inserts a prefetched object at once: a disk that fetches in no time, so
+    // that PG's many prefetches of one reference have all arrived by the next.
+    let compared = compare("pg", "fixed:0");
+    // 6 traces x 6 policies x 2 settings x 3 sizes, less LFUDA on cs, gli and ps.
     assert_eq!(compared, 6 * 6 * 2 * 3 - 3 * 2 * 3);
 }

@@ -14,6 +14,7 @@ pub mod competitive;
 pub mod cpem;
 pub mod none;
 pub mod obl;
+pub mod pg;
 pub mod planner;
 pub mod readahead;
 pub mod reorder;
