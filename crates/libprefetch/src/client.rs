@@ -14,7 +14,6 @@
 //! of clients may coexist (regions of different clients should not overlap:
 //! a read in overlapping regions is accounted to each of them).
 
-use std::cell::Cell;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -551,33 +550,6 @@ impl RegionClient for ClientInner {
     }
 }
 
-/// The calling thread, as the planner's reader of a list (`plan`'s
-/// `readers`: threads reading one list at their own places): the address
-/// of a thread-local, unique among the live threads and read with no
-/// system call.
-fn this_thread() -> u64 {
-    thread_local! {
-        static READER: u8 = const { 0 };
-    }
-    if ON_BEHALF.try_with(Cell::get).unwrap_or(false) {
-        return plan::readers::NO_READER;
-    }
-    READER
-        .try_with(|reader| std::ptr::from_ref(reader) as u64)
-        .unwrap_or(plan::readers::NO_READER)
-}
-
-thread_local! {
-    static ON_BEHALF: Cell<bool> = const { Cell::new(false) };
-}
-
-/// The calling thread tells reads on the program's behalf (the replay's
-/// thread: reads remembered before it was ready, pages faulted in): they
-/// move the list but are no reader's place.
-pub(crate) fn reads_on_behalf() {
-    let _ = ON_BEHALF.try_with(|flag| flag.set(true));
-}
-
 impl ClientInner {
     /// The memory this client may plan with now: its share (`share.rs`) of
     /// what the system and the memory cgroup allow, capped by the config.
@@ -810,6 +782,11 @@ impl ClientInner {
 #[path = "client_probe.rs"]
 mod probe;
 use probe::KnownCached;
+
+#[path = "client_reader.rs"]
+mod reader;
+pub(crate) use reader::reads_on_behalf;
+use reader::this_thread;
 
 #[cfg(test)]
 #[path = "client_tests.rs"]
