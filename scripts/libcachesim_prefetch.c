@@ -3,7 +3,7 @@
  * counted in objects (cachesim's --ignore-obj-size 1), and prints the exact counts cachesim
  * rounds to four digits: requests, misses, and the blocks its prefetcher inserted.
  *
- * Built and run by scripts/libcachesim_prefetch.sh against the library it builds; it is not
+ * Built and run by scripts/libcachesim_prefetch.py against the library it builds; it is not
  * part of the project's build. The loop is cachesim's `simulate` (bin/cachesim/sim.c) without
  * warm-up; the reader is set up as cachesim sets it up (bin/cachesim/cli_parser.c).
  *

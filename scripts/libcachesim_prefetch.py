@@ -7,9 +7,12 @@ that runs one eviction policy with one prefetcher exactly as its `cachesim` bina
 prints the counts `cachesim` rounds (requests, misses, prefetched blocks). One run is checked
 against `cachesim` itself.
 
-The simulator's prefetchers with a libCacheSim counterpart are OBL and PG (`prefetch sim --policy
-lru+obl`, `lru+pg`); PG is run with libCacheSim's parameters, and on a disk that fetches in no
-time, as libCacheSim inserts at once. OBL is K+2 after K, K+1, which is libCacheSim's OBL with
+The simulator's prefetchers with a libCacheSim counterpart are OBL, PG and Mithril (`prefetch sim
+--policy lru+obl`, `lru+pg`, `lru+mithril`); PG and Mithril are run with libCacheSim's parameters,
+and on a disk that fetches in no time, as libCacheSim inserts at once. Mithril runs with
+`block-size=4096` (at libCacheSim's default of 1 byte its metadata budget holds nothing and it
+aborts) and `cycle-time=1` (the simulator re-inserts no evicted block), at its default
+`mining-threshold` and at 256 (it mines more often, so prefetches on every trace). OBL is K+2 after K, K+1, which is libCacheSim's OBL with
 `sequential-confidence-k=1` and `block-size=1` (the cache counted in objects); `obl:k=4` is its default, k=4. libCacheSim prefetches only for the eviction
 policies whose `get` is `cache_get_base` on the cache itself: of those both tools have, LRU,
 FIFO, Clock, Sieve, LFU and LFUDA (S3FIFO, TwoQ, SLRU, LIRS and WTinyLFU never call the
@@ -57,6 +60,15 @@ PREFETCHERS = [
     ("obl:k=4", "OBL", "block-size=1,sequential-confidence-k=4"),
     ("pg", "PG", "block-size=1"),
     ("pg:block-size=4096", "PG", "block-size=4096"),
+    ("mithril:block-size=4096", "Mithril", "block-size=4096,cycle-time=1"),
+    ("mithril:block-size=4096,mining-threshold=256", "Mithril",
+     "block-size=4096,cycle-time=1,mining-threshold=256"),
+]
+# Only in the table: libCacheSim's Mithril with its default cycle-time (2: an unreferenced
+# prefetched object evicted is re-inserted once), beside ours, which has none (cycle-time=1).
+SECOND_CHANCE = [
+    ("mithril:block-size=4096,mining-threshold=256", "Mithril",
+     "block-size=4096,mining-threshold=256"),
 ]
 # libCacheSim's LFUDA never returns on these traces (its eviction loop); they are not run.
 HANGS = {("lfuda", "cs"), ("lfuda", "gli"), ("lfuda", "ps")}
@@ -171,7 +183,10 @@ def libcachesim(driver, path, policy, prefetcher="OBL", params=prefetch_params(1
         return None
     counts = {}
     for line in done.stdout.splitlines():
-        _, size, requests, misses, prefetches = line.split()
+        fields = line.split()
+        if len(fields) != 5 or fields[0] != policy:
+            continue  # Mithril.c prints a line of its own per mining
+        _, size, requests, misses, prefetches = fields
         counts[int(size)] = (int(requests), int(misses), int(prefetches))
     return counts
 
@@ -205,7 +220,7 @@ def table(driver, prefetch):
     """The docs' table: libCacheSim and the simulator on the shipped traces, by policy."""
     print("| pairing | runs | misses | prefetches |")
     print("|---|---:|---|---|")
-    for name, prefetcher, params in PREFETCHERS:
+    for name, prefetcher, params in PREFETCHERS + SECOND_CHANCE:
         ours = simulator(prefetch, name)
         for policy in POLICIES:
             dm, dp, runs = set(), set(), 0
@@ -220,7 +235,8 @@ def table(driver, prefetch):
                     dp.add(prefetches - mine[1])
                     runs += 1
             show = lambda d: ", ".join(map(str, sorted(d)))
-            print(f"| `{policy}+{name}` | {runs} | {show(dm)} | {show(dp)} |")
+            theirs = "" if "cycle-time" in params else " (libCacheSim: cycle-time=2)"
+            print(f"| `{policy}+{name}`{theirs} | {runs} | {show(dm)} | {show(dp)} |")
 
 
 def main():

@@ -1,9 +1,10 @@
-//! Cross-check of the OBL and PG prefetchers with libCacheSim's C implementation: each eviction
-//! policy libCacheSim prefetches with (LRU, FIFO, Clock, Sieve, LFU, LFUDA), paired with
-//! `obl:k=1` (the paper's rule) and `obl:k=4`, or with `pg` (libCacheSim's defaults) and
-//! `pg:block-size=4096`, misses and prefetches exactly as libCacheSim's policy of the same name
-//! with its OBL (`sequential-confidence-k` 1 and 4, one object per slot) or its PG (the same
-//! parameters) on the shipped traces at three sizes.
+//! Cross-check of the OBL, PG and Mithril prefetchers with libCacheSim's C implementation: each
+//! eviction policy libCacheSim prefetches with (LRU, FIFO, Clock, Sieve, LFU, LFUDA), paired with
+//! `obl:k=1` (the paper's rule) and `obl:k=4`, with `pg` (libCacheSim's defaults) and
+//! `pg:block-size=4096`, or with `mithril:block-size=4096` at its default mining threshold and
+//! at 256, misses and prefetches exactly as libCacheSim's policy of the same name with its OBL
+//! (`sequential-confidence-k` 1 and 4, one object per slot), its PG or its Mithril (the same
+//! parameters, and Mithril's `cycle-time=1`) on the shipped traces at three sizes.
 //! The reference counts, traces/libcachesim_prefetch.json, were produced by libCacheSim itself:
 //! `python3 scripts/libcachesim_prefetch.py --write` builds it and runs them.
 //!
@@ -99,5 +100,13 @@ fn pg_misses_and_prefetches_as_in_libcachesim() {
     // that PG's many prefetches of one reference have all arrived by the next.
     let compared = compare("pg", "fixed:0");
     // 6 traces x 6 policies x 2 settings x 3 sizes, less LFUDA on cs, gli and ps.
+    assert_eq!(compared, 6 * 6 * 2 * 3 - 3 * 2 * 3);
+}
+
+#[test]
+fn mithril_misses_and_prefetches_as_in_libcachesim() {
+    // As PG: libCacheSim inserts Mithril's prefetched objects at once.
+    let compared = compare("mithril", "fixed:0");
+    // 6 traces x 6 policies x 2 mining thresholds x 3 sizes, less LFUDA on cs, gli and ps.
     assert_eq!(compared, 6 * 6 * 2 * 3 - 3 * 2 * 3);
 }

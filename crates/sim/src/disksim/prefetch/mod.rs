@@ -12,6 +12,7 @@
 pub mod ap;
 pub mod competitive;
 pub mod cpem;
+pub mod mithril;
 pub mod none;
 pub mod obl;
 pub mod pg;
