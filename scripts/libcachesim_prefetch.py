@@ -235,7 +235,9 @@ def table(driver, prefetch):
                     dp.add(prefetches - mine[1])
                     runs += 1
             show = lambda d: ", ".join(map(str, sorted(d)))
-            theirs = "" if "cycle-time" in params else " (libCacheSim: cycle-time=2)"
+            theirs = ""
+            if (name, prefetcher, params) in SECOND_CHANCE:
+                theirs = " (libCacheSim: cycle-time=2)"
             print(f"| `{policy}+{name}`{theirs} | {runs} | {show(dm)} | {show(dp)} |")
 
 

@@ -281,7 +281,7 @@ pub const CATALOG: &[Entry] = &[
         "mithril",
         "Mithril over CLOCK (libCacheSim Mithril, after Yang et al. SoCC'17 s3)",
         "lookahead-range=20, max-support=8, min-support=2, confidence=1, pf-list-size=2, \
-         rec-trigger=miss, block-size=1, max-metadata-size=0.1, cycle-time=1, \
+         rec-trigger=miss, block-size=(the run's), max-metadata-size=0.1, cycle-time=1, \
          mining-threshold=5120",
         |o| {
             let mithril = prefetch::mithril::Options::parse(&to("mithril", o))?;

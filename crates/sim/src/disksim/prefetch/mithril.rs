@@ -27,12 +27,15 @@
 //!
 //! Options, libCacheSim's names and defaults: `lookahead-range` 20 (1 to 100), `max-support`
 //! 8, `min-support` 2, `confidence` 1 (1 to 100), `pf-list-size` 2 (1 to 100), `rec-trigger`
-//! miss, `block-size` 1, `max-metadata-size` 0.1 (strictly between 0 and 1) and
-//! `mining-threshold` 5120. At libCacheSim's default block size of 1 byte a cache of fewer
-//! than 40,000 blocks has no room for one shard, where libCacheSim aborts: give the block
-//! size in bytes (`mithril:block-size=4096`).
+//! miss, `max-metadata-size` 0.1 (strictly between 0 and 1), `mining-threshold` 5120 and
+//! `block-size`, the bytes of a cached block in the budgets. libCacheSim's default block size,
+//! 1, is for a cache counted in bytes (Mithril.c says to give the block size when the cache
+//! counts objects); the simulator's cache counts blocks, so the default here is the run's
+//! block size. A budget with fewer than two recording rows is refused (libCacheSim crashes).
 //!
-//! Deviations: libCacheSim's `cycle-time` (default 2) re-inserts a prefetched block evicted
+//! Deviations: where the metadata budget holds no prefetching-table shard, libCacheSim crashes;
+//! here the table keeps the first shard, which Mithril.c allocates in any case. libCacheSim's
+//! `cycle-time` (default 2) re-inserts a prefetched block evicted
 //! unreferenced, at once, inside the eviction; the simulator's engine has no such re-insertion,
 //! so only `cycle-time=1` (no second chance) is offered, and it is the default here. Its
 //! `sequential-type` 1 and 2 (sequential prefetching inside Mithril, which looks the cache up)
@@ -160,23 +163,25 @@ fn block_of(key: u64) -> FileBlock {
 }
 
 impl Mithril {
-    /// `set_Mithril_params`; an error where Mithril.c aborts (no room for one shard).
-    fn new(options: Options, cache_blocks: usize) -> Result<Mithril, SimError> {
+    /// `set_Mithril_params` for a cache of `cache_blocks` blocks of `block_size` bytes (unless
+    /// the options give one); an error where the recording table has no row to use.
+    fn new(options: Options, cache_blocks: usize, block_size: u64) -> Result<Mithril, SimError> {
+        let block_size = options.block_size.map_or(block_size, u64::from);
         let o = &options;
         let pf = o.pf_list_size as i64;
         let cache = cache_blocks as u64;
         let mining_size = (o.mining_threshold / o.min_support) as usize;
-        let budget = (u64::from(o.block_size) * cache) as f64 * o.max_metadata;
+        let budget = (block_size * cache) as f64 * o.max_metadata;
         let budget = budget as i64;
         let shards = budget / (SHARD as i64 * pf);
         let min = f64::from(o.min_support);
-        let recording_rows = (cache as f64 * f64::from(o.block_size) * RECORDING_SHARE
+        let recording_rows = ((cache * block_size) as f64 * RECORDING_SHARE
             / ((min / 2.0).ceil() * 2.0 + 12.0)) as usize;
-        if shards == 0 || recording_rows < 2 {
+        if recording_rows < 2 {
             return Err(SimError::Config(format!(
-                "Mithril's metadata budget, block-size x {cache_blocks} blocks x \
-                 max-metadata-size, holds no prefetching-table shard (libCacheSim aborts): give \
-                 the block size in bytes, e.g. mithril:block-size=4096"
+                "Mithril's recording table, 2% of block-size x {cache_blocks} blocks, holds \
+                 fewer than two rows (libCacheSim crashes): give a larger block-size in bytes, \
+                 e.g. mithril:block-size=4096"
             )));
         }
         let mut metadata = (i64::from(o.max_support) * 2 + 12) * mining_size as i64
@@ -479,8 +484,8 @@ pub struct Options {
     pub pf_list_size: u32,
     /// `rec-trigger`: when a reference is recorded.
     pub trigger: Trigger,
-    /// `block-size`: bytes per cached block in the metadata budget.
-    pub block_size: u32,
+    /// `block-size`: bytes per cached block in the budgets; `None`: the run's block size.
+    pub block_size: Option<u32>,
     /// `max-metadata-size`: the budget's share of the cache's bytes.
     pub max_metadata: f64,
     /// `mining-threshold`: mining runs at this / `min-support` blocks.
@@ -496,7 +501,7 @@ impl Default for Options {
             confidence: 1,
             pf_list_size: 2,
             trigger: Trigger::Miss,
-            block_size: 1,
+            block_size: None,
             max_metadata: 0.1,
             mining_threshold: 5120,
         }
@@ -576,7 +581,10 @@ impl Options {
             confidence: ranged(given, "confidence", 1, 1..=100)?,
             pf_list_size: ranged(given, "pf-list-size", 2, 1..=100)?,
             trigger,
-            block_size: ranged(given, "block-size", 1, 1..=u32::MAX)?,
+            block_size: match given.count_given("block-size")? {
+                None => None,
+                Some(_) => Some(ranged(given, "block-size", 1, 1..=u32::MAX)?),
+            },
             max_metadata,
             mining_threshold,
         })
@@ -585,7 +593,8 @@ impl Options {
 
 impl MakePrefetcher for Options {
     fn build(&self, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
-        Ok(Box::new(Mithril::new(*self, setup.cache_blocks)?))
+        let block_size = setup.workload.layout.block_size;
+        Ok(Box::new(Mithril::new(*self, setup.cache_blocks, block_size)?))
     }
 }
 
@@ -607,11 +616,7 @@ mod tests {
     }
 
     fn mithril(options: Options) -> Mithril {
-        let options = Options {
-            block_size: 4096,
-            ..options
-        };
-        Mithril::new(options, 100).unwrap()
+        Mithril::new(options, 100, 4096).unwrap()
     }
 
     fn starts(ranges: Vec<FetchRange>) -> Vec<u64> {
@@ -697,7 +702,13 @@ mod tests {
             let error = parse(text).unwrap_err().to_string();
             assert!(error.contains(says), "{text}: {error}");
         }
-        let error = Mithril::new(Options::default(), 100).unwrap_err();
+        let bytes = Options {
+            block_size: Some(1),
+            ..Options::default()
+        };
+        let error = Mithril::new(bytes, 100, 4096).unwrap_err();
         assert!(error.to_string().contains("block-size=4096"), "{error}");
+        let tiny = Mithril::new(Options::default(), 4, 4096).unwrap();
+        assert_eq!(tiny.table.shards.len(), 1, "no shard in the budget: the first is kept");
     }
 }
