@@ -15,8 +15,9 @@
 //! - a reference is recorded on a miss (`rec-trigger=miss`), on every reference (`each_req`),
 //!   on an eviction (`evict`) or on both (`miss_evict`), with the reference's number as its
 //!   timestamp, kept to 15 bits, four to a 64-bit word behind a 4-bit count;
-//! - the recording table holds the cache's `block-size` bytes x 2% / 14 rows, a ring from row
-//!   1; a block moving to the mining table leaves its row to the table's last row;
+//! - the recording table holds the cache's `block-size` bytes x 2% / 14 rows (at min-support
+//!   2), a ring from row 1; a block moving to the mining table leaves its row to the table's
+//!   last row;
 //! - mining runs when the mining table holds `mining-threshold` / `min-support` blocks: sorted
 //!   by first timestamp, each block is compared with those whose first timestamp is at most
 //!   `lookahead-range` later; the first of them with a close enough count of timestamps is
@@ -42,7 +43,8 @@
 //! and `min-support=1` (a debugging path of Mithril.c that aborts on one block id) are not
 //! offered. With `rec-trigger` evict or miss_evict, an eviction by the demand fetch is recorded
 //! after the reference's prefetch list is read, libCacheSim records it before. Mithril.c takes
-//! object 0 for an empty slot; here every block is recorded.
+//! object 0 for an empty slot (and aborts when it meets it in a row); here every block is
+//! recorded.
 
 use rustc_hash::FxHashMap;
 
@@ -378,7 +380,7 @@ impl Mithril {
         slots[1] = to;
         slots[0] = from;
         self.table.row_of.insert(from, row);
-        if (row + 1) % SHARD == 0 {
+        if (row + 1).is_multiple_of(SHARD) {
             let shard = SHARD as i64 * (pf as i64 * 8 + 12);
             if self.table.metadata + shard < self.table.budget {
                 self.table.shards.push(vec![0; SHARD * (pf + 1)]);
@@ -421,10 +423,10 @@ fn associated(
     confidence: i32,
     first_found: bool,
 ) -> bool {
-    let mut flag = first_found
-        || (shorter == 1 && (nth_ts(first, 1) - nth_ts(second, 1)).abs() == 1);
+    let mut flag =
+        first_found || (shorter == 1 && (nth_ts(first, 1) - nth_ts(second, 1)).abs() == 1);
     let mut error = 0;
-    for k in 1..shorter.max(1) as usize {
+    for k in 1..shorter as usize {
         let gap = (nth_ts(first, k) - nth_ts(second, k)).abs();
         if gap > range {
             error += 1;
@@ -594,7 +596,11 @@ impl Options {
 impl MakePrefetcher for Options {
     fn build(&self, setup: &PrefetchSetup) -> Result<Box<dyn Prefetcher>, SimError> {
         let block_size = setup.workload.layout.block_size;
-        Ok(Box::new(Mithril::new(*self, setup.cache_blocks, block_size)?))
+        Ok(Box::new(Mithril::new(
+            *self,
+            setup.cache_blocks,
+            block_size,
+        )?))
     }
 }
 
@@ -634,7 +640,11 @@ mod tests {
         assert_eq!((num_ts(row[1]), num_ts(row[2])), (4, 1));
         assert_eq!([1, 2, 3].map(|n| nth_ts(&row, n)), [10, 11, 12]);
         assert_eq!(nth_ts(&row, 4), 4, "the count field, as Mithril.c reads it");
-        assert_eq!(nth_ts(&row, 5), (40_000 & TS_MASK) as i32, "kept to 15 bits");
+        assert_eq!(
+            nth_ts(&row, 5),
+            (40_000 & TS_MASK) as i32,
+            "kept to 15 bits"
+        );
         assert_eq!(total_ts(&row), 5);
     }
 
@@ -709,6 +719,10 @@ mod tests {
         let error = Mithril::new(bytes, 100, 4096).unwrap_err();
         assert!(error.to_string().contains("block-size=4096"), "{error}");
         let tiny = Mithril::new(Options::default(), 4, 4096).unwrap();
-        assert_eq!(tiny.table.shards.len(), 1, "no shard in the budget: the first is kept");
+        assert_eq!(
+            tiny.table.shards.len(),
+            1,
+            "no shard in the budget: the first is kept"
+        );
     }
 }
