@@ -606,20 +606,7 @@ impl MakePrefetcher for Options {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-
-    fn access(block: u64) -> Access {
-        Access {
-            stream: 0,
-            block: FileBlock { file: 0, block },
-            found: false,
-            now: Duration::ZERO,
-            active_streams: 1,
-            prefetch_ceiling: None,
-        }
-    }
 
     fn mithril(options: Options) -> Mithril {
         Mithril::new(options, 100, 4096).unwrap()
@@ -659,7 +646,7 @@ mod tests {
         });
         let asked: Vec<Vec<u64>> = [1, 2, 1, 2, 1, 2]
             .into_iter()
-            .map(|b| starts(m.on_access(&access(b))))
+            .map(|b| starts(m.on_access(&Access::miss(b))))
             .collect();
         assert_eq!(asked, [vec![], vec![], vec![], vec![], vec![2], vec![]]);
     }
@@ -673,10 +660,10 @@ mod tests {
             ..Options::default()
         });
         for b in [1, 1] {
-            m.on_access(&access(b));
+            m.on_access(&Access::miss(b));
         }
         assert_eq!(m.tables.mining.len(), 1);
-        m.on_access(&access(1));
+        m.on_access(&Access::miss(1));
         assert!(m.tables.mining.is_empty() && m.tables.rows.is_empty());
     }
 
@@ -686,10 +673,10 @@ mod tests {
         let mut m = mithril(Options::default());
         m.on_access(&Access {
             found: true,
-            ..access(1)
+            ..Access::miss(1)
         });
         assert!(m.tables.rows.is_empty());
-        m.on_access(&access(1));
+        m.on_access(&Access::miss(1));
         assert_eq!(m.tables.rows.len(), 1);
     }
 

@@ -47,6 +47,22 @@ pub struct Access {
     pub prefetch_ceiling: Option<usize>,
 }
 
+#[cfg(test)]
+impl Access {
+    /// A reference by stream 0, alone, at time 0, to block `block` of file 0, not found: the
+    /// access the prefetchers' unit tests replay.
+    pub(crate) fn miss(block: u64) -> Access {
+        Access {
+            stream: 0,
+            block: FileBlock { file: 0, block },
+            found: false,
+            now: Duration::ZERO,
+            active_streams: 1,
+            prefetch_ceiling: None,
+        }
+    }
+}
+
 /// Blocks `start .. start + len` of `file`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FetchRange {

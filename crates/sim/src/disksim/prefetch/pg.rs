@@ -353,20 +353,7 @@ impl MakePrefetcher for Options {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-
-    fn access(block: u64) -> Access {
-        Access {
-            stream: 0,
-            block: FileBlock { file: 0, block },
-            found: false,
-            now: Duration::ZERO,
-            active_streams: 1,
-            prefetch_ceiling: None,
-        }
-    }
 
     fn pg(lookahead: u8, cache_blocks: usize) -> Pg {
         let options = Options {
@@ -389,7 +376,7 @@ mod tests {
         let mut pg = pg(2, 100);
         let asked: Vec<Vec<u64>> = [1, 2, 3, 1, 2, 3, 1]
             .into_iter()
-            .map(|b| starts(pg.on_access(&access(b))))
+            .map(|b| starts(pg.on_access(&Access::miss(b))))
             .collect();
         let node = &pg.graph[&FileBlock { file: 0, block: 1 }];
         assert_eq!(
@@ -407,7 +394,7 @@ mod tests {
     fn the_metadata_budget_stops_recording() {
         let mut pg = pg(5, 1);
         for b in 1..=40 {
-            pg.on_access(&access(b));
+            pg.on_access(&Access::miss(b));
         }
         assert!(pg.full);
         assert_eq!(pg.graph.len(), 3, "nodes 1, 2 and 3, then full");

@@ -183,19 +183,9 @@ impl MakePrefetcher for Options {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::disksim::workload::FileBlock;
-    use std::time::Duration;
 
     fn read(ra: &mut ReadAhead, block: u64) -> Vec<(u64, u64)> {
-        let access = Access {
-            stream: 0,
-            block: FileBlock { file: 0, block },
-            found: false,
-            now: Duration::ZERO,
-            active_streams: 1,
-            prefetch_ceiling: None,
-        };
-        ra.on_access(&access)
+        ra.on_access(&Access::miss(block))
             .iter()
             .map(|r| (r.start, r.start + r.len))
             .collect()

@@ -202,20 +202,8 @@ mod tests {
     use crate::disksim::replace::clock;
     use crate::disksim::run::{disk_named, run_pair, Pair};
     use crate::disksim::workload::{Step, Workload};
-    use std::time::Duration;
 
     const BLOCK: u64 = 4096;
-
-    fn access(block: u64) -> Access {
-        Access {
-            stream: 0,
-            block: FileBlock { file: 0, block },
-            found: false,
-            now: Duration::ZERO,
-            active_streams: 1,
-            prefetch_ceiling: None,
-        }
-    }
 
     /// The live probes of a process with `0` as its memory, nothing evicted, room in the queue.
     struct Memory(MemoryShare);
@@ -261,8 +249,8 @@ mod tests {
         let mut kernel = ReadAhead::new(16, 32);
         let mut live = Stream::new(BLOCK).with_kernel_window(32);
         for block in 0..600 {
-            let ours = cp.on_access(&access(block));
-            let kernels = kernel.on_access(&access(block));
+            let ours = cp.on_access(&Access::miss(block));
+            let kernels = kernel.on_access(&Access::miss(block));
             let mut probes = Memory(MemoryShare::of_memory(1024, 1));
             let step = live.on_read(block * BLOCK, BLOCK, 4096 * BLOCK, 132, &mut probes);
             let advice: Vec<FetchRange> = step
@@ -285,7 +273,7 @@ mod tests {
     fn windows_stay_within_the_files_share_of_the_cache() {
         let mut cp = sequential_cp(8192, 4000, 512);
         let largest = (0..4000)
-            .flat_map(|block| cp.on_access(&access(block)))
+            .flat_map(|block| cp.on_access(&Access::miss(block)))
             .map(|range| range.len)
             .max();
         assert_eq!(largest, Some(128));
