@@ -390,16 +390,25 @@ fn is_mounted(path: &Path) -> bool {
         .any(|line| line.split(' ').nth(4) == Some(path))
 }
 
-#[test]
-fn a_panicking_actuator_fails_reads_with_eio_and_unmounts() {
+/// A temporary directory with empty `backing` and `mnt` directories in it,
+/// or `None` (the test skipped, and says why) where FUSE is missing.
+fn empty_dirs() -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
     if let Err(reason) = emulate::fuse_available() {
         println!("skipped (kernel feature missing): {reason}");
-        return;
+        return None;
     }
     let dir = tempfile::tempdir().unwrap();
     let (backing, mountpoint) = (dir.path().join("backing"), dir.path().join("mnt"));
     fs::create_dir(&backing).unwrap();
     fs::create_dir(&mountpoint).unwrap();
+    Some((dir, backing, mountpoint))
+}
+
+#[test]
+fn a_panicking_actuator_fails_reads_with_eio_and_unmounts() {
+    let Some((_dir, backing, mountpoint)) = empty_dirs() else {
+        return;
+    };
     write_file(&backing.join("data"), &pattern(64 * 1024, 5));
     let mut config = Config::new("panicking", &backing, &mountpoint);
     config.placement = Placement::Contiguous;
@@ -417,14 +426,9 @@ fn a_panicking_actuator_fails_reads_with_eio_and_unmounts() {
 
 #[test]
 fn the_request_log_lists_every_request_the_counters_count() {
-    if let Err(reason) = emulate::fuse_available() {
-        println!("skipped (kernel feature missing): {reason}");
+    let Some((dir, backing, mountpoint)) = empty_dirs() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let (backing, mountpoint) = (dir.path().join("backing"), dir.path().join("mnt"));
-    fs::create_dir(&backing).unwrap();
-    fs::create_dir(&mountpoint).unwrap();
+    };
     write_file(&backing.join("data"), &pattern(4 * MIB, 9));
     let log = dir.path().join("requests");
     let mut config = Config::new("fixed:1", &backing, &mountpoint);
@@ -462,14 +466,9 @@ fn the_request_log_lists_every_request_the_counters_count() {
 
 #[test]
 fn an_unwritable_request_log_is_refused_before_mounting() {
-    if let Err(reason) = emulate::fuse_available() {
-        println!("skipped (kernel feature missing): {reason}");
+    let Some((dir, backing, mountpoint)) = empty_dirs() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let (backing, mountpoint) = (dir.path().join("backing"), dir.path().join("mnt"));
-    fs::create_dir(&backing).unwrap();
-    fs::create_dir(&mountpoint).unwrap();
+    };
     let mut config = Config::new("fixed:1", &backing, &mountpoint);
     config.request_log = Some(dir.path().join("missing").join("requests"));
     let outcome = emulate::mount(&config).map(|_| ());
