@@ -27,6 +27,10 @@ pub struct EmulateArgs {
     /// Lay the files end to end in path order instead of using their physical extents.
     #[arg(long)]
     contiguous: bool,
+    /// Write a line per request the disk serves to this file: arrival, start and completion
+    /// (model seconds since the mount), disk address, bytes.
+    #[arg(long, value_name = "FILE")]
+    request_log: Option<PathBuf>,
 }
 
 /// Mounts, waits for Ctrl-C / SIGTERM / `fusermount3 -u`, prints the counters.
@@ -47,6 +51,7 @@ pub fn run(args: EmulateArgs) -> anyhow::Result<()> {
     let mut config = emulate::Config::new(&args.model, &args.backing, &args.mountpoint);
     config.time_scale = args.time_scale;
     config.scheduler = args.scheduler;
+    config.request_log = args.request_log;
     if args.contiguous {
         config.placement = emulate::Placement::Contiguous;
     }

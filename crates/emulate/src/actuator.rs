@@ -29,6 +29,7 @@
 //! requires.
 
 use crate::clock::{self, sleep_until, Clock};
+use crate::request_log::RequestLog;
 use crate::stats::{Served, Stats};
 use disk::{DiskModel, Request, Scheduler};
 use std::cmp::Reverse;
@@ -144,12 +145,14 @@ pub struct Actuator {
 
 impl Actuator {
     /// Starts the actuator thread for `model`, serving in `scheduler`'s order;
-    /// `stats` holds the names and time scale to report. Model time starts now.
+    /// `stats` holds the names and time scale to report, `log` (if any) gets
+    /// a line per request served. Model time starts now.
     pub fn start(
         model: Box<dyn DiskModel>,
         scheduler: Box<dyn Scheduler>,
         time_scale: f64,
         stats: Stats,
+        log: Option<RequestLog>,
     ) -> io::Result<Self> {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
@@ -166,7 +169,7 @@ impl Actuator {
             clock: Clock::start(time_scale),
             capacity: model.capacity(),
         });
-        let mut worker = Worker::new(model, Arc::clone(&shared));
+        let mut worker = Worker::new(model, Arc::clone(&shared), log);
         let thread = std::thread::Builder::new()
             .name("emulate-actuator".into())
             .spawn(move || worker.run_or_fail())?;
@@ -218,10 +221,12 @@ struct Worker {
     in_service: BinaryHeap<Reverse<(Duration, u64)>>,
     by_id: HashMap<u64, InService>,
     last_start: Duration,
+    /// The request log, if asked for (`request_log`).
+    log: Option<RequestLog>,
 }
 
 impl Worker {
-    fn new(model: Box<dyn DiskModel>, shared: Arc<Shared>) -> Self {
+    fn new(model: Box<dyn DiskModel>, shared: Arc<Shared>, log: Option<RequestLog>) -> Self {
         let slots = model.parallelism().max(1);
         Worker {
             model,
@@ -230,6 +235,7 @@ impl Worker {
             in_service: BinaryHeap::new(),
             by_id: HashMap::new(),
             last_start: Duration::ZERO,
+            log,
         }
     }
 
@@ -268,6 +274,9 @@ impl Worker {
         loop {
             while !self.free_slots.is_empty() && self.start_next() {}
             if !self.wait_for_event() {
+                if let Some(log) = self.log.as_mut() {
+                    log.flush();
+                }
                 return;
             }
             self.complete_due();
@@ -292,6 +301,9 @@ impl Worker {
         let seek_distance = self.model.head().abs_diff(request.addr);
         let service = self.model.service(start, &request);
         let done = start + service;
+        if let Some(log) = self.log.as_mut() {
+            log.record(request.arrival, start, done, request.addr, request.len);
+        }
         let served = Served {
             len: request.len,
             seek_distance,
@@ -409,7 +421,7 @@ mod tests {
 
     fn start(model: Box<dyn DiskModel>, scheduler: &str, scale: f64) -> Actuator {
         let scheduler = disk::scheduler_from_name(scheduler).unwrap();
-        Actuator::start(model, scheduler, scale, Stats::default()).unwrap()
+        Actuator::start(model, scheduler, scale, Stats::default(), None).unwrap()
     }
 
     /// Submits reads at `addrs` (all arriving now) and returns the addresses in
@@ -478,6 +490,40 @@ mod tests {
         // All three arrived together: they complete 10, 20 and 30 ms after arrival.
         assert!((stats.response_seconds - 0.060).abs() < 1e-9);
         assert!(stats.max_queue_depth >= 1);
+    }
+
+    #[test]
+    fn the_request_log_has_each_request_served_in_service_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("requests");
+        let scheduler = disk::scheduler_from_name("fifo").unwrap();
+        let log = RequestLog::create(&path).unwrap();
+        let actuator =
+            Actuator::start(fixed(10), scheduler, 0.01, Stats::default(), Some(log)).unwrap();
+        serve(&actuator, &[8192, 0, 4096]);
+        actuator.stop();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let rows: Vec<Vec<f64>> = text
+            .lines()
+            .skip(1)
+            .map(|line| line.split(' ').map(|f| f.parse().unwrap()).collect())
+            .collect();
+        let addresses: Vec<f64> = rows.iter().map(|row| row[3]).collect();
+        assert_eq!(addresses, [8192.0, 0.0, 4096.0], "served in arrival order");
+        for (index, row) in rows.iter().enumerate() {
+            assert_eq!(row[4], 4096.0);
+            assert!(row[1] >= row[0], "starts after it arrived: {row:?}");
+            assert!(
+                (row[2] - row[1] - 0.010).abs() < 1e-5,
+                "10 ms of service: {row:?}"
+            );
+            if index > 0 {
+                assert!(
+                    (row[1] - rows[index - 1][2]).abs() < 1e-5,
+                    "back to back: {row:?}"
+                );
+            }
+        }
     }
 
     #[test]

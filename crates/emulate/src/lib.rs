@@ -23,6 +23,8 @@
 //!    prefetcher can fill the queue.
 //! 5. *Counters* ([`Stats`]): requests, bytes, seeks, average seek distance,
 //!    busy time; readable while mounted in `.emulate-stats` at the mount root.
+//!    Optionally a log of every request served: arrival, start, completion,
+//!    address and length ([`request_log`]).
 //! 6. *Unmounting.* [`Mounted::unmount`], an [`Unmounter`] (for signal
 //!    handlers) or `fusermount3 -u MOUNTPOINT` end the mount cleanly. When the
 //!    process is killed, the `fusermount3` helper that mounted it (auto_unmount)
@@ -49,6 +51,7 @@ pub mod fs;
 pub mod layout;
 pub mod measure;
 pub mod request_cost;
+pub mod request_log;
 pub mod stats;
 pub mod tree;
 
@@ -140,6 +143,14 @@ pub enum Error {
         /// Why.
         source: io::Error,
     },
+    /// The request log cannot be created.
+    #[error("cannot create the request log {path}: {source}; give a writable file path")]
+    RequestLog {
+        /// The log's path.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
     /// FUSE is not usable on this machine.
     #[error("FUSE unavailable: {0}")]
     NoFuse(String),
@@ -168,6 +179,8 @@ pub struct Config {
     pub time_scale: f64,
     /// How files are placed on the disk.
     pub placement: Placement,
+    /// Where to write a line per request served (`request_log`); none by default.
+    pub request_log: Option<PathBuf>,
 }
 
 impl Config {
@@ -181,6 +194,7 @@ impl Config {
             mountpoint: mountpoint.to_path_buf(),
             time_scale: 1.0,
             placement: Placement::Physical,
+            request_log: None,
         }
     }
 }
@@ -290,8 +304,17 @@ pub fn mount_model(config: &Config, model: Box<dyn disk::DiskModel>) -> Result<M
         mountpoint: config.mountpoint.clone(),
         source,
     };
+    let log = config
+        .request_log
+        .as_deref()
+        .map(request_log::RequestLog::create)
+        .transpose()
+        .map_err(|source| Error::RequestLog {
+            path: config.request_log.clone().unwrap_or_default(),
+            source,
+        })?;
     let actuator =
-        Actuator::start(model, scheduler, config.time_scale, stats).map_err(mount_error)?;
+        Actuator::start(model, scheduler, config.time_scale, stats, log).map_err(mount_error)?;
     let disk = actuator.handle();
     let (mut session, auto_unmount) =
         open_session(Arc::new(tree), &disk, config).map_err(mount_error)?;

@@ -390,16 +390,25 @@ fn is_mounted(path: &Path) -> bool {
         .any(|line| line.split(' ').nth(4) == Some(path))
 }
 
-#[test]
-fn a_panicking_actuator_fails_reads_with_eio_and_unmounts() {
+/// A temporary directory with empty `backing` and `mnt` directories in it,
+/// or `None` (the test skipped, and says why) where FUSE is missing.
+fn empty_dirs() -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
     if let Err(reason) = emulate::fuse_available() {
         println!("skipped (kernel feature missing): {reason}");
-        return;
+        return None;
     }
     let dir = tempfile::tempdir().unwrap();
     let (backing, mountpoint) = (dir.path().join("backing"), dir.path().join("mnt"));
     fs::create_dir(&backing).unwrap();
     fs::create_dir(&mountpoint).unwrap();
+    Some((dir, backing, mountpoint))
+}
+
+#[test]
+fn a_panicking_actuator_fails_reads_with_eio_and_unmounts() {
+    let Some((_dir, backing, mountpoint)) = empty_dirs() else {
+        return;
+    };
     write_file(&backing.join("data"), &pattern(64 * 1024, 5));
     let mut config = Config::new("panicking", &backing, &mountpoint);
     config.placement = Placement::Contiguous;
@@ -413,4 +422,59 @@ fn a_panicking_actuator_fails_reads_with_eio_and_unmounts() {
         "{outcome:?}"
     );
     assert!(!is_mounted(&mountpoint), "unmounted after the failure");
+}
+
+#[test]
+fn the_request_log_lists_every_request_the_counters_count() {
+    let Some((dir, backing, mountpoint)) = empty_dirs() else {
+        return;
+    };
+    write_file(&backing.join("data"), &pattern(4 * MIB, 9));
+    let log = dir.path().join("requests");
+    let mut config = Config::new("fixed:1", &backing, &mountpoint);
+    config.time_scale = 0.01;
+    config.placement = Placement::Contiguous;
+    config.request_log = Some(log.clone());
+    let mounted = emulate::mount(&config).unwrap();
+    let file = File::open(mountpoint.join("data")).unwrap();
+    let mut page = vec![0u8; PAGE as usize];
+    for offset in [3 * MIB as u64, 0, 2 * MIB as u64] {
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut page, offset).unwrap();
+    }
+    drop(file);
+    let stats = mounted.unmount().unwrap();
+    let text = fs::read_to_string(&log).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(emulate::request_log::HEADER));
+    let rows: Vec<Vec<u64>> = lines
+        .map(|line| {
+            line.split(' ')
+                .skip(3)
+                .map(|f| f.parse().unwrap())
+                .collect()
+        })
+        .collect();
+    assert!(stats.requests >= 3, "{stats:?}");
+    assert_eq!(rows.len() as u64, stats.requests);
+    assert_eq!(rows.iter().map(|row| row[1]).sum::<u64>(), stats.bytes);
+    assert_eq!(
+        rows[0][0],
+        3 * MIB as u64,
+        "the first read is the first request"
+    );
+}
+
+#[test]
+fn an_unwritable_request_log_is_refused_before_mounting() {
+    let Some((dir, backing, mountpoint)) = empty_dirs() else {
+        return;
+    };
+    let mut config = Config::new("fixed:1", &backing, &mountpoint);
+    config.request_log = Some(dir.path().join("missing").join("requests"));
+    let outcome = emulate::mount(&config).map(|_| ());
+    assert!(
+        matches!(&outcome, Err(emulate::Error::RequestLog { .. })),
+        "{outcome:?}"
+    );
+    assert!(!is_mounted(&mountpoint));
 }

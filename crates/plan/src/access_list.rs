@@ -316,6 +316,31 @@ impl AccessList {
             .skip(skip)
             .map(move |(i, e)| (self.first_seq + i as u64, Entry::from(e)))
     }
+
+    /// How many entries from `seq` on (at most `most`) continue a run of
+    /// adjacent pages after `after`: each the page after the entry before,
+    /// in the same file. 0 when `seq` is not on the list.
+    pub fn adjacent_after(&self, seq: u64, after: PageKey, most: u64) -> u64 {
+        let Some(index) = seq
+            .checked_sub(self.first_seq)
+            .and_then(|index| usize::try_from(index).ok())
+            .filter(|&index| index < self.entries.len())
+        else {
+            return 0;
+        };
+        let most = usize::try_from(most).unwrap_or(usize::MAX);
+        let mut next = after;
+        let mut count = 0;
+        for stored in self.entries.range(index..).take(most) {
+            let key = Entry::from(stored).key;
+            if key.fd != next.fd || key.page != next.page.wrapping_add(1) {
+                break;
+            }
+            next = key;
+            count += 1;
+        }
+        count
+    }
 }
 
 /// Makes room in `deque` for `additional` more, doubling its capacity as
@@ -340,6 +365,27 @@ mod tests {
             key: PageKey { fd: 3, page },
             mark,
         }
+    }
+
+    /// Pages 5 6 7 7 8 20 21 of fd 3, then page 22 of fd 4: the run after
+    /// page 4 is 5 6 7 (the repeat of 7 ends it), the one after 20 is 21
+    /// (fd 4's page 22 is another file's), and `most` and the list's end
+    /// bound the count.
+    #[test]
+    fn adjacent_after_counts_the_run_of_next_pages() {
+        let mut list = AccessList::with_capacity(16);
+        let mut batch: Vec<Entry> = [5, 6, 7, 7, 8, 20, 21].map(|p| entry(p, false)).to_vec();
+        batch.push(Entry {
+            key: PageKey { fd: 4, page: 22 },
+            mark: false,
+        });
+        list.request(&batch, Mode::SET);
+        let key = |page| PageKey { fd: 3, page };
+        assert_eq!(list.adjacent_after(0, key(4), 100), 3);
+        assert_eq!(list.adjacent_after(0, key(4), 2), 2);
+        assert_eq!(list.adjacent_after(0, key(5), 100), 0);
+        assert_eq!(list.adjacent_after(6, key(20), 100), 1);
+        assert_eq!(list.adjacent_after(8, key(21), 100), 0, "past the end");
     }
 
     #[test]

@@ -203,29 +203,65 @@ impl ReadAhead {
     /// Scans the list's entries from where the last scan stopped up to
     /// `end`, keeping the run each continues, and remembers the pages
     /// deeper than the kernel's window into their run (by page and by entry).
+    ///
+    /// Once an entry is left, the entries that continue its run are left
+    /// too and only lengthen the same ranges: they are counted in one pass
+    /// over the list ([`AccessList::adjacent_after`]) and taken together
+    /// ([`ReadAhead::leave_more`]), not one by one.
     fn scan_to(&mut self, list: &AccessList, end: u64) {
-        let count = usize::try_from(end.saturating_sub(self.scanned_to)).unwrap_or(usize::MAX);
+        let mut count = usize::try_from(end.saturating_sub(self.scanned_to)).unwrap_or(usize::MAX);
         let mut open: Option<((i32, u64), u64)> = None;
-        for (seq, entry) in list.iter_from(self.scanned_to).take(count) {
-            let key = entry.key;
-            match self.last {
-                Some(last) if last == key => continue,
-                Some(last) if last.fd == key.fd && last.page + 1 == key.page => {
-                    self.run += 1;
-                    self.segment += 1;
+        let mut from = self.scanned_to;
+        'chunks: while count > 0 {
+            for (seq, entry) in list.iter_from(from).take(count) {
+                count -= 1;
+                let key = entry.key;
+                match self.last {
+                    Some(last) if last == key => continue,
+                    Some(last) if last.fd == key.fd && last.page + 1 == key.page => {
+                        self.run += 1;
+                        self.segment += 1;
+                    }
+                    last => self.jump(last, key),
                 }
-                last => self.jump(last, key),
+                self.last = Some(key);
+                if self.run > self.window_pages || self.kernel_stream {
+                    self.leave(key, &mut open);
+                    self.leave_entry(seq, key);
+                    let more = list.adjacent_after(seq + 1, key, count as u64);
+                    if more > 0 {
+                        self.leave_more(more, &mut open);
+                        count -= more as usize;
+                        from = seq + 1 + more;
+                        continue 'chunks;
+                    }
+                }
             }
-            self.last = Some(key);
-            if self.run > self.window_pages || self.kernel_stream {
-                self.leave(key, &mut open);
-                self.leave_entry(seq, key);
-            }
+            break;
         }
         if let Some((start, end)) = open {
             self.left.insert(start, end);
         }
         self.scanned_to = self.scanned_to.max(end);
+    }
+
+    /// Leaves the `more` entries after the one just left, each the page
+    /// after the one before: what `more` turns of [`ReadAhead::scan_to`]'s
+    /// loop would do, since each extends the run, the `open` range and the
+    /// last left entries by one.
+    fn leave_more(&mut self, more: u64, open: &mut Option<((i32, u64), u64)>) {
+        let last = self.last.as_mut().expect("an entry was just left");
+        last.page += more;
+        let key = *last;
+        self.run += more;
+        self.segment += more;
+        if let Some((_, end)) = open.as_mut() {
+            *end += more;
+        }
+        if let Some(run) = self.left_entries.back_mut() {
+            run.end += more;
+            run.last = key;
+        }
     }
 
     /// Records entry `seq` (page `key`) as left, joined to the entries
@@ -526,5 +562,53 @@ mod tests {
             vec![key(13), key(99)]
         );
         assert!(scan(&mut readahead, &list, 0, 100, true).is_empty());
+    }
+
+    proptest::proptest! {
+        /// The scan carries its runs across the ends of what it has seen:
+        /// a list handed over in batches, scanned after each, leaves the
+        /// same pages as the whole list scanned at once (runs cut by a
+        /// batch's end, repeated pages and interleaved streams included).
+        #[test]
+        fn a_list_scanned_in_batches_leaves_what_it_leaves_whole(
+            segments in proptest::collection::vec((0u64..300, 1u64..40, proptest::bool::ANY), 1..40),
+            cuts in proptest::collection::vec(0usize..2000, 0..6),
+            window in 1u64..8,
+            cost in 0u64..4,
+        ) {
+            let pages: Vec<u64> = segments
+                .iter()
+                .flat_map(|&(start, len, repeat)| {
+                    let last = start + len - 1;
+                    (start..=last).chain(repeat.then_some(last))
+                })
+                .collect();
+            let fresh = || {
+                let mut readahead = ReadAhead::default();
+                readahead.raise_window(window);
+                readahead.raise_request_cost(cost);
+                readahead
+            };
+            let whole_list = list_of(&pages);
+            let whole = scan(&mut fresh(), &whole_list, 0, pages.len() as u64, false);
+
+            let mut bounds: Vec<usize> = cuts.iter().map(|&cut| cut % pages.len()).collect();
+            bounds.push(pages.len());
+            bounds.sort_unstable();
+            let mut list = AccessList::with_capacity(1 << 16);
+            let mut readahead = fresh();
+            let mut given = 0;
+            let mut in_batches = Vec::new();
+            for bound in bounds {
+                let entries: Vec<Entry> = pages[given..bound]
+                    .iter()
+                    .map(|&page| Entry { key: key(page), mark: false })
+                    .collect();
+                list.request(&entries, if given == 0 { Mode::SET } else { Mode::APPEND });
+                given = bound;
+                in_batches = scan(&mut readahead, &list, 0, given as u64, false);
+            }
+            proptest::prop_assert_eq!(in_batches, whole);
+        }
     }
 }
