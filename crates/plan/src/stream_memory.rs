@@ -17,8 +17,9 @@
 //! The callers measure `memory` and count `streams`; this file is the only place the cap is
 //! computed. The live library (`prefetch run --competitive`) passes the memory its probe reads
 //! (`MemAvailable`, or the memory cgroup's room if smaller) and its open descriptors being
-//! followed; the simulator's `cp` passes the cache size and the files read within its recent
-//! references; the simulator's `cpem` passes its prefetch cache's adaptive ceiling as the
+//! followed; the simulator's `cp` passes the cache size and the streams it follows, a (stream,
+//! file) pair from its first read until its stream has made 64 references elsewhere (a workload
+//! has no closes); the simulator's `cpem` passes its prefetch cache's adaptive ceiling as the
 //! prefetch memory itself ([`MemoryShare::of_prefetch_memory`]).
 //!
 //! # Two windows per stream

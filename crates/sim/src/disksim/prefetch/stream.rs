@@ -10,12 +10,24 @@
 //! skips the depths the kernel's window already covers (its largest, 32 blocks), and a page
 //! advised but evicted before the read reaches it is "missing" and halves the stream's cap.
 //!
-//! Deviations: the live library follows one stream per open descriptor; here one per
-//! (stream, file) of the workload. The live probe of the device's queue (advice waiting for
-//! room) has no counterpart: the engine queues every request at once, so the queue always has
-//! room. A fixed-time device has no transfer rate: there the depth is given (`depth=BYTES`).
+//! # Streams followed
+//! The live library follows one stream per open descriptor, from its first read to its close,
+//! and shares the memory among those it follows (TR840 s4.2's `N_stream`). A workload has no
+//! opens or closes, so here a stream is one (workload stream, file) pair, followed from its
+//! first read until its workload stream has made [`OPEN_REFERENCES`] references without
+//! reading the file (or has ended): what a program does with the descriptors of the files it
+//! is reading. The workloads' streams read one file at a time (TR840's One-Whole-0,
+//! One-Rand-10, Four-64KB-0; the single-file traces) or two interleaved by 64 KiB reads
+//! (Two-Rand-0), so each such pair is counted while its reader is on it, whatever the number of
+//! concurrent streams: 64 references, four 64 KiB reads of 4 KiB blocks, are more than the 16
+//! between Two-Rand-0's reads of one of its files and fewer than the 1,024 a handler makes in
+//! one 4 MB file.
+//!
+//! Deviations: a stream's close is inferred from its reads, as above. The live probe of the
+//! device's queue (advice waiting for room) has no counterpart: the engine queues every request
+//! at once, so the queue always has room. A fixed-time device has no transfer rate: there the
+//! depth is given (`depth=BYTES`).
 
-use std::collections::VecDeque;
 use std::ops::Range;
 
 use plan::stream::{Probes, Stream};
@@ -35,19 +47,34 @@ pub struct LiveCompetitive {
     /// `S_p` in blocks.
     target: u64,
     kernel: ReadAhead,
-    streams: FxHashMap<(usize, u32), Stream>,
+    /// The streams followed, by (workload stream, file): the live library's descriptors.
+    streams: FxHashMap<(usize, u32), Followed>,
+    /// Each workload stream's references so far and the files of it that are followed.
+    readers: FxHashMap<usize, Reader>,
     /// Blocks prefetched and evicted before any reference (the live probe's "not cached").
     evicted_unused: FxHashSet<FileBlock>,
     /// The cache's size, blocks: the memory the streams share.
     cache_blocks: u64,
-    /// The (stream, file) pairs of the last [`OPEN_REFERENCES`] references, oldest first, and
-    /// how often each occurs among them: the files open, the paper's `N_stream`.
-    recent: VecDeque<(usize, u32)>,
-    recent_counts: FxHashMap<(usize, u32), u32>,
 }
 
-/// A file counts as open while it was read within this many references (as in `competitive`).
-const OPEN_REFERENCES: usize = 64;
+/// A stream followed: the live code's state, and when its reader last read its file.
+#[derive(Debug)]
+struct Followed {
+    stream: Stream,
+    /// The workload stream's reference count at its last read of this file.
+    last_read: u64,
+}
+
+/// A workload stream: how many references it has made, and its files followed.
+#[derive(Debug, Default)]
+struct Reader {
+    references: u64,
+    files: Vec<u32>,
+}
+
+/// A stream is no longer followed (its descriptor taken as closed) once its workload stream
+/// has made this many references without reading its file.
+const OPEN_REFERENCES: u64 = 64;
 
 /// The live probes, simulated: the advised pages evicted unused, a queue with room, and the
 /// cache shared by the open files.
@@ -74,24 +101,40 @@ impl Probes for Evicted<'_> {
     }
 }
 
-impl LiveCompetitive {
-    /// Counts a reference to `key`'s file; returns the files read within the last
-    /// [`OPEN_REFERENCES`] references.
-    fn open_files(&mut self, key: (usize, u32)) -> u64 {
-        self.recent.push_back(key);
-        *self.recent_counts.entry(key).or_insert(0) += 1;
-        if self.recent.len() > OPEN_REFERENCES {
-            if let Some(old) = self.recent.pop_front() {
-                if let Some(count) = self.recent_counts.get_mut(&old) {
-                    *count -= 1;
-                    if *count == 0 {
-                        self.recent_counts.remove(&old);
-                    }
-                }
-            }
+/// Counts `stream`'s reference to `file`: ends the following of its files it has not read
+/// within its last [`OPEN_REFERENCES`] references, follows `file` (anew, with blocks of
+/// `block_size` bytes, if it was not), and returns the stream followed with how many are
+/// followed in all (`N_stream`).
+fn follow<'a>(
+    streams: &'a mut FxHashMap<(usize, u32), Followed>,
+    readers: &mut FxHashMap<usize, Reader>,
+    (stream, file): (usize, u32),
+    block_size: u64,
+) -> (&'a mut Stream, u64) {
+    let reader = readers.entry(stream).or_default();
+    reader.references += 1;
+    let now = reader.references;
+    reader.files.retain(|&other| {
+        let open = other == file
+            || streams
+                .get(&(stream, other))
+                .is_some_and(|f| f.last_read + OPEN_REFERENCES > now);
+        if !open {
+            streams.remove(&(stream, other));
         }
-        self.recent_counts.len() as u64
+        open
+    });
+    if !reader.files.contains(&file) {
+        reader.files.push(file);
     }
+    let followed = streams.len() as u64 + u64::from(!streams.contains_key(&(stream, file)));
+    let kernel_window = readahead::Options::LINUX.max;
+    let entry = streams.entry((stream, file)).or_insert_with(|| Followed {
+        stream: Stream::new(block_size).with_kernel_window(kernel_window),
+        last_read: now,
+    });
+    entry.last_read = now;
+    (&mut entry.stream, followed)
 }
 
 impl Prefetcher for LiveCompetitive {
@@ -99,18 +142,13 @@ impl Prefetcher for LiveCompetitive {
         let mut ranges = self.kernel.on_access(access);
         let FileBlock { file, block } = access.block;
         let size = self.layout.block_size;
-        let kernel_window = readahead::Options::LINUX.max;
-        let open = self.open_files((access.stream, file));
-        let memory = MemoryShare::of_memory(self.cache_blocks, open);
-        let stream = self
-            .streams
-            .entry((access.stream, file))
-            .or_insert_with(|| Stream::new(size).with_kernel_window(kernel_window));
         let file_bytes = self.layout.file_blocks(file) * size;
+        let key = (access.stream, file);
+        let (stream, followed) = follow(&mut self.streams, &mut self.readers, key, size);
         let mut probes = Evicted {
             file,
             evicted_unused: &mut self.evicted_unused,
-            memory,
+            memory: MemoryShare::of_memory(self.cache_blocks, followed),
         };
         let step = stream.on_read(block * size, size, file_bytes, self.target, &mut probes);
         ranges.extend(step.advise.into_iter().map(|pages| FetchRange {
@@ -140,7 +178,10 @@ impl Prefetcher for LiveCompetitive {
 
     fn on_stream_end(&mut self, stream: usize) {
         self.kernel.on_stream_end(stream);
-        self.streams.retain(|&(s, _), _| s != stream);
+        let files = self.readers.remove(&stream).map(|r| r.files);
+        for file in files.unwrap_or_default() {
+            self.streams.remove(&(stream, file));
+        }
     }
 
     fn on_served(&mut self, _request: &disk::Request, _seek_bytes: Option<u64>) {}
@@ -187,10 +228,9 @@ impl MakePrefetcher for Options {
             layout,
             kernel: ReadAhead::new(linux.init, linux.max),
             streams: FxHashMap::default(),
+            readers: FxHashMap::default(),
             evicted_unused: FxHashSet::default(),
             cache_blocks: setup.cache_blocks as u64,
-            recent: VecDeque::with_capacity(OPEN_REFERENCES + 1),
-            recent_counts: FxHashMap::default(),
         }))
     }
 }
@@ -220,17 +260,17 @@ mod tests {
         }
     }
 
-    /// `cp` of depth `depth` blocks, cache 1,024 blocks, built for one stream reading `reads`
-    /// blocks of a file of `blocks` from its start.
-    fn sequential_cp(blocks: u64, reads: u64, depth: u64) -> Box<dyn Prefetcher> {
+    /// `cp` of depth `depth` blocks with a cache of `cache` blocks, over `files` files of
+    /// `blocks` blocks each.
+    fn cp_over(files: usize, blocks: u64, cache: usize, depth: u64) -> Box<dyn Prefetcher> {
         let workload = Workload {
-            layout: Layout::contiguous(&[blocks], 0, BLOCK),
-            streams: vec![(0..reads).map(|b| Step::at(0, b)).collect()],
+            layout: Layout::contiguous(&vec![blocks; files], 0, BLOCK),
+            streams: Vec::new(),
         };
         let disk = disk_named("fixed:1").unwrap();
         let setup = PrefetchSetup {
             workload: &workload,
-            cache_blocks: 1024,
+            cache_blocks: cache,
             disk: &disk,
         };
         Options {
@@ -240,12 +280,70 @@ mod tests {
         .unwrap()
     }
 
+    /// `cp` of depth `depth` blocks, cache 1,024 blocks, over one file of `blocks` blocks.
+    fn sequential_cp(blocks: u64, depth: u64) -> Box<dyn Prefetcher> {
+        cp_over(1, blocks, 1024, depth)
+    }
+
+    /// Reference `block` of `file` by `stream`, not cached.
+    fn read(stream: usize, file: u32, block: u64) -> Access {
+        Access {
+            stream,
+            block: FileBlock { file, block },
+            ..access(block)
+        }
+    }
+
+    /// The longest range `cp` fetches while `streams` streams each read their own file of
+    /// 1,024 blocks from its start, one block each in turn, 400 blocks each, with a cache of
+    /// 65,536 blocks and a depth of 512.
+    fn longest_range_of_streams_in_turn(streams: usize) -> Option<u64> {
+        let mut cp = cp_over(streams, 1024, 65_536, 512);
+        let mut longest = None;
+        for block in 0..400 {
+            for stream in 0..streams {
+                let ranges = cp.on_access(&read(stream, stream as u32, block));
+                longest = ranges.iter().map(|r| r.len).chain(longest).max();
+            }
+        }
+        longest
+    }
+
+    /// Every stream being read counts in `N_stream`, however many are read at once: 512
+    /// streams share a quarter of 65,536 blocks, 32 blocks each, so their windows keep to slow
+    /// start's 16 and nothing fetched is longer than the kernel's own 32-block windows, where 8
+    /// streams' windows grow well past them. (Counting the files of the last 64 references of
+    /// all streams together found 64 of the 512 and gave each eight times its share: windows
+    /// of 128 blocks.)
+    #[test]
+    fn every_stream_read_at_once_shares_the_memory() {
+        assert_eq!(longest_range_of_streams_in_turn(512), Some(32));
+        assert!(longest_range_of_streams_in_turn(8) > Some(32));
+    }
+
+    /// A file its stream has not read for 64 of the stream's references is no longer followed:
+    /// one stream that read 100 blocks of a file and moved on to another has, once past its
+    /// 64th reference of the second, the whole share of the cache (windows of 128 blocks, half
+    /// of a quarter of 1,024), not half of it.
+    #[test]
+    fn a_file_left_for_64_references_is_no_longer_followed() {
+        let mut cp = cp_over(2, 4096, 1024, 512);
+        for block in 0..100 {
+            cp.on_access(&read(0, 0, block));
+        }
+        let longest = (0..3000)
+            .flat_map(|block| cp.on_access(&read(0, 1, block)))
+            .map(|range| range.len)
+            .max();
+        assert_eq!(longest, Some(128));
+    }
+
     /// The advice beyond the kernel's windows is exactly the live `plan::stream::Stream`'s for
     /// the same reads, with the kernel's window of 32 blocks, the same target, and the cache as
     /// the memory of one open file (its cap, 128 blocks, below the target of 132).
     #[test]
     fn the_advice_is_the_live_streams() {
-        let mut cp = sequential_cp(4096, 600, 132);
+        let mut cp = sequential_cp(4096, 132);
         let mut kernel = ReadAhead::new(16, 32);
         let mut live = Stream::new(BLOCK).with_kernel_window(32);
         for block in 0..600 {
@@ -271,7 +369,7 @@ mod tests {
     /// the windows do reach that cap.
     #[test]
     fn windows_stay_within_the_files_share_of_the_cache() {
-        let mut cp = sequential_cp(8192, 4000, 512);
+        let mut cp = sequential_cp(8192, 512);
         let largest = (0..4000)
             .flat_map(|block| cp.on_access(&Access::miss(block)))
             .map(|range| range.len)
