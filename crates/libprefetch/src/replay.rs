@@ -147,6 +147,7 @@ pub(crate) fn start(path: OsString) {
         .spawn(move || {
             let _inside = crate::guard::Reentry::enter();
             crate::client::reads_on_behalf();
+            yield_to_program();
             let _ = std::panic::catch_unwind(|| start_beside(&path));
         });
     if spawned.is_err() {
@@ -156,6 +157,28 @@ pub(crate) fn start(path: OsString) {
             "cannot start the replay's thread",
         );
     }
+}
+
+/// The nice value of the replay's threads: the lowest priority.
+const BESIDE_NICE: i32 = 19;
+
+/// Puts the calling thread (the replay's) at the lowest priority: the
+/// replay's work (reading the recording, opening and registering files,
+/// following mapped pages) then runs on a processor the program leaves
+/// idle, as while it waits for the disk, and waits while the program's
+/// threads keep every processor busy, where advice could not make it
+/// faster and the replay's own work would make it slower (docs/record.md).
+fn yield_to_program() {
+    // On Linux the nice value is a thread's: `None` is the calling thread.
+    let _ = rustix::process::setpriority_process(None, BESIDE_NICE);
+}
+
+/// Starts the process's advice thread from the replay's, so that it
+/// inherits the replay's priority ([`yield_to_program`]): the advice of the
+/// replay's rounds is issued beside the program too. A thread already
+/// started (by a client of the program's own) is left as it is.
+fn start_advice_beside() {
+    let _ = globals().run_in_background(Box::new(|| ()));
 }
 
 /// The recording's one line on stderr.
@@ -217,6 +240,7 @@ fn ready(path: &OsStr) -> Option<(&'static Replay, Runs)> {
     *INDEX.lock().unwrap_or_else(|e| e.into_inner()) = Some(index);
     // SAFETY: a plain extern "C" fn without arguments.
     unsafe { libc::atexit(unregister_at_exit) };
+    start_advice_beside();
     open_files(replay, FIRST_FILES);
     publish(replay);
     Some((replay, runs))
@@ -256,6 +280,7 @@ fn open_files(replay: &Replay, count: usize) {
             1
         };
         if let Some((private, size)) = opened {
+            globals().private_descriptors.adopt_unread(private);
             let _ = client.register_region(private, 0, size.max(1));
         }
         if run.is_power_of_two() {
