@@ -54,6 +54,10 @@
 //! once the client is registered). Bytes, errno and file positions are the
 //! kernel's: the replayer only advises.
 //!
+//! The replay's thread runs at the lowest priority ([`yield_to_program`]):
+//! its work waits while the program's threads keep the processors busy.
+//! The advice thread keeps its priority (docs/record.md).
+//!
 //! Fork: a forked child does not replay (the parent's client is inert in
 //! it, `registry.rs`). Exec: the new program replays the parts of its own
 //! executable, if the environment still holds the variable.
@@ -61,7 +65,7 @@
 //! Follows libprefetch (ATC 2009) sections 4.1-4.6 through `client.rs`.
 //! Deviations: the access list comes from a recording, not from the
 //! application; the client and its descriptors live until the process exits;
-//! no slow start (above).
+//! no slow start (above); its thread runs at the lowest priority.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -173,14 +177,6 @@ fn yield_to_program() {
     let _ = rustix::process::setpriority_process(None, BESIDE_NICE);
 }
 
-/// Starts the process's advice thread from the replay's, so that it
-/// inherits the replay's priority ([`yield_to_program`]): the advice of the
-/// replay's rounds is issued beside the program too. A thread already
-/// started (by a client of the program's own) is left as it is.
-fn start_advice_beside() {
-    let _ = globals().run_in_background(Box::new(|| ()));
-}
-
 /// The recording's one line on stderr.
 fn warn(path: &OsStr, reason: &str) {
     let _ = writeln!(
@@ -240,7 +236,6 @@ fn ready(path: &OsStr) -> Option<(&'static Replay, Runs)> {
     *INDEX.lock().unwrap_or_else(|e| e.into_inner()) = Some(index);
     // SAFETY: a plain extern "C" fn without arguments.
     unsafe { libc::atexit(unregister_at_exit) };
-    start_advice_beside();
     open_files(replay, FIRST_FILES);
     publish(replay);
     Some((replay, runs))
