@@ -11,9 +11,7 @@
 //! first entry in the list, a few before the replay starts and the rest on
 //! the replay's thread while the program runs; each one still the recorded
 //! file (device, inode, size, mtime) replaces its reserved number
-//! (`dup3`) and gets its region, unless all its pages are cached already
-//! (then no advice could fetch a page of it, and it is left out like a
-//! changed file). The list handed to the client stops at
+//! (`dup3`) and gets its region. The list handed to the client stops at
 //! the first entry of a file not opened yet (the frontier) and leaves out
 //! files found changed, so no advice ever names a reserved number or a
 //! changed file.
@@ -73,7 +71,6 @@ impl Descriptors {
 
 const WAITING: u8 = 0;
 const OPEN: u8 = 1;
-/// Changed since recording, or wholly cached when reached: not listed.
 const CHANGED: u8 = 2;
 /// Passed over: the program read past it before it was opened.
 const SKIPPED: u8 = 3;
@@ -196,10 +193,9 @@ impl Opening {
 
     /// Opens the next file in order (skipping ahead of the program,
     /// [`Opening::touch`]) onto its reserved number if
-    /// it is still the recorded file and not wholly cached; returns its
-    /// descriptor and size if so, `None` for a file changed or cached, or
-    /// `Err(())` once all are done. Called by one thread at a time (the
-    /// replay's).
+    /// it is still the recorded file; returns its descriptor and size if
+    /// so, `None` for a changed file, or `Err(())` once all are done.
+    /// Called by one thread at a time (the replay's).
     pub(crate) fn open_next(&self) -> Result<Option<(RawFd, u64)>, ()> {
         let mut done = self.done.load(Ordering::Acquire);
         let wanted = self.wanted.load(Ordering::Acquire).min(self.order.len());
@@ -212,9 +208,7 @@ impl Opening {
         }
         let &(slot, _) = self.order.get(done).ok_or(())?;
         let reserved = self.reserved[slot];
-        let identity = &self.identities[slot];
-        let uncached = open_unchanged(identity).filter(|real| !wholly_cached(real, identity.size));
-        let opened = uncached.and_then(|real| {
+        let opened = open_unchanged(&self.identities[slot]).and_then(|real| {
             // SAFETY: `reserved` is a descriptor this module holds open
             // and never hands out; `dup3` replaces it atomically.
             let moved = unsafe { libc::dup3(real.as_raw_fd(), reserved, libc::O_CLOEXEC) };
@@ -248,15 +242,4 @@ fn open_unchanged(identity: &FileIdentity) -> Option<OwnedFd> {
     };
     let regular = stat.st_mode & libc::S_IFMT == libc::S_IFREG;
     (regular && now == recorded).then_some(fd)
-}
-
-/// True if every page of `file`, `size` bytes, is in the page cache (one
-/// `cachestat`; false where the kernel has none): advice for it could not
-/// fetch a page, so the replay neither registers nor lists it, and the
-/// program's reads of it cost no following (a warm run, a file another
-/// program read since).
-fn wholly_cached(file: &OwnedFd, size: u64) -> bool {
-    let pages = size.div_ceil(crate::memory::page_size());
-    let cached = crate::residency::cachestat(file.as_raw_fd(), 0, size);
-    size > 0 && cached.is_ok_and(|counts| counts.nr_cache >= pages)
 }
