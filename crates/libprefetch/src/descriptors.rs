@@ -27,6 +27,9 @@
 //! database re-read the file ~30 times and did not finish in 240 s, and
 //! finished in 5.9 s once advised through a descriptor of its own.
 //!
+//! A descriptor the library opened for itself and never reads (a
+//! replay's) is private already and advised as it is.
+//!
 //! A private descriptor is opened through `/proc/self/fd` (the same file,
 //! even if renamed or unlinked since), read-only and close-on-exec, once per
 //! file (device and inode) and purpose (regions, or competitive streams,
@@ -145,6 +148,10 @@ pub(crate) struct PrivateDescriptors {
     table: Mutex<Table>,
     /// Set at the first open: until then a close costs one atomic load.
     any: AtomicBool,
+    /// Descriptors the library opened for itself that nothing reads (a
+    /// replay's, `replay_open.rs`): private already, so their advice needs
+    /// no second one (on FUSE, one open and one round trip a file).
+    unread: Mutex<HashSet<RawFd>>,
 }
 
 #[derive(Default)]
@@ -177,6 +184,18 @@ impl PrivateDescriptors {
         table.open.insert((file, purpose), private);
         self.any.store(true, Ordering::Release);
         Some(private)
+    }
+
+    /// `fd` is a descriptor of the library's own that nothing reads, kept
+    /// for the process's life: advice goes through it as it is.
+    pub(crate) fn adopt_unread(&self, fd: RawFd) {
+        let mut unread = self.unread.lock().unwrap_or_else(|e| e.into_inner());
+        unread.insert(fd);
+    }
+
+    pub(crate) fn is_unread(&self, fd: RawFd) -> bool {
+        let unread = self.unread.lock().unwrap_or_else(|e| e.into_inner());
+        unread.contains(&fd)
     }
 
     /// True if `private` is still `file`'s private descriptor for `purpose`.
@@ -277,7 +296,8 @@ impl AdviceDescriptors {
         match registered.get_mut(&fd) {
             Some(known) if known.file == file => known.regions += 1,
             _ => {
-                let fuse = is_fuse(fd);
+                let unread = crate::registry::globals().private_descriptors.is_unread(fd);
+                let fuse = !unread && is_fuse(fd);
                 registered.insert(
                     fd,
                     Registered {

@@ -54,6 +54,10 @@
 //! once the client is registered). Bytes, errno and file positions are the
 //! kernel's: the replayer only advises.
 //!
+//! The replay's thread runs at the lowest priority ([`yield_to_program`]):
+//! its work waits while the program's threads keep the processors busy.
+//! The advice thread keeps its priority (docs/record.md).
+//!
 //! Fork: a forked child does not replay (the parent's client is inert in
 //! it, `registry.rs`). Exec: the new program replays the parts of its own
 //! executable, if the environment still holds the variable.
@@ -61,7 +65,7 @@
 //! Follows libprefetch (ATC 2009) sections 4.1-4.6 through `client.rs`.
 //! Deviations: the access list comes from a recording, not from the
 //! application; the client and its descriptors live until the process exits;
-//! no slow start (above).
+//! no slow start (above); its thread runs at the lowest priority.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -147,6 +151,7 @@ pub(crate) fn start(path: OsString) {
         .spawn(move || {
             let _inside = crate::guard::Reentry::enter();
             crate::client::reads_on_behalf();
+            yield_to_program();
             let _ = std::panic::catch_unwind(|| start_beside(&path));
         });
     if spawned.is_err() {
@@ -156,6 +161,20 @@ pub(crate) fn start(path: OsString) {
             "cannot start the replay's thread",
         );
     }
+}
+
+/// The nice value of the replay's threads: the lowest priority.
+const BESIDE_NICE: i32 = 19;
+
+/// Puts the calling thread (the replay's) at the lowest priority: the
+/// replay's work (reading the recording, opening and registering files,
+/// following mapped pages) then runs on a processor the program leaves
+/// idle, as while it waits for the disk, and waits while the program's
+/// threads keep every processor busy, where advice could not make it
+/// faster and the replay's own work would make it slower (docs/record.md).
+fn yield_to_program() {
+    // On Linux the nice value is a thread's: `None` is the calling thread.
+    let _ = rustix::process::setpriority_process(None, BESIDE_NICE);
 }
 
 /// The recording's one line on stderr.
@@ -256,6 +275,7 @@ fn open_files(replay: &Replay, count: usize) {
             1
         };
         if let Some((private, size)) = opened {
+            globals().private_descriptors.adopt_unread(private);
             let _ = client.register_region(private, 0, size.max(1));
         }
         if run.is_power_of_two() {

@@ -205,3 +205,32 @@ fn a_read_past_the_opened_files_moves_the_opener_ahead_of_it() {
     );
     assert!(stats.pages_prefetched > 0, "nothing advised: {stats:?}");
 }
+
+/// The replay's thread runs at the lowest priority, so that its work
+/// waits while the program's threads keep the processors busy; the
+/// thread it runs on is the one [`start`] spawns, asked here directly.
+#[test]
+fn the_replay_yields_the_processor_to_the_program() {
+    let before = rustix::process::getpriority_process(None).unwrap();
+    let nice = std::thread::spawn(|| {
+        yield_to_program();
+        rustix::process::getpriority_process(None).unwrap()
+    });
+    assert_eq!(nice.join().unwrap(), BESIDE_NICE);
+    // The nice value is the thread's, not the process's.
+    assert_eq!(rustix::process::getpriority_process(None).unwrap(), before);
+}
+
+/// The replay's descriptors are private already (nothing reads them): its
+/// advice goes through them, with no second descriptor opened for it.
+#[test]
+fn the_replays_own_descriptors_need_no_private_one() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_dir, _, identities, recording) = recorded_files(2);
+    let (replay, _) = ready(recording.as_os_str()).expect("the replay is ready");
+    for (identity, _) in &identities {
+        let private = replay.files[&(identity.dev, identity.ino)];
+        assert!(replay.opening.is_open(private));
+        assert!(globals().private_descriptors.is_unread(private));
+    }
+}
