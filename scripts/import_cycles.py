@@ -31,10 +31,62 @@ def module_files(src):
 
 
 def code_of(text):
-    """The text without comments (line and block) and string literals."""
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    text = re.sub(r'"(\\.|[^"\\])*"', '""', text)
-    return "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+    """The text without comments (line, block, doc) and with string and character literals
+    emptied, read left to right so that a quote in a comment or a `//` in a string is taken
+    for what it is."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+        elif text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+        elif (raw := re.match(r'b?r(#*)"', text[i:i + 260])) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            end = '"' + raw.group(1)
+            j = text.find(end, i + raw.end())
+            out.append('""')
+            i = n if j < 0 else j + len(end)
+        elif text[i] == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append('""')
+            i = j + 1
+        elif (char := re.match(r"'(\\.[^']*|[^'\\])'", text[i:i + 12])):
+            out.append("' '")
+            i += char.end()
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def without_tests(code):
+    """The code without its `#[cfg(test)]` items (a test module's block, or one item)."""
+    out, i = [], 0
+    for mark in re.finditer(r"#\[cfg\(test\)\]", code):
+        if mark.start() < i:
+            continue
+        out.append(code[i : mark.start()])
+        j, depth = mark.end(), 0
+        while j < len(code):
+            if code[j] == ";" and depth == 0:
+                break
+            depth += code[j] == "{"
+            depth -= code[j] == "}"
+            if code[j] == "}" and depth == 0:
+                break
+            j += 1
+        i = j + 1
+    out.append(code[i:])
+    return "".join(out)
 
 
 def expand_uses(code):
@@ -124,7 +176,7 @@ def main():
         files = module_files(src)
         edges = {}
         for module, path in files.items():
-            code = code_of(path.read_text())
+            code = without_tests(code_of(path.read_text()))
             # A file's own module: for foo.rs, `super::` is its parent.
             targets = {resolve(p, module, files) for p in expand_uses(code)}
             edges[module] = {t for t in targets if t is not None and t != module}

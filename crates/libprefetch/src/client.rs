@@ -347,7 +347,9 @@ impl Client {
         state.planner.limit_infill_bytes(infill);
         state.planner.raise_request_cost_pages(cost_pages);
         drop(state);
-        self.inner.advice_fds.region_added(fd);
+        self.inner
+            .advice_fds
+            .region_added(fd, &globals().private_descriptors);
         let id = globals().add_region(fd, start, end, Arc::<ClientInner>::clone(&self.inner));
         Ok(RegionId { id, fd })
     }

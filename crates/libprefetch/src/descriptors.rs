@@ -287,8 +287,10 @@ fn close_raw(fd: RawFd) {
 impl AdviceDescriptors {
     /// A region on `fd` was registered: remember the file `fd` names and
     /// whether it is on FUSE. A number that now names another file than its
-    /// earlier regions did starts afresh.
-    pub(crate) fn region_added(&self, fd: RawFd) {
+    /// earlier regions did starts afresh; `privates` are the process's
+    /// private descriptors (one still unread is not asked whether it is on
+    /// FUSE).
+    pub(crate) fn region_added(&self, fd: RawFd, privates: &PrivateDescriptors) {
         let Some(file) = FileId::of(fd) else {
             return;
         };
@@ -296,7 +298,7 @@ impl AdviceDescriptors {
         match registered.get_mut(&fd) {
             Some(known) if known.file == file => known.regions += 1,
             _ => {
-                let unread = crate::registry::globals().private_descriptors.is_unread(fd);
+                let unread = privates.is_unread(fd);
                 let fuse = !unread && is_fuse(fd);
                 registered.insert(
                     fd,
@@ -479,7 +481,7 @@ mod tests {
     fn advice_for_a_registered_descriptor_is_kept() {
         let file = tempfile::tempfile().unwrap();
         let descriptors = AdviceDescriptors::default();
-        descriptors.region_added(file.as_raw_fd());
+        descriptors.region_added(file.as_raw_fd(), &PrivateDescriptors::default());
         let mut plan = plan_on(&[file.as_raw_fd()]);
         assert!(descriptors
             .route(&mut plan, &PrivateDescriptors::default())
@@ -491,7 +493,7 @@ mod tests {
     fn a_descriptor_naming_another_file_is_not_advised() {
         let first = tempfile::tempfile().unwrap();
         let descriptors = AdviceDescriptors::default();
-        descriptors.region_added(first.as_raw_fd());
+        descriptors.region_added(first.as_raw_fd(), &PrivateDescriptors::default());
         let second = tempfile::tempfile().unwrap();
         // SAFETY: both descriptors are open; dup2 makes first's number name second's file, as a close and a
         // reuse of the number would (atomically, so no other test thread can take the number meanwhile).
@@ -513,7 +515,7 @@ mod tests {
         let file = tempfile::tempfile().unwrap();
         let fd = file.as_raw_fd();
         let descriptors = AdviceDescriptors::default();
-        descriptors.region_added(fd);
+        descriptors.region_added(fd, &PrivateDescriptors::default());
         drop(file);
         let mut plan = plan_on(&[fd]);
         assert_eq!(

@@ -60,7 +60,7 @@ pub fn start_from_env() {
         record::start(path, mapped::at_exit);
     }
     if let Some(path) = replaying {
-        replay::start(path);
+        replay::start(path, replay_has_nothing);
     }
     if competing {
         competitive::start();

@@ -72,7 +72,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::fd::{OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use plan::recording::{FileIdentity, PartReader, Touches, Via};
 use plan::Mode;
@@ -101,6 +101,17 @@ struct Replay {
 }
 
 static REPLAY: AtomicPtr<Replay> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Told when the replay finds nothing to replay (`observe::replay_has_nothing`,
+/// given by [`start`]'s caller, since `observe.rs` calls into this file).
+static HAS_NOTHING: OnceLock<fn()> = OnceLock::new();
+
+/// There is nothing to replay: tells [`HAS_NOTHING`].
+fn nothing_to_replay() {
+    if let Some(has_nothing) = HAS_NOTHING.get() {
+        has_nothing();
+    }
+}
 
 /// Most reads remembered while the replay gets ready (the latest are kept:
 /// the last one places the list).
@@ -138,8 +149,10 @@ struct ListIndex {
 /// one runs do not warn again); the rest (reading it, opening its files,
 /// the first round) runs on a thread of its own while `main` starts.
 /// A recording that cannot be read prints one line and is left alone.
-/// Called before `main`, while the process has one thread.
-pub(crate) fn start(path: OsString) {
+/// Called before `main`, while the process has one thread; `has_nothing`
+/// is called if there turns out to be nothing to replay.
+pub(crate) fn start(path: OsString, has_nothing: fn()) {
+    let _ = HAS_NOTHING.set(has_nothing);
     if let Err(reason) = check_regular(&path) {
         warn(&path, &reason);
         std::env::remove_var(crate::variables::REPLAY.name);
@@ -211,13 +224,13 @@ fn ready(path: &OsStr) -> Option<(&'static Replay, Runs)> {
     let (replay, runs, mapped_bytes) = match read_recording(path, &exe, max_entries) {
         Ok(read) => read,
         Err(reason) => {
-            crate::observe::replay_has_nothing();
+            nothing_to_replay();
             warn(path, &reason);
             return None;
         }
     };
     if runs.entries.is_empty() {
-        crate::observe::replay_has_nothing();
+        nothing_to_replay();
         return None;
     }
     let index = Arc::new(Mutex::new(ListIndex {
