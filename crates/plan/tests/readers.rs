@@ -26,15 +26,32 @@ fn planner(pages: &[u64]) -> Planner {
         schedule: Schedule::Window,
         ..PlannerConfig::default()
     });
-    let entries: Vec<Entry> = pages
+    planner.request(&entries(pages), Mode::SET | Mode::WHOLE_LIST);
+    planner
+}
+
+/// `pages` as list entries.
+fn entries(pages: &[u64]) -> Vec<Entry> {
+    pages
         .iter()
         .map(|&page| Entry {
             key: key(page),
             mark: false,
         })
-        .collect();
-    planner.request(&entries, Mode::SET | Mode::WHOLE_LIST);
-    planner
+        .collect()
+}
+
+/// [`planner`] of 400 scattered pages, its first round run and reader 2
+/// `LEAD` entries in.
+fn started() -> (Vec<u64>, Planner, Seen) {
+    let pages: Vec<u64> = (0..400).map(|i| i * 100).collect();
+    let mut planner = planner(&pages);
+    let mut seen = Seen::default();
+    seen.round(&mut planner);
+    for &page in &pages[..LEAD] {
+        seen.read(&mut planner, 2, page);
+    }
+    (pages, planner, seen)
 }
 
 /// What the reads saw: pages advised (with repeats) and pages dropped
@@ -115,13 +132,7 @@ fn a_thread_ahead_does_not_drop_what_a_thread_behind_has_still_to_read() {
 /// reader's place, and the next read behind would restart it back).
 #[test]
 fn a_thread_just_past_the_window_before_its_round_is_not_a_divergence() {
-    let pages: Vec<u64> = (0..400).map(|i| i * 100).collect();
-    let mut planner = planner(&pages);
-    let mut seen = Seen::default();
-    seen.round(&mut planner);
-    for &page in &pages[..LEAD] {
-        seen.read(&mut planner, 2, page);
-    }
+    let (pages, mut planner, mut seen) = started();
     for (chunk, slow) in pages.chunks(5).enumerate() {
         let mut due = false;
         for (reader, at) in [(6, 4), (2, 0), (5, 3), (3, 1), (4, 2)] {
@@ -146,24 +157,11 @@ fn a_thread_just_past_the_window_before_its_round_is_not_a_divergence() {
 /// no longer listed, yet are not dropped before it reads them.
 #[test]
 fn a_restart_at_the_thread_ahead_does_not_drop_what_the_thread_behind_has_still_to_read() {
-    let pages: Vec<u64> = (0..400).map(|i| i * 100).collect();
-    let mut planner = planner(&pages);
-    let mut seen = Seen::default();
-    seen.round(&mut planner);
-    for &page in &pages[..LEAD] {
-        seen.read(&mut planner, 2, page);
-    }
+    let (pages, mut planner, mut seen) = started();
     for (i, &page) in pages.iter().enumerate() {
         let ahead = i + LEAD;
         if ahead.is_multiple_of(50) && ahead < pages.len() {
-            let rest: Vec<Entry> = pages[ahead..]
-                .iter()
-                .map(|&page| Entry {
-                    key: key(page),
-                    mark: false,
-                })
-                .collect();
-            planner.request(&rest, Mode::SET | Mode::WHOLE_LIST);
+            planner.request(&entries(&pages[ahead..]), Mode::SET | Mode::WHOLE_LIST);
             seen.round(&mut planner);
         }
         if let Some(&ahead) = pages.get(ahead) {
