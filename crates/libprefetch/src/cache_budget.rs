@@ -57,7 +57,7 @@ use plan::evict::budget::{batch_pages, block_of, runs, Budget};
 use plan::evict::Block;
 
 use crate::cache_budget_closed::{drop_runs, path_of, ClosedRun};
-use crate::cache_budget_pending::{take_all, Held};
+use crate::cache_budget_pending::{take_all, Held, Kind};
 use crate::descriptors::FileId;
 use crate::filestat::FileStat;
 use crate::residency::cachestat;
@@ -249,13 +249,20 @@ extern "C" fn report() {
     unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
 }
 
-/// Counts the bytes `held` back as written (`cache_budget_pending.rs`), ending at its
+/// Counts the bytes `held` back as read or written (`cache_budget_pending.rs`), ending at its
 /// descriptor's position now.
 pub(crate) fn count_held(held: Held) {
     let Some(end) = position(held.fd) else {
         return;
     };
-    on_write(held.fd, held.id, end.saturating_sub(held.bytes), end);
+    let start = match held.from {
+        Some(from) if from <= end => from,
+        _ => end.saturating_sub(held.bytes),
+    };
+    match held.kind {
+        Kind::Read => on_pages_read(held.fd, held.id, start, end),
+        Kind::Written => on_write(held.fd, held.id, start, end),
+    }
 }
 
 /// The file position of `fd`.
@@ -309,12 +316,20 @@ fn on_pages(fd: RawFd, id: FileId, offset: u64, end: u64, written: bool) {
     if victims.is_empty() {
         return;
     }
-    let mut chunks = state.chunks(&victims);
-    chunks.append(&mut state.retried());
-    for chunk in state.drop_chunks(&chunks) {
-        state.leave_dirty(chunk);
-    }
+    let chunks = state.chunks(&victims);
+    let retried = state.retried();
+    let left = state.drop_chunks(&retried, &chunks);
+    // The retried chunks still dirty go back ahead of the others, in their order: the list
+    // stays oldest first, as `drop_chunks` takes it to be.
+    let rest = std::mem::take(&mut state.dirty);
+    let (old, new): (Vec<_>, Vec<_>) = left.into_iter().partition(|(_, was_dirty)| *was_dirty);
+    old.into_iter()
+        .for_each(|(chunk, _)| state.leave_dirty(chunk));
+    state.dirty.extend(rest);
+    new.into_iter()
+        .for_each(|(chunk, _)| state.leave_dirty(chunk));
 }
+
 impl State {
     /// The victims as chunks to drop: runs of adjacent pages per file, widened over the large
     /// folios around them (`folio_widened`), and cut at the folio boundaries, so that a chunk
@@ -371,24 +386,49 @@ impl State {
         parts
     }
 
-    /// Drops `chunks` where they are clean; returns those that held dirty pages or pages under
-    /// writeback (having started their writeback, where asked to).
-    fn drop_chunks(&self, chunks: &[(u32, Range<u64>)]) -> Vec<(u32, Range<u64>)> {
+    /// Drops the chunks `retried` (left dirty before, oldest first) and the batch's new
+    /// `chunks` where they are clean; returns those that held dirty pages or pages under
+    /// writeback (having started their writeback, where asked to), each with true if it was
+    /// retried, in their order. Each file's descriptor is
+    /// checked once to name it still. A file is written in order and the kernel writes it
+    /// back in order: once a retried chunk of a file is found still dirty, the file's younger
+    /// chunks are kept aside unlooked-at (those new in this batch are looked at where
+    /// writeback is asked for, to start it), one `cachestat` where every chunk cost one.
+    fn drop_chunks(
+        &self,
+        retried: &[(u32, Range<u64>)],
+        chunks: &[(u32, Range<u64>)],
+    ) -> Vec<((u32, Range<u64>), bool)> {
         let page = self.page_size;
         let writeback = self.writeback;
-        let drop = move |fd: RawFd, id: FileId, offset: u64, len: u64| {
-            drop_clean(fd, id, offset, len, writeback)
-        };
         let mut dirty = Vec::new();
         let mut closed = Vec::new();
         let mut closed_chunks = Vec::new();
-        for (number, pages) in chunks {
+        let mut open: Vec<(u32, bool)> = Vec::new();
+        let mut stuck: Vec<u32> = Vec::new();
+        let all = retried.iter().map(|c| (c, true));
+        for ((number, pages), was_dirty) in all.chain(chunks.iter().map(|c| (c, false))) {
+            if stuck.contains(number) && (was_dirty || !writeback) {
+                dirty.push(((*number, pages.clone()), was_dirty));
+                continue;
+            }
             let known = &self.files[*number as usize];
             let (offset, len) = (pages.start * page, (pages.end - pages.start) * page);
-            match (FileId::of(known.fd) == Some(known.id), &known.path) {
+            let named = match open.iter().find(|(n, _)| n == number) {
+                Some(&(_, named)) => named,
+                None => {
+                    let named = FileId::of(known.fd) == Some(known.id);
+                    open.push((*number, named));
+                    named
+                }
+            };
+            match (named, &known.path) {
                 (true, _) => {
-                    if drop(known.fd, known.id, offset, len) {
-                        dirty.push((*number, pages.clone()));
+                    if drop_if_clean(known.fd, offset, len, writeback) {
+                        dirty.push(((*number, pages.clone()), was_dirty));
+                        if was_dirty {
+                            stuck.push(*number);
+                        }
                     }
                 }
                 (false, Some(path)) => {
@@ -398,11 +438,14 @@ impl State {
                         offset,
                         len,
                     });
-                    closed_chunks.push((*number, pages.clone()));
+                    closed_chunks.push(((*number, pages.clone()), was_dirty));
                 }
                 (false, None) => {}
             }
         }
+        let drop = move |fd: RawFd, id: FileId, offset: u64, len: u64| {
+            drop_clean(fd, id, offset, len, writeback)
+        };
         for index in drop_runs(&closed, &drop) {
             dirty.push(closed_chunks[index].clone());
         }
@@ -457,9 +500,11 @@ impl State {
 /// `writeback`, the dirty pages' writeback is started (`sync_file_range`, not waited for), so
 /// that a later batch finds them clean.
 fn drop_clean(fd: RawFd, id: FileId, offset: u64, len: u64, writeback: bool) -> bool {
-    if FileId::of(fd) != Some(id) {
-        return false;
-    }
+    FileId::of(fd) == Some(id) && drop_if_clean(fd, offset, len, writeback)
+}
+
+/// [`drop_clean`] of a descriptor checked to name its file.
+fn drop_if_clean(fd: RawFd, offset: u64, len: u64, writeback: bool) -> bool {
     let Ok(stat) = cachestat(fd, offset, len) else {
         return false;
     };
