@@ -319,15 +319,7 @@ fn on_pages(fd: RawFd, id: FileId, offset: u64, end: u64, written: bool) {
     let chunks = state.chunks(&victims);
     let retried = state.retried();
     let left = state.drop_chunks(&retried, &chunks);
-    // The retried chunks still dirty go back ahead of the others, in their order: the list
-    // stays oldest first, as `drop_chunks` takes it to be.
-    let rest = std::mem::take(&mut state.dirty);
-    let (old, new): (Vec<_>, Vec<_>) = left.into_iter().partition(|(_, was_dirty)| *was_dirty);
-    old.into_iter()
-        .for_each(|(chunk, _)| state.leave_dirty(chunk));
-    state.dirty.extend(rest);
-    new.into_iter()
-        .for_each(|(chunk, _)| state.leave_dirty(chunk));
+    state.keep_left(left);
 }
 
 impl State {
@@ -362,6 +354,19 @@ impl State {
             Some((_, kept)) => *kept = kept.start.min(pages.start)..kept.end.max(pages.end),
             None => self.dirty.push((number, pages)),
         }
+    }
+
+    /// Keeps aside the chunks `drop_chunks` left (each with true if it was retried): the
+    /// retried ones go back ahead of those still waiting, in their order, and the new ones
+    /// after them, so that the list stays oldest first, as `drop_chunks` takes it to be.
+    fn keep_left(&mut self, left: Vec<((u32, Range<u64>), bool)>) {
+        let waiting = std::mem::take(&mut self.dirty);
+        let (old, new): (Vec<_>, Vec<_>) = left.into_iter().partition(|(_, retried)| *retried);
+        old.into_iter()
+            .for_each(|(chunk, _)| self.leave_dirty(chunk));
+        self.dirty.extend(waiting);
+        new.into_iter()
+            .for_each(|(chunk, _)| self.leave_dirty(chunk));
     }
 
     /// Up to [`RETRIES`] of the chunks left dirty before, oldest first, less the pages the
@@ -577,6 +582,81 @@ mod tests {
         file.sync_all().unwrap();
         assert!(!drop_clean(fd, id, 0, 1 << 20, false), "clean now");
         assert_eq!(stat().nr_cache, 0, "dropped");
+    }
+
+    /// A budget of 1,024 pages (`lru`) that has seen the file of `fd` (its number 0).
+    fn state_of(fd: RawFd, writeback: bool) -> State {
+        let page_size = crate::memory::page_size();
+        let order = plan::evict::by_name("lru", 1024, page_size).expect("lru");
+        let mut state = State {
+            budget: Budget::new(order, 1024, 64),
+            page_size,
+            numbers: HashMap::new(),
+            files: Vec::new(),
+            writeback,
+            written: 0,
+            dirty: Vec::new(),
+        };
+        assert_eq!(state.number(FileId::of(fd).unwrap(), fd), 0);
+        state
+    }
+
+    /// A file is written back in order: once its oldest chunk left dirty is still dirty, its
+    /// younger ones are kept aside unlooked-at (one `cachestat` a batch, not one a chunk),
+    /// except a new one where writeback is asked for (to start it); once the oldest is clean,
+    /// both go.
+    #[test]
+    fn retries_stop_at_a_files_oldest_chunk_still_dirty() {
+        use std::io::{Seek, Write};
+        use std::os::fd::AsRawFd;
+        let mut file = tempfile::tempfile_in("/var/tmp").expect("temporary file");
+        file.write_all(&vec![7u8; 4 << 20]).unwrap();
+        file.sync_all().unwrap();
+        file.rewind().unwrap();
+        file.write_all(&vec![8u8; 2 << 20]).unwrap();
+        let fd = file.as_raw_fd();
+        let cached = |from: u64| cachestat(fd, from, 2 << 20).expect("cachestat").nr_cache;
+        let folio = FOLIO_BYTES / crate::memory::page_size();
+        let (first, second) = ((0, 0..folio), (0, folio..2 * folio));
+        let state = state_of(fd, false);
+        let left = state.drop_chunks(&[first.clone(), second.clone()], &[]);
+        assert_eq!(left, vec![(first.clone(), true), (second.clone(), true)]);
+        assert_eq!(
+            cached(2 << 20),
+            folio,
+            "the clean chunk is left unlooked-at"
+        );
+        let left = state.drop_chunks(&[first.clone()], &[second.clone()]);
+        assert_eq!(left, vec![(first.clone(), true), (second.clone(), false)]);
+        assert_eq!(cached(2 << 20), folio, "a new chunk too, without writeback");
+        let left = state_of(fd, true).drop_chunks(&[first.clone()], &[second.clone()]);
+        assert_eq!(
+            left,
+            vec![(first.clone(), true)],
+            "looked at with writeback"
+        );
+        assert_eq!(cached(2 << 20), 0, "and dropped, being clean");
+        file.sync_all().unwrap();
+        assert!(state.drop_chunks(&[first], &[second]).is_empty());
+        assert_eq!(cached(0), 0, "clean now, dropped");
+    }
+
+    /// The chunks retried and still dirty go back ahead of those still waiting, in their
+    /// order, the new ones after: the list stays oldest first.
+    #[test]
+    fn chunks_left_dirty_stay_oldest_first() {
+        use std::os::fd::AsRawFd;
+        let file = tempfile::tempfile().expect("temporary file");
+        let mut state = state_of(file.as_raw_fd(), false);
+        let folio = FOLIO_BYTES / state.page_size;
+        let chunk = |n: u64| (0, n * folio..n * folio + 10);
+        state.dirty = (0..6).map(chunk).collect();
+        let retried = state.retried();
+        assert_eq!(retried, (0..RETRIES as u64).map(chunk).collect::<Vec<_>>());
+        let left = retried.into_iter().map(|c| (c, true));
+        state.keep_left(left.chain([(chunk(9), false)]).collect());
+        let order: Vec<_> = [0, 1, 2, 3, 4, 5, 9].map(chunk).into();
+        assert_eq!(state.dirty, order);
     }
 
     #[test]
