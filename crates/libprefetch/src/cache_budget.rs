@@ -626,10 +626,11 @@ mod tests {
             folio,
             "the clean chunk is left unlooked-at"
         );
-        let left = state.drop_chunks(&[first.clone()], &[second.clone()]);
+        let left = state.drop_chunks(std::slice::from_ref(&first), std::slice::from_ref(&second));
         assert_eq!(left, vec![(first.clone(), true), (second.clone(), false)]);
         assert_eq!(cached(2 << 20), folio, "a new chunk too, without writeback");
-        let left = state_of(fd, true).drop_chunks(&[first.clone()], &[second.clone()]);
+        let left = state_of(fd, true)
+            .drop_chunks(std::slice::from_ref(&first), std::slice::from_ref(&second));
         assert_eq!(
             left,
             vec![(first.clone(), true)],
