@@ -318,8 +318,9 @@ fn on_pages(fd: RawFd, id: FileId, offset: u64, end: u64, written: bool) {
     }
     let chunks = state.chunks(&victims);
     let retried = state.retried();
-    let left = state.drop_chunks(&retried, &chunks);
-    state.keep_left(left);
+    for chunk in state.drop_chunks(&retried, &chunks) {
+        state.leave_dirty(chunk);
+    }
 }
 
 impl State {
@@ -356,19 +357,6 @@ impl State {
         }
     }
 
-    /// Keeps aside the chunks `drop_chunks` left (each with true if it was retried): the
-    /// retried ones go back ahead of those still waiting, in their order, and the new ones
-    /// after them, so that the list stays oldest first, as `drop_chunks` takes it to be.
-    fn keep_left(&mut self, left: Vec<((u32, Range<u64>), bool)>) {
-        let waiting = std::mem::take(&mut self.dirty);
-        let (old, new): (Vec<_>, Vec<_>) = left.into_iter().partition(|(_, retried)| *retried);
-        old.into_iter()
-            .for_each(|(chunk, _)| self.leave_dirty(chunk));
-        self.dirty.extend(waiting);
-        new.into_iter()
-            .for_each(|(chunk, _)| self.leave_dirty(chunk));
-    }
-
     /// Up to [`RETRIES`] of the chunks left dirty before, oldest first, less the pages the
     /// budget holds again (read since).
     fn retried(&mut self) -> Vec<(u32, Range<u64>)> {
@@ -393,17 +381,16 @@ impl State {
 
     /// Drops the chunks `retried` (left dirty before, oldest first) and the batch's new
     /// `chunks` where they are clean; returns those that held dirty pages or pages under
-    /// writeback (having started their writeback, where asked to), each with true if it was
-    /// retried, in their order. Each file's descriptor is
-    /// checked once to name it still. A file is written in order and the kernel writes it
-    /// back in order: once a retried chunk of a file is found still dirty, the file's younger
-    /// chunks are kept aside unlooked-at (those new in this batch are looked at where
-    /// writeback is asked for, to start it), one `cachestat` where every chunk cost one.
+    /// writeback (having started their writeback, where asked to). Each file's descriptor is
+    /// checked once to name it still. Once a retried chunk of a file is found still dirty, the
+    /// file's new chunks, written after it, are kept aside unlooked-at (unless writeback is
+    /// asked for: they are looked at, to start it): one `cachestat` fewer per chunk the
+    /// program writes, which is dirty when the budget first lets it go.
     fn drop_chunks(
         &self,
         retried: &[(u32, Range<u64>)],
         chunks: &[(u32, Range<u64>)],
-    ) -> Vec<((u32, Range<u64>), bool)> {
+    ) -> Vec<(u32, Range<u64>)> {
         let page = self.page_size;
         let writeback = self.writeback;
         let mut dirty = Vec::new();
@@ -413,8 +400,8 @@ impl State {
         let mut stuck: Vec<u32> = Vec::new();
         let all = retried.iter().map(|c| (c, true));
         for ((number, pages), was_dirty) in all.chain(chunks.iter().map(|c| (c, false))) {
-            if stuck.contains(number) && (was_dirty || !writeback) {
-                dirty.push(((*number, pages.clone()), was_dirty));
+            if !was_dirty && !writeback && stuck.contains(number) {
+                dirty.push((*number, pages.clone()));
                 continue;
             }
             let known = &self.files[*number as usize];
@@ -430,7 +417,7 @@ impl State {
             match (named, &known.path) {
                 (true, _) => {
                     if drop_if_clean(known.fd, offset, len, writeback) {
-                        dirty.push(((*number, pages.clone()), was_dirty));
+                        dirty.push((*number, pages.clone()));
                         if was_dirty {
                             stuck.push(*number);
                         }
@@ -443,7 +430,7 @@ impl State {
                         offset,
                         len,
                     });
-                    closed_chunks.push(((*number, pages.clone()), was_dirty));
+                    closed_chunks.push((*number, pages.clone()));
                 }
                 (false, None) => {}
             }
@@ -601,14 +588,14 @@ mod tests {
         state
     }
 
-    /// A file is written back in order: once its oldest chunk left dirty is still dirty, its
-    /// younger ones are kept aside unlooked-at (one `cachestat` a batch, not one a chunk),
-    /// except a new one where writeback is asked for (to start it); once the oldest is clean,
-    /// both go.
+    /// A chunk the program wrote is dirty when first let go: once a file's chunk left dirty
+    /// before is still dirty, its new chunks are kept aside unlooked-at (no `cachestat`),
+    /// unless writeback is asked for (they are looked at, to start it); once clean, they go.
     #[test]
-    fn retries_stop_at_a_files_oldest_chunk_still_dirty() {
+    fn new_chunks_wait_behind_a_files_chunk_still_dirty() {
         use std::io::{Seek, Write};
         use std::os::fd::AsRawFd;
+        use std::slice::from_ref;
         let mut file = tempfile::tempfile_in("/var/tmp").expect("temporary file");
         file.write_all(&vec![7u8; 4 << 20]).unwrap();
         file.sync_all().unwrap();
@@ -619,45 +606,19 @@ mod tests {
         let folio = FOLIO_BYTES / crate::memory::page_size();
         let (first, second) = ((0, 0..folio), (0, folio..2 * folio));
         let state = state_of(fd, false);
-        let left = state.drop_chunks(&[first.clone(), second.clone()], &[]);
-        assert_eq!(left, vec![(first.clone(), true), (second.clone(), true)]);
+        let left = state.drop_chunks(from_ref(&first), from_ref(&second));
+        assert_eq!(left, vec![first.clone(), second.clone()]);
         assert_eq!(
             cached(2 << 20),
             folio,
-            "the clean chunk is left unlooked-at"
+            "the new chunk, clean, left unlooked-at"
         );
-        let left = state.drop_chunks(std::slice::from_ref(&first), std::slice::from_ref(&second));
-        assert_eq!(left, vec![(first.clone(), true), (second.clone(), false)]);
-        assert_eq!(cached(2 << 20), folio, "a new chunk too, without writeback");
-        let left = state_of(fd, true)
-            .drop_chunks(std::slice::from_ref(&first), std::slice::from_ref(&second));
-        assert_eq!(
-            left,
-            vec![(first.clone(), true)],
-            "looked at with writeback"
-        );
+        let left = state_of(fd, true).drop_chunks(from_ref(&first), from_ref(&second));
+        assert_eq!(left, vec![first.clone()], "looked at with writeback");
         assert_eq!(cached(2 << 20), 0, "and dropped, being clean");
         file.sync_all().unwrap();
-        assert!(state.drop_chunks(&[first], &[second]).is_empty());
+        assert!(state.drop_chunks(from_ref(&first), &[]).is_empty());
         assert_eq!(cached(0), 0, "clean now, dropped");
-    }
-
-    /// The chunks retried and still dirty go back ahead of those still waiting, in their
-    /// order, the new ones after: the list stays oldest first.
-    #[test]
-    fn chunks_left_dirty_stay_oldest_first() {
-        use std::os::fd::AsRawFd;
-        let file = tempfile::tempfile().expect("temporary file");
-        let mut state = state_of(file.as_raw_fd(), false);
-        let folio = FOLIO_BYTES / state.page_size;
-        let chunk = |n: u64| (0, n * folio..n * folio + 10);
-        state.dirty = (0..6).map(chunk).collect();
-        let retried = state.retried();
-        assert_eq!(retried, (0..RETRIES as u64).map(chunk).collect::<Vec<_>>());
-        let left = retried.into_iter().map(|c| (c, true));
-        state.keep_left(left.chain([(chunk(9), false)]).collect());
-        let order: Vec<_> = [0, 1, 2, 3, 4, 5, 9].map(chunk).into();
-        assert_eq!(state.dirty, order);
     }
 
     #[test]
