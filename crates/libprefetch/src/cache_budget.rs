@@ -5,7 +5,9 @@
 //! anything: while the program's pages stay under its memory's room, the kernel's LRU never
 //! runs for them, and the order in which they leave is the policy's.
 //!
-//! How a read goes (the caller, `observe.rs`, holds the re-entrancy guard and the `fstat`):
+//! How a read goes (the caller, `observe.rs` or, for reads at the file position while the
+//! budget is the only observer, `cache_budget_io.rs` a batch at a time, holds the re-entrancy
+//! guard and the file's identity):
 //!
 //! 1. The file gets a number at its first read (its pages are `plan::evict::budget::block_of`
 //!    that number), and the descriptor that read it last is remembered.

@@ -4,7 +4,8 @@
 //! and `cat` use): a copy's source pages count as read, its destination's as written. Told after
 //! the call, with what it returned, so that a failed or short call counts only what it moved;
 //! only regular files count (not pipes, sockets or terminals). Without a budget each costs one
-//! atomic load.
+//! atomic load. Reads at the file position come here too (from `track.rs`, before the call)
+//! while the budget is the only observer of reads, to be told a batch at a time.
 //!
 //! The file a descriptor names is remembered between calls (`cache_budget_fds.rs`): one `fstat`
 //! per descriptor until the program closes one, not one per call. Writes at the file position
