@@ -106,7 +106,9 @@ impl Budget {
             self.order.insert(page, true);
         }
         self.stats.evicted += victims.len() as u64;
-        victims.sort_unstable();
+        // A stable sort merges the ascending runs the order gives its victims in (DULO's
+        // sequences); the blocks are distinct, so the result is the unstable sort's.
+        victims.sort();
         victims
     }
 
