@@ -572,3 +572,56 @@ fn a_reader_with_read_ahead_leaves_no_folios_behind() {
     let most = (4 << 20) + batch_pages(1024) as u64 * PAGE + (2 << 20);
     assert!(left <= most, "{left} bytes cached, at most {most} expected");
 }
+
+/// Reads `data.bin` in records of 10 KiB at the file position (read-ahead off: every cached
+/// page is one it read), its second half first, then prints the position the first half ended
+/// at.
+const RECORDS_OUT_OF_ORDER: &str = "import os\n\
+fd = os.open('data.bin', os.O_RDONLY)\n\
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)\n\
+half = os.fstat(fd).st_size // 2\n\
+os.lseek(fd, half, os.SEEK_SET)\n\
+while os.read(fd, 10240):\n\
+\x20   pass\n\
+os.lseek(fd, 0, os.SEEK_SET)\n\
+left = half\n\
+while left > 0:\n\
+\x20   left -= len(os.read(fd, min(10240, left)))\n\
+print(os.lseek(fd, 0, os.SEEK_CUR))\n";
+
+/// Reads at the file position are told a batch at a time (one `lseek` per batch, not one per
+/// read), and those held back before a seek are told before it: every page of a 64 MiB file
+/// read in 10 KiB records, its second half first, is counted, each at most once more per batch
+/// (the page two batches share; told one read at a time, the page two records share counted
+/// twice: about 3,300 more), the file stays within the budget and a batch, and the positions
+/// are the program's.
+#[test]
+fn records_read_at_the_position_are_counted_a_batch_at_a_time() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    let data = dir.path().join("data.bin");
+    cold_file(&data, 64 << 20);
+    let output = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args(["run", "--cache-budget", "4M", "--library"])
+        .arg(library())
+        .args(["--", "/usr/bin/python3", "-c", RECORDS_OUT_OF_ORDER])
+        .env("LIBPREFETCH_CACHE_BUDGET_REPORT", "1")
+        .current_dir(dir.path())
+        .output()
+        .expect("python3 (Debian's /usr/bin/python3) must be installed");
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "33554432\n");
+    let report = String::from_utf8(output.stderr).unwrap();
+    let pages = (64 << 20) / PAGE;
+    let batch = batch_pages(1024) as u64;
+    // The interpreter's own reads at its start: 14 pages on Debian 12's python3.11.
+    let own = 64;
+    let read = report_count(&report, "pages read");
+    let most = pages + pages / batch + 2 + own;
+    assert!(
+        (pages..=most).contains(&read),
+        "{read} pages counted, {pages} to {most} expected: {report}"
+    );
+    let left = cached(&data);
+    let most = (4 << 20) + batch * PAGE;
+    assert!(left <= most, "{left} bytes cached, at most {most} expected");
+}

@@ -5,7 +5,9 @@
 //! anything: while the program's pages stay under its memory's room, the kernel's LRU never
 //! runs for them, and the order in which they leave is the policy's.
 //!
-//! How a read goes (the caller, `observe.rs`, holds the re-entrancy guard and the `fstat`):
+//! How a read goes (the caller, `observe.rs` or, for reads at the file position while the
+//! budget is the only observer, `cache_budget_io.rs` a batch at a time, holds the re-entrancy
+//! guard and the file's identity):
 //!
 //! 1. The file gets a number at its first read (its pages are `plan::evict::budget::block_of`
 //!    that number), and the descriptor that read it last is remembered.
@@ -57,7 +59,7 @@ use plan::evict::budget::{batch_pages, block_of, runs, Budget};
 use plan::evict::Block;
 
 use crate::cache_budget_closed::{drop_runs, path_of, ClosedRun};
-use crate::cache_budget_pending::{take_all, Held};
+use crate::cache_budget_pending::{take_all, Held, Kind};
 use crate::descriptors::FileId;
 use crate::filestat::FileStat;
 use crate::residency::cachestat;
@@ -249,13 +251,20 @@ extern "C" fn report() {
     unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
 }
 
-/// Counts the bytes `held` back as written (`cache_budget_pending.rs`), ending at its
+/// Counts the bytes `held` back as read or written (`cache_budget_pending.rs`), ending at its
 /// descriptor's position now.
 pub(crate) fn count_held(held: Held) {
     let Some(end) = position(held.fd) else {
         return;
     };
-    on_write(held.fd, held.id, end.saturating_sub(held.bytes), end);
+    let start = match held.from {
+        Some(from) if from <= end => from,
+        _ => end.saturating_sub(held.bytes),
+    };
+    match held.kind {
+        Kind::Read => on_pages_read(held.fd, held.id, start, end),
+        Kind::Written => on_write(held.fd, held.id, start, end),
+    }
 }
 
 /// The file position of `fd`.
@@ -309,12 +318,13 @@ fn on_pages(fd: RawFd, id: FileId, offset: u64, end: u64, written: bool) {
     if victims.is_empty() {
         return;
     }
-    let mut chunks = state.chunks(&victims);
-    chunks.append(&mut state.retried());
-    for chunk in state.drop_chunks(&chunks) {
+    let chunks = state.chunks(&victims);
+    let retried = state.retried();
+    for chunk in state.drop_chunks(&retried, &chunks) {
         state.leave_dirty(chunk);
     }
 }
+
 impl State {
     /// The victims as chunks to drop: runs of adjacent pages per file, widened over the large
     /// folios around them (`folio_widened`), and cut at the folio boundaries, so that a chunk
@@ -371,24 +381,48 @@ impl State {
         parts
     }
 
-    /// Drops `chunks` where they are clean; returns those that held dirty pages or pages under
-    /// writeback (having started their writeback, where asked to).
-    fn drop_chunks(&self, chunks: &[(u32, Range<u64>)]) -> Vec<(u32, Range<u64>)> {
+    /// Drops the chunks `retried` (left dirty before, oldest first) and the batch's new
+    /// `chunks` where they are clean; returns those that held dirty pages or pages under
+    /// writeback (having started their writeback, where asked to). Each file's descriptor is
+    /// checked once to name it still. Once a retried chunk of a file is found still dirty, the
+    /// file's new chunks, written after it, are kept aside unlooked-at (unless writeback is
+    /// asked for: they are looked at, to start it): one `cachestat` fewer per chunk the
+    /// program writes, which is dirty when the budget first lets it go.
+    fn drop_chunks(
+        &self,
+        retried: &[(u32, Range<u64>)],
+        chunks: &[(u32, Range<u64>)],
+    ) -> Vec<(u32, Range<u64>)> {
         let page = self.page_size;
         let writeback = self.writeback;
-        let drop = move |fd: RawFd, id: FileId, offset: u64, len: u64| {
-            drop_clean(fd, id, offset, len, writeback)
-        };
         let mut dirty = Vec::new();
         let mut closed = Vec::new();
         let mut closed_chunks = Vec::new();
-        for (number, pages) in chunks {
+        let mut open: Vec<(u32, bool)> = Vec::new();
+        let mut stuck: Vec<u32> = Vec::new();
+        let all = retried.iter().map(|c| (c, true));
+        for ((number, pages), was_dirty) in all.chain(chunks.iter().map(|c| (c, false))) {
+            if !was_dirty && !writeback && stuck.contains(number) {
+                dirty.push((*number, pages.clone()));
+                continue;
+            }
             let known = &self.files[*number as usize];
             let (offset, len) = (pages.start * page, (pages.end - pages.start) * page);
-            match (FileId::of(known.fd) == Some(known.id), &known.path) {
+            let named = match open.iter().find(|(n, _)| n == number) {
+                Some(&(_, named)) => named,
+                None => {
+                    let named = FileId::of(known.fd) == Some(known.id);
+                    open.push((*number, named));
+                    named
+                }
+            };
+            match (named, &known.path) {
                 (true, _) => {
-                    if drop(known.fd, known.id, offset, len) {
+                    if drop_if_clean(known.fd, offset, len, writeback) {
                         dirty.push((*number, pages.clone()));
+                        if was_dirty {
+                            stuck.push(*number);
+                        }
                     }
                 }
                 (false, Some(path)) => {
@@ -403,6 +437,9 @@ impl State {
                 (false, None) => {}
             }
         }
+        let drop = move |fd: RawFd, id: FileId, offset: u64, len: u64| {
+            drop_clean(fd, id, offset, len, writeback)
+        };
         for index in drop_runs(&closed, &drop) {
             dirty.push(closed_chunks[index].clone());
         }
@@ -457,9 +494,11 @@ impl State {
 /// `writeback`, the dirty pages' writeback is started (`sync_file_range`, not waited for), so
 /// that a later batch finds them clean.
 fn drop_clean(fd: RawFd, id: FileId, offset: u64, len: u64, writeback: bool) -> bool {
-    if FileId::of(fd) != Some(id) {
-        return false;
-    }
+    FileId::of(fd) == Some(id) && drop_if_clean(fd, offset, len, writeback)
+}
+
+/// [`drop_clean`] of a descriptor checked to name its file.
+fn drop_if_clean(fd: RawFd, offset: u64, len: u64, writeback: bool) -> bool {
     let Ok(stat) = cachestat(fd, offset, len) else {
         return false;
     };
@@ -532,6 +571,56 @@ mod tests {
         file.sync_all().unwrap();
         assert!(!drop_clean(fd, id, 0, 1 << 20, false), "clean now");
         assert_eq!(stat().nr_cache, 0, "dropped");
+    }
+
+    /// A budget of 1,024 pages (`lru`) that has seen the file of `fd` (its number 0).
+    fn state_of(fd: RawFd, writeback: bool) -> State {
+        let page_size = crate::memory::page_size();
+        let order = plan::evict::by_name("lru", 1024, page_size).expect("lru");
+        let mut state = State {
+            budget: Budget::new(order, 1024, 64),
+            page_size,
+            numbers: HashMap::new(),
+            files: Vec::new(),
+            writeback,
+            written: 0,
+            dirty: Vec::new(),
+        };
+        assert_eq!(state.number(FileId::of(fd).unwrap(), fd), 0);
+        state
+    }
+
+    /// A chunk the program wrote is dirty when first let go: once a file's chunk left dirty
+    /// before is still dirty, its new chunks are kept aside unlooked-at (no `cachestat`),
+    /// unless writeback is asked for (they are looked at, to start it); once clean, they go.
+    #[test]
+    fn new_chunks_wait_behind_a_files_chunk_still_dirty() {
+        use std::io::{Seek, Write};
+        use std::os::fd::AsRawFd;
+        use std::slice::from_ref;
+        let mut file = tempfile::tempfile_in("/var/tmp").expect("temporary file");
+        file.write_all(&vec![7u8; 4 << 20]).unwrap();
+        file.sync_all().unwrap();
+        file.rewind().unwrap();
+        file.write_all(&vec![8u8; 2 << 20]).unwrap();
+        let fd = file.as_raw_fd();
+        let cached = |from: u64| cachestat(fd, from, 2 << 20).expect("cachestat").nr_cache;
+        let folio = FOLIO_BYTES / crate::memory::page_size();
+        let (first, second) = ((0, 0..folio), (0, folio..2 * folio));
+        let state = state_of(fd, false);
+        let left = state.drop_chunks(from_ref(&first), from_ref(&second));
+        assert_eq!(left, vec![first.clone(), second.clone()]);
+        assert_eq!(
+            cached(2 << 20),
+            folio,
+            "the new chunk, clean, left unlooked-at"
+        );
+        let left = state_of(fd, true).drop_chunks(from_ref(&first), from_ref(&second));
+        assert_eq!(left, vec![first.clone()], "looked at with writeback");
+        assert_eq!(cached(2 << 20), 0, "and dropped, being clean");
+        file.sync_all().unwrap();
+        assert!(state.drop_chunks(from_ref(&first), &[]).is_empty());
+        assert_eq!(cached(0), 0, "clean now, dropped");
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! and `cat` use): a copy's source pages count as read, its destination's as written. Told after
 //! the call, with what it returned, so that a failed or short call counts only what it moved;
 //! only regular files count (not pipes, sockets or terminals). Without a budget each costs one
-//! atomic load.
+//! atomic load. Reads at the file position come here too (from `track.rs`, before the call)
+//! while the budget is the only observer of reads, to be told a batch at a time.
 //!
 //! The file a descriptor names is remembered between calls (`cache_budget_fds.rs`): one `fstat`
 //! per descriptor until the program closes one, not one per call. Writes at the file position
@@ -21,8 +22,9 @@
 use std::os::fd::RawFd;
 
 use crate::cache_budget::count_held;
-use crate::cache_budget_pending::{self as pending, Due};
+use crate::cache_budget_pending::{self as pending, Due, Kind};
 use crate::descriptors::FileId;
+use crate::filestat::FileStat;
 use crate::guard::as_library;
 use crate::{cache_budget, cache_budget_fds};
 
@@ -52,10 +54,46 @@ pub fn note_written(fd: RawFd, offset: Option<u64>, len: u64) {
         let Some(file) = cache_budget_fds::regular_file(fd) else {
             return;
         };
-        if let Due::Count(due) = pending::add(fd, file, len, batch) {
+        if let Due::Count(due) = pending::add(fd, file, len, batch, Kind::Written, || None) {
             due.into_iter().for_each(count_held);
         }
     });
+}
+
+/// `fd` is about to have `len` bytes read at its file position (the read interposers, while
+/// the budget is the only observer of reads): held back with the reads before it, counted a
+/// batch at a time (`cache_budget_pending.rs`): an `lseek` as a batch starts and as it is
+/// counted, no system call per read. A read of a batch or
+/// more, or one that finds the table busy, is counted at once (one `lseek`, one `fstat`).
+/// The caller holds the re-entrancy guard.
+pub(crate) fn note_read_at_position(fd: RawFd, len: u64) {
+    let Some(batch) = cache_budget::batch_bytes().filter(|_| fd >= 0 && len > 0) else {
+        return;
+    };
+    let Some(file) = cache_budget_fds::regular_file(fd) else {
+        return;
+    };
+    let due = if len < batch {
+        pending::add(fd, file, len, batch, Kind::Read, || {
+            cache_budget::position(fd)
+        })
+    } else {
+        pending::take(fd).into_iter().for_each(count_held);
+        Due::Busy
+    };
+    match due {
+        Due::Nothing => {}
+        Due::Count(due) => due.into_iter().for_each(count_held),
+        Due::Busy => {
+            let stat = FileStat::of(fd);
+            if let (Some(stat), Some(start)) = (stat, cache_budget::position(fd)) {
+                let end = start.saturating_add(len).min(stat.size);
+                if end > start {
+                    cache_budget::on_read(fd, &stat, start, end);
+                }
+            }
+        }
+    }
 }
 
 /// The program is about to move the file position of `fd` (the interposed `lseek`): the bytes

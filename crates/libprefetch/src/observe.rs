@@ -35,6 +35,11 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// prefetching, the cache budget).
 static BESIDES_REPLAY: AtomicBool = AtomicBool::new(false);
 
+/// Set if the cache budget is the only observer: reads at the file position
+/// then go to it alone, a batch at a time (`cache_budget_io.rs`), without an
+/// `lseek` and an `fstat` each.
+static BUDGET_ALONE: AtomicBool = AtomicBool::new(false);
+
 /// Starts recording (`LIBPREFETCH_RECORD=FILE`), replaying
 /// (`LIBPREFETCH_REPLAY=FILE`) and competitive prefetching
 /// (`LIBPREFETCH_COMPETITIVE=1`) in this process, as the variables say; does
@@ -54,6 +59,8 @@ pub fn start_from_env() {
     unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
     let besides = recording.is_some() || competing || budgeting;
     BESIDES_REPLAY.store(besides, Ordering::Release);
+    let alone = budgeting && recording.is_none() && replaying.is_none() && !competing;
+    BUDGET_ALONE.store(alone, Ordering::Release);
     // Before the replay's thread starts, which may call `replay_has_nothing`.
     ACTIVE.store(true, Ordering::Release);
     if let Some(path) = recording {
@@ -80,6 +87,11 @@ pub(crate) fn replay_has_nothing() {
 /// True if reads are being observed (the interposers' first check).
 pub(crate) fn active() -> bool {
     ACTIVE.load(Ordering::Acquire)
+}
+
+/// True if the cache budget is the only observer of reads.
+pub(crate) fn budget_alone() -> bool {
+    BUDGET_ALONE.load(Ordering::Acquire)
 }
 
 /// A read of `[offset, offset + len)` of `fd` is about to go to the kernel.

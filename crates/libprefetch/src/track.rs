@@ -106,6 +106,10 @@ fn track(fd: RawFd, offset: Option<u64>, len: u64) {
         return;
     }
     as_library(|| {
+        if offset.is_none() && globals.is_none() && observe::budget_alone() {
+            crate::cache_budget_io::note_read_at_position(fd, len);
+            return;
+        }
         let Some(offset) = offset.or_else(|| current_position(fd)) else {
             return;
         };

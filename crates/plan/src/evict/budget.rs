@@ -76,13 +76,12 @@ impl Budget {
     /// them in `pages`, sorted.
     pub fn read(&mut self, pages: Range<Block>) -> Vec<Block> {
         for page in pages.clone() {
-            if self.cached.contains(&page) {
+            if self.cached.insert(page) {
+                self.order.insert(page, true);
+                self.stats.misses += 1;
+            } else {
                 self.order.hit(page);
                 self.stats.hits += 1;
-            } else {
-                self.order.insert(page, true);
-                self.cached.insert(page);
-                self.stats.misses += 1;
             }
         }
         if self.cached.len() <= self.capacity {
@@ -106,7 +105,9 @@ impl Budget {
             self.order.insert(page, true);
         }
         self.stats.evicted += victims.len() as u64;
-        victims.sort_unstable();
+        // A stable sort merges the ascending runs the order gives its victims in (DULO's
+        // sequences); the blocks are distinct, so the result is the unstable sort's.
+        victims.sort();
         victims
     }
 

@@ -19,8 +19,8 @@
 //!   value becomes L = H(its sequence) (Figure 2).
 //! * A block entering the top pushes the buffer's bottom block into the bank. When the bank
 //!   holds BANK_MAX blocks, it is sequenced (s3.3): the bank clock ticks, every bank block
-//!   records the time in the [`block_table::BlockTable`], and the table is walked in disk order
-//!   to cut the blocks stamped now into sequences. A developing sequence stops before the next
+//!   records the time in the [`block_table::BlockTable`], and the bank's blocks, in disk order
+//!   with their entries, are cut into sequences. A developing sequence stops before the next
 //!   block when (1) the next block was not stamped now, (2) exactly one of the two has no
 //!   earlier time, (3) both have earlier times differing by more than one, or (4) the sequence
 //!   has 128 blocks. Each sequence gets H = L + 1/size; they are sorted by H and merged into
@@ -53,8 +53,9 @@
 pub mod block_table;
 
 use std::collections::VecDeque;
+use std::ops::Range;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use super::{Block, Eviction};
 use block_table::{BlockTable, Bte};
@@ -146,28 +147,31 @@ impl Dulo {
         }
         self.bank_clock += 1;
         let now = self.bank_clock;
-        let recency: FxHashMap<Block, usize> = self
+        // The bank's blocks in disk order, each with its newest position in the bank (a stable
+        // sort, which merges the bank's ascending runs of sequential blocks).
+        let mut bank: Vec<(Block, usize)> = self
             .bank
             .drain(..)
             .enumerate()
             .map(|(i, b)| (b, i))
             .collect();
-        for &block in recency.keys() {
-            self.table.record(block, now);
-        }
-        let mut formed: Vec<(f64, usize, Sequence)> = form_sequences(&self.table.stamped(now))
-            .into_iter()
-            .map(|blocks| {
-                let h = self.inflation + 1.0 / blocks.len() as f64;
-                let newest = blocks.iter().map(|b| recency[b]).max().unwrap_or(0);
-                (
-                    h,
-                    newest,
-                    Sequence {
-                        h,
-                        blocks: blocks.into(),
-                    },
-                )
+        bank.sort_by_key(|&(block, _)| block);
+        bank.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                earlier.1 = later.1;
+            }
+            same
+        });
+        let (blocks, newest): (Vec<Block>, Vec<usize>) = bank.into_iter().unzip();
+        let entries = self.table.record(&blocks, now);
+        let stamped: Vec<(Block, Bte)> = blocks.into_iter().zip(entries).collect();
+        let mut formed: Vec<(f64, usize, Sequence)> = form_sequences(&stamped)
+            .map(|run| {
+                let h = self.inflation + 1.0 / run.len() as f64;
+                let newest = newest[run.clone()].iter().max();
+                let blocks = stamped[run].iter().map(|&(block, _)| block).collect();
+                (h, newest.copied().unwrap_or(0), Sequence { h, blocks })
             })
             .collect();
         formed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -177,23 +181,21 @@ impl Dulo {
 }
 
 /// Cuts blocks stamped now (disk order, with their entries) into sequences by the four stop
-/// rules of s3.3.
-fn form_sequences(stamped: &[(u64, Bte)]) -> Vec<Vec<Block>> {
-    let mut sequences: Vec<Vec<Block>> = Vec::new();
-    let mut last: Option<(u64, Bte)> = None;
-    for &(block, bte) in stamped {
-        let joins = last.is_some_and(|(prev_block, prev_bte)| {
-            block == prev_block + 1
-                && same_history(prev_bte, bte)
-                && sequences.last().is_some_and(|s| s.len() < MAX_SEQUENCE)
+/// rules of s3.3: the index ranges of `stamped` they cover, in order.
+fn form_sequences(stamped: &[(u64, Bte)]) -> impl Iterator<Item = Range<usize>> + '_ {
+    let mut start = 0;
+    (1..=stamped.len()).filter_map(move |end| {
+        let joins = stamped.get(end).is_some_and(|&(block, bte)| {
+            let (prev_block, prev_bte) = stamped[end - 1];
+            block == prev_block + 1 && same_history(prev_bte, bte) && end - start < MAX_SEQUENCE
         });
-        match sequences.last_mut() {
-            Some(current) if joins => current.push(block),
-            _ => sequences.push(vec![block]),
+        if joins {
+            return None;
         }
-        last = Some((block, bte));
-    }
-    sequences
+        let run = start..end;
+        start = end;
+        Some(run)
+    })
 }
 
 /// Stop rules 2 and 3: both blocks are new, or both were seen before at times at most one
@@ -290,14 +292,16 @@ mod tests {
             (14, bte(8)),
             (16, bte(8)),
         ];
-        let cut = form_sequences(&stamped);
+        let cut: Vec<Vec<u64>> = form_sequences(&stamped)
+            .map(|run| stamped[run].iter().map(|&(b, _)| b).collect())
+            .collect();
         assert_eq!(cut, vec![vec![10, 11], vec![12, 13], vec![14], vec![16]]);
     }
 
     #[test]
     fn sequences_stop_at_128_blocks() {
         let stamped: Vec<(u64, Bte)> = (0..300).map(|b| (b, bte(0))).collect();
-        let sizes: Vec<usize> = form_sequences(&stamped).iter().map(Vec::len).collect();
+        let sizes: Vec<usize> = form_sequences(&stamped).map(|run| run.len()).collect();
         assert_eq!(sizes, vec![128, 128, 44]);
     }
 

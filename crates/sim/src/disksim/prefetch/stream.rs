@@ -290,7 +290,7 @@ mod tests {
         Access {
             stream,
             block: FileBlock { file, block },
-            ..access(block)
+            ..Access::miss(block)
         }
     }
 
