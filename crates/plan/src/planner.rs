@@ -312,10 +312,7 @@ impl Planner {
         if !self.shared_edges {
             self.partly_read = PartlyRead::default();
         }
-        let mut behind = std::collections::HashSet::default();
         if replaces {
-            let lag = self.readers_lag();
-            behind = self.core.readers.taken_unread(&self.core.list, lag);
             // The window reads its pages from the list: it keeps them
             // before the list is replaced.
             if let Some(window) = &mut self.core.window {
@@ -326,11 +323,8 @@ impl Planner {
             self.next_callback_at = 0;
         }
         let accepted = self.core.list.request(entries, mode);
-        if replaces {
-            let position = self.core.list.position();
-            for key in self.core.readers.restart(position, behind) {
-                self.core.held.set_role(key, Role::Stale);
-            }
+        if mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK) {
+            self.core.readers.restart(self.core.list.position());
         }
         if self.core.list.end_seq() != end_before || accepted > 0 {
             self.exhausted_at = None;
@@ -356,7 +350,6 @@ impl Planner {
     ) -> (Verdict, ReadOutcome) {
         let verdict = self.locate(key);
         self.follow_reader(reader, key, verdict);
-        self.read_behind_page(key);
         let refused = self.core.readahead.on_read(key, resident);
         self.core.take_back |= refused;
         let evicted = self.core.held.on_read(key, resident);
@@ -552,19 +545,6 @@ impl Planner {
             (seq < position).then_some(seq)
         });
         readers.read_behind(reader, seq, position);
-    }
-
-    /// A page a reader behind had still to read when the list was
-    /// replaced ([`crate::readers`]) is read: it is stale unless listed
-    /// again.
-    fn read_behind_page(&mut self, key: PageKey) {
-        if !self.core.readers.read_page(key) {
-            return;
-        }
-        let listed = (self.core.window.as_ref()).is_some_and(|w| w.contains(&self.core.list, key));
-        if !listed {
-            self.core.held.set_role(key, Role::Stale);
-        }
     }
 
     fn note_premature_eviction(&mut self) {

@@ -28,21 +28,10 @@
 //! the pages ahead. The floor never goes back (the entries before it may
 //! be gone), and a replaced list puts every reader at its start.
 //!
-//! A list replaced at the position (a replay restarts its list at a
-//! divergence of the thread ahead) no longer holds the entries between the
-//! floor and the position, which the threads behind have taken but not yet
-//! read: their pages are remembered as *behind* ([`Readers::restart`]) and
-//! the window keeps them held, not stale, until read or the next restart
-//! (they were dropped unused before, and read again a page a request).
-//!
 //! With one reader the floor is the position: a single-threaded program
 //! and the simulator's streams plan as before.
 //!
 //! Deviations: the paper's list has one reader.
-
-use std::collections::HashSet;
-
-use crate::access_list::{AccessList, PageKey};
 
 /// A read told on the program's behalf by none of its threads (a
 /// recording's reads made before the replay was ready, the pages a
@@ -64,9 +53,6 @@ pub(crate) struct Readers {
     leading: Option<u64>,
     /// The last floor computed; the floor never goes back.
     floor: u64,
-    /// The pages the readers behind had still to read when the list was
-    /// last replaced, until read.
-    behind: HashSet<PageKey>,
 }
 
 impl Readers {
@@ -114,47 +100,13 @@ impl Readers {
 
     /// The list was replaced at `position`: every reader starts there
     /// (the readers stay known: a restart does not make a program's
-    /// threads one); `behind` are the pages the readers behind had still to
-    /// read. Returns the pages of the previous restart still unread.
-    pub(crate) fn restart(&mut self, position: u64, behind: HashSet<PageKey>) -> Vec<PageKey> {
+    /// threads one).
+    pub(crate) fn restart(&mut self, position: u64) {
         for (_, place) in &mut self.places {
             *place = position;
         }
         self.leading = None;
         self.floor = position;
-        let before = std::mem::replace(&mut self.behind, behind);
-        before
-            .into_iter()
-            .filter(|key| !self.behind.contains(key))
-            .collect()
-    }
-
-    /// The pages of `list` the readers behind have taken but not yet read:
-    /// its entries from the floor (`lag` as for [`Readers::floor`]) to the
-    /// position; none with fewer than two readers.
-    pub(crate) fn taken_unread(&mut self, list: &AccessList, lag: u64) -> HashSet<PageKey> {
-        let position = list.position();
-        let floor = self.floor(position, lag);
-        list.iter_from(floor)
-            .take_while(|&(seq, _)| seq < position)
-            .map(|(_, entry)| entry.key)
-            .collect()
-    }
-
-    /// True if `key` is a page the readers behind have still to read.
-    pub(crate) fn is_behind(&self, key: PageKey) -> bool {
-        self.behind.contains(&key)
-    }
-
-    /// How many pages the readers behind have still to read.
-    pub(crate) fn behind_len(&self) -> u64 {
-        self.behind.len() as u64
-    }
-
-    /// `key` was read: true if it was a page a reader behind had still to
-    /// read (it is no longer).
-    pub(crate) fn read_page(&mut self, key: PageKey) -> bool {
-        !self.behind.is_empty() && self.behind.remove(&key)
     }
 
     /// Where the window starts: the place of the slowest reader at most
@@ -218,7 +170,7 @@ mod tests {
         assert_eq!(readers.floor(20, 8), 20, "reader 2 is 11 behind: forgotten");
         readers.read_behind(2, Some(15), 20);
         assert_eq!(readers.floor(20, 8), 20, "the floor never goes back");
-        readers.restart(25, HashSet::default());
+        readers.restart(25);
         assert_eq!(readers.place(2), Some(25));
         assert!(readers.several(25, 8), "both stay known");
         assert_eq!(readers.floor(25, 8), 25);

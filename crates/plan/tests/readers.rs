@@ -150,30 +150,3 @@ fn a_thread_just_past_the_window_before_its_round_is_not_a_divergence() {
     }
     assert_eq!(planner.stats().divergences, 0);
 }
-
-/// The list is restarted at the thread ahead's place (a replay does so at a
-/// divergence, with its recording from that read on) while the thread
-/// behind has still to read the 8 entries it took before: those pages are
-/// no longer listed, yet are not dropped before it reads them.
-#[test]
-fn a_restart_at_the_thread_ahead_does_not_drop_what_the_thread_behind_has_still_to_read() {
-    let (pages, mut planner, mut seen) = started();
-    for (i, &page) in pages.iter().enumerate() {
-        let ahead = i + LEAD;
-        if ahead.is_multiple_of(50) && ahead < pages.len() {
-            planner.request(&entries(&pages[ahead..]), Mode::SET | Mode::WHOLE_LIST);
-            seen.round(&mut planner);
-        }
-        if let Some(&ahead) = pages.get(ahead) {
-            seen.read(&mut planner, 2, ahead);
-        }
-        assert!(
-            !seen.dropped.contains(&page),
-            "entry {i} (page {page}) was dropped before the slow reader read it"
-        );
-        seen.read(&mut planner, 1, page);
-    }
-    assert_eq!(planner.stats().prefetched_unused_dropped, 0);
-    let unique: HashSet<u64> = seen.advised.iter().copied().collect();
-    assert_eq!(unique.len(), pages.len(), "every page was advised");
-}

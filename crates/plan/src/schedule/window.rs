@@ -156,10 +156,7 @@ pub(super) fn slide_round(
     // page: they enter the window without entering the round's pages.
     let (list, readahead) = (&core.list, &mut core.readahead);
     readahead.restart(list.position(), core.list_replaced);
-    // The pages readers behind have still to read after a restart take
-    // their room in the window's budget, as they did before it.
-    let room = budget.saturating_sub(core.readers.behind_len()).max(1);
-    let slide = window.slide_skipping(list, start, room, core.list_replaced, &mut |seq| {
+    let slide = window.slide_skipping(list, start, budget, core.list_replaced, &mut |seq| {
         readahead.left_from(list, seq)
     });
     core.list.keep_from(window.first_indexed());
@@ -170,12 +167,8 @@ pub(super) fn slide_round(
         .into_iter()
         .filter(|&key| !readahead.is_left(key) && held.fetch(key, Role::Listed))
         .collect();
-    // A page a reader behind has still to read after a restart stays
-    // listed (`crate::readers`).
     for key in slide.left {
-        if !core.readers.is_behind(key) {
-            core.held.set_role(key, Role::Stale);
-        }
+        core.held.set_role(key, Role::Stale);
     }
     // Pages of the previous window were advised already; they need it
     // again only if some were found evicted (the kernel's read-ahead
