@@ -21,7 +21,6 @@ import operator
 import os
 import signal
 import stat
-import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence, Union
@@ -111,22 +110,9 @@ def instance_id() -> int:
     return _native.instance_id()
 
 
-#: Per thread: an exception a callback raised that must reach the program (see ``_reaches_program``),
-#: raised when the library returns to that thread (the callback runs inside its read).
-_pending = threading.local()
-
-
-def _note_read(fd: int, offset: int, length: int) -> None:
-    """``_native.note_read``, then the exception a callback it ran left for the program, if any."""
-    _native.note_read(fd, offset, length)
-    _raise_pending()
-
-
-def _raise_pending() -> None:
-    error = getattr(_pending, "error", None)
-    if error is not None:
-        _pending.error = None
-        raise error
+#: ``note_read``, which raises what a callback it ran left for the program (see ``_reaches_program``;
+#: the native module keeps it per thread, the callback running inside the thread's read).
+_note_read = _native.note_read
 
 
 def _reaches_program(error: BaseException) -> bool:
@@ -268,9 +254,7 @@ class Client:
         flags = _marks_as_bytes(marks, len(data) // 8)
         bits = _MODES[mode] | (_DONE if done else 0) | (_WHOLE_LIST if whole_list else 0)
         bits |= _SHARED_EDGES if shared_edges else 0
-        accepted = self._native.request(data, self._descriptor(fd), flags, bits)
-        _raise_pending()
-        return accepted
+        return self._native.request(data, self._descriptor(fd), flags, bits)
 
     def stats(self) -> Stats:
         """The client's counters."""
@@ -321,8 +305,7 @@ def _trampoline(client_ref: "weakref.ref[Client]") -> Callable[..., None]:
         except BaseException as error:
             if not _reaches_program(error):
                 raise
-            if getattr(_pending, "error", None) is None:
-                _pending.error = error
+            _native.keep_pending(error)
 
     return call
 
@@ -381,8 +364,7 @@ class Region:
         _check_end(offset, size)
         if size > _CLIP_ABOVE:
             size = max(0, min(size, os.fstat(self.fd).st_size - offset))
-        _note_read(self.fd, offset, size)
-        return os.pread(self.fd, size, offset)
+        return _native.pread(self.fd, size, offset)
 
     def readinto(self, buffer: Any, offset: int) -> int:
         """Reads into ``buffer`` at ``offset`` (like ``os.preadv``); returns the byte count."""

@@ -25,6 +25,7 @@ import random
 import sys
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from . import _native
 from ._client import Client, Stats
 from ._records import Records, _EpochPlan
 from ._summary import summary_line
@@ -202,7 +203,7 @@ class _Worker:
         # Shuffled records' edge pages are mostly other workers' too: let them go, do not drop them.
         self._plan = _EpochPlan(records, indices, None, shared_edges=True)
         self._order, self._length = self._plan.order, len(self._plan.order)
-        self._offsets, self._lengths = records._offsets, records._lengths
+        self._fd, self._offsets, self._lengths = records._fd, records._offsets, records._lengths
         self._next = 0
         self._stats: Optional[Stats] = None
         self._client: Optional[Client] = Client(self._plan.hand_out, max_memory=max_memory, infill=0)
@@ -219,7 +220,7 @@ class _Worker:
         position = self._next
         if self._client is not None and position < self._length and self._order[position] == index:
             self._plan.position = position
-            data = self._records._read(self._offsets[index], self._lengths[index])
+            data = _native.pread(self._fd, self._lengths[index], self._offsets[index])
             self._next = position + 1
             return data
         self.close()

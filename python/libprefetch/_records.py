@@ -24,7 +24,7 @@ import stat
 from typing import Iterable, Iterator, Optional, Sequence
 
 from . import _native
-from ._client import Client, Region, Stats, _note_read
+from ._client import Client, Region, Stats
 from ._summary import summary_line
 
 #: Entries handed to the library per request (Figure 7's BATCH_SIZE).
@@ -125,8 +125,7 @@ class Records:
     def _read(self, offset: int, length: int) -> bytes:
         if length == 0:
             return b""
-        _note_read(self._fd, offset, length)
-        return os.pread(self._fd, length, offset)
+        return _native.pread(self._fd, length, offset)
 
 
 class Epoch:
@@ -160,7 +159,7 @@ class Epoch:
         self._plan.position = position
         index = self._plan.order[position]
         # Advanced only once read: a KeyboardInterrupt raised in the read leaves this record next.
-        record = self._records._read(self._records._offsets[index], self._records._lengths[index])
+        record = _native.pread(self._records._fd, self._records._lengths[index], self._records._offsets[index])
         self._next = position + 1
         return record
 

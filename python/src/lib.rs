@@ -18,7 +18,8 @@ use std::ffi::{c_char, c_int, c_void};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, Mode, RegionId};
-use pyo3::exceptions::{PyException, PyOSError, PyValueError};
+use pyo3::exceptions::{PyBaseException, PyException, PyOSError, PyValueError};
+use pyo3::types::PyBytes;
 use pyo3::prelude::*;
 
 mod sim;
@@ -260,6 +261,68 @@ fn note_read(py: Python<'_>, fd: i32, offset: u64, length: u64) -> PyResult<()> 
     raise_pending(())
 }
 
+/// Keeps `error` (what a callback raised that must reach the program: a signal handler's exception, which
+/// the trampoline tells apart) for [`raise_pending`], unless one is kept already: the first one wins.
+#[pyfunction]
+fn keep_pending(error: Bound<'_, PyBaseException>) {
+    PENDING.with(|pending| {
+        pending.borrow_mut().get_or_insert_with(|| PyErr::from_value(error.into_any()));
+    });
+}
+
+/// `note_read` and then `os.pread(fd, length, offset)` in one call (one GIL release each, no Python
+/// frame between them): the read path of every record. What a callback left for the program is raised
+/// before the read, as by `note_read`; `EINTR` runs the signal handlers and reads again, as `os.pread`
+/// does (PEP 475); other errors are `OSError(errno, strerror)`.
+#[pyfunction]
+fn pread<'py>(py: Python<'py>, fd: i32, length: usize, offset: u64) -> PyResult<Bound<'py, PyBytes>> {
+    let signed = i64::try_from(offset).map_err(|_| PyValueError::new_err("offset must be below 2**63"))?;
+    py.detach(|| libprefetch::note_read(fd, offset, length as u64));
+    raise_pending(())?;
+    let mut got = Ok(0);
+    let bytes = PyBytes::new_with(py, length, |buffer| {
+        got = read_retrying(py, fd, buffer, signed);
+        Ok(())
+    })?;
+    let got = got?;
+    if got == length {
+        Ok(bytes)
+    } else {
+        // A short read (the file ended): the rare case, copied once.
+        Ok(PyBytes::new(py, &bytes.as_bytes()[..got]))
+    }
+}
+
+/// One `pread(2)` into `buffer` with the GIL released, again after `EINTR` once Python's signal
+/// handlers have run (an exception they raise ends it).
+fn read_retrying(py: Python<'_>, fd: i32, buffer: &mut [u8], offset: i64) -> PyResult<usize> {
+    loop {
+        let result = py.detach(|| {
+            // SAFETY: `buffer` is valid for writes of its length for the duration of the call.
+            let n = unsafe { libc::pread(fd, buffer.as_mut_ptr().cast(), buffer.len(), offset) };
+            usize::try_from(n).map_err(|_| std::io::Error::last_os_error())
+        });
+        match result {
+            Ok(n) => return Ok(n),
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => py.check_signals()?,
+            Err(error) => {
+                let errno = error.raw_os_error().unwrap_or(libc::EIO);
+                return Err(PyOSError::new_err((errno, strerror(errno))));
+            }
+        }
+    }
+}
+
+/// The C library's message for `errno`, as Python's `OSError` gives it.
+fn strerror(errno: i32) -> String {
+    let message = std::io::Error::from_raw_os_error(errno).to_string();
+    // Rust's text is strerror's followed by " (os error N)".
+    match message.rfind(" (os error") {
+        Some(end) => message[..end].to_string(),
+        None => message,
+    }
+}
+
 /// Tells the library that `fd` is about to be closed (what the C library's `close` interposer does): its
 /// regions stop being followed and the library's private descriptor of its file, if any, goes with it.
 #[pyfunction]
@@ -311,6 +374,8 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<NativeIgnore>()?;
     module.add_function(wrap_pyfunction!(note_read, module)?)?;
     module.add_function(wrap_pyfunction!(note_close, module)?)?;
+    module.add_function(wrap_pyfunction!(pread, module)?)?;
+    module.add_function(wrap_pyfunction!(keep_pending, module)?)?;
     module.add_function(wrap_pyfunction!(instance_id, module)?)?;
     module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;
     sim::register(module)?;
