@@ -161,9 +161,13 @@ def _library_worker(parent: int, dataset: RecordDataset, worker: int, workers: i
     _die_with(parent)
     account = _Account(f"library worker {worker}", detail)
     dataset.start_worker(worker, workers)
+    budgets = []  # the memory this worker planned with after each batch (--detail)
     while (task := account.next_task(tasks)) is not None:
         results.put(account.read(dataset.__getitem__, task))
-    account.report(f"\n        {dataset.summary()}")
+        if detail and (stats := dataset.stats()) is not None:
+            budgets.append(stats.budget_bytes / MIB)
+    planned = f"; planned with {min(budgets):.1f}-{max(budgets):.1f} MiB (median {statistics.median(budgets):.1f})"
+    account.report(f"\n        {dataset.summary()}{planned if budgets else ''}")
     dataset.stop()
 
 

@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, Mode, RegionId};
 use pyo3::exceptions::{PyBaseException, PyException, PyOSError, PyValueError};
-use pyo3::types::PyBytes;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 mod sim;
 
@@ -266,7 +266,9 @@ fn note_read(py: Python<'_>, fd: i32, offset: u64, length: u64) -> PyResult<()> 
 #[pyfunction]
 fn keep_pending(error: Bound<'_, PyBaseException>) {
     PENDING.with(|pending| {
-        pending.borrow_mut().get_or_insert_with(|| PyErr::from_value(error.into_any()));
+        pending
+            .borrow_mut()
+            .get_or_insert_with(|| PyErr::from_value(error.into_any()));
     });
 }
 
@@ -275,8 +277,14 @@ fn keep_pending(error: Bound<'_, PyBaseException>) {
 /// before the read, as by `note_read`; `EINTR` runs the signal handlers and reads again, as `os.pread`
 /// does (PEP 475); other errors are `OSError(errno, strerror)`.
 #[pyfunction]
-fn pread<'py>(py: Python<'py>, fd: i32, length: usize, offset: u64) -> PyResult<Bound<'py, PyBytes>> {
-    let signed = i64::try_from(offset).map_err(|_| PyValueError::new_err("offset must be below 2**63"))?;
+fn pread<'py>(
+    py: Python<'py>,
+    fd: i32,
+    length: usize,
+    offset: u64,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let signed =
+        i64::try_from(offset).map_err(|_| PyValueError::new_err("offset must be below 2**63"))?;
     py.detach(|| libprefetch::note_read(fd, offset, length as u64));
     raise_pending(())?;
     let mut got = Ok(0);

@@ -1,6 +1,8 @@
 """The benchmark's limit reads exactly the pages of the records it is given; ``--detail`` accounts for
 every worker of a pass; any prefetch factor reads every record once, and one below 1 is refused."""
 
+import re
+
 import pytest
 
 from libprefetch import Records, epoch_order, worker_indices
@@ -30,7 +32,11 @@ def test_detail_accounts_for_every_worker_of_a_pass(records_file, capfd):
         (line,) = [line for line in lines if f"library worker {worker}: waiting for batches" in line]
         assert "libprefetch-adv" in line  # its advice thread is accounted beside its reader
         mine = worker_indices(order, 8, False, worker, 2)
-        assert any(line.strip().startswith(f"{len(mine)}/{len(mine)} records") for line in lines)
+        (summary,) = [line for line in lines if line.strip().startswith(f"{len(mine)}/{len(mine)} records")]
+        # The memory the worker planned with, sampled after each of its batches: a range around its median.
+        found = re.search(r"planned with ([\d.]+)-([\d.]+) MiB \(median ([\d.]+)\)$", summary)
+        low, high, median = map(float, found.groups())
+        assert 0 <= low <= median <= high and high > 0
     assert sum("plain worker: waiting for batches" in line for line in lines) == 2
 
 
