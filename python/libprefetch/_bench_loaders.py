@@ -166,8 +166,10 @@ def _library_worker(parent: int, dataset: RecordDataset, worker: int, workers: i
         results.put(account.read(dataset.__getitem__, task))
         if detail and (stats := dataset.stats()) is not None:
             budgets.append(stats.budget_bytes / MIB)
-    planned = f"; planned with {min(budgets):.1f}-{max(budgets):.1f} MiB (median {statistics.median(budgets):.1f})"
-    account.report(f"\n        {dataset.summary()}{planned if budgets else ''}")
+    planned = ""
+    if budgets:
+        planned = f"; planned with {min(budgets):.1f}-{max(budgets):.1f} MiB (median {statistics.median(budgets):.1f})"
+    account.report(f"\n        {dataset.summary()}{planned}")
     dataset.stop()
 
 
@@ -199,6 +201,9 @@ def loader_shaped(
         queue.put(None)
     for process in processes:
         process.join()
+    failed = [process.exitcode for process in processes if process.exitcode]
+    if failed:
+        raise RuntimeError(f"worker processes failed (exit codes {failed}); see their errors above")
     return total
 
 
