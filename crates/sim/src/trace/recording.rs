@@ -24,7 +24,9 @@ use std::collections::{HashMap, HashSet};
 use plan::recording::{Recording, Via};
 
 use crate::error::TraceError;
-use crate::trace::{lines, requests, References, Request, TraceFile};
+use crate::trace::lines;
+use crate::trace::requests::{self, Request};
+use crate::trace::types::{References, TraceFile};
 
 /// Opens a recording as a stream of references of `trace.block_size` bytes.
 pub fn open(trace: &TraceFile) -> Result<References, TraceError> {
