@@ -189,6 +189,10 @@ impl Prefetcher for LiveCompetitive {
     fn drops(&mut self) -> Vec<FetchRange> {
         Vec::new()
     }
+
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// CP's configuration: option `depth` (bytes; default the device's break-even gap, which a
