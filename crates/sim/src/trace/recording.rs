@@ -13,7 +13,7 @@
 //! A page that several methods saw (a recording made as root holds the read
 //! family's runs, the page-cache tracepoint's and the mappings') is one
 //! reference, of the method that sees references best: read, then trace,
-//! then map ([`SeenBy`]).
+//! then map (`SeenBy`).
 //!
 //! Deviations: a recording holds each page once per process (its first
 //! read), so rereads served by the cache while recording are not
