@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Import circles between the files of a crate.
 
-    scripts/import_cycles.py crates/sim [crates/bench ...]
+    scripts/import_cycles.py [--strict] crates/sim [crates/bench ...]
 
 For each source file of the crate's `src/`, every path it names in code (not in comments)
 that starts with `crate::`, `super::` or `self::` (in `use` items, grouped or not, and inline)
@@ -9,6 +9,12 @@ is resolved to the file of the longest module prefix that exists; each such file
 A strongly connected component of more than one file is an import circle, printed with its
 files; the exit status is 1 if there is one. A file's edge to its own submodules through
 `mod` declarations is not an import and is not counted.
+
+With --strict, a path into a child module the file declares (`mod lines;` ... `lines::Lines`)
+counts too, as does the module a `pub use` names when another file names the item through it
+(a re-export is followed to the file that defines the item, and is not itself an edge). A parent
+that dispatches to its children and defines the types they import is then a circle: the types
+belong in a file of their own.
 """
 
 import re
@@ -116,6 +122,50 @@ def expand(tree):
     return [p for item in items if item for p in expand(prefix + item)]
 
 
+def strict_paths(code):
+    """--strict: the paths a file names (as expand_uses, with paths into its declared child
+    modules), leaving out its re-exports (`pub use`)."""
+    children = set(re.findall(r"\bmod\s+(\w+)\s*;", code))
+    paths = []
+    for match in re.finditer(r"(\bpub(?:\([^)]*\))?\s+)?\buse\s+([^;]+);", code):
+        if not match.group(1):
+            paths.extend(expand(match.group(2).replace("\n", " ")))
+    starts = "|".join(["crate", "super", "self"] + [re.escape(c) for c in sorted(children)])
+    rest = re.sub(r"\buse\s+[^;]+;", "", code)
+    paths.extend(re.findall(r"(?<![\w:])(?:%s)(?:::\w+)+" % starts, rest))
+    return [p if p.split("::")[0] in ("crate", "super", "self") else "self::" + p for p in paths]
+
+
+def reexports(code):
+    """--strict: item name -> path of each `pub use` of a file (globs left out)."""
+    out = {}
+    for match in re.finditer(r"\bpub(?:\([^)]*\))?\s+use\s+([^;]+);", code):
+        for path in expand(match.group(1).replace("\n", " ")):
+            path = path if path.split("::")[0] in ("crate", "super", "self") else "self::" + path
+            segments = path.split("::")
+            if segments[-1] not in ("*", "self"):
+                out[segments[-1]] = path
+    return out
+
+
+def resolve_through(path, here, files, faces, seen=()):
+    """--strict: as resolve, then, when the next segment of the path is an item the module found
+    re-exports, the file the re-export names."""
+    found = resolve(path, here, files)
+    if found is None or found in seen:
+        return found
+    parts = path.split("::")
+    base = list(here) if parts[0] != "crate" else []
+    for part in parts:
+        if part == "super":
+            base = base[:-1]
+    named = [p for p in parts if p not in ("crate", "super", "self")]
+    after = named[len(found) - len(base) :] if len(found) >= len(base) else []
+    if after and after[0] in faces.get(found, {}):
+        return resolve_through(faces[found][after[0]], found, files, faces, seen + (found,)) or found
+    return found
+
+
 def resolve(path, here, files):
     """The file of the longest existing module prefix of `path`, seen from module `here`."""
     parts = path.split("::")
@@ -171,14 +221,19 @@ def cycles(edges):
 
 def main():
     found = False
-    for crate in sys.argv[1:]:
+    strict = "--strict" in sys.argv[1:]
+    for crate in [a for a in sys.argv[1:] if a != "--strict"]:
         src = Path(crate) / "src"
         files = module_files(src)
+        codes = {m: without_tests(code_of(p.read_text())) for m, p in files.items()}
+        faces = {m: reexports(code) for m, code in codes.items()} if strict else {}
         edges = {}
-        for module, path in files.items():
-            code = without_tests(code_of(path.read_text()))
+        for module, code in codes.items():
             # A file's own module: for foo.rs, `super::` is its parent.
-            targets = {resolve(p, module, files) for p in expand_uses(code)}
+            if strict:
+                targets = {resolve_through(p, module, files, faces) for p in strict_paths(code)}
+            else:
+                targets = {resolve(p, module, files) for p in expand_uses(code)}
             edges[module] = {t for t in targets if t is not None and t != module}
         circles = cycles(edges)
         count = sum(len(e) for e in edges.values())

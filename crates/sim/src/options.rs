@@ -1,6 +1,6 @@
 //! What a simulation is asked as `prefetch sim` and the Python package's `libprefetch.sim` both
 //! take it (trace files, policy names, cache sizes, fetch times, device names, the time model),
-//! turned into one [`Plan`]: both front ends call [`Options::plan`] and then [`Plan::run`], so
+//! turned into [`Plan`]s: both front ends call [`Options::plans`] and then [`Plan::run`], so
 //! they read the same traces with the same defaults and report the same numbers.
 
 use crate::cache_size::CacheSize;
@@ -15,7 +15,7 @@ use crate::SimError;
 /// A simulation as asked: every policy at every cache size on every device and trace.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// The traces (a path, or bytes kept in [`TraceFile::content`]); [`Options::plan`] sets
+    /// The traces (a path, or bytes kept in [`TraceFile::content`]); [`Options::plans`] sets
     /// their block size from the fields below, and their format where they name none.
     pub traces: Vec<TraceFile>,
     /// Trace format; `None` recognises it from each trace.

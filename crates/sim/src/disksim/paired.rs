@@ -250,6 +250,10 @@ mod tests {
             self.0.push(access.prefetch_ceiling);
             Vec::new()
         }
+
+        fn demand_only(&self) -> bool {
+            false
+        }
     }
 
     #[test]

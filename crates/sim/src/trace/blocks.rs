@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::TraceError;
 use crate::trace::lines::{self, Kept, Lines};
-use crate::trace::{Reference, FILE_SHIFT};
+use crate::trace::types::{Reference, FILE_SHIFT};
 
 /// Opens a block-number trace.
 pub fn read(path: &Path) -> Result<BlockTrace, TraceError> {

@@ -23,7 +23,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::TraceError;
 use crate::trace::lines::{self, Lines};
-use crate::trace::Request;
+use crate::trace::requests::Request;
 
 /// Opens a trace in the project's CSV format.
 pub fn read(path: &Path) -> Result<CsvTrace, TraceError> {

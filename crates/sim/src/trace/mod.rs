@@ -38,11 +38,11 @@ pub mod oracle;
 pub mod recording;
 mod requests;
 pub mod spc;
+mod types;
 
 use std::io::{Read, Seek};
 use std::os::unix::fs::FileTypeExt;
-use std::path::{Path, PathBuf};
-use std::str::FromStr;
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::TraceError;
@@ -50,91 +50,9 @@ use crate::time::Time;
 
 use lines::Lines;
 pub use requests::Request;
-
-/// Bit position of the file number inside a trace block number.
-pub const FILE_SHIFT: u32 = 40;
-
-/// One reference of a trace.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reference {
-    /// Trace block number (`file << FILE_SHIFT | block index` for request traces).
-    pub block: u64,
-    /// Compute time before the next reference, in microseconds, when the trace has timestamps.
-    pub think: Option<Time>,
-}
-
-/// A stream of references.
-pub type References = Box<dyn Iterator<Item = Result<Reference, TraceError>>>;
-
-/// A trace file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// One block number per line (`traces/`).
-    Blocks,
-    /// The project's CSV.
-    Csv,
-    /// MSR Cambridge block traces.
-    Msr,
-    /// UMass / Storage Performance Council traces.
-    Spc,
-    /// libCacheSim's binary `oracleGeneral` records.
-    OracleGeneral,
-    /// libCacheSim's csv (a header naming the columns).
-    CachesimCsv,
-    /// `prefetch record`'s recordings.
-    Recording,
-}
-
-/// The format names `--format` accepts.
-pub const FORMAT_NAMES: &str =
-    "blocks (txt), csv, msr, spc, oracle-general, libcachesim-csv, recording";
-
-impl FromStr for Format {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "blocks" | "txt" => Ok(Format::Blocks),
-            "csv" => Ok(Format::Csv),
-            "msr" => Ok(Format::Msr),
-            "spc" | "umass" => Ok(Format::Spc),
-            "recording" => Ok(Format::Recording),
-            "oracle-general" | "oracleGeneral" => Ok(Format::OracleGeneral),
-            "libcachesim-csv" | "lcs-csv" => Ok(Format::CachesimCsv),
-            _ => Err(format!("unknown trace format {s:?} ({FORMAT_NAMES})")),
-        }
-    }
-}
-
-/// A trace file and how to read it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TraceFile {
-    /// The file.
-    pub path: PathBuf,
-    /// Its format; `None` recognises it from the first data line.
-    pub format: Option<Format>,
-    /// Block size in bytes for request traces (ignored by `blocks`).
-    pub block_size: u64,
-    /// Split the requests of object traces (`oracle-general`, `libcachesim-csv`) into blocks
-    /// of `block_size` bytes; `false` makes each request one reference to its object.
-    pub split_objects: bool,
-    /// The bytes of a trace that can be read only once (pipe, FIFO), kept by
-    /// [`TraceFile::read_once`]; `None` reads `path` each time.
-    pub content: Option<Arc<[u8]>>,
-}
+pub use types::{Format, Reference, References, TraceFile, FILE_SHIFT, FORMAT_NAMES};
 
 impl TraceFile {
-    /// A trace whose format is recognised from its content, with 8 KiB blocks (the paper's).
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        TraceFile {
-            path: path.into(),
-            format: None,
-            block_size: 8192,
-            split_objects: false,
-            content: None,
-        }
-    }
-
     /// Makes a trace that can be read only once (a pipe, a FIFO, a shell's `<(...)`)
     /// re-readable by reading it whole into memory now, refusing one larger than the memory
     /// available. Regular files are left to be read from disk on each open; anything else (a

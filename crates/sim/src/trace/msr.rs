@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::TraceError;
 use crate::trace::lines::{self, Lines};
-use crate::trace::Request;
+use crate::trace::requests::Request;
 
 /// Opens an MSR Cambridge trace.
 pub fn read(path: &Path) -> Result<MsrTrace, TraceError> {

@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::TraceError;
 use crate::trace::requests::{self, Request};
-use crate::trace::Reference;
+use crate::trace::types::Reference;
 
 /// One request of an object trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,7 +13,7 @@
 //! A page that several methods saw (a recording made as root holds the read
 //! family's runs, the page-cache tracepoint's and the mappings') is one
 //! reference, of the method that sees references best: read, then trace,
-//! then map ([`SeenBy`]).
+//! then map (`SeenBy`).
 //!
 //! Deviations: a recording holds each page once per process (its first
 //! read), so rereads served by the cache while recording are not
@@ -24,7 +24,9 @@ use std::collections::{HashMap, HashSet};
 use plan::recording::{Recording, Via};
 
 use crate::error::TraceError;
-use crate::trace::{lines, requests, References, Request, TraceFile};
+use crate::trace::lines;
+use crate::trace::requests::{self, Request};
+use crate::trace::types::{References, TraceFile};
 
 /// Opens a recording as a stream of references of `trace.block_size` bytes.
 pub fn open(trace: &TraceFile) -> Result<References, TraceError> {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::TraceError;
 use crate::time::Time;
-use crate::trace::{Reference, FILE_SHIFT};
+use crate::trace::types::{Reference, FILE_SHIFT};
 
 /// One request of a request trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::TraceError;
 use crate::trace::lines::{self, Lines};
-use crate::trace::Request;
+use crate::trace::requests::Request;
 
 /// Bytes per logical block address.
 const SECTOR: u64 = 512;

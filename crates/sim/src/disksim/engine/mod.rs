@@ -2,9 +2,9 @@
 //!
 //! The loop drives one [`Policy`] per run, in the way of its kind: ranges queued on each
 //! reference (a replacement policy and a prefetcher, [`super::Paired`]), or every fetch decided when
-//! the device is idle (Cao's model, [`AtIdle`]), the
+//! the device is idle (Cao's model, [`AtIdle`](crate::policy::AtIdle)), the
 //! loop then owning the program's position, its block numbering and its future,
-//! handed to the policy in a [`Ctx`] with each call, and checking each decision against Cao's
+//! handed to the policy in a [`Ctx`](crate::policy::Ctx) with each call, and checking each decision against Cao's
 //! rules.
 //!
 //! Events are stream wake-ups (a stream issues its next reference), request completions and

@@ -39,6 +39,10 @@ impl Prefetcher for Aggressive {
         let depth = self.depth;
         self.windows.on_access(access, |_| depth)
     }
+
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// AP's configuration: option `depth` (blocks, default 256).

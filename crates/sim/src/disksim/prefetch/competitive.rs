@@ -317,6 +317,10 @@ impl Prefetcher for Competitive {
             self.observe_seek(distance);
         }
     }
+
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// CP's configuration: the depth comes from the run's disk model (its curves, built once per

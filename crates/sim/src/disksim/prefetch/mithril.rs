@@ -469,6 +469,10 @@ impl Prefetcher for Mithril {
         }
         self.prefetch_list(id)
     }
+
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// Mithril's configuration, libCacheSim's parameters (module header).

@@ -74,8 +74,8 @@ pub struct FetchRange {
     pub len: u64,
 }
 
-/// A prefetching policy. Every method but [`Prefetcher::demand_only`] is required (a missing
-/// hook is a compile error).
+/// A prefetching policy. Every method is required, none has a default (a missing hook is a
+/// compile error).
 ///
 /// One engine drives one prefetcher, in simulated time order; no call may fail. What the
 /// engine guarantees: `on_access` is called once per reference, after the cache lookup and
@@ -101,10 +101,10 @@ pub trait Prefetcher {
     fn drops(&mut self) -> Vec<FetchRange>;
     /// Whether it never fetches beyond the demand block, drops nothing and learns nothing:
     /// the engine then calls none of its hooks (demand fetching costs no call per reference).
-    /// The default, `false`, is always safe.
-    fn demand_only(&self) -> bool {
-        false
-    }
+    /// It MUST stay the same for the whole run (the engine asks once, before the first
+    /// reference); `false` is always safe, `true` only for a prefetcher whose every other hook
+    /// does nothing.
+    fn demand_only(&self) -> bool;
 }
 
 /// What a prefetcher constructor is told about the run.

@@ -82,6 +82,10 @@ impl Prefetcher for Obl {
             false => Vec::new(),
         }
     }
+
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// OBL's configuration: option `k`, the steps of one block a run needs (default 1).

@@ -271,6 +271,10 @@ impl Prefetcher for Pg {
             })
             .collect()
     }
+
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// PG's configuration, libCacheSim's parameters (module header).

@@ -91,6 +91,10 @@ impl Prefetcher for LivePlanner {
     fn drops(&mut self) -> Vec<FetchRange> {
         std::mem::take(&mut self.drops)
     }
+
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// The live planner's configuration: options `buffer` (bytes: the AIMD cap, 90% of the memory

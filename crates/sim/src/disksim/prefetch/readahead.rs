@@ -148,6 +148,10 @@ impl Prefetcher for ReadAhead {
     fn on_stream_end(&mut self, stream: usize) {
         self.files.retain(|&(s, _), _| s != stream);
     }
+
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 /// Read-ahead's configuration: options `init` (blocks, default 16) and `max` (blocks, default

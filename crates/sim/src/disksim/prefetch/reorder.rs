@@ -148,6 +148,10 @@ impl Prefetcher for Reorder {
     fn drops(&mut self) -> Vec<FetchRange> {
         std::mem::take(&mut self.drops)
     }
+
+    fn demand_only(&self) -> bool {
+        false
+    }
 }
 
 fn pages_of(range: &PageRange) -> impl Iterator<Item = PageKey> + '_ {

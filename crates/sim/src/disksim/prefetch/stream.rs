@@ -14,7 +14,7 @@
 //! The live library follows one stream per open descriptor, from its first read to its close,
 //! and shares the memory among those it follows (TR840 s4.2's `N_stream`). A workload has no
 //! opens or closes, so here a stream is one (workload stream, file) pair, followed from its
-//! first read until its workload stream has made [`OPEN_REFERENCES`] references without
+//! first read until its workload stream has made `OPEN_REFERENCES` references without
 //! reading the file (or has ended): what a program does with the descriptors of the files it
 //! is reading. The workloads' streams read one file at a time (TR840's One-Whole-0,
 //! One-Rand-10, Four-64KB-0; the single-file traces) or two interleaved by 64 KiB reads
@@ -188,6 +188,10 @@ impl Prefetcher for LiveCompetitive {
 
     fn drops(&mut self) -> Vec<FetchRange> {
         Vec::new()
+    }
+
+    fn demand_only(&self) -> bool {
+        false
     }
 }
 
