@@ -76,10 +76,13 @@
 //! Emulated 7200 RPM disk, time scale 0.1, 3,000 random pages of a
 //! 128 MiB file (docs/repro.md): doubling from 128 KiB took 0.555 s, seven
 //! sweeps of which the five below 1,024 pages cost about a turn a page;
-//! the paper's start about 0.16 s; the whole list's sweep about 0.135 s
-//! (`limit`), and a random read about 0.5 ms, so renting 32 reads (about
-//! 16 ms) keeps a whole-list program within 1.15x of the paper's start.
-//! The sweep costs more than 200 of the program's own reads (0.115 s):
+//! the paper's start about 0.175 s; the whole list's sweep about 0.15 s
+//! (`limit`), and a random read about 0.5-0.6 ms, so renting 32 reads
+//! (about 18 ms, some 9 ms more than a 32-page sweep) keeps a whole-list
+//! program within 1.15x of the paper's start (1.11x measured: 0.195
+//! against 0.175 s). A list abandoned after 20 reads then reads 20 pages,
+//! not 30. The sweep costs more than 200 of the program's own reads
+//! (0.12-0.13 s):
 //! after the purchase, a list abandoned before about 230 reads is slower
 //! than without the library, under any growth that keeps Figure 7 within
 //! 1.15x of the paper's start (that needs the purchase within the first
