@@ -42,7 +42,8 @@
 //!   and in offset order it delays the application's first pages (20 reads
 //!   of a 32-page sweep wait for about 30 of its pages). Its reads are not
 //!   misses that grow the window. When it is consumed, the next window is
-//!   g times larger: the purchase.
+//!   g times larger: the purchase. (`read_stream.c` also starts at a
+//!   distance of one block, assuming no I/O until the consumer meets it.)
 //! - **Keeps reading.** Once the application has read all but 1/g of the
 //!   window, the next window is g times larger and is planned at once, so
 //!   its sweep overlaps the rest of this window's reads.
