@@ -24,58 +24,11 @@
 //!
 //! # Window growth
 //!
-//! The problem: the planner does not know how much of its list the
-//! application will read. A `LIMIT 20` query lists a whole index scan and
-//! stops after 20 rows; Figure 7 lists 3,000 pages and reads them all. A
-//! window of 90% of memory (the paper's start) reads the whole list for
-//! the first and is right for the second; a small window is right for the
-//! first and, on a disk, ruinous for the second: every round is one C-LOOK
-//! sweep across the file, and a sweep of a few dozen scattered pages costs
-//! a seek and a turn a page, as unsorted reads do.
-//!
-//! So the window starts small ([`PlannerConfig::start_bytes`], 128 KiB in
-//! the library) and grows from what the application is seen to consume,
-//! as PostgreSQL's `read_stream.c` grows its look-ahead distance when the
-//! consumer has to wait for I/O. The regimes:
-//!
-//! - **Keeps reading.** Once the application has read all but 1/g of the
-//!   window, the next window is g times larger and is planned at once, so
-//!   its sweep overlaps the rest of this window's reads.
-//! - **Waits.** A read of a listed page that is missing (neither cached nor
-//!   in flight: the application outran the plan) takes the next step at
-//!   once, once a round, whatever the window's progress.
-//! - **Abandons.** Nothing grows: the list cost the windows already
-//!   planned, one on a seek-bound disk, two on flash for 20 reads.
-//! - **Memory short.** A premature eviction ends slow start (AIMD, section
-//!   4.6); [`Mode::WHOLE_LIST`] skips it (the application says it reads
-//!   everything).
-//!
-//! g is the device's cost of a far request in pages of transfer
-//! ([`PlannerConfig::request_cost_pages`], [`growth_factor`]), at least 2:
-//! a window of w scattered pages costs about w far requests, so the next
-//! window is sized to take as long to transfer as this one took in
-//! requests. On flash g is 2 (doubling, planned at half the window); on
-//! the emulated 7200 RPM disk (13.5 ms a far request at 103 MB/s, 339
-//! pages) the second window holds 10,880 pages, and Figure 7's 3,000
-//! reads take two sweeps:
-//!
-//! ```text
-//!   reads ->   0        16   32                                  3000
-//!   flash      [32][--64--][---128---][----256----] ... (doubling at half)
-//!   disk       [32]---------[---- 10,880: the rest of the list ----]
-//!                  ^ step: all but 32/339 of the first window read
-//! ```
-//!
-//! The figures that chose this (emulated disk, time scale 0.1, 3,000
-//! random pages of a 128 MiB file, docs/repro.md): doubling from 128 KiB
-//! took 0.555 s, seven sweeps of which the five below 1,024 pages cost
-//! about a turn a page; the paper's start 0.17 s; growth by the far cost
-//! 0.19 s, within 1.15x of it. A step is capped at [`MAX_GROWTH`] so that
-//! no profile, however slow its device, turns the first step into more
-//! than 1,024 windows. What it costs: on the disk a list abandoned after
-//! 20 reads still reads its first window of 32 pages (a sweep of 32
-//! scattered pages, about a turn each), and one abandoned after 200 reads
-//! reads its whole second window.
+//! The window starts small ([`PlannerConfig::start_bytes`], 128 KiB in the
+//! library) and grows from what the application is seen to consume; on a
+//! seek-bound disk a sparse first window is followed, not fetched. The
+//! problem, the cost model, the regimes and the figures that chose them:
+//! `planner_growth.rs` ([`growth_factor`]).
 //!
 //! # Schedules
 //!
@@ -155,19 +108,9 @@ const SHORT_MEMORY_SHARE: u64 = 2;
 /// hundred entries), and a read off the list costs at most this scan.
 const NEAR_ENTRIES: u64 = 256;
 
-/// Slow start multiplies the buffer by at most this a step: from the
-/// library's first window of 128 KiB, 128 MiB after one step (header,
-/// "Window growth").
-pub const MAX_GROWTH: u64 = 1024;
-
-/// What a slow-start step multiplies the buffer by on a device whose far
-/// request costs `request_cost_pages` pages of transfer: that cost itself,
-/// between 2 (doubling, a device with no seek cost or an unknown one) and
-/// [`MAX_GROWTH`]. The next window then takes as long to transfer as the
-/// current one took in requests (header, "Window growth").
-pub fn growth_factor(request_cost_pages: u64) -> u64 {
-    request_cost_pages.clamp(2, MAX_GROWTH)
-}
+#[path = "planner_growth.rs"]
+mod growth;
+pub use growth::{follows_first_window, growth_factor, MAX_GROWTH};
 
 /// One client's planning state: the core, and the schedule in force.
 #[derive(Debug)]
@@ -179,6 +122,9 @@ pub struct Planner {
     /// A read of a listed page found it missing since the last round, and
     /// slow start grew the buffer for it (once a round).
     grown_on_miss: bool,
+    /// The current window is the list's first and is followed, not
+    /// fetched (`planner_growth.rs`): its reads are expected misses.
+    following: bool,
     /// A read made a round due and it has not been planned yet: the pages
     /// of the same read (or later reads before the round) find it still
     /// due, but do not end the window, nor grow AIMD, again.
@@ -225,6 +171,7 @@ impl Planner {
                 config,
             },
             grown_on_miss: false,
+            following: false,
             round_pending: None,
             exhausted_at: None,
             next_callback_at: 0,
@@ -366,7 +313,7 @@ impl Planner {
                 outcome.call_back = true;
                 outcome.start_round = true;
             }
-            _ if !resident => {
+            _ if !resident && !self.following => {
                 if !evicted {
                     self.grow_on_miss();
                 }
@@ -618,9 +565,11 @@ impl Planner {
     /// premature eviction (window), when the reverse pass is on, when the
     /// window is selected from scratch, or when MIN starts over.
     pub fn plan_round(&mut self) -> RoundPlan {
+        let first_window = self.core.window.is_none() || self.core.list_replaced;
         self.choose_schedule_by_shape();
         let budget = self.budget_pages();
-        let (wanted, drops) = self.rounds.round(&mut self.core, budget);
+        let (mut wanted, drops) = self.rounds.round(&mut self.core, budget);
+        self.follow_if_sparse(first_window, &mut wanted);
         self.round_pending = None;
         self.grown_on_miss = false;
         let mut plan = self.advice(wanted, drops, budget);
@@ -636,6 +585,22 @@ impl Planner {
         self.core.last_round_at = self.core.list.position();
         self.rounds.after_round(&mut self.core);
         plan
+    }
+
+    /// A list's first window during slow start, on a seek-bound device, is
+    /// followed rather than fetched when its pages are sparse
+    /// ([`follows_first_window`]): its pages are no longer kept, and
+    /// `wanted` is emptied. Any later round ends the following.
+    fn follow_if_sparse(&mut self, first_window: bool, wanted: &mut Vec<PageKey>) {
+        let config = &self.core.config;
+        self.following = first_window
+            && self.core.aimd.in_slow_start()
+            && follows_first_window(wanted, config.request_cost_pages, config.page_size);
+        if self.following {
+            for key in wanted.drain(..) {
+                self.core.held.cancel(key);
+            }
+        }
     }
 
     /// `by-shape`: picks the schedule for a list seen for the first time

@@ -127,6 +127,10 @@ pub struct ReadAhead {
     /// The same, by the entries of the list that hold them, ascending from
     /// the window's start: what the window skips.
     left_entries: VecDeque<LeftEntries>,
+    /// Index into `left_entries` of the last [`ReadAhead::left_from`]
+    /// answer: the window asks for ascending entries, so the next answer
+    /// is this run or the one after, found without a binary search.
+    found: usize,
     /// The last read of a page left to the kernel, and its range's start.
     last_left_read: Option<(PageKey, (i32, u64))>,
     /// A read showed that the kernel does not read ahead for this client.
@@ -176,6 +180,7 @@ impl ReadAhead {
             .is_some_and(|run| run.end <= start)
         {
             self.left_entries.pop_front();
+            self.found = self.found.saturating_sub(1);
         }
     }
 
@@ -193,11 +198,30 @@ impl ReadAhead {
             let end = seq.saturating_add(SCAN_AHEAD).min(list.end_seq());
             self.scan_to(list, end);
         }
-        let at = self.left_entries.partition_point(|run| run.end <= seq);
+        let at = self.run_from(seq);
         match self.left_entries.get(at) {
             Some(run) if run.start <= seq => run.end - seq,
             _ => 0,
         }
+    }
+
+    /// The index of the first run of `left_entries` that ends after `seq`
+    /// (their partition point): the last answer or the one after when it
+    /// is either, else a binary search. Runs are ascending and disjoint.
+    fn run_from(&mut self, seq: u64) -> usize {
+        let runs = &self.left_entries;
+        let is_first_after = |at: usize| {
+            (at == 0 || runs[at - 1].end <= seq) && runs.get(at).is_none_or(|run| run.end > seq)
+        };
+        let near = self.found.min(runs.len());
+        self.found = if is_first_after(near) {
+            near
+        } else if near < runs.len() && is_first_after(near + 1) {
+            near + 1
+        } else {
+            runs.partition_point(|run| run.end <= seq)
+        };
+        self.found
     }
 
     /// Scans the list's entries from where the last scan stopped up to
@@ -609,6 +633,41 @@ mod tests {
                 in_batches = scan(&mut readahead, &list, 0, given as u64, false);
             }
             proptest::prop_assert_eq!(in_batches, whole);
+        }
+
+        /// The lookup that starts from its last answer gives what a binary
+        /// search over the runs gives, for lookups in any order, across
+        /// restarts that forget the runs before the window.
+        #[test]
+        fn a_lookup_from_the_last_answer_equals_the_binary_search(
+            segments in proptest::collection::vec((0u64..300, 1u64..40), 1..30),
+            lookups in proptest::collection::vec((0u64..1200, proptest::bool::ANY), 1..200),
+            window in 1u64..8,
+        ) {
+            let pages: Vec<u64> = segments
+                .iter()
+                .flat_map(|&(start, len)| start..start + len)
+                .collect();
+            let list = list_of(&pages);
+            let mut readahead = ReadAhead::default();
+            readahead.raise_window(window);
+            readahead.raise_request_cost(1);
+            let end = pages.len() as u64;
+            let mut floor = 0;
+            for (seq, restart) in lookups {
+                let seq = floor + seq % (end - floor).max(1);
+                if restart {
+                    floor = seq;
+                    readahead.restart(floor, false);
+                }
+                let got = readahead.left_from(&list, seq);
+                let at = readahead.left_entries.partition_point(|run| run.end <= seq);
+                let expected = match readahead.left_entries.get(at) {
+                    Some(run) if run.start <= seq => run.end - seq,
+                    _ => 0,
+                };
+                proptest::prop_assert_eq!(got, expected);
+            }
         }
     }
 }

@@ -1,15 +1,17 @@
 //! The window's growth from the application's consumption and the device's
 //! costs (the planner's header, "Window growth"): the exact sequence of
 //! windows for a consumer that keeps up, one that stops after 20 reads and
-//! one that waits on I/O, on a seek-bound and a flash device profile.
+//! one that waits on I/O, on a seek-bound and a flash device profile, with
+//! the pages each round fetches.
 //!
 //! Every list is 5,000 distinct pages in a scattered order; the first
 //! window is 32 pages (128 KiB) and memory allows 100,000. A profile is the
 //! device's far-request cost in pages of transfer: 340 for the emulated
-//! 7200 RPM disk (growth 340: the step takes the far cost itself), 1 for flash (growth
-//! 2, doubling).
+//! 7200 RPM disk (growth 340: the step takes the far cost itself; a sparse
+//! first window is followed, not fetched), 1 for flash (growth 2,
+//! doubling).
 
-use plan::{Entry, Mode, PageKey, Planner, PlannerConfig, Schedule};
+use plan::{Entry, Mode, PageKey, Planner, PlannerConfig, RoundPlan, Schedule};
 
 const PAGE: u64 = 4096;
 const LISTED: u64 = 5_000;
@@ -44,9 +46,20 @@ struct Consumer {
     resident: bool,
 }
 
-/// The budget of every round that changed it, as (entries read before the
-/// round, budget in pages), up to memory's 100,000 pages.
-fn windows(request_cost_pages: u64, consumer: Consumer, mode: Mode) -> Vec<(u64, u64)> {
+/// Every round that changed the budget or fetched pages, as (entries read
+/// before the round, budget in pages, pages fetched), up to memory's
+/// 100,000 pages.
+fn windows(request_cost_pages: u64, consumer: Consumer, mode: Mode) -> Vec<(u64, u64, u64)> {
+    windows_of(key, request_cost_pages, consumer, mode)
+}
+
+/// [`windows`] for the list whose entry `i` is `key(i)`.
+fn windows_of(
+    key: impl Fn(u64) -> PageKey,
+    request_cost_pages: u64,
+    consumer: Consumer,
+    mode: Mode,
+) -> Vec<(u64, u64, u64)> {
     let mut planner = planner(request_cost_pages);
     let list: Vec<Entry> = (0..LISTED)
         .map(|i| Entry {
@@ -55,15 +68,16 @@ fn windows(request_cost_pages: u64, consumer: Consumer, mode: Mode) -> Vec<(u64,
         })
         .collect();
     planner.request(&list, mode | Mode::DONE);
-    planner.plan_round();
-    let mut rounds = vec![(0, planner.budget_pages())];
+    let fetched = |plan: RoundPlan| plan.fetch.iter().map(|r| r.len).sum::<u64>();
+    let first = fetched(planner.plan_round());
+    let mut rounds = vec![(0, planner.budget_pages(), first)];
     for i in 0..consumer.reads {
         let (_, outcome) = planner.on_read(key(i), consumer.resident);
         if outcome.start_round {
-            planner.plan_round();
+            let pages = fetched(planner.plan_round());
             let budget = planner.budget_pages();
-            if rounds.last().is_some_and(|&(_, last)| last != budget) {
-                rounds.push((i + 1, budget));
+            if pages > 0 || rounds.last().is_some_and(|&(_, last, _)| last != budget) {
+                rounds.push((i + 1, budget, pages));
             }
         }
         if planner.budget_pages() >= 100_000 {
@@ -88,43 +102,57 @@ const WAITS: Consumer = Consumer {
 
 #[test]
 fn flash_doubles_at_half_of_each_window_until_memory_is_reached() {
+    // (reads before the round, budget, pages fetched): each window fetches
+    // what it adds to the previous one; from 8,192 pages on, the list is
+    // all fetched.
     assert_eq!(
         windows(FLASH, KEEPS_UP, Mode::SET),
         vec![
-            (0, 32),
-            (16, 64),
-            (48, 128),
-            (112, 256),
-            (240, 512),
-            (496, 1024),
-            (1008, 2048),
-            (2032, 4096),
-            (3516, 8192),
-            (4258, 16384),
-            (4629, 32768),
-            (4815, 65536),
-            (4908, 100_000),
+            (0, 32, 32),
+            (16, 64, 48),
+            (48, 128, 96),
+            (112, 256, 192),
+            (240, 512, 384),
+            (496, 1024, 768),
+            (1008, 2048, 1536),
+            (2032, 4096, 1944),
+            (3516, 8192, 0),
+            (4258, 16384, 0),
+            (4629, 32768, 0),
+            (4815, 65536, 0),
+            (4908, 100_000, 0),
         ]
     );
 }
 
 #[test]
-fn a_seek_bound_disk_steps_by_its_far_cost_once_each_window_is_read() {
+fn a_seek_bound_disk_follows_its_sparse_first_window_then_steps_by_its_far_cost() {
     assert_eq!(
         windows(SEEK_BOUND, KEEPS_UP, Mode::SET),
-        vec![(0, 32), (32, 10_880), (4986, 100_000)]
+        vec![(0, 32, 0), (32, 10_880, 4_968), (4986, 100_000, 0)]
     );
 }
 
 #[test]
-fn a_list_abandoned_after_20_reads_costs_one_window_on_the_disk_two_on_flash() {
+fn a_dense_first_window_on_the_disk_is_fetched() {
+    // Every third page: the first window spans 94 pages, its sweep a
+    // fraction of 32 far requests.
+    let every_third = |i: u64| PageKey { fd: 1, page: 3 * i };
+    assert_eq!(
+        windows_of(every_third, SEEK_BOUND, KEEPS_UP, Mode::SET),
+        vec![(0, 32, 32), (32, 10_880, 4_968), (4986, 100_000, 0)]
+    );
+}
+
+#[test]
+fn a_list_abandoned_after_20_reads_fetches_nothing_on_the_disk_two_windows_on_flash() {
     assert_eq!(
         windows(FLASH, STOPS_AFTER_20, Mode::SET),
-        vec![(0, 32), (16, 64)]
+        vec![(0, 32, 32), (16, 64, 48)]
     );
     assert_eq!(
         windows(SEEK_BOUND, STOPS_AFTER_20, Mode::SET),
-        vec![(0, 32)]
+        vec![(0, 32, 0)]
     );
 }
 
@@ -133,33 +161,35 @@ fn a_consumer_waiting_on_io_grows_the_window_at_each_wait() {
     assert_eq!(
         windows(FLASH, WAITS, Mode::SET),
         vec![
-            (0, 32),
-            (1, 64),
-            (2, 128),
-            (3, 256),
-            (4, 512),
-            (5, 1024),
-            (6, 2048),
-            (7, 4096),
-            (8, 8192),
-            (9, 16384),
-            (10, 32768),
-            (11, 65536),
-            (12, 100_000),
+            (0, 32, 32),
+            (1, 64, 33),
+            (2, 128, 65),
+            (3, 256, 129),
+            (4, 512, 257),
+            (5, 1024, 513),
+            (6, 2048, 1025),
+            (7, 4096, 2049),
+            (8, 8192, 897),
+            (9, 16384, 0),
+            (10, 32768, 0),
+            (11, 65536, 0),
+            (12, 100_000, 0),
         ]
     );
+    // On the disk the followed window's reads are expected misses: the
+    // first wait that grows the window is in the second.
     assert_eq!(
         windows(SEEK_BOUND, WAITS, Mode::SET),
-        vec![(0, 32), (1, 10_880), (2, 100_000)]
+        vec![(0, 32, 0), (32, 10_880, 4_968), (33, 100_000, 0)]
     );
 }
 
 #[test]
-fn the_whole_list_flag_starts_at_the_papers_window() {
+fn the_whole_list_flag_starts_at_the_papers_window_and_fetches_it() {
     for cost in [FLASH, SEEK_BOUND] {
         assert_eq!(
             windows(cost, STOPS_AFTER_20, Mode::SET | Mode::WHOLE_LIST),
-            vec![(0, 100_000)]
+            vec![(0, 100_000, 5_000)]
         );
     }
 }

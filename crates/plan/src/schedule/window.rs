@@ -10,7 +10,7 @@
 //! The regimes:
 //!
 //! - **Slow start.** The window grows by the device's far-request cost
-//!   (the core's header, "Window growth"); the next window is planned once
+//!   (`planner_growth.rs`); the next window is planned once
 //!   all but 1/g of this one has been read ([`Due::Early`]), so its sweep
 //!   overlaps the reading of the rest.
 //! - **Steady.** A round once the whole window has been read; AIMD grows
@@ -115,7 +115,7 @@ impl Rounds for WindowRounds {
 /// read (half of it when the window doubles). The next, `growth` times
 /// larger window is planned now, so its reads overlap the reading of
 /// the rest of this one; the bet that the application reads on is
-/// covered by that rest (the core's header, "Window growth").
+/// covered by that rest (`planner_growth.rs`).
 fn slow_start_step_due(core: &Core) -> bool {
     let growth = core.aimd.growth();
     core.aimd.in_slow_start()
