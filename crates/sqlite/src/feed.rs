@@ -211,6 +211,9 @@ impl Tracked {
         let changed = Arc::new(AtomicBool::new(false));
         let (config, memory) = config(fd);
         planner.set_memory(memory);
+        if let Some(far_cost_pages) = seek_bound_far_cost(fd) {
+            planner.set_seek_bound(far_cost_pages);
+        }
         let planner = Arc::new(Mutex::new(planner));
         let warmth = (config.schedule != Schedule::Conservative).then(Warmth::default);
         let client = {
@@ -374,7 +377,8 @@ pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
     format!(
         "prefetch VFS: database closed: scans followed {}; left alone: covering index {}, cached {}, \
          WITHOUT ROWID {}, descending {}, table small or about the memory's size {}; index structures \
-         read {}; pages advised {} (from the disk {}), used {}, wasted {}; reads followed {}",
+         read {}; pages advised {} (from the disk {}, infill {}) in {} rounds, used {}, wasted {}; reads \
+         followed {}",
         d.followed,
         d.covering,
         d.cached,
@@ -384,6 +388,8 @@ pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
         d.indexes_read,
         stats.pages_prefetched,
         stats.pages_fetched,
+        stats.infill_pages,
+        stats.rounds,
         stats.prefetched_used,
         wasted,
         stats.tracked_reads
@@ -440,6 +446,23 @@ fn page_size() -> u64 {
     // SAFETY: sysconf has no memory-safety preconditions.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
+}
+
+/// If the device holding the file open as `fd` is seek-bound (its stored profile, usable for the
+/// file's mount, puts a far request's cost at `plan::planner::SEEK_BOUND_GAP_BYTES` of transfer or
+/// more, as the emulated 7200 RPM disk's does and this machine's flash does not): that cost in pages.
+fn seek_bound_far_cost(fd: RawFd) -> Option<u64> {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes a struct stat into the buffer on success.
+    if unsafe { libc::fstat(fd, stat.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: fstat succeeded, so the struct is initialised.
+    let dev = unsafe { stat.assume_init() }.st_dev;
+    let mount = libprefetch::profile::mount_id_of(fd);
+    libprefetch::profile::usable(libc::major(dev), libc::minor(dev), mount)
+        .filter(|profile| profile.break_even_gap_bytes() >= plan::planner::SEEK_BOUND_GAP_BYTES)
+        .map(|profile| profile.request_cost_pages(page_size()))
 }
 
 /// The client's configuration: libprefetch's defaults and the `LIBPREFETCH_*` variables (as for a C client,
@@ -539,11 +562,11 @@ fn on_callback(
             0
         };
         let nothing_to_fetch = match &plan {
-            Plan::Set(entries) => list_mostly_cached(fd, entries),
+            Plan::Set(entries) | Plan::SetWhole(entries) => list_mostly_cached(fd, entries),
             Plan::Append(entries) => appended_all_cached(fd, entries),
             _ => false,
         };
-        if nothing_to_fetch && matches!(plan, Plan::Set(_)) {
+        if nothing_to_fetch && matches!(plan, Plan::Set(_) | Plan::SetWhole(_)) {
             planner.left_alone_cached();
         }
         let idle = *idle_callbacks >= IDLE_CALLBACKS || nothing_to_fetch;
@@ -558,11 +581,12 @@ fn on_callback(
     };
     let (entries, first_mode) = match plan {
         Plan::Set(entries) => (entries, Mode::SET),
+        Plan::SetWhole(entries) => (entries, Mode::SET | Mode::WHOLE_LIST),
         Plan::Append(entries) => (entries, Mode::APPEND),
         Plan::Clear => (Vec::new(), Mode::SET),
         Plan::Keep => return,
     };
-    if first_mode == Mode::SET || !entries.is_empty() {
+    if first_mode.contains(Mode::SET) || !entries.is_empty() {
         listed.store(!entries.is_empty(), Ordering::Release);
     }
     let mut mode = first_mode;

@@ -426,3 +426,76 @@ fn a_small_table_is_left_alone() {
     let expected_list = Plan::Set(expected(&f, &f.leaves[at..at + FIRST_LOOKAHEAD], true));
     assert_eq!(decide(None), (expected_list, 0));
 }
+
+/// SQLite's reads of the zip index's left edge, root first, down to (not including) its first leaf.
+fn read_left_edge(p: &mut ScanPlanner, f: &Fixture) {
+    let mut page = f.root;
+    while let Some(child) = f.db.leftmost_child(page).unwrap() {
+        assert_eq!(p.plan(None, offset(page)), Plan::Keep);
+        page = child;
+    }
+    assert_eq!(page, f.leaves[0].page);
+}
+
+/// On a seek-bound device a table much smaller than the memory is followed only by a scan that SQLite
+/// began at the index's first leaf (told from the interior pages it read on the way down), and that
+/// scan is listed to the index's end at once, in one `SetWhole` and no `Append`; a range that begins
+/// elsewhere lists nothing and reads no index structure, and without the seek-bound device the full scan
+/// is left alone too.
+#[test]
+fn on_a_seek_bound_device_a_small_tables_full_scan_is_listed_whole_and_a_range_not_at_all() {
+    let f = fixture(30_000);
+    let far_cost_pages = 300;
+    let full_scan = |seek_bound: bool| {
+        let mut p = planner(&f.path);
+        p.set_memory(1 << 40);
+        if seek_bound {
+            p.set_seek_bound(far_cost_pages);
+        }
+        read_left_edge(&mut p, &f);
+        let mut plans = Vec::new();
+        for i in 0..f.leaves.len() {
+            let plan = walk_leaf(&mut p, &f, i);
+            if plan != Plan::Keep {
+                plans.push((i, plan));
+            }
+        }
+        (plans, p.decisions())
+    };
+    let (plans, decisions) = full_scan(true);
+    let at = MIN_LEAVES - 1;
+    let whole = Plan::SetWhole(expected(&f, &f.leaves[at..], true));
+    assert_eq!(plans, vec![(at, whole)], "one Set of the rest of the index");
+    assert_eq!((decisions.followed, decisions.table_size), (1, 0));
+    let (plans, decisions) = full_scan(false);
+    assert!(plans.is_empty(), "{plans:?}");
+    assert_eq!((decisions.followed, decisions.table_size), (0, 1));
+
+    // A range from leaf 3: SQLite descends to it, not along the left edge.
+    let mut p = planner(&f.path);
+    p.set_memory(1 << 40);
+    p.set_seek_bound(far_cost_pages);
+    assert_eq!(p.plan(None, offset(f.root)), Plan::Keep);
+    for i in 3..3 + 4 * MIN_LEAVES {
+        assert_eq!(walk_leaf(&mut p, &f, i), Plan::Keep, "leaf {i}");
+    }
+    let d = p.decisions();
+    assert_eq!((d.followed, d.table_size, d.indexes_read), (0, 1, 0));
+}
+
+/// Where the table's pages cost more to fetch whole than the lookups of the leaves read so far (a far
+/// request of 1 page's transfer), a full scan on a seek-bound device is listed a stretch at a time.
+#[test]
+fn a_full_scan_on_a_barely_seek_bound_device_is_listed_a_stretch_at_a_time() {
+    let f = fixture(30_000);
+    let mut p = planner(&f.path);
+    p.set_memory(1 << 40);
+    p.set_seek_bound(1);
+    read_left_edge(&mut p, &f);
+    for i in 0..MIN_LEAVES - 1 {
+        assert_eq!(walk_leaf(&mut p, &f, i), Plan::Keep);
+    }
+    let at = MIN_LEAVES - 1;
+    let stretch = Plan::Set(expected(&f, &f.leaves[at..at + FIRST_LOOKAHEAD], true));
+    assert_eq!(walk_leaf(&mut p, &f, at), stretch);
+}
