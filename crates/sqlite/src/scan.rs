@@ -23,6 +23,10 @@
 //!   about [`GROWTH`] times what it read listed. When libprefetch's list is full and takes only part of
 //!   a stretch ([`ScanPlanner::accepted`]), the scan counts as listed only up to the entry it took: the
 //!   next stretch starts there, no longer than what fitted, so the list has no hole;
+//! * **a forward scan of a table much smaller than the memory on a seek-bound device** (left alone
+//!   elsewhere, [`SMALL_TABLE_SHARE`]): followed only if SQLite began it at the index's first leaf, and
+//!   then listed to the index's end in one `SetWhole` where sweeping the table pays
+//!   ([`ScanPlanner::set_seek_bound`]);
 //! * **anything else** (an index leaf out of sequence, as point lookups and descending scans do; interior
 //!   pages; a page the reader cannot parse): `Keep`, plain reads. An out-of-sequence leaf of the index
 //!   whose scan the list describes clears the list (`Clear`), since that scan has ended; leaves of other
