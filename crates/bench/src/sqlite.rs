@@ -542,6 +542,22 @@ mod tests {
         );
     }
 
+    /// The emulated disk's counters are read from its stats file as the emulator writes it; a file
+    /// without them is an error that names it.
+    #[test]
+    fn the_emulated_disks_bytes_and_requests_are_read_from_its_stats_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut stats = serde_json::to_value(emulate::Stats::default()).unwrap();
+        stats["bytes"] = serde_json::json!(8192 * 3);
+        stats["requests"] = serde_json::json!(2);
+        let path = dir.path().join(emulate::fs::STATS_NAME);
+        std::fs::write(&path, stats.to_string()).unwrap();
+        assert_eq!(emulated_counters(dir.path()).unwrap(), (8192 * 3, 2));
+        std::fs::write(&path, "{}").unwrap();
+        let err = emulated_counters(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("no bytes counter"), "{err}");
+    }
+
     #[test]
     fn settings_parse_by_name() {
         assert_eq!("cgroup".parse::<Setting>(), Ok(Setting::Cgroup));

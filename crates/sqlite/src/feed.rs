@@ -377,7 +377,7 @@ pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
     format!(
         "prefetch VFS: database closed: scans followed {}; left alone: covering index {}, cached {}, \
          WITHOUT ROWID {}, descending {}, table small or about the memory's size {}; index structures \
-         read {}; pages advised {} (from the disk {}, infill {}) in {} rounds, used {}, wasted {}; reads \
+         read {}; pages advised {} (from the disk {}, infill {}; rounds {}), used {}, wasted {}; reads \
          followed {}",
         d.followed,
         d.covering,
