@@ -186,6 +186,9 @@ pub struct SchemaEntry {
     pub table: String,
     /// Root page of its b-tree.
     pub root: u32,
+    /// A table declared `WITHOUT ROWID` (its `CREATE TABLE` ends with that option): its b-tree is an
+    /// index b-tree keyed by the primary key.
+    pub without_rowid: bool,
 }
 
 /// One leaf page of an index in key order, followed by the rowids that index interior cells place between
@@ -365,14 +368,19 @@ impl<S: PageSource + ?Sized> Database<S> {
         let mut entries = Vec::new();
         self.walk(1, &mut |page, cell| {
             let values = record_values(&self.full_payload(page, cell)?)?;
-            if let [Value::Text(kind), Value::Text(name), Value::Text(table), Value::Int(root), ..] = &values[..] {
+            if let [Value::Text(kind), Value::Text(name), Value::Text(table), Value::Int(root), rest @ ..] = &values[..] {
                 if let Ok(root) = u32::try_from(*root) {
                     if root > 0 {
+                        let without_rowid = match rest.first() {
+                            Some(Value::Text(sql)) => declares_without_rowid(sql),
+                            _ => false,
+                        };
                         entries.push(SchemaEntry {
                             kind: String::from_utf8_lossy(kind).into_owned(),
                             name: String::from_utf8_lossy(name).into_owned(),
                             table: String::from_utf8_lossy(table).into_owned(),
                             root,
+                            without_rowid,
                         });
                     }
                 }
@@ -666,6 +674,20 @@ impl TableMap {
     pub fn is_cached_interior(&self, page: u32) -> bool {
         self.interiors.contains_key(&page)
     }
+}
+
+/// Whether a `CREATE TABLE` statement's table options (after its last closing parenthesis) hold
+/// `WITHOUT ROWID` (SQL "CREATE TABLE", table-options), in any case and spacing.
+fn declares_without_rowid(sql: &[u8]) -> bool {
+    let Some(close) = sql.iter().rposition(|&b| b == b')') else {
+        return false;
+    };
+    let options = String::from_utf8_lossy(&sql[close + 1..]).to_ascii_uppercase();
+    let words: Vec<&str> = options
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.windows(2).any(|w| w == ["WITHOUT", "ROWID"])
 }
 
 /// The left-most child of interior page `page` (its right child when it has no cell).

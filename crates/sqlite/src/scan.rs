@@ -548,7 +548,7 @@ impl ScanPlanner {
                 let roots = std::mem::take(&mut self.cache.roots_read);
                 let mut without_rowid = false;
                 for root in roots {
-                    without_rowid |= self.is_without_rowid(root)?;
+                    without_rowid |= self.is_without_rowid(root);
                 }
                 match without_rowid {
                     true => self.decisions.without_rowid += 1,
@@ -949,26 +949,18 @@ impl ScanPlanner {
         Ok(())
     }
 
-    /// Whether the b-tree rooted at `root` is a `WITHOUT ROWID` table or one of its indexes (the root
-    /// page of the table read, once: SQLite has just read it, or will).
-    fn is_without_rowid(&self, root: u32) -> ReadResult<bool> {
+    /// Whether the b-tree rooted at `root` is a `WITHOUT ROWID` table or one of its indexes, told from
+    /// the schema: a covering scan reads nothing of its table, so reading the table's root page here
+    /// would be a request of the device that stock SQLite does not make.
+    fn is_without_rowid(&self, root: u32) -> bool {
         let schema = self.cache.schema.as_deref().unwrap_or_default();
         let Some(entry) = schema.iter().find(|e| e.root == root) else {
-            return Ok(false);
+            return false;
         };
-        if entry.kind == "table" {
-            return Ok(true);
-        }
-        let table = schema
-            .iter()
-            .find(|e| e.kind == "table" && e.name == entry.table);
-        Ok(match table {
-            Some(table) => matches!(
-                opened(&self.db)?.page_kind(table.root)?,
-                PageKind::IndexLeaf | PageKind::IndexInterior
-            ),
-            None => false,
-        })
+        entry.kind == "table"
+            || schema
+                .iter()
+                .any(|e| e.kind == "table" && e.name == entry.table && e.without_rowid)
     }
 
     /// Reads the leaf order of every index of a rowid table (see [`ScanPlanner::load_index`]).

@@ -202,3 +202,34 @@ fn refresh_sees_a_wal_checkpoint_that_keeps_the_length() {
         "a checkpoint rewrote a page in place"
     );
 }
+
+/// The schema says which tables are `WITHOUT ROWID`, whatever the case and spacing of the option and
+/// whatever other option stands beside it; a column or index named like it does not count.
+#[test]
+fn the_schema_tells_without_rowid_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.db");
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE plain (without_rowid TEXT);
+         CREATE TABLE w1 (k INTEGER PRIMARY KEY, v) WITHOUT ROWID;
+         CREATE TABLE w2 (k TEXT PRIMARY KEY, v INT) strict ,  without
+           rowid;
+         CREATE INDEX w1_v ON w1 (v);",
+    )
+    .unwrap();
+    drop(conn);
+    let db = Database::open(Box::new(std::fs::File::open(&path).unwrap())).unwrap();
+    let flag = |name: &str| {
+        let schema = db.schema().unwrap();
+        schema
+            .iter()
+            .find(|e| e.name == name)
+            .unwrap()
+            .without_rowid
+    };
+    assert!(!flag("plain"));
+    assert!(flag("w1"));
+    assert!(flag("w2"));
+    assert!(!flag("w1_v"), "an index is not a table");
+}
