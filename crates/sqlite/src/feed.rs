@@ -603,7 +603,9 @@ fn on_callback(
     };
     let (entries, first_mode) = match plan {
         Plan::Set(entries) => (entries, Mode::SET),
-        Plan::SetWhole(entries) => (entries, Mode::SET | Mode::WHOLE_LIST),
+        Plan::SetWhole(entries) | Plan::NextSweep(entries) => {
+            (entries, Mode::SET | Mode::WHOLE_LIST)
+        }
         Plan::Append(entries) => (entries, Mode::APPEND),
         Plan::Clear => (Vec::new(), Mode::SET),
         Plan::Keep => return,
