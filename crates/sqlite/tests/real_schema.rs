@@ -98,8 +98,18 @@ fn stats_for(db: &Path, sql: &str) -> String {
 
 /// [`stats_for`] with the memory capped at `memory` instead.
 fn stats_with_memory(db: &Path, sql: &str, memory: &str) -> String {
+    stats_on_device(db, sql, memory, None)
+}
+
+/// [`stats_with_memory`] with libprefetch's stored device profiles taken from `profiles` (its
+/// `XDG_CACHE_HOME`) if given.
+fn stats_on_device(db: &Path, sql: &str, memory: &str, profiles: Option<&Path>) -> String {
     evict(db);
-    let out = Command::new("sqlite3")
+    let mut shell = Command::new("sqlite3");
+    if let Some(dir) = profiles {
+        shell.env("XDG_CACHE_HOME", dir);
+    }
+    let out = shell
         .arg("-cmd")
         .arg(format!(".load {}", extension().display()))
         .arg("-cmd")
@@ -242,4 +252,47 @@ fn descending_scans_with_and_without_limit_are_left_alone_and_advise_nothing() {
     let limit = stats_for(&db, "SELECT * FROM chars ORDER BY name DESC LIMIT 20");
     assert_eq!(number(&limit, "pages advised"), 0, "{limit}");
     assert_eq!(number(&limit, "index structures read"), 0, "{limit}");
+}
+
+/// Stores, under `cache` (an `XDG_CACHE_HOME`), a 7200 RPM disk's profile (the emulated disk's model:
+/// a far request 12.7 ms, 95 MB/s) for the device holding `file`.
+fn store_seek_bound_profile(cache: &Path, file: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(file).unwrap().dev();
+    let dir = cache.join("libprefetch/devices");
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = format!("{}:{}", libc::major(dev), libc::minor(dev));
+    let profile =
+        "request_seconds 0.0127\nnear_request_seconds 0.0002\nbytes_per_second 95000000\n";
+    std::fs::write(dir.join(name), profile).unwrap();
+}
+
+/// On a seek-bound device a table much smaller than the memory is followed by a full scan only: the
+/// scan from the index's first leaf is listed whole (one round ahead of it), while a range through an
+/// index and the range joined to the table advise nothing and read no index structure; without the
+/// device's profile the full scan is left alone as well.
+#[test]
+fn on_a_seek_bound_device_a_small_tables_full_scan_is_followed_and_its_ranges_are_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = build(dir.path(), "unicode", "delete");
+    let profiles = dir.path().join("cache");
+    store_seek_bound_profile(&profiles, &db);
+    let q = queries("unicode");
+    let ample = "64G";
+    let full = stats_on_device(&db, &q[0], ample, Some(&profiles));
+    assert_eq!(number(&full, "scans followed"), 1, "{full}");
+    assert!(number(&full, "pages advised") > 100, "{full}");
+    assert!(number(&full, "rounds") >= 1, "{full}");
+    for range in [&q[4], &q[5]] {
+        let stats = stats_on_device(&db, range, ample, Some(&profiles));
+        assert_eq!(number(&stats, "pages advised"), 0, "{range}: {stats}");
+        assert_eq!(
+            number(&stats, "index structures read"),
+            0,
+            "{range}: {stats}"
+        );
+    }
+    let elsewhere = stats_on_device(&db, &q[0], ample, None);
+    assert_eq!(number(&elsewhere, "pages advised"), 0, "{elsewhere}");
+    assert_eq!(number(&elsewhere, "scans followed"), 0, "{elsewhere}");
 }
