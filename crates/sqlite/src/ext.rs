@@ -1,6 +1,7 @@
 //! The loadable-extension entry points: `.load libprefetch_sqlite` in the sqlite3 shell,
 //! `sqlite3_load_extension`, or Python's `conn.load_extension` call one of them; it registers the `prefetch`
-//! VFS (see [`crate::vfs`]) and makes it the default for connections opened afterwards.
+//! VFS (see [`crate::vfs`]) and makes it the default for connections opened afterwards, each of which
+//! then tells the VFS which connection it is (see [`crate::connection`]).
 //!
 //! SQLite derives the entry point from the file name (sqlite.org "Run-Time Loadable Extensions": strip the
 //! directory, a leading "lib" and everything from the first "."; keep the letters, lower-cased), so
@@ -12,6 +13,7 @@
 //! symbols: the library holds no copy of SQLite.
 
 use std::ffi::{c_char, c_int};
+use std::ptr;
 
 use rusqlite::ffi::{sqlite3, SQLITE_ERROR, SQLITE_OK_LOAD_PERMANENTLY};
 
@@ -39,7 +41,7 @@ pub unsafe extern "C" fn sqlite3_prefetchsqlite_init(
 /// Called by SQLite's extension loader with a valid `api` table.
 #[no_mangle]
 pub unsafe extern "C" fn sqlite3_extension_init(
-    _db: *mut sqlite3,
+    db: *mut sqlite3,
     _errmsg: *mut *mut c_char,
     api: *const ApiRoutines,
 ) -> c_int {
@@ -48,10 +50,16 @@ pub unsafe extern "C" fn sqlite3_extension_init(
         return SQLITE_ERROR;
     };
     // SAFETY: `api` is SQLite's own routines table.
-    match unsafe { crate::vfs::register(api) } {
-        Ok(()) => SQLITE_OK_LOAD_PERMANENTLY,
-        Err(code) => code,
+    if let Err(code) = unsafe { crate::vfs::register(api) } {
+        return code;
     }
+    // SAFETY: as above; the loading connection is open, and is recorded if its main file is already
+    // one of the VFS's (the extension loaded again).
+    unsafe {
+        crate::connection::register(api);
+        crate::connection::connection_opened(db, ptr::null_mut(), api);
+    }
+    SQLITE_OK_LOAD_PERMANENTLY
 }
 
 /// For programs that link rusqlite (the benchmark, the tests): loads the extension file `ext` into

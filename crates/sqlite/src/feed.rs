@@ -16,9 +16,10 @@ use std::sync::{Arc, Mutex};
 
 use libprefetch::residency::Probe;
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Mode, Schedule};
-use rusqlite::ffi::{sqlite3_int64, SQLITE_LOCK_RESERVED};
+use rusqlite::ffi::{sqlite3_int64, SQLITE_LOCK_NONE, SQLITE_LOCK_RESERVED};
 
 use crate::btree::{PageSource, Unowned};
+use crate::connection::Connection;
 use crate::format::PageKind;
 use crate::scan::{Decisions, Entry, Plan, ScanPlanner};
 
@@ -67,6 +68,8 @@ const FOLLOW_READS: u32 = 1024;
 pub struct Tracked {
     /// SQLite's own descriptor of the file: read and advised, never closed here.
     fd: RawFd,
+    /// The connection that opened the file, once SQLite has told it ([`crate::connection`]).
+    connection: Arc<Connection>,
     client: Client,
     planner: Arc<Mutex<ScanPlanner>>,
     /// Whether the access list may be non-empty (so a write has something to drop).
@@ -214,6 +217,9 @@ impl Tracked {
         if let Some(far_cost_pages) = seek_bound_far_cost(fd) {
             planner.set_seek_bound(far_cost_pages);
         }
+        let connection = Arc::new(Connection::default());
+        let probe = Arc::clone(&connection);
+        planner.set_statement_probe(Box::new(move || probe.running_bound()));
         let planner = Arc::new(Mutex::new(planner));
         let warmth = (config.schedule != Schedule::Conservative).then(Warmth::default);
         let client = {
@@ -234,6 +240,7 @@ impl Tracked {
         let gate = Gate::new(fd, page_size());
         Some(Tracked {
             fd,
+            connection,
             client,
             planner,
             listed,
@@ -319,11 +326,31 @@ impl Tracked {
         }
     }
 
-    /// SQLite now holds lock `level` on the file (SQLITE_LOCK_NONE to SQLITE_LOCK_EXCLUSIVE).
+    /// SQLite now holds lock `level` on the file (SQLITE_LOCK_NONE to SQLITE_LOCK_EXCLUSIVE); with
+    /// none, the connection's read transaction has ended ([`Tracked::read_ended`]).
     pub fn lock_level(&self, level: c_int) {
         let writing = level >= SQLITE_LOCK_RESERVED;
         self.gate.writing.store(writing, Ordering::Relaxed);
         self.changed.store(true, Ordering::Release);
+        if level == SQLITE_LOCK_NONE {
+            self.read_ended();
+        }
+    }
+
+    /// The connection's read transaction ended (its shared lock, or its WAL read lock, released): no
+    /// statement of it is running, so a scan it left early (a cursor closed before the end) is over
+    /// and what its list has not yet fetched is dropped.
+    pub fn read_ended(&self) {
+        self.clear_list(|planner| {
+            if let Ok(mut planner) = planner.try_lock() {
+                planner.end_scan();
+            }
+        });
+    }
+
+    /// The connection that opened the file.
+    pub fn connection(&self) -> &Connection {
+        &self.connection
     }
 
     /// The connection took (`true`) or released the WAL write lock.
@@ -603,9 +630,7 @@ fn on_callback(
     };
     let (entries, first_mode) = match plan {
         Plan::Set(entries) => (entries, Mode::SET),
-        Plan::SetWhole(entries) | Plan::NextSweep(entries) => {
-            (entries, Mode::SET | Mode::WHOLE_LIST)
-        }
+        Plan::SetWhole(entries) => (entries, Mode::SET | Mode::WHOLE_LIST),
         Plan::Append(entries) => (entries, Mode::APPEND),
         Plan::Clear => (Vec::new(), Mode::SET),
         Plan::Keep => return,

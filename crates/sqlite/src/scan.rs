@@ -24,9 +24,9 @@
 //!   a stretch ([`ScanPlanner::accepted`]), the scan counts as listed only up to the entry it took: the
 //!   next stretch starts there, no longer than what fitted, so the list has no hole;
 //! * **a forward scan of a table much smaller than the memory on a seek-bound device** (left alone
-//!   elsewhere, [`SMALL_TABLE_SHARE`]): followed only if SQLite began it at the index's first leaf, and
-//!   then, where sweeping the table pays, listed in `SetWhole` sweeps that grow with what it has read
-//!   ([`sweep_stretch`], [`ScanPlanner::set_seek_bound`]);
+//!   elsewhere, [`SMALL_TABLE_SHARE`]): followed only if SQLite began it at the index's first leaf and
+//!   the statement running has no `LIMIT` ([`crate::statement`]), and then, where sweeping the table
+//!   pays, listed to the index's end in one `SetWhole` ([`ScanPlanner::set_seek_bound`]);
 //! * **anything else** (an index leaf out of sequence, as point lookups and descending scans do; interior
 //!   pages; a page the reader cannot parse): `Keep`, plain reads. An out-of-sequence leaf of the index
 //!   whose scan the list describes clears the list (`Clear`), since that scan has ended; leaves of other
@@ -54,6 +54,7 @@ use crate::btree::{
     MAX_DEPTH,
 };
 use crate::format::PageKind;
+use crate::statement::RowBound;
 
 /// Consecutive leaves of one index a scan must have read, each followed by table lookups, before the
 /// planner reads the index's structure or lists anything: a `LIMIT 20` or `LIMIT 200` through an index
@@ -104,23 +105,9 @@ pub const FIRST_LOOKAHEAD: usize = 2;
 /// and the scan in a quarter cgroup take the same time.
 pub const GROWTH: usize = 2;
 
-/// Factor by which a swept scan's listed leaves exceed those it has read ([`sweep_stretch`]): a scan
-/// that stops has listed at most `SWEEP_GROWTH - 1` times the leaves it read beyond them, and a full
-/// scan of n leaves takes about log4(n) sweeps. On the emulated 7200 RPM disk (unicode's `chars ORDER
-/// BY name`, model seconds): with 2 the full scan took 3.2 s, `LIMIT 1000` 0.77 s and `LIMIT 5000`
-/// 1.34 s; with 4 2.2, 0.76 and 1.03; with 16 1.56, 0.87 and 0.86 (stock 10.2, 0.52 and 1.8; listed
-/// to the end at once 0.97, 1.0 and 1.0). Sweeps of a few leaves fetch scattered pages, one request
-/// each, so fewer and larger sweeps gain on a full scan what they cost a scan that stops.
-pub const SWEEP_GROWTH: usize = 4;
-
-/// Leaves a swept scan lists from leaf `pos`, having begun at leaf `start` (a small table's full scan
-/// on a seek-bound device, [`ScanPlanner::set_seek_bound`]): up to `start + SWEEP_GROWTH * (pos + 1 -
-/// start)`, so its sweeps grow geometrically with what it has read. Each sweep is sent whole
-/// (`PF_WHOLE_LIST`), so libprefetch fetches it in one sorted pass.
-pub fn sweep_stretch(start: usize, pos: usize) -> usize {
-    let read = pos + 1 - start.min(pos);
-    (start + SWEEP_GROWTH * read).saturating_sub(pos)
-}
+/// Tells what the statement running on the file's connection says of the rows it reads
+/// ([`ScanPlanner::set_statement_probe`]).
+pub type StatementProbe = Box<dyn Fn() -> RowBound + Send>;
 
 /// One access-list entry: a byte offset in the database file and whether it is marked (an index leaf).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,10 +126,6 @@ pub enum Plan {
     /// Replace the list with the scan's whole remaining list, which it will read (PF_SET |
     /// PF_WHOLE_LIST: libprefetch's window starts at 90% of the memory, without its slow start).
     SetWhole(Vec<Entry>),
-    /// Replace the list with a swept scan's next sweep ([`sweep_stretch`]; PF_SET | PF_WHOLE_LIST). Its
-    /// pages are not checked against the cache: the earlier sweeps brought most of them in, which
-    /// does not mean the scan is cached.
-    NextSweep(Vec<Entry>),
     /// Add to the end of the list (PF_APPEND): the scan's next stretch of leaves.
     Append(Vec<Entry>),
     /// Drop the list: the scan it described has ended.
@@ -231,8 +214,8 @@ struct Scan {
     descending: bool,
     /// The leaf the scan began at.
     start: usize,
-    /// Listed in sweeps ([`sweep_stretch`]), each a `SetWhole` or `NextSweep`, not in appended stretches.
-    swept: bool,
+    /// Listed to the index's end at once (a `SetWhole`), not in appended stretches.
+    whole: bool,
 }
 
 impl Scan {
@@ -256,7 +239,7 @@ impl Scan {
             recheck_every: 1,
             descending: false,
             start: pos,
-            swept: false,
+            whole: false,
         }
     }
 }
@@ -314,6 +297,8 @@ pub struct ScanPlanner {
     memory: Option<u64>,
     /// On a seek-bound device, what a far request costs in pages of transfer.
     far_cost_pages: Option<u64>,
+    /// What the statement the connection is running says of the rows it reads (`None`: not known).
+    statement: Option<StatementProbe>,
     /// The last table leaves read, newest last (at most [`RECENT_TABLE_READS`]).
     recent_table_reads: VecDeque<u32>,
     decisions: Decisions,
@@ -336,6 +321,7 @@ impl ScanPlanner {
             handed_out: None,
             memory: None,
             far_cost_pages: None,
+            statement: None,
             table_reads: 0,
             recent_table_reads: VecDeque::new(),
             decisions: Decisions::default(),
@@ -368,19 +354,32 @@ impl ScanPlanner {
     /// Tells the planner the file's device is seek-bound, a far request costing `far_cost_pages` pages
     /// of transfer (`libprefetch::profile`). Then a scan of a table much smaller than the memory that
     /// SQLite began at its index's first leaf (told from the index pages SQLite read, without a read of
-    /// its own that reaches the device) is followed, in sweeps ([`sweep_stretch`]) when fetching the
-    /// whole table costs less than the lookups of the leaves read so far: the table's pages times one
-    /// page's transfer against those leaves' pages times a far request. Each sweep is one sorted list
-    /// sent whole, which libprefetch fetches in a C-LOOK pass with infill; listed in the usual short
-    /// appended stretches, each was its own small sweep of scattered pages and the scan gained 1.15x.
-    /// The sweeps grow with what the scan has read, so a full scan takes a few (the later ones dense
-    /// enough to run near the device's sequential rate) and a scan from the first leaf that stops
-    /// early (a `LIMIT`) has listed at most as many leaves again as it read; listed to the index's end
-    /// at once, a `LIMIT 1000` paid for sweeping the whole table (3.8x stock's time on the emulated disk).
-    /// A scan that began elsewhere (a range; a join's lookups) is left alone: it may end anywhere, and
-    /// what is listed past its end costs a seek a page.
+    /// its own that reaches the device), for a statement without `LIMIT` ([`Self::set_statement_probe`]),
+    /// is followed when fetching the whole table costs less than the lookups of the leaves read so far:
+    /// the table's pages times one page's transfer against those leaves' pages times a far request.
+    /// It is listed to the index's end in one sorted list sent whole, which libprefetch fetches in a
+    /// C-LOOK pass with infill (in short appended stretches, each its own small sweep of scattered
+    /// pages, the scan gained 1.15x). A statement with a `LIMIT`, or one whose bound is not known, is
+    /// left alone: listed to the end, a `LIMIT 1000` paid for sweeping the whole table (0.35x stock on
+    /// the emulated disk), and sweeps growing with what it read still cost it 0.75x. A scan that began
+    /// elsewhere (a range; a join's lookups) is left alone too: it may end anywhere, and what is listed
+    /// past its end costs a seek a page.
     pub fn set_seek_bound(&mut self, far_cost_pages: u64) {
         self.far_cost_pages = Some(far_cost_pages);
+    }
+
+    /// Gives the planner what tells the rows the statement running on the file's connection reads
+    /// ([`crate::statement::row_bound`]); asked only when a small table's scan from its index's first
+    /// leaf is to be followed on a seek-bound device. Without it such a scan is left alone.
+    pub fn set_statement_probe(&mut self, probe: StatementProbe) {
+        self.statement = Some(probe);
+    }
+
+    /// Whether the statement running reads to the end unless stopped (no `LIMIT` in it).
+    fn statement_unbounded(&self) -> bool {
+        self.statement
+            .as_ref()
+            .is_some_and(|probe| probe() == RowBound::Unbounded)
     }
 
     /// What the planner decided so far.
@@ -667,8 +666,8 @@ impl ScanPlanner {
             ..scan
         };
         self.scans.insert(root, next);
-        if scan.swept {
-            return self.next_sweep(root, pos, next);
+        if scan.whole {
+            return Ok(Plan::Keep);
         }
         if run < MIN_LEAVES || pos < scan.recheck_at {
             return Ok(Plan::Keep);
@@ -678,7 +677,7 @@ impl ScanPlanner {
             .indexes
             .get(&root)
             .is_some_and(|index| index.full_scans_only);
-        if full_scans_only && scan.start != 0 {
+        if full_scans_only && (scan.start != 0 || !self.statement_unbounded()) {
             if !scan.left_alone {
                 self.decisions.table_size += 1;
             }
@@ -786,8 +785,8 @@ impl ScanPlanner {
         let Some(&scan) = self.scans.get(&root) else {
             return Ok(Plan::Keep);
         };
-        if scan.swept {
-            return self.next_sweep(root, pos, scan);
+        if scan.whole {
+            return Ok(Plan::Keep);
         }
         let (mut entries, end) = self.list_leaves(root, pos, scan.listed_end, scan.lookahead)?;
         let skip = scan.listed_into_leaf.min(entries.len());
@@ -821,14 +820,14 @@ impl ScanPlanner {
         })
     }
 
-    /// A new list for the scan of index `root` from leaf `pos`: [`FIRST_LOOKAHEAD`] leaves, or its first
-    /// sweep ([`sweep_stretch`]) where fetching the whole table pays ([`ScanPlanner::whole_table_pays`];
+    /// A new list for the scan of index `root` from leaf `pos`: [`FIRST_LOOKAHEAD`] leaves, or all of
+    /// them to the index's end where fetching the whole table pays ([`ScanPlanner::whole_table_pays`];
     /// then true).
     fn list_from(&mut self, root: u32, pos: usize) -> ReadResult<(Vec<Entry>, bool)> {
         let whole = self.whole_table_pays(root, pos)?;
         let before = self.scans.get(&root).copied().unwrap_or(Scan::at(pos));
         let count = match whole {
-            true => sweep_stretch(before.start, pos),
+            true => usize::MAX,
             false => FIRST_LOOKAHEAD,
         };
         let (entries, end) = self.list_leaves(root, pos, pos, count)?;
@@ -837,31 +836,12 @@ impl ScanPlanner {
             listed_end: end.max(pos + 1),
             lookahead: FIRST_LOOKAHEAD.saturating_mul(GROWTH),
             listed_into_leaf: 0,
-            swept: whole,
+            whole,
             ..before
         };
         self.scans.insert(root, next);
         self.active = Some(root);
         Ok((entries, whole))
-    }
-
-    /// A swept scan of index `root` ([`sweep_stretch`]) is at leaf `pos`: once it reads the last leaf
-    /// listed, its next sweep, from `pos`; until then (and once the list runs to the index's end) `Keep`.
-    fn next_sweep(&mut self, root: u32, pos: usize, scan: Scan) -> ReadResult<Plan> {
-        let leaves = self.cache.indexes.get(&root).map_or(0, |i| i.leaves.len());
-        if pos + 1 < scan.listed_end || scan.listed_end >= leaves {
-            return Ok(Plan::Keep);
-        }
-        let (entries, end) = self.list_leaves(root, pos, pos, sweep_stretch(scan.start, pos))?;
-        self.scans.insert(
-            root,
-            Scan {
-                pos,
-                listed_end: end.max(scan.listed_end),
-                ..scan
-            },
-        );
-        Ok(Plan::NextSweep(entries))
     }
 
     /// Whether the scan of index `root`, at leaf `pos`, is one of a small table on a seek-bound device
@@ -975,7 +955,9 @@ impl ScanPlanner {
         let full_scans_only = match self.table_size(table_root)? {
             TableSize::Large => false,
             TableSize::Small
-                if self.far_cost_pages.is_some() && self.began_at_first_leaf(root)? =>
+                if self.far_cost_pages.is_some()
+                    && self.began_at_first_leaf(root)?
+                    && self.statement_unbounded() =>
             {
                 true
             }

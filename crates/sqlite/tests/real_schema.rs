@@ -296,3 +296,92 @@ fn on_a_seek_bound_device_a_small_tables_full_scan_is_followed_and_its_ranges_ar
     assert_eq!(number(&elsewhere, "pages advised"), 0, "{elsewhere}");
     assert_eq!(number(&elsewhere, "scans followed"), 0, "{elsewhere}");
 }
+
+/// On the same seek-bound device, the full scan with a `LIMIT` (as a literal, with an offset, or as
+/// large as the table) is left alone: no page advised, no index structure read, whatever the limit.
+/// The statement running is read from the connection, not guessed from the reads (the full scan
+/// without `LIMIT` is followed: the test above).
+#[test]
+fn on_a_seek_bound_device_a_limit_scan_advises_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = build(dir.path(), "unicode", "delete");
+    let profiles = dir.path().join("cache");
+    store_seek_bound_profile(&profiles, &db);
+    let full = &queries("unicode")[0];
+    for limit in [
+        "LIMIT 1000",
+        "LIMIT 5000",
+        "LIMIT 1000 OFFSET 3000",
+        "LIMIT 100000",
+    ] {
+        let sql = format!("{full} {limit}");
+        let stats = stats_on_device(&db, &sql, "64G", Some(&profiles));
+        assert_eq!(number(&stats, "pages advised"), 0, "{sql}: {stats}");
+        assert_eq!(number(&stats, "index structures read"), 0, "{sql}: {stats}");
+        assert_eq!(number(&stats, "scans followed"), 0, "{sql}: {stats}");
+    }
+}
+
+/// Runs the full scan of unicode's `chars` from Python on the same seek-bound device, cold: the rows
+/// of a cursor closed after 3,000 rows, then of the scan with `LIMIT 1000` and without, then a count on
+/// the same connection; prints them as `repr`s, one line each. With `ext`, the extension is loaded first (through
+/// ctypes, into the module's own libsqlite3), so its VFS opens the file.
+const CURSORS: &str = r#"
+import ctypes, sqlite3, sys
+db, ext = sys.argv[1], sys.argv[2]
+if ext:
+    lib = ctypes.CDLL("libsqlite3.so.0")
+    handle = ctypes.c_void_p()
+    assert lib.sqlite3_open(b":memory:", ctypes.byref(handle)) == 0
+    assert lib.sqlite3_enable_load_extension(handle, 1) == 0
+    assert lib.sqlite3_load_extension(handle, ext.encode(), None, None) == 0
+con = sqlite3.connect(db)
+full = "SELECT * FROM chars ORDER BY name"
+cur = con.execute(full)
+print(repr(cur.fetchmany(3000)))
+cur.close()
+print(repr(con.execute(full + " LIMIT 1000").fetchall()))
+print(repr(con.execute(full).fetchall()))
+print(repr(con.execute("SELECT count(*), sum(code) FROM chars").fetchall()))
+con.close()
+"#;
+
+/// On a seek-bound device, in rollback and WAL mode: a cursor closed after 3,000 rows (a statement
+/// without `LIMIT`: listed whole, its list dropped when the read transaction ends), the `LIMIT 1000`
+/// and the full scan after it (their pages cached by then) return the rows stock SQLite returns, and
+/// so does the statement after them; the extension followed the first scan only.
+#[test]
+fn on_a_seek_bound_device_full_limit_and_closed_early_scans_return_identical_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    for journal in ["delete", "wal"] {
+        let db = build(dir.path(), "unicode", journal);
+        let profiles = dir.path().join("cache");
+        store_seek_bound_profile(&profiles, &db);
+        let run = |ext: &str| {
+            evict(&db);
+            let out = Command::new("python3")
+                .args(["-c", CURSORS, db.to_str().unwrap(), ext])
+                .env("XDG_CACHE_HOME", &profiles)
+                .env(STATS_ENV, "1")
+                .env(MAX_MEMORY.0, "64G")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            (String::from_utf8(out.stdout).unwrap(), stderr)
+        };
+        let (stock, _) = run("");
+        let (with, stats) = run(extension().to_str().unwrap());
+        assert_eq!(stock.lines().count(), 4, "{journal}");
+        assert!(stock == with, "{journal}: rows differ");
+        let line = stats
+            .lines()
+            .find(|l| l.contains("database closed"))
+            .unwrap_or_else(|| panic!("{journal}: no statistics: {stats}"));
+        assert_eq!(number(line, "scans followed"), 1, "{journal}: {line}");
+    }
+}

@@ -8,9 +8,8 @@ use std::path::Path;
 
 use prefetch_sqlite::btree::{Database, IndexLeaf};
 use prefetch_sqlite::gen::{generate, GenOptions, PAGE_SIZE};
-use prefetch_sqlite::scan::{
-    sweep_stretch, Entry, Plan, ScanPlanner, FIRST_LOOKAHEAD, GROWTH, MIN_LEAVES, SWEEP_GROWTH,
-};
+use prefetch_sqlite::scan::{Entry, Plan, ScanPlanner, FIRST_LOOKAHEAD, GROWTH, MIN_LEAVES};
+use prefetch_sqlite::statement::RowBound;
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -439,67 +438,59 @@ fn read_left_edge(p: &mut ScanPlanner, f: &Fixture) {
     assert_eq!(page, f.leaves[0].page);
 }
 
-/// On a seek-bound device a table much smaller than the memory is followed only by a scan that SQLite
-/// began at the index's first leaf (told from the interior pages it read on the way down), and that
-/// scan is listed in sweeps, a `SetWhole` then `NextSweep`s, each from the leaf it is at up to SWEEP_GROWTH times the
-/// leaves it has read ([`sweep_stretch`]), sent when it reads the last leaf listed, and no `Append`; a range that
-/// begins elsewhere lists nothing and reads no index structure, and without the seek-bound device the
-/// full scan is left alone too.
-#[test]
-fn on_a_seek_bound_device_a_small_tables_full_scan_is_listed_in_growing_sweeps_and_a_range_not_at_all(
-) {
-    let f = fixture(30_000);
-    let far_cost_pages = 300;
-    let full_scan = |seek_bound: bool| {
-        let mut p = planner(&f.path);
-        p.set_memory(1 << 40);
-        if seek_bound {
-            p.set_seek_bound(far_cost_pages);
-        }
-        read_left_edge(&mut p, &f);
-        let mut plans = Vec::new();
-        for i in 0..f.leaves.len() {
-            let plan = walk_leaf(&mut p, &f, i);
-            if plan != Plan::Keep {
-                plans.push((i, plan));
-            }
-        }
-        (plans, p.decisions())
-    };
-    let (plans, decisions) = full_scan(true);
-    let n = f.leaves.len();
-    let mut sweeps = Vec::new();
-    let mut at = MIN_LEAVES - 1;
-    while at < n {
-        let end = (at + sweep_stretch(0, at)).min(n);
-        let entries = expected(&f, &f.leaves[at..end], true);
-        sweeps.push((
-            at,
-            match sweeps.is_empty() {
-                true => Plan::SetWhole(entries),
-                false => Plan::NextSweep(entries),
-            },
-        ));
-        at = end.max(at + 1) - 1;
-        if end == n {
-            break;
-        }
-    }
-    assert_eq!(plans, sweeps, "sweeps from leaf 3 to 16, 15 to 64, ...");
-    assert!(
-        plans.len() >= 3 && plans.len() <= 2 + n.ilog2() as usize,
-        "{} sweeps",
-        plans.len()
-    );
-    assert_eq!((decisions.followed, decisions.table_size), (1, 0));
-    let (plans, decisions) = full_scan(false);
-    assert!(plans.is_empty(), "{plans:?}");
-    assert_eq!((decisions.followed, decisions.table_size), (0, 1));
-
-    // A range from leaf 3: SQLite descends to it, not along the left edge.
+/// A planner on a seek-bound device (a far request costing `far_cost_pages`), with plenty of memory,
+/// whose statement running says `bound` of its rows (`None`: no statement probe).
+fn seek_bound_planner(f: &Fixture, far_cost_pages: u64, bound: Option<RowBound>) -> ScanPlanner {
     let mut p = planner(&f.path);
     p.set_memory(1 << 40);
     p.set_seek_bound(far_cost_pages);
+    if let Some(bound) = bound {
+        p.set_statement_probe(Box::new(move || bound));
+    }
+    p
+}
+
+/// SQLite's reads of a scan from the index's first leaf that stops after `stop` leaves: the plans that
+/// are not `Keep`, with the leaf each came at.
+fn scan_from_first_leaf(p: &mut ScanPlanner, f: &Fixture, stop: usize) -> Vec<(usize, Plan)> {
+    read_left_edge(p, f);
+    (0..stop)
+        .map(|i| (i, walk_leaf(p, f, i)))
+        .filter(|(_, plan)| *plan != Plan::Keep)
+        .collect()
+}
+
+/// On a seek-bound device a table much smaller than the memory is followed only by a scan that SQLite
+/// began at the index's first leaf (told from the interior pages it read on the way down) for a
+/// statement without `LIMIT`: at its MIN_LEAVES-th leaf, one `SetWhole` of every leaf from there to the
+/// index's end with its table pages, then nothing more. A range that begins elsewhere lists nothing and
+/// reads no index structure; nor does the full scan without the seek-bound device or without a
+/// statement known to be unbounded.
+#[test]
+fn on_a_seek_bound_device_an_unbounded_full_scan_is_listed_whole_and_a_range_not_at_all() {
+    let f = fixture(30_000);
+    let n = f.leaves.len();
+    let mut p = seek_bound_planner(&f, 300, Some(RowBound::Unbounded));
+    let at = MIN_LEAVES - 1;
+    let whole = Plan::SetWhole(expected(&f, &f.leaves[at..], true));
+    assert_eq!(scan_from_first_leaf(&mut p, &f, n), vec![(at, whole)]);
+    let d = p.decisions();
+    assert_eq!((d.followed, d.table_size, d.indexes_read), (1, 0, 1));
+
+    for bound in [None, Some(RowBound::Unknown)] {
+        let mut p = seek_bound_planner(&f, 300, bound);
+        assert_eq!(scan_from_first_leaf(&mut p, &f, n), vec![], "{bound:?}");
+        let d = p.decisions();
+        assert_eq!((d.followed, d.indexes_read), (0, 0), "{bound:?}");
+    }
+    let mut p = planner(&f.path);
+    p.set_memory(1 << 40);
+    p.set_statement_probe(Box::new(|| RowBound::Unbounded));
+    assert_eq!(scan_from_first_leaf(&mut p, &f, n), vec![]);
+    assert_eq!(p.decisions().table_size, 1);
+
+    // A range from leaf 3: SQLite descends to it, not along the left edge.
+    let mut p = seek_bound_planner(&f, 300, Some(RowBound::Unbounded));
     assert_eq!(p.plan(None, offset(f.root)), Plan::Keep);
     for i in 3..3 + 4 * MIN_LEAVES {
         assert_eq!(walk_leaf(&mut p, &f, i), Plan::Keep, "leaf {i}");
@@ -508,44 +499,21 @@ fn on_a_seek_bound_device_a_small_tables_full_scan_is_listed_in_growing_sweeps_a
     assert_eq!((d.followed, d.table_size, d.indexes_read), (0, 1, 0));
 }
 
-/// A full scan on a seek-bound device that stops after N leaves (a `LIMIT`) has listed the table pages of
-/// at most SWEEP_GROWTH * N leaves, for every N: the sweeps grow with what the scan read, not to the
-/// index's end.
+/// A `LIMIT` scan from the first leaf, whatever its row count and however far it reads, issues no
+/// advice and reads no index structure on a seek-bound device.
 #[test]
-fn a_swept_scan_that_stops_early_lists_a_bounded_multiple_of_the_leaves_it_read() {
+fn a_limit_scan_from_the_first_leaf_lists_nothing() {
     let f = fixture(30_000);
     let n = f.leaves.len();
-    assert!(n >= 40, "{n} leaves");
-    for stop in [
-        MIN_LEAVES,
-        MIN_LEAVES + 1,
-        7,
-        8,
-        12,
-        20,
-        n / (SWEEP_GROWTH + 1),
-    ] {
-        let mut p = planner(&f.path);
-        p.set_memory(1 << 40);
-        p.set_seek_bound(300);
-        read_left_edge(&mut p, &f);
-        let mut listed = std::collections::HashSet::new();
-        for i in 0..stop {
-            if let Plan::SetWhole(entries) | Plan::NextSweep(entries) | Plan::Append(entries) =
-                walk_leaf(&mut p, &f, i)
-            {
-                listed.extend(entries.iter().filter(|e| e.mark).map(|e| e.offset));
-            }
-        }
-        let read: std::collections::HashSet<u64> =
-            f.leaves[..stop].iter().map(|l| offset(l.page)).collect();
-        let unread = listed.difference(&read).count();
-        assert!(!listed.is_empty(), "followed after {stop} leaves");
-        assert!(
-            unread <= (SWEEP_GROWTH - 1) * stop,
-            "stop after {stop}: {unread} leaves listed unread"
+    for (rows, stop) in [(20, 1), (200, 2), (1000, 8), (5000, 40), (1_000_000, n)] {
+        let mut p = seek_bound_planner(&f, 300, Some(RowBound::Rows(rows)));
+        assert_eq!(
+            scan_from_first_leaf(&mut p, &f, stop),
+            vec![],
+            "LIMIT {rows}"
         );
-        assert!(listed.len() < n, "stop after {stop}: not the whole index");
+        let d = p.decisions();
+        assert_eq!((d.followed, d.indexes_read), (0, 0), "LIMIT {rows}");
     }
 }
 
@@ -554,9 +522,7 @@ fn a_swept_scan_that_stops_early_lists_a_bounded_multiple_of_the_leaves_it_read(
 #[test]
 fn a_full_scan_on_a_barely_seek_bound_device_is_listed_a_stretch_at_a_time() {
     let f = fixture(30_000);
-    let mut p = planner(&f.path);
-    p.set_memory(1 << 40);
-    p.set_seek_bound(1);
+    let mut p = seek_bound_planner(&f, 1, Some(RowBound::Unbounded));
     read_left_edge(&mut p, &f);
     for i in 0..MIN_LEAVES - 1 {
         assert_eq!(walk_leaf(&mut p, &f, i), Plan::Keep);
