@@ -1,13 +1,13 @@
 //! The database connection behind a tracked file, and what the statement it is running says of the rows
 //! it reads ([`crate::statement`]): a VFS sees page reads, not statements, so the extension learns each
-//! connection from SQLite itself.
+//! connection from SQLite itself (for the section 5.4 callback's rule on seek-bound devices, `scan.rs`).
 //!
-//! At load the extension registers [`connection_opened`] with `sqlite3_auto_extension` (an addition to
-//! SQLite's list, replacing nothing the application set). SQLite calls it at the end of every
-//! `sqlite3_open*` (main.c `openDatabase`: the main file is opened first, by `sqlite3BtreeOpen`); it asks
-//! `SQLITE_FCNTL_FILE_POINTER` for the connection's main file and, if that is a file of this VFS, records
-//! the connection there ([`Connection::claim`]). A file claimed twice (shared cache) is treated as having
-//! no known connection.
+//! At load the extension registers its `connection_opened` (in `ext.rs`) with `sqlite3_auto_extension`
+//! (an addition to SQLite's list, replacing nothing the application set). SQLite calls it at the end of
+//! every `sqlite3_open*` (main.c `openDatabase`: the main file is opened first, by `sqlite3BtreeOpen`);
+//! it asks `SQLITE_FCNTL_FILE_POINTER` for the connection's main file and, if that is a file of this
+//! VFS, records the connection there ([`Connection::claim`]). A file claimed by two connections (shared
+//! cache) is treated as having no known connection.
 //!
 //! [`Connection::running_bound`] walks the connection's statements (`sqlite3_next_stmt`) and reads the
 //! SQL (`sqlite3_sql`) of those running (`sqlite3_stmt_busy`). It reads and changes nothing else and
@@ -19,13 +19,13 @@
 //! while the file is open.
 
 use std::cell::Cell;
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::CStr;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
-use rusqlite::ffi::{sqlite3, sqlite3_file, SQLITE_FCNTL_FILE_POINTER, SQLITE_OK};
+use rusqlite::ffi::sqlite3;
 
-use crate::api::{ApiRoutines, AUTO_EXTENSION_VERSION};
+use crate::api::ApiRoutines;
 use crate::statement::{row_bound, RowBound};
 
 thread_local! {
@@ -99,50 +99,4 @@ pub fn reading<R>(connection: &Connection, read: impl FnOnce() -> R) -> R {
     let out = read();
     READING.with(|r| r.set(before));
     out
-}
-
-/// Registers [`connection_opened`] for every connection opened from now on, in hosts whose SQLite has
-/// `sqlite3_auto_extension` in its routines table (3.8.7 and later; older ones know no connection).
-///
-/// # Safety
-/// `api` must be SQLite's routines table.
-pub unsafe fn register(api: &ApiRoutines) {
-    // SAFETY: present in every version's table.
-    if unsafe { (api.libversion_number)() } < AUTO_EXTENSION_VERSION {
-        return;
-    }
-    type Entry = unsafe extern "C" fn(*mut sqlite3, *mut *mut c_char, *const ApiRoutines) -> c_int;
-    // SAFETY: SQLite calls an automatic extension with these three arguments (sqlite3_auto_extension's
-    // documentation); the declared type is a placeholder that is cast back before the call.
-    let entry = unsafe { std::mem::transmute::<Entry, unsafe extern "C" fn()>(connection_opened) };
-    // SAFETY: the version check above guarantees the entry exists. Registering twice is a no-op.
-    let _ = unsafe { (api.auto_extension)(Some(entry)) };
-}
-
-/// Records `db` as the connection of its main file if that file is one of this VFS's (see the module's
-/// text). Always returns SQLITE_OK: the open goes on whatever happens here.
-///
-/// # Safety
-/// Called by SQLite with an open connection and its routines table.
-pub unsafe extern "C" fn connection_opened(
-    db: *mut sqlite3,
-    _errmsg: *mut *mut c_char,
-    api: *const ApiRoutines,
-) -> c_int {
-    // SAFETY: SQLite passes its own table.
-    let Some(api_ref) = (unsafe { api.as_ref() }) else {
-        return SQLITE_OK;
-    };
-    let mut file: *mut sqlite3_file = ptr::null_mut();
-    let arg = ptr::from_mut(&mut file).cast::<c_void>();
-    // SAFETY: FILE_POINTER writes the main file's pointer into `file`.
-    let rc =
-        unsafe { (api_ref.file_control)(db, c"main".as_ptr(), SQLITE_FCNTL_FILE_POINTER, arg) };
-    if rc == SQLITE_OK {
-        // SAFETY: `file` is the connection's open main file (or null).
-        if let Some(connection) = unsafe { crate::vfs::connection_of(file) } {
-            connection.claim(db, api);
-        }
-    }
-    SQLITE_OK
 }

@@ -267,6 +267,15 @@ fn store_seek_bound_profile(cache: &Path, file: &Path) {
     std::fs::write(dir.join(name), profile).unwrap();
 }
 
+/// The unicode database in journal mode `journal`, built in `dir`, and an `XDG_CACHE_HOME` that holds a
+/// 7200 RPM disk's profile for its device.
+fn on_seek_bound_device(dir: &Path, journal: &str) -> (PathBuf, PathBuf) {
+    let db = build(dir, "unicode", journal);
+    let profiles = dir.join("cache");
+    store_seek_bound_profile(&profiles, &db);
+    (db, profiles)
+}
+
 /// On a seek-bound device a table much smaller than the memory is followed by a full scan only: the
 /// scan from the index's first leaf is listed whole (one round ahead of it), while a range through an
 /// index and the range joined to the table advise nothing and read no index structure; without the
@@ -274,9 +283,7 @@ fn store_seek_bound_profile(cache: &Path, file: &Path) {
 #[test]
 fn on_a_seek_bound_device_a_small_tables_full_scan_is_followed_and_its_ranges_are_not() {
     let dir = tempfile::tempdir().unwrap();
-    let db = build(dir.path(), "unicode", "delete");
-    let profiles = dir.path().join("cache");
-    store_seek_bound_profile(&profiles, &db);
+    let (db, profiles) = on_seek_bound_device(dir.path(), "delete");
     let q = queries("unicode");
     let ample = "64G";
     let full = stats_on_device(&db, &q[0], ample, Some(&profiles));
@@ -304,9 +311,7 @@ fn on_a_seek_bound_device_a_small_tables_full_scan_is_followed_and_its_ranges_ar
 #[test]
 fn on_a_seek_bound_device_a_limit_scan_advises_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let db = build(dir.path(), "unicode", "delete");
-    let profiles = dir.path().join("cache");
-    store_seek_bound_profile(&profiles, &db);
+    let (db, profiles) = on_seek_bound_device(dir.path(), "delete");
     let full = &queries("unicode")[0];
     for limit in [
         "LIMIT 1000",
@@ -354,9 +359,7 @@ con.close()
 fn on_a_seek_bound_device_full_limit_and_closed_early_scans_return_identical_rows() {
     let dir = tempfile::tempdir().unwrap();
     for journal in ["delete", "wal"] {
-        let db = build(dir.path(), "unicode", journal);
-        let profiles = dir.path().join("cache");
-        store_seek_bound_profile(&profiles, &db);
+        let (db, profiles) = on_seek_bound_device(dir.path(), journal);
         let run = |ext: &str| {
             evict(&db);
             let out = Command::new("python3")
