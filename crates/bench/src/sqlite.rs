@@ -286,7 +286,9 @@ pub(crate) fn child_run(
     serde_json::from_slice(&out.stdout).context("reading the query child's JSON")
 }
 
-/// Alternates stock and extension runs; checks that both return the same rows.
+/// Alternates stock and extension runs; checks that both return the same rows. The pages read are
+/// the children's own, or with `emulated` (the emulated disk's mount) the emulated disk's, which also
+/// gives the requests it served.
 pub(crate) fn stock_vs_extension(
     opts: &BenchOptions,
     db: &Path,
@@ -295,12 +297,35 @@ pub(crate) fn stock_vs_extension(
     label: &str,
     log: &mut impl FnMut(&str),
 ) -> Result<(SettingResult, u64)> {
+    stock_vs_extension_counted(opts, db, cgroup, cache, label, None, log)
+}
+
+fn stock_vs_extension_counted(
+    opts: &BenchOptions,
+    db: &Path,
+    cgroup: Option<&Path>,
+    cache: Cache,
+    label: &str,
+    emulated: Option<&Path>,
+    log: &mut impl FnMut(&str),
+) -> Result<(SettingResult, u64)> {
     let (mut stock, mut extension) = (Vec::new(), Vec::new());
     let (mut stock_bytes, mut extension_bytes) = (Vec::new(), Vec::new());
+    let (mut stock_requests, mut extension_requests) = (Vec::new(), Vec::new());
     let mut reference: Option<QueryRun> = None;
     for run in 1..=opts.runs {
         for ext in [false, true] {
-            let result = measured_run(opts, db, ext, cgroup, cache)?;
+            let before = emulated.map(emulated_counters).transpose()?;
+            let mut result = measured_run(opts, db, ext, cgroup, cache)?;
+            if let (Some(mount), Some((bytes, requests))) = (emulated, before) {
+                let (bytes_after, requests_after) = emulated_counters(mount)?;
+                result.read_bytes = bytes_after.saturating_sub(bytes);
+                let served = requests_after.saturating_sub(requests) as f64;
+                match ext {
+                    true => extension_requests.push(served),
+                    false => stock_requests.push(served),
+                }
+            }
             let variant = if ext { "extension" } else { "stock" };
             log(&format!(
                 "{label}: run {run}/{} {variant}: {:.2} s, {} rows",
@@ -326,7 +351,26 @@ pub(crate) fn stock_vs_extension(
     let pages = |bytes: &[f64]| Some((median(bytes) / PAGE_SIZE as f64).round() as u64);
     result.stock_pages = pages(&stock_bytes);
     result.extension_pages = pages(&extension_bytes);
+    if emulated.is_some() {
+        result.stock_requests = Some(median(&stock_requests).round() as u64);
+        result.extension_requests = Some(median(&extension_requests).round() as u64);
+    }
     Ok((result, rows))
+}
+
+/// (bytes, requests) the emulated disk mounted at `mount` has served (its `.emulate-stats`).
+fn emulated_counters(mount: &Path) -> Result<(u64, u64)> {
+    let path = mount.join(emulate::fs::STATS_NAME);
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let stats: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("reading the counters in {}", path.display()))?;
+    let field = |name: &str| {
+        stats[name]
+            .as_u64()
+            .ok_or_else(|| anyhow!("{} has no {name} counter", path.display()))
+    };
+    Ok((field("bytes")?, field("requests")?))
 }
 
 fn measure_disk(opts: &BenchOptions, log: &mut impl FnMut(&str)) -> Result<(SettingResult, u64)> {
@@ -477,11 +521,10 @@ pub(crate) fn measure_emulated(
         opts.time_scale
     );
     evict(&opts.db)?;
-    let (mut result, rows) = stock_vs_extension(opts, &db, None, Cache::Cold, &label, log)?;
-    // The emulated disk's reads happen in its FUSE daemon: the children's counters do not see them.
-    result.stock_pages = None;
-    result.extension_pages = None;
-    Ok((result, rows))
+    // The emulated disk's reads happen in its FUSE daemon: its own counters, not the children's, say
+    // what was read.
+    let mount_dir = mount.mountpoint.clone();
+    stock_vs_extension_counted(opts, &db, None, Cache::Cold, &label, Some(&mount_dir), log)
 }
 
 #[cfg(test)]
@@ -497,6 +540,22 @@ mod tests {
             backing_dir(Path::new("/data/unicode.db")).unwrap(),
             Path::new("/data")
         );
+    }
+
+    /// The emulated disk's counters are read from its stats file as the emulator writes it; a file
+    /// without them is an error that names it.
+    #[test]
+    fn the_emulated_disks_bytes_and_requests_are_read_from_its_stats_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut stats = serde_json::to_value(emulate::Stats::default()).unwrap();
+        stats["bytes"] = serde_json::json!(8192 * 3);
+        stats["requests"] = serde_json::json!(2);
+        let path = dir.path().join(emulate::fs::STATS_NAME);
+        std::fs::write(&path, stats.to_string()).unwrap();
+        assert_eq!(emulated_counters(dir.path()).unwrap(), (8192 * 3, 2));
+        std::fs::write(&path, "{}").unwrap();
+        let err = emulated_counters(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("no bytes counter"), "{err}");
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::sqlite::{
     child_run, cold_in_cgroup, measure_emulated, stock_vs_extension, BenchOptions, Cache, Setting,
     SettingResult,
 };
+use crate::sqlite_report::requests_column;
 
 /// The queries of `path`: one a line; blank lines and lines starting with `--` are skipped.
 pub fn read_queries(path: &Path) -> Result<Vec<String>> {
@@ -138,8 +139,15 @@ pub fn table(rows: &[QueryRow], runs: usize) -> String {
             _ => "-".to_string(),
         };
         out += &format!(
-            "{:>9.4} {:>11.4} {:>11.2}x {:>7}  {:>17}  {:>8}  {}\n",
-            r.stock, r.extension, r.speedup, row.rows, pages, row.setting, row.sql
+            "{:>9.4} {:>11.4} {:>11.2}x {:>7}  {:>17}  {:>8}  {}{}\n",
+            r.stock,
+            r.extension,
+            r.speedup,
+            row.rows,
+            pages,
+            row.setting,
+            row.sql,
+            requests_column(r)
         );
     }
     out

@@ -53,6 +53,10 @@ pub struct SettingResult {
     pub extension_pages: Option<u64>,
     /// Pages the optimum reads for the query in the setting's memory, when computed.
     pub optimum_pages: Option<u64>,
+    /// Median requests the emulated disk served to a stock run (emulated setting only).
+    pub stock_requests: Option<u64>,
+    /// Median requests the emulated disk served to a run with the extension (emulated setting only).
+    pub extension_requests: Option<u64>,
 }
 
 /// The whole benchmark's result.
@@ -96,6 +100,8 @@ impl SettingResult {
             stock_pages: None,
             extension_pages: None,
             optimum_pages: None,
+            stock_requests: None,
+            extension_requests: None,
         }
     }
 }
@@ -157,7 +163,7 @@ impl Report {
 }
 
 /// "840123 / 672001 / 233000 (2.88x)": pages read by stock and the extension, the optimum's, and the
-/// extension's against the optimum; "-" where not measured.
+/// extension's against the optimum ("-" where not measured), then the emulated disk's requests.
 fn pages_column(r: &SettingResult) -> String {
     let show = |pages: Option<u64>| pages.map_or("-".to_string(), |p| p.to_string());
     let ratio = match (r.extension_pages, r.optimum_pages) {
@@ -165,9 +171,19 @@ fn pages_column(r: &SettingResult) -> String {
         _ => String::new(),
     };
     format!(
-        "{} / {} / {}{ratio}",
+        "{} / {} / {}{ratio}{}",
         show(r.stock_pages),
         show(r.extension_pages),
-        show(r.optimum_pages)
+        show(r.optimum_pages),
+        requests_column(r)
     )
+}
+
+/// "; requests 12590 / 512": the emulated disk's requests, stock's and the extension's; "" where not
+/// counted.
+pub fn requests_column(r: &SettingResult) -> String {
+    match (r.stock_requests, r.extension_requests) {
+        (Some(stock), Some(ext)) => format!("; requests {stock} / {ext}"),
+        _ => String::new(),
+    }
 }

@@ -31,7 +31,7 @@ use crate::format::{
 };
 
 /// Deepest b-tree the reader descends (SQLite's own limit, BTCURSOR_MAX_DEPTH, is 20).
-const MAX_DEPTH: usize = 20;
+pub const MAX_DEPTH: usize = 20;
 
 /// Why the reader could not answer.
 #[derive(Debug, Error)]
@@ -436,15 +436,21 @@ impl<S: PageSource + ?Sized> Database<S> {
                     "page {number}: wrong b-tree page kind"
                 )));
             }
-            number = if page.cell_count() > 0 {
-                page.left_child(0)?
-            } else {
-                page.right_child.unwrap_or(0)
-            };
+            number = leftmost_child(&page)?;
         }
         Err(ReadError::Corrupt(format!(
             "page {root}: b-tree deeper than {MAX_DEPTH}"
         )))
+    }
+
+    /// The left-most child of interior page `number`, or `None` if it is a leaf.
+    pub fn leftmost_child(&self, number: u32) -> ReadResult<Option<u32>> {
+        let bytes = self.read_page(number)?;
+        let page = BtreePage::parse(number, &bytes, self.header.usable_size)?;
+        Ok(match page.kind.is_interior() {
+            true => Some(leftmost_child(&page)?),
+            false => None,
+        })
     }
 
     /// Appends the leaves below interior page `number` (`levels` above the leaves) in key order.
@@ -682,6 +688,15 @@ fn declares_without_rowid(sql: &[u8]) -> bool {
         .filter(|w| !w.is_empty())
         .collect();
     words.windows(2).any(|w| w == ["WITHOUT", "ROWID"])
+}
+
+/// The left-most child of interior page `page` (its right child when it has no cell).
+fn leftmost_child(page: &BtreePage<'_>) -> ReadResult<u32> {
+    Ok(if page.cell_count() > 0 {
+        page.left_child(0)?
+    } else {
+        page.right_child.unwrap_or(0)
+    })
 }
 
 fn parse_interior<S: PageSource + ?Sized>(db: &Database<S>, number: u32) -> ReadResult<Interior> {

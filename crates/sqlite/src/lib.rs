@@ -8,9 +8,11 @@
 
 pub mod api;
 pub mod btree;
+pub mod connection;
 pub mod ext;
 pub mod feed;
 pub mod format;
 pub mod gen;
 pub mod scan;
+pub mod statement;
 pub mod vfs;

@@ -23,6 +23,10 @@
 //!   about [`GROWTH`] times what it read listed. When libprefetch's list is full and takes only part of
 //!   a stretch ([`ScanPlanner::accepted`]), the scan counts as listed only up to the entry it took: the
 //!   next stretch starts there, no longer than what fitted, so the list has no hole;
+//! * **a forward scan of a table much smaller than the memory on a seek-bound device** (left alone
+//!   elsewhere, [`SMALL_TABLE_SHARE`]): followed only if SQLite began it at the index's first leaf and
+//!   the statement running has no `LIMIT` ([`crate::statement`]), and then, where sweeping the table
+//!   pays, listed to the index's end in one `SetWhole` ([`ScanPlanner::set_seek_bound`]);
 //! * **anything else** (an index leaf out of sequence, as point lookups and descending scans do; interior
 //!   pages; a page the reader cannot parse): `Keep`, plain reads. An out-of-sequence leaf of the index
 //!   whose scan the list describes clears the list (`Clear`), since that scan has ended; leaves of other
@@ -47,8 +51,10 @@ use rustc_hash::FxHashMap;
 
 use crate::btree::{
     Database, IndexLeaf, IndexTree, PageSource, ReadError, ReadResult, SchemaEntry, TableMap,
+    MAX_DEPTH,
 };
 use crate::format::PageKind;
+use crate::statement::RowBound;
 
 /// Consecutive leaves of one index a scan must have read, each followed by table lookups, before the
 /// planner reads the index's structure or lists anything: a `LIMIT 20` or `LIMIT 200` through an index
@@ -62,7 +68,9 @@ pub const MIN_LEAVES: usize = 4;
 /// faster). On a seek-bound device following such a table pays on a full scan (the 25 MiB table on
 /// the emulated disk, 2.04x) but not on a range that ends early: the extension cannot see where the
 /// range ends, so the stretch it lists past that end costs a seek a page (an index range joined to
-/// the table, 1.07x left alone, 0.50x followed), and small tables stay alone on every device.
+/// the table, 1.07x left alone, 0.50x followed). So small tables stay alone on every device but for
+/// one scan: on a seek-bound device, a scan that SQLite started at its index's first leaf (a full
+/// scan, [`ScanPlanner::set_seek_bound`]).
 const SMALL_TABLE_SHARE: u64 = 64;
 /// A table between half and twice the memory available is left alone as well: stock SQLite finds most of
 /// its pages cached still, and following churns the cache (a 25 MiB table in a 22.5 MiB memory cgroup:
@@ -84,6 +92,9 @@ const RECENT_TABLE_READS: usize = 256;
 /// Unknown index leaves read, with no index root read since the connection opened (SQLite's own cache
 /// held every root), after which every index's structure is read to place them.
 const FALLBACK_LEAVES: usize = 8;
+/// Index interior pages read lately that are remembered: the pages SQLite descended through, which
+/// tell, without a read that would reach the device, whether a scan began at its index's first leaf.
+const RECENT_INDEX_INTERIORS: usize = 64;
 
 /// Leaves listed when a forward scan is recognised (its [`MIN_LEAVES`]th leaf): a scan cut short soon after
 /// (`LIMIT 200`) has a short list, and [`GROWTH`] makes the list of a long scan long within a few steps.
@@ -93,6 +104,10 @@ pub const FIRST_LOOKAHEAD: usize = 2;
 /// with 2, 124 MiB, as fast (0.46-0.62 s against 0.65-0.67 s; stock 1.3-1.5 s), and the whole scan
 /// and the scan in a quarter cgroup take the same time.
 pub const GROWTH: usize = 2;
+
+/// Tells what the statement running on the file's connection says of the rows it reads
+/// ([`ScanPlanner::set_statement_probe`]).
+pub type StatementProbe = Box<dyn Fn() -> RowBound + Send>;
 
 /// One access-list entry: a byte offset in the database file and whether it is marked (an index leaf).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +123,9 @@ pub struct Entry {
 pub enum Plan {
     /// Replace the list (PF_SET).
     Set(Vec<Entry>),
+    /// Replace the list with the scan's whole remaining list, which it will read (PF_SET |
+    /// PF_WHOLE_LIST: libprefetch's window starts at 90% of the memory, without its slow start).
+    SetWhole(Vec<Entry>),
     /// Add to the end of the list (PF_APPEND): the scan's next stretch of leaves.
     Append(Vec<Entry>),
     /// Drop the list: the scan it described has ended.
@@ -120,6 +138,20 @@ pub enum Plan {
 struct IndexInfo {
     table_root: u32,
     leaves: Vec<IndexLeaf>,
+    /// Its table is much smaller than the memory and the device seek-bound: only a scan from the
+    /// first leaf is followed, listed to the end at once ([`ScanPlanner::set_seek_bound`]).
+    full_scans_only: bool,
+}
+
+/// A table's size against the memory available for caching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableSize {
+    /// Much larger than the memory: worth following.
+    Large,
+    /// Much smaller ([`SMALL_TABLE_SHARE`]).
+    Small,
+    /// About the memory's size ([`ABOUT_MEMORY`]).
+    AboutMemory,
 }
 
 /// Everything read from the file, dropped when the file changes.
@@ -153,6 +185,8 @@ struct Cache {
     table_reads_then: u64,
     /// The count of table reads when a covering scan was last counted.
     covering_counted: Option<u64>,
+    /// The index interior pages read lately, newest last (at most [`RECENT_INDEX_INTERIORS`]).
+    recent_index_interiors: VecDeque<u32>,
 }
 
 /// How far a scan of one index has got: the position of the leaf it was last seen on, the end of what
@@ -178,6 +212,10 @@ struct Scan {
     recheck_every: usize,
     /// The scan runs backwards (`ORDER BY ... DESC`).
     descending: bool,
+    /// The leaf the scan began at.
+    start: usize,
+    /// Listed to the index's end at once (a `SetWhole`), not in appended stretches.
+    whole: bool,
 }
 
 impl Scan {
@@ -200,6 +238,8 @@ impl Scan {
             recheck_at: 0,
             recheck_every: 1,
             descending: false,
+            start: pos,
+            whole: false,
         }
     }
 }
@@ -255,6 +295,10 @@ pub struct ScanPlanner {
     table_reads: u64,
     /// Bytes of memory available for caching (`None`: not known, every table is followed).
     memory: Option<u64>,
+    /// On a seek-bound device, what a far request costs in pages of transfer.
+    far_cost_pages: Option<u64>,
+    /// What the statement the connection is running says of the rows it reads (`None`: not known).
+    statement: Option<StatementProbe>,
     /// The last table leaves read, newest last (at most [`RECENT_TABLE_READS`]).
     recent_table_reads: VecDeque<u32>,
     decisions: Decisions,
@@ -276,6 +320,8 @@ impl ScanPlanner {
             active: None,
             handed_out: None,
             memory: None,
+            far_cost_pages: None,
+            statement: None,
             table_reads: 0,
             recent_table_reads: VecDeque::new(),
             decisions: Decisions::default(),
@@ -303,6 +349,37 @@ impl ScanPlanner {
     /// and [`ABOUT_MEMORY`]).
     pub fn set_memory(&mut self, bytes: u64) {
         self.memory = Some(bytes);
+    }
+
+    /// Tells the planner the file's device is seek-bound, a far request costing `far_cost_pages` pages
+    /// of transfer (`libprefetch::profile`). Then a scan of a table much smaller than the memory that
+    /// SQLite began at its index's first leaf (told from the index pages SQLite read, without a read of
+    /// its own that reaches the device), for a statement without `LIMIT` ([`Self::set_statement_probe`]),
+    /// is followed when fetching the whole table costs less than the lookups of the leaves read so far:
+    /// the table's pages times one page's transfer against those leaves' pages times a far request.
+    /// It is listed to the index's end in one sorted list sent whole, which libprefetch fetches in a
+    /// C-LOOK pass with infill (in short appended stretches, each its own small sweep of scattered
+    /// pages, the scan gained 1.15x). A statement with a `LIMIT`, or one whose bound is not known, is
+    /// left alone: listed to the end, a `LIMIT 1000` paid for sweeping the whole table (0.35x stock on
+    /// the emulated disk), and sweeps growing with what it read still cost it 0.75x. A scan that began
+    /// elsewhere (a range; a join's lookups) is left alone too: it may end anywhere, and what is listed
+    /// past its end costs a seek a page.
+    pub fn set_seek_bound(&mut self, far_cost_pages: u64) {
+        self.far_cost_pages = Some(far_cost_pages);
+    }
+
+    /// Gives the planner what tells the rows the statement running on the file's connection reads
+    /// ([`crate::statement::row_bound`]); asked only when a small table's scan from its index's first
+    /// leaf is to be followed on a seek-bound device. Without it such a scan is left alone.
+    pub fn set_statement_probe(&mut self, probe: StatementProbe) {
+        self.statement = Some(probe);
+    }
+
+    /// Whether the statement running reads to the end unless stopped (no `LIMIT` in it).
+    fn statement_unbounded(&self) -> bool {
+        self.statement
+            .as_ref()
+            .is_some_and(|probe| probe() == RowBound::Unbounded)
     }
 
     /// What the planner decided so far.
@@ -411,6 +488,13 @@ impl ScanPlanner {
         };
         if matches!(kind, PageKind::IndexLeaf | PageKind::IndexInterior) {
             self.note_root(page)?;
+        }
+        if kind == PageKind::IndexInterior {
+            let recent = &mut self.cache.recent_index_interiors;
+            if recent.len() == RECENT_INDEX_INTERIORS {
+                recent.pop_front();
+            }
+            recent.push_back(page);
         }
         match kind {
             PageKind::IndexLeaf => self.on_index_leaf(page),
@@ -582,7 +666,24 @@ impl ScanPlanner {
             ..scan
         };
         self.scans.insert(root, next);
+        if scan.whole {
+            return Ok(Plan::Keep);
+        }
         if run < MIN_LEAVES || pos < scan.recheck_at {
+            return Ok(Plan::Keep);
+        }
+        let full_scans_only = self
+            .cache
+            .indexes
+            .get(&root)
+            .is_some_and(|index| index.full_scans_only);
+        if full_scans_only && (scan.start != 0 || !self.statement_unbounded()) {
+            if !scan.left_alone {
+                self.decisions.table_size += 1;
+            }
+            if let Some(scan) = self.scans.get_mut(&root) {
+                scan.leave_alone();
+            }
             return Ok(Plan::Keep);
         }
         // Checked again now and then, as SQLite's reads may not all have been seen (the gate was closed).
@@ -598,29 +699,56 @@ impl ScanPlanner {
             return Ok(Plan::Keep);
         }
         self.decisions.followed += 1;
-        Ok(Plan::Set(self.list_from(root, pos)?))
+        let (entries, whole) = self.list_from(root, pos)?;
+        Ok(match whole {
+            true => Plan::SetWhole(entries),
+            false => Plan::Set(entries),
+        })
     }
 
-    /// Whether the rowid table rooted at `table_root` is neither much smaller than the memory available
-    /// nor about its size. Told from the file's size when the whole file is small, else from the table's
-    /// left-most path ([`TableMap::estimated_leaves`]); the rest of its map is read only for a scan that
-    /// is followed.
-    fn table_worth_following(&mut self, table_root: u32) -> ReadResult<bool> {
+    /// The size of the rowid table rooted at `table_root` against the memory available. Told from the
+    /// file's size when the whole file is small, else from the table's left-most path
+    /// ([`TableMap::estimated_leaves`]); the rest of its map is read only for a scan that is followed.
+    fn table_size(&mut self, table_root: u32) -> ReadResult<TableSize> {
         let Some(memory) = self.memory else {
-            return Ok(true);
+            return Ok(TableSize::Large);
         };
         let page_size = u64::from(opened(&self.db)?.header().page_size);
         let file_bytes = u64::from(opened(&self.db)?.page_count()) * page_size;
         let small = |bytes: u64| bytes.saturating_mul(SMALL_TABLE_SHARE) < memory;
         if small(file_bytes) {
-            return Ok(false);
+            return Ok(TableSize::Small);
         }
         let map = table_map(&mut self.cache.tables, opened(&self.db)?, table_root)?;
         let bytes = map.estimated_leaves() * page_size;
         let (low, high) = ABOUT_MEMORY;
-        let small = small(bytes);
-        let about_memory = bytes.saturating_mul(2) >= memory * low && bytes < memory * high;
-        Ok(!small && !about_memory)
+        Ok(if small(bytes) {
+            TableSize::Small
+        } else if bytes.saturating_mul(2) >= memory * low && bytes < memory * high {
+            TableSize::AboutMemory
+        } else {
+            TableSize::Large
+        })
+    }
+
+    /// Whether a leaf waiting to be placed is the first leaf of the index rooted at `root`, told by
+    /// walking the index's left edge through the interior pages SQLite read lately only (they are in
+    /// the page cache, so the walk's reads never reach the device): a scan that SQLite began there
+    /// descended that edge.
+    fn began_at_first_leaf(&self, root: u32) -> ReadResult<bool> {
+        let db = opened(&self.db)?;
+        let mut page = root;
+        for _ in 0..MAX_DEPTH {
+            if !self.cache.recent_index_interiors.contains(&page) {
+                return Ok(false);
+            }
+            match db.leftmost_child(page)? {
+                Some(child) if self.cache.unknown_leaves.contains(&child) => return Ok(true),
+                Some(child) => page = child,
+                None => return Ok(false),
+            }
+        }
+        Ok(false)
     }
 
     /// Whether the table leaves read lately hold at least one in [`SPARSE_LOOKUPS`] of the pages that
@@ -657,6 +785,9 @@ impl ScanPlanner {
         let Some(&scan) = self.scans.get(&root) else {
             return Ok(Plan::Keep);
         };
+        if scan.whole {
+            return Ok(Plan::Keep);
+        }
         let (mut entries, end) = self.list_leaves(root, pos, scan.listed_end, scan.lookahead)?;
         let skip = scan.listed_into_leaf.min(entries.len());
         entries.drain(..skip);
@@ -689,20 +820,48 @@ impl ScanPlanner {
         })
     }
 
-    /// A new list for the scan of index `root` from leaf `pos`: [`FIRST_LOOKAHEAD`] leaves.
-    fn list_from(&mut self, root: u32, pos: usize) -> ReadResult<Vec<Entry>> {
-        let (entries, end) = self.list_leaves(root, pos, pos, FIRST_LOOKAHEAD)?;
+    /// A new list for the scan of index `root` from leaf `pos`: [`FIRST_LOOKAHEAD`] leaves, or all of
+    /// them to the index's end where fetching the whole table pays ([`ScanPlanner::whole_table_pays`];
+    /// then true).
+    fn list_from(&mut self, root: u32, pos: usize) -> ReadResult<(Vec<Entry>, bool)> {
+        let whole = self.whole_table_pays(root, pos)?;
         let before = self.scans.get(&root).copied().unwrap_or(Scan::at(pos));
+        let count = match whole {
+            true => usize::MAX,
+            false => FIRST_LOOKAHEAD,
+        };
+        let (entries, end) = self.list_leaves(root, pos, pos, count)?;
         let next = Scan {
             pos,
             listed_end: end.max(pos + 1),
             lookahead: FIRST_LOOKAHEAD.saturating_mul(GROWTH),
             listed_into_leaf: 0,
+            whole,
             ..before
         };
         self.scans.insert(root, next);
         self.active = Some(root);
-        Ok(entries)
+        Ok((entries, whole))
+    }
+
+    /// Whether the scan of index `root`, at leaf `pos`, is one of a small table on a seek-bound device
+    /// ([`ScanPlanner::set_seek_bound`]) whose table's pages, each one page's transfer, cost less than
+    /// the table pages its leaves up to `pos` looked up, each a far request.
+    fn whole_table_pays(&mut self, root: u32, pos: usize) -> ReadResult<bool> {
+        let (Some(far_cost), Some(index)) = (self.far_cost_pages, self.cache.indexes.get(&root))
+        else {
+            return Ok(false);
+        };
+        if !index.full_scans_only {
+            return Ok(false);
+        }
+        let db = opened(&self.db)?;
+        let map = table_map(&mut self.cache.tables, db, index.table_root)?;
+        let mut looked_up = 0u64;
+        for leaf in &index.leaves[..=pos.min(index.leaves.len() - 1)] {
+            looked_up += table_pages_of(db, map, leaf)?.len() as u64;
+        }
+        Ok(map.estimated_leaves() <= looked_up.saturating_mul(far_cost))
     }
 
     /// Lists up to `count` leaves of index `root` from leaf `from`, each (marked) followed by the table
@@ -793,11 +952,21 @@ impl ScanPlanner {
             self.decisions.without_rowid += 1;
             return Ok(());
         };
-        if !self.table_worth_following(table_root)? {
-            // Its leaves stay unplaced: no scan of this index is tracked or listed.
-            self.decisions.table_size += 1;
-            return Ok(());
-        }
+        let full_scans_only = match self.table_size(table_root)? {
+            TableSize::Large => false,
+            TableSize::Small
+                if self.far_cost_pages.is_some()
+                    && self.began_at_first_leaf(root)?
+                    && self.statement_unbounded() =>
+            {
+                true
+            }
+            _ => {
+                // Its leaves stay unplaced: no scan of this index is tracked or listed.
+                self.decisions.table_size += 1;
+                return Ok(());
+            }
+        };
         let IndexTree { leaves, interiors } = opened(&self.db)?.index_tree(root)?;
         self.decisions.indexes_read += 1;
         self.cache.index_interiors.extend(interiors);
@@ -805,9 +974,14 @@ impl ScanPlanner {
         for (pos, leaf) in leaves.iter().enumerate() {
             self.cache.leaf_at.insert(leaf.page, (root, pos));
         }
-        self.cache
-            .indexes
-            .insert(root, IndexInfo { table_root, leaves });
+        self.cache.indexes.insert(
+            root,
+            IndexInfo {
+                table_root,
+                leaves,
+                full_scans_only,
+            },
+        );
         Ok(())
     }
 

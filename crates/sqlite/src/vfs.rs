@@ -64,6 +64,7 @@ use rusqlite::ffi::{
 };
 
 use crate::api::ApiRoutines;
+use crate::connection::{reading, Connection};
 use crate::feed::Tracked;
 
 /// Name under which the VFS is registered (`file:DB?vfs=prefetch`).
@@ -337,6 +338,27 @@ unsafe extern "C" fn shim_read(
 ) -> c_int {
     // SAFETY: SQLite calls xRead only on files opened by shim_open.
     let tracked = unsafe { parts(file) }.2;
+    match tracked {
+        // SAFETY: as above.
+        Some(t) => reading(t.connection(), || unsafe {
+            read(file, tracked, buf, amount, offset)
+        }),
+        // SAFETY: as above.
+        None => unsafe { read(file, tracked, buf, amount, offset) },
+    }
+}
+
+/// `xRead`, with `tracked` told of the read.
+///
+/// # Safety
+/// As `shim_read`.
+unsafe fn read(
+    file: *mut sqlite3_file,
+    tracked: Option<&'static Tracked>,
+    buf: *mut c_void,
+    amount: c_int,
+    offset: sqlite3_int64,
+) -> c_int {
     let look_after = tracked.is_some_and(|tracked| tracked.note_read(offset, amount));
     let rc = forward!(1, file, xRead, SQLITE_IOERR, buf, amount, offset);
     if let (true, SQLITE_OK, Some(tracked), Ok(len)) =
@@ -492,6 +514,10 @@ unsafe extern "C" fn shim_shm_lock(
     // SAFETY: as in shim_read.
     if let (SQLITE_OK, (_, _, Some(tracked))) = (rc, unsafe { parts(file) }) {
         tracked.wal_lock();
+        let read_locks = WAL_READ_LOCK..WAL_READ_LOCK + WAL_NREADER;
+        if flags & SQLITE_SHM_UNLOCK != 0 && read_locks.contains(&offset) {
+            tracked.read_ended();
+        }
         if offset == WAL_WRITE_LOCK {
             let exclusive = SQLITE_SHM_LOCK | SQLITE_SHM_EXCLUSIVE;
             if flags & exclusive == exclusive {
@@ -506,6 +532,10 @@ unsafe extern "C" fn shim_shm_lock(
 
 /// The WAL-index lock slot of the WAL writer (wal.c, WAL_WRITE_LOCK).
 const WAL_WRITE_LOCK: c_int = 0;
+/// The first WAL-index lock slot of the readers, and how many there are (wal.c, WAL_READ_LOCK(0) and
+/// WAL_NREADER): a reader releases its slot when its read transaction ends.
+const WAL_READ_LOCK: c_int = 3;
+const WAL_NREADER: c_int = 5;
 
 unsafe extern "C" fn shim_shm_barrier(file: *mut sqlite3_file) {
     forward!(2, file, xShmBarrier, ())
@@ -536,4 +566,21 @@ unsafe extern "C" fn shim_unfetch(
     page: *mut c_void,
 ) -> c_int {
     forward!(3, file, xUnfetch, SQLITE_OK, offset, page)
+}
+
+/// The connection record of `file` if it is a tracked main database file of this VFS.
+///
+/// # Safety
+/// `file` is null or an open `sqlite3_file`.
+pub unsafe fn connection_of(file: *mut sqlite3_file) -> Option<&'static Connection> {
+    // SAFETY: an open file of this VFS starts with a `ShimFile` (its methods say so).
+    unsafe {
+        let file = file.as_ref()?;
+        if !ptr::eq(file.pMethods, &SHIM_METHODS) {
+            return None;
+        }
+        parts(ptr::from_ref(file).cast_mut())
+            .2
+            .map(Tracked::connection)
+    }
 }

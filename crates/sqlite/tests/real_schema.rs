@@ -98,8 +98,18 @@ fn stats_for(db: &Path, sql: &str) -> String {
 
 /// [`stats_for`] with the memory capped at `memory` instead.
 fn stats_with_memory(db: &Path, sql: &str, memory: &str) -> String {
+    stats_on_device(db, sql, memory, None)
+}
+
+/// [`stats_with_memory`] with libprefetch's stored device profiles taken from `profiles` (its
+/// `XDG_CACHE_HOME`) if given.
+fn stats_on_device(db: &Path, sql: &str, memory: &str, profiles: Option<&Path>) -> String {
     evict(db);
-    let out = Command::new("sqlite3")
+    let mut shell = Command::new("sqlite3");
+    if let Some(dir) = profiles {
+        shell.env("XDG_CACHE_HOME", dir);
+    }
+    let out = shell
         .arg("-cmd")
         .arg(format!(".load {}", extension().display()))
         .arg("-cmd")
@@ -242,4 +252,139 @@ fn descending_scans_with_and_without_limit_are_left_alone_and_advise_nothing() {
     let limit = stats_for(&db, "SELECT * FROM chars ORDER BY name DESC LIMIT 20");
     assert_eq!(number(&limit, "pages advised"), 0, "{limit}");
     assert_eq!(number(&limit, "index structures read"), 0, "{limit}");
+}
+
+/// Stores, under `cache` (an `XDG_CACHE_HOME`), a 7200 RPM disk's profile (the emulated disk's model:
+/// a far request 12.7 ms, 95 MB/s) for the device holding `file`.
+fn store_seek_bound_profile(cache: &Path, file: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(file).unwrap().dev();
+    let dir = cache.join("libprefetch/devices");
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = format!("{}:{}", libc::major(dev), libc::minor(dev));
+    let profile =
+        "request_seconds 0.0127\nnear_request_seconds 0.0002\nbytes_per_second 95000000\n";
+    std::fs::write(dir.join(name), profile).unwrap();
+}
+
+/// The unicode database in journal mode `journal`, built in `dir`, and an `XDG_CACHE_HOME` that holds a
+/// 7200 RPM disk's profile for its device.
+fn on_seek_bound_device(dir: &Path, journal: &str) -> (PathBuf, PathBuf) {
+    let db = build(dir, "unicode", journal);
+    let profiles = dir.join("cache");
+    store_seek_bound_profile(&profiles, &db);
+    (db, profiles)
+}
+
+/// On a seek-bound device a table much smaller than the memory is followed by a full scan only: the
+/// scan from the index's first leaf is listed whole (one round ahead of it), while a range through an
+/// index and the range joined to the table advise nothing and read no index structure; without the
+/// device's profile the full scan is left alone as well.
+#[test]
+fn on_a_seek_bound_device_a_small_tables_full_scan_is_followed_and_its_ranges_are_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, profiles) = on_seek_bound_device(dir.path(), "delete");
+    let q = queries("unicode");
+    let ample = "64G";
+    let full = stats_on_device(&db, &q[0], ample, Some(&profiles));
+    assert_eq!(number(&full, "scans followed"), 1, "{full}");
+    assert!(number(&full, "pages advised") > 100, "{full}");
+    assert!(number(&full, "rounds") >= 1, "{full}");
+    for range in [&q[4], &q[5]] {
+        let stats = stats_on_device(&db, range, ample, Some(&profiles));
+        assert_eq!(number(&stats, "pages advised"), 0, "{range}: {stats}");
+        assert_eq!(
+            number(&stats, "index structures read"),
+            0,
+            "{range}: {stats}"
+        );
+    }
+    let elsewhere = stats_on_device(&db, &q[0], ample, None);
+    assert_eq!(number(&elsewhere, "pages advised"), 0, "{elsewhere}");
+    assert_eq!(number(&elsewhere, "scans followed"), 0, "{elsewhere}");
+}
+
+/// On the same seek-bound device, the full scan with a `LIMIT` (as a literal, with an offset, or as
+/// large as the table) is left alone: no page advised, no index structure read, whatever the limit.
+/// The statement running is read from the connection, not guessed from the reads (the full scan
+/// without `LIMIT` is followed: the test above).
+#[test]
+fn on_a_seek_bound_device_a_limit_scan_advises_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, profiles) = on_seek_bound_device(dir.path(), "delete");
+    let full = &queries("unicode")[0];
+    for limit in [
+        "LIMIT 1000",
+        "LIMIT 5000",
+        "LIMIT 1000 OFFSET 3000",
+        "LIMIT 100000",
+    ] {
+        let sql = format!("{full} {limit}");
+        let stats = stats_on_device(&db, &sql, "64G", Some(&profiles));
+        assert_eq!(number(&stats, "pages advised"), 0, "{sql}: {stats}");
+        assert_eq!(number(&stats, "index structures read"), 0, "{sql}: {stats}");
+        assert_eq!(number(&stats, "scans followed"), 0, "{sql}: {stats}");
+    }
+}
+
+/// Runs the full scan of unicode's `chars` from Python on the same seek-bound device, cold: the rows
+/// of a cursor closed after 3,000 rows, then of the scan with `LIMIT 1000` and without, then a count on
+/// the same connection; prints them as `repr`s, one line each. With `ext`, the extension is loaded first (through
+/// ctypes, into the module's own libsqlite3), so its VFS opens the file.
+const CURSORS: &str = r#"
+import ctypes, sqlite3, sys
+db, ext = sys.argv[1], sys.argv[2]
+if ext:
+    lib = ctypes.CDLL("libsqlite3.so.0")
+    handle = ctypes.c_void_p()
+    assert lib.sqlite3_open(b":memory:", ctypes.byref(handle)) == 0
+    assert lib.sqlite3_enable_load_extension(handle, 1) == 0
+    assert lib.sqlite3_load_extension(handle, ext.encode(), None, None) == 0
+con = sqlite3.connect(db)
+full = "SELECT * FROM chars ORDER BY name"
+cur = con.execute(full)
+print(repr(cur.fetchmany(3000)))
+cur.close()
+print(repr(con.execute(full + " LIMIT 1000").fetchall()))
+print(repr(con.execute(full).fetchall()))
+print(repr(con.execute("SELECT count(*), sum(code) FROM chars").fetchall()))
+con.close()
+"#;
+
+/// On a seek-bound device, in rollback and WAL mode: a cursor closed after 3,000 rows (a statement
+/// without `LIMIT`: listed whole, its list dropped when the read transaction ends), the `LIMIT 1000`
+/// and the full scan after it (their pages cached by then) return the rows stock SQLite returns, and
+/// so does the statement after them; the extension followed the first scan only.
+#[test]
+fn on_a_seek_bound_device_full_limit_and_closed_early_scans_return_identical_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    for journal in ["delete", "wal"] {
+        let (db, profiles) = on_seek_bound_device(dir.path(), journal);
+        let run = |ext: &str| {
+            evict(&db);
+            let out = Command::new("python3")
+                .args(["-c", CURSORS, db.to_str().unwrap(), ext])
+                .env("XDG_CACHE_HOME", &profiles)
+                .env(STATS_ENV, "1")
+                .env(MAX_MEMORY.0, "64G")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            (String::from_utf8(out.stdout).unwrap(), stderr)
+        };
+        let (stock, _) = run("");
+        let (with, stats) = run(extension().to_str().unwrap());
+        assert_eq!(stock.lines().count(), 4, "{journal}");
+        assert!(stock == with, "{journal}: rows differ");
+        let line = stats
+            .lines()
+            .find(|l| l.contains("database closed"))
+            .unwrap_or_else(|| panic!("{journal}: no statistics: {stats}"));
+        assert_eq!(number(line, "scans followed"), 1, "{journal}: {line}");
+    }
 }

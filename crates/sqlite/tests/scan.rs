@@ -9,6 +9,7 @@ use std::path::Path;
 use prefetch_sqlite::btree::{Database, IndexLeaf};
 use prefetch_sqlite::gen::{generate, GenOptions, PAGE_SIZE};
 use prefetch_sqlite::scan::{Entry, Plan, ScanPlanner, FIRST_LOOKAHEAD, GROWTH, MIN_LEAVES};
+use prefetch_sqlite::statement::RowBound;
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -425,4 +426,108 @@ fn a_small_table_is_left_alone() {
     let at = MIN_LEAVES - 1;
     let expected_list = Plan::Set(expected(&f, &f.leaves[at..at + FIRST_LOOKAHEAD], true));
     assert_eq!(decide(None), (expected_list, 0));
+}
+
+/// SQLite's reads of the zip index's left edge, root first, down to (not including) its first leaf.
+fn read_left_edge(p: &mut ScanPlanner, f: &Fixture) {
+    let mut page = f.root;
+    while let Some(child) = f.db.leftmost_child(page).unwrap() {
+        assert_eq!(p.plan(None, offset(page)), Plan::Keep);
+        page = child;
+    }
+    assert_eq!(page, f.leaves[0].page);
+}
+
+/// A planner on a seek-bound device (a far request costing `far_cost_pages`), with plenty of memory,
+/// whose statement running says `bound` of its rows (`None`: no statement probe).
+fn seek_bound_planner(f: &Fixture, far_cost_pages: u64, bound: Option<RowBound>) -> ScanPlanner {
+    let mut p = planner(&f.path);
+    p.set_memory(1 << 40);
+    p.set_seek_bound(far_cost_pages);
+    if let Some(bound) = bound {
+        p.set_statement_probe(Box::new(move || bound));
+    }
+    p
+}
+
+/// SQLite's reads of a scan from the index's first leaf that stops after `stop` leaves: the plans that
+/// are not `Keep`, with the leaf each came at.
+fn scan_from_first_leaf(p: &mut ScanPlanner, f: &Fixture, stop: usize) -> Vec<(usize, Plan)> {
+    read_left_edge(p, f);
+    (0..stop)
+        .map(|i| (i, walk_leaf(p, f, i)))
+        .filter(|(_, plan)| *plan != Plan::Keep)
+        .collect()
+}
+
+/// On a seek-bound device a table much smaller than the memory is followed only by a scan that SQLite
+/// began at the index's first leaf (told from the interior pages it read on the way down) for a
+/// statement without `LIMIT`: at its MIN_LEAVES-th leaf, one `SetWhole` of every leaf from there to the
+/// index's end with its table pages, then nothing more. A range that begins elsewhere lists nothing and
+/// reads no index structure; nor does the full scan without the seek-bound device or without a
+/// statement known to be unbounded.
+#[test]
+fn on_a_seek_bound_device_an_unbounded_full_scan_is_listed_whole_and_a_range_not_at_all() {
+    let f = fixture(30_000);
+    let n = f.leaves.len();
+    let mut p = seek_bound_planner(&f, 300, Some(RowBound::Unbounded));
+    let at = MIN_LEAVES - 1;
+    let whole = Plan::SetWhole(expected(&f, &f.leaves[at..], true));
+    assert_eq!(scan_from_first_leaf(&mut p, &f, n), vec![(at, whole)]);
+    let d = p.decisions();
+    assert_eq!((d.followed, d.table_size, d.indexes_read), (1, 0, 1));
+
+    for bound in [None, Some(RowBound::Unknown)] {
+        let mut p = seek_bound_planner(&f, 300, bound);
+        assert_eq!(scan_from_first_leaf(&mut p, &f, n), vec![], "{bound:?}");
+        let d = p.decisions();
+        assert_eq!((d.followed, d.indexes_read), (0, 0), "{bound:?}");
+    }
+    let mut p = planner(&f.path);
+    p.set_memory(1 << 40);
+    p.set_statement_probe(Box::new(|| RowBound::Unbounded));
+    assert_eq!(scan_from_first_leaf(&mut p, &f, n), vec![]);
+    assert_eq!(p.decisions().table_size, 1);
+
+    // A range from leaf 3: SQLite descends to it, not along the left edge.
+    let mut p = seek_bound_planner(&f, 300, Some(RowBound::Unbounded));
+    assert_eq!(p.plan(None, offset(f.root)), Plan::Keep);
+    for i in 3..3 + 4 * MIN_LEAVES {
+        assert_eq!(walk_leaf(&mut p, &f, i), Plan::Keep, "leaf {i}");
+    }
+    let d = p.decisions();
+    assert_eq!((d.followed, d.table_size, d.indexes_read), (0, 1, 0));
+}
+
+/// A `LIMIT` scan from the first leaf, whatever its row count and however far it reads, issues no
+/// advice and reads no index structure on a seek-bound device.
+#[test]
+fn a_limit_scan_from_the_first_leaf_lists_nothing() {
+    let f = fixture(30_000);
+    let n = f.leaves.len();
+    for (rows, stop) in [(20, 1), (200, 2), (1000, 8), (5000, 40), (1_000_000, n)] {
+        let mut p = seek_bound_planner(&f, 300, Some(RowBound::Rows(rows)));
+        assert_eq!(
+            scan_from_first_leaf(&mut p, &f, stop),
+            vec![],
+            "LIMIT {rows}"
+        );
+        let d = p.decisions();
+        assert_eq!((d.followed, d.indexes_read), (0, 0), "LIMIT {rows}");
+    }
+}
+
+/// Where the table's pages cost more to fetch whole than the lookups of the leaves read so far (a far
+/// request of 1 page's transfer), a full scan on a seek-bound device is listed a stretch at a time.
+#[test]
+fn a_full_scan_on_a_barely_seek_bound_device_is_listed_a_stretch_at_a_time() {
+    let f = fixture(30_000);
+    let mut p = seek_bound_planner(&f, 1, Some(RowBound::Unbounded));
+    read_left_edge(&mut p, &f);
+    for i in 0..MIN_LEAVES - 1 {
+        assert_eq!(walk_leaf(&mut p, &f, i), Plan::Keep);
+    }
+    let at = MIN_LEAVES - 1;
+    let stretch = Plan::Set(expected(&f, &f.leaves[at..at + FIRST_LOOKAHEAD], true));
+    assert_eq!(walk_leaf(&mut p, &f, at), stretch);
 }
