@@ -1,7 +1,8 @@
 //! Disk models and request schedulers: one model, two worlds (the FUSE emulator and the simulator).
 //!
-//! Pure: no I/O, no clock. Time is passed in as an absolute [`Duration`](std::time::Duration) since an arbitrary epoch
-//! (the caller's start), so a model can track platter rotation and on-disk read-ahead from it.
+//! Pure: no I/O, no clock. Time is passed in as an absolute [`Duration`](std::time::Duration)
+//! since an arbitrary epoch (the caller's start), so a model can track platter rotation and
+//! on-disk read-ahead from it.
 //!
 //! # Contract for callers (emulator, simulator)
 //! * Build a model with [`model_from_name`] and a scheduler with [`scheduler_from_name`].
