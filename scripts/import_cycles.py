@@ -8,7 +8,9 @@ that starts with `crate::`, `super::` or `self::` (in `use` items, grouped or no
 is resolved to the file of the longest module prefix that exists; each such file is an edge.
 A strongly connected component of more than one file is an import circle, printed with its
 files; the exit status is 1 if there is one. A file's edge to its own submodules through
-`mod` declarations is not an import and is not counted.
+`mod` declarations is not an import and is not counted. Paths inside an inline module
+(`mod bench { use super::x; }`) are resolved from that module, so its `super::` is the file
+itself.
 
 With --strict, a path into a child module the file declares (`mod lines;` ... `lines::Lines`)
 counts too, as does the module a `pub use` names when another file names the item through it
@@ -93,6 +95,25 @@ def without_tests(code):
         i = j + 1
     out.append(code[i:])
     return "".join(out)
+
+
+def scopes(code, inner=()):
+    """(inline module path, its code) for the file's own code and each inline `mod name { .. }`
+    block in it, nested ones included; each block's text is left out of its parent's."""
+    out, outer, i = [], [], 0
+    for mark in re.finditer(r"\bmod\s+(\w+)\s*\{", code):
+        if mark.start() < i:
+            continue
+        outer.append(code[i : mark.start()])
+        j, depth = mark.end(), 1
+        while j < len(code) and depth:
+            depth += code[j] == "{"
+            depth -= code[j] == "}"
+            j += 1
+        out.extend(scopes(code[mark.end() : j - 1], inner + (mark.group(1),)))
+        i = j
+    outer.append(code[i:])
+    return [(inner, "".join(outer))] + out
 
 
 def expand_uses(code):
@@ -226,14 +247,18 @@ def main():
         src = Path(crate) / "src"
         files = module_files(src)
         codes = {m: without_tests(code_of(p.read_text())) for m, p in files.items()}
-        faces = {m: reexports(code) for m, code in codes.items()} if strict else {}
+        scoped = {m: scopes(code) for m, code in codes.items()}
+        faces = {m: reexports(s[0][1]) for m, s in scoped.items()} if strict else {}
         edges = {}
-        for module, code in codes.items():
+        for module, parts in scoped.items():
             # A file's own module: for foo.rs, `super::` is its parent.
-            if strict:
-                targets = {resolve_through(p, module, files, faces) for p in strict_paths(code)}
-            else:
-                targets = {resolve(p, module, files) for p in expand_uses(code)}
+            targets = set()
+            for inner, code in parts:
+                here = module + inner
+                if strict:
+                    targets |= {resolve_through(p, here, files, faces) for p in strict_paths(code)}
+                else:
+                    targets |= {resolve(p, here, files) for p in expand_uses(code)}
             edges[module] = {t for t in targets if t is not None and t != module}
         circles = cycles(edges)
         count = sum(len(e) for e in edges.values())
