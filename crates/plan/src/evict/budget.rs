@@ -14,13 +14,16 @@
 //! bits of page index, so a file's consecutive pages are adjacent blocks and DULO forms its
 //! sequences from file offsets.
 //!
+//! The pages held are kept as ranges ([`rangemap::RangeSet`]): a read of many pages is looked
+//! up and recorded in one step, and the order is told of its held and new runs of pages.
+//!
 //! Deviations: DULO's paper replaces the kernel's policy; here the kernel still evicts when
 //! its own memory runs short (a cgroup smaller than the budget), and only the pages the
 //! program read are counted (the kernel's read-ahead past them is not, until read).
 
 use std::ops::Range;
 
-use rustc_hash::FxHashSet;
+use rangemap::RangeSet;
 
 use super::{Block, Eviction};
 
@@ -53,7 +56,9 @@ pub struct BudgetStats {
 /// The pages read, within `capacity`, in an order's keeping.
 pub struct Budget {
     order: Box<dyn Eviction>,
-    cached: FxHashSet<Block>,
+    cached: RangeSet<Block>,
+    /// Pages in `cached`.
+    held: usize,
     capacity: usize,
     batch: usize,
     stats: BudgetStats,
@@ -65,7 +70,8 @@ impl Budget {
     pub fn new(order: Box<dyn Eviction>, capacity: usize, batch: usize) -> Budget {
         Budget {
             order,
-            cached: FxHashSet::default(),
+            cached: RangeSet::new(),
+            held: 0,
             capacity,
             batch: batch.min(capacity),
             stats: BudgetStats::default(),
@@ -75,29 +81,38 @@ impl Budget {
     /// The program reads `pages` (of one file, in order): returns the pages to drop, none of
     /// them in `pages`, sorted.
     pub fn read(&mut self, pages: Range<Block>) -> Vec<Block> {
-        for page in pages.clone() {
-            if self.cached.insert(page) {
-                self.order.insert(page, true);
-                self.stats.misses += 1;
-            } else {
-                self.order.hit(page);
-                self.stats.hits += 1;
-            }
+        if pages.is_empty() {
+            return Vec::new();
         }
-        if self.cached.len() <= self.capacity {
+        let mut at = pages.start;
+        for gap in self.cached.gaps(&pages) {
+            if at < gap.start {
+                self.order.hit_range(at..gap.start);
+                self.stats.hits += gap.start - at;
+            }
+            self.order.insert_range(gap.clone(), true);
+            self.stats.misses += gap.end - gap.start;
+            self.held += (gap.end - gap.start) as usize;
+            at = gap.end;
+        }
+        if at < pages.end {
+            self.order.hit_range(at..pages.end);
+            self.stats.hits += pages.end - at;
+        }
+        self.cached.insert(pages.clone());
+        if self.held <= self.capacity {
             return Vec::new();
         }
         let target = self.capacity - self.batch;
         let mut victims = Vec::new();
         let mut kept = Vec::new();
-        while self.cached.len() - kept.len() > target {
+        while self.held - victims.len() - kept.len() > target {
             let Some(victim) = self.order.evict() else {
                 break;
             };
             if pages.contains(&victim) {
                 kept.push(victim);
             } else {
-                self.cached.remove(&victim);
                 victims.push(victim);
             }
         }
@@ -105,9 +120,13 @@ impl Budget {
             self.order.insert(page, true);
         }
         self.stats.evicted += victims.len() as u64;
+        self.held -= victims.len();
         // A stable sort merges the ascending runs the order gives its victims in (DULO's
         // sequences); the blocks are distinct, so the result is the unstable sort's.
         victims.sort();
+        for run in victims.chunk_by(|a, b| a + 1 == *b) {
+            self.cached.remove(run[0]..run[run.len() - 1] + 1);
+        }
         victims
     }
 
@@ -118,12 +137,12 @@ impl Budget {
 
     /// Pages held.
     pub fn len(&self) -> usize {
-        self.cached.len()
+        self.held
     }
 
     /// True if no page is held.
     pub fn is_empty(&self) -> bool {
-        self.cached.is_empty()
+        self.held == 0
     }
 
     /// Hits, misses and evictions so far.
