@@ -35,6 +35,11 @@ pub fn block_of(file: u32, page: u64) -> Block {
     (u64::from(file) << PAGE_BITS) | page.min((1 << PAGE_BITS) - 1)
 }
 
+/// The page index of `block` within its file.
+pub fn page_of(block: Block) -> u64 {
+    block & ((1 << PAGE_BITS) - 1)
+}
+
 /// Pages a budget of `capacity` pages evicts beyond what it must once over it: 1/16 of the
 /// budget, at most 1,024 pages (4 MiB of 4 KiB pages), so that each advice drops a run and a
 /// pass of the reading thread over the budget is rare.
@@ -130,9 +135,17 @@ impl Budget {
         victims
     }
 
-    /// True if `page` is held.
-    pub fn holds(&self, page: Block) -> bool {
-        self.cached.contains(&page)
+    /// True if `pages` has a page held.
+    pub fn holds_any(&self, pages: Range<Block>) -> bool {
+        !pages.is_empty() && self.cached.overlaps(&pages)
+    }
+
+    /// The runs of `pages` not held, in order.
+    pub fn not_held(&self, pages: Range<Block>) -> Vec<Range<Block>> {
+        if pages.is_empty() {
+            return Vec::new();
+        }
+        self.cached.gaps(&pages).collect()
     }
 
     /// Pages held.
@@ -156,7 +169,7 @@ pub fn runs(sorted: &[Block]) -> Vec<(u32, Range<u64>)> {
     let mut out: Vec<(u32, Range<u64>)> = Vec::new();
     for &block in sorted {
         let file = (block >> PAGE_BITS) as u32;
-        let page = block & ((1 << PAGE_BITS) - 1);
+        let page = page_of(block);
         match out.last_mut() {
             Some((f, run)) if *f == file && run.end == page => run.end += 1,
             _ => out.push((file, page..page + 1)),
@@ -216,6 +229,20 @@ mod tests {
         assert_eq!(random_misses("drop-behind"), 16);
         assert_eq!(random_misses("lru"), 6 * 16);
         assert_eq!(random_misses("clock"), 6 * 16);
+    }
+
+    #[test]
+    fn held_and_not_held_runs_of_a_range() {
+        let mut b = budget("lru", 64, 8);
+        b.read(block_of(1, 4)..block_of(1, 6));
+        b.read(block_of(1, 9)..block_of(1, 10));
+        let not_held = b.not_held(block_of(1, 0)..block_of(1, 12));
+        let expected = [(0, 4), (6, 9), (10, 12)].map(|(s, e)| block_of(1, s)..block_of(1, e));
+        assert_eq!(not_held, expected);
+        assert!(b.holds_any(block_of(1, 5)..block_of(1, 9)));
+        assert!(!b.holds_any(block_of(1, 6)..block_of(1, 9)));
+        assert!(!b.holds_any(block_of(1, 5)..block_of(1, 5)));
+        assert!(b.not_held(block_of(1, 5)..block_of(1, 5)).is_empty());
     }
 
     #[test]
