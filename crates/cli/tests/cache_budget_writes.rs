@@ -228,3 +228,39 @@ fn output_written_through_stdio_is_counted_and_kept_within_the_budget() {
         pages + batches
     );
 }
+
+/// A program writing one character at a time (`putc`, a call, and `putc_unlocked`, which glibc
+/// expands inline and which calls `__overflow` only when the stream's buffer is full) has its
+/// output counted written as each full buffer is flushed, and kept within the budget, with
+/// the bytes it writes without the library.
+#[test]
+fn output_written_a_character_at_a_time_is_counted_and_kept_within_the_budget() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    let program = dir.path().join("putc_writer");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/putc_writer.c");
+    let built = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&program)
+        .arg(&source)
+        .status()
+        .expect("cc (a C compiler) must be installed");
+    assert!(built.success());
+    let size = FILE_BYTES.to_string();
+    let shell = format!("exec {} {size} > dst.bin", program.display());
+    let output = budgeted(dir.path(), &["sh", "-c", &shell]);
+    // Looked at before the output is read back here, which caches it.
+    let left = cached(&dir.path().join("dst.bin"));
+    let most = most_cached(&output.stderr);
+    assert!(left <= most, "dst.bin: {left} bytes cached, at most {most}");
+    let expected = Command::new(&program).arg(&size).output().unwrap();
+    let written = fs::read(dir.path().join("dst.bin")).unwrap();
+    assert!(written == expected.stdout, "the output differs");
+    let pages = FILE_BYTES / PAGE;
+    let batches = pages / batch_pages(BUDGET_PAGES) as u64 + 2;
+    let counted = count(&output.stderr, "written");
+    assert!(
+        (pages - 2..=pages + batches).contains(&counted),
+        "{counted} pages counted written, {pages} to {} expected",
+        pages + batches
+    );
+}
