@@ -231,6 +231,40 @@ mod tests {
         assert_eq!(random_misses("clock"), 6 * 16);
     }
 
+    proptest::proptest! {
+        /// The held ranges agree with a set of pages kept by hand: each read's hits are the
+        /// pages held before it, its victims are held pages outside it, and what is left held
+        /// is what `len` and `not_held` say, for every order.
+        #[test]
+        fn held_ranges_agree_with_a_set_of_pages(
+            policy in 0..crate::evict::POLICIES.len(),
+            capacity in 1usize..64,
+            reads in proptest::collection::vec((0u32..3, 0u64..200, 1u64..20), 1..200),
+        ) {
+            let mut b = budget(crate::evict::POLICIES[policy], capacity, capacity / 8);
+            let mut held = std::collections::BTreeSet::new();
+            for (file, start, len) in reads {
+                let pages = block_of(file, start)..block_of(file, start + len);
+                let hits = pages.clone().filter(|p| held.contains(p)).count() as u64;
+                let before = b.stats();
+                let victims = b.read(pages.clone());
+                proptest::prop_assert_eq!(b.stats().hits - before.hits, hits);
+                held.extend(pages.clone());
+                for victim in victims {
+                    proptest::prop_assert!(!pages.contains(&victim));
+                    proptest::prop_assert!(held.remove(&victim));
+                }
+                proptest::prop_assert_eq!(b.len(), held.len());
+                for f in 0..3 {
+                    let all = block_of(f, 0)..block_of(f, 220);
+                    let free: Vec<Block> = b.not_held(all.clone()).into_iter().flatten().collect();
+                    let expected: Vec<Block> = all.filter(|p| !held.contains(p)).collect();
+                    proptest::prop_assert_eq!(free, expected);
+                }
+            }
+        }
+    }
+
     #[test]
     fn held_and_not_held_runs_of_a_range() {
         let mut b = budget("lru", 64, 8);
