@@ -6,8 +6,9 @@
 //! as written at the descriptor's position (`libprefetch::note_written`, which adds them up
 //! and counts a batch at a time).
 //!
-//! Each calls the C library's function with the caller's exact arguments first and returns its
-//! result untouched; the budget is told only if one runs (one atomic load otherwise). The
+//! Each calls the C library's function with the caller's exact arguments (the block writes
+//! before telling, the character writes after a look at the buffer) and returns its result
+//! untouched; the budget is told only if one runs (one atomic load otherwise). The
 //! descriptor is read from glibc's `struct _IO_FILE` (`stdio.rs`), as the read interposers do.
 //!
 //! Characters written one at a time cost one call each (or none: glibc's headers expand
