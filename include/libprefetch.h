@@ -86,10 +86,12 @@
  * For the page-cache budget (LIBPREFETCH_CACHE_BUDGET), it interposes write,
  * pwrite, pwrite64, writev, pwritev, pwritev64, pwritev2, pwritev64v2,
  * copy_file_range, sendfile, sendfile64, splice, fwrite, fwrite_unlocked,
- * fputs, fputs_unlocked, lseek and lseek64 (the pages a program writes, and
- * those the kernel copies for it, count as its own; writes at the file
- * position are counted a batch at a time, and before the position moves);
- * without a budget each costs one atomic load.
+ * fputs, fputs_unlocked, fputc, putc, _IO_putc, fputc_unlocked,
+ * putc_unlocked, __overflow, lseek and lseek64 (the pages a program writes,
+ * and those the kernel copies for it, count as its own; writes at the file
+ * position are counted a batch at a time, and before the position moves;
+ * characters written one at a time are counted as their stream's full
+ * buffer is flushed); without a budget each costs one atomic load.
  *
  * The exported symbols carry the pf_ prefix.  The paper's own names
  * (register_client, request_prefetching, ...) are provided as static inline

@@ -17,6 +17,9 @@
 
 mod common;
 use common::library;
+#[path = "common/build_c.rs"]
+mod build_c;
+use build_c::build_c;
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -165,15 +168,7 @@ fn evict(path: &Path) {
 #[test]
 fn the_simulators_dulo_predicts_the_live_budgets_misses_from_a_recording() {
     let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
-    let program = dir.path().join("alternate");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/alternate.c");
-    let built = Command::new("cc")
-        .args(["-O2", "-o"])
-        .arg(&program)
-        .arg(&source)
-        .status()
-        .expect("cc (a C compiler) must be installed");
-    assert!(built.success());
+    let program = build_c("scripts/alternate.c", dir.path());
     let (seq, rand) = (dir.path().join("seq.bin"), dir.path().join("rand.bin"));
     cold_file(&seq, 16 << 20);
     cold_file(&rand, 64 << 20);

@@ -11,6 +11,9 @@
 
 mod common;
 use common::library;
+#[path = "common/build_c.rs"]
+mod build_c;
+use build_c::build_c;
 
 use std::fs;
 use std::io::Write;
@@ -81,6 +84,18 @@ fn count(stderr: &[u8], what: &str) -> u64 {
         .find_map(|part| part.trim().strip_suffix(what))
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no {what:?} in {line:?}"))
+}
+
+/// Asserts that the report in `stderr` counts the `pages` of output written, up to two fewer
+/// (the stream's last partial buffer) or one more per batch.
+fn counted_written(stderr: &[u8], pages: u64) {
+    let batches = pages / batch_pages(BUDGET_PAGES) as u64 + 2;
+    let counted = count(stderr, "written");
+    assert!(
+        (pages - 2..=pages + batches).contains(&counted),
+        "{counted} pages counted written, {pages} to {} expected",
+        pages + batches
+    );
 }
 
 /// Most bytes of one file a copy may leave cached: the budget, a batch, a 2 MiB folio, and
@@ -219,12 +234,26 @@ fn output_written_through_stdio_is_counted_and_kept_within_the_budget() {
         .expect("base64 must be installed");
     let written = fs::read(dir.path().join("dst.b64")).unwrap();
     assert!(written == expected.stdout, "the output differs");
-    let pages = (written.len() as u64).div_ceil(PAGE);
-    let batches = pages / batch_pages(BUDGET_PAGES) as u64 + 2;
-    let counted = count(&output.stderr, "written");
-    assert!(
-        (pages - 2..=pages + batches).contains(&counted),
-        "{counted} pages counted written, {pages} to {} expected",
-        pages + batches
-    );
+    counted_written(&output.stderr, (written.len() as u64).div_ceil(PAGE));
+}
+
+/// A program writing one character at a time (`putc`, a call, and `putc_unlocked`, which glibc
+/// expands inline and which calls `__overflow` only when the stream's buffer is full) has its
+/// output counted written as each full buffer is flushed, and kept within the budget, with
+/// the bytes it writes without the library.
+#[test]
+fn output_written_a_character_at_a_time_is_counted_and_kept_within_the_budget() {
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temporary directory");
+    let program = build_c("crates/cli/tests/programs/putc_writer.c", dir.path());
+    let size = FILE_BYTES.to_string();
+    let shell = format!("exec {} {size} > dst.bin", program.display());
+    let output = budgeted(dir.path(), &["sh", "-c", &shell]);
+    // Looked at before the output is read back here, which caches it.
+    let left = cached(&dir.path().join("dst.bin"));
+    let most = most_cached(&output.stderr);
+    assert!(left <= most, "dst.bin: {left} bytes cached, at most {most}");
+    let expected = Command::new(&program).arg(&size).output().unwrap();
+    let written = fs::read(dir.path().join("dst.bin")).unwrap();
+    assert!(written == expected.stdout, "the output differs");
+    counted_written(&output.stderr, FILE_BYTES / PAGE);
 }

@@ -55,7 +55,7 @@ use std::ops::Range;
 use std::os::fd::RawFd;
 use std::sync::{Mutex, OnceLock};
 
-use plan::evict::budget::{batch_pages, block_of, runs, Budget};
+use plan::evict::budget::{batch_pages, block_of, page_of, runs, Budget};
 use plan::evict::Block;
 
 use crate::cache_budget_closed::{drop_runs, path_of, ClosedRun};
@@ -365,17 +365,9 @@ impl State {
         let taken: Vec<_> = self.dirty.drain(..self.dirty.len().min(RETRIES)).collect();
         let mut parts = Vec::new();
         for (number, chunk) in taken {
-            let mut start = None;
-            for page in chunk.start..=chunk.end {
-                let held = page == chunk.end || self.budget.holds(block_of(number, page));
-                match (held, start) {
-                    (false, None) => start = Some(page),
-                    (true, Some(from)) => {
-                        parts.push((number, from..page));
-                        start = None;
-                    }
-                    _ => {}
-                }
+            let blocks = block_of(number, chunk.start)..block_of(number, chunk.end);
+            for gap in self.budget.not_held(blocks) {
+                parts.push((number, page_of(gap.start)..page_of(gap.end)));
             }
         }
         parts
@@ -452,9 +444,9 @@ impl State {
     fn folio_widened(&self, number: u32, run: Range<u64>, read_end: u64) -> Range<u64> {
         let folio = FOLIO_BYTES / self.page_size;
         let free = |pages: Range<u64>| {
-            !pages
-                .into_iter()
-                .any(|p| self.budget.holds(block_of(number, p)))
+            !self
+                .budget
+                .holds_any(block_of(number, pages.start)..block_of(number, pages.end))
         };
         let floor = run.start / folio * folio;
         let ceiling = run.end.div_ceil(folio) * folio;

@@ -14,13 +14,16 @@
 //! bits of page index, so a file's consecutive pages are adjacent blocks and DULO forms its
 //! sequences from file offsets.
 //!
+//! The pages held are kept as ranges ([`rangemap::RangeSet`]): a read of many pages is looked
+//! up and recorded in one step, and the order is told of its held and new runs of pages.
+//!
 //! Deviations: DULO's paper replaces the kernel's policy; here the kernel still evicts when
 //! its own memory runs short (a cgroup smaller than the budget), and only the pages the
 //! program read are counted (the kernel's read-ahead past them is not, until read).
 
 use std::ops::Range;
 
-use rustc_hash::FxHashSet;
+use rangemap::RangeSet;
 
 use super::{Block, Eviction};
 
@@ -30,6 +33,11 @@ pub const PAGE_BITS: u32 = 40;
 /// The block of page `page` of file number `file` (pages past 2^40 share the last block).
 pub fn block_of(file: u32, page: u64) -> Block {
     (u64::from(file) << PAGE_BITS) | page.min((1 << PAGE_BITS) - 1)
+}
+
+/// The page index of `block` within its file.
+pub fn page_of(block: Block) -> u64 {
+    block & ((1 << PAGE_BITS) - 1)
 }
 
 /// Pages a budget of `capacity` pages evicts beyond what it must once over it: 1/16 of the
@@ -53,7 +61,9 @@ pub struct BudgetStats {
 /// The pages read, within `capacity`, in an order's keeping.
 pub struct Budget {
     order: Box<dyn Eviction>,
-    cached: FxHashSet<Block>,
+    cached: RangeSet<Block>,
+    /// Pages in `cached`.
+    held: usize,
     capacity: usize,
     batch: usize,
     stats: BudgetStats,
@@ -65,7 +75,8 @@ impl Budget {
     pub fn new(order: Box<dyn Eviction>, capacity: usize, batch: usize) -> Budget {
         Budget {
             order,
-            cached: FxHashSet::default(),
+            cached: RangeSet::new(),
+            held: 0,
             capacity,
             batch: batch.min(capacity),
             stats: BudgetStats::default(),
@@ -75,29 +86,38 @@ impl Budget {
     /// The program reads `pages` (of one file, in order): returns the pages to drop, none of
     /// them in `pages`, sorted.
     pub fn read(&mut self, pages: Range<Block>) -> Vec<Block> {
-        for page in pages.clone() {
-            if self.cached.insert(page) {
-                self.order.insert(page, true);
-                self.stats.misses += 1;
-            } else {
-                self.order.hit(page);
-                self.stats.hits += 1;
-            }
+        if pages.is_empty() {
+            return Vec::new();
         }
-        if self.cached.len() <= self.capacity {
+        let mut at = pages.start;
+        for gap in self.cached.gaps(&pages) {
+            if at < gap.start {
+                self.order.hit_range(at..gap.start);
+                self.stats.hits += gap.start - at;
+            }
+            self.order.insert_range(gap.clone(), true);
+            self.stats.misses += gap.end - gap.start;
+            self.held += (gap.end - gap.start) as usize;
+            at = gap.end;
+        }
+        if at < pages.end {
+            self.order.hit_range(at..pages.end);
+            self.stats.hits += pages.end - at;
+        }
+        self.cached.insert(pages.clone());
+        if self.held <= self.capacity {
             return Vec::new();
         }
         let target = self.capacity - self.batch;
         let mut victims = Vec::new();
         let mut kept = Vec::new();
-        while self.cached.len() - kept.len() > target {
+        while self.held - victims.len() - kept.len() > target {
             let Some(victim) = self.order.evict() else {
                 break;
             };
             if pages.contains(&victim) {
                 kept.push(victim);
             } else {
-                self.cached.remove(&victim);
                 victims.push(victim);
             }
         }
@@ -105,25 +125,37 @@ impl Budget {
             self.order.insert(page, true);
         }
         self.stats.evicted += victims.len() as u64;
+        self.held -= victims.len();
         // A stable sort merges the ascending runs the order gives its victims in (DULO's
         // sequences); the blocks are distinct, so the result is the unstable sort's.
         victims.sort();
+        for run in victims.chunk_by(|a, b| a + 1 == *b) {
+            self.cached.remove(run[0]..run[run.len() - 1] + 1);
+        }
         victims
     }
 
-    /// True if `page` is held.
-    pub fn holds(&self, page: Block) -> bool {
-        self.cached.contains(&page)
+    /// True if `pages` has a page held.
+    pub fn holds_any(&self, pages: Range<Block>) -> bool {
+        !pages.is_empty() && self.cached.overlaps(&pages)
+    }
+
+    /// The runs of `pages` not held, in order.
+    pub fn not_held(&self, pages: Range<Block>) -> Vec<Range<Block>> {
+        if pages.is_empty() {
+            return Vec::new();
+        }
+        self.cached.gaps(&pages).collect()
     }
 
     /// Pages held.
     pub fn len(&self) -> usize {
-        self.cached.len()
+        self.held
     }
 
     /// True if no page is held.
     pub fn is_empty(&self) -> bool {
-        self.cached.is_empty()
+        self.held == 0
     }
 
     /// Hits, misses and evictions so far.
@@ -137,7 +169,7 @@ pub fn runs(sorted: &[Block]) -> Vec<(u32, Range<u64>)> {
     let mut out: Vec<(u32, Range<u64>)> = Vec::new();
     for &block in sorted {
         let file = (block >> PAGE_BITS) as u32;
-        let page = block & ((1 << PAGE_BITS) - 1);
+        let page = page_of(block);
         match out.last_mut() {
             Some((f, run)) if *f == file && run.end == page => run.end += 1,
             _ => out.push((file, page..page + 1)),
@@ -197,6 +229,54 @@ mod tests {
         assert_eq!(random_misses("drop-behind"), 16);
         assert_eq!(random_misses("lru"), 6 * 16);
         assert_eq!(random_misses("clock"), 6 * 16);
+    }
+
+    proptest::proptest! {
+        /// The held ranges agree with a set of pages kept by hand: each read's hits are the
+        /// pages held before it, its victims are held pages outside it, and what is left held
+        /// is what `len` and `not_held` say, for every order.
+        #[test]
+        fn held_ranges_agree_with_a_set_of_pages(
+            policy in 0..crate::evict::POLICIES.len(),
+            capacity in 1usize..64,
+            reads in proptest::collection::vec((0u32..3, 0u64..200, 1u64..20), 1..200),
+        ) {
+            let mut b = budget(crate::evict::POLICIES[policy], capacity, capacity / 8);
+            let mut held = std::collections::BTreeSet::new();
+            for (file, start, len) in reads {
+                let pages = block_of(file, start)..block_of(file, start + len);
+                let hits = pages.clone().filter(|p| held.contains(p)).count() as u64;
+                let before = b.stats();
+                let victims = b.read(pages.clone());
+                proptest::prop_assert_eq!(b.stats().hits - before.hits, hits);
+                held.extend(pages.clone());
+                for victim in victims {
+                    proptest::prop_assert!(!pages.contains(&victim));
+                    proptest::prop_assert!(held.remove(&victim));
+                }
+                proptest::prop_assert_eq!(b.len(), held.len());
+                for f in 0..3 {
+                    let all = block_of(f, 0)..block_of(f, 220);
+                    let free: Vec<Block> = b.not_held(all.clone()).into_iter().flatten().collect();
+                    let expected: Vec<Block> = all.filter(|p| !held.contains(p)).collect();
+                    proptest::prop_assert_eq!(free, expected);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn held_and_not_held_runs_of_a_range() {
+        let mut b = budget("lru", 64, 8);
+        b.read(block_of(1, 4)..block_of(1, 6));
+        b.read(block_of(1, 9)..block_of(1, 10));
+        let not_held = b.not_held(block_of(1, 0)..block_of(1, 12));
+        let expected = [(0, 4), (6, 9), (10, 12)].map(|(s, e)| block_of(1, s)..block_of(1, e));
+        assert_eq!(not_held, expected);
+        assert!(b.holds_any(block_of(1, 5)..block_of(1, 9)));
+        assert!(!b.holds_any(block_of(1, 6)..block_of(1, 9)));
+        assert!(!b.holds_any(block_of(1, 5)..block_of(1, 5)));
+        assert!(b.not_held(block_of(1, 5)..block_of(1, 5)).is_empty());
     }
 
     #[test]

@@ -49,13 +49,17 @@
 //! * Blocks are numbers whose neighbours on disk are one apart: disk blocks in the simulator,
 //!   file pages under a per-file prefix in the live budget (file offsets stand in for physical
 //!   extents there).
+//! * The young flags are kept as ranges of blocks ([`rangemap::RangeSet`]), and a sequence as
+//!   the range of its blocks still cached (its blocks are adjacent by stop rule 1): a read of
+//!   many pages marks them young in one step, and the bottom of the stack is looked at a run
+//!   of young (or not young) blocks at a time. The decisions are the per-block ones.
 
 pub mod block_table;
 
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use rustc_hash::FxHashSet;
+use rangemap::RangeSet;
 
 use super::{Block, Eviction};
 use block_table::{BlockTable, Bte};
@@ -72,8 +76,8 @@ pub const EVICTING_BYTES: u64 = 64 << 20;
 struct Sequence {
     /// H = L + 1/size at admission.
     h: f64,
-    /// Blocks still cached, in disk order; the first leaves first.
-    blocks: VecDeque<Block>,
+    /// Blocks still cached (adjacent, in disk order); the first leaves first.
+    blocks: Range<Block>,
 }
 
 /// DULO's state.
@@ -88,7 +92,10 @@ pub struct Dulo {
     bank: VecDeque<Block>,
     /// Evicting section; front = bottom (smallest H).
     evicting: VecDeque<Sequence>,
-    young: FxHashSet<Block>,
+    young: RangeSet<Block>,
+    /// Blocks known not to be young since the bottom was last looked at (cut short when a
+    /// block in it is marked young): the blocks after a victim leave without a look.
+    clear: Range<Block>,
     table: BlockTable,
     bank_clock: u32,
     inflation: f64,
@@ -107,7 +114,8 @@ impl Dulo {
             staging: VecDeque::new(),
             bank: VecDeque::new(),
             evicting: VecDeque::new(),
-            young: FxHashSet::default(),
+            young: RangeSet::new(),
+            clear: 0..0,
             table: BlockTable::default(),
             bank_clock: 0,
             inflation: 0.0,
@@ -125,8 +133,8 @@ impl Dulo {
     }
 
     /// Puts `block` at the top of the stack; the buffer's overflow goes to the bank, and a full
-    /// bank is sequenced into the evicting section.
-    fn push_top(&mut self, block: Block) {
+    /// bank is sequenced into the evicting section (then returns true).
+    fn push_top(&mut self, block: Block) -> bool {
         self.staging.push_back(block);
         while self.staging.len() > self.buffer_max {
             let Some(bottom) = self.staging.pop_front() else {
@@ -136,6 +144,63 @@ impl Dulo {
         }
         if self.bank.len() >= self.bank_max {
             self.refill();
+            return true;
+        }
+        false
+    }
+
+    /// Flags `blocks` young.
+    fn mark_young(&mut self, blocks: Range<Block>) {
+        if blocks.is_empty() {
+            return;
+        }
+        if blocks.start < self.clear.end && self.clear.start < blocks.end {
+            self.clear.end = blocks.start.max(self.clear.start);
+        }
+        self.young.insert(blocks);
+    }
+
+    /// The bottom block `block` is young up to the end of the returned range, or not young up
+    /// to its end (false).
+    fn look_at(&mut self, block: Block) -> (bool, Block) {
+        if self.clear.contains(&block) {
+            return (false, self.clear.end);
+        }
+        if let Some(young) = self.young.get(&block) {
+            return (true, young.end);
+        }
+        // Not young, so the first young range reaching past `block` starts after it.
+        let after = block..Block::MAX;
+        let next_young = match after.is_empty() {
+            true => None,
+            false => self.young.overlapping(after).next().map(|r| r.start),
+        };
+        self.clear = block..next_young.unwrap_or(Block::MAX);
+        (false, self.clear.end)
+    }
+
+    /// The bottom sequence starts with young blocks up to `end`: each loses its flag and goes
+    /// to the top, in order, until a refill may have put another sequence at the bottom.
+    fn recycle_young(&mut self, end: Block) {
+        let Some(first) = self.evicting.front().map(|s| s.blocks.start) else {
+            return;
+        };
+        let mut at = first;
+        while let Some(sequence) = self.evicting.front_mut() {
+            if at >= end || sequence.blocks.start != at {
+                break;
+            }
+            sequence.blocks.start += 1;
+            if sequence.blocks.is_empty() {
+                self.evicting.pop_front();
+            }
+            at += 1;
+            if self.push_top(at - 1) {
+                break;
+            }
+        }
+        if first < at {
+            self.young.remove(first..at);
         }
     }
 
@@ -170,7 +235,7 @@ impl Dulo {
             .map(|run| {
                 let h = self.inflation + 1.0 / run.len() as f64;
                 let newest = newest[run.clone()].iter().max();
-                let blocks = stamped[run].iter().map(|&(block, _)| block).collect();
+                let blocks = stamped[run.start].0..stamped[run.end - 1].0 + 1;
                 (h, newest.copied().unwrap_or(0), Sequence { h, blocks })
             })
             .collect();
@@ -224,14 +289,24 @@ fn merge_by_h(old: VecDeque<Sequence>, new: impl Iterator<Item = Sequence>) -> V
 
 impl Eviction for Dulo {
     fn hit(&mut self, block: Block) {
-        self.young.insert(block);
+        self.hit_range(block..block + 1);
+    }
+
+    fn hit_range(&mut self, blocks: Range<Block>) {
+        self.mark_young(blocks);
     }
 
     fn insert(&mut self, block: Block, young: bool) {
+        self.insert_range(block..block + 1, young);
+    }
+
+    fn insert_range(&mut self, blocks: Range<Block>, young: bool) {
         if young {
-            self.young.insert(block);
+            self.mark_young(blocks.clone());
         }
-        self.push_top(block);
+        for block in blocks {
+            self.push_top(block);
+        }
     }
 
     fn evict(&mut self) -> Option<Block> {
@@ -243,19 +318,24 @@ impl Eviction for Dulo {
                 }
                 self.refill();
             }
+            let sequence = self.evicting.front()?;
+            let block = sequence.blocks.start;
+            if sequence.blocks.is_empty() {
+                self.evicting.pop_front();
+                continue;
+            }
+            let (young, end) = self.look_at(block);
+            if young {
+                self.recycle_young(end);
+                continue;
+            }
             let sequence = self.evicting.front_mut()?;
-            let h = sequence.h;
-            let block = sequence.blocks.pop_front();
+            self.inflation = sequence.h;
+            sequence.blocks.start += 1;
             if sequence.blocks.is_empty() {
                 self.evicting.pop_front();
             }
-            let Some(block) = block else { continue };
-            if self.young.remove(&block) {
-                self.push_top(block);
-            } else {
-                self.inflation = h;
-                return Some(block);
-            }
+            return Some(block);
         }
     }
 
@@ -266,8 +346,8 @@ impl Eviction for Dulo {
             .evicting
             .iter()
             .rev()
-            .flat_map(|s| s.blocks.iter().rev());
-        staging.chain(bank).chain(evicting).copied().collect()
+            .flat_map(|s| s.blocks.clone().rev());
+        staging.chain(bank).copied().chain(evicting).collect()
     }
 }
 
