@@ -35,9 +35,9 @@
 //! Deviations: Cao's rule 4 asks for a fetch at every opportunity; `batch`
 //! gathers fetches into fewer advice calls.
 
+use super::by_shape::Schedule;
+use super::types::{Due, Rounds, LIST_MEMORY_SHARE};
 use super::window::slide_round;
-use super::LIST_MEMORY_SHARE;
-use super::{Due, Rounds, Schedule};
 use crate::access_list::PageKey;
 use crate::core_state::Core;
 use crate::window::Window;

@@ -59,7 +59,8 @@
 //! within a budget's worth of entries; a read of a page the plan keeps is a
 //! reread, not a divergence.
 
-use super::{Due, Rounds, Schedule};
+use super::by_shape::Schedule;
+use super::types::{Due, Rounds};
 use crate::access_list::PageKey;
 use crate::core_state::Core;
 use crate::held::Role;

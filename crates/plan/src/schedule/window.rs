@@ -40,8 +40,8 @@
 //! The paper starts a round on any buffer-cache miss; here a round also
 //! starts as soon as the window is consumed.
 
-use super::LIST_MEMORY_SHARE;
-use super::{Due, Rounds, Schedule};
+use super::by_shape::Schedule;
+use super::types::{Due, Rounds, LIST_MEMORY_SHARE};
 use crate::access_list::PageKey;
 use crate::core_state::Core;
 use crate::held::Role;
