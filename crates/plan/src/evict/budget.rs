@@ -25,7 +25,7 @@ use std::ops::Range;
 
 use rangemap::RangeSet;
 
-use super::{Block, Eviction};
+use super::eviction::{Block, Eviction};
 
 /// Bits of page index under a file's number (4 PiB files of 4 KiB pages).
 pub const PAGE_BITS: u32 = 40;

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashSet;
 
-use super::{Block, Eviction};
+use super::eviction::{Block, Eviction};
 
 /// The CLOCK stack: `stack.front()` is the bottom.
 #[derive(Debug, Default)]

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashSet;
 
 use super::clock::Clock;
-use super::{Block, Eviction};
+use super::eviction::{Block, Eviction};
 
 /// Sequential blocks in a FIFO in front of a CLOCK of the others.
 #[derive(Debug, Default)]

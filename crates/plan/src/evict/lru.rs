@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use super::{Block, Eviction};
+use super::eviction::{Block, Eviction};
 
 /// Blocks ordered by the time of their last reference.
 #[derive(Debug, Default)]

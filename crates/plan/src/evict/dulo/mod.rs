@@ -61,7 +61,7 @@ use std::ops::Range;
 
 use rangemap::RangeSet;
 
-use super::{Block, Eviction};
+use super::eviction::{Block, Eviction};
 use block_table::{BlockTable, Bte};
 
 /// Longest sequence (stop rule 4).
