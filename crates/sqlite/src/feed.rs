@@ -405,9 +405,9 @@ pub fn stats_wanted() -> bool {
 pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
     let wasted = stats.prefetched_unused_dropped;
     format!(
-        "prefetch VFS: database closed: scans followed {} (listed whole, as the connection asked: {}); left alone: covering index {}, cached {}, \
-         WITHOUT ROWID {}, descending {}, table small or about the memory's size {}; index structures \
-         read {}; pages advised {} (from the disk {}, infill {}; rounds {}), used {}, wasted {}; reads \
+        "prefetch VFS: database closed: scans followed {} (listed whole, as the connection asked: {}); \
+         left alone: covering index {}, cached {}, WITHOUT ROWID {}, descending {}, table small or about \
+         the memory's size {}; index structures read {}; pages advised {} (from the disk {}, infill {}; rounds {}), used {}, wasted {}; reads \
          followed {}",
         d.followed,
         d.listed_whole,
