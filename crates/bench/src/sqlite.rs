@@ -60,13 +60,21 @@ pub struct QueryRun {
 }
 
 /// Runs `sql` on `db` (read-only) and reads every column of every row. With `ext`, loads that extension
-/// first and opens the database through its `prefetch` VFS.
-pub fn run_query(db: &Path, sql: &str, ext: Option<&Path>) -> Result<QueryRun> {
+/// first and opens the database through its `prefetch` VFS, named with `prefetch_scan=whole` if
+/// `whole_scans` (the connection asks for its full scans listed whole).
+pub fn run_query(db: &Path, sql: &str, ext: Option<&Path>, whole_scans: bool) -> Result<QueryRun> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = match ext {
         Some(ext) => {
             load_extension(ext)?;
-            Connection::open_with_flags_and_vfs(db, flags, VFS_NAME)
+            match whole_scans {
+                true => Connection::open_with_flags_and_vfs(
+                    whole_scans_uri(db),
+                    flags | OpenFlags::SQLITE_OPEN_URI,
+                    VFS_NAME,
+                ),
+                false => Connection::open_with_flags_and_vfs(db, flags, VFS_NAME),
+            }
         }
         None => Connection::open_with_flags(db, flags),
     }
@@ -252,6 +260,20 @@ fn measured_run(
     child_run(opts, db, ext, cgroup)
 }
 
+/// `db` as a `file:` URI asking for whole lists (`prefetch_scan=whole`); the characters a URI's path
+/// gives a meaning (`%`, `?`, `#`) are escaped, as SQLite's URI rules require.
+fn whole_scans_uri(db: &Path) -> String {
+    let path = db.to_string_lossy();
+    let mut uri = String::from("file:");
+    for c in path.chars() {
+        match c {
+            '%' | '?' | '#' => uri.push_str(&format!("%{:02X}", u32::from(c))),
+            c => uri.push(c),
+        }
+    }
+    uri + "?prefetch_scan=whole"
+}
+
 pub(crate) fn evict(db: &Path) -> Result<()> {
     let file = File::open(db).with_context(|| format!("opening {}", db.display()))?;
     Eviction::Fadvise.evict(&file)
@@ -268,6 +290,9 @@ pub(crate) fn child_run(
         .arg(db);
     if ext {
         cmd.arg("--ext").arg(&opts.ext);
+        if opts.whole_scans {
+            cmd.arg("--whole-scans");
+        }
     }
     if let Some(dir) = cgroup {
         join_before_exec(&mut cmd, dir)?;
@@ -565,6 +590,14 @@ mod tests {
     }
 
     #[test]
+    fn the_whole_scans_uri_escapes_what_a_uri_path_gives_a_meaning() {
+        assert_eq!(
+            whole_scans_uri(Path::new("/d/a?b#c%d.db")),
+            "file:/d/a%3Fb%23c%25d.db?prefetch_scan=whole"
+        );
+    }
+
+    #[test]
     fn a_file_that_is_not_a_database_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let junk = dir.path().join("junk");
@@ -577,6 +610,7 @@ mod tests {
             runner: PathBuf::from("unused"),
             cgroup_bytes: None,
             time_scale: 1.0,
+            whole_scans: false,
         };
         let err = run(&opts, &[Setting::Disk], |_| {}).unwrap_err();
         assert!(

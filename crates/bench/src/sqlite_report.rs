@@ -26,6 +26,8 @@ pub struct BenchOptions {
     pub cgroup_bytes: Option<u64>,
     /// Wall seconds per emulated second of the emulated disk (`prefetch emulate --time-scale`).
     pub time_scale: f64,
+    /// Whether the extension's connections ask for full scans listed whole (`prefetch_scan=whole`).
+    pub whole_scans: bool,
 }
 
 /// Medians of one setting.

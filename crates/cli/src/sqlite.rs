@@ -47,6 +47,10 @@ pub struct QueryArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+    /// Open the database with `prefetch_scan=whole` (with --ext): on a seek-bound disk, a small table's
+    /// full scan without LIMIT is listed to its index's end at once.
+    #[arg(long, requires = "ext")]
+    whole_scans: bool,
 }
 
 /// Runs a `prefetch sqlite` subcommand.
@@ -146,7 +150,7 @@ fn extension_file(ext: &Path) -> Result<&Path> {
 fn query(args: &QueryArgs) -> Result<()> {
     let ext = args.ext.as_deref().map(extension_file).transpose()?;
     let db = database_file(&args.db)?;
-    let run = ::bench::sqlite::run_query(db, &args.sql, ext)
+    let run = ::bench::sqlite::run_query(db, &args.sql, ext, args.whole_scans)
         .with_context(|| format!("querying {}", db.display()))?;
     if args.json {
         println!("{}", serde_json::to_string(&run)?);
@@ -201,6 +205,10 @@ pub mod bench {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// The extension's connections open the database with `prefetch_scan=whole`: on a seek-bound
+        /// disk, a small table's full scan without LIMIT is listed to its index's end at once.
+        #[arg(long)]
+        whole_scans: bool,
     }
 
     /// The extension of an installed `prefetch` (PREFIX/bin/prefetch and PREFIX/lib/), or the one
@@ -231,6 +239,7 @@ pub mod bench {
             runner: exe,
             cgroup_bytes: args.cgroup_bytes,
             time_scale: args.time_scale,
+            whole_scans: args.whole_scans,
         };
         if let Some(file) = &args.queries {
             let queries = ::bench::sqlite_queries::read_queries(file)?;

@@ -13,8 +13,8 @@ use rusqlite::ffi::{sqlite3, sqlite3_stmt, sqlite3_vfs};
 /// The start of SQLite's `sqlite3_api_routines` (sqlite3ext.h), up to `auto_extension`; only the
 /// routines this extension calls are named, at their positions in the header (0-based: free 58,
 /// libversion_number 67, malloc 68, file_control 127, vfs_find 141, vfs_register 142, next_stmt 152,
-/// sql 153, stmt_busy 184, auto_extension 192). The entries from `stmt_busy` on exist from SQLite
-/// 3.8.7 ([`AUTO_EXTENSION_VERSION`]); older hosts' tables end before them and they are not read.
+/// sql 153, stmt_busy 184, uri_parameter 189, auto_extension 192). The entries from `stmt_busy` on are
+/// read only from SQLite 3.8.7 ([`AUTO_EXTENSION_VERSION`]); older hosts' tables may end before them.
 #[repr(C)]
 pub struct ApiRoutines {
     unused_0: [*const c_void; 58],
@@ -42,7 +42,10 @@ pub struct ApiRoutines {
     unused_154: [*const c_void; 30],
     /// `sqlite3_stmt_busy`.
     pub stmt_busy: unsafe extern "C" fn(*mut sqlite3_stmt) -> c_int,
-    unused_185: [*const c_void; 7],
+    unused_185: [*const c_void; 4],
+    /// `sqlite3_uri_parameter`.
+    pub uri_parameter: unsafe extern "C" fn(*const c_char, *const c_char) -> *const c_char,
+    unused_190: [*const c_void; 2],
     /// `sqlite3_auto_extension`.
     pub auto_extension: unsafe extern "C" fn(Option<unsafe extern "C" fn()>) -> c_int,
 }

@@ -207,14 +207,17 @@ impl Gate {
 impl Tracked {
     /// Registers a client whose callback plans index scans of the file open as `fd` (SQLite's descriptor,
     /// which must stay open until the `Tracked` is dropped), and the whole file as its region. `None` if
-    /// any step fails: the file is then simply not tracked.
-    pub fn open(fd: RawFd) -> Option<Tracked> {
+    /// any step fails: the file is then simply not tracked. With `whole_scans` (the connection named
+    /// the file with `prefetch_scan=whole`, [`crate::vfs::SCAN_PARAMETER`]) and a seek-bound device, a
+    /// small table's full scan is listed whole ([`ScanPlanner::set_seek_bound`]); otherwise it is left
+    /// alone, so a cursor closed early costs nothing.
+    pub fn open(fd: RawFd, whole_scans: bool) -> Option<Tracked> {
         let mut planner = ScanPlanner::new(Arc::new(Unowned(fd)));
         let listed = Arc::new(AtomicBool::new(false));
         let changed = Arc::new(AtomicBool::new(false));
         let (config, memory) = config(fd);
         planner.set_memory(memory);
-        if let Some(far_cost_pages) = seek_bound_far_cost(fd) {
+        if let Some(far_cost_pages) = seek_bound_far_cost(fd).filter(|_| whole_scans) {
             planner.set_seek_bound(far_cost_pages);
         }
         let connection = Arc::new(Connection::default());
@@ -402,11 +405,12 @@ pub fn stats_wanted() -> bool {
 pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
     let wasted = stats.prefetched_unused_dropped;
     format!(
-        "prefetch VFS: database closed: scans followed {}; left alone: covering index {}, cached {}, \
-         WITHOUT ROWID {}, descending {}, table small or about the memory's size {}; index structures \
-         read {}; pages advised {} (from the disk {}, infill {}; rounds {}), used {}, wasted {}; reads \
+        "prefetch VFS: database closed: scans followed {} (listed whole, as the connection asked: {}); \
+         left alone: covering index {}, cached {}, WITHOUT ROWID {}, descending {}, table small or about \
+         the memory's size {}; index structures read {}; pages advised {} (from the disk {}, infill {}; rounds {}), used {}, wasted {}; reads \
          followed {}",
         d.followed,
+        d.listed_whole,
         d.covering,
         d.cached,
         d.without_rowid,

@@ -23,10 +23,11 @@
 //!   about [`GROWTH`] times what it read listed. When libprefetch's list is full and takes only part of
 //!   a stretch ([`ScanPlanner::accepted`]), the scan counts as listed only up to the entry it took: the
 //!   next stretch starts there, no longer than what fitted, so the list has no hole;
-//! * **a forward scan of a table much smaller than the memory on a seek-bound device** (left alone
-//!   elsewhere, [`SMALL_TABLE_SHARE`]): followed only if SQLite began it at the index's first leaf and
-//!   the statement running has no `LIMIT` ([`crate::statement`]), and then, where sweeping the table
-//!   pays, listed to the index's end in one `SetWhole` ([`ScanPlanner::set_seek_bound`]);
+//! * **a forward scan of a table much smaller than the memory on a seek-bound device, for a connection
+//!   that asked for whole lists** (`prefetch_scan=whole`; left alone otherwise, [`SMALL_TABLE_SHARE`]):
+//!   followed only if SQLite began it at the index's first leaf and the statement running has no
+//!   `LIMIT` ([`crate::statement`]), and then, where sweeping the table pays, listed to the index's end
+//!   in one `SetWhole` ([`ScanPlanner::set_seek_bound`]);
 //! * **anything else** (an index leaf out of sequence, as point lookups and descending scans do; interior
 //!   pages; a page the reader cannot parse): `Keep`, plain reads. An out-of-sequence leaf of the index
 //!   whose scan the list describes clears the list (`Clear`), since that scan has ended; leaves of other
@@ -70,7 +71,7 @@ pub const MIN_LEAVES: usize = 4;
 /// range ends, so the stretch it lists past that end costs a seek a page (an index range joined to
 /// the table, 1.07x left alone, 0.50x followed). So small tables stay alone on every device but for
 /// one scan: on a seek-bound device, a scan that SQLite started at its index's first leaf (a full
-/// scan, [`ScanPlanner::set_seek_bound`]).
+/// scan) whose connection asked for whole lists ([`ScanPlanner::set_seek_bound`]).
 const SMALL_TABLE_SHARE: u64 = 64;
 /// A table between half and twice the memory available is left alone as well: stock SQLite finds most of
 /// its pages cached still, and following churns the cache (a 25 MiB table in a 22.5 MiB memory cgroup:
@@ -249,6 +250,9 @@ impl Scan {
 pub struct Decisions {
     /// Scans whose table lookups were listed.
     pub followed: u64,
+    /// Of those, scans listed to the index's end at once, as their connection asked
+    /// ([`ScanPlanner::set_seek_bound`]).
+    pub listed_whole: u64,
     /// Scans left alone: a covering index (no lookups of the index's own table).
     pub covering: u64,
     /// Scans left alone: the pages they would list were already cached.
@@ -363,7 +367,11 @@ impl ScanPlanner {
     /// left alone: listed to the end, a `LIMIT 1000` paid for sweeping the whole table (0.35x stock on
     /// the emulated disk), and sweeps growing with what it read still cost it 0.75x. A scan that began
     /// elsewhere (a range; a join's lookups) is left alone too: it may end anywhere, and what is listed
-    /// past its end costs a seek a page.
+    /// past its end costs a seek a page. A statement without `LIMIT` that the application stops
+    /// stepping early (a cursor closed after 1,000 rows) cannot be told from one read to the end, and
+    /// listed whole it costs most of the table's sweep: so the extension calls this only for a
+    /// connection that asked for it (`prefetch_scan=whole`, [`crate::vfs::SCAN_PARAMETER`]), and by
+    /// default such a scan is left alone.
     pub fn set_seek_bound(&mut self, far_cost_pages: u64) {
         self.far_cost_pages = Some(far_cost_pages);
     }
@@ -391,6 +399,9 @@ impl ScanPlanner {
     pub fn left_alone_cached(&mut self) {
         self.decisions.followed = self.decisions.followed.saturating_sub(1);
         if let Some(scan) = self.active.and_then(|root| self.scans.get_mut(&root)) {
+            if scan.whole {
+                self.decisions.listed_whole = self.decisions.listed_whole.saturating_sub(1);
+            }
             if !scan.left_alone {
                 self.decisions.cached += 1;
             }
@@ -700,6 +711,7 @@ impl ScanPlanner {
         }
         self.decisions.followed += 1;
         let (entries, whole) = self.list_from(root, pos)?;
+        self.decisions.listed_whole += u64::from(whole);
         Ok(match whole {
             true => Plan::SetWhole(entries),
             false => Plan::Set(entries),

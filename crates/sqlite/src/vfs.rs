@@ -63,7 +63,7 @@ use rusqlite::ffi::{
     SQLITE_OPEN_MAIN_DB, SQLITE_SHM_EXCLUSIVE, SQLITE_SHM_LOCK, SQLITE_SHM_UNLOCK,
 };
 
-use crate::api::ApiRoutines;
+use crate::api::{ApiRoutines, AUTO_EXTENSION_VERSION};
 use crate::connection::{reading, Connection};
 use crate::feed::Tracked;
 
@@ -194,7 +194,9 @@ unsafe extern "C" fn shim_open(
     if flags & SQLITE_OPEN_MAIN_DB != 0 && !name.is_null() {
         // SAFETY: SQLite passes a NUL-terminated path for named files; `inner_file` was opened by `inner`.
         let fd = unsafe { unix_descriptor(inner, inner_file, CStr::from_ptr(name)) };
-        if let Some(tracked) = fd.and_then(Tracked::open) {
+        // SAFETY: `name` is the main file's name as SQLite passed it to xOpen.
+        let whole_scans = unsafe { whole_scans_asked(name) };
+        if let Some(tracked) = fd.and_then(|fd| Tracked::open(fd, whole_scans)) {
             TRACKED_FILES.fetch_add(1, Ordering::Relaxed);
             // SAFETY: `shim` was initialised above.
             unsafe { (*shim).tracked = Box::into_raw(Box::new(tracked)) };
@@ -207,6 +209,35 @@ unsafe extern "C" fn shim_open(
     // SAFETY: as above.
     unsafe { (*shim).base.pMethods = &SHIM_METHODS };
     rc
+}
+
+/// The URI parameter by which a connection asks for its full scans to be listed whole
+/// (`file:x.db?prefetch_scan=whole`, [`crate::scan::ScanPlanner::set_seek_bound`]); any other value,
+/// like its absence, leaves the default (SQLite ignores URI parameters it does not know, and so does the
+/// extension with values it does not know).
+pub const SCAN_PARAMETER: &CStr = c"prefetch_scan";
+/// The value of [`SCAN_PARAMETER`] that asks for whole lists.
+pub const SCAN_WHOLE: &[u8] = b"whole";
+
+/// Whether the main file opened as `name` was named with `prefetch_scan=whole` among its URI
+/// parameters, read with `sqlite3_uri_parameter` (hosts from SQLite 3.8.7; older ones never ask).
+///
+/// # Safety
+/// `name` is a main database file's name as SQLite passes it to xOpen.
+unsafe fn whole_scans_asked(name: *const c_char) -> bool {
+    let Some(api) = REGISTERED.get().map(|r| r.api as *const ApiRoutines) else {
+        return false;
+    };
+    // SAFETY: `api` is the routines table of the SQLite that registered the VFS; it lives as long.
+    let api = unsafe { &*api };
+    // SAFETY: present in every version's table.
+    if unsafe { (api.libversion_number)() } < AUTO_EXTENSION_VERSION {
+        return false;
+    }
+    // SAFETY: the version check guarantees the entry; `name` is an xOpen filename, as it requires.
+    let value = unsafe { (api.uri_parameter)(name, SCAN_PARAMETER.as_ptr()) };
+    // SAFETY: a non-null answer is a NUL-terminated string inside the filename.
+    !value.is_null() && unsafe { CStr::from_ptr(value) }.to_bytes() == SCAN_WHOLE
 }
 
 /// The start of os_unix.c's `struct unixFile`, up to the descriptor.

@@ -98,12 +98,35 @@ fn stats_for(db: &Path, sql: &str) -> String {
 
 /// [`stats_for`] with the memory capped at `memory` instead.
 fn stats_with_memory(db: &Path, sql: &str, memory: &str) -> String {
-    stats_on_device(db, sql, memory, None)
+    stats_on_device(db, sql, memory, None, Scans::Default)
+}
+
+/// What the connection asks for its full scans.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scans {
+    /// The database named by its path: the default.
+    Default,
+    /// The database named `file:PATH?prefetch_scan=whole`.
+    Whole,
+}
+
+/// How the shell's `.open` names `db`, the connection asking for `scans`.
+fn shell_name(db: &Path, scans: Scans) -> String {
+    match scans {
+        Scans::Default => db.display().to_string(),
+        Scans::Whole => format!("'file:{}?prefetch_scan=whole'", db.display()),
+    }
 }
 
 /// [`stats_with_memory`] with libprefetch's stored device profiles taken from `profiles` (its
-/// `XDG_CACHE_HOME`) if given.
-fn stats_on_device(db: &Path, sql: &str, memory: &str, profiles: Option<&Path>) -> String {
+/// `XDG_CACHE_HOME`) if given, the connection asking for `scans`.
+fn stats_on_device(
+    db: &Path,
+    sql: &str,
+    memory: &str,
+    profiles: Option<&Path>,
+    scans: Scans,
+) -> String {
     evict(db);
     let mut shell = Command::new("sqlite3");
     if let Some(dir) = profiles {
@@ -113,7 +136,7 @@ fn stats_on_device(db: &Path, sql: &str, memory: &str, profiles: Option<&Path>) 
         .arg("-cmd")
         .arg(format!(".load {}", extension().display()))
         .arg("-cmd")
-        .arg(format!(".open {}", db.display()))
+        .arg(format!(".open {}", shell_name(db, scans)))
         .arg(":memory:")
         .arg(sql)
         .env(STATS_ENV, "1")
@@ -276,22 +299,24 @@ fn on_seek_bound_device(dir: &Path, journal: &str) -> (PathBuf, PathBuf) {
     (db, profiles)
 }
 
-/// On a seek-bound device a table much smaller than the memory is followed by a full scan only: the
-/// scan from the index's first leaf is listed whole (one round ahead of it), while a range through an
-/// index and the range joined to the table advise nothing and read no index structure; without the
-/// device's profile the full scan is left alone as well.
+/// On a seek-bound device a table much smaller than the memory is followed by a full scan only, and
+/// only for a connection that asked (`prefetch_scan=whole`): the scan from the index's first leaf is
+/// listed whole (one round ahead of it), while a range through an index and the range joined to the
+/// table advise nothing and read no index structure; without the device's profile, or without the
+/// parameter, the full scan is left alone as well.
 #[test]
-fn on_a_seek_bound_device_a_small_tables_full_scan_is_followed_and_its_ranges_are_not() {
+fn on_a_seek_bound_device_a_small_tables_full_scan_is_listed_whole_only_when_asked() {
     let dir = tempfile::tempdir().unwrap();
     let (db, profiles) = on_seek_bound_device(dir.path(), "delete");
     let q = queries("unicode");
     let ample = "64G";
-    let full = stats_on_device(&db, &q[0], ample, Some(&profiles));
+    let full = stats_on_device(&db, &q[0], ample, Some(&profiles), Scans::Whole);
     assert_eq!(number(&full, "scans followed"), 1, "{full}");
+    assert_eq!(number(&full, "the connection asked:"), 1, "{full}");
     assert!(number(&full, "pages advised") > 100, "{full}");
     assert!(number(&full, "rounds") >= 1, "{full}");
     for range in [&q[4], &q[5]] {
-        let stats = stats_on_device(&db, range, ample, Some(&profiles));
+        let stats = stats_on_device(&db, range, ample, Some(&profiles), Scans::Whole);
         assert_eq!(number(&stats, "pages advised"), 0, "{range}: {stats}");
         assert_eq!(
             number(&stats, "index structures read"),
@@ -299,15 +324,26 @@ fn on_a_seek_bound_device_a_small_tables_full_scan_is_followed_and_its_ranges_ar
             "{range}: {stats}"
         );
     }
-    let elsewhere = stats_on_device(&db, &q[0], ample, None);
-    assert_eq!(number(&elsewhere, "pages advised"), 0, "{elsewhere}");
-    assert_eq!(number(&elsewhere, "scans followed"), 0, "{elsewhere}");
+    for (profiles, scans) in [
+        (Some(profiles.as_path()), Scans::Default),
+        (None, Scans::Whole),
+    ] {
+        let alone = stats_on_device(&db, &q[0], ample, profiles, scans);
+        assert_eq!(number(&alone, "pages advised"), 0, "{scans:?}: {alone}");
+        assert_eq!(number(&alone, "scans followed"), 0, "{scans:?}: {alone}");
+        assert_eq!(
+            number(&alone, "index structures read"),
+            0,
+            "{scans:?}: {alone}"
+        );
+    }
 }
 
 /// On the same seek-bound device, the full scan with a `LIMIT` (as a literal, with an offset, or as
-/// large as the table) is left alone: no page advised, no index structure read, whatever the limit.
-/// The statement running is read from the connection, not guessed from the reads (the full scan
-/// without `LIMIT` is followed: the test above).
+/// large as the table) is left alone, by default and when the connection asked for whole lists (the
+/// statement's `LIMIT` wins): no page advised, no index structure read, whatever the limit. The
+/// statement running is read from the connection, not guessed from the reads (the full scan without
+/// `LIMIT` is listed whole when asked: the test above).
 #[test]
 fn on_a_seek_bound_device_a_limit_scan_advises_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -319,28 +355,35 @@ fn on_a_seek_bound_device_a_limit_scan_advises_nothing() {
         "LIMIT 1000 OFFSET 3000",
         "LIMIT 100000",
     ] {
-        let sql = format!("{full} {limit}");
-        let stats = stats_on_device(&db, &sql, "64G", Some(&profiles));
-        assert_eq!(number(&stats, "pages advised"), 0, "{sql}: {stats}");
-        assert_eq!(number(&stats, "index structures read"), 0, "{sql}: {stats}");
-        assert_eq!(number(&stats, "scans followed"), 0, "{sql}: {stats}");
+        for scans in [Scans::Default, Scans::Whole] {
+            let sql = format!("{full} {limit}");
+            let stats = stats_on_device(&db, &sql, "64G", Some(&profiles), scans);
+            let what = format!("{sql} ({scans:?}): {stats}");
+            assert_eq!(number(&stats, "pages advised"), 0, "{what}");
+            assert_eq!(number(&stats, "index structures read"), 0, "{what}");
+            assert_eq!(number(&stats, "scans followed"), 0, "{what}");
+        }
     }
 }
 
 /// Runs the full scan of unicode's `chars` from Python on the same seek-bound device, cold: the rows
 /// of a cursor closed after 3,000 rows, then of the scan with `LIMIT 1000` and without, then a count on
-/// the same connection; prints them as `repr`s, one line each. With `ext`, the extension is loaded first (through
-/// ctypes, into the module's own libsqlite3), so its VFS opens the file.
+/// the same connection; prints them as `repr`s, one line each. With `ext`, the extension is loaded
+/// first (through ctypes, into the module's own libsqlite3), so its VFS opens the file; `query` is
+/// the URI query the database is named with (empty: named by its path).
 const CURSORS: &str = r#"
 import ctypes, sqlite3, sys
-db, ext = sys.argv[1], sys.argv[2]
+db, ext, query = sys.argv[1], sys.argv[2], sys.argv[3]
 if ext:
     lib = ctypes.CDLL("libsqlite3.so.0")
     handle = ctypes.c_void_p()
     assert lib.sqlite3_open(b":memory:", ctypes.byref(handle)) == 0
     assert lib.sqlite3_enable_load_extension(handle, 1) == 0
     assert lib.sqlite3_load_extension(handle, ext.encode(), None, None) == 0
-con = sqlite3.connect(db)
+if query:
+    con = sqlite3.connect("file:" + db + "?" + query, uri=True)
+else:
+    con = sqlite3.connect(db)
 full = "SELECT * FROM chars ORDER BY name"
 cur = con.execute(full)
 print(repr(cur.fetchmany(3000)))
@@ -351,19 +394,20 @@ print(repr(con.execute("SELECT count(*), sum(code) FROM chars").fetchall()))
 con.close()
 "#;
 
-/// On a seek-bound device, in rollback and WAL mode: a cursor closed after 3,000 rows (a statement
-/// without `LIMIT`: listed whole, its list dropped when the read transaction ends), the `LIMIT 1000`
-/// and the full scan after it (their pages cached by then) return the rows stock SQLite returns, and
-/// so does the statement after them; the extension followed the first scan only.
+/// On a seek-bound device, in rollback and WAL mode: a cursor closed after 3,000 rows, the `LIMIT
+/// 1000` and the full scan after it (their pages cached by then) return the rows stock SQLite returns,
+/// and so does the statement after them, by default and with `prefetch_scan=whole`. By default nothing
+/// is advised (the cursor closed early makes stock's reads); asked, the first scan (a statement
+/// without `LIMIT`) is listed whole, its list dropped when the read transaction ends.
 #[test]
 fn on_a_seek_bound_device_full_limit_and_closed_early_scans_return_identical_rows() {
     let dir = tempfile::tempdir().unwrap();
     for journal in ["delete", "wal"] {
         let (db, profiles) = on_seek_bound_device(dir.path(), journal);
-        let run = |ext: &str| {
+        let run = |ext: &str, query: &str| {
             evict(&db);
             let out = Command::new("python3")
-                .args(["-c", CURSORS, db.to_str().unwrap(), ext])
+                .args(["-c", CURSORS, db.to_str().unwrap(), ext, query])
                 .env("XDG_CACHE_HOME", &profiles)
                 .env(STATS_ENV, "1")
                 .env(MAX_MEMORY.0, "64G")
@@ -377,14 +421,23 @@ fn on_a_seek_bound_device_full_limit_and_closed_early_scans_return_identical_row
             let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
             (String::from_utf8(out.stdout).unwrap(), stderr)
         };
-        let (stock, _) = run("");
-        let (with, stats) = run(extension().to_str().unwrap());
+        let (stock, _) = run("", "");
         assert_eq!(stock.lines().count(), 4, "{journal}");
-        assert!(stock == with, "{journal}: rows differ");
-        let line = stats
-            .lines()
-            .find(|l| l.contains("database closed"))
-            .unwrap_or_else(|| panic!("{journal}: no statistics: {stats}"));
-        assert_eq!(number(line, "scans followed"), 1, "{journal}: {line}");
+        let ext = extension();
+        for (query, followed) in [("", 0), ("prefetch_scan=whole", 1)] {
+            let (with, stats) = run(ext.to_str().unwrap(), query);
+            assert!(stock == with, "{journal} {query}: rows differ");
+            let line = stats
+                .lines()
+                .find(|l| l.contains("database closed"))
+                .unwrap_or_else(|| panic!("{journal}: no statistics: {stats}"));
+            let what = format!("{journal} {query}: {line}");
+            assert_eq!(number(line, "scans followed"), followed, "{what}");
+            assert_eq!(number(line, "the connection asked:"), followed, "{what}");
+            if followed == 0 {
+                assert_eq!(number(line, "pages advised"), 0, "{what}");
+                assert_eq!(number(line, "index structures read"), 0, "{what}");
+            }
+        }
     }
 }

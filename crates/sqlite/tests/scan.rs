@@ -476,6 +476,7 @@ fn on_a_seek_bound_device_an_unbounded_full_scan_is_listed_whole_and_a_range_not
     assert_eq!(scan_from_first_leaf(&mut p, &f, n), vec![(at, whole)]);
     let d = p.decisions();
     assert_eq!((d.followed, d.table_size, d.indexes_read), (1, 0, 1));
+    assert_eq!(d.listed_whole, 1);
 
     for bound in [None, Some(RowBound::Unknown)] {
         let mut p = seek_bound_planner(&f, 300, bound);
@@ -530,4 +531,5 @@ fn a_full_scan_on_a_barely_seek_bound_device_is_listed_a_stretch_at_a_time() {
     let at = MIN_LEAVES - 1;
     let stretch = Plan::Set(expected(&f, &f.leaves[at..at + FIRST_LOOKAHEAD], true));
     assert_eq!(walk_leaf(&mut p, &f, at), stretch);
+    assert_eq!(p.decisions().listed_whole, 0);
 }
