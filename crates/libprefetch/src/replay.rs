@@ -205,10 +205,28 @@ fn warn(path: &OsStr, reason: &str) {
 fn start_beside(path: &OsStr) {
     match ready(path) {
         Some((replay, runs)) => {
-            open_files(replay, usize::MAX);
+            open_beside(replay);
             follow_mapped(replay, &runs)
         }
         None => give_up_early(),
+    }
+}
+
+/// Opens the rest of the replay's files on a thread of their own, at the
+/// lowest priority, kept [`crate::replay_open::AHEAD_FILES`] ahead of the program
+/// (its waits must not hold up the following of mapped pages); on this
+/// thread, before following mapped pages, if no thread can be had.
+fn open_beside(replay: &'static Replay) {
+    let spawned = std::thread::Builder::new()
+        .name("libprefetch-open".into())
+        .spawn(move || {
+            let _inside = crate::guard::Reentry::enter();
+            crate::client::reads_on_behalf();
+            yield_to_program();
+            let _ = std::panic::catch_unwind(|| open_files(replay, usize::MAX));
+        });
+    if spawned.is_err() {
+        open_files(replay, usize::MAX);
     }
 }
 
@@ -264,20 +282,32 @@ static INDEX: Mutex<Option<Arc<Mutex<ListIndex>>>> = Mutex::new(None);
 /// program double, and at the end (each growth probes the memory
 /// available, `Client::request_from`).
 fn open_files(replay: &Replay, count: usize) {
-    let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(client) = client.as_ref() else {
-        return;
+    // The client's lock is taken for each file, not for the whole loop: a
+    // program's read of a file left out as cached takes it ([`start_at`]).
+    let with_client = |then: &dyn Fn(&Client)| {
+        let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(client) = client.as_ref() {
+            then(client);
+        }
     };
     let grow = || {
         let index = INDEX.lock().unwrap_or_else(|e| e.into_inner()).clone();
         if let Some(index) = index {
-            index.lock().unwrap_or_else(|e| e.into_inner()).grow(client);
+            with_client(&|client| index.lock().unwrap_or_else(|e| e.into_inner()).grow(client));
         }
     };
     // Files opened since the opener last skipped to the program (or since
     // it started): the list grows each time they double.
     let mut run = 0usize;
     for _ in 0..count {
+        // A wait that ends without room counts as one of `count`: the
+        // opener beside the program (`usize::MAX`) waits on.
+        if !replay.opening.has_room() {
+            grow();
+            if !replay.opening.wait_for_room() {
+                continue;
+            }
+        }
         let before = replay.opening.done();
         let Ok(opened) = replay.opening.open_next() else {
             break;
@@ -289,7 +319,9 @@ fn open_files(replay: &Replay, count: usize) {
         };
         if let Some((private, size)) = opened {
             globals().private_descriptors.adopt_unread(private);
-            let _ = client.register_region(private, 0, size.max(1));
+            with_client(&|client| {
+                let _ = client.register_region(private, 0, size.max(1));
+            });
         }
         if run.is_power_of_two() {
             grow();
@@ -368,6 +400,9 @@ fn follow_mapped(replay: &'static Replay, runs: &Runs) {
                     touches.read(key, u64::from(page));
                 }
             }
+            if let Some(&(fd, _)) = entries.last() {
+                replay.opening.touch(fd);
+            }
         },
     );
 }
@@ -402,9 +437,47 @@ static CLIENT: Mutex<Option<Client>> = Mutex::new(None);
 extern "C" fn unregister_at_exit() {
     let _ = std::panic::catch_unwind(|| {
         if let Ok(mut slot) = CLIENT.try_lock() {
+            if let Some(client) = slot.as_ref() {
+                report(client);
+            }
             drop(slot.take());
         }
     });
+}
+
+/// Times the list was started again at a page of the recording (the
+/// callback's `PF_SET`), the first start included.
+static RESTARTS: AtomicUsize = AtomicUsize::new(0);
+
+/// With `LIBPREFETCH_REPLAY_REPORT=1`, one line on stderr of what became
+/// of the pages the replay had the device read: read by the program while
+/// the plan held them, dropped by the plan unread, and the rest (evicted by
+/// the kernel before their read, or left behind by a restart and never
+/// read), with the list's restarts and the program's reads found missing.
+fn report(client: &Client) {
+    if crate::variables::REPLAY_REPORT
+        .value()
+        .is_none_or(|v| v != "1")
+    {
+        return;
+    }
+    let stats = client.stats();
+    let unread = stats.pages_fetched.saturating_sub(stats.prefetched_used);
+    let line = format!(
+        "libprefetch: replay: {} pages prefetched, {} read, {} unread ({} dropped by the plan, \
+         {} evicted or left behind); {} restarts, {} divergences, {} reads missing, \
+         {} premature evictions",
+        stats.pages_fetched,
+        stats.prefetched_used,
+        unread,
+        stats.prefetched_unused_dropped,
+        unread.saturating_sub(stats.prefetched_unused_dropped),
+        RESTARTS.load(Ordering::Relaxed),
+        stats.divergences,
+        stats.misses,
+        stats.premature_evictions,
+    );
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Reads the recording part by part (raw system calls, one part held at a
@@ -658,7 +731,24 @@ impl ListIndex {
         let Some(at) = place(start..self.entries.len()).or_else(|| place(0..start)) else {
             return;
         };
+        self.list_from(client, at);
+    }
+
+    /// Starts the list at entry `at` unless the program has started it
+    /// already; true if it did.
+    fn start_at(&mut self, client: &Client, at: usize) -> bool {
+        let first = self.listed_to.is_none();
+        if first {
+            self.list_from(client, at);
+        }
+        first
+    }
+
+    /// Hands the client the list from entry `at` to the frontier of files
+    /// opened (`PF_SET`).
+    fn list_from(&mut self, client: &Client, at: usize) {
         self.start = at;
+        RESTARTS.fetch_add(1, Ordering::Relaxed);
         self.relisted.store(at, Ordering::Release);
         let to = self.opening.frontier().max(at);
         self.listed_to = Some(to);
@@ -690,6 +780,11 @@ fn follow_read(replay: &Replay, key: (u64, u64), offset: u64, end: u64) {
     let Some(&private) = replay.files.get(&key) else {
         return;
     };
+    if let Some(at) = replay.opening.cached_place(private) {
+        replay.opening.touch(private);
+        start_at(at);
+        return;
+    }
     let page_size = replay.page_size;
     let first_listed = {
         let mut touches = replay.touches.lock().unwrap_or_else(|e| e.into_inner());
@@ -705,6 +800,28 @@ fn follow_read(replay: &Replay, key: (u64, u64), offset: u64, end: u64) {
     let from = offset.max(first_listed * page_size);
     replay.opening.touch(private);
     follow_regions(globals(), private, from, end - from);
+}
+
+/// The program reads a file left out of the list as wholly cached (no
+/// region follows it): if the list has not started, it starts at the
+/// file's place, as a read of a listed file would have started it, so a
+/// program whose first read is of a cached file is followed from there.
+fn start_at(at: usize) {
+    let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(client) = client.as_ref() else {
+        return;
+    };
+    let index = INDEX.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let Some(index) = index else {
+        return;
+    };
+    let started = index
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .start_at(client, at);
+    if started {
+        client.run_round_now();
+    }
 }
 
 /// In a forked child: no replay (the parent's client is inert here).

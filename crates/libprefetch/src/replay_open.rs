@@ -11,7 +11,10 @@
 //! first entry in the list, a few before the replay starts and the rest on
 //! the replay's thread while the program runs; each one still the recorded
 //! file (device, inode, size, mtime) replaces its reserved number
-//! (`dup3`) and gets its region. The list handed to the client stops at
+//! (`dup3`) and gets its region, unless all its pages are cached already
+//! (then no advice could fetch a page of it: it is neither registered
+//! nor listed, and a read of it only places the program, [`Opening::
+//! cached_place`]). The list handed to the client stops at
 //! the first entry of a file not opened yet (the frontier) and leaves out
 //! files found changed, so no advice ever names a reserved number or a
 //! changed file.
@@ -27,6 +30,12 @@
 //! every touch lands on a file without a region, and the replay advises
 //! nothing.
 //!
+//! The opener stays at most [`AHEAD_FILES`] files past the furthest file
+//! the program has read or faulted in ([`Opening::wait_for_room`]): files
+//! far ahead cost opens (on FUSE, round trips queued with the program's
+//! requests) and descriptors long before the list reaches them, and a
+//! program that stops early never needs them.
+//!
 //! Follows libprefetch (ATC 2009) section 4.2 (the access list, grown with
 //! `PF_APPEND`).
 
@@ -35,6 +44,8 @@ use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
 
 use plan::recording::FileIdentity;
 use rustix::fs::{openat, Mode as FileMode, OFlags, CWD};
@@ -45,6 +56,15 @@ use crate::replay_mapped::Entry;
 /// Files opened before the replay starts following the program; the rest
 /// are opened beside it.
 pub(crate) const FIRST_FILES: usize = 8;
+
+/// Most files the opener opens past the furthest one the program has
+/// reached: 8 head starts, room for a window of small files (`git grep`'s
+/// 3 MiB cgroup plans about 0.3 MiB at once, some 30 of its files).
+pub(crate) const AHEAD_FILES: usize = 8 * FIRST_FILES;
+
+/// Longest wait for the program between two looks at it (a program that
+/// stops reading leaves the opener waiting in these steps).
+const WAIT_FOR_PROGRAM: Duration = Duration::from_millis(50);
 
 /// Where a replay's private descriptors go, by the soft limit on
 /// descriptors (read once).
@@ -71,9 +91,13 @@ impl Descriptors {
 
 const WAITING: u8 = 0;
 const OPEN: u8 = 1;
+/// Changed since recording: not listed.
 const CHANGED: u8 = 2;
 /// Passed over: the program read past it before it was opened.
 const SKIPPED: u8 = 3;
+/// Unchanged, and every page of it cached when reached: not listed, but a
+/// read of it places the program in the list.
+const CACHED: u8 = 4;
 
 /// The reserved descriptors of a replay's files and how far opening them
 /// has come.
@@ -93,6 +117,11 @@ pub(crate) struct Opening {
     /// Where the opener skips to: [`FIRST_FILES`] past the furthest place
     /// in `order` of a file the program read before it was opened.
     wanted: AtomicUsize,
+    /// One past the furthest place in `order` of a file the program has
+    /// read or faulted in.
+    reached: AtomicUsize,
+    /// Wakes the opener when `reached` moves.
+    moved: (Mutex<()>, Condvar),
     /// Entries in the list.
     entries: usize,
     /// What the reserved numbers duplicate, until the order is set.
@@ -110,6 +139,8 @@ impl Opening {
             place: Vec::new(),
             done: AtomicUsize::new(0),
             wanted: AtomicUsize::new(0),
+            reached: AtomicUsize::new(0),
+            moved: (Mutex::new(()), Condvar::new()),
             entries: 0,
             placeholder: None,
         }
@@ -169,15 +200,54 @@ impl Opening {
     /// The program reads the file of reserved descriptor `fd`: if it is
     /// not opened yet, the opener skips to [`FIRST_FILES`] past it (never
     /// back).
+    /// Also moves the program's furthest place, waking the opener
+    /// ([`Opening::wait_for_room`]).
     pub(crate) fn touch(&self, fd: RawFd) {
         let Some(&slot) = self.slots.get(&fd) else {
             return;
         };
-        let waiting = self.state[slot].load(Ordering::Acquire) == WAITING;
-        if waiting && self.place[slot] != usize::MAX {
-            let ahead = self.place[slot].saturating_add(FIRST_FILES);
+        let place = self.place[slot];
+        if place == usize::MAX {
+            return;
+        }
+        if self.state[slot].load(Ordering::Acquire) == WAITING {
+            let ahead = place.saturating_add(FIRST_FILES);
             self.wanted.fetch_max(ahead, Ordering::AcqRel);
         }
+        if self.reached.fetch_max(place + 1, Ordering::AcqRel) <= place {
+            let _lock = self.moved.0.lock().unwrap_or_else(|e| e.into_inner());
+            self.moved.1.notify_all();
+        }
+    }
+
+    /// True if the opener may open the next file: fewer than
+    /// [`AHEAD_FILES`] are done past the program's furthest place.
+    pub(crate) fn has_room(&self) -> bool {
+        let reached = self.reached.load(Ordering::Acquire);
+        let wanted = self.wanted.load(Ordering::Acquire);
+        self.done().max(wanted) < reached.saturating_add(AHEAD_FILES)
+    }
+
+    /// Waits until [`Opening::has_room`], at most [`WAIT_FOR_PROGRAM`];
+    /// returns whether there is room.
+    pub(crate) fn wait_for_room(&self) -> bool {
+        let lock = self.moved.0.lock().unwrap_or_else(|e| e.into_inner());
+        let waited = self
+            .moved
+            .1
+            .wait_timeout_while(lock, WAIT_FOR_PROGRAM, |_| !self.has_room());
+        drop(waited);
+        self.has_room()
+    }
+
+    /// The first entry of the list of the file of reserved descriptor `fd`
+    /// if it was left out as wholly cached: a read of it places the program
+    /// there (`replay.rs`).
+    pub(crate) fn cached_place(&self, fd: RawFd) -> Option<usize> {
+        let &slot = self.slots.get(&fd)?;
+        let cached = self.state[slot].load(Ordering::Acquire) == CACHED;
+        let &(_, at) = self.order.get(*self.place.get(slot)?)?;
+        cached.then_some(at)
     }
 
     /// Files opened, found changed or skipped so far.
@@ -193,9 +263,10 @@ impl Opening {
 
     /// Opens the next file in order (skipping ahead of the program,
     /// [`Opening::touch`]) onto its reserved number if
-    /// it is still the recorded file; returns its descriptor and size if
-    /// so, `None` for a changed file, or `Err(())` once all are done.
-    /// Called by one thread at a time (the replay's).
+    /// it is still the recorded file and not wholly cached; returns its
+    /// descriptor and size if so, `None` for a file changed or cached, or
+    /// `Err(())` once all are done. Called by one thread at a time (the
+    /// replay's).
     pub(crate) fn open_next(&self) -> Result<Option<(RawFd, u64)>, ()> {
         let mut done = self.done.load(Ordering::Acquire);
         let wanted = self.wanted.load(Ordering::Acquire).min(self.order.len());
@@ -208,13 +279,22 @@ impl Opening {
         }
         let &(slot, _) = self.order.get(done).ok_or(())?;
         let reserved = self.reserved[slot];
-        let opened = open_unchanged(&self.identities[slot]).and_then(|real| {
+        let identity = &self.identities[slot];
+        let unchanged = open_unchanged(identity);
+        let cached = unchanged
+            .as_ref()
+            .is_some_and(|real| wholly_cached(real, identity.size));
+        let opened = unchanged.filter(|_| !cached).and_then(|real| {
             // SAFETY: `reserved` is a descriptor this module holds open
             // and never hands out; `dup3` replaces it atomically.
             let moved = unsafe { libc::dup3(real.as_raw_fd(), reserved, libc::O_CLOEXEC) };
             (moved == reserved).then_some((reserved, self.identities[slot].size))
         });
-        let state = if opened.is_some() { OPEN } else { CHANGED };
+        let state = match (opened.is_some(), cached) {
+            (true, _) => OPEN,
+            (false, true) => CACHED,
+            (false, false) => CHANGED,
+        };
         self.state[slot].store(state, Ordering::Release);
         self.done.store(done + 1, Ordering::Release);
         Ok(opened)
@@ -242,4 +322,15 @@ fn open_unchanged(identity: &FileIdentity) -> Option<OwnedFd> {
     };
     let regular = stat.st_mode & libc::S_IFMT == libc::S_IFREG;
     (regular && now == recorded).then_some(fd)
+}
+
+/// True if every page of `file`, `size` bytes, is in the page cache (one
+/// `cachestat`; false where the kernel has none): advice for it could not
+/// fetch a page, so the replay neither registers nor lists it, and the
+/// program's reads of it cost no following (a warm run, a file another
+/// program read since).
+fn wholly_cached(file: &OwnedFd, size: u64) -> bool {
+    let pages = size.div_ceil(crate::memory::page_size());
+    let cached = crate::residency::cachestat(file.as_raw_fd(), 0, size);
+    size > 0 && cached.is_ok_and(|counts| counts.nr_cache >= pages)
 }
