@@ -141,6 +141,9 @@ struct ListIndex {
     listed_to: Option<usize>,
     /// The same, for the follower of mapped pages (`replay_mapped.rs`).
     relisted: Arc<AtomicUsize>,
+    /// The client's divergences at the last callback: a callback after
+    /// none since asks only for more list ([`ListIndex::relist`]).
+    divergences: u64,
 }
 
 /// Starts replaying the recording at `path` beside the program: a
@@ -257,6 +260,7 @@ fn ready(path: &OsStr) -> Option<(&'static Replay, Runs)> {
         opening: Arc::clone(&replay.opening),
         start: 0,
         listed_to: None,
+        divergences: 0,
         relisted: Arc::clone(&runs.relisted),
     }));
     let list_bytes = runs.entries.len() as u64 * replay.page_size;
@@ -436,7 +440,16 @@ static CLIENT: Mutex<Option<Client>> = Mutex::new(None);
 /// if a parent thread held the slot's lock at the fork, it is left alone.
 extern "C" fn unregister_at_exit() {
     let _ = std::panic::catch_unwind(|| {
-        if let Ok(mut slot) = CLIENT.try_lock() {
+        // The opener's thread holds the slot while it registers a file:
+        // a few tries, never a wait that a lock held at a fork could block.
+        let slot = (0..EXIT_TRIES).find_map(|_| {
+            let slot = CLIENT.try_lock().ok();
+            if slot.is_none() {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            slot
+        });
+        if let Some(mut slot) = slot {
             if let Some(client) = slot.as_ref() {
                 report(client);
             }
@@ -444,6 +457,9 @@ extern "C" fn unregister_at_exit() {
         }
     });
 }
+
+/// Tries at exit to take the client's slot, a millisecond apart.
+const EXIT_TRIES: usize = 20;
 
 /// Times the list was started again at a page of the recording (the
 /// callback's `PF_SET`), the first start included.
@@ -462,16 +478,18 @@ fn report(client: &Client) {
         return;
     }
     let stats = client.stats();
-    let unread = stats.pages_fetched.saturating_sub(stats.prefetched_used);
+    let unread = stats.pages_prefetched.saturating_sub(stats.prefetched_used);
     let line = format!(
-        "libprefetch: replay: {} pages prefetched, {} read, {} unread ({} dropped by the plan, \
-         {} evicted or left behind); {} restarts, {} divergences, {} reads missing, \
+        "libprefetch: replay: {} pages advised ({} not cached then), {} read by the program, \
+         {} dropped unread by the plan, {} neither (held at exit, evicted, or left at a \
+         restart); {} callbacks, {} restarts, {} divergences, {} reads missing, \
          {} premature evictions",
+        stats.pages_prefetched,
         stats.pages_fetched,
         stats.prefetched_used,
-        unread,
         stats.prefetched_unused_dropped,
         unread.saturating_sub(stats.prefetched_unused_dropped),
+        stats.callbacks,
         RESTARTS.load(Ordering::Relaxed),
         stats.divergences,
         stats.misses,
@@ -715,7 +733,21 @@ impl ListIndex {
     /// The callback: the list from the requested page's place in the
     /// recording (its first place at or after the previous start, else its
     /// first), or nothing if the recording does not hold it.
+    ///
+    /// A callback with no divergence since the last one comes from a list
+    /// running short (its end is the frontier of files opened): the list
+    /// grows instead. Started again at the read's place, the list would lose
+    /// the entries behind it, and with several threads reading it (`git
+    /// grep`'s), the pages a slower thread had not read yet would be dropped
+    /// as no longer listed and read again.
     fn relist(&mut self, client: &Client, info: CallbackInfo) {
+        let divergences = client.stats().divergences;
+        let diverged = divergences > self.divergences;
+        self.divergences = divergences;
+        if !diverged && self.listed_to.is_some() {
+            self.grow(client);
+            return;
+        }
         let (fd, offset) = info.requested;
         let Ok(page) = u32::try_from(offset / self.page_size) else {
             return;
