@@ -716,8 +716,7 @@ impl ListIndex {
     }
 
     /// Appends the entries up to the frontier of files opened, once the
-    /// program has started the list (`PF_APPEND`; the round runs at the
-    /// program's next read).
+    /// program has started the list (`PF_APPEND`), and plans a round.
     fn grow(&mut self, client: &Client) {
         let Some(listed_to) = self.listed_to else {
             return;
@@ -727,6 +726,9 @@ impl ListIndex {
             self.listed_to = Some(frontier);
             let _ =
                 client.request_from(self.between(listed_to, frontier), Mode::APPEND | Mode::DONE);
+            // Planned now, not at the program's next read of a listed
+            // file: its next reads may all be of files left out as cached.
+            client.run_round_now();
         }
     }
 

@@ -20,7 +20,7 @@
 //! changed file.
 //!
 //! The opener follows the program: a read of a listed file not opened yet
-//! ([`Opening::touch`]) moves the next open to [`FIRST_FILES`] files past
+//! ([`Opening::touch`]), from the second such read on, moves the next open to [`FIRST_FILES`] files past
 //! it, the head start the replay began with, and the files before are
 //! skipped (the program reads them before the opener could open them, so
 //! advice for them would come too late); the program's first read of a
@@ -61,6 +61,12 @@ pub(crate) const FIRST_FILES: usize = 8;
 /// reached: 8 head starts, room for a window of small files (`git grep`'s
 /// 3 MiB cgroup plans about 0.3 MiB at once, some 30 of its files).
 pub(crate) const AHEAD_FILES: usize = 8 * FIRST_FILES;
+
+/// Reads of files not opened yet before the opener skips ahead of them: one
+/// may be a stray read of a file far on (a program that checks a file at
+/// start, then waits), after which skipping would pass over the files it
+/// reads next; more mean the program opens files faster than the opener.
+const RACING_TOUCHES: usize = 2;
 
 /// Longest wait for the program between two looks at it (a program that
 /// stops reading leaves the opener waiting in these steps).
@@ -122,6 +128,8 @@ pub(crate) struct Opening {
     reached: AtomicUsize,
     /// Wakes the opener when `reached` moves.
     moved: (Mutex<()>, Condvar),
+    /// Reads of files not opened yet so far ([`RACING_TOUCHES`]).
+    early_touches: AtomicUsize,
     /// Entries in the list.
     entries: usize,
     /// What the reserved numbers duplicate, until the order is set.
@@ -140,6 +148,7 @@ impl Opening {
             done: AtomicUsize::new(0),
             wanted: AtomicUsize::new(0),
             reached: AtomicUsize::new(0),
+            early_touches: AtomicUsize::new(0),
             moved: (Mutex::new(()), Condvar::new()),
             entries: 0,
             placeholder: None,
@@ -211,8 +220,11 @@ impl Opening {
             return;
         }
         if self.state[slot].load(Ordering::Acquire) == WAITING {
-            let ahead = place.saturating_add(FIRST_FILES);
-            self.wanted.fetch_max(ahead, Ordering::AcqRel);
+            let early = self.early_touches.fetch_add(1, Ordering::AcqRel) + 1;
+            if early >= RACING_TOUCHES {
+                let ahead = place.saturating_add(FIRST_FILES);
+                self.wanted.fetch_max(ahead, Ordering::AcqRel);
+            }
         }
         if self.reached.fetch_max(place + 1, Ordering::AcqRel) <= place {
             let _lock = self.moved.0.lock().unwrap_or_else(|e| e.into_inner());
