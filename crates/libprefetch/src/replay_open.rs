@@ -30,8 +30,9 @@
 //! every touch lands on a file without a region, and the replay advises
 //! nothing.
 //!
-//! The opener stays at most [`AHEAD_FILES`] files past the furthest file
-//! the program has read or faulted in ([`Opening::wait_for_room`]): files
+//! The opener keeps at most [`AHEAD_FILES`] files open past the furthest
+//! file the program has read or faulted in (files found cached or changed
+//! do not count: the program's progress through them does not show) ([`Opening::wait_for_room`]): files
 //! far ahead cost opens (on FUSE, round trips queued with the program's
 //! requests) and descriptors long before the list reaches them, and a
 //! program that stops early never needs them.
@@ -128,6 +129,10 @@ pub(crate) struct Opening {
     reached: AtomicUsize,
     /// Wakes the opener when `reached` moves.
     moved: (Mutex<()>, Condvar),
+    /// Places in `order` of the files opened at or past `reached`, in
+    /// order: the bound counts these, not files found cached or changed
+    /// (nothing shows a program's progress through them).
+    open_ahead: Mutex<std::collections::VecDeque<usize>>,
     /// Reads of files not opened yet so far ([`RACING_TOUCHES`]).
     early_touches: AtomicUsize,
     /// Entries in the list.
@@ -150,6 +155,7 @@ impl Opening {
             reached: AtomicUsize::new(0),
             early_touches: AtomicUsize::new(0),
             moved: (Mutex::new(()), Condvar::new()),
+            open_ahead: Mutex::new(std::collections::VecDeque::new()),
             entries: 0,
             placeholder: None,
         }
@@ -233,11 +239,14 @@ impl Opening {
     }
 
     /// True if the opener may open the next file: fewer than
-    /// [`AHEAD_FILES`] are done past the program's furthest place.
+    /// [`AHEAD_FILES`] are open past the program's furthest place.
     pub(crate) fn has_room(&self) -> bool {
         let reached = self.reached.load(Ordering::Acquire);
-        let wanted = self.wanted.load(Ordering::Acquire);
-        self.done().max(wanted) < reached.saturating_add(AHEAD_FILES)
+        let mut ahead = self.open_ahead.lock().unwrap_or_else(|e| e.into_inner());
+        while ahead.front().is_some_and(|&place| place < reached) {
+            ahead.pop_front();
+        }
+        ahead.len() < AHEAD_FILES
     }
 
     /// Waits until [`Opening::has_room`], at most [`WAIT_FOR_PROGRAM`];
@@ -302,6 +311,10 @@ impl Opening {
             let moved = unsafe { libc::dup3(real.as_raw_fd(), reserved, libc::O_CLOEXEC) };
             (moved == reserved).then_some((reserved, self.identities[slot].size))
         });
+        if opened.is_some() {
+            let mut ahead = self.open_ahead.lock().unwrap_or_else(|e| e.into_inner());
+            ahead.push_back(done);
+        }
         let state = match (opened.is_some(), cached) {
             (true, _) => OPEN,
             (false, true) => CACHED,
