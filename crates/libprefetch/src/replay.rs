@@ -6,7 +6,7 @@
 //! At start the replayer checks that the recording is a regular file (a
 //! FIFO or a device is refused with one line, before it is opened); then,
 //! on a thread of its own while the program's `main` runs, it reads the
-//! recording one part at a time (what it holds is one part and the list,
+//! recording one part at a time (`replay_read.rs`; what it holds is one part and the list,
 //! which stops at 1/`plan::LIST_MEMORY_SHARE` of the memory available),
 //! keeps the parts recorded by the
 //! same executable (`/proc/self/exe`), each process's runs in the order
@@ -67,38 +67,25 @@
 //! application; the client and its descriptors live until the process exits;
 //! no slow start (above); its thread runs at the lowest priority.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use plan::recording::{FileIdentity, PartReader, Touches, Via};
 use plan::Mode;
-use rustix::fs::{openat, Mode as FileMode, OFlags, CWD};
+use rustix::fs::CWD;
 
 use crate::client::{AccessEntry, CallbackInfo, Client, Config};
 use crate::filestat::FileStat;
 use crate::registry::{follow_regions, globals};
 use crate::replay_mapped::{self, Entry, Runs};
-use crate::replay_open::{Descriptors, Opening, FIRST_FILES};
+use crate::replay_open::{Opening, FIRST_FILES};
 
 /// The variable that sets the first window (`env.rs`); a replay without it
 /// starts at the paper's window, not the slow start's 128 KiB.
 const START_WINDOW: &str = crate::variables::START_WINDOW.name;
-
-/// What the read path needs: the private descriptors of the files by
-/// (device, inode), and which of the program's page reads the list holds.
-struct Replay {
-    /// Reserved descriptors until opened (`replay_open.rs`).
-    files: HashMap<(u64, u64), RawFd>,
-    /// The same, by private descriptor.
-    identities: HashMap<RawFd, (u64, u64)>,
-    page_size: u64,
-    touches: Mutex<Touches>,
-    opening: Arc<Opening>,
-}
 
 static REPLAY: AtomicPtr<Replay> = AtomicPtr::new(std::ptr::null_mut());
 
@@ -162,21 +149,28 @@ pub(crate) fn start(path: OsString, has_nothing: fn()) {
         return;
     }
     PENDING.store(true, Ordering::Release);
-    let spawned = std::thread::Builder::new()
-        .name("libprefetch-replay".into())
-        .spawn(move || {
-            let _inside = crate::guard::Reentry::enter();
-            crate::client::reads_on_behalf();
-            yield_to_program();
-            let _ = std::panic::catch_unwind(|| start_beside(&path));
-        });
-    if spawned.is_err() {
+    if !spawn_beside("libprefetch-replay", move || start_beside(&path)) {
         give_up_early();
         warn(
             OsStr::new("(no thread)"),
             "cannot start the replay's thread",
         );
     }
+}
+
+/// Runs `job` on a thread of the replay's named `name`: inside the library
+/// (its reads are not the program's), at the lowest priority; false if no
+/// thread can be had.
+fn spawn_beside(name: &str, job: impl FnOnce() + Send + 'static) -> bool {
+    let spawned = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let _inside = crate::guard::Reentry::enter();
+            crate::client::reads_on_behalf();
+            yield_to_program();
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        });
+    spawned.is_ok()
 }
 
 /// The nice value of the replay's threads: the lowest priority.
@@ -220,15 +214,7 @@ fn start_beside(path: &OsStr) {
 /// (its waits must not hold up the following of mapped pages); on this
 /// thread, before following mapped pages, if no thread can be had.
 fn open_beside(replay: &'static Replay) {
-    let spawned = std::thread::Builder::new()
-        .name("libprefetch-open".into())
-        .spawn(move || {
-            let _inside = crate::guard::Reentry::enter();
-            crate::client::reads_on_behalf();
-            yield_to_program();
-            let _ = std::panic::catch_unwind(|| open_files(replay, usize::MAX));
-        });
-    if spawned.is_err() {
+    if !spawn_beside("libprefetch-open", move || open_files(replay, usize::MAX)) {
         open_files(replay, usize::MAX);
     }
 }
@@ -498,158 +484,6 @@ fn report(client: &Client) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// Reads the recording part by part (raw system calls, one part held at a
-/// time), opening the files of the parts recorded by `exe` that are
-/// unchanged and listing their pages in recorded order, up to
-/// `max_entries`, with where each recorded run starts among them, and the
-/// bytes the list holds of files the program mapped (a `via=map` run).
-fn read_recording(
-    path: &OsStr,
-    exe: &[u8],
-    max_entries: usize,
-) -> Result<(Replay, Runs, u64), String> {
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
-    let fd = openat(CWD, path, flags, FileMode::empty()).map_err(|e| e.to_string())?;
-    let stat = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
-    if stat.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return Err("not a regular file".into());
-    }
-    let input = std::io::BufReader::with_capacity(1 << 16, RawReader(fd));
-    let mut reader = PartReader::new(input).map_err(|e| e.to_string())?;
-    // Without rereads a page is listed once, whichever method saw it (a
-    // tracepoint's part and the interposers' may both hold it).
-    let rereads = reader.rereads_after > 0;
-    let mut replay = Replay {
-        files: HashMap::new(),
-        identities: HashMap::new(),
-        page_size: reader.page_size,
-        touches: Mutex::new(Touches::new(reader.rereads_after)),
-        opening: Arc::new(Opening::new()),
-    };
-    let mut opening = Opening::new();
-    let mut kept = Vec::new();
-    let mut pages = 0;
-    let mut processes: HashMap<u32, usize> = HashMap::new();
-    let mut mapped: HashSet<RawFd> = HashSet::new();
-    let limit = Descriptors::from_limit();
-    let own_args = crate::record::own_args();
-    let own = |part: &plan::recording::Part| {
-        part.exe == exe && part.args.is_none_or(|args| args == own_args)
-    };
-    while let Some(part) = reader.next_part_where(own).map_err(|e| e.to_string())? {
-        let next = processes.len();
-        let process = *processes.entry(part.pid).or_insert(next);
-        let privates: Vec<Option<RawFd>> = part
-            .files
-            .iter()
-            .map(|identity| private_of(&mut replay, &mut opening, identity, &limit))
-            .collect();
-        for run in &part.runs {
-            if let Some(fd) = privates[run.file] {
-                if run.via == Via::Map {
-                    mapped.insert(fd);
-                }
-                kept.push(KeptRun {
-                    process,
-                    time_us: run.time_us,
-                    ordered: run.via != Via::Map,
-                    fd,
-                    pages: run.first..run.first + run.count,
-                });
-                pages += run.count;
-            }
-        }
-        if pages >= max_entries as u64 {
-            break;
-        }
-    }
-    // The parts of one process (the tracepoint's, the interposers') in
-    // time order: a program's start-up reads come before its faults.
-    kept.sort_by_key(|run| (run.process, run.time_us));
-    let runs = listed(&kept, rereads, max_entries);
-    opening.order_by(&runs.entries);
-    replay.opening = Arc::new(opening);
-    let in_mapped = runs.entries.iter().filter(|(fd, _)| mapped.contains(fd));
-    let mapped_bytes = in_mapped.count() as u64 * replay.page_size;
-    Ok((replay, runs, mapped_bytes))
-}
-
-/// A recorded run of a replayed file.
-struct KeptRun {
-    /// Order of its process's first part in the recording.
-    process: usize,
-    time_us: u64,
-    /// Whether its time is when it was touched (the map method's is when
-    /// the mapping was looked at).
-    ordered: bool,
-    fd: RawFd,
-    pages: std::ops::Range<u64>,
-}
-
-/// The list of `kept` runs' pages, each once unless `rereads`, at most
-/// `max_entries`, with where each run starts.
-fn listed(kept: &[KeptRun], rereads: bool, max_entries: usize) -> Runs {
-    let mut entries = Vec::new();
-    let mut starts = Vec::new();
-    let mut ordered = Vec::new();
-    let mut listed: HashSet<Entry> = HashSet::new();
-    for run in kept {
-        let room = max_entries.saturating_sub(entries.len());
-        let pages = run.pages.clone();
-        let pages = pages.filter_map(|page| Some((run.fd, u32::try_from(page).ok()?)));
-        let first_times = pages.filter(|&entry| rereads || listed.insert(entry));
-        let before = entries.len();
-        entries.extend(first_times.take(room));
-        if entries.len() > before {
-            starts.push(before);
-            ordered.push(run.ordered);
-        }
-    }
-    Runs {
-        entries: Arc::new(entries),
-        starts,
-        ordered,
-        relisted: Arc::new(AtomicUsize::new(usize::MAX)),
-    }
-}
-
-/// The private descriptor of a recorded file: reserved at its first
-/// mention within `limit`'s files (opened later, `replay_open.rs`), else
-/// `None`.
-fn private_of(
-    replay: &mut Replay,
-    opening: &mut Opening,
-    identity: &FileIdentity,
-    limit: &Descriptors,
-) -> Option<RawFd> {
-    let key = (identity.dev, identity.ino);
-    if let Some(&private) = replay.files.get(&key) {
-        return Some(private);
-    }
-    if replay.files.len() >= limit.max_files {
-        return None;
-    }
-    let private = opening.reserve(identity, limit)?;
-    replay.files.insert(key, private);
-    replay.identities.insert(private, key);
-    Some(private)
-}
-
-/// `std::io::Read` over a descriptor with raw system calls (never seen by
-/// the read interposers).
-struct RawReader(OwnedFd);
-
-impl std::io::Read for RawReader {
-    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
-        loop {
-            match rustix::io::read(&self.0, &mut *buffer) {
-                Err(rustix::io::Errno::INTR) => continue,
-                done => return done.map_err(std::io::Error::from),
-            }
-        }
-    }
-}
-
 /// Shares of the memory available a replay keeps to where its list does
 /// not fit in it ([`budget_cap`]).
 const CROWDED_SHARE: u64 = 2;
@@ -864,6 +698,10 @@ pub(crate) fn after_fork_in_child() {
     PENDING.store(false, Ordering::Release);
     REPLAY.store(std::ptr::null_mut(), Ordering::Release);
 }
+
+#[path = "replay_read.rs"]
+mod read;
+use read::{read_recording, Replay};
 
 #[cfg(test)]
 #[path = "replay_tests.rs"]

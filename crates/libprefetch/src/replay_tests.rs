@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::replay_open::AHEAD_FILES;
+use plan::recording::{FileIdentity, Via};
 
 /// A list that fits leaves the budget alone; one that does not keeps
 /// the replay to half the memory available, an eighth where its
@@ -118,12 +119,7 @@ fn the_first_advice_comes_before_the_last_file_is_opened() {
     let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
     assert_eq!(replay.opening.opened(), (FIRST_FILES, count));
     on_read(&identities[0].1, 0, page_size);
-    let stats = || {
-        let client = CLIENT.lock().unwrap();
-        let client = client.as_ref().unwrap();
-        client.settle();
-        client.stats()
-    };
+    let stats = settled_stats;
     let first = stats();
     assert!(first.pages_prefetched > 0, "nothing advised: {first:?}");
     assert_eq!(replay.opening.opened(), (FIRST_FILES, count));
@@ -206,12 +202,7 @@ fn a_read_past_the_opened_files_moves_the_opener_ahead_of_it() {
     assert!(replay.opening.is_open(replay.files[&key(ahead)]));
     assert!(!replay.opening.is_open(replay.files[&key(past)]));
     on_read(&identities[ahead].1, 0, page_size);
-    let stats = {
-        let client = CLIENT.lock().unwrap();
-        let client = client.as_ref().unwrap();
-        client.settle();
-        client.stats()
-    };
+    let stats = settled_stats();
     assert_eq!(
         runs.relisted.load(Ordering::Acquire),
         ahead * 16,
@@ -249,6 +240,26 @@ fn the_replays_own_descriptors_need_no_private_one() {
     }
 }
 
+/// The replay's client's counters once its advice is issued.
+fn settled_stats() -> crate::client::Stats {
+    let client = CLIENT.lock().unwrap();
+    let client = client.as_ref().unwrap();
+    client.settle();
+    client.stats()
+}
+
+/// True if this kernel has `cachestat` (tried on `path`), which the
+/// replay needs to find wholly cached files; says so if not.
+fn has_cachestat(path: &std::path::Path) -> bool {
+    let probe = std::fs::File::open(path).unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&probe);
+    let has = crate::residency::cachestat(fd, 0, 1).is_ok();
+    if !has {
+        eprintln!("skipped: this kernel has no cachestat");
+    }
+    has
+}
+
 /// A file whose pages are all cached when the opener reaches it is left
 /// out of the list (no region, no advice, no following of its reads); the
 /// uncached files around it are listed.
@@ -256,9 +267,7 @@ fn the_replays_own_descriptors_need_no_private_one() {
 fn a_file_wholly_cached_when_reached_is_not_listed() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (_dir, paths, identities, recording) = recorded_files(3);
-    let probe = std::fs::File::open(&paths[0]).unwrap();
-    if crate::residency::cachestat(std::os::fd::AsRawFd::as_raw_fd(&probe), 0, 1).is_err() {
-        eprintln!("skipped: this kernel has no cachestat");
+    if !has_cachestat(&paths[0]) {
         return;
     }
     let cached = std::fs::read(&paths[1]).unwrap();
@@ -285,9 +294,7 @@ fn a_file_wholly_cached_when_reached_is_not_listed() {
 fn a_read_of_a_file_left_out_as_cached_starts_the_list_there() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (_dir, paths, identities, recording) = recorded_files(2);
-    let probe = std::fs::File::open(&paths[0]).unwrap();
-    if crate::residency::cachestat(std::os::fd::AsRawFd::as_raw_fd(&probe), 0, 1).is_err() {
-        eprintln!("skipped: this kernel has no cachestat");
+    if !has_cachestat(&paths[0]) {
         return;
     }
     std::fs::read(&paths[0]).unwrap();
@@ -297,12 +304,7 @@ fn a_read_of_a_file_left_out_as_cached_starts_the_list_there() {
     assert!(!replay.opening.is_open(fd(0)), "the cached file was opened");
 
     on_read(&identities[0].1, 0, crate::memory::page_size());
-    let stats = {
-        let client = CLIENT.lock().unwrap();
-        let client = client.as_ref().unwrap();
-        client.settle();
-        client.stats()
-    };
+    let stats = settled_stats();
     assert_eq!(
         runs.relisted.load(Ordering::Acquire),
         0,
