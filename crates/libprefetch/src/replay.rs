@@ -274,18 +274,6 @@ static INDEX: Mutex<Option<Arc<Mutex<ListIndex>>>> = Mutex::new(None);
 fn open_files(replay: &Replay, count: usize) {
     // The client's lock is taken for each file, not for the whole loop: a
     // program's read of a file left out as cached takes it ([`start_at`]).
-    let with_client = |then: &dyn Fn(&Client)| {
-        let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(client) = client.as_ref() {
-            then(client);
-        }
-    };
-    let grow = || {
-        let index = INDEX.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if let Some(index) = index {
-            with_client(&|client| index.lock().unwrap_or_else(|e| e.into_inner()).grow(client));
-        }
-    };
     // Files opened since the opener last skipped to the program (or since
     // it started): the list grows each time they double.
     let mut run = 0usize;
@@ -293,7 +281,7 @@ fn open_files(replay: &Replay, count: usize) {
         // A wait that ends without room counts as one of `count`: the
         // opener beside the program (`usize::MAX`) waits on.
         if !replay.opening.has_room() {
-            grow();
+            grow_list();
             if !replay.opening.wait_for_room() {
                 continue;
             }
@@ -308,16 +296,33 @@ fn open_files(replay: &Replay, count: usize) {
             1
         };
         if let Some((private, size)) = opened {
-            globals().private_descriptors.adopt_unread(private);
-            with_client(&|client| {
-                let _ = client.register_region(private, 0, size.max(1));
-            });
+            adopt(private, size);
         }
         if run.is_power_of_two() {
-            grow();
+            grow_list();
         }
     }
-    grow();
+    grow_list();
+}
+
+/// Takes a file the opener opened at `private` into the replay: its
+/// descriptor is the library's, and its region the client's.
+fn adopt(private: RawFd, size: u64) {
+    globals().private_descriptors.adopt_unread(private);
+    let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(client) = client.as_ref() {
+        let _ = client.register_region(private, 0, size.max(1));
+    }
+}
+
+/// Grows the client's list to the frontier of files opened, if the program
+/// has started it.
+fn grow_list() {
+    let index = INDEX.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
+    if let (Some(index), Some(client)) = (index, client.as_ref()) {
+        index.lock().unwrap_or_else(|e| e.into_inner()).grow(client);
+    }
 }
 
 /// Tells the client the reads remembered while the replay got ready, in
@@ -383,18 +388,29 @@ fn follow_mapped(replay: &'static Replay, runs: &Runs) {
             };
             entries.iter().any(read)
         },
-        |entries| {
-            let mut touches = touches();
-            for &(fd, page) in entries {
-                if let Some(key) = identity(fd) {
-                    touches.read(key, u64::from(page));
-                }
-            }
-            if let Some(&(fd, _)) = entries.last() {
-                replay.opening.touch(fd);
-            }
-        },
+        |entries| faulted_in(replay, entries),
     );
+}
+
+/// The program faulted in `entries` (one run of one file, told to the
+/// planner by `replay_mapped.rs`): they count as read, the program's place
+/// moves to their file, and the file is opened now if it is waiting or was
+/// skipped ([`crate::replay_open::Opening::touch_mapped`]).
+fn faulted_in(replay: &Replay, entries: &[Entry]) {
+    let mut touches = replay.touches.lock().unwrap_or_else(|e| e.into_inner());
+    for &(fd, page) in entries {
+        if let Some(&key) = replay.identities.get(&fd) {
+            touches.read(key, u64::from(page));
+        }
+    }
+    drop(touches);
+    if let Some(&(fd, _)) = entries.last() {
+        replay.opening.touch_mapped(fd);
+        if let Some((private, size)) = replay.opening.open_skipped(fd) {
+            adopt(private, size);
+            grow_list();
+        }
+    }
 }
 
 /// Entries the replay's index may hold: 1/`plan::LIST_MEMORY_SHARE` of the

@@ -28,7 +28,11 @@
 //! reads files faster than one thread opens them (`git grep`'s threads on
 //! a FUSE mount) stays ahead of the opener from its first read to its last,
 //! every touch lands on a file without a region, and the replay advises
-//! nothing.
+//! nothing. A file the program maps is not read through and left: its
+//! faults ([`Opening::touch_mapped`]) make the opener open it next, and
+//! open it even if it was skipped (a program that reads its script and
+//! then maps its data file, faster than the opener, had the data file
+//! skipped with the script's neighbours).
 //!
 //! The opener keeps at most [`AHEAD_FILES`] files open past the furthest
 //! file the program has read or faulted in (files found cached or changed
@@ -218,6 +222,28 @@ impl Opening {
     /// Also moves the program's furthest place, waking the opener
     /// ([`Opening::wait_for_room`]).
     pub(crate) fn touch(&self, fd: RawFd) {
+        self.touched(fd, |place| {
+            let early = self.early_touches.fetch_add(1, Ordering::AcqRel) + 1;
+            (early >= RACING_TOUCHES).then(|| place.saturating_add(FIRST_FILES))
+        });
+    }
+
+    /// The program faulted in pages of a mapping of the file of reserved
+    /// descriptor `fd` (`replay_mapped.rs`): if it is not opened yet, the
+    /// opener opens it next (the files before it are skipped). A mapped
+    /// file is not read through and left, as a file `read` is: the program
+    /// comes back to it, run after run, and each one is told as a touch
+    /// (counted as racing reads, two runs of one file made the opener skip
+    /// the very file the program was faulting in, and the replay of a
+    /// program reading one file through `mmap` advised nothing).
+    pub(crate) fn touch_mapped(&self, fd: RawFd) {
+        self.touched(fd, Some);
+    }
+
+    /// Moves the program's furthest place to the file of `fd`, waking the
+    /// opener; if that file is still waiting to be opened, the opener skips
+    /// to the place `skip_to` gives for it (if any).
+    fn touched(&self, fd: RawFd, skip_to: impl FnOnce(usize) -> Option<usize>) {
         let Some(&slot) = self.slots.get(&fd) else {
             return;
         };
@@ -226,10 +252,8 @@ impl Opening {
             return;
         }
         if self.state[slot].load(Ordering::Acquire) == WAITING {
-            let early = self.early_touches.fetch_add(1, Ordering::AcqRel) + 1;
-            if early >= RACING_TOUCHES {
-                let ahead = place.saturating_add(FIRST_FILES);
-                self.wanted.fetch_max(ahead, Ordering::AcqRel);
+            if let Some(to) = skip_to(place) {
+                self.wanted.fetch_max(to, Ordering::AcqRel);
             }
         }
         if self.reached.fetch_max(place + 1, Ordering::AcqRel) <= place {
@@ -299,6 +323,31 @@ impl Opening {
             self.done.store(done, Ordering::Release);
         }
         let &(slot, _) = self.order.get(done).ok_or(())?;
+        let opened = self.open_slot(slot);
+        if opened.is_some() {
+            let mut ahead = self.open_ahead.lock().unwrap_or_else(|e| e.into_inner());
+            ahead.push_back(done);
+        }
+        self.done.store(done + 1, Ordering::Release);
+        Ok(opened)
+    }
+
+    /// Opens the file of reserved descriptor `fd` if the opener skipped it
+    /// and the program faults in pages of it (`replay_mapped.rs`): a file
+    /// the program maps is not done with as a file it reads is (the opener
+    /// skips past files read before it reached them), it comes back to it.
+    /// The private descriptor and size, if it opened.
+    pub(crate) fn open_skipped(&self, fd: RawFd) -> Option<(RawFd, u64)> {
+        let &slot = self.slots.get(&fd)?;
+        self.state[slot]
+            .compare_exchange(SKIPPED, WAITING, Ordering::AcqRel, Ordering::Acquire)
+            .ok()?;
+        self.open_slot(slot)
+    }
+
+    /// Opens file `slot` at its reserved number if it is unchanged and not
+    /// wholly cached, and sets its state.
+    fn open_slot(&self, slot: usize) -> Option<(RawFd, u64)> {
         let reserved = self.reserved[slot];
         let identity = &self.identities[slot];
         let unchanged = open_unchanged(identity);
@@ -309,20 +358,15 @@ impl Opening {
             // SAFETY: `reserved` is a descriptor this module holds open
             // and never hands out; `dup3` replaces it atomically.
             let moved = unsafe { libc::dup3(real.as_raw_fd(), reserved, libc::O_CLOEXEC) };
-            (moved == reserved).then_some((reserved, self.identities[slot].size))
+            (moved == reserved).then_some((reserved, identity.size))
         });
-        if opened.is_some() {
-            let mut ahead = self.open_ahead.lock().unwrap_or_else(|e| e.into_inner());
-            ahead.push_back(done);
-        }
         let state = match (opened.is_some(), cached) {
             (true, _) => OPEN,
             (false, true) => CACHED,
             (false, false) => CHANGED,
         };
         self.state[slot].store(state, Ordering::Release);
-        self.done.store(done + 1, Ordering::Release);
-        Ok(opened)
+        opened
     }
 }
 

@@ -342,3 +342,49 @@ fn the_opener_stays_a_bounded_number_of_files_ahead_of_the_program() {
         "the opener did not stop {AHEAD_FILES} files past the program's file"
     );
 }
+
+/// A file the program maps and faults in is opened whether the opener has
+/// not reached it yet or skipped it (the program's reads of two files
+/// before the opener reached them move it past the next ones): a mapped
+/// file is come back to, run after run. Without this, the replay of a
+/// program reading one file through `mmap` after reading its script never
+/// opened the file and advised nothing. The order is forced on this thread.
+#[test]
+fn a_mapped_file_faulted_in_is_opened_even_where_the_opener_skipped_it() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let page_size = crate::memory::page_size();
+    let count = 4 * FIRST_FILES;
+    let (_dir, _, identities, recording) = recorded_files(count);
+    let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
+    let fd = |file: usize| replay.files[&(identities[file].0.dev, identities[file].0.ino)];
+    let run_of = |file: usize| -> Vec<Entry> { (0..16).map(|page| (fd(file), page)).collect() };
+
+    // Faults in a file not opened yet, run after run: it is opened next,
+    // not skipped as a file read before the opener reached it.
+    let waiting = FIRST_FILES + 1;
+    faulted_in(replay, &run_of(waiting)[..8]);
+    faulted_in(replay, &run_of(waiting)[8..]);
+    open_files(replay, 1);
+    assert!(
+        replay.opening.is_open(fd(waiting)),
+        "the mapped file was skipped"
+    );
+
+    // Two reads of files not opened yet move the opener past the file
+    // after them; faulting that file in opens it.
+    let past = 2 * FIRST_FILES;
+    on_read(&identities[past].1, 0, page_size);
+    on_read(&identities[past + 1].1, 0, page_size);
+    open_files(replay, 1);
+    let skipped = past + 2;
+    assert!(!replay.opening.is_open(fd(skipped)));
+    faulted_in(replay, &run_of(skipped));
+    assert!(
+        replay.opening.is_open(fd(skipped)),
+        "the skipped mapped file was not opened"
+    );
+    follow_regions(globals(), fd(skipped), 0, page_size);
+    let stats = settled_stats();
+    assert!(runs.relisted.load(Ordering::Acquire) >= skipped * 16);
+    assert!(stats.pages_prefetched > 0, "nothing advised: {stats:?}");
+}
