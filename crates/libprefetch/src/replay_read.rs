@@ -106,6 +106,14 @@ pub(super) fn read_recording(
     Ok((replay, runs, mapped_bytes))
 }
 
+/// The entries of `run`'s pages.
+fn entries_of(run: &KeptRun) -> impl Iterator<Item = Entry> + '_ {
+    let fd = run.fd;
+    run.pages
+        .clone()
+        .filter_map(move |page| Some((fd, u32::try_from(page).ok()?)))
+}
+
 /// A recorded run of a replayed file.
 struct KeptRun {
     /// Order of its process's first part in the recording.
@@ -119,16 +127,25 @@ struct KeptRun {
 }
 
 /// The list of `kept` runs' pages, each once unless `rereads`, at most
-/// `max_entries`, with where each run starts.
+/// `max_entries`, with where each run starts. A page an ordered run holds
+/// is listed at its place, never at a map run's: a map run's time is when
+/// the mapping was looked at, and the tracepoint's times count from the
+/// recorder's start, before the process's, so the exit walk of a short
+/// program can sort before the faults it saw (the follower passes map runs
+/// over, and such a program's replay never started).
 fn listed(kept: &[KeptRun], rereads: bool, max_entries: usize) -> Runs {
     let mut entries = Vec::new();
     let mut starts = Vec::new();
     let mut ordered = Vec::new();
     let mut listed: HashSet<Entry> = HashSet::new();
+    let in_order: HashSet<Entry> = kept
+        .iter()
+        .filter(|run| run.ordered)
+        .flat_map(entries_of)
+        .collect();
     for run in kept {
         let room = max_entries.saturating_sub(entries.len());
-        let pages = run.pages.clone();
-        let pages = pages.filter_map(|page| Some((run.fd, u32::try_from(page).ok()?)));
+        let pages = entries_of(run).filter(|entry| run.ordered || !in_order.contains(entry));
         let first_times = pages.filter(|&entry| rereads || listed.insert(entry));
         let before = entries.len();
         entries.extend(first_times.take(room));
