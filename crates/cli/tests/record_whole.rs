@@ -288,21 +288,19 @@ fn the_tracepoint_records_only_the_programs_process_tree() {
 
 /// The program of [`a_replay_of_an_mmap_reader_prefetches_the_mapped_pages`]: reads two small
 /// files, maps `data.bin` (`MADV_RANDOM`: a fault reads its page alone) and faults in page 0; with
-/// `WAIT_SECONDS` set above 0 it first waits for the replay's opener thread (`comm` keeps 15
-/// bytes of its name) or the replay's own descriptor of `data.bin` (the opener is done; the
-/// replay follows
-/// faults from then on: a page faulted in before looks cached already and is passed over, see
-/// docs/record.md), then until 11 of its pages are cached (or that many seconds pass) and prints
-/// how many are; then it faults in every 100th page. The same command line
-/// recorded and replayed (a replay keeps only the parts of its own command line).
+/// `WAIT_SECONDS` set above 0 it first waits for the replay's own descriptor of `data.bin` (the
+/// replay follows faults once its files are open: a page faulted in before looks cached already
+/// and is passed over, see docs/record.md; if the opener skipped the file, the fault opens it and
+/// the wait runs out first), then until 11 of its pages are cached (or that many seconds pass)
+/// and prints how many are; then it faults in every 100th page. The same command line recorded
+/// and replayed (a replay keeps only the parts of its own command line).
 const MAPPED_SCRIPT: &str = "import mmap,os,subprocess,time\n\
     open('a.bin','rb').read(); open('b.bin','rb').read()\n\
     f=open('data.bin','rb'); m=mmap.mmap(f.fileno(),0,access=mmap.ACCESS_READ)\n\
     m.madvise(mmap.MADV_RANDOM)\n\
     wait=int(os.environ.get('WAIT_SECONDS','0')); end=time.time()+wait\n\
-    names=lambda: [open(f'/proc/self/task/{t}/comm').read() for t in os.listdir('/proc/self/task')]\n\
     opened=lambda: sum(os.path.realpath(f'/proc/self/fd/{d}').endswith('/data.bin') for d in os.listdir('/proc/self/fd'))\n\
-    while wait and 'libprefetch-ope\\n' not in names() and opened()<2 and time.time()<end: time.sleep(0.01)\n\
+    while wait and opened()<2 and time.time()<end: time.sleep(0.01)\n\
     s=m[0]; end=time.time()+wait\n\
     while wait:\n\
     \x20   n=int(subprocess.run(['fincore','--noheadings','--output','PAGES','data.bin'],capture_output=True).stdout)\n\
