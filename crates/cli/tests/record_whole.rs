@@ -285,3 +285,79 @@ fn the_tracepoint_records_only_the_programs_process_tree() {
         "another process's pages were recorded: {traced:?}"
     );
 }
+
+/// The program of [`a_replay_of_an_mmap_reader_prefetches_the_mapped_pages`]: reads two small
+/// files, maps `data.bin` (`MADV_RANDOM`: a fault reads its page alone) and faults in page 0; with
+/// `WAIT_SECONDS` set above 0 it first waits for the replay's own descriptor of `data.bin` (the
+/// replay follows faults once its files are open: a page faulted in before looks cached already
+/// and is passed over, see docs/record.md; if the opener skipped the file, the fault opens it and
+/// the wait runs out first), then until 11 of its pages are cached (or that many seconds pass)
+/// and prints how many are; then it faults in every 100th page. The same command line recorded
+/// and replayed (a replay keeps only the parts of its own command line).
+const MAPPED_SCRIPT: &str = "import mmap,os,subprocess,time\n\
+    open('a.bin','rb').read(); open('b.bin','rb').read()\n\
+    f=open('data.bin','rb'); m=mmap.mmap(f.fileno(),0,access=mmap.ACCESS_READ)\n\
+    m.madvise(mmap.MADV_RANDOM)\n\
+    wait=int(os.environ.get('WAIT_SECONDS','0')); end=time.time()+wait\n\
+    opened=lambda: sum(os.path.realpath(f'/proc/self/fd/{d}').endswith('/data.bin') for d in os.listdir('/proc/self/fd'))\n\
+    while wait and opened()<2 and time.time()<end: time.sleep(0.01)\n\
+    s=m[0]; end=time.time()+wait\n\
+    while wait:\n\
+    \x20   n=int(subprocess.run(['fincore','--noheadings','--output','PAGES','data.bin'],capture_output=True).stdout)\n\
+    \x20   if n>=11 or time.time()>end: print(n); break\n\
+    \x20   time.sleep(0.05)\n\
+    print(s+sum(m[p*4096] for p in range(0,1024,100)))";
+
+/// A replay of a recording of a program that reads a file only through `mmap` (the tracepoint's
+/// record, in touch order) prefetches the pages of the mapped file once the program faults in its
+/// first: the replay follows faults, opens the mapped file whenever the opener left it (skipped
+/// behind the files the program read first, or not reached yet), and advises its pages; without
+/// the replay the program's first fault brings in one page.
+#[test]
+fn a_replay_of_an_mmap_reader_prefetches_the_mapped_pages() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let data = dir.path().join("data.bin");
+    fs::write(&data, vec![5u8; 4 << 20]).unwrap();
+    for small in ["a.bin", "b.bin"] {
+        fs::write(dir.path().join(small), vec![1u8; 8192]).unwrap();
+    }
+    let evict_all = || {
+        for name in ["data.bin", "a.bin", "b.bin"] {
+            evict(&dir.path().join(name));
+        }
+    };
+    evict_all();
+    let python = python();
+    let program = [python.as_str(), "-c", MAPPED_SCRIPT];
+    let Some((recording, out)) = record(dir.path(), Method::Tracepoint, &program) else {
+        return;
+    };
+    assert_eq!(out.stdout, b"60\n", "{out:?}");
+    let touched: Vec<u64> = (0..1024).step_by(100).collect();
+    assert_recorded(&recording, &data, Method::Tracepoint, &touched);
+
+    evict_all();
+    // 20 s is a deadlock detector: the pages arrive in milliseconds.
+    let out = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args(["run", "--library"])
+        .arg(library())
+        .arg("--replay")
+        .arg(dir.path().join("rec"))
+        .arg("--")
+        .args(program)
+        .env("WAIT_SECONDS", "20")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let cached: u64 = text
+        .lines()
+        .next()
+        .and_then(|l| l.parse().ok())
+        .unwrap_or_else(|| panic!("{out:?}"));
+    assert!(
+        cached >= 11,
+        "the mapped file's pages were not prefetched: {cached} cached; {out:?}"
+    );
+    assert!(text.ends_with("\n60\n"), "{out:?}");
+}

@@ -434,6 +434,14 @@ impl Client {
         Ok(accepted)
     }
 
+    /// Plans and issues a round now, even inside the library (where
+    /// `request_from` with `Mode::DONE` leaves it to the next read): the
+    /// replay starting its list at a program's read that no region follows
+    /// (a file left out as wholly cached, `replay.rs`).
+    pub(crate) fn run_round_now(&self) {
+        self.inner.run_round();
+    }
+
     /// Waits until the advice of the current round, if any, has been issued
     /// (with background advice, a round is issued after the call that
     /// started it returns). Never waits on I/O itself.

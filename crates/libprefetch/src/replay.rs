@@ -6,7 +6,7 @@
 //! At start the replayer checks that the recording is a regular file (a
 //! FIFO or a device is refused with one line, before it is opened); then,
 //! on a thread of its own while the program's `main` runs, it reads the
-//! recording one part at a time (what it holds is one part and the list,
+//! recording one part at a time (`replay_read.rs`; what it holds is one part and the list,
 //! which stops at 1/`plan::LIST_MEMORY_SHARE` of the memory available),
 //! keeps the parts recorded by the
 //! same executable (`/proc/self/exe`), each process's runs in the order
@@ -67,38 +67,25 @@
 //! application; the client and its descriptors live until the process exits;
 //! no slow start (above); its thread runs at the lowest priority.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use plan::recording::{FileIdentity, PartReader, Touches, Via};
 use plan::Mode;
-use rustix::fs::{openat, Mode as FileMode, OFlags, CWD};
+use rustix::fs::CWD;
 
 use crate::client::{AccessEntry, CallbackInfo, Client, Config};
 use crate::filestat::FileStat;
 use crate::registry::{follow_regions, globals};
 use crate::replay_mapped::{self, Entry, Runs};
-use crate::replay_open::{Descriptors, Opening, FIRST_FILES};
+use crate::replay_open::{Opening, FIRST_FILES};
 
 /// The variable that sets the first window (`env.rs`); a replay without it
 /// starts at the paper's window, not the slow start's 128 KiB.
 const START_WINDOW: &str = crate::variables::START_WINDOW.name;
-
-/// What the read path needs: the private descriptors of the files by
-/// (device, inode), and which of the program's page reads the list holds.
-struct Replay {
-    /// Reserved descriptors until opened (`replay_open.rs`).
-    files: HashMap<(u64, u64), RawFd>,
-    /// The same, by private descriptor.
-    identities: HashMap<RawFd, (u64, u64)>,
-    page_size: u64,
-    touches: Mutex<Touches>,
-    opening: Arc<Opening>,
-}
 
 static REPLAY: AtomicPtr<Replay> = AtomicPtr::new(std::ptr::null_mut());
 
@@ -141,6 +128,9 @@ struct ListIndex {
     listed_to: Option<usize>,
     /// The same, for the follower of mapped pages (`replay_mapped.rs`).
     relisted: Arc<AtomicUsize>,
+    /// The client's divergences at the last callback: a callback after
+    /// none since asks only for more list ([`ListIndex::relist`]).
+    divergences: u64,
 }
 
 /// Starts replaying the recording at `path` beside the program: a
@@ -159,21 +149,28 @@ pub(crate) fn start(path: OsString, has_nothing: fn()) {
         return;
     }
     PENDING.store(true, Ordering::Release);
-    let spawned = std::thread::Builder::new()
-        .name("libprefetch-replay".into())
-        .spawn(move || {
-            let _inside = crate::guard::Reentry::enter();
-            crate::client::reads_on_behalf();
-            yield_to_program();
-            let _ = std::panic::catch_unwind(|| start_beside(&path));
-        });
-    if spawned.is_err() {
+    if !spawn_beside("libprefetch-replay", move || start_beside(&path)) {
         give_up_early();
         warn(
             OsStr::new("(no thread)"),
             "cannot start the replay's thread",
         );
     }
+}
+
+/// Runs `job` on a thread of the replay's named `name`: inside the library
+/// (its reads are not the program's), at the lowest priority; false if no
+/// thread can be had.
+fn spawn_beside(name: &str, job: impl FnOnce() + Send + 'static) -> bool {
+    let spawned = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let _inside = crate::guard::Reentry::enter();
+            crate::client::reads_on_behalf();
+            yield_to_program();
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        });
+    spawned.is_ok()
 }
 
 /// The nice value of the replay's threads: the lowest priority.
@@ -201,7 +198,12 @@ fn warn(path: &OsStr, reason: &str) {
 }
 
 /// Reads the recording, opens its files and starts the first round; then
-/// follows the program through its mapped pages (`replay_mapped.rs`).
+/// follows the program through its mapped pages (`replay_mapped.rs`). The
+/// rest of the files are opened on this thread first, kept
+/// [`crate::replay_open::AHEAD_FILES`] ahead of the program: with the opener
+/// on a thread of its own the follower ran from the start beside it, and
+/// its tells cost `git grep` in a 3 MiB memory cgroup on the emulated disk
+/// some 25 requests a run (585 against 563 here, the same recording).
 fn start_beside(path: &OsStr) {
     match ready(path) {
         Some((replay, runs)) => {
@@ -239,6 +241,7 @@ fn ready(path: &OsStr) -> Option<(&'static Replay, Runs)> {
         opening: Arc::clone(&replay.opening),
         start: 0,
         listed_to: None,
+        divergences: 0,
         relisted: Arc::clone(&runs.relisted),
     }));
     let list_bytes = runs.entries.len() as u64 * replay.page_size;
@@ -264,20 +267,20 @@ static INDEX: Mutex<Option<Arc<Mutex<ListIndex>>>> = Mutex::new(None);
 /// program double, and at the end (each growth probes the memory
 /// available, `Client::request_from`).
 fn open_files(replay: &Replay, count: usize) {
-    let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(client) = client.as_ref() else {
-        return;
-    };
-    let grow = || {
-        let index = INDEX.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if let Some(index) = index {
-            index.lock().unwrap_or_else(|e| e.into_inner()).grow(client);
-        }
-    };
+    // The client's lock is taken for each file, not for the whole loop: a
+    // program's read of a file left out as cached takes it ([`start_at`]).
     // Files opened since the opener last skipped to the program (or since
     // it started): the list grows each time they double.
     let mut run = 0usize;
     for _ in 0..count {
+        // A wait that ends without room counts as one of `count`: the
+        // opener beside the program (`usize::MAX`) waits on.
+        if !replay.opening.has_room() {
+            grow_list();
+            if !replay.opening.wait_for_room() {
+                continue;
+            }
+        }
         let before = replay.opening.done();
         let Ok(opened) = replay.opening.open_next() else {
             break;
@@ -288,14 +291,33 @@ fn open_files(replay: &Replay, count: usize) {
             1
         };
         if let Some((private, size)) = opened {
-            globals().private_descriptors.adopt_unread(private);
-            let _ = client.register_region(private, 0, size.max(1));
+            adopt(private, size);
         }
         if run.is_power_of_two() {
-            grow();
+            grow_list();
         }
     }
-    grow();
+    grow_list();
+}
+
+/// Takes a file the opener opened at `private` into the replay: its
+/// descriptor is the library's, and its region the client's.
+fn adopt(private: RawFd, size: u64) {
+    globals().private_descriptors.adopt_unread(private);
+    let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(client) = client.as_ref() {
+        let _ = client.register_region(private, 0, size.max(1));
+    }
+}
+
+/// Grows the client's list to the frontier of files opened, if the program
+/// has started it.
+fn grow_list() {
+    let index = INDEX.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
+    if let (Some(index), Some(client)) = (index, client.as_ref()) {
+        index.lock().unwrap_or_else(|e| e.into_inner()).grow(client);
+    }
 }
 
 /// Tells the client the reads remembered while the replay got ready, in
@@ -361,15 +383,29 @@ fn follow_mapped(replay: &'static Replay, runs: &Runs) {
             };
             entries.iter().any(read)
         },
-        |entries| {
-            let mut touches = touches();
-            for &(fd, page) in entries {
-                if let Some(key) = identity(fd) {
-                    touches.read(key, u64::from(page));
-                }
-            }
-        },
+        |entries| faulted_in(replay, entries),
     );
+}
+
+/// The program faulted in `entries` (one run of one file, told to the
+/// planner by `replay_mapped.rs`): they count as read, the program's place
+/// moves to their file, and the file is opened now if it is waiting or was
+/// skipped ([`crate::replay_open::Opening::touch_mapped`]).
+fn faulted_in(replay: &Replay, entries: &[Entry]) {
+    let mut touches = replay.touches.lock().unwrap_or_else(|e| e.into_inner());
+    for &(fd, page) in entries {
+        if let Some(&key) = replay.identities.get(&fd) {
+            touches.read(key, u64::from(page));
+        }
+    }
+    drop(touches);
+    if let Some(&(fd, _)) = entries.last() {
+        replay.opening.touch_mapped(fd);
+        if let Some((private, size)) = replay.opening.open_skipped(fd) {
+            adopt(private, size);
+            grow_list();
+        }
+    }
 }
 
 /// Entries the replay's index may hold: 1/`plan::LIST_MEMORY_SHARE` of the
@@ -401,162 +437,62 @@ static CLIENT: Mutex<Option<Client>> = Mutex::new(None);
 /// if a parent thread held the slot's lock at the fork, it is left alone.
 extern "C" fn unregister_at_exit() {
     let _ = std::panic::catch_unwind(|| {
-        if let Ok(mut slot) = CLIENT.try_lock() {
+        // The replay's thread holds the slot while it registers a file:
+        // a few tries, never a wait that a lock held at a fork could block.
+        let slot = (0..EXIT_TRIES).find_map(|_| {
+            let slot = CLIENT.try_lock().ok();
+            if slot.is_none() {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            slot
+        });
+        if let Some(mut slot) = slot {
+            if let Some(client) = slot.as_ref() {
+                report(client);
+            }
             drop(slot.take());
         }
     });
 }
 
-/// Reads the recording part by part (raw system calls, one part held at a
-/// time), opening the files of the parts recorded by `exe` that are
-/// unchanged and listing their pages in recorded order, up to
-/// `max_entries`, with where each recorded run starts among them, and the
-/// bytes the list holds of files the program mapped (a `via=map` run).
-fn read_recording(
-    path: &OsStr,
-    exe: &[u8],
-    max_entries: usize,
-) -> Result<(Replay, Runs, u64), String> {
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
-    let fd = openat(CWD, path, flags, FileMode::empty()).map_err(|e| e.to_string())?;
-    let stat = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
-    if stat.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return Err("not a regular file".into());
-    }
-    let input = std::io::BufReader::with_capacity(1 << 16, RawReader(fd));
-    let mut reader = PartReader::new(input).map_err(|e| e.to_string())?;
-    // Without rereads a page is listed once, whichever method saw it (a
-    // tracepoint's part and the interposers' may both hold it).
-    let rereads = reader.rereads_after > 0;
-    let mut replay = Replay {
-        files: HashMap::new(),
-        identities: HashMap::new(),
-        page_size: reader.page_size,
-        touches: Mutex::new(Touches::new(reader.rereads_after)),
-        opening: Arc::new(Opening::new()),
-    };
-    let mut opening = Opening::new();
-    let mut kept = Vec::new();
-    let mut pages = 0;
-    let mut processes: HashMap<u32, usize> = HashMap::new();
-    let mut mapped: HashSet<RawFd> = HashSet::new();
-    let limit = Descriptors::from_limit();
-    let own_args = crate::record::own_args();
-    let own = |part: &plan::recording::Part| {
-        part.exe == exe && part.args.is_none_or(|args| args == own_args)
-    };
-    while let Some(part) = reader.next_part_where(own).map_err(|e| e.to_string())? {
-        let next = processes.len();
-        let process = *processes.entry(part.pid).or_insert(next);
-        let privates: Vec<Option<RawFd>> = part
-            .files
-            .iter()
-            .map(|identity| private_of(&mut replay, &mut opening, identity, &limit))
-            .collect();
-        for run in &part.runs {
-            if let Some(fd) = privates[run.file] {
-                if run.via == Via::Map {
-                    mapped.insert(fd);
-                }
-                kept.push(KeptRun {
-                    process,
-                    time_us: run.time_us,
-                    ordered: run.via != Via::Map,
-                    fd,
-                    pages: run.first..run.first + run.count,
-                });
-                pages += run.count;
-            }
-        }
-        if pages >= max_entries as u64 {
-            break;
-        }
-    }
-    // The parts of one process (the tracepoint's, the interposers') in
-    // time order: a program's start-up reads come before its faults.
-    kept.sort_by_key(|run| (run.process, run.time_us));
-    let runs = listed(&kept, rereads, max_entries);
-    opening.order_by(&runs.entries);
-    replay.opening = Arc::new(opening);
-    let in_mapped = runs.entries.iter().filter(|(fd, _)| mapped.contains(fd));
-    let mapped_bytes = in_mapped.count() as u64 * replay.page_size;
-    Ok((replay, runs, mapped_bytes))
-}
+/// Tries at exit to take the client's slot, a millisecond apart.
+const EXIT_TRIES: usize = 20;
 
-/// A recorded run of a replayed file.
-struct KeptRun {
-    /// Order of its process's first part in the recording.
-    process: usize,
-    time_us: u64,
-    /// Whether its time is when it was touched (the map method's is when
-    /// the mapping was looked at).
-    ordered: bool,
-    fd: RawFd,
-    pages: std::ops::Range<u64>,
-}
+/// Times the list was started again at a page of the recording (the
+/// callback's `PF_SET`), the first start included.
+static RESTARTS: AtomicUsize = AtomicUsize::new(0);
 
-/// The list of `kept` runs' pages, each once unless `rereads`, at most
-/// `max_entries`, with where each run starts.
-fn listed(kept: &[KeptRun], rereads: bool, max_entries: usize) -> Runs {
-    let mut entries = Vec::new();
-    let mut starts = Vec::new();
-    let mut ordered = Vec::new();
-    let mut listed: HashSet<Entry> = HashSet::new();
-    for run in kept {
-        let room = max_entries.saturating_sub(entries.len());
-        let pages = run.pages.clone();
-        let pages = pages.filter_map(|page| Some((run.fd, u32::try_from(page).ok()?)));
-        let first_times = pages.filter(|&entry| rereads || listed.insert(entry));
-        let before = entries.len();
-        entries.extend(first_times.take(room));
-        if entries.len() > before {
-            starts.push(before);
-            ordered.push(run.ordered);
-        }
+/// With `LIBPREFETCH_REPLAY_REPORT=1`, one line on stderr of what became
+/// of the pages the replay had the device read: read by the program while
+/// the plan held them, dropped by the plan unread, and the rest (evicted by
+/// the kernel before their read, or left behind by a restart and never
+/// read), with the list's restarts and the program's reads found missing.
+fn report(client: &Client) {
+    if crate::variables::REPLAY_REPORT
+        .value()
+        .is_none_or(|v| v != "1")
+    {
+        return;
     }
-    Runs {
-        entries: Arc::new(entries),
-        starts,
-        ordered,
-        relisted: Arc::new(AtomicUsize::new(usize::MAX)),
-    }
-}
-
-/// The private descriptor of a recorded file: reserved at its first
-/// mention within `limit`'s files (opened later, `replay_open.rs`), else
-/// `None`.
-fn private_of(
-    replay: &mut Replay,
-    opening: &mut Opening,
-    identity: &FileIdentity,
-    limit: &Descriptors,
-) -> Option<RawFd> {
-    let key = (identity.dev, identity.ino);
-    if let Some(&private) = replay.files.get(&key) {
-        return Some(private);
-    }
-    if replay.files.len() >= limit.max_files {
-        return None;
-    }
-    let private = opening.reserve(identity, limit)?;
-    replay.files.insert(key, private);
-    replay.identities.insert(private, key);
-    Some(private)
-}
-
-/// `std::io::Read` over a descriptor with raw system calls (never seen by
-/// the read interposers).
-struct RawReader(OwnedFd);
-
-impl std::io::Read for RawReader {
-    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
-        loop {
-            match rustix::io::read(&self.0, &mut *buffer) {
-                Err(rustix::io::Errno::INTR) => continue,
-                done => return done.map_err(std::io::Error::from),
-            }
-        }
-    }
+    let stats = client.stats();
+    let unread = stats.pages_prefetched.saturating_sub(stats.prefetched_used);
+    let line = format!(
+        "libprefetch: replay: {} pages advised ({} not cached then), {} read by the program, \
+         {} dropped unread by the plan, {} neither (held at exit, evicted, or left at a \
+         restart); {} callbacks, {} restarts, {} divergences, {} reads missing, \
+         {} premature evictions",
+        stats.pages_prefetched,
+        stats.pages_fetched,
+        stats.prefetched_used,
+        stats.prefetched_unused_dropped,
+        unread.saturating_sub(stats.prefetched_unused_dropped),
+        stats.callbacks,
+        RESTARTS.load(Ordering::Relaxed),
+        stats.divergences,
+        stats.misses,
+        stats.premature_evictions,
+    );
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Shares of the memory available a replay keeps to where its list does
@@ -625,8 +561,7 @@ impl ListIndex {
     }
 
     /// Appends the entries up to the frontier of files opened, once the
-    /// program has started the list (`PF_APPEND`; the round runs at the
-    /// program's next read).
+    /// program has started the list (`PF_APPEND`), and plans a round.
     fn grow(&mut self, client: &Client) {
         let Some(listed_to) = self.listed_to else {
             return;
@@ -636,13 +571,30 @@ impl ListIndex {
             self.listed_to = Some(frontier);
             let _ =
                 client.request_from(self.between(listed_to, frontier), Mode::APPEND | Mode::DONE);
+            // Planned now, not at the program's next read of a listed
+            // file: its next reads may all be of files left out as cached.
+            client.run_round_now();
         }
     }
 
     /// The callback: the list from the requested page's place in the
     /// recording (its first place at or after the previous start, else its
     /// first), or nothing if the recording does not hold it.
+    ///
+    /// A callback with no divergence since the last one comes from a list
+    /// running short (its end is the frontier of files opened): the list
+    /// grows instead. Started again at the read's place, the list would lose
+    /// the entries behind it, and with several threads reading it (`git
+    /// grep`'s), the pages a slower thread had not read yet would be dropped
+    /// as no longer listed and read again.
     fn relist(&mut self, client: &Client, info: CallbackInfo) {
+        let divergences = client.stats().divergences;
+        let diverged = divergences > self.divergences;
+        self.divergences = divergences;
+        if !diverged && self.listed_to.is_some() {
+            self.grow(client);
+            return;
+        }
         let (fd, offset) = info.requested;
         let Ok(page) = u32::try_from(offset / self.page_size) else {
             return;
@@ -658,7 +610,24 @@ impl ListIndex {
         let Some(at) = place(start..self.entries.len()).or_else(|| place(0..start)) else {
             return;
         };
+        self.list_from(client, at);
+    }
+
+    /// Starts the list at entry `at` unless the program has started it
+    /// already; true if it did.
+    fn start_at(&mut self, client: &Client, at: usize) -> bool {
+        let first = self.listed_to.is_none();
+        if first {
+            self.list_from(client, at);
+        }
+        first
+    }
+
+    /// Hands the client the list from entry `at` to the frontier of files
+    /// opened (`PF_SET`).
+    fn list_from(&mut self, client: &Client, at: usize) {
         self.start = at;
+        RESTARTS.fetch_add(1, Ordering::Relaxed);
         self.relisted.store(at, Ordering::Release);
         let to = self.opening.frontier().max(at);
         self.listed_to = Some(to);
@@ -690,6 +659,11 @@ fn follow_read(replay: &Replay, key: (u64, u64), offset: u64, end: u64) {
     let Some(&private) = replay.files.get(&key) else {
         return;
     };
+    if let Some(at) = replay.opening.cached_place(private) {
+        replay.opening.touch(private);
+        start_at(at);
+        return;
+    }
     let page_size = replay.page_size;
     let first_listed = {
         let mut touches = replay.touches.lock().unwrap_or_else(|e| e.into_inner());
@@ -707,12 +681,38 @@ fn follow_read(replay: &Replay, key: (u64, u64), offset: u64, end: u64) {
     follow_regions(globals(), private, from, end - from);
 }
 
+/// The program reads a file left out of the list as wholly cached (no
+/// region follows it): if the list has not started, it starts at the
+/// file's place, as a read of a listed file would have started it, so a
+/// program whose first read is of a cached file is followed from there.
+fn start_at(at: usize) {
+    let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(client) = client.as_ref() else {
+        return;
+    };
+    let index = INDEX.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let Some(index) = index else {
+        return;
+    };
+    let started = index
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .start_at(client, at);
+    if started {
+        client.run_round_now();
+    }
+}
+
 /// In a forked child: no replay (the parent's client is inert here).
 /// The reads remembered stay unread: the lock may have been held at fork.
 pub(crate) fn after_fork_in_child() {
     PENDING.store(false, Ordering::Release);
     REPLAY.store(std::ptr::null_mut(), Ordering::Release);
 }
+
+#[path = "replay_read.rs"]
+mod read;
+use read::{read_recording, Replay};
 
 #[cfg(test)]
 #[path = "replay_tests.rs"]

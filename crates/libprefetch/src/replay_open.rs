@@ -11,13 +11,16 @@
 //! first entry in the list, a few before the replay starts and the rest on
 //! the replay's thread while the program runs; each one still the recorded
 //! file (device, inode, size, mtime) replaces its reserved number
-//! (`dup3`) and gets its region. The list handed to the client stops at
+//! (`dup3`) and gets its region, unless all its pages are cached already
+//! (then no advice could fetch a page of it: it is neither registered
+//! nor listed, and a read of it only places the program, [`Opening::
+//! cached_place`]). The list handed to the client stops at
 //! the first entry of a file not opened yet (the frontier) and leaves out
 //! files found changed, so no advice ever names a reserved number or a
 //! changed file.
 //!
 //! The opener follows the program: a read of a listed file not opened yet
-//! ([`Opening::touch`]) moves the next open to [`FIRST_FILES`] files past
+//! ([`Opening::touch`]), from the second such read on, moves the next open to [`FIRST_FILES`] files past
 //! it, the head start the replay began with, and the files before are
 //! skipped (the program reads them before the opener could open them, so
 //! advice for them would come too late); the program's first read of a
@@ -25,7 +28,18 @@
 //! reads files faster than one thread opens them (`git grep`'s threads on
 //! a FUSE mount) stays ahead of the opener from its first read to its last,
 //! every touch lands on a file without a region, and the replay advises
-//! nothing.
+//! nothing. A file the program maps is not read through and left: its
+//! faults ([`Opening::touch_mapped`]) make the opener open it next, and
+//! open it even if it was skipped (a program that reads its script and
+//! then maps its data file, faster than the opener, had the data file
+//! skipped with the script's neighbours).
+//!
+//! The opener keeps at most [`AHEAD_FILES`] files open past the furthest
+//! file the program has read or faulted in (files found cached or changed
+//! do not count: the program's progress through them does not show) ([`Opening::wait_for_room`]): files
+//! far ahead cost opens (on FUSE, round trips queued with the program's
+//! requests) and descriptors long before the list reaches them, and a
+//! program that stops early never needs them.
 //!
 //! Follows libprefetch (ATC 2009) section 4.2 (the access list, grown with
 //! `PF_APPEND`).
@@ -35,6 +49,8 @@ use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
 
 use plan::recording::FileIdentity;
 use rustix::fs::{openat, Mode as FileMode, OFlags, CWD};
@@ -45,6 +61,21 @@ use crate::replay_mapped::Entry;
 /// Files opened before the replay starts following the program; the rest
 /// are opened beside it.
 pub(crate) const FIRST_FILES: usize = 8;
+
+/// Most files the opener opens past the furthest one the program has
+/// reached: 8 head starts, room for a window of small files (`git grep`'s
+/// 3 MiB cgroup plans about 0.3 MiB at once, some 30 of its files).
+pub(crate) const AHEAD_FILES: usize = 8 * FIRST_FILES;
+
+/// Reads of files not opened yet before the opener skips ahead of them: one
+/// may be a stray read of a file far on (a program that checks a file at
+/// start, then waits), after which skipping would pass over the files it
+/// reads next; more mean the program opens files faster than the opener.
+const RACING_TOUCHES: usize = 2;
+
+/// Longest wait for the program between two looks at it (a program that
+/// stops reading leaves the opener waiting in these steps).
+const WAIT_FOR_PROGRAM: Duration = Duration::from_millis(50);
 
 /// Where a replay's private descriptors go, by the soft limit on
 /// descriptors (read once).
@@ -71,9 +102,13 @@ impl Descriptors {
 
 const WAITING: u8 = 0;
 const OPEN: u8 = 1;
+/// Changed since recording: not listed.
 const CHANGED: u8 = 2;
 /// Passed over: the program read past it before it was opened.
 const SKIPPED: u8 = 3;
+/// Unchanged, and every page of it cached when reached: not listed, but a
+/// read of it places the program in the list.
+const CACHED: u8 = 4;
 
 /// The reserved descriptors of a replay's files and how far opening them
 /// has come.
@@ -93,6 +128,17 @@ pub(crate) struct Opening {
     /// Where the opener skips to: [`FIRST_FILES`] past the furthest place
     /// in `order` of a file the program read before it was opened.
     wanted: AtomicUsize,
+    /// One past the furthest place in `order` of a file the program has
+    /// read or faulted in.
+    reached: AtomicUsize,
+    /// Wakes the opener when `reached` moves.
+    moved: (Mutex<()>, Condvar),
+    /// Places in `order` of the files opened at or past `reached`, in
+    /// order: the bound counts these, not files found cached or changed
+    /// (nothing shows a program's progress through them).
+    open_ahead: Mutex<std::collections::VecDeque<usize>>,
+    /// Reads of files not opened yet so far ([`RACING_TOUCHES`]).
+    early_touches: AtomicUsize,
     /// Entries in the list.
     entries: usize,
     /// What the reserved numbers duplicate, until the order is set.
@@ -110,6 +156,10 @@ impl Opening {
             place: Vec::new(),
             done: AtomicUsize::new(0),
             wanted: AtomicUsize::new(0),
+            reached: AtomicUsize::new(0),
+            early_touches: AtomicUsize::new(0),
+            moved: (Mutex::new(()), Condvar::new()),
+            open_ahead: Mutex::new(std::collections::VecDeque::new()),
             entries: 0,
             placeholder: None,
         }
@@ -169,15 +219,80 @@ impl Opening {
     /// The program reads the file of reserved descriptor `fd`: if it is
     /// not opened yet, the opener skips to [`FIRST_FILES`] past it (never
     /// back).
+    /// Also moves the program's furthest place, waking the opener
+    /// ([`Opening::wait_for_room`]).
     pub(crate) fn touch(&self, fd: RawFd) {
+        self.touched(fd, |place| {
+            let early = self.early_touches.fetch_add(1, Ordering::AcqRel) + 1;
+            (early >= RACING_TOUCHES).then(|| place.saturating_add(FIRST_FILES))
+        });
+    }
+
+    /// The program faulted in pages of a mapping of the file of reserved
+    /// descriptor `fd` (`replay_mapped.rs`): if it is not opened yet, the
+    /// opener opens it next (the files before it are skipped). A mapped
+    /// file is not read through and left, as a file `read` is: the program
+    /// comes back to it, run after run, and each one is told as a touch
+    /// (counted as racing reads, two runs of one file made the opener skip
+    /// the very file the program was faulting in, and the replay of a
+    /// program reading one file through `mmap` advised nothing).
+    pub(crate) fn touch_mapped(&self, fd: RawFd) {
+        self.touched(fd, Some);
+    }
+
+    /// Moves the program's furthest place to the file of `fd`, waking the
+    /// opener; if that file is still waiting to be opened, the opener skips
+    /// to the place `skip_to` gives for it (if any).
+    fn touched(&self, fd: RawFd, skip_to: impl FnOnce(usize) -> Option<usize>) {
         let Some(&slot) = self.slots.get(&fd) else {
             return;
         };
-        let waiting = self.state[slot].load(Ordering::Acquire) == WAITING;
-        if waiting && self.place[slot] != usize::MAX {
-            let ahead = self.place[slot].saturating_add(FIRST_FILES);
-            self.wanted.fetch_max(ahead, Ordering::AcqRel);
+        let place = self.place[slot];
+        if place == usize::MAX {
+            return;
         }
+        if self.state[slot].load(Ordering::Acquire) == WAITING {
+            if let Some(to) = skip_to(place) {
+                self.wanted.fetch_max(to, Ordering::AcqRel);
+            }
+        }
+        if self.reached.fetch_max(place + 1, Ordering::AcqRel) <= place {
+            let _lock = self.moved.0.lock().unwrap_or_else(|e| e.into_inner());
+            self.moved.1.notify_all();
+        }
+    }
+
+    /// True if the opener may open the next file: fewer than
+    /// [`AHEAD_FILES`] are open past the program's furthest place.
+    pub(crate) fn has_room(&self) -> bool {
+        let reached = self.reached.load(Ordering::Acquire);
+        let mut ahead = self.open_ahead.lock().unwrap_or_else(|e| e.into_inner());
+        while ahead.front().is_some_and(|&place| place < reached) {
+            ahead.pop_front();
+        }
+        ahead.len() < AHEAD_FILES
+    }
+
+    /// Waits until [`Opening::has_room`], at most [`WAIT_FOR_PROGRAM`];
+    /// returns whether there is room.
+    pub(crate) fn wait_for_room(&self) -> bool {
+        let lock = self.moved.0.lock().unwrap_or_else(|e| e.into_inner());
+        let waited = self
+            .moved
+            .1
+            .wait_timeout_while(lock, WAIT_FOR_PROGRAM, |_| !self.has_room());
+        drop(waited);
+        self.has_room()
+    }
+
+    /// The first entry of the list of the file of reserved descriptor `fd`
+    /// if it was left out as wholly cached: a read of it places the program
+    /// there (`replay.rs`).
+    pub(crate) fn cached_place(&self, fd: RawFd) -> Option<usize> {
+        let &slot = self.slots.get(&fd)?;
+        let cached = self.state[slot].load(Ordering::Acquire) == CACHED;
+        let &(_, at) = self.order.get(*self.place.get(slot)?)?;
+        cached.then_some(at)
     }
 
     /// Files opened, found changed or skipped so far.
@@ -193,9 +308,10 @@ impl Opening {
 
     /// Opens the next file in order (skipping ahead of the program,
     /// [`Opening::touch`]) onto its reserved number if
-    /// it is still the recorded file; returns its descriptor and size if
-    /// so, `None` for a changed file, or `Err(())` once all are done.
-    /// Called by one thread at a time (the replay's).
+    /// it is still the recorded file and not wholly cached; returns its
+    /// descriptor and size if so, `None` for a file changed or cached, or
+    /// `Err(())` once all are done. Called by one thread at a time (the
+    /// replay's).
     pub(crate) fn open_next(&self) -> Result<Option<(RawFd, u64)>, ()> {
         let mut done = self.done.load(Ordering::Acquire);
         let wanted = self.wanted.load(Ordering::Acquire).min(self.order.len());
@@ -207,17 +323,50 @@ impl Opening {
             self.done.store(done, Ordering::Release);
         }
         let &(slot, _) = self.order.get(done).ok_or(())?;
+        let opened = self.open_slot(slot);
+        if opened.is_some() {
+            let mut ahead = self.open_ahead.lock().unwrap_or_else(|e| e.into_inner());
+            ahead.push_back(done);
+        }
+        self.done.store(done + 1, Ordering::Release);
+        Ok(opened)
+    }
+
+    /// Opens the file of reserved descriptor `fd` if the opener skipped it
+    /// and the program faults in pages of it (`replay_mapped.rs`): a file
+    /// the program maps is not done with as a file it reads is (the opener
+    /// skips past files read before it reached them), it comes back to it.
+    /// The private descriptor and size, if it opened.
+    pub(crate) fn open_skipped(&self, fd: RawFd) -> Option<(RawFd, u64)> {
+        let &slot = self.slots.get(&fd)?;
+        self.state[slot]
+            .compare_exchange(SKIPPED, WAITING, Ordering::AcqRel, Ordering::Acquire)
+            .ok()?;
+        self.open_slot(slot)
+    }
+
+    /// Opens file `slot` at its reserved number if it is unchanged and not
+    /// wholly cached, and sets its state.
+    fn open_slot(&self, slot: usize) -> Option<(RawFd, u64)> {
         let reserved = self.reserved[slot];
-        let opened = open_unchanged(&self.identities[slot]).and_then(|real| {
+        let identity = &self.identities[slot];
+        let unchanged = open_unchanged(identity);
+        let cached = unchanged
+            .as_ref()
+            .is_some_and(|real| wholly_cached(real, identity.size));
+        let opened = unchanged.filter(|_| !cached).and_then(|real| {
             // SAFETY: `reserved` is a descriptor this module holds open
             // and never hands out; `dup3` replaces it atomically.
             let moved = unsafe { libc::dup3(real.as_raw_fd(), reserved, libc::O_CLOEXEC) };
-            (moved == reserved).then_some((reserved, self.identities[slot].size))
+            (moved == reserved).then_some((reserved, identity.size))
         });
-        let state = if opened.is_some() { OPEN } else { CHANGED };
+        let state = match (opened.is_some(), cached) {
+            (true, _) => OPEN,
+            (false, true) => CACHED,
+            (false, false) => CHANGED,
+        };
         self.state[slot].store(state, Ordering::Release);
-        self.done.store(done + 1, Ordering::Release);
-        Ok(opened)
+        opened
     }
 }
 
@@ -242,4 +391,15 @@ fn open_unchanged(identity: &FileIdentity) -> Option<OwnedFd> {
     };
     let regular = stat.st_mode & libc::S_IFMT == libc::S_IFREG;
     (regular && now == recorded).then_some(fd)
+}
+
+/// True if every page of `file`, `size` bytes, is in the page cache (one
+/// `cachestat`; false where the kernel has none): advice for it could not
+/// fetch a page, so the replay neither registers nor lists it, and the
+/// program's reads of it cost no following (a warm run, a file another
+/// program read since).
+fn wholly_cached(file: &OwnedFd, size: u64) -> bool {
+    let pages = size.div_ceil(crate::memory::page_size());
+    let cached = crate::residency::cachestat(file.as_raw_fd(), 0, size);
+    size > 0 && cached.is_ok_and(|counts| counts.nr_cache >= pages)
 }

@@ -3,6 +3,8 @@
 //! (`replay_open.rs`).
 
 use super::*;
+use crate::replay_open::AHEAD_FILES;
+use plan::recording::{FileIdentity, Via};
 
 /// A list that fits leaves the budget alone; one that does not keeps
 /// the replay to half the memory available, an eighth where its
@@ -62,6 +64,17 @@ fn write_recording(at: &std::path::Path, files: Vec<FileIdentity>, pages: u64) {
     std::fs::write(at, text).unwrap();
 }
 
+/// Writes `bytes` bytes to `path` and drops them from the page cache
+/// (written back first: dirty pages are not dropped), so that the replay
+/// does not pass the file over as cached.
+fn write_uncached(path: &std::path::Path, bytes: usize) {
+    std::fs::write(path, vec![7u8; bytes]).unwrap();
+    let file = std::fs::File::open(path).unwrap();
+    file.sync_all().unwrap();
+    let evicted = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed);
+    evicted.unwrap();
+}
+
 /// `count` uncached files of 16 pages in a temporary directory and a
 /// recording of this executable reading them all in order: the
 /// directory, the paths, their identities and the recording's path.
@@ -79,10 +92,7 @@ fn recorded_files(
         .map(|i| dir.path().join(format!("f{i}")))
         .collect();
     for path in &paths {
-        std::fs::write(path, vec![7u8; 16 * page_size as usize]).unwrap();
-        let file = std::fs::File::open(path).unwrap();
-        let evicted = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed);
-        evicted.unwrap();
+        write_uncached(path, 16 * page_size as usize);
     }
     let identities: Vec<_> = paths.iter().map(|p| identity_of(p)).collect();
     let recording = dir.path().join("recording");
@@ -109,12 +119,7 @@ fn the_first_advice_comes_before_the_last_file_is_opened() {
     let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
     assert_eq!(replay.opening.opened(), (FIRST_FILES, count));
     on_read(&identities[0].1, 0, page_size);
-    let stats = || {
-        let client = CLIENT.lock().unwrap();
-        let client = client.as_ref().unwrap();
-        client.settle();
-        client.stats()
-    };
+    let stats = settled_stats;
     let first = stats();
     assert!(first.pages_prefetched > 0, "nothing advised: {first:?}");
     assert_eq!(replay.opening.opened(), (FIRST_FILES, count));
@@ -145,7 +150,7 @@ fn a_read_made_before_the_replay_is_ready_starts_the_list_there() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let page_size = crate::memory::page_size();
     let data = dir.path().join("data.bin");
-    std::fs::write(&data, vec![7u8; 64 * page_size as usize]).unwrap();
+    write_uncached(&data, 64 * page_size as usize);
     let (identity, stat) = identity_of(&data);
     let recording = dir.path().join("recording");
     write_recording(&recording, vec![identity], 64);
@@ -180,6 +185,11 @@ fn a_read_past_the_opened_files_moves_the_opener_ahead_of_it() {
     let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
     assert_eq!(replay.opening.opened(), (FIRST_FILES, count));
     let past = 2 * FIRST_FILES;
+    // A first read of a file not opened yet may be a stray one: the opener
+    // skips from the second on.
+    on_read(&identities[past - 1].1, 0, page_size);
+    open_files(replay, 1);
+    assert_eq!(replay.opening.opened(), (FIRST_FILES + 1, count));
     on_read(&identities[past].1, 0, page_size);
     open_files(replay, 1);
     let ahead = past + FIRST_FILES;
@@ -192,12 +202,7 @@ fn a_read_past_the_opened_files_moves_the_opener_ahead_of_it() {
     assert!(replay.opening.is_open(replay.files[&key(ahead)]));
     assert!(!replay.opening.is_open(replay.files[&key(past)]));
     on_read(&identities[ahead].1, 0, page_size);
-    let stats = {
-        let client = CLIENT.lock().unwrap();
-        let client = client.as_ref().unwrap();
-        client.settle();
-        client.stats()
-    };
+    let stats = settled_stats();
     assert_eq!(
         runs.relisted.load(Ordering::Acquire),
         ahead * 16,
@@ -233,4 +238,153 @@ fn the_replays_own_descriptors_need_no_private_one() {
         assert!(replay.opening.is_open(private));
         assert!(globals().private_descriptors.is_unread(private));
     }
+}
+
+/// The replay's client's counters once its advice is issued.
+fn settled_stats() -> crate::client::Stats {
+    let client = CLIENT.lock().unwrap();
+    let client = client.as_ref().unwrap();
+    client.settle();
+    client.stats()
+}
+
+/// True if this kernel has `cachestat` (tried on `path`), which the
+/// replay needs to find wholly cached files; says so if not.
+fn has_cachestat(path: &std::path::Path) -> bool {
+    let probe = std::fs::File::open(path).unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&probe);
+    let has = crate::residency::cachestat(fd, 0, 1).is_ok();
+    if !has {
+        eprintln!("skipped: this kernel has no cachestat");
+    }
+    has
+}
+
+/// A file whose pages are all cached when the opener reaches it is left
+/// out of the list (no region, no advice, no following of its reads); the
+/// uncached files around it are listed.
+#[test]
+fn a_file_wholly_cached_when_reached_is_not_listed() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_dir, paths, identities, recording) = recorded_files(3);
+    if !has_cachestat(&paths[0]) {
+        return;
+    }
+    let cached = std::fs::read(&paths[1]).unwrap();
+    assert_eq!(cached.len() as u64, identities[1].0.size);
+
+    let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
+    open_files(replay, usize::MAX);
+    let fd = |file: usize| replay.files[&(identities[file].0.dev, identities[file].0.ino)];
+    assert!(replay.opening.is_open(fd(0)));
+    assert!(!replay.opening.is_open(fd(1)), "the cached file was opened");
+    assert!(replay.opening.is_open(fd(2)));
+    let index = INDEX.lock().unwrap().clone().unwrap();
+    let index = index.lock().unwrap();
+    let listed: Vec<_> = index.between(0, runs.entries.len()).collect();
+    assert_eq!(listed.len(), 2 * 16);
+    assert!(listed.iter().all(|entry| entry.fd != fd(1)));
+}
+
+/// A read of a file left out as wholly cached starts the list at that
+/// file's place, as a read of a listed file would: a program whose first
+/// read is of a cached file is followed from there, and the uncached file
+/// after it is prefetched before the program reads it.
+#[test]
+fn a_read_of_a_file_left_out_as_cached_starts_the_list_there() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_dir, paths, identities, recording) = recorded_files(2);
+    if !has_cachestat(&paths[0]) {
+        return;
+    }
+    std::fs::read(&paths[0]).unwrap();
+    let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
+    open_files(replay, usize::MAX);
+    let fd = |file: usize| replay.files[&(identities[file].0.dev, identities[file].0.ino)];
+    assert!(!replay.opening.is_open(fd(0)), "the cached file was opened");
+
+    on_read(&identities[0].1, 0, crate::memory::page_size());
+    let stats = settled_stats();
+    assert_eq!(
+        runs.relisted.load(Ordering::Acquire),
+        0,
+        "the read of the cached file did not start the list at its place"
+    );
+    assert!(
+        stats.pages_prefetched >= 16,
+        "the next file was not advised: {stats:?}"
+    );
+}
+
+/// The opener stays [`AHEAD_FILES`] files past the furthest file the
+/// program has read: it waits there, and a read further on lets it open
+/// more (the order forced on this thread, with the opener's bounded wait).
+#[test]
+fn the_opener_stays_a_bounded_number_of_files_ahead_of_the_program() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let page_size = crate::memory::page_size();
+    let count = AHEAD_FILES + 2 * FIRST_FILES;
+    let (_dir, _, identities, recording) = recorded_files(count);
+    let (replay, _) = ready(recording.as_os_str()).expect("the replay is ready");
+    open_files(replay, AHEAD_FILES);
+    assert_eq!(replay.opening.opened(), (AHEAD_FILES, count));
+    assert!(
+        !replay.opening.has_room(),
+        "the opener may run past its bound"
+    );
+
+    on_read(&identities[FIRST_FILES].1, 0, page_size);
+    assert!(replay.opening.has_room());
+    open_files(replay, 2 * FIRST_FILES);
+    assert_eq!(
+        replay.opening.opened(),
+        (AHEAD_FILES + FIRST_FILES + 1, count),
+        "the opener did not stop {AHEAD_FILES} files past the program's file"
+    );
+}
+
+/// A file the program maps and faults in is opened whether the opener has
+/// not reached it yet or skipped it (the program's reads of two files
+/// before the opener reached them move it past the next ones): a mapped
+/// file is come back to, run after run. Without this, the replay of a
+/// program reading one file through `mmap` after reading its script never
+/// opened the file and advised nothing. The order is forced on this thread.
+#[test]
+fn a_mapped_file_faulted_in_is_opened_even_where_the_opener_skipped_it() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let page_size = crate::memory::page_size();
+    let count = 4 * FIRST_FILES;
+    let (_dir, _, identities, recording) = recorded_files(count);
+    let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
+    let fd = |file: usize| replay.files[&(identities[file].0.dev, identities[file].0.ino)];
+    let run_of = |file: usize| -> Vec<Entry> { (0..16).map(|page| (fd(file), page)).collect() };
+
+    // Faults in a file not opened yet, run after run: it is opened next,
+    // not skipped as a file read before the opener reached it.
+    let waiting = FIRST_FILES + 1;
+    faulted_in(replay, &run_of(waiting)[..8]);
+    faulted_in(replay, &run_of(waiting)[8..]);
+    open_files(replay, 1);
+    assert!(
+        replay.opening.is_open(fd(waiting)),
+        "the mapped file was skipped"
+    );
+
+    // Two reads of files not opened yet move the opener past the file
+    // after them; faulting that file in opens it.
+    let past = 2 * FIRST_FILES;
+    on_read(&identities[past].1, 0, page_size);
+    on_read(&identities[past + 1].1, 0, page_size);
+    open_files(replay, 1);
+    let skipped = past + 2;
+    assert!(!replay.opening.is_open(fd(skipped)));
+    faulted_in(replay, &run_of(skipped));
+    assert!(
+        replay.opening.is_open(fd(skipped)),
+        "the skipped mapped file was not opened"
+    );
+    follow_regions(globals(), fd(skipped), 0, page_size);
+    let stats = settled_stats();
+    assert!(runs.relisted.load(Ordering::Acquire) >= skipped * 16);
+    assert!(stats.pages_prefetched > 0, "nothing advised: {stats:?}");
 }

@@ -169,6 +169,14 @@ pub const CACHE_WRITEBACK: Variable = Variable {
     doc:
         "the budget starts writing back the dirty pages it lets go (prefetch run --cache-writeback)",
 };
+/// The replay's counts at exit.
+pub const REPLAY_REPORT: Variable = Variable {
+    name: "LIBPREFETCH_REPLAY_REPORT",
+    reader: Reader::Load,
+    values: "1",
+    default: "off",
+    doc: "prints the replay's counts on stderr as the process exits (pages prefetched, read, left unread)",
+};
 /// Keep the library from the program's children.
 pub const NO_CHILDREN: Variable = Variable {
     name: "LIBPREFETCH_NO_CHILDREN",
@@ -187,7 +195,7 @@ pub const SQLITE_STATS: Variable = Variable {
 };
 
 /// Every variable, the client's tunables first, in the order they are applied.
-pub const ALL: [Variable; 17] = [
+pub const ALL: [Variable; 18] = [
     INFILL,
     MAX_MEMORY,
     LIST_CAPACITY,
@@ -198,6 +206,7 @@ pub const ALL: [Variable; 17] = [
     RECORD,
     RECORD_REREADS,
     REPLAY,
+    REPLAY_REPORT,
     COMPETITIVE,
     CACHE_BUDGET,
     CACHE_POLICY,
