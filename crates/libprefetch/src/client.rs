@@ -434,10 +434,8 @@ impl Client {
         Ok(accepted)
     }
 
-    /// Plans and issues a round now, even inside the library (where
-    /// `request_from` with `Mode::DONE` leaves it to the next read): the
-    /// replay starting its list at a program's read that no region follows
-    /// (a file left out as wholly cached, `replay.rs`).
+    /// Plans and issues a round now, even inside the library, for the replay
+    /// starting its list at a read no region follows (`replay.rs`).
     pub(crate) fn run_round_now(&self) {
         self.inner.run_round();
     }
