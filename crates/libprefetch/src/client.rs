@@ -440,9 +440,8 @@ impl Client {
         self.inner.run_round();
     }
 
-    /// Waits until the advice of the current round, if any, has been issued
-    /// (with background advice, a round is issued after the call that
-    /// started it returns). Never waits on I/O itself.
+    /// Waits until the advice of the current round, if any, has been issued (with
+    /// background advice, after the call that started it returns). Never waits on I/O.
     pub fn settle(&self) {
         while self.inner.rounds_in_flight.load(Ordering::Acquire) > 0 {
             std::thread::sleep(std::time::Duration::from_micros(200));
