@@ -30,13 +30,14 @@
 //! part that takes them, whose own constructor checks their keys and values when a run builds
 //! it.
 //!
-//! The lines themselves are written once, in [`lines`] (`catalog/lines.rs`), which also declares
-//! the file each line brings in its parent module (`policy/`, `disksim/replace/`,
+//! The lines themselves are written once, in `catalog/lines.rs`, which also declares the file
+//! each line brings in its parent module (`policy/`, `disksim/replace/`,
 //! `disksim/prefetch/`): adding a policy is its file plus its line.
 //!
-//! `REPLACEMENT+PREFETCHER` ([`Choice`](crate::choice::Choice)) pairs the replacement of any line (a pair's, or a
-//! demand-paging policy's through [`replace::demand`]) with the prefetcher of any pair's line
-//! (or `none`), so a replacement or a prefetcher added with its line pairs with all the others.
+//! `REPLACEMENT+PREFETCHER` ([`Choice`](crate::choice::Choice)) pairs the replacement of any
+//! line (a pair's, or a demand-paging policy's through [`replace::demand`]) with the prefetcher
+//! of any pair's line (or `none`), so a replacement or a prefetcher added with its line pairs
+//! with all the others.
 //!
 //! Deviations: Cao's integrated policies cannot be split into the other kind's parts (e.g.
 //! `aggressive`'s replacement with a read-ahead prefetcher), and Cao's policies give a disk
@@ -247,8 +248,9 @@ pub fn entry(name: &str) -> Result<&'static Entry, SimError> {
 }
 
 /// Splits a `--device` list, `unit:10,st3500320as:fifo,ssd:100,8,500`, into devices: an item
-/// starting with a digit is a parameter of the device before it (`ssd:LATENCY_US,CHANNELS,MB_PER_S`,
-/// `hdd:RPM,AVG_SEEK_MS,MB_PER_S`), since every device's name starts with a letter.
+/// starting with a digit is a parameter of the device before it
+/// (`ssd:LATENCY_US,CHANNELS,MB_PER_S`, `hdd:RPM,AVG_SEEK_MS,MB_PER_S`), since every device's
+/// name starts with a letter.
 pub fn parse_devices(list: &str) -> Result<Vec<Device>, SimError> {
     let mut texts: Vec<String> = Vec::new();
     for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
