@@ -30,9 +30,14 @@
 //! part that takes them, whose own constructor checks their keys and values when a run builds
 //! it.
 //!
-//! `REPLACEMENT+PREFETCHER` ([`Choice`](crate::choice::Choice)) pairs the replacement of any line (a pair's, or a
-//! demand-paging policy's through [`replace::demand`]) with the prefetcher of any pair's line
-//! (or `none`), so a replacement or a prefetcher added with its line pairs with all the others.
+//! The lines themselves are written once, in `catalog/lines.rs`, which also declares the file
+//! each line brings in its parent module (`policy/`, `disksim/replace/`,
+//! `disksim/prefetch/`): adding a policy is its file plus its line.
+//!
+//! `REPLACEMENT+PREFETCHER` ([`Choice`](crate::choice::Choice)) pairs the replacement of any
+//! line (a pair's, or a demand-paging policy's through [`replace::demand`]) with the prefetcher
+//! of any pair's line (or `none`), so a replacement or a prefetcher added with its line pairs
+//! with all the others.
 //!
 //! Deviations: Cao's integrated policies cannot be split into the other kind's parts (e.g.
 //! `aggressive`'s replacement with a read-ahead prefetcher), and Cao's policies give a disk
@@ -51,6 +56,8 @@ use crate::metrics::Metrics;
 use crate::policy::{self, PolicyInfo};
 use crate::time::{DiskFetch, Time};
 use crate::SimError;
+
+pub(crate) mod lines;
 
 /// A policy's options, `key=value` in the order given.
 pub type Options = [(String, String)];
@@ -189,274 +196,26 @@ const fn line(
     }
 }
 
-use policy::{
-    aggressive, clock, conservative, fifo, lru_demand, lru_obl, lru_sensible, lru_throttled,
-    opt_demand, opt_obl, optimal,
-};
-/// Every policy, one line each: name, paper and section, options, constructor.
-pub const CATALOG: &[Entry] = &[
-    line(
-        "lru",
-        "demand LRU (Cao s4.1 LRU-demand; libCacheSim LRU)",
-        "-",
-        |o| at_idle(&lru_demand::INFO, o),
-    ),
-    line("lru-demand", "Cao et al. SIGMETRICS'95 s4.1", "-", |o| {
-        at_idle(&lru_demand::INFO, o)
-    }),
-    line("opt-demand", "Cao s4.1 (Belady's MIN)", "-", |o| {
-        at_idle(&opt_demand::INFO, o)
-    }),
-    line("lru-obl", "Cao s4.1 (one-block lookahead)", "-", |o| {
-        at_idle(&lru_obl::INFO, o)
-    }),
-    line("opt-obl", "Cao s4.1", "-", |o| at_idle(&opt_obl::INFO, o)),
-    line("lru-sensible", "Cao s4.1", "-", |o| {
-        at_idle(&lru_sensible::INFO, o)
-    }),
-    line(
-        "lru-throttled",
-        "Cao s4.1 (informed prefetching)",
-        "-",
-        |o| at_idle(&lru_throttled::INFO, o),
-    ),
-    line("aggressive", "Cao s2.5", "-", |o| {
-        at_idle(&aggressive::INFO, o)
-    }),
-    line("conservative", "Cao s2.4", "-", |o| {
-        at_idle(&conservative::INFO, o)
-    }),
-    line(
-        "optimal",
-        "Cao s3 (exhaustive search; small traces)",
-        "-",
-        |o| at_idle(&optimal::INFO, o),
-    ),
-    line("fifo", "demand FIFO (libCacheSim FIFO)", "-", |o| {
-        at_idle(&fifo::INFO, o)
-    }),
-    line(
-        "clock",
-        "demand CLOCK, second chance (libCacheSim Clock)",
-        "-",
-        |o| at_idle(&clock::INFO, o),
-    ),
-    line(
-        "dulo",
-        "DULO FAST'05 s3 (+ Linux read-ahead)",
-        "bank=8M, evict=64M",
-        |o| {
-            let readahead = prefetch::readahead::Options::parse(&defaults())?;
-            pair(replace::dulo::Options::parse(&to("dulo", o))?, readahead)
-        },
-    ),
-    line(
-        "linux-readahead",
-        "Linux read-ahead over CLOCK (TR840 s2.1)",
-        "init=16, max=32",
-        |o| {
-            let readahead = prefetch::readahead::Options::parse(&to("readahead", o))?;
-            pair(replace::clock::Options, readahead)
-        },
-    ),
-    line(
-        "obl",
-        "one-block lookahead over CLOCK (Cao s4.1 after Smith; libCacheSim OBL)",
-        "k=1",
-        |o| {
-            let obl = prefetch::obl::Options::parse(&to("obl", o))?;
-            pair(replace::clock::Options, obl)
-        },
-    ),
-    line(
-        "pg",
-        "probability graph over CLOCK (libCacheSim PG, after Griffioen and Appleton)",
-        "lookahead-range=20, block-size=1, max-metadata-size=0.1, prefetch-threshold=0.05",
-        |o| {
-            let pg = prefetch::pg::Options::parse(&to("pg", o))?;
-            pair(replace::clock::Options, pg)
-        },
-    ),
-    line(
-        "mithril",
-        "Mithril over CLOCK (libCacheSim Mithril, after Yang et al. SoCC'17 s3)",
-        "lookahead-range=20, max-support=8, min-support=2, confidence=1, pf-list-size=2, \
-         rec-trigger=miss, block-size=(the run's), max-metadata-size=0.1, cycle-time=1, \
-         mining-threshold=5120",
-        |o| {
-            let mithril = prefetch::mithril::Options::parse(&to("mithril", o))?;
-            pair(replace::clock::Options, mithril)
-        },
-    ),
-    line(
-        "ap",
-        "aggressive prefetching, TR840 s5.2",
-        "depth=256",
-        |o| {
-            pair(
-                replace::clock::Options,
-                prefetch::ap::Options::parse(&to("ap", o))?,
-            )
-        },
-    ),
-    line(
-        "cp",
-        "competitive prefetching, TR840 s3 (the live plan::stream over Linux read-ahead)",
-        "depth (the disk's; needed on unit:F)",
-        |o| {
-            let cp = prefetch::stream::Options::parse(&to("competitive", o))?;
-            pair(replace::clock::Options, cp)
-        },
-    ),
-    line(
-        "cpem",
-        "CP + CPEM prefetch memory, TR840 s4",
-        "ceiling, unit, threshold=5, region, depth",
-        cpem,
-    ),
-    line(
-        "reorder",
-        "libprefetch reorder buffer, ATC'09 s3",
-        "buffer, infill",
-        |o| {
-            let reorder = prefetch::reorder::Options::parse(&to("reorder", o))?;
-            pair(replace::clock::Options, reorder)
-        },
-    ),
-    line(
-        "libprefetch",
-        "libprefetch planner, ATC'09 s4 (the live default schedule, by-shape)",
-        "buffer, infill, batch, reserve, schedule",
-        |o| {
-            let planner = prefetch::planner::Options::parse(&to("planner", o))?;
-            pair(replace::clock::Options, planner)
-        },
-    ),
-    line(
-        "libprefetch-window",
-        "libprefetch planner, ATC'09 s3 window",
-        "buffer, infill, batch",
-        |o| planner("window", o),
-    ),
-    line(
-        "libprefetch-aggressive",
-        "libprefetch planner, Cao s2.5 schedule",
-        "buffer, infill, batch",
-        |o| planner("aggressive", o),
-    ),
-    line(
-        "libprefetch-conservative",
-        "libprefetch planner, Cao s2.4 schedule",
-        "buffer, infill, batch, reserve",
-        |o| planner("conservative", o),
-    ),
-    line("sieve", "SIEVE, NSDI'24 s3 (libCacheSim Sieve)", "-", |o| {
-        pair(
-            replace::sieve::Options::parse(&to("sieve", o))?,
-            prefetch::none::Options,
-        )
-    }),
-    line(
-        "s3fifo",
-        "S3-FIFO, SOSP'23 s4 (libCacheSim S3FIFO)",
-        "small=0.1, ghost=0.9, threshold=2",
-        |o| {
-            pair(
-                replace::s3fifo::Options::parse(&to("s3fifo", o))?,
-                prefetch::none::Options,
-            )
-        },
-    ),
-    line(
-        "2q",
-        "2Q, VLDB'94 s2 (libCacheSim TwoQ)",
-        "in=0.25, out=0.5",
-        |o| {
-            pair(
-                replace::twoq::Options::parse(&to("2q", o))?,
-                prefetch::none::Options,
-            )
-        },
-    ),
-    line(
-        "slru",
-        "Segmented LRU, IEEE Computer'94 (libCacheSim SLRU)",
-        "segments=4",
-        |o| {
-            pair(
-                replace::slru::Options::parse(&to("slru", o))?,
-                prefetch::none::Options,
-            )
-        },
-    ),
-    line(
-        "wtinylfu",
-        "W-TinyLFU, ACM TOS'17 s3-4 (libCacheSim WTinyLFU)",
-        "window=0.01",
-        |o| {
-            pair(
-                replace::wtinylfu::Options::parse(&to("wtinylfu", o))?,
-                prefetch::none::Options,
-            )
-        },
-    ),
-    line(
-        "lruk",
-        "LRU-K, SIGMOD'93 s2.1 (libCacheSim LRUK)",
-        "k=2",
-        |o| {
-            pair(
-                replace::lruk::Options::parse(&to("lruk", o))?,
-                prefetch::none::Options,
-            )
-        },
-    ),
-    line("lfu", "LFU (libCacheSim LFU)", "-", |o| {
-        pair(
-            replace::lfu::Options::parse(&to("lfu", o))?,
-            prefetch::none::Options,
-        )
-    }),
-    line(
-        "lfuda",
-        "LFU-DA, PER'00 s3.3 (libCacheSim LFUDA)",
-        "-",
-        |o| {
-            pair(
-                replace::lfuda::Options::parse(&to("lfuda", o))?,
-                prefetch::none::Options,
-            )
-        },
-    ),
-    line("arc", "ARC, FAST'03 s4 (libCacheSim ARC)", "-", |o| {
-        pair(
-            replace::arc::Options::parse(&to("arc", o))?,
-            prefetch::none::Options,
-        )
-    }),
-    line(
-        "lirs",
-        "LIRS, SIGMETRICS'02 s3.3 (libCacheSim LIRS)",
-        "-",
-        |o| {
-            pair(
-                replace::lirs::Options::parse(&to("lirs", o))?,
-                prefetch::none::Options,
-            )
-        },
-    ),
-    line(
-        "clockpro",
-        "CLOCK-Pro, USENIX ATC'05 s3 (go-clockpro)",
-        "-",
-        |o| {
-            pair(
-                replace::clockpro::Options::parse(&to("clockpro", o))?,
-                prefetch::none::Options,
-            )
-        },
-    ),
-];
+/// A prefetcher over CLOCK, the replacement of the prefetchers' lines.
+fn over_clock(prefetcher: impl MakePrefetcher + 'static) -> Result<Configured, SimError> {
+    pair(replace::clock::Options, prefetcher)
+}
+
+/// A replacement policy with no prefetcher, demand fetching.
+fn alone(replacement: impl MakeReplacement + 'static) -> Result<Configured, SimError> {
+    pair(replacement, prefetch::none::Options)
+}
+
+/// Writes [`CATALOG`] from the lines of `lines!`, in their order.
+macro_rules! table {
+    ($($(mod $kind:ident::$file:ident)? ($name:literal, $section:literal, $params:literal,
+        $build:expr $(,)?),)*) => {
+        /// Every policy, one line each: name, paper and section, options, constructor, in
+        /// the order of the lines (`catalog/lines.rs`).
+        pub const CATALOG: &[Entry] = &[$(line($name, $section, $params, $build)),*];
+    };
+}
+lines::lines!(table);
 
 /// Cao's policies, each once (aliases such as `lru` left out), in the order of
 /// the table: Cao et al.'s Figure 3 legend, the exact optimum, then demand FIFO and CLOCK.
@@ -489,8 +248,9 @@ pub fn entry(name: &str) -> Result<&'static Entry, SimError> {
 }
 
 /// Splits a `--device` list, `unit:10,st3500320as:fifo,ssd:100,8,500`, into devices: an item
-/// starting with a digit is a parameter of the device before it (`ssd:LATENCY_US,CHANNELS,MB_PER_S`,
-/// `hdd:RPM,AVG_SEEK_MS,MB_PER_S`), since every device's name starts with a letter.
+/// starting with a digit is a parameter of the device before it
+/// (`ssd:LATENCY_US,CHANNELS,MB_PER_S`, `hdd:RPM,AVG_SEEK_MS,MB_PER_S`), since every device's
+/// name starts with a letter.
 pub fn parse_devices(list: &str) -> Result<Vec<Device>, SimError> {
     let mut texts: Vec<String> = Vec::new();
     for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -738,7 +498,7 @@ mod tests {
                 ..crate::RunSetup::simplified(3, 250)
             };
             let stream = references.iter().cloned().map(Ok);
-            let cao = crate::run_stream(&lru_demand::INFO, stream, &setup).unwrap();
+            let cao = crate::run_stream(&policy::lru_demand::INFO, stream, &setup).unwrap();
             assert_eq!(
                 (paired.elapsed, paired.stall, paired.misses),
                 (cao.elapsed, cao.stall, cao.misses),

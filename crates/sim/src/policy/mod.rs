@@ -26,11 +26,12 @@
 //!
 //! The loop rejects decisions Cao's model forbids (two fetches at once, evicting a block that
 //! is not cached, overfilling the cache). Adding a policy: write `policy/NAME.rs` with a
-//! `pub const INFO: PolicyInfo`, declare the module below and give it its line in
-//! [`crate::catalog::CATALOG`]. A policy that is a replacement order plus a prefetch rule (the
+//! `pub const INFO: PolicyInfo` and give it its line in the catalog, `catalog/lines.rs`
+//! (`mod policy::NAME (...)`), which also declares the module here. A policy that is a replacement order plus a prefetch rule (the
 //! LRU and MIN families) is a `compose::Composed` of the two.
 
 use crate::cache::{Block, Interner};
+use crate::catalog::lines::files;
 use crate::future::{Future, Pos};
 use crate::time::Timing;
 use crate::SimError;
@@ -189,14 +190,5 @@ pub struct PolicyInfo {
     pub build: fn(&Build<'_>) -> Result<Box<dyn AtIdle>, SimError>,
 }
 
-pub mod aggressive;
-pub mod clock;
-pub mod conservative;
-pub mod fifo;
-pub mod lru_demand;
-pub mod lru_obl;
-pub mod lru_sensible;
-pub mod lru_throttled;
-pub mod opt_demand;
-pub mod opt_obl;
-pub mod optimal;
+// Every policy's file, declared from its line in the catalog (`catalog/lines.rs`).
+crate::catalog::lines::lines!(files, policy);

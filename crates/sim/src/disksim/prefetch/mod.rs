@@ -9,17 +9,12 @@
 //! A prefetcher is half of a policy: [`super::Paired`] joins it to a replacement policy into
 //! the one [`crate::Policy`] the loop drives.
 
-pub mod ap;
 pub mod competitive;
-pub mod cpem;
-pub mod mithril;
 pub mod none;
-pub mod obl;
-pub mod pg;
-pub mod planner;
-pub mod readahead;
-pub mod reorder;
-pub mod stream;
+
+// Every prefetcher's file, declared from its line in the catalog (`catalog/lines.rs`); the
+// two above are parts of other lines' policies.
+crate::catalog::lines::lines!(files, prefetch);
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +23,7 @@ use plan::competitive::DiskCurves as _;
 use plan::{Entry, PageKey};
 
 use super::workload::{FileBlock, Step, Workload};
+use crate::catalog::lines::files;
 use crate::SimError;
 
 /// One reference as the prefetcher sees it.
@@ -157,7 +153,8 @@ impl Disk {
 
 /// A prefetcher configured once from its options (typed values, parsed when the catalog built
 /// the policy): builds a fresh instance for each run. Adding a prefetcher is its file (the
-/// prefetcher, this configuration) plus its line in [`crate::catalog::CATALOG`].
+/// prefetcher, this configuration) plus its line in the catalog,
+/// `catalog/lines.rs`, which also declares its module.
 pub trait MakePrefetcher: std::fmt::Debug + Send + Sync {
     /// A fresh instance for the run `setup`; fails only where the run cannot host it (CP's
     /// depth on a device without a transfer rate), saying what to give instead.

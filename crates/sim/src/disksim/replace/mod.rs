@@ -9,31 +9,24 @@
 //! A replacement policy is half of a policy: [`super::Paired`] joins it to a prefetcher into
 //! the one [`crate::Policy`] the loop drives.
 
-pub mod arc;
 pub mod buckets;
 pub mod clock;
-pub mod clockpro;
 pub mod demand;
-pub mod dulo;
-pub mod lfu;
-pub mod lfuda;
-pub mod lirs;
 pub mod lru;
-pub mod lruk;
 pub mod queues;
-pub mod s3fifo;
-pub mod sieve;
-pub mod slru;
 #[cfg(test)]
 mod testing;
-pub mod twoq;
-pub mod wtinylfu;
+
+// Every replacement policy's file, declared from its line in the catalog (`catalog/lines.rs`);
+// the ones above are parts or foundations of other policies.
+crate::catalog::lines::lines!(files, replace);
 
 use std::marker::PhantomData;
 use std::time::Duration;
 
 use super::spec::PolicySpec;
 use super::workload::DiskBlock;
+use crate::catalog::lines::files;
 use crate::SimError;
 
 /// Who touched a block, when, and how (arguments of [`Replacement::on_hit`] and
@@ -106,7 +99,8 @@ pub struct CacheGeometry {
 
 /// A replacement policy configured once from its options (typed values, parsed when the
 /// catalog built the policy): builds a fresh instance for each run. Adding a replacement is
-/// its file (the policy, this configuration) plus its line in [`crate::catalog::CATALOG`].
+/// its file (the policy, this configuration) plus its line in the catalog,
+/// `catalog/lines.rs`, which also declares its module.
 pub trait MakeReplacement: std::fmt::Debug + Send + Sync {
     /// A fresh instance for a cache of `geometry`: empty, holding nothing.
     fn build(&self, geometry: CacheGeometry) -> Box<dyn Replacement>;
