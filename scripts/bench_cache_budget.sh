@@ -17,7 +17,7 @@ bin=$(mktemp -d /tmp/cache-budget-bench-XXXXXX)
 cc -O2 -o "$bin/alternate" "$here/alternate.c"
 [ -f "$dir/seq.bin" ] || head -c 64M /dev/urandom > "$dir/seq.bin"
 [ -f "$dir/rand.bin" ] || head -c 256M /dev/urandom > "$dir/rand.bin"
-. "$here/memory_cgroup.sh"
+. "$here/bench_common.sh"
 memory_cgroup cache-budget-bench "$limit"
 trap 'rmdir "$group"; rm -r "$bin"' EXIT
 cold() {
@@ -46,9 +46,9 @@ for run in $(seq "$runs"); do
 done
 echo "| mode | median s | stock / mode |"
 echo "|---|---:|---:|"
-stock=$(awk '$1 == "stock" {print $2}' "$results" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+stock=$(awk '$1 == "stock" {print $2}' "$results" | median)
 for mode in stock $policies; do
-    median=$(awk -v m="$mode" '$1 == m {print $2}' "$results" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+    median=$(awk -v m="$mode" '$1 == m {print $2}' "$results" | median)
     echo "| $mode | $median | $(echo "scale=2; $stock / $median" | bc) |"
 done
 rm "$results"

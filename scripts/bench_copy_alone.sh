@@ -15,7 +15,7 @@ set -eu
 dir=$1; out=$2; limit=${3:-256M}; budget=${4:-16M}; runs=${5:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 libraries=${LIBRARIES:-budget=$here/../target/release/libprefetch.so}
-. "$here/memory_cgroup.sh"
+. "$here/bench_common.sh"
 memory_cgroup copy-alone-bench "$limit"
 results=$(mktemp)
 trap 'rmdir "$group"; rm -f "$results" "$out/archive.tar"' EXIT
@@ -44,7 +44,6 @@ for run in $(seq "$runs"); do
         echo "$mode $(echo "$end - $start" | bc) $cpu" | tee -a "$results"
     done
 done
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "| mode | seconds | cpu seconds |"
 echo "|---|---:|---:|"
 for mode in $modes; do

@@ -31,7 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 prefetch=${PREFETCH:-$here/../target/release/prefetch}
 bin=$(mktemp -d /tmp/copy-beside-bench-XXXXXX)
 cc -O2 -o "$bin/service" "$here/service.c"
-. "$here/memory_cgroup.sh"
+. "$here/bench_common.sh"
 memory_cgroup copy-beside-bench "$limit"
 service=
 trap '[ -z "$service" ] || kill "$service" 2>/dev/null; wait; rmdir "$group"; rm -rf "$bin"' EXIT
@@ -93,7 +93,6 @@ for run in $(seq "$runs"); do
         one "$mode" | tee -a "$results"
     done
 done
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "| mode | copy (s) | service reads/s | service misses | p50 (us) | p99 (us) |"
 echo "|---|---:|---:|---:|---:|---:|"
 for mode in $modes; do
