@@ -46,6 +46,8 @@ pub struct LibraryTuning {
     pub window_bytes: Option<u64>,
     /// Largest gap merged into one prefetch range (`Config::infill_bytes`; 0 disables infill).
     pub infill_bytes: Option<u64>,
+    /// Every list given with `PF_WHOLE_LIST`: the application reads all of it.
+    pub whole_list: bool,
 }
 
 /// The library's counters after a pass (serialisable through libprefetch's `serde` feature).
@@ -57,6 +59,8 @@ struct Plan {
     /// Page numbers (offset / PAGE_SIZE) of every page of every read, in access order.
     pages: Vec<u32>,
     next_page: AtomicUsize,
+    /// `PF_WHOLE_LIST` or nothing, added to every request.
+    whole_list: libprefetch::Mode,
 }
 
 impl Plan {
@@ -76,7 +80,9 @@ impl Plan {
         let mut mode = libprefetch::Mode::SET;
         for batch in self.pages[start.min(self.pages.len())..].chunks(BATCH) {
             let entries = self.entries(batch);
-            let accepted = client.request_prefetching(&entries, mode).unwrap_or(0);
+            let accepted = client
+                .request_prefetching(&entries, mode | self.whole_list)
+                .unwrap_or(0);
             mode = libprefetch::Mode::APPEND;
             if accepted < entries.len() {
                 break;
@@ -121,6 +127,11 @@ pub fn read_with_library(
         fd: file.as_raw_fd(),
         pages,
         next_page: AtomicUsize::new(0),
+        whole_list: if tuning.whole_list {
+            libprefetch::Mode::WHOLE_LIST
+        } else {
+            libprefetch::Mode::default()
+        },
     });
     // The LIBPREFETCH_* variables a C program would honour apply here too (e.g. LIBPREFETCH_SCHEDULE);
     // the benchmark's own options override them.
@@ -205,6 +216,7 @@ mod tests {
             fd: 3,
             pages,
             next_page: AtomicUsize::new(next_page),
+            whole_list: libprefetch::Mode::default(),
         }
     }
 
@@ -242,6 +254,7 @@ mod tests {
             fd: file.as_raw_fd(),
             pages: (0..25).collect(),
             next_page: AtomicUsize::new(0),
+            whole_list: libprefetch::Mode::default(),
         };
         let config = Config {
             capacity: 10,

@@ -5,6 +5,9 @@
 //!   slides' "Example - Getting it Wrong" (prefetch the whole data set; slower once it exceeds the cache,
 //!   because pages are evicted before their use and read twice).
 //! - `libprefetch`: the live library (section 4, Figures 6 and 7), see [`crate::libprefetch_mode`].
+//! - `whole-list` (asked for by name only): the same, the list given with `PF_WHOLE_LIST`, as a
+//!   program that knows it reads its whole list says (Figure 7's): the paper's start at 90% of
+//!   memory instead of the library's small first window.
 //! - `limit-cache`: the bound on any prefetcher that works through the page cache, as libprefetch
 //!   does: every distinct page advised at once, in offset order, before the same `pread`s
 //!   ([`crate::limit`]). A bound only while the pages fit in memory.
@@ -35,6 +38,9 @@ pub enum Mode {
     Naive,
     /// The live library, given the list through a Figure 7 callback, then plain reads.
     Libprefetch,
+    /// The live library, the list given with `PF_WHOLE_LIST`.
+    #[serde(rename = "whole-list")]
+    WholeList,
     /// The page cache's best for the same list: its distinct pages advised at once in offset
     /// order, then plain reads.
     #[serde(rename = "limit-cache")]
@@ -44,7 +50,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// Every mode, in the order reports list them.
+    /// Every mode measured by default, in the order reports list them.
     pub const ALL: [Mode; 5] = [
         Mode::Stock,
         Mode::Naive,
@@ -59,6 +65,7 @@ impl Mode {
             Mode::Stock => "stock",
             Mode::Naive => "naive",
             Mode::Libprefetch => "libprefetch",
+            Mode::WholeList => "whole-list",
             Mode::LimitCache => "limit-cache",
             Mode::Limit => "limit",
         }
@@ -69,9 +76,17 @@ impl Mode {
         self != Mode::Limit
     }
 
+    /// True for the modes that read through the live library.
+    pub fn uses_library(self) -> bool {
+        matches!(self, Mode::Libprefetch | Mode::WholeList)
+    }
+
     /// Parses a name produced by [`Mode::name`].
     pub fn from_name(name: &str) -> Option<Mode> {
-        Mode::ALL.into_iter().find(|mode| mode.name() == name)
+        Mode::ALL
+            .into_iter()
+            .chain([Mode::WholeList])
+            .find(|mode| mode.name() == name)
     }
 }
 
@@ -90,8 +105,12 @@ pub fn execute(
             advise_everything(file, reads)?;
             read_in_order(file, reads, |_| {})
         }
-        Mode::Libprefetch => {
-            let (outcome, stats) = read_with_library(file, reads, listed, tuning)?;
+        Mode::Libprefetch | Mode::WholeList => {
+            let tuning = LibraryTuning {
+                whole_list: mode == Mode::WholeList,
+                ..*tuning
+            };
+            let (outcome, stats) = read_with_library(file, reads, listed, &tuning)?;
             Ok(Outcome {
                 library: Some(stats),
                 ..outcome
@@ -124,7 +143,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for mode in Mode::ALL {
+        for mode in Mode::ALL.into_iter().chain([Mode::WholeList]) {
             assert_eq!(Mode::from_name(mode.name()), Some(mode));
         }
         assert_eq!(Mode::from_name("turbo"), None);

@@ -102,6 +102,7 @@ fn color_of(label: &str) -> Rgb {
         Some(Mode::Stock) => (255, 0, 0),
         Some(Mode::Naive) => (230, 140, 0),
         Some(Mode::Libprefetch) | None => (0, 0, 255),
+        Some(Mode::WholeList) => (120, 0, 200),
         Some(Mode::LimitCache) => (0, 150, 90),
         Some(Mode::Limit) => (120, 120, 120),
     }

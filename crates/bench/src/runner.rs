@@ -66,6 +66,7 @@ impl RunRequest {
         LibraryTuning {
             window_bytes: self.window_bytes,
             infill_bytes: self.infill_bytes,
+            whole_list: false,
         }
     }
 }
@@ -460,12 +461,11 @@ fn variants(config: &BenchConfig) -> Vec<Variant> {
         .modes
         .iter()
         .flat_map(|&mode| {
-            let windows: Vec<Option<u64>> =
-                if mode == Mode::Libprefetch && !config.windows.is_empty() {
-                    config.windows.iter().copied().map(Some).collect()
-                } else {
-                    vec![None]
-                };
+            let windows: Vec<Option<u64>> = if mode.uses_library() && !config.windows.is_empty() {
+                config.windows.iter().copied().map(Some).collect()
+            } else {
+                vec![None]
+            };
             windows
                 .into_iter()
                 .map(move |window_bytes| Variant { mode, window_bytes })

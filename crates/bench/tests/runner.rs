@@ -231,3 +231,25 @@ fn zero_sized_reads_are_refused_clearly() {
     let error = bench::run(&zero_reads).unwrap_err().to_string();
     assert!(error.contains("--read-size must be more than 0"), "{error}");
 }
+
+#[test]
+fn the_whole_list_mode_starts_at_the_papers_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut both = config(dir.path(), workloads().remove(0));
+    both.modes = vec![Mode::Libprefetch, Mode::WholeList];
+    both.warm = false;
+    both.runs = 1;
+    let report = bench::run(&both).unwrap();
+    let run = |mode: Mode| {
+        let row = report.rows.iter().find(|row| row.mode == mode).unwrap();
+        row.runs[0].outcome.clone()
+    };
+    let (small_start, whole) = (run(Mode::Libprefetch), run(Mode::WholeList));
+    assert_eq!(small_start.checksum, whole.checksum);
+    let rounds = |outcome: &bench::outcome::Outcome| outcome.library.unwrap().rounds;
+    let (small, whole) = (rounds(&small_start), rounds(&whole));
+    assert!(
+        whole < small,
+        "{whole} rounds given the whole list, {small} from a small start"
+    );
+}

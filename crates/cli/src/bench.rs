@@ -53,7 +53,7 @@ pub struct CommonArgs {
     /// Measured runs per mode; the table shows the median
     #[arg(long, default_value_t = 3)]
     runs: usize,
-    /// Modes to compare, comma-separated [default: all of stock, naive, libprefetch, limit-cache (the same list, every distinct page advised at once in offset order first: the page cache's best; not with --memory-limit, where it only thrashes), limit (the same pages, O_DIRECT at queue depth 32: the device's best)]
+    /// Modes to compare, comma-separated [default: all of stock, naive, libprefetch, limit-cache (the same list, every distinct page advised at once in offset order first: the page cache's best; not with --memory-limit, where it only thrashes), limit (the same pages, O_DIRECT at queue depth 32: the device's best)]; also `whole-list` (the library given the list with PF_WHOLE_LIST: the paper's start)
     #[arg(long, value_delimiter = ',', value_parser = parse_mode)]
     modes: Vec<Mode>,
     /// Empty all caches (sync; echo 3 > /proc/sys/vm/drop_caches) instead of evicting only the data file
@@ -139,7 +139,11 @@ pub struct SequentialArgs {
 
 fn parse_mode(name: &str) -> Result<Mode, String> {
     Mode::from_name(name).ok_or_else(|| {
-        let known: Vec<&str> = Mode::ALL.iter().map(|mode| mode.name()).collect();
+        let known: Vec<&str> = Mode::ALL
+            .iter()
+            .chain([&Mode::WholeList])
+            .map(|mode| mode.name())
+            .collect();
         format!("unknown mode {name:?} (known: {})", known.join(", "))
     })
 }
