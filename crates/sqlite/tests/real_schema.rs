@@ -14,8 +14,11 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{evict, extension, loaded, open, rows};
+use common::{evict, extension, loaded, open, python_with_loader, rows};
 use prefetch_sqlite::feed::STATS_ENV;
+
+/// The variable that asks for whole lists on every connection of the process.
+const SCAN_ENV: &str = libprefetch::variables::SQLITE_SCAN.name;
 
 /// The memory cap: a quarter of the largest tables (about 2 MiB each).
 const MAX_MEMORY: (&str, &str) = ("LIBPREFETCH_MAX_MEMORY", "512K");
@@ -108,12 +111,14 @@ enum Scans {
     Default,
     /// The database named `file:PATH?prefetch_scan=whole`.
     Whole,
+    /// The database named by its path, the process run with `PREFETCH_SQLITE_SCAN=whole`.
+    Environment,
 }
 
 /// How the shell's `.open` names `db`, the connection asking for `scans`.
 fn shell_name(db: &Path, scans: Scans) -> String {
     match scans {
-        Scans::Default => db.display().to_string(),
+        Scans::Default | Scans::Environment => db.display().to_string(),
         Scans::Whole => format!("'file:{}?prefetch_scan=whole'", db.display()),
     }
 }
@@ -131,6 +136,9 @@ fn stats_on_device(
     let mut shell = Command::new("sqlite3");
     if let Some(dir) = profiles {
         shell.env("XDG_CACHE_HOME", dir);
+    }
+    if scans == Scans::Environment {
+        shell.env(SCAN_ENV, "whole");
     }
     let out = shell
         .arg("-cmd")
@@ -300,21 +308,28 @@ fn on_seek_bound_device(dir: &Path, journal: &str) -> (PathBuf, PathBuf) {
 }
 
 /// On a seek-bound device a table much smaller than the memory is followed by a full scan only, and
-/// only for a connection that asked (`prefetch_scan=whole`): the scan from the index's first leaf is
+/// only for a connection that asked (`prefetch_scan=whole`, or every connection of a process run with
+/// `PREFETCH_SQLITE_SCAN=whole`): the scan from the index's first leaf is
 /// listed whole (one round ahead of it), while a range through an index and the range joined to the
 /// table advise nothing and read no index structure; without the device's profile, or without the
-/// parameter, the full scan is left alone as well.
+/// parameter or the variable, the full scan is left alone as well.
 #[test]
 fn on_a_seek_bound_device_a_small_tables_full_scan_is_listed_whole_only_when_asked() {
     let dir = tempfile::tempdir().unwrap();
     let (db, profiles) = on_seek_bound_device(dir.path(), "delete");
     let q = queries("unicode");
     let ample = "64G";
-    let full = stats_on_device(&db, &q[0], ample, Some(&profiles), Scans::Whole);
-    assert_eq!(number(&full, "scans followed"), 1, "{full}");
-    assert_eq!(number(&full, "the connection asked:"), 1, "{full}");
-    assert!(number(&full, "pages advised") > 100, "{full}");
-    assert!(number(&full, "rounds") >= 1, "{full}");
+    for scans in [Scans::Whole, Scans::Environment] {
+        let full = stats_on_device(&db, &q[0], ample, Some(&profiles), scans);
+        assert_eq!(number(&full, "scans followed"), 1, "{scans:?}: {full}");
+        assert_eq!(
+            number(&full, "the connection asked:"),
+            1,
+            "{scans:?}: {full}"
+        );
+        assert!(number(&full, "pages advised") > 100, "{scans:?}: {full}");
+        assert!(number(&full, "rounds") >= 1, "{scans:?}: {full}");
+    }
     for range in [&q[4], &q[5]] {
         let stats = stats_on_device(&db, range, ample, Some(&profiles), Scans::Whole);
         assert_eq!(number(&stats, "pages advised"), 0, "{range}: {stats}");
@@ -327,6 +342,7 @@ fn on_a_seek_bound_device_a_small_tables_full_scan_is_listed_whole_only_when_ask
     for (profiles, scans) in [
         (Some(profiles.as_path()), Scans::Default),
         (None, Scans::Whole),
+        (None, Scans::Environment),
     ] {
         let alone = stats_on_device(&db, &q[0], ample, profiles, scans);
         assert_eq!(number(&alone, "pages advised"), 0, "{scans:?}: {alone}");
@@ -372,14 +388,10 @@ fn on_a_seek_bound_device_a_limit_scan_advises_nothing() {
 /// first (through ctypes, into the module's own libsqlite3), so its VFS opens the file; `query` is
 /// the URI query the database is named with (empty: named by its path).
 const CURSORS: &str = r#"
-import ctypes, sqlite3, sys
+import sys
 db, ext, query = sys.argv[1], sys.argv[2], sys.argv[3]
 if ext:
-    lib = ctypes.CDLL("libsqlite3.so.0")
-    handle = ctypes.c_void_p()
-    assert lib.sqlite3_open(b":memory:", ctypes.byref(handle)) == 0
-    assert lib.sqlite3_enable_load_extension(handle, 1) == 0
-    assert lib.sqlite3_load_extension(handle, ext.encode(), None, None) == 0
+    load_prefetch(ext)
 if query:
     con = sqlite3.connect("file:" + db + "?" + query, uri=True)
 else:
@@ -407,7 +419,13 @@ fn on_a_seek_bound_device_full_limit_and_closed_early_scans_return_identical_row
         let run = |ext: &str, query: &str| {
             evict(&db);
             let out = Command::new("python3")
-                .args(["-c", CURSORS, db.to_str().unwrap(), ext, query])
+                .args([
+                    "-c",
+                    &python_with_loader(CURSORS),
+                    db.to_str().unwrap(),
+                    ext,
+                    query,
+                ])
                 .env("XDG_CACHE_HOME", &profiles)
                 .env(STATS_ENV, "1")
                 .env(MAX_MEMORY.0, "64G")
