@@ -441,7 +441,8 @@ con.close()
 
 /// On a seek-bound device, in rollback and WAL mode: a cursor closed after 3,000 rows, the `LIMIT
 /// 1000` and the full scan after it (their pages cached by then) return the rows stock SQLite returns,
-/// and so does the statement after them, by default and with `prefetch_scan=whole`. By default nothing
+/// and so does the statement after them, by default and with `prefetch_scan=whole` (named so, or every
+/// file by `PREFETCH_SQLITE_SCAN=whole`, for a program that cannot change its file's name). By default nothing
 /// is advised (the cursor closed early makes stock's reads); asked, the first scan (a statement
 /// without `LIMIT`) is listed whole, its list dropped when the read transaction ends.
 #[test]
@@ -449,7 +450,7 @@ fn on_a_seek_bound_device_full_limit_and_closed_early_scans_return_identical_row
     let dir = tempfile::tempdir().unwrap();
     for journal in ["delete", "wal"] {
         let (db, profiles) = on_seek_bound_device(dir.path(), journal);
-        let run = |ext: &str, query: &str| {
+        let run = |ext: &str, query: &str, scan_env: &str| {
             evict(&db);
             let out = Command::new("python3")
                 .args([
@@ -462,6 +463,7 @@ fn on_a_seek_bound_device_full_limit_and_closed_early_scans_return_identical_row
                 .env("XDG_CACHE_HOME", &profiles)
                 .env(STATS_ENV, "1")
                 .env(MAX_MEMORY.0, "64G")
+                .env(SCAN_ENV, scan_env)
                 .output()
                 .unwrap();
             assert!(
@@ -472,11 +474,16 @@ fn on_a_seek_bound_device_full_limit_and_closed_early_scans_return_identical_row
             let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
             (String::from_utf8(out.stdout).unwrap(), stderr)
         };
-        let (stock, _) = run("", "");
+        let (stock, _) = run("", "", "");
         assert_eq!(stock.lines().count(), 4, "{journal}");
         let ext = extension();
-        for (query, followed) in [("", 0), ("prefetch_scan=whole", 1)] {
-            let (with, stats) = run(ext.to_str().unwrap(), query);
+        for (query, scan_env, followed) in [
+            ("", "", 0),
+            ("prefetch_scan=whole", "", 1),
+            ("", "whole", 1),
+        ] {
+            let (with, stats) = run(ext.to_str().unwrap(), query, scan_env);
+            let query = format!("{query} {SCAN_ENV}={scan_env}");
             assert!(stock == with, "{journal} {query}: rows differ");
             let line = stats
                 .lines()
