@@ -62,7 +62,7 @@
  * LIBPREFETCH_CACHE_BUDGET,
  * LIBPREFETCH_CACHE_POLICY, LIBPREFETCH_CACHE_BUDGET_REPORT,
  * LIBPREFETCH_CACHE_WRITEBACK and LIBPREFETCH_NO_CHILDREN (set by prefetch run and prefetch record); the
- * SQLite extension reads PREFETCH_SQLITE_STATS.
+ * SQLite extension reads PREFETCH_SQLITE_STATS and PREFETCH_SQLITE_SCAN.
  *
  * FUSE: a region on a FUSE file gets a private read-only descriptor of the
  * same file for the library's advice (FUSE drops advice through a descriptor

@@ -193,9 +193,17 @@ pub const SQLITE_STATS: Variable = Variable {
     default: "off",
     doc: "each tracked database file prints libprefetch's counters on stderr when closed",
 };
+/// Every connection's full scans listed whole, as the URI parameter `prefetch_scan=whole` asks.
+pub const SQLITE_SCAN: Variable = Variable {
+    name: "PREFETCH_SQLITE_SCAN",
+    reader: Reader::Sqlite,
+    values: "whole",
+    default: "each connection's URI parameter prefetch_scan",
+    doc: "whole: every database file opened is treated as named with prefetch_scan=whole",
+};
 
 /// Every variable, the client's tunables first, in the order they are applied.
-pub const ALL: [Variable; 18] = [
+pub const ALL: [Variable; 19] = [
     INFILL,
     MAX_MEMORY,
     LIST_CAPACITY,
@@ -214,6 +222,7 @@ pub const ALL: [Variable; 18] = [
     CACHE_WRITEBACK,
     NO_CHILDREN,
     SQLITE_STATS,
+    SQLITE_SCAN,
 ];
 
 /// The variables as a text table, one a line: name, values, default and

@@ -417,9 +417,31 @@ impl<S: PageSource + ?Sized> Database<S> {
             });
         } else {
             let mut seen = HashSet::new();
-            self.index_in_order(root, height, &mut seen, &mut tree)?;
+            self.index_in_order(root, height, usize::MAX, &mut seen, &mut tree)?;
         }
         Ok(tree)
+    }
+
+    /// The first `count` leaves of the index rooted at `root` in key order, as [`Self::index_tree`]
+    /// gives them, reading only the interior pages above those leaves (the left edge, which SQLite read
+    /// to begin a scan there, and the parents of the leaves listed).
+    pub fn index_first_leaves(&self, root: u32, count: usize) -> ReadResult<Vec<IndexLeaf>> {
+        let mut tree = IndexTree {
+            leaves: Vec::new(),
+            interiors: Vec::new(),
+        };
+        let height = self.height(root, PageKind::IndexInterior, PageKind::IndexLeaf)?;
+        if height == 0 {
+            tree.leaves.push(IndexLeaf {
+                page: root,
+                then: Vec::new(),
+            });
+        } else {
+            let mut seen = HashSet::new();
+            self.index_in_order(root, height, count, &mut seen, &mut tree)?;
+        }
+        tree.leaves.truncate(count);
+        Ok(tree.leaves)
     }
 
     /// Number of interior levels above the leaves of the b-tree rooted at `root`, along its left edge.
@@ -453,11 +475,13 @@ impl<S: PageSource + ?Sized> Database<S> {
         })
     }
 
-    /// Appends the leaves below interior page `number` (`levels` above the leaves) in key order.
+    /// Appends the leaves below interior page `number` (`levels` above the leaves) in key order, until
+    /// more than `limit` are listed (the `limit`th then complete with the interior entries after it).
     fn index_in_order(
         &self,
         number: u32,
         levels: usize,
+        limit: usize,
         seen: &mut HashSet<u32>,
         tree: &mut IndexTree,
     ) -> ReadResult<()> {
@@ -483,7 +507,10 @@ impl<S: PageSource + ?Sized> Database<S> {
                     then: Vec::new(),
                 });
             } else {
-                self.index_in_order(child, levels - 1, seen, tree)?;
+                self.index_in_order(child, levels - 1, limit, seen, tree)?;
+            }
+            if tree.leaves.len() > limit {
+                return Ok(());
             }
             if let Some(cell) = cell {
                 let rowid = self.index_rowid(&page, cell)?;

@@ -21,7 +21,7 @@ use rusqlite::ffi::{sqlite3_int64, SQLITE_LOCK_NONE, SQLITE_LOCK_RESERVED};
 use crate::btree::{PageSource, Unowned};
 use crate::connection::Connection;
 use crate::format::PageKind;
-use crate::scan::{Decisions, Entry, Plan, ScanPlanner};
+use crate::scan::{Decisions, Entry, Plan, RequestCosts, ScanPlanner};
 
 /// B-tree page kinds, the first byte of a page's header (SQLite file format 1.6).
 const TABLE_LEAF: u8 = 0x0d;
@@ -217,8 +217,11 @@ impl Tracked {
         let changed = Arc::new(AtomicBool::new(false));
         let (config, memory) = config(fd);
         planner.set_memory(memory);
-        if let Some(far_cost_pages) = seek_bound_far_cost(fd).filter(|_| whole_scans) {
-            planner.set_seek_bound(far_cost_pages);
+        if let Some(costs) = seek_bound_costs(fd) {
+            planner.set_first_rows_costs(costs);
+            if whole_scans {
+                planner.set_seek_bound(costs.far_pages);
+            }
         }
         let connection = Arc::new(Connection::default());
         let probe = Arc::clone(&connection);
@@ -405,12 +408,14 @@ pub fn stats_wanted() -> bool {
 pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
     let wasted = stats.prefetched_unused_dropped;
     format!(
-        "prefetch VFS: database closed: scans followed {} (listed whole, as the connection asked: {}); \
+        "prefetch VFS: database closed: scans followed {} (listed whole, as the connection asked: {}; \
+         a LIMIT's first rows at once: {}); \
          left alone: covering index {}, cached {}, WITHOUT ROWID {}, descending {}, table small or about \
          the memory's size {}; index structures read {}; pages advised {} (from the disk {}, infill {}; rounds {}), used {}, wasted {}; reads \
          followed {}",
         d.followed,
         d.listed_whole,
+        d.first_rows,
         d.covering,
         d.cached,
         d.without_rowid,
@@ -503,8 +508,9 @@ fn page_size() -> u64 {
 
 /// If the device holding the file open as `fd` is seek-bound (its stored profile, usable for the
 /// file's mount, puts a far request's cost at `plan::planner::SEEK_BOUND_GAP_BYTES` of transfer or
-/// more, as the emulated 7200 RPM disk's does and this machine's flash does not): that cost in pages.
-fn seek_bound_far_cost(fd: RawFd) -> Option<u64> {
+/// more, as the emulated 7200 RPM disk's does and this machine's flash does not): its far and near
+/// request costs in pages.
+fn seek_bound_costs(fd: RawFd) -> Option<RequestCosts> {
     let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
     // SAFETY: fstat writes a struct stat into the buffer on success.
     if unsafe { libc::fstat(fd, stat.as_mut_ptr()) } != 0 {
@@ -515,7 +521,10 @@ fn seek_bound_far_cost(fd: RawFd) -> Option<u64> {
     let mount = libprefetch::profile::mount_id_of(fd);
     libprefetch::profile::usable(libc::major(dev), libc::minor(dev), mount)
         .filter(|profile| profile.break_even_gap_bytes() >= plan::planner::SEEK_BOUND_GAP_BYTES)
-        .map(|profile| profile.request_cost_pages(page_size()))
+        .map(|profile| RequestCosts {
+            far_pages: profile.request_cost_pages(page_size()),
+            near_pages: profile.infill_gap_bytes() / page_size().max(1),
+        })
 }
 
 /// The client's configuration: libprefetch's defaults and the `LIBPREFETCH_*` variables (as for a C client,

@@ -28,6 +28,9 @@
 //!   followed only if SQLite began it at the index's first leaf and the statement running has no
 //!   `LIMIT` ([`crate::statement`]), and then, where sweeping the table pays, listed to the index's end
 //!   in one `SetWhole` ([`ScanPlanner::set_seek_bound`]);
+//! * **a forward scan by a statement with `LIMIT n`, on a seek-bound device**, that SQLite began at its
+//!   index's first leaf: at its [`MIN_LEAVES`]th leaf, the table pages of its first n rows listed in one
+//!   `SetWhole` where looking them up would cost at least twice sweeping them (`scan/first_rows.rs`);
 //! * **anything else** (an index leaf out of sequence, as point lookups and descending scans do; interior
 //!   pages; a page the reader cannot parse): `Keep`, plain reads. An out-of-sequence leaf of the index
 //!   whose scan the list describes clears the list (`Clear`), since that scan has ended; leaves of other
@@ -56,6 +59,9 @@ use crate::btree::{
 };
 use crate::format::PageKind;
 use crate::statement::RowBound;
+
+mod first_rows;
+pub use first_rows::{sweep_pays, RequestCosts, SWEEP_MARGIN};
 
 /// Consecutive leaves of one index a scan must have read, each followed by table lookups, before the
 /// planner reads the index's structure or lists anything: a `LIMIT 20` or `LIMIT 200` through an index
@@ -188,6 +194,9 @@ struct Cache {
     covering_counted: Option<u64>,
     /// The index interior pages read lately, newest last (at most [`RECENT_INDEX_INTERIORS`]).
     recent_index_interiors: VecDeque<u32>,
+    /// Index leaves listed with a `LIMIT` scan's first rows (`scan/first_rows.rs`): their reads are
+    /// that scan's, listed already.
+    first_rows_leaves: HashSet<u32>,
 }
 
 /// How far a scan of one index has got: the position of the leaf it was last seen on, the end of what
@@ -267,6 +276,8 @@ pub struct Decisions {
     /// Index structures read (the interior pages of one index; its table's are read once a scan of it
     /// is followed).
     pub indexes_read: u64,
+    /// Of the scans followed, `LIMIT` scans whose first rows were listed at once (`scan/first_rows.rs`).
+    pub first_rows: u64,
 }
 
 /// The last list handed out: which scan, from which leaf, and where each leaf's entries start in it.
@@ -303,6 +314,10 @@ pub struct ScanPlanner {
     far_cost_pages: Option<u64>,
     /// What the statement the connection is running says of the rows it reads (`None`: not known).
     statement: Option<StatementProbe>,
+    /// On a seek-bound device, its request costs: a `LIMIT` scan's first rows may be listed.
+    first_rows: Option<RequestCosts>,
+    /// The list describes a `LIMIT` scan's first rows.
+    first_rows_active: bool,
     /// The last table leaves read, newest last (at most [`RECENT_TABLE_READS`]).
     recent_table_reads: VecDeque<u32>,
     decisions: Decisions,
@@ -326,6 +341,8 @@ impl ScanPlanner {
             memory: None,
             far_cost_pages: None,
             statement: None,
+            first_rows: None,
+            first_rows_active: false,
             table_reads: 0,
             recent_table_reads: VecDeque::new(),
             decisions: Decisions::default(),
@@ -385,9 +402,12 @@ impl ScanPlanner {
 
     /// Whether the statement running reads to the end unless stopped (no `LIMIT` in it).
     fn statement_unbounded(&self) -> bool {
-        self.statement
-            .as_ref()
-            .is_some_and(|probe| probe() == RowBound::Unbounded)
+        self.statement_bound() == Some(RowBound::Unbounded)
+    }
+
+    /// What the statement running says of the rows it reads, if a probe was given.
+    fn statement_bound(&self) -> Option<RowBound> {
+        self.statement.as_ref().map(|probe| probe())
     }
 
     /// What the planner decided so far.
@@ -398,6 +418,10 @@ impl ScanPlanner {
     /// The scan just listed was left alone after all: the pages it would list are cached.
     pub fn left_alone_cached(&mut self) {
         self.decisions.followed = self.decisions.followed.saturating_sub(1);
+        if std::mem::take(&mut self.first_rows_active) {
+            self.decisions.first_rows = self.decisions.first_rows.saturating_sub(1);
+            self.decisions.cached += 1;
+        }
         if let Some(scan) = self.active.and_then(|root| self.scans.get_mut(&root)) {
             if scan.whole {
                 self.decisions.listed_whole = self.decisions.listed_whole.saturating_sub(1);
@@ -464,11 +488,13 @@ impl ScanPlanner {
         self.cache = Cache::default();
         self.scans.clear();
         self.active = None;
+        self.first_rows_active = false;
     }
 
     /// The scan the list described has ended (its list is being dropped).
     pub fn end_scan(&mut self) {
         self.active = None;
+        self.first_rows_active = false;
     }
 
     /// Decides the list for a callback: `requested` is the byte offset SQLite is reading, `last_marked`
@@ -568,6 +594,9 @@ impl ScanPlanner {
         if let Some(&(root, pos)) = self.cache.leaf_at.get(&page) {
             return self.on_known_index_leaf(root, pos);
         }
+        if self.cache.first_rows_leaves.contains(&page) {
+            return Ok(Plan::Keep);
+        }
         if self.cache.unknown_leaves.is_empty() {
             self.cache.table_reads_then = self.table_reads;
         }
@@ -596,6 +625,9 @@ impl ScanPlanner {
             self.cache.unknown_leaves.clear();
             self.cache.roots_read.clear();
             return Ok(Plan::Keep);
+        }
+        if let Some(plan) = self.first_rows_plan()? {
+            return Ok(plan);
         }
         for root in std::mem::take(&mut self.cache.roots_read) {
             self.load_index(root)?;
@@ -941,27 +973,9 @@ impl ScanPlanner {
         if !self.cache.tried.insert(root) {
             return Ok(());
         }
-        let db = opened(&self.db)?;
-        if self.cache.schema.is_none() {
-            self.cache.schema = Some(db.schema()?);
-        }
-        let schema = self.cache.schema.as_deref().unwrap_or_default();
-        let Some(entry) = schema.iter().find(|e| e.root == root) else {
-            return Ok(());
-        };
-        let table = schema
-            .iter()
-            .find(|e| e.kind == "table" && e.name == entry.table);
-        let rowid_table = match table {
-            Some(table) if entry.kind == "index" => matches!(
-                db.page_kind(table.root)?,
-                PageKind::TableLeaf | PageKind::TableInterior
-            )
-            .then_some(table.root),
-            _ => None,
-        };
-        let Some(table_root) = rowid_table else {
-            self.decisions.without_rowid += 1;
+        let Some(table_root) = self.rowid_table_of(root)? else {
+            let in_schema = self.cache.schema.iter().flatten().any(|e| e.root == root);
+            self.decisions.without_rowid += u64::from(in_schema);
             return Ok(());
         };
         let full_scans_only = match self.table_size(table_root)? {
@@ -995,6 +1009,30 @@ impl ScanPlanner {
             },
         );
         Ok(())
+    }
+
+    /// The root of the rowid table that the index rooted at `root` points into; `None` for a b-tree
+    /// not in the schema, a table, or an index of a `WITHOUT ROWID` table (which holds primary keys).
+    fn rowid_table_of(&mut self, root: u32) -> ReadResult<Option<u32>> {
+        let db = opened(&self.db)?;
+        if self.cache.schema.is_none() {
+            self.cache.schema = Some(db.schema()?);
+        }
+        let schema = self.cache.schema.as_deref().unwrap_or_default();
+        let Some(entry) = schema.iter().find(|e| e.root == root) else {
+            return Ok(None);
+        };
+        let table = schema
+            .iter()
+            .find(|e| e.kind == "table" && e.name == entry.table);
+        Ok(match table {
+            Some(table) if entry.kind == "index" => matches!(
+                db.page_kind(table.root)?,
+                PageKind::TableLeaf | PageKind::TableInterior
+            )
+            .then_some(table.root),
+            _ => None,
+        })
     }
 
     /// Whether the b-tree rooted at `root` is a `WITHOUT ROWID` table or one of its indexes, told from

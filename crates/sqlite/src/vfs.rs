@@ -219,12 +219,25 @@ pub const SCAN_PARAMETER: &CStr = c"prefetch_scan";
 /// The value of [`SCAN_PARAMETER`] that asks for whole lists.
 pub const SCAN_WHOLE: &[u8] = b"whole";
 
+/// Whether whole lists are asked for every file the process opens: `PREFETCH_SQLITE_SCAN=whole`, for
+/// programs that cannot change the file name they open (any other value leaves each connection's own
+/// choice).
+pub fn whole_scans_by_environment() -> bool {
+    libprefetch::variables::SQLITE_SCAN
+        .value()
+        .is_some_and(|value| value.as_encoded_bytes() == SCAN_WHOLE)
+}
+
 /// Whether the main file opened as `name` was named with `prefetch_scan=whole` among its URI
-/// parameters, read with `sqlite3_uri_parameter` (hosts from SQLite 3.8.7; older ones never ask).
+/// parameters, read with `sqlite3_uri_parameter` (hosts from SQLite 3.8.7; older ones never ask), or
+/// the environment asks it of every file ([`whole_scans_by_environment`]).
 ///
 /// # Safety
 /// `name` is a main database file's name as SQLite passes it to xOpen.
 unsafe fn whole_scans_asked(name: *const c_char) -> bool {
+    if whole_scans_by_environment() {
+        return true;
+    }
     let Some(api) = REGISTERED.get().map(|r| r.api as *const ApiRoutines) else {
         return false;
     };

@@ -9,24 +9,16 @@ mod common;
 
 use std::process::Command;
 
-use common::extension;
+use common::{extension, python_with_loader};
 use prefetch_sqlite::feed::STATS_ENV;
 
 /// Loads the extension (argv[1], if not empty) into the interpreter's libsqlite3, checks that its VFS is
 /// the default, then runs test.test_sqlite3 and prints one line per test: "<status> <test id>".
 const RUNNER: &str = r#"
-import ctypes, io, sqlite3, sys, unittest
+import io, sys, unittest
 ext = sys.argv[1]
 if ext:
-    lib = ctypes.CDLL("libsqlite3.so.0")
-    lib.sqlite3_libversion.restype = ctypes.c_char_p
-    assert lib.sqlite3_libversion().decode() == sqlite3.sqlite_version, "not the module's libsqlite3"
-    db = ctypes.c_void_p()
-    assert lib.sqlite3_open(b":memory:", ctypes.byref(db)) == 0
-    assert lib.sqlite3_enable_load_extension(db, 1) == 0
-    err = ctypes.c_char_p()
-    rc = lib.sqlite3_load_extension(db, ext.encode(), None, ctypes.byref(err))
-    assert rc == 0, err.value
+    lib = load_prefetch(ext)
     class Vfs(ctypes.Structure):
         _fields_ = [("iVersion", ctypes.c_int), ("szOsFile", ctypes.c_int), ("mxPathname", ctypes.c_int),
                     ("pNext", ctypes.c_void_p), ("zName", ctypes.c_char_p)]
@@ -65,7 +57,7 @@ fn python_with_the_suite() -> &'static str {
 fn run_suite(python: &str, ext: &str) -> (String, usize) {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(python)
-        .args(["-c", RUNNER, ext])
+        .args(["-c", &python_with_loader(RUNNER), ext])
         .env(STATS_ENV, "1")
         .current_dir(dir.path())
         .output()

@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{evict, extension, loaded, open, rows};
+use common::{evict, extension, loaded, open, python_with_loader, rows};
 use prefetch_sqlite::gen::{generate, GenOptions};
 use rusqlite::types::Value;
 use rusqlite::Connection;
@@ -194,14 +194,10 @@ fn sqlite3_shell_returns_identical_rows() {
 /// extension into the interpreter's libsqlite3 through ctypes (so that interpreters built without
 /// `enable_load_extension` run it too) and opens the database through the `prefetch` VFS.
 const PYTHON_SCRIPT: &str = r#"
-import ctypes, hashlib, sqlite3, sys
+import hashlib, sys
 db, sql, ext = sys.argv[1], sys.argv[2], sys.argv[3]
 if ext:
-    lib = ctypes.CDLL("libsqlite3.so.0")
-    loader = ctypes.c_void_p()
-    assert lib.sqlite3_open(b":memory:", ctypes.byref(loader)) == 0
-    assert lib.sqlite3_enable_load_extension(loader, 1) == 0
-    assert lib.sqlite3_load_extension(loader, ext.encode(), None, None) == 0
+    load_prefetch(ext)
 conn = sqlite3.connect(f"file:{db}?vfs=prefetch" if ext else db, uri=bool(ext))
 h = hashlib.sha256()
 n = 0
@@ -220,7 +216,7 @@ fn python_sqlite3_returns_identical_rows() {
     for sql in QUERIES {
         let run = |ext: &str| {
             let out = Command::new(python)
-                .args(["-c", PYTHON_SCRIPT])
+                .args(["-c", &python_with_loader(PYTHON_SCRIPT)])
                 .arg(&path)
                 .arg(sql)
                 .arg(ext)

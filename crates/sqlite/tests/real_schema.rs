@@ -14,8 +14,11 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{evict, extension, loaded, open, rows};
+use common::{evict, extension, loaded, open, python_with_loader, rows};
 use prefetch_sqlite::feed::STATS_ENV;
+
+/// The variable that asks for whole lists on every connection of the process.
+const SCAN_ENV: &str = libprefetch::variables::SQLITE_SCAN.name;
 
 /// The memory cap: a quarter of the largest tables (about 2 MiB each).
 const MAX_MEMORY: (&str, &str) = ("LIBPREFETCH_MAX_MEMORY", "512K");
@@ -108,12 +111,14 @@ enum Scans {
     Default,
     /// The database named `file:PATH?prefetch_scan=whole`.
     Whole,
+    /// The database named by its path, the process run with `PREFETCH_SQLITE_SCAN=whole`.
+    Environment,
 }
 
 /// How the shell's `.open` names `db`, the connection asking for `scans`.
 fn shell_name(db: &Path, scans: Scans) -> String {
     match scans {
-        Scans::Default => db.display().to_string(),
+        Scans::Default | Scans::Environment => db.display().to_string(),
         Scans::Whole => format!("'file:{}?prefetch_scan=whole'", db.display()),
     }
 }
@@ -131,6 +136,9 @@ fn stats_on_device(
     let mut shell = Command::new("sqlite3");
     if let Some(dir) = profiles {
         shell.env("XDG_CACHE_HOME", dir);
+    }
+    if scans == Scans::Environment {
+        shell.env(SCAN_ENV, "whole");
     }
     let out = shell
         .arg("-cmd")
@@ -300,21 +308,28 @@ fn on_seek_bound_device(dir: &Path, journal: &str) -> (PathBuf, PathBuf) {
 }
 
 /// On a seek-bound device a table much smaller than the memory is followed by a full scan only, and
-/// only for a connection that asked (`prefetch_scan=whole`): the scan from the index's first leaf is
+/// only for a connection that asked (`prefetch_scan=whole`, or every connection of a process run with
+/// `PREFETCH_SQLITE_SCAN=whole`): the scan from the index's first leaf is
 /// listed whole (one round ahead of it), while a range through an index and the range joined to the
 /// table advise nothing and read no index structure; without the device's profile, or without the
-/// parameter, the full scan is left alone as well.
+/// parameter or the variable, the full scan is left alone as well.
 #[test]
 fn on_a_seek_bound_device_a_small_tables_full_scan_is_listed_whole_only_when_asked() {
     let dir = tempfile::tempdir().unwrap();
     let (db, profiles) = on_seek_bound_device(dir.path(), "delete");
     let q = queries("unicode");
     let ample = "64G";
-    let full = stats_on_device(&db, &q[0], ample, Some(&profiles), Scans::Whole);
-    assert_eq!(number(&full, "scans followed"), 1, "{full}");
-    assert_eq!(number(&full, "the connection asked:"), 1, "{full}");
-    assert!(number(&full, "pages advised") > 100, "{full}");
-    assert!(number(&full, "rounds") >= 1, "{full}");
+    for scans in [Scans::Whole, Scans::Environment] {
+        let full = stats_on_device(&db, &q[0], ample, Some(&profiles), scans);
+        assert_eq!(number(&full, "scans followed"), 1, "{scans:?}: {full}");
+        assert_eq!(
+            number(&full, "the connection asked:"),
+            1,
+            "{scans:?}: {full}"
+        );
+        assert!(number(&full, "pages advised") > 100, "{scans:?}: {full}");
+        assert!(number(&full, "rounds") >= 1, "{scans:?}: {full}");
+    }
     for range in [&q[4], &q[5]] {
         let stats = stats_on_device(&db, range, ample, Some(&profiles), Scans::Whole);
         assert_eq!(number(&stats, "pages advised"), 0, "{range}: {stats}");
@@ -327,6 +342,7 @@ fn on_a_seek_bound_device_a_small_tables_full_scan_is_listed_whole_only_when_ask
     for (profiles, scans) in [
         (Some(profiles.as_path()), Scans::Default),
         (None, Scans::Whole),
+        (None, Scans::Environment),
     ] {
         let alone = stats_on_device(&db, &q[0], ample, profiles, scans);
         assert_eq!(number(&alone, "pages advised"), 0, "{scans:?}: {alone}");
@@ -339,31 +355,64 @@ fn on_a_seek_bound_device_a_small_tables_full_scan_is_listed_whole_only_when_ask
     }
 }
 
-/// On the same seek-bound device, the full scan with a `LIMIT` (as a literal, with an offset, or as
-/// large as the table) is left alone, by default and when the connection asked for whole lists (the
-/// statement's `LIMIT` wins): no page advised, no index structure read, whatever the limit. The
-/// statement running is read from the connection, not guessed from the reads (the full scan without
-/// `LIMIT` is listed whole when asked: the test above).
+/// On the same seek-bound device, the full scan with a `LIMIT`, by default and when the connection
+/// asked for whole lists (the statement's `LIMIT` wins): `LIMIT 20` and `LIMIT 200` end before the
+/// planner looks (no page advised, no index structure read: stock's requests); `LIMIT 1000` and
+/// `LIMIT 5000` have the table pages of their first rows listed at once, no more pages than the rows
+/// they read, without reading the index's whole structure; every one returns the rows stock SQLite
+/// returns. (With an `OFFSET`, SQLite looks up no row it skips, so the planner sees a covering scan.)
 #[test]
-fn on_a_seek_bound_device_a_limit_scan_advises_nothing() {
+fn on_a_seek_bound_device_a_limit_scan_lists_its_first_rows_only_when_it_pays() {
     let dir = tempfile::tempdir().unwrap();
     let (db, profiles) = on_seek_bound_device(dir.path(), "delete");
     let full = &queries("unicode")[0];
-    for limit in [
-        "LIMIT 1000",
-        "LIMIT 5000",
-        "LIMIT 1000 OFFSET 3000",
-        "LIMIT 100000",
+    for (limit, rows) in [
+        ("LIMIT 20", 20),
+        ("LIMIT 200", 200),
+        ("LIMIT 1000", 1000),
+        ("LIMIT 5000", 5000),
     ] {
+        let sql = format!("{full} {limit}");
         for scans in [Scans::Default, Scans::Whole] {
-            let sql = format!("{full} {limit}");
             let stats = stats_on_device(&db, &sql, "64G", Some(&profiles), scans);
             let what = format!("{sql} ({scans:?}): {stats}");
-            assert_eq!(number(&stats, "pages advised"), 0, "{what}");
+            let advised = number(&stats, "pages advised");
             assert_eq!(number(&stats, "index structures read"), 0, "{what}");
-            assert_eq!(number(&stats, "scans followed"), 0, "{what}");
+            assert_eq!(number(&stats, "the connection asked:"), 0, "{what}");
+            if rows <= 200 {
+                assert_eq!(advised, 0, "{what}");
+                assert_eq!(number(&stats, "scans followed"), 0, "{what}");
+            } else {
+                assert_eq!(number(&stats, "first rows at once:"), 1, "{what}");
+                assert!(advised > 0 && advised <= rows, "{what}");
+            }
         }
+        let stock = shell_output(&db, &sql, None);
+        assert!(
+            stock == shell_output(&db, &sql, Some(&profiles)),
+            "{sql}: rows differ"
+        );
     }
+}
+
+/// What the sqlite3 shell prints for `sql` on `db`, cold: stock, or with the extension loaded and the
+/// device profiles of `profiles` (an `XDG_CACHE_HOME`).
+fn shell_output(db: &Path, sql: &str, profiles: Option<&Path>) -> Vec<u8> {
+    evict(db);
+    let mut shell = Command::new("sqlite3");
+    if let Some(dir) = profiles {
+        shell
+            .env("XDG_CACHE_HOME", dir)
+            .arg("-cmd")
+            .arg(format!(".load {}", extension().display()));
+    }
+    let out = shell
+        .arg(db)
+        .arg(sql)
+        .output()
+        .expect("the sqlite3 shell runs");
+    assert!(out.status.success() && !out.stdout.is_empty(), "{sql}");
+    out.stdout
 }
 
 /// Runs the full scan of unicode's `chars` from Python on the same seek-bound device, cold: the rows
@@ -372,14 +421,10 @@ fn on_a_seek_bound_device_a_limit_scan_advises_nothing() {
 /// first (through ctypes, into the module's own libsqlite3), so its VFS opens the file; `query` is
 /// the URI query the database is named with (empty: named by its path).
 const CURSORS: &str = r#"
-import ctypes, sqlite3, sys
+import sys
 db, ext, query = sys.argv[1], sys.argv[2], sys.argv[3]
 if ext:
-    lib = ctypes.CDLL("libsqlite3.so.0")
-    handle = ctypes.c_void_p()
-    assert lib.sqlite3_open(b":memory:", ctypes.byref(handle)) == 0
-    assert lib.sqlite3_enable_load_extension(handle, 1) == 0
-    assert lib.sqlite3_load_extension(handle, ext.encode(), None, None) == 0
+    load_prefetch(ext)
 if query:
     con = sqlite3.connect("file:" + db + "?" + query, uri=True)
 else:
@@ -396,7 +441,8 @@ con.close()
 
 /// On a seek-bound device, in rollback and WAL mode: a cursor closed after 3,000 rows, the `LIMIT
 /// 1000` and the full scan after it (their pages cached by then) return the rows stock SQLite returns,
-/// and so does the statement after them, by default and with `prefetch_scan=whole`. By default nothing
+/// and so does the statement after them, by default and with `prefetch_scan=whole` (named so, or every
+/// file by `PREFETCH_SQLITE_SCAN=whole`, for a program that cannot change its file's name). By default nothing
 /// is advised (the cursor closed early makes stock's reads); asked, the first scan (a statement
 /// without `LIMIT`) is listed whole, its list dropped when the read transaction ends.
 #[test]
@@ -404,13 +450,20 @@ fn on_a_seek_bound_device_full_limit_and_closed_early_scans_return_identical_row
     let dir = tempfile::tempdir().unwrap();
     for journal in ["delete", "wal"] {
         let (db, profiles) = on_seek_bound_device(dir.path(), journal);
-        let run = |ext: &str, query: &str| {
+        let run = |ext: &str, query: &str, scan_env: &str| {
             evict(&db);
             let out = Command::new("python3")
-                .args(["-c", CURSORS, db.to_str().unwrap(), ext, query])
+                .args([
+                    "-c",
+                    &python_with_loader(CURSORS),
+                    db.to_str().unwrap(),
+                    ext,
+                    query,
+                ])
                 .env("XDG_CACHE_HOME", &profiles)
                 .env(STATS_ENV, "1")
                 .env(MAX_MEMORY.0, "64G")
+                .env(SCAN_ENV, scan_env)
                 .output()
                 .unwrap();
             assert!(
@@ -421,11 +474,16 @@ fn on_a_seek_bound_device_full_limit_and_closed_early_scans_return_identical_row
             let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
             (String::from_utf8(out.stdout).unwrap(), stderr)
         };
-        let (stock, _) = run("", "");
+        let (stock, _) = run("", "", "");
         assert_eq!(stock.lines().count(), 4, "{journal}");
         let ext = extension();
-        for (query, followed) in [("", 0), ("prefetch_scan=whole", 1)] {
-            let (with, stats) = run(ext.to_str().unwrap(), query);
+        for (query, scan_env, followed) in [
+            ("", "", 0),
+            ("prefetch_scan=whole", "", 1),
+            ("", "whole", 1),
+        ] {
+            let (with, stats) = run(ext.to_str().unwrap(), query, scan_env);
+            let query = format!("{query} {SCAN_ENV}={scan_env}");
             assert!(stock == with, "{journal} {query}: rows differ");
             let line = stats
                 .lines()

@@ -8,7 +8,10 @@ use std::path::Path;
 
 use prefetch_sqlite::btree::{Database, IndexLeaf};
 use prefetch_sqlite::gen::{generate, GenOptions, PAGE_SIZE};
-use prefetch_sqlite::scan::{Entry, Plan, ScanPlanner, FIRST_LOOKAHEAD, GROWTH, MIN_LEAVES};
+use prefetch_sqlite::scan::{
+    sweep_pays, Entry, Plan, RequestCosts, ScanPlanner, FIRST_LOOKAHEAD, GROWTH, MIN_LEAVES,
+    SWEEP_MARGIN,
+};
 use prefetch_sqlite::statement::RowBound;
 
 struct Fixture {
@@ -500,10 +503,11 @@ fn on_a_seek_bound_device_an_unbounded_full_scan_is_listed_whole_and_a_range_not
     assert_eq!((d.followed, d.table_size, d.indexes_read), (0, 1, 0));
 }
 
-/// A `LIMIT` scan from the first leaf, whatever its row count and however far it reads, issues no
-/// advice and reads no index structure on a seek-bound device.
+/// A `LIMIT` scan from the first leaf, on a device whose request costs the planner was not told (the
+/// whole-list rule alone, `set_seek_bound`), whatever its row count and however far it reads, issues no
+/// advice and reads no index structure.
 #[test]
-fn a_limit_scan_from_the_first_leaf_lists_nothing() {
+fn a_limit_scan_from_the_first_leaf_lists_nothing_without_request_costs() {
     let f = fixture(30_000);
     let n = f.leaves.len();
     for (rows, stop) in [(20, 1), (200, 2), (1000, 8), (5000, 40), (1_000_000, n)] {
@@ -516,6 +520,97 @@ fn a_limit_scan_from_the_first_leaf_lists_nothing() {
         let d = p.decisions();
         assert_eq!((d.followed, d.indexes_read), (0, 0), "LIMIT {rows}");
     }
+}
+
+/// The list of a `LIMIT n` scan's first rows from leaf `at` on: each leaf (marked), then the table
+/// pages of its rows (consecutive repeats merged) up to the n-th row of the index.
+fn first_rows(f: &Fixture, at: usize, n: u64) -> Vec<Entry> {
+    let mut list: Vec<Entry> = Vec::new();
+    let mut rows = 0;
+    for (i, leaf) in f.leaves.iter().enumerate() {
+        if rows >= n {
+            break;
+        }
+        if i >= at {
+            list.push(Entry {
+                offset: offset(leaf.page),
+                mark: true,
+            });
+        }
+        let rowids = f.db.index_leaf_rowids(leaf.page).unwrap();
+        for rowid in rowids.iter().chain(&leaf.then) {
+            if rows >= n {
+                break;
+            }
+            rows += 1;
+            let entry = Entry {
+                offset: offset(f.page_of[rowid]),
+                mark: false,
+            };
+            if i >= at && list.last() != Some(&entry) {
+                list.push(entry);
+            }
+        }
+    }
+    list
+}
+
+/// On a seek-bound device whose request costs the planner knows (a far request 300 pages of transfer,
+/// a near one 5, as the emulated 7200 RPM disk's), a `LIMIT` scan from the first leaf that reaches its
+/// MIN_LEAVES-th leaf gets one `SetWhole` of its first rows' table pages there, and nothing after;
+/// `LIMIT 20` and `LIMIT 200` end before (nothing listed, nothing read); no index structure is read.
+/// With a far request as cheap as a page (no seek cost), the lookups never cost twice the sweep:
+/// nothing is listed.
+#[test]
+fn a_limit_scan_from_the_first_leaf_lists_its_first_rows_where_the_sweep_pays() {
+    let f = fixture(30_000);
+    let costs = |far_pages| RequestCosts {
+        far_pages,
+        near_pages: 5,
+    };
+    for (rows, stop) in [(20, 1), (200, 2), (5000, 40), (8000, 60)] {
+        let mut p = seek_bound_planner(&f, 300, Some(RowBound::Rows(rows)));
+        p.set_first_rows_costs(costs(300));
+        let plans = scan_from_first_leaf(&mut p, &f, stop);
+        let d = p.decisions();
+        assert_eq!(d.indexes_read, 0, "LIMIT {rows}");
+        if rows <= 200 {
+            assert_eq!(plans, vec![], "LIMIT {rows}");
+            continue;
+        }
+        let at = MIN_LEAVES - 1;
+        let list = Plan::SetWhole(first_rows(&f, at, rows));
+        assert_eq!(plans, vec![(at, list)], "LIMIT {rows}");
+        assert_eq!((d.followed, d.first_rows), (1, 1), "LIMIT {rows}");
+
+        let mut p = seek_bound_planner(&f, 300, Some(RowBound::Rows(rows)));
+        p.set_first_rows_costs(costs(1));
+        assert_eq!(
+            scan_from_first_leaf(&mut p, &f, stop),
+            vec![],
+            "LIMIT {rows}"
+        );
+    }
+}
+
+/// The rule: lookups of P pages at a far request each against one far request and, per page, its
+/// transfer and the gap to it (the table over P, at most a near request), times two.
+#[test]
+fn the_first_rows_sweep_pays_where_lookups_cost_twice_as_much() {
+    let disk = RequestCosts {
+        far_pages: 300,
+        near_pages: 5,
+    };
+    assert!(!sweep_pays(disk, 0, 6_000));
+    assert!(!sweep_pays(disk, 1, 6_000));
+    assert!(sweep_pays(disk, 3, 6_000));
+    assert!(sweep_pays(disk, 450, 6_000));
+    let flash = RequestCosts {
+        far_pages: 2,
+        near_pages: 2,
+    };
+    assert!(!sweep_pays(flash, 450, 6_000));
+    assert_eq!(SWEEP_MARGIN, 2);
 }
 
 /// Where the table's pages cost more to fetch whole than the lookups of the leaves read so far (a far

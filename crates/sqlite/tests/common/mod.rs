@@ -75,3 +75,26 @@ pub fn evict(path: &Path) {
     let status = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     assert_eq!(status, 0, "posix_fadvise(DONTNEED)");
 }
+
+/// Python that defines `load_prefetch(ext)`: loads the extension `ext` through ctypes into the
+/// interpreter's own libsqlite3 (the one its `sqlite3` module uses, checked by version), so that
+/// interpreters built without `enable_load_extension` (pyenv's) run it too; returns that library.
+const PYTHON_LOADER: &str = r#"
+import ctypes, sqlite3
+def load_prefetch(ext):
+    lib = ctypes.CDLL("libsqlite3.so.0")
+    lib.sqlite3_libversion.restype = ctypes.c_char_p
+    assert lib.sqlite3_libversion().decode() == sqlite3.sqlite_version, "not the module's libsqlite3"
+    handle = ctypes.c_void_p()
+    assert lib.sqlite3_open(b":memory:", ctypes.byref(handle)) == 0
+    assert lib.sqlite3_enable_load_extension(handle, 1) == 0
+    err = ctypes.c_char_p()
+    assert lib.sqlite3_load_extension(handle, ext.encode(), None, ctypes.byref(err)) == 0, err.value
+    return lib
+"#;
+
+/// The Python program `body`, which may call `load_prefetch(ext)` ([`PYTHON_LOADER`]).
+#[allow(dead_code)] // not every test binary that includes this module runs Python
+pub fn python_with_loader(body: &str) -> String {
+    format!("{PYTHON_LOADER}{body}")
+}
