@@ -53,6 +53,12 @@ fn runs(list: &[std::ops::Range<u64>]) -> PageRuns {
     PageRuns::from_unsorted(list.to_vec())
 }
 
+fn one_run(pages: std::ops::Range<u64>) -> PageRuns {
+    let mut out = PageRuns::new();
+    out.push(pages);
+    out
+}
+
 #[test]
 fn a_snapshot_that_fits_comes_back_and_only_its_missing_pages_are_advised() {
     let path = evicted_file("fits");
@@ -60,7 +66,7 @@ fn a_snapshot_that_fits_comes_back_and_only_its_missing_pages_are_advised() {
     cache_pages(&path, &wanted);
     let snapshot = Snapshot::take(std::slice::from_ref(&path)).unwrap();
     evict(&path);
-    let still_cached = runs(&[8..20]);
+    let still_cached = one_run(8..20);
     cache_pages(&path, &still_cached);
     let outcome = restore_beside(&snapshot, 0);
     let after = resident(&path);
@@ -78,7 +84,7 @@ fn a_snapshot_that_fits_comes_back_and_only_its_missing_pages_are_advised() {
 #[test]
 fn a_snapshot_larger_than_the_memory_free_opens_and_reads_nothing() {
     let path = evicted_file("too-large");
-    cache_pages(&path, &runs(&[0..16]));
+    cache_pages(&path, &one_run(0..16));
     let mut snapshot = Snapshot::take(std::slice::from_ref(&path)).unwrap();
     evict(&path);
     // More pages than any machine has free (the runs are never checked against the file: the
