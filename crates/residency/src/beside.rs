@@ -5,7 +5,7 @@
 //!    still take without reclaiming anything (`libprefetch::memory::available_without_reclaim`:
 //!    the memory cgroup's limit minus its usage, capped by `MemAvailable`). If they do not fit,
 //!    nothing is read: a restore that evicts to make room evicts pages of the program it runs
-//!    beside, which then reads them again (measured in docs/record.md, "Trials").
+//!    beside, which then reads them again (docs/record.md, "Trials of `run --restore`").
 //! 2. **Sweep.** Files in (device, inode) order (one C-LOOK sweep, as [`crate::restore`]), each
 //!    opened only when its turn comes, its missing pages probed then, joined by infill.
 //! 3. **Pace.** Each run is advised with `posix_fadvise(WILLNEED)` in pieces of what one call
