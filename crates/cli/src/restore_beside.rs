@@ -3,11 +3,13 @@
 //! restorer and then replaces itself with the program at once, as it
 //! always does, so the program starts without waiting for any of it.
 //!
-//! The restorer is `prefetch restore`'s code (crate `residency`: only the
-//! missing pages, C-LOOK order, infill, within the memory budget of the
-//! system and of the memory cgroup, which it shares with the program). It
-//! is detached (a grandchild: the program never sees it among its children,
-//! so a `wait` for any child is not disturbed), holds none of the program's
+//! The restorer is crate `residency`'s restore beside a program
+//! (`residency::beside`: all or nothing within the memory the page cache
+//! can still take without reclaim, which it shares with the program; only
+//! the missing pages, one C-LOOK sweep, infill, advice only, a few pieces in
+//! flight at a time). It is detached (a grandchild: the program never sees
+//! it among its children, so a `wait` for any child is not disturbed),
+//! holds none of the program's
 //! descriptors (its standard streams are `/dev/null`, so a pipe the program
 //! writes to ends when the program ends), runs at the lowest CPU and I/O
 //! priority, and stops when the program ends (it waits on a pidfd of the
@@ -81,8 +83,8 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd) -> ! {
         // SAFETY: leaving at once; the advice given so far stays given.
         unsafe { libc::_exit(0) }
     });
-    let options = residency::Options::default();
-    let _ = residency::restore(snapshot, &options, &mut |_, _| {});
+    let infill = residency::Options::default().infill_bytes;
+    residency::beside::restore_beside(snapshot, infill);
     // SAFETY: leaving without running the exit handlers of `prefetch`.
     unsafe { libc::_exit(0) }
 }

@@ -266,3 +266,37 @@ fn run_restore_reads_the_snapshot_back_beside_the_program_which_starts_at_once()
     // The snapshot's pages and the 32 KiB infill between 3 and 10.
     assert_eq!(after, serde_json::json!([[3, 20], [200, 201]]));
 }
+
+#[test]
+fn run_restore_reads_nothing_when_the_snapshot_exceeds_the_memory_cgroup_free() {
+    let Ok(cgroup) = bench::cgroup::MemoryCgroup::create(24 << 20) else {
+        eprintln!("SKIP: cannot create a memory cgroup (privilege or kernel feature missing)");
+        return;
+    };
+    let dir = test_dir("beside-cgroup");
+    let data = dir.join("big.bin");
+    std::fs::write(&data, vec![3u8; 48 << 20]).unwrap();
+    let file = File::open(&data).unwrap();
+    file.sync_all().unwrap();
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &data);
+    fadvise(&file, 0, None, Advice::DontNeed).unwrap();
+    // The restore would evict the program's own pages to make room: it reads nothing at all,
+    // while the program runs (a second) or after.
+    let mut command = Command::new(env!("CARGO_BIN_EXE_prefetch"));
+    bench::cgroup::join_before_exec(&mut command, cgroup.dir()).unwrap();
+    let library = Path::new(env!("CARGO_BIN_EXE_prefetch"))
+        .parent()
+        .unwrap()
+        .join("libprefetch.so");
+    let out = command
+        .args(["run", "--restore", snapshot.to_str().unwrap(), "--library"])
+        .arg(library)
+        .args(["--", "sleep", "1"])
+        .output()
+        .unwrap();
+    let after = cached_ranges(&data);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(after, serde_json::json!([]));
+}

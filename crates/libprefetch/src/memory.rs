@@ -1,6 +1,7 @@
 //! How much memory the page cache may use for this process: the smaller of
 //! the system's available memory and what the process's memory cgroup
-//! still allows.
+//! still allows ([`available_for_cache`]), and how much of it is free
+//! without reclaiming anything ([`available_without_reclaim`]).
 //!
 //! Follows libprefetch (ATC 2009) section 4.6 ("libprefetch knows the
 //! maximum size of the buffer cache from /proc"); the cgroup limit is ours:
@@ -82,6 +83,60 @@ pub fn available_for_cache() -> u64 {
         Some(room) => system.min(room),
         None => system,
     }
+}
+
+/// Bytes the page cache can still take for this process before anything
+/// is reclaimed for it: the memory cgroup's limit minus its usage, capped by
+/// the system's `MemAvailable`. Unlike [`available_for_cache`], cached pages
+/// the kernel could reclaim do not count as room: a restore beside a program
+/// that fills this much evicts nothing the program may need.
+pub fn available_without_reclaim() -> u64 {
+    let system = meminfo_available().unwrap_or(1 << 30);
+    match cgroup_free() {
+        Some(free) => system.min(free),
+        None => system,
+    }
+}
+
+/// The memory cgroup's limit minus its usage, if limited.
+fn cgroup_free() -> Option<u64> {
+    let membership = rawio::read_to_string("/proc/self/cgroup")?;
+    match memory_cgroup_path(&membership)? {
+        (CgroupVersion::V1, path) => v1_free(&Path::new("/sys/fs/cgroup/memory").join(path)),
+        (CgroupVersion::V2, path) => v2_free(Path::new("/sys/fs/cgroup"), &path),
+    }
+}
+
+/// cgroup v1: `hierarchical_memory_limit` minus `memory.usage_in_bytes`.
+fn v1_free(dir: &Path) -> Option<u64> {
+    let stat = rawio::read_to_string(dir.join("memory.stat"))?;
+    let limit = stat_field(&stat, "hierarchical_memory_limit")?;
+    if limit >= 1 << 60 {
+        return None;
+    }
+    let usage: u64 = rawio::read_to_string(dir.join("memory.usage_in_bytes"))?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(limit.saturating_sub(usage))
+}
+
+/// cgroup v2: the least of `memory.max - memory.current` from the group up
+/// to the root (a parent's usage counts its children's).
+fn v2_free(root: &Path, path: &Path) -> Option<u64> {
+    let mut free: Option<u64> = None;
+    let mut dir = root.join(path);
+    while dir.starts_with(root) && dir != root {
+        let number = |name: &str| -> Option<u64> {
+            rawio::read_to_string(dir.join(name))?.trim().parse().ok()
+        };
+        if let (Some(max), Some(current)) = (number("memory.max"), number("memory.current")) {
+            let here = max.saturating_sub(current);
+            free = Some(free.map_or(here, |f| f.min(here)));
+        }
+        dir.pop();
+    }
+    free
 }
 
 /// `MemAvailable` from /proc/meminfo, in bytes.
@@ -269,6 +324,66 @@ mod tests {
         }
         assert_eq!(cache.read(start + PROBE_INTERVAL, &mut probe), 102);
         assert_eq!(cache.readings(), 2);
+    }
+
+    /// A directory of cgroup files for a fixture, removed when dropped.
+    struct Fixture(PathBuf);
+
+    impl Fixture {
+        fn new(name: &str, files: &[(&str, &str)]) -> Fixture {
+            let dir = std::env::temp_dir().join(format!("memory-{name}-{}", std::process::id()));
+            for (path, text) in files {
+                let path = dir.join(path);
+                fs::create_dir_all(path.parent().unwrap()).unwrap();
+                fs::write(path, text).unwrap();
+            }
+            Fixture(dir)
+        }
+    }
+
+    impl Drop for Fixture {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn v1_free_is_the_limit_minus_the_usage() {
+        let stat = "total_rss 100\nhierarchical_memory_limit 1000\ntotal_inactive_file 800\n";
+        let dir = Fixture::new(
+            "v1",
+            &[("memory.stat", stat), ("memory.usage_in_bytes", "900\n")],
+        );
+        assert_eq!(v1_free(&dir.0), Some(100));
+        fs::write(dir.0.join("memory.usage_in_bytes"), "1200\n").unwrap();
+        assert_eq!(v1_free(&dir.0), Some(0));
+    }
+
+    #[test]
+    fn v1_free_of_an_unlimited_group_is_none() {
+        let stat = "hierarchical_memory_limit 9223372036854771712\n";
+        let dir = Fixture::new(
+            "v1-unlimited",
+            &[("memory.stat", stat), ("memory.usage_in_bytes", "5")],
+        );
+        assert_eq!(v1_free(&dir.0), None);
+    }
+
+    #[test]
+    fn v2_free_is_the_tightest_up_the_tree() {
+        let dir = Fixture::new(
+            "v2",
+            &[
+                ("a/memory.max", "1000\n"),
+                ("a/memory.current", "700\n"),
+                ("a/b/memory.max", "max\n"),
+                ("a/b/memory.current", "100\n"),
+            ],
+        );
+        assert_eq!(v2_free(&dir.0, Path::new("a/b")), Some(300));
+        fs::write(dir.0.join("a/b/memory.max"), "150\n").unwrap();
+        assert_eq!(v2_free(&dir.0, Path::new("a/b")), Some(50));
+        assert_eq!(v2_free(&dir.0, Path::new("c")), None);
     }
 
     #[test]

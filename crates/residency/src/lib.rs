@@ -9,6 +9,8 @@
 //! - [`snapshot`]: the saved residency of files with their identity (docs/residency.md).
 //! - [`mod@restore`]: reading back only the missing pages, in C-LOOK order with infill, within the
 //!   memory budget (libprefetch sections 3.3 and 4.6).
+//! - [`beside`]: the same beside a running program: advice only, all or nothing within the memory
+//!   free, paced (`prefetch run --restore`).
 //!
 //! Nothing here writes to a file it probes or restores, and no function changes what a reader
 //! of those files sees: probes are read-only system calls, restore only advises WILLNEED.
@@ -16,6 +18,7 @@
 
 use std::path::PathBuf;
 
+pub mod beside;
 pub mod files;
 pub mod fincore;
 pub mod probe;

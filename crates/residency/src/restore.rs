@@ -276,7 +276,7 @@ pub fn plan(snapshot: &Snapshot, options: &Options) -> Plan {
 }
 
 /// Opens a snapshot's file read-only if it is still the same file; the reason if not.
-fn open_unchanged(entry: &SnapshotFile) -> Result<File, String> {
+pub(crate) fn open_unchanged(entry: &SnapshotFile) -> Result<File, String> {
     let file = File::open(&entry.path).map_err(|error| format!("cannot open: {error}"))?;
     let now = FileIdentity::of(&file).map_err(|error| format!("cannot stat: {error}"))?;
     let changed = entry.identity.differences(&now);

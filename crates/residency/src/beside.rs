@@ -1,0 +1,184 @@
+//! Restoring a snapshot beside a running program (`prefetch run --restore`): advice only, all
+//! or nothing within the memory free, paced so that the program's own reads are not starved.
+//!
+//! 1. **Fit** ([`fits`]). The snapshot's pages are compared with the memory the page cache can
+//!    still take without reclaiming anything (`libprefetch::memory::available_without_reclaim`:
+//!    the memory cgroup's limit minus its usage, capped by `MemAvailable`). If they do not fit,
+//!    nothing is read: a restore that evicts to make room evicts pages of the program it runs
+//!    beside, which then reads them again (docs/record.md, "Trials of `run --restore`").
+//! 2. **Sweep.** Files in (device, inode) order (one C-LOOK sweep, as [`crate::restore`]), each
+//!    opened only when its turn comes, its missing pages probed then, joined by infill.
+//! 3. **Pace.** Each run is advised with `posix_fadvise(WILLNEED)` in pieces of what one call
+//!    loads on that device, with at most [`WINDOW_PIECES`] pieces in flight: before the next
+//!    piece the oldest ones are checked with mincore (one small call) and the sweep waits
+//!    while the window is full, so the kernel's queue of asynchronous reads (256 requests on
+//!    `prefetch emulate`) keeps room for the program's own. A shallower window only slowed the
+//!    sweep (docs/record.md, "prefetch run --restore"). A piece not loaded within
+//!    [`crate::restore::STALL`] is left to the kernel (advice only: nothing is advised twice,
+//!    and nothing is waited for at the end but the last window).
+//!
+//! Nothing is written and nothing but the snapshot's missing pages and their infill is read.
+//!
+//! Follows libprefetch (ATC 2009) sections 3.3 (C-LOOK order, infill) and 4.6 (the memory
+//! budget). Deviations: the paper prefetches in the application's order and within the cache;
+//! a snapshot has no order, so the sweep runs ahead at a bounded depth instead, and a snapshot
+//! larger than the free memory is not restored at all.
+
+use std::collections::VecDeque;
+use std::num::NonZeroU64;
+use std::ops::Range;
+use std::os::fd::AsRawFd;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use rustix::fs::{fadvise, Advice};
+
+use crate::probe::{page_size, probe_file, Mapping, Probe};
+use crate::restore::{infill, open_unchanged, STALL};
+use crate::snapshot::{Snapshot, SnapshotFile};
+
+/// Most advised pieces not yet loaded at once.
+pub const WINDOW_PIECES: usize = 64;
+/// Interval between two mincore checks while the window is full.
+const POLL: Duration = Duration::from_millis(2);
+
+/// What a restore beside a program did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The snapshot's pages.
+    pub snapshot_pages: u64,
+    /// Pages the page cache could take without reclaim when it started.
+    pub free_pages: u64,
+    /// Whether the snapshot fitted (if not, nothing was opened or read).
+    pub fitted: bool,
+    /// Files opened.
+    pub files_opened: usize,
+    /// Pages advised (missing pages and infill).
+    pub advised_pages: u64,
+}
+
+/// Whether a snapshot of `snapshot_pages` fits in `free_pages`.
+pub fn fits(snapshot_pages: u64, free_pages: u64) -> bool {
+    snapshot_pages <= free_pages
+}
+
+/// Restores `snapshot` beside a program (module comment); returns once everything is advised
+/// and the last window loaded or left to the kernel.
+pub fn restore_beside(snapshot: &Snapshot, infill_bytes: u64) -> Outcome {
+    let page = page_size();
+    let mut outcome = Outcome {
+        snapshot_pages: snapshot.page_count(),
+        free_pages: libprefetch::memory::available_without_reclaim() / page,
+        ..Outcome::default()
+    };
+    outcome.fitted = fits(outcome.snapshot_pages, outcome.free_pages);
+    if !outcome.fitted {
+        return outcome;
+    }
+    let mut order: Vec<&SnapshotFile> = snapshot.files.iter().collect();
+    order.sort_by_key(|file| (file.identity.dev, file.identity.ino));
+    let mut window = Window::default();
+    for entry in order {
+        let Ok(file) = open_unchanged(entry) else {
+            continue;
+        };
+        outcome.files_opened += 1;
+        let Ok(residency) = probe_file(&file, entry.identity.size, Probe::detect(&file)) else {
+            continue;
+        };
+        let wanted = entry.page_runs();
+        let missing = wanted.minus(&residency.resident);
+        if missing.is_empty() {
+            continue;
+        }
+        let mut room = u64::MAX;
+        let (reads, _) = infill(
+            &missing,
+            &residency.resident,
+            infill_bytes / page,
+            &mut room,
+        );
+        let Ok(mapping) = Mapping::new(&file, reads.end()) else {
+            continue;
+        };
+        let mapping = Rc::new(mapping);
+        let piece = (libprefetch::device::willneed_limit(file.as_raw_fd()) / page).max(1);
+        for run in reads.runs() {
+            let mut start = run.start;
+            while start < run.end {
+                let len = piece.min(run.end - start);
+                window.make_room();
+                if fadvise(
+                    &file,
+                    start * page,
+                    NonZeroU64::new(len * page),
+                    Advice::WillNeed,
+                )
+                .is_ok()
+                {
+                    outcome.advised_pages += len;
+                    window.push(Rc::clone(&mapping), start..start + len);
+                }
+                start += len;
+            }
+        }
+    }
+    window.drain();
+    outcome
+}
+
+/// The advised pieces not yet seen loaded, oldest first.
+#[derive(Default)]
+struct Window {
+    pieces: VecDeque<(Rc<Mapping>, Range<u64>, Instant)>,
+}
+
+impl Window {
+    fn push(&mut self, mapping: Rc<Mapping>, pages: Range<u64>) {
+        self.pieces.push_back((mapping, pages, Instant::now()));
+    }
+
+    /// Waits until fewer than [`WINDOW_PIECES`] pieces are in flight.
+    fn make_room(&mut self) {
+        self.settle();
+        while self.pieces.len() >= WINDOW_PIECES {
+            std::thread::sleep(POLL);
+            self.settle();
+        }
+    }
+
+    /// Waits until every piece is loaded or stalled.
+    fn drain(&mut self) {
+        self.settle();
+        while !self.pieces.is_empty() {
+            std::thread::sleep(POLL);
+            self.settle();
+        }
+    }
+
+    /// Drops the pieces at the front that are loaded (reads complete roughly in the order
+    /// advised) or older than [`STALL`].
+    fn settle(&mut self) {
+        while let Some((mapping, pages, since)) = self.pieces.front() {
+            let loaded = mapping
+                .resident(pages.clone())
+                .map_or(true, |runs| runs.page_count() == pages.end - pages.start);
+            if !loaded && since.elapsed() < STALL {
+                return;
+            }
+            self.pieces.pop_front();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_fits_up_to_the_free_pages() {
+        assert!(fits(10, 10));
+        assert!(fits(0, 0));
+        assert!(!fits(11, 10));
+    }
+}

@@ -1,0 +1,99 @@
+//! Restoring beside a program on real files: a snapshot that fits in the memory free comes back
+//! exactly (no infill asked), only its missing pages are advised, and one larger than the memory
+//! free opens and reads nothing. The files live under the target directory (a disk file system:
+//! tmpfs pages cannot be evicted).
+
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+use residency::beside::restore_beside;
+use residency::probe::{page_size, probe_file, Probe};
+use residency::{PageRuns, Snapshot};
+use rustix::fs::{fadvise, Advice};
+
+const FILE_PAGES: u64 = 1024;
+
+/// A fresh file of `FILE_PAGES` pages written to disk and evicted from the cache.
+fn evicted_file(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("residency-beside-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}-{}", std::process::id()));
+    let mut file = File::create(&path).unwrap();
+    file.write_all(&vec![5u8; (FILE_PAGES * page_size()) as usize])
+        .unwrap();
+    file.sync_all().unwrap();
+    evict(&path);
+    path
+}
+
+fn evict(path: &PathBuf) {
+    fadvise(File::open(path).unwrap(), 0, None, Advice::DontNeed).unwrap();
+    assert_eq!(resident(path).page_count(), 0, "DONTNEED left pages cached");
+}
+
+/// Reads `pages` through a descriptor advised RANDOM, so that no read-ahead adds others.
+fn cache_pages(path: &PathBuf, pages: &PageRuns) {
+    let file = File::open(path).unwrap();
+    fadvise(&file, 0, None, Advice::Random).unwrap();
+    for page in pages.pages() {
+        file.read_exact_at(&mut [0u8], page * page_size()).unwrap();
+    }
+}
+
+fn resident(path: &PathBuf) -> PageRuns {
+    let file = File::open(path).unwrap();
+    probe_file(&file, FILE_PAGES * page_size(), Probe::detect(&file))
+        .unwrap()
+        .resident
+}
+
+fn runs(list: &[std::ops::Range<u64>]) -> PageRuns {
+    PageRuns::from_unsorted(list.to_vec())
+}
+
+fn one_run(pages: std::ops::Range<u64>) -> PageRuns {
+    let mut out = PageRuns::new();
+    out.push(pages);
+    out
+}
+
+#[test]
+fn a_snapshot_that_fits_comes_back_and_only_its_missing_pages_are_advised() {
+    let path = evicted_file("fits");
+    let wanted = runs(&[0..3, 8..40, 300..301, 700..900]);
+    cache_pages(&path, &wanted);
+    let snapshot = Snapshot::take(std::slice::from_ref(&path)).unwrap();
+    evict(&path);
+    let still_cached = one_run(8..20);
+    cache_pages(&path, &still_cached);
+    let outcome = restore_beside(&snapshot, 0);
+    let after = resident(&path);
+    std::fs::remove_file(&path).unwrap();
+    assert!(outcome.fitted);
+    assert_eq!(outcome.files_opened, 1);
+    assert_eq!(outcome.snapshot_pages, wanted.page_count());
+    assert_eq!(
+        outcome.advised_pages,
+        wanted.minus(&still_cached).page_count()
+    );
+    assert_eq!(after, wanted);
+}
+
+#[test]
+fn a_snapshot_larger_than_the_memory_free_opens_and_reads_nothing() {
+    let path = evicted_file("too-large");
+    cache_pages(&path, &one_run(0..16));
+    let mut snapshot = Snapshot::take(std::slice::from_ref(&path)).unwrap();
+    evict(&path);
+    // More pages than any machine has free (the runs are never checked against the file: the
+    // restore must not get as far as opening it).
+    snapshot.files[0].pages = vec![[0, 1 << 40]];
+    let outcome = restore_beside(&snapshot, 0);
+    let after = resident(&path);
+    std::fs::remove_file(&path).unwrap();
+    assert!(!outcome.fitted);
+    assert_eq!((outcome.files_opened, outcome.advised_pages), (0, 0));
+    assert_eq!(after.page_count(), 0);
+}
