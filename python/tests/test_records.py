@@ -1,5 +1,6 @@
 """Records and epochs: every record once, in the given order, byte-identical."""
 
+import os
 import pickle
 
 import pytest
@@ -64,3 +65,21 @@ def test_bad_records_and_orders_are_refused(records_file, tmp_path):
             records.epoch([0, len(records)])
         with pytest.raises(IndexError):
             records.epoch([-1])
+
+
+def test_records_cut_short_by_a_shrunk_file_read_as_os_pread_reads_them(records_file, tmp_path):
+    _, offsets, lengths, data = records_file
+    path = tmp_path / "shrinking.bin"
+    path.write_bytes(data)
+    with libprefetch.Records(path, offsets, lengths) as records:
+        cut = len(data) // 2
+        os.truncate(path, cut)  # the records were checked against the file's old size
+        order = records.order(seed=4)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            stock = [os.pread(fd, lengths[i], offsets[i]) for i in order]
+        finally:
+            os.close(fd)
+        assert list(records.epoch(order)) == stock
+        assert [records[i] for i in order] == stock
+        assert any(0 < len(got) < lengths[i] for got, i in zip(stock, order))
