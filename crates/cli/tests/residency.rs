@@ -187,20 +187,10 @@ fn a_snapshot_holds_only_files_with_cached_pages() {
 
 #[test]
 fn a_budget_set_by_the_memory_cgroup_is_not_called_max_memory() {
-    let Ok(cgroup) = bench::cgroup::MemoryCgroup::create(24 << 20) else {
-        eprintln!("SKIP: cannot create a memory cgroup (privilege or kernel feature missing)");
+    let Some((_cgroup, dir, _, snapshot, mut command)) = snapshot_over_a_cgroup("cgroup-budget")
+    else {
         return;
     };
-    let dir = test_dir("cgroup-budget");
-    let data = dir.join("big.bin");
-    std::fs::write(&data, vec![3u8; 48 << 20]).unwrap();
-    let file = File::open(&data).unwrap();
-    file.sync_all().unwrap();
-    let snapshot = dir.join("snap.json");
-    take_snapshot(&snapshot, &data);
-    fadvise(&file, 0, None, Advice::DontNeed).unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_prefetch"));
-    bench::cgroup::join_before_exec(&mut command, cgroup.dir()).unwrap();
     let out = command
         .args(["restore", "--no-progress", snapshot.to_str().unwrap()])
         .output()
@@ -269,22 +259,12 @@ fn run_restore_reads_the_snapshot_back_beside_the_program_which_starts_at_once()
 
 #[test]
 fn run_restore_reads_nothing_when_the_snapshot_exceeds_the_memory_cgroup_free() {
-    let Ok(cgroup) = bench::cgroup::MemoryCgroup::create(24 << 20) else {
-        eprintln!("SKIP: cannot create a memory cgroup (privilege or kernel feature missing)");
+    let Some((_cgroup, dir, data, snapshot, mut command)) = snapshot_over_a_cgroup("beside-cgroup")
+    else {
         return;
     };
-    let dir = test_dir("beside-cgroup");
-    let data = dir.join("big.bin");
-    std::fs::write(&data, vec![3u8; 48 << 20]).unwrap();
-    let file = File::open(&data).unwrap();
-    file.sync_all().unwrap();
-    let snapshot = dir.join("snap.json");
-    take_snapshot(&snapshot, &data);
-    fadvise(&file, 0, None, Advice::DontNeed).unwrap();
     // The restore would evict the program's own pages to make room: it reads nothing at all,
     // while the program runs (a second) or after.
-    let mut command = Command::new(env!("CARGO_BIN_EXE_prefetch"));
-    bench::cgroup::join_before_exec(&mut command, cgroup.dir()).unwrap();
     let library = Path::new(env!("CARGO_BIN_EXE_prefetch"))
         .parent()
         .unwrap()
@@ -299,4 +279,33 @@ fn run_restore_reads_nothing_when_the_snapshot_exceeds_the_memory_cgroup_free() 
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(after, serde_json::json!([]));
+}
+
+/// A 48 MiB file, its snapshot taken while wholly cached, then evicted, and a `prefetch` command that
+/// runs in a new 24 MiB memory cgroup (kept alive by the first element): `None`, saying why, where
+/// the cgroup cannot be made.
+fn snapshot_over_a_cgroup(
+    name: &str,
+) -> Option<(
+    bench::cgroup::MemoryCgroup,
+    PathBuf,
+    PathBuf,
+    PathBuf,
+    Command,
+)> {
+    let Ok(cgroup) = bench::cgroup::MemoryCgroup::create(24 << 20) else {
+        eprintln!("SKIP: cannot create a memory cgroup (privilege or kernel feature missing)");
+        return None;
+    };
+    let dir = test_dir(name);
+    let data = dir.join("big.bin");
+    std::fs::write(&data, vec![3u8; 48 << 20]).unwrap();
+    let file = File::open(&data).unwrap();
+    file.sync_all().unwrap();
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &data);
+    fadvise(&file, 0, None, Advice::DontNeed).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_prefetch"));
+    bench::cgroup::join_before_exec(&mut command, cgroup.dir()).unwrap();
+    Some((cgroup, dir, data, snapshot, command))
 }

@@ -405,27 +405,20 @@ impl<S: PageSource + ?Sized> Database<S> {
     /// and its interior pages. Reads only the interior pages and one leaf (to learn the height): the
     /// parents' child pointers name the leaves, which is what makes this cheap on a cold cache.
     pub fn index_tree(&self, root: u32) -> ReadResult<IndexTree> {
-        let mut tree = IndexTree {
-            leaves: Vec::new(),
-            interiors: Vec::new(),
-        };
-        let height = self.height(root, PageKind::IndexInterior, PageKind::IndexLeaf)?;
-        if height == 0 {
-            tree.leaves.push(IndexLeaf {
-                page: root,
-                then: Vec::new(),
-            });
-        } else {
-            let mut seen = HashSet::new();
-            self.index_in_order(root, height, usize::MAX, &mut seen, &mut tree)?;
-        }
-        Ok(tree)
+        self.index_walk(root, usize::MAX)
     }
 
     /// The first `count` leaves of the index rooted at `root` in key order, as [`Self::index_tree`]
     /// gives them, reading only the interior pages above those leaves (the left edge, which SQLite read
     /// to begin a scan there, and the parents of the leaves listed).
     pub fn index_first_leaves(&self, root: u32, count: usize) -> ReadResult<Vec<IndexLeaf>> {
+        let mut tree = self.index_walk(root, count)?;
+        tree.leaves.truncate(count);
+        Ok(tree.leaves)
+    }
+
+    /// [`Self::index_tree`] walked in key order until at least `count` leaves are listed.
+    fn index_walk(&self, root: u32, count: usize) -> ReadResult<IndexTree> {
         let mut tree = IndexTree {
             leaves: Vec::new(),
             interiors: Vec::new(),
@@ -440,8 +433,7 @@ impl<S: PageSource + ?Sized> Database<S> {
             let mut seen = HashSet::new();
             self.index_in_order(root, height, count, &mut seen, &mut tree)?;
         }
-        tree.leaves.truncate(count);
-        Ok(tree.leaves)
+        Ok(tree)
     }
 
     /// Number of interior levels above the leaves of the b-tree rooted at `root`, along its left edge.
