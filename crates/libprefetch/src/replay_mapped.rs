@@ -5,7 +5,8 @@
 //! than the recording that is the first quarter of the run, then nothing.
 //!
 //! The replay's thread, once the first round is issued, watches the
-//! program's mappings of the replayed files instead: the kernel marks a page
+//! program's mappings (between the opener's opens and while the opener
+//! waits for the program, then alone) of the replayed files instead: the kernel marks a page
 //! of a mapping present in the process's page table (`/proc/self/pagemap`,
 //! bit 63; readable by the process itself, no privilege) when the program
 //! faults it in. The recording's runs are walked in order from where the
@@ -70,7 +71,7 @@ const WALK_RUNS: usize = 1024;
 /// Runs looked at in a walk before the program reached any.
 const FIRST_RUNS: usize = 64;
 /// Between two looks at the page table.
-const LOOK_EVERY: Duration = Duration::from_millis(2);
+pub(crate) const LOOK_EVERY: Duration = Duration::from_millis(2);
 /// Between two reads of `/proc/self/maps` while replayed files are mapped.
 const MAPS_EVERY: Duration = Duration::from_millis(20);
 /// The longest wait between reads of `/proc/self/maps` while none is.
@@ -126,57 +127,111 @@ struct PageMap {
     page_size: u64,
 }
 
-/// Follows the program through its mapped pages until the walk reaches the
-/// end of the list; `private_of` gives the private descriptor of a replayed
-/// file by (device, inode). Runs on the replay's thread.
-pub(crate) fn follow(
-    runs: &Runs,
-    private_of: impl Fn(u64, u64) -> Option<RawFd>,
-    read_before: impl Fn(&[Entry]) -> bool,
-    mark_read: impl Fn(&[Entry]),
-) {
-    let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC;
-    let Ok(file) = rustix::fs::open("/proc/self/pagemap", flags, rustix::fs::Mode::empty()) else {
-        return;
-    };
-    let pagemap = PageMap {
-        file,
-        page_size: crate::memory::page_size(),
-    };
-    let marks = marks(runs, pagemap.page_size);
-    let mut next = 0;
-    let mut mapped = Vec::new();
-    let mut maps_read = None::<Instant>;
-    let mut idle = MAPS_EVERY;
-    let mut started = false;
-    while next < runs.starts.len() {
-        let relisted = runs.relisted.load(Ordering::Acquire);
-        if relisted != usize::MAX && runs.run_of(relisted) > next {
-            (next, started) = (runs.run_of(relisted), true);
+/// Follows the program through its mapped pages, one look at a time
+/// ([`Follower::look`]), until the walk reaches the end of the list. Runs
+/// on the replay's thread, between the opener's opens and while it waits
+/// for the program (`replay.rs`).
+pub(crate) struct Follower<'a, P, B, M> {
+    runs: &'a Runs,
+    /// The private descriptor of a replayed file by (device, inode).
+    private_of: P,
+    /// Whether the program read any of the entries through `read`.
+    read_before: B,
+    /// Marks entries read (told to the planner by [`tell`]).
+    mark_read: M,
+    /// `None` where the page map cannot be read: nothing to follow.
+    pagemap: Option<PageMap>,
+    marks: Vec<bool>,
+    next: usize,
+    mapped: Vec<Mapped>,
+    maps_read: Option<Instant>,
+    idle: Duration,
+    started: bool,
+    looked: Option<Instant>,
+}
+
+impl<'a, P, B, M> Follower<'a, P, B, M>
+where
+    P: Fn(u64, u64) -> Option<RawFd>,
+    B: Fn(&[Entry]) -> bool,
+    M: Fn(&[Entry]),
+{
+    pub(crate) fn new(runs: &'a Runs, private_of: P, read_before: B, mark_read: M) -> Self {
+        let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC;
+        let file = rustix::fs::open("/proc/self/pagemap", flags, rustix::fs::Mode::empty());
+        let pagemap = file.ok().map(|file| PageMap {
+            file,
+            page_size: crate::memory::page_size(),
+        });
+        let marks = pagemap
+            .as_ref()
+            .map_or_else(Vec::new, |map| marks(runs, map.page_size));
+        Follower {
+            runs,
+            private_of,
+            read_before,
+            mark_read,
+            pagemap,
+            marks,
+            next: 0,
+            mapped: Vec::new(),
+            maps_read: None,
+            idle: MAPS_EVERY,
+            started: false,
+            looked: None,
         }
-        if maps_read.is_none_or(|at| at.elapsed() >= idle) {
-            mapped = mapped_files(&private_of, pagemap.page_size);
-            maps_read = Some(Instant::now());
-            idle = match mapped.is_empty() {
-                true => (idle * 2).min(MAPS_IDLE),
+    }
+
+    /// Whether the walk has reached the end of the list (or cannot start).
+    pub(crate) fn done(&self) -> bool {
+        self.pagemap.is_none() || self.next >= self.runs.starts.len()
+    }
+
+    /// Looks at the page table once if [`LOOK_EVERY`] has passed since the
+    /// last look, telling the planner of the runs the program reached.
+    pub(crate) fn look(&mut self) {
+        if self.done() || self.looked.is_some_and(|at| at.elapsed() < LOOK_EVERY) {
+            return;
+        }
+        self.looked = Some(Instant::now());
+        let Some(pagemap) = self.pagemap.as_ref() else {
+            return;
+        };
+        let runs = self.runs;
+        let relisted = runs.relisted.load(Ordering::Acquire);
+        if relisted != usize::MAX && runs.run_of(relisted) > self.next {
+            (self.next, self.started) = (runs.run_of(relisted), true);
+        }
+        if self.maps_read.is_none_or(|at| at.elapsed() >= self.idle) {
+            self.mapped = mapped_files(&self.private_of, pagemap.page_size);
+            self.maps_read = Some(Instant::now());
+            self.idle = match self.mapped.is_empty() {
+                true => (self.idle * 2).min(MAPS_IDLE),
                 false => MAPS_EVERY,
             };
         }
-        if !mapped.is_empty() {
+        if !self.mapped.is_empty() {
             let walked = Walk {
                 runs,
-                marks: &marks,
-                mapped: &mapped,
-                pagemap: &pagemap,
-                started,
+                marks: &self.marks,
+                mapped: &self.mapped,
+                pagemap,
+                started: self.started,
             };
-            let reached = walked.from(next, &read_before, &mark_read);
-            if reached > next {
-                next = reached;
-                started = true;
+            let reached = walked.from(self.next, &self.read_before, &self.mark_read);
+            if reached > self.next {
+                self.next = reached;
+                self.started = true;
             }
         }
-        std::thread::sleep(LOOK_EVERY);
+    }
+
+    /// Looks until the walk reaches the end of the list.
+    pub(crate) fn follow(&mut self) {
+        while !self.done() {
+            self.look();
+            std::thread::sleep(LOOK_EVERY);
+        }
     }
 }
 
