@@ -386,15 +386,7 @@ fn remember(read: Read) {
 
 /// The follower of the pages the program faults in (`replay_mapped.rs`),
 /// sharing the read interposers' count of pages read (`Touches`).
-fn follower<'a>(
-    replay: &'static Replay,
-    runs: &'a Runs,
-) -> Follower<
-    'a,
-    impl Fn(u64, u64) -> Option<RawFd> + 'a,
-    impl Fn(&[Entry]) -> bool + 'a,
-    impl Fn(&[Entry]) + 'a,
-> {
+fn follower<'a>(replay: &'static Replay, runs: &'a Runs) -> Follower<'a> {
     let touches = || replay.touches.lock().unwrap_or_else(|e| e.into_inner());
     let identity = |fd: RawFd| replay.identities.get(&fd).copied();
     Follower::new(

@@ -127,18 +127,25 @@ struct PageMap {
     page_size: u64,
 }
 
+/// The private descriptor of a replayed file by (device, inode).
+type PrivateOf<'a> = dyn Fn(u64, u64) -> Option<RawFd> + 'a;
+/// Whether the program read any of the entries through `read`.
+type ReadBefore<'a> = dyn Fn(&[Entry]) -> bool + 'a;
+/// Marks entries read.
+type MarkRead<'a> = dyn Fn(&[Entry]) + 'a;
+
 /// Follows the program through its mapped pages, one look at a time
 /// ([`Follower::look`]), until the walk reaches the end of the list. Runs
 /// on the replay's thread, between the opener's opens and while it waits
 /// for the program (`replay.rs`).
-pub(crate) struct Follower<'a, P, B, M> {
+pub(crate) struct Follower<'a> {
     runs: &'a Runs,
     /// The private descriptor of a replayed file by (device, inode).
-    private_of: P,
+    private_of: Box<PrivateOf<'a>>,
     /// Whether the program read any of the entries through `read`.
-    read_before: B,
+    read_before: Box<ReadBefore<'a>>,
     /// Marks entries read (told to the planner by [`tell`]).
-    mark_read: M,
+    mark_read: Box<MarkRead<'a>>,
     /// `None` where the page map cannot be read: nothing to follow.
     pagemap: Option<PageMap>,
     marks: Vec<bool>,
@@ -150,13 +157,13 @@ pub(crate) struct Follower<'a, P, B, M> {
     looked: Option<Instant>,
 }
 
-impl<'a, P, B, M> Follower<'a, P, B, M>
-where
-    P: Fn(u64, u64) -> Option<RawFd>,
-    B: Fn(&[Entry]) -> bool,
-    M: Fn(&[Entry]),
-{
-    pub(crate) fn new(runs: &'a Runs, private_of: P, read_before: B, mark_read: M) -> Self {
+impl<'a> Follower<'a> {
+    pub(crate) fn new(
+        runs: &'a Runs,
+        private_of: impl Fn(u64, u64) -> Option<RawFd> + 'a,
+        read_before: impl Fn(&[Entry]) -> bool + 'a,
+        mark_read: impl Fn(&[Entry]) + 'a,
+    ) -> Self {
         let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC;
         let file = rustix::fs::open("/proc/self/pagemap", flags, rustix::fs::Mode::empty());
         let pagemap = file.ok().map(|file| PageMap {
@@ -168,9 +175,9 @@ where
             .map_or_else(Vec::new, |map| marks(runs, map.page_size));
         Follower {
             runs,
-            private_of,
-            read_before,
-            mark_read,
+            private_of: Box::new(private_of),
+            read_before: Box::new(read_before),
+            mark_read: Box::new(mark_read),
             pagemap,
             marks,
             next: 0,
@@ -203,7 +210,7 @@ where
             (self.next, self.started) = (runs.run_of(relisted), true);
         }
         if self.maps_read.is_none_or(|at| at.elapsed() >= self.idle) {
-            self.mapped = mapped_files(&self.private_of, pagemap.page_size);
+            self.mapped = mapped_files(&*self.private_of, pagemap.page_size);
             self.maps_read = Some(Instant::now());
             self.idle = match self.mapped.is_empty() {
                 true => (self.idle * 2).min(MAPS_IDLE),
@@ -218,7 +225,7 @@ where
                 pagemap,
                 started: self.started,
             };
-            let reached = walked.from(self.next, &self.read_before, &self.mark_read);
+            let reached = walked.from(self.next, &*self.read_before, &*self.mark_read);
             if reached > self.next {
                 self.next = reached;
                 self.started = true;
@@ -256,7 +263,7 @@ fn marks(runs: &Runs, page_size: u64) -> Vec<bool> {
 }
 
 /// The mappings of replayed files (`/proc/self/maps`).
-fn mapped_files(private_of: &impl Fn(u64, u64) -> Option<RawFd>, page_size: u64) -> Vec<Mapped> {
+fn mapped_files(private_of: &dyn Fn(u64, u64) -> Option<RawFd>, page_size: u64) -> Vec<Mapped> {
     let Some(maps) = crate::rawio::read_to_string("/proc/self/maps") else {
         return Vec::new();
     };
@@ -295,8 +302,8 @@ impl Walk<'_> {
     fn from(
         &self,
         from: usize,
-        read_before: &impl Fn(&[Entry]) -> bool,
-        mark_read: &impl Fn(&[Entry]),
+        read_before: &dyn Fn(&[Entry]) -> bool,
+        mark_read: &dyn Fn(&[Entry]),
     ) -> usize {
         let runs = self.runs;
         let mut next = from;
