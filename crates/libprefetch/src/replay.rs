@@ -215,7 +215,7 @@ fn start_beside(path: &OsStr) {
             let mut follower = follower(replay, &runs);
             open_files(replay, usize::MAX, &mut || {
                 follower.look();
-                !follower.done()
+                follower.watching()
             });
             follower.follow()
         }
@@ -276,7 +276,10 @@ static INDEX: Mutex<Option<Arc<Mutex<ListIndex>>>> = Mutex::new(None);
 /// program double, and at the end (each growth probes the memory
 /// available, `Client::request_from`). `meanwhile` runs after each open
 /// and while the opener waits for the program (the follower of mapped
-/// pages); it says whether it has more to do, and the wait is then short.
+/// pages); it says whether it is watching mapped pages, and the wait is
+/// then short ([`replay_mapped::LOOK_EVERY`] rather than the opener's own
+/// step): a program that maps no replayed file (`grep -rn`) sees the
+/// opener as before.
 fn open_files(replay: &Replay, count: usize, meanwhile: &mut dyn FnMut() -> bool) {
     // The client's lock is taken for each file, not for the whole loop: a
     // program's read of a file left out as cached takes it ([`start_at`]).

@@ -194,6 +194,13 @@ impl<'a> Follower<'a> {
         self.pagemap.is_none() || self.next >= self.runs.starts.len()
     }
 
+    /// Whether a look could tell the planner something now: the walk has
+    /// not reached the end and the program maps a replayed file (the
+    /// opener waits in short steps only then, `replay.rs`).
+    pub(crate) fn watching(&self) -> bool {
+        !self.done() && !self.mapped.is_empty()
+    }
+
     /// Looks at the page table once if [`LOOK_EVERY`] has passed since the
     /// last look, telling the planner of the runs the program reached.
     pub(crate) fn look(&mut self) {
