@@ -155,6 +155,14 @@ pub(crate) struct Follower<'a> {
     /// before the opener's first open beside the program when the follower
     /// was made).
     marks: Option<Vec<bool>>,
+    /// Files with a run recorded in touch order: only their mappings are
+    /// followed. The map method records a program's executable and shared
+    /// libraries (`grep -rn`'s), mapped all along; a follower watching them
+    /// walked the list every 2 ms from the program's start, each run a
+    /// take of the lock the program's reads take (`Touches`), and `grep
+    /// -rn` ran at 1.07x stock against main's 1.62x in a cgroup of a
+    /// quarter (11 rounds).
+    ordered_files: std::collections::HashSet<RawFd>,
     next: usize,
     mapped: Vec<Mapped>,
     maps_read: Option<Instant>,
@@ -183,6 +191,10 @@ impl<'a> Follower<'a> {
             mark_read: Box::new(mark_read),
             pagemap,
             marks: None,
+            ordered_files: (0..runs.starts.len())
+                .filter(|&run| runs.ordered[run])
+                .filter_map(|run| runs.entries_of(run).first().map(|&(fd, _)| fd))
+                .collect(),
             next: 0,
             mapped: Vec::new(),
             maps_read: None,
@@ -221,6 +233,8 @@ impl<'a> Follower<'a> {
         }
         if self.maps_read.is_none_or(|at| at.elapsed() >= self.idle) {
             self.mapped = mapped_files(&*self.private_of, pagemap.page_size);
+            self.mapped
+                .retain(|mapping| self.ordered_files.contains(&mapping.private));
             self.maps_read = Some(Instant::now());
             self.idle = match self.mapped.is_empty() {
                 true => (self.idle * 2).min(MAPS_IDLE),
