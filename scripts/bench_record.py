@@ -10,6 +10,7 @@ mode), median of the rounds:
   replay    `prefetch run --replay REC`, REC recorded cold by `prefetch record`
             (the tracepoint where privileged)
   replay-u  the same with a recording of `prefetch record --no-tracepoint`
+  base      the same recording replayed by another build (--base PREFETCH, e.g. main's)
   other     `prefetch run --replay` of another program's recording (no harm)
   restore   `prefetch run --restore SNAP`, SNAP taken after a warm run
   vmtouch   `vmtouch -t` of the program's files, then the program
@@ -21,23 +22,30 @@ Every run's output is compared with stock's (a difference aborts). With
 charges (its own memory: its files are cached already), plus a quarter of the
 pages its recording holds. A second table gives each mode's median disk requests
 and MiB read during the run (MNT/.emulate-stats): exact, whatever the machine's load.
+A third gives the emulated disk's busy time (the model's service times, in wall
+seconds at the time scale) per mode: no run can end before the disk has served its
+requests, so stock's time over a mode's busy time bounds what that mode could reach
+with the same requests. Where MNT is not an emulated disk (this machine's), the
+second table counts the 4 KiB pages the run's processes read from the device
+(`getrusage`'s `ru_inblock`, the advice's reads included) and there is no third.
 
 Usage (root; DIR on the emulated disk, see docs/record.md):
   scripts/bench_record.py --prefetch target/release/prefetch --mount MNT [--rounds 3]
       [--cgroup-quarter | --cgroup-mib N] [--python /usr/bin/python3]
-      [--only 'grep -rn;git grep'] [--modes stock,replay,other]
+      [--only 'grep -rn;git grep'] [--modes stock,replay,other] [--base PREFETCH]
 """
 
 import argparse
 import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
 
-MODES = ["stock", "replay", "replay-u", "other", "restore", "vmtouch", "warm"]
+MODES = ["stock", "replay", "base", "replay-u", "other", "restore", "vmtouch", "warm"]
 
 
 def programs(mnt, python):
@@ -79,9 +87,11 @@ def programs(mnt, python):
 class Runner:
     def __init__(self, args):
         self.prefetch = os.path.abspath(args.prefetch)
+        self.base = os.path.abspath(args.base) if args.base else None
         self.work = args.work
         self.stats = os.path.join(args.mount, ".emulate-stats")
-        self.served = (0, 0)
+        self.emulated = os.path.exists(self.stats)
+        self.served = (0, 0, 0.0)
         self.cgroup = None
         if args.cgroup_mib or args.cgroup_quarter:
             self.cgroup = f"/sys/fs/cgroup/memory/whole-bench-{os.getpid()}"
@@ -105,10 +115,14 @@ class Runner:
                 f.write("0")
 
     def counters(self):
-        """The emulated disk's requests and bytes served so far."""
+        """The emulated disk's requests, bytes and busy wall seconds so far; elsewhere the
+        4 KiB pages the runs' processes read from the device (`ru_inblock`), bytes and 0."""
+        if not self.emulated:
+            blocks = resource.getrusage(resource.RUSAGE_CHILDREN).ru_inblock
+            return blocks // 8, blocks * 512, 0.0
         with open(self.stats) as f:
             stats = json.load(f)
-        return stats["requests"], stats["bytes"]
+        return stats["requests"], stats["bytes"], stats["busy_seconds"] * stats["time_scale"]
 
     def run(self, argv, env, check=True):
         """Wall seconds and a digest of stdout; `served` is the disk's requests and bytes
@@ -120,7 +134,7 @@ class Runner:
                              stderr=subprocess.PIPE, preexec_fn=self.join)
         seconds = time.monotonic() - started
         after = self.counters()
-        self.served = (after[0] - before[0], after[1] - before[1])
+        self.served = tuple(a - b for a, b in zip(after, before))
         if check and out.returncode != 0:
             sys.exit(f"{argv} failed: {out.stderr.decode(errors='replace')[-2000:]}")
         return seconds, hashlib.md5(out.stdout).hexdigest()
@@ -144,6 +158,8 @@ def command(runner, mode, name, progs):
     p = runner.prefetch
     if mode == "replay":
         return [p, "run", "--replay", rec(name, "rec"), "--", *argv], env
+    if mode == "base":
+        return [runner.base, "run", "--replay", rec(name, "rec"), "--", *argv], env
     if mode == "replay-u":
         return [p, "run", "--replay", rec(name, "urec"), "--", *argv], env
     if mode == "other":
@@ -200,9 +216,25 @@ def prepare(runner, progs, quarter, snapshots):
     return sizes
 
 
+def busy_table(progs, modes, times, served, setting):
+    """The disk's busy wall seconds per mode (median), and the bound they set: stock's time
+    over the mode's busy time (no run ends before its disk has served it)."""
+    print(f"\n| disk busy, wall s (bound: stock's time / busy) ({setting}, median) | "
+          + " | ".join(modes) + " |")
+    print("|---|" + "---:|" * len(modes))
+    for name in progs:
+        stock = statistics.median(times[(name, "stock")])
+        cells = []
+        for mode in modes:
+            busy = statistics.median(s for _, _, s in served[(name, mode)])
+            cells.append(f"{busy:.2f} s" + (f" ({stock / busy:.2f}x)" if busy > 0 else ""))
+        print(f"| `{name}` | " + " | ".join(cells) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prefetch", required=True)
+    parser.add_argument("--base", help="another build's prefetch, for the mode 'base'")
     parser.add_argument("--mount", required=True)
     parser.add_argument("--work", default="/tmp/prefetch-bench-record")
     parser.add_argument("--python", default="/usr/bin/python3", help="the python3 the programs run")
@@ -213,6 +245,8 @@ def main():
     parser.add_argument("--modes", help="modes separated by commas (default: all)")
     args = parser.parse_args()
     modes = args.modes.split(",") if args.modes else MODES
+    if not args.base:
+        modes = [m for m in modes if m != "base"]
     os.makedirs(args.work, exist_ok=True)
     python = os.path.realpath(args.python)
     every = programs(os.path.abspath(args.mount), python)
@@ -255,15 +289,18 @@ def main():
                 cells.append(f"{median:.2f} s" + ("" if mode == "stock" else f" ({stock / median:.2f}x)"))
             size = f" ({sizes[name] >> 20} MiB)" if args.cgroup_quarter else ""
             print(f"| `{name}`{size} | " + " | ".join(cells) + " |")
-        print(f"\n| disk requests / MiB read ({setting}, median) | " + " | ".join(modes) + " |")
+        what = "disk requests / MiB read" if runner.emulated else "4 KiB pages read from the device"
+        print(f"\n| {what} ({setting}, median) | " + " | ".join(modes) + " |")
         print("|---|" + "---:|" * len(modes))
         for name in progs:
             cells = []
             for mode in modes:
-                requests = statistics.median(r for r, _ in served[(name, mode)])
-                mib = statistics.median(b for _, b in served[(name, mode)]) / (1 << 20)
-                cells.append(f"{requests:.0f} / {mib:.1f}")
+                requests = statistics.median(r for r, _, _ in served[(name, mode)])
+                mib = statistics.median(b for _, b, _ in served[(name, mode)]) / (1 << 20)
+                cells.append(f"{requests:.0f} / {mib:.1f}" if runner.emulated else f"{requests:.0f}")
             print(f"| `{name}` | " + " | ".join(cells) + " |")
+        if runner.emulated:
+            busy_table(progs, modes, times, served, setting)
     finally:
         runner.close()
 

@@ -73,6 +73,7 @@ use std::io::Write;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use plan::Mode;
 use rustix::fs::CWD;
@@ -80,7 +81,7 @@ use rustix::fs::CWD;
 use crate::client::{AccessEntry, CallbackInfo, Client, Config};
 use crate::filestat::FileStat;
 use crate::registry::{follow_regions, globals};
-use crate::replay_mapped::{self, Entry, Runs};
+use crate::replay_mapped::{self, Entry, Follower, Runs};
 use crate::replay_open::{Opening, FIRST_FILES};
 
 /// The variable that sets the first window (`env.rs`); a replay without it
@@ -200,15 +201,23 @@ fn warn(path: &OsStr, reason: &str) {
 /// Reads the recording, opens its files and starts the first round; then
 /// follows the program through its mapped pages (`replay_mapped.rs`). The
 /// rest of the files are opened on this thread first, kept
-/// [`crate::replay_open::AHEAD_FILES`] ahead of the program: with the opener
-/// on a thread of its own the follower ran from the start beside it, and
-/// its tells cost `git grep` in a 3 MiB memory cgroup on the emulated disk
-/// some 25 requests a run (585 against 563 here, the same recording).
+/// [`crate::replay_open::AHEAD_FILES`] ahead of the program, and the
+/// follower looks at the page table between opens and while the opener
+/// waits for the program: a program that moves forward only through page
+/// faults (the shared libraries of `import numpy, pandas`) moves the opener
+/// only through the follower. With the opener on a thread of its own the
+/// follower ran from the start beside it, and its tells cost `git grep` in
+/// a 3 MiB memory cgroup on the emulated disk some 25 requests a run (585
+/// against 563 here, the same recording).
 fn start_beside(path: &OsStr) {
     match ready(path) {
         Some((replay, runs)) => {
-            open_files(replay, usize::MAX);
-            follow_mapped(replay, &runs)
+            let mut follower = follower(replay, &runs);
+            open_files(replay, usize::MAX, &mut || {
+                follower.look();
+                follower.watching()
+            });
+            follower.follow()
         }
         None => give_up_early(),
     }
@@ -252,7 +261,7 @@ fn ready(path: &OsStr) -> Option<(&'static Replay, Runs)> {
     *INDEX.lock().unwrap_or_else(|e| e.into_inner()) = Some(index);
     // SAFETY: a plain extern "C" fn without arguments.
     unsafe { libc::atexit(unregister_at_exit) };
-    open_files(replay, FIRST_FILES);
+    open_files(replay, FIRST_FILES, &mut || false);
     publish(replay);
     Some((replay, runs))
 }
@@ -265,8 +274,13 @@ static INDEX: Mutex<Option<Arc<Mutex<ListIndex>>>> = Mutex::new(None);
 /// grows the client's list to the new frontier if the program has started
 /// it: each time the files opened since the opener last skipped to the
 /// program double, and at the end (each growth probes the memory
-/// available, `Client::request_from`).
-fn open_files(replay: &Replay, count: usize) {
+/// available, `Client::request_from`). `meanwhile` runs after each open
+/// and while the opener waits for the program (the follower of mapped
+/// pages); it says whether it is watching mapped pages, and the wait is
+/// then short ([`replay_mapped::LOOK_EVERY`] rather than the opener's own
+/// step): a program that maps no replayed file (`grep -rn`) sees the
+/// opener as before.
+fn open_files(replay: &Replay, count: usize, meanwhile: &mut dyn FnMut() -> bool) {
     // The client's lock is taken for each file, not for the whole loop: a
     // program's read of a file left out as cached takes it ([`start_at`]).
     // Files opened since the opener last skipped to the program (or since
@@ -277,7 +291,11 @@ fn open_files(replay: &Replay, count: usize) {
         // opener beside the program (`usize::MAX`) waits on.
         if !replay.opening.has_room() {
             grow_list();
-            if !replay.opening.wait_for_room() {
+            let wait = match meanwhile() {
+                true => replay_mapped::LOOK_EVERY,
+                false => Duration::MAX,
+            };
+            if !replay.opening.wait_for_room(wait) {
                 continue;
             }
         }
@@ -296,6 +314,7 @@ fn open_files(replay: &Replay, count: usize) {
         if run.is_power_of_two() {
             grow_list();
         }
+        meanwhile();
     }
     grow_list();
 }
@@ -368,15 +387,15 @@ fn remember(read: Read) {
     }
 }
 
-/// Follows the program through the pages it faults in (`replay_mapped.rs`),
+/// The follower of the pages the program faults in (`replay_mapped.rs`),
 /// sharing the read interposers' count of pages read (`Touches`).
-fn follow_mapped(replay: &'static Replay, runs: &Runs) {
+fn follower<'a>(replay: &'static Replay, runs: &'a Runs) -> Follower<'a> {
     let touches = || replay.touches.lock().unwrap_or_else(|e| e.into_inner());
     let identity = |fd: RawFd| replay.identities.get(&fd).copied();
-    replay_mapped::follow(
+    Follower::new(
         runs,
         |dev, ino| replay.files.get(&(dev, ino)).copied(),
-        |entries| {
+        move |entries| {
             let touches = touches();
             let read = |&(fd, page): &Entry| {
                 identity(fd).is_some_and(|key| touches.was_read(key, u64::from(page)))
@@ -384,7 +403,7 @@ fn follow_mapped(replay: &'static Replay, runs: &Runs) {
             entries.iter().any(read)
         },
         |entries| faulted_in(replay, entries),
-    );
+    )
 }
 
 /// The program faulted in `entries` (one run of one file, told to the

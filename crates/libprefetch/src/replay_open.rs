@@ -273,14 +273,15 @@ impl Opening {
         ahead.len() < AHEAD_FILES
     }
 
-    /// Waits until [`Opening::has_room`], at most [`WAIT_FOR_PROGRAM`];
-    /// returns whether there is room.
-    pub(crate) fn wait_for_room(&self) -> bool {
+    /// Waits until [`Opening::has_room`], at most `longest` (and at most
+    /// [`WAIT_FOR_PROGRAM`]); returns whether there is room.
+    pub(crate) fn wait_for_room(&self, longest: Duration) -> bool {
         let lock = self.moved.0.lock().unwrap_or_else(|e| e.into_inner());
+        let longest = longest.min(WAIT_FOR_PROGRAM);
         let waited = self
             .moved
             .1
-            .wait_timeout_while(lock, WAIT_FOR_PROGRAM, |_| !self.has_room());
+            .wait_timeout_while(lock, longest, |_| !self.has_room());
         drop(waited);
         self.has_room()
     }

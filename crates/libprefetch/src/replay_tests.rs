@@ -124,7 +124,7 @@ fn the_first_advice_comes_before_the_last_file_is_opened() {
     assert!(first.pages_prefetched > 0, "nothing advised: {first:?}");
     assert_eq!(replay.opening.opened(), (FIRST_FILES, count));
 
-    open_files(replay, usize::MAX);
+    open_files(replay, usize::MAX, &mut || false);
     assert_eq!(replay.opening.opened(), (count, count));
     on_read(&identities[0].1, page_size, page_size);
     let grown = stats();
@@ -188,10 +188,10 @@ fn a_read_past_the_opened_files_moves_the_opener_ahead_of_it() {
     // A first read of a file not opened yet may be a stray one: the opener
     // skips from the second on.
     on_read(&identities[past - 1].1, 0, page_size);
-    open_files(replay, 1);
+    open_files(replay, 1, &mut || false);
     assert_eq!(replay.opening.opened(), (FIRST_FILES + 1, count));
     on_read(&identities[past].1, 0, page_size);
-    open_files(replay, 1);
+    open_files(replay, 1, &mut || false);
     let ahead = past + FIRST_FILES;
     assert_eq!(
         replay.opening.opened(),
@@ -274,7 +274,7 @@ fn a_file_wholly_cached_when_reached_is_not_listed() {
     assert_eq!(cached.len() as u64, identities[1].0.size);
 
     let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
-    open_files(replay, usize::MAX);
+    open_files(replay, usize::MAX, &mut || false);
     let fd = |file: usize| replay.files[&(identities[file].0.dev, identities[file].0.ino)];
     assert!(replay.opening.is_open(fd(0)));
     assert!(!replay.opening.is_open(fd(1)), "the cached file was opened");
@@ -299,7 +299,7 @@ fn a_read_of_a_file_left_out_as_cached_starts_the_list_there() {
     }
     std::fs::read(&paths[0]).unwrap();
     let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
-    open_files(replay, usize::MAX);
+    open_files(replay, usize::MAX, &mut || false);
     let fd = |file: usize| replay.files[&(identities[file].0.dev, identities[file].0.ino)];
     assert!(!replay.opening.is_open(fd(0)), "the cached file was opened");
 
@@ -326,7 +326,7 @@ fn the_opener_stays_a_bounded_number_of_files_ahead_of_the_program() {
     let count = AHEAD_FILES + 2 * FIRST_FILES;
     let (_dir, _, identities, recording) = recorded_files(count);
     let (replay, _) = ready(recording.as_os_str()).expect("the replay is ready");
-    open_files(replay, AHEAD_FILES);
+    open_files(replay, AHEAD_FILES, &mut || false);
     assert_eq!(replay.opening.opened(), (AHEAD_FILES, count));
     assert!(
         !replay.opening.has_room(),
@@ -335,7 +335,7 @@ fn the_opener_stays_a_bounded_number_of_files_ahead_of_the_program() {
 
     on_read(&identities[FIRST_FILES].1, 0, page_size);
     assert!(replay.opening.has_room());
-    open_files(replay, 2 * FIRST_FILES);
+    open_files(replay, 2 * FIRST_FILES, &mut || false);
     assert_eq!(
         replay.opening.opened(),
         (AHEAD_FILES + FIRST_FILES + 1, count),
@@ -364,7 +364,7 @@ fn a_mapped_file_faulted_in_is_opened_even_where_the_opener_skipped_it() {
     let waiting = FIRST_FILES + 1;
     faulted_in(replay, &run_of(waiting)[..8]);
     faulted_in(replay, &run_of(waiting)[8..]);
-    open_files(replay, 1);
+    open_files(replay, 1, &mut || false);
     assert!(
         replay.opening.is_open(fd(waiting)),
         "the mapped file was skipped"
@@ -375,7 +375,7 @@ fn a_mapped_file_faulted_in_is_opened_even_where_the_opener_skipped_it() {
     let past = 2 * FIRST_FILES;
     on_read(&identities[past].1, 0, page_size);
     on_read(&identities[past + 1].1, 0, page_size);
-    open_files(replay, 1);
+    open_files(replay, 1, &mut || false);
     let skipped = past + 2;
     assert!(!replay.opening.is_open(fd(skipped)));
     faulted_in(replay, &run_of(skipped));
@@ -387,4 +387,38 @@ fn a_mapped_file_faulted_in_is_opened_even_where_the_opener_skipped_it() {
     let stats = settled_stats();
     assert!(runs.relisted.load(Ordering::Acquire) >= skipped * 16);
     assert!(stats.pages_prefetched > 0, "nothing advised: {stats:?}");
+}
+
+/// The follower of mapped pages looks while the opener waits at its bound
+/// (`meanwhile`), not only once every file is open: a program that moves
+/// forward only through faults (the shared libraries of `import numpy,
+/// pandas`) gives the opener room through it. Here the fault of a file at
+/// the bound, seen by the follower's look, lets the opener open past it;
+/// with the follower after the opener, the opener stayed at its bound. The
+/// order is forced on this thread.
+#[test]
+fn the_follower_looks_while_the_opener_waits_for_the_program() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let count = AHEAD_FILES + 2 * FIRST_FILES;
+    let (_dir, _, identities, recording) = recorded_files(count);
+    let (replay, _) = ready(recording.as_os_str()).expect("the replay is ready");
+    let fd = |file: usize| replay.files[&(identities[file].0.dev, identities[file].0.ino)];
+    let faulted: Vec<Entry> = (0..16).map(|page| (fd(FIRST_FILES), page)).collect();
+    let mut looks_at_the_bound = 0;
+    open_files(replay, count - FIRST_FILES, &mut || {
+        if !replay.opening.has_room() {
+            looks_at_the_bound += 1;
+            faulted_in(replay, &faulted);
+        }
+        true
+    });
+    assert!(
+        looks_at_the_bound > 0,
+        "the follower never looked at the bound"
+    );
+    assert_eq!(
+        replay.opening.opened(),
+        (AHEAD_FILES + FIRST_FILES + 1, count),
+        "the opener did not move past its bound with the fault"
+    );
 }
