@@ -469,7 +469,7 @@ fn a_replay_prefetches_a_file_before_the_program_opens_it() {
     let (cached, out) = replayed_residency(dir.path(), &recording, 20);
     assert!(
         cached >= 32,
-        "the first window (128 KiB) was not prefetched: {cached} pages"
+        "the first window (128 KiB) was not prefetched: {cached} pages; {out:?}"
     );
     assert!(String::from_utf8_lossy(&out.stdout).ends_with("1048576\n"));
 }

@@ -300,9 +300,19 @@ fn open_files(replay: &Replay, count: usize, meanwhile: &mut dyn FnMut() -> bool
             }
         }
         let before = replay.opening.done();
+        let late = replay.opening.opened_late();
         let Ok(opened) = replay.opening.open_next() else {
             break;
         };
+        if replay.opening.opened_late() > late {
+            // A file skipped ahead of the program, opened once every file
+            // had its turn: the list so far left it out.
+            if let Some((private, size)) = opened {
+                adopt(private, size);
+                relist_at_program(replay);
+            }
+            continue;
+        }
         run = if replay.opening.done() == before + 1 {
             run + 1
         } else {
@@ -326,6 +336,24 @@ fn adopt(private: RawFd, size: u64) {
     let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(client) = client.as_ref() {
         let _ = client.register_region(private, 0, size.max(1));
+    }
+}
+
+/// Starts the list again at the first entry of the furthest file the
+/// program has reached, if it has started the list: files opened out of
+/// their turn since are in it from there.
+fn relist_at_program(replay: &Replay) {
+    let Some(at) = replay.opening.program_entry() else {
+        return;
+    };
+    let index = INDEX.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let client = CLIENT.lock().unwrap_or_else(|e| e.into_inner());
+    if let (Some(index), Some(client)) = (index, client.as_ref()) {
+        let mut index = index.lock().unwrap_or_else(|e| e.into_inner());
+        if index.listed_to.is_some() {
+            index.list_from(client, at);
+            client.run_round_now();
+        }
     }
 }
 

@@ -28,9 +28,14 @@
 //! reads files faster than one thread opens them (`git grep`'s threads on
 //! a FUSE mount) stays ahead of the opener from its first read to its last,
 //! every touch lands on a file without a region, and the replay advises
-//! nothing. A file the program maps is not read through and left: its
-//! faults ([`Opening::touch_mapped`]) make the opener open it next, and
-//! open it even if it was skipped (a program that reads its script and
+//! nothing. Once every file has had its turn, the files leapt over that
+//! the program has not reached are opened after all, and the list starts
+//! again at the program's file ([`Opening::open_skipped_ahead`]): a program
+//! that read ahead of the opener and then waited (polled a file, computed)
+//! would otherwise never have the files it read next prefetched. A file
+//! the program maps is not read through and left: its faults
+//! ([`Opening::touch_mapped`]) make the opener open it next, and open it
+//! even if it was skipped (a program that reads its script and
 //! then maps its data file, faster than the opener, had the data file
 //! skipped with the script's neighbours).
 //!
@@ -139,6 +144,8 @@ pub(crate) struct Opening {
     open_ahead: Mutex<std::collections::VecDeque<usize>>,
     /// Reads of files not opened yet so far ([`RACING_TOUCHES`]).
     early_touches: AtomicUsize,
+    /// Files opened out of their turn ([`Opening::open_skipped_ahead`]).
+    opened_late: AtomicUsize,
     /// Entries in the list.
     entries: usize,
     /// What the reserved numbers duplicate, until the order is set.
@@ -160,6 +167,7 @@ impl Opening {
             early_touches: AtomicUsize::new(0),
             moved: (Mutex::new(()), Condvar::new()),
             open_ahead: Mutex::new(std::collections::VecDeque::new()),
+            opened_late: AtomicUsize::new(0),
             entries: 0,
             placeholder: None,
         }
@@ -207,6 +215,14 @@ impl Opening {
     pub(crate) fn frontier(&self) -> usize {
         let done = self.done.load(Ordering::Acquire);
         self.order.get(done).map_or(self.entries, |&(_, at)| at)
+    }
+
+    /// The list's first entry of the furthest file the program has read or
+    /// faulted in, if it has reached one.
+    pub(crate) fn program_entry(&self) -> Option<usize> {
+        let reached = self.reached.load(Ordering::Acquire);
+        let &(_, at) = self.order.get(reached.checked_sub(1)?)?;
+        Some(at)
     }
 
     /// Whether the file of reserved descriptor `fd` is open (unchanged).
@@ -301,6 +317,11 @@ impl Opening {
         self.done.load(Ordering::Acquire)
     }
 
+    /// Files opened out of their turn so far ([`Opening::open_skipped_ahead`]).
+    pub(crate) fn opened_late(&self) -> usize {
+        self.opened_late.load(Ordering::Acquire)
+    }
+
     /// The same, and the files in all.
     #[cfg(test)]
     pub(crate) fn opened(&self) -> (usize, usize) {
@@ -311,7 +332,8 @@ impl Opening {
     /// [`Opening::touch`]) onto its reserved number if
     /// it is still the recorded file and not wholly cached; returns its
     /// descriptor and size if so, `None` for a file changed or cached, or
-    /// `Err(())` once all are done. Called by one thread at a time (the
+    /// `Err(())` once all are done (skipped files the program has not
+    /// reached included, [`Opening::open_skipped_ahead`]). Called by one thread at a time (the
     /// replay's).
     pub(crate) fn open_next(&self) -> Result<Option<(RawFd, u64)>, ()> {
         let mut done = self.done.load(Ordering::Acquire);
@@ -323,7 +345,9 @@ impl Opening {
             done = wanted;
             self.done.store(done, Ordering::Release);
         }
-        let &(slot, _) = self.order.get(done).ok_or(())?;
+        let Some(&(slot, _)) = self.order.get(done) else {
+            return self.open_skipped_ahead().ok_or(());
+        };
         let opened = self.open_slot(slot);
         if opened.is_some() {
             let mut ahead = self.open_ahead.lock().unwrap_or_else(|e| e.into_inner());
@@ -331,6 +355,24 @@ impl Opening {
         }
         self.done.store(done + 1, Ordering::Release);
         Ok(opened)
+    }
+
+    /// Once every file has had its turn: opens the first file the opener
+    /// skipped that the program has not reached yet. Skipping ahead leaps
+    /// over the [`FIRST_FILES`] files after the one the program reads, to
+    /// open ahead of a program faster than the opener; a program that then
+    /// waits (it polls a file, or computes) had the file it read next never
+    /// opened, and its replay advised nothing of it. `None` once there is
+    /// none.
+    fn open_skipped_ahead(&self) -> Option<Option<(RawFd, u64)>> {
+        let reached = self.reached.load(Ordering::Acquire).min(self.order.len());
+        let &(slot, _) = self.order[reached..].iter().find(|&&(slot, _)| {
+            self.state[slot]
+                .compare_exchange(SKIPPED, WAITING, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        })?;
+        self.opened_late.fetch_add(1, Ordering::AcqRel);
+        Some(self.open_slot(slot))
     }
 
     /// Opens the file of reserved descriptor `fd` if the opener skipped it

@@ -422,3 +422,42 @@ fn the_follower_looks_while_the_opener_waits_for_the_program() {
         "the opener did not move past its bound with the fault"
     );
 }
+
+/// Files the opener leapt over to get ahead of the program (two reads of
+/// files it had not opened yet move it [`FIRST_FILES`] past the second),
+/// and that the program has not reached, are opened once every file has
+/// had its turn, and the list starts again at the program's file to take
+/// them in. Before, a program that read two files ahead of the opener and
+/// then waited (a Python program polling a file before reading its data
+/// file) never had the file it read next opened, and its replay advised
+/// nothing of it. The order is forced on this thread.
+#[test]
+fn files_skipped_ahead_of_the_program_are_opened_once_every_file_had_its_turn() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let page_size = crate::memory::page_size();
+    let count = 4 * FIRST_FILES;
+    let (_dir, _, identities, recording) = recorded_files(count);
+    let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
+    let fd = |file: usize| replay.files[&(identities[file].0.dev, identities[file].0.ino)];
+
+    on_read(&identities[0].1, 0, page_size);
+    let past = 2 * FIRST_FILES;
+    on_read(&identities[past].1, 0, page_size);
+    on_read(&identities[past + 1].1, 0, page_size);
+    let next = past + 2;
+    open_files(replay, 1, &mut || false);
+    assert!(
+        !replay.opening.is_open(fd(next)),
+        "the opener did not skip ahead"
+    );
+    open_files(replay, count, &mut || false);
+    assert!(
+        replay.opening.is_open(fd(next)),
+        "the skipped file the program reads next was never opened"
+    );
+    assert_eq!(
+        runs.relisted.load(Ordering::Acquire),
+        (past + 1) * 16,
+        "the list did not start again at the program's file"
+    );
+}
