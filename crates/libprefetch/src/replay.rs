@@ -286,6 +286,7 @@ fn open_files(replay: &Replay, count: usize, meanwhile: &mut dyn FnMut() -> bool
     // Files opened since the opener last skipped to the program (or since
     // it started): the list grows each time they double.
     let mut run = 0usize;
+    let mut relist = false;
     for _ in 0..count {
         // A wait that ends without room counts as one of `count`: the
         // opener beside the program (`usize::MAX`) waits on.
@@ -306,10 +307,11 @@ fn open_files(replay: &Replay, count: usize, meanwhile: &mut dyn FnMut() -> bool
         };
         if replay.opening.opened_late() > late {
             // A file skipped ahead of the program, opened once every file
-            // had its turn: the list so far left it out.
+            // had its turn: the list so far left it out (started again
+            // once, when the last of them is open).
             if let Some((private, size)) = opened {
                 adopt(private, size);
-                relist_at_program(replay);
+                relist = true;
             }
             continue;
         }
@@ -325,6 +327,9 @@ fn open_files(replay: &Replay, count: usize, meanwhile: &mut dyn FnMut() -> bool
             grow_list();
         }
         meanwhile();
+    }
+    if relist {
+        relist_at_program(replay);
     }
     grow_list();
 }
