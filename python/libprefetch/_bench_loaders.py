@@ -5,7 +5,9 @@ by N worker processes shaped as DataLoader's (batches handed round-robin, ``--pr
 worker outstanding, each worker fetching its batches in turn and sending each batch's size back),
 stock (plain ``pread``) and with the library (``Records.epoch``, ``RecordDataset``), quiet and with
 CPU-bound processes beside them (as a training job; ``--burners``); the limit is the same records read in offset order with ``O_DIRECT``,
-32 requests of at most 1 MiB in flight. ``--detail`` prints where each worker's time went: waiting
+32 requests of at most 1 MiB in flight; the warm rows are the N-worker passes with every page of the
+file cached and no cgroup, the bound the cores set on a mode that hands records to Python (the CPU's
+limit beside the device's). ``--detail`` prints where each worker's time went: waiting
 for its next batch, in its reads, each thread on a core and waiting for one, and its counters.
 
 ``python -m libprefetch.bench tokens``: nanoGPT's ``get_batch`` (random windows of ``block_size + 1``
@@ -41,7 +43,7 @@ from typing import Any, Callable, Iterator, Optional
 from ._loader import RecordDataset, epoch_order
 from ._records import Records
 from ._tokens import TokenWindows
-from .bench import GIB, MIB, MemoryCgroup, disk_read_bytes, drop_cache, ensure_file, record_layout
+from .bench import GIB, MIB, MemoryCgroup, disk_read_bytes, drop_cache, ensure_file, outside_cgroup, record_layout
 
 #: O_DIRECT request size and requests in flight of the limit.
 _REQUEST = MIB
@@ -86,6 +88,24 @@ def direct_read(path: Path, requests: list[tuple[int, int]]) -> int:
             return sum(pool.map(read_one, requests))
     finally:
         os.close(fd)
+
+
+class Warm:
+    """A mode timed with every page of the file cached, outside the setting's memory cgroup (the
+    burners stay): what the cores alone allow it."""
+
+    def __init__(self, read: Callable[[], int]) -> None:
+        self.read = read
+
+    def __call__(self) -> int:
+        return self.read()
+
+
+def read_whole(path: Path) -> None:
+    """Reads the file from start to end (into the page cache)."""
+    with open(path, "rb", buffering=0) as file:
+        while file.read(_REQUEST):
+            pass
 
 
 def _die_with(parent: int) -> None:
@@ -234,13 +254,32 @@ def workers_modes(
             prefetch_factor,
         ),
         "limit-direct-32": lambda: direct_read(Path(records.path), requests),
+        f"warm-stock-{workers}w": Warm(
+            lambda: loader_shaped([_plain_worker] * workers, [(records, detail)] * workers, batches, prefetch_factor)
+        ),
+        f"warm-libprefetch-{workers}w": Warm(
+            lambda: loader_shaped(
+                [_library_worker] * workers,
+                [(dataset, w, workers, detail) for w in range(workers)],
+                batches,
+                prefetch_factor,
+            )
+        ),
     }
 
 
 def timed(path: Path, read: Callable[[], int]) -> tuple[float, int]:
-    """Seconds and bytes read from disk of one cold pass (``/proc/self/io`` counts the reaped worker
-    processes too)."""
+    """Seconds and bytes read from disk of one pass (``/proc/self/io`` counts the reaped worker
+    processes too): cold, or for a ``Warm`` mode with the whole file read first, out of the cgroup."""
+    if isinstance(read, Warm):
+        with outside_cgroup():
+            read_whole(path)
+            return _timed_pass(read)
     drop_cache(path)
+    return _timed_pass(read)
+
+
+def _timed_pass(read: Callable[[], int]) -> tuple[float, int]:
     before = disk_read_bytes()
     start = time.perf_counter()
     read()
@@ -265,15 +304,15 @@ def run_rows(settings: list[tuple[str, Callable[[], Any]]], path: Path, modes: d
     return rows
 
 
-def print_rows(rows: list[tuple[str, str, float, float]], base: str) -> None:
-    print(f"| setting | mode | median s | vs {base} | vs limit-direct-32 | read from disk (MiB) |")
-    print("|---|---|---:|---:|---:|---:|")
+def print_rows(rows: list[tuple[str, str, float, float]], base: str, warm: Optional[str] = None) -> None:
+    """The table: each row's speed against ``base``, the device's limit and (when given) the warm mode."""
+    against = [base, "limit-direct-32"] + ([warm] if warm else [])
+    print(f"| setting | mode | median s | {' | '.join(f'vs {mode}' for mode in against)} | read from disk (MiB) |")
+    print("|---|---|---:|" + "---:|" * len(against) + "---:|")
     for setting, mode, seconds, read in rows:
         same = {m: s for st, m, s, _ in rows if st == setting}
-        print(
-            f"| {setting} | {mode} | {seconds:.2f} | {same[base] / seconds:.2f}x | "
-            f"{same['limit-direct-32'] / seconds:.2f}x | {read:.0f} |"
-        )
+        ratios = " | ".join(f"{same[other] / seconds:.2f}x" for other in against)
+        print(f"| {setting} | {mode} | {seconds:.2f} | {ratios} | {read:.0f} |")
 
 
 def settings(size: int, burn_counts: tuple[int, ...], where: str) -> list[tuple[str, Callable[[], Any]]]:
@@ -305,7 +344,7 @@ def workers_benchmark(args: argparse.Namespace) -> None:
             records, args.seed, order, args.workers, args.batch_size, args.detail, args.prefetch_factor
         )
         rows = run_rows(settings(size, (0, args.burners), args.where), path, modes, args.runs)
-    print_rows(rows, f"stock-{args.workers}w")
+    print_rows(rows, f"stock-{args.workers}w", f"warm-stock-{args.workers}w")
 
 
 def tokens_modes(path: Path, draws: list[Any], block: int) -> dict[str, Callable[[], int]]:

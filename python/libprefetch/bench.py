@@ -36,9 +36,10 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from ._records import Records
 
@@ -196,11 +197,32 @@ class MemoryCgroup:
 
     def __enter__(self) -> "MemoryCgroup":
         (self.path / "cgroup.procs").write_text(str(os.getpid()))
+        _joined.append(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        _joined.remove(self)
         (self.parent / "cgroup.procs").write_text(str(os.getpid()))
         self.path.rmdir()
+
+
+#: The memory cgroups this process is in for a setting, innermost last.
+_joined: list[MemoryCgroup] = []
+
+
+@contextmanager
+def outside_cgroup() -> Iterator[None]:
+    """This process (and what it starts) out of the setting's memory cgroup for the duration, back in
+    it after: a pass that must not be limited by it (every page cached)."""
+    if not _joined:
+        yield
+        return
+    cgroup = _joined[-1]
+    (cgroup.parent / "cgroup.procs").write_text(str(os.getpid()))
+    try:
+        yield
+    finally:
+        (cgroup.path / "cgroup.procs").write_text(str(os.getpid()))
 
 
 def _own_cgroup(wanted: str) -> str:

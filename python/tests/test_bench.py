@@ -1,13 +1,15 @@
-"""The benchmark's limit reads exactly the pages of the records it is given; ``--detail`` accounts for
-every worker of a pass; any prefetch factor reads every record once, and one below 1 is refused."""
+"""The benchmark's limit reads exactly the pages of the records it is given; its warm passes read every
+record and nothing from disk; ``--detail`` accounts for every worker of a pass; any prefetch factor
+reads every record once, and one below 1 is refused."""
 
+import os
 import re
 
 import pytest
 
 from libprefetch import Records, epoch_order, worker_indices
-from libprefetch._bench_loaders import extents, workers_modes
-from libprefetch.bench import main
+from libprefetch._bench_loaders import Warm, extents, timed, workers_modes
+from libprefetch.bench import drop_cache, main
 
 PAGE = 4096
 
@@ -19,6 +21,36 @@ def test_the_limit_reads_each_touched_page_once_in_offset_order_in_requests_of_a
     touched = {p for offset, length in ranges if length for p in range(offset // PAGE, (offset + length - 1) // PAGE + 1)}
     read = {p for offset, length in requests for p in range(offset // PAGE, (offset + length) // PAGE)}
     assert read == touched
+
+
+def test_a_warm_pass_runs_with_every_page_of_the_file_cached(records_file):
+    path, offsets, lengths, _ = records_file
+
+    def read_without_waiting() -> int:
+        # RWF_NOWAIT fails with EAGAIN instead of reading a page that is not in the cache.
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            return sum(os.preadv(fd, [bytearray(n)], o, os.RWF_NOWAIT) for o, n in zip(offsets, lengths) if n)
+        finally:
+            os.close(fd)
+
+    with open(path, "rb+") as file:
+        os.fsync(file.fileno())  # dirty pages are not dropped
+    drop_cache(path)
+    with pytest.raises(BlockingIOError):
+        read_without_waiting()
+    drop_cache(path)
+    timed(path, Warm(read_without_waiting))  # raises if a page was not cached
+
+
+def test_the_warm_modes_read_every_record(records_file):
+    path, offsets, lengths, _ = records_file
+    with Records(path, offsets, lengths) as records:
+        order = epoch_order(len(records), 3, 0)
+        modes = workers_modes(records, 3, order, workers=2, batch=8)
+        for name in ("warm-stock-2w", "warm-libprefetch-2w"):
+            assert isinstance(modes[name], Warm)
+            assert modes[name]() == sum(lengths)
 
 
 def test_detail_accounts_for_every_worker_of_a_pass(records_file, capfd):
