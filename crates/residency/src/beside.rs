@@ -16,6 +16,13 @@
 //!    sweep (docs/record.md, "prefetch run --restore"). A piece not loaded within
 //!    [`crate::restore::STALL`] is left to the kernel (advice only: nothing is advised twice,
 //!    and nothing is waited for at the end but the last window).
+//! 4. **Stop under pressure.** Before each piece the sweep stops for good (nothing more is
+//!    advised, nothing is advised again) once a piece it restored is no longer cached (the
+//!    oldest one, which the kernel's LRU evicts first, and one more in turn) or the page cache
+//!    cannot take the next piece without reclaim. Either means the program is growing into the
+//!    room the snapshot fitted in at the start: the rest would push out restored pages the
+//!    program has not used yet, and the program would read them again (`import numpy, pandas`
+//!    in a 48 MiB cgroup grows 41 MiB of its own memory, docs/record.md).
 //!
 //! Nothing is written and nothing but the snapshot's missing pages and their infill is read.
 //!
@@ -55,6 +62,8 @@ pub struct Outcome {
     pub files_opened: usize,
     /// Pages advised (missing pages and infill).
     pub advised_pages: u64,
+    /// Whether the sweep stopped under pressure (module comment, 4) before the end.
+    pub stopped: bool,
 }
 
 /// Whether a snapshot of `snapshot_pages` fits in `free_pages`.
@@ -63,12 +72,22 @@ pub fn fits(snapshot_pages: u64, free_pages: u64) -> bool {
 }
 
 /// Restores `snapshot` beside a program (module comment); returns once everything is advised
-/// and the last window loaded or left to the kernel.
+/// and the last window loaded or left to the kernel, or once it stopped under pressure.
 pub fn restore_beside(snapshot: &Snapshot, infill_bytes: u64) -> Outcome {
+    restore_beside_observed(snapshot, infill_bytes, &mut |_| {})
+}
+
+/// [`restore_beside`], calling `after_piece` with the outcome so far after each piece advised
+/// (what the program beside does meanwhile, in tests).
+pub fn restore_beside_observed(
+    snapshot: &Snapshot,
+    infill_bytes: u64,
+    after_piece: &mut dyn FnMut(&Outcome),
+) -> Outcome {
     let page = page_size();
     let mut outcome = Outcome {
         snapshot_pages: snapshot.page_count(),
-        free_pages: libprefetch::memory::available_without_reclaim() / page,
+        free_pages: free_pages(),
         ..Outcome::default()
     };
     outcome.fitted = fits(outcome.snapshot_pages, outcome.free_pages);
@@ -108,6 +127,10 @@ pub fn restore_beside(snapshot: &Snapshot, infill_bytes: u64) -> Outcome {
             while start < run.end {
                 let len = piece.min(run.end - start);
                 window.make_room();
+                if window.evicted() || !fits(len, free_pages()) {
+                    outcome.stopped = true;
+                    return outcome;
+                }
                 if fadvise(
                     &file,
                     start * page,
@@ -118,6 +141,7 @@ pub fn restore_beside(snapshot: &Snapshot, infill_bytes: u64) -> Outcome {
                 {
                     outcome.advised_pages += len;
                     window.push(Rc::clone(&mapping), start..start + len);
+                    after_piece(&outcome);
                 }
                 start += len;
             }
@@ -127,10 +151,19 @@ pub fn restore_beside(snapshot: &Snapshot, infill_bytes: u64) -> Outcome {
     outcome
 }
 
-/// The advised pieces not yet seen loaded, oldest first.
+/// Pages the page cache can take without reclaim now.
+fn free_pages() -> u64 {
+    libprefetch::memory::available_without_reclaim() / page_size()
+}
+
+/// The advised pieces not yet seen loaded, oldest first, and those seen loaded.
 #[derive(Default)]
 struct Window {
     pieces: VecDeque<(Rc<Mapping>, Range<u64>, Instant)>,
+    /// Pieces seen loaded, oldest first.
+    loaded: Vec<(Rc<Mapping>, Range<u64>)>,
+    /// The next of `loaded` [`Window::evicted`] looks at in turn.
+    turn: usize,
 }
 
 impl Window {
@@ -156,19 +189,39 @@ impl Window {
         }
     }
 
-    /// Drops the pieces at the front that are loaded (reads complete roughly in the order
-    /// advised) or older than [`STALL`].
+    /// Moves the pieces at the front that are loaded (reads complete roughly in the order
+    /// advised) to `loaded`, and drops those older than [`STALL`].
     fn settle(&mut self) {
         while let Some((mapping, pages, since)) = self.pieces.front() {
-            let loaded = mapping
-                .resident(pages.clone())
-                .map_or(true, |runs| runs.page_count() == pages.end - pages.start);
+            let loaded = whole(mapping, pages);
             if !loaded && since.elapsed() < STALL {
                 return;
             }
-            self.pieces.pop_front();
+            if let Some((mapping, pages, _)) = self.pieces.pop_front() {
+                if loaded {
+                    self.loaded.push((mapping, pages));
+                }
+            }
         }
     }
+
+    /// True if a piece seen loaded is no longer all cached: the oldest (the first the
+    /// kernel's LRU evicts, unless the program maps and touches it) or the next in turn.
+    fn evicted(&mut self) -> bool {
+        let Some(oldest) = self.loaded.first() else {
+            return false;
+        };
+        self.turn = (self.turn + 1) % self.loaded.len();
+        let next = &self.loaded[self.turn];
+        !whole(&oldest.0, &oldest.1) || !whole(&next.0, &next.1)
+    }
+}
+
+/// True if every page of `pages` is cached (or mincore cannot tell).
+fn whole(mapping: &Mapping, pages: &Range<u64>) -> bool {
+    mapping
+        .resident(pages.clone())
+        .map_or(true, |runs| runs.page_count() == pages.end - pages.start)
 }
 
 #[cfg(test)]
