@@ -16,8 +16,9 @@
 //!    sweep (docs/record.md, "prefetch run --restore"). A piece not loaded within
 //!    [`crate::restore::STALL`] is left to the kernel (advice only: nothing is advised twice,
 //!    and nothing is waited for at the end but the last window).
-//! 4. **Stop under pressure.** Before each piece the sweep stops for good (nothing more is
-//!    advised, nothing is advised again) once a piece it restored is no longer cached (the
+//! 4. **Stop under pressure.** Before a piece (every [`LOOK_EVERY`] at most, the pieces advised
+//!    between two looks counted against the memory free) the sweep stops for good (nothing
+//!    more is advised, nothing is advised again) once a piece it restored is no longer cached (the
 //!    oldest one, which the kernel's LRU evicts first, and one more in turn) or the page cache
 //!    cannot take the next piece without reclaim. Either means the program is growing into the
 //!    room the snapshot fitted in at the start: the rest would push out restored pages the
@@ -48,6 +49,9 @@ use crate::snapshot::{Snapshot, SnapshotFile};
 pub const WINDOW_PIECES: usize = 64;
 /// Interval between two mincore checks while the window is full.
 const POLL: Duration = Duration::from_millis(2);
+/// Interval between two looks for pressure (module comment, 4): a look reads the memory
+/// cgroup's files and `/proc/meminfo` (some 50 microseconds), too much for every piece.
+pub const LOOK_EVERY: Duration = Duration::from_millis(2);
 
 /// What a restore beside a program did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -97,6 +101,7 @@ pub fn restore_beside_observed(
     let mut order: Vec<&SnapshotFile> = snapshot.files.iter().collect();
     order.sort_by_key(|file| (file.identity.dev, file.identity.ino));
     let mut window = Window::default();
+    let mut pressure = Pressure::default();
     for entry in order {
         let Ok(file) = open_unchanged(entry) else {
             continue;
@@ -127,7 +132,7 @@ pub fn restore_beside_observed(
             while start < run.end {
                 let len = piece.min(run.end - start);
                 window.make_room();
-                if window.evicted() || !fits(len, free_pages()) {
+                if pressure.stops(&mut window, len) {
                     outcome.stopped = true;
                     return outcome;
                 }
@@ -154,6 +159,34 @@ pub fn restore_beside_observed(
 /// Pages the page cache can take without reclaim now.
 fn free_pages() -> u64 {
     libprefetch::memory::available_without_reclaim() / page_size()
+}
+
+/// The sweep's looks for pressure (module comment, 4).
+#[derive(Default)]
+struct Pressure {
+    /// When it last looked, if it has.
+    looked: Option<Instant>,
+    /// The pages free at the last look, less those advised since.
+    free: u64,
+}
+
+impl Pressure {
+    /// True if the sweep stops before advising `pages` more: a restored piece is evicted, or
+    /// they do not fit in the memory free (looked at again every [`LOOK_EVERY`]).
+    fn stops(&mut self, window: &mut Window, pages: u64) -> bool {
+        if self.looked.is_none_or(|at| at.elapsed() >= LOOK_EVERY) {
+            if window.evicted() {
+                return true;
+            }
+            self.free = free_pages();
+            self.looked = Some(Instant::now());
+        }
+        if !fits(pages, self.free) {
+            return true;
+        }
+        self.free -= pages;
+        false
+    }
 }
 
 /// The advised pieces not yet seen loaded, oldest first, and those seen loaded.

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use residency::beside::{restore_beside, restore_beside_observed, Outcome};
+use residency::beside::{restore_beside, restore_beside_observed, Outcome, LOOK_EVERY};
 use residency::probe::{mincore_runs, page_size, probe_file, Probe};
 use residency::{PageRuns, Snapshot};
 use rustix::fs::{fadvise, Advice};
@@ -108,7 +108,11 @@ fn a_snapshot_larger_than_the_memory_free_opens_and_reads_nothing() {
 /// `count` runs of `len` pages, `stride` pages apart: each run at least one piece (with no
 /// infill, runs are never joined).
 fn spaced_runs(count: u64, len: u64, stride: u64) -> PageRuns {
-    runs(&(0..count).map(|k| k * stride..k * stride + len).collect::<Vec<_>>())
+    runs(
+        &(0..count)
+            .map(|k| k * stride..k * stride + len)
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// Waits until every page of `pages` of `path` is cached and read (mincore: cachestat counts
@@ -116,7 +120,11 @@ fn spaced_runs(count: u64, len: u64, stride: u64) -> PageRuns {
 fn wait_cached(path: &PathBuf, pages: &PageRuns) {
     let file = File::open(path).unwrap();
     for _ in 0..10_000 {
-        if mincore_runs(&file, 0..pages.end()).unwrap().intersect(pages) == *pages {
+        if mincore_runs(&file, 0..pages.end())
+            .unwrap()
+            .intersect(pages)
+            == *pages
+        {
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
@@ -142,6 +150,8 @@ fn a_restored_piece_evicted_stops_the_sweep() {
                 let file = File::open(&path).unwrap();
                 let first_bytes = std::num::NonZeroU64::new(8 * page_size());
                 fadvise(file, 0, first_bytes, Advice::DontNeed).unwrap();
+                // The sweep looks again at its next piece.
+                std::thread::sleep(LOOK_EVERY);
             }
             _ => {}
         }
@@ -150,8 +160,15 @@ fn a_restored_piece_evicted_stops_the_sweep() {
     std::fs::remove_file(&path).unwrap();
     assert!(outcome.fitted && outcome.stopped, "{outcome:?}");
     assert_eq!(outcome.advised_pages, 16, "advised past the eviction");
-    assert_eq!(after.intersect(&first).page_count(), 0, "the evicted piece came back");
+    assert_eq!(
+        after.intersect(&first).page_count(),
+        0,
+        "the evicted piece came back"
+    );
     let never: Vec<_> = (2..8).map(|k| k * 100..k * 100 + 8).collect();
-    assert_eq!(after.intersect(&runs(&never)).page_count(), 0, "advised after the stop");
+    assert_eq!(
+        after.intersect(&runs(&never)).page_count(),
+        0,
+        "advised after the stop"
+    );
 }
-

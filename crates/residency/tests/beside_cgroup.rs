@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use residency::beside::{restore_beside_observed, Outcome};
+use residency::beside::{restore_beside_observed, Outcome, LOOK_EVERY};
 use residency::probe::page_size;
 use residency::{PageRuns, Snapshot};
 use rustix::fs::{fadvise, Advice};
@@ -55,7 +55,9 @@ fn in_memory_group(case: &str) -> Option<String> {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the child failed: {stdout}\n{stderr}");
     // The harness prints the test's name on the same line.
-    let line = stdout.lines().find_map(|line| Some(&line[line.find("outcome ")?..]));
+    let line = stdout
+        .lines()
+        .find_map(|line| Some(&line[line.find("outcome ")?..]));
     let line = line.unwrap_or_else(|| panic!("the child printed no outcome: {stdout}\n{stderr}"));
     Some(line.trim_end().to_string())
 }
@@ -103,7 +105,10 @@ fn child() {
         }
     });
     let resident = residency::probe::mincore_runs(&File::open(&path).unwrap(), 0..FILE_PAGES);
-    let whole = snapshot.files[0].page_runs().minus(&resident.unwrap()).is_empty();
+    let whole = snapshot.files[0]
+        .page_runs()
+        .minus(&resident.unwrap())
+        .is_empty();
     std::fs::remove_file(&path).unwrap();
     let Outcome {
         fitted,
@@ -123,6 +128,8 @@ fn grow_into_the_room(grown: &mut Vec<u8>) {
     let free = libprefetch::memory::available_without_reclaim();
     let more = usize::try_from(free + (256 << 10)).unwrap();
     grown.resize(more, 1);
+    // The sweep looks again at its next piece.
+    std::thread::sleep(LOOK_EVERY);
 }
 
 /// A [`FILE_PAGES`]-page file on disk with the snapshot's runs cached and nothing else.
