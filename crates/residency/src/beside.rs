@@ -18,9 +18,10 @@
 //!    and nothing is waited for at the end but the last window).
 //! 4. **Stop under pressure.** Before a piece (every [`LOOK_EVERY`] at most, the pieces advised
 //!    between two looks counted against the memory free) the sweep stops for good (nothing
-//!    more is advised, nothing is advised again) once a piece it restored is no longer cached (the
-//!    oldest one, which the kernel's LRU evicts first, and one more in turn) or the page cache
-//!    cannot take the next piece without reclaim. Either means the program is growing into the
+//!    more is advised, nothing is advised again) once a piece it restored is no longer cached
+//!    (of the first [`WINDOW_PIECES`] restored, which the kernel's LRU evicts first: the oldest
+//!    and one more in turn) or the page cache cannot take the next piece without reclaim.
+//!    Either means the program is growing into the
 //!    room the snapshot fitted in at the start: the rest would push out restored pages the
 //!    program has not used yet, and the program would read them again (`import numpy, pandas`
 //!    in a 48 MiB cgroup grows 41 MiB of its own memory, docs/record.md).
@@ -193,7 +194,9 @@ impl Pressure {
 #[derive(Default)]
 struct Window {
     pieces: VecDeque<(Rc<Mapping>, Range<u64>, Instant)>,
-    /// Pieces seen loaded, oldest first.
+    /// The first [`WINDOW_PIECES`] pieces seen loaded, oldest first: the first the kernel's
+    /// LRU evicts (kept mapped for mincore; a mapping of every file restored would cost one
+    /// map area each).
     loaded: Vec<(Rc<Mapping>, Range<u64>)>,
     /// The next of `loaded` [`Window::evicted`] looks at in turn.
     turn: usize,
@@ -222,8 +225,8 @@ impl Window {
         }
     }
 
-    /// Moves the pieces at the front that are loaded (reads complete roughly in the order
-    /// advised) to `loaded`, and drops those older than [`STALL`].
+    /// Drops the pieces at the front that are loaded (reads complete roughly in the order
+    /// advised; the first ones kept in `loaded`) or older than [`STALL`].
     fn settle(&mut self) {
         while let Some((mapping, pages, since)) = self.pieces.front() {
             let loaded = whole(mapping, pages);
@@ -231,14 +234,14 @@ impl Window {
                 return;
             }
             if let Some((mapping, pages, _)) = self.pieces.pop_front() {
-                if loaded {
+                if loaded && self.loaded.len() < WINDOW_PIECES {
                     self.loaded.push((mapping, pages));
                 }
             }
         }
     }
 
-    /// True if a piece seen loaded is no longer all cached: the oldest (the first the
+    /// True if a piece of `loaded` is no longer all cached: the oldest (the first the
     /// kernel's LRU evicts, unless the program maps and touches it) or the next in turn.
     fn evicted(&mut self) -> bool {
         let Some(oldest) = self.loaded.first() else {
