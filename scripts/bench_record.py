@@ -11,6 +11,7 @@ mode), median of the rounds:
             (the tracepoint where privileged)
   replay-u  the same with a recording of `prefetch record --no-tracepoint`
   base      the same recording replayed by another build (--base PREFETCH, e.g. main's)
+  base-restore  the same snapshot restored by that build (`run --restore`)
   other     `prefetch run --replay` of another program's recording (no harm)
   restore   `prefetch run --restore SNAP`, SNAP taken after a warm run
   vmtouch   `vmtouch -t` of the program's files, then the program
@@ -45,7 +46,7 @@ import subprocess
 import sys
 import time
 
-MODES = ["stock", "replay", "base", "replay-u", "other", "restore", "vmtouch", "warm"]
+MODES = ["stock", "replay", "base", "replay-u", "other", "restore", "base-restore", "vmtouch", "warm"]
 
 
 def programs(mnt, python):
@@ -166,6 +167,8 @@ def command(runner, mode, name, progs):
         return [p, "run", "--replay", rec(other, "rec"), "--", *argv], env
     if mode == "restore":
         return [p, "run", "--restore", rec(name, "snap"), "--", *argv], env
+    if mode == "base-restore":
+        return [runner.base, "run", "--restore", rec(name, "snap"), "--", *argv], env
     if mode == "vmtouch":
         quoted = " ".join(f"'{a}'" for a in argv)
         tree = " ".join(f"'{a}'" for a in paths)
@@ -246,7 +249,7 @@ def main():
     args = parser.parse_args()
     modes = args.modes.split(",") if args.modes else MODES
     if not args.base:
-        modes = [m for m in modes if m != "base"]
+        modes = [m for m in modes if m not in ("base", "base-restore")]
     os.makedirs(args.work, exist_ok=True)
     python = os.path.realpath(args.python)
     every = programs(os.path.abspath(args.mount), python)
@@ -256,7 +259,8 @@ def main():
         # The recordings of the programs and of those whose recordings `other` replays.
         needed = set(progs) | ({progs[n][3] for n in progs} if "other" in modes else set())
         needed = {n: v for n, v in every.items() if n in needed}
-        sizes = prepare(runner, needed, args.cgroup_quarter, "restore" in modes)
+        snapshots = "restore" in modes or "base-restore" in modes
+        sizes = prepare(runner, needed, args.cgroup_quarter, snapshots)
         times = {(n, m): [] for n in progs for m in modes}
         served = {(n, m): [] for n in progs for m in modes}
         for round in range(args.rounds):

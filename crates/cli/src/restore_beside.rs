@@ -11,8 +11,8 @@
 //! it among its children, so a `wait` for any child is not disturbed),
 //! holds none of the program's
 //! descriptors (its standard streams are `/dev/null`, so a pipe the program
-//! writes to ends when the program ends), runs at the lowest CPU and I/O
-//! priority, and stops when the program ends (it waits on a pidfd of the
+//! writes to ends when the program ends), runs at the lowest CPU priority
+//! (`SCHED_IDLE`) and I/O priority, and stops when the program ends (it waits on a pidfd of the
 //! program) or when it is done, whichever comes first.
 //!
 //! Follows libprefetch (ATC 2009) sections 3.3 and 4.6 through crate
@@ -90,7 +90,7 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd) -> ! {
 }
 
 /// Standard streams to `/dev/null`, every other descriptor but `keep`
-/// closed, lowest CPU and I/O priority, a session of its own (Ctrl-C at
+/// closed, lowest CPU priority (`SCHED_IDLE`) and I/O priority, a session of its own (Ctrl-C at
 /// the terminal is for the program).
 fn detach(keep: i32) {
     // SAFETY: plain system calls on descriptors of this process.
@@ -107,6 +107,10 @@ fn detach(keep: i32) {
         libc::syscall(libc::SYS_close_range, keep.max(2) + 1, u32::MAX, 0);
         libc::setsid();
         libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+        // Below nice 19: a processor goes to the restorer only when nothing else wants it,
+        // so a program that keeps every processor busy never waits for it.
+        let idle = libc::sched_param { sched_priority: 0 };
+        libc::sched_setscheduler(0, libc::SCHED_IDLE, &idle);
         // IOPRIO_WHO_PROCESS = 1, IOPRIO_CLASS_IDLE = 3 << 13.
         libc::syscall(libc::SYS_ioprio_set, 1, 0, 3 << 13);
     }

@@ -146,6 +146,13 @@ pub(crate) struct Opening {
     early_touches: AtomicUsize,
     /// Files opened out of their turn ([`Opening::open_skipped_ahead`]).
     opened_late: AtomicUsize,
+    /// Where [`Opening::open_skipped_ahead`] looks next: every place of
+    /// `order` before it has been looked at (no file becomes skipped once
+    /// every file has had its turn, so none is passed over).
+    late_cursor: AtomicUsize,
+    /// Places of `order` [`Opening::open_skipped_ahead`] looked at so far.
+    #[cfg(test)]
+    late_looks: AtomicUsize,
     /// Entries in the list.
     entries: usize,
     /// What the reserved numbers duplicate, until the order is set.
@@ -168,6 +175,9 @@ impl Opening {
             moved: (Mutex::new(()), Condvar::new()),
             open_ahead: Mutex::new(std::collections::VecDeque::new()),
             opened_late: AtomicUsize::new(0),
+            late_cursor: AtomicUsize::new(0),
+            #[cfg(test)]
+            late_looks: AtomicUsize::new(0),
             entries: 0,
             placeholder: None,
         }
@@ -363,14 +373,25 @@ impl Opening {
     /// open ahead of a program faster than the opener; a program that then
     /// waits (it polls a file, or computes) had the file it read next never
     /// opened, and its replay advised nothing of it. `None` once there is
-    /// none.
+    /// none. It looks on from where it last stopped (or the program's
+    /// place, if further), so all its calls look at each file at most once.
     fn open_skipped_ahead(&self) -> Option<Option<(RawFd, u64)>> {
-        let reached = self.reached.load(Ordering::Acquire).min(self.order.len());
-        let &(slot, _) = self.order[reached..].iter().find(|&&(slot, _)| {
+        let reached = self.reached.load(Ordering::Acquire);
+        let from = self
+            .late_cursor
+            .load(Ordering::Acquire)
+            .max(reached)
+            .min(self.order.len());
+        let found = self.order[from..].iter().position(|&(slot, _)| {
             self.state[slot]
                 .compare_exchange(SKIPPED, WAITING, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
-        })?;
+        });
+        let looked = found.map_or(self.order.len() - from, |at| at + 1);
+        self.late_cursor.store(from + looked, Ordering::Release);
+        #[cfg(test)]
+        self.late_looks.fetch_add(looked, Ordering::AcqRel);
+        let (slot, _) = self.order[from + found?];
         self.opened_late.fetch_add(1, Ordering::AcqRel);
         Some(self.open_slot(slot))
     }
@@ -445,4 +466,71 @@ fn wholly_cached(file: &OwnedFd, size: u64) -> bool {
     let pages = size.div_ceil(crate::memory::page_size());
     let cached = crate::residency::cachestat(file.as_raw_fd(), 0, size);
     size > 0 && cached.is_ok_and(|counts| counts.nr_cache >= pages)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `count` files that do not exist (each found changed when opened),
+    /// reserved and ordered one entry each.
+    fn absent_files(count: usize) -> Opening {
+        let limit = Descriptors::from_limit();
+        let mut opening = Opening::new();
+        let entries: Vec<Entry> = (0..count)
+            .map(|file| {
+                let identity = FileIdentity {
+                    path: format!("/nonexistent/libprefetch-test/{file}").into_bytes(),
+                    dev: 1,
+                    ino: file as u64,
+                    size: 4096,
+                    mtime_ns: 0,
+                };
+                (opening.reserve(&identity, &limit).expect("a descriptor"), 0)
+            })
+            .collect();
+        opening.order_by(&entries);
+        opening
+    }
+
+    /// The late opener looks at each file once over all its calls, not once
+    /// per call from the program's place: with every file skipped ahead of
+    /// the program (set here directly: the opener marks them so), opening
+    /// them all looks at `count` places, where looking from the program's
+    /// place each time looked at `count * (count + 1) / 2`.
+    #[test]
+    fn the_late_opener_looks_at_each_file_once() {
+        let count = 200;
+        let opening = absent_files(count);
+        opening.done.store(count, Ordering::Release);
+        for state in &opening.state {
+            state.store(SKIPPED, Ordering::Release);
+        }
+        let mut calls = 0;
+        while opening.open_next().is_ok() {
+            calls += 1;
+        }
+        assert_eq!((calls, opening.opened_late()), (count, count));
+        assert_eq!(opening.late_looks.load(Ordering::Acquire), count);
+    }
+
+    /// Files the program has reached are not opened late, and the look
+    /// starts at the program's place once it is past the cursor.
+    #[test]
+    fn the_late_opener_starts_at_the_program() {
+        let count = 40;
+        let opening = absent_files(count);
+        opening.done.store(count, Ordering::Release);
+        for state in &opening.state {
+            state.store(SKIPPED, Ordering::Release);
+        }
+        assert!(opening.open_next().is_ok());
+        opening.reached.store(30, Ordering::Release);
+        let mut calls = 1;
+        while opening.open_next().is_ok() {
+            calls += 1;
+        }
+        assert_eq!(calls, 1 + (count - 30));
+        assert_eq!(opening.late_looks.load(Ordering::Acquire), 1 + (count - 30));
+    }
 }

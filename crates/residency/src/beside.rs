@@ -16,6 +16,15 @@
 //!    sweep (docs/record.md, "prefetch run --restore"). A piece not loaded within
 //!    [`crate::restore::STALL`] is left to the kernel (advice only: nothing is advised twice,
 //!    and nothing is waited for at the end but the last window).
+//! 4. **Stop under pressure.** Before a piece (every [`LOOK_EVERY`] at most, the pieces advised
+//!    between two looks counted against the memory free) the sweep stops for good (nothing
+//!    more is advised, nothing is advised again) once a piece it restored is no longer cached
+//!    (of the first [`WINDOW_PIECES`] restored, which the kernel's LRU evicts first: the oldest
+//!    and one more in turn) or the page cache cannot take the next piece without reclaim.
+//!    Either means the program is growing into the
+//!    room the snapshot fitted in at the start: the rest would push out restored pages the
+//!    program has not used yet, and the program would read them again (`import numpy, pandas`
+//!    in a 48 MiB cgroup grows 41 MiB of its own memory, docs/record.md).
 //!
 //! Nothing is written and nothing but the snapshot's missing pages and their infill is read.
 //!
@@ -41,6 +50,9 @@ use crate::snapshot::{Snapshot, SnapshotFile};
 pub const WINDOW_PIECES: usize = 64;
 /// Interval between two mincore checks while the window is full.
 const POLL: Duration = Duration::from_millis(2);
+/// Interval between two looks for pressure (module comment, 4): a look reads the memory
+/// cgroup's files and `/proc/meminfo` (some 50 microseconds), too much for every piece.
+pub const LOOK_EVERY: Duration = Duration::from_millis(2);
 
 /// What a restore beside a program did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -55,6 +67,8 @@ pub struct Outcome {
     pub files_opened: usize,
     /// Pages advised (missing pages and infill).
     pub advised_pages: u64,
+    /// Whether the sweep stopped under pressure (module comment, 4) before the end.
+    pub stopped: bool,
 }
 
 /// Whether a snapshot of `snapshot_pages` fits in `free_pages`.
@@ -63,12 +77,22 @@ pub fn fits(snapshot_pages: u64, free_pages: u64) -> bool {
 }
 
 /// Restores `snapshot` beside a program (module comment); returns once everything is advised
-/// and the last window loaded or left to the kernel.
+/// and the last window loaded or left to the kernel, or once it stopped under pressure.
 pub fn restore_beside(snapshot: &Snapshot, infill_bytes: u64) -> Outcome {
+    restore_beside_observed(snapshot, infill_bytes, &mut |_| {})
+}
+
+/// [`restore_beside`], calling `after_piece` with the outcome so far after each piece advised
+/// (what the program beside does meanwhile, in tests).
+pub fn restore_beside_observed(
+    snapshot: &Snapshot,
+    infill_bytes: u64,
+    after_piece: &mut dyn FnMut(&Outcome),
+) -> Outcome {
     let page = page_size();
     let mut outcome = Outcome {
         snapshot_pages: snapshot.page_count(),
-        free_pages: libprefetch::memory::available_without_reclaim() / page,
+        free_pages: free_pages(),
         ..Outcome::default()
     };
     outcome.fitted = fits(outcome.snapshot_pages, outcome.free_pages);
@@ -78,6 +102,7 @@ pub fn restore_beside(snapshot: &Snapshot, infill_bytes: u64) -> Outcome {
     let mut order: Vec<&SnapshotFile> = snapshot.files.iter().collect();
     order.sort_by_key(|file| (file.identity.dev, file.identity.ino));
     let mut window = Window::default();
+    let mut pressure = Pressure::default();
     for entry in order {
         let Ok(file) = open_unchanged(entry) else {
             continue;
@@ -108,6 +133,10 @@ pub fn restore_beside(snapshot: &Snapshot, infill_bytes: u64) -> Outcome {
             while start < run.end {
                 let len = piece.min(run.end - start);
                 window.make_room();
+                if pressure.stops(&mut window, len) {
+                    outcome.stopped = true;
+                    return outcome;
+                }
                 if fadvise(
                     &file,
                     start * page,
@@ -118,6 +147,7 @@ pub fn restore_beside(snapshot: &Snapshot, infill_bytes: u64) -> Outcome {
                 {
                     outcome.advised_pages += len;
                     window.push(Rc::clone(&mapping), start..start + len);
+                    after_piece(&outcome);
                 }
                 start += len;
             }
@@ -127,10 +157,49 @@ pub fn restore_beside(snapshot: &Snapshot, infill_bytes: u64) -> Outcome {
     outcome
 }
 
-/// The advised pieces not yet seen loaded, oldest first.
+/// Pages the page cache can take without reclaim now.
+fn free_pages() -> u64 {
+    libprefetch::memory::available_without_reclaim() / page_size()
+}
+
+/// The sweep's looks for pressure (module comment, 4).
+#[derive(Default)]
+struct Pressure {
+    /// When it last looked, if it has.
+    looked: Option<Instant>,
+    /// The pages free at the last look, less those advised since.
+    free: u64,
+}
+
+impl Pressure {
+    /// True if the sweep stops before advising `pages` more: a restored piece is evicted, or
+    /// they do not fit in the memory free (looked at again every [`LOOK_EVERY`]).
+    fn stops(&mut self, window: &mut Window, pages: u64) -> bool {
+        if self.looked.is_none_or(|at| at.elapsed() >= LOOK_EVERY) {
+            if window.evicted() {
+                return true;
+            }
+            self.free = free_pages();
+            self.looked = Some(Instant::now());
+        }
+        if !fits(pages, self.free) {
+            return true;
+        }
+        self.free -= pages;
+        false
+    }
+}
+
+/// The advised pieces not yet seen loaded, oldest first, and those seen loaded.
 #[derive(Default)]
 struct Window {
     pieces: VecDeque<(Rc<Mapping>, Range<u64>, Instant)>,
+    /// The first [`WINDOW_PIECES`] pieces seen loaded, oldest first: the first the kernel's
+    /// LRU evicts (kept mapped for mincore; a mapping of every file restored would cost one
+    /// map area each).
+    loaded: Vec<(Rc<Mapping>, Range<u64>)>,
+    /// The next of `loaded` [`Window::evicted`] looks at in turn.
+    turn: usize,
 }
 
 impl Window {
@@ -157,18 +226,38 @@ impl Window {
     }
 
     /// Drops the pieces at the front that are loaded (reads complete roughly in the order
-    /// advised) or older than [`STALL`].
+    /// advised; the first ones kept in `loaded`) or older than [`STALL`].
     fn settle(&mut self) {
         while let Some((mapping, pages, since)) = self.pieces.front() {
-            let loaded = mapping
-                .resident(pages.clone())
-                .map_or(true, |runs| runs.page_count() == pages.end - pages.start);
+            let loaded = whole(mapping, pages);
             if !loaded && since.elapsed() < STALL {
                 return;
             }
-            self.pieces.pop_front();
+            if let Some((mapping, pages, _)) = self.pieces.pop_front() {
+                if loaded && self.loaded.len() < WINDOW_PIECES {
+                    self.loaded.push((mapping, pages));
+                }
+            }
         }
     }
+
+    /// True if a piece of `loaded` is no longer all cached: the oldest (the first the
+    /// kernel's LRU evicts, unless the program maps and touches it) or the next in turn.
+    fn evicted(&mut self) -> bool {
+        let Some(oldest) = self.loaded.first() else {
+            return false;
+        };
+        self.turn = (self.turn + 1) % self.loaded.len();
+        let next = &self.loaded[self.turn];
+        !whole(&oldest.0, &oldest.1) || !whole(&next.0, &next.1)
+    }
+}
+
+/// True if every page of `pages` is cached (or mincore cannot tell).
+fn whole(mapping: &Mapping, pages: &Range<u64>) -> bool {
+    mapping
+        .resident(pages.clone())
+        .map_or(true, |runs| runs.page_count() == pages.end - pages.start)
 }
 
 #[cfg(test)]

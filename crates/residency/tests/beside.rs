@@ -1,15 +1,17 @@
 //! Restoring beside a program on real files: a snapshot that fits in the memory free comes back
-//! exactly (no infill asked), only its missing pages are advised, and one larger than the memory
-//! free opens and reads nothing. The files live under the target directory (a disk file system:
-//! tmpfs pages cannot be evicted).
+//! exactly (no infill asked), only its missing pages are advised, one larger than the memory
+//! free opens and reads nothing, and the sweep stops for good once a restored piece is evicted
+//! or, in a memory cgroup, once the program beside grows into the room the snapshot fitted in.
+//! The files live under the target directory (a disk file system: tmpfs pages cannot be
+//! evicted).
 
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use residency::beside::restore_beside;
-use residency::probe::{page_size, probe_file, Probe};
+use residency::beside::{restore_beside, restore_beside_observed, Outcome, LOOK_EVERY};
+use residency::probe::{mincore_runs, page_size, probe_file, Probe};
 use residency::{PageRuns, Snapshot};
 use rustix::fs::{fadvise, Advice};
 
@@ -17,11 +19,16 @@ const FILE_PAGES: u64 = 1024;
 
 /// A fresh file of `FILE_PAGES` pages written to disk and evicted from the cache.
 fn evicted_file(name: &str) -> PathBuf {
+    evicted_file_of(name, FILE_PAGES)
+}
+
+/// The same with `pages` pages.
+fn evicted_file_of(name: &str, pages: u64) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("residency-beside-tests");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}-{}", std::process::id()));
     let mut file = File::create(&path).unwrap();
-    file.write_all(&vec![5u8; (FILE_PAGES * page_size()) as usize])
+    file.write_all(&vec![5u8; (pages * page_size()) as usize])
         .unwrap();
     file.sync_all().unwrap();
     evict(&path);
@@ -96,4 +103,72 @@ fn a_snapshot_larger_than_the_memory_free_opens_and_reads_nothing() {
     assert!(!outcome.fitted);
     assert_eq!((outcome.files_opened, outcome.advised_pages), (0, 0));
     assert_eq!(after.page_count(), 0);
+}
+
+/// `count` runs of `len` pages, `stride` pages apart: each run at least one piece (with no
+/// infill, runs are never joined).
+fn spaced_runs(count: u64, len: u64, stride: u64) -> PageRuns {
+    runs(
+        &(0..count)
+            .map(|k| k * stride..k * stride + len)
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Waits until every page of `pages` of `path` is cached and read (mincore: cachestat counts
+/// pages still being read).
+fn wait_cached(path: &PathBuf, pages: &PageRuns) {
+    let file = File::open(path).unwrap();
+    for _ in 0..10_000 {
+        if mincore_runs(&file, 0..pages.end())
+            .unwrap()
+            .intersect(pages)
+            == *pages
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!("the advised pages were never read");
+}
+
+/// A piece the sweep restored and saw loaded, evicted while the sweep goes on (here by the
+/// test, as the kernel would under the program's growth), stops the sweep: nothing after it is
+/// advised, and the evicted piece is not advised again.
+#[test]
+fn a_restored_piece_evicted_stops_the_sweep() {
+    let path = evicted_file("evicted");
+    let wanted = spaced_runs(8, 8, 100);
+    cache_pages(&path, &wanted);
+    let snapshot = Snapshot::take(std::slice::from_ref(&path)).unwrap();
+    evict(&path);
+    let first = one_run(0..8);
+    let outcome = restore_beside_observed(&snapshot, 0, &mut |so_far: &Outcome| {
+        match so_far.advised_pages {
+            8 => wait_cached(&path, &first),
+            16 => {
+                let file = File::open(&path).unwrap();
+                let first_bytes = std::num::NonZeroU64::new(8 * page_size());
+                fadvise(file, 0, first_bytes, Advice::DontNeed).unwrap();
+                // The sweep looks again at its next piece.
+                std::thread::sleep(LOOK_EVERY);
+            }
+            _ => {}
+        }
+    });
+    let after = resident(&path);
+    std::fs::remove_file(&path).unwrap();
+    assert!(outcome.fitted && outcome.stopped, "{outcome:?}");
+    assert_eq!(outcome.advised_pages, 16, "advised past the eviction");
+    assert_eq!(
+        after.intersect(&first).page_count(),
+        0,
+        "the evicted piece came back"
+    );
+    let never: Vec<_> = (2..8).map(|k| k * 100..k * 100 + 8).collect();
+    assert_eq!(
+        after.intersect(&runs(&never)).page_count(),
+        0,
+        "advised after the stop"
+    );
 }
