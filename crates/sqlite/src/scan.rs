@@ -25,9 +25,10 @@
 //!   next stretch starts there, no longer than what fitted, so the list has no hole;
 //! * **a forward scan of a table much smaller than the memory on a seek-bound device, for a connection
 //!   that asked for whole lists** (`prefetch_scan=whole`; left alone otherwise, [`SMALL_TABLE_SHARE`]):
-//!   followed only if SQLite began it at the index's first leaf and the statement running has no
-//!   `LIMIT` ([`crate::statement`]), and then, where sweeping the table pays, listed to the index's end
-//!   in one `SetWhole` ([`ScanPlanner::set_seek_bound`]);
+//!   followed only if SQLite began it at the index's first leaf (or, its start unseen, the leaves
+//!   before the first one seen are all cached: `scan/unseen_start.rs`) and the statement running has
+//!   no `LIMIT` ([`crate::statement`]), and then, where sweeping the table pays, listed to the index's
+//!   end in one `SetWhole` ([`ScanPlanner::set_seek_bound`]);
 //! * **a forward scan by a statement with `LIMIT n`, on a seek-bound device**, that SQLite began at its
 //!   index's first leaf: at its [`MIN_LEAVES`]th leaf, the table pages of its first n rows listed in one
 //!   `SetWhole` where looking them up would cost at least twice sweeping them (`scan/first_rows.rs`);
