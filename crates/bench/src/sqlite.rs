@@ -13,7 +13,8 @@
 //!   ST3500320AS), mounted for the duration of the measurement.
 //!
 //! Deviations: the paper ran on a machine with 512 MB of RAM; a memory cgroup gives the same squeeze here.
-//! Runs of stock and extension alternate so that drifts of the machine hit both alike.
+//! Runs of stock and extension alternate so that drifts of the machine hit both alike, and which of the
+//! two goes first alternates from pair to pair, so that neither always runs after the other's exit.
 
 use std::fs::File;
 use std::io::Read;
@@ -338,8 +339,10 @@ fn stock_vs_extension_counted(
     let (mut stock_bytes, mut extension_bytes) = (Vec::new(), Vec::new());
     let (mut stock_requests, mut extension_requests) = (Vec::new(), Vec::new());
     let mut reference: Option<QueryRun> = None;
-    for run in 1..=opts.runs {
-        for ext in [false, true] {
+    let mut run = 0;
+    while more_runs(opts, run, &stock) {
+        run += 1;
+        for ext in pair_order(run) {
             let before = emulated.map(emulated_counters).transpose()?;
             let mut result = measured_run(opts, db, ext, cgroup, cache)?;
             if let (Some(mount), Some((bytes, requests))) = (emulated, before) {
@@ -353,8 +356,8 @@ fn stock_vs_extension_counted(
             }
             let variant = if ext { "extension" } else { "stock" };
             log(&format!(
-                "{label}: run {run}/{} {variant}: {:.2} s, {} rows",
-                opts.runs, result.seconds, result.rows
+                "{label}: run {run} {variant}: {:.4} s, {} rows",
+                result.seconds, result.rows
             ));
             if let Some(first) = reference {
                 if (first.rows, first.checksum) != (result.rows, result.checksum) {
@@ -381,6 +384,21 @@ fn stock_vs_extension_counted(
         result.extension_requests = Some(median(&extension_requests).round() as u64);
     }
     Ok((result, rows))
+}
+
+/// Whether the extension runs in pair `run` (from 1): stock first in odd pairs, the extension first in
+/// even ones.
+fn pair_order(run: usize) -> [bool; 2] {
+    match run % 2 {
+        1 => [false, true],
+        _ => [true, false],
+    }
+}
+
+/// Whether another stock/extension pair is due after `done` pairs whose stock runs took `stock`
+/// seconds: until `opts.runs`, then until they add up to `opts.min_seconds`, within `opts.max_runs`.
+fn more_runs(opts: &BenchOptions, done: usize, stock: &[f64]) -> bool {
+    done < opts.runs || (done < opts.max_runs && stock.iter().sum::<f64>() < opts.min_seconds)
 }
 
 /// (bytes, requests) the emulated disk mounted at `mount` has served (its `.emulate-stats`).
@@ -583,6 +601,36 @@ mod tests {
         assert!(err.contains("no bytes counter"), "{err}");
     }
 
+    /// Short queries run more pairs: up to `min_seconds` of stock time, never past `max_runs`, never
+    /// fewer than `runs`.
+    #[test]
+    fn short_queries_run_until_their_stock_runs_add_up_to_min_seconds() {
+        let opts = BenchOptions {
+            db: PathBuf::from("unused.db"),
+            ext: PathBuf::from("unused.so"),
+            sql: PAPER_QUERY.to_string(),
+            runs: 3,
+            min_seconds: 1.0,
+            max_runs: 21,
+            runner: PathBuf::from("unused"),
+            cgroup_bytes: None,
+            time_scale: 1.0,
+            whole_scans: false,
+        };
+        let pairs = |seconds: f64| {
+            let mut stock = Vec::new();
+            while more_runs(&opts, stock.len(), &stock) {
+                stock.push(seconds);
+            }
+            stock.len()
+        };
+        assert_eq!(pairs(2.0), 3);
+        assert_eq!(pairs(0.2), 5);
+        assert_eq!(pairs(0.001), 21);
+        assert_eq!(pair_order(1), [false, true]);
+        assert_eq!(pair_order(2), [true, false]);
+    }
+
     #[test]
     fn settings_parse_by_name() {
         assert_eq!("cgroup".parse::<Setting>(), Ok(Setting::Cgroup));
@@ -607,6 +655,8 @@ mod tests {
             ext: PathBuf::from("unused.so"),
             sql: PAPER_QUERY.to_string(),
             runs: 1,
+            min_seconds: 0.0,
+            max_runs: 1,
             runner: PathBuf::from("unused"),
             cgroup_bytes: None,
             time_scale: 1.0,

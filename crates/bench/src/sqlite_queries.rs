@@ -16,7 +16,7 @@ use crate::sqlite::{
     child_run, cold_in_cgroup, measure_emulated, stock_vs_extension, BenchOptions, Cache, Setting,
     SettingResult,
 };
-use crate::sqlite_report::requests_column;
+use crate::sqlite_report::{interval_column, requests_column};
 
 /// The queries of `path`: one a line; blank lines and lines starting with `--` are skipped.
 pub fn read_queries(path: &Path) -> Result<Vec<String>> {
@@ -123,14 +123,23 @@ fn check_prepares(db: &Path, sql: &str) -> Result<()> {
     Ok(())
 }
 
-/// The rows as a text table: query, setting, medians, ratio, pages read.
-pub fn table(rows: &[QueryRow], runs: usize) -> String {
-    let mut out = format!(
-        "stock SQLite against SQLite with the prefetch extension, median of {runs} runs each, identical rows checked\n\n"
+/// The rows as a text table: query, setting, runs, medians, ratio and its interval, pages read.
+pub fn table(rows: &[QueryRow]) -> String {
+    let mut out = String::from(
+        "stock SQLite against SQLite with the prefetch extension, medians of alternated runs, identical rows checked;\n\
+         95%: the distribution-free interval of the median of the pairs' ratios (stock run / the extension run after it)\n\n",
     );
     out += &format!(
-        "{:>9} {:>11} {:>12} {:>7}  {:>17}  {:>8}  {}\n",
-        "stock s", "extension s", "stock/ext", "rows", "pages stock/ext", "setting", "query"
+        "{:>4} {:>9} {:>11} {:>9} {:>14} {:>7}  {:>17}  {:>8}  {}\n",
+        "runs",
+        "stock s",
+        "extension s",
+        "stock/ext",
+        "95%",
+        "rows",
+        "pages stock/ext",
+        "setting",
+        "query"
     );
     for row in rows {
         let r = &row.result;
@@ -139,10 +148,12 @@ pub fn table(rows: &[QueryRow], runs: usize) -> String {
             _ => "-".to_string(),
         };
         out += &format!(
-            "{:>9.4} {:>11.4} {:>11.2}x {:>7}  {:>17}  {:>8}  {}{}\n",
+            "{:>4} {:>9.4} {:>11.4} {:>8.2}x {:>14} {:>7}  {:>17}  {:>8}  {}{}\n",
+            r.stock_runs.len(),
             r.stock,
             r.extension,
             r.speedup,
+            interval_column(r),
             row.rows,
             pages,
             row.setting,

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use units::median;
+use units::{median, median_interval};
 
 /// The query of paper section 5.4.
 pub const PAPER_QUERY: &str = "SELECT * FROM customer ORDER BY c_zip";
@@ -18,8 +18,13 @@ pub struct BenchOptions {
     pub ext: PathBuf,
     /// The query.
     pub sql: String,
-    /// Runs per variant.
+    /// Runs per variant (at least).
     pub runs: usize,
+    /// More alternated pairs past `runs`, until the stock runs add up to this many seconds: short
+    /// queries, whose medians a few runs cannot settle, run more often.
+    pub min_seconds: f64,
+    /// The most runs per variant `min_seconds` may ask for.
+    pub max_runs: usize,
     /// The `prefetch` binary, whose `sqlite query` subcommand is each measured child process.
     pub runner: PathBuf,
     /// Memory limit of the cgroup setting (default: a quarter of the database).
@@ -45,6 +50,9 @@ pub struct SettingResult {
     pub extension: f64,
     /// stock / extension.
     pub speedup: f64,
+    /// The 95% interval of the median of the pairs' ratios (each stock run over the extension run
+    /// after it), distribution-free; None with fewer than 6 pairs.
+    pub ratio_interval: Option<(f64, f64)>,
     /// Warm-cache seconds (stock, file fully cached), when measured.
     pub warm: Option<f64>,
     /// Seconds to read the file sequentially from a cold cache, when measured.
@@ -90,7 +98,13 @@ impl SettingResult {
     ) -> SettingResult {
         let stock = median(&stock_runs);
         let extension = median(&extension_runs);
+        let ratios: Vec<f64> = stock_runs
+            .iter()
+            .zip(&extension_runs)
+            .map(|(stock, ext)| stock / ext)
+            .collect();
         SettingResult {
+            ratio_interval: median_interval(&ratios, 0.95),
             setting,
             stock_runs,
             extension_runs,
@@ -112,7 +126,7 @@ impl Report {
     /// The report as a text table, each row naming its setting.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "SQLite index scan (paper s5.4): {}\non {} ({:.1} MiB, {} rows), median of {} runs each (cold, cache emptied by {}, unless the setting says warm or WAL)\n\n",
+            "SQLite index scan (paper s5.4): {}\non {} ({:.1} MiB, {} rows), median of at least {} runs each (cold, cache emptied by {}, unless the setting says warm or WAL)\n\n",
             self.sql,
             self.db.display(),
             self.db_bytes as f64 / f64::from(1 << 20),
@@ -179,6 +193,13 @@ fn pages_column(r: &SettingResult) -> String {
         show(r.optimum_pages),
         requests_column(r)
     )
+}
+
+/// "[0.95, 1.04]": the 95% interval of the pairs' ratio, or "-" with too few pairs.
+pub fn interval_column(r: &SettingResult) -> String {
+    r.ratio_interval.map_or("-".to_string(), |(low, high)| {
+        format!("[{low:.2}, {high:.2}]")
+    })
 }
 
 /// "; requests 12590 / 512": the emulated disk's requests, stock's and the extension's; "" where not

@@ -181,9 +181,16 @@ pub mod bench {
         /// the cache before each run, as the kernel reclaims an idle file), wal-writer, delete.
         #[arg(long, value_delimiter = ',', default_value = "disk,cgroup")]
         settings: Vec<Setting>,
-        /// Runs per variant; the median is reported.
+        /// Runs per variant (at least); the median is reported.
         #[arg(long, default_value_t = 3)]
         runs: usize,
+        /// More alternated runs past --runs until the stock runs add up to this many seconds, so that a
+        /// short query's median (and the 95% interval of its ratio) rests on enough runs.
+        #[arg(long, default_value_t = 3.0)]
+        min_seconds: f64,
+        /// The most runs per variant --min-seconds may ask for.
+        #[arg(long, default_value_t = 41)]
+        max_runs: usize,
         /// The extension to load (default: libprefetch_sqlite.so next to this binary, or in ../lib
         /// beside its bin/ directory after `make install`).
         #[arg(long)]
@@ -236,6 +243,8 @@ pub mod bench {
             ext,
             sql: args.sql,
             runs: args.runs,
+            min_seconds: args.min_seconds,
+            max_runs: args.max_runs,
             runner: exe,
             cgroup_bytes: args.cgroup_bytes,
             time_scale: args.time_scale,
@@ -248,7 +257,7 @@ pub mod bench {
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&rows)?);
             } else {
-                print!("{}", ::bench::sqlite_queries::table(&rows, opts.runs));
+                print!("{}", ::bench::sqlite_queries::table(&rows));
             }
             return Ok(());
         }

@@ -467,6 +467,21 @@ impl<S: PageSource + ?Sized> Database<S> {
         })
     }
 
+    /// The children of interior page `number` in key order (its cells' left children, then its right
+    /// child); empty for a leaf.
+    pub fn children(&self, number: u32) -> ReadResult<Vec<u32>> {
+        let bytes = self.read_page(number)?;
+        let page = BtreePage::parse(number, &bytes, self.header.usable_size)?;
+        if !page.kind.is_interior() {
+            return Ok(Vec::new());
+        }
+        let mut children = (0..page.cell_count())
+            .map(|cell| page.left_child(cell).map_err(ReadError::from))
+            .collect::<ReadResult<Vec<u32>>>()?;
+        children.extend(page.right_child);
+        Ok(children)
+    }
+
     /// Appends the leaves below interior page `number` (`levels` above the leaves) in key order, until
     /// more than `limit` are listed (the `limit`th then complete with the interior entries after it).
     fn index_in_order(

@@ -223,6 +223,12 @@ impl Tracked {
                 planner.set_seek_bound(costs.far_pages);
             }
         }
+        let residency = Probe::choose(fd);
+        planner.set_residency_probe(Box::new(move |offset, len| {
+            residency
+                .resident_pages(fd, offset, len, page_size())
+                .is_some_and(|(cached, pages)| cached == pages)
+        }));
         let connection = Arc::new(Connection::default());
         let probe = Arc::clone(&connection);
         planner.set_statement_probe(Box::new(move || probe.running_bound()));

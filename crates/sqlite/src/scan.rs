@@ -25,9 +25,10 @@
 //!   next stretch starts there, no longer than what fitted, so the list has no hole;
 //! * **a forward scan of a table much smaller than the memory on a seek-bound device, for a connection
 //!   that asked for whole lists** (`prefetch_scan=whole`; left alone otherwise, [`SMALL_TABLE_SHARE`]):
-//!   followed only if SQLite began it at the index's first leaf and the statement running has no
-//!   `LIMIT` ([`crate::statement`]), and then, where sweeping the table pays, listed to the index's end
-//!   in one `SetWhole` ([`ScanPlanner::set_seek_bound`]);
+//!   followed only if SQLite began it at the index's first leaf (or, its start unseen, the leaves
+//!   before the first one seen are all cached: `scan/unseen_start.rs`) and the statement running has
+//!   no `LIMIT` ([`crate::statement`]), and then, where sweeping the table pays, listed to the index's
+//!   end in one `SetWhole` ([`ScanPlanner::set_seek_bound`]);
 //! * **a forward scan by a statement with `LIMIT n`, on a seek-bound device**, that SQLite began at its
 //!   index's first leaf: at its [`MIN_LEAVES`]th leaf, the table pages of its first n rows listed in one
 //!   `SetWhole` where looking them up would cost at least twice sweeping them (`scan/first_rows.rs`);
@@ -55,13 +56,14 @@ use rustc_hash::FxHashMap;
 
 use crate::btree::{
     Database, IndexLeaf, IndexTree, PageSource, ReadError, ReadResult, SchemaEntry, TableMap,
-    MAX_DEPTH,
 };
 use crate::format::PageKind;
 use crate::statement::RowBound;
 
 mod first_rows;
+mod unseen_start;
 pub use first_rows::{sweep_pays, RequestCosts, SWEEP_MARGIN};
+pub use unseen_start::{ResidencyProbe, MAX_UNSEEN_LEAVES};
 
 /// Consecutive leaves of one index a scan must have read, each followed by table lookups, before the
 /// planner reads the index's structure or lists anything: a `LIMIT 20` or `LIMIT 200` through an index
@@ -326,6 +328,11 @@ pub struct ScanPlanner {
     stale: bool,
     /// The kind of the page SQLite just read, as the VFS saw it ([`ScanPlanner::note_page_kind`]).
     seen_kind: Option<(u32, PageKind)>,
+    /// Tells whether a range of the file is in the page cache (`scan/unseen_start.rs`).
+    residency: Option<ResidencyProbe>,
+    /// Leaves read before their index's structure are being replayed: scans move, nothing is
+    /// decided ([`ScanPlanner::replay`]).
+    replaying: bool,
 }
 
 impl ScanPlanner {
@@ -348,6 +355,8 @@ impl ScanPlanner {
             decisions: Decisions::default(),
             stale: false,
             seen_kind: None,
+            residency: None,
+            replaying: false,
         }
     }
 
@@ -641,15 +650,31 @@ impl ScanPlanner {
             .partition(|leaf| self.cache.leaf_at.contains_key(leaf));
         let keep_from = unknown.len().saturating_sub(FALLBACK_LEAVES);
         self.cache.unknown_leaves = unknown[keep_from..].to_vec();
-        // Replayed leaves were read with table reads between them (checked above): each counts as
-        // looked up to, as no read comes between them now.
-        let mut plan = Plan::Keep;
-        for leaf in placed {
-            let (root, pos) = self.cache.leaf_at[&leaf];
+        self.replay(&placed)
+    }
+
+    /// Moves the scans along the leaves `placed`, read before their index's structure was, and plans
+    /// at the last of them only: SQLite is there now, and a list set at an earlier one would start
+    /// behind it (and be replaced at the next leaf, unsent).
+    fn replay(&mut self, placed: &[u32]) -> ReadResult<Plan> {
+        let Some((&last, before)) = placed.split_last() else {
+            return Ok(Plan::Keep);
+        };
+        self.replaying = true;
+        for leaf in before {
+            let (root, pos) = self.cache.leaf_at[leaf];
+            // Replayed leaves were read with table reads between them (checked by the caller): each
+            // counts as looked up to, as no read comes between them now.
             self.table_reads += 1;
-            plan = self.on_known_index_leaf(root, pos)?;
+            if let Err(err) = self.on_known_index_leaf(root, pos) {
+                self.replaying = false;
+                return Err(err);
+            }
         }
-        Ok(plan)
+        self.replaying = false;
+        let (root, pos) = self.cache.leaf_at[&last];
+        self.table_reads += 1;
+        self.on_known_index_leaf(root, pos)
     }
 
     /// A leaf at position `pos` of index `root` was read: a scan going on in key order is listed from
@@ -712,7 +737,7 @@ impl ScanPlanner {
         if scan.whole {
             return Ok(Plan::Keep);
         }
-        if run < MIN_LEAVES || pos < scan.recheck_at {
+        if run < MIN_LEAVES || pos < scan.recheck_at || self.replaying {
             return Ok(Plan::Keep);
         }
         let full_scans_only = self
@@ -720,7 +745,9 @@ impl ScanPlanner {
             .indexes
             .get(&root)
             .is_some_and(|index| index.full_scans_only);
-        if full_scans_only && (scan.start != 0 || !self.statement_unbounded()) {
+        if full_scans_only
+            && (!self.began_at_index_start(root, scan.start)? || !self.statement_unbounded())
+        {
             if !scan.left_alone {
                 self.decisions.table_size += 1;
             }
@@ -780,19 +807,7 @@ impl ScanPlanner {
     /// the page cache, so the walk's reads never reach the device): a scan that SQLite began there
     /// descended that edge.
     fn began_at_first_leaf(&self, root: u32) -> ReadResult<bool> {
-        let db = opened(&self.db)?;
-        let mut page = root;
-        for _ in 0..MAX_DEPTH {
-            if !self.cache.recent_index_interiors.contains(&page) {
-                return Ok(false);
-            }
-            match db.leftmost_child(page)? {
-                Some(child) if self.cache.unknown_leaves.contains(&child) => return Ok(true),
-                Some(child) => page = child,
-                None => return Ok(false),
-            }
-        }
-        Ok(false)
+        self.began_near_first_leaf(root, 0)
     }
 
     /// Whether the table leaves read lately hold at least one in [`SPARSE_LOOKUPS`] of the pages that
@@ -982,7 +997,7 @@ impl ScanPlanner {
             TableSize::Large => false,
             TableSize::Small
                 if self.far_cost_pages.is_some()
-                    && self.began_at_first_leaf(root)?
+                    && self.began_near_first_leaf(root, MAX_UNSEEN_LEAVES)?
                     && self.statement_unbounded() =>
             {
                 true

@@ -499,3 +499,56 @@ fn on_a_seek_bound_device_full_limit_and_closed_early_scans_return_identical_row
         }
     }
 }
+
+/// Two full scans on one connection, the file evicted before each: the first begins on a file that
+/// was cached when the connection opened it (so the VFS's gate lets reads through only once its
+/// sampled probes find pages missing), the second finds the index's root and left edge in SQLite's
+/// own cache. Prints each scan's rows as a `repr`, one line each; with `ext`, the extension is loaded.
+const TWO_SCANS: &str = r#"
+import os, sys
+db, ext = sys.argv[1], sys.argv[2]
+def evict():
+    fd = os.open(db, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+if ext:
+    load_prefetch(ext)
+con = sqlite3.connect("file:" + db + "?prefetch_scan=whole", uri=True)
+for _ in range(2):
+    evict()
+    print(repr(con.execute("SELECT * FROM chars ORDER BY name").fetchall()))
+con.close()
+"#;
+
+/// On a seek-bound device, a connection that asked for whole lists has each of two full scans listed
+/// whole, the second as the first, though the VFS sees neither begin at the index's first leaf (the
+/// first leaves it sees follow leaves that are cached); both return stock's rows.
+#[test]
+fn on_a_seek_bound_device_a_later_full_scan_on_the_same_connection_is_listed_whole_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, profiles) = on_seek_bound_device(dir.path(), "delete");
+    let run = |ext: &str| {
+        let out = Command::new("python3")
+            .args(["-c", &python_with_loader(TWO_SCANS)])
+            .arg(&db)
+            .arg(ext)
+            .env("XDG_CACHE_HOME", &profiles)
+            .env(STATS_ENV, "1")
+            .env(MAX_MEMORY.0, "64G")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        (String::from_utf8(out.stdout).unwrap(), stderr)
+    };
+    let (stock, _) = run("");
+    assert_eq!(stock.lines().count(), 2);
+    let (with, stats) = run(extension().to_str().unwrap());
+    assert!(stock == with, "rows differ");
+    let line = stats
+        .lines()
+        .find(|l| l.contains("database closed"))
+        .unwrap_or_else(|| panic!("no statistics: {stats}"));
+    assert_eq!(number(line, "scans followed"), 2, "{line}");
+    assert_eq!(number(line, "the connection asked:"), 2, "{line}");
+}

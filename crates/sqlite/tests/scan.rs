@@ -628,3 +628,72 @@ fn a_full_scan_on_a_barely_seek_bound_device_is_listed_a_stretch_at_a_time() {
     assert_eq!(walk_leaf(&mut p, &f, at), stretch);
     assert_eq!(p.decisions().listed_whole, 0);
 }
+
+/// A seek-bound planner (as [`seek_bound_planner`], its statement unbounded) whose residency probe
+/// says every page is cached (`cached`) or none is.
+fn seek_bound_planner_seeing_the_cache(f: &Fixture, cached: bool) -> ScanPlanner {
+    let mut p = seek_bound_planner(f, 300, Some(RowBound::Unbounded));
+    p.set_residency_probe(Box::new(move |_, _| cached));
+    p
+}
+
+/// A second full scan on the same connection finds the root, the left edge and the first two leaves
+/// in SQLite's own cache: the planner sees it from leaf 2. With those leaves in the page cache it is
+/// listed whole as the first scan was, from its MIN_LEAVES-th leaf seen to the index's end; with
+/// nothing cached (a range beginning at leaf 2 after the file was evicted) it is left alone.
+#[test]
+fn a_later_full_scan_seen_from_mid_index_is_listed_whole_when_the_leaves_before_are_cached() {
+    let f = fixture(30_000);
+    let n = f.leaves.len();
+    let first = MIN_LEAVES - 1;
+    for cached in [true, false] {
+        let mut p = seek_bound_planner_seeing_the_cache(&f, cached);
+        let whole = Plan::SetWhole(expected(&f, &f.leaves[first..], true));
+        assert_eq!(scan_from_first_leaf(&mut p, &f, n), vec![(first, whole)]);
+        p.end_scan();
+        let plans: Vec<(usize, Plan)> = (2..n)
+            .map(|i| (i, walk_leaf(&mut p, &f, i)))
+            .filter(|(_, plan)| *plan != Plan::Keep)
+            .collect();
+        let d = p.decisions();
+        if cached {
+            let at = 2 + MIN_LEAVES - 1;
+            let whole = Plan::SetWhole(expected(&f, &f.leaves[at..], true));
+            assert_eq!(plans, vec![(at, whole)]);
+            assert_eq!((d.followed, d.listed_whole, d.table_size), (2, 2, 0));
+        } else {
+            assert_eq!(plans, vec![]);
+            assert_eq!((d.followed, d.table_size), (1, 1));
+        }
+    }
+}
+
+/// A full scan of a file that was cached when opened, evicted since: the VFS lets reads through only
+/// once its probes find pages missing, so the planner sees no root and the scan from leaf 1. The
+/// leaves wait until every index's structure is read; with leaf 0 cached, the scan is listed whole,
+/// once, from the leaf SQLite is on (the last one replayed) to the index's end; with nothing cached,
+/// not at all.
+#[test]
+fn a_full_scan_first_seen_at_its_second_leaf_is_listed_whole_from_the_leaf_sqlite_is_on() {
+    let f = fixture(30_000);
+    let n = f.leaves.len();
+    for cached in [true, false] {
+        let mut p = seek_bound_planner_seeing_the_cache(&f, cached);
+        let plans: Vec<(usize, Plan)> = (1..n)
+            .map(|i| (i, walk_leaf(&mut p, &f, i)))
+            .filter(|(_, plan)| *plan != Plan::Keep)
+            .collect();
+        let d = p.decisions();
+        if !cached {
+            assert_eq!(plans, vec![]);
+            assert_eq!(d.followed, 0);
+            continue;
+        }
+        assert_eq!(plans.len(), 1, "one list");
+        let at = plans[0].0;
+        assert!(at > MIN_LEAVES, "decided at leaf {at}, after the replay");
+        let whole = Plan::SetWhole(expected(&f, &f.leaves[at..], true));
+        assert_eq!(plans[0].1, whole);
+        assert_eq!((d.followed, d.listed_whole), (1, 1));
+    }
+}

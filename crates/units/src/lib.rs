@@ -1,6 +1,7 @@
 //! Helpers every crate of the workspace shares, written once: byte sizes as people type them
 //! and as reports print them ([`parse_size`], [`format_bytes`], [`scale`]), medians ([`median`], and
-//! [`median_by`] for the median run of a benchmark), and,
+//! [`median_by`] for the median run of a benchmark, [`median_interval`] for how far it can be
+//! trusted), and,
 //! with the `svg` feature, the line charts of the reports (`svg`).
 
 mod size;
@@ -30,6 +31,28 @@ pub fn median_by<T: Copy>(items: &[T], key: impl Fn(&T) -> f64) -> Option<T> {
     sorted.get(sorted.len().checked_sub(1)? / 2).copied()
 }
 
+/// A distribution-free confidence interval of the median of `values` at `level` (0.95 for 95%):
+/// the k-th smallest and k-th largest value, for the largest k whose two tails each hold at most
+/// (1 - level) / 2 of the binomial(n, 1/2) law (the sign test's interval). None when there are too
+/// few values for that level (fewer than 6 at 95%).
+pub fn median_interval(values: &[f64], level: f64) -> Option<(f64, f64)> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    let tail = (1.0 - level) / 2.0;
+    // P(B <= j) for B ~ binomial(n, 1/2), summed term by term: C(n, j) / 2^n.
+    let (mut term, mut below, mut k) = (0.5f64.powi(n as i32), 0.0, 0);
+    for j in 0..n / 2 {
+        below += term;
+        if below > tail {
+            break;
+        }
+        k = j + 1;
+        term *= (n - j) as f64 / (j + 1) as f64;
+    }
+    (k > 0).then(|| (sorted[k - 1], sorted[n - k]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,6 +62,18 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
         assert_eq!(median(&[]), 0.0);
+    }
+
+    /// The sign test's 95% interval: none below 6 values; for 6 the extremes (2 / 64 = 3.1% outside);
+    /// for 21 the 6th smallest and 6th largest (2.7% in each tail), the published table's values.
+    #[test]
+    fn the_medians_interval_is_the_sign_tests() {
+        let values = |n: usize| (1..=n).map(|v| v as f64).rev().collect::<Vec<_>>();
+        assert_eq!(median_interval(&values(5), 0.95), None);
+        assert_eq!(median_interval(&values(6), 0.95), Some((1.0, 6.0)));
+        assert_eq!(median_interval(&values(21), 0.95), Some((6.0, 16.0)));
+        assert_eq!(median_interval(&values(41), 0.95), Some((14.0, 28.0)));
+        assert_eq!(median_interval(&[], 0.95), None);
     }
 
     #[test]
