@@ -2,7 +2,8 @@
 //! read-ahead stops when it keeps finding pages cached, a client whose last
 //! two rounds found every page of their windows cached already (no WILLNEED
 //! issued, nothing dropped), with no read missing between them, rests. A resting client's read costs one residency probe (the paper's
-//! `fincore` before each read, ATC 2009 section 4.5) and a counter: no
+//! `fincore` before each read, ATC 2009 section 4.5; none inside a span
+//! found cached, `client_probe.rs`) and a counter: no
 //! planner accounting, no round, no callback, no hand-over to the advice
 //! thread. The first read the probe finds missing wakes the client: the
 //! planner's position moves up to that read's entry (`Planner::skip_to`; if
@@ -74,12 +75,14 @@ impl ClientInner {
         len: u64,
         probe: Probe,
     ) -> bool {
-        match probe.resident_pages(fd, offset, len, self.page_size) {
-            Some((cached, pages)) if cached == pages => {
+        // The usual probe: a read inside a span found cached (`client_probe.rs`) costs none, and
+        // spans are kept while no round runs.
+        match self.probe_read(fd, offset, len, probe) {
+            (true, _) => {
                 self.lock_state().tracked_reads += 1;
                 true
             }
-            _ => {
+            (false, _) => {
                 self.rest.wake();
                 let key = PageKey {
                     fd,
