@@ -211,23 +211,16 @@ class _EpochPlan:
         self.order = _as_indexes(order, len(records))
         #: The records' edge pages are other processes' too (``PF_SHARED_EDGES``).
         self.shared_edges = shared_edges
-        page = records._page
-        self.pages = array.array("q")
-        self.first_page = array.array("q")
-        for index in self.order:
-            self.first_page.append(len(self.pages))
-            self._add_record(records, index, page)
+        layout = records._offsets.tobytes(), records._lengths.tobytes()
+        pages, first_page = _native.record_pages(*layout, self.order.tobytes(), records._page)
+        self.pages = array.array("q", pages)
+        self.first_page = array.array("q", first_page)
         self.epoch_pages = len(self.pages)
-        for index in _as_indexes(next_order or (), len(records)):
-            self._add_record(records, index, page)
+        if next_order:
+            following = _as_indexes(next_order, len(records)).tobytes()
+            self.pages.frombytes(_native.record_pages(*layout, following, records._page)[0])
         self.position = 0
         self.region: Optional[Region] = None
-
-    def _add_record(self, records: Records, index: int, page: int) -> None:
-        offset, length = records._offsets[index], records._lengths[index]
-        if length > 0:
-            first = offset - offset % page
-            self.pages.extend(range(first, offset + length, page))
 
     def distinct_pages(self) -> int:
         """How many distinct pages the epoch's records (not the next epoch's) cover."""

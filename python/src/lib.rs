@@ -12,7 +12,7 @@
 //! Errors: `InvalidArgument` becomes `ValueError`; `BadFd` and `Forked` become `OSError` with the errno
 //! the C API sets for them (EBADF, ESRCH).
 //!
-//! Deviations: `sqlite_auto_extension` is this module's own addition.
+//! Deviations: `sqlite_auto_extension` and `record_pages` are this module's own additions.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::mem::MaybeUninit;
@@ -24,6 +24,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+mod pages;
 mod sim;
 
 /// The library's error as the Python exception the package documents.
@@ -417,6 +418,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(keep_pending, module)?)?;
     module.add_function(wrap_pyfunction!(instance_id, module)?)?;
     module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;
+    module.add_function(wrap_pyfunction!(pages::record_pages, module)?)?;
     sim::register(module)?;
     Ok(())
 }

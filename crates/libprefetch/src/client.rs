@@ -173,6 +173,8 @@ struct State {
     pages_fetched: u64,
     /// Spans of pages found cached since the last round (`client_probe.rs`).
     known: KnownCached,
+    /// `misses` when the last round's advice was out (`client_warm.rs`).
+    misses_at_round: u64,
 }
 
 /// What a read leaves to do once the planner has accounted it.
@@ -206,6 +208,8 @@ pub struct ClientInner {
     /// This process's share of the memory available, re-read at a bounded
     /// rate (`memory::PROBE_INTERVAL`).
     memory: CachedProbe,
+    /// Rounds skipped while the cache holds every read (`client_warm.rs`).
+    rest: Rest,
 }
 
 /// A libprefetch client. Dropping it unregisters it and its regions.
@@ -301,6 +305,7 @@ impl Client {
                 callbacks: 0,
                 pages_fetched: 0,
                 known: KnownCached::default(),
+                misses_at_round: 0,
             }),
             ignoring: AtomicU32::new(0),
             callback: Mutex::new(Some(Box::new(callback))),
@@ -309,6 +314,7 @@ impl Client {
             dead: AtomicBool::new(false),
             holds_list: AtomicBool::new(false),
             memory: CachedProbe::default(),
+            rest: Rest::default(),
         });
         globals();
         Ok(Client { inner, owner: true })
@@ -602,6 +608,9 @@ impl ClientInner {
         let Some(len) = clip_to_file(fd, offset, len) else {
             return;
         };
+        if self.rest.resting() && self.read_while_resting(fd, offset, len, probe) {
+            return;
+        }
         // While a round's advice is still being issued, a missing page may
         // simply not have been asked for yet: not a premature eviction.
         let advising = self.rounds_in_flight.load(Ordering::Acquire) > 0;
@@ -781,6 +790,9 @@ impl ClientInner {
         let counts = advice::execute(&plan, self.page_size, self.config.reverse_pass);
         let mut state = self.lock_state();
         state.pages_fetched += counts.pages_fetched;
+        let misses = state.misses;
+        let missed = std::mem::replace(&mut state.misses_at_round, misses) != misses;
+        self.rest.after_round(&counts, missed);
         confirm_cached(&mut state.planner, &fetched, &stale);
         self.rounds_in_flight.fetch_sub(1, Ordering::AcqRel);
     }
@@ -789,6 +801,10 @@ impl ClientInner {
 #[path = "client_probe.rs"]
 mod probe;
 use probe::KnownCached;
+
+#[path = "client_warm.rs"]
+mod warm;
+use warm::Rest;
 
 #[path = "client_reader.rs"]
 mod reader;

@@ -319,3 +319,49 @@ fn a_callback_that_lists_from_the_requested_read_is_followed_by_that_read() {
         "only the first read, before any list: {stats:?}"
     );
 }
+
+#[test]
+fn a_client_rests_while_its_reads_are_cached_and_plans_again_at_the_first_miss() {
+    let _alone = alone();
+    let (_dir, file) = data_file(2048);
+    let fd = file.as_raw_fd();
+    let mut buf = vec![0u8; PAGE as usize];
+    for page in 0..2048 {
+        file.read_at(&mut buf, page * PAGE).unwrap();
+    }
+    let client = Client::register(Config::default(), |_, _| {}).unwrap();
+    client.register_region(fd, 0, 2048 * PAGE).unwrap();
+    let pages: Vec<u64> = (0..1024).map(|i| i * 2).collect();
+    client
+        .request_prefetching(&entries(fd, &pages), Mode::SET | Mode::DONE)
+        .unwrap();
+    let mut read = |page: u64| {
+        note_read(fd, page * PAGE, PAGE);
+        file.read_at(&mut buf, page * PAGE).unwrap();
+        client.settle();
+    };
+    pages[..512].iter().for_each(|&p| read(p));
+    let resting = client.stats();
+    pages[512..768].iter().for_each(|&p| read(p));
+    let stats = client.stats();
+    assert_eq!(
+        stats.rounds, resting.rounds,
+        "no round while every read is cached"
+    );
+    assert_eq!(stats.tracked_reads, 768, "the reads are still counted");
+    assert_eq!((stats.pages_fetched, stats.misses), (0, 0));
+    evict(&file);
+    read(pages[768]);
+    let woken = client.stats();
+    assert_eq!(woken.misses, 1);
+    assert!(woken.rounds > stats.rounds, "the first miss starts a round");
+    assert!(
+        woken.pages_fetched > 0,
+        "which fetches what the reads ahead need"
+    );
+    assert_eq!(
+        cached_pages(&file, pages[770], 1),
+        1,
+        "a page not read yet is prefetched"
+    );
+}

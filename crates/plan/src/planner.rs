@@ -378,6 +378,28 @@ impl Planner {
         self.core.list.consume_next(key)
     }
 
+    /// Moves the position up to the first entry of `key` at or after it
+    /// (consuming the entries before it, as reads past them would), for a
+    /// caller that stopped following the reads for a while (the live
+    /// library's resting client) and picks up at the read of `key`; false,
+    /// with no effect, if the list holds no such entry. Costs the entries
+    /// passed over.
+    pub fn skip_to(&mut self, key: PageKey) -> bool {
+        let position = self.core.list.position();
+        let found = self
+            .core
+            .list
+            .iter_from(position)
+            .find(|(_, entry)| entry.key == key);
+        let Some((seq, _)) = found else {
+            return false;
+        };
+        if seq > position {
+            self.core.list.consume_through(seq - 1);
+        }
+        true
+    }
+
     /// The caller's probe saw `key` in memory: if the plan keeps it and it
     /// is later read missing, that is a premature eviction.
     pub fn confirm_cached(&mut self, key: PageKey) {

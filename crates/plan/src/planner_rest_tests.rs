@@ -85,3 +85,20 @@ proptest! {
         prop_assert_eq!(together.core.list.position(), apart.core.list.position());
     }
 }
+
+/// A caller that stopped following picks up at a read far along the list:
+/// the position moves to that read's entry, which is then consumed as the
+/// next; a page the list does not hold ahead moves nothing.
+#[test]
+fn skip_to_moves_the_position_to_the_entry_of_the_read() {
+    let list: Vec<u64> = (0..200).map(|i| i * 3).collect();
+    let mut planner = planner(Schedule::Window, &list);
+    let key = |page| PageKey { fd: 1, page };
+    assert!(planner.skip_to(key(150)));
+    assert_eq!(planner.core.list.position(), 50);
+    assert_eq!(planner.on_read(key(150), false).0, Verdict::Consumed);
+    assert_eq!(planner.core.list.position(), 51);
+    assert!(!planner.skip_to(key(3)), "behind the position");
+    assert!(!planner.skip_to(key(4)), "not on the list");
+    assert_eq!(planner.core.list.position(), 51);
+}

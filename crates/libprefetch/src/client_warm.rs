@@ -1,0 +1,144 @@
+//! A client at rest while the page cache holds its reads: as Linux's
+//! read-ahead stops when it keeps finding pages cached, a client whose last
+//! two rounds found every page of their windows cached already (no WILLNEED
+//! issued, nothing dropped), with no read missing between them, rests. A resting client's read costs one residency probe (the paper's
+//! `fincore` before each read, ATC 2009 section 4.5; none inside a span
+//! found cached, `client_probe.rs`) and a counter: no
+//! planner accounting, no round, no callback, no hand-over to the advice
+//! thread. The first read the probe finds missing wakes the client: the
+//! planner's position moves up to that read's entry (`Planner::skip_to`; if
+//! the list no longer holds it, the read diverges and calls back for the
+//! list from there), and the read is accounted as any other, a miss, so a
+//! round starts at once.
+//!
+//! Deviations: the paper plans a round whenever one is due; a resting client
+//! plans none until a read misses, and follows no divergence until then.
+
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use plan::PageKey;
+
+use super::ClientInner;
+use crate::advice::AdviceCounts;
+use crate::residency::Probe;
+
+/// Rounds in a row that find their window cached before a client rests:
+/// the second shows that the reads of the first window found it still
+/// cached, and a short list planned once (a lookup) never rests.
+const CLEAN_ROUNDS_TO_REST: u32 = 2;
+
+/// Whether a client rests (read without the state lock, before a read's
+/// probe), and the rounds in a row that found their window cached.
+#[derive(Debug, Default)]
+pub(super) struct Rest {
+    resting: AtomicBool,
+    clean_rounds: AtomicU32,
+}
+
+impl Rest {
+    /// True while the client rests: a read is probed and counted, nothing more.
+    pub(super) fn resting(&self) -> bool {
+        self.resting.load(Ordering::Acquire)
+    }
+
+    /// A read found missing: the client plans again from this read on.
+    pub(super) fn wake(&self) {
+        self.clean_rounds.store(0, Ordering::Release);
+        self.resting.store(false, Ordering::Release);
+    }
+
+    /// A round's advice is out (`counts`): the client rests if this round
+    /// and the one before found every range they would fetch cached, issued
+    /// no call at all, and no read missed in between (`missed`: since the
+    /// round before's advice was out). Called under the state lock.
+    pub(super) fn after_round(&self, counts: &AdviceCounts, missed: bool) {
+        if !at_rest(counts, missed) {
+            self.clean_rounds.store(0, Ordering::Release);
+            return;
+        }
+        let clean = self.clean_rounds.fetch_add(1, Ordering::AcqRel) + 1;
+        if clean >= CLEAN_ROUNDS_TO_REST {
+            self.resting.store(true, Ordering::Release);
+        }
+    }
+}
+
+impl ClientInner {
+    /// A read of `len` bytes at `offset` of `fd` while the client rests:
+    /// true if the probe finds all of it cached (the read is only counted);
+    /// otherwise the client wakes and the read is to be accounted as usual.
+    pub(super) fn read_while_resting(
+        &self,
+        fd: RawFd,
+        offset: u64,
+        len: u64,
+        probe: Probe,
+    ) -> bool {
+        // The usual probe: a read inside a span found cached (`client_probe.rs`) costs none, and
+        // spans are kept while no round runs.
+        match self.probe_read(fd, offset, len, probe) {
+            (true, _) => {
+                self.lock_state().tracked_reads += 1;
+                true
+            }
+            (false, _) => {
+                self.rest.wake();
+                let key = PageKey {
+                    fd,
+                    page: offset / self.page_size,
+                };
+                self.lock_state().planner.skip_to(key);
+                false
+            }
+        }
+    }
+}
+
+/// A round that found its whole window cached and advised nothing, with no
+/// miss since it was planned.
+fn at_rest(counts: &AdviceCounts, missed: bool) -> bool {
+    !missed && counts.calls == 0 && counts.cached_ranges > 0 && counts.pages_fetched == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(calls: u64, cached_ranges: u64, pages_fetched: u64) -> AdviceCounts {
+        AdviceCounts {
+            calls,
+            failures: 0,
+            cached_ranges,
+            pages_fetched,
+        }
+    }
+
+    #[test]
+    fn a_round_that_found_its_window_cached_rests_the_client_until_a_miss() {
+        let rest = Rest::default();
+        rest.after_round(&counts(0, 3, 0), false);
+        assert!(!rest.resting(), "one round found its window cached");
+        rest.after_round(&counts(0, 3, 0), false);
+        assert!(rest.resting(), "two in a row did");
+        rest.wake();
+        assert!(!rest.resting());
+        rest.after_round(&counts(0, 3, 0), false);
+        assert!(!rest.resting(), "a miss starts the count again");
+    }
+
+    #[test]
+    fn a_round_that_advised_or_followed_a_miss_does_not() {
+        for (counts, missed) in [
+            (counts(1, 2, 4), false), // a range was fetched
+            (counts(1, 3, 0), false), // pages were dropped
+            (counts(0, 0, 0), false), // nothing was probed
+            (counts(0, 3, 0), true),  // a read missed since the round was planned
+        ] {
+            let rest = Rest::default();
+            rest.after_round(&super::tests::counts(0, 3, 0), false);
+            rest.after_round(&counts, missed);
+            assert!(!rest.resting(), "{counts:?}, missed {missed}");
+        }
+    }
+}
