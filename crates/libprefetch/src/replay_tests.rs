@@ -104,6 +104,37 @@ fn recorded_files(
     (dir, paths, identities, recording)
 }
 
+/// What the tests that force an order on one thread share: the statics
+/// held, `count` recorded uncached files, and a replay ready on them.
+struct Forced {
+    _serial: std::sync::MutexGuard<'static, ()>,
+    _dir: tempfile::TempDir,
+    identities: Vec<(FileIdentity, FileStat)>,
+    replay: &'static Replay,
+    runs: Runs,
+}
+
+impl Forced {
+    fn new(count: usize) -> Forced {
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let (dir, _, identities, recording) = recorded_files(count);
+        let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
+        Forced {
+            _serial: serial,
+            _dir: dir,
+            identities,
+            replay,
+            runs,
+        }
+    }
+
+    /// The replay's descriptor of recorded file `file`.
+    fn fd(&self, file: usize) -> RawFd {
+        let identity = &self.identities[file].0;
+        self.replay.files[&(identity.dev, identity.ino)]
+    }
+}
+
 /// The replay advises once its first files are open, before the last
 /// one is (counted by the replay's opener, not timed); the list grows
 /// as the rest open, and never holds a file changed since recording.
@@ -177,12 +208,10 @@ fn a_read_made_before_the_replay_is_ready_starts_the_list_there() {
 /// the read, one open, the next read), not raced.
 #[test]
 fn a_read_past_the_opened_files_moves_the_opener_ahead_of_it() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let page_size = crate::memory::page_size();
     let count = 4 * FIRST_FILES;
-    let (_dir, _, identities, recording) = recorded_files(count);
-
-    let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
+    let forced = Forced::new(count);
+    let (replay, runs, identities) = (forced.replay, &forced.runs, &forced.identities);
     assert_eq!(replay.opening.opened(), (FIRST_FILES, count));
     let past = 2 * FIRST_FILES;
     // A first read of a file not opened yet may be a stray one: the opener
@@ -321,11 +350,10 @@ fn a_read_of_a_file_left_out_as_cached_starts_the_list_there() {
 /// more (the order forced on this thread, with the opener's bounded wait).
 #[test]
 fn the_opener_stays_a_bounded_number_of_files_ahead_of_the_program() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let page_size = crate::memory::page_size();
     let count = AHEAD_FILES + 2 * FIRST_FILES;
-    let (_dir, _, identities, recording) = recorded_files(count);
-    let (replay, _) = ready(recording.as_os_str()).expect("the replay is ready");
+    let forced = Forced::new(count);
+    let (replay, identities) = (forced.replay, &forced.identities);
     open_files(replay, AHEAD_FILES, &mut || false);
     assert_eq!(replay.opening.opened(), (AHEAD_FILES, count));
     assert!(
@@ -351,12 +379,10 @@ fn the_opener_stays_a_bounded_number_of_files_ahead_of_the_program() {
 /// opened the file and advised nothing. The order is forced on this thread.
 #[test]
 fn a_mapped_file_faulted_in_is_opened_even_where_the_opener_skipped_it() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let page_size = crate::memory::page_size();
-    let count = 4 * FIRST_FILES;
-    let (_dir, _, identities, recording) = recorded_files(count);
-    let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
-    let fd = |file: usize| replay.files[&(identities[file].0.dev, identities[file].0.ino)];
+    let forced = Forced::new(4 * FIRST_FILES);
+    let (replay, runs, identities) = (forced.replay, &forced.runs, &forced.identities);
+    let fd = |file: usize| forced.fd(file);
     let run_of = |file: usize| -> Vec<Entry> { (0..16).map(|page| (fd(file), page)).collect() };
 
     // Faults in a file not opened yet, run after run: it is opened next,
@@ -398,12 +424,10 @@ fn a_mapped_file_faulted_in_is_opened_even_where_the_opener_skipped_it() {
 /// order is forced on this thread.
 #[test]
 fn the_follower_looks_while_the_opener_waits_for_the_program() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let count = AHEAD_FILES + 2 * FIRST_FILES;
-    let (_dir, _, identities, recording) = recorded_files(count);
-    let (replay, _) = ready(recording.as_os_str()).expect("the replay is ready");
-    let fd = |file: usize| replay.files[&(identities[file].0.dev, identities[file].0.ino)];
-    let faulted: Vec<Entry> = (0..16).map(|page| (fd(FIRST_FILES), page)).collect();
+    let forced = Forced::new(count);
+    let replay = forced.replay;
+    let faulted: Vec<Entry> = (0..16).map(|page| (forced.fd(FIRST_FILES), page)).collect();
     let mut looks_at_the_bound = 0;
     open_files(replay, count - FIRST_FILES, &mut || {
         if !replay.opening.has_room() {
@@ -433,12 +457,11 @@ fn the_follower_looks_while_the_opener_waits_for_the_program() {
 /// nothing of it. The order is forced on this thread.
 #[test]
 fn files_skipped_ahead_of_the_program_are_opened_once_every_file_had_its_turn() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let page_size = crate::memory::page_size();
     let count = 4 * FIRST_FILES;
-    let (_dir, _, identities, recording) = recorded_files(count);
-    let (replay, runs) = ready(recording.as_os_str()).expect("the replay is ready");
-    let fd = |file: usize| replay.files[&(identities[file].0.dev, identities[file].0.ino)];
+    let forced = Forced::new(count);
+    let (replay, runs, identities) = (forced.replay, &forced.runs, &forced.identities);
+    let fd = |file: usize| forced.fd(file);
 
     on_read(&identities[0].1, 0, page_size);
     let past = 2 * FIRST_FILES;
