@@ -77,7 +77,7 @@ fn prefetch_and_read(mountpoint: &Path, infill: Option<u64>) -> (Served, u64) {
 
 #[test]
 fn infill_serves_fewer_requests_in_no_more_disk_time() {
-    if let Err(reason) = emulate::fuse_available() {
+    if let Some(reason) = emulate::fuse_kernel_missing() {
         println!("skipped (kernel feature missing): {reason}");
         return;
     }

@@ -33,7 +33,7 @@ struct Mount {
 
 impl Mount {
     fn start() -> Option<Mount> {
-        if let Err(reason) = emulate::fuse_available() {
+        if let Some(reason) = emulate::fuse_kernel_missing() {
             println!("skipped (kernel feature missing): {reason}");
             return None;
         }

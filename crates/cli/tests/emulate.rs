@@ -25,7 +25,7 @@ impl Daemon {
     /// Starts the daemon and waits for its mount, or returns None (after
     /// printing why) where FUSE is unavailable.
     fn start() -> Option<Self> {
-        if let Err(reason) = emulate::fuse_available() {
+        if let Some(reason) = emulate::fuse_kernel_missing() {
             println!("skipped (kernel feature missing): {reason}");
             return None;
         }

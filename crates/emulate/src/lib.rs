@@ -117,11 +117,9 @@ impl Config {
 /// Checks that this machine can mount FUSE file systems: `/dev/fuse` opens
 /// and `fusermount3` runs. The error says what is missing.
 pub fn fuse_available() -> Result<(), Error> {
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/fuse")
-        .map_err(|e| Error::NoFuse(format!("cannot open /dev/fuse: {e}")))?;
+    if let Some(reason) = fuse_kernel_missing() {
+        return Err(Error::NoFuse(reason));
+    }
     match std::process::Command::new("fusermount3").arg("-V").output() {
         Ok(output) if output.status.success() => Ok(()),
         Ok(output) => Err(Error::NoFuse(format!(
@@ -132,6 +130,18 @@ pub fn fuse_available() -> Result<(), Error> {
             "fusermount3 not found ({e}); install Debian's fuse3 package"
         ))),
     }
+}
+
+/// Why the kernel side of FUSE is missing here (`/dev/fuse` does not open),
+/// or `None`: what tests may skip on. A missing `fusermount3` is a package to
+/// install (Debian's `fuse3`), which [`fuse_available`] reports as an error.
+pub fn fuse_kernel_missing() -> Option<String> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .err()
+        .map(|e| format!("cannot open /dev/fuse: {e}"))
 }
 
 /// Unmounts a mounted emulated disk from any thread (for signal handlers).

@@ -59,7 +59,7 @@ impl Fixture {
         placement: Placement,
         fill: impl FnOnce(&Path),
     ) -> Option<Self> {
-        if let Err(reason) = emulate::fuse_available() {
+        if let Some(reason) = emulate::fuse_kernel_missing() {
             println!("skipped (kernel feature missing): {reason}");
             return None;
         }
@@ -393,7 +393,7 @@ fn is_mounted(path: &Path) -> bool {
 /// A temporary directory with empty `backing` and `mnt` directories in it,
 /// or `None` (the test skipped, and says why) where FUSE is missing.
 fn empty_dirs() -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
-    if let Err(reason) = emulate::fuse_available() {
+    if let Some(reason) = emulate::fuse_kernel_missing() {
         println!("skipped (kernel feature missing): {reason}");
         return None;
     }

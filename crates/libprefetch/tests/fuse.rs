@@ -46,7 +46,7 @@ impl Drop for NoteCloseOnDrop {
 impl Emulated {
     /// `None`, saying why, where FUSE is unavailable.
     fn with_file(bytes: &[u8]) -> Option<Emulated> {
-        if let Err(reason) = emulate::fuse_available() {
+        if let Some(reason) = emulate::fuse_kernel_missing() {
             println!("skipped (kernel feature missing): {reason}");
             return None;
         }

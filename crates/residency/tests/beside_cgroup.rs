@@ -33,7 +33,9 @@ fn memory_group(name: &str) -> Option<PathBuf> {
     let root = Path::new("/sys/fs/cgroup/memory");
     let dir = root.join(format!("residency-beside-{name}-{}", std::process::id()));
     if let Err(error) = std::fs::create_dir(&dir) {
-        eprintln!("skipped: cannot make a cgroup v1 memory group under {root:?}: {error}");
+        eprintln!(
+            "skipped (kernel feature or privilege missing): cannot make a cgroup v1 memory group under {root:?}: {error}"
+        );
         return None;
     }
     std::fs::write(dir.join("memory.limit_in_bytes"), LIMIT.to_string()).unwrap();
