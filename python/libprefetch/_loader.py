@@ -13,14 +13,15 @@ holding the end of one worker's record and the start of another's is on both lis
 is given with ``PF_SHARED_EDGES``, so a worker lets such a page go once read instead of dropping it from
 under the other's prefetch.
 
-Each worker's list is a quarter (of N workers, an N-th) of the records, spread over the whole file: advised
-alone, its pages go to the device one record at a time (about 18 KiB a request for records of 4-64 KiB,
-against the 300-500 KiB the device takes in offset order). When the epoch's records fit in what the page
+Each worker's list is an N-th of the records, spread over the whole file: advised alone, its pages go to
+the device about one record a request (15-18 KiB for records of 4-64 KiB, against 100-500 KiB for the
+same bytes in offset order). When the epoch's records fit in what the page
 cache may hold (the library's own reading of the system's and the memory cgroup's room, and
 ``max_memory``), each worker also advises WILLNEED its N-th of the epoch's union, in offset order, from a
 thread: together the workers read the union as the device's limit does (section 3.3's C-LOOK order, over
 all workers' lists), and each worker's client finds its pages cached or follows the misses as before.
-Where the records do not fit, nothing changes: a page swept long before its read would be evicted first.
+Where the records do not fit, nothing changes: a page swept long before its read would be evicted first;
+nor where the worker's share is all cached already.
 
 A read that is not the next one of the worker's list (a ``batch_size`` other than the loader's, a
 sampler other than ``dataset.sampler``, persistent workers in a later epoch) ends that worker's
@@ -144,7 +145,8 @@ class RecordDataset:
         if _fits(self._union, self.max_memory):
             fd = self.records.advice_fd()
             calls = share(self._union, self.records._page, worker_id, num_workers, _native.willneed_limit(fd))
-            self._worker.sweep = _Sweep(fd, calls)
+            if calls and _native.missing_pages(fd, calls[0][0], sum(calls[-1]) - calls[0][0]):
+                self._worker.sweep = _Sweep(fd, calls)
 
     def stats(self) -> Optional[Stats]:
         """This process's worker counters (None before its first read)."""

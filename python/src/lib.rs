@@ -418,6 +418,21 @@ fn willneed(py: Python<'_>, fd: i32, ranges: &[u8]) -> u64 {
     })
 }
 
+/// Pages of `[offset, offset + length)` of `fd` not in the page cache (one `cachestat` call); all of
+/// them where `cachestat` is unavailable.
+#[pyfunction]
+fn missing_pages(py: Python<'_>, fd: i32, offset: u64, length: u64) -> u64 {
+    // SAFETY: sysconf takes a plain constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
+    let pages = (offset + length).div_ceil(page) - offset / page;
+    py.detach(
+        || match libprefetch::residency::cachestat(fd, offset, length) {
+            Ok(stat) => pages.saturating_sub(stat.nr_cache),
+            Err(_) => pages,
+        },
+    )
+}
+
 /// SQLite's result codes (sqlite3.h) that the auto-extension entry point translates.
 const SQLITE_OK: c_int = 0;
 const SQLITE_OK_LOAD_PERMANENTLY: c_int = 256;
@@ -461,6 +476,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(available_for_cache, module)?)?;
     module.add_function(wrap_pyfunction!(willneed_limit, module)?)?;
     module.add_function(wrap_pyfunction!(willneed, module)?)?;
+    module.add_function(wrap_pyfunction!(missing_pages, module)?)?;
     module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;
     module.add_function(wrap_pyfunction!(pages::record_pages, module)?)?;
     sim::register(module)?;

@@ -239,8 +239,8 @@ def test_the_workers_shares_of_the_union_cover_it_once_in_offset_order(records_f
 
 def test_a_worker_whose_epoch_fits_advises_its_share_of_the_union(records_file, monkeypatch):
     """Worker 1 of 2 advises WILLNEED its share of the records' pages, in offset order, before its
-    first read (the kernel reads them as it can: the advice is a hint); with a budget below the
-    records' pages it sweeps nothing. The bytes are the same either way."""
+    first read (the kernel reads them as it can: the advice is a hint); it sweeps nothing when its
+    share is cached already or the budget is below the records' pages. The bytes are the same."""
     from libprefetch import _loader
 
     path, offsets, lengths, data = records_file
@@ -259,7 +259,12 @@ def test_a_worker_whose_epoch_fits_advises_its_share_of_the_union(records_file, 
         wanted = [data[offsets[i] : offsets[i] + lengths[i]] for i in mine]
         limit = _loader._native.willneed_limit(records._fd)
         expected = _loader.share(_loader.union_extents(records), page, 1, 2, limit)
-        for budget, sweeps in ((None, True), (len(data) // 2, False)):
+        for budget, cached, sweeps in ((None, False, True), (None, True, False), (len(data) // 2, False, False)):
+            fd = os.open(path, os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            if cached:
+                os.pread(fd, len(data), 0)
+            os.close(fd)
             advised.clear()
             dataset = RecordDataset(records, batch_size=4, seed=2, max_memory=budget)
             dataset.start_worker(1, 2)
