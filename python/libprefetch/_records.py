@@ -46,7 +46,7 @@ class Records:
         self._lengths = _as_int64(lengths, "lengths")
         if len(self._offsets) != len(self._lengths):
             raise ValueError(f"{len(self._offsets)} offsets but {len(self._lengths)} lengths")
-        self._fd = -1
+        self._fd = self._advice = -1
         self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
         try:
             status = os.fstat(self._fd)
@@ -100,6 +100,9 @@ class Records:
 
     def close(self) -> None:
         """Closes the file."""
+        advice, self._advice = getattr(self, "_advice", -1), -1
+        if advice >= 0:
+            os.close(advice)
         fd, self._fd = self._fd, -1
         if fd >= 0:
             _native.note_close(fd)
@@ -121,6 +124,15 @@ class Records:
     def __del__(self) -> None:
         if getattr(self, "_fd", -1) >= 0:
             self.close()
+
+    def advice_fd(self) -> int:
+        """A descriptor of the file that nobody reads, for advice: on FUSE, WILLNEED through a
+        descriptor that is read is dropped while the connection is busy (crate libprefetch,
+        descriptors.rs). Opened once, closed just before the file's own descriptor (whose close drops
+        this process's locks on the file anyway)."""
+        if self._advice < 0:
+            self._advice = os.open(f"/proc/self/fd/{self._fd}", os.O_RDONLY | os.O_CLOEXEC)
+        return self._advice
 
     def _read(self, offset: int, length: int) -> bytes:
         if length == 0:

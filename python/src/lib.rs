@@ -377,6 +377,62 @@ fn instance_id() -> u64 {
     libprefetch::instance_id()
 }
 
+/// Bytes the page cache may hold for this process now: what the library plans its budget from
+/// (`MemAvailable`, capped by the memory cgroup's room).
+#[pyfunction]
+fn available_for_cache() -> u64 {
+    libprefetch::memory::available_for_cache()
+}
+
+/// Bytes one WILLNEED call loads for files on `fd`'s device (what the library cuts its advice by).
+#[pyfunction]
+fn willneed_limit(fd: i32) -> u64 {
+    libprefetch::device::willneed_limit(fd)
+}
+
+/// WILLNEED of each `(offset, length)` byte range of `ranges` (native int64 pairs) on `fd` in turn,
+/// with the GIL released, skipping a range whose pages are all cached already (one `cachestat` call,
+/// as the library's own advice does); returns how many ranges were advised. Advice is a hint: its
+/// errors are not raised.
+#[pyfunction]
+fn willneed(py: Python<'_>, fd: i32, ranges: &[u8]) -> u64 {
+    let values: Vec<i64> = ranges
+        .chunks_exact(8)
+        .map(|bytes| i64::from_ne_bytes(bytes.try_into().expect("8 bytes")))
+        .collect();
+    // SAFETY: sysconf takes a plain constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
+    py.detach(|| {
+        let mut advised = 0;
+        for pair in values.chunks_exact(2) {
+            let (offset, length) = (pair[0].max(0) as u64, pair[1].max(0) as u64);
+            let cached = libprefetch::residency::cachestat(fd, offset, length)
+                .is_ok_and(|stat| stat.nr_cache >= length.div_ceil(page));
+            if !cached {
+                // SAFETY: posix_fadvise takes plain integers; a bad fd only yields EBADF.
+                unsafe { libc::posix_fadvise(fd, pair[0], pair[1], libc::POSIX_FADV_WILLNEED) };
+                advised += 1;
+            }
+        }
+        advised
+    })
+}
+
+/// Pages of `[offset, offset + length)` of `fd` not in the page cache (one `cachestat` call); all of
+/// them where `cachestat` is unavailable.
+#[pyfunction]
+fn missing_pages(py: Python<'_>, fd: i32, offset: u64, length: u64) -> u64 {
+    // SAFETY: sysconf takes a plain constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
+    let pages = (offset + length).div_ceil(page) - offset / page;
+    py.detach(
+        || match libprefetch::residency::cachestat(fd, offset, length) {
+            Ok(stat) => pages.saturating_sub(stat.nr_cache),
+            Err(_) => pages,
+        },
+    )
+}
+
 /// SQLite's result codes (sqlite3.h) that the auto-extension entry point translates.
 const SQLITE_OK: c_int = 0;
 const SQLITE_OK_LOAD_PERMANENTLY: c_int = 256;
@@ -417,6 +473,10 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(pread, module)?)?;
     module.add_function(wrap_pyfunction!(keep_pending, module)?)?;
     module.add_function(wrap_pyfunction!(instance_id, module)?)?;
+    module.add_function(wrap_pyfunction!(available_for_cache, module)?)?;
+    module.add_function(wrap_pyfunction!(willneed_limit, module)?)?;
+    module.add_function(wrap_pyfunction!(willneed, module)?)?;
+    module.add_function(wrap_pyfunction!(missing_pages, module)?)?;
     module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;
     module.add_function(wrap_pyfunction!(pages::record_pages, module)?)?;
     sim::register(module)?;

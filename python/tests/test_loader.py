@@ -9,6 +9,7 @@ fetches its queue's batches in order with ``[dataset[i] for i in batch]``. ``loa
 same with multiprocessing, "fork" and "spawn", and a stand-in ``torch.utils.data`` module in each worker.
 """
 
+import array
 import itertools
 import multiprocessing
 import os
@@ -218,3 +219,76 @@ def test_an_epoch_summary_accounts_for_its_pages(records_file):
     assert f"prefetched {stats.pages_prefetched} pages: used {stats.prefetched_used}, " in line
     assert f"dropped unused {stats.prefetched_unused_dropped} " in line
     assert f"dropped after use {stats.pages_dropped - stats.prefetched_unused_dropped};" in line
+
+
+@pytest.mark.parametrize("workers", [1, 3, 4])
+def test_the_workers_shares_of_the_union_cover_it_once_in_offset_order(records_file, workers):
+    from libprefetch._loader import share, union_extents
+
+    path, offsets, lengths, _ = records_file
+    page = os.sysconf("SC_PAGE_SIZE")
+    with libprefetch.Records(path, offsets, lengths) as records:
+        union = union_extents(records)
+    wanted = {p for o, n in zip(offsets, lengths) if n for p in range(o // page, (o + n - 1) // page + 1)}
+    limit = 5 * page  # calls of at most 5 pages: records cross their ends
+    calls = [call for worker in range(workers) for call in share(union, page, worker, workers, limit)]
+    assert calls == sorted(calls) and all(0 < length <= limit for _, length in calls)
+    covered = [p for offset, length in calls for p in range(offset // page, (offset + length - 1) // page + 1)]
+    assert len(covered) == len(set(covered)) and set(covered) == wanted
+
+
+def test_a_worker_whose_epoch_fits_advises_its_share_of_the_union(records_file, monkeypatch):
+    """Worker 1 of 2 advises WILLNEED its share of the records' pages, in offset order, before its
+    first read (the kernel reads them as it can: the advice is a hint); it sweeps nothing when its
+    share is cached already or the budget is below the records' pages. The bytes are the same."""
+    from libprefetch import _loader
+
+    path, offsets, lengths, data = records_file
+    page = os.sysconf("SC_PAGE_SIZE")
+    advised = []
+    willneed = _loader._native.willneed
+
+    def recording(fd, ranges):
+        pairs = array.array("q", ranges)
+        advised.extend(zip(pairs[::2], pairs[1::2]))
+        return willneed(fd, ranges)
+
+    monkeypatch.setattr(_loader._native, "willneed", recording)
+    with libprefetch.Records(path, offsets, lengths) as records:
+        mine = worker_indices(libprefetch.epoch_order(len(records), 2, 0), 4, False, 1, 2)
+        wanted = [data[offsets[i] : offsets[i] + lengths[i]] for i in mine]
+        limit = _loader._native.willneed_limit(records._fd)
+        expected = _loader.share(_loader.union_extents(records), page, 1, 2, limit)
+        for budget, cached, sweeps in ((None, False, True), (None, True, False), (len(data) // 2, False, False)):
+            fd = os.open(path, os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            if cached:
+                os.pread(fd, len(data), 0)
+            os.close(fd)
+            advised.clear()
+            dataset = RecordDataset(records, batch_size=4, seed=2, max_memory=budget)
+            dataset.start_worker(1, 2)
+            assert (dataset._worker.sweep is not None) == sweeps
+            assert [dataset[i] for i in mine] == wanted
+            dataset.stop()
+            assert advised == (expected if sweeps else [])
+
+
+def test_a_sweep_skips_ranges_already_cached(records_file):
+    """The native WILLNEED of a sweep advises only ranges with a page missing from the cache."""
+    path, _, _, data = records_file
+    page = os.sysconf("SC_PAGE_SIZE")
+    ranges = array.array("q", [0, 4 * page, 8 * page, 4 * page]).tobytes()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.pread(fd, len(data), 0)  # every page cached
+        assert libprefetch._native.willneed(fd, ranges) == 0
+        # Drop the whole file (a large folio is not dropped in part), then read pages 0..4 back one
+        # at a time without read-ahead: the first range is cached, the second is not.
+        for advice in (os.POSIX_FADV_DONTNEED, os.POSIX_FADV_RANDOM):
+            os.posix_fadvise(fd, 0, 0, advice)
+        for index in range(4):
+            os.pread(fd, page, index * page)
+        assert libprefetch._native.willneed(fd, ranges) == 1
+    finally:
+        os.close(fd)
