@@ -39,6 +39,10 @@ pub struct RegionSlot {
     pub probe: Probe,
     /// Set once the descriptor was closed or found naming another file.
     retired: Arc<AtomicBool>,
+    /// Whether a resting client's read of it may be made with `RWF_NOWAIT`
+    /// (`track_cached.rs`): a regular file without `O_DIRECT`, until its
+    /// filesystem refuses the flag.
+    nowait: Arc<AtomicBool>,
     /// The copy of the library that registered it (`instance.rs`): only
     /// reads noted through that copy follow it.
     owner: usize,
@@ -55,6 +59,16 @@ pub trait RegionClient: Send + Sync {
     /// client's regions, is about to be made; the caller holds the
     /// re-entrancy guard.
     fn on_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, probe: Probe);
+    /// True if the client only counts its reads now (it rests, `client_warm.rs`).
+    fn rests(&self) -> bool;
+    /// A read inside the client's regions was served whole from the page
+    /// cache while it rested (`track_cached.rs`).
+    fn count_cached_read(&self);
+    /// A read inside the client's regions made while it rested found
+    /// `[offset, offset + len)` missing (its first page cached if
+    /// `first_cached`): the client wakes and accounts it as a miss; the
+    /// caller holds the re-entrancy guard.
+    fn on_missed_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, first_cached: bool);
 }
 
 /// Everything a forked child must not inherit.
@@ -184,6 +198,44 @@ pub(crate) fn follow_regions(globals: &Globals, fd: RawFd, offset: u64, len: u64
     }
 }
 
+/// The regions of `fd` a read of `[offset, offset + len)` touches, if
+/// there is one and each belongs to a resting client of this copy and may
+/// be read with `RWF_NOWAIT` (`track_cached.rs`).
+pub(crate) fn resting_regions(
+    globals: &Globals,
+    fd: RawFd,
+    offset: u64,
+    len: u64,
+) -> Option<Touching> {
+    let copy = this_copy();
+    let slots = globals.regions_touching(fd, offset, len);
+    let all_rest = slots.iter().all(|slot| {
+        slot.owner == copy && slot.nowait.load(Ordering::Acquire) && slot.client.rests()
+    });
+    (all_rest && !slots.is_empty()).then_some(slots)
+}
+
+/// A regular file opened without `O_DIRECT`: the reads `RWF_NOWAIT` serves
+/// from the page cache.
+fn may_read_nowait(fd: RawFd) -> bool {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes a struct stat into the buffer on success.
+    let regular = unsafe { libc::fstat(fd, stat.as_mut_ptr()) } == 0
+        // SAFETY: fstat succeeded, so the struct is initialised.
+        && unsafe { stat.assume_init() }.st_mode & libc::S_IFMT == libc::S_IFREG;
+    // SAFETY: F_GETFL only reads the descriptor's status flags.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    regular && flags != -1 && flags & libc::O_DIRECT == 0
+}
+
+impl RegionSlot {
+    /// The file's filesystem refused `RWF_NOWAIT`: its reads go back to
+    /// the residency probe.
+    pub(crate) fn refuse_nowait(&self) {
+        self.nowait.store(false, Ordering::Release);
+    }
+}
+
 impl Globals {
     /// Runs `job` on this process's advice thread (`advice_thread.rs`);
     /// gives the job back if no thread can be had.
@@ -203,6 +255,7 @@ impl Globals {
             client,
             probe,
             retired: Arc::default(),
+            nowait: Arc::new(AtomicBool::new(may_read_nowait(fd))),
             owner: this_copy(),
         });
         self.region_count.fetch_add(1, Ordering::Release);

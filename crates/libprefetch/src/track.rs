@@ -123,7 +123,7 @@ fn track(fd: RawFd, offset: Option<u64>, len: u64) {
 }
 
 /// The file position of `fd`, or `None` for unseekable descriptors.
-fn current_position(fd: RawFd) -> Option<u64> {
+pub(crate) fn current_position(fd: RawFd) -> Option<u64> {
     // SAFETY: lseek with SEEK_CUR and offset 0 only reads the position.
     let position = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
     u64::try_from(position).ok()
