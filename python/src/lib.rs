@@ -315,10 +315,7 @@ fn pread<'py>(
         }) {
             CachedRead::Whole(n) => return Ok((n, Ok(0))),
             CachedRead::Part(n) => n,
-            CachedRead::NotTried => {
-                libprefetch::note_read(fd, offset, length as u64);
-                0
-            }
+            CachedRead::Noted => 0,
         };
         match PENDING.with(|pending| pending.borrow_mut().take()) {
             Some(error) => Err(error),

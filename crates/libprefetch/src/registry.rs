@@ -187,32 +187,30 @@ extern "C" fn after_fork_in_child() {
 /// Moves the clients whose regions of `fd` the read touches along their
 /// lists. The caller holds the re-entrancy guard.
 pub(crate) fn follow_regions(globals: &Globals, fd: RawFd, offset: u64, len: u64) {
+    follow_slots(&globals.regions_touching(fd, offset, len), fd, offset, len);
+}
+
+/// Moves the clients of `slots`, the regions of `fd` the read touches,
+/// along their lists; the regions of another copy are left alone. The
+/// caller holds the re-entrancy guard.
+pub(crate) fn follow_slots(slots: &Touching, fd: RawFd, offset: u64, len: u64) {
     let copy = this_copy();
-    for slot in globals.regions_touching(fd, offset, len) {
-        if slot.owner != copy {
-            continue;
-        }
+    for slot in slots.iter().filter(|slot| slot.owner == copy) {
         let start = offset.max(slot.start);
         let end = offset.saturating_add(len).min(slot.end);
-        slot.client.on_read(fd, start, end - start, slot.probe);
+        Arc::clone(&slot.client).on_read(fd, start, end - start, slot.probe);
     }
 }
 
-/// The regions of `fd` a read of `[offset, offset + len)` touches, if
-/// there is one and each belongs to a resting client of this copy and may
-/// be read with `RWF_NOWAIT` (`track_cached.rs`).
-pub(crate) fn resting_regions(
-    globals: &Globals,
-    fd: RawFd,
-    offset: u64,
-    len: u64,
-) -> Option<Touching> {
+/// True if a read touching `slots` (at least one) may be made with
+/// `RWF_NOWAIT` (`track_cached.rs`): each is this copy's, of a resting
+/// client, on a file that takes the flag.
+pub(crate) fn all_rest(slots: &Touching) -> bool {
     let copy = this_copy();
-    let slots = globals.regions_touching(fd, offset, len);
-    let all_rest = slots.iter().all(|slot| {
-        slot.owner == copy && slot.nowait.load(Ordering::Acquire) && slot.client.rests()
-    });
-    (all_rest && !slots.is_empty()).then_some(slots)
+    !slots.is_empty()
+        && slots.iter().all(|slot| {
+            slot.owner == copy && slot.nowait.load(Ordering::Acquire) && slot.client.rests()
+        })
 }
 
 /// A regular file opened without `O_DIRECT`: the reads `RWF_NOWAIT` serves

@@ -99,7 +99,7 @@ pub fn may_track(fd: RawFd) -> bool {
     fd >= 0 && (observe::active() || globals_if_started().is_some_and(|g| g.any_regions()))
 }
 
-fn track(fd: RawFd, offset: Option<u64>, len: u64) {
+pub(crate) fn track(fd: RawFd, offset: Option<u64>, len: u64) {
     let observing = observe::active();
     let globals = globals_if_started().filter(|g| g.any_regions());
     if (!observing && globals.is_none()) || fd < 0 || len == 0 {

@@ -12,7 +12,8 @@
 //!
 //! Only regular files opened without `O_DIRECT`; a file whose filesystem
 //! refuses the flag (`EOPNOTSUPP`: FUSE) goes back to the probe, once per
-//! region.
+//! region. Any other read is noted here as `note_read` notes it, with the
+//! one region lookup.
 //!
 //! Deviations: a read the kernel finds cached but cannot serve without
 //! waiting (a page locked by another reader's I/O) wakes the client, where
@@ -24,8 +25,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::guard::{CancelGuard, ErrnoGuard, Reentry};
 use crate::memory::page_size;
 use crate::observe;
-use crate::registry::{globals_if_started, resting_regions, Touching};
-use crate::track::current_position;
+use crate::registry::{all_rest, follow_slots, globals_if_started, Touching};
+use crate::track::{current_position, track};
 
 /// What [`read_cached`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,39 +36,46 @@ pub enum CachedRead {
     Whole(usize),
     /// The first `n` bytes were read (0 on `EAGAIN`; a read at the file
     /// position advanced it by `n`) and the read was accounted as a miss:
-    /// the caller reads the rest with the usual call, without noting it.
+    /// the caller reads the rest with the usual call.
     Part(usize),
-    /// Nothing was read: the caller notes the read and makes it as usual.
-    NotTried,
+    /// Nothing was read; the read was noted as by `note_read`: the caller
+    /// makes it with the usual call.
+    Noted,
 }
 
 /// A read of `len` bytes of `fd` at `offset` (`None`: at the file
 /// position) about to be made: if the clients of the regions it touches
 /// all rest, calls `read_nowait`, which must make that read with
 /// `RWF_NOWAIT` (`preadv2` at `offset`, or at -1) and return its result,
-/// errno set. Never changes errno; cheap when `fd` has no registered region.
+/// errno set; otherwise notes the read as `note_read` does. Never changes
+/// errno; one region lookup, none when no region exists.
 pub fn read_cached(
     fd: RawFd,
     offset: Option<u64>,
     len: u64,
     read_nowait: impl FnOnce() -> isize,
 ) -> CachedRead {
-    if fd < 0 || len == 0 || observe::active() {
-        return CachedRead::NotTried;
-    }
-    let Some(globals) = globals_if_started().filter(|g| g.any_regions()) else {
-        return CachedRead::NotTried;
+    let globals = globals_if_started().filter(|g| g.any_regions());
+    let Some(globals) = globals.filter(|_| fd >= 0 && len > 0 && !observe::active()) else {
+        track(fd, offset, len);
+        return CachedRead::Noted;
     };
     let Some(_inside) = Reentry::enter() else {
-        return CachedRead::NotTried;
+        return CachedRead::Noted;
     };
     let _errno = ErrnoGuard::save();
-    let resting = catch_unwind(AssertUnwindSafe(|| {
+    let found = catch_unwind(AssertUnwindSafe(|| {
         let at = offset.or_else(|| current_position(fd))?;
-        Some((at, resting_regions(globals, fd, at, len)?))
+        let slots = globals.regions_touching(fd, at, len);
+        if all_rest(&slots) {
+            return Some((at, slots));
+        }
+        let _no_cancel = CancelGuard::hold();
+        follow_slots(&slots, fd, at, len);
+        None
     }));
-    let Ok(Some((at, slots))) = resting else {
-        return CachedRead::NotTried;
+    let Ok(Some((at, slots))) = found else {
+        return CachedRead::Noted;
     };
     let result = read_nowait();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -81,7 +89,7 @@ pub fn read_cached(
         (Ok(outcome), _) => outcome,
         // A panic after bytes were read: they are the application's, the client's count is lost.
         (Err(_), Ok(n)) => CachedRead::Part(n),
-        (Err(_), Err(_)) => CachedRead::NotTried,
+        (Err(_), Err(_)) => CachedRead::Noted,
     }
 }
 
@@ -94,9 +102,9 @@ fn judge(fd: RawFd, at: u64, len: u64, result: isize, slots: &Touching) -> Cache
             Some(libc::EAGAIN) => CachedRead::Part(0),
             Some(libc::EOPNOTSUPP | libc::ENOSYS | libc::EINVAL) => {
                 slots.iter().for_each(|slot| slot.refuse_nowait());
-                CachedRead::NotTried
+                note_refused(fd, at, len, slots)
             }
-            _ => CachedRead::NotTried,
+            _ => note_refused(fd, at, len, slots),
         };
     };
     if n as u64 == len || at + n as u64 >= file_size(fd) {
@@ -106,6 +114,14 @@ fn judge(fd: RawFd, at: u64, len: u64, result: isize, slots: &Touching) -> Cache
         return CachedRead::Whole(n);
     }
     CachedRead::Part(n)
+}
+
+/// A `RWF_NOWAIT` read that failed (the file refused the flag, or the
+/// plain call will fail too): the read is noted as usual.
+fn note_refused(fd: RawFd, at: u64, len: u64, slots: &Touching) -> CachedRead {
+    let _no_cancel = CancelGuard::hold();
+    follow_slots(slots, fd, at, len);
+    CachedRead::Noted
 }
 
 /// A read of `len` bytes at `at` found missing after its first `n` bytes:

@@ -153,7 +153,7 @@ fn a_nowait_miss_hands_the_read_back_and_the_usual_path_wakes_the_client() {
     });
     assert_eq!(
         (outcome, calls),
-        (CachedRead::NotTried, 0),
+        (CachedRead::Noted, 0),
         "awake: the usual path"
     );
 }
@@ -206,7 +206,7 @@ fn a_failing_or_refused_read_leaves_errno_and_goes_the_usual_way() {
             set_errno(failure);
             -1
         });
-        assert_eq!(outcome, CachedRead::NotTried);
+        assert_eq!(outcome, CachedRead::Noted);
         assert_eq!(errno(), ERRNO_SENTINEL, "after {failure}");
         let mut calls = 0;
         read_cached(fd, Some(at), PAGE, || {

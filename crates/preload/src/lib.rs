@@ -170,8 +170,8 @@ unsafe fn real_read(fd: c_int, buf: *mut c_void, count: size_t) -> ssize_t {
 
 /// A read of `count` bytes into `buf` at `offset` (`None`: at the file
 /// position) of a descriptor that may be tracked: made with `RWF_NOWAIT`
-/// first while its client rests (`libprefetch::read_cached`, which
-/// accounts a miss), otherwise noted; what is left to read is read with
+/// first while its client rests, otherwise noted (`libprefetch::read_cached`,
+/// which also accounts a miss); what is left to read is read with
 /// `plain(buf, count, offset)`, the usual call. A partly cached read returns its two parts' sum, or the first
 /// part's count (errno untouched) if the rest fails, as the plain call
 /// would.
@@ -195,13 +195,7 @@ unsafe fn read_tracked(
             match libprefetch::read_cached(fd, at, count as u64, nowait) {
                 libprefetch::CachedRead::Whole(n) => return n as ssize_t,
                 libprefetch::CachedRead::Part(n) => n,
-                libprefetch::CachedRead::NotTried => {
-                    match offset {
-                        Some(offset) => note_at(fd, offset, count as u64),
-                        None => libprefetch::note_read_at_position(fd, count as u64),
-                    }
-                    0
-                }
+                libprefetch::CachedRead::Noted => 0,
             }
         }
     };
