@@ -14,8 +14,8 @@
  * offsets and lengths, some past EOF or of length 0; then each call on a directory (EISDIR), a closed descriptor
  * (EBADF), a write-only descriptor (EBADF), a non-blocking pipe (data, ESPIPE, EAGAIN), at a negative and a huge
  * offset, into an unmapped buffer (EFAULT), with 0, -1 and IOV_MAX + 1 iovecs, with unknown preadv2 flags; then,
- * with the whole file cached and every other page listed until the client rests (its reads made with RWF_NOWAIT
- * first), each call on listed pages, across a 2 MiB block evicted meanwhile (partly cached), at and past EOF and
+ * with the whole file cached and every other page listed until the client rests (its preads made with
+ * RWF_NOWAIT first), each call on listed pages, across a 2 MiB block evicted meanwhile (partly cached), at and past EOF and
  * into an unmapped buffer; last, the registered descriptor is closed and its number reused for a directory that
  * is read again.
  *

@@ -310,7 +310,7 @@ fn pread<'py>(
         std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(bytes.as_ptr()).cast(), length)
     };
     let (done, first) = py.detach(|| {
-        let done = match libprefetch::read_cached(fd, Some(offset), length as u64, || {
+        let done = match libprefetch::read_cached(fd, offset, length as u64, || {
             nowait_read(fd, buffer, signed)
         }) {
             CachedRead::Whole(n) => return Ok((n, Ok(0))),

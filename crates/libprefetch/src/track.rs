@@ -99,7 +99,7 @@ pub fn may_track(fd: RawFd) -> bool {
     fd >= 0 && (observe::active() || globals_if_started().is_some_and(|g| g.any_regions()))
 }
 
-pub(crate) fn track(fd: RawFd, offset: Option<u64>, len: u64) {
+fn track(fd: RawFd, offset: Option<u64>, len: u64) {
     let observing = observe::active();
     let globals = globals_if_started().filter(|g| g.any_regions());
     if (!observing && globals.is_none()) || fd < 0 || len == 0 {
@@ -123,7 +123,7 @@ pub(crate) fn track(fd: RawFd, offset: Option<u64>, len: u64) {
 }
 
 /// The file position of `fd`, or `None` for unseekable descriptors.
-pub(crate) fn current_position(fd: RawFd) -> Option<u64> {
+fn current_position(fd: RawFd) -> Option<u64> {
     // SAFETY: lseek with SEEK_CUR and offset 0 only reads the position.
     let position = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
     u64::try_from(position).ok()

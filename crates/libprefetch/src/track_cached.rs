@@ -1,14 +1,15 @@
 //! A resting client's read is its own residency probe (libprefetch, ATC
 //! 2009, section 4.5: the paper's `fincore` before each read). While every
 //! client whose region a read touches rests (`client_warm.rs`), the caller
-//! (an interposer of crate `preload`, the Python read path) makes the
-//! application's read as `preadv2(..., RWF_NOWAIT)`, which the kernel
+//! (the `pread` interposers of crate `preload`, the Python read path) makes
+//! the application's read as `preadv2(..., RWF_NOWAIT)`, which the kernel
 //! serves only from the page cache: a whole read is the answer, counted as
 //! the client's read, and costs no probe. `EAGAIN` or a short read before
 //! the file's end is a miss: the client wakes and accounts the read as a
 //! miss (a round starts at once), and the caller reads the rest with the
-//! usual blocking call, so the bytes, result, errno and file position the
-//! application sees are the plain call's.
+//! usual blocking call, so the bytes, result and errno the application sees
+//! are the plain call's. Reads at the file position are not made so: their
+//! two parts would be two reads of the position, the plain read's one.
 //!
 //! Only regular files opened without `O_DIRECT`; a file whose filesystem
 //! refuses the flag (`EOPNOTSUPP`: FUSE) goes back to the probe, once per
@@ -26,7 +27,7 @@ use crate::guard::{CancelGuard, ErrnoGuard, Reentry};
 use crate::memory::page_size;
 use crate::observe;
 use crate::registry::{all_rest, follow_slots, globals_if_started, Touching};
-use crate::track::{current_position, track};
+use crate::track::note_read;
 
 /// What [`read_cached`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,47 +35,45 @@ pub enum CachedRead {
     /// The read was made and is final: its byte count (the whole read, or
     /// up to the file's end).
     Whole(usize),
-    /// The first `n` bytes were read (0 on `EAGAIN`; a read at the file
-    /// position advanced it by `n`) and the read was accounted as a miss:
-    /// the caller reads the rest with the usual call.
+    /// The first `n` bytes were read (0 on `EAGAIN`) and the read was
+    /// accounted as a miss: the caller reads the rest with the usual call.
     Part(usize),
     /// Nothing was read; the read was noted as by `note_read`: the caller
     /// makes it with the usual call.
     Noted,
 }
 
-/// A read of `len` bytes of `fd` at `offset` (`None`: at the file
-/// position) about to be made: if the clients of the regions it touches
-/// all rest, calls `read_nowait`, which must make that read with
-/// `RWF_NOWAIT` (`preadv2` at `offset`, or at -1) and return its result,
-/// errno set; otherwise notes the read as `note_read` does. Never changes
+/// A read of `len` bytes of `fd` at `offset` about to be made: if the
+/// clients of the regions it touches all rest, calls `read_nowait`, which
+/// must make that read with `RWF_NOWAIT` (`preadv2` at `offset`) and return
+/// its result, errno set; otherwise notes the read as `note_read` does. Never changes
 /// errno; one region lookup, none when no region exists.
 pub fn read_cached(
     fd: RawFd,
-    offset: Option<u64>,
+    offset: u64,
     len: u64,
     read_nowait: impl FnOnce() -> isize,
 ) -> CachedRead {
     let globals = globals_if_started().filter(|g| g.any_regions());
     let Some(globals) = globals.filter(|_| fd >= 0 && len > 0 && !observe::active()) else {
-        track(fd, offset, len);
+        note_read(fd, offset, len);
         return CachedRead::Noted;
     };
     let Some(_inside) = Reentry::enter() else {
         return CachedRead::Noted;
     };
     let _errno = ErrnoGuard::save();
+    let at = offset;
     let found = catch_unwind(AssertUnwindSafe(|| {
-        let at = offset.or_else(|| current_position(fd))?;
         let slots = globals.regions_touching(fd, at, len);
         if all_rest(&slots) {
-            return Some((at, slots));
+            return Some(slots);
         }
         let _no_cancel = CancelGuard::hold();
         follow_slots(&slots, fd, at, len);
         None
     }));
-    let Ok(Some((at, slots))) = found else {
+    let Ok(Some(slots)) = found else {
         return CachedRead::Noted;
     };
     let result = read_nowait();

@@ -111,7 +111,7 @@ fn a_whole_cached_read_is_made_once_and_only_counted() {
     for &page in &rest[..256] {
         let mut calls = 0;
         set_errno(ERRNO_SENTINEL);
-        let outcome = read_cached(fd, Some(page * PAGE), PAGE, || {
+        let outcome = read_cached(fd, page * PAGE, PAGE, || {
             calls += 1;
             nowait(fd, &mut buf, (page * PAGE) as i64)
         });
@@ -137,7 +137,7 @@ fn a_nowait_miss_hands_the_read_back_and_the_usual_path_wakes_the_client() {
     evict(fd, 0, 0);
     let mut buf = vec![0u8; PAGE as usize];
     let at = rest[0] * PAGE;
-    let outcome = read_cached(fd, Some(at), PAGE, || nowait(fd, &mut buf, at as i64));
+    let outcome = read_cached(fd, at, PAGE, || nowait(fd, &mut buf, at as i64));
     assert_eq!(outcome, CachedRead::Part(0), "EAGAIN: nothing read");
     file.read_at(&mut buf, at).unwrap();
     client.settle();
@@ -147,7 +147,7 @@ fn a_nowait_miss_hands_the_read_back_and_the_usual_path_wakes_the_client() {
     assert!(cached(fd, rest[2]), "a page not read yet is prefetched");
     let at = rest[1] * PAGE;
     let mut calls = 0;
-    let outcome = read_cached(fd, Some(at), PAGE, || {
+    let outcome = read_cached(fd, at, PAGE, || {
         calls += 1;
         nowait(fd, &mut buf, at as i64)
     });
@@ -174,7 +174,7 @@ fn a_partly_cached_read_returns_its_cached_part_and_a_read_to_the_end_is_whole()
     evict(fd, block, 2 << 20);
     let rounds = client.stats().rounds;
     let mut buf = vec![0u8; 3 * PAGE as usize];
-    let outcome = read_cached(fd, Some(at), 3 * PAGE, || nowait(fd, &mut buf, at as i64));
+    let outcome = read_cached(fd, at, 3 * PAGE, || nowait(fd, &mut buf, at as i64));
     assert_eq!(outcome, CachedRead::Part(2 * PAGE as usize));
     assert_eq!(buf[..2 * PAGE as usize], bytes[at as usize..block as usize]);
     assert_eq!(client.stats().misses, 1, "the read's rest missed");
@@ -184,7 +184,7 @@ fn a_partly_cached_read_returns_its_cached_part_and_a_read_to_the_end_is_whole()
     let (client, _) = resting_client(&file);
     let tracked = client.stats().tracked_reads;
     let last = PAGES * PAGE;
-    let outcome = read_cached(fd, Some(last), PAGE, || {
+    let outcome = read_cached(fd, last, PAGE, || {
         nowait(fd, &mut buf[..PAGE as usize], last as i64)
     });
     assert_eq!(outcome, CachedRead::Whole(100));
@@ -202,14 +202,14 @@ fn a_failing_or_refused_read_leaves_errno_and_goes_the_usual_way() {
     let at = rest[0] * PAGE;
     for (failure, calls_after) in [(libc::EBADF, 1), (libc::EOPNOTSUPP, 0)] {
         set_errno(ERRNO_SENTINEL);
-        let outcome = read_cached(fd, Some(at), PAGE, || {
+        let outcome = read_cached(fd, at, PAGE, || {
             set_errno(failure);
             -1
         });
         assert_eq!(outcome, CachedRead::Noted);
         assert_eq!(errno(), ERRNO_SENTINEL, "after {failure}");
         let mut calls = 0;
-        read_cached(fd, Some(at), PAGE, || {
+        read_cached(fd, at, PAGE, || {
             calls += 1;
             PAGE as isize
         });
@@ -218,28 +218,6 @@ fn a_failing_or_refused_read_leaves_errno_and_goes_the_usual_way() {
             "the file is tried again after {failure}"
         );
     }
-}
-
-#[test]
-fn a_read_at_the_file_position_advances_it_as_the_plain_read() {
-    let _alone = alone();
-    let dir = tempfile::tempdir().unwrap();
-    let bytes = pattern(PAGES, 0);
-    let file = data_file(dir.path(), &bytes);
-    let fd = file.as_raw_fd();
-    let (_client, rest) = resting_client(&file);
-    let at = rest[0] * PAGE;
-    // SAFETY: lseek on an open descriptor.
-    unsafe { libc::lseek(fd, at as i64, libc::SEEK_SET) };
-    let mut buf = vec![0u8; PAGE as usize];
-    let outcome = read_cached(fd, None, PAGE, || nowait(fd, &mut buf, -1));
-    assert_eq!(outcome, CachedRead::Whole(PAGE as usize));
-    assert_eq!(buf, bytes[at as usize..(at + PAGE) as usize]);
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) },
-        (at + PAGE) as i64
-    );
 }
 
 #[test]
@@ -265,7 +243,7 @@ fn on_fuse_a_refused_nowait_read_goes_back_to_the_probe_once() {
     let mut calls = 0;
     let mut refused = 0;
     for _ in 0..2 {
-        read_cached(fd, Some(at), PAGE, || {
+        read_cached(fd, at, PAGE, || {
             calls += 1;
             let n = nowait(fd, &mut buf, at as i64);
             refused += usize::from(n < 0 && errno() == libc::EOPNOTSUPP);

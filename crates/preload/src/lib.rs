@@ -141,16 +141,11 @@ fn note_at(fd: c_int, offset: off_t, len: u64) {
 /// Same contract as libc's `read`.
 #[no_mangle]
 pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, count: size_t) -> ssize_t {
-    if !libprefetch::may_track(fd) {
-        // SAFETY: the caller's arguments, as given.
-        return unsafe { real_read(fd, buf, count) };
+    if libprefetch::may_track(fd) {
+        libprefetch::note_read_at_position(fd, count as u64);
     }
-    // SAFETY: the caller's arguments; the plain call reads the rest at the file position.
-    unsafe {
-        read_tracked(fd, buf, count, None, |buf, count, _| {
-            real_read(fd, buf, count)
-        })
-    }
+    // SAFETY: the caller's arguments, as given.
+    unsafe { real_read(fd, buf, count) }
 }
 
 /// The next `read` in link order (or the system call).
@@ -168,49 +163,38 @@ unsafe fn real_read(fd: c_int, buf: *mut c_void, count: size_t) -> ssize_t {
     }
 }
 
-/// A read of `count` bytes into `buf` at `offset` (`None`: at the file
-/// position) of a descriptor that may be tracked: made with `RWF_NOWAIT`
-/// first while its client rests, otherwise noted (`libprefetch::read_cached`,
-/// which also accounts a miss); what is left to read is read with
-/// `plain(buf, count, offset)`, the usual call. A partly cached read returns its two parts' sum, or the first
-/// part's count (errno untouched) if the rest fails, as the plain call
-/// would.
+/// A read of `count` bytes into `buf` at `offset` of a descriptor that may
+/// be tracked: made with `RWF_NOWAIT` first while its client rests,
+/// otherwise noted (`libprefetch::read_cached`, which also accounts a
+/// miss); what is left to read is read with `plain(buf, count, offset)`,
+/// the usual call. A partly cached read returns its two parts' sum, or the
+/// first part's count (errno untouched) if the rest fails, as the plain
+/// call would.
 ///
 /// # Safety
-/// `buf` as for `read`; `plain` makes the caller's call.
+/// `buf` as for `pread`; `plain` makes the caller's call.
 unsafe fn read_tracked(
     fd: c_int,
     buf: *mut c_void,
     count: size_t,
-    offset: Option<off_t>,
+    offset: off_t,
     plain: impl FnOnce(*mut c_void, size_t, off_t) -> ssize_t,
 ) -> ssize_t {
-    let at = offset.map(u64::try_from);
-    let done = match at {
-        Some(Err(_)) => 0,
-        _ => {
-            let at = at.and_then(Result::ok);
-            // SAFETY: the caller's buffer and count, at its offset or position (-1).
-            let nowait = || unsafe { nowait_read(fd, buf, count, offset.unwrap_or(-1)) };
-            match libprefetch::read_cached(fd, at, count as u64, nowait) {
-                libprefetch::CachedRead::Whole(n) => return n as ssize_t,
-                libprefetch::CachedRead::Part(n) => n,
-                libprefetch::CachedRead::Noted => 0,
-            }
-        }
+    let Ok(at) = u64::try_from(offset) else {
+        return plain(buf, count, offset);
     };
-    let rest_offset = offset.map(|o| o.saturating_add(done as off_t));
-    if done == 0 {
-        return plain(buf, count, rest_offset.unwrap_or(-1));
-    }
+    // SAFETY: the caller's buffer and count, at its offset.
+    let nowait = || unsafe { nowait_read(fd, buf, count, offset) };
+    let done = match libprefetch::read_cached(fd, at, count as u64, nowait) {
+        libprefetch::CachedRead::Whole(n) => return n as ssize_t,
+        libprefetch::CachedRead::Part(n) => n,
+        libprefetch::CachedRead::Noted => return plain(buf, count, offset),
+    };
     // SAFETY: errno is this thread's.
     let errno = unsafe { *libc::__errno_location() };
     // SAFETY: `done` <= `count` bytes of the caller's buffer were filled.
-    let rest = plain(
-        unsafe { buf.cast::<u8>().add(done) }.cast(),
-        count - done,
-        rest_offset.unwrap_or(-1),
-    );
+    let rest_buf = unsafe { buf.cast::<u8>().add(done) }.cast();
+    let rest = plain(rest_buf, count - done, offset.saturating_add(done as off_t));
     if rest < 0 {
         // SAFETY: as above.
         unsafe { *libc::__errno_location() = errno };
@@ -259,7 +243,7 @@ macro_rules! pread_like {
                 return plain(buf, count, offset);
             }
             // SAFETY: the caller's arguments.
-            unsafe { read_tracked(fd, buf, count, Some(offset), plain) }
+            unsafe { read_tracked(fd, buf, count, offset, plain) }
         }
     };
 }
@@ -360,8 +344,7 @@ preadv2_like!(
     preadv64v2, REAL_PREADV64V2
 );
 
-/// Interposed `__read_chk` (the `_FORTIFY_SOURCE` form of `read`). A read
-/// larger than its buffer goes straight to the check, which aborts.
+/// Interposed `__read_chk` (the `_FORTIFY_SOURCE` form of `read`).
 ///
 /// # Safety
 /// Same contract as glibc's `__read_chk`.
@@ -372,25 +355,20 @@ pub unsafe extern "C" fn __read_chk(
     count: size_t,
     buflen: size_t,
 ) -> ssize_t {
-    let plain = |buf: *mut c_void, count: size_t, buflen: size_t| match REAL_READ_CHK.get() {
-        // SAFETY: forwarding to the next read (no fortify check available).
-        real if real.is_null() => unsafe { real_read(fd, buf, count) },
-        // SAFETY: the next `__read_chk` has this signature.
-        real => unsafe {
-            std::mem::transmute::<
-                *mut c_void,
-                unsafe extern "C" fn(c_int, *mut c_void, size_t, size_t) -> ssize_t,
-            >(real)(fd, buf, count, buflen)
-        },
-    };
-    if !libprefetch::may_track(fd) || count > buflen {
-        return plain(buf, count, buflen);
+    if libprefetch::may_track(fd) {
+        libprefetch::note_read_at_position(fd, count as u64);
     }
-    // SAFETY: the caller's arguments; the rest of the buffer is as long as the rest of the read.
+    let real = REAL_READ_CHK.get();
+    if real.is_null() {
+        // SAFETY: forwarding to the next read (no fortify check available).
+        return unsafe { real_read(fd, buf, count) };
+    }
+    // SAFETY: the next `__read_chk` has this signature.
     unsafe {
-        read_tracked(fd, buf, count, None, |buf, count, _| {
-            plain(buf, count, count)
-        })
+        std::mem::transmute::<
+            *mut c_void,
+            unsafe extern "C" fn(c_int, *mut c_void, size_t, size_t) -> ssize_t,
+        >(real)(fd, buf, count, buflen)
     }
 }
 
@@ -412,7 +390,7 @@ macro_rules! pread_chk_like {
                 return plain(buf, count, offset, buflen);
             }
             // SAFETY: the caller's arguments; the rest of the buffer is as long as the rest of the read.
-            unsafe { read_tracked(fd, buf, count, Some(offset), |buf, count, offset| plain(buf, count, offset, count)) }
+            unsafe { read_tracked(fd, buf, count, offset, |buf, count, offset| plain(buf, count, offset, count)) }
         }
     };
 }
