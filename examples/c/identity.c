@@ -13,8 +13,11 @@
  * fortified __read_chk and __pread_chk (fortified.c, built with -O2 -D_FORTIFY_SOURCE=2): RANDOM_CALLS at random
  * offsets and lengths, some past EOF or of length 0; then each call on a directory (EISDIR), a closed descriptor
  * (EBADF), a write-only descriptor (EBADF), a non-blocking pipe (data, ESPIPE, EAGAIN), at a negative and a huge
- * offset, into an unmapped buffer (EFAULT), with 0, -1 and IOV_MAX + 1 iovecs, with unknown preadv2 flags; last,
- * the registered descriptor is closed and its number reused for a directory that is read again.
+ * offset, into an unmapped buffer (EFAULT), with 0, -1 and IOV_MAX + 1 iovecs, with unknown preadv2 flags; then,
+ * with the whole file cached and every other page listed until the client rests (its preads made with
+ * RWF_NOWAIT first), each call on listed pages, across a 2 MiB block evicted meanwhile (partly cached), at and past EOF and
+ * into an unmapped buffer; last, the registered descriptor is closed and its number reused for a directory that
+ * is read again.
  *
  * Usage: identity FILE DIR [SIZE_MIB]   (FILE is created if needed; its size is SIZE_MIB MiB + 1234 bytes)
  */
@@ -31,6 +34,7 @@
 #define PLAN_PAGES (PLAN_CALLS * (FORTIFIED_MAX_LEN / PAGE_SIZE_BYTES + 2))
 #define ERRNO_SENTINEL 4242
 #define ODD_SIZE 1234
+#define RESTING_LIST 8192
 
 /* The interposed calls, in the order the header lists them. */
 enum op {
@@ -62,6 +66,8 @@ static pf_client_t client;
 static struct call random_calls[RANDOM_CALLS];
 static size_t current_call;
 static unsigned long callbacks;
+static int resting_phase; /* the callback lists every other page of the file from the requested one */
+static uint64_t file_size;
 
 /* True for the calls that read at the file position (the read family). */
 static int reads_at_position(enum op op)
@@ -156,6 +162,18 @@ static void plan(void *arg, int lastMarkedFD, loff_t lastMarkedOffset, int reque
     size_t n = 0;
     (void)arg, (void)lastMarkedFD, (void)lastMarkedOffset, (void)requestedFD, (void)requestedOffset;
     callbacks++;
+    if (resting_phase) {
+        static struct access_entry every_other[RESTING_LIST];
+        for (uint64_t p = (uint64_t)requestedOffset / PAGE_SIZE_BYTES; n < RESTING_LIST; p += 2, n++) {
+            if (p * PAGE_SIZE_BYTES >= file_size)
+                break;
+            every_other[n].page_offset = (loff_t)(p * PAGE_SIZE_BYTES);
+            every_other[n].fd = file_fd;
+            every_other[n].marked = 0;
+        }
+        pf.request_prefetching(client, every_other, n, PF_SET | PF_DONE);
+        return;
+    }
     for (size_t i = current_call; i < RANDOM_CALLS && i < current_call + PLAN_CALLS; i++) {
         const struct call *c = &random_calls[i];
         if (c->off < 0)
@@ -293,6 +311,43 @@ static void run_reused_descriptor_calls(const char *dir)
     close(dfd);
 }
 
+/* The whole file cached and read page by page (every other page, as the callback lists them) until the client
+ * rests; then each call on listed pages, across an evicted 2 MiB block, at and past EOF, into an unmapped buffer. */
+static void run_resting_calls(uint64_t size)
+{
+    static unsigned char warm[MIB];
+    unsigned char *hole = mmap(NULL, PAGE_SIZE_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (hole == MAP_FAILED)
+        fail("mmap: %s", strerror(errno));
+    for (uint64_t at = 0; at < size; at += MIB)
+        if (pread(file_fd, warm, MIB, (off_t)at) < 0)
+            fail("pread: %s", strerror(errno));
+    resting_phase = 1;
+    file_size = size;
+    for (uint64_t p = 0; p < 2048; p += 2)
+        if (pread(file_fd, warm, PAGE_SIZE_BYTES, (off_t)(p * PAGE_SIZE_BYTES)) < 0)
+            fail("pread: %s", strerror(errno));
+    struct pf_stats before = {0}, after = {0};
+    if (client != NULL)
+        pf.get_stats(client, &before);
+    for (int op = 0, i = 0; i < 4 * NOPS; i++, op = (op + 1) % NOPS) {
+        struct call c = {(enum op)op, "rest", file_fd, (off_t)((2048 + 2 * i) * PAGE_SIZE_BYTES), PAGE_SIZE_BYTES,
+                         is_vector((enum op)op) ? 2 : 0, 0, buffer};
+        run(&c);
+    }
+    if (client != NULL) {
+        pf.get_stats(client, &after);
+        fprintf(stderr, "identity: %llu rounds during %d calls on cached listed pages (none: the client rested)\n",
+                (unsigned long long)(after.rounds - before.rounds), 4 * NOPS);
+    }
+    run_each("rest-part", file_fd, 24 * MIB - 2 * PAGE_SIZE_BYTES, 3 * PAGE_SIZE_BYTES, 2, buffer);
+    run_each("rest-eof", file_fd, (off_t)size - 10, 100, 2, buffer);
+    run_each("rest-past", file_fd, (off_t)size + 4096, 100, 1, buffer);
+    run_each("rest-efault", file_fd, 8 * PAGE_SIZE_BYTES, 100, 1, hole);
+    munmap(hole, PAGE_SIZE_BYTES);
+    resting_phase = 0;
+}
+
 /* Registers the file with libprefetch when it is loaded; says on stderr whether it is. */
 static void register_if_loaded(uint64_t size)
 {
@@ -334,6 +389,7 @@ int main(int argc, char **argv)
     run_pipe_calls();
     run_unreadable_calls(argv[1], argv[2]);
     run_fault_calls();
+    run_resting_calls(size);
     report_library();
     run_reused_descriptor_calls(argv[2]);
     printf("calls %d digest %016llx wrong-bytes %d\n", line_number, (unsigned long long)total, pattern_errors);

@@ -18,7 +18,9 @@ use std::ffi::{c_char, c_int, c_void};
 use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use libprefetch::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, Mode, RegionId};
+use libprefetch::{
+    AccessEntry, CachedRead, CallbackInfo, Client, Config, IgnoreGuard, Mode, RegionId,
+};
 use pyo3::exceptions::{PyBaseException, PyException, PyOSError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -278,7 +280,9 @@ fn keep_pending(error: Bound<'_, PyBaseException>) {
 /// `note_read` and then `os.pread(fd, length, offset)` in one call and one GIL release (no Python frame
 /// between them): the read path of every record. What a callback left for the program is raised
 /// before the read, as by `note_read`; `EINTR` runs the signal handlers and reads again, as `os.pread`
-/// does (PEP 475); other errors are `OSError(errno, strerror)`.
+/// does (PEP 475); other errors are `OSError(errno, strerror)`. While the record's client rests, the
+/// read is first made with `RWF_NOWAIT`, its own residency probe (`libprefetch::read_cached`); what
+/// a miss leaves (the record's part not cached) is read as above.
 ///
 /// The result is allocated unfilled and the read fills it, as `os.pread` does: zeroing it first (what
 /// `PyBytes::new_with` does) was 15.4k of the 18.8k instructions of a call for a 15 KiB record.
@@ -305,14 +309,28 @@ fn pread<'py>(
     let buffer: &mut [MaybeUninit<u8>] = unsafe {
         std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(bytes.as_ptr()).cast(), length)
     };
-    let first = py.detach(|| {
-        libprefetch::note_read(fd, offset, length as u64);
+    let (done, first) = py.detach(|| {
+        let done = match libprefetch::read_cached(fd, offset, length as u64, || {
+            nowait_read(fd, buffer, signed)
+        }) {
+            CachedRead::Whole(n) => return Ok((n, Ok(0))),
+            CachedRead::Part(n) => n,
+            CachedRead::Noted => 0,
+        };
         match PENDING.with(|pending| pending.borrow_mut().take()) {
             Some(error) => Err(error),
-            None => Ok(pread_once(fd, buffer, signed)),
+            None => Ok((
+                done,
+                pread_once(fd, &mut buffer[done..], signed + done as i64),
+            )),
         }
     })?;
-    let got = read_retrying(py, fd, buffer, signed, first)?;
+    let got = match read_retrying(py, fd, &mut buffer[done..], signed + done as i64, first) {
+        Ok(rest) => done + rest,
+        // The part read from the cache is what the plain read returns when the rest fails.
+        Err(error) if done == 0 => return Err(error),
+        Err(_) => done,
+    };
     if got == length {
         Ok(bytes)
     } else {
@@ -322,6 +340,17 @@ fn pread<'py>(
         let prefix = unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast::<u8>(), got) };
         Ok(PyBytes::new(py, prefix))
     }
+}
+
+/// `preadv2(2)` into `buffer` with `RWF_NOWAIT`, which only the page cache serves (a resting
+/// client's read, `libprefetch::read_cached`): the system call's result, errno set.
+fn nowait_read(fd: i32, buffer: &mut [MaybeUninit<u8>], offset: i64) -> isize {
+    let iov = libc::iovec {
+        iov_base: buffer.as_mut_ptr().cast(),
+        iov_len: buffer.len(),
+    };
+    // SAFETY: one iovec of `buffer`, valid for writes of its length for the duration of the call.
+    unsafe { libc::preadv2(fd, &iov, 1, offset, libc::RWF_NOWAIT) }
 }
 
 /// One `pread(2)` into `buffer`: the byte count, or the error.

@@ -561,6 +561,18 @@ impl RegionClient for ClientInner {
     fn on_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, probe: Probe) {
         ClientInner::on_read(&self, fd, offset, len, probe);
     }
+
+    fn rests(&self) -> bool {
+        self.rests_now()
+    }
+
+    fn count_cached_read(&self) {
+        self.lock_state().tracked_reads += 1;
+    }
+
+    fn on_missed_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, first_cached: bool) {
+        ClientInner::on_missed_read(&self, fd, offset, len, first_cached);
+    }
 }
 
 impl ClientInner {
@@ -622,6 +634,20 @@ impl ClientInner {
         } else {
             self.probe_read(fd, offset, len, probe)
         };
+        self.on_probed_read(fd, offset, len, whole_resident, first_resident);
+    }
+
+    /// Accounts a read whose residency is known (the probe's answer, or a
+    /// read made with `RWF_NOWAIT`, `client_warm.rs`); may call back and run
+    /// a round. The caller holds the re-entrancy guard.
+    fn on_probed_read(
+        self: &Arc<Self>,
+        fd: RawFd,
+        offset: u64,
+        len: u64,
+        whole_resident: bool,
+        first_resident: bool,
+    ) {
         let (outcome, mut after) = self.account(fd, offset, len, first_resident, whole_resident);
         if outcome.call_back {
             if self.call_back(fd, offset) {

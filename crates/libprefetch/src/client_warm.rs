@@ -65,6 +65,15 @@ impl Rest {
 }
 
 impl ClientInner {
+    /// True if a read now would only be counted: the client rests, is
+    /// alive, of this process, and not ignoring its reads.
+    pub(super) fn rests_now(&self) -> bool {
+        self.rest.resting()
+            && self.generation == crate::registry::generation()
+            && self.ignoring.load(Ordering::Acquire) == 0
+            && !self.dead.load(Ordering::Acquire)
+    }
+
     /// A read of `len` bytes at `offset` of `fd` while the client rests:
     /// true if the probe finds all of it cached (the read is only counted);
     /// otherwise the client wakes and the read is to be accounted as usual.
@@ -83,15 +92,44 @@ impl ClientInner {
                 true
             }
             (false, _) => {
-                self.rest.wake();
-                let key = PageKey {
-                    fd,
-                    page: offset / self.page_size,
-                };
-                self.lock_state().planner.skip_to(key);
+                self.wake_at(fd, offset);
                 false
             }
         }
+    }
+
+    /// The client wakes at a read of `fd` at `offset` that missed: the
+    /// planner moves to that read's entry.
+    fn wake_at(&self, fd: RawFd, offset: u64) {
+        self.rest.wake();
+        let key = PageKey {
+            fd,
+            page: offset / self.page_size,
+        };
+        self.lock_state().planner.skip_to(key);
+    }
+
+    /// A read made with `RWF_NOWAIT` while the client rested found
+    /// `[offset, offset + len)` missing (`track_cached.rs`): the client
+    /// wakes and the read is accounted as a miss, which starts a round.
+    /// Not left to the probe: the kernel starts reading the missing pages
+    /// ahead on the refused read, and the probe counts pages being read as
+    /// cached.
+    pub(super) fn on_missed_read(
+        self: &std::sync::Arc<Self>,
+        fd: RawFd,
+        offset: u64,
+        len: u64,
+        first_cached: bool,
+    ) {
+        if !self.rests_now() {
+            return;
+        }
+        let Some(len) = super::clip_to_file(fd, offset, len) else {
+            return;
+        };
+        self.wake_at(fd, offset);
+        self.on_probed_read(fd, offset, len, false, first_cached);
     }
 }
 

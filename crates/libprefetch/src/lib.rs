@@ -12,7 +12,8 @@
 //!
 //! Reads are seen through [`note_read`], which the `preload` crate's
 //! interposed `read`/`pread`/`readv` family calls; code whose reads the
-//! interposers cannot see calls it directly.
+//! interposers cannot see calls it directly. A resting client's read is
+//! made through [`read_cached`] first (`RWF_NOWAIT`, its own probe).
 //!
 //! Thread safety: every function may be called from any thread. Fork: a
 //! child starts with no clients; Rust handles inherited from the parent
@@ -49,6 +50,7 @@ mod replay_open;
 pub mod residency;
 mod share;
 mod track;
+mod track_cached;
 pub mod variables;
 
 pub use cache_budget_io::{
@@ -60,6 +62,7 @@ pub use instance_entry::id as instance_id;
 pub use observe::start_from_env;
 pub use plan::{Mode, Schedule};
 pub use track::{may_track, note_close, note_mmap, note_munmap, note_read, note_read_at_position};
+pub use track_cached::{read_cached, CachedRead};
 
 /// Errors of the Rust API (the C API maps each to an errno).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -39,6 +39,10 @@ pub struct RegionSlot {
     pub probe: Probe,
     /// Set once the descriptor was closed or found naming another file.
     retired: Arc<AtomicBool>,
+    /// Whether a resting client's read of it may be made with `RWF_NOWAIT`
+    /// (`track_cached.rs`): a regular file without `O_DIRECT`, until its
+    /// filesystem refuses the flag.
+    nowait: Arc<AtomicBool>,
     /// The copy of the library that registered it (`instance.rs`): only
     /// reads noted through that copy follow it.
     owner: usize,
@@ -55,6 +59,16 @@ pub trait RegionClient: Send + Sync {
     /// client's regions, is about to be made; the caller holds the
     /// re-entrancy guard.
     fn on_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, probe: Probe);
+    /// True if the client only counts its reads now (it rests, `client_warm.rs`).
+    fn rests(&self) -> bool;
+    /// A read inside the client's regions was served whole from the page
+    /// cache while it rested (`track_cached.rs`).
+    fn count_cached_read(&self);
+    /// A read inside the client's regions made while it rested found
+    /// `[offset, offset + len)` missing (its first page cached if
+    /// `first_cached`): the client wakes and accounts it as a miss; the
+    /// caller holds the re-entrancy guard.
+    fn on_missed_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, first_cached: bool);
 }
 
 /// Everything a forked child must not inherit.
@@ -173,14 +187,50 @@ extern "C" fn after_fork_in_child() {
 /// Moves the clients whose regions of `fd` the read touches along their
 /// lists. The caller holds the re-entrancy guard.
 pub(crate) fn follow_regions(globals: &Globals, fd: RawFd, offset: u64, len: u64) {
+    follow_slots(&globals.regions_touching(fd, offset, len), fd, offset, len);
+}
+
+/// Moves the clients of `slots`, the regions of `fd` the read touches,
+/// along their lists; the regions of another copy are left alone. The
+/// caller holds the re-entrancy guard.
+pub(crate) fn follow_slots(slots: &Touching, fd: RawFd, offset: u64, len: u64) {
     let copy = this_copy();
-    for slot in globals.regions_touching(fd, offset, len) {
-        if slot.owner != copy {
-            continue;
-        }
+    for slot in slots.iter().filter(|slot| slot.owner == copy) {
         let start = offset.max(slot.start);
         let end = offset.saturating_add(len).min(slot.end);
-        slot.client.on_read(fd, start, end - start, slot.probe);
+        Arc::clone(&slot.client).on_read(fd, start, end - start, slot.probe);
+    }
+}
+
+/// True if a read touching `slots` (at least one) may be made with
+/// `RWF_NOWAIT` (`track_cached.rs`): each is this copy's, of a resting
+/// client, on a file that takes the flag.
+pub(crate) fn all_rest(slots: &Touching) -> bool {
+    let copy = this_copy();
+    !slots.is_empty()
+        && slots.iter().all(|slot| {
+            slot.owner == copy && slot.nowait.load(Ordering::Acquire) && slot.client.rests()
+        })
+}
+
+/// A regular file opened without `O_DIRECT`: the reads `RWF_NOWAIT` serves
+/// from the page cache.
+fn may_read_nowait(fd: RawFd) -> bool {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes a struct stat into the buffer on success.
+    let regular = unsafe { libc::fstat(fd, stat.as_mut_ptr()) } == 0
+        // SAFETY: fstat succeeded, so the struct is initialised.
+        && unsafe { stat.assume_init() }.st_mode & libc::S_IFMT == libc::S_IFREG;
+    // SAFETY: F_GETFL only reads the descriptor's status flags.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    regular && flags != -1 && flags & libc::O_DIRECT == 0
+}
+
+impl RegionSlot {
+    /// The file's filesystem refused `RWF_NOWAIT`: its reads go back to
+    /// the residency probe.
+    pub(crate) fn refuse_nowait(&self) {
+        self.nowait.store(false, Ordering::Release);
     }
 }
 
@@ -203,6 +253,7 @@ impl Globals {
             client,
             probe,
             retired: Arc::default(),
+            nowait: Arc::new(AtomicBool::new(may_read_nowait(fd))),
             owner: this_copy(),
         });
         self.region_count.fetch_add(1, Ordering::Release);

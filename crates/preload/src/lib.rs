@@ -11,7 +11,12 @@
 //! the kernel's. Descriptors with no registered region cost one atomic load
 //! (no region anywhere) or one hash lookup. The re-entrancy guard lives in
 //! `libprefetch::note_read`: reads made by the library or by callbacks pass
-//! straight through.
+//! straight through. While the client of a read's region rests (every page
+//! it reads was cached), `read`, `pread` and their fortified forms make the
+//! caller's read as `preadv2(..., RWF_NOWAIT)` through the next `preadv2`
+//! first (`libprefetch::read_cached`): a whole read is the answer, with no
+//! residency probe; a refused or short read has its rest read by the usual
+//! call, so bytes, result, errno and file position stay the plain call's.
 //!
 //! `close`, `dup2`, `dup3` (and `fclose`, in `stdio.rs`) are interposed
 //! too, so that a region whose descriptor the application closes (or
@@ -139,6 +144,12 @@ pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, count: size_t) -> ssi
     if libprefetch::may_track(fd) {
         libprefetch::note_read_at_position(fd, count as u64);
     }
+    // SAFETY: the caller's arguments, as given.
+    unsafe { real_read(fd, buf, count) }
+}
+
+/// The next `read` in link order (or the system call).
+unsafe fn real_read(fd: c_int, buf: *mut c_void, count: size_t) -> ssize_t {
     match REAL_READ.get() {
         // SAFETY: the next `read` in link order has this signature.
         real if !real.is_null() => unsafe {
@@ -152,6 +163,68 @@ pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, count: size_t) -> ssi
     }
 }
 
+/// A read of `count` bytes into `buf` at `offset` of a descriptor that may
+/// be tracked: made with `RWF_NOWAIT` first while its client rests,
+/// otherwise noted (`libprefetch::read_cached`, which also accounts a
+/// miss); what is left to read is read with `plain(buf, count, offset)`,
+/// the usual call. A partly cached read returns its two parts' sum, or the
+/// first part's count (errno untouched) if the rest fails, as the plain
+/// call would.
+///
+/// # Safety
+/// `buf` as for `pread`; `plain` makes the caller's call.
+unsafe fn read_tracked(
+    fd: c_int,
+    buf: *mut c_void,
+    count: size_t,
+    offset: off_t,
+    plain: impl FnOnce(*mut c_void, size_t, off_t) -> ssize_t,
+) -> ssize_t {
+    let Ok(at) = u64::try_from(offset) else {
+        return plain(buf, count, offset);
+    };
+    // SAFETY: the caller's buffer and count, at its offset.
+    let nowait = || unsafe { nowait_read(fd, buf, count, offset) };
+    let done = match libprefetch::read_cached(fd, at, count as u64, nowait) {
+        libprefetch::CachedRead::Whole(n) => return n as ssize_t,
+        libprefetch::CachedRead::Part(n) => n,
+        libprefetch::CachedRead::Noted => return plain(buf, count, offset),
+    };
+    // SAFETY: errno is this thread's.
+    let errno = unsafe { *libc::__errno_location() };
+    // SAFETY: `done` <= `count` bytes of the caller's buffer were filled.
+    let rest_buf = unsafe { buf.cast::<u8>().add(done) }.cast();
+    let rest = plain(rest_buf, count - done, offset.saturating_add(done as off_t));
+    if rest < 0 {
+        // SAFETY: as above.
+        unsafe { *libc::__errno_location() = errno };
+        return done as ssize_t;
+    }
+    done as ssize_t + rest
+}
+
+/// `preadv2(fd, {buf, count}, offset, RWF_NOWAIT)` through the next
+/// `preadv2` in link order; `ENOSYS` without one.
+unsafe fn nowait_read(fd: c_int, buf: *mut c_void, count: size_t, offset: off_t) -> isize {
+    let real = REAL_PREADV2.get();
+    if real.is_null() {
+        // SAFETY: errno is this thread's.
+        unsafe { *libc::__errno_location() = libc::ENOSYS };
+        return -1;
+    }
+    let iov = iovec {
+        iov_base: buf,
+        iov_len: count,
+    };
+    // SAFETY: the next `preadv2` has this signature; one iovec of the caller's buffer.
+    unsafe {
+        std::mem::transmute::<
+            *mut c_void,
+            unsafe extern "C" fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t,
+        >(real)(fd, &iov, 1, offset, libc::RWF_NOWAIT)
+    }
+}
+
 macro_rules! pread_like {
     ($(#[$doc:meta])* $name:ident, $real:ident) => {
         $(#[$doc])*
@@ -160,15 +233,17 @@ macro_rules! pread_like {
         /// Same contract as libc's function of this name.
         #[no_mangle]
         pub unsafe extern "C" fn $name(fd: c_int, buf: *mut c_void, count: size_t, offset: off_t) -> ssize_t {
-            if libprefetch::may_track(fd) {
-                note_at(fd, offset, count as u64);
-            }
-            match $real.get() {
+            let plain = |buf: *mut c_void, count: size_t, offset: off_t| match $real.get() {
                 // SAFETY: the next definition has this signature.
                 real if !real.is_null() => unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, *mut c_void, size_t, off_t) -> ssize_t>(real)(fd, buf, count, offset) },
                 // SAFETY: the raw system call with the caller's arguments.
                 _ => unsafe { libc::syscall(libc::SYS_pread64, fd, buf, count, offset) as ssize_t },
+            };
+            if !libprefetch::may_track(fd) {
+                return plain(buf, count, offset);
             }
+            // SAFETY: the caller's arguments.
+            unsafe { read_tracked(fd, buf, count, offset, plain) }
         }
     };
 }
@@ -285,8 +360,8 @@ pub unsafe extern "C" fn __read_chk(
     }
     let real = REAL_READ_CHK.get();
     if real.is_null() {
-        // SAFETY: forwarding to the interposed read (no fortify check available).
-        return unsafe { read(fd, buf, count) };
+        // SAFETY: forwarding to the next read (no fortify check available).
+        return unsafe { real_read(fd, buf, count) };
     }
     // SAFETY: the next `__read_chk` has this signature.
     unsafe {
@@ -305,16 +380,17 @@ macro_rules! pread_chk_like {
         /// Same contract as glibc's function of this name.
         #[no_mangle]
         pub unsafe extern "C" fn $name(fd: c_int, buf: *mut c_void, count: size_t, offset: off_t, buflen: size_t) -> ssize_t {
-            if libprefetch::may_track(fd) {
-                note_at(fd, offset, count as u64);
-            }
-            let real = $real.get();
-            if real.is_null() {
+            let plain = |buf: *mut c_void, count: size_t, offset: off_t, buflen: size_t| match $real.get() {
                 // SAFETY: the raw system call (no fortify check available).
-                return unsafe { libc::syscall(libc::SYS_pread64, fd, buf, count, offset) as ssize_t };
+                real if real.is_null() => unsafe { libc::syscall(libc::SYS_pread64, fd, buf, count, offset) as ssize_t },
+                // SAFETY: the next definition has this signature.
+                real => unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, *mut c_void, size_t, off_t, size_t) -> ssize_t>(real)(fd, buf, count, offset, buflen) },
+            };
+            if !libprefetch::may_track(fd) || count > buflen {
+                return plain(buf, count, offset, buflen);
             }
-            // SAFETY: the next definition has this signature.
-            unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int, *mut c_void, size_t, off_t, size_t) -> ssize_t>(real)(fd, buf, count, offset, buflen) }
+            // SAFETY: the caller's arguments; the rest of the buffer is as long as the rest of the read.
+            unsafe { read_tracked(fd, buf, count, offset, |buf, count, offset| plain(buf, count, offset, count)) }
         }
     };
 }

@@ -1,0 +1,268 @@
+//! A resting client's read is its own residency probe (`src/track_cached.rs`), on real files and
+//! the real page cache: `read_cached` makes the read with `preadv2(..., RWF_NOWAIT)` and a whole
+//! read is only counted; a miss (`EAGAIN`) or a partly cached read wakes the client, which
+//! prefetches the pages ahead, and hands the rest of the read back to the caller; a read reaching the file's
+//! end is whole; errno is the caller's; a client that does not rest, and a filesystem that refuses
+//! the flag (FUSE, once), leave the read to the usual path. The tests run one at a time
+//! (`alone()`), as in `live.rs`.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::FileExt;
+use std::sync::{Mutex, MutexGuard};
+
+use libprefetch::residency::cachestat;
+use libprefetch::{note_read, read_cached, AccessEntry, CachedRead, Client, Config, Mode};
+
+const PAGE: u64 = 4096;
+const PAGES: u64 = 2048;
+const ERRNO_SENTINEL: i32 = 4242;
+
+fn alone() -> MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Page `p` holds bytes `(p + i) % 251`; the file ends `tail` bytes into page `pages`.
+fn pattern(pages: u64, tail: u64) -> Vec<u8> {
+    (0..pages * PAGE + tail)
+        .map(|i| ((i / PAGE + i % PAGE) % 251) as u8)
+        .collect()
+}
+
+fn data_file(dir: &std::path::Path, bytes: &[u8]) -> File {
+    let path = dir.join("data");
+    let mut file = File::create(&path).unwrap();
+    file.write_all(bytes).unwrap();
+    file.sync_all().unwrap();
+    File::open(&path).unwrap()
+}
+
+fn evict(fd: RawFd, offset: u64, len: u64) {
+    // SAFETY: fadvise on an open descriptor.
+    unsafe { libc::posix_fadvise(fd, offset as i64, len as i64, libc::POSIX_FADV_DONTNEED) };
+}
+
+fn cached(fd: RawFd, page: u64) -> bool {
+    cachestat(fd, page * PAGE, PAGE).is_ok_and(|c| c.nr_cache == 1)
+}
+
+/// `preadv2(fd, buf, offset, RWF_NOWAIT)`, as the interposers make it.
+fn nowait(fd: RawFd, buf: &mut [u8], offset: i64) -> isize {
+    let iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: one iovec of `buf`.
+    unsafe { libc::preadv2(fd, &iov, 1, offset, libc::RWF_NOWAIT) }
+}
+
+fn set_errno(value: i32) {
+    // SAFETY: this thread's errno.
+    unsafe { *libc::__errno_location() = value };
+}
+
+fn errno() -> i32 {
+    // SAFETY: this thread's errno.
+    unsafe { *libc::__errno_location() }
+}
+
+/// A client of the whole file listed every other page, whose first 512 reads found the file
+/// cached: it rests (`src/client_warm.rs`). Returns it with the rest of its list.
+fn resting_client(file: &File) -> (Client, Vec<u64>) {
+    let fd = file.as_raw_fd();
+    let mut buf = vec![0u8; PAGE as usize];
+    for page in 0..PAGES {
+        file.read_at(&mut buf, page * PAGE).unwrap();
+    }
+    let client = Client::register(Config::default(), |_, _| {}).unwrap();
+    client.register_region(fd, 0, PAGES * PAGE + PAGE).unwrap();
+    let pages: Vec<u64> = (0..PAGES / 2).map(|i| i * 2).collect();
+    let entries: Vec<AccessEntry> = pages
+        .iter()
+        .map(|&p| AccessEntry {
+            offset: p * PAGE,
+            fd,
+            mark: false,
+        })
+        .collect();
+    client
+        .request_prefetching(&entries, Mode::SET | Mode::DONE)
+        .unwrap();
+    for &page in &pages[..512] {
+        note_read(fd, page * PAGE, PAGE);
+        file.read_at(&mut buf, page * PAGE).unwrap();
+        client.settle();
+    }
+    (client, pages[512..].to_vec())
+}
+
+#[test]
+fn a_whole_cached_read_is_made_once_and_only_counted() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = pattern(PAGES, 0);
+    let file = data_file(dir.path(), &bytes);
+    let fd = file.as_raw_fd();
+    let (client, rest) = resting_client(&file);
+    let before = client.stats();
+    let mut buf = vec![0u8; PAGE as usize];
+    for &page in &rest[..256] {
+        let mut calls = 0;
+        set_errno(ERRNO_SENTINEL);
+        let outcome = read_cached(fd, page * PAGE, PAGE, || {
+            calls += 1;
+            nowait(fd, &mut buf, (page * PAGE) as i64)
+        });
+        assert_eq!((outcome, calls), (CachedRead::Whole(PAGE as usize), 1));
+        assert_eq!(errno(), ERRNO_SENTINEL);
+        let at = (page * PAGE) as usize;
+        assert_eq!(buf, bytes[at..at + PAGE as usize]);
+    }
+    let after = client.stats();
+    assert_eq!(after.tracked_reads, before.tracked_reads + 256);
+    assert_eq!(after.rounds, before.rounds, "no round while resting");
+    assert_eq!(after.misses, 0);
+}
+
+#[test]
+fn a_nowait_miss_hands_the_read_back_and_the_usual_path_wakes_the_client() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let (client, rest) = resting_client(&file);
+    let before = client.stats();
+    evict(fd, 0, 0);
+    let mut buf = vec![0u8; PAGE as usize];
+    let at = rest[0] * PAGE;
+    let outcome = read_cached(fd, at, PAGE, || nowait(fd, &mut buf, at as i64));
+    assert_eq!(outcome, CachedRead::Part(0), "EAGAIN: nothing read");
+    file.read_at(&mut buf, at).unwrap();
+    client.settle();
+    let woken = client.stats();
+    assert_eq!(woken.misses, 1);
+    assert!(woken.rounds > before.rounds, "the miss starts a round");
+    assert!(cached(fd, rest[2]), "a page not read yet is prefetched");
+    let at = rest[1] * PAGE;
+    let mut calls = 0;
+    let outcome = read_cached(fd, at, PAGE, || {
+        calls += 1;
+        nowait(fd, &mut buf, at as i64)
+    });
+    assert_eq!(
+        (outcome, calls),
+        (CachedRead::Noted, 0),
+        "awake: the usual path"
+    );
+}
+
+#[test]
+fn a_partly_cached_read_returns_its_cached_part_and_a_read_to_the_end_is_whole() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = pattern(PAGES, 100);
+    let file = data_file(dir.path(), &bytes);
+    let fd = file.as_raw_fd();
+    let (client, rest) = resting_client(&file);
+    // A whole 2 MiB block is evicted: the page cache may hold the file in folios that large, and
+    // a folio is evicted whole or not at all.
+    let block = 6 << 20;
+    let at = block - 2 * PAGE;
+    assert!(rest.contains(&(at / PAGE)));
+    evict(fd, block, 2 << 20);
+    let rounds = client.stats().rounds;
+    let mut buf = vec![0u8; 3 * PAGE as usize];
+    let outcome = read_cached(fd, at, 3 * PAGE, || nowait(fd, &mut buf, at as i64));
+    assert_eq!(outcome, CachedRead::Part(2 * PAGE as usize));
+    assert_eq!(buf[..2 * PAGE as usize], bytes[at as usize..block as usize]);
+    assert_eq!(client.stats().misses, 1, "the read's rest missed");
+    assert!(client.stats().rounds > rounds, "which starts a round");
+    // A read reaching the file's end, of a client at rest again, is whole.
+    drop(client);
+    let (client, _) = resting_client(&file);
+    let tracked = client.stats().tracked_reads;
+    let last = PAGES * PAGE;
+    let outcome = read_cached(fd, last, PAGE, || {
+        nowait(fd, &mut buf[..PAGE as usize], last as i64)
+    });
+    assert_eq!(outcome, CachedRead::Whole(100));
+    assert_eq!(buf[..100], bytes[last as usize..]);
+    assert_eq!(client.stats().tracked_reads, tracked + 1);
+}
+
+#[test]
+fn a_failing_or_refused_read_leaves_errno_and_goes_the_usual_way() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let (_client, rest) = resting_client(&file);
+    let at = rest[0] * PAGE;
+    for (failure, calls_after) in [(libc::EBADF, 1), (libc::EOPNOTSUPP, 0)] {
+        set_errno(ERRNO_SENTINEL);
+        let outcome = read_cached(fd, at, PAGE, || {
+            set_errno(failure);
+            -1
+        });
+        assert_eq!(outcome, CachedRead::Noted);
+        assert_eq!(errno(), ERRNO_SENTINEL, "after {failure}");
+        let mut calls = 0;
+        read_cached(fd, at, PAGE, || {
+            calls += 1;
+            PAGE as isize
+        });
+        assert_eq!(
+            calls, calls_after,
+            "the file is tried again after {failure}"
+        );
+    }
+}
+
+#[test]
+fn on_fuse_a_refused_nowait_read_goes_back_to_the_probe_once() {
+    let _alone = alone();
+    if let Some(reason) = emulate::fuse_kernel_missing() {
+        println!("skipped (kernel feature missing): {reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (backing, mountpoint) = (dir.path().join("backing"), dir.path().join("mnt"));
+    fs::create_dir(&backing).unwrap();
+    fs::create_dir(&mountpoint).unwrap();
+    let bytes = pattern(PAGES, 0);
+    fs::write(backing.join("data"), &bytes).unwrap();
+    let config = emulate::Config::new("st3500320as", &backing, &mountpoint);
+    let _mounted = emulate::mount(&config).expect("mount the emulated disk");
+    let file = File::open(mountpoint.join("data")).unwrap();
+    let fd = file.as_raw_fd();
+    let (client, rest) = resting_client(&file);
+    let mut buf = vec![0u8; PAGE as usize];
+    let at = rest[0] * PAGE;
+    let mut calls = 0;
+    let mut refused = 0;
+    for _ in 0..2 {
+        read_cached(fd, at, PAGE, || {
+            calls += 1;
+            let n = nowait(fd, &mut buf, at as i64);
+            refused += usize::from(n < 0 && errno() == libc::EOPNOTSUPP);
+            n
+        });
+    }
+    if refused == 0 {
+        println!("this kernel's FUSE serves RWF_NOWAIT: nothing to fall back from");
+        return;
+    }
+    assert_eq!(calls, 1, "refused once, then the usual path");
+    note_read(fd, at, PAGE);
+    file.read_exact_at(&mut buf, at).unwrap();
+    assert_eq!(buf, bytes[at as usize..(at + PAGE) as usize]);
+    assert_eq!(
+        client.stats().misses,
+        0,
+        "the usual probe still finds it cached"
+    );
+    drop(client);
+    libprefetch::note_close(fd);
+}
