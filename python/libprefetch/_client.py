@@ -157,22 +157,19 @@ def _kind(mode: int) -> str:
 
 
 def _offsets_as_bytes(offsets: Iterable[int]) -> bytes:
-    """The offsets as native int64 bytes; ValueError for a negative or too large one."""
+    """The offsets as native 64-bit bytes. A buffer of 8-byte integers is taken as it is (an epoch's
+    list has hundreds of thousands of them: ``min``/``max`` over them in Python took 24 ms); the
+    native ``request`` refuses any offset past 2**63-1 (where a negative one lands too)."""
     try:
         view = memoryview(offsets)  # type: ignore[arg-type]
     except TypeError:
         view = None
     if view is not None and view.ndim == 1 and view.itemsize == 8 and view.format in "qlQL":
-        values = array.array(view.format.lower() if view.format in "ql" else view.format)
-        values.frombytes(view.tobytes())
-    else:
-        try:
-            values = array.array("q", map(operator.index, offsets))
-        except OverflowError:
-            raise ValueError("offsets must be between 0 and 2**63-1") from None
-    if values and (min(values) < 0 or max(values) > _MAX_OFFSET):
-        raise ValueError("offsets must be between 0 and 2**63-1")
-    return values.tobytes()
+        return view.tobytes()
+    try:
+        return array.array("q", map(operator.index, offsets)).tobytes()
+    except OverflowError:
+        raise ValueError("offsets must be between 0 and 2**63-1") from None
 
 
 def _marks_as_bytes(marks: Optional[Iterable[bool]], count: int) -> Optional[bytes]:

@@ -176,9 +176,18 @@ impl NativeClient {
                 "marks must have one entry per offset",
             ));
         }
+        let offset_at = |bytes: &[u8]| u64::from_ne_bytes(bytes.try_into().unwrap_or_default());
+        if offsets
+            .chunks_exact(8)
+            .any(|bytes| offset_at(bytes) > i64::MAX as u64)
+        {
+            return Err(PyValueError::new_err(
+                "offsets must be between 0 and 2**63-1",
+            ));
+        }
         let client = self.get()?;
         let entries = offsets.chunks_exact(8).enumerate().map(|(index, bytes)| {
-            let offset = u64::from_ne_bytes(bytes.try_into().unwrap_or_default());
+            let offset = offset_at(bytes);
             AccessEntry {
                 offset,
                 fd,

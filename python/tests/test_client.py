@@ -162,6 +162,9 @@ def test_offsets_out_of_range_are_value_errors(data_file, bad):
     with libprefetch.Client() as client, client.region(path) as region:
         with pytest.raises(ValueError):
             client.request([0, bad])
+        if -(1 << 63) <= bad < 1 << 64:  # the same offset in a buffer of 8-byte integers
+            with pytest.raises(ValueError):
+                client.request(array.array("q" if bad < 0 else "Q", [0, bad]))
         with pytest.raises(ValueError):
             region.pread(10, bad)
         with pytest.raises(ValueError):
