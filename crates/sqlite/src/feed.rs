@@ -324,7 +324,7 @@ impl Tracked {
     fn release_cached_list(&self) {
         self.clear_list(|planner| {
             if let Ok(mut planner) = planner.try_lock() {
-                planner.end_scan();
+                planner.pause_scan();
             }
             self.gate.following.store(0, Ordering::Relaxed);
         });
@@ -640,7 +640,10 @@ fn on_callback(
         let idle = *idle_callbacks >= IDLE_CALLBACKS || nothing_to_fetch;
         match (idle, listed.load(Ordering::Acquire)) {
             (true, true) => {
-                planner.end_scan();
+                match *idle_callbacks >= IDLE_CALLBACKS {
+                    true => planner.end_scan(),
+                    false => planner.pause_scan(),
+                }
                 Plan::Clear
             }
             (true, false) => Plan::Keep,

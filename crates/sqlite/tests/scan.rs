@@ -697,3 +697,40 @@ fn a_full_scan_first_seen_at_its_second_leaf_is_listed_whole_from_the_leaf_sqlit
         assert_eq!((d.followed, d.listed_whole), (1, 1));
     }
 }
+
+/// A scan whose list was dropped because its pages were found cached goes on; SQLite's own cache serves
+/// the lookups of its next leaves (no table read between them, as when a text key's neighbours share
+/// table pages) and the VFS sees a later leaf after a gap (its gate closed meanwhile). The scan is
+/// listed again there at once, at each such leaf until its read transaction ends, and never taken for
+/// a covering scan.
+#[test]
+fn a_scan_dropped_as_cached_is_listed_again_at_the_next_leaf_seen() {
+    let f = fixture(30_000);
+    let start = 10;
+    let at = start + MIN_LEAVES + 5;
+    assert!(f.leaves.len() > at + 2 * MIN_LEAVES + FIRST_LOOKAHEAD);
+    let mut p = planner(&f.path);
+    start_scan(&mut p, &f, start);
+    p.pause_scan();
+    let Plan::Set(list) = p.plan(None, offset(f.leaves[at].page)) else {
+        panic!("the scan's next leaf seen must list it again");
+    };
+    assert_eq!(
+        list,
+        expected(&f, &f.leaves[at..at + FIRST_LOOKAHEAD], true)
+    );
+    // That list found cached too: the next leaves, read with no table read between them, list again.
+    for i in at + 1..at + 1 + MIN_LEAVES {
+        p.left_alone_cached();
+        assert!(
+            matches!(p.plan(None, offset(f.leaves[i].page)), Plan::Set(_)),
+            "leaf {i}"
+        );
+    }
+    let d = p.decisions();
+    assert_eq!((d.followed, d.cached, d.covering), (2, 1, 0), "{d:?}");
+    // The read transaction ended: a later leaf starts a scan of its own, listed at its MIN_LEAVES-th.
+    p.end_scan();
+    let after = at + 2 * MIN_LEAVES;
+    assert_eq!(p.plan(None, offset(f.leaves[after].page)), Plan::Keep);
+}
