@@ -195,12 +195,24 @@ unsafe fn read_tracked(
     // SAFETY: `done` <= `count` bytes of the caller's buffer were filled.
     let rest_buf = unsafe { buf.cast::<u8>().add(done) }.cast();
     let rest = plain(rest_buf, count - done, offset.saturating_add(done as off_t));
-    if rest < 0 {
+    let (result, keep_errno) = joined(done, rest);
+    if keep_errno {
         // SAFETY: as above.
         unsafe { *libc::__errno_location() = errno };
-        return done as ssize_t;
     }
-    done as ssize_t + rest
+    result
+}
+
+/// What a read returns whose first `done` bytes came from the cache and
+/// whose rest's read returned `rest`: their sum; the first part's count if
+/// the rest failed (with errno as it was before the rest: true); the rest's
+/// failure itself when nothing came first, as the plain call fails.
+fn joined(done: usize, rest: ssize_t) -> (ssize_t, bool) {
+    match (rest < 0, done) {
+        (false, _) => (done as ssize_t + rest, false),
+        (true, 0) => (rest, false),
+        (true, _) => (done as ssize_t, true),
+    }
 }
 
 /// `preadv2(fd, {buf, count}, offset, RWF_NOWAIT)` through the next
@@ -474,5 +486,23 @@ pub unsafe extern "C" fn dup3(oldfd: c_int, newfd: c_int, flags: c_int) -> c_int
         },
         // SAFETY: the raw system call with the caller's arguments.
         _ => unsafe { libc::syscall(libc::SYS_dup3, oldfd, newfd, flags) as c_int },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::joined;
+
+    #[test]
+    fn a_read_refused_by_the_cache_whose_usual_read_fails_fails_as_the_plain_call() {
+        assert_eq!(joined(0, -1), (-1, false));
+    }
+
+    #[test]
+    fn a_partly_cached_read_returns_its_parts_sum_or_its_first_part_if_the_rest_fails() {
+        assert_eq!(joined(4096, 100), (4196, false));
+        assert_eq!(joined(4096, 0), (4096, false));
+        assert_eq!(joined(4096, -1), (4096, true));
+        assert_eq!(joined(0, 0), (0, false));
     }
 }
