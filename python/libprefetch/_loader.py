@@ -17,11 +17,13 @@ Each worker's list is an N-th of the records, spread over the whole file: advise
 the device about one record a request (15-18 KiB for records of 4-64 KiB, against 100-500 KiB for the
 same bytes in offset order). When the epoch's records fit in what the page
 cache may hold (the library's own reading of the system's and the memory cgroup's room, and
-``max_memory``), each worker also advises WILLNEED its N-th of the epoch's union, in offset order, from a
-thread: together the workers read the union as the device's limit does (section 3.3's C-LOOK order, over
-all workers' lists), and each worker's client finds its pages cached or follows the misses as before.
-Where the records do not fit, nothing changes: a page swept long before its read would be evicted first;
-nor where the worker's share is all cached already.
+``max_memory``), each worker instead advises WILLNEED its N-th of the epoch's union, in offset order, from a
+thread, and registers no client: together the workers read the union as the device's limit does
+(section 3.3's C-LOOK order, over all workers' lists), one prefetcher, and a record read before its
+turn in the sweep waits for its own pages (a client's record-sized advice beside the sweeps split the
+device's queue into small requests). Where the records do not fit, the worker's client prefetches its
+list as before: a page swept long before its read would be evicted first; and where the worker's
+share is all cached already, its client follows as before.
 
 A read that is not the next one of the worker's list (a ``batch_size`` other than the loader's, a
 sampler other than ``dataset.sampler``, persistent workers in a later epoch) ends that worker's
@@ -141,15 +143,25 @@ class RecordDataset:
             raise ValueError(f"worker_id must be in 0..{num_workers - 1}, got {worker_id}")
         self.stop()
         indices = worker_indices(self.order(), self.batch_size, self.drop_last, worker_id, num_workers)
-        self._worker = _Worker(self.records, indices, self.max_memory)
-        if _fits(self._union, self.max_memory):
-            fd = self.records.advice_fd()
-            calls = share(self._union, self.records._page, worker_id, num_workers, _native.willneed_limit(fd))
-            if calls and _native.missing_pages(fd, calls[0][0], sum(calls[-1]) - calls[0][0]):
-                self._worker.sweep = _Sweep(fd, calls)
+        calls = self._sweep_calls(worker_id, num_workers)
+        self._worker = _Worker(self.records, indices, self.max_memory, client=not calls)
+        if calls:
+            self._worker.sweep = _Sweep(self.records.advice_fd(), calls)
+
+    def _sweep_calls(self, worker_id: int, num_workers: int) -> list[tuple[int, int]]:
+        """The worker's share of the union to sweep: none where the union does not fit or the share
+        is all cached."""
+        if not _fits(self._union, self.max_memory):
+            return []
+        fd = self.records.advice_fd()
+        calls = share(self._union, self.records._page, worker_id, num_workers, _native.willneed_limit(fd))
+        if calls and _native.missing_pages(fd, calls[0][0], sum(calls[-1]) - calls[0][0]):
+            return calls
+        return []
 
     def stats(self) -> Optional[Stats]:
-        """This process's worker counters (None before its first read)."""
+        """This process's worker counters (None before its first read, and for a worker that sweeps
+        its share of the union: it has no client)."""
         return self._worker.stats() if self._worker is not None else None
 
     def summary(self) -> str:
@@ -295,9 +307,10 @@ def _batches(calls: list[tuple[int, int]]) -> list[bytes]:
 
 
 class _Worker:
-    """One process's reads of an epoch: its list of records, its client, and where it is."""
+    """One process's reads of an epoch: its list of records, its client (none while its share of the
+    union is swept), and where it is."""
 
-    def __init__(self, records: Records, indices: list[int], max_memory: Optional[int]) -> None:
+    def __init__(self, records: Records, indices: list[int], max_memory: Optional[int], client: bool = True) -> None:
         self.pid = _pid
         self._records = records
         # Shuffled records' edge pages are mostly other workers' too: let them go, do not drop them.
@@ -307,7 +320,13 @@ class _Worker:
         self._next = 0
         self._stats: Optional[Stats] = None
         self.sweep: Optional[_Sweep] = None
-        self._client: Optional[Client] = Client(self._plan.hand_out, max_memory=max_memory, infill=0)
+        #: Whether the reads are still those of the list (with or without a client).
+        self._following = True
+        self._swept = not client
+        self._client: Optional[Client] = None
+        if not client:
+            return
+        self._client = Client(self._plan.hand_out, max_memory=max_memory, infill=0)
         try:
             self._plan.region = self._client.region(records._fd, 0, max(records._size, 1))
             self._plan.hand_out(self._client, None)
@@ -319,7 +338,7 @@ class _Worker:
         """Record ``index``: followed by the client while it is the next of the list, plain after
         (every worker's hot path: no call but the read's own)."""
         position = self._next
-        if self._client is not None and position < self._length and self._order[position] == index:
+        if self._following and position < self._length and self._order[position] == index:
             self._plan.position = position
             data = _native.pread(self._fd, self._lengths[index], self._offsets[index])
             self._next = position + 1
@@ -332,11 +351,14 @@ class _Worker:
 
     def summary(self) -> str:
         stats = self.stats()
+        if stats is None and self._swept:
+            return f"{self._next}/{self._length} records; its share of the epoch's union swept, no client"
         if stats is None:
             return "prefetching was started in another process"
         return summary_line(stats, self._plan.distinct_pages(), self._next, len(self._plan.order))
 
     def close(self) -> None:
+        self._following = False
         sweep, self.sweep = self.sweep, None
         if sweep is not None and self.pid == _pid:
             sweep.stop()

@@ -120,16 +120,22 @@ def loader(dataset, method, workers, batch_size, prefetch_factor=2):
     return [got[n] for n in range(len(batches))], reports
 
 
+def cold(path):
+    fd = os.open(path, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+
+
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_dataloader_workers_prefetch_their_own_records_under_one_budget(records_file, method):
+    """A budget below the records' pages: no sweep, each worker's client follows its list."""
     path, offsets, lengths, data = records_file
-    workers, batch_size, budget = 3, 5, 24 << 20
+    workers, batch_size, budget = 3, 5, 2 << 20
+    assert budget < len(data)
     with libprefetch.Records(path, offsets, lengths) as records:
         dataset = RecordDataset(records, batch_size=batch_size, seed=7, max_memory=budget)
         dataset.set_epoch(2)
-        fd = os.open(path, os.O_RDONLY)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        os.close(fd)
+        cold(path)
         batches, reports = loader(dataset, method, workers, batch_size)
         order = list(dataset.sampler)
     assert [record for batch in batches for record in batch] == [data[offsets[i] : offsets[i] + lengths[i]] for i in order]
@@ -140,10 +146,28 @@ def test_dataloader_workers_prefetch_their_own_records_under_one_budget(records_
         assert summary.startswith(f"{len(received)}/{len(received)} records")
 
 
+def test_workers_whose_epoch_fits_sweep_the_union_without_a_client(records_file):
+    """Where the records fit and are not cached, each worker sweeps its share of the union and
+    registers no client (one prefetcher, not a client's record-sized advice beside the sweeps): no
+    counters, the summary says so, the bytes are the same."""
+    path, offsets, lengths, data = records_file
+    workers, batch_size = 3, 5
+    with libprefetch.Records(path, offsets, lengths) as records:
+        dataset = RecordDataset(records, batch_size=batch_size, seed=4)
+        cold(path)
+        batches, reports = loader(dataset, "fork", workers, batch_size)
+        order = list(dataset.sampler)
+    assert [record for batch in batches for record in batch] == [data[offsets[i] : offsets[i] + lengths[i]] for i in order]
+    for worker, (received, stats, summary) in reports.items():
+        assert received == worker_indices(order, batch_size, False, worker, workers)
+        assert stats is None
+        assert summary == f"{len(received)}/{len(received)} records; its share of the epoch's union swept, no client"
+
+
 def test_a_read_off_the_plan_ends_prefetching_and_reads_the_same_bytes(records_file):
     path, offsets, lengths, data = records_file
     with libprefetch.Records(path, offsets, lengths) as records:
-        dataset = RecordDataset(records, batch_size=None, seed=1)
+        dataset = RecordDataset(records, batch_size=None, seed=1, max_memory=1 << 20)  # no sweep: a client
         order = list(dataset.sampler)
         assert dataset[order[0]] == data[offsets[order[0]] : offsets[order[0]] + lengths[order[0]]]
         planned = dataset.stats().tracked_reads
@@ -269,6 +293,7 @@ def test_a_worker_whose_epoch_fits_advises_its_share_of_the_union(records_file, 
             dataset = RecordDataset(records, batch_size=4, seed=2, max_memory=budget)
             dataset.start_worker(1, 2)
             assert (dataset._worker.sweep is not None) == sweeps
+            assert (dataset._worker._client is None) == sweeps  # a sweeping worker has no client
             assert [dataset[i] for i in mine] == wanted
             dataset.stop()
             assert advised == (expected if sweeps else [])
