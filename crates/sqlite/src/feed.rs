@@ -11,8 +11,8 @@
 
 use std::ffi::c_int;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use libprefetch::residency::Probe;
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Mode, Schedule};
@@ -64,13 +64,29 @@ const MISSES_TO_FOLLOW: u32 = 2;
 /// the callback to see two consecutive index leaves (a few hundred table reads apart) and set a list.
 const FOLLOW_READS: u32 = 1024;
 
+/// libprefetch clients the tracked files hold now ([`Tracked::client`]).
+static CLIENTS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many libprefetch clients the VFS's tracked files hold now: a file whose reads have all found
+/// it cached holds none (tests look it up with `dlsym`, as `prefetch_sqlite_tracked_files`).
+#[no_mangle]
+pub extern "C" fn prefetch_sqlite_clients() -> usize {
+    CLIENTS.load(Ordering::Relaxed)
+}
+
 /// libprefetch state of one open main database file.
 pub struct Tracked {
     /// SQLite's own descriptor of the file: read and advised, never closed here.
     fd: RawFd,
     /// The connection that opened the file, once SQLite has told it ([`crate::connection`]).
     connection: Arc<Connection>,
-    client: Client,
+    /// The client's configuration, for [`Tracked::client`].
+    config: Config,
+    /// The file's libprefetch client and region, registered at the first read the [`Gate`] lets
+    /// through ([`Tracked::client`]): a connection whose reads all find the file cached never pays
+    /// for them (their allocations took the heap's room, so a warm query grew the heap once).
+    /// `None` inside if registering failed: the file's reads are then not followed.
+    client: OnceLock<Option<Client>>,
     planner: Arc<Mutex<ScanPlanner>>,
     /// Whether the access list may be non-empty (so a write has something to drop).
     listed: Arc<AtomicBool>,
@@ -205,13 +221,13 @@ impl Gate {
 }
 
 impl Tracked {
-    /// Registers a client whose callback plans index scans of the file open as `fd` (SQLite's descriptor,
-    /// which must stay open until the `Tracked` is dropped), and the whole file as its region. `None` if
-    /// any step fails: the file is then simply not tracked. With `whole_scans` (the connection named
+    /// Tracks the file open as `fd` (SQLite's descriptor, which must stay open until the `Tracked` is
+    /// dropped): its planner and gate now, its client at the first read the gate lets through
+    /// ([`Tracked::client`]). With `whole_scans` (the connection named
     /// the file with `prefetch_scan=whole`, [`crate::vfs::SCAN_PARAMETER`]) and a seek-bound device, a
     /// small table's full scan is listed whole ([`ScanPlanner::set_seek_bound`]); otherwise it is left
     /// alone, so a cursor closed early costs nothing.
-    pub fn open(fd: RawFd, whole_scans: bool) -> Option<Tracked> {
+    pub fn open(fd: RawFd, whole_scans: bool) -> Tracked {
         let mut planner = ScanPlanner::new(Arc::new(Unowned(fd)));
         let listed = Arc::new(AtomicBool::new(false));
         let changed = Arc::new(AtomicBool::new(false));
@@ -232,34 +248,49 @@ impl Tracked {
         let connection = Arc::new(Connection::default());
         let probe = Arc::clone(&connection);
         planner.set_statement_probe(Box::new(move || probe.running_bound()));
-        let planner = Arc::new(Mutex::new(planner));
         let warmth = (config.schedule != Schedule::Conservative).then(Warmth::default);
-        let client = {
-            let planner = Arc::clone(&planner);
-            let listed = Arc::clone(&listed);
-            let changed = Arc::clone(&changed);
-            let mut idle_callbacks = 0;
-            Client::register(config, move |client: &Client, info: CallbackInfo| {
-                let flags = CallbackFlags {
-                    listed: &listed,
-                    changed: &changed,
-                };
-                on_callback(client, fd, &planner, flags, &mut idle_callbacks, info);
-            })
-            .ok()?
-        };
-        client.register_region(fd, 0, i64::MAX as u64).ok()?;
         let gate = Gate::new(fd, page_size());
-        Some(Tracked {
+        Tracked {
             fd,
             connection,
-            client,
-            planner,
+            config,
+            client: OnceLock::new(),
+            planner: Arc::new(Mutex::new(planner)),
             listed,
             changed,
             gate,
             warmth,
-        })
+        }
+    }
+
+    /// The file's client, registered with the whole file as its region on first use: its callback
+    /// plans index scans of the file ([`on_callback`]). `None` if registering failed.
+    fn client(&self) -> Option<&Client> {
+        self.client
+            .get_or_init(|| {
+                let planner = Arc::clone(&self.planner);
+                let listed = Arc::clone(&self.listed);
+                let changed = Arc::clone(&self.changed);
+                let fd = self.fd;
+                let mut idle_callbacks = 0;
+                let client = Client::register(self.config, move |client: &Client, info| {
+                    let flags = CallbackFlags {
+                        listed: &listed,
+                        changed: &changed,
+                    };
+                    on_callback(client, fd, &planner, flags, &mut idle_callbacks, info);
+                })
+                .ok()?;
+                client.register_region(fd, 0, i64::MAX as u64).ok()?;
+                CLIENTS.fetch_add(1, Ordering::Relaxed);
+                Some(client)
+            })
+            .as_ref()
+    }
+
+    /// The file's client if it has been registered ([`Tracked::client`]).
+    fn registered(&self) -> Option<&Client> {
+        self.client.get().and_then(Option::as_ref)
     }
 
     /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, if the `Gate` lets it
@@ -275,6 +306,9 @@ impl Tracked {
         if !self.gate.follows(self.fd, offset, amount, listed) {
             return false;
         }
+        let Some(client) = self.client() else {
+            return false;
+        };
         if !listed {
             return true;
         }
@@ -286,7 +320,7 @@ impl Tracked {
             return false;
         }
         libprefetch::note_read(self.fd, offset, amount);
-        let warm = |warmth: &Warmth| warmth.mostly_cached(&self.client);
+        let warm = |warmth: &Warmth| warmth.mostly_cached(client);
         if self.warmth.as_ref().is_some_and(warm) {
             self.release_cached_list();
         }
@@ -334,7 +368,9 @@ impl Tracked {
     fn clear_list(&self, forget: impl FnOnce(&Mutex<ScanPlanner>)) {
         if self.listed.swap(false, Ordering::AcqRel) {
             forget(&self.planner);
-            let _ = self.client.request_prefetching(&[], Mode::SET | Mode::DONE);
+            if let Some(client) = self.registered() {
+                let _ = client.request_prefetching(&[], Mode::SET | Mode::DONE);
+            }
         }
     }
 
@@ -391,14 +427,19 @@ impl Drop for Tracked {
     /// Waits for advice in flight, so that nothing touches `fd` once SQLite may close it; the client is
     /// unregistered when the fields drop.
     fn drop(&mut self) {
-        self.client.settle();
+        let client = self.registered();
+        if let Some(client) = client {
+            client.settle();
+            CLIENTS.fetch_sub(1, Ordering::Relaxed);
+        }
         if stats_wanted() {
             let decisions = self
                 .planner
                 .lock()
                 .map(|planner| planner.decisions())
                 .unwrap_or_default();
-            eprintln!("{}", stats_line(&decisions, &self.client.stats()));
+            let stats = client.map(Client::stats).unwrap_or_default();
+            eprintln!("{}", stats_line(&decisions, &stats));
         }
     }
 }
