@@ -541,10 +541,29 @@ fn mostly_cached(fd: RawFd, page_size: u64) -> bool {
     })
 }
 
-/// (cached pages, pages) of the file open as `fd`, if the kernel says.
+/// Stretches of the file probed at open ([`file_residency`]).
+const OPEN_PROBES: u64 = 32;
+
+/// Pages in each stretch probed at open.
+const OPEN_PROBE_PAGES: u64 = 16;
+
+/// (cached pages, pages probed) of the file open as `fd`, if the kernel says: the whole file if it
+/// has at most [`OPEN_PROBES`] * [`OPEN_PROBE_PAGES`] pages, else that many stretches of
+/// [`OPEN_PROBE_PAGES`] spread evenly over it. A cachestat walks the page cache's index page by page:
+/// over the whole of a cached 90 MiB file it took 0.4-0.5 ms, paid by every connection at open.
 fn file_residency(fd: RawFd, page_size: u64) -> Option<(u64, u64)> {
     let len = Unowned(fd).byte_len().ok()?;
-    Probe::choose(fd).resident_pages(fd, 0, len.max(1), page_size)
+    let probe = Probe::choose(fd);
+    let pages = len.div_ceil(page_size);
+    if pages <= OPEN_PROBES * OPEN_PROBE_PAGES {
+        return probe.resident_pages(fd, 0, len.max(1), page_size);
+    }
+    let stretch = OPEN_PROBE_PAGES * page_size;
+    let step = pages / OPEN_PROBES * page_size;
+    (0..OPEN_PROBES).try_fold((0, 0), |(cached, probed), i| {
+        let (c, p) = probe.resident_pages(fd, i * step, stretch, page_size)?;
+        Some((cached + c, probed + p))
+    })
 }
 
 fn page_size() -> u64 {
@@ -746,6 +765,26 @@ mod tests {
         // SAFETY: posix_fadvise takes plain integers.
         let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
         assert_eq!(rc, 0);
+    }
+
+    /// A large file is probed at open in stretches spread over it, not page by page: a cached one is
+    /// mostly cached, one whose second half was never read is not.
+    #[test]
+    fn a_large_file_is_probed_at_open_in_spread_stretches() {
+        let probed = OPEN_PROBES * OPEN_PROBE_PAGES;
+        let file = cached_file(4 * probed as usize);
+        let fd = file.as_raw_fd();
+        assert_eq!(file_residency(fd, 4096), Some((probed, probed)));
+        assert!(mostly_cached(fd, 4096));
+        file.set_len(8 * probed * 4096).unwrap();
+        assert_eq!(file_residency(fd, 4096), Some((probed / 2, probed)));
+        assert!(!mostly_cached(fd, 4096));
+        let small = cached_file(100);
+        assert_eq!(
+            file_residency(small.as_raw_fd(), 4096),
+            Some((100, 100)),
+            "probed whole"
+        );
     }
 
     #[test]
