@@ -159,8 +159,8 @@ struct Gate {
 
 impl Gate {
     /// A gate that starts open if more than one page in [`WORTHWHILE_MISS_RATIO`] of the file is missing
-    /// from the page cache (one cachestat over the whole file), so that a cold scan's first index leaf is
-    /// seen even if the sampled probes would miss it. A file cached but for a few pages starts closed,
+    /// from the page cache (probed in stretches spread over the file, [`file_residency`]), so that a
+    /// cold scan's first index leaf is seen even if the sampled probes would miss it. A file cached but for a few pages starts closed,
     /// as the sampled probes would leave it.
     fn new(fd: RawFd, page_size: u64) -> Gate {
         let following = if mostly_cached(fd, page_size) {
