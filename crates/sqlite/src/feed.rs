@@ -11,8 +11,8 @@
 
 use std::ffi::c_int;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use libprefetch::residency::Probe;
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Mode, Schedule};
@@ -21,6 +21,7 @@ use rusqlite::ffi::{sqlite3_int64, SQLITE_LOCK_NONE, SQLITE_LOCK_RESERVED};
 use crate::btree::{PageSource, Unowned};
 use crate::connection::Connection;
 use crate::format::PageKind;
+use crate::gate::Gate;
 use crate::scan::{Decisions, Entry, Plan, RequestCosts, ScanPlanner};
 
 /// B-tree page kinds, the first byte of a page's header (SQLite file format 1.6).
@@ -40,10 +41,6 @@ const LIST_CAPACITY: usize = 8 << 20;
 /// Entries handed to libprefetch per `request_prefetching` call.
 const BATCH: usize = 4096;
 
-/// While no list is set, one read in this many is probed for residency; the others go straight on.
-/// One in 8 took 5% of a cached 1 GiB scan's time (200,000 cachestat calls); one in 32, none measurable.
-const SAMPLE_EVERY: u32 = 32;
-
 /// Callbacks in a row that leave the list as it is after which its scan is taken to have ended.
 const IDLE_CALLBACKS: u32 = 1024;
 
@@ -53,16 +50,18 @@ const WARM_CHECK_READS: u32 = 4096;
 /// Following reads pays only where at least one page in this many is missing from the page cache: a
 /// followed read costs 1.5-2 us (the probe, the planner's accounting, the interior-page check), a read
 /// that waits for this machine's disk 50-100 us. Below it, the list is dropped ([`Warmth`]) and the
-/// gate stays closed ([`MISSES_TO_FOLLOW`]).
-const WORTHWHILE_MISS_RATIO: u64 = 32;
+/// gate stays closed (`gate.rs`).
+pub(crate) const WORTHWHILE_MISS_RATIO: u64 = 32;
 
-/// Sampled probes, of the last 32, that must have found their page missing to open the gate: one miss
-/// in 32 probes (1,024 reads) is a page reclaimed here and there in a cached file, not a cold scan.
-const MISSES_TO_FOLLOW: u32 = 2;
+/// libprefetch clients the tracked files hold now ([`Tracked::client`]).
+static CLIENTS: AtomicUsize = AtomicUsize::new(0);
 
-/// Reads that libprefetch follows after a probe found a page missing from the page cache: enough for
-/// the callback to see two consecutive index leaves (a few hundred table reads apart) and set a list.
-const FOLLOW_READS: u32 = 1024;
+/// How many libprefetch clients the VFS's tracked files hold now: a file whose reads have all found
+/// it cached holds none (tests look it up with `dlsym`, as `prefetch_sqlite_tracked_files`).
+#[no_mangle]
+pub extern "C" fn prefetch_sqlite_clients() -> usize {
+    CLIENTS.load(Ordering::Relaxed)
+}
 
 /// libprefetch state of one open main database file.
 pub struct Tracked {
@@ -70,7 +69,13 @@ pub struct Tracked {
     fd: RawFd,
     /// The connection that opened the file, once SQLite has told it ([`crate::connection`]).
     connection: Arc<Connection>,
-    client: Client,
+    /// The client's configuration, for [`Tracked::client`].
+    config: Config,
+    /// The file's libprefetch client and region, registered at the first read the [`Gate`] lets
+    /// through ([`Tracked::client`]): a connection whose reads all find the file cached never pays
+    /// for them (their allocations took the heap's room, so a warm query grew the heap once).
+    /// `None` inside if registering failed: the file's reads are then not followed.
+    client: OnceLock<Option<Client>>,
     planner: Arc<Mutex<ScanPlanner>>,
     /// Whether the access list may be non-empty (so a write has something to drop).
     listed: Arc<AtomicBool>,
@@ -123,95 +128,14 @@ impl Warmth {
     }
 }
 
-/// Decides which reads libprefetch sees, so that a warm cache and a writing connection cost (almost)
-/// nothing: none while the connection holds a write lock, RESERVED or WAL's (what it reads, it is about to change, and
-/// each re-plan would read the whole index again); all while a list is set, and for [`FOLLOW_READS`]
-/// reads after a probe found a page missing; otherwise none, with one read in [`SAMPLE_EVERY`] probed
-/// (cachestat, about 0.3 us) to notice when the data stops being cached.
-struct Gate {
-    probe: Probe,
-    page_size: u64,
-    /// The connection holds RESERVED or above on the file (rollback journal).
-    writing: AtomicBool,
-    /// The connection holds the WAL write lock.
-    wal_writing: AtomicBool,
-    following: AtomicU32,
-    sampled: AtomicU32,
-    /// The last 32 sampled probes, one bit each (1: the page was missing), newest lowest.
-    recent_probes: AtomicU32,
-}
-
-impl Gate {
-    /// A gate that starts open if more than one page in [`WORTHWHILE_MISS_RATIO`] of the file is missing
-    /// from the page cache (one cachestat over the whole file), so that a cold scan's first index leaf is
-    /// seen even if the sampled probes would miss it. A file cached but for a few pages starts closed,
-    /// as the sampled probes would leave it.
-    fn new(fd: RawFd, page_size: u64) -> Gate {
-        let following = if mostly_cached(fd, page_size) {
-            0
-        } else {
-            FOLLOW_READS
-        };
-        Gate {
-            probe: Probe::choose(fd),
-            page_size,
-            writing: AtomicBool::new(false),
-            wal_writing: AtomicBool::new(false),
-            following: AtomicU32::new(following),
-            sampled: AtomicU32::new(0),
-            recent_probes: AtomicU32::new(0),
-        }
-    }
-
-    /// Whether libprefetch should see a read of `[offset, offset + amount)` of `fd`.
-    fn follows(&self, fd: RawFd, offset: u64, amount: u64, listed: bool) -> bool {
-        if self.writing.load(Ordering::Relaxed) || self.wal_writing.load(Ordering::Relaxed) {
-            return false;
-        }
-        if listed {
-            return true;
-        }
-        let following = self.following.load(Ordering::Relaxed);
-        if following > 0 {
-            self.following.store(following - 1, Ordering::Relaxed);
-            return true;
-        }
-        if !self
-            .sampled
-            .fetch_add(1, Ordering::Relaxed)
-            .is_multiple_of(SAMPLE_EVERY)
-        {
-            return false;
-        }
-        let cached = self
-            .probe
-            .resident_pages(fd, offset, amount, self.page_size)
-            .is_some_and(|(cached, pages)| cached == pages);
-        self.note_probe(!cached)
-    }
-
-    /// Records a sampled probe; opens the gate for [`FOLLOW_READS`] reads (and returns true) once
-    /// [`MISSES_TO_FOLLOW`] of the last 32 probes found their page missing.
-    fn note_probe(&self, missing: bool) -> bool {
-        let recent = (self.recent_probes.load(Ordering::Relaxed) << 1) | u32::from(missing);
-        let open = missing && recent.count_ones() >= MISSES_TO_FOLLOW;
-        self.recent_probes
-            .store(if open { 0 } else { recent }, Ordering::Relaxed);
-        if open {
-            self.following.store(FOLLOW_READS, Ordering::Relaxed);
-        }
-        open
-    }
-}
-
 impl Tracked {
-    /// Registers a client whose callback plans index scans of the file open as `fd` (SQLite's descriptor,
-    /// which must stay open until the `Tracked` is dropped), and the whole file as its region. `None` if
-    /// any step fails: the file is then simply not tracked. With `whole_scans` (the connection named
+    /// Tracks the file open as `fd` (SQLite's descriptor, which must stay open until the `Tracked` is
+    /// dropped): its planner and gate now, its client at the first read the gate lets through
+    /// ([`Tracked::client`]). With `whole_scans` (the connection named
     /// the file with `prefetch_scan=whole`, [`crate::vfs::SCAN_PARAMETER`]) and a seek-bound device, a
     /// small table's full scan is listed whole ([`ScanPlanner::set_seek_bound`]); otherwise it is left
     /// alone, so a cursor closed early costs nothing.
-    pub fn open(fd: RawFd, whole_scans: bool) -> Option<Tracked> {
+    pub fn open(fd: RawFd, whole_scans: bool) -> Tracked {
         let mut planner = ScanPlanner::new(Arc::new(Unowned(fd)));
         let listed = Arc::new(AtomicBool::new(false));
         let changed = Arc::new(AtomicBool::new(false));
@@ -232,34 +156,49 @@ impl Tracked {
         let connection = Arc::new(Connection::default());
         let probe = Arc::clone(&connection);
         planner.set_statement_probe(Box::new(move || probe.running_bound()));
-        let planner = Arc::new(Mutex::new(planner));
         let warmth = (config.schedule != Schedule::Conservative).then(Warmth::default);
-        let client = {
-            let planner = Arc::clone(&planner);
-            let listed = Arc::clone(&listed);
-            let changed = Arc::clone(&changed);
-            let mut idle_callbacks = 0;
-            Client::register(config, move |client: &Client, info: CallbackInfo| {
-                let flags = CallbackFlags {
-                    listed: &listed,
-                    changed: &changed,
-                };
-                on_callback(client, fd, &planner, flags, &mut idle_callbacks, info);
-            })
-            .ok()?
-        };
-        client.register_region(fd, 0, i64::MAX as u64).ok()?;
         let gate = Gate::new(fd, page_size());
-        Some(Tracked {
+        Tracked {
             fd,
             connection,
-            client,
-            planner,
+            config,
+            client: OnceLock::new(),
+            planner: Arc::new(Mutex::new(planner)),
             listed,
             changed,
             gate,
             warmth,
-        })
+        }
+    }
+
+    /// The file's client, registered with the whole file as its region on first use: its callback
+    /// plans index scans of the file ([`on_callback`]). `None` if registering failed.
+    fn client(&self) -> Option<&Client> {
+        self.client
+            .get_or_init(|| {
+                let planner = Arc::clone(&self.planner);
+                let listed = Arc::clone(&self.listed);
+                let changed = Arc::clone(&self.changed);
+                let fd = self.fd;
+                let mut idle_callbacks = 0;
+                let client = Client::register(self.config, move |client: &Client, info| {
+                    let flags = CallbackFlags {
+                        listed: &listed,
+                        changed: &changed,
+                    };
+                    on_callback(client, fd, &planner, flags, &mut idle_callbacks, info);
+                })
+                .ok()?;
+                client.register_region(fd, 0, i64::MAX as u64).ok()?;
+                CLIENTS.fetch_add(1, Ordering::Relaxed);
+                Some(client)
+            })
+            .as_ref()
+    }
+
+    /// The file's client if it has been registered ([`Tracked::client`]).
+    fn registered(&self) -> Option<&Client> {
+        self.client.get().and_then(Option::as_ref)
     }
 
     /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, if the `Gate` lets it
@@ -275,6 +214,9 @@ impl Tracked {
         if !self.gate.follows(self.fd, offset, amount, listed) {
             return false;
         }
+        let Some(client) = self.client() else {
+            return false;
+        };
         if !listed {
             return true;
         }
@@ -286,7 +228,7 @@ impl Tracked {
             return false;
         }
         libprefetch::note_read(self.fd, offset, amount);
-        let warm = |warmth: &Warmth| warmth.mostly_cached(&self.client);
+        let warm = |warmth: &Warmth| warmth.mostly_cached(client);
         if self.warmth.as_ref().is_some_and(warm) {
             self.release_cached_list();
         }
@@ -334,7 +276,9 @@ impl Tracked {
     fn clear_list(&self, forget: impl FnOnce(&Mutex<ScanPlanner>)) {
         if self.listed.swap(false, Ordering::AcqRel) {
             forget(&self.planner);
-            let _ = self.client.request_prefetching(&[], Mode::SET | Mode::DONE);
+            if let Some(client) = self.registered() {
+                let _ = client.request_prefetching(&[], Mode::SET | Mode::DONE);
+            }
         }
     }
 
@@ -391,14 +335,19 @@ impl Drop for Tracked {
     /// Waits for advice in flight, so that nothing touches `fd` once SQLite may close it; the client is
     /// unregistered when the fields drop.
     fn drop(&mut self) {
-        self.client.settle();
+        let client = self.registered();
+        if let Some(client) = client {
+            client.settle();
+            CLIENTS.fetch_sub(1, Ordering::Relaxed);
+        }
         if stats_wanted() {
             let decisions = self
                 .planner
                 .lock()
                 .map(|planner| planner.decisions())
                 .unwrap_or_default();
-            eprintln!("{}", stats_line(&decisions, &self.client.stats()));
+            let stats = client.map(Client::stats).unwrap_or_default();
+            eprintln!("{}", stats_line(&decisions, &stats));
         }
     }
 }
@@ -492,21 +441,7 @@ fn table_pages_missing(fd: RawFd, entries: &[Entry]) -> (u64, u64) {
     (pages, missing)
 }
 
-/// Whether all but at most one page in [`WORTHWHILE_MISS_RATIO`] of the file open as `fd` is in the
-/// page cache (false if the kernel will not say).
-fn mostly_cached(fd: RawFd, page_size: u64) -> bool {
-    file_residency(fd, page_size).is_some_and(|(cached, pages)| {
-        pages.saturating_sub(cached) * WORTHWHILE_MISS_RATIO <= pages
-    })
-}
-
-/// (cached pages, pages) of the file open as `fd`, if the kernel says.
-fn file_residency(fd: RawFd, page_size: u64) -> Option<(u64, u64)> {
-    let len = Unowned(fd).byte_len().ok()?;
-    Probe::choose(fd).resident_pages(fd, 0, len.max(1), page_size)
-}
-
-fn page_size() -> u64 {
+pub(crate) fn page_size() -> u64 {
     // SAFETY: sysconf has no memory-safety preconditions.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
@@ -701,12 +636,6 @@ mod tests {
         file
     }
 
-    fn evict(file: &std::fs::File) {
-        // SAFETY: posix_fadvise takes plain integers.
-        let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        assert_eq!(rc, 0);
-    }
-
     #[test]
     fn a_database_larger_than_memory_gets_the_conservative_schedule() {
         assert_eq!(schedule_for(1 << 30, 256 << 20), Schedule::Conservative);
@@ -772,44 +701,5 @@ mod tests {
         entries.push(page(72));
         assert!(!list_mostly_cached(fd, &entries));
         assert!(list_mostly_cached(fd, &[leaf]), "no table page");
-    }
-
-    #[test]
-    fn a_cached_file_is_not_followed_and_a_miss_opens_the_gate_for_a_while() {
-        let file = cached_file(64);
-        let fd = file.as_raw_fd();
-        let gate = Gate::new(fd, page_size());
-        let followed = |gate: &Gate, n: u64| {
-            (0..n)
-                .filter(|i| gate.follows(fd, i % 64 * 4096, 4096, false))
-                .count()
-        };
-        assert_eq!(followed(&gate, 1000), 0, "warm reads stay with SQLite");
-        evict(&file);
-        // The first probe misses (one miss in 32 probes is not enough), the second opens the gate.
-        let n = u64::from(2 * SAMPLE_EVERY + FOLLOW_READS);
-        assert_eq!(followed(&gate, n), FOLLOW_READS as usize + 1);
-        assert!(gate.follows(fd, 0, 4096, true), "a set list is followed");
-        gate.writing.store(true, Ordering::Relaxed);
-        assert!(
-            !gate.follows(fd, 0, 4096, true),
-            "a writer is never followed"
-        );
-    }
-
-    #[test]
-    fn a_page_missing_here_and_there_does_not_open_the_gate() {
-        let file = cached_file(256);
-        let fd = file.as_raw_fd();
-        // SAFETY: posix_fadvise takes plain integers.
-        let rc = unsafe { libc::posix_fadvise(fd, 0, 4096, libc::POSIX_FADV_DONTNEED) };
-        assert_eq!(rc, 0);
-        let gate = Gate::new(fd, page_size());
-        gate.following.store(0, Ordering::Relaxed);
-        // Ten passes over the file: one sampled probe in 32 finds page 0 missing.
-        let followed = (0..10 * 256u64)
-            .filter(|i| gate.follows(fd, i % 256 * 4096, 4096, false))
-            .count();
-        assert_eq!(followed, 0);
     }
 }

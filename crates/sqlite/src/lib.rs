@@ -12,6 +12,7 @@ pub mod connection;
 pub mod ext;
 pub mod feed;
 pub mod format;
+mod gate;
 pub mod gen;
 pub mod scan;
 pub mod statement;

@@ -196,7 +196,7 @@ unsafe extern "C" fn shim_open(
         let fd = unsafe { unix_descriptor(inner, inner_file, CStr::from_ptr(name)) };
         // SAFETY: `name` is the main file's name as SQLite passed it to xOpen.
         let whole_scans = unsafe { whole_scans_asked(name) };
-        if let Some(tracked) = fd.and_then(|fd| Tracked::open(fd, whole_scans)) {
+        if let Some(tracked) = fd.map(|fd| Tracked::open(fd, whole_scans)) {
             TRACKED_FILES.fetch_add(1, Ordering::Relaxed);
             // SAFETY: `shim` was initialised above.
             unsafe { (*shim).tracked = Box::into_raw(Box::new(tracked)) };

@@ -30,6 +30,18 @@ pub fn loaded() {
 /// How many database files the loaded extension tracks now (its `prefetch_sqlite_tracked_files`).
 #[allow(dead_code)] // not every test binary that includes this module asks
 pub fn tracked_files() -> usize {
+    counter(c"prefetch_sqlite_tracked_files")
+}
+
+/// How many libprefetch clients the loaded extension holds now (its `prefetch_sqlite_clients`).
+#[allow(dead_code)] // not every test binary that includes this module asks
+pub fn clients() -> usize {
+    counter(c"prefetch_sqlite_clients")
+}
+
+/// The value of a counter the loaded extension exports as `extern "C" fn() -> usize`.
+#[allow(dead_code)] // not every test binary that includes this module asks
+fn counter(name: &std::ffi::CStr) -> usize {
     loaded();
     let path = std::ffi::CString::new(extension().into_os_string().into_encoded_bytes()).unwrap();
     // SAFETY: RTLD_NOLOAD only returns the handle of the library already loaded; dlsym looks up a symbol the
@@ -37,8 +49,8 @@ pub fn tracked_files() -> usize {
     unsafe {
         let handle = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
         assert!(!handle.is_null(), "the extension is loaded");
-        let symbol = libc::dlsym(handle, c"prefetch_sqlite_tracked_files".as_ptr());
-        assert!(!symbol.is_null(), "the extension exports its counter");
+        let symbol = libc::dlsym(handle, name.as_ptr());
+        assert!(!symbol.is_null(), "the extension exports {name:?}");
         let count: extern "C" fn() -> usize = std::mem::transmute(symbol);
         count()
     }
