@@ -21,7 +21,7 @@ use rusqlite::ffi::{sqlite3_int64, SQLITE_LOCK_NONE, SQLITE_LOCK_RESERVED};
 use crate::btree::{PageSource, Unowned};
 use crate::connection::Connection;
 use crate::format::PageKind;
-use crate::gate::Gate;
+use crate::gate::{page_size, Gate, WORTHWHILE_MISS_RATIO};
 use crate::scan::{Decisions, Entry, Plan, RequestCosts, ScanPlanner};
 
 /// B-tree page kinds, the first byte of a page's header (SQLite file format 1.6).
@@ -46,12 +46,6 @@ const IDLE_CALLBACKS: u32 = 1024;
 
 /// Followed reads between two looks at libprefetch's counters while a list is set (see [`Warmth`]).
 const WARM_CHECK_READS: u32 = 4096;
-
-/// Following reads pays only where at least one page in this many is missing from the page cache: a
-/// followed read costs 1.5-2 us (the probe, the planner's accounting, the interior-page check), a read
-/// that waits for this machine's disk 50-100 us. Below it, the list is dropped ([`Warmth`]) and the
-/// gate stays closed (`gate.rs`).
-pub(crate) const WORTHWHILE_MISS_RATIO: u64 = 32;
 
 /// libprefetch clients the tracked files hold now ([`Tracked::client`]).
 static CLIENTS: AtomicUsize = AtomicUsize::new(0);
@@ -439,12 +433,6 @@ fn table_pages_missing(fd: RawFd, entries: &[Entry]) -> (u64, u64) {
         missing += u64::from(!cached);
     }
     (pages, missing)
-}
-
-pub(crate) fn page_size() -> u64 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
 }
 
 /// If the device holding the file open as `fd` is seek-bound (its stored profile, usable for the
