@@ -613,16 +613,8 @@ fn on_callback(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
+    use crate::gate::tests::cached_file;
     use std::os::fd::AsRawFd;
-
-    /// A file of `pages` pages, in the page cache.
-    fn cached_file(pages: usize) -> std::fs::File {
-        let mut file = tempfile::tempfile().unwrap();
-        file.write_all(&vec![1u8; pages * 4096]).unwrap();
-        file.sync_all().unwrap();
-        file
-    }
 
     #[test]
     fn a_database_larger_than_memory_gets_the_conservative_schedule() {

@@ -150,13 +150,13 @@ fn file_residency(fd: RawFd, page_size: u64) -> Option<(u64, u64)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Write;
     use std::os::fd::AsRawFd;
 
-    /// A file of `pages` pages, in the page cache.
-    fn cached_file(pages: usize) -> std::fs::File {
+    /// A file of `pages` pages, in the page cache (the feed's tests use it too).
+    pub(crate) fn cached_file(pages: usize) -> std::fs::File {
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(&vec![1u8; pages * 4096]).unwrap();
         file.sync_all().unwrap();
