@@ -360,8 +360,8 @@ pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
         "prefetch VFS: database closed: scans followed {} (listed whole, as the connection asked: {}; \
          a LIMIT's first rows at once: {}); \
          left alone: covering index {}, cached {}, WITHOUT ROWID {}, descending {}, table small or about \
-         the memory's size {}; index structures read {}; pages advised {} (from the disk {}, infill {}; rounds {}), used {}, wasted {}; reads \
-         followed {}",
+         the memory's size {}; index structures read {}; pages advised {} (from the disk {}, infill {}; rounds {}), used {}, wasted {}, evicted \
+         before use {}; window {} KiB; reads followed {}",
         d.followed,
         d.listed_whole,
         d.first_rows,
@@ -377,6 +377,8 @@ pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
         stats.rounds,
         stats.prefetched_used,
         wasted,
+        stats.premature_evictions,
+        stats.budget_bytes >> 10,
         stats.tracked_reads
     )
 }
