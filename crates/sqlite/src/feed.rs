@@ -95,8 +95,10 @@ struct Registered {
 
 /// What the file's client and planner need of the machine: the client's configuration and the memory
 /// available for caching ([`config`]: /proc/meminfo and the memory cgroup's files), and the device's
-/// request costs if it is seek-bound ([`seek_bound_costs`]: its stored profile). Reading them took
-/// about 90 us an open; a connection whose reads all find the file cached needs none of it.
+/// request costs if it is seek-bound ([`seek_bound_costs`]: its stored profile). Read at every open,
+/// they took a warm connection, open to close, from 240-360 us to 440-470 (docs/repro.md, "A
+/// connection's own cost, warm"); a connection whose reads all find the file cached needs none of them.
+/// Not kept across opens: a cgroup's limit and a stored profile may change between connections.
 struct Settings {
     config: Config,
     memory: u64,
