@@ -63,13 +63,16 @@ pub struct Tracked {
     fd: RawFd,
     /// The connection that opened the file, once SQLite has told it ([`crate::connection`]).
     connection: Arc<Connection>,
-    /// The client's configuration, for [`Tracked::client`].
-    config: Config,
+    /// What the client and the planner need of the machine ([`Settings`]): probed at open if the file
+    /// is not mostly cached (the gate starts open), else at the first read the gate lets through.
+    settings: OnceLock<Settings>,
+    /// The connection asked for its full scans listed whole ([`Tracked::open`]).
+    whole_scans: bool,
     /// The file's libprefetch client and region, registered at the first read the [`Gate`] lets
     /// through ([`Tracked::client`]): a connection whose reads all find the file cached never pays
     /// for them (their allocations took the heap's room, so a warm query grew the heap once).
     /// `None` inside if registering failed: the file's reads are then not followed.
-    client: OnceLock<Option<Client>>,
+    client: OnceLock<Option<Registered>>,
     planner: Arc<Mutex<ScanPlanner>>,
     /// Whether the access list may be non-empty (so a write has something to drop).
     listed: Arc<AtomicBool>,
@@ -78,11 +81,51 @@ pub struct Tracked {
     changed: Arc<AtomicBool>,
     /// Which reads libprefetch sees.
     gate: Gate,
+}
+
+/// A registered client and what watches its list.
+struct Registered {
+    client: Client,
     /// Whether the list's pages are all being found in the page cache; `None` under the conservative
     /// schedule (a database larger than memory), whose list also says what to drop and which would
     /// start its plan over after each release (measured in a cgroup of a quarter of a 1 GiB database:
     /// 14% more pages read and 1.2x the time).
     warmth: Option<Warmth>,
+}
+
+/// What the file's client and planner need of the machine: the client's configuration and the memory
+/// available for caching ([`config`]: /proc/meminfo and the memory cgroup's files), and the device's
+/// request costs if it is seek-bound ([`seek_bound_costs`]: its stored profile). Read at every open,
+/// they took a warm connection, open to close, from 240-360 us to 440-470 (docs/repro.md, "A
+/// connection's own cost, warm"); a connection whose reads all find the file cached needs none of them.
+/// Not kept across opens: a cgroup's limit and a stored profile may change between connections.
+struct Settings {
+    config: Config,
+    memory: u64,
+    costs: Option<RequestCosts>,
+}
+
+impl Settings {
+    fn probe(fd: RawFd) -> Settings {
+        let (config, memory) = config(fd);
+        Settings {
+            config,
+            memory,
+            costs: seek_bound_costs(fd),
+        }
+    }
+
+    /// Tells `planner` the memory and, on a seek-bound device, the request costs (and, if the
+    /// connection asked for `whole_scans`, to list a small table's full scan whole).
+    fn apply(&self, planner: &mut ScanPlanner, whole_scans: bool) {
+        planner.set_memory(self.memory);
+        if let Some(costs) = self.costs {
+            planner.set_first_rows_costs(costs);
+            if whole_scans {
+                planner.set_seek_bound(costs.far_pages);
+            }
+        }
+    }
 }
 
 /// Notices a list whose pages are (almost) all in the page cache, already or since its rounds advised
@@ -125,7 +168,9 @@ impl Warmth {
 impl Tracked {
     /// Tracks the file open as `fd` (SQLite's descriptor, which must stay open until the `Tracked` is
     /// dropped): its planner and gate now, its client at the first read the gate lets through
-    /// ([`Tracked::client`]). With `whole_scans` (the connection named
+    /// ([`Tracked::client`]), and its [`Settings`] now only if that read is to come at once (the gate
+    /// starts open), so that the first read of a cold file pays no more than before and a connection
+    /// to a cached file does not pay them. With `whole_scans` (the connection named
     /// the file with `prefetch_scan=whole`, [`crate::vfs::SCAN_PARAMETER`]) and a seek-bound device, a
     /// small table's full scan is listed whole ([`ScanPlanner::set_seek_bound`]); otherwise it is left
     /// alone, so a cursor closed early costs nothing.
@@ -133,13 +178,10 @@ impl Tracked {
         let mut planner = ScanPlanner::new(Arc::new(Unowned(fd)));
         let listed = Arc::new(AtomicBool::new(false));
         let changed = Arc::new(AtomicBool::new(false));
-        let (config, memory) = config(fd);
-        planner.set_memory(memory);
-        if let Some(costs) = seek_bound_costs(fd) {
-            planner.set_first_rows_costs(costs);
-            if whole_scans {
-                planner.set_seek_bound(costs.far_pages);
-            }
+        let gate = Gate::new(fd, page_size());
+        let settings = OnceLock::new();
+        if gate.starts_open() {
+            settings.get_or_init(|| Settings::probe(fd));
         }
         let residency = Probe::choose(fd);
         planner.set_residency_probe(Box::new(move |offset, len| {
@@ -150,32 +192,35 @@ impl Tracked {
         let connection = Arc::new(Connection::default());
         let probe = Arc::clone(&connection);
         planner.set_statement_probe(Box::new(move || probe.running_bound()));
-        let warmth = (config.schedule != Schedule::Conservative).then(Warmth::default);
-        let gate = Gate::new(fd, page_size());
         Tracked {
             fd,
             connection,
-            config,
+            settings,
+            whole_scans,
             client: OnceLock::new(),
             planner: Arc::new(Mutex::new(planner)),
             listed,
             changed,
             gate,
-            warmth,
         }
     }
 
-    /// The file's client, registered with the whole file as its region on first use: its callback
-    /// plans index scans of the file ([`on_callback`]). `None` if registering failed.
-    fn client(&self) -> Option<&Client> {
+    /// The file's client, registered with the whole file as its region on first use (the planner
+    /// told the [`Settings`] first): its callback plans index scans of the file ([`on_callback`]).
+    /// `None` if registering failed.
+    fn client(&self) -> Option<&Registered> {
         self.client
             .get_or_init(|| {
+                let settings = self.settings.get_or_init(|| Settings::probe(self.fd));
+                if let Ok(mut planner) = self.planner.lock() {
+                    settings.apply(&mut planner, self.whole_scans);
+                }
                 let planner = Arc::clone(&self.planner);
                 let listed = Arc::clone(&self.listed);
                 let changed = Arc::clone(&self.changed);
                 let fd = self.fd;
                 let mut idle_callbacks = 0;
-                let client = Client::register(self.config, move |client: &Client, info| {
+                let client = Client::register(settings.config, move |client: &Client, info| {
                     let flags = CallbackFlags {
                         listed: &listed,
                         changed: &changed,
@@ -185,14 +230,19 @@ impl Tracked {
                 .ok()?;
                 client.register_region(fd, 0, i64::MAX as u64).ok()?;
                 CLIENTS.fetch_add(1, Ordering::Relaxed);
-                Some(client)
+                let warmth =
+                    (settings.config.schedule != Schedule::Conservative).then(Warmth::default);
+                Some(Registered { client, warmth })
             })
             .as_ref()
     }
 
     /// The file's client if it has been registered ([`Tracked::client`]).
     fn registered(&self) -> Option<&Client> {
-        self.client.get().and_then(Option::as_ref)
+        self.client
+            .get()
+            .and_then(Option::as_ref)
+            .map(|r| &r.client)
     }
 
     /// Reports a read of `amount` bytes at `offset` that SQLite is about to make, if the `Gate` lets it
@@ -208,7 +258,7 @@ impl Tracked {
         if !self.gate.follows(self.fd, offset, amount, listed) {
             return false;
         }
-        let Some(client) = self.client() else {
+        let Some(registered) = self.client() else {
             return false;
         };
         if !listed {
@@ -222,8 +272,8 @@ impl Tracked {
             return false;
         }
         libprefetch::note_read(self.fd, offset, amount);
-        let warm = |warmth: &Warmth| warmth.mostly_cached(client);
-        if self.warmth.as_ref().is_some_and(warm) {
+        let warm = |warmth: &Warmth| warmth.mostly_cached(&registered.client);
+        if registered.warmth.as_ref().is_some_and(warm) {
             self.release_cached_list();
         }
         false
@@ -360,8 +410,8 @@ pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
         "prefetch VFS: database closed: scans followed {} (listed whole, as the connection asked: {}; \
          a LIMIT's first rows at once: {}); \
          left alone: covering index {}, cached {}, WITHOUT ROWID {}, descending {}, table small or about \
-         the memory's size {}; index structures read {}; pages advised {} (from the disk {}, infill {}; rounds {}), used {}, wasted {}; reads \
-         followed {}",
+         the memory's size {}; index structures read {}; pages advised {} (from the disk {}, infill {}; rounds {}), used {}, wasted {}, evicted \
+         before use {}; window {} KiB; reads followed {}",
         d.followed,
         d.listed_whole,
         d.first_rows,
@@ -377,6 +427,8 @@ pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
         stats.rounds,
         stats.prefetched_used,
         wasted,
+        stats.premature_evictions,
+        stats.budget_bytes >> 10,
         stats.tracked_reads
     )
 }
@@ -495,8 +547,9 @@ const CONSERVATIVE_MEMORY_SHARE: u64 = 8;
 /// Replacement Algorithm for Second Level Buffer Caches", USENIX 2001, section 2). Its cost does not
 /// shrink with it: a round every 1/64 of the budget (at nearly every read with the ~120 pages a 6 MiB
 /// cgroup leaves beside the `sqlite3` shell) and a reserve of 1/8 of the budget to fetch ahead into,
-/// too shallow to hide the reads' latency at such budgets. `memory` is probed when the file is
-/// opened, before SQLite's cache has filled from it.
+/// too shallow to hide the reads' latency at such budgets. `memory` is probed when a file not mostly
+/// cached is opened, before SQLite's cache has filled from it (a cached file's, at its first followed
+/// read: [`Settings`]).
 ///
 /// Measured with the 1 GiB database (`SELECT * FROM customer ORDER BY c_zip`, cold,
 /// memory cgroup of 1/4, three runs each, alternated): conservative 1.26-1.28M pages in 15.9-17.4 s
@@ -615,6 +668,27 @@ mod tests {
     use super::*;
     use crate::gate::tests::cached_file;
     use std::os::fd::AsRawFd;
+
+    /// The memory limits and the device's profile are read at open only for a file not mostly cached,
+    /// whose first read registers the client at once; a connection to a cached file reads them when
+    /// its client is registered, at the first read the gate lets through (which may never come).
+    #[test]
+    fn the_settings_are_read_at_open_only_when_the_gate_starts_open() {
+        let file = cached_file(64);
+        let warm = Tracked::open(file.as_raw_fd(), false);
+        assert!(warm.settings.get().is_none());
+        assert!(
+            !warm.note_read(0, 4096),
+            "a cached file's read goes straight on"
+        );
+        assert!(warm.settings.get().is_none(), "and reads no settings");
+        assert!(warm.client().is_some());
+        assert!(warm.settings.get().is_some(), "registering reads them");
+        // Pages 64-127: a hole never read, so not in the page cache.
+        file.set_len(128 * 4096).unwrap();
+        let cold = Tracked::open(file.as_raw_fd(), false);
+        assert!(cold.settings.get().is_some());
+    }
 
     #[test]
     fn a_database_larger_than_memory_gets_the_conservative_schedule() {

@@ -75,6 +75,12 @@ impl Gate {
         }
     }
 
+    /// Whether the gate opened at once ([`Gate::new`]: the file is not mostly cached), so that the
+    /// next read reaches libprefetch.
+    pub(crate) fn starts_open(&self) -> bool {
+        self.following.load(Ordering::Relaxed) > 0
+    }
+
     /// Whether libprefetch should see a read of `[offset, offset + amount)` of `fd`.
     pub(crate) fn follows(&self, fd: RawFd, offset: u64, amount: u64, listed: bool) -> bool {
         if self.writing.load(Ordering::Relaxed) || self.wal_writing.load(Ordering::Relaxed) {
