@@ -306,6 +306,10 @@ def _batches(calls: list[tuple[int, int]]) -> list[bytes]:
     return batches
 
 
+#: Bound once: looked up on every record of a warm worker.
+_pread_cached = _native.pread_cached
+
+
 class _Worker:
     """One process's reads of an epoch: its list of records, its client (none while its share of the
     union is swept), and where it is."""
@@ -333,10 +337,10 @@ class _Worker:
         (every worker's hot path: no call but the read's own). Until a record is not wholly cached,
         each is one ``RWF_NOWAIT`` read and no client exists."""
         position = self._next
-        if self._following and position < self._length and self._order[position] == index:
+        if position < self._length and self._order[position] == index and self._following:
             fd, length, offset = self._fd, self._lengths[index], self._offsets[index]
             if self._cached:
-                data = _native.pread_cached(fd, length, offset)
+                data = _pread_cached(fd, length, offset)
                 if data is not None:
                     self._next = position + 1
                     return data

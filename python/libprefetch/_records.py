@@ -170,11 +170,36 @@ class Epoch:
         self._cached = True
         self._stats: Optional[Stats] = None
 
-    def __iter__(self) -> "Epoch":
-        return self
+    def __iter__(self) -> Iterator[bytes]:
+        """The records from the next one on (``next()`` on the epoch itself reads one at a time)."""
+        return self._reading()
 
     def __len__(self) -> int:
         return len(self._order)
+
+    def _reading(self) -> Iterator[bytes]:
+        """While no record has missed, each is read here without a method call of its own (the warm
+        epoch's whole cost is its reads); then as ``__next__`` reads them."""
+        fd, lengths, offsets = self._records._fd, self._records._lengths, self._records._offsets
+        order, end, cached = self._order, len(self._order), _native.pread_cached
+        while self._cached and self._client is None:
+            position = self._next
+            if position >= end:
+                self.close()
+                return
+            index = order[position]
+            record = cached(fd, lengths[index], offsets[index])
+            if record is None:
+                self._cached = False
+                break
+            self._next = position + 1
+            yield record
+        while True:
+            try:
+                record = self.__next__()
+            except StopIteration:
+                return
+            yield record
 
     def __next__(self) -> bytes:
         position = self._next
