@@ -780,8 +780,6 @@ impl ClientInner {
             if plan.evict.is_empty() && plan.fetch.is_empty() && plan.reverse.is_empty() {
                 // Nothing to advise: no advice call, no hand-over to the
                 // advice thread (a wake-up and a second lock of the state).
-                let missed = Self::missed_since_round(&mut state);
-                self.rest.after_empty_round(missed);
                 return;
             }
             self.rounds_in_flight.fetch_add(1, Ordering::AcqRel);
@@ -808,13 +806,6 @@ impl ClientInner {
         state.planner.plan_round()
     }
 
-    /// Whether a read missed since the last round ended (`client_warm.rs`);
-    /// this round ends now. The caller holds the state lock.
-    fn missed_since_round(state: &mut State) -> bool {
-        let misses = state.misses;
-        std::mem::replace(&mut state.misses_at_round, misses) != misses
-    }
-
     /// Issues a round's advice and ends the round. Advice for a descriptor
     /// that no longer names its region's file is dropped, and the client's
     /// regions on it retired.
@@ -829,7 +820,8 @@ impl ClientInner {
         let counts = advice::execute(&plan, self.page_size, self.config.reverse_pass);
         let mut state = self.lock_state();
         state.pages_fetched += counts.pages_fetched;
-        let missed = Self::missed_since_round(&mut state);
+        let misses = state.misses;
+        let missed = std::mem::replace(&mut state.misses_at_round, misses) != misses;
         self.rest.after_round(&counts, missed);
         confirm_cached(&mut state.planner, &fetched, &stale);
         self.rounds_in_flight.fetch_sub(1, Ordering::AcqRel);

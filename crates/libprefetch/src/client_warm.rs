@@ -86,22 +86,6 @@ impl Rest {
             self.clean_rounds.store(0, Ordering::Release);
             return;
         }
-        self.clean_round();
-    }
-
-    /// A round planned nothing to advise (every page of the window was
-    /// advised before): clean unless a read missed since the round before
-    /// (`missed`). A client whose window holds the rest of its list plans
-    /// only such rounds, and would never rest again after a miss otherwise.
-    pub(super) fn after_empty_round(&self, missed: bool) {
-        if missed {
-            self.clean_rounds.store(0, Ordering::Release);
-            return;
-        }
-        self.clean_round();
-    }
-
-    fn clean_round(&self) {
         let clean = self.clean_rounds.fetch_add(1, Ordering::AcqRel) + 1;
         if clean >= CLEAN_ROUNDS_TO_REST {
             self.resting.store(true, Ordering::Release);
@@ -208,18 +192,6 @@ mod tests {
         assert!(!rest.resting());
         rest.after_round(&counts(0, 3, 0), false);
         assert!(!rest.resting(), "a miss starts the count again");
-    }
-
-    #[test]
-    fn rounds_with_nothing_to_advise_and_no_miss_rest_the_client() {
-        let rest = Rest::default();
-        rest.after_empty_round(false);
-        assert!(!rest.resting(), "one");
-        rest.after_empty_round(true);
-        rest.after_empty_round(false);
-        assert!(!rest.resting(), "a miss between starts the count again");
-        rest.after_empty_round(false);
-        assert!(rest.resting(), "two in a row without a miss");
     }
 
     #[test]
