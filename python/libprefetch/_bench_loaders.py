@@ -235,9 +235,10 @@ def workers_modes(
     batch: int,
     detail: bool = False,
     prefetch_factor: int = 2,
+    max_memory: Optional[int] = None,
 ) -> dict[str, Callable[[], int]]:
     batches = [order[s : s + batch] for s in range(0, len(order), batch)]
-    dataset = RecordDataset(records, batch_size=batch, seed=seed)
+    dataset = RecordDataset(records, batch_size=batch, seed=seed, max_memory=max_memory)
     assert dataset.order() == order
     page = os.sysconf("SC_PAGE_SIZE")
     requests = extents([(records._offsets[i], records._lengths[i]) for i in order], page)

@@ -306,6 +306,10 @@ def _batches(calls: list[tuple[int, int]]) -> list[bytes]:
     return batches
 
 
+#: Bound once: looked up on every record of a warm worker.
+_pread_cached = _native.pread_cached
+
+
 class _Worker:
     """One process's reads of an epoch: its list of records, its client (none while its share of the
     union is swept), and where it is."""
@@ -313,38 +317,55 @@ class _Worker:
     def __init__(self, records: Records, indices: list[int], max_memory: Optional[int], client: bool = True) -> None:
         self.pid = _pid
         self._records = records
-        # Shuffled records' edge pages are mostly other workers' too: let them go, do not drop them.
-        self._plan = _EpochPlan(records, indices, None, shared_edges=True)
-        self._order, self._length = self._plan.order, len(self._plan.order)
+        self._order = array.array("q", indices)
+        self._length = len(self._order)
         self._fd, self._offsets, self._lengths = records._fd, records._offsets, records._lengths
+        self._max_memory = max_memory
         self._next = 0
         self._stats: Optional[Stats] = None
         self.sweep: Optional[_Sweep] = None
+        self._plan: Optional[_EpochPlan] = None
         #: Whether the reads are still those of the list (with or without a client).
         self._following = True
         self._swept = not client
+        #: No record has missed yet: the client and its list wait for the first that does.
+        self._cached = client
         self._client: Optional[Client] = None
-        if not client:
-            return
-        self._client = Client(self._plan.hand_out, max_memory=max_memory, infill=0)
-        try:
-            self._plan.region = self._client.region(records._fd, 0, max(records._size, 1))
-            self._plan.hand_out(self._client, None)
-        except BaseException:
-            self.close()
-            raise
 
     def read(self, index: int) -> bytes:
         """Record ``index``: followed by the client while it is the next of the list, plain after
-        (every worker's hot path: no call but the read's own)."""
+        (every worker's hot path: no call but the read's own). Until a record is not wholly cached,
+        each is one ``RWF_NOWAIT`` read and no client exists."""
         position = self._next
-        if self._following and position < self._length and self._order[position] == index:
-            self._plan.position = position
-            data = _native.pread(self._fd, self._lengths[index], self._offsets[index])
+        if position < self._length and self._order[position] == index and self._following:
+            fd, length, offset = self._fd, self._lengths[index], self._offsets[index]
+            if self._cached:
+                data = _pread_cached(fd, length, offset)
+                if data is not None:
+                    self._next = position + 1
+                    return data
+                self._cached = False
+                self._start(position)
+            if self._plan is not None:
+                self._plan.position = position
+            data = _native.pread(fd, length, offset)
             self._next = position + 1
             return data
         self.close()
         return self._records[index]
+
+    def _start(self, position: int) -> None:
+        """The client, given the list from the record at ``position`` on."""
+        # Shuffled records' edge pages are mostly other workers' too: let them go, do not drop them.
+        self._plan = _EpochPlan(self._records, self._order, None, shared_edges=True)
+        self._plan.position = position
+        self._client = Client(self._plan.hand_out, max_memory=self._max_memory, infill=0)
+        try:
+            self._plan.region = self._client.region(self._fd, 0, max(self._records._size, 1))
+            self._plan.hand_out(self._client, None)
+        except BaseException:
+            self.close()
+            raise
 
     def stats(self) -> Optional[Stats]:
         return self._client.stats() if self._client is not None else self._stats
@@ -353,9 +374,11 @@ class _Worker:
         stats = self.stats()
         if stats is None and self._swept:
             return f"{self._next}/{self._length} records; its share of the epoch's union swept, no client"
-        if stats is None:
+        if stats is None and self.pid == _pid:
+            return f"{self._next}/{self._length} records, all cached: no client"
+        if stats is None or self._plan is None:
             return "prefetching was started in another process"
-        return summary_line(stats, self._plan.distinct_pages(), self._next, len(self._plan.order))
+        return summary_line(stats, self._plan.distinct_pages(), self._next, self._length)
 
     def close(self) -> None:
         self._following = False

@@ -94,9 +94,14 @@ class Records:
         between the records of one window are other records, whose turn may be far away: when the
         file does not fit in memory they would be fetched, dropped and fetched again. Raises
         ``IndexError`` for an index out of range before reading anything.
+
+        The client and its list wait for the first record the page cache does not hold whole: until
+        then each record is one ``RWF_NOWAIT`` read (``_native.pread_cached``), so an epoch over cached
+        records costs what plain reads cost, and no list is built.
         """
         settings = {"max_memory": max_memory, "infill": infill, "list_capacity": list_capacity}
-        return Epoch(self, _EpochPlan(self, order, next_order), settings)
+        following = _as_indexes(next_order, len(self)) if next_order else None
+        return Epoch(self, _as_indexes(order, len(self)), following, settings)
 
     def close(self) -> None:
         """Closes the file."""
@@ -143,40 +148,83 @@ class Records:
 class Epoch:
     """One epoch's reads: iterate it (from one thread) for the records' bytes in order.
 
-    A context manager; the client is registered at the first record and unregistered after the last
-    (or on ``close()``); ``stats()`` are the library's counters so far, kept after the end.
+    A context manager; the client is registered at the first record not wholly in the page cache (none
+    while every record is) and unregistered after the last (or on ``close()``); ``stats()`` are the
+    library's counters so far, kept after the end.
     """
 
-    def __init__(self, records: Records, plan: "_EpochPlan", settings: dict[str, Optional[int]]) -> None:
+    def __init__(
+        self,
+        records: Records,
+        order: "array.array[int]",
+        next_order: "Optional[array.array[int]]",
+        settings: dict[str, Optional[int]],
+    ) -> None:
         self._records = records
-        self._plan = plan
+        self._order, self._next_order = order, next_order
         self._settings = settings
+        self._plan: Optional[_EpochPlan] = None
         self._client: Optional[Client] = None
         self._next = 0
+        #: No record has missed yet: reads are made without a client.
+        self._cached = True
         self._stats: Optional[Stats] = None
 
-    def __iter__(self) -> "Epoch":
-        return self
+    def __iter__(self) -> Iterator[bytes]:
+        """The records from the next one on (``next()`` on the epoch itself reads one at a time)."""
+        return self._reading()
 
     def __len__(self) -> int:
-        return len(self._plan.order)
+        return len(self._order)
+
+    def _reading(self) -> Iterator[bytes]:
+        """While no record has missed, each is read here without a method call of its own (the warm
+        epoch's whole cost is its reads); then as ``__next__`` reads them."""
+        fd, lengths, offsets = self._records._fd, self._records._lengths, self._records._offsets
+        order, end, cached = self._order, len(self._order), _native.pread_cached
+        while self._cached and self._client is None:
+            position = self._next
+            if position >= end:
+                self.close()
+                return
+            index = order[position]
+            record = cached(fd, lengths[index], offsets[index])
+            if record is None:
+                self._cached = False
+                break
+            self._next = position + 1
+            yield record
+        while True:
+            try:
+                record = self.__next__()
+            except StopIteration:
+                return
+            yield record
 
     def __next__(self) -> bytes:
-        if self._next >= len(self._plan.order):
+        position = self._next
+        if position >= len(self._order):
             self.close()
             raise StopIteration
+        index = self._order[position]
+        fd, length, offset = self._records._fd, self._records._lengths[index], self._records._offsets[index]
         if self._client is None:
-            self._start()
-        position = self._next
+            record = _native.pread_cached(fd, length, offset) if self._cached else None
+            if record is not None:
+                self._next = position + 1
+                return record
+            self._cached = False
+            self._start(position)
+        assert self._plan is not None
         self._plan.position = position
-        index = self._plan.order[position]
         # Advanced only once read: a KeyboardInterrupt raised in the read leaves this record next.
-        record = _native.pread(self._records._fd, self._records._lengths[index], self._records._offsets[index])
+        record = _native.pread(fd, length, offset)
         self._next = position + 1
         return record
 
     def stats(self) -> Optional[Stats]:
-        """The library's counters for this epoch, or None before its first record."""
+        """The library's counters for this epoch, or None before its client started (its first record
+        not wholly cached)."""
         if self._client is not None:
             return self._client.stats()
         return self._stats
@@ -185,16 +233,18 @@ class Epoch:
         """One line: records read, pages prefetched, used and wasted, and pages read from the device
         against the epoch's distinct pages (see docs/python.md, "Reading the counters")."""
         stats = self.stats()
-        if stats is None:
+        if stats is None or self._plan is None:
+            if self._next:
+                return f"{self._next}/{len(self._order)} records, all cached: no client"
             return "the epoch has not started"
-        return summary_line(stats, self._plan.distinct_pages(), self._next, len(self._plan.order))
+        return summary_line(stats, self._plan.distinct_pages(), self._next, len(self._order))
 
     def close(self) -> None:
         """Unregisters the epoch's client; iteration ends."""
+        self._next = len(self._order)
         client, self._client = self._client, None
         if client is not None:
             self._stats = client.stats()
-            self._next = len(self._plan.order)
             client.close()
 
     def __enter__(self) -> "Epoch":
@@ -203,7 +253,10 @@ class Epoch:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _start(self) -> None:
+    def _start(self, position: int) -> None:
+        """The client, given the list from the record at ``position`` on."""
+        self._plan = _EpochPlan(self._records, self._order, self._next_order)
+        self._plan.position = position
         client = Client(self._plan.hand_out, **self._settings)
         try:
             self._plan.region = client.region(self._records._fd, 0, max(self._records._size, 1))
@@ -218,9 +271,14 @@ class _EpochPlan:
     """The access list of an epoch: every page of every record in order, and where the reader is."""
 
     def __init__(
-        self, records: Records, order: Sequence[int], next_order: Optional[Sequence[int]], shared_edges: bool = False
+        self,
+        records: Records,
+        order: "array.array[int]",
+        next_order: "Optional[array.array[int]]",
+        shared_edges: bool = False,
     ) -> None:
-        self.order = _as_indexes(order, len(records))
+        """``order`` and ``next_order``: record indexes checked by ``_as_indexes``."""
+        self.order = order
         #: The records' edge pages are other processes' too (``PF_SHARED_EDGES``).
         self.shared_edges = shared_edges
         layout = records._offsets.tobytes(), records._lengths.tobytes()
@@ -229,8 +287,7 @@ class _EpochPlan:
         self.first_page = array.array("q", first_page)
         self.epoch_pages = len(self.pages)
         if next_order:
-            following = _as_indexes(next_order, len(records)).tobytes()
-            self.pages.frombytes(_native.record_pages(*layout, following, records._page)[0])
+            self.pages.frombytes(_native.record_pages(*layout, next_order.tobytes(), records._page)[0])
         self.position = 0
         self.region: Optional[Region] = None
 

@@ -351,6 +351,37 @@ fn pread<'py>(
     }
 }
 
+/// `length` bytes of `fd` at `offset` if the page cache holds them all, else `None`: one
+/// `preadv2(..., RWF_NOWAIT)`, which only the page cache serves, with the GIL released; nothing is
+/// noted to the library. An epoch's reads before any miss (`Epoch`, `RecordDataset`'s workers):
+/// while every record is cached no client is needed, and its list is never built. A short read
+/// (the file's end, or part of the record not cached), a refused read (`EAGAIN`, or a file that does
+/// not take the flag) and any error are `None`: the caller reads the record the usual way, which
+/// returns what a plain read returns.
+#[pyfunction]
+fn pread_cached<'py>(
+    py: Python<'py>,
+    fd: i32,
+    length: usize,
+    offset: u64,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let signed =
+        i64::try_from(offset).map_err(|_| PyValueError::new_err("offset must be below 2**63"))?;
+    let size = ffi::Py_ssize_t::try_from(length)
+        .map_err(|_| PyValueError::new_err("length must be below 2**63"))?;
+    // SAFETY: as in `pread`: a new bytes object of `size` bytes, contents unset, ours alone.
+    let bytes = unsafe {
+        Bound::from_owned_ptr_or_err(py, ffi::PyBytes_FromStringAndSize(std::ptr::null(), size))?
+            .cast_into_unchecked::<PyBytes>()
+    };
+    // SAFETY: as in `pread`: the buffer of `bytes`, written only by the read, returned only whole.
+    let buffer: &mut [MaybeUninit<u8>] = unsafe {
+        std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(bytes.as_ptr()).cast(), length)
+    };
+    let got = py.detach(|| nowait_read(fd, buffer, signed));
+    Ok((usize::try_from(got) == Ok(length)).then_some(bytes))
+}
+
 /// `preadv2(2)` into `buffer` with `RWF_NOWAIT`, which only the page cache serves (a resting
 /// client's read, `libprefetch::read_cached`): the system call's result, errno set.
 fn nowait_read(fd: i32, buffer: &mut [MaybeUninit<u8>], offset: i64) -> isize {
@@ -509,6 +540,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(note_read, module)?)?;
     module.add_function(wrap_pyfunction!(note_close, module)?)?;
     module.add_function(wrap_pyfunction!(pread, module)?)?;
+    module.add_function(wrap_pyfunction!(pread_cached, module)?)?;
     module.add_function(wrap_pyfunction!(keep_pending, module)?)?;
     module.add_function(wrap_pyfunction!(instance_id, module)?)?;
     module.add_function(wrap_pyfunction!(available_for_cache, module)?)?;

@@ -57,7 +57,9 @@ def test_detail_accounts_for_every_worker_of_a_pass(records_file, capfd):
     path, offsets, lengths, _ = records_file
     with Records(path, offsets, lengths) as records:
         order = epoch_order(len(records), 3, 0)
-        modes = workers_modes(records, 3, order, workers=2, batch=8, detail=True)
+        # A budget below the records' pages and a cold file: each worker's client follows its list.
+        modes = workers_modes(records, 3, order, workers=2, batch=8, detail=True, max_memory=1 << 20)
+        drop_cache(path)
         assert modes["libprefetch-2w"]() == modes["stock-2w"]() == sum(lengths)
     lines = capfd.readouterr().err.splitlines()
     for worker in range(2):

@@ -13,8 +13,19 @@ def expected(records_file, order):
     return [data[offsets[i] : offsets[i] + lengths[i]] for i in order]
 
 
+def evict(path):
+    """Drops the file's pages from the page cache (written back first: dirty pages stay)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
 def test_an_epoch_yields_every_record_once_in_order(records_file):
     path, offsets, lengths, _ = records_file
+    evict(path)
     with libprefetch.Records(path, offsets, lengths) as records:
         order = records.order(seed=1)
         assert sorted(order) == list(range(len(records)))
@@ -24,14 +35,34 @@ def test_an_epoch_yields_every_record_once_in_order(records_file):
         assert stats.rounds >= 1 and stats.tracked_reads == sum(1 for i in order if lengths[i])
 
 
-def evict(path):
-    """Drops the file's pages from the page cache (written back first: dirty pages stay)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
+def test_an_epoch_over_cached_records_starts_no_client(records_file):
+    path, offsets, lengths, data = records_file
+    with open(path, "rb") as file:
+        assert file.read() == data  # every page cached
+    with libprefetch.Records(path, offsets, lengths) as records:
+        order = records.order(seed=5)
+        epoch = records.epoch(order)
+        assert list(epoch) == expected(records_file, order)
+        assert epoch.stats() is None
+        assert epoch.summary() == f"{len(order)}/{len(order)} records, all cached: no client"
+
+
+def test_an_epoch_starts_its_client_at_the_first_record_not_cached(records_file):
+    """The records before the first miss are read without a client; from that record on the client
+    follows every read, given the list from there (no divergence)."""
+    path, offsets, lengths, data = records_file
+    with libprefetch.Records(path, offsets, lengths) as records:
+        order = [i for i in records.order(seed=6) if lengths[i]]
+        with open(path, "rb") as file:
+            assert file.read() == data
+        epoch = records.epoch(order)
+        got = [next(epoch) for _ in range(len(order) // 2)]
+        assert epoch.stats() is None
+        evict(path)
+        got += list(epoch)
+        assert got == expected(records_file, order)
+        stats = epoch.stats()
+        assert stats.tracked_reads == len(order) - len(order) // 2 and stats.divergences == 0
 
 
 def test_an_epoch_longer_than_the_list_is_handed_out_by_the_callback(records_file):

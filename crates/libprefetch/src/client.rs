@@ -468,7 +468,7 @@ impl Client {
         Stats {
             rounds: planned.rounds,
             callbacks: state.callbacks,
-            tracked_reads: state.tracked_reads,
+            tracked_reads: state.tracked_reads + self.inner.rest.counted_reads(),
             divergences: planned.divergences,
             misses: state.misses,
             premature_evictions: planned.premature_evictions,
@@ -566,8 +566,12 @@ impl RegionClient for ClientInner {
         self.rests_now()
     }
 
+    fn probe_due(&self) -> bool {
+        self.rest.probe_due()
+    }
+
     fn count_cached_read(&self) {
-        self.lock_state().tracked_reads += 1;
+        self.rest.count_read();
     }
 
     fn on_missed_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, first_cached: bool) {
@@ -831,6 +835,7 @@ use probe::KnownCached;
 #[path = "client_warm.rs"]
 mod warm;
 use warm::Rest;
+pub use warm::PROBE_EVERY;
 
 #[path = "client_reader.rs"]
 mod reader;

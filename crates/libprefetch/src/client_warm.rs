@@ -1,21 +1,24 @@
 //! A client at rest while the page cache holds its reads: as Linux's
 //! read-ahead stops when it keeps finding pages cached, a client whose last
 //! two rounds found every page of their windows cached already (no WILLNEED
-//! issued, nothing dropped), with no read missing between them, rests. A resting client's read costs one residency probe (the paper's
-//! `fincore` before each read, ATC 2009 section 4.5; none inside a span
-//! found cached, `client_probe.rs`) and a counter: no
-//! planner accounting, no round, no callback, no hand-over to the advice
-//! thread. The first read the probe finds missing wakes the client: the
-//! planner's position moves up to that read's entry (`Planner::skip_to`; if
-//! the list no longer holds it, the read diverges and calls back for the
-//! list from there), and the read is accounted as any other, a miss, so a
-//! round starts at once.
+//! issued, nothing dropped), with no read missing between them, rests. A
+//! resting client's read costs a counter and, where it may be made with
+//! `RWF_NOWAIT` (`track_cached.rs`), one read in [`PROBE_EVERY`] is its own
+//! probe; other reads (at the file position, on files that refuse the
+//! flag) cost one residency probe (the paper's `fincore` before each read,
+//! ATC 2009 section 4.5; none inside a span found cached,
+//! `client_probe.rs`): no planner accounting, no round, no callback, no
+//! hand-over to the advice thread. The first read a probe finds missing
+//! wakes the client: the planner's position moves up to that read's entry
+//! (`Planner::skip_to`; if the list no longer holds it, the read diverges
+//! and calls back for the list from there), and the read is accounted as
+//! any other, a miss, so a round starts at once.
 //!
 //! Deviations: the paper plans a round whenever one is due; a resting client
 //! plans none until a read misses, and follows no divergence until then.
 
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use plan::PageKey;
 
@@ -28,18 +31,44 @@ use crate::residency::Probe;
 /// cached, and a short list planned once (a lookup) never rests.
 const CLEAN_ROUNDS_TO_REST: u32 = 2;
 
+/// A resting client's reads made with `RWF_NOWAIT` (`track_cached.rs`):
+/// one in this many; the others are plain reads, only counted.
+pub const PROBE_EVERY: u64 = 8;
+
 /// Whether a client rests (read without the state lock, before a read's
 /// probe), and the rounds in a row that found their window cached.
 #[derive(Debug, Default)]
 pub(super) struct Rest {
     resting: AtomicBool,
     clean_rounds: AtomicU32,
+    /// Reads counted without the state lock (`count_read`).
+    counted: AtomicU64,
+    /// Resting reads that may be made `RWF_NOWAIT`, probes included.
+    since_probe: AtomicU64,
 }
 
 impl Rest {
     /// True while the client rests: a read is probed and counted, nothing more.
     pub(super) fn resting(&self) -> bool {
         self.resting.load(Ordering::Acquire)
+    }
+
+    /// Whether this resting read is to be made with `RWF_NOWAIT`, the
+    /// client's probe: one in [`PROBE_EVERY`].
+    pub(super) fn probe_due(&self) -> bool {
+        self.since_probe
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(PROBE_EVERY)
+    }
+
+    /// A resting read counted without the state lock.
+    pub(super) fn count_read(&self) {
+        self.counted.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The reads counted by `count_read`.
+    pub(super) fn counted_reads(&self) -> u64 {
+        self.counted.load(Ordering::Relaxed)
     }
 
     /// A read found missing: the client plans again from this read on.
@@ -88,7 +117,7 @@ impl ClientInner {
         // spans are kept while no round runs.
         match self.probe_read(fd, offset, len, probe) {
             (true, _) => {
-                self.lock_state().tracked_reads += 1;
+                self.rest.count_read();
                 true
             }
             (false, _) => {

@@ -56,7 +56,9 @@ pub mod variables;
 pub use cache_budget_io::{
     budget_copy_piece, budget_running, note_copied_from, note_seek, note_written,
 };
-pub use client::{AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats};
+pub use client::{
+    AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats, PROBE_EVERY,
+};
 pub use env::{EnvConfig, Refused};
 pub use instance_entry::id as instance_id;
 pub use observe::start_from_env;

@@ -61,8 +61,11 @@ pub trait RegionClient: Send + Sync {
     fn on_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, probe: Probe);
     /// True if the client only counts its reads now (it rests, `client_warm.rs`).
     fn rests(&self) -> bool;
+    /// Whether this read of the resting client is to be its probe (one in
+    /// `client_warm.rs`'s `PROBE_EVERY`, `track_cached.rs`); the others are only counted.
+    fn probe_due(&self) -> bool;
     /// A read inside the client's regions was served whole from the page
-    /// cache while it rested (`track_cached.rs`).
+    /// cache while it rested, or made unprobed (`track_cached.rs`). Lock-free.
     fn count_cached_read(&self);
     /// A read inside the client's regions made while it rested found
     /// `[offset, offset + len)` missing (its first page cached if
@@ -202,15 +205,23 @@ pub(crate) fn follow_slots(slots: &Touching, fd: RawFd, offset: u64, len: u64) {
     }
 }
 
-/// True if a read touching `slots` (at least one) may be made with
-/// `RWF_NOWAIT` (`track_cached.rs`): each is this copy's, of a resting
-/// client, on a file that takes the flag.
-pub(crate) fn all_rest(slots: &Touching) -> bool {
-    let copy = this_copy();
-    !slots.is_empty()
-        && slots.iter().all(|slot| {
-            slot.owner == copy && slot.nowait.load(Ordering::Acquire) && slot.client.rests()
-        })
+/// What a read is made as (`track_cached.rs`), from the regions it touches.
+pub(crate) enum RestingRead {
+    /// Every region's client rests and none asked for this read as its
+    /// probe: the read was counted, and is made with the usual call.
+    Counted,
+    /// Every region's client rests (on a file that takes `RWF_NOWAIT`) and
+    /// one asked for this read as its probe: the regions.
+    Probe(Touching),
+    /// Not so (or no region): the regions, to follow the read as usual.
+    Follow(Touching),
+}
+
+/// True if a read of `slot` may be made with `RWF_NOWAIT` or left unprobed
+/// (`track_cached.rs`): it is this copy's, of a resting client, on a file
+/// that takes the flag.
+fn rests_for_nowait(slot: &RegionSlot, copy: usize) -> bool {
+    slot.owner == copy && slot.nowait.load(Ordering::Acquire) && slot.client.rests()
 }
 
 /// A regular file opened without `O_DIRECT`: the reads `RWF_NOWAIT` serves
@@ -292,6 +303,34 @@ impl Globals {
     /// The regions of `fd` that `[offset, offset + len)` touches: copied
     /// out, so that no lock is held while their clients follow the read
     /// (a callback may register regions); nearly always one, kept inline.
+    /// What a read of `len` bytes of `fd` at `offset` is made as
+    /// (`track_cached.rs`): decided under the registry's read lock, the
+    /// regions copied out only for a probe or a read to follow (a resting
+    /// client's unprobed read costs no copy, no lock of its own).
+    pub(crate) fn resting_read(&self, fd: i32, offset: u64, len: u64) -> RestingRead {
+        let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
+        let end = offset.saturating_add(len.max(1));
+        let Some(slots) = regions.get(&fd) else {
+            return RestingRead::Follow(Touching::new());
+        };
+        let touching = || {
+            slots
+                .iter()
+                .filter(|s| s.start < end && offset < s.end)
+                .filter(|s| !s.retired.load(Ordering::Acquire))
+        };
+        let copy = this_copy();
+        if touching().next().is_none() || !touching().all(|s| rests_for_nowait(s, copy)) {
+            return RestingRead::Follow(touching().cloned().collect());
+        }
+        // Every client counts the read towards its next probe.
+        if touching().fold(false, |due, slot| slot.client.probe_due() | due) {
+            return RestingRead::Probe(touching().cloned().collect());
+        }
+        touching().for_each(|slot| slot.client.count_cached_read());
+        RestingRead::Counted
+    }
+
     pub fn regions_touching(&self, fd: i32, offset: u64, len: u64) -> Touching {
         let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
         let end = offset.saturating_add(len.max(1));

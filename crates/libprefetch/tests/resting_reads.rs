@@ -1,5 +1,6 @@
 //! A resting client's read is its own residency probe (`src/track_cached.rs`), on real files and
-//! the real page cache: `read_cached` makes the read with `preadv2(..., RWF_NOWAIT)` and a whole
+//! the real page cache: `read_cached` makes one read in `PROBE_EVERY` with
+//! `preadv2(..., RWF_NOWAIT)` and only counts the others (the caller makes them); a whole probe
 //! read is only counted; a miss (`EAGAIN`) or a partly cached read wakes the client, which
 //! prefetches the pages ahead, and hands the rest of the read back to the caller; a read reaching the file's
 //! end is whole; errno is the caller's; a client that does not rest, and a filesystem that refuses
@@ -13,7 +14,9 @@ use std::os::unix::fs::FileExt;
 use std::sync::{Mutex, MutexGuard};
 
 use libprefetch::residency::cachestat;
-use libprefetch::{note_read, read_cached, AccessEntry, CachedRead, Client, Config, Mode};
+use libprefetch::{
+    note_read, read_cached, AccessEntry, CachedRead, Client, Config, Mode, PROBE_EVERY,
+};
 
 const PAGE: u64 = 4096;
 const PAGES: u64 = 2048;
@@ -98,8 +101,29 @@ fn resting_client(file: &File) -> (Client, Vec<u64>) {
     (client, pages[512..].to_vec())
 }
 
+/// `read_cached` until a read is the client's probe (within `PROBE_EVERY` reads; the others are
+/// only counted and left to the caller, `Noted`): the probe's outcome and the reads it took.
+fn probed(fd: RawFd, at: u64, len: u64, mut read: impl FnMut() -> isize) -> (CachedRead, u64) {
+    for made in 1..=PROBE_EVERY {
+        let mut called = false;
+        let outcome = read_cached(fd, at, len, || {
+            called = true;
+            read()
+        });
+        if called {
+            return (outcome, made);
+        }
+        assert_eq!(
+            outcome,
+            CachedRead::Noted,
+            "an unprobed read is the caller's"
+        );
+    }
+    panic!("no probe in {PROBE_EVERY} reads");
+}
+
 #[test]
-fn a_whole_cached_read_is_made_once_and_only_counted() {
+fn one_resting_read_in_probe_every_is_made_nowait_and_all_are_only_counted() {
     let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let bytes = pattern(PAGES, 0);
@@ -108,6 +132,7 @@ fn a_whole_cached_read_is_made_once_and_only_counted() {
     let (client, rest) = resting_client(&file);
     let before = client.stats();
     let mut buf = vec![0u8; PAGE as usize];
+    let mut probes = 0;
     for &page in &rest[..256] {
         let mut calls = 0;
         set_errno(ERRNO_SENTINEL);
@@ -115,11 +140,17 @@ fn a_whole_cached_read_is_made_once_and_only_counted() {
             calls += 1;
             nowait(fd, &mut buf, (page * PAGE) as i64)
         });
-        assert_eq!((outcome, calls), (CachedRead::Whole(PAGE as usize), 1));
         assert_eq!(errno(), ERRNO_SENTINEL);
+        if calls == 0 {
+            assert_eq!(outcome, CachedRead::Noted, "made by the caller");
+            continue;
+        }
+        probes += 1;
+        assert_eq!((outcome, calls), (CachedRead::Whole(PAGE as usize), 1));
         let at = (page * PAGE) as usize;
         assert_eq!(buf, bytes[at..at + PAGE as usize]);
     }
+    assert_eq!(probes, 256 / PROBE_EVERY);
     let after = client.stats();
     assert_eq!(after.tracked_reads, before.tracked_reads + 256);
     assert_eq!(after.rounds, before.rounds, "no round while resting");
@@ -137,7 +168,7 @@ fn a_nowait_miss_hands_the_read_back_and_the_usual_path_wakes_the_client() {
     evict(fd, 0, 0);
     let mut buf = vec![0u8; PAGE as usize];
     let at = rest[0] * PAGE;
-    let outcome = read_cached(fd, at, PAGE, || nowait(fd, &mut buf, at as i64));
+    let (outcome, _) = probed(fd, at, PAGE, || nowait(fd, &mut buf, at as i64));
     assert_eq!(outcome, CachedRead::Part(0), "EAGAIN: nothing read");
     file.read_at(&mut buf, at).unwrap();
     client.settle();
@@ -174,7 +205,7 @@ fn a_partly_cached_read_returns_its_cached_part_and_a_read_to_the_end_is_whole()
     evict(fd, block, 2 << 20);
     let rounds = client.stats().rounds;
     let mut buf = vec![0u8; 3 * PAGE as usize];
-    let outcome = read_cached(fd, at, 3 * PAGE, || nowait(fd, &mut buf, at as i64));
+    let (outcome, _) = probed(fd, at, 3 * PAGE, || nowait(fd, &mut buf, at as i64));
     assert_eq!(outcome, CachedRead::Part(2 * PAGE as usize));
     assert_eq!(buf[..2 * PAGE as usize], bytes[at as usize..block as usize]);
     assert_eq!(client.stats().misses, 1, "the read's rest missed");
@@ -184,12 +215,12 @@ fn a_partly_cached_read_returns_its_cached_part_and_a_read_to_the_end_is_whole()
     let (client, _) = resting_client(&file);
     let tracked = client.stats().tracked_reads;
     let last = PAGES * PAGE;
-    let outcome = read_cached(fd, last, PAGE, || {
+    let (outcome, made) = probed(fd, last, PAGE, || {
         nowait(fd, &mut buf[..PAGE as usize], last as i64)
     });
     assert_eq!(outcome, CachedRead::Whole(100));
     assert_eq!(buf[..100], bytes[last as usize..]);
-    assert_eq!(client.stats().tracked_reads, tracked + 1);
+    assert_eq!(client.stats().tracked_reads, tracked + made);
 }
 
 #[test]
@@ -202,17 +233,19 @@ fn a_failing_or_refused_read_leaves_errno_and_goes_the_usual_way() {
     let at = rest[0] * PAGE;
     for (failure, calls_after) in [(libc::EBADF, 1), (libc::EOPNOTSUPP, 0)] {
         set_errno(ERRNO_SENTINEL);
-        let outcome = read_cached(fd, at, PAGE, || {
+        let (outcome, _) = probed(fd, at, PAGE, || {
             set_errno(failure);
             -1
         });
         assert_eq!(outcome, CachedRead::Noted);
         assert_eq!(errno(), ERRNO_SENTINEL, "after {failure}");
         let mut calls = 0;
-        read_cached(fd, at, PAGE, || {
-            calls += 1;
-            PAGE as isize
-        });
+        for _ in 0..PROBE_EVERY {
+            read_cached(fd, at, PAGE, || {
+                calls += 1;
+                PAGE as isize
+            });
+        }
         assert_eq!(
             calls, calls_after,
             "the file is tried again after {failure}"
@@ -242,7 +275,7 @@ fn on_fuse_a_refused_nowait_read_goes_back_to_the_probe_once() {
     let at = rest[0] * PAGE;
     let mut calls = 0;
     let mut refused = 0;
-    for _ in 0..2 {
+    for _ in 0..2 * PROBE_EVERY {
         read_cached(fd, at, PAGE, || {
             calls += 1;
             let n = nowait(fd, &mut buf, at as i64);
