@@ -83,8 +83,11 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd) -> ! {
         // SAFETY: leaving at once; the advice given so far stays given.
         unsafe { libc::_exit(0) }
     });
-    let infill = residency::Options::default().infill_bytes;
-    residency::beside::restore_beside(snapshot, infill);
+    let reads = residency::beside::Reads {
+        infill_bytes: residency::Options::default().infill_bytes,
+        read_around_bytes: None,
+    };
+    residency::beside::restore_beside(snapshot, reads);
     // SAFETY: leaving without running the exit handlers of `prefetch`.
     unsafe { libc::_exit(0) }
 }
