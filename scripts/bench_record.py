@@ -269,7 +269,11 @@ def main():
         times = {(n, m): [] for n in progs for m in modes}
         served = {(n, m): [] for n in progs for m in modes}
         for round in range(args.rounds):
-            for name, (argv, env, paths, _) in progs.items():
+            for name, (argv, env, paths, other) in progs.items():
+                # A cold machine: the files of the program whose recording or snapshot
+                # `other` and `other-restore` use are evicted too (a restore of cached
+                # pages reads nothing).
+                cold = paths + (every[other][2] if others else [])
                 if args.cgroup_quarter:
                     runner.limit(sizes[name])
                 expected = None
@@ -279,7 +283,7 @@ def main():
                     if mode == "warm":
                         runner.run(argv, env)
                     else:
-                        runner.evict(paths)
+                        runner.evict(cold)
                     seconds, digest = runner.run(*command(runner, mode, name, progs))
                     expected = expected or digest
                     if digest != expected:

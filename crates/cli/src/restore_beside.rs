@@ -1,7 +1,10 @@
 //! `prefetch run --restore SNAPSHOT -- CMD`: the snapshot's missing pages
 //! are read back beside the program, never in front of it: `run` forks a
 //! restorer and then replaces itself with the program at once, as it
-//! always does, so the program starts without waiting for any of it.
+//! always does, so the program starts without waiting for any of it. The
+//! restorer reads nothing until the program (or a process it started) has a
+//! file of the snapshot open or mapped (`residency::touch`): a snapshot of
+//! files the program never opens costs it nothing.
 //!
 //! The restorer is crate `residency`'s restore beside a program
 //! (`residency::beside`: all or nothing within the memory the page cache
@@ -24,11 +27,15 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use anyhow::{bail, Result};
 
+/// Interval between two looks for the program's first touch of the snapshot's files.
+const TOUCH_POLL: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// Forks the detached restorer of `snapshot` for this process (the program,
 /// once this process execs it); returns in this process once it is on its
 /// way.
 pub fn start(snapshot: residency::Snapshot) -> Result<()> {
     let program = pidfd_of_self()?;
+    let pid = std::process::id();
     // SAFETY: `prefetch run` is single-threaded here; both children only
     // fork, call async-signal-safe functions or start afresh in the child.
     match unsafe { libc::fork() } {
@@ -39,7 +46,7 @@ pub fn start(snapshot: residency::Snapshot) -> Result<()> {
         0 => {
             // SAFETY: the intermediate child forks the restorer and leaves.
             if unsafe { libc::fork() } == 0 {
-                restore_until_gone(&snapshot, &program);
+                restore_until_gone(&snapshot, &program, pid);
             }
             // SAFETY: leaving without running this process's exit handlers.
             unsafe { libc::_exit(0) }
@@ -67,9 +74,10 @@ fn pidfd_of_self() -> Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
-/// In the restorer: detaches, restores, and exits when done or when the
-/// program (`program`, a pidfd) has ended.
-fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd) -> ! {
+/// In the restorer: detaches, waits until the program (`program`, a pidfd of
+/// process `pid`) or a process it started touches a file of the snapshot,
+/// restores, and exits when done or when the program has ended.
+fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u32) -> ! {
     detach(program.as_raw_fd());
     let watched = program.as_raw_fd();
     let _ = std::thread::Builder::new().spawn(move || {
@@ -83,6 +91,10 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd) -> ! {
         // SAFETY: leaving at once; the advice given so far stays given.
         unsafe { libc::_exit(0) }
     });
+    let files = residency::touch::Files::of(snapshot);
+    while !files.touched_by(pid) {
+        std::thread::sleep(TOUCH_POLL);
+    }
     let reads = residency::beside::Reads {
         infill_bytes: residency::Options::default().infill_bytes,
         read_around_bytes: None,
