@@ -254,8 +254,26 @@ impl Window {
     fn make_room(&mut self) {
         self.settle();
         while self.pieces.len() >= WINDOW_PIECES {
+            self.settle_all();
+            if self.pieces.len() < WINDOW_PIECES {
+                return;
+            }
             std::thread::sleep(POLL);
-            self.settle();
+        }
+    }
+
+    /// Drops every piece loaded or older than [`STALL`], wherever it is in the window (the
+    /// first loaded kept in `loaded`): the device serves what is queued in its own order, and
+    /// a piece served late at the front held a full window while the disk idled (`grep -rn`'s
+    /// restore swept its 794 files no faster than grep read them, docs/record.md).
+    fn settle_all(&mut self) {
+        for (mapping, pages, since) in std::mem::take(&mut self.pieces) {
+            let loaded = whole(&mapping, &pages);
+            if !loaded && since.elapsed() < STALL {
+                self.pieces.push_back((mapping, pages, since));
+            } else if loaded && self.loaded.len() < WINDOW_PIECES {
+                self.loaded.push((mapping, pages));
+            }
         }
     }
 
