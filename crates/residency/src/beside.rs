@@ -19,9 +19,10 @@
 //!    fragment: numpy's 456 runs, docs/record.md).
 //! 3. **Pace.** Each run is advised with `posix_fadvise(WILLNEED)` in pieces of what one call
 //!    loads on that device, with at most [`WINDOW_PIECES`] pieces in flight: before the next
-//!    piece the oldest ones are checked with mincore (one small call) and the sweep waits
-//!    while the window is full, so the kernel's queue of asynchronous reads (256 requests on
-//!    `prefetch emulate`) keeps room for the program's own. A shallower window only slowed the
+//!    piece the oldest ones are checked with mincore (one small call), every piece of a full
+//!    window then (`Window::settle_all`), and the sweep waits while it is still full, so the
+//!    kernel's queue of asynchronous reads (256 requests on `prefetch emulate`) keeps room for
+//!    the program's own. A shallower window only slowed the
 //!    sweep (docs/record.md, "prefetch run --restore"). A piece not loaded within
 //!    [`crate::restore::STALL`] is left to the kernel (advice only: nothing is advised twice,
 //!    and nothing is waited for at the end but the last window).
