@@ -13,6 +13,7 @@ mode), median of the rounds:
   base      the same recording replayed by another build (--base PREFETCH, e.g. main's)
   base-restore  the same snapshot restored by that build (`run --restore`)
   other     `prefetch run --replay` of another program's recording (no harm)
+  other-restore  `prefetch run --restore` of another program's snapshot (no harm)
   restore   `prefetch run --restore SNAP`, SNAP taken after a warm run
   vmtouch   `vmtouch -t` of the program's files, then the program
   warm      the program with its files cached
@@ -46,7 +47,8 @@ import subprocess
 import sys
 import time
 
-MODES = ["stock", "replay", "base", "replay-u", "other", "restore", "base-restore", "vmtouch", "warm"]
+MODES = ["stock", "replay", "base", "replay-u", "other", "restore", "base-restore", "other-restore",
+         "vmtouch", "warm"]
 
 
 def programs(mnt, python):
@@ -167,6 +169,8 @@ def command(runner, mode, name, progs):
         return [p, "run", "--replay", rec(other, "rec"), "--", *argv], env
     if mode == "restore":
         return [p, "run", "--restore", rec(name, "snap"), "--", *argv], env
+    if mode == "other-restore":
+        return [p, "run", "--restore", rec(other, "snap"), "--", *argv], env
     if mode == "base-restore":
         return [runner.base, "run", "--restore", rec(name, "snap"), "--", *argv], env
     if mode == "vmtouch":
@@ -257,14 +261,19 @@ def main():
     runner = Runner(args)
     try:
         # The recordings of the programs and of those whose recordings `other` replays.
-        needed = set(progs) | ({progs[n][3] for n in progs} if "other" in modes else set())
+        others = {"other", "other-restore"} & set(modes)
+        needed = set(progs) | ({progs[n][3] for n in progs} if others else set())
         needed = {n: v for n, v in every.items() if n in needed}
-        snapshots = "restore" in modes or "base-restore" in modes
+        snapshots = bool({"restore", "base-restore", "other-restore"} & set(modes))
         sizes = prepare(runner, needed, args.cgroup_quarter, snapshots)
         times = {(n, m): [] for n in progs for m in modes}
         served = {(n, m): [] for n in progs for m in modes}
         for round in range(args.rounds):
-            for name, (argv, env, paths, _) in progs.items():
+            for name, (argv, env, paths, other) in progs.items():
+                # A cold machine: the files of the program whose recording or snapshot
+                # `other` and `other-restore` use are evicted too (a restore of cached
+                # pages reads nothing).
+                cold = paths + (every[other][2] if others else [])
                 if args.cgroup_quarter:
                     runner.limit(sizes[name])
                 expected = None
@@ -274,7 +283,7 @@ def main():
                     if mode == "warm":
                         runner.run(argv, env)
                     else:
-                        runner.evict(paths)
+                        runner.evict(cold)
                     seconds, digest = runner.run(*command(runner, mode, name, progs))
                     expected = expected or digest
                     if digest != expected:

@@ -224,15 +224,17 @@ fn run_restore_reads_the_snapshot_back_beside_the_program_which_starts_at_once()
     let snapshot = dir.join("snap.json");
     take_snapshot(&snapshot, &data);
     fadvise(File::open(&data).unwrap(), 0, None, Advice::DontNeed).unwrap();
-    // The program sees no child of its own, then waits (20 s at most: a
-    // deadlock detector) for the snapshot's 12 pages to come back.
+    // The program sees no child of its own, opens the file (the restore
+    // starts at that touch), then waits (20 s at most: a deadlock detector)
+    // for the snapshot's 12 pages to come back.
     let script = format!(
         "import os,time,subprocess\n\
          try: os.wait(); print('a child')\n\
          except ChildProcessError: print('no child')\n\
+         data=open('{0}','rb')\n\
          end=time.time()+20\n\
          while True:\n\
-         \x20   n=int(subprocess.run(['fincore','--noheadings','--output','PAGES','{}'],capture_output=True).stdout)\n\
+         \x20   n=int(subprocess.run(['fincore','--noheadings','--output','PAGES','{0}'],capture_output=True).stdout)\n\
          \x20   if n>=12 or time.time()>end: break\n\
          \x20   time.sleep(0.02)\n\
          print('restored' if n>=12 else n)",
@@ -242,7 +244,9 @@ fn run_restore_reads_the_snapshot_back_beside_the_program_which_starts_at_once()
         .parent()
         .unwrap()
         .join("libprefetch.so");
+    // No device profile (an empty cache directory): no fragment is widened.
     let out = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .env("XDG_CACHE_HOME", dir.join("no-profiles"))
         .args(["run", "--restore", snapshot.to_str().unwrap(), "--library"])
         .arg(library)
         .args(["--", "python3", "-c", &script])
@@ -255,6 +259,30 @@ fn run_restore_reads_the_snapshot_back_beside_the_program_which_starts_at_once()
     assert_eq!(text(&out.stderr), "");
     // The snapshot's pages and the 32 KiB infill between 3 and 10.
     assert_eq!(after, serde_json::json!([[3, 20], [200, 201]]));
+}
+
+#[test]
+fn run_restore_reads_nothing_for_a_program_that_never_opens_the_snapshots_files() {
+    let dir = test_dir("beside-untouched");
+    let data = partly_cached_file(&dir);
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &data);
+    fadvise(File::open(&data).unwrap(), 0, None, Advice::DontNeed).unwrap();
+    let library = Path::new(env!("CARGO_BIN_EXE_prefetch"))
+        .parent()
+        .unwrap()
+        .join("libprefetch.so");
+    // A second in which the restore would have read the 12 pages many times over.
+    let out = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args(["run", "--restore", snapshot.to_str().unwrap(), "--library"])
+        .arg(library)
+        .args(["--", "sleep", "1"])
+        .output()
+        .unwrap();
+    let after = cached_ranges(&data);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(after, serde_json::json!([]));
 }
 
 #[test]

@@ -98,6 +98,21 @@ pub fn willneed_limit(fd: RawFd) -> u64 {
     Facts::of(fd).willneed_limit()
 }
 
+/// Bytes around a page of `fd`'s file that one request reads in as cheaply
+/// as the page alone: the kernel's read-around window (`read_ahead_kb`,
+/// what a fault or a read brings in with the page), as far as reading them
+/// costs less than a separate request (the device's break-even gap, from
+/// its measured profile). 0 without a profile or a read-ahead window.
+pub fn read_around_bytes(fd: RawFd) -> u64 {
+    let facts = Facts::of(fd);
+    facts.profile.map_or(0, |profile| {
+        facts
+            .read_ahead
+            .unwrap_or(0)
+            .min(profile.break_even_gap_bytes())
+    })
+}
+
 /// The kernel's read-ahead window on `fd`'s device (`read_ahead_kb`), in
 /// pages of `page_size` bytes; 0 if sysfs does not say.
 pub(crate) fn readahead_pages(fd: RawFd, page_size: u64) -> u64 {

@@ -8,11 +8,21 @@
 //!    beside, which then reads them again (docs/record.md, "Trials of `run --restore`").
 //! 2. **Sweep.** Files in (device, inode) order (one C-LOOK sweep, as [`crate::restore`]), each
 //!    opened only when its turn comes, its missing pages probed then, joined by infill.
+//!    **Fragments are widened** ([`widen_fragments`]): a run shorter than the device's
+//!    read-around (`libprefetch::device::read_around_bytes`: the kernel's read-ahead window,
+//!    as far as a request costs more than reading it) and touching neither end of its file is
+//!    what is left of a window the program's fault or read brought in, the rest evicted before
+//!    the snapshot. Restored alone it costs a request of its own and splits the program's own
+//!    read of that window in two; widened by the window on each side, the restore reads the
+//!    whole window and the program none of it. A run of a whole window, or a file's whole
+//!    start or end, is kept as it is (a snapshot of a warm run that kept everything holds no
+//!    fragment: numpy's 456 runs, docs/record.md).
 //! 3. **Pace.** Each run is advised with `posix_fadvise(WILLNEED)` in pieces of what one call
 //!    loads on that device, with at most [`WINDOW_PIECES`] pieces in flight: before the next
-//!    piece the oldest ones are checked with mincore (one small call) and the sweep waits
-//!    while the window is full, so the kernel's queue of asynchronous reads (256 requests on
-//!    `prefetch emulate`) keeps room for the program's own. A shallower window only slowed the
+//!    piece the oldest ones are checked with mincore (one small call), every piece of a full
+//!    window then (`Window::settle_all`), and the sweep waits while it is still full, so the
+//!    kernel's queue of asynchronous reads (256 requests on `prefetch emulate`) keeps room for
+//!    the program's own. A shallower window only slowed the
 //!    sweep (docs/record.md, "prefetch run --restore"). A piece not loaded within
 //!    [`crate::restore::STALL`] is left to the kernel (advice only: nothing is advised twice,
 //!    and nothing is waited for at the end but the last window).
@@ -44,6 +54,7 @@ use rustix::fs::{fadvise, Advice};
 
 use crate::probe::{page_size, probe_file, Mapping, Probe};
 use crate::restore::{infill, open_unchanged, STALL};
+use crate::runs::PageRuns;
 use crate::snapshot::{Snapshot, SnapshotFile};
 
 /// Most advised pieces not yet loaded at once.
@@ -76,17 +87,27 @@ pub fn fits(snapshot_pages: u64, free_pages: u64) -> bool {
     snapshot_pages <= free_pages
 }
 
+/// How the sweep reads what is missing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reads {
+    /// Largest gap, in bytes, read to join two runs (infill).
+    pub infill_bytes: u64,
+    /// The read-around fragments are widened by (module comment, 2), in bytes; `None`: each
+    /// device's own (`libprefetch::device::read_around_bytes`).
+    pub read_around_bytes: Option<u64>,
+}
+
 /// Restores `snapshot` beside a program (module comment); returns once everything is advised
 /// and the last window loaded or left to the kernel, or once it stopped under pressure.
-pub fn restore_beside(snapshot: &Snapshot, infill_bytes: u64) -> Outcome {
-    restore_beside_observed(snapshot, infill_bytes, &mut |_| {})
+pub fn restore_beside(snapshot: &Snapshot, reads: Reads) -> Outcome {
+    restore_beside_observed(snapshot, reads, &mut |_| {})
 }
 
 /// [`restore_beside`], calling `after_piece` with the outcome so far after each piece advised
 /// (what the program beside does meanwhile, in tests).
 pub fn restore_beside_observed(
     snapshot: &Snapshot,
-    infill_bytes: u64,
+    reads: Reads,
     after_piece: &mut dyn FnMut(&Outcome),
 ) -> Outcome {
     let page = page_size();
@@ -111,24 +132,28 @@ pub fn restore_beside_observed(
         let Ok(residency) = probe_file(&file, entry.identity.size, Probe::detect(&file)) else {
             continue;
         };
-        let wanted = entry.page_runs();
+        let around = reads
+            .read_around_bytes
+            .unwrap_or_else(|| libprefetch::device::read_around_bytes(file.as_raw_fd()));
+        let file_pages = entry.identity.size.div_ceil(page);
+        let wanted = widen_fragments(&entry.page_runs(), around / page, file_pages);
         let missing = wanted.minus(&residency.resident);
         if missing.is_empty() {
             continue;
         }
         let mut room = u64::MAX;
-        let (reads, _) = infill(
+        let (joined, _) = infill(
             &missing,
             &residency.resident,
-            infill_bytes / page,
+            reads.infill_bytes / page,
             &mut room,
         );
-        let Ok(mapping) = Mapping::new(&file, reads.end()) else {
+        let Ok(mapping) = Mapping::new(&file, joined.end()) else {
             continue;
         };
         let mapping = Rc::new(mapping);
         let piece = (libprefetch::device::willneed_limit(file.as_raw_fd()) / page).max(1);
-        for run in reads.runs() {
+        for run in joined.runs() {
             let mut start = run.start;
             while start < run.end {
                 let len = piece.min(run.end - start);
@@ -155,6 +180,25 @@ pub fn restore_beside_observed(
     }
     window.drain();
     outcome
+}
+
+/// `runs` of a file of `file_pages` pages with every fragment of a read-around window of
+/// `window` pages widened by `window` on each side (module comment, 2): a run shorter than
+/// `window` that touches neither end of the file.
+pub fn widen_fragments(runs: &PageRuns, window: u64, file_pages: u64) -> PageRuns {
+    PageRuns::from_unsorted(
+        runs.runs()
+            .iter()
+            .map(|run| {
+                let fragment =
+                    run.end - run.start < window && run.start > 0 && run.end < file_pages;
+                match fragment {
+                    true => run.start.saturating_sub(window)..(run.end + window).min(file_pages),
+                    false => run.clone(),
+                }
+            })
+            .collect(),
+    )
 }
 
 /// Pages the page cache can take without reclaim now.
@@ -211,8 +255,26 @@ impl Window {
     fn make_room(&mut self) {
         self.settle();
         while self.pieces.len() >= WINDOW_PIECES {
+            self.settle_all();
+            if self.pieces.len() < WINDOW_PIECES {
+                return;
+            }
             std::thread::sleep(POLL);
-            self.settle();
+        }
+    }
+
+    /// Drops every piece loaded or older than [`STALL`], wherever it is in the window (the
+    /// first loaded kept in `loaded`): the device serves what is queued in its own order, and
+    /// a piece served late at the front held a full window while the disk idled (`grep -rn`'s
+    /// restore swept its 794 files no faster than grep read them, docs/record.md).
+    fn settle_all(&mut self) {
+        for (mapping, pages, since) in std::mem::take(&mut self.pieces) {
+            let loaded = whole(&mapping, &pages);
+            if !loaded && since.elapsed() < STALL {
+                self.pieces.push_back((mapping, pages, since));
+            } else if loaded && self.loaded.len() < WINDOW_PIECES {
+                self.loaded.push((mapping, pages));
+            }
         }
     }
 
@@ -263,6 +325,27 @@ fn whole(mapping: &Mapping, pages: &Range<u64>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn set(runs: &[Range<u64>]) -> PageRuns {
+        PageRuns::from_unsorted(runs.to_vec())
+    }
+
+    #[test]
+    fn only_fragments_of_a_window_are_widened_within_the_file() {
+        let runs = set(&[0..2, 40..44, 100..140, 200..210, 295..300]);
+        assert_eq!(
+            widen_fragments(&runs, 32, 300),
+            set(&[0..2, 8..76, 100..140, 168..242, 295..300]),
+            "the file's start and end, and a whole window, stay"
+        );
+        let small = set(&[2..4, 6..8]);
+        assert_eq!(widen_fragments(&small, 32, 20), set(&[0..10, 10..20]));
+        assert_eq!(
+            widen_fragments(&runs, 0, 300),
+            runs,
+            "no window, no widening"
+        );
+    }
 
     #[test]
     fn a_snapshot_fits_up_to_the_free_pages() {

@@ -11,6 +11,8 @@
 //!   memory budget (libprefetch sections 3.3 and 4.6).
 //! - [`beside`]: the same beside a running program: advice only, all or nothing within the memory
 //!   free, paced (`prefetch run --restore`).
+//! - [`touch`]: whether a running program has opened or mapped a snapshot's file yet (the
+//!   restore beside it starts at the first touch).
 //!
 //! Nothing here writes to a file it probes or restores, and no function changes what a reader
 //! of those files sees: probes are read-only system calls, restore only advises WILLNEED.
@@ -25,6 +27,7 @@ pub mod probe;
 pub mod restore;
 pub mod runs;
 pub mod snapshot;
+pub mod touch;
 
 pub use probe::{probe_file, Probe, Residency};
 pub use restore::{restore, Options, Summary};

@@ -2,6 +2,8 @@
 //! exactly (no infill asked), only its missing pages are advised, one larger than the memory
 //! free opens and reads nothing, and the sweep stops for good once a restored piece is evicted
 //! or, in a memory cgroup, once the program beside grows into the room the snapshot fitted in.
+//! A fragment of a read-around window is restored with the window around it, and a whole
+//! window as it is.
 //! The files live under the target directory (a disk file system: tmpfs pages cannot be
 //! evicted).
 
@@ -10,12 +12,17 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use residency::beside::{restore_beside, restore_beside_observed, Outcome, LOOK_EVERY};
+use residency::beside::{restore_beside, restore_beside_observed, Outcome, Reads, LOOK_EVERY};
 use residency::probe::{mincore_runs, page_size, probe_file, Probe};
 use residency::{PageRuns, Snapshot};
 use rustix::fs::{fadvise, Advice};
 
 const FILE_PAGES: u64 = 1024;
+/// Only the snapshot's pages: no infill, no fragment widened.
+const EXACT: Reads = Reads {
+    infill_bytes: 0,
+    read_around_bytes: Some(0),
+};
 
 /// A fresh file of `FILE_PAGES` pages written to disk and evicted from the cache.
 fn evicted_file(name: &str) -> PathBuf {
@@ -75,7 +82,7 @@ fn a_snapshot_that_fits_comes_back_and_only_its_missing_pages_are_advised() {
     evict(&path);
     let still_cached = one_run(8..20);
     cache_pages(&path, &still_cached);
-    let outcome = restore_beside(&snapshot, 0);
+    let outcome = restore_beside(&snapshot, EXACT);
     let after = resident(&path);
     std::fs::remove_file(&path).unwrap();
     assert!(outcome.fitted);
@@ -89,6 +96,29 @@ fn a_snapshot_that_fits_comes_back_and_only_its_missing_pages_are_advised() {
 }
 
 #[test]
+fn a_fragment_of_a_window_comes_back_with_the_window_around_it() {
+    let path = evicted_file("fragments");
+    let wanted = runs(&[0..2, 100..104, 300..340, 600..601]);
+    cache_pages(&path, &wanted);
+    let snapshot = Snapshot::take(std::slice::from_ref(&path)).unwrap();
+    evict(&path);
+    let window = 32;
+    let reads = Reads {
+        infill_bytes: 0,
+        read_around_bytes: Some(window * page_size()),
+    };
+    let outcome = restore_beside(&snapshot, reads);
+    let after = resident(&path);
+    std::fs::remove_file(&path).unwrap();
+    let widened = runs(&[0..2, 68..136, 300..340, 568..633]);
+    assert_eq!(
+        after, widened,
+        "the file's start and a whole window stay as they were"
+    );
+    assert_eq!(outcome.advised_pages, widened.page_count());
+}
+
+#[test]
 fn a_snapshot_larger_than_the_memory_free_opens_and_reads_nothing() {
     let path = evicted_file("too-large");
     cache_pages(&path, &one_run(0..16));
@@ -97,7 +127,7 @@ fn a_snapshot_larger_than_the_memory_free_opens_and_reads_nothing() {
     // More pages than any machine has free (the runs are never checked against the file: the
     // restore must not get as far as opening it).
     snapshot.files[0].pages = vec![[0, 1 << 40]];
-    let outcome = restore_beside(&snapshot, 0);
+    let outcome = restore_beside(&snapshot, EXACT);
     let after = resident(&path);
     std::fs::remove_file(&path).unwrap();
     assert!(!outcome.fitted);
@@ -143,7 +173,7 @@ fn a_restored_piece_evicted_stops_the_sweep() {
     let snapshot = Snapshot::take(std::slice::from_ref(&path)).unwrap();
     evict(&path);
     let first = one_run(0..8);
-    let outcome = restore_beside_observed(&snapshot, 0, &mut |so_far: &Outcome| {
+    let outcome = restore_beside_observed(&snapshot, EXACT, &mut |so_far: &Outcome| {
         match so_far.advised_pages {
             8 => wait_cached(&path, &first),
             16 => {

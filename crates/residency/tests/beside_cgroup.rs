@@ -11,13 +11,18 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use residency::beside::{restore_beside_observed, Outcome, LOOK_EVERY};
+use residency::beside::{restore_beside_observed, Outcome, Reads, LOOK_EVERY};
 use residency::probe::page_size;
 use residency::{PageRuns, Snapshot};
 use rustix::fs::{fadvise, Advice};
 
 /// The cgroup's limit.
 const LIMIT: u64 = 64 << 20;
+/// Only the snapshot's pages: no infill, no fragment widened.
+const EXACT: Reads = Reads {
+    infill_bytes: 0,
+    read_around_bytes: Some(0),
+};
 /// The snapshot: 8 runs of 2 MiB, 4 MiB apart, in a 32 MiB file.
 const RUNS: u64 = 8;
 const RUN_PAGES: u64 = 512;
@@ -99,7 +104,7 @@ fn child() {
     std::fs::write(Path::new(&group).join("cgroup.procs"), "0").unwrap();
     let mut grown: Vec<u8> = Vec::new();
     let mut advised_at_growth = None;
-    let outcome = restore_beside_observed(&snapshot, 0, &mut |so_far: &Outcome| {
+    let outcome = restore_beside_observed(&snapshot, EXACT, &mut |so_far: &Outcome| {
         let half_a_run = so_far.advised_pages >= RUN_PAGES / 2;
         if case == "growing" && half_a_run && advised_at_growth.is_none() {
             grow_into_the_room(&mut grown);

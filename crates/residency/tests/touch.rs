@@ -1,0 +1,75 @@
+//! The first touch of a snapshot's files by a process tree: a file opened by a child (after
+//! the check before it was not), a file mapped by the process itself, and a snapshot of files
+//! nobody has open or mapped, which is never touched.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use residency::probe::{page_size, Mapping};
+use residency::touch::Files;
+use residency::Snapshot;
+
+/// A fresh file of 4 pages under the target directory.
+fn file(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("residency-touch-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}-{}", std::process::id()));
+    File::create(&path)
+        .unwrap()
+        .write_all(&vec![1u8; 4 * page_size() as usize])
+        .unwrap();
+    path
+}
+
+fn files_of(path: &PathBuf) -> Files {
+    Files::of(&Snapshot::take(std::slice::from_ref(path)).unwrap())
+}
+
+#[test]
+fn a_file_opened_by_a_child_is_a_touch_and_one_nobody_opened_is_not() {
+    let opened = file("opened");
+    let untouched = file("untouched");
+    let (files, others) = (files_of(&opened), files_of(&untouched));
+    let me = std::process::id();
+    assert!(!files.touched_by(me), "nobody has the file open yet");
+    let mut child = Command::new("sh")
+        .args(["-c", "exec 3<\"$1\"; echo ready; read line", "sh"])
+        .arg(&opened)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
+    assert_eq!(ready, "ready\n");
+    let touched = (files.touched_by(child.id()), files.touched_by(me));
+    let other_touched = others.touched_by(me);
+    drop(child.stdin.take());
+    child.wait().unwrap();
+    std::fs::remove_file(&opened).unwrap();
+    std::fs::remove_file(&untouched).unwrap();
+    assert_eq!(
+        touched,
+        (true, true),
+        "the child, and this process as its parent"
+    );
+    assert!(!other_touched, "a file nobody opened");
+}
+
+#[test]
+fn a_file_mapped_is_a_touch() {
+    let path = file("mapped");
+    let files = files_of(&path);
+    let me = std::process::id();
+    let before = files.touched_by(me);
+    let mapping = Mapping::new(&File::open(&path).unwrap(), 4).unwrap();
+    let during = files.touched_by(me);
+    drop(mapping);
+    std::fs::remove_file(&path).unwrap();
+    assert!(!before);
+    assert!(during, "mapped, its descriptor closed");
+}
