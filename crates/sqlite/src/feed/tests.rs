@@ -4,6 +4,7 @@
 use super::*;
 use crate::gate::tests::cached_file;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
 
 /// The memory limits and the device's profile are read at open only for a file not mostly cached,
 /// whose first read registers the client at once; a connection to a cached file reads them when
@@ -27,10 +28,9 @@ fn the_settings_are_read_at_open_only_when_the_gate_starts_open() {
 }
 
 /// A scan whose list was dropped as cached while its client rested is listed again at its next
-/// leaf, though libprefetch calls back for none of the reads reported to it after SQLite made
-/// them (a resting client calls back only for a read it probes missing, and such a read's page is
-/// cached by then; `ignore_accesses` stands in for the rest here: no callback either). Before, the
-/// scan stayed unlisted for the rest of its transaction.
+/// leaf, though the resting client calls back for no read reported to it after SQLite made it (it
+/// calls back only for a read it probes missing, and such a read's page is cached by then). Before,
+/// the scan stayed unlisted for the rest of its transaction.
 #[test]
 fn a_scan_dropped_as_cached_is_listed_again_though_libprefetch_does_not_call_back() {
     use crate::btree::Database;
@@ -66,9 +66,7 @@ fn a_scan_dropped_as_cached_is_listed_again_though_libprefetch_does_not_call_bac
     tracked.planner.lock().unwrap().set_memory(64 << 10);
     // Written back first: a dirty page is not dropped.
     file.sync_all().unwrap();
-    // SAFETY: posix_fadvise takes plain integers.
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    assert_eq!(rc, 0, "the table's pages are to be missing");
+    evict(&file);
     let read = |page: u32, kind: u8| {
         let offset = i64::try_from(u64::from(page - 1) * page_size).unwrap();
         tracked.after_read(offset, &vec![kind; page_size as usize]);
@@ -81,17 +79,26 @@ fn a_scan_dropped_as_cached_is_listed_again_though_libprefetch_does_not_call_bac
     };
     read(zip_root, INDEX_INTERIOR);
     (0..MIN_LEAVES).for_each(walk);
-    let decisions = tracked.planner.lock().unwrap().decisions();
     assert!(
         tracked.listed.load(Ordering::Acquire),
-        "listed at its MIN_LEAVES-th leaf: {decisions:?} {}",
-        leaves.len()
+        "listed at its MIN_LEAVES-th leaf"
     );
+    put_to_rest(&file, client, page_size);
     tracked.release_cached_list();
     assert!(!tracked.listed.load(Ordering::Acquire));
-    let quiet = client.ignore_accesses();
-    walk(MIN_LEAVES + FIRST_LOOKAHEAD + 1);
-    drop(quiet);
+    evict(&file);
+    let next = MIN_LEAVES + FIRST_LOOKAHEAD + 1;
+    // SQLite read the leaf before the VFS reports it: cached.
+    let mut buf = vec![0u8; page_size as usize];
+    file.read_at(&mut buf, u64::from(leaves[next].page - 1) * page_size)
+        .unwrap();
+    let callbacks = client.stats().callbacks;
+    walk(next);
+    assert_eq!(
+        client.stats().callbacks,
+        callbacks,
+        "the client rests: no callback"
+    );
     assert!(
         tracked.listed.load(Ordering::Acquire),
         "the scan's next leaf past its list lists it again"
@@ -163,4 +170,36 @@ fn a_list_is_mostly_cached_by_its_distinct_pages() {
     entries.push(page(72));
     assert!(!list_mostly_cached(fd, &entries));
     assert!(list_mostly_cached(fd, &[leaf]), "no table page");
+}
+
+/// Drops `file`'s pages from the page cache.
+fn evict(file: &std::fs::File) {
+    // SAFETY: posix_fadvise takes plain integers.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0);
+}
+
+/// Puts `client` to rest: its list set to every other page of `file`, read whole into the page
+/// cache, and 512 of those read, each round finding its window cached (`libprefetch::client_warm`).
+fn put_to_rest(file: &std::fs::File, client: &Client, page_size: u64) {
+    let fd = file.as_raw_fd();
+    let pages = file.metadata().unwrap().len() / page_size;
+    let mut buf = vec![0u8; page_size as usize];
+    for page in 0..pages {
+        file.read_at(&mut buf, page * page_size).unwrap();
+    }
+    let entries: Vec<AccessEntry> = (0..pages / 2)
+        .map(|i| AccessEntry {
+            offset: 2 * i * page_size,
+            fd,
+            mark: false,
+        })
+        .collect();
+    client
+        .request_prefetching(&entries, Mode::SET | Mode::DONE)
+        .unwrap();
+    for entry in &entries[..512] {
+        libprefetch::note_read(fd, entry.offset, page_size);
+        client.settle();
+    }
 }
