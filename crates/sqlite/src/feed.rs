@@ -79,6 +79,8 @@ pub struct Tracked {
     /// A read transaction began (or the file was written) since the callback last planned: the planner
     /// is to look at the file's state again ([`ScanPlanner::may_have_changed`]).
     changed: Arc<AtomicBool>,
+    /// Callbacks in a row that left the list as it was (see [`on_callback`]), shared with the callback.
+    idle_callbacks: Arc<AtomicU32>,
     /// Which reads libprefetch sees.
     gate: Gate,
 }
@@ -201,6 +203,7 @@ impl Tracked {
             planner: Arc::new(Mutex::new(planner)),
             listed,
             changed,
+            idle_callbacks: Arc::new(AtomicU32::new(0)),
             gate,
         }
     }
@@ -218,14 +221,15 @@ impl Tracked {
                 let planner = Arc::clone(&self.planner);
                 let listed = Arc::clone(&self.listed);
                 let changed = Arc::clone(&self.changed);
+                let idle_callbacks = Arc::clone(&self.idle_callbacks);
                 let fd = self.fd;
-                let mut idle_callbacks = 0;
                 let client = Client::register(settings.config, move |client: &Client, info| {
                     let flags = CallbackFlags {
                         listed: &listed,
                         changed: &changed,
+                        idle_callbacks: &idle_callbacks,
                     };
-                    on_callback(client, fd, &planner, flags, &mut idle_callbacks, info);
+                    on_callback(client, fd, &planner, flags, info);
                 })
                 .ok()?;
                 client.register_region(fd, 0, i64::MAX as u64).ok()?;
@@ -299,10 +303,39 @@ impl Tracked {
                 {
                     planner.note_page_kind(offset, kind);
                 }
-                libprefetch::note_read(self.fd, offset, amount);
+                self.report_unlisted_index_read(offset, amount);
             }
             _ => {}
         }
+    }
+
+    /// Reports to libprefetch an index page SQLite read while no list is set, and plans here if
+    /// libprefetch did not call back for it. A client whose last rounds found their windows cached
+    /// rests (`libprefetch::client_warm`): it calls back for no read until one it probes is missing,
+    /// and an index page reported after SQLite read it is always cached. A list dropped as cached
+    /// ([`Tracked::release_cached_list`]) while its client rested so left the scan unlisted for the
+    /// rest of its transaction: the emulated 6 MiB `unicode` scan stopped being followed half way in
+    /// 2 runs of 27 (15.8k reads followed of 28.9k, 0.84x stock).
+    fn report_unlisted_index_read(&self, offset: u64, amount: u64) {
+        let Some(registered) = self.client.get().and_then(Option::as_ref) else {
+            libprefetch::note_read(self.fd, offset, amount);
+            return;
+        };
+        let callbacks = registered.client.stats().callbacks;
+        libprefetch::note_read(self.fd, offset, amount);
+        if registered.client.stats().callbacks != callbacks {
+            return;
+        }
+        let flags = CallbackFlags {
+            listed: &self.listed,
+            changed: &self.changed,
+            idle_callbacks: &self.idle_callbacks,
+        };
+        let info = CallbackInfo {
+            last_marked: None,
+            requested: (self.fd, offset),
+        };
+        on_callback(&registered.client, self.fd, &self.planner, flags, info);
     }
 
     /// Drops a list whose pages are (almost) all cached (see [`Warmth`]), keeping what the reader learned of the
@@ -575,6 +608,8 @@ struct CallbackFlags<'a> {
     listed: &'a AtomicBool,
     /// Whether the file may have changed since the last plan.
     changed: &'a AtomicBool,
+    /// Callbacks in a row that left the list as it was.
+    idle_callbacks: &'a AtomicU32,
 }
 
 /// The section 5.4 callback: plan (inside ignore_accesses, since planning reads the file) and hand over.
@@ -587,7 +622,6 @@ fn on_callback(
     fd: RawFd,
     planner: &Mutex<ScanPlanner>,
     flags: CallbackFlags<'_>,
-    idle_callbacks: &mut u32,
     info: CallbackInfo,
 ) {
     let listed = flags.listed;
@@ -600,11 +634,16 @@ fn on_callback(
             planner.may_have_changed();
         }
         let plan = planner.plan(info.last_marked.map(|(_, offset)| offset), info.requested.1);
-        *idle_callbacks = if plan == Plan::Keep {
-            idle_callbacks.saturating_add(1)
-        } else {
-            0
+        let idle_callbacks = match plan == Plan::Keep {
+            true => flags
+                .idle_callbacks
+                .load(Ordering::Relaxed)
+                .saturating_add(1),
+            false => 0,
         };
+        flags
+            .idle_callbacks
+            .store(idle_callbacks, Ordering::Relaxed);
         let nothing_to_fetch = match &plan {
             Plan::Set(entries) | Plan::SetWhole(entries) => list_mostly_cached(fd, entries),
             Plan::Append(entries) => appended_all_cached(fd, entries),
@@ -613,10 +652,10 @@ fn on_callback(
         if nothing_to_fetch && matches!(plan, Plan::Set(_) | Plan::SetWhole(_)) {
             planner.left_alone_cached();
         }
-        let idle = *idle_callbacks >= IDLE_CALLBACKS || nothing_to_fetch;
+        let idle = idle_callbacks >= IDLE_CALLBACKS || nothing_to_fetch;
         match (idle, listed.load(Ordering::Acquire)) {
             (true, true) => {
-                match *idle_callbacks >= IDLE_CALLBACKS {
+                match idle_callbacks >= IDLE_CALLBACKS {
                     true => planner.end_scan(),
                     false => planner.pause_scan(),
                 }
@@ -664,96 +703,4 @@ fn on_callback(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::gate::tests::cached_file;
-    use std::os::fd::AsRawFd;
-
-    /// The memory limits and the device's profile are read at open only for a file not mostly cached,
-    /// whose first read registers the client at once; a connection to a cached file reads them when
-    /// its client is registered, at the first read the gate lets through (which may never come).
-    #[test]
-    fn the_settings_are_read_at_open_only_when_the_gate_starts_open() {
-        let file = cached_file(64);
-        let warm = Tracked::open(file.as_raw_fd(), false);
-        assert!(warm.settings.get().is_none());
-        assert!(
-            !warm.note_read(0, 4096),
-            "a cached file's read goes straight on"
-        );
-        assert!(warm.settings.get().is_none(), "and reads no settings");
-        assert!(warm.client().is_some());
-        assert!(warm.settings.get().is_some(), "registering reads them");
-        // Pages 64-127: a hole never read, so not in the page cache.
-        file.set_len(128 * 4096).unwrap();
-        let cold = Tracked::open(file.as_raw_fd(), false);
-        assert!(cold.settings.get().is_some());
-    }
-
-    #[test]
-    fn a_database_larger_than_memory_gets_the_conservative_schedule() {
-        assert_eq!(schedule_for(1 << 30, 256 << 20), Schedule::Conservative);
-        assert_eq!(schedule_for(1 << 30, 20 << 30), Schedule::Window);
-        assert_eq!(schedule_for(1 << 30, 1 << 30), Schedule::Window);
-    }
-
-    #[test]
-    fn memory_under_an_eighth_of_the_database_gets_the_window() {
-        assert_eq!(schedule_for(90 << 20, 6 << 20), Schedule::Window);
-        assert_eq!(schedule_for(90 << 20, 8 << 20), Schedule::Window);
-        assert_eq!(schedule_for(96 << 20, 12 << 20), Schedule::Conservative);
-        assert_eq!(schedule_for(64 << 20, 12 << 20), Schedule::Conservative);
-    }
-
-    #[test]
-    fn an_append_is_dropped_when_its_own_pages_are_cached_whatever_the_rest_of_the_file() {
-        let file = cached_file(64);
-        // Pages 64-127: a hole never read, so not in the page cache.
-        file.set_len(128 * 4096).unwrap();
-        let fd = file.as_raw_fd();
-        let entries = |pages: &[u64]| -> Vec<Entry> {
-            pages
-                .iter()
-                .map(|&page| Entry {
-                    offset: page * 4096,
-                    mark: false,
-                })
-                .collect()
-        };
-        assert!(appended_all_cached(fd, &entries(&[3, 9, 40])));
-        assert!(!appended_all_cached(fd, &entries(&[3, 100, 40])));
-        assert!(!appended_all_cached(fd, &[]), "nothing appended");
-        let leaf = Entry {
-            offset: 0,
-            mark: true,
-        };
-        assert!(!appended_all_cached(fd, &[leaf]), "index leaves only");
-    }
-
-    /// A new list is mostly cached when at most one in 32 of its distinct table pages is missing,
-    /// however often the list names each; its index leaves do not count.
-    #[test]
-    fn a_list_is_mostly_cached_by_its_distinct_pages() {
-        let file = cached_file(64);
-        file.set_len(128 * 4096).unwrap();
-        let fd = file.as_raw_fd();
-        let page = |page: u64| Entry {
-            offset: page * 4096,
-            mark: false,
-        };
-        let leaf = Entry {
-            offset: 100 * 4096,
-            mark: true,
-        };
-        // 40 cached pages named 10 times each, one missing page named 400 times: 1 in 41 missing.
-        let mut entries: Vec<Entry> = (0..400).map(|i| page(i % 40)).collect();
-        entries.extend((0..400).map(|_| page(70)));
-        entries.push(leaf);
-        assert!(list_mostly_cached(fd, &entries));
-        // Three missing pages of 43: more than 1 in 32.
-        entries.push(page(71));
-        entries.push(page(72));
-        assert!(!list_mostly_cached(fd, &entries));
-        assert!(list_mostly_cached(fd, &[leaf]), "no table page");
-    }
-}
+mod tests;
