@@ -302,22 +302,10 @@ fn pread<'py>(
     length: usize,
     offset: u64,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let signed =
-        i64::try_from(offset).map_err(|_| PyValueError::new_err("offset must be below 2**63"))?;
-    let size = ffi::Py_ssize_t::try_from(length)
-        .map_err(|_| PyValueError::new_err("length must be below 2**63"))?;
-    // SAFETY: a null source asks for a new bytes object of `size` bytes whose contents are left
-    // unset; it is ours alone (a new reference, shared with nothing until it is returned).
-    let bytes = unsafe {
-        Bound::from_owned_ptr_or_err(py, ffi::PyBytes_FromStringAndSize(std::ptr::null(), size))?
-            .cast_into_unchecked::<PyBytes>()
-    };
-    // SAFETY: `bytes` is a bytes object of `length` bytes that lives until this function returns;
-    // its buffer is seen as possibly uninitialised memory, only the read writes it, and only the
-    // `got` bytes the read reports are read back (a short read's prefix) or returned.
-    let buffer: &mut [MaybeUninit<u8>] = unsafe {
-        std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(bytes.as_ptr()).cast(), length)
-    };
+    let (signed, mut bytes) = unfilled_bytes(py, length, offset)?;
+    // SAFETY: only the reads below write the buffer, and only the `got` bytes they report are
+    // read back (a short read's prefix) or returned.
+    let buffer = unsafe { unfilled_buffer(&mut bytes, length) };
     let (done, first) = py.detach(|| {
         let done = match libprefetch::read_cached(fd, offset, length as u64, || {
             nowait_read(fd, buffer, signed)
@@ -365,21 +353,46 @@ fn pread_cached<'py>(
     length: usize,
     offset: u64,
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let (signed, mut bytes) = unfilled_bytes(py, length, offset)?;
+    // SAFETY: only the read writes the buffer, and `bytes` is returned only when it filled it.
+    let buffer = unsafe { unfilled_buffer(&mut bytes, length) };
+    let got = py.detach(|| nowait_read(fd, buffer, signed));
+    Ok((usize::try_from(got) == Ok(length)).then_some(bytes))
+}
+
+/// `offset` as a signed file offset and a new bytes object of `length` bytes whose contents are
+/// left unset (a null source to `PyBytes_FromStringAndSize`), for a read to fill: ours alone, a new
+/// reference shared with nothing until it is returned.
+fn unfilled_bytes(
+    py: Python<'_>,
+    length: usize,
+    offset: u64,
+) -> PyResult<(i64, Bound<'_, PyBytes>)> {
     let signed =
         i64::try_from(offset).map_err(|_| PyValueError::new_err("offset must be below 2**63"))?;
     let size = ffi::Py_ssize_t::try_from(length)
         .map_err(|_| PyValueError::new_err("length must be below 2**63"))?;
-    // SAFETY: as in `pread`: a new bytes object of `size` bytes, contents unset, ours alone.
+    // SAFETY: a null source asks for a new bytes object of `size` bytes, contents unset.
     let bytes = unsafe {
         Bound::from_owned_ptr_or_err(py, ffi::PyBytes_FromStringAndSize(std::ptr::null(), size))?
             .cast_into_unchecked::<PyBytes>()
     };
-    // SAFETY: as in `pread`: the buffer of `bytes`, written only by the read, returned only whole.
-    let buffer: &mut [MaybeUninit<u8>] = unsafe {
-        std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(bytes.as_ptr()).cast(), length)
-    };
-    let got = py.detach(|| nowait_read(fd, buffer, signed));
-    Ok((usize::try_from(got) == Ok(length)).then_some(bytes))
+    Ok((signed, bytes))
+}
+
+/// The buffer of `bytes` (made by [`unfilled_bytes`] with `length`), seen as possibly
+/// uninitialised memory.
+///
+/// # Safety
+/// Only bytes a read has written may be read back or returned (`bytes` is borrowed mutably, so
+/// unshared).
+unsafe fn unfilled_buffer<'a>(
+    bytes: &'a mut Bound<'_, PyBytes>,
+    length: usize,
+) -> &'a mut [MaybeUninit<u8>] {
+    // SAFETY: `bytes` holds `length` bytes, lives as long as the slice and is borrowed mutably
+    // for as long (a new object no other reference reaches).
+    unsafe { std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(bytes.as_ptr()).cast(), length) }
 }
 
 /// `preadv2(2)` into `buffer` with `RWF_NOWAIT`, which only the page cache serves (a resting

@@ -46,6 +46,14 @@ fn partly_cached_file(dir: &Path) -> PathBuf {
     path
 }
 
+/// The `libprefetch.so` built beside the `prefetch` under test, for `run --library`.
+fn library() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_prefetch"))
+        .parent()
+        .unwrap()
+        .join("libprefetch.so")
+}
+
 /// The "ranges" of the one file `prefetch fincore --json --pages` reports.
 fn cached_ranges(path: &Path) -> serde_json::Value {
     let out = prefetch(&["fincore", "--json", "--pages", path.to_str().unwrap()]);
@@ -240,10 +248,7 @@ fn run_restore_reads_the_snapshot_back_beside_the_program_which_starts_at_once()
          print('restored' if n>=12 else n)",
         data.display()
     );
-    let library = Path::new(env!("CARGO_BIN_EXE_prefetch"))
-        .parent()
-        .unwrap()
-        .join("libprefetch.so");
+    let library = library();
     // No device profile (an empty cache directory): no fragment is widened.
     let out = Command::new(env!("CARGO_BIN_EXE_prefetch"))
         .env("XDG_CACHE_HOME", dir.join("no-profiles"))
@@ -268,10 +273,7 @@ fn run_restore_reads_nothing_for_a_program_that_never_opens_the_snapshots_files(
     let snapshot = dir.join("snap.json");
     take_snapshot(&snapshot, &data);
     fadvise(File::open(&data).unwrap(), 0, None, Advice::DontNeed).unwrap();
-    let library = Path::new(env!("CARGO_BIN_EXE_prefetch"))
-        .parent()
-        .unwrap()
-        .join("libprefetch.so");
+    let library = library();
     // A second in which the restore would have read the 12 pages many times over.
     let out = Command::new(env!("CARGO_BIN_EXE_prefetch"))
         .args(["run", "--restore", snapshot.to_str().unwrap(), "--library"])
@@ -293,10 +295,7 @@ fn run_restore_reads_nothing_when_the_snapshot_exceeds_the_memory_cgroup_free() 
     };
     // The restore would evict the program's own pages to make room: it reads nothing at all,
     // while the program runs (a second) or after.
-    let library = Path::new(env!("CARGO_BIN_EXE_prefetch"))
-        .parent()
-        .unwrap()
-        .join("libprefetch.so");
+    let library = library();
     let out = command
         .args(["run", "--restore", snapshot.to_str().unwrap(), "--library"])
         .arg(library)
