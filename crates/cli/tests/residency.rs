@@ -46,12 +46,20 @@ fn partly_cached_file(dir: &Path) -> PathBuf {
     path
 }
 
-/// The `libprefetch.so` built beside the `prefetch` under test, for `run --library`.
-fn library() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_prefetch"))
+/// `command` (a `prefetch` under test) made `prefetch run --restore SNAPSHOT` of `program`, with the
+/// `libprefetch.so` built beside it, and its output.
+fn run_restore(mut command: Command, snapshot: &Path, program: &[&str]) -> Output {
+    let library = Path::new(env!("CARGO_BIN_EXE_prefetch"))
         .parent()
         .unwrap()
-        .join("libprefetch.so")
+        .join("libprefetch.so");
+    command
+        .args(["run", "--restore", snapshot.to_str().unwrap(), "--library"])
+        .arg(library)
+        .arg("--")
+        .args(program)
+        .output()
+        .unwrap()
 }
 
 /// The "ranges" of the one file `prefetch fincore --json --pages` reports.
@@ -248,15 +256,10 @@ fn run_restore_reads_the_snapshot_back_beside_the_program_which_starts_at_once()
          print('restored' if n>=12 else n)",
         data.display()
     );
-    let library = library();
     // No device profile (an empty cache directory): no fragment is widened.
-    let out = Command::new(env!("CARGO_BIN_EXE_prefetch"))
-        .env("XDG_CACHE_HOME", dir.join("no-profiles"))
-        .args(["run", "--restore", snapshot.to_str().unwrap(), "--library"])
-        .arg(library)
-        .args(["--", "python3", "-c", &script])
-        .output()
-        .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_prefetch"));
+    command.env("XDG_CACHE_HOME", dir.join("no-profiles"));
+    let out = run_restore(command, &snapshot, &["python3", "-c", &script]);
     let after = cached_ranges(&data);
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -273,14 +276,9 @@ fn run_restore_reads_nothing_for_a_program_that_never_opens_the_snapshots_files(
     let snapshot = dir.join("snap.json");
     take_snapshot(&snapshot, &data);
     fadvise(File::open(&data).unwrap(), 0, None, Advice::DontNeed).unwrap();
-    let library = library();
     // A second in which the restore would have read the 12 pages many times over.
-    let out = Command::new(env!("CARGO_BIN_EXE_prefetch"))
-        .args(["run", "--restore", snapshot.to_str().unwrap(), "--library"])
-        .arg(library)
-        .args(["--", "sleep", "1"])
-        .output()
-        .unwrap();
+    let command = Command::new(env!("CARGO_BIN_EXE_prefetch"));
+    let out = run_restore(command, &snapshot, &["sleep", "1"]);
     let after = cached_ranges(&data);
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -289,19 +287,13 @@ fn run_restore_reads_nothing_for_a_program_that_never_opens_the_snapshots_files(
 
 #[test]
 fn run_restore_reads_nothing_when_the_snapshot_exceeds_the_memory_cgroup_free() {
-    let Some((_cgroup, dir, data, snapshot, mut command)) = snapshot_over_a_cgroup("beside-cgroup")
+    let Some((_cgroup, dir, data, snapshot, command)) = snapshot_over_a_cgroup("beside-cgroup")
     else {
         return;
     };
     // The restore would evict the program's own pages to make room: it reads nothing at all,
     // while the program runs (a second) or after.
-    let library = library();
-    let out = command
-        .args(["run", "--restore", snapshot.to_str().unwrap(), "--library"])
-        .arg(library)
-        .args(["--", "sleep", "1"])
-        .output()
-        .unwrap();
+    let out = run_restore(command, &snapshot, &["sleep", "1"]);
     let after = cached_ranges(&data);
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(out.status.success(), "{out:?}");
