@@ -34,7 +34,9 @@
 //!   `SetWhole` where looking them up would cost at least twice sweeping them (`scan/first_rows.rs`);
 //! * **a forward leaf of a scan listed earlier in the same read transaction, past what was listed**
 //!   (its list dropped because its pages were found cached, [`ScanPlanner::pause_scan`], or found
-//!   cached when set): `Set` a list from that leaf at once. Rows near each other in key order often
+//!   cached when set): `Set` a list from that leaf at once, as long as the stretch the scan had
+//!   reached (a scan resumed hundreds of times, listed anew from [`FIRST_LOOKAHEAD`] leaves each time,
+//!   gave libprefetch rounds of a dozen pages, too few to sort). Rows near each other in key order often
 //!   share table pages (a text key's neighbours), so SQLite's own cache serves whole leaves' lookups
 //!   for a while; such a scan was otherwise recognised anew after every cached stretch, or, its
 //!   lookups unseen, taken for a covering scan (the 12-copy `unicode` scan in a 6 MiB cgroup: 32-38
@@ -796,7 +798,8 @@ impl ScanPlanner {
             return Ok(Plan::Keep);
         }
         self.decisions.followed += 1;
-        let (entries, whole) = self.list_from(root, pos)?;
+        let (entries, whole) =
+            self.list_from(root, pos, FIRST_LOOKAHEAD, FIRST_LOOKAHEAD * GROWTH)?;
         self.decisions.listed_whole += u64::from(whole);
         Ok(match whole {
             true => Plan::SetWhole(entries),
@@ -817,7 +820,8 @@ impl ScanPlanner {
             },
         );
         self.decisions.followed += 1;
-        Ok(Plan::Set(self.list_from(root, pos)?.0))
+        let stretch = scan.lookahead;
+        Ok(Plan::Set(self.list_from(root, pos, stretch, stretch)?.0))
     }
 
     /// The size of the rowid table rooted at `table_root` against the memory available. Told from the
@@ -922,10 +926,18 @@ impl ScanPlanner {
         })
     }
 
-    /// A new list for the scan of index `root` from leaf `pos`: [`FIRST_LOOKAHEAD`] leaves, or all of
-    /// them to the index's end where fetching the whole table pays ([`ScanPlanner::whole_table_pays`];
-    /// then true).
-    fn list_from(&mut self, root: u32, pos: usize) -> ReadResult<(Vec<Entry>, bool)> {
+    /// A new list for the scan of index `root` from leaf `pos`: `leaves` leaves, the next stretch
+    /// `next_stretch` long, or all of them to the index's end where fetching the whole table pays
+    /// ([`ScanPlanner::whole_table_pays`]; then true). A scan just recognised lists [`FIRST_LOOKAHEAD`]
+    /// leaves; a resumed one, long already, the stretch it had reached, which grows again only as
+    /// libprefetch asks for more (a scan paused and resumed many times lists no more each time).
+    fn list_from(
+        &mut self,
+        root: u32,
+        pos: usize,
+        leaves: usize,
+        next_stretch: usize,
+    ) -> ReadResult<(Vec<Entry>, bool)> {
         let whole = self.whole_table_pays(root, pos)?;
         let before = self
             .scans
@@ -934,13 +946,13 @@ impl ScanPlanner {
             .unwrap_or(Scan::at(pos, self.table_reads));
         let count = match whole {
             true => usize::MAX,
-            false => FIRST_LOOKAHEAD,
+            false => leaves,
         };
         let (entries, end) = self.list_leaves(root, pos, pos, count)?;
         let next = Scan {
             pos,
             listed_end: end.max(pos + 1),
-            lookahead: FIRST_LOOKAHEAD.saturating_mul(GROWTH),
+            lookahead: next_stretch,
             listed_into_leaf: 0,
             whole,
             resume: !whole,

@@ -701,29 +701,41 @@ fn a_full_scan_first_seen_at_its_second_leaf_is_listed_whole_from_the_leaf_sqlit
 /// A scan whose list was dropped because its pages were found cached goes on; SQLite's own cache serves
 /// the lookups of its next leaves (no table read between them, as when a text key's neighbours share
 /// table pages) and the VFS sees a later leaf after a gap (its gate closed meanwhile). The scan is
-/// listed again there at once, at each such leaf until its read transaction ends, and never taken for
-/// a covering scan.
+/// listed again there at once, as long as the stretch it had reached (not from FIRST_LOOKAHEAD leaves
+/// again, whose rounds are too short to sort), at each such leaf until its read transaction ends, no
+/// longer each time, and never taken for a covering scan.
 #[test]
 fn a_scan_dropped_as_cached_is_listed_again_at_the_next_leaf_seen() {
     let f = fixture(30_000);
     let start = 10;
-    let at = start + MIN_LEAVES + 5;
-    assert!(f.leaves.len() > at + 2 * MIN_LEAVES + FIRST_LOOKAHEAD);
+    let first = start + MIN_LEAVES - 1;
     let mut p = planner(&f.path);
-    start_scan(&mut p, &f, start);
+    let list = start_scan(&mut p, &f, start);
+    // libprefetch asked for more once: the stretch grew to FIRST_LOOKAHEAD * GROWTH leaves, and the
+    // next one would be GROWTH times that.
+    let table_page = list.iter().find(|e| !e.mark).unwrap().offset;
+    assert!(matches!(
+        p.plan(Some(offset(f.leaves[first + 1].page)), table_page),
+        Plan::Append(_)
+    ));
+    let reached = FIRST_LOOKAHEAD * GROWTH * GROWTH;
+    let at = first + FIRST_LOOKAHEAD + FIRST_LOOKAHEAD * GROWTH + 3;
+    assert!(f.leaves.len() > at + MIN_LEAVES + reached);
     p.pause_scan();
     let Plan::Set(list) = p.plan(None, offset(f.leaves[at].page)) else {
         panic!("the scan's next leaf seen must list it again");
     };
-    assert_eq!(
-        list,
-        expected(&f, &f.leaves[at..at + FIRST_LOOKAHEAD], true)
-    );
-    // That list found cached too: the next leaves, read with no table read between them, list again.
+    assert_eq!(list, expected(&f, &f.leaves[at..at + reached], true));
+    // That list found cached too: the next leaves, read with no table read between them, list again,
+    // each the same stretch.
     for i in at + 1..at + 1 + MIN_LEAVES {
         p.left_alone_cached();
-        assert!(
-            matches!(p.plan(None, offset(f.leaves[i].page)), Plan::Set(_)),
+        let Plan::Set(list) = p.plan(None, offset(f.leaves[i].page)) else {
+            panic!("leaf {i} must list the scan again");
+        };
+        assert_eq!(
+            list,
+            expected(&f, &f.leaves[i..i + reached], true),
             "leaf {i}"
         );
     }
