@@ -6,6 +6,8 @@ of the epoch's records, in that order, to a libprefetch client and then reads th
 another from the calling thread; the callback (section 4.3, Figure 7) hands the rest of the list from
 the current record on whenever the library asks, so an epoch longer than the library's list is
 disclosed piece by piece, and the next epoch's order (``next_order``) continues the list without a gap.
+Where the epoch's records fit in what the page cache may hold, their union is swept in offset order
+instead (``_sweep``: section 3.3's C-LOOK order over the whole list) and no client starts.
 
 ``Records`` is also a map-style dataset (``__len__``, ``__getitem__``) and ``Records.order(seed)`` a
 shuffled order to pass as a sampler, so a PyTorch ``DataLoader`` takes it as is; the package imports
