@@ -36,13 +36,13 @@ import array
 import os
 import random
 import sys
-import threading
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from . import _native
 from ._client import Client, Stats
 from ._records import Records, _EpochPlan
 from ._summary import summary_line
+from ._sweep import Sweep, fits, share, union_extents
 
 
 def epoch_order(count: int, seed: int, epoch: int) -> list[int]:
@@ -146,12 +146,12 @@ class RecordDataset:
         calls = self._sweep_calls(worker_id, num_workers)
         self._worker = _Worker(self.records, indices, self.max_memory, client=not calls)
         if calls:
-            self._worker.sweep = _Sweep(self.records.advice_fd(), calls)
+            self._worker.sweep = Sweep(self.records.advice_fd(), calls)
 
     def _sweep_calls(self, worker_id: int, num_workers: int) -> list[tuple[int, int]]:
         """The worker's share of the union to sweep: none where the union does not fit or the share
         is all cached."""
-        if not _fits(self._union, self.max_memory):
+        if not fits(self._union, self.max_memory):
             return []
         fd = self.records.advice_fd()
         calls = share(self._union, self.records._page, worker_id, num_workers, _native.willneed_limit(fd))
@@ -224,88 +224,6 @@ def _torch_worker_info(dataset: RecordDataset) -> tuple[int, int]:
     return info.id, info.num_workers
 
 
-def union_extents(records: Records) -> list[tuple[int, int]]:
-    """The pages of all records as ``(offset, length)`` byte ranges in offset order, touching ones merged
-    (an epoch reads every record; with ``drop_last``, all but fewer than a batch)."""
-    page = records._page
-    offsets, lengths = records._offsets, records._lengths
-    merged: list[list[int]] = []
-    for index in sorted(range(len(offsets)), key=offsets.__getitem__):
-        if lengths[index] == 0:
-            continue
-        first = offsets[index] - offsets[index] % page
-        end = -(-(offsets[index] + lengths[index]) // page) * page
-        if merged and first <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([first, end])
-    return [(first, end - first) for first, end in merged]
-
-
-def share(extents: list[tuple[int, int]], page: int, worker: int, workers: int, call: int) -> list[tuple[int, int]]:
-    """Worker ``worker``'s N-th of ``extents`` (whole pages) by pages, in offset order, cut in calls
-    of at most ``call`` bytes (what one WILLNEED call loads on the device)."""
-    pages = sum(length for _, length in extents) // page
-    low, high = pages * worker // workers * page, pages * (worker + 1) // workers * page
-    calls, passed = [], 0
-    for offset, length in extents:
-        start, end = max(low, passed), min(high, passed + length)
-        for at in range(start, end, call):
-            calls.append((offset + at - passed, min(call, end - at)))
-        passed += length
-    return calls
-
-
-def _fits(extents: list[tuple[int, int]], max_memory: Optional[int]) -> bool:
-    """Whether the epoch's pages fit in what the page cache may hold now (and in ``max_memory``)."""
-    room = _native.available_for_cache()
-    if max_memory is not None:
-        room = min(room, max_memory)
-    return sum(length for _, length in extents) <= room
-
-
-#: Bytes of advice per native call of a sweep: the GIL is taken once per batch, and a stopping worker
-#: waits for one batch at most.
-_SWEEP_BATCH = 64 << 20
-
-
-class _Sweep:
-    """A thread advising ``calls`` (byte ranges in offset order) WILLNEED, one after another, until
-    stopped (ranges found all cached are skipped): the device reads them in large requests, at the
-    depth the block layer allows."""
-
-    def __init__(self, fd: int, calls: list[tuple[int, int]]) -> None:
-        self._fd, self._batches = fd, _batches(calls)
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="libprefetch-sweep", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        for batch in self._batches:
-            if self._stopped.is_set():
-                return
-            _native.willneed(self._fd, batch)
-
-    def stop(self) -> None:
-        """Ends the sweep after the batch under way (the descriptor may be closed after)."""
-        self._stopped.set()
-        self._thread.join()
-
-
-def _batches(calls: list[tuple[int, int]]) -> list[bytes]:
-    """``calls`` as native int64 pairs, in batches of about ``_SWEEP_BATCH`` bytes of advice."""
-    batches, batch, size = [], array.array("q"), 0
-    for offset, length in calls:
-        batch.extend((offset, length))
-        size += length
-        if size >= _SWEEP_BATCH:
-            batches.append(batch.tobytes())
-            batch, size = array.array("q"), 0
-    if batch:
-        batches.append(batch.tobytes())
-    return batches
-
-
 #: Bound once: looked up on every record of a warm worker.
 _pread_cached = _native.pread_cached
 
@@ -323,7 +241,7 @@ class _Worker:
         self._max_memory = max_memory
         self._next = 0
         self._stats: Optional[Stats] = None
-        self.sweep: Optional[_Sweep] = None
+        self.sweep: Optional[Sweep] = None
         self._plan: Optional[_EpochPlan] = None
         #: Whether the reads are still those of the list (with or without a client).
         self._following = True

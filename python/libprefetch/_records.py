@@ -6,6 +6,8 @@ of the epoch's records, in that order, to a libprefetch client and then reads th
 another from the calling thread; the callback (section 4.3, Figure 7) hands the rest of the list from
 the current record on whenever the library asks, so an epoch longer than the library's list is
 disclosed piece by piece, and the next epoch's order (``next_order``) continues the list without a gap.
+Where the epoch's records fit in what the page cache may hold, their union is swept in offset order
+instead (``_sweep``: section 3.3's C-LOOK order over the whole list) and no client starts.
 
 ``Records`` is also a map-style dataset (``__len__``, ``__getitem__``) and ``Records.order(seed)`` a
 shuffled order to pass as a sampler, so a PyTorch ``DataLoader`` takes it as is; the package imports
@@ -26,6 +28,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 from . import _native
 from ._client import Client, Region, Stats
 from ._summary import summary_line
+from ._sweep import Sweep, fits, share, union_extents
 
 #: Entries handed to the library per request (Figure 7's BATCH_SIZE).
 _BATCH = 1 << 16
@@ -97,7 +100,11 @@ class Records:
 
         The client and its list wait for the first record the page cache does not hold whole: until
         then each record is one ``RWF_NOWAIT`` read (``_native.pread_cached``), so an epoch over cached
-        records costs what plain reads cost, and no list is built.
+        records costs what plain reads cost, and no list is built. Where the records from that one on
+        fit in what the page cache may hold (the system's and the memory cgroup's room, and
+        ``max_memory``), no client starts either: their pages are swept in offset order from a thread
+        (``_sweep.Sweep``), as the device reads them fastest, and each read finds its record cached or
+        waits for its own pages.
         """
         settings = {"max_memory": max_memory, "infill": infill, "list_capacity": list_capacity}
         following = _as_indexes(next_order, len(self)) if next_order else None
@@ -148,9 +155,9 @@ class Records:
 class Epoch:
     """One epoch's reads: iterate it (from one thread) for the records' bytes in order.
 
-    A context manager; the client is registered at the first record not wholly in the page cache (none
-    while every record is) and unregistered after the last (or on ``close()``); ``stats()`` are the
-    library's counters so far, kept after the end.
+    A context manager; at the first record not wholly in the page cache (none while every record is)
+    the rest of the epoch is swept where it fits, or the client is registered, until the last record
+    (or ``close()``); ``stats()`` are the client's counters so far, kept after the end.
     """
 
     def __init__(
@@ -165,6 +172,9 @@ class Epoch:
         self._settings = settings
         self._plan: Optional[_EpochPlan] = None
         self._client: Optional[Client] = None
+        self._sweep: Optional[Sweep] = None
+        #: The records from the first miss on were swept (no client).
+        self._swept = False
         self._next = 0
         #: No record has missed yet: reads are made without a client.
         self._cached = True
@@ -208,15 +218,15 @@ class Epoch:
             raise StopIteration
         index = self._order[position]
         fd, length, offset = self._records._fd, self._records._lengths[index], self._records._offsets[index]
-        if self._client is None:
+        if self._client is None and self._sweep is None:
             record = _native.pread_cached(fd, length, offset) if self._cached else None
             if record is not None:
                 self._next = position + 1
                 return record
             self._cached = False
             self._start(position)
-        assert self._plan is not None
-        self._plan.position = position
+        if self._plan is not None:
+            self._plan.position = position
         # Advanced only once read: a KeyboardInterrupt raised in the read leaves this record next.
         record = _native.pread(fd, length, offset)
         self._next = position + 1
@@ -224,7 +234,7 @@ class Epoch:
 
     def stats(self) -> Optional[Stats]:
         """The library's counters for this epoch, or None before its client started (its first record
-        not wholly cached)."""
+        not wholly cached) and for a swept epoch (it has no client)."""
         if self._client is not None:
             return self._client.stats()
         return self._stats
@@ -233,6 +243,8 @@ class Epoch:
         """One line: records read, pages prefetched, used and wasted, and pages read from the device
         against the epoch's distinct pages (see docs/python.md, "Reading the counters")."""
         stats = self.stats()
+        if stats is None and self._swept:
+            return f"{self._next}/{len(self._order)} records; swept in offset order, no client"
         if stats is None or self._plan is None:
             if self._next:
                 return f"{self._next}/{len(self._order)} records, all cached: no client"
@@ -242,6 +254,9 @@ class Epoch:
     def close(self) -> None:
         """Unregisters the epoch's client; iteration ends."""
         self._next = len(self._order)
+        sweep, self._sweep = self._sweep, None
+        if sweep is not None:
+            sweep.stop()
         client, self._client = self._client, None
         if client is not None:
             self._stats = client.stats()
@@ -254,7 +269,15 @@ class Epoch:
         self.close()
 
     def _start(self, position: int) -> None:
-        """The client, given the list from the record at ``position`` on."""
+        """The sweep of the records from ``position`` on where they fit; the client, given the list
+        from that record on, where they do not."""
+        records = self._records
+        union = union_extents(records, self._order[position:])
+        if fits(union, self._settings["max_memory"]):
+            fd = records.advice_fd()
+            self._sweep = Sweep(fd, share(union, records._page, 0, 1, _native.willneed_limit(fd)))
+            self._swept = True
+            return
         self._plan = _EpochPlan(self._records, self._order, self._next_order)
         self._plan.position = position
         client = Client(self._plan.hand_out, **self._settings)

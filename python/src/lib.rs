@@ -12,7 +12,8 @@
 //! Errors: `InvalidArgument` becomes `ValueError`; `BadFd` and `Forked` become `OSError` with the errno
 //! the C API sets for them (EBADF, ESRCH).
 //!
-//! Deviations: `sqlite_auto_extension` and `record_pages` are this module's own additions.
+//! Deviations: `sqlite_auto_extension`, `record_pages` and `union_extents` are this module's own
+//! additions.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::mem::MaybeUninit;
@@ -562,6 +563,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(missing_pages, module)?)?;
     module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;
     module.add_function(wrap_pyfunction!(pages::record_pages, module)?)?;
+    module.add_function(wrap_pyfunction!(pages::union_extents, module)?)?;
     sim::register(module)?;
     Ok(())
 }

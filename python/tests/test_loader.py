@@ -239,11 +239,11 @@ def test_workers_reading_together_share_one_budget(records_file):
 
 
 def test_an_epoch_summary_accounts_for_its_pages(records_file):
-    path, offsets, lengths, _ = records_file
+    path, offsets, lengths, data = records_file
     page = os.sysconf("SC_PAGE_SIZE")
     with libprefetch.Records(path, offsets, lengths) as records:
         order = records.order(seed=9)
-        epoch = records.epoch(order)
+        epoch = records.epoch(order, max_memory=len(data) // 4)  # below its pages: a client, no sweep
         assert epoch.summary() == "the epoch has not started"
         cold(path)
         for _ in epoch:

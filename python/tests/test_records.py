@@ -1,5 +1,6 @@
 """Records and epochs: every record once, in the given order, byte-identical."""
 
+import array
 import os
 import pickle
 
@@ -23,13 +24,18 @@ def evict(path):
         os.close(fd)
 
 
+def below(data):
+    """A budget below the records' pages: the epoch's client follows its list (nothing is swept)."""
+    return len(data) // 4
+
+
 def test_an_epoch_yields_every_record_once_in_order(records_file):
-    path, offsets, lengths, _ = records_file
+    path, offsets, lengths, data = records_file
     evict(path)
     with libprefetch.Records(path, offsets, lengths) as records:
         order = records.order(seed=1)
         assert sorted(order) == list(range(len(records)))
-        epoch = records.epoch(order, next_order=records.order(seed=2))
+        epoch = records.epoch(order, next_order=records.order(seed=2), max_memory=below(data))
         assert list(epoch) == expected(records_file, order)
         stats = epoch.stats()
         assert stats.rounds >= 1 and stats.tracked_reads == sum(1 for i in order if lengths[i])
@@ -55,7 +61,7 @@ def test_an_epoch_starts_its_client_at_the_first_record_not_cached(records_file)
         order = [i for i in records.order(seed=6) if lengths[i]]
         with open(path, "rb") as file:
             assert file.read() == data
-        epoch = records.epoch(order)
+        epoch = records.epoch(order, max_memory=below(data))
         got = [next(epoch) for _ in range(len(order) // 2)]
         assert epoch.stats() is None
         evict(path)
@@ -66,14 +72,43 @@ def test_an_epoch_starts_its_client_at_the_first_record_not_cached(records_file)
 
 
 def test_an_epoch_longer_than_the_list_is_handed_out_by_the_callback(records_file):
-    path, offsets, lengths, _ = records_file
+    path, offsets, lengths, data = records_file
     # Cold: with every page cached the client rests and never needs more of the list.
     evict(path)
     with libprefetch.Records(path, offsets, lengths) as records:
         order = records.order(seed=3)
-        epoch = records.epoch(order, list_capacity=64)
+        epoch = records.epoch(order, list_capacity=64, max_memory=below(data))
         assert list(epoch) == expected(records_file, order)
         assert epoch.stats().callbacks >= 1
+
+
+def test_an_epoch_that_fits_sweeps_its_records_in_offset_order_without_a_client(records_file, monkeypatch):
+    """From the first record not cached on, the pages of the epoch's records (only those: here every
+    other record) are advised WILLNEED in offset order, from a thread; no client starts and the bytes
+    are the same."""
+    from libprefetch import _records
+
+    path, offsets, lengths, _ = records_file
+    page = os.sysconf("SC_PAGE_SIZE")
+    advised = []
+    willneed = _records._native.willneed
+
+    def recording(fd, ranges):
+        pairs = array.array("q", ranges)
+        advised.extend(zip(pairs[::2], pairs[1::2]))
+        return willneed(fd, ranges)
+
+    monkeypatch.setattr(_records._native, "willneed", recording)
+    evict(path)
+    with libprefetch.Records(path, offsets, lengths) as records:
+        order = [i for i in records.order(seed=7) if i % 2 == 0]
+        epoch = records.epoch(order)
+        assert list(epoch) == expected(records_file, order)
+        assert epoch.stats() is None
+        assert epoch.summary() == f"{len(order)}/{len(order)} records; swept in offset order, no client"
+    wanted = {p for i in order if lengths[i] for p in range(offsets[i] // page, (offsets[i] + lengths[i] - 1) // page + 1)}
+    swept = [p for offset, length in advised for p in range(offset // page, (offset + length - 1) // page + 1)]
+    assert advised == sorted(advised) and len(swept) == len(set(swept)) and set(swept) == wanted
 
 
 def test_records_are_a_map_style_dataset(records_file):
