@@ -175,6 +175,9 @@ struct State {
     known: KnownCached,
     /// `misses` when the last round's advice was out (`client_warm.rs`).
     misses_at_round: u64,
+    /// Entries were appended while the client rested: the next read moves
+    /// the position up to its entry (`client_warm.rs`).
+    skip_to_next_read: bool,
 }
 
 /// What a read leaves to do once the planner has accounted it.
@@ -306,6 +309,7 @@ impl Client {
                 pages_fetched: 0,
                 known: KnownCached::default(),
                 misses_at_round: 0,
+                skip_to_next_read: false,
             }),
             ignoring: AtomicU32::new(0),
             callback: Mutex::new(Some(Box::new(callback))),
@@ -429,6 +433,7 @@ impl Client {
             if mode.contains(Mode::DONE) {
                 state.round_pending = true;
             }
+            self.inner.wake_on_request(&mut state, mode, accepted);
             state.planner.list_len() > 0
         };
         self.inner.note_list_held(holds_list);
@@ -695,6 +700,9 @@ impl ClientInner {
         }
         let first = offset / self.page_size;
         let last = (offset + len - 1) / self.page_size;
+        if std::mem::take(&mut state.skip_to_next_read) {
+            state.planner.skip_to(PageKey { fd, page: first });
+        }
         let (_, mut combined) =
             state
                 .planner

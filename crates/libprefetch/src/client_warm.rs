@@ -12,15 +12,21 @@
 //! wakes the client: the planner's position moves up to that read's entry
 //! (`Planner::skip_to`; if the list no longer holds it, the read diverges
 //! and calls back for the list from there), and the read is accounted as
-//! any other, a miss, so a round starts at once.
+//! any other, a miss, so a round starts at once. A request that discloses
+//! reads (a list set, even an empty one, or entries appended) wakes the
+//! client too: its reads are followed from the next one (section 4.2: the
+//! list's reads are planned, and a read off it calls back), where waiting
+//! for a miss would leave a new list's callbacks unmade while its pages
+//! are cached.
 //!
 //! Deviations: the paper plans a round whenever one is due; a resting client
-//! plans none until a read misses, and follows no divergence until then.
+//! plans none until a read misses or a request discloses more reads, and
+//! follows no divergence until then.
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use plan::PageKey;
+use plan::{Mode, PageKey};
 
 use super::ClientInner;
 use crate::advice::AdviceCounts;
@@ -125,6 +131,25 @@ impl ClientInner {
                 false
             }
         }
+    }
+
+    /// The application disclosed reads while the client rested: a list set
+    /// (`mode` replaces the list, `PF_SET` or `PF_SET_FROM_MARK`, even an
+    /// empty one) or `accepted` entries appended. The client wakes, so its
+    /// reads are followed from the next one: a round plans the new entries
+    /// and a read off the list calls back, without waiting for a read its
+    /// probe finds missing (which never comes while the new list is
+    /// cached, or when the list was emptied). After an append, the
+    /// position is where the client came to rest, behind the reads only
+    /// counted since: the next read moves it up to its entry, as a wake
+    /// at a miss does. Called under the state lock.
+    pub(super) fn wake_on_request(&self, state: &mut super::State, mode: Mode, accepted: usize) {
+        let replaces = mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK);
+        if !self.rest.resting() || !(replaces || accepted > 0) {
+            return;
+        }
+        self.rest.wake();
+        state.skip_to_next_read = !replaces;
     }
 
     /// The client wakes at a read of `fd` at `offset` that missed: the

@@ -189,6 +189,114 @@ fn a_nowait_miss_hands_the_read_back_and_the_usual_path_wakes_the_client() {
     );
 }
 
+/// Reads `pages` through `read_cached` as the interposers make them; panics if one is a probe (the
+/// client rests). The caller makes each read, as after `Noted`.
+fn read_followed(file: &File, pages: &[u64]) {
+    let fd = file.as_raw_fd();
+    let mut buf = vec![0u8; PAGE as usize];
+    for &page in pages {
+        let outcome = read_cached(fd, page * PAGE, PAGE, || panic!("probed page {page}"));
+        assert_eq!(outcome, CachedRead::Noted);
+        file.read_exact_at(&mut buf, page * PAGE).unwrap();
+    }
+}
+
+fn entries_of(fd: RawFd, pages: &[u64]) -> Vec<AccessEntry> {
+    pages
+        .iter()
+        .map(|&p| AccessEntry {
+            offset: p * PAGE,
+            fd,
+            mark: false,
+        })
+        .collect()
+}
+
+/// A list set on a resting client wakes it: a new list of pages not cached is planned at once and
+/// its reads are followed, each round sliding the window along them, not left to a probe that
+/// would see the first miss past the first window up to `PROBE_EVERY - 1` reads late.
+#[test]
+fn a_list_set_on_a_resting_client_is_followed_from_its_first_read() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let (client, _) = resting_client(&file);
+    evict(fd, 0, 0);
+    let before = client.stats();
+    // The odd pages, never listed before, none cached.
+    let pages: Vec<u64> = (0..PAGES / 2).map(|i| 2 * i + 1).collect();
+    client
+        .request_prefetching(&entries_of(fd, &pages), Mode::SET | Mode::DONE)
+        .unwrap();
+    client.settle();
+    assert!(client.stats().pages_fetched > before.pages_fetched);
+    for chunk in pages[..256].chunks(8) {
+        read_followed(&file, chunk);
+        client.settle();
+    }
+    let after = client.stats();
+    assert!(
+        after.rounds >= before.rounds + 4,
+        "rounds follow the reads: {before:?} {after:?}"
+    );
+    assert_eq!(after.divergences, before.divergences);
+    assert!(cached(fd, pages[300]), "the window slid past the first");
+}
+
+/// An emptied list (`PF_SET` of nothing, as the SQLite extension drops a list found cached) wakes a
+/// resting client: its next read is off the list and calls back, though it is cached (no probe
+/// would ever find it missing).
+#[test]
+fn a_list_emptied_on_a_resting_client_calls_back_at_the_next_read() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let (client, rest) = resting_client(&file);
+    client
+        .request_prefetching(&[], Mode::SET | Mode::DONE)
+        .unwrap();
+    let callbacks = client.stats().callbacks;
+    read_followed(&file, &rest[..1]);
+    assert_eq!(client.stats().callbacks, callbacks + 1);
+    drop(client);
+    // A resting client's next list that adds nothing (an empty append) leaves it resting.
+    let (client, rest) = resting_client(&file);
+    client.request_prefetching(&[], Mode::DONE).unwrap();
+    let (outcome, _) = probed(fd, rest[0] * PAGE, PAGE, || PAGE as isize);
+    assert_eq!(outcome, CachedRead::Whole(PAGE as usize));
+}
+
+/// Entries appended to a resting client's list wake it; its position, left where it came to rest,
+/// moves up to the entry of the next read, which is no divergence (no callback).
+#[test]
+fn entries_appended_to_a_resting_list_wake_it_where_the_reads_are() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let (client, rest) = resting_client(&file);
+    // Reads only counted while the client rests, up to one before a probe: resting, the read after
+    // the append would be the client's probe.
+    let (_, made) = probed(fd, rest[0] * PAGE, PAGE, || PAGE as isize);
+    for &page in &rest[made as usize..made as usize + PROBE_EVERY as usize - 1] {
+        let outcome = read_cached(fd, page * PAGE, PAGE, || panic!("not a probe"));
+        assert_eq!(outcome, CachedRead::Noted);
+    }
+    let before = client.stats();
+    let odd: Vec<u64> = (0..16).map(|i| 2 * i + 1).collect();
+    client
+        .request_prefetching(&entries_of(fd, &odd), Mode::APPEND)
+        .unwrap();
+    read_followed(&file, &rest[200..201]);
+    client.settle();
+    let after = client.stats();
+    assert_eq!(after.divergences, before.divergences);
+    assert_eq!(after.callbacks, before.callbacks);
+    assert_eq!(after.tracked_reads, before.tracked_reads + 1);
+}
+
 #[test]
 fn a_partly_cached_read_returns_its_cached_part_and_a_read_to_the_end_is_whole() {
     let _alone = alone();
