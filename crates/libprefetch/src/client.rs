@@ -350,6 +350,9 @@ impl Client {
             Some(bytes) => bytes,
         };
         let cost_pages = profile.map_or(0, |p| p.request_cost_pages(self.inner.page_size));
+        self.inner
+            .rest
+            .note_miss_cost(profile.map(|p| p.request_seconds));
         let readahead = device.readahead_pages(self.inner.page_size);
         let mut state = self.inner.lock_state();
         state.planner.raise_readahead_pages(readahead);
@@ -843,7 +846,7 @@ use probe::KnownCached;
 #[path = "client_warm.rs"]
 mod warm;
 use warm::Rest;
-pub use warm::PROBE_EVERY;
+pub use warm::{probe_period, MAX_PROBE_PERIOD, MIN_PROBE_PERIOD};
 
 #[path = "client_reader.rs"]
 mod reader;
