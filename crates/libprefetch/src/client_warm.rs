@@ -41,9 +41,11 @@
 //!
 //! Deviations: the paper plans a round whenever one is due; a resting client
 //! plans none until a read misses or a request discloses more reads, and
-//! follows no divergence until then. The paper probes every read; here a
-//! miss among a resting client's unprobed reads is seen at its next probe,
-//! at most `probe_period - 1` (4 to 63) reads later.
+//! follows no divergence until then; a client woken by a request has not
+//! seen the marks its reads passed at rest, so its next callback may be
+//! told the last mark passed before the rest. The paper probes every read;
+//! here a miss among a resting client's unprobed reads is seen at its next
+//! probe, at most `probe_period - 1` (4 to 63) reads later.
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};

@@ -248,7 +248,7 @@ impl RegionSlot {
 impl Globals {
     /// Runs `job` on this process's advice thread (`advice_thread.rs`);
     /// gives the job back if no thread can be had.
-    pub fn run_in_background(&self, job: AdviceJob) -> Result<(), AdviceJob> {
+    pub fn run_in_background(&'static self, job: AdviceJob) -> Result<(), AdviceJob> {
         self.advice.run_in_background(job)
     }
 
