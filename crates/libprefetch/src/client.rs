@@ -833,7 +833,8 @@ impl ClientInner {
         state.pages_fetched += counts.pages_fetched;
         let misses = state.misses;
         let missed = std::mem::replace(&mut state.misses_at_round, misses) != misses;
-        self.rest.after_round(&counts, missed);
+        let listed = state.planner.list_len() > 0;
+        self.rest.after_round(&counts, missed, listed);
         confirm_cached(&mut state.planner, &fetched, &stale);
         self.rounds_in_flight.fetch_sub(1, Ordering::AcqRel);
     }

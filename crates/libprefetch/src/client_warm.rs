@@ -17,7 +17,8 @@
 //! client too: its reads are followed from the next one (section 4.2: the
 //! list's reads are planned, and a read off it calls back), where waiting
 //! for a miss would leave a new list's callbacks unmade while its pages
-//! are cached.
+//! are cached; a list set starts the count of clean rounds over, and a
+//! client without a list never rests (its every read calls back).
 //!
 //! The probe's period trades its cost against a miss seen late. A probe
 //! costs 0.2 us more than the plain read it replaces (`preadv2` with
@@ -177,9 +178,11 @@ impl Rest {
     /// A round's advice is out (`counts`): the client rests if this round
     /// and the one before found every range they would fetch cached, issued
     /// no call at all, and no read missed in between (`missed`: since the
-    /// round before's advice was out). Called under the state lock.
-    pub(super) fn after_round(&self, counts: &AdviceCounts, missed: bool) {
-        if !at_rest(counts, missed) {
+    /// round before's advice was out), and it holds a list (`listed`): a
+    /// client with none calls back at its next read, which is off the list,
+    /// and at rest would not. Called under the state lock.
+    pub(super) fn after_round(&self, counts: &AdviceCounts, missed: bool, listed: bool) {
+        if !listed || !at_rest(counts, missed) {
             self.clean_rounds.store(0, Ordering::Release);
             return;
         }
@@ -238,6 +241,10 @@ impl ClientInner {
     /// at a miss does. Called under the state lock.
     pub(super) fn wake_on_request(&self, state: &mut super::State, mode: Mode, accepted: usize) {
         let replaces = mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK);
+        if replaces && !self.rest.resting() {
+            // A new list's rest count starts over: its own rounds must find it cached.
+            self.rest.wake();
+        }
         if !self.rest.resting() || !(replaces || accepted > 0) {
             return;
         }
@@ -302,13 +309,13 @@ mod tests {
     #[test]
     fn a_round_that_found_its_window_cached_rests_the_client_until_a_miss() {
         let rest = Rest::default();
-        rest.after_round(&counts(0, 3, 0), false);
+        rest.after_round(&counts(0, 3, 0), false, true);
         assert!(!rest.resting(), "one round found its window cached");
-        rest.after_round(&counts(0, 3, 0), false);
+        rest.after_round(&counts(0, 3, 0), false, true);
         assert!(rest.resting(), "two in a row did");
         rest.wake();
         assert!(!rest.resting());
-        rest.after_round(&counts(0, 3, 0), false);
+        rest.after_round(&counts(0, 3, 0), false, true);
         assert!(!rest.resting(), "a miss starts the count again");
     }
 
@@ -374,12 +381,24 @@ mod tests {
             rest.probe_due();
         });
         rest.wake();
-        rest.after_round(&counts(0, 3, 0), false);
-        rest.after_round(&counts(0, 3, 0), false);
+        rest.after_round(&counts(0, 3, 0), false, true);
+        rest.after_round(&counts(0, 3, 0), false, true);
         let again: Vec<bool> = (0..MIN_PROBE_PERIOD + 1)
             .map(|_| rest.probe_due())
             .collect();
         assert!(again[0] && again[MIN_PROBE_PERIOD as usize]);
+    }
+
+    #[test]
+    fn a_client_without_a_list_or_given_a_new_one_does_not_rest() {
+        let rest = Rest::default();
+        rest.after_round(&counts(0, 3, 0), false, true);
+        rest.after_round(&counts(0, 3, 0), false, false);
+        assert!(!rest.resting(), "its list emptied");
+        rest.after_round(&counts(0, 3, 0), false, true);
+        rest.wake();
+        rest.after_round(&counts(0, 3, 0), false, true);
+        assert!(!rest.resting(), "a new list counts its own rounds");
     }
 
     #[test]
@@ -391,8 +410,8 @@ mod tests {
             (counts(0, 3, 0), true),  // a read missed since the round was planned
         ] {
             let rest = Rest::default();
-            rest.after_round(&super::tests::counts(0, 3, 0), false);
-            rest.after_round(&counts, missed);
+            rest.after_round(&super::tests::counts(0, 3, 0), false, true);
+            rest.after_round(&counts, missed, true);
             assert!(!rest.resting(), "{counts:?}, missed {missed}");
         }
     }

@@ -1,6 +1,5 @@
 //! Tests of the libprefetch side of a tracked file (`feed.rs`): the settings read at open, the
-//! schedule, the cached-list checks, and a scan listed again after its list was dropped as cached
-//! while its client rested.
+//! schedule, the cached-list checks, and a scan listed again after its list was dropped as cached.
 
 use super::*;
 use crate::gate::tests::cached_file;
@@ -29,10 +28,9 @@ fn the_settings_are_read_at_open_only_when_the_gate_starts_open() {
 }
 
 /// A scan whose list was dropped as cached while its client rested is listed again at its next
-/// leaf: the emptied list wakes the client (`libprefetch::client_warm`), which calls back for that
-/// leaf's read though SQLite made it before reporting it (its page is cached, so no probe would
-/// find it missing). When the client stayed at rest, the scan stayed unlisted for the rest of its
-/// transaction.
+/// leaf (the emptied list wakes the client, `libprefetch::client_warm`, which calls back for the
+/// leaf's read though SQLite made it before reporting it). Before, the scan stayed unlisted for the
+/// rest of its transaction.
 #[test]
 fn a_scan_dropped_as_cached_while_its_client_rested_is_listed_again_at_its_next_leaf() {
     use crate::btree::Database;
