@@ -175,6 +175,9 @@ struct State {
     known: KnownCached,
     /// `misses` when the last round's advice was out (`client_warm.rs`).
     misses_at_round: u64,
+    /// Entries were appended while the client rested: the next read moves
+    /// the position up to its entry (`client_warm.rs`).
+    skip_to_next_read: bool,
 }
 
 /// What a read leaves to do once the planner has accounted it.
@@ -306,6 +309,7 @@ impl Client {
                 pages_fetched: 0,
                 known: KnownCached::default(),
                 misses_at_round: 0,
+                skip_to_next_read: false,
             }),
             ignoring: AtomicU32::new(0),
             callback: Mutex::new(Some(Box::new(callback))),
@@ -346,6 +350,9 @@ impl Client {
             Some(bytes) => bytes,
         };
         let cost_pages = profile.map_or(0, |p| p.request_cost_pages(self.inner.page_size));
+        self.inner
+            .rest
+            .note_miss_cost(profile.map(|p| p.request_seconds));
         let readahead = device.readahead_pages(self.inner.page_size);
         let mut state = self.inner.lock_state();
         state.planner.raise_readahead_pages(readahead);
@@ -429,6 +436,7 @@ impl Client {
             if mode.contains(Mode::DONE) {
                 state.round_pending = true;
             }
+            self.inner.wake_on_request(&mut state, mode, accepted);
             state.planner.list_len() > 0
         };
         self.inner.note_list_held(holds_list);
@@ -695,6 +703,9 @@ impl ClientInner {
         }
         let first = offset / self.page_size;
         let last = (offset + len - 1) / self.page_size;
+        if std::mem::take(&mut state.skip_to_next_read) {
+            state.planner.skip_to(PageKey { fd, page: first });
+        }
         let (_, mut combined) =
             state
                 .planner
@@ -822,7 +833,8 @@ impl ClientInner {
         state.pages_fetched += counts.pages_fetched;
         let misses = state.misses;
         let missed = std::mem::replace(&mut state.misses_at_round, misses) != misses;
-        self.rest.after_round(&counts, missed);
+        let listed = state.planner.list_len() > 0;
+        self.rest.after_round(&counts, missed, listed);
         confirm_cached(&mut state.planner, &fetched, &stale);
         self.rounds_in_flight.fetch_sub(1, Ordering::AcqRel);
     }
@@ -835,7 +847,7 @@ use probe::KnownCached;
 #[path = "client_warm.rs"]
 mod warm;
 use warm::Rest;
-pub use warm::PROBE_EVERY;
+pub use warm::{probe_period, MAX_PROBE_PERIOD, MIN_PROBE_PERIOD};
 
 #[path = "client_reader.rs"]
 mod reader;

@@ -209,7 +209,7 @@ impl PrivateDescriptors {
     /// by the advice thread later. A number of the library's own that the
     /// application closes is forgotten, never closed twice. The caller
     /// holds the re-entrancy guard; `advice` is the process's advice thread.
-    pub(crate) fn before_close(&'static self, fd: RawFd, advice: &AdviceThread) {
+    pub(crate) fn before_close(&'static self, fd: RawFd, advice: &'static AdviceThread) {
         if fd < 0 || !self.any.load(Ordering::Acquire) {
             return;
         }
@@ -448,9 +448,9 @@ mod tests {
     fn a_private_descriptor_is_retired_only_by_a_close_of_its_file() {
         let (file, other) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
         let (privates, private) = table_with_private_of(&file);
-        privates.before_close(other.as_raw_fd(), &AdviceThread::default());
+        privates.before_close(other.as_raw_fd(), Box::leak(Box::default()));
         assert!(!names_a_pipe(private), "retired by another file's close");
-        privates.before_close(file.as_raw_fd(), &AdviceThread::default());
+        privates.before_close(file.as_raw_fd(), Box::leak(Box::default()));
         assert!(names_a_pipe(private) || FileId::of(private).is_none());
         let id = FileId::of(file.as_raw_fd()).unwrap();
         assert!(!privates.is_current(private, id, Purpose::Streams));
@@ -461,7 +461,7 @@ mod tests {
         let file = tempfile::tempfile().unwrap();
         let (privates, private) = table_with_private_of(&file);
         // The application closes every descriptor (a daemon's loop), ours included.
-        privates.before_close(private, &AdviceThread::default());
+        privates.before_close(private, Box::leak(Box::default()));
         let id = FileId::of(file.as_raw_fd()).unwrap();
         assert!(!privates.is_current(private, id, Purpose::Streams));
         assert!(

@@ -57,7 +57,8 @@ pub use cache_budget_io::{
     budget_copy_piece, budget_running, note_copied_from, note_seek, note_written,
 };
 pub use client::{
-    AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats, PROBE_EVERY,
+    probe_period, AccessEntry, CallbackInfo, Client, Config, IgnoreGuard, RegionId, Stats,
+    MAX_PROBE_PERIOD, MIN_PROBE_PERIOD,
 };
 pub use env::{EnvConfig, Refused};
 pub use instance_entry::id as instance_id;

@@ -62,7 +62,7 @@ pub trait RegionClient: Send + Sync {
     /// True if the client only counts its reads now (it rests, `client_warm.rs`).
     fn rests(&self) -> bool;
     /// Whether this read of the resting client is to be its probe (one in
-    /// `client_warm.rs`'s `PROBE_EVERY`, `track_cached.rs`); the others are only counted.
+    /// `client_warm.rs`'s `probe_period`, `track_cached.rs`); the others are only counted.
     fn probe_due(&self) -> bool;
     /// A read inside the client's regions was served whole from the page
     /// cache while it rested, or made unprobed (`track_cached.rs`). Lock-free.
@@ -248,7 +248,7 @@ impl RegionSlot {
 impl Globals {
     /// Runs `job` on this process's advice thread (`advice_thread.rs`);
     /// gives the job back if no thread can be had.
-    pub fn run_in_background(&self, job: AdviceJob) -> Result<(), AdviceJob> {
+    pub fn run_in_background(&'static self, job: AdviceJob) -> Result<(), AdviceJob> {
         self.advice.run_in_background(job)
     }
 

@@ -1,8 +1,10 @@
 //! A resting client's read is its own residency probe (libprefetch, ATC
 //! 2009, section 4.5: the paper's `fincore` before each read). While every
-//! client whose region a read touches rests (`client_warm.rs`), one read in
-//! `PROBE_EVERY` (8) is the probe: the caller (the `pread` interposers of
-//! crate `preload`, the Python read path) makes the application's read as
+//! client whose region a read touches rests (`client_warm.rs`), the first
+//! read at rest and then one every `probe_period` (5 to 64 reads, from the
+//! device's cost of a miss and the reads found cached at rest) is the
+//! probe: the caller (the `pread` interposers of crate `preload`, the
+//! Python read path) makes the application's read as
 //! `preadv2(..., RWF_NOWAIT)`, which the kernel serves only from the page
 //! cache: a whole read is the answer, counted as the client's read, and
 //! costs no probe. The other reads are only counted (lock-free, no copy of
@@ -23,9 +25,9 @@
 //! Deviations: a read the kernel finds cached but cannot serve without
 //! waiting (a page locked by another reader's I/O) wakes the client, where
 //! the probe would have counted it cached. The paper probes every read;
-//! here a resting client's misses are seen at its next probe, up to 7
-//! reads later (those are made as plain reads: the application waits for
-//! them as without the library).
+//! here a resting client's misses are seen at its next probe, up to
+//! `probe_period - 1` reads later (those are made as plain reads: the
+//! application waits for them as without the library).
 
 use std::os::fd::RawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -1,6 +1,7 @@
 //! A resting client's read is its own residency probe (`src/track_cached.rs`), on real files and
-//! the real page cache: `read_cached` makes one read in `PROBE_EVERY` with
-//! `preadv2(..., RWF_NOWAIT)` and only counts the others (the caller makes them); a whole probe
+//! the real page cache: `read_cached` makes the first read at rest and then one every
+//! `probe_period` with `preadv2(..., RWF_NOWAIT)` and only counts the others (the caller makes
+//! them); a whole probe
 //! read is only counted; a miss (`EAGAIN`) or a partly cached read wakes the client, which
 //! prefetches the pages ahead, and hands the rest of the read back to the caller; a read reaching the file's
 //! end is whole; errno is the caller's; a client that does not rest, and a filesystem that refuses
@@ -15,7 +16,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use libprefetch::residency::cachestat;
 use libprefetch::{
-    note_read, read_cached, AccessEntry, CachedRead, Client, Config, Mode, PROBE_EVERY,
+    note_read, probe_period, read_cached, AccessEntry, CachedRead, Client, Config, Mode,
+    MAX_PROBE_PERIOD,
 };
 
 const PAGE: u64 = 4096;
@@ -101,10 +103,10 @@ fn resting_client(file: &File) -> (Client, Vec<u64>) {
     (client, pages[512..].to_vec())
 }
 
-/// `read_cached` until a read is the client's probe (within `PROBE_EVERY` reads; the others are
+/// `read_cached` until a read is the client's probe (within `MAX_PROBE_PERIOD` reads; the others are
 /// only counted and left to the caller, `Noted`): the probe's outcome and the reads it took.
 fn probed(fd: RawFd, at: u64, len: u64, mut read: impl FnMut() -> isize) -> (CachedRead, u64) {
-    for made in 1..=PROBE_EVERY {
+    for made in 1..=MAX_PROBE_PERIOD {
         let mut called = false;
         let outcome = read_cached(fd, at, len, || {
             called = true;
@@ -119,11 +121,20 @@ fn probed(fd: RawFd, at: u64, len: u64, mut read: impl FnMut() -> isize) -> (Cac
             "an unprobed read is the caller's"
         );
     }
-    panic!("no probe in {PROBE_EVERY} reads");
+    panic!("no probe in {MAX_PROBE_PERIOD} reads");
+}
+
+/// The far request's cost of `file`'s device, from its stored profile (`None` without one).
+fn miss_seconds(file: &File) -> Option<f64> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = file.metadata().unwrap().dev();
+    let mount = libprefetch::profile::mount_id_of(file.as_raw_fd());
+    libprefetch::profile::usable(libc::major(dev), libc::minor(dev), mount)
+        .map(|p| p.request_seconds)
 }
 
 #[test]
-fn one_resting_read_in_probe_every_is_made_nowait_and_all_are_only_counted() {
+fn resting_reads_are_made_nowait_one_a_probe_period_and_all_are_only_counted() {
     let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let bytes = pattern(PAGES, 0);
@@ -150,7 +161,12 @@ fn one_resting_read_in_probe_every_is_made_nowait_and_all_are_only_counted() {
         let at = (page * PAGE) as usize;
         assert_eq!(buf, bytes[at..at + PAGE as usize]);
     }
-    assert_eq!(probes, 256 / PROBE_EVERY);
+    // The first read at rest is a probe, and then one every `probe_period` of the reads so far.
+    let miss = miss_seconds(&file);
+    let expected = std::iter::successors(Some(0), |&at| Some(at + probe_period(miss, at)))
+        .take_while(|&at| at < 256)
+        .count();
+    assert_eq!(probes, expected);
     let after = client.stats();
     assert_eq!(after.tracked_reads, before.tracked_reads + 256);
     assert_eq!(after.rounds, before.rounds, "no round while resting");
@@ -187,6 +203,113 @@ fn a_nowait_miss_hands_the_read_back_and_the_usual_path_wakes_the_client() {
         (CachedRead::Noted, 0),
         "awake: the usual path"
     );
+}
+
+/// Reads `pages` through `read_cached` as the interposers make them; panics if one is a probe (the
+/// client rests). The caller makes each read, as after `Noted`.
+fn read_followed(file: &File, pages: &[u64]) {
+    let fd = file.as_raw_fd();
+    let mut buf = vec![0u8; PAGE as usize];
+    for &page in pages {
+        let outcome = read_cached(fd, page * PAGE, PAGE, || panic!("probed page {page}"));
+        assert_eq!(outcome, CachedRead::Noted);
+        file.read_exact_at(&mut buf, page * PAGE).unwrap();
+    }
+}
+
+fn entries_of(fd: RawFd, pages: &[u64]) -> Vec<AccessEntry> {
+    pages
+        .iter()
+        .map(|&p| AccessEntry {
+            offset: p * PAGE,
+            fd,
+            mark: false,
+        })
+        .collect()
+}
+
+/// A list set on a resting client wakes it: a new list of pages not cached is planned at once and
+/// its reads are followed, each round sliding the window along them, not left to a probe that
+/// would see the first miss past the first window up to `probe_period - 1` reads late.
+#[test]
+fn a_list_set_on_a_resting_client_is_followed_from_its_first_read() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let (client, _) = resting_client(&file);
+    evict(fd, 0, 0);
+    let before = client.stats();
+    // The odd pages, never listed before, none cached.
+    let pages: Vec<u64> = (0..PAGES / 2).map(|i| 2 * i + 1).collect();
+    client
+        .request_prefetching(&entries_of(fd, &pages), Mode::SET | Mode::DONE)
+        .unwrap();
+    client.settle();
+    assert!(client.stats().pages_fetched > before.pages_fetched);
+    for chunk in pages[..256].chunks(8) {
+        read_followed(&file, chunk);
+        client.settle();
+    }
+    let after = client.stats();
+    assert!(
+        after.rounds >= before.rounds + 4,
+        "rounds follow the reads: {before:?} {after:?}"
+    );
+    assert_eq!(after.divergences, before.divergences);
+    assert!(cached(fd, pages[300]), "the window slid past the first");
+}
+
+/// An emptied list (`PF_SET` of nothing, as the SQLite extension drops a list found cached) wakes a
+/// resting client: its next read is off the list and calls back, though it is cached (no probe
+/// would ever find it missing).
+#[test]
+fn a_list_emptied_on_a_resting_client_calls_back_at_the_next_read() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let (client, rest) = resting_client(&file);
+    client
+        .request_prefetching(&[], Mode::SET | Mode::DONE)
+        .unwrap();
+    let callbacks = client.stats().callbacks;
+    read_followed(&file, &rest[..1]);
+    assert_eq!(client.stats().callbacks, callbacks + 1);
+    drop(client);
+    // A resting client's next list that adds nothing (an empty append) leaves it resting.
+    let (client, rest) = resting_client(&file);
+    client.request_prefetching(&[], Mode::DONE).unwrap();
+    let (outcome, _) = probed(fd, rest[0] * PAGE, PAGE, || PAGE as isize);
+    assert_eq!(outcome, CachedRead::Whole(PAGE as usize));
+}
+
+/// Entries appended to a resting client's list wake it; its position, left where it came to rest,
+/// moves up to the entry of the next read, which is no divergence (no callback).
+#[test]
+fn entries_appended_to_a_resting_list_wake_it_where_the_reads_are() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let (client, rest) = resting_client(&file);
+    // Reads only counted while the client rests.
+    for &page in &rest[..200] {
+        read_cached(fd, page * PAGE, PAGE, || PAGE as isize);
+    }
+    let before = client.stats();
+    let odd: Vec<u64> = (0..16).map(|i| 2 * i + 1).collect();
+    client
+        .request_prefetching(&entries_of(fd, &odd), Mode::APPEND)
+        .unwrap();
+    read_followed(&file, &rest[200..201]);
+    client.settle();
+    let after = client.stats();
+    assert_eq!(after.divergences, before.divergences);
+    assert_eq!(after.callbacks, before.callbacks);
+    assert_eq!(after.tracked_reads, before.tracked_reads + 1);
+    // Followed, at its entry past the window: the window slides there.
+    assert!(after.rounds > before.rounds, "{before:?} {after:?}");
 }
 
 #[test]
@@ -231,7 +354,7 @@ fn a_failing_or_refused_read_leaves_errno_and_goes_the_usual_way() {
     let fd = file.as_raw_fd();
     let (_client, rest) = resting_client(&file);
     let at = rest[0] * PAGE;
-    for (failure, calls_after) in [(libc::EBADF, 1), (libc::EOPNOTSUPP, 0)] {
+    for (failure, tried_again) in [(libc::EBADF, true), (libc::EOPNOTSUPP, false)] {
         set_errno(ERRNO_SENTINEL);
         let (outcome, _) = probed(fd, at, PAGE, || {
             set_errno(failure);
@@ -240,14 +363,15 @@ fn a_failing_or_refused_read_leaves_errno_and_goes_the_usual_way() {
         assert_eq!(outcome, CachedRead::Noted);
         assert_eq!(errno(), ERRNO_SENTINEL, "after {failure}");
         let mut calls = 0;
-        for _ in 0..PROBE_EVERY {
+        for _ in 0..MAX_PROBE_PERIOD {
             read_cached(fd, at, PAGE, || {
                 calls += 1;
                 PAGE as isize
             });
         }
         assert_eq!(
-            calls, calls_after,
+            calls > 0,
+            tried_again,
             "the file is tried again after {failure}"
         );
     }
@@ -275,7 +399,7 @@ fn on_fuse_a_refused_nowait_read_goes_back_to_the_probe_once() {
     let at = rest[0] * PAGE;
     let mut calls = 0;
     let mut refused = 0;
-    for _ in 0..2 * PROBE_EVERY {
+    for _ in 0..2 * MAX_PROBE_PERIOD {
         read_cached(fd, at, PAGE, || {
             calls += 1;
             let n = nowait(fd, &mut buf, at as i64);

@@ -28,11 +28,11 @@ fn the_settings_are_read_at_open_only_when_the_gate_starts_open() {
 }
 
 /// A scan whose list was dropped as cached while its client rested is listed again at its next
-/// leaf, though the resting client calls back for no read reported to it after SQLite made it (it
-/// calls back only for a read it probes missing, and such a read's page is cached by then). Before,
-/// the scan stayed unlisted for the rest of its transaction.
+/// leaf (the emptied list wakes the client, `libprefetch::client_warm`, which calls back for the
+/// leaf's read though SQLite made it before reporting it). Before, the scan stayed unlisted for the
+/// rest of its transaction.
 #[test]
-fn a_scan_dropped_as_cached_is_listed_again_though_libprefetch_does_not_call_back() {
+fn a_scan_dropped_as_cached_while_its_client_rested_is_listed_again_at_its_next_leaf() {
     use crate::btree::Database;
     use crate::gen::{generate, GenOptions};
     use crate::scan::{FIRST_LOOKAHEAD, MIN_LEAVES};
@@ -94,10 +94,9 @@ fn a_scan_dropped_as_cached_is_listed_again_though_libprefetch_does_not_call_bac
         .unwrap();
     let callbacks = client.stats().callbacks;
     walk(next);
-    assert_eq!(
-        client.stats().callbacks,
-        callbacks,
-        "the client rests: no callback"
+    assert!(
+        client.stats().callbacks > callbacks,
+        "libprefetch calls back for the leaf"
     );
     assert!(
         tracked.listed.load(Ordering::Acquire),
