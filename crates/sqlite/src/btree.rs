@@ -24,6 +24,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use thiserror::Error;
 
 use crate::format::{
@@ -197,8 +198,10 @@ pub struct SchemaEntry {
 pub struct IndexLeaf {
     /// The leaf page number.
     pub page: u32,
-    /// Rowids of the interior-cell entries that come after this leaf's entries, in key order.
-    pub then: Vec<i64>,
+    /// Rowids of the interior-cell entries that come after this leaf's entries, in key order: one for
+    /// every leaf but the last in a well-formed B-tree, so held inline (a `Vec` each was a small
+    /// allocation per leaf, 170 KB for an index of 3,500 leaves, taken from the memory cgroup's cache).
+    pub then: SmallVec<[i64; 1]>,
 }
 
 /// An index b-tree's leaves in key order and its interior pages.
@@ -427,12 +430,14 @@ impl<S: PageSource + ?Sized> Database<S> {
         if height == 0 {
             tree.leaves.push(IndexLeaf {
                 page: root,
-                then: Vec::new(),
+                then: SmallVec::new(),
             });
         } else {
             let mut seen = HashSet::new();
             self.index_in_order(root, height, count, &mut seen, &mut tree)?;
         }
+        // Kept for as long as the file is unchanged: the spare capacity of its last doubling goes back.
+        tree.leaves.shrink_to_fit();
         Ok(tree)
     }
 
@@ -511,7 +516,7 @@ impl<S: PageSource + ?Sized> Database<S> {
             if levels == 1 {
                 tree.leaves.push(IndexLeaf {
                     page: child,
-                    then: Vec::new(),
+                    then: SmallVec::new(),
                 });
             } else {
                 self.index_in_order(child, levels - 1, limit, seen, tree)?;
@@ -575,10 +580,11 @@ fn read_state<S: PageSource + ?Sized>(source: &S) -> ReadResult<(Header, u32, i1
 }
 
 /// One table interior page, parsed: child `children[i]` holds rowids up to `keys[i]`, `right` the rest.
+/// Sized exactly (a scan keeps every interior page of its table).
 #[derive(Debug, Clone)]
 struct Interior {
-    keys: Vec<i64>,
-    children: Vec<u32>,
+    keys: Box<[i64]>,
+    children: Box<[u32]>,
     right: u32,
 }
 
@@ -741,14 +747,16 @@ fn parse_interior<S: PageSource + ?Sized>(db: &Database<S>, number: u32) -> Read
             "page {number}: expected a table interior page"
         )));
     }
-    let mut interior = Interior {
-        keys: Vec::new(),
-        children: Vec::new(),
-        right: page.right_child.unwrap_or(0),
-    };
-    for cell in 0..page.cell_count() {
-        interior.children.push(page.left_child(cell)?);
-        interior.keys.push(page.int_key(cell)?);
+    let cells = page.cell_count();
+    let mut keys = Vec::with_capacity(cells);
+    let mut children = Vec::with_capacity(cells);
+    for cell in 0..cells {
+        children.push(page.left_child(cell)?);
+        keys.push(page.int_key(cell)?);
     }
-    Ok(interior)
+    Ok(Interior {
+        keys: keys.into_boxed_slice(),
+        children: children.into_boxed_slice(),
+        right: page.right_child.unwrap_or(0),
+    })
 }
