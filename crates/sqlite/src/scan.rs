@@ -64,7 +64,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::btree::{
-    Database, IndexLeaf, IndexTree, PageSource, ReadError, ReadResult, SchemaEntry, TableMap,
+    Database, IndexOrder, LeafOrder, PageSource, ReadError, ReadResult, SchemaEntry, TableMap,
 };
 use crate::format::PageKind;
 use crate::statement::RowBound;
@@ -155,7 +155,7 @@ pub enum Plan {
 /// An index whose leaves are known, and the rowid table it points into.
 struct IndexInfo {
     table_root: u32,
-    leaves: Vec<IndexLeaf>,
+    leaves: LeafOrder,
     /// (leaf page, position in key order), sorted: where a leaf read is in the index (a sorted slice
     /// is a third of a hash map's memory, which the memory cgroup's cache would otherwise hold).
     by_page: Box<[(u32, u32)]>,
@@ -883,12 +883,12 @@ impl ScanPlanner {
         let Some(index) = self.cache.indexes.get(&root) else {
             return Ok(false);
         };
-        let Some(leaf) = index.leaves.get(pos) else {
+        let Some(&page) = index.leaves.pages().get(pos) else {
             return Ok(false);
         };
         let db = opened(&self.db)?;
         let map = table_map(&mut self.cache.tables, db, index.table_root)?;
-        let pages = table_pages_of(db, map, leaf)?;
+        let pages = table_pages_of(db, map, page, index.leaves.then(pos))?;
         let looked_up = pages
             .iter()
             .filter(|page| self.recent_table_reads.contains(page))
@@ -995,8 +995,9 @@ impl ScanPlanner {
         let db = opened(&self.db)?;
         let map = table_map(&mut self.cache.tables, db, index.table_root)?;
         let mut looked_up = 0u64;
-        for leaf in &index.leaves[..=pos.min(index.leaves.len() - 1)] {
-            looked_up += table_pages_of(db, map, leaf)?.len() as u64;
+        for i in 0..=pos.min(index.leaves.len() - 1) {
+            let page = index.leaves.pages()[i];
+            looked_up += table_pages_of(db, map, page, index.leaves.then(i))?.len() as u64;
         }
         Ok(map.estimated_leaves() <= looked_up.saturating_mul(far_cost))
     }
@@ -1020,14 +1021,14 @@ impl ScanPlanner {
         let end = from.saturating_add(count).min(index.leaves.len());
         let map = table_map(&mut self.cache.tables, db, index.table_root)?;
         map.read_interiors(db)?;
-        let leaves = &index.leaves[from..end];
+        let leaves = &index.leaves.pages()[from..end];
         // The table pages first, then the list sized exactly: a stretch's list is the planner's
         // largest allocation, and the spare half of a doubled one would stay resident in the heap.
         let mut most = 0;
-        for leaf in leaves {
-            let pages = match self.cache.table_pages.entry(leaf.page) {
+        for (i, &leaf) in (from..).zip(leaves) {
+            let pages = match self.cache.table_pages.entry(leaf) {
                 Slot::Occupied(e) => e.into_mut(),
-                Slot::Vacant(e) => e.insert(table_pages_of(db, map, leaf)?),
+                Slot::Vacant(e) => e.insert(table_pages_of(db, map, leaf, index.leaves.then(i))?),
             };
             most += 1 + pages.len();
         }
@@ -1038,14 +1039,10 @@ impl ScanPlanner {
         for leaf in leaves {
             leaf_starts.push(list.entries.len());
             list.push(Entry {
-                offset: db.page_offset(leaf.page),
+                offset: db.page_offset(*leaf),
                 mark: true,
             });
-            let pages = self
-                .cache
-                .table_pages
-                .get(&leaf.page)
-                .map_or(&[][..], |p| p);
+            let pages = self.cache.table_pages.get(leaf).map_or(&[][..], |p| p);
             for &page in pages {
                 list.push(Entry {
                     offset: db.page_offset(page),
@@ -1111,12 +1108,11 @@ impl ScanPlanner {
                 return Ok(());
             }
         };
-        let IndexTree { leaves, interiors } = opened(&self.db)?.index_tree(root)?;
+        let IndexOrder { leaves, interiors } = opened(&self.db)?.index_order(root)?;
         self.decisions.indexes_read += 1;
         self.cache.index_interiors.extend(interiors);
         self.cache.index_interiors.insert(1);
-        let mut by_page: Box<[(u32, u32)]> =
-            leaves.iter().map(|leaf| leaf.page).zip(0u32..).collect();
+        let mut by_page: Box<[(u32, u32)]> = leaves.pages().iter().copied().zip(0u32..).collect();
         by_page.sort_unstable();
         self.cache.indexes.insert(
             root,
@@ -1190,15 +1186,16 @@ impl ScanPlanner {
     }
 }
 
-/// The table pages that the entries of index leaf `leaf` (then the interior entries after it) point to,
-/// consecutive repeats merged.
+/// The table pages that the entries of index leaf `leaf` (then the interior entries after it, `then`)
+/// point to, consecutive repeats merged.
 fn table_pages_of(
     db: &Database<Source>,
     map: &mut TableMap,
-    leaf: &IndexLeaf,
+    leaf: u32,
+    then: &[i64],
 ) -> ReadResult<Box<[u32]>> {
     let mut pages: Vec<u32> = Vec::new();
-    for rowid in db.index_leaf_rowids(leaf.page)?.iter().chain(&leaf.then) {
+    for rowid in db.index_leaf_rowids(leaf)?.iter().chain(then) {
         let page = map.leaf_for(db, *rowid)?;
         if pages.last() != Some(&page) {
             pages.push(page);
