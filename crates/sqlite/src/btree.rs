@@ -202,9 +202,9 @@ pub struct IndexLeaf {
 }
 
 /// An index's leaves in key order, each with the interior-cell rowids after it, held in three flat
-/// vectors: a scan keeps them for as long as the file is unchanged, and a [`IndexLeaf`] each (a `Vec`
-/// per leaf, 80 bytes with its allocation) took 280 KB for an index of 3,500 leaves from the memory
-/// cgroup's cache that the scan's list plans.
+/// vectors, 16 bytes a leaf: a scan keeps them for as long as the file is unchanged, and an
+/// [`IndexLeaf`] each (a `Vec` per leaf) took 239 KiB at heaptrack's peak for the 3,547 leaves of the
+/// 12-copy `unicode` names index, from the memory cgroup's cache that the scan's list plans.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LeafOrder {
     pages: Vec<u32>,
