@@ -64,7 +64,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::btree::{
-    Database, IndexLeaf, IndexTree, PageSource, ReadError, ReadResult, SchemaEntry, TableMap,
+    Database, IndexOrder, LeafOrder, PageSource, ReadError, ReadResult, SchemaEntry, TableMap,
 };
 use crate::format::PageKind;
 use crate::statement::RowBound;
@@ -155,7 +155,10 @@ pub enum Plan {
 /// An index whose leaves are known, and the rowid table it points into.
 struct IndexInfo {
     table_root: u32,
-    leaves: Vec<IndexLeaf>,
+    leaves: LeafOrder,
+    /// (leaf page, position in key order), sorted: where a leaf read is in the index (a sorted slice
+    /// is a third of a hash map's memory, which the memory cgroup's cache would otherwise hold).
+    by_page: Box<[(u32, u32)]>,
     /// Its table is much smaller than the memory and the device seek-bound: only a scan from the
     /// first leaf is followed, listed to the end at once ([`ScanPlanner::set_seek_bound`]).
     full_scans_only: bool,
@@ -181,8 +184,6 @@ struct Cache {
     indexes: HashMap<u32, IndexInfo>,
     /// Roots whose structure was looked at (read, or found to be no rowid table's index).
     tried: HashSet<u32>,
-    /// Index leaf page -> (index root, position in key order).
-    leaf_at: HashMap<u32, (u32, usize)>,
     /// Table root -> rowid-to-page map.
     tables: HashMap<u32, TableMap>,
     /// Interior pages of the indexes, and page 1 (the schema table, whose header SQLite re-reads).
@@ -208,6 +209,19 @@ struct Cache {
     /// Index leaves listed with a `LIMIT` scan's first rows (`scan/first_rows.rs`): their reads are
     /// that scan's, listed already.
     first_rows_leaves: HashSet<u32>,
+}
+
+impl Cache {
+    /// The index root and position in key order of index leaf `page`, if its index was read.
+    fn leaf_at(&self, page: u32) -> Option<(u32, usize)> {
+        self.indexes.iter().find_map(|(&root, index)| {
+            let after = index.by_page.partition_point(|&(leaf, _)| leaf <= page);
+            match after.checked_sub(1).map(|i| index.by_page[i]) {
+                Some((leaf, pos)) if leaf == page => Some((root, pos as usize)),
+                _ => None,
+            }
+        })
+    }
 }
 
 /// How far a scan of one index has got: the position of the leaf it was last seen on, the end of what
@@ -633,7 +647,7 @@ impl ScanPlanner {
     /// index's once [`FALLBACK_LEAVES`] leaves wait. A query that reads fewer leaves (a point lookup, a
     /// `LIMIT 20`) so costs nothing, and the leaves of `WITHOUT ROWID` b-trees are never placed.
     fn on_index_leaf(&mut self, page: u32) -> ReadResult<Plan> {
-        if let Some(&(root, pos)) = self.cache.leaf_at.get(&page) {
+        if let Some((root, pos)) = self.cache.leaf_at(page) {
             return self.on_known_index_leaf(root, pos);
         }
         if self.cache.first_rows_leaves.contains(&page) {
@@ -680,7 +694,7 @@ impl ScanPlanner {
         let leaves = std::mem::take(&mut self.cache.unknown_leaves);
         let (placed, unknown): (Vec<u32>, Vec<u32>) = leaves
             .into_iter()
-            .partition(|leaf| self.cache.leaf_at.contains_key(leaf));
+            .partition(|&leaf| self.cache.leaf_at(leaf).is_some());
         let keep_from = unknown.len().saturating_sub(FALLBACK_LEAVES);
         self.cache.unknown_leaves = unknown[keep_from..].to_vec();
         self.replay(&placed)
@@ -695,7 +709,9 @@ impl ScanPlanner {
         };
         self.replaying = true;
         for leaf in before {
-            let (root, pos) = self.cache.leaf_at[leaf];
+            let Some((root, pos)) = self.cache.leaf_at(*leaf) else {
+                continue;
+            };
             // Replayed leaves were read with table reads between them (checked by the caller): each
             // counts as looked up to, as no read comes between them now.
             self.table_reads += 1;
@@ -705,7 +721,9 @@ impl ScanPlanner {
             }
         }
         self.replaying = false;
-        let (root, pos) = self.cache.leaf_at[&last];
+        let Some((root, pos)) = self.cache.leaf_at(last) else {
+            return Ok(Plan::Keep);
+        };
         self.table_reads += 1;
         self.on_known_index_leaf(root, pos)
     }
@@ -865,12 +883,12 @@ impl ScanPlanner {
         let Some(index) = self.cache.indexes.get(&root) else {
             return Ok(false);
         };
-        let Some(leaf) = index.leaves.get(pos) else {
+        let Some(&page) = index.leaves.pages().get(pos) else {
             return Ok(false);
         };
         let db = opened(&self.db)?;
         let map = table_map(&mut self.cache.tables, db, index.table_root)?;
-        let pages = table_pages_of(db, map, leaf)?;
+        let pages = table_pages_of(db, map, page, index.leaves.then(pos))?;
         let looked_up = pages
             .iter()
             .filter(|page| self.recent_table_reads.contains(page))
@@ -879,8 +897,8 @@ impl ScanPlanner {
     }
 
     fn on_table_leaf(&mut self, marked_leaf: u32) -> ReadResult<Plan> {
-        match self.cache.leaf_at.get(&marked_leaf) {
-            Some(&(root, pos)) if self.active == Some(root) => self.extend(root, pos),
+        match self.cache.leaf_at(marked_leaf) {
+            Some((root, pos)) if self.active == Some(root) => self.extend(root, pos),
             _ => Ok(Plan::Keep),
         }
     }
@@ -977,8 +995,9 @@ impl ScanPlanner {
         let db = opened(&self.db)?;
         let map = table_map(&mut self.cache.tables, db, index.table_root)?;
         let mut looked_up = 0u64;
-        for leaf in &index.leaves[..=pos.min(index.leaves.len() - 1)] {
-            looked_up += table_pages_of(db, map, leaf)?.len() as u64;
+        for i in 0..=pos.min(index.leaves.len() - 1) {
+            let page = index.leaves.pages()[i];
+            looked_up += table_pages_of(db, map, page, index.leaves.then(i))?.len() as u64;
         }
         Ok(map.estimated_leaves() <= looked_up.saturating_mul(far_cost))
     }
@@ -1002,19 +1021,29 @@ impl ScanPlanner {
         let end = from.saturating_add(count).min(index.leaves.len());
         let map = table_map(&mut self.cache.tables, db, index.table_root)?;
         map.read_interiors(db)?;
-        let mut list = ListBuilder::default();
+        let leaves = &index.leaves.pages()[from..end];
+        // The table pages first, then the list sized exactly: a stretch's list is the planner's
+        // largest allocation, and the spare half of a doubled one would stay resident in the heap.
+        let mut most = 0;
+        for (i, &leaf) in (from..).zip(leaves) {
+            let pages = match self.cache.table_pages.entry(leaf) {
+                Slot::Occupied(e) => e.into_mut(),
+                Slot::Vacant(e) => e.insert(table_pages_of(db, map, leaf, index.leaves.then(i))?),
+            };
+            most += 1 + pages.len();
+        }
+        let mut list = ListBuilder {
+            entries: Vec::with_capacity(most),
+        };
         let mut leaf_starts = Vec::with_capacity(end - from);
-        for leaf in &index.leaves[from..end] {
+        for leaf in leaves {
             leaf_starts.push(list.entries.len());
             list.push(Entry {
-                offset: db.page_offset(leaf.page),
+                offset: db.page_offset(*leaf),
                 mark: true,
             });
-            let pages = match self.cache.table_pages.entry(leaf.page) {
-                Slot::Occupied(e) => e.into_mut(),
-                Slot::Vacant(e) => e.insert(table_pages_of(db, map, leaf)?),
-            };
-            for &page in pages.iter() {
+            let pages = self.cache.table_pages.get(leaf).map_or(&[][..], |p| p);
+            for &page in pages {
                 list.push(Entry {
                     offset: db.page_offset(page),
                     mark: false,
@@ -1033,12 +1062,23 @@ impl ScanPlanner {
 
     /// Forgets the table pages of every leaf except those of index `root` at position `at` or later.
     fn forget_table_pages_before(&mut self, root: u32, at: usize) {
-        let leaf_at = &self.cache.leaf_at;
-        self.cache.table_pages.retain(|leaf, _| {
-            leaf_at
-                .get(leaf)
-                .is_some_and(|&(index, pos)| index == root && pos >= at)
-        });
+        let Cache {
+            table_pages,
+            indexes,
+            ..
+        } = &mut self.cache;
+        let Some(index) = indexes.get(&root) else {
+            table_pages.clear();
+            return;
+        };
+        let kept = |leaf: u32| {
+            let after = index.by_page.partition_point(|&(page, _)| page <= leaf);
+            after
+                .checked_sub(1)
+                .map(|i| index.by_page[i])
+                .is_some_and(|(page, pos)| page == leaf && pos as usize >= at)
+        };
+        table_pages.retain(|&leaf, _| kept(leaf));
     }
 
     /// Reads the leaf order of the index rooted at `root` if it is an index of a rowid table, once per
@@ -1068,18 +1108,18 @@ impl ScanPlanner {
                 return Ok(());
             }
         };
-        let IndexTree { leaves, interiors } = opened(&self.db)?.index_tree(root)?;
+        let IndexOrder { leaves, interiors } = opened(&self.db)?.index_order(root)?;
         self.decisions.indexes_read += 1;
         self.cache.index_interiors.extend(interiors);
         self.cache.index_interiors.insert(1);
-        for (pos, leaf) in leaves.iter().enumerate() {
-            self.cache.leaf_at.insert(leaf.page, (root, pos));
-        }
+        let mut by_page: Box<[(u32, u32)]> = leaves.pages().iter().copied().zip(0u32..).collect();
+        by_page.sort_unstable();
         self.cache.indexes.insert(
             root,
             IndexInfo {
                 table_root,
                 leaves,
+                by_page,
                 full_scans_only,
             },
         );
@@ -1146,15 +1186,16 @@ impl ScanPlanner {
     }
 }
 
-/// The table pages that the entries of index leaf `leaf` (then the interior entries after it) point to,
-/// consecutive repeats merged.
+/// The table pages that the entries of index leaf `leaf` (then the interior entries after it, `then`)
+/// point to, consecutive repeats merged.
 fn table_pages_of(
     db: &Database<Source>,
     map: &mut TableMap,
-    leaf: &IndexLeaf,
+    leaf: u32,
+    then: &[i64],
 ) -> ReadResult<Box<[u32]>> {
     let mut pages: Vec<u32> = Vec::new();
-    for rowid in db.index_leaf_rowids(leaf.page)?.iter().chain(&leaf.then) {
+    for rowid in db.index_leaf_rowids(leaf)?.iter().chain(then) {
         let page = map.leaf_for(db, *rowid)?;
         if pages.last() != Some(&page) {
             pages.push(page);

@@ -58,8 +58,8 @@ impl ScanPlanner {
         if start > MAX_UNSEEN_LEAVES || start > index.leaves.len() {
             return Ok(false);
         }
-        for leaf in &index.leaves[..start] {
-            if !self.cached(leaf.page)? {
+        for &leaf in &index.leaves.pages()[..start] {
+            if !self.cached(leaf)? {
                 return Ok(false);
             }
         }
