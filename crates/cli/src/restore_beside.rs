@@ -2,9 +2,12 @@
 //! are read back beside the program, never in front of it: `run` forks a
 //! restorer and then replaces itself with the program at once, as it
 //! always does, so the program starts without waiting for any of it. The
-//! restorer reads nothing until the program (or a process it started) has a
-//! file of the snapshot open or mapped (`residency::touch`): a snapshot of
-//! files the program never opens costs it nothing.
+//! restorer reads nothing until the program (or a process it started) opens
+//! or maps a file of the snapshot: it blocks on a fanotify group marking the
+//! snapshot's files (`residency::opens`), after one look in `/proc` for the
+//! files already open or mapped (`residency::touch`; without fanotify's
+//! privilege it looks there again and again). A snapshot of files the
+//! program never opens costs it nothing.
 //!
 //! The restorer is crate `residency`'s restore beside a program
 //! (`residency::beside`: all or nothing within the memory the page cache
@@ -102,7 +105,27 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u3
         // SAFETY: leaving at once; the advice given so far stays given.
         unsafe { libc::_exit(0) }
     });
+    wait_for_first_touch(snapshot, pid);
+    let reads = residency::beside::Reads {
+        infill_bytes: residency::Options::default().infill_bytes,
+        read_around_bytes: None,
+    };
+    residency::beside::restore_beside(snapshot, reads);
+    // SAFETY: leaving without running the exit handlers of `prefetch`.
+    unsafe { libc::_exit(0) }
+}
+
+/// Returns once process `pid` or one it started has touched a file of `snapshot`: the
+/// files it opened or mapped already (`/proc`), then each open as it happens (fanotify marks
+/// on the snapshot's files, made before that look: an open in between is both seen and
+/// reported), or, where fanotify cannot be used, looks in `/proc` every [`TOUCH_POLL`] and
+/// further apart after [`TOUCH_SOON`].
+fn wait_for_first_touch(snapshot: &residency::Snapshot, pid: u32) {
+    let opens = residency::opens::Opens::watch(snapshot);
     let files = residency::touch::Files::of(snapshot);
+    if files.touched_by(pid) || opens.is_some_and(|opens| opens.wait_for(pid).is_ok()) {
+        return;
+    }
     let started = std::time::Instant::now();
     let mut poll = TOUCH_POLL;
     while !files.touched_by(pid) {
@@ -111,13 +134,6 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u3
             poll = (poll * 2).min(TOUCH_POLL_MOST);
         }
     }
-    let reads = residency::beside::Reads {
-        infill_bytes: residency::Options::default().infill_bytes,
-        read_around_bytes: None,
-    };
-    residency::beside::restore_beside(snapshot, reads);
-    // SAFETY: leaving without running the exit handlers of `prefetch`.
-    unsafe { libc::_exit(0) }
 }
 
 /// Standard streams to `/dev/null`, every other descriptor but `keep`
