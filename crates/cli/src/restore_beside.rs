@@ -93,6 +93,10 @@ fn pidfd_of_self() -> Result<OwnedFd> {
 /// restores, and exits when done or when the program has ended.
 fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u32) -> ! {
     detach(program.as_raw_fd());
+    // The heap `prefetch run` freed before the fork stays charged to the program's memory
+    // cgroup for as long as the restorer lives; given back, the program keeps that room.
+    // SAFETY: malloc_trim only returns free memory of this process's heap to the kernel.
+    unsafe { libc::malloc_trim(0) };
     let watched = program.as_raw_fd();
     let _ = std::thread::Builder::new().spawn(move || {
         let mut poll = libc::pollfd {
