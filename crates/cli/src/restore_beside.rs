@@ -119,23 +119,38 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u3
     unsafe { libc::_exit(0) }
 }
 
-/// Returns once process `pid` or one it started has touched a file of `snapshot`: the
-/// files it opened or mapped already (`/proc`), then each open as it happens (fanotify marks
-/// on the snapshot's files, made before that look: an open in between is both seen and
-/// reported), or, where fanotify cannot be used, looks in `/proc` every [`TOUCH_POLL`] and
-/// further apart after [`TOUCH_SOON`].
+/// Returns once process `pid` or one it started has touched a file of `snapshot`: a look in
+/// `/proc` for the files it has open or mapped (`residency::touch`), then every [`TOUCH_POLL`]
+/// for its first [`TOUCH_SOON`] a look again or an open of one of them reported in between
+/// (fanotify marks on the snapshot's files, `residency::opens`), whichever comes first, and
+/// after that only such an open: no more looks while the program runs. Where fanotify cannot
+/// be used, looks further apart after [`TOUCH_SOON`], up to [`TOUCH_POLL_MOST`].
 fn wait_for_first_touch(snapshot: &residency::Snapshot, pid: u32) {
-    let opens = residency::opens::Opens::watch(snapshot);
     let files = residency::touch::Files::of(snapshot);
-    if files.touched_by(pid) || opens.is_some_and(|opens| opens.wait_for(pid).is_ok()) {
+    if files.touched_by(pid) {
         return;
     }
+    let mut opens = residency::opens::Opens::watch(snapshot);
     let started = std::time::Instant::now();
     let mut poll = TOUCH_POLL;
-    while !files.touched_by(pid) {
-        std::thread::sleep(poll);
-        if started.elapsed() >= TOUCH_SOON {
-            poll = (poll * 2).min(TOUCH_POLL_MOST);
+    loop {
+        let soon = started.elapsed() < TOUCH_SOON;
+        match opens
+            .as_ref()
+            .map(|opens| opens.wait_for(pid, soon.then_some(poll)))
+        {
+            Some(Ok(true)) => return,
+            Some(Ok(false)) => {}
+            Some(Err(_)) => opens = None,
+            None => {
+                std::thread::sleep(poll);
+                if !soon {
+                    poll = (poll * 2).min(TOUCH_POLL_MOST);
+                }
+            }
+        }
+        if files.touched_by(pid) {
+            return;
         }
     }
 }

@@ -23,6 +23,7 @@ use std::fs;
 use std::io;
 use std::mem::{size_of, MaybeUninit};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::AT_FDCWD;
@@ -58,14 +59,38 @@ impl Opens {
         Some(Opens { group })
     }
 
-    /// Blocks until process `pid` or one of its descendants opens a marked file (or the
-    /// queue overflowed, which hides who did); an error if the events cannot be read.
-    pub fn wait_for(&self, pid: u32) -> io::Result<()> {
+    /// Waits until process `pid` or one of its descendants opens a marked file (or the
+    /// queue overflowed, which hides who did), for `within` at most (`None`: as long as it
+    /// takes): true if one did. An error if the events cannot be read.
+    pub fn wait_for(&self, pid: u32, within: Option<Duration>) -> io::Result<bool> {
+        let deadline = within.map(|within| Instant::now() + within);
         loop {
+            if let Some(deadline) = deadline {
+                if !self.readable_within(deadline.saturating_duration_since(Instant::now()))? {
+                    return Ok(false);
+                }
+            }
             let event = self.next_event()?;
             if event.mask & libc::FAN_Q_OVERFLOW != 0 || in_tree(event.pid, pid) {
-                return Ok(());
+                return Ok(true);
             }
+        }
+    }
+
+    /// True if an event can be read within `within`.
+    fn readable_within(&self, within: Duration) -> io::Result<bool> {
+        let mut poll = libc::pollfd {
+            fd: self.group.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let millis = i32::try_from(within.as_millis()).unwrap_or(i32::MAX);
+        // SAFETY: one valid pollfd.
+        match unsafe { libc::poll(&mut poll, 1, millis) } {
+            0 => Ok(false),
+            ready if ready > 0 => Ok(true),
+            _ if Errno::last() == Errno::EINTR => Ok(false),
+            _ => Err(io::Error::last_os_error()),
         }
     }
 

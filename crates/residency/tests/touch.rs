@@ -111,7 +111,7 @@ fn an_open_by_a_child_of_the_program_is_reported_and_one_outside_its_tree_is_not
     assert_eq!(line_of(&mut program), "started\n");
     let pid = program.id();
     let (seen, told) = mpsc::channel();
-    std::thread::spawn(move || seen.send(opens.wait_for(pid).is_ok()).unwrap());
+    std::thread::spawn(move || seen.send(opens.wait_for(pid, None).ok()).unwrap());
     // This process is the program's parent, not in its tree: its open is not the program's.
     drop(File::open(&path).unwrap());
     let early = told.recv_timeout(Duration::from_millis(300));
@@ -125,5 +125,9 @@ fn an_open_by_a_child_of_the_program_is_reported_and_one_outside_its_tree_is_not
         early.is_err(),
         "an open outside the tree was taken for the program's"
     );
-    assert_eq!(reported, Ok(true), "the child's open was not reported");
+    assert_eq!(
+        reported,
+        Ok(Some(true)),
+        "the child's open was not reported"
+    );
 }
