@@ -14,6 +14,7 @@ mode), median of the rounds:
   base-restore  the same snapshot restored by that build (`run --restore`)
   other     `prefetch run --replay` of another program's recording (no harm)
   other-restore  `prefetch run --restore` of another program's snapshot (no harm)
+  base-other-restore  the same by the --base build
   restore   `prefetch run --restore SNAP`, SNAP taken after a warm run
   vmtouch   `vmtouch -t` of the program's files, then the program
   warm      the program with its files cached
@@ -48,7 +49,7 @@ import sys
 import time
 
 MODES = ["stock", "replay", "base", "replay-u", "other", "restore", "base-restore", "other-restore",
-         "vmtouch", "warm"]
+         "base-other-restore", "vmtouch", "warm"]
 
 
 def programs(mnt, python):
@@ -173,6 +174,8 @@ def command(runner, mode, name, progs):
         return [p, "run", "--restore", rec(other, "snap"), "--", *argv], env
     if mode == "base-restore":
         return [runner.base, "run", "--restore", rec(name, "snap"), "--", *argv], env
+    if mode == "base-other-restore":
+        return [runner.base, "run", "--restore", rec(other, "snap"), "--", *argv], env
     if mode == "vmtouch":
         quoted = " ".join(f"'{a}'" for a in argv)
         tree = " ".join(f"'{a}'" for a in paths)
@@ -253,7 +256,7 @@ def main():
     args = parser.parse_args()
     modes = args.modes.split(",") if args.modes else MODES
     if not args.base:
-        modes = [m for m in modes if m not in ("base", "base-restore")]
+        modes = [m for m in modes if m not in ("base", "base-restore", "base-other-restore")]
     os.makedirs(args.work, exist_ok=True)
     python = os.path.realpath(args.python)
     every = programs(os.path.abspath(args.mount), python)
@@ -261,10 +264,10 @@ def main():
     runner = Runner(args)
     try:
         # The recordings of the programs and of those whose recordings `other` replays.
-        others = {"other", "other-restore"} & set(modes)
+        others = {"other", "other-restore", "base-other-restore"} & set(modes)
         needed = set(progs) | ({progs[n][3] for n in progs} if others else set())
         needed = {n: v for n, v in every.items() if n in needed}
-        snapshots = bool({"restore", "base-restore", "other-restore"} & set(modes))
+        snapshots = bool({"restore", "base-restore", "other-restore", "base-other-restore"} & set(modes))
         sizes = prepare(runner, needed, args.cgroup_quarter, snapshots)
         times = {(n, m): [] for n in progs for m in modes}
         served = {(n, m): [] for n in progs for m in modes}

@@ -2,9 +2,12 @@
 //! are read back beside the program, never in front of it: `run` forks a
 //! restorer and then replaces itself with the program at once, as it
 //! always does, so the program starts without waiting for any of it. The
-//! restorer reads nothing until the program (or a process it started) has a
-//! file of the snapshot open or mapped (`residency::touch`): a snapshot of
-//! files the program never opens costs it nothing.
+//! restorer reads nothing until the program (or a process it started) opens
+//! or maps a file of the snapshot: it blocks on a fanotify group marking the
+//! snapshot's files (`residency::opens`), after one look in `/proc` for the
+//! files already open or mapped (`residency::touch`; without fanotify's
+//! privilege it looks there again and again). A snapshot of files the
+//! program never opens costs it nothing.
 //!
 //! The restorer is crate `residency`'s restore beside a program
 //! (`residency::beside`: all or nothing within the memory the page cache
@@ -90,6 +93,10 @@ fn pidfd_of_self() -> Result<OwnedFd> {
 /// restores, and exits when done or when the program has ended.
 fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u32) -> ! {
     detach(program.as_raw_fd());
+    // The heap `prefetch run` freed before the fork stays charged to the program's memory
+    // cgroup for as long as the restorer lives; given back, the program keeps that room.
+    // SAFETY: malloc_trim only returns free memory of this process's heap to the kernel.
+    unsafe { libc::malloc_trim(0) };
     let watched = program.as_raw_fd();
     let _ = std::thread::Builder::new().spawn(move || {
         let mut poll = libc::pollfd {
@@ -102,15 +109,7 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u3
         // SAFETY: leaving at once; the advice given so far stays given.
         unsafe { libc::_exit(0) }
     });
-    let files = residency::touch::Files::of(snapshot);
-    let started = std::time::Instant::now();
-    let mut poll = TOUCH_POLL;
-    while !files.touched_by(pid) {
-        std::thread::sleep(poll);
-        if started.elapsed() >= TOUCH_SOON {
-            poll = (poll * 2).min(TOUCH_POLL_MOST);
-        }
-    }
+    wait_for_first_touch(snapshot, pid);
     let reads = residency::beside::Reads {
         infill_bytes: residency::Options::default().infill_bytes,
         read_around_bytes: None,
@@ -118,6 +117,42 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u3
     residency::beside::restore_beside(snapshot, reads);
     // SAFETY: leaving without running the exit handlers of `prefetch`.
     unsafe { libc::_exit(0) }
+}
+
+/// Returns once process `pid` or one it started has touched a file of `snapshot`: a look in
+/// `/proc` for the files it has open or mapped (`residency::touch`), then every [`TOUCH_POLL`]
+/// for its first [`TOUCH_SOON`] a look again or an open of one of them reported in between
+/// (fanotify marks on the snapshot's files, `residency::opens`), whichever comes first, and
+/// after that only such an open: no more looks while the program runs. Where fanotify cannot
+/// be used, looks further apart after [`TOUCH_SOON`], up to [`TOUCH_POLL_MOST`].
+fn wait_for_first_touch(snapshot: &residency::Snapshot, pid: u32) {
+    let files = residency::touch::Files::of(snapshot);
+    if files.touched_by(pid) {
+        return;
+    }
+    let mut opens = residency::opens::Opens::watch(snapshot);
+    let started = std::time::Instant::now();
+    let mut poll = TOUCH_POLL;
+    loop {
+        let soon = started.elapsed() < TOUCH_SOON;
+        match opens
+            .as_ref()
+            .map(|opens| opens.wait_for(pid, soon.then_some(poll)))
+        {
+            Some(Ok(true)) => return,
+            Some(Ok(false)) => {}
+            Some(Err(_)) => opens = None,
+            None => {
+                std::thread::sleep(poll);
+                if !soon {
+                    poll = (poll * 2).min(TOUCH_POLL_MOST);
+                }
+            }
+        }
+        if files.touched_by(pid) {
+            return;
+        }
+    }
 }
 
 /// Standard streams to `/dev/null`, every other descriptor but `keep`

@@ -4,9 +4,11 @@
 //! warning. Files live under the target directory (a disk file system: tmpfs cannot evict).
 
 use std::fs::File;
+use std::io::{BufRead, BufReader};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use rustix::fs::{fadvise, Advice};
 
@@ -283,6 +285,66 @@ fn run_restore_reads_nothing_for_a_program_that_never_opens_the_snapshots_files(
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(after, serde_json::json!([]));
+}
+
+/// A program that opens a file of the snapshot and closes it at once, reading nothing, starts
+/// the restore: the open is seen as it happens (fanotify), not only while the file stays open
+/// or mapped. The program then waits, holding no file of the snapshot, while this process
+/// (outside its tree) looks (20 s at most: a deadlock detector) for the pages of the
+/// snapshot's other file, which the program never opens.
+#[test]
+fn run_restore_starts_at_an_open_the_program_closed_at_once() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIP: fanotify needs CAP_SYS_ADMIN (run as root)");
+        return;
+    }
+    let dir = test_dir("beside-opened-closed");
+    let data = partly_cached_file(&dir);
+    let opened = dir.join("opened.bin");
+    std::fs::write(&opened, vec![1u8; PAGE as usize]).unwrap();
+    let snapshot = dir.join("snap.json");
+    let out = prefetch(&[
+        "snapshot",
+        "-o",
+        snapshot.to_str().unwrap(),
+        data.to_str().unwrap(),
+        opened.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    fadvise(File::open(&data).unwrap(), 0, None, Advice::DontNeed).unwrap();
+    let script = format!(
+        "import os,sys\nos.close(os.open('{}', os.O_RDONLY))\nprint('closed', flush=True)\nsys.stdin.read()",
+        opened.display()
+    );
+    let mut program = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .env("XDG_CACHE_HOME", dir.join("no-profiles"))
+        .args(["run", "--restore", snapshot.to_str().unwrap(), "--"])
+        .args(["python3", "-c", &script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut closed = String::new();
+    BufReader::new(program.stdout.as_mut().unwrap())
+        .read_line(&mut closed)
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut after = cached_ranges(&data);
+    while after != serde_json::json!([[3, 20], [200, 201]]) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        after = cached_ranges(&data);
+    }
+    drop(program.stdin.take());
+    let status = program.wait().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(status.success());
+    assert_eq!(closed, "closed\n");
+    assert_eq!(
+        after,
+        serde_json::json!([[3, 20], [200, 201]]),
+        "the snapshot's pages and the infill"
+    );
 }
 
 #[test]

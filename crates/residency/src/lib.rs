@@ -13,6 +13,7 @@
 //!   free, paced (`prefetch run --restore`).
 //! - [`touch`]: whether a running program has opened or mapped a snapshot's file yet (the
 //!   restore beside it starts at the first touch).
+//! - [`opens`]: the same seen as it happens, through fanotify marks on the snapshot's files.
 //!
 //! Nothing here writes to a file it probes or restores, and no function changes what a reader
 //! of those files sees: probes are read-only system calls, restore only advises WILLNEED.
@@ -23,6 +24,7 @@ use std::path::PathBuf;
 pub mod beside;
 pub mod files;
 pub mod fincore;
+pub mod opens;
 pub mod probe;
 pub mod restore;
 pub mod runs;

@@ -1,12 +1,16 @@
 //! The first touch of a snapshot's files by a process tree: a file opened by a child (after
 //! the check before it was not), a file mapped by the process itself, and a snapshot of files
-//! nobody has open or mapped, which is never touched.
+//! nobody has open or mapped, which is never touched; and through fanotify, an open by a
+//! child of the program is reported and one by a process outside its tree is not.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
+use residency::opens::Opens;
 use residency::probe::{page_size, Mapping};
 use residency::touch::Files;
 use residency::Snapshot;
@@ -72,4 +76,58 @@ fn a_file_mapped_is_a_touch() {
     std::fs::remove_file(&path).unwrap();
     assert!(!before);
     assert!(during, "mapped, its descriptor closed");
+}
+
+/// Reads one line of `child`'s output.
+fn line_of(child: &mut Child) -> String {
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    line
+}
+
+#[test]
+fn an_open_by_a_child_of_the_program_is_reported_and_one_outside_its_tree_is_not() {
+    let path = file("fanotify");
+    let snapshot = Snapshot::take(std::slice::from_ref(&path)).unwrap();
+    let Some(opens) = Opens::watch(&snapshot) else {
+        std::fs::remove_file(&path).unwrap();
+        eprintln!("SKIP: fanotify needs CAP_SYS_ADMIN and a kernel with FAN_REPORT_FID");
+        return;
+    };
+    // The program: a shell whose child opens the file (and keeps it open) once told to.
+    let mut program = Command::new("sh")
+        .args([
+            "-c",
+            "echo started; read go; sh -c 'exec 3<\"$1\"; echo opened; read end' sh \"$1\"",
+            "sh",
+        ])
+        .arg(&path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert_eq!(line_of(&mut program), "started\n");
+    let pid = program.id();
+    let (seen, told) = mpsc::channel();
+    std::thread::spawn(move || seen.send(opens.wait_for(pid, None).ok()).unwrap());
+    // This process is the program's parent, not in its tree: its open is not the program's.
+    drop(File::open(&path).unwrap());
+    let early = told.recv_timeout(Duration::from_millis(300));
+    writeln!(program.stdin.as_mut().unwrap(), "go").unwrap();
+    assert_eq!(line_of(&mut program), "opened\n");
+    let reported = told.recv_timeout(Duration::from_secs(20));
+    drop(program.stdin.take());
+    program.wait().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(
+        early.is_err(),
+        "an open outside the tree was taken for the program's"
+    );
+    assert_eq!(
+        reported,
+        Ok(Some(true)),
+        "the child's open was not reported"
+    );
 }
