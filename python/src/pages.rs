@@ -43,19 +43,7 @@ pub fn record_pages<'py>(
     }
     let mut pages: Vec<u8> = Vec::new();
     let mut firsts: Vec<u8> = Vec::with_capacity(order.len() * 8);
-    for &index in &order {
-        let record = usize::try_from(index).ok().filter(|&i| i < offsets.len());
-        let Some(record) = record else {
-            return Err(PyValueError::new_err(format!(
-                "record index {index} out of range"
-            )));
-        };
-        let (offset, length) = (offsets[record], lengths[record]);
-        if offset < 0 || length < 0 {
-            return Err(PyValueError::new_err(
-                "offsets and lengths must not be negative",
-            ));
-        }
+    for (offset, length) in chosen(&offsets, &lengths, &order)? {
         firsts.extend_from_slice(&((pages.len() / 8) as i64).to_ne_bytes());
         let end = offset.saturating_add(length);
         let mut at = offset - offset % page;
@@ -67,7 +55,8 @@ pub fn record_pages<'py>(
     Ok((PyBytes::new(py, &pages), PyBytes::new(py, &firsts)))
 }
 
-/// The records `order` names, as `(offset, length)` pairs: checked as `record_pages` checks them.
+/// The records `order` names, as `(offset, length)` pairs; `ValueError` for an index out of range or
+/// a negative offset or length.
 fn chosen(offsets: &[i64], lengths: &[i64], order: &[i64]) -> PyResult<Vec<(i64, i64)>> {
     order
         .iter()

@@ -1,5 +1,6 @@
 """Shared fixtures: a file of random bytes to read back through every path, and a file of packed records."""
 
+import array
 import os
 import random
 
@@ -31,3 +32,21 @@ def records_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("records") / "records.bin"
     path.write_bytes(data)
     return path, offsets, lengths, data
+
+
+@pytest.fixture
+def advised(monkeypatch):
+    """The ``(offset, length)`` byte ranges the package advises WILLNEED (``_native.willneed``), in the
+    order advised; the advice is still given."""
+    from libprefetch import _native
+
+    ranges_advised = []
+    willneed = _native.willneed
+
+    def recording(fd, ranges):
+        pairs = array.array("q", ranges)
+        ranges_advised.extend(zip(pairs[::2], pairs[1::2]))
+        return willneed(fd, ranges)
+
+    monkeypatch.setattr(_native, "willneed", recording)
+    return ranges_advised

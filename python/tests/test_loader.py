@@ -273,7 +273,7 @@ def test_the_workers_shares_of_the_union_cover_it_once_in_offset_order(records_f
     assert len(covered) == len(set(covered)) and set(covered) == wanted
 
 
-def test_a_worker_whose_epoch_fits_advises_its_share_of_the_union(records_file, monkeypatch):
+def test_a_worker_whose_epoch_fits_advises_its_share_of_the_union(records_file, advised):
     """Worker 1 of 2 advises WILLNEED its share of the records' pages, in offset order, before its
     first read (the kernel reads them as it can: the advice is a hint); it sweeps nothing when its
     share is cached already or the budget is below the records' pages. The bytes are the same."""
@@ -281,15 +281,6 @@ def test_a_worker_whose_epoch_fits_advises_its_share_of_the_union(records_file, 
 
     path, offsets, lengths, data = records_file
     page = os.sysconf("SC_PAGE_SIZE")
-    advised = []
-    willneed = _loader._native.willneed
-
-    def recording(fd, ranges):
-        pairs = array.array("q", ranges)
-        advised.extend(zip(pairs[::2], pairs[1::2]))
-        return willneed(fd, ranges)
-
-    monkeypatch.setattr(_loader._native, "willneed", recording)
     with libprefetch.Records(path, offsets, lengths) as records:
         mine = worker_indices(libprefetch.epoch_order(len(records), 2, 0), 4, False, 1, 2)
         wanted = [data[offsets[i] : offsets[i] + lengths[i]] for i in mine]

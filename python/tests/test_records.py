@@ -1,6 +1,5 @@
 """Records and epochs: every record once, in the given order, byte-identical."""
 
-import array
 import os
 import pickle
 
@@ -82,23 +81,12 @@ def test_an_epoch_longer_than_the_list_is_handed_out_by_the_callback(records_fil
         assert epoch.stats().callbacks >= 1
 
 
-def test_an_epoch_that_fits_sweeps_its_records_in_offset_order_without_a_client(records_file, monkeypatch):
+def test_an_epoch_that_fits_sweeps_its_records_in_offset_order_without_a_client(records_file, advised):
     """From the first record not cached on, the pages of the epoch's records (only those: here every
     other record) are advised WILLNEED in offset order, from a thread; no client starts and the bytes
     are the same."""
-    from libprefetch import _records
-
     path, offsets, lengths, _ = records_file
     page = os.sysconf("SC_PAGE_SIZE")
-    advised = []
-    willneed = _records._native.willneed
-
-    def recording(fd, ranges):
-        pairs = array.array("q", ranges)
-        advised.extend(zip(pairs[::2], pairs[1::2]))
-        return willneed(fd, ranges)
-
-    monkeypatch.setattr(_records._native, "willneed", recording)
     evict(path)
     with libprefetch.Records(path, offsets, lengths) as records:
         order = [i for i in records.order(seed=7) if i % 2 == 0]
