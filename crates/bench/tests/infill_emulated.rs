@@ -61,6 +61,9 @@ fn prefetch_and_read(mountpoint: &Path, infill: Option<u64>) -> (Served, u64) {
     for entry in &list {
         file.read_exact_at(&mut page, entry.offset).unwrap();
     }
+    // The rounds those reads started are advised before the close is noted (a round advised
+    // after it would open a private descriptor that keeps the mount busy).
+    client.settle();
     let infill_pages = client.stats().infill_pages;
     client.unregister_region(region).unwrap();
     // Without the preloaded interposers the library is told of the close itself, so that it
