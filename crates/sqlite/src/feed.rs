@@ -114,10 +114,14 @@ impl Settings {
         }
     }
 
-    /// Tells `planner` the memory and, on a seek-bound device, the request costs (and, if the
+    /// Tells `planner` the memory (and, under the window schedule, to cap its stretches by it) and, on a
+    /// seek-bound device, the request costs (and, if the
     /// connection asked for `whole_scans`, to list a small table's full scan whole).
     fn apply(&self, planner: &mut ScanPlanner, whole_scans: bool) {
         planner.set_memory(self.memory);
+        if self.config.schedule == Schedule::Window {
+            planner.cap_stretches();
+        }
         if let Some(costs) = self.costs {
             planner.set_first_rows_costs(costs);
             if whole_scans {

@@ -347,6 +347,8 @@ pub struct ScanPlanner {
     table_reads: u64,
     /// Bytes of memory available for caching (`None`: not known, every table is followed).
     memory: Option<u64>,
+    /// Whether a stretch is capped ([`ScanPlanner::cap_stretches`]).
+    capped: bool,
     /// On a seek-bound device, what a far request costs in pages of transfer.
     far_cost_pages: Option<u64>,
     /// What the statement the connection is running says of the rows it reads (`None`: not known).
@@ -381,6 +383,7 @@ impl ScanPlanner {
             active: None,
             handed_out: None,
             memory: None,
+            capped: false,
             far_cost_pages: None,
             statement: None,
             first_rows: None,
@@ -410,11 +413,20 @@ impl ScanPlanner {
         self.seen_kind = Some((self.page_at(offset), kind));
     }
 
-    /// The most entries a stretch lists ([`STRETCH_MEMORIES`] times the memory told, in pages; no
-    /// limit if the memory is not known). A stretch lists at least one leaf.
+    /// Caps each stretch at [`ScanPlanner::stretch_cap`] entries: for libprefetch's window schedule,
+    /// which fetches at most its window ahead (the conservative schedule looks further down the list
+    /// for pages read again).
+    pub fn cap_stretches(&mut self) {
+        self.capped = true;
+    }
+
+    /// The most entries a stretch lists once capped ([`STRETCH_MEMORIES`] times the memory told, in
+    /// pages; no limit if the memory is not known or stretches are not capped). A stretch lists at
+    /// least one leaf.
     pub fn stretch_cap(&self) -> usize {
         let page_size = self.db.as_ref().map_or(4096, |db| db.header().page_size);
-        self.memory.map_or(usize::MAX, |bytes| {
+        let memory = self.memory.filter(|_| self.capped);
+        memory.map_or(usize::MAX, |bytes| {
             let pages = bytes / u64::from(page_size.max(1));
             usize::try_from(pages.saturating_mul(STRETCH_MEMORIES)).unwrap_or(usize::MAX)
         })

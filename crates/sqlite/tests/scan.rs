@@ -362,8 +362,9 @@ fn read_to_the_end(p: &mut ScanPlanner, f: &Fixture, list: &[Entry]) -> Vec<Vec<
     stretches
 }
 
-/// A planner told of little memory lists no stretch longer than [`STRETCH_MEMORIES`] times it, in
-/// pages, but for the rest of the leaf that reaches that: libprefetch's window is smaller still.
+/// A planner told of little memory and to cap its stretches (libprefetch's window schedule) lists no
+/// stretch longer than [`STRETCH_MEMORIES`] times it, in pages, but for the rest of the leaf that
+/// reaches that: the window is smaller still. Told the memory only, it does not cap them.
 #[test]
 fn a_long_scan_lists_stretches_of_at_most_a_few_memories() {
     let f = fixture(30_000);
@@ -371,6 +372,7 @@ fn a_long_scan_lists_stretches_of_at_most_a_few_memories() {
     let cap = (memory_pages * STRETCH_MEMORIES) as usize;
     let mut p = planner(&f.path);
     p.set_memory(memory_pages * u64::from(PAGE_SIZE));
+    p.cap_stretches();
     let list = start_scan(&mut p, &f, 0);
     assert_eq!(p.stretch_cap(), cap);
     let stretches = read_to_the_end(&mut p, &f, &list);
@@ -384,6 +386,9 @@ fn a_long_scan_lists_stretches_of_at_most_a_few_memories() {
     let longest = stretches.iter().map(Vec::len).max().unwrap();
     assert!(longest >= cap, "the cap was reached: longest {longest}");
     assert!(stretches.len() > 4, "{} stretches", stretches.len());
+    let mut uncapped = planner(&f.path);
+    uncapped.set_memory(memory_pages * u64::from(PAGE_SIZE));
+    assert_eq!(uncapped.stretch_cap(), usize::MAX);
     eprintln!(
         "DEBUG {} stretches, longest {longest}, cap {cap}",
         stretches.len()
