@@ -406,7 +406,7 @@ impl Client {
             .peek()
             .is_some()
             .then(|| self.inner.memory_for_cache());
-        let mut chunk: Vec<Entry> = Vec::with_capacity(CHUNK);
+        let mut chunk = Vec::with_capacity(CHUNK.min(entries.size_hint().1.unwrap_or(CHUNK)));
         let mut accepted = 0;
         let holds_list = {
             let mut state = self.inner.lock_state();

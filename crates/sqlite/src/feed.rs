@@ -1,6 +1,6 @@
 //! The libprefetch side of one tracked database file: its client, its region, and the section 5.4 callback
-//! that turns [`ScanPlanner`] decisions into `request_prefetching` calls in batches, as in Figure 7:
-//! the first batch with PF_SET (or PF_APPEND, to extend the list), the rest with PF_APPEND, stopping
+//! that turns [`ScanPlanner`] decisions into `request_prefetching` calls, in `request_from`'s chunks, as in Figure 7:
+//! the first chunk with PF_SET (or PF_APPEND, to extend the list), the rest with PF_APPEND, stopping
 //! when libprefetch accepts fewer entries than offered (its list is full), and PF_DONE at the end.
 //!
 //! The client uses libprefetch's default
@@ -37,9 +37,6 @@ const SCHEDULE_ENV: &str = libprefetch::variables::SCHEDULE.name;
 
 /// Access-list capacity asked of libprefetch, in entries.
 const LIST_CAPACITY: usize = 8 << 20;
-
-/// Entries handed to libprefetch per `request_prefetching` call.
-const BATCH: usize = 4096;
 
 /// Callbacks in a row that leave the list as it is after which its scan is taken to have ended.
 const IDLE_CALLBACKS: u32 = 1024;
@@ -117,10 +114,14 @@ impl Settings {
         }
     }
 
-    /// Tells `planner` the memory and, on a seek-bound device, the request costs (and, if the
+    /// Tells `planner` the memory (and, under the window schedule, to cap its stretches by it) and, on a
+    /// seek-bound device, the request costs (and, if the
     /// connection asked for `whole_scans`, to list a small table's full scan whole).
     fn apply(&self, planner: &mut ScanPlanner, whole_scans: bool) {
         planner.set_memory(self.memory);
+        if self.config.schedule == Schedule::Window {
+            planner.cap_stretches();
+        }
         if let Some(costs) = self.costs {
             planner.set_first_rows_costs(costs);
             if whole_scans {
@@ -680,21 +681,16 @@ fn on_callback(
     }
     let mut mode = first_mode;
     let mut accepted_total = 0;
-    for chunk in entries.chunks(BATCH) {
-        let batch: Vec<AccessEntry> = chunk
-            .iter()
-            .map(|e| AccessEntry {
-                offset: e.offset,
-                fd,
-                mark: e.mark,
-            })
-            .collect();
-        let accepted = client.request_prefetching(&batch, mode).unwrap_or(0);
-        accepted_total += accepted;
+    if !entries.is_empty() {
+        // Handed over as they are read, not copied into a batch first: libprefetch's chunks stop at
+        // the first entry its list does not take.
+        let handed = entries.iter().map(|e| AccessEntry {
+            offset: e.offset,
+            fd,
+            mark: e.mark,
+        });
+        accepted_total = client.request_from(handed, mode).unwrap_or(0);
         mode = Mode::APPEND;
-        if accepted < batch.len() {
-            break;
-        }
     }
     let _ = client.request_prefetching(&[], mode | Mode::DONE);
     if accepted_total < entries.len() {

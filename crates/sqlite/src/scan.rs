@@ -122,6 +122,12 @@ pub const FIRST_LOOKAHEAD: usize = 2;
 /// with 2, 124 MiB, as fast (0.46-0.62 s against 0.65-0.67 s; stock 1.3-1.5 s), and the whole scan
 /// and the scan in a quarter cgroup take the same time.
 pub const GROWTH: usize = 2;
+/// A stretch lists at most this many times the memory available for caching, in entries of a page
+/// each ([`ScanPlanner::stretch_cap`]): libprefetch fetches at most its window (under that memory)
+/// ahead of the reader and calls back for more when less than that is left listed, so entries beyond
+/// wait in its list and the planner's, whose memory the cgroup's room (and so the window) loses.
+/// Uncapped, the last stretches of a 25 MiB table's scan in a 6 MiB memory cgroup held ~11k entries.
+pub const STRETCH_MEMORIES: u64 = 2;
 
 /// Tells what the statement running on the file's connection says of the rows it reads
 /// ([`ScanPlanner::set_statement_probe`]).
@@ -341,6 +347,8 @@ pub struct ScanPlanner {
     table_reads: u64,
     /// Bytes of memory available for caching (`None`: not known, every table is followed).
     memory: Option<u64>,
+    /// Whether a stretch is capped ([`ScanPlanner::cap_stretches`]).
+    capped: bool,
     /// On a seek-bound device, what a far request costs in pages of transfer.
     far_cost_pages: Option<u64>,
     /// What the statement the connection is running says of the rows it reads (`None`: not known).
@@ -375,6 +383,7 @@ impl ScanPlanner {
             active: None,
             handed_out: None,
             memory: None,
+            capped: false,
             far_cost_pages: None,
             statement: None,
             first_rows: None,
@@ -402,6 +411,25 @@ impl ScanPlanner {
     /// whose shared readahead state would then take a sequential scan for a random one.
     pub fn note_page_kind(&mut self, offset: u64, kind: PageKind) {
         self.seen_kind = Some((self.page_at(offset), kind));
+    }
+
+    /// Caps each stretch at [`ScanPlanner::stretch_cap`] entries: for libprefetch's window schedule,
+    /// which fetches at most its window ahead (the conservative schedule looks further down the list
+    /// for pages read again).
+    pub fn cap_stretches(&mut self) {
+        self.capped = true;
+    }
+
+    /// The most entries a stretch lists once capped ([`STRETCH_MEMORIES`] times the memory told, in
+    /// pages; no limit if the memory is not known or stretches are not capped). A stretch lists at
+    /// least one leaf.
+    pub fn stretch_cap(&self) -> usize {
+        let page_size = self.db.as_ref().map_or(4096, |db| db.header().page_size);
+        let memory = self.memory.filter(|_| self.capped);
+        memory.map_or(usize::MAX, |bytes| {
+            let pages = bytes / u64::from(page_size.max(1));
+            usize::try_from(pages.saturating_mul(STRETCH_MEMORIES)).unwrap_or(usize::MAX)
+        })
     }
 
     /// Tells the planner how much memory is available for caching, in bytes (see [`SMALL_TABLE_SHARE`]
@@ -912,7 +940,9 @@ impl ScanPlanner {
         if scan.whole {
             return Ok(Plan::Keep);
         }
-        let (mut entries, end) = self.list_leaves(root, pos, scan.listed_end, scan.lookahead)?;
+        let cap = self.stretch_cap();
+        let (mut entries, end) =
+            self.list_leaves(root, pos, scan.listed_end, scan.lookahead, cap)?;
         let skip = scan.listed_into_leaf.min(entries.len());
         entries.drain(..skip);
         if let Some(out) = &mut self.handed_out {
@@ -962,11 +992,11 @@ impl ScanPlanner {
             .get(&root)
             .copied()
             .unwrap_or(Scan::at(pos, self.table_reads));
-        let count = match whole {
-            true => usize::MAX,
-            false => leaves,
+        let (count, cap) = match whole {
+            true => (usize::MAX, usize::MAX),
+            false => (leaves, self.stretch_cap()),
         };
-        let (entries, end) = self.list_leaves(root, pos, pos, count)?;
+        let (entries, end) = self.list_leaves(root, pos, pos, count, cap)?;
         let next = Scan {
             pos,
             listed_end: end.max(pos + 1),
@@ -1003,14 +1033,16 @@ impl ScanPlanner {
     }
 
     /// Lists up to `count` leaves of index `root` from leaf `from`, each (marked) followed by the table
-    /// pages its entries point to; returns the entries and the position after the last leaf listed. The
-    /// application is at leaf `at`: the table pages of leaves before it are forgotten.
+    /// pages its entries point to, and no leaf past the one that brings the entries to `cap`; returns
+    /// the entries and the position after the last leaf listed. The application is at leaf `at`: the
+    /// table pages of leaves before it are forgotten.
     fn list_leaves(
         &mut self,
         root: u32,
         at: usize,
         from: usize,
         count: usize,
+        cap: usize,
     ) -> ReadResult<(Vec<Entry>, usize)> {
         self.forget_table_pages_before(root, at);
         let Some(index) = self.cache.indexes.get(&root) else {
@@ -1021,17 +1053,23 @@ impl ScanPlanner {
         let end = from.saturating_add(count).min(index.leaves.len());
         let map = table_map(&mut self.cache.tables, db, index.table_root)?;
         map.read_interiors(db)?;
-        let leaves = &index.leaves.pages()[from..end];
         // The table pages first, then the list sized exactly: a stretch's list is the planner's
         // largest allocation, and the spare half of a doubled one would stay resident in the heap.
         let mut most = 0;
-        for (i, &leaf) in (from..).zip(leaves) {
+        let mut end_at = end;
+        for (i, &leaf) in (from..).zip(&index.leaves.pages()[from..end]) {
             let pages = match self.cache.table_pages.entry(leaf) {
                 Slot::Occupied(e) => e.into_mut(),
                 Slot::Vacant(e) => e.insert(table_pages_of(db, map, leaf, index.leaves.then(i))?),
             };
             most += 1 + pages.len();
+            if most >= cap {
+                end_at = i + 1;
+                break;
+            }
         }
+        let end = end_at;
+        let leaves = &index.leaves.pages()[from..end];
         let mut list = ListBuilder {
             entries: Vec::with_capacity(most),
         };

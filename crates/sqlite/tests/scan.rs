@@ -10,7 +10,7 @@ use prefetch_sqlite::btree::{Database, IndexLeaf};
 use prefetch_sqlite::gen::{generate, GenOptions, PAGE_SIZE};
 use prefetch_sqlite::scan::{
     sweep_pays, Entry, Plan, RequestCosts, ScanPlanner, FIRST_LOOKAHEAD, GROWTH, MIN_LEAVES,
-    SWEEP_MARGIN,
+    STRETCH_MEMORIES, SWEEP_MARGIN,
 };
 use prefetch_sqlite::statement::RowBound;
 
@@ -329,23 +329,21 @@ fn a_stretch_the_full_list_took_only_part_of_continues_where_it_stopped() {
     assert_eq!(rest[..], more[taken..taken + rest.len()]);
 }
 
-#[test]
-fn a_long_scan_keeps_table_pages_only_from_the_applications_leaf_on() {
-    let f = fixture(30_000);
-    let (mut p, list) = scan_from_the_first_leaf(&f);
-    let mut listed_end = LISTED_AT + FIRST_LOOKAHEAD;
-    let mut listed = list.len();
-    let mut extended = 0;
-    // The application reads on, one leaf at a time; each table read behind a new mark may extend the list.
+/// The application reads on from [`LISTED_AT`] to the index's end, one leaf at a time, `list` set; each
+/// table read behind a new mark may extend the list. Checks that every stretch appended lists the
+/// leaves after the last one listed, that the planner keeps table pages only of leaves listed ahead of
+/// the application, and that the whole index ends up listed; returns the stretches.
+fn read_to_the_end(p: &mut ScanPlanner, f: &Fixture, list: &[Entry]) -> Vec<Vec<Entry>> {
+    let mut listed_end = LISTED_AT + list.iter().filter(|e| e.mark).count();
+    let mut stretches = Vec::new();
     for at in LISTED_AT + 1..f.leaves.len() {
         let table_page =
             offset(f.page_of[&f.db.index_leaf_rowids(f.leaves[at - 1].page).unwrap()[0]]);
         if let Plan::Append(more) = p.plan(Some(offset(f.leaves[at].page)), table_page) {
             let from = listed_end;
             listed_end = from + more.iter().filter(|e| e.mark).count();
-            assert_eq!(more, expected(&f, &f.leaves[from..listed_end], true));
-            listed += more.len();
-            extended += 1;
+            assert_eq!(more, expected(f, &f.leaves[from..listed_end], true));
+            stretches.push(more);
         }
         assert!(
             p.leaves_kept() <= listed_end.saturating_sub(at),
@@ -355,14 +353,56 @@ fn a_long_scan_keeps_table_pages_only_from_the_applications_leaf_on() {
             listed_end.saturating_sub(at)
         );
     }
-    assert!(
-        extended >= 2,
-        "the scan must have been extended, {extended} times"
-    );
+    let listed = list.len() + stretches.iter().map(Vec::len).sum::<usize>();
     assert_eq!(
         listed_end,
         f.leaves.len(),
         "the whole index listed, {listed} entries"
+    );
+    stretches
+}
+
+/// A planner told of little memory and to cap its stretches (libprefetch's window schedule) lists no
+/// stretch longer than [`STRETCH_MEMORIES`] times it, in pages, but for the rest of the leaf that
+/// reaches that: the window is smaller still. Told the memory only, it does not cap them.
+#[test]
+fn a_long_scan_lists_stretches_of_at_most_a_few_memories() {
+    let f = fixture(30_000);
+    let memory_pages = 512;
+    let cap = (memory_pages * STRETCH_MEMORIES) as usize;
+    let mut p = planner(&f.path);
+    p.set_memory(memory_pages * u64::from(PAGE_SIZE));
+    p.cap_stretches();
+    let list = start_scan(&mut p, &f, 0);
+    assert_eq!(p.stretch_cap(), cap);
+    let stretches = read_to_the_end(&mut p, &f, &list);
+    for more in &stretches {
+        let last_leaf = more.iter().rposition(|e| e.mark).unwrap();
+        assert!(
+            last_leaf < cap,
+            "a leaf listed at entry {last_leaf}, past {cap}"
+        );
+    }
+    let longest = stretches.iter().map(Vec::len).max().unwrap();
+    assert!(longest >= cap, "the cap was reached: longest {longest}");
+    assert!(stretches.len() > 4, "{} stretches", stretches.len());
+    let mut uncapped = planner(&f.path);
+    uncapped.set_memory(memory_pages * u64::from(PAGE_SIZE));
+    assert_eq!(uncapped.stretch_cap(), usize::MAX);
+    eprintln!(
+        "DEBUG {} stretches, longest {longest}, cap {cap}",
+        stretches.len()
+    );
+}
+
+#[test]
+fn a_long_scan_keeps_table_pages_only_from_the_applications_leaf_on() {
+    let f = fixture(30_000);
+    let (mut p, list) = scan_from_the_first_leaf(&f);
+    let extended = read_to_the_end(&mut p, &f, &list).len();
+    assert!(
+        extended >= 2,
+        "the scan must have been extended, {extended} times"
     );
 }
 
