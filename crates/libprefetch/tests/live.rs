@@ -4,6 +4,8 @@
 //! run one at a time (`alone()`): clients of one process that hold lists at
 //! the same time share its memory, and several tests check exact windows.
 
+mod common;
+
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -46,17 +48,6 @@ fn cached_pages(file: &File, page: u64, count: u64) -> u64 {
         .unwrap_or(0)
 }
 
-fn entries(fd: i32, pages: &[u64]) -> Vec<AccessEntry> {
-    pages
-        .iter()
-        .map(|&p| AccessEntry {
-            offset: p * PAGE,
-            fd,
-            mark: false,
-        })
-        .collect()
-}
-
 fn small_budget(bytes: u64) -> Config {
     Config {
         max_budget_bytes: Some(bytes * 10 / 9 + 1),
@@ -75,7 +66,10 @@ fn done_prefetches_the_window_in_one_round() {
     let pages = [200, 3, 77, 150, 9];
     assert_eq!(
         client
-            .request_prefetching(&entries(fd, &pages), Mode::SET | Mode::DONE)
+            .request_prefetching(
+                &common::unmarked_entries(fd, &pages),
+                Mode::SET | Mode::DONE
+            )
             .unwrap(),
         5
     );
@@ -97,7 +91,10 @@ fn only_pages_missing_from_the_cache_are_fetched() {
         let client = Client::register(small_budget(64 * PAGE), |_, _| {}).unwrap();
         client.register_region(fd, 0, 256 * PAGE).unwrap();
         client
-            .request_prefetching(&entries(fd, &pages), Mode::SET | Mode::DONE)
+            .request_prefetching(
+                &common::unmarked_entries(fd, &pages),
+                Mode::SET | Mode::DONE,
+            )
             .unwrap();
         client.settle();
         assert_eq!(client.stats().rounds, 1);
@@ -122,7 +119,10 @@ fn the_next_window_is_fetched_and_the_old_one_dropped_as_reads_advance() {
     client.register_region(fd, 0, 64 * PAGE).unwrap();
     let pages: Vec<u64> = (0..16).map(|i| i * 4).collect();
     client
-        .request_prefetching(&entries(fd, &pages), Mode::SET | Mode::DONE)
+        .request_prefetching(
+            &common::unmarked_entries(fd, &pages),
+            Mode::SET | Mode::DONE,
+        )
         .unwrap();
     client.settle();
     assert_eq!(cached_pages(&file, 16, 1), 0, "beyond the first window");
@@ -147,7 +147,7 @@ fn a_read_off_the_list_calls_back_with_the_position() {
     let client = Client::register(Config::default(), move |c, info| {
         log.lock().unwrap().push(info);
         c.request_prefetching(
-            &entries(info.requested.0, &[40, 41]),
+            &common::unmarked_entries(info.requested.0, &[40, 41]),
             Mode::SET | Mode::DONE,
         )
         .unwrap();
@@ -200,7 +200,10 @@ fn ignored_reads_do_not_move_the_position() {
         Client::register(Config::default(), move |_, _| *counter.lock().unwrap() += 1).unwrap();
     client.register_region(fd, 0, 16 * PAGE).unwrap();
     client
-        .request_prefetching(&entries(fd, &[1, 2, 3]), Mode::SET | Mode::DONE)
+        .request_prefetching(
+            &common::unmarked_entries(fd, &[1, 2, 3]),
+            Mode::SET | Mode::DONE,
+        )
         .unwrap();
     {
         let _quiet = client.ignore_accesses();
@@ -223,7 +226,7 @@ fn a_full_list_gives_short_counts_and_bounded_memory() {
         |_, _| {},
     )
     .unwrap();
-    let batch = entries(3, &(0..600).collect::<Vec<_>>());
+    let batch = common::unmarked_entries(3, &(0..600).collect::<Vec<_>>());
     assert_eq!(client.request_prefetching(&batch, Mode::SET).unwrap(), 600);
     assert_eq!(
         client.request_prefetching(&batch, Mode::APPEND).unwrap(),
@@ -298,7 +301,10 @@ fn a_callback_that_lists_from_the_requested_read_is_followed_by_that_read() {
         let from = info.requested.1 / PAGE;
         let pages: Vec<u64> = (from..1024).collect();
         client
-            .request_prefetching(&entries(fd, &pages), Mode::SET | Mode::DONE)
+            .request_prefetching(
+                &common::unmarked_entries(fd, &pages),
+                Mode::SET | Mode::DONE,
+            )
             .unwrap();
     })
     .unwrap();
@@ -333,7 +339,10 @@ fn a_client_rests_while_its_reads_are_cached_and_plans_again_at_the_first_miss()
     client.register_region(fd, 0, 2048 * PAGE).unwrap();
     let pages: Vec<u64> = (0..1024).map(|i| i * 2).collect();
     client
-        .request_prefetching(&entries(fd, &pages), Mode::SET | Mode::DONE)
+        .request_prefetching(
+            &common::unmarked_entries(fd, &pages),
+            Mode::SET | Mode::DONE,
+        )
         .unwrap();
     let mut read = |page: u64| {
         note_read(fd, page * PAGE, PAGE);

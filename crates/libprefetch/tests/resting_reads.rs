@@ -8,6 +8,8 @@
 //! the flag (FUSE, once), leave the read to the usual path. The tests run one at a time
 //! (`alone()`), as in `live.rs`.
 
+mod common;
+
 use std::fs::{self, File};
 use std::io::Write;
 use std::os::fd::{AsRawFd, RawFd};
@@ -217,17 +219,6 @@ fn read_followed(file: &File, pages: &[u64]) {
     }
 }
 
-fn entries_of(fd: RawFd, pages: &[u64]) -> Vec<AccessEntry> {
-    pages
-        .iter()
-        .map(|&p| AccessEntry {
-            offset: p * PAGE,
-            fd,
-            mark: false,
-        })
-        .collect()
-}
-
 /// A list set on a resting client wakes it: a new list of pages not cached is planned at once and
 /// its reads are followed, each round sliding the window along them, not left to a probe that
 /// would see the first miss past the first window up to `probe_period - 1` reads late.
@@ -243,7 +234,10 @@ fn a_list_set_on_a_resting_client_is_followed_from_its_first_read() {
     // The odd pages, never listed before, none cached.
     let pages: Vec<u64> = (0..PAGES / 2).map(|i| 2 * i + 1).collect();
     client
-        .request_prefetching(&entries_of(fd, &pages), Mode::SET | Mode::DONE)
+        .request_prefetching(
+            &common::unmarked_entries(fd, &pages),
+            Mode::SET | Mode::DONE,
+        )
         .unwrap();
     client.settle();
     assert!(client.stats().pages_fetched > before.pages_fetched);
@@ -300,7 +294,7 @@ fn entries_appended_to_a_resting_list_wake_it_where_the_reads_are() {
     let before = client.stats();
     let odd: Vec<u64> = (0..16).map(|i| 2 * i + 1).collect();
     client
-        .request_prefetching(&entries_of(fd, &odd), Mode::APPEND)
+        .request_prefetching(&common::unmarked_entries(fd, &odd), Mode::APPEND)
         .unwrap();
     read_followed(&file, &rest[200..201]);
     client.settle();

@@ -1,7 +1,8 @@
-//! Helpers of the live tests that run children inside a memory cgroup.
+//! Helpers shared by the live tests: children inside a memory cgroup, access lists.
 #![allow(dead_code)]
 
 use std::fs;
+use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 
 /// Where the cgroup v1 memory controller is mounted on this machine.
@@ -50,4 +51,16 @@ impl Drop for Cgroup {
 /// Moves this process into `cgroup` (a directory of the memory controller).
 pub fn join(cgroup: &Path) {
     fs::write(cgroup.join("cgroup.procs"), std::process::id().to_string()).unwrap();
+}
+
+/// Unmarked entries for the 4 KiB pages `pages` of descriptor `fd`, in that order.
+pub fn unmarked_entries(fd: RawFd, pages: &[u64]) -> Vec<libprefetch::AccessEntry> {
+    pages
+        .iter()
+        .map(|&p| libprefetch::AccessEntry {
+            offset: p * 4096,
+            fd,
+            mark: false,
+        })
+        .collect()
 }
