@@ -18,8 +18,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use libprefetch::residency::cachestat;
 use libprefetch::{
-    note_read, probe_period, read_cached, AccessEntry, CachedRead, Client, Config, Mode,
-    MAX_PROBE_PERIOD,
+    note_read, probe_period, read_cached, CachedRead, Client, Config, Mode, MAX_PROBE_PERIOD,
 };
 
 const PAGE: u64 = 4096;
@@ -86,16 +85,11 @@ fn resting_client(file: &File) -> (Client, Vec<u64>) {
     let client = Client::register(Config::default(), |_, _| {}).unwrap();
     client.register_region(fd, 0, PAGES * PAGE + PAGE).unwrap();
     let pages: Vec<u64> = (0..PAGES / 2).map(|i| i * 2).collect();
-    let entries: Vec<AccessEntry> = pages
-        .iter()
-        .map(|&p| AccessEntry {
-            offset: p * PAGE,
-            fd,
-            mark: false,
-        })
-        .collect();
     client
-        .request_prefetching(&entries, Mode::SET | Mode::DONE)
+        .request_prefetching(
+            &common::unmarked_entries(fd, &pages),
+            Mode::SET | Mode::DONE,
+        )
         .unwrap();
     for &page in &pages[..512] {
         note_read(fd, page * PAGE, PAGE);

@@ -39,8 +39,8 @@ pub struct Opens {
 
 impl Opens {
     /// Marks the opens of every file of `snapshot`; `None` where fanotify cannot (no
-    /// `CAP_SYS_ADMIN`, no kernel support, a file system that gives no file identifiers). A
-    /// file gone since the snapshot is left unmarked: it is not restored either.
+    /// `CAP_SYS_ADMIN`, no kernel support). A file gone since the snapshot is left unmarked: it
+    /// is not restored either.
     pub fn watch(snapshot: &Snapshot) -> Option<Opens> {
         let flags = InitFlags::FAN_CLASS_NOTIF | InitFlags::FAN_CLOEXEC;
         let events = EventFFlags::O_RDONLY | EventFFlags::O_CLOEXEC;

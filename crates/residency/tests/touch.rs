@@ -93,7 +93,7 @@ fn an_open_by_a_child_of_the_program_is_reported_and_one_outside_its_tree_is_not
     let snapshot = Snapshot::take(std::slice::from_ref(&path)).unwrap();
     let Some(opens) = Opens::watch(&snapshot) else {
         std::fs::remove_file(&path).unwrap();
-        eprintln!("SKIP: fanotify needs CAP_SYS_ADMIN and a kernel with FAN_REPORT_FID");
+        eprintln!("SKIP: fanotify needs CAP_SYS_ADMIN and a kernel that has it (privilege or kernel feature missing)");
         return;
     };
     // The program: a shell whose child opens the file (and keeps it open) once told to.
