@@ -529,6 +529,7 @@ impl Drop for Client {
         self.inner.note_list_held(false);
         let id = self.inner.id;
         globals().remove_regions(|slot| slot.client.id() == id);
+        self.inner.advice_fds.closing_all();
         let slot = if Reentry::is_inside() {
             self.inner.callback.try_lock().ok()
         } else {
@@ -584,6 +585,10 @@ impl RegionClient for ClientInner {
 
     fn on_missed_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, first_cached: bool) {
         ClientInner::on_missed_read(&self, fd, offset, len, first_cached);
+    }
+
+    fn fd_closing(&self, fd: RawFd) {
+        self.advice_fds.closing(fd);
     }
 }
 

@@ -52,7 +52,12 @@
 //! the SQLite extension loaded without the preload library), a private
 //! descriptor stays open until the process exits. At most [`MAX_PRIVATE`]
 //! files per purpose get one; beyond that, advice goes through the
-//! application's descriptor as if no private one could be opened.
+//! application's descriptor as if no private one could be opened. No
+//! private descriptor is opened after the application's close is noted: the
+//! close marks the descriptor's regions retired first, and advice still
+//! planned for a retired descriptor (or for any of a dropped client's) is
+//! dropped rather than routed, since a private descriptor opened then would
+//! outlive the close and keep the file's FUSE filesystem busy.
 //!
 //! Side effects, for the record: one more open file per tracked FUSE file,
 //! until the application closes it (or the process exits, without the
@@ -123,6 +128,9 @@ struct Registered {
     regions: usize,
     /// On FUSE: advice goes through the file's private descriptor.
     fuse: bool,
+    /// The application is closing the number (its regions are retired):
+    /// advice still planned for it is dropped.
+    closing: bool,
 }
 
 /// A client's descriptors, keyed by the application's descriptor number.
@@ -296,7 +304,10 @@ impl AdviceDescriptors {
         };
         let mut registered = self.lock();
         match registered.get_mut(&fd) {
-            Some(known) if known.file == file => known.regions += 1,
+            Some(known) if known.file == file => {
+                known.regions += 1;
+                known.closing = false;
+            }
             _ => {
                 let unread = privates.is_unread(fd);
                 let fuse = !unread && is_fuse(fd);
@@ -306,6 +317,7 @@ impl AdviceDescriptors {
                         file,
                         regions: 1,
                         fuse,
+                        closing: false,
                     },
                 );
             }
@@ -325,9 +337,33 @@ impl AdviceDescriptors {
         }
     }
 
+    /// The application is closing `fd`, or `fd` no longer names the file
+    /// of its regions (which are retired): advice still planned for it is
+    /// dropped from now on. Called before the process's private
+    /// descriptors of the file are retired (`track::note_close`): a round
+    /// routed between that retirement and the real close would otherwise
+    /// open a new private descriptor of the file, which nothing would
+    /// close (it would keep a FUSE filesystem busy until the process
+    /// exits). A round being routed now finishes first (the lock), so a
+    /// private descriptor it opens is retired with the others.
+    pub(crate) fn closing(&self, fd: RawFd) {
+        if let Some(known) = self.lock().get_mut(&fd) {
+            known.closing = true;
+        }
+    }
+
+    /// The client is gone: advice still planned for any of its descriptors
+    /// is dropped, for the same reason as in [`AdviceDescriptors::closing`]
+    /// (the application may close its files next).
+    pub(crate) fn closing_all(&self) {
+        for known in self.lock().values_mut() {
+            known.closing = true;
+        }
+    }
+
     /// Prepares `plan` for issuing: drops the advice of every registered
-    /// descriptor that no longer names the file it named at registration
-    /// (returned, so the caller can retire its regions), and rewrites the
+    /// descriptor that no longer names the file it named at registration,
+    /// or is being closed (returned, so the caller can retire its regions), and rewrites the
     /// descriptors of FUSE files to their private ones. Descriptors listed
     /// without a region are advised as they are; `privates` are the
     /// process's private descriptors.
@@ -338,7 +374,7 @@ impl AdviceDescriptors {
             *checked
                 .entry(fd)
                 .or_insert_with(|| match registered.get(&fd) {
-                    Some(known) if FileId::of(fd) == Some(known.file) => Some(
+                    Some(known) if !known.closing && FileId::of(fd) == Some(known.file) => Some(
                         known
                             .fuse
                             .then(|| privates.for_file(fd, known.file, Purpose::Regions))

@@ -72,6 +72,9 @@ pub trait RegionClient: Send + Sync {
     /// `first_cached`): the client wakes and accounts it as a miss; the
     /// caller holds the re-entrancy guard.
     fn on_missed_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, first_cached: bool);
+    /// `fd` is being closed, or names another file now: advice still
+    /// planned for it is dropped (`descriptors.rs`).
+    fn fd_closing(&self, fd: RawFd);
 }
 
 /// Everything a forked child must not inherit.
@@ -286,12 +289,21 @@ impl Globals {
     }
 
     /// Retires the regions on `fd` (of client `client_id` only, if given):
-    /// the descriptor was closed or names another file now.
+    /// the descriptor is being closed or names another file now. Their
+    /// clients drop the advice still planned for `fd` (`descriptors.rs`),
+    /// marked after the registry's lock is released (a round being routed
+    /// holds its client's descriptors and may take the registry's).
     pub fn retire_regions(&self, fd: i32, client_id: Option<u64>) {
         let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
         let slots = regions.get(&fd).into_iter().flatten();
+        let mut clients = Vec::new();
         for slot in slots.filter(|s| client_id.is_none_or(|id| s.client.id() == id)) {
             slot.retired.store(true, Ordering::Release);
+            clients.push(Arc::clone(&slot.client));
+        }
+        drop(regions);
+        for client in clients {
+            client.fd_closing(fd);
         }
     }
 

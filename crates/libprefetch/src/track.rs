@@ -45,11 +45,13 @@ pub fn note_close(fd: RawFd) {
     crate::cache_budget_io::before_close(fd);
     crate::cache_budget_fds::forget();
     observe::on_close(fd);
-    if let Some(globals) = globals_if_started() {
-        retire_privates(globals, fd);
-    }
+    // Regions first: a round routed after their retirement opens no private
+    // descriptor of the file, which would outlive the close.
     if let Some(globals) = globals_if_started().filter(|g| fd >= 0 && g.any_regions()) {
         globals.retire_regions(fd, None);
+    }
+    if let Some(globals) = globals_if_started() {
+        retire_privates(globals, fd);
     }
 }
 

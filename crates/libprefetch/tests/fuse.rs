@@ -214,3 +214,46 @@ fn a_private_descriptor_stays_open_until_the_application_closes_its_file() {
     drop(file);
     assert_eq!(descriptors_of(&emulated.file), 0, "retired with the file");
 }
+
+#[test]
+fn a_round_advised_after_the_close_is_noted_leaves_no_descriptor_behind() {
+    let Some(emulated) = Emulated::with_file(&[1u8; 1 << 20]) else {
+        return;
+    };
+    let file = File::open(&emulated.file).unwrap();
+    let client = Client::register(Config::default(), |_, _| {}).unwrap();
+    client
+        .register_region(file.as_raw_fd(), 0, 1 << 20)
+        .unwrap();
+    // The close interposer tells the library first; a round advised before the real close (a
+    // round queued for the advice thread, or another thread's request) still names the file.
+    libprefetch::note_close(file.as_raw_fd());
+    let entry = AccessEntry {
+        offset: 0,
+        fd: file.as_raw_fd(),
+        mark: false,
+    };
+    client
+        .request_prefetching(&[entry], Mode::SET | Mode::DONE)
+        .unwrap();
+    client.settle();
+    drop(file);
+    let left = descriptors_of(&emulated.file);
+    // Closed here, so that a failure reads as one rather than an unmount waiting for ever.
+    close_descriptors_of(&emulated.file);
+    assert_eq!(
+        left, 0,
+        "a private descriptor opened after the close was noted outlives the file"
+    );
+}
+
+fn close_descriptors_of(path: &std::path::Path) {
+    for entry in fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        let names_path = fs::read_link(entry.path()).is_ok_and(|target| target == path);
+        let fd = entry.file_name().to_string_lossy().parse::<libc::c_int>();
+        if let (true, Ok(fd)) = (names_path, fd) {
+            // SAFETY: closes a descriptor of this test's file, which nothing else uses.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
