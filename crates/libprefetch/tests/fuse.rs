@@ -174,15 +174,7 @@ fn a_private_descriptor_stays_open_until_the_application_closes_its_file() {
     let region = client
         .register_region(file.as_raw_fd(), 0, 1 << 20)
         .unwrap();
-    let entry = AccessEntry {
-        offset: 0,
-        fd: file.as_raw_fd(),
-        mark: false,
-    };
-    client
-        .request_prefetching(&[entry], Mode::SET | Mode::DONE)
-        .unwrap();
-    client.settle();
+    advise_first_page(&client, &file);
     assert_eq!(
         descriptors_of(&emulated.file),
         2,
@@ -228,6 +220,19 @@ fn a_round_advised_after_the_close_is_noted_leaves_no_descriptor_behind() {
     // The close interposer tells the library first; a round advised before the real close (a
     // round queued for the advice thread, or another thread's request) still names the file.
     libprefetch::note_close(file.as_raw_fd());
+    advise_first_page(&client, &file);
+    drop(file);
+    let left = descriptors_of(&emulated.file);
+    // Closed here, so that a failure reads as one rather than an unmount waiting for ever.
+    close_descriptors_of(&emulated.file);
+    assert_eq!(
+        left, 0,
+        "a private descriptor opened after the close was noted outlives the file"
+    );
+}
+
+/// Lists the first page of `file` and waits for the round's advice.
+fn advise_first_page(client: &Client, file: &File) {
     let entry = AccessEntry {
         offset: 0,
         fd: file.as_raw_fd(),
@@ -237,14 +242,6 @@ fn a_round_advised_after_the_close_is_noted_leaves_no_descriptor_behind() {
         .request_prefetching(&[entry], Mode::SET | Mode::DONE)
         .unwrap();
     client.settle();
-    drop(file);
-    let left = descriptors_of(&emulated.file);
-    // Closed here, so that a failure reads as one rather than an unmount waiting for ever.
-    close_descriptors_of(&emulated.file);
-    assert_eq!(
-        left, 0,
-        "a private descriptor opened after the close was noted outlives the file"
-    );
 }
 
 fn close_descriptors_of(path: &std::path::Path) {
