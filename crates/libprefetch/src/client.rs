@@ -637,6 +637,7 @@ impl ClientInner {
         let Some(len) = clip_to_file(fd, offset, len) else {
             return;
         };
+        self.wake_if_rest_ran_out();
         if self.rest.resting() && self.read_while_resting(fd, offset, len, probe) {
             return;
         }
@@ -838,8 +839,8 @@ impl ClientInner {
         state.pages_fetched += counts.pages_fetched;
         let misses = state.misses;
         let missed = std::mem::replace(&mut state.misses_at_round, misses) != misses;
-        let listed = state.planner.list_len() > 0;
-        self.rest.after_round(&counts, missed, listed);
+        let unread = state.planner.list_remaining();
+        self.rest.after_round(&counts, missed, unread);
         confirm_cached(&mut state.planner, &fetched, &stale);
         self.rounds_in_flight.fetch_sub(1, Ordering::AcqRel);
     }

@@ -18,7 +18,12 @@
 //! list's reads are planned, and a read off it calls back), where waiting
 //! for a miss would leave a new list's callbacks unmade while its pages
 //! are cached; a list set starts the count of clean rounds over, and a
-//! client without a list never rests (its every read calls back).
+//! client without a list never rests (its every read calls back), and a
+//! rest lasts at most as many reads as its list held unread entries when
+//! it began: reads only counted cannot tell where they are on the list, so
+//! past that many they may be past its end, where the next read, off the
+//! list, must call back (a scan's next stretch is listed there); the
+//! client wakes and that read moves the position up to its entry.
 //!
 //! The probe's period trades its cost against a miss seen late. A probe
 //! costs 0.2 us more than the plain read it replaces (`preadv2` with
@@ -113,6 +118,11 @@ pub(super) struct Rest {
     clean_rounds: AtomicU32,
     /// Reads counted without the state lock (`count_read`).
     counted: AtomicU64,
+    /// `counted` at which the rest ends: when the client came to rest, plus
+    /// the entries its list still held then (reads only counted cannot
+    /// tell where they are on the list, so past that many the reads may
+    /// have passed its end).
+    until: AtomicU64,
     /// Resting reads that may be made `RWF_NOWAIT`, probes included, since
     /// the client came to rest.
     since_probe: AtomicU64,
@@ -128,6 +138,23 @@ impl Rest {
     /// True while the client rests: a read is probed and counted, nothing more.
     pub(super) fn resting(&self) -> bool {
         self.resting.load(Ordering::Acquire)
+            && self.counted.load(Ordering::Relaxed) < self.until.load(Ordering::Relaxed)
+    }
+
+    /// True once, for the read that finds the rest ended by its count of
+    /// reads (`until`): the client wakes, and that read is followed from
+    /// where the list's position was left at rest.
+    fn ended_by_reads(&self) -> bool {
+        let ended = self.counted.load(Ordering::Relaxed) >= self.until.load(Ordering::Relaxed);
+        ended
+            && self
+                .resting
+                .compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            && {
+                self.clean_rounds.store(0, Ordering::Release);
+                true
+            }
     }
 
     /// Whether this resting read is to be made with `RWF_NOWAIT`, the
@@ -178,11 +205,12 @@ impl Rest {
     /// A round's advice is out (`counts`): the client rests if this round
     /// and the one before found every range they would fetch cached, issued
     /// no call at all, and no read missed in between (`missed`: since the
-    /// round before's advice was out), and it holds a list (`listed`): a
-    /// client with none calls back at its next read, which is off the list,
-    /// and at rest would not. Called under the state lock.
-    pub(super) fn after_round(&self, counts: &AdviceCounts, missed: bool, listed: bool) {
-        if !listed || !at_rest(counts, missed) {
+    /// round before's advice was out), and its list holds entries not yet
+    /// read (`unread`): a client with none calls back at its next read,
+    /// which is off the list, and at rest would not. The rest lasts at most
+    /// `unread` reads. Called under the state lock.
+    pub(super) fn after_round(&self, counts: &AdviceCounts, missed: bool, unread: u64) {
+        if unread == 0 || !at_rest(counts, missed) {
             self.clean_rounds.store(0, Ordering::Release);
             return;
         }
@@ -190,6 +218,8 @@ impl Rest {
         if clean >= CLEAN_ROUNDS_TO_REST && !self.resting() {
             self.since_probe.store(0, Ordering::Relaxed);
             self.next_probe.store(0, Ordering::Relaxed);
+            let until = self.counted.load(Ordering::Relaxed).saturating_add(unread);
+            self.until.store(until, Ordering::Relaxed);
             self.resting.store(true, Ordering::Release);
         }
     }
@@ -252,6 +282,15 @@ impl ClientInner {
         state.skip_to_next_read = !replaces;
     }
 
+    /// The reads counted at rest may have passed the end of the list
+    /// (`Rest::until`): the client wakes, and its next read moves the
+    /// position up to its entry, or, off the list, calls back.
+    pub(super) fn wake_if_rest_ran_out(&self) {
+        if self.rest.ended_by_reads() {
+            self.lock_state().skip_to_next_read = true;
+        }
+    }
+
     /// The client wakes at a read of `fd` at `offset` that missed: the
     /// planner moves to that read's entry.
     fn wake_at(&self, fd: RawFd, offset: u64) {
@@ -297,6 +336,9 @@ fn at_rest(counts: &AdviceCounts, missed: bool) -> bool {
 mod tests {
     use super::*;
 
+    /// Entries of a list not yet read, more than any test reads.
+    const UNREAD: u64 = 1 << 20;
+
     fn counts(calls: u64, cached_ranges: u64, pages_fetched: u64) -> AdviceCounts {
         AdviceCounts {
             calls,
@@ -309,13 +351,13 @@ mod tests {
     #[test]
     fn a_round_that_found_its_window_cached_rests_the_client_until_a_miss() {
         let rest = Rest::default();
-        rest.after_round(&counts(0, 3, 0), false, true);
+        rest.after_round(&counts(0, 3, 0), false, UNREAD);
         assert!(!rest.resting(), "one round found its window cached");
-        rest.after_round(&counts(0, 3, 0), false, true);
+        rest.after_round(&counts(0, 3, 0), false, UNREAD);
         assert!(rest.resting(), "two in a row did");
         rest.wake();
         assert!(!rest.resting());
-        rest.after_round(&counts(0, 3, 0), false, true);
+        rest.after_round(&counts(0, 3, 0), false, UNREAD);
         assert!(!rest.resting(), "a miss starts the count again");
     }
 
@@ -381,8 +423,8 @@ mod tests {
             rest.probe_due();
         });
         rest.wake();
-        rest.after_round(&counts(0, 3, 0), false, true);
-        rest.after_round(&counts(0, 3, 0), false, true);
+        rest.after_round(&counts(0, 3, 0), false, UNREAD);
+        rest.after_round(&counts(0, 3, 0), false, UNREAD);
         let again: Vec<bool> = (0..MIN_PROBE_PERIOD + 1)
             .map(|_| rest.probe_due())
             .collect();
@@ -390,14 +432,29 @@ mod tests {
     }
 
     #[test]
+    fn a_rest_ends_once_its_reads_may_have_passed_the_end_of_the_list() {
+        let rest = Rest::default();
+        rest.after_round(&counts(0, 3, 0), false, 3);
+        rest.after_round(&counts(0, 3, 0), false, 3);
+        for _ in 0..2 {
+            rest.count_read();
+        }
+        assert!(rest.resting(), "two of the three entries left were read");
+        rest.count_read();
+        assert!(!rest.resting(), "the reads may be past the list's end");
+        assert!(rest.ended_by_reads(), "the next read wakes the client");
+        assert!(!rest.ended_by_reads(), "once");
+    }
+
+    #[test]
     fn a_client_without_a_list_or_given_a_new_one_does_not_rest() {
         let rest = Rest::default();
-        rest.after_round(&counts(0, 3, 0), false, true);
-        rest.after_round(&counts(0, 3, 0), false, false);
-        assert!(!rest.resting(), "its list emptied");
-        rest.after_round(&counts(0, 3, 0), false, true);
+        rest.after_round(&counts(0, 3, 0), false, UNREAD);
+        rest.after_round(&counts(0, 3, 0), false, 0);
+        assert!(!rest.resting(), "no entry left to read");
+        rest.after_round(&counts(0, 3, 0), false, UNREAD);
         rest.wake();
-        rest.after_round(&counts(0, 3, 0), false, true);
+        rest.after_round(&counts(0, 3, 0), false, UNREAD);
         assert!(!rest.resting(), "a new list counts its own rounds");
     }
 
@@ -410,8 +467,8 @@ mod tests {
             (counts(0, 3, 0), true),  // a read missed since the round was planned
         ] {
             let rest = Rest::default();
-            rest.after_round(&super::tests::counts(0, 3, 0), false, true);
-            rest.after_round(&counts, missed, true);
+            rest.after_round(&super::tests::counts(0, 3, 0), false, UNREAD);
+            rest.after_round(&counts, missed, UNREAD);
             assert!(!rest.resting(), "{counts:?}, missed {missed}");
         }
     }

@@ -272,6 +272,31 @@ fn a_list_emptied_on_a_resting_client_calls_back_at_the_next_read() {
     assert_eq!(outcome, CachedRead::Whole(PAGE as usize));
 }
 
+/// A resting client whose reads pass the end of its list calls back at the next read, off the
+/// list (as the SQLite extension's scan reads its next index leaf, cached, after the stretch it
+/// listed): reads only counted at rest can pass a list's end unseen, so the rest ends there.
+#[test]
+fn a_resting_client_calls_back_at_a_read_past_its_list() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let (client, rest) = resting_client(&file);
+    let mut buf = vec![0u8; PAGE as usize];
+    for &page in &rest {
+        note_read(fd, page * PAGE, PAGE);
+        file.read_exact_at(&mut buf, page * PAGE).unwrap();
+    }
+    client.settle();
+    let callbacks = client.stats().callbacks;
+    note_read(fd, PAGE, PAGE);
+    assert_eq!(
+        client.stats().callbacks,
+        callbacks + 1,
+        "a read past the list's end calls back"
+    );
+}
+
 /// Entries appended to a resting client's list wake it; its position, left where it came to rest,
 /// moves up to the entry of the next read, which is no divergence (no callback).
 #[test]

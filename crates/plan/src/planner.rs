@@ -715,6 +715,11 @@ impl Planner {
         self.core.list.len()
     }
 
+    /// Entries of the list not yet read (those past the position).
+    pub fn list_remaining(&self) -> u64 {
+        self.core.list.remaining()
+    }
+
     /// Current reorder-buffer size in bytes.
     pub fn budget_bytes(&self) -> u64 {
         self.core.aimd.current()
