@@ -111,6 +111,8 @@ class RecordDataset:
         self.transform = transform
         self.max_memory = max_memory
         self._union = union_extents(records)
+        #: Where the records do not fit, workers advise by phases (else each has a client).
+        self._phased = self._phases_pay()
         self._worker: Optional[_Worker] = None
         self.set_epoch(0)
 
@@ -149,8 +151,9 @@ class RecordDataset:
         indices = worker_indices(self.order(), self.batch_size, self.drop_last, worker_id, num_workers)
         worker = _Worker(self.records, indices, self.max_memory)
         if not fits(self._union, self.max_memory):
-            fd = self.records.advice_fd()
-            worker.advise(phases=Phases(fd, self.records, worker.order, self._phase_bytes(fd, num_workers)))
+            if self._phased:
+                fd = self.records.advice_fd()
+                worker.advise(phases=Phases(fd, self.records, worker.order, self._phase_bytes(fd, num_workers)))
         elif calls := self._sweep_calls(worker_id, num_workers):
             worker.advise(sweep=Sweep(self.records.advice_fd(), calls))
         self._worker = worker
@@ -162,6 +165,21 @@ class RecordDataset:
         if calls and _native.missing_pages(fd, calls[0][0], sum(calls[-1]) - calls[0][0]):
             return calls
         return []
+
+    def _phases_pay(self) -> bool:
+        """Whether phases, not a client, advise a worker's list where the records do not fit: where
+        the device's measured far request costs at most the records' mean pages (what one request for
+        a record transfers). A phase's records
+        are advised in offset order but a phase is small, so the distance between them is left as
+        the shuffle made it; a client sorts a budget's worth. Where a seek costs less than reading a
+        record, that sorting saves little and the client's rounds cost more than they save; where it
+        costs more (a seek-bound disk), or where the device was not measured, the client stays."""
+        far = _native.far_request_bytes(self.records._fd)
+        if far is None:
+            return False
+        records, page = self.records, self.records._page
+        pages = sum(-(-(o + n) // page) - o // page for o, n in zip(records._offsets, records._lengths) if n)
+        return far * len(records) <= pages * page
 
     def _phase_bytes(self, fd: int, num_workers: int) -> int:
         """Each worker's phase where the records do not fit: the workers together advise one

@@ -39,6 +39,8 @@ class Phases:
         #: The reader's position at which it enters the next phase (past the end: none is left).
         self.next_start = self._start_of(1)
         self._limit = _native.willneed_limit(fd)
+        #: The records' layout as the native union takes it, made once (not once a phase).
+        self._layout = records._offsets.tobytes(), records._lengths.tobytes()
         self._wanted: "queue.SimpleQueue[Optional[int]]" = queue.SimpleQueue()
         for phase in (0, 1):
             self._wanted.put(phase)
@@ -64,7 +66,7 @@ class Phases:
         """The WILLNEED calls of ``phase``: its records' pages as byte ranges in offset order, touching
         ones merged, cut in calls of what one call loads on the device."""
         end = self._start_of(phase + 1)
-        union = union_extents(self._records, self._order[self.starts[phase] : end])
+        union = union_extents(self._records, self._order[self.starts[phase] : end], self._layout)
         return share(union, self._records._page, 0, 1, self._limit)
 
     def _start_of(self, phase: int) -> int:

@@ -131,10 +131,41 @@ def warm(path):
         file.read()
 
 
+def device_costs(monkeypatch, far):
+    """The device's measured far request (``None``: not measured), as the package reads it."""
+    monkeypatch.setattr(libprefetch._native, "far_request_bytes", lambda fd: far)
+
+
 @pytest.mark.parametrize("method", ["fork", "spawn"])
-def test_dataloader_workers_whose_epoch_does_not_fit_advise_their_lists_by_phases(records_file, method):
-    """A budget below the records' pages: no sweep and no client, each worker advises its own list
-    phase by phase, each phase a third of a quarter of the budget; the bytes are the same."""
+@pytest.mark.parametrize("far", [None, 1 << 30])
+def test_dataloader_workers_prefetch_their_own_records_under_one_budget(records_file, method, far, monkeypatch):
+    """A budget below the records' pages on a device not measured or where a seek costs more than a
+    record: no sweep, each worker's client follows its list."""
+    device_costs(monkeypatch, far)
+    path, offsets, lengths, data = records_file
+    workers, batch_size, budget = 3, 5, 2 << 20
+    assert budget < len(data)
+    with libprefetch.Records(path, offsets, lengths) as records:
+        dataset = RecordDataset(records, batch_size=batch_size, seed=7, max_memory=budget)
+        dataset.set_epoch(2)
+        cold(path)
+        batches, reports = loader(dataset, method, workers, batch_size)
+        order = list(dataset.sampler)
+    assert [record for batch in batches for record in batch] == [data[offsets[i] : offsets[i] + lengths[i]] for i in order]
+    for worker, (received, stats, summary) in reports.items():
+        assert received == worker_indices(order, batch_size, False, worker, workers)
+        # Followed from its first record not wholly cached (the others' reads may have cached its first).
+        assert 0 < stats.tracked_reads <= sum(1 for i in received if lengths[i]) and stats.divergences == 0
+        assert stats.prefetched_used > 0 and 0 < stats.budget_bytes <= budget
+        assert summary.startswith(f"{len(received)}/{len(received)} records")
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_dataloader_workers_whose_epoch_does_not_fit_advise_their_lists_by_phases(records_file, method, monkeypatch):
+    """A budget below the records' pages on a device where a seek costs less than a record: no sweep
+    and no client, each worker advises its own list phase by phase, each phase a third of a quarter
+    of the budget; the bytes are the same."""
+    device_costs(monkeypatch, 4096)
     path, offsets, lengths, data = records_file
     workers, batch_size, budget = 3, 5, 2 << 20
     assert budget < len(data)
@@ -346,6 +377,7 @@ def test_a_worker_whose_epoch_does_not_fit_advises_its_list_a_phase_ahead(record
     bytes are the same."""
     from libprefetch import _phases
 
+    device_costs(monkeypatch, 0)
     path, offsets, lengths, data = records_file
     budget = 256 << 10
     computed = []  # (phase, the reader's position) as the advice thread takes up each phase
@@ -397,3 +429,19 @@ def test_phases_hold_at_most_their_bytes_of_pages_and_cover_the_order(records_fi
                 if end < len(order):  # the next record would not have fit
                     nxt = order[end]
                     assert sum(pages) + (-(-(offsets[nxt] + lengths[nxt]) // page) - offsets[nxt] // page) * page > phase_bytes
+
+
+def test_phases_advise_where_a_seek_costs_at_most_a_record(records_file, monkeypatch):
+    """Where the records do not fit, a worker advises by phases only on a device whose measured far
+    request costs at most the records' mean pages; a client otherwise, or on a device not measured."""
+    path, offsets, lengths, _ = records_file
+    page = os.sysconf("SC_PAGE_SIZE")
+    with libprefetch.Records(path, offsets, lengths) as records:
+        spans = [(-(-(o + n) // page) - o // page) * page for o, n in zip(offsets, lengths) if n]
+        mean = sum(spans) // len(records)
+        for far, phased in ((None, False), (mean + page, False), (mean, True), (0, True)):
+            device_costs(monkeypatch, far)
+            dataset = RecordDataset(records, batch_size=4, seed=2, max_memory=256 << 10)
+            dataset.start_worker(0, 2)
+            assert (dataset._worker.phases is not None) == phased and dataset._worker.sweep is None
+            dataset.stop()
