@@ -6,12 +6,13 @@ function of a seed and the epoch number, so every worker process computes the wh
 itself; DataLoader hands the batches of that order to its workers round-robin (batch ``t`` to worker
 ``t % num_workers``, each worker reading its batches in turn), so each worker knows the exact list of
 records it will read before its first read: the paper's whole future access list (ATC 2009, section
-4.2), one client per worker, disclosed by the callback of section 4.3 as in ``Records.epoch``. The
-workers share one memory budget (section 5.6's concurrent instances): the library divides it by the
-processes of the memory cgroup that hold a list, so the dataset passes it through undivided. A page
-holding the end of one worker's record and the start of another's is on both lists; each worker's list
-is given with ``PF_SHARED_EDGES``, so a worker lets such a page go once read instead of dropping it from
-under the other's prefetch.
+4.2). The workers share one memory budget (section 5.6's concurrent instances). A worker whose share
+is all cached when it starts hands its list to a client of its own at its first record not cached,
+disclosed by the callback of section 4.3 as in ``Records.epoch``: the library divides the budget by
+the processes of the memory cgroup that hold a list, so the dataset passes it through undivided; a
+page holding the end of one worker's record and the start of another's is on both lists, each given
+with ``PF_SHARED_EDGES``, so a worker lets such a page go once read instead of dropping it from under
+the other's prefetch.
 
 Each worker's list is an N-th of the records, spread over the whole file: advised alone, its pages go to
 the device about one record a request (15-18 KiB for records of 4-64 KiB, against 100-500 KiB for the
@@ -21,9 +22,11 @@ cache may hold (the library's own reading of the system's and the memory cgroup'
 thread, and registers no client: together the workers read the union as the device's limit does
 (section 3.3's C-LOOK order, over all workers' lists), one prefetcher, and a record read before its
 turn in the sweep waits for its own pages (a client's record-sized advice beside the sweeps split the
-device's queue into small requests). Where the records do not fit, the worker's client prefetches its
-list as before: a page swept long before its read would be evicted first; and where the worker's
-share is all cached already, its client follows as before.
+device's queue into small requests). Where the records do not fit (a page swept long before its read
+would be evicted first), each worker advises its own list a phase of a few MiB ahead of its reads,
+each phase's union in offset order (``_phases``), and registers no client either: the distance ahead
+fits the memory, and the advice costs one WILLNEED per range, no list, no page dropped. Where the
+worker's share is all cached already, its client follows as before.
 
 A read that is not the next one of the worker's list (a ``batch_size`` other than the loader's, a
 sampler other than ``dataset.sampler``, persistent workers in a later epoch) ends that worker's
@@ -40,6 +43,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from . import _native
 from ._client import Client, Stats
+from ._phases import Phases
 from ._records import Records, _EpochPlan
 from ._summary import summary_line
 from ._sweep import Sweep, fits, share, union_extents
@@ -107,6 +111,8 @@ class RecordDataset:
         self.transform = transform
         self.max_memory = max_memory
         self._union = union_extents(records)
+        #: Where the records do not fit, workers advise by phases (else each has a client).
+        self._phased = self._phases_pay()
         self._worker: Optional[_Worker] = None
         self.set_epoch(0)
 
@@ -143,25 +149,51 @@ class RecordDataset:
             raise ValueError(f"worker_id must be in 0..{num_workers - 1}, got {worker_id}")
         self.stop()
         indices = worker_indices(self.order(), self.batch_size, self.drop_last, worker_id, num_workers)
-        calls = self._sweep_calls(worker_id, num_workers)
-        self._worker = _Worker(self.records, indices, self.max_memory, client=not calls)
-        if calls:
-            self._worker.sweep = Sweep(self.records.advice_fd(), calls)
+        worker = _Worker(self.records, indices, self.max_memory)
+        if not fits(self._union, self.max_memory):
+            if self._phased:
+                fd = self.records.advice_fd()
+                worker.advise(phases=Phases(fd, self.records, worker.order, self._phase_bytes(fd, num_workers)))
+        elif calls := self._sweep_calls(worker_id, num_workers):
+            worker.advise(sweep=Sweep(self.records.advice_fd(), calls))
+        self._worker = worker
 
     def _sweep_calls(self, worker_id: int, num_workers: int) -> list[tuple[int, int]]:
-        """The worker's share of the union to sweep: none where the union does not fit or the share
-        is all cached."""
-        if not fits(self._union, self.max_memory):
-            return []
+        """The worker's share of the union (which fits) to sweep: none where the share is all cached."""
         fd = self.records.advice_fd()
         calls = share(self._union, self.records._page, worker_id, num_workers, _native.willneed_limit(fd))
         if calls and _native.missing_pages(fd, calls[0][0], sum(calls[-1]) - calls[0][0]):
             return calls
         return []
 
+    def _phases_pay(self) -> bool:
+        """Whether phases, not a client, advise a worker's list where the records do not fit: where
+        the device's measured far request costs at most the records' mean pages (what one request for
+        a record transfers). A phase's records
+        are advised in offset order but a phase is small, so the distance between them is left as
+        the shuffle made it; a client sorts a budget's worth. Where a seek costs less than reading a
+        record, that sorting saves little and the client's rounds cost more than they save; where it
+        costs more (a seek-bound disk), or where the device was not measured, the client stays."""
+        far = _native.far_request_bytes(self.records._fd)
+        if far is None:
+            return False
+        records, page = self.records, self.records._page
+        pages = sum(-(-(o + n) // page) - o // page for o, n in zip(records._offsets, records._lengths) if n)
+        return far * len(records) <= pages * page
+
+    def _phase_bytes(self, fd: int, num_workers: int) -> int:
+        """Each worker's phase where the records do not fit: the workers together advise one
+        read-ahead window (what one WILLNEED call loads on the device) a phase ahead, and at most a
+        quarter of the room (two phases ahead of every worker, half the room: the pages read and the
+        processes' own memory are charged to it too)."""
+        room = _native.available_for_cache()
+        if self.max_memory is not None:
+            room = min(room, self.max_memory)
+        return max(1, min(_native.willneed_limit(fd), room // 4) // num_workers)
+
     def stats(self) -> Optional[Stats]:
         """This process's worker counters (None before its first read, and for a worker that sweeps
-        its share of the union: it has no client)."""
+        its share of the union or advises its list by phases: it has no client)."""
         return self._worker.stats() if self._worker is not None else None
 
     def summary(self) -> str:
@@ -230,33 +262,43 @@ _pread_cached = _native.pread_cached
 
 class _Worker:
     """One process's reads of an epoch: its list of records, its client (none while its share of the
-    union is swept), and where it is."""
+    union is swept or its list advised by phases), and where it is."""
 
-    def __init__(self, records: Records, indices: list[int], max_memory: Optional[int], client: bool = True) -> None:
+    def __init__(self, records: Records, indices: list[int], max_memory: Optional[int]) -> None:
         self.pid = _pid
         self._records = records
-        self._order = array.array("q", indices)
-        self._length = len(self._order)
+        self.order = array.array("q", indices)
+        self._length = len(self.order)
         self._fd, self._offsets, self._lengths = records._fd, records._offsets, records._lengths
         self._max_memory = max_memory
         self._next = 0
         self._stats: Optional[Stats] = None
         self.sweep: Optional[Sweep] = None
+        self.phases: Optional[Phases] = None
+        #: The position at which the reader enters the next of ``phases`` (past the end: none).
+        self._phase_at = self._length + 1
         self._plan: Optional[_EpochPlan] = None
         #: Whether the reads are still those of the list (with or without a client).
         self._following = True
-        self._swept = not client
         #: No record has missed yet: the client and its list wait for the first that does.
-        self._cached = client
+        self._cached = True
         self._client: Optional[Client] = None
+
+    def advise(self, sweep: Optional[Sweep] = None, phases: Optional[Phases] = None) -> None:
+        """The worker's records are advised by ``sweep`` or ``phases``, not by a client."""
+        self.sweep, self.phases, self._cached = sweep, phases, False
+        if phases is not None:
+            self._phase_at = phases.next_start
 
     def read(self, index: int) -> bytes:
         """Record ``index``: followed by the client while it is the next of the list, plain after
         (every worker's hot path: no call but the read's own). Until a record is not wholly cached,
         each is one ``RWF_NOWAIT`` read and no client exists."""
         position = self._next
-        if position < self._length and self._order[position] == index and self._following:
+        if position < self._length and self.order[position] == index and self._following:
             fd, length, offset = self._fd, self._lengths[index], self._offsets[index]
+            if position >= self._phase_at:
+                self._phase_at = self._entered(position)
             if self._cached:
                 data = _pread_cached(fd, length, offset)
                 if data is not None:
@@ -272,10 +314,18 @@ class _Worker:
         self.close()
         return self._records[index]
 
+    def _entered(self, position: int) -> int:
+        """The reader entered a phase at ``position``: the next phase is advised; where it enters the
+        one after."""
+        if self.phases is None:
+            return self._length + 1
+        self.phases.entered(position)
+        return self.phases.next_start
+
     def _start(self, position: int) -> None:
         """The client, given the list from the record at ``position`` on."""
         # Shuffled records' edge pages are mostly other workers' too: let them go, do not drop them.
-        self._plan = _EpochPlan(self._records, self._order, None, shared_edges=True)
+        self._plan = _EpochPlan(self._records, self.order, None, shared_edges=True)
         self._plan.position = position
         self._client = Client(self._plan.hand_out, max_memory=self._max_memory, infill=0)
         try:
@@ -290,8 +340,11 @@ class _Worker:
 
     def summary(self) -> str:
         stats = self.stats()
-        if stats is None and self._swept:
+        if stats is None and self.sweep is not None:
             return f"{self._next}/{self._length} records; its share of the epoch's union swept, no client"
+        if stats is None and self.phases is not None:
+            return (f"{self._next}/{self._length} records; advised in {len(self.phases.starts)} phases of at most "
+                    f"{self.phases.phase_bytes / (1 << 20):.1f} MiB, no client")
         if stats is None and self.pid == _pid:
             return f"{self._next}/{self._length} records, all cached: no client"
         if stats is None or self._plan is None:
@@ -300,9 +353,10 @@ class _Worker:
 
     def close(self) -> None:
         self._following = False
-        sweep, self.sweep = self.sweep, None
-        if sweep is not None and self.pid == _pid:
-            sweep.stop()
+        self._phase_at = self._length + 1
+        for advice in (self.sweep, self.phases):
+            if advice is not None and self.pid == _pid:
+                advice.stop()
         client, self._client = self._client, None
         if client is not None and self.pid == _pid:
             self._stats = client.stats()

@@ -19,13 +19,17 @@ if TYPE_CHECKING:
     from ._records import Records
 
 
-def union_extents(records: "Records", indexes: Optional["array.array[int]"] = None) -> list[tuple[int, int]]:
+def union_extents(
+    records: "Records", indexes: Optional["array.array[int]"] = None, layout: Optional[tuple[bytes, bytes]] = None
+) -> list[tuple[int, int]]:
     """The pages of the records ``indexes`` (default: all; an epoch reads every record, with
     ``drop_last`` all but fewer than a batch) as ``(offset, length)`` byte ranges in offset order,
-    touching ones merged."""
+    touching ones merged. ``layout``: the records' offsets and lengths as bytes, where the caller keeps
+    them (made here otherwise: a copy of the whole layout)."""
     if indexes is None:
         indexes = array.array("q", range(len(records)))
-    layout = records._offsets.tobytes(), records._lengths.tobytes()
+    if layout is None:
+        layout = records._offsets.tobytes(), records._lengths.tobytes()
     pairs = array.array("q", _native.union_extents(*layout, indexes.tobytes(), records._page))
     return list(zip(pairs[::2], pairs[1::2]))
 

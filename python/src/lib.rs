@@ -473,6 +473,23 @@ fn willneed_limit(fd: i32) -> u64 {
     libprefetch::device::willneed_limit(fd)
 }
 
+/// What one far request (a scattered page, beyond its transfer) costs on `fd`'s device, as bytes of
+/// transfer, from the device's measured profile (`prefetch device measure`); `None` without a usable
+/// profile (none stored, or one measured on another mount) or if `fd` cannot be looked at.
+#[pyfunction]
+fn far_request_bytes(fd: i32) -> Option<u64> {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes a struct stat into the buffer on success.
+    if unsafe { libc::fstat(fd, stat.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: fstat succeeded, so the struct is initialised.
+    let device = unsafe { stat.assume_init() }.st_dev;
+    let mount = libprefetch::profile::mount_id_of(fd);
+    libprefetch::profile::usable(libc::major(device), libc::minor(device), mount)
+        .map(|profile| profile.break_even_gap_bytes())
+}
+
 /// WILLNEED of each `(offset, length)` byte range of `ranges` (native int64 pairs) on `fd` in turn,
 /// with the GIL released, skipping a range whose pages are all cached already (one `cachestat` call,
 /// as the library's own advice does); returns how many ranges were advised. Advice is a hint: its
@@ -559,6 +576,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(instance_id, module)?)?;
     module.add_function(wrap_pyfunction!(available_for_cache, module)?)?;
     module.add_function(wrap_pyfunction!(willneed_limit, module)?)?;
+    module.add_function(wrap_pyfunction!(far_request_bytes, module)?)?;
     module.add_function(wrap_pyfunction!(willneed, module)?)?;
     module.add_function(wrap_pyfunction!(missing_pages, module)?)?;
     module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;

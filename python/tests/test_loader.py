@@ -126,9 +126,22 @@ def cold(path):
     os.close(fd)
 
 
+def warm(path):
+    with open(path, "rb") as file:
+        file.read()
+
+
+def device_costs(monkeypatch, far):
+    """The device's measured far request (``None``: not measured), as the package reads it."""
+    monkeypatch.setattr(libprefetch._native, "far_request_bytes", lambda fd: far)
+
+
 @pytest.mark.parametrize("method", ["fork", "spawn"])
-def test_dataloader_workers_prefetch_their_own_records_under_one_budget(records_file, method):
-    """A budget below the records' pages: no sweep, each worker's client follows its list."""
+@pytest.mark.parametrize("far", [None, 1 << 30])
+def test_dataloader_workers_prefetch_their_own_records_under_one_budget(records_file, method, far, monkeypatch):
+    """A budget below the records' pages on a device not measured or where a seek costs more than a
+    record: no sweep, each worker's client follows its list."""
+    device_costs(monkeypatch, far)
     path, offsets, lengths, data = records_file
     workers, batch_size, budget = 3, 5, 2 << 20
     assert budget < len(data)
@@ -145,6 +158,30 @@ def test_dataloader_workers_prefetch_their_own_records_under_one_budget(records_
         assert 0 < stats.tracked_reads <= sum(1 for i in received if lengths[i]) and stats.divergences == 0
         assert stats.prefetched_used > 0 and 0 < stats.budget_bytes <= budget
         assert summary.startswith(f"{len(received)}/{len(received)} records")
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_dataloader_workers_whose_epoch_does_not_fit_advise_their_lists_by_phases(records_file, method, monkeypatch):
+    """A budget below the records' pages on a device where a seek costs less than a record: no sweep
+    and no client, each worker advises its own list phase by phase, each phase a third of a quarter
+    of the budget; the bytes are the same."""
+    device_costs(monkeypatch, 4096)
+    path, offsets, lengths, data = records_file
+    workers, batch_size, budget = 3, 5, 2 << 20
+    assert budget < len(data)
+    with libprefetch.Records(path, offsets, lengths) as records:
+        dataset = RecordDataset(records, batch_size=batch_size, seed=7, max_memory=budget)
+        dataset.set_epoch(2)
+        cold(path)
+        batches, reports = loader(dataset, method, workers, batch_size)
+        order = list(dataset.sampler)
+        phase = min(libprefetch._native.willneed_limit(records._fd), budget // 4) // workers
+    assert [record for batch in batches for record in batch] == [data[offsets[i] : offsets[i] + lengths[i]] for i in order]
+    for worker, (received, stats, summary) in reports.items():
+        assert received == worker_indices(order, batch_size, False, worker, workers)
+        assert stats is None
+        assert summary.startswith(f"{len(received)}/{len(received)} records; advised in ")
+        assert summary.endswith(f" phases of at most {phase / (1 << 20):.1f} MiB, no client")
 
 
 def test_workers_whose_epoch_fits_sweep_the_union_without_a_client(records_file):
@@ -168,9 +205,11 @@ def test_workers_whose_epoch_fits_sweep_the_union_without_a_client(records_file)
 def test_a_read_off_the_plan_ends_prefetching_and_reads_the_same_bytes(records_file):
     path, offsets, lengths, data = records_file
     with libprefetch.Records(path, offsets, lengths) as records:
-        dataset = RecordDataset(records, batch_size=None, seed=1, max_memory=1 << 20)  # no sweep: a client
+        dataset = RecordDataset(records, batch_size=None, seed=1)
         order = list(dataset.sampler)
-        cold(path)  # the client starts at the first record not cached
+        warm(path)
+        dataset.start_worker(0, 1)  # its share cached: no sweep, a client once a record misses
+        cold(path)
         first = next(k for k, i in enumerate(order) if lengths[i])  # an empty record misses nothing
         for i in order[: first + 1]:
             assert dataset[i] == data[offsets[i] : offsets[i] + lengths[i]]
@@ -183,59 +222,66 @@ def test_a_read_off_the_plan_ends_prefetching_and_reads_the_same_bytes(records_f
         dataset.stop()
 
 
-def _plan_alongside(dataset, worker_id, workers, holding, results):
-    """A worker that reads all but its last record once ``holding`` (a barrier of every worker
-    holding its list) is passed, so that all of them share the budget throughout; sends its stats."""
-    dataset.start_worker(worker_id, workers)
-    mine = worker_indices(dataset.order(), dataset.batch_size, False, worker_id, workers)
+def _plan_alongside(records, mine, budget, holding, results, reader):
+    """A reader of the records ``mine`` (an epoch) that reads all but its last record once ``holding``
+    (a barrier of every reader holding its list) is passed, so that all of them share the budget
+    throughout; sends its stats."""
+    epoch = records.epoch(mine, max_memory=budget)
+    reading = iter(epoch)
     read = 0
-    while dataset.stats() is None:  # the client starts at the first record not cached (the file is cold)
-        dataset[mine[read]]
+    while epoch.stats() is None:  # the client starts at the first record not cached (the file is cold)
+        next(reading)
         read += 1
     holding.wait()
     time.sleep(2 * MEMORY_PROBE_INTERVAL)  # the memory reading taken before the others joined is stale
-    for index in mine[read:-1]:
-        dataset[index]
-    holding.wait()  # nobody's list is done before every worker has read
-    results.put((worker_id, dataset.stats()))
-    dataset.stop()
+    for _ in mine[read:-1]:
+        next(reading)
+    holding.wait()  # nobody's list is done before every reader has read
+    results.put((reader, epoch.stats()))
+    epoch.close()
 
 
-def budgets(dataset, workers):
-    """Each worker's final budget when ``workers`` forked processes read their records together."""
+def budgets(records, order, budget, readers):
+    """Each reader's final budget when ``readers`` forked processes read their shares of ``order``
+    together (as DataLoader's workers are handed batches of 2)."""
     context = multiprocessing.get_context("fork")
-    holding, results = context.Barrier(workers), context.Queue()
+    holding, results = context.Barrier(readers), context.Queue()
     processes = [
-        context.Process(target=_plan_alongside, args=(dataset, w, workers, holding, results)) for w in range(workers)
+        context.Process(
+            target=_plan_alongside,
+            args=(records, worker_indices(order, 2, False, r, readers), budget, holding, results, r),
+        )
+        for r in range(readers)
     ]
     for process in processes:
         process.start()
     found = dict(results.get(timeout=60) for _ in processes)
     for process in processes:
         process.join(timeout=60)
-    return [found[w] for w in range(workers)]
+    return [found[r] for r in range(readers)]
 
 
-def test_workers_reading_together_share_one_budget(records_file):
+def test_readers_of_one_epoch_share_one_budget(records_file):
     """The library divides ``max_memory`` by the processes holding a list (one table per memory
-    cgroup, crate libprefetch's share.rs): alone a worker may plan with all of it, two reading together
-    with at most half each."""
+    cgroup, crate libprefetch's share.rs): alone an epoch's reader may plan with all of it, two reading
+    together with at most half each. (A worker of a ``RecordDataset`` whose records do not fit
+    advises by phases of its share of the budget instead: no client.)"""
     if not os.path.isdir("/dev/shm"):
         pytest.skip("no /dev/shm: processes cannot share a budget here")
     path, offsets, lengths, _ = records_file
     budget = 256 << 10
     with libprefetch.Records(path, offsets, lengths) as records:
-        dataset = RecordDataset(records, batch_size=2, seed=1, max_memory=budget)
-        cold(path)  # each worker's client starts at its first record not cached
-        (alone,) = budgets(dataset, 1)
+        order = libprefetch.epoch_order(len(records), 1, 0)
         cold(path)
-        together = budgets(dataset, 2)
-        assert dataset.stats() is None  # the workers' clients were theirs, not this process's
+        (alone,) = budgets(records, order, budget, 1)
+        cold(path)
+        together = budgets(records, order, budget, 2)
+        dataset = RecordDataset(records, batch_size=2, seed=1, max_memory=budget)
+        with pytest.raises(ValueError):
+            dataset.start_worker(4, 4)
     assert 0 < alone.budget_bytes <= budget and alone.divergences == 0
     for stats in together:
         assert 0 < stats.budget_bytes <= budget // 2 and stats.divergences == 0 and stats.prefetched_used > 0
-    with pytest.raises(ValueError):
-        dataset.start_worker(4, 4)
 
 
 def test_an_epoch_summary_accounts_for_its_pages(records_file):
@@ -276,7 +322,7 @@ def test_the_workers_shares_of_the_union_cover_it_once_in_offset_order(records_f
 def test_a_worker_whose_epoch_fits_advises_its_share_of_the_union(records_file, advised):
     """Worker 1 of 2 advises WILLNEED its share of the records' pages, in offset order, before its
     first read (the kernel reads them as it can: the advice is a hint); it sweeps nothing when its
-    share is cached already or the budget is below the records' pages. The bytes are the same."""
+    share is cached already. The bytes are the same."""
     from libprefetch import _loader
 
     path, offsets, lengths, data = records_file
@@ -286,16 +332,16 @@ def test_a_worker_whose_epoch_fits_advises_its_share_of_the_union(records_file, 
         wanted = [data[offsets[i] : offsets[i] + lengths[i]] for i in mine]
         limit = _loader._native.willneed_limit(records._fd)
         expected = _loader.share(_loader.union_extents(records), page, 1, 2, limit)
-        for budget, cached, sweeps in ((None, False, True), (None, True, False), (len(data) // 2, False, False)):
+        for cached, sweeps in ((False, True), (True, False)):
             fd = os.open(path, os.O_RDONLY)
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
             if cached:
                 os.pread(fd, len(data), 0)
             os.close(fd)
             advised.clear()
-            dataset = RecordDataset(records, batch_size=4, seed=2, max_memory=budget)
+            dataset = RecordDataset(records, batch_size=4, seed=2)
             dataset.start_worker(1, 2)
-            assert (dataset._worker.sweep is not None) == sweeps
+            assert (dataset._worker.sweep is not None) == sweeps and dataset._worker.phases is None
             assert dataset._worker._client is None  # none before a record misses, none for a sweeper
             assert [dataset[i] for i in mine] == wanted
             # A client only where a record missed and nothing was swept.
@@ -322,3 +368,80 @@ def test_a_sweep_skips_ranges_already_cached(records_file):
         assert libprefetch._native.willneed(fd, ranges) == 1
     finally:
         os.close(fd)
+
+
+def test_a_worker_whose_epoch_does_not_fit_advises_its_list_a_phase_ahead(records_file, advised, monkeypatch):
+    """Where the records do not fit, worker 1 of 2 advises its own records phase by phase, each
+    phase's pages in offset order: phases 0 and 1 at once, phase ``k + 1`` only once its reader has
+    entered phase ``k`` (so at most two phases are advised ahead of the reader), and no client. The
+    bytes are the same."""
+    from libprefetch import _phases
+
+    device_costs(monkeypatch, 0)
+    path, offsets, lengths, data = records_file
+    budget = 256 << 10
+    computed = []  # (phase, the reader's position) as the advice thread takes up each phase
+    ranges = _phases.Phases.ranges
+
+    def recording(self, phase):
+        worker = dataset._worker  # None until start_worker returns: no read yet
+        computed.append((phase, worker._next if worker is not None else 0))
+        return ranges(self, phase)
+
+    monkeypatch.setattr(_phases.Phases, "ranges", recording)
+    with libprefetch.Records(path, offsets, lengths) as records:
+        mine = worker_indices(libprefetch.epoch_order(len(records), 2, 0), 4, False, 1, 2)
+        cold(path)
+        dataset = RecordDataset(records, batch_size=4, seed=2, max_memory=budget)
+        dataset.start_worker(1, 2)
+        phases = dataset._worker.phases
+        assert dataset._worker.sweep is None and phases is not None
+        assert phases.phase_bytes == min(libprefetch._native.willneed_limit(records._fd), budget // 4) // 2
+        for _ in range(1000):  # the first two phases are advised before any read
+            if len(computed) >= 2:
+                break
+            time.sleep(0.01)
+        assert [phase for phase, _ in computed[:2]] == [0, 1]
+        assert [dataset[i] for i in mine] == [data[offsets[i] : offsets[i] + lengths[i]] for i in mine]
+        assert dataset.stats() is None
+        dataset.stop()
+        taken = [ranges(phases, phase) for phase, _ in computed]
+    assert len(phases.starts) > 3 and [phase for phase, _ in computed] == list(range(len(computed)))
+    for phase, position in computed[2:]:
+        assert position >= phases.starts[phase - 1]
+    # The phases taken up, in order; the stop may come between the last one's ranges and its advice.
+    assert advised in ([call for calls in taken for call in calls], [call for calls in taken[:-1] for call in calls])
+
+
+def test_phases_hold_at_most_their_bytes_of_pages_and_cover_the_order(records_file):
+    from libprefetch._phases import phase_starts
+
+    path, offsets, lengths, _ = records_file
+    page = os.sysconf("SC_PAGE_SIZE")
+    with libprefetch.Records(path, offsets, lengths) as records:
+        order = array.array("q", libprefetch.epoch_order(len(records), 4, 0))
+        for phase_bytes in (1, 3 * page, 64 << 10):
+            starts = phase_starts(records, order, phase_bytes)
+            assert starts[0] == 0 and starts == sorted(set(starts))
+            for start, end in zip(starts, starts[1:] + [len(order)]):
+                pages = [(-(-(offsets[i] + lengths[i]) // page) - offsets[i] // page) * page for i in order[start:end]]
+                assert end > start and (sum(pages) <= phase_bytes or sum(pages[1:]) == 0)
+                if end < len(order):  # the next record would not have fit
+                    nxt = order[end]
+                    assert sum(pages) + (-(-(offsets[nxt] + lengths[nxt]) // page) - offsets[nxt] // page) * page > phase_bytes
+
+
+def test_phases_advise_where_a_seek_costs_at_most_a_record(records_file, monkeypatch):
+    """Where the records do not fit, a worker advises by phases only on a device whose measured far
+    request costs at most the records' mean pages; a client otherwise, or on a device not measured."""
+    path, offsets, lengths, _ = records_file
+    page = os.sysconf("SC_PAGE_SIZE")
+    with libprefetch.Records(path, offsets, lengths) as records:
+        spans = [(-(-(o + n) // page) - o // page) * page for o, n in zip(offsets, lengths) if n]
+        mean = sum(spans) // len(records)
+        for far, phased in ((None, False), (mean + page, False), (mean, True), (0, True)):
+            device_costs(monkeypatch, far)
+            dataset = RecordDataset(records, batch_size=4, seed=2, max_memory=256 << 10)
+            dataset.start_worker(0, 2)
+            assert (dataset._worker.phases is not None) == phased and dataset._worker.sweep is None
+            dataset.stop()
