@@ -304,42 +304,10 @@ impl Tracked {
                 {
                     planner.note_page_kind(offset, kind);
                 }
-                self.report_unlisted_index_read(offset, amount);
+                libprefetch::note_read(self.fd, offset, amount);
             }
             _ => {}
         }
-    }
-
-    /// Reports to libprefetch an index page SQLite read while no list is set, and plans here if
-    /// libprefetch did not call back for it. A client whose last rounds found their windows cached
-    /// rests (`libprefetch::client_warm`): it calls back for no read until one it probes is missing,
-    /// and an index page reported after SQLite read it is always cached. A list dropped as cached
-    /// ([`Tracked::release_cached_list`]) while its client rested so left the scan unlisted for the
-    /// rest of its transaction: the emulated 6 MiB `unicode` scan stopped being followed half way in
-    /// 2 runs of 27 (15.8k reads followed of 28.9k, 0.84x stock). libprefetch now wakes a client
-    /// whose list is set, emptied included, but without this path the scan still stopped part way
-    /// in 2 of 40 runs (15.1k and 7.3k reads followed), where main's build with it stopped in none
-    /// of 40: kept until what else leaves such a client at rest is found.
-    fn report_unlisted_index_read(&self, offset: u64, amount: u64) {
-        let Some(registered) = self.client.get().and_then(Option::as_ref) else {
-            libprefetch::note_read(self.fd, offset, amount);
-            return;
-        };
-        let callbacks = registered.client.stats().callbacks;
-        libprefetch::note_read(self.fd, offset, amount);
-        if registered.client.stats().callbacks != callbacks {
-            return;
-        }
-        let flags = CallbackFlags {
-            listed: &self.listed,
-            changed: &self.changed,
-            idle_callbacks: &self.idle_callbacks,
-        };
-        let info = CallbackInfo {
-            last_marked: None,
-            requested: (self.fd, offset),
-        };
-        on_callback(&registered.client, self.fd, &self.planner, flags, info);
     }
 
     /// Drops a list whose pages are (almost) all cached (see [`Warmth`]), keeping what the reader learned of the
