@@ -113,7 +113,13 @@ impl Config {
     /// The memory this client may plan with now: the system's and memory
     /// cgroup's room, capped by `max_budget_bytes`.
     pub fn available_for_cache(&self) -> u64 {
-        let probed = memory::available_for_cache();
+        self.available_for_cache_holding(0)
+    }
+
+    /// [`Config::available_for_cache`] for a plan keeping `held` bytes
+    /// cached now (`memory::available_for_cache_holding`).
+    pub fn available_for_cache_holding(&self, held: u64) -> u64 {
+        let probed = memory::available_for_cache_holding(held);
         self.max_budget_bytes.map_or(probed, |cap| cap.min(probed))
     }
 }
@@ -598,11 +604,14 @@ impl ClientInner {
     /// The reading and the process's share of it (which reads /proc for
     /// the other processes sharing the cgroup) are at most
     /// `memory::PROBE_INTERVAL` old; the split between this process's
-    /// clients is always current.
+    /// clients is always current. The pages the plan keeps count as its
+    /// room even when the program's rereads made them active. Call without
+    /// the state lock.
     fn memory_for_cache(&self) -> u64 {
         let share = &globals().share;
         let process = self.memory.read(Instant::now(), || {
-            share.process_portion(self.config.available_for_cache())
+            let held = self.lock_state().planner.held_pages() * self.page_size;
+            share.process_portion(self.config.available_for_cache_holding(held))
         });
         share.client_portion(process)
     }

@@ -454,9 +454,32 @@ impl Planner {
             }
             self.core.list.consume_through(seq);
             Verdict::Consumed
+        } else if let Some(seq) = self.skipped_to(key, reach) {
+            self.core.list.consume_through(seq);
+            Verdict::Consumed
         } else {
             Verdict::Diverged
         }
+    }
+
+    /// The entry of `key` past the window's `reach`, within what the next
+    /// window would reach (the budget times the slow-start growth in slow
+    /// start, else one budget): the application read on past entries its
+    /// own cache served (SQLite's, for an index scan's repeated table
+    /// pages), not a divergence; section 4.2's list may hold reads that
+    /// never reach the file. Diverging there left the list behind the reads.
+    fn skipped_to(&self, key: PageKey, reach: u64) -> Option<u64> {
+        let steps = match self.core.aimd.in_slow_start() {
+            true => self.core.aimd.growth(),
+            false => 1,
+        };
+        let ahead = self.budget_pages().saturating_mul(steps);
+        self.core
+            .list
+            .iter_from(reach)
+            .take(usize::try_from(ahead).unwrap_or(usize::MAX))
+            .find(|(_, entry)| entry.key == key)
+            .map(|(seq, _)| seq)
     }
 
     /// With several readers on the list ([`crate::readers`]), the entry of

@@ -11,7 +11,7 @@
 //! first window is followed, not fetched), 1 for flash (growth 2,
 //! doubling).
 
-use plan::{Entry, Mode, PageKey, Planner, PlannerConfig, RoundPlan, Schedule};
+use plan::{Entry, Mode, PageKey, Planner, PlannerConfig, RoundPlan, Schedule, Verdict};
 
 const PAGE: u64 = 4096;
 const LISTED: u64 = 5_000;
@@ -192,4 +192,36 @@ fn the_whole_list_flag_starts_at_the_papers_window_and_fetches_it() {
             vec![(0, 100_000, 5_000)]
         );
     }
+}
+
+/// The application reads on past listed entries its own cache served (an
+/// index scan whose table pages SQLite's page cache holds): a read of an
+/// entry past the followed first window, within what the next window would
+/// reach, moves the list there and plans that window, where it used to
+/// diverge from the 32-entry window and leave the list where it was; a
+/// read of a page not listed still diverges.
+#[test]
+fn a_read_past_entries_the_application_skipped_moves_the_list_there() {
+    let mut planner = planner(SEEK_BOUND);
+    let list: Vec<Entry> = (0..LISTED)
+        .map(|i| Entry {
+            key: key(i),
+            mark: false,
+        })
+        .collect();
+    planner.request(&list, Mode::SET | Mode::DONE);
+    planner.plan_round();
+    planner.on_read(key(0), false);
+    let (verdict, outcome) = planner.on_read(key(500), false);
+    assert_eq!(verdict, Verdict::Consumed);
+    assert!(outcome.start_round);
+    let fetched: u64 = planner.plan_round().fetch.iter().map(|r| r.len).sum();
+    assert_eq!(planner.budget_pages(), 32 * SEEK_BOUND);
+    assert_eq!(
+        fetched,
+        LISTED - 501,
+        "the rest of the list, from past the read"
+    );
+    let off_list = PageKey { fd: 2, page: 7 };
+    assert_eq!(planner.on_read(off_list, false).0, Verdict::Diverged);
 }
