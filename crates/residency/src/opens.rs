@@ -12,6 +12,8 @@
 //! reporting file identifiers instead (`FAN_REPORT_FID`) asks the file system for its id at
 //! each mark, a request to the daemon on FUSE (794 marks: 16-64 ms against 3 ms), while an
 //! event's descriptor is one open, and only the events read until the program's are opened.
+//! Each event says which file was opened (the descriptor's device and inode): what a touch is
+//! worth depends on the file ([`crate::touch::Touched`]).
 //! Needs `CAP_SYS_ADMIN`; without it [`Opens::watch`] gives `None` and the caller looks in
 //! `/proc` instead ([`crate::touch::Files`], which also sees the files the program opened or
 //! mapped before the marks were made).
@@ -28,8 +30,18 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::fcntl::AT_FDCWD;
 use nix::sys::fanotify::{EventFFlags, Fanotify, InitFlags, MarkFlags, MaskFlags};
+use rustix::fs::fstat;
 
 use crate::snapshot::Snapshot;
+
+/// What an open reported was of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opened {
+    /// The file of this device and inode.
+    File((u64, u64)),
+    /// A file that cannot be told (the queue overflowed, or the file cannot be looked at).
+    Unknown,
+}
 
 /// A fanotify group with a mark on the opens of each file of a snapshot.
 #[derive(Debug)]
@@ -59,20 +71,30 @@ impl Opens {
         Some(Opens { group })
     }
 
-    /// Waits until process `pid` or one of its descendants opens a marked file (or the
-    /// queue overflowed, which hides who did), for `within` at most (`None`: as long as it
-    /// takes): true if one did. An error if the events cannot be read.
-    pub fn wait_for(&self, pid: u32, within: Option<Duration>) -> io::Result<bool> {
+    /// Waits until process `pid` or one of its descendants opens a marked file, for `within`
+    /// at most (`None`: as long as it takes): the file opened (its device and inode), or
+    /// [`Opened::Unknown`] if the queue overflowed (which hides who opened what) or the file
+    /// cannot be looked at; `None` if nothing was opened in time. An error if the events
+    /// cannot be read.
+    pub fn wait_for(&self, pid: u32, within: Option<Duration>) -> io::Result<Option<Opened>> {
         let deadline = within.map(|within| Instant::now() + within);
         loop {
             if let Some(deadline) = deadline {
                 if !self.readable_within(deadline.saturating_duration_since(Instant::now()))? {
-                    return Ok(false);
+                    return Ok(None);
                 }
             }
-            let event = self.next_event()?;
-            if event.mask & libc::FAN_Q_OVERFLOW != 0 || in_tree(event.pid, pid) {
-                return Ok(true);
+            let (event, fd) = self.next_event()?;
+            if event.mask & libc::FAN_Q_OVERFLOW != 0 {
+                return Ok(Some(Opened::Unknown));
+            }
+            if in_tree(event.pid, pid) {
+                // The inode's attributes are cached (the opener just opened it): no round trip
+                // to a FUSE daemon.
+                let id = fd.and_then(|fd| fstat(&fd).ok());
+                return Ok(Some(id.map_or(Opened::Unknown, |stat| {
+                    Opened::File((stat.st_dev, stat.st_ino))
+                })));
             }
         }
     }
@@ -94,9 +116,10 @@ impl Opens {
         }
     }
 
-    /// The next event, its descriptor closed: read alone (a buffer of one event's size), so
-    /// that the kernel opens no descriptor for the events after it.
-    fn next_event(&self) -> io::Result<libc::fanotify_event_metadata> {
+    /// The next event and its descriptor (`None` for an event without one): read alone (a
+    /// buffer of one event's size), so that the kernel opens no descriptor for the events
+    /// after it.
+    fn next_event(&self) -> io::Result<(libc::fanotify_event_metadata, Option<OwnedFd>)> {
         let mut event = MaybeUninit::<libc::fanotify_event_metadata>::uninit();
         let size = size_of::<libc::fanotify_event_metadata>();
         loop {
@@ -107,11 +130,9 @@ impl Opens {
                 Ok(read) if read >= size => {
                     // SAFETY: the kernel wrote a whole event's metadata.
                     let event = unsafe { event.assume_init() };
-                    if event.fd >= 0 {
-                        // SAFETY: the event's descriptor is this process's, owned by nobody else.
-                        drop(unsafe { OwnedFd::from_raw_fd(event.fd) });
-                    }
-                    return Ok(event);
+                    // SAFETY: the event's descriptor is this process's, owned by nobody else.
+                    let fd = (event.fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(event.fd) });
+                    return Ok((event, fd));
                 }
                 Ok(_) => return Err(io::ErrorKind::UnexpectedEof.into()),
                 Err(_) if Errno::last() == Errno::EINTR => {}
