@@ -25,7 +25,6 @@ use std::fs;
 use std::io;
 use std::mem::{size_of, MaybeUninit};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::AT_FDCWD;
@@ -71,48 +70,24 @@ impl Opens {
         Some(Opens { group })
     }
 
-    /// Waits until process `pid` or one of its descendants opens a marked file, for `within`
-    /// at most (`None`: as long as it takes): the file opened (its device and inode), or
-    /// [`Opened::Unknown`] if the queue overflowed (which hides who opened what) or the file
-    /// cannot be looked at; `None` if nothing was opened in time. An error if the events
-    /// cannot be read.
-    pub fn wait_for(&self, pid: u32, within: Option<Duration>) -> io::Result<Option<Opened>> {
-        let deadline = within.map(|within| Instant::now() + within);
+    /// Waits until process `pid` or one of its descendants opens a marked file: the file
+    /// opened (its device and inode), or [`Opened::Unknown`] if the queue overflowed (which
+    /// hides who opened what) or the file cannot be looked at. An error if the events cannot be
+    /// read.
+    pub fn wait_for(&self, pid: u32) -> io::Result<Opened> {
         loop {
-            if let Some(deadline) = deadline {
-                if !self.readable_within(deadline.saturating_duration_since(Instant::now()))? {
-                    return Ok(None);
-                }
-            }
             let (event, fd) = self.next_event()?;
             if event.mask & libc::FAN_Q_OVERFLOW != 0 {
-                return Ok(Some(Opened::Unknown));
+                return Ok(Opened::Unknown);
             }
             if in_tree(event.pid, pid) {
                 // The inode's attributes are cached (the opener just opened it): no round trip
                 // to a FUSE daemon.
                 let id = fd.and_then(|fd| fstat(&fd).ok());
-                return Ok(Some(id.map_or(Opened::Unknown, |stat| {
+                return Ok(id.map_or(Opened::Unknown, |stat| {
                     Opened::File((stat.st_dev, stat.st_ino))
-                })));
+                }));
             }
-        }
-    }
-
-    /// True if an event can be read within `within`.
-    fn readable_within(&self, within: Duration) -> io::Result<bool> {
-        let mut poll = libc::pollfd {
-            fd: self.group.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let millis = i32::try_from(within.as_millis()).unwrap_or(i32::MAX);
-        // SAFETY: one valid pollfd.
-        match unsafe { libc::poll(&mut poll, 1, millis) } {
-            0 => Ok(false),
-            ready if ready > 0 => Ok(true),
-            _ if Errno::last() == Errno::EINTR => Ok(false),
-            _ => Err(io::Error::last_os_error()),
         }
     }
 

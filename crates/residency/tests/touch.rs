@@ -115,7 +115,7 @@ fn an_open_by_a_child_of_the_program_is_reported_and_one_outside_its_tree_is_not
     assert_eq!(line_of(&mut program), "started\n");
     let pid = program.id();
     let (seen, told) = mpsc::channel();
-    std::thread::spawn(move || seen.send(opens.wait_for(pid, None).ok()).unwrap());
+    std::thread::spawn(move || seen.send(opens.wait_for(pid).ok()).unwrap());
     // This process is the program's parent, not in its tree: its open is not the program's.
     drop(File::open(&path).unwrap());
     let early = told.recv_timeout(Duration::from_millis(300));
@@ -131,7 +131,7 @@ fn an_open_by_a_child_of_the_program_is_reported_and_one_outside_its_tree_is_not
     );
     assert_eq!(
         reported,
-        Ok(Some(Some(Opened::File(id)))),
+        Ok(Some(Opened::File(id))),
         "the child's open of the file was not reported"
     );
 }
