@@ -1,11 +1,11 @@
-//! The first open of a snapshot's files by a process tree, seen through fanotify: a mark on
+//! The opens of a snapshot's files by a process tree, seen through fanotify: a mark on
 //! each file of the snapshot (an inode mark: only opens of these files are reported, by any
 //! path, `exec` and the loader's opens of shared libraries included) and a blocking read of
 //! the group's events, each checked for an opener in the tree (`/proc/PID/stat`'s parent,
 //! up to the program).
 //!
-//! `prefetch run --restore` waits for the program's first touch of its snapshot before it
-//! reads anything ([`crate::touch`]). Looking for it in `/proc` every few milliseconds cost
+//! `prefetch run --restore` waits for the program's touches of its snapshot before it reads
+//! anything ([`crate::start`]). Looking for it in `/proc` every few milliseconds cost
 //! the program the looks (its `/proc/PID/maps` read while it ran) and the restore its start
 //! (up to a look's interval late); a blocked read costs nothing until an open of a snapshot
 //! file, and wakes at it. The events carry descriptors, read one event at a time: a group

@@ -2,7 +2,8 @@
 //! (`/proc/PID/fd`) or mapped (`/proc/PID/maps`) by the program or a process it started
 //! (`/proc/PID/task/TID/children`, recursively).
 //!
-//! `prefetch run --restore` reads nothing until the first touch: a snapshot of another
+//! `prefetch run --restore` reads nothing until the program touches the snapshot: a snapshot
+//! of another
 //! program's files, or of files this run never opens, then costs the program nothing (a
 //! restore of them competed with the program's own reads for the disk), as a replay advises
 //! nothing until the program touches a page of its list (docs/record.md, "What a replay
