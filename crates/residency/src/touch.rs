@@ -39,9 +39,11 @@ impl Files {
     pub fn of(snapshot: &Snapshot) -> Files {
         let mut pages = HashMap::new();
         for file in &snapshot.files {
-            *pages
+            // A file listed more than once (two paths to it) counts once, at its largest.
+            let most = pages
                 .entry((file.identity.dev, file.identity.ino))
-                .or_default() += file.page_runs().page_count();
+                .or_default();
+            *most = file.page_runs().page_count().max(*most);
         }
         Files { pages }
     }
@@ -155,6 +157,31 @@ fn children(pid: u32) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_listed_twice_counts_once_and_files_outside_the_snapshot_not_at_all() {
+        let file = |path: &str, ino, pages| crate::snapshot::SnapshotFile {
+            path: path.into(),
+            identity: crate::snapshot::FileIdentity {
+                dev: 1,
+                ino,
+                size: 1 << 20,
+                mtime_sec: 0,
+                mtime_nsec: 0,
+            },
+            pages: vec![[0, pages]],
+        };
+        let mut snapshot = Snapshot::new();
+        snapshot.files = vec![file("/a", 7, 5), file("/b", 7, 5), file("/c", 8, 3)];
+        let files = Files::of(&snapshot);
+        let mut touched = Touched::default();
+        for id in [(1, 7), (1, 7), (1, 9), (2, 8)] {
+            touched.add(&files, id);
+        }
+        assert_eq!(touched.pages, 5);
+        touched.add(&files, (1, 8));
+        assert_eq!(touched.pages, 8);
+    }
 
     #[test]
     fn the_restore_starts_past_one_window_or_at_the_whole_of_a_smaller_snapshot() {
