@@ -2,12 +2,14 @@
 //! are read back beside the program, never in front of it: `run` forks a
 //! restorer and then replaces itself with the program at once, as it
 //! always does, so the program starts without waiting for any of it. The
-//! restorer reads nothing until the program (or a process it started) opens
-//! or maps a file of the snapshot: it blocks on a fanotify group marking the
-//! snapshot's files (`residency::opens`), after one look in `/proc` for the
+//! restorer reads nothing until the program (or a process it started) has opened
+//! or mapped files holding more of the snapshot than one read-around window
+//! (`residency::start`): it blocks on a fanotify group marking the
+//! snapshot's files (`residency::opens`), after looks in `/proc` for the
 //! files already open or mapped (`residency::touch`; without fanotify's
 //! privilege it looks there again and again). A snapshot of files the
-//! program never opens costs it nothing.
+//! program never opens, or of which it opens only small files every program of
+//! its kind opens, costs it nothing.
 //!
 //! The restorer is crate `residency`'s restore beside a program
 //! (`residency::beside`: all or nothing within the memory the page cache
@@ -29,20 +31,6 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use anyhow::{bail, Result};
-
-/// The interval between two looks for the program's first touch of the snapshot's files
-/// for its first [`TOUCH_SOON`]; after that each look doubles it, up to [`TOUCH_POLL_MOST`].
-const TOUCH_POLL: std::time::Duration = std::time::Duration::from_millis(2);
-/// How long the looks stay [`TOUCH_POLL`] apart: a program starts (the interpreter, the
-/// loader) before it opens its files, and a restore that starts late finishes late (`mmap
-/// random`, which maps its file some 20-30 ms in, ran at 5.13x against 5.67x when the looks
-/// doubled from the start).
-const TOUCH_SOON: std::time::Duration = std::time::Duration::from_millis(128);
-/// The longest interval between two looks: a look reads the program's `/proc/PID/maps`,
-/// which a program that never touches the snapshot had read every 2 ms all its run
-/// (`import numpy, pandas` beside another program's snapshot: 0.86x of stock, its requests
-/// stock's).
-const TOUCH_POLL_MOST: std::time::Duration = std::time::Duration::from_millis(64);
 
 /// Forks the detached restorer of `snapshot` for this process (the program,
 /// once this process execs it); returns in this process once it is on its
@@ -109,7 +97,7 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u3
         // SAFETY: leaving at once; the advice given so far stays given.
         unsafe { libc::_exit(0) }
     });
-    wait_for_first_touch(snapshot, pid);
+    residency::start::wait_until_touched(snapshot, pid, residency::start::window_pages(snapshot));
     let reads = residency::beside::Reads {
         infill_bytes: residency::Options::default().infill_bytes,
         read_around_bytes: None,
@@ -117,42 +105,6 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u3
     residency::beside::restore_beside(snapshot, reads);
     // SAFETY: leaving without running the exit handlers of `prefetch`.
     unsafe { libc::_exit(0) }
-}
-
-/// Returns once process `pid` or one it started has touched a file of `snapshot`: a look in
-/// `/proc` for the files it has open or mapped (`residency::touch`), then every [`TOUCH_POLL`]
-/// for its first [`TOUCH_SOON`] a look again or an open of one of them reported in between
-/// (fanotify marks on the snapshot's files, `residency::opens`), whichever comes first, and
-/// after that only such an open: no more looks while the program runs. Where fanotify cannot
-/// be used, looks further apart after [`TOUCH_SOON`], up to [`TOUCH_POLL_MOST`].
-fn wait_for_first_touch(snapshot: &residency::Snapshot, pid: u32) {
-    let files = residency::touch::Files::of(snapshot);
-    if files.touched_by(pid) {
-        return;
-    }
-    let mut opens = residency::opens::Opens::watch(snapshot);
-    let started = std::time::Instant::now();
-    let mut poll = TOUCH_POLL;
-    loop {
-        let soon = started.elapsed() < TOUCH_SOON;
-        match opens
-            .as_ref()
-            .map(|opens| opens.wait_for(pid, soon.then_some(poll)))
-        {
-            Some(Ok(true)) => return,
-            Some(Ok(false)) => {}
-            Some(Err(_)) => opens = None,
-            None => {
-                std::thread::sleep(poll);
-                if !soon {
-                    poll = (poll * 2).min(TOUCH_POLL_MOST);
-                }
-            }
-        }
-        if files.touched_by(pid) {
-            return;
-        }
-    }
 }
 
 /// Standard streams to `/dev/null`, every other descriptor but `keep`

@@ -11,9 +11,11 @@
 //!   memory budget (libprefetch sections 3.3 and 4.6).
 //! - [`beside`]: the same beside a running program: advice only, all or nothing within the memory
 //!   free, paced (`prefetch run --restore`).
-//! - [`touch`]: whether a running program has opened or mapped a snapshot's file yet (the
-//!   restore beside it starts at the first touch).
+//! - [`touch`]: whether a running program has opened or mapped a snapshot's files yet, and
+//!   what those touches are worth.
 //! - [`opens`]: the same seen as it happens, through fanotify marks on the snapshot's files.
+//! - [`start`]: when the restore beside a program starts: once the files it touched hold more
+//!   of the snapshot than one read-around window.
 //!
 //! Nothing here writes to a file it probes or restores, and no function changes what a reader
 //! of those files sees: probes are read-only system calls, restore only advises WILLNEED.
@@ -29,6 +31,7 @@ pub mod probe;
 pub mod restore;
 pub mod runs;
 pub mod snapshot;
+pub mod start;
 pub mod touch;
 
 pub use probe::{probe_file, Probe, Residency};

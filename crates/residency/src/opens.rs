@@ -1,17 +1,19 @@
-//! The first open of a snapshot's files by a process tree, seen through fanotify: a mark on
+//! The opens of a snapshot's files by a process tree, seen through fanotify: a mark on
 //! each file of the snapshot (an inode mark: only opens of these files are reported, by any
 //! path, `exec` and the loader's opens of shared libraries included) and a blocking read of
 //! the group's events, each checked for an opener in the tree (`/proc/PID/stat`'s parent,
 //! up to the program).
 //!
-//! `prefetch run --restore` waits for the program's first touch of its snapshot before it
-//! reads anything ([`crate::touch`]). Looking for it in `/proc` every few milliseconds cost
+//! `prefetch run --restore` waits for the program's touches of its snapshot before it reads
+//! anything ([`crate::start`]). Looking for it in `/proc` every few milliseconds cost
 //! the program the looks (its `/proc/PID/maps` read while it ran) and the restore its start
 //! (up to a look's interval late); a blocked read costs nothing until an open of a snapshot
 //! file, and wakes at it. The events carry descriptors, read one event at a time: a group
 //! reporting file identifiers instead (`FAN_REPORT_FID`) asks the file system for its id at
 //! each mark, a request to the daemon on FUSE (794 marks: 16-64 ms against 3 ms), while an
 //! event's descriptor is one open, and only the events read until the program's are opened.
+//! Each event says which file was opened (the descriptor's device and inode): what a touch is
+//! worth depends on the file ([`crate::touch::Touched`]).
 //! Needs `CAP_SYS_ADMIN`; without it [`Opens::watch`] gives `None` and the caller looks in
 //! `/proc` instead ([`crate::touch::Files`], which also sees the files the program opened or
 //! mapped before the marks were made).
@@ -23,13 +25,22 @@ use std::fs;
 use std::io;
 use std::mem::{size_of, MaybeUninit};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::AT_FDCWD;
 use nix::sys::fanotify::{EventFFlags, Fanotify, InitFlags, MarkFlags, MaskFlags};
+use rustix::fs::fstat;
 
 use crate::snapshot::Snapshot;
+
+/// What an open reported was of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opened {
+    /// The file of this device and inode.
+    File((u64, u64)),
+    /// A file that cannot be told (the queue overflowed, or the file cannot be looked at).
+    Unknown,
+}
 
 /// A fanotify group with a mark on the opens of each file of a snapshot.
 #[derive(Debug)]
@@ -59,44 +70,31 @@ impl Opens {
         Some(Opens { group })
     }
 
-    /// Waits until process `pid` or one of its descendants opens a marked file (or the
-    /// queue overflowed, which hides who did), for `within` at most (`None`: as long as it
-    /// takes): true if one did. An error if the events cannot be read.
-    pub fn wait_for(&self, pid: u32, within: Option<Duration>) -> io::Result<bool> {
-        let deadline = within.map(|within| Instant::now() + within);
+    /// Waits until process `pid` or one of its descendants opens a marked file: the file
+    /// opened (its device and inode), or [`Opened::Unknown`] if the queue overflowed (which
+    /// hides who opened what) or the file cannot be looked at. An error if the events cannot be
+    /// read.
+    pub fn wait_for(&self, pid: u32) -> io::Result<Opened> {
         loop {
-            if let Some(deadline) = deadline {
-                if !self.readable_within(deadline.saturating_duration_since(Instant::now()))? {
-                    return Ok(false);
-                }
+            let (event, fd) = self.next_event()?;
+            if event.mask & libc::FAN_Q_OVERFLOW != 0 {
+                return Ok(Opened::Unknown);
             }
-            let event = self.next_event()?;
-            if event.mask & libc::FAN_Q_OVERFLOW != 0 || in_tree(event.pid, pid) {
-                return Ok(true);
+            if in_tree(event.pid, pid) {
+                // The inode's attributes are cached (the opener just opened it): no round trip
+                // to a FUSE daemon.
+                let id = fd.and_then(|fd| fstat(&fd).ok());
+                return Ok(id.map_or(Opened::Unknown, |stat| {
+                    Opened::File((stat.st_dev, stat.st_ino))
+                }));
             }
         }
     }
 
-    /// True if an event can be read within `within`.
-    fn readable_within(&self, within: Duration) -> io::Result<bool> {
-        let mut poll = libc::pollfd {
-            fd: self.group.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let millis = i32::try_from(within.as_millis()).unwrap_or(i32::MAX);
-        // SAFETY: one valid pollfd.
-        match unsafe { libc::poll(&mut poll, 1, millis) } {
-            0 => Ok(false),
-            ready if ready > 0 => Ok(true),
-            _ if Errno::last() == Errno::EINTR => Ok(false),
-            _ => Err(io::Error::last_os_error()),
-        }
-    }
-
-    /// The next event, its descriptor closed: read alone (a buffer of one event's size), so
-    /// that the kernel opens no descriptor for the events after it.
-    fn next_event(&self) -> io::Result<libc::fanotify_event_metadata> {
+    /// The next event and its descriptor (`None` for an event without one): read alone (a
+    /// buffer of one event's size), so that the kernel opens no descriptor for the events
+    /// after it.
+    fn next_event(&self) -> io::Result<(libc::fanotify_event_metadata, Option<OwnedFd>)> {
         let mut event = MaybeUninit::<libc::fanotify_event_metadata>::uninit();
         let size = size_of::<libc::fanotify_event_metadata>();
         loop {
@@ -107,11 +105,9 @@ impl Opens {
                 Ok(read) if read >= size => {
                     // SAFETY: the kernel wrote a whole event's metadata.
                     let event = unsafe { event.assume_init() };
-                    if event.fd >= 0 {
-                        // SAFETY: the event's descriptor is this process's, owned by nobody else.
-                        drop(unsafe { OwnedFd::from_raw_fd(event.fd) });
-                    }
-                    return Ok(event);
+                    // SAFETY: the event's descriptor is this process's, owned by nobody else.
+                    let fd = (event.fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(event.fd) });
+                    return Ok((event, fd));
                 }
                 Ok(_) => return Err(io::ErrorKind::UnexpectedEof.into()),
                 Err(_) if Errno::last() == Errno::EINTR => {}

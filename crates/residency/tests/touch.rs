@@ -1,16 +1,18 @@
 //! The first touch of a snapshot's files by a process tree: a file opened by a child (after
 //! the check before it was not), a file mapped by the process itself, and a snapshot of files
 //! nobody has open or mapped, which is never touched; and through fanotify, an open by a
-//! child of the program is reported and one by a process outside its tree is not.
+//! child of the program is reported, with the file it opened, and one by a process outside
+//! its tree is not.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use residency::opens::Opens;
+use residency::opens::{Opened, Opens};
 use residency::probe::{page_size, Mapping};
 use residency::touch::Files;
 use residency::Snapshot;
@@ -91,6 +93,8 @@ fn line_of(child: &mut Child) -> String {
 fn an_open_by_a_child_of_the_program_is_reported_and_one_outside_its_tree_is_not() {
     let path = file("fanotify");
     let snapshot = Snapshot::take(std::slice::from_ref(&path)).unwrap();
+    let meta = std::fs::metadata(&path).unwrap();
+    let id = (meta.dev(), meta.ino());
     let Some(opens) = Opens::watch(&snapshot) else {
         std::fs::remove_file(&path).unwrap();
         eprintln!("SKIP: fanotify needs CAP_SYS_ADMIN and a kernel that has it (privilege or kernel feature missing)");
@@ -111,7 +115,7 @@ fn an_open_by_a_child_of_the_program_is_reported_and_one_outside_its_tree_is_not
     assert_eq!(line_of(&mut program), "started\n");
     let pid = program.id();
     let (seen, told) = mpsc::channel();
-    std::thread::spawn(move || seen.send(opens.wait_for(pid, None).ok()).unwrap());
+    std::thread::spawn(move || seen.send(opens.wait_for(pid).ok()).unwrap());
     // This process is the program's parent, not in its tree: its open is not the program's.
     drop(File::open(&path).unwrap());
     let early = told.recv_timeout(Duration::from_millis(300));
@@ -127,7 +131,7 @@ fn an_open_by_a_child_of_the_program_is_reported_and_one_outside_its_tree_is_not
     );
     assert_eq!(
         reported,
-        Ok(Some(true)),
-        "the child's open was not reported"
+        Ok(Some(Opened::File(id))),
+        "the child's open of the file was not reported"
     );
 }
