@@ -30,7 +30,10 @@ def records_file(tmp_path_factory):
         at += length
     data = os.urandom(at)
     path = tmp_path_factory.mktemp("records") / "records.bin"
-    path.write_bytes(data)
+    with open(path, "wb") as file:
+        file.write(data)
+        # Written back now: the tests evict the file to read it cold, and a dirty page is not evicted.
+        os.fsync(file.fileno())
     return path, offsets, lengths, data
 
 

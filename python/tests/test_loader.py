@@ -136,27 +136,39 @@ def device_costs(monkeypatch, far):
     monkeypatch.setattr(libprefetch._native, "far_request_bytes", lambda fd: far)
 
 
+OVER_BUDGET_WORKERS, OVER_BUDGET_BATCH, OVER_BUDGET = 3, 5, 2 << 20
+
+
+def epoch_over_budget(records_file, method, far, monkeypatch):
+    """An epoch of DataLoader-shaped workers under a budget below the records' pages, on a device
+    whose far request costs `far` bytes (None: not measured), the file cold: the sampler's order,
+    each worker's report, and what one WILLNEED loads on the file's device; the bytes checked."""
+    device_costs(monkeypatch, far)
+    path, offsets, lengths, data = records_file
+    assert OVER_BUDGET < len(data)
+    with libprefetch.Records(path, offsets, lengths) as records:
+        dataset = RecordDataset(records, batch_size=OVER_BUDGET_BATCH, seed=7, max_memory=OVER_BUDGET)
+        dataset.set_epoch(2)
+        cold(path)
+        batches, reports = loader(dataset, method, OVER_BUDGET_WORKERS, OVER_BUDGET_BATCH)
+        order = list(dataset.sampler)
+        willneed_limit = libprefetch._native.willneed_limit(records._fd)
+    assert [record for batch in batches for record in batch] == [data[offsets[i] : offsets[i] + lengths[i]] for i in order]
+    return order, reports, willneed_limit
+
+
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 @pytest.mark.parametrize("far", [None, 1 << 30])
 def test_dataloader_workers_prefetch_their_own_records_under_one_budget(records_file, method, far, monkeypatch):
     """A budget below the records' pages on a device not measured or where a seek costs more than a
     record: no sweep, each worker's client follows its list."""
-    device_costs(monkeypatch, far)
-    path, offsets, lengths, data = records_file
-    workers, batch_size, budget = 3, 5, 2 << 20
-    assert budget < len(data)
-    with libprefetch.Records(path, offsets, lengths) as records:
-        dataset = RecordDataset(records, batch_size=batch_size, seed=7, max_memory=budget)
-        dataset.set_epoch(2)
-        cold(path)
-        batches, reports = loader(dataset, method, workers, batch_size)
-        order = list(dataset.sampler)
-    assert [record for batch in batches for record in batch] == [data[offsets[i] : offsets[i] + lengths[i]] for i in order]
+    order, reports, _ = epoch_over_budget(records_file, method, far, monkeypatch)
+    lengths = records_file[2]
     for worker, (received, stats, summary) in reports.items():
-        assert received == worker_indices(order, batch_size, False, worker, workers)
+        assert received == worker_indices(order, OVER_BUDGET_BATCH, False, worker, OVER_BUDGET_WORKERS)
         # Followed from its first record not wholly cached (the others' reads may have cached its first).
         assert 0 < stats.tracked_reads <= sum(1 for i in received if lengths[i]) and stats.divergences == 0
-        assert stats.prefetched_used > 0 and 0 < stats.budget_bytes <= budget
+        assert stats.prefetched_used > 0 and 0 < stats.budget_bytes <= OVER_BUDGET
         assert summary.startswith(f"{len(received)}/{len(received)} records")
 
 
@@ -165,20 +177,10 @@ def test_dataloader_workers_whose_epoch_does_not_fit_advise_their_lists_by_phase
     """A budget below the records' pages on a device where a seek costs less than a record: no sweep
     and no client, each worker advises its own list phase by phase, each phase a third of a quarter
     of the budget; the bytes are the same."""
-    device_costs(monkeypatch, 4096)
-    path, offsets, lengths, data = records_file
-    workers, batch_size, budget = 3, 5, 2 << 20
-    assert budget < len(data)
-    with libprefetch.Records(path, offsets, lengths) as records:
-        dataset = RecordDataset(records, batch_size=batch_size, seed=7, max_memory=budget)
-        dataset.set_epoch(2)
-        cold(path)
-        batches, reports = loader(dataset, method, workers, batch_size)
-        order = list(dataset.sampler)
-        phase = min(libprefetch._native.willneed_limit(records._fd), budget // 4) // workers
-    assert [record for batch in batches for record in batch] == [data[offsets[i] : offsets[i] + lengths[i]] for i in order]
+    order, reports, willneed_limit = epoch_over_budget(records_file, method, 4096, monkeypatch)
+    phase = min(willneed_limit, OVER_BUDGET // 4) // OVER_BUDGET_WORKERS
     for worker, (received, stats, summary) in reports.items():
-        assert received == worker_indices(order, batch_size, False, worker, workers)
+        assert received == worker_indices(order, OVER_BUDGET_BATCH, False, worker, OVER_BUDGET_WORKERS)
         assert stats is None
         assert summary.startswith(f"{len(received)}/{len(received)} records; advised in ")
         assert summary.endswith(f" phases of at most {phase / (1 << 20):.1f} MiB, no client")
