@@ -15,7 +15,9 @@
 //! (`residency::beside`: all or nothing within the memory the page cache
 //! can still take without reclaim, which it shares with the program; only
 //! the missing pages, one C-LOOK sweep, infill, advice only, a few pieces in
-//! flight at a time). It is detached (a grandchild: the program never sees
+//! flight at a time; where a memory cgroup bounds the page cache, each file's
+//! pages when the program opens it, as fanotify reports, instead of one sweep
+//! ahead of it). It is detached (a grandchild: the program never sees
 //! it among its children, so a `wait` for any child is not disturbed),
 //! holds none of the program's
 //! descriptors (its standard streams are `/dev/null`, so a pipe the program
@@ -97,12 +99,32 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u3
         // SAFETY: leaving at once; the advice given so far stays given.
         unsafe { libc::_exit(0) }
     });
-    residency::start::wait_until_touched(snapshot, pid, residency::start::window_pages(snapshot));
+    let window = residency::start::window_pages(snapshot);
+    let (touched, opens) = residency::start::wait_until_touched(snapshot, pid, window);
     let reads = residency::beside::Reads {
         infill_bytes: residency::Options::default().infill_bytes,
         read_around_bytes: None,
     };
-    residency::beside::restore_beside(snapshot, reads);
+    let follow = libprefetch::memory::cgroup_bounds_cache();
+    match opens.or_else(|| {
+        follow
+            .then(|| residency::opens::Opens::watch(snapshot))
+            .flatten()
+    }) {
+        Some(opens) if follow => {
+            let mut next_open = || loop {
+                match opens.wait_for(pid) {
+                    Ok(residency::opens::Opened::File(id)) => return Some(id),
+                    Ok(residency::opens::Opened::Unknown) => {}
+                    Err(_) => return None,
+                }
+            };
+            residency::beside::restore_as_opened(snapshot, reads, &touched.files(), &mut next_open);
+        }
+        _ => {
+            residency::beside::restore_beside(snapshot, reads);
+        }
+    }
     // SAFETY: leaving without running the exit handlers of `prefetch`.
     unsafe { libc::_exit(0) }
 }

@@ -119,6 +119,13 @@ pub fn available_without_reclaim() -> u64 {
     }
 }
 
+/// True if a memory cgroup, not the system, bounds what the page cache can still take for
+/// this process: its limit minus its usage is below `MemAvailable`.
+pub fn cgroup_bounds_cache() -> bool {
+    let system = meminfo_available().unwrap_or(1 << 30);
+    cgroup_free().is_some_and(|free| free < system)
+}
+
 /// The memory cgroup's limit minus its usage, if limited.
 fn cgroup_free() -> Option<u64> {
     let membership = rawio::read_to_string("/proc/self/cgroup")?;

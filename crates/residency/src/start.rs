@@ -49,13 +49,19 @@ pub const TOUCH_POLL_MOST: Duration = Duration::from_millis(64);
 /// them, docs/record.md). An open fanotify cannot tell (its queue overflowed) counts as enough.
 /// Where fanotify cannot be used, looks every [`TOUCH_POLL`] for [`TOUCH_SOON`], then further
 /// apart, up to [`TOUCH_POLL_MOST`].
-pub fn wait_until_touched(snapshot: &Snapshot, pid: u32, window_pages: u64) {
+/// Returns the files touched so far and the fanotify group that saw them, if any (its later
+/// reports are the program's next opens).
+pub fn wait_until_touched(
+    snapshot: &Snapshot,
+    pid: u32,
+    window_pages: u64,
+) -> (Touched, Option<Opens>) {
     let files = Files::of(snapshot);
     let needed = pages_to_start(window_pages, snapshot.page_count());
     let mut touched = Touched::default();
     files.look(pid, &mut touched);
     if touched.pages >= needed {
-        return;
+        return (touched, None);
     }
     let mut opens = Opens::watch(snapshot);
     if opens.is_some() {
@@ -66,7 +72,7 @@ pub fn wait_until_touched(snapshot: &Snapshot, pid: u32, window_pages: u64) {
     while touched.pages < needed {
         match opens.as_ref().map(|opens| opens.wait_for(pid)) {
             Some(Ok(Opened::File(id))) => touched.add(&files, id),
-            Some(Ok(Opened::Unknown)) => return,
+            Some(Ok(Opened::Unknown)) => return (touched, opens),
             Some(Err(_)) => opens = None,
             None => {
                 std::thread::sleep(poll);
@@ -77,6 +83,7 @@ pub fn wait_until_touched(snapshot: &Snapshot, pid: u32, window_pages: u64) {
             }
         }
     }
+    (touched, opens)
 }
 
 /// The pages of one read-around window on the device of `snapshot`'s first file (in device and

@@ -108,6 +108,11 @@ pub struct Touched {
 }
 
 impl Touched {
+    /// The files touched (device and inode).
+    pub fn files(&self) -> Vec<(u64, u64)> {
+        self.files.iter().copied().collect()
+    }
+
     /// Counts the file of device and inode `id` as touched, once, if it is one of `files`.
     pub fn add(&mut self, files: &Files, id: (u64, u64)) {
         if let Some(pages) = files.pages.get(&id) {

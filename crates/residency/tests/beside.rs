@@ -3,16 +3,19 @@
 //! free opens and reads nothing, and the sweep stops for good once a restored piece is evicted
 //! or, in a memory cgroup, once the program beside grows into the room the snapshot fitted in.
 //! A fragment of a read-around window is restored with the window around it, and a whole
-//! window as it is.
+//! window as it is. Following the program's opens, only the files it opens come back, each
+//! once, a file touched before the restore started first.
 //! The files live under the target directory (a disk file system: tmpfs pages cannot be
 //! evicted).
 
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::PathBuf;
 
-use residency::beside::{restore_beside, restore_beside_observed, Outcome, Reads, LOOK_EVERY};
+use residency::beside::{
+    restore_as_opened, restore_beside, restore_beside_observed, Outcome, Reads, LOOK_EVERY,
+};
 use residency::probe::{mincore_runs, page_size, probe_file, Probe};
 use residency::{PageRuns, Snapshot};
 use rustix::fs::{fadvise, Advice};
@@ -201,4 +204,47 @@ fn a_restored_piece_evicted_stops_the_sweep() {
         0,
         "advised after the stop"
     );
+}
+
+#[test]
+fn following_the_opens_restores_only_the_files_opened_each_once() {
+    let paths = [
+        evicted_file("opened-early"),
+        evicted_file("opened-later"),
+        evicted_file("never-opened"),
+    ];
+    let wanted = runs(&[4..40, 500..520]);
+    for path in &paths {
+        cache_pages(path, &wanted);
+    }
+    let snapshot = Snapshot::take(&paths).unwrap();
+    for path in &paths {
+        evict(path);
+    }
+    let id = |i: usize| {
+        let meta = std::fs::metadata(&paths[i]).unwrap();
+        (meta.dev(), meta.ino())
+    };
+    let mut opens = vec![id(1), id(0), id(1)].into_iter();
+    let mut asked = 0;
+    let outcome = restore_as_opened(&snapshot, EXACT, &[id(0)], &mut || {
+        asked += 1;
+        opens.next()
+    });
+    let after: Vec<PageRuns> = paths.iter().map(resident).collect();
+    for path in &paths {
+        std::fs::remove_file(path).unwrap();
+    }
+    assert_eq!(
+        asked, 4,
+        "every open is waited for, until there are no more"
+    );
+    assert_eq!(
+        outcome.files_opened, 2,
+        "a file opened again is not restored again"
+    );
+    assert_eq!(outcome.advised_pages, 2 * wanted.page_count());
+    assert_eq!(after[0], wanted, "the file touched before the start");
+    assert_eq!(after[1], wanted, "the file opened after it");
+    assert_eq!(after[2].page_count(), 0, "a file never opened is not read");
 }
