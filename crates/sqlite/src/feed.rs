@@ -61,7 +61,7 @@ pub struct Tracked {
     /// The connection that opened the file, once SQLite has told it ([`crate::connection`]).
     connection: Arc<Connection>,
     /// What the client and the planner need of the machine ([`Settings`]): probed at open if the file
-    /// is not mostly cached (the gate starts open), else at the first read the gate lets through.
+    /// is not mostly cached (the gate starts by probing each read, `gate.rs`), else at the first read the gate lets through.
     settings: OnceLock<Settings>,
     /// The connection asked for its full scans listed whole ([`Tracked::open`]).
     whole_scans: bool,
@@ -171,8 +171,8 @@ impl Warmth {
 impl Tracked {
     /// Tracks the file open as `fd` (SQLite's descriptor, which must stay open until the `Tracked` is
     /// dropped): its planner and gate now, its client at the first read the gate lets through
-    /// ([`Tracked::client`]), and its [`Settings`] now only if that read is to come at once (the gate
-    /// starts open), so that the first read of a cold file pays no more than before and a connection
+    /// ([`Tracked::client`]), and its [`Settings`] now only if that read may come at once (the gate
+    /// probes the first reads), so that the first read of a cold file pays no more than before and a connection
     /// to a cached file does not pay them. With `whole_scans` (the connection named
     /// the file with `prefetch_scan=whole`, [`crate::vfs::SCAN_PARAMETER`]) and a seek-bound device, a
     /// small table's full scan is listed whole ([`ScanPlanner::set_seek_bound`]); otherwise it is left

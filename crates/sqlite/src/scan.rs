@@ -110,6 +110,11 @@ const RECENT_TABLE_READS: usize = 256;
 /// Unknown index leaves read, with no index root read since the connection opened (SQLite's own cache
 /// held every root), after which every index's structure is read to place them.
 const FALLBACK_LEAVES: usize = 8;
+
+/// Index pages noted before the schema is read ([`ScanPlanner::note_root`]) after which it is read:
+/// a connection's point lookups and short `LIMIT` scans then pay for it once, as they did at their
+/// first index page, and the noted pages take at most this many entries.
+const UNRESOLVED_INDEX_PAGES: usize = 64;
 /// Index interior pages read lately that are remembered: the pages SQLite descended through, which
 /// tell, without a read that would reach the device, whether a scan began at its index's first leaf.
 const RECENT_INDEX_INTERIORS: usize = 64;
@@ -204,6 +209,10 @@ struct Cache {
     unknown_leaves: Vec<u32>,
     /// Index roots read since the last unknown leaf was placed: the trees those leaves belong to.
     roots_read: Vec<u32>,
+    /// Index pages read while the schema was not yet read, in order: which of them are roots is told
+    /// once a scan needs it ([`ScanPlanner::resolve_roots`]), so a query that reads fewer than
+    /// [`MIN_LEAVES`] leaves (a `LIMIT 20`, a point lookup) never reads the schema.
+    index_pages_unresolved: Vec<u32>,
     /// Whether any index root was read since the file was opened or changed.
     any_root_read: bool,
     /// The planner's count of table reads when the first of `unknown_leaves` was read.
@@ -646,11 +655,32 @@ impl ScanPlanner {
 
     /// Remembers `page` if it is the root of an index b-tree: SQLite reads a root (when its own cache
     /// does not hold it) before the leaves below, so the roots read tell which index a leaf is in
-    /// without reading every index's structure.
+    /// without reading every index's structure. Until the schema is read, the page is only noted
+    /// ([`ScanPlanner::resolve_roots`]); after [`UNRESOLVED_INDEX_PAGES`] such pages, the schema is read.
     fn note_root(&mut self, page: u32) -> ReadResult<()> {
+        let pending = &mut self.cache.index_pages_unresolved;
+        if !pending.contains(&page) {
+            pending.push(page);
+        }
+        if self.cache.schema.is_some() || pending.len() >= UNRESOLVED_INDEX_PAGES {
+            self.resolve_roots()?;
+        }
+        Ok(())
+    }
+
+    /// Reads the schema if not yet read and remembers, in the order they were read, the roots among
+    /// the index pages noted before it ([`ScanPlanner::note_root`]).
+    fn resolve_roots(&mut self) -> ReadResult<()> {
         if self.cache.schema.is_none() {
             self.cache.schema = Some(opened(&self.db)?.schema()?);
         }
+        for page in std::mem::take(&mut self.cache.index_pages_unresolved) {
+            self.remember_if_root(page);
+        }
+        Ok(())
+    }
+
+    fn remember_if_root(&mut self, page: u32) {
         let is_root = self
             .cache
             .schema
@@ -660,7 +690,6 @@ impl ScanPlanner {
             self.cache.roots_read.push(page);
             self.cache.any_root_read = true;
         }
-        Ok(())
     }
 
     fn page_at(&self, offset: u64) -> u32 {
@@ -691,6 +720,7 @@ impl ScanPlanner {
         if waiting < MIN_LEAVES {
             return Ok(Plan::Keep);
         }
+        self.resolve_roots()?;
         if self.table_reads == self.cache.table_reads_then {
             // No table read while these leaves were read: a covering scan, told without reading the
             // index's structure (counted once until a table read comes).

@@ -786,3 +786,37 @@ fn a_scan_dropped_as_cached_is_listed_again_at_the_next_leaf_seen() {
     let after = at + 2 * MIN_LEAVES;
     assert_eq!(p.plan(None, offset(f.leaves[after].page)), Plan::Keep);
 }
+
+/// A scan shorter than MIN_LEAVES (a `LIMIT 20` through an index, whose pages may all be cached) reads
+/// nothing but what opening the file reads: not the schema, whose parse was most of the extension's
+/// cost in such a query once the gate let its reads through.
+#[test]
+fn a_scan_shorter_than_min_leaves_reads_no_schema() {
+    use prefetch_sqlite::format::PageKind;
+    let f = fixture(20_000);
+    let counted = || {
+        let source = std::sync::Arc::new(Counted {
+            file: std::fs::File::open(&f.path).unwrap(),
+            reads: Default::default(),
+        });
+        (ScanPlanner::new(source.clone()), source)
+    };
+    let seen = |p: &mut ScanPlanner, page: u32, kind: PageKind| {
+        p.note_page_kind(offset(page), kind);
+        assert_eq!(p.plan(None, offset(page)), Plan::Keep);
+    };
+    let reads = |source: &Counted| source.reads.load(std::sync::atomic::Ordering::Relaxed);
+    let (mut opened_only, source) = counted();
+    seen(&mut opened_only, f.page_of[&1], PageKind::TableLeaf);
+    let opening = reads(&source);
+    let (mut p, source) = counted();
+    seen(&mut p, f.root, PageKind::IndexInterior);
+    for leaf in &f.leaves[..MIN_LEAVES - 1] {
+        seen(&mut p, leaf.page, PageKind::IndexLeaf);
+        for rowid in f.db.index_leaf_rowids(leaf.page).unwrap() {
+            seen(&mut p, f.page_of[&rowid], PageKind::TableLeaf);
+        }
+    }
+    assert_eq!(reads(&source), opening, "no read past the file's opening");
+    assert_eq!(p.decisions().indexes_read, 0);
+}
