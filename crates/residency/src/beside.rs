@@ -98,6 +98,21 @@ pub fn fits(snapshot_pages: u64, free_pages: u64) -> bool {
     snapshot_pages <= free_pages
 }
 
+impl Outcome {
+    /// A restore's outcome before anything is read: the snapshot's pages, the free pages, and
+    /// whether they fit.
+    fn measured(snapshot: &Snapshot) -> Outcome {
+        let snapshot_pages = snapshot.page_count();
+        let free_pages = free_pages();
+        Outcome {
+            snapshot_pages,
+            free_pages,
+            fitted: fits(snapshot_pages, free_pages),
+            ..Outcome::default()
+        }
+    }
+}
+
 /// How the sweep reads what is missing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reads {
@@ -121,12 +136,7 @@ pub fn restore_beside_observed(
     reads: Reads,
     after_piece: &mut dyn FnMut(&Outcome),
 ) -> Outcome {
-    let mut outcome = Outcome {
-        snapshot_pages: snapshot.page_count(),
-        free_pages: free_pages(),
-        ..Outcome::default()
-    };
-    outcome.fitted = fits(outcome.snapshot_pages, outcome.free_pages);
+    let mut outcome = Outcome::measured(snapshot);
     if !outcome.fitted {
         return outcome;
     }
@@ -152,12 +162,7 @@ pub fn restore_as_opened(
     touched: &[(u64, u64)],
     next_open: &mut dyn FnMut() -> Option<(u64, u64)>,
 ) -> Outcome {
-    let mut outcome = Outcome {
-        snapshot_pages: snapshot.page_count(),
-        free_pages: free_pages(),
-        ..Outcome::default()
-    };
-    outcome.fitted = fits(outcome.snapshot_pages, outcome.free_pages);
+    let mut outcome = Outcome::measured(snapshot);
     if !outcome.fitted {
         return outcome;
     }
