@@ -105,13 +105,12 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u3
         infill_bytes: residency::Options::default().infill_bytes,
         read_around_bytes: None,
     };
-    let follow = libprefetch::memory::cgroup_bounds_cache();
-    match opens.or_else(|| {
-        follow
-            .then(|| residency::opens::Opens::watch(snapshot))
-            .flatten()
-    }) {
-        Some(opens) if follow => {
+    // Where a memory cgroup bounds the page cache, the restore follows the program's opens.
+    let follow = libprefetch::memory::cgroup_bounds_cache()
+        .then(|| opens.or_else(|| residency::opens::Opens::watch(snapshot)))
+        .flatten();
+    match follow {
+        Some(opens) => {
             let mut next_open = || loop {
                 match opens.wait_for(pid) {
                     Ok(residency::opens::Opened::File(id)) => return Some(id),
@@ -121,7 +120,7 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u3
             };
             residency::beside::restore_as_opened(snapshot, reads, &touched.files(), &mut next_open);
         }
-        _ => {
+        None => {
             residency::beside::restore_beside(snapshot, reads);
         }
     }

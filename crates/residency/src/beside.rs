@@ -54,7 +54,7 @@
 //! cgroup, the order is the program's opens), and a snapshot larger than the free memory is not
 //! restored at all.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::num::NonZeroU64;
 use std::ops::Range;
 use std::os::fd::AsRawFd;
@@ -168,17 +168,15 @@ pub fn restore_as_opened(
     }
     let mut first = touched.to_vec();
     first.sort_unstable();
-    let mut done = HashSet::new();
+    // The snapshot's entries by file (a file may be listed under two paths), each taken once.
+    let mut by_file: HashMap<(u64, u64), Vec<&SnapshotFile>> = HashMap::new();
+    for entry in &snapshot.files {
+        let id = (entry.identity.dev, entry.identity.ino);
+        by_file.entry(id).or_default().push(entry);
+    }
     let mut sweep = Sweep::new(reads, None);
     for id in first.into_iter().chain(std::iter::from_fn(next_open)) {
-        if !done.insert(id) {
-            continue;
-        }
-        let of_file = snapshot
-            .files
-            .iter()
-            .filter(|file| (file.identity.dev, file.identity.ino) == id);
-        for entry in of_file {
+        for entry in by_file.remove(&id).unwrap_or_default() {
             sweep.restore_file(entry, &mut outcome, &mut |_| {});
         }
     }
