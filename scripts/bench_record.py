@@ -12,6 +12,7 @@ mode), median of the rounds:
   replay-u  the same with a recording of `prefetch record --no-tracepoint`
   base      the same recording replayed by another build (--base PREFETCH, e.g. main's)
   base-restore  the same snapshot restored by that build (`run --restore`)
+  library   `prefetch run -- CMD`: the preloaded library alone, nothing replayed or restored
   other     `prefetch run --replay` of another program's recording (no harm)
   other-restore  `prefetch run --restore` of another program's snapshot (no harm)
   base-other-restore  the same by the --base build
@@ -48,7 +49,7 @@ import subprocess
 import sys
 import time
 
-MODES = ["stock", "replay", "base", "replay-u", "other", "restore", "base-restore", "other-restore",
+MODES = ["stock", "library", "replay", "base", "replay-u", "other", "restore", "base-restore", "other-restore",
          "base-other-restore", "vmtouch", "warm"]
 
 
@@ -160,6 +161,8 @@ def command(runner, mode, name, progs):
     argv, env, paths, other = progs[name]
     rec = lambda n, kind: os.path.join(runner.work, f"{n.replace(' ', '_')}.{kind}")
     p = runner.prefetch
+    if mode == "library":
+        return [p, "run", "--", *argv], env
     if mode == "replay":
         return [p, "run", "--replay", rec(name, "rec"), "--", *argv], env
     if mode == "base":

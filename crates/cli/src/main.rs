@@ -77,6 +77,9 @@ enum Command {
     Run(run::RunArgs),
     /// Run a program and record the pages it reads, for `prefetch run --replay` and `prefetch sim`
     Record(run::RecordArgs),
+    /// The restorer of `prefetch run --restore`, executed afresh outside the program's memory cgroup
+    #[command(hide = true)]
+    RestoreBeside(restore_beside::BesideArgs),
     /// Write one man page per subcommand into DIR (what `make install` installs)
     #[command(hide = true)]
     Man {
@@ -121,6 +124,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         // These replace the process with the program; they return only if it could not start.
         Command::Run(args) => return run::run(args),
         Command::Record(args) => return run::record(args),
+        Command::RestoreBeside(args) => restore_beside::resume(args),
         Command::Bench { command } => bench::run(command),
         Command::Demo(args) => demo::run(args),
         Command::Device { command } => device::run(command),

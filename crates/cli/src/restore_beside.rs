@@ -25,19 +25,48 @@
 //! (`SCHED_IDLE`) and I/O priority, and stops when the program ends (it waits on a pidfd of the
 //! program) or when it is done, whichever comes first.
 //!
+//! In a memory cgroup with a limit, the restorer waits outside it
+//! (`residency::aside`): it moves into the group's parent and executes
+//! `prefetch` afresh (the hidden `prefetch restore-beside`), so that nothing
+//! `prefetch run` charged to the group before the fork is held by it, and
+//! it moves back into the program's group only to restore. A restorer that
+//! only waited beside `import numpy, pandas` in a 48 MiB group cost the
+//! import 30-40 more requests of the emulated disk, moved out or not,
+//! unless it also executed afresh (docs/record.md).
+//!
 //! Follows libprefetch (ATC 2009) sections 3.3 and 4.6 through crate
 //! `residency`.
 //! Deviations: the paper's prefetching follows the application's list;
 //! a snapshot has no order, so the restore is one sweep.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
+use residency::aside::Aside;
 
-/// Forks the detached restorer of `snapshot` for this process (the program,
-/// once this process execs it); returns in this process once it is on its
-/// way.
-pub fn start(snapshot: residency::Snapshot) -> Result<()> {
+/// Arguments of the hidden `prefetch restore-beside`: the restorer executed afresh outside the
+/// program's memory cgroup by `prefetch run --restore` (module comment).
+#[derive(clap::Args)]
+pub struct BesideArgs {
+    /// The program's process id
+    #[arg(long)]
+    pid: u32,
+    /// A pidfd of the program, inherited
+    #[arg(long)]
+    pidfd: i32,
+    /// The memory cgroup the restorer left (the program's, if its own cannot be read later)
+    #[arg(long)]
+    home: PathBuf,
+    /// The snapshot (absolute)
+    snapshot: PathBuf,
+}
+
+/// Forks the detached restorer of `snapshot` (read from `path`) for this process (the program,
+/// once this process execs it); returns in this process once it is on its way.
+pub fn start(snapshot: residency::Snapshot, path: &Path) -> Result<()> {
+    let path = std::path::absolute(path)?;
     let program = pidfd_of_self()?;
     let pid = std::process::id();
     // SAFETY: `prefetch run` is single-threaded here; both children only
@@ -50,7 +79,14 @@ pub fn start(snapshot: residency::Snapshot) -> Result<()> {
         0 => {
             // SAFETY: the intermediate child forks the restorer and leaves.
             if unsafe { libc::fork() } == 0 {
-                restore_until_gone(&snapshot, &program, pid);
+                let aside = libprefetch::memory::cgroup_limited()
+                    .then(residency::aside::step_aside)
+                    .flatten();
+                detach(program.as_raw_fd());
+                if let Some(aside) = &aside {
+                    execute_afresh(&program, pid, aside, &path);
+                }
+                restore_until_gone(&snapshot, &program, pid, aside);
             }
             // SAFETY: leaving without running this process's exit handlers.
             unsafe { libc::_exit(0) }
@@ -78,11 +114,52 @@ fn pidfd_of_self() -> Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
-/// In the restorer: detaches, waits until the program (`program`, a pidfd of
-/// process `pid`) or a process it started touches a file of the snapshot,
-/// restores, and exits when done or when the program has ended.
-fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u32) -> ! {
-    detach(program.as_raw_fd());
+/// In the restorer moved out of the program's memory cgroup: executes `prefetch restore-beside`
+/// afresh (its pidfd `program` inherited); returns only if that failed.
+fn execute_afresh(program: &OwnedFd, pid: u32, aside: &Aside, snapshot: &Path) {
+    let fd = program.as_raw_fd();
+    // SAFETY: clearing close-on-exec of a descriptor this process owns.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
+        return;
+    }
+    let _ = std::process::Command::new("/proc/self/exe")
+        .arg0("prefetch")
+        .arg("restore-beside")
+        .args(["--pid", &pid.to_string(), "--pidfd", &fd.to_string()])
+        .arg("--home")
+        .arg(aside.home())
+        .arg(snapshot)
+        .exec();
+    // SAFETY: as above.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+}
+
+/// `prefetch restore-beside`: the restorer executed afresh outside the program's memory cgroup
+/// goes on (a snapshot it cannot read now, or a pidfd it did not inherit, end it quietly).
+pub fn resume(args: BesideArgs) -> ! {
+    // SAFETY: fcntl only reads the descriptor's flags.
+    let inherited = args.pidfd > 2 && unsafe { libc::fcntl(args.pidfd, libc::F_GETFD) } >= 0;
+    if let (true, Ok(snapshot)) = (inherited, residency::Snapshot::load(&args.snapshot)) {
+        // SAFETY: a descriptor `prefetch run --restore` passed on for this process alone.
+        let program = unsafe { OwnedFd::from_raw_fd(args.pidfd) };
+        detach(program.as_raw_fd());
+        let aside = Aside::from_home(args.home);
+        restore_until_gone(&snapshot, &program, args.pid, Some(aside));
+    }
+    // SAFETY: leaving without running the exit handlers of `prefetch`.
+    unsafe { libc::_exit(0) }
+}
+
+/// In the restorer, detached: waits until the program (`program`, a pidfd of process `pid`) or a
+/// process it started touches a file of the snapshot, restores, and exits when done or when the
+/// program has ended. `aside`: the restorer waits outside the program's memory cgroup, and moves
+/// back into it to restore.
+fn restore_until_gone(
+    snapshot: &residency::Snapshot,
+    program: &OwnedFd,
+    pid: u32,
+    aside: Option<Aside>,
+) -> ! {
     // The heap `prefetch run` freed before the fork stays charged to the program's memory
     // cgroup for as long as the restorer lives; given back, the program keeps that room.
     // SAFETY: malloc_trim only returns free memory of this process's heap to the kernel.
@@ -101,6 +178,12 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u3
     });
     let window = residency::start::window_pages(snapshot);
     let (touched, opens) = residency::start::wait_until_touched(snapshot, pid, window);
+    // Back in the program's group to measure its room and advise: the restore is charged to the
+    // program, within the user's limit, or does not run.
+    if aside.is_some_and(|aside| !rejoin(aside, pid)) {
+        // SAFETY: leaving without running the exit handlers of `prefetch`.
+        unsafe { libc::_exit(0) }
+    }
     let reads = residency::beside::Reads {
         infill_bytes: residency::Options::default().infill_bytes,
         read_around_bytes: None,
@@ -126,6 +209,20 @@ fn restore_until_gone(snapshot: &residency::Snapshot, program: &OwnedFd, pid: u3
     }
     // SAFETY: leaving without running the exit handlers of `prefetch`.
     unsafe { libc::_exit(0) }
+}
+
+/// Moves the restorer back into the memory cgroup of the program (process `pid`); false if it
+/// could not be. The move is made at the normal policy (nice 19): a move takes a lock the
+/// program's forks and thread starts wait for, which `SCHED_IDLE` could hold while every
+/// processor is busy.
+fn rejoin(aside: Aside, pid: u32) -> bool {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: scheduling policy changes of this thread, no memory involved.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+    let joined = aside.rejoin(pid);
+    // SAFETY: as above.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    joined
 }
 
 /// Standard streams to `/dev/null`, every other descriptor but `keep`

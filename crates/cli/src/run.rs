@@ -134,9 +134,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             variables.push((variables::CACHE_WRITEBACK.name, "1".into()));
         }
     }
-    if let Some(snapshot) = &args.restore {
-        let snapshot = ::residency::Snapshot::load(snapshot).context("--restore")?;
-        crate::restore_beside::start(snapshot)?;
+    if let Some(path) = &args.restore {
+        let snapshot = ::residency::Snapshot::load(path).context("--restore")?;
+        crate::restore_beside::start(snapshot, path)?;
     }
     exec(&args.common, variables)
 }

@@ -126,6 +126,11 @@ pub fn cgroup_bounds_cache() -> bool {
     cgroup_free().is_some_and(|free| free < system)
 }
 
+/// True if this process's memory cgroup, or one above it, has a memory limit.
+pub fn cgroup_limited() -> bool {
+    cgroup_free().is_some()
+}
+
 /// The memory cgroup's limit minus its usage, if limited.
 fn cgroup_free() -> Option<u64> {
     let membership = rawio::read_to_string("/proc/self/cgroup")?;
@@ -202,6 +207,19 @@ pub fn cgroup_identity() -> Option<String> {
     let membership = rawio::read_to_string("/proc/self/cgroup")?;
     let (version, path) = memory_cgroup_path(&membership)?;
     Some(format!("{version:?}:/{}", path.display()))
+}
+
+/// The memory cgroup named in `membership` (the text of `/proc/PID/cgroup`): the root of its
+/// hierarchy (`/sys/fs/cgroup/memory` for cgroup v1's memory controller, `/sys/fs/cgroup` for
+/// v2) and the group's directory in it.
+pub fn memory_cgroup_dir(membership: &str) -> Option<(PathBuf, PathBuf)> {
+    let (version, path) = memory_cgroup_path(membership)?;
+    let root = match version {
+        CgroupVersion::V1 => PathBuf::from("/sys/fs/cgroup/memory"),
+        CgroupVersion::V2 => PathBuf::from("/sys/fs/cgroup"),
+    };
+    let dir = root.join(path);
+    Some((root, dir))
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -315,6 +333,25 @@ mod tests {
             memory_cgroup_path(text),
             Some((CgroupVersion::V1, PathBuf::from("bench/run1")))
         );
+    }
+
+    #[test]
+    fn names_the_memory_cgroups_directory_in_either_hierarchy() {
+        assert_eq!(
+            memory_cgroup_dir("12:pids:/x\n4:memory:/bench/run1\n0::/user.slice\n"),
+            Some((
+                PathBuf::from("/sys/fs/cgroup/memory"),
+                PathBuf::from("/sys/fs/cgroup/memory/bench/run1")
+            ))
+        );
+        assert_eq!(
+            memory_cgroup_dir("0::/\n"),
+            Some((
+                PathBuf::from("/sys/fs/cgroup"),
+                PathBuf::from("/sys/fs/cgroup")
+            ))
+        );
+        assert_eq!(memory_cgroup_dir(""), None);
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //!   memory budget (libprefetch sections 3.3 and 4.6).
 //! - [`beside`]: the same beside a running program: advice only, all or nothing within the memory
 //!   free, paced (`prefetch run --restore`).
+//! - [`aside`]: the restorer beside a program waits outside the program's memory cgroup and
+//!   joins it to restore.
 //! - [`touch`]: whether a running program has opened or mapped a snapshot's files yet, and
 //!   what those touches are worth.
 //! - [`opens`]: the same seen as it happens, through fanotify marks on the snapshot's files.
@@ -23,6 +25,7 @@
 
 use std::path::PathBuf;
 
+pub mod aside;
 pub mod beside;
 pub mod files;
 pub mod fincore;
