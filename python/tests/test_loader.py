@@ -416,14 +416,15 @@ def test_a_worker_whose_epoch_does_not_fit_advises_its_list_a_phase_ahead(record
 
 
 def test_phases_hold_at_most_their_bytes_of_pages_and_cover_the_order(records_file):
-    from libprefetch._phases import phase_starts
+    from libprefetch._native import LoaderPhases
 
     path, offsets, lengths, _ = records_file
     page = os.sysconf("SC_PAGE_SIZE")
     with libprefetch.Records(path, offsets, lengths) as records:
         order = array.array("q", libprefetch.epoch_order(len(records), 4, 0))
         for phase_bytes in (1, 3 * page, 64 << 10):
-            starts = phase_starts(records, order, phase_bytes)
+            layout = records._offsets.tobytes(), records._lengths.tobytes()
+            starts = LoaderPhases(*layout, order.tobytes(), page, phase_bytes).starts
             assert starts[0] == 0 and starts == sorted(set(starts))
             for start, end in zip(starts, starts[1:] + [len(order)]):
                 pages = [(-(-(offsets[i] + lengths[i]) // page) - offsets[i] // page) * page for i in order[start:end]]
