@@ -71,6 +71,8 @@ class Phases:
 
     def _run(self) -> None:
         while (phase := self._wanted.get()) is not None:
+            if self._stopped.is_set():  # a phase still queued when the reader stopped: not computed
+                return
             for batch in _batches(self.ranges(phase)):
                 if self._stopped.is_set():
                     return
