@@ -8,6 +8,10 @@ pages, the next round once the reader is through the last) with each round in C-
 cache is full enough to evict them, and the advice is one WILLNEED per range with no list, no
 client and no page dropped (the kernel reclaims the pages read, the oldest first).
 
+The schedule (the phases, which are due when, each phase's calls) is the ``plan`` crate's
+(``plan::loader::Phases``, through ``_native.LoaderPhases``), which the simulator's
+``loader-phases`` policy runs too; this module keeps the thread that advises.
+
 Deviations: the budget is fixed at the start (``phase_bytes``), not grown and cut as the paper's
 (section 4.6); a phase's pages are not dropped after their read.
 """
@@ -20,7 +24,7 @@ import threading
 from typing import TYPE_CHECKING, Optional
 
 from . import _native
-from ._sweep import _batches, share, union_extents
+from ._sweep import _batches, _pairs
 
 if TYPE_CHECKING:
     from ._records import Records
@@ -29,20 +33,19 @@ if TYPE_CHECKING:
 class Phases:
     """A thread advising the records ``order`` names (record indexes in the order they are read)
     phase by phase: phase ``k + 1`` once the reader enters phase ``k`` (``entered``), the first two at
-    once. Phases hold at most ``phase_bytes`` of pages (``phase_starts``)."""
+    once. Phases hold at most ``phase_bytes`` of pages (``starts``)."""
 
     def __init__(self, fd: int, records: "Records", order: "array.array[int]", phase_bytes: int) -> None:
-        self._fd, self._records, self._order = fd, records, order
+        self._fd = fd
         self.phase_bytes = phase_bytes
-        self.starts = phase_starts(records, order, phase_bytes)
-        self._entered = 0
+        layout = records._offsets.tobytes(), records._lengths.tobytes()
+        self._plan = _native.LoaderPhases(*layout, order.tobytes(), records._page, phase_bytes)
+        self.starts = self._plan.starts
         #: The reader's position at which it enters the next phase (past the end: none is left).
-        self.next_start = self._start_of(1)
+        self.next_start = self._plan.next_start()
         self._limit = _native.willneed_limit(fd)
-        #: The records' layout as the native union takes it, made once (not once a phase).
-        self._layout = records._offsets.tobytes(), records._lengths.tobytes()
         self._wanted: "queue.SimpleQueue[Optional[int]]" = queue.SimpleQueue()
-        for phase in (0, 1):
+        for phase in range(*self._plan.first_due()):
             self._wanted.put(phase)
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="libprefetch-phases", daemon=True)
@@ -51,10 +54,9 @@ class Phases:
     def entered(self, position: int) -> None:
         """The reader is at ``position``, at or past ``next_start``: the phase after each phase it has
         entered is queued for advice."""
-        while self._entered + 1 < len(self.starts) and position >= self.starts[self._entered + 1]:
-            self._entered += 1
-            self._wanted.put(self._entered + 1)
-        self.next_start = self._start_of(self._entered + 1)
+        for phase in range(*self._plan.enter(position)):
+            self._wanted.put(phase)
+        self.next_start = self._plan.next_start()
 
     def stop(self) -> None:
         """Ends the advice after the batch under way (the descriptor may be closed after)."""
@@ -65,33 +67,13 @@ class Phases:
     def ranges(self, phase: int) -> list[tuple[int, int]]:
         """The WILLNEED calls of ``phase``: its records' pages as byte ranges in offset order, touching
         ones merged, cut in calls of what one call loads on the device."""
-        end = self._start_of(phase + 1)
-        union = union_extents(self._records, self._order[self.starts[phase] : end], self._layout)
-        return share(union, self._records._page, 0, 1, self._limit)
-
-    def _start_of(self, phase: int) -> int:
-        return self.starts[phase] if phase < len(self.starts) else len(self._order) + 1
+        return _pairs(self._plan.calls(phase, self._limit))
 
     def _run(self) -> None:
         while (phase := self._wanted.get()) is not None:
-            if phase >= len(self.starts):
-                continue
+            if self._stopped.is_set():  # a phase still queued when the reader stopped: not computed
+                return
             for batch in _batches(self.ranges(phase)):
                 if self._stopped.is_set():
                     return
                 _native.willneed(self._fd, batch)
-
-
-def phase_starts(records: "Records", order: "array.array[int]", phase_bytes: int) -> list[int]:
-    """The positions in ``order`` where phases start: a phase holds records from its start on while
-    their pages (each record's whole pages) come to at most ``phase_bytes``, and at least one."""
-    page, offsets, lengths = records._page, records._offsets, records._lengths
-    starts, filled = [0] if order else [], 0
-    for position, index in enumerate(order):
-        offset = offsets[index]
-        size = -(-(offset + lengths[index]) // page) * page - offset // page * page
-        if filled and filled + size > phase_bytes:
-            starts.append(position)
-            filled = 0
-        filled += size
-    return starts

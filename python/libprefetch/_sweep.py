@@ -4,7 +4,9 @@ When an epoch's records fit in what the page cache may hold, reading their union
 how the device reads them fastest (section 3.3's C-LOOK order over the whole list, ATC 2009): the
 records come to the page cache in large requests, as the device's limit reads them, and each read
 then finds its record cached or waits for its own pages. ``RecordDataset``'s workers each sweep an
-N-th of the union; a ``Records.epoch`` sweeps the union of its records alone.
+N-th of the union; a ``Records.epoch`` sweeps the union of its records alone. The schedule (the
+union, each worker's share, the calls) is the ``plan`` crate's (``plan::loader``), which the
+simulator runs too; this module keeps the thread.
 """
 
 from __future__ import annotations
@@ -24,28 +26,26 @@ def union_extents(
 ) -> list[tuple[int, int]]:
     """The pages of the records ``indexes`` (default: all; an epoch reads every record, with
     ``drop_last`` all but fewer than a batch) as ``(offset, length)`` byte ranges in offset order,
-    touching ones merged. ``layout``: the records' offsets and lengths as bytes, where the caller keeps
-    them (made here otherwise: a copy of the whole layout)."""
+    touching ones merged (``plan::loader::union``). ``layout``: the records' offsets and lengths as
+    bytes, where the caller keeps them (made here otherwise: a copy of the whole layout)."""
     if indexes is None:
         indexes = array.array("q", range(len(records)))
     if layout is None:
         layout = records._offsets.tobytes(), records._lengths.tobytes()
-    pairs = array.array("q", _native.union_extents(*layout, indexes.tobytes(), records._page))
-    return list(zip(pairs[::2], pairs[1::2]))
+    return _pairs(_native.union_extents(*layout, indexes.tobytes(), records._page))
 
 
 def share(extents: list[tuple[int, int]], page: int, worker: int, workers: int, call: int) -> list[tuple[int, int]]:
     """Worker ``worker``'s N-th of ``extents`` (whole pages) by pages, in offset order, cut in calls
-    of at most ``call`` bytes (what one WILLNEED call loads on the device)."""
-    pages = sum(length for _, length in extents) // page
-    low, high = pages * worker // workers * page, pages * (worker + 1) // workers * page
-    calls, passed = [], 0
-    for offset, length in extents:
-        start, end = max(low, passed), min(high, passed + length)
-        for at in range(start, end, call):
-            calls.append((offset + at - passed, min(call, end - at)))
-        passed += length
-    return calls
+    of at most ``call`` bytes (what one WILLNEED call loads on the device): ``plan::loader::share``."""
+    flat = array.array("q", [value for extent in extents for value in extent])
+    return _pairs(_native.share(flat.tobytes(), page, worker, workers, call))
+
+
+def _pairs(native: bytes) -> list[tuple[int, int]]:
+    """Native int64 pairs as ``(offset, length)`` tuples."""
+    values = array.array("q", native)
+    return list(zip(values[::2], values[1::2]))
 
 
 def fits(extents: list[tuple[int, int]], max_memory: Optional[int]) -> bool:

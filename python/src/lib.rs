@@ -12,8 +12,8 @@
 //! Errors: `InvalidArgument` becomes `ValueError`; `BadFd` and `Forked` become `OSError` with the errno
 //! the C API sets for them (EBADF, ESRCH).
 //!
-//! Deviations: `sqlite_auto_extension`, `record_pages` and `union_extents` are this module's own
-//! additions.
+//! Deviations: `sqlite_auto_extension`, `record_pages`, `union_extents`, `share` and `LoaderPhases`
+//! are this module's own additions.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::mem::MaybeUninit;
@@ -27,6 +27,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+mod loader;
 mod pages;
 mod sim;
 
@@ -581,7 +582,9 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(missing_pages, module)?)?;
     module.add_function(wrap_pyfunction!(sqlite_auto_extension, module)?)?;
     module.add_function(wrap_pyfunction!(pages::record_pages, module)?)?;
-    module.add_function(wrap_pyfunction!(pages::union_extents, module)?)?;
+    module.add_function(wrap_pyfunction!(loader::union_extents, module)?)?;
+    module.add_function(wrap_pyfunction!(loader::share, module)?)?;
+    module.add_class::<loader::LoaderPhases>()?;
     sim::register(module)?;
     Ok(())
 }

@@ -1,16 +1,14 @@
 //! `record_pages`: the access list of an epoch (ATC 2009, section 4.2: the application's future
 //! reads, one entry per page) built from the records' layout, for `Records.epoch` and
 //! `RecordDataset`'s workers. In Python the loop over records cost a worker of a 70,938-record epoch
-//! 15-20 ms, about a tenth of its whole pass when every page is cached. `union_extents`: the same
-//! records' pages as merged byte ranges in offset order, what a sweep advises (section 3.3's C-LOOK
-//! order over the whole list); in Python it cost 120-250 ms for that epoch.
+//! 15-20 ms, about a tenth of its whole pass when every page is cached.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 /// The `int64` values of `bytes` (native byte order, as `array.array("q").tobytes()` gives).
-fn int64s(bytes: &[u8], name: &str) -> PyResult<Vec<i64>> {
+pub(crate) fn int64s(bytes: &[u8], name: &str) -> PyResult<Vec<i64>> {
     if !bytes.len().is_multiple_of(8) {
         return Err(PyValueError::new_err(format!(
             "{name} must hold 8-byte integers"
@@ -57,7 +55,7 @@ pub fn record_pages<'py>(
 
 /// The records `order` names, as `(offset, length)` pairs; `ValueError` for an index out of range or
 /// a negative offset or length.
-fn chosen(offsets: &[i64], lengths: &[i64], order: &[i64]) -> PyResult<Vec<(i64, i64)>> {
+pub(crate) fn chosen(offsets: &[i64], lengths: &[i64], order: &[i64]) -> PyResult<Vec<(i64, i64)>> {
     order
         .iter()
         .map(|&index| {
@@ -76,48 +74,4 @@ fn chosen(offsets: &[i64], lengths: &[i64], order: &[i64]) -> PyResult<Vec<(i64,
             Ok((offset, length))
         })
         .collect()
-}
-
-/// The pages of the records `order` names as byte ranges in offset order, ranges that touch or
-/// overlap merged, empty records left out: `int64` pairs `(offset, length)` as bytes. Raises what
-/// `record_pages` raises.
-#[pyfunction]
-pub fn union_extents<'py>(
-    py: Python<'py>,
-    offsets: &[u8],
-    lengths: &[u8],
-    order: &[u8],
-    page: i64,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let (offsets, lengths) = (int64s(offsets, "offsets")?, int64s(lengths, "lengths")?);
-    if page <= 0 || offsets.len() != lengths.len() {
-        return Err(PyValueError::new_err(
-            "a positive page size and one length per offset",
-        ));
-    }
-    let mut ranges: Vec<(i64, i64)> = chosen(&offsets, &lengths, &int64s(order, "order")?)?
-        .into_iter()
-        .filter(|&(_, length)| length > 0)
-        .map(|(offset, length)| {
-            let end = offset.saturating_add(length);
-            (
-                offset - offset % page,
-                end.saturating_add(page - 1) / page * page,
-            )
-        })
-        .collect();
-    ranges.sort_unstable();
-    let mut merged: Vec<(i64, i64)> = Vec::new();
-    for (first, end) in ranges {
-        match merged.last_mut() {
-            Some(last) if first <= last.1 => last.1 = last.1.max(end),
-            _ => merged.push((first, end)),
-        }
-    }
-    let bytes: Vec<u8> = merged
-        .iter()
-        .flat_map(|&(first, end)| [first, end - first])
-        .flat_map(i64::to_ne_bytes)
-        .collect();
-    Ok(PyBytes::new(py, &bytes))
 }

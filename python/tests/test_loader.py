@@ -416,14 +416,15 @@ def test_a_worker_whose_epoch_does_not_fit_advises_its_list_a_phase_ahead(record
 
 
 def test_phases_hold_at_most_their_bytes_of_pages_and_cover_the_order(records_file):
-    from libprefetch._phases import phase_starts
+    from libprefetch._native import LoaderPhases
 
     path, offsets, lengths, _ = records_file
     page = os.sysconf("SC_PAGE_SIZE")
     with libprefetch.Records(path, offsets, lengths) as records:
         order = array.array("q", libprefetch.epoch_order(len(records), 4, 0))
         for phase_bytes in (1, 3 * page, 64 << 10):
-            starts = phase_starts(records, order, phase_bytes)
+            layout = records._offsets.tobytes(), records._lengths.tobytes()
+            starts = LoaderPhases(*layout, order.tobytes(), page, phase_bytes).starts
             assert starts[0] == 0 and starts == sorted(set(starts))
             for start, end in zip(starts, starts[1:] + [len(order)]):
                 pages = [(-(-(offsets[i] + lengths[i]) // page) - offsets[i] // page) * page for i in order[start:end]]
@@ -447,3 +448,35 @@ def test_phases_advise_where_a_seek_costs_at_most_a_record(records_file, monkeyp
             dataset.start_worker(0, 2)
             assert (dataset._worker.phases is not None) == phased and dataset._worker.sweep is None
             dataset.stop()
+
+
+def test_the_simulator_runs_a_workers_phases_as_the_package_advises_them(tmp_path):
+    """``libprefetch.sim`` runs ``loader-phases`` on a worker's trace (one line a record) with the
+    package's own schedule: the device serves one request for each WILLNEED call ``LoaderPhases``
+    makes for that worker, and fetches each page of its records once (records apart on disk, a cache
+    that evicts nothing)."""
+    import random
+
+    from libprefetch import sim
+    from libprefetch._native import LoaderPhases
+
+    page, draw = 4096, random.Random(7)
+    offsets, lengths, at = [], [], 0
+    for _ in range(300):
+        at += draw.randint(1, 4) * page  # a gap of at least a page: no two records touch
+        offsets.append(at)
+        lengths.append(draw.randint(1, 5 * page))
+        at += -(-lengths[-1] // page) * page
+    mine = array.array("q", worker_indices(libprefetch.epoch_order(300, 3, 0), 4, False, 1, 3))
+    phase = 16 * page
+    layout = array.array("q", offsets).tobytes(), array.array("q", lengths).tobytes()
+    plan = LoaderPhases(*layout, mine.tobytes(), page, phase)
+    calls = [array.array("q", plan.calls(k, 1 << 20)) for k in range(len(plan.starts))]
+    trace = tmp_path / "worker.csv"
+    trace.write_text("".join(f"0,records,{offsets[i]},{lengths[i]},R\n" for i in mine))
+    policy = f"loader-phases:phase={phase},call=1M"
+    (row,) = sim.run(str(trace), policy, 1 << 16, device="ssd:100,8,500", block_size=page)
+    assert len(plan.starts) > 3
+    assert row.disk["requests"] == sum(len(c) // 2 for c in calls)
+    pages = sum(-(-lengths[i] // page) for i in mine)
+    assert row.disk["blocks_fetched"] == pages == sum(sum(c[1::2]) for c in calls) // page

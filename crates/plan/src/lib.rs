@@ -9,6 +9,8 @@
 //!   the reverse-access-order pass (sections 3.3, 3.5, 4.5).
 //! - [`aimd`]: the contention controller (section 4.6).
 //! - [`held`]: the pages a plan keeps, counted against its budget.
+//! - [`loader`]: the data loaders' schedules, a sweep of an epoch's union and phases of one
+//!   reader's list, each in offset order (sections 3.3, 4.5).
 //! - [`min_ahead`]: Belady's MIN run ahead on the list, for Cao et al.'s
 //!   conservative schedule (SIGMETRICS 1995, section 2.4).
 //! - [`competitive`]: competitive prefetching's depth and break-even gap.
@@ -32,6 +34,7 @@ pub mod competitive;
 mod core_state;
 pub mod evict;
 pub mod held;
+pub mod loader;
 pub mod min_ahead;
 pub mod planner;
 mod planner_types;
