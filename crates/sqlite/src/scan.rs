@@ -74,7 +74,7 @@ mod own_cache;
 mod unseen_start;
 pub use first_rows::{sweep_pays, RequestCosts, SWEEP_MARGIN};
 use own_cache::OwnCache;
-pub use own_cache::DEFAULT_CACHE_BYTES;
+pub use own_cache::DEFAULT_CACHE_SIZE;
 pub use unseen_start::{ResidencyProbe, MAX_UNSEEN_LEAVES};
 
 /// Consecutive leaves of one index a scan must have read, each followed by table lookups, before the
@@ -447,11 +447,11 @@ impl ScanPlanner {
         })
     }
 
-    /// Tells the planner the size of SQLite's own page cache, in bytes (by default
-    /// [`DEFAULT_CACHE_BYTES`]): the lookups it will serve are left off the list (`scan/own_cache.rs`);
-    /// 0 lists every lookup, as the paper's callback does.
-    pub fn set_sqlite_cache_bytes(&mut self, bytes: u64) {
-        self.own_cache = OwnCache::new(bytes);
+    /// Tells the planner the size of SQLite's own page cache as `PRAGMA cache_size` sets it (pages, or
+    /// KiB if negative; by default [`DEFAULT_CACHE_SIZE`]): the lookups it will serve are left off the
+    /// list (`scan/own_cache.rs`); 0 lists every lookup, as the paper's callback does.
+    pub fn set_sqlite_cache_size(&mut self, cache_size: i64) {
+        self.own_cache = OwnCache::new(cache_size);
     }
 
     /// Tells the planner how much memory is available for caching, in bytes (see [`SMALL_TABLE_SHARE`]

@@ -9,7 +9,7 @@ use std::path::Path;
 use prefetch_sqlite::btree::{Database, IndexLeaf};
 use prefetch_sqlite::gen::{generate, GenOptions, PAGE_SIZE};
 use prefetch_sqlite::scan::{
-    sweep_pays, Entry, Plan, RequestCosts, ScanPlanner, DEFAULT_CACHE_BYTES, FIRST_LOOKAHEAD,
+    sweep_pays, Entry, Plan, RequestCosts, ScanPlanner, DEFAULT_CACHE_SIZE, FIRST_LOOKAHEAD,
     GROWTH, MIN_LEAVES, STRETCH_MEMORIES, SWEEP_MARGIN,
 };
 use prefetch_sqlite::statement::RowBound;
@@ -58,7 +58,7 @@ fn offset(page: u32) -> u64 {
 /// empty; [`lookups_sqlites_own_cache_serves_are_left_off_the_list`] has the default one).
 fn planner(path: &Path) -> ScanPlanner {
     let mut p = ScanPlanner::new(std::sync::Arc::new(std::fs::File::open(path).unwrap()));
-    p.set_sqlite_cache_bytes(0);
+    p.set_sqlite_cache_size(0);
     p
 }
 
@@ -854,7 +854,7 @@ fn lookups_sqlites_own_cache_serves_are_left_off_the_list() {
         table(&every)
     );
     // SQLite's cache as an LRU of its pages, over the leaves and lookups in order.
-    let capacity = (DEFAULT_CACHE_BYTES / u64::from(PAGE_SIZE)) as usize;
+    let capacity = (DEFAULT_CACHE_SIZE.unsigned_abs() * 1024 / u64::from(PAGE_SIZE)) as usize;
     let mut lru: std::collections::VecDeque<u64> = std::collections::VecDeque::new();
     let mut misses = Vec::new();
     for e in &every {

@@ -19,14 +19,14 @@
 
 use rustc_hash::FxHashMap;
 
-/// SQLite's default page cache (`SQLITE_DEFAULT_CACHE_SIZE`, -2000: 2,000 KiB).
-pub const DEFAULT_CACHE_BYTES: u64 = 2000 * 1024;
+/// SQLite's default page cache (`SQLITE_DEFAULT_CACHE_SIZE`): -2000, 2,000 KiB.
+pub const DEFAULT_CACHE_SIZE: i64 = -2000;
 
 /// Lookups SQLite's cache serves, predicted over the lookups listed in index order.
 #[derive(Debug)]
 pub struct OwnCache {
-    /// SQLite's cache, in bytes.
-    cache_bytes: u64,
+    /// SQLite's cache as `PRAGMA cache_size` gives it: pages, or KiB if negative.
+    cache_size: i64,
     /// Lookups within this many of a page's previous one are served by SQLite's cache.
     reach: u64,
     /// The index and leaf the listing stopped before: a stretch listed from there continues it.
@@ -39,15 +39,15 @@ pub struct OwnCache {
 
 impl Default for OwnCache {
     fn default() -> OwnCache {
-        OwnCache::new(DEFAULT_CACHE_BYTES)
+        OwnCache::new(DEFAULT_CACHE_SIZE)
     }
 }
 
 impl OwnCache {
-    /// For a cache of `cache_bytes`.
-    pub fn new(cache_bytes: u64) -> OwnCache {
+    /// For a cache of `cache_size` (`PRAGMA cache_size`: pages, or KiB if negative).
+    pub fn new(cache_size: i64) -> OwnCache {
         OwnCache {
-            cache_bytes,
+            cache_size,
             reach: 0,
             next: None,
             seq: 0,
@@ -60,7 +60,13 @@ impl OwnCache {
     /// re-listed after libprefetch took part of one, starts with an empty cache: it lists more, never
     /// less).
     pub fn begin(&mut self, root: u32, from: usize, page_size: u32) {
-        self.reach = self.cache_bytes / u64::from(page_size.max(1)) / 2;
+        let pages = match u64::try_from(self.cache_size) {
+            Ok(pages) => pages,
+            Err(_) => {
+                self.cache_size.unsigned_abs().saturating_mul(1024) / u64::from(page_size.max(1))
+            }
+        };
+        self.reach = pages / 2;
         if self.next != Some((root, from)) {
             self.last.clear();
         }
@@ -90,7 +96,7 @@ mod tests {
 
     #[test]
     fn a_page_looked_up_again_within_the_reach_is_served_by_sqlites_cache() {
-        let mut cache = OwnCache::new(8 * 4096);
+        let mut cache = OwnCache::new(8);
         cache.begin(7, 0, 4096);
         assert!(!cache.serves(100));
         assert!(!cache.serves(101));
@@ -106,7 +112,7 @@ mod tests {
 
     #[test]
     fn a_listing_that_does_not_continue_the_last_starts_with_an_empty_cache() {
-        let mut cache = OwnCache::new(8 * 4096);
+        let mut cache = OwnCache::new(8);
         cache.begin(7, 0, 4096);
         assert!(!cache.serves(100));
         cache.end(7, 3);
@@ -121,8 +127,21 @@ mod tests {
     }
 
     #[test]
+    fn the_cache_size_counts_pages_or_kib_as_sqlite_does() {
+        let reach = |size, page_size| {
+            let mut cache = OwnCache::new(size);
+            cache.begin(1, 0, page_size);
+            cache.reach
+        };
+        assert_eq!(reach(DEFAULT_CACHE_SIZE, 4096), 250);
+        assert_eq!(reach(DEFAULT_CACHE_SIZE, 1024), 1000);
+        assert_eq!(reach(100, 4096), 50);
+        assert_eq!(reach(0, 4096), 0);
+    }
+
+    #[test]
     fn the_memory_stays_within_a_few_reaches() {
-        let mut cache = OwnCache::new(8 * 4096);
+        let mut cache = OwnCache::new(8);
         cache.begin(1, 0, 4096);
         for page in 0..10_000 {
             cache.serves(page);
