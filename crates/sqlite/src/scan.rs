@@ -448,8 +448,9 @@ impl ScanPlanner {
     }
 
     /// Tells the planner the size of SQLite's own page cache as `PRAGMA cache_size` sets it (pages, or
-    /// KiB if negative; by default [`DEFAULT_CACHE_SIZE`]): the lookups it will serve are left off the
-    /// list (`scan/own_cache.rs`); 0 lists every lookup, as the paper's callback does.
+    /// KiB if negative; by default [`DEFAULT_CACHE_SIZE`]): once stretches are capped
+    /// ([`ScanPlanner::cap_stretches`], libprefetch's window schedule), the lookups it will serve are
+    /// left off the list (`scan/own_cache.rs`); 0 lists every lookup, as the paper's callback does.
     pub fn set_sqlite_cache_size(&mut self, cache_size: i64) {
         self.own_cache = OwnCache::new(cache_size);
     }
@@ -1097,6 +1098,9 @@ impl ScanPlanner {
         let map = table_map(&mut self.cache.tables, db, index.table_root)?;
         map.read_interiors(db)?;
         self.own_cache.begin(root, from, db.header().page_size);
+        // Under the window schedule only (capped stretches): its window is what the list's capacity
+        // limits; the conservative schedule's scan read the same pages in about as long or longer.
+        let leave_served_off = self.capped;
         let mut list = ListBuilder::default();
         let mut leaf_starts = Vec::new();
         let mut end_at = end;
@@ -1111,7 +1115,7 @@ impl ScanPlanner {
                 mark: true,
             });
             for &page in pages.iter() {
-                if !self.own_cache.serves(page) {
+                if !(leave_served_off && self.own_cache.serves(page)) {
                     list.push(Entry {
                         offset: db.page_offset(page),
                         mark: false,

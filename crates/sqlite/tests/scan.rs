@@ -825,21 +825,16 @@ fn a_scan_shorter_than_min_leaves_reads_no_schema() {
     assert_eq!(p.decisions().indexes_read, 0);
 }
 
-/// With SQLite's default cache, a lookup of a page looked up a few lookups before is left off the
+/// Under the window schedule (stretches capped; no memory told, so no cap in effect) and with
+/// SQLite's default cache, a lookup of a page looked up a few lookups before is left off the
 /// list (SQLite's cache serves it, the read never reaches the file), and no lookup that an LRU cache
 /// of that size would miss is: those are the list's table entries, in order.
 #[test]
 fn lookups_sqlites_own_cache_serves_are_left_off_the_list() {
     let f = fixture(30_000);
     let mut p = ScanPlanner::new(std::sync::Arc::new(std::fs::File::open(&f.path).unwrap()));
-    let mut listed = start_scan(&mut p, &f, 0);
-    for at in LISTED_AT + 1..f.leaves.len() {
-        let table_page =
-            offset(f.page_of[&f.db.index_leaf_rowids(f.leaves[at - 1].page).unwrap()[0]]);
-        if let Plan::Append(more) = p.plan(Some(offset(f.leaves[at].page)), table_page) {
-            listed.extend(more);
-        }
-    }
+    p.cap_stretches();
+    let listed = listed_to_the_end(&mut p, &f);
     let every = expected(&f, &f.leaves[LISTED_AT..], true);
     assert_eq!(
         listed.iter().filter(|e| e.mark).count(),
@@ -878,4 +873,28 @@ fn lookups_sqlites_own_cache_serves_are_left_off_the_list() {
             misses.len()
         );
     }
+}
+
+/// Stretches not capped (the conservative schedule): every lookup is listed, SQLite's cache or not.
+#[test]
+fn without_capped_stretches_every_lookup_is_listed() {
+    let f = fixture(30_000);
+    let mut p = ScanPlanner::new(std::sync::Arc::new(std::fs::File::open(&f.path).unwrap()));
+    assert_eq!(
+        listed_to_the_end(&mut p, &f),
+        expected(&f, &f.leaves[LISTED_AT..], true)
+    );
+}
+
+/// Everything `p` lists for a scan of the zip index from its first leaf to its end.
+fn listed_to_the_end(p: &mut ScanPlanner, f: &Fixture) -> Vec<Entry> {
+    let mut listed = start_scan(p, f, 0);
+    for at in LISTED_AT + 1..f.leaves.len() {
+        let table_page =
+            offset(f.page_of[&f.db.index_leaf_rowids(f.leaves[at - 1].page).unwrap()[0]]);
+        if let Plan::Append(more) = p.plan(Some(offset(f.leaves[at].page)), table_page) {
+            listed.extend(more);
+        }
+    }
+    listed
 }

@@ -16,6 +16,11 @@
 //! is left off the list; the reach is half of the cache's pages, for the index and interior pages that
 //! share it. A lookup the cache does not serve after all is read while its page is in libprefetch's
 //! window (a reread) or fetched on demand; the list never holds fewer entries than this predicts.
+//!
+//! Only under libprefetch's window schedule (the extension caps its stretches then): the
+//! conservative schedule, for a database at most eight times the memory, runs Belady's MIN over the
+//! list; with these lookups left off, the 256 MiB generated table's scan in a quarter cgroup read the
+//! same pages (293-305k against 290-307k) in 4.2-6.8 s against main's 4.2-5.1 s.
 
 use rustc_hash::FxHashMap;
 
