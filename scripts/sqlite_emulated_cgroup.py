@@ -23,6 +23,8 @@ import subprocess
 import sys
 import time
 
+import emulated_requests
+
 CGROUP_ROOT = "/sys/fs/cgroup/memory"
 
 
@@ -39,6 +41,9 @@ def parse_args():
     p.add_argument("--whole-scans", action="store_true")
     p.add_argument("--work", default="/tmp/pfemu-cgroup", help="scratch: backing dir and mount point")
     p.add_argument("--name", default="pfemu-cgroup", help="the cgroup's name")
+    p.add_argument("--request-log", metavar="FILE",
+                   help="the emulated disk's request log (docs/emulate.md); then each run's requests "
+                        "by size, sweeps and idle time (scripts/emulated_requests.py)")
     return p.parse_args()
 
 
@@ -49,9 +54,10 @@ def stats(mount):
 
 def mount_disk(args, backing, mount):
     """Starts `prefetch emulate` and waits until the mount answers."""
+    log = ["--request-log", args.request_log] if args.request_log else []
     daemon = subprocess.Popen(
         [args.prefetch, "emulate", "--model", "st3500320as", "--time-scale", args.time_scale,
-         "--backing", backing, mount],
+         "--backing", backing, mount] + log,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(200):
         try:
@@ -65,7 +71,7 @@ def mount_disk(args, backing, mount):
 
 def run_once(args, mount, db, ext):
     """One cold run in a fresh cgroup: (seconds, requests, the disk's busy model seconds, rows,
-    checksum, statistics line)."""
+    checksum, statistics line, the run's span in model seconds since the mount)."""
     subprocess.run(["vmtouch", "-q", "-e", db, os.path.join(args.work, "backing",
                                                             os.path.basename(db))], check=True)
     group = os.path.join(CGROUP_ROOT, args.name)
@@ -90,7 +96,8 @@ def run_once(args, mount, db, ext):
     os.rmdir(group)
     run = json.loads(done.stdout)
     line = next((l for l in done.stderr.splitlines() if "database closed" in l), "")
-    return run["seconds"], requests, busy, run["rows"], run["checksum"], line
+    span = (before["elapsed_seconds"], after["elapsed_seconds"])
+    return run["seconds"], requests, busy, run["rows"], run["checksum"], line, span
 
 
 def main():
@@ -105,14 +112,16 @@ def main():
     daemon = mount_disk(args, backing, mount)
     results = {name: [] for name, _ in builds}
     checksums = set()
+    spans = []
     try:
         for r in range(args.rounds):
             order = builds[r % len(builds):] + builds[:r % len(builds)]
             for name, ext in order:
                 with open("/proc/loadavg") as f:
                     load = f.read().split()[0]
-                seconds, requests, busy, rows, checksum, line = run_once(
+                seconds, requests, busy, rows, checksum, line, span = run_once(
                     args, mount, os.path.join(mount, os.path.basename(args.db)), ext)
+                spans.append((name, span))
                 checksums.add((rows, checksum))
                 results[name].append((seconds, requests))
                 print(f"{name:>8} {seconds:8.2f} s {requests:7d} requests {busy:6.1f} s busy (model)  load {load}  {line}",
@@ -121,6 +130,8 @@ def main():
         subprocess.run(["fusermount3", "-u", mount], check=False)
         daemon.wait()
     print(f"rows identical in every run: {len(checksums) == 1}")
+    if args.request_log:
+        emulated_requests.print_runs(args.request_log, spans)
     stock = statistics.median(s for s, _ in results["stock"])
     for name, runs in results.items():
         seconds = statistics.median(s for s, _ in runs)

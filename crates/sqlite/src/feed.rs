@@ -353,6 +353,14 @@ impl Tracked {
         });
     }
 
+    /// The connection ran `PRAGMA cache_size = cache_size` on the file's schema: its own cache serves
+    /// that many lookups, which the list leaves off (`scan/own_cache.rs`).
+    pub fn cache_size_set(&self, cache_size: i64) {
+        if let Ok(mut planner) = self.planner.lock() {
+            planner.set_sqlite_cache_size(cache_size);
+        }
+    }
+
     /// The connection that opened the file.
     pub fn connection(&self) -> &Connection {
         &self.connection

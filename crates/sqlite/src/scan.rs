@@ -70,8 +70,11 @@ use crate::format::PageKind;
 use crate::statement::RowBound;
 
 mod first_rows;
+mod own_cache;
 mod unseen_start;
 pub use first_rows::{sweep_pays, RequestCosts, SWEEP_MARGIN};
+use own_cache::OwnCache;
+pub use own_cache::DEFAULT_CACHE_SIZE;
 pub use unseen_start::{ResidencyProbe, MAX_UNSEEN_LEAVES};
 
 /// Consecutive leaves of one index a scan must have read, each followed by table lookups, before the
@@ -368,6 +371,8 @@ pub struct ScanPlanner {
     first_rows_active: bool,
     /// The last table leaves read, newest last (at most [`RECENT_TABLE_READS`]).
     recent_table_reads: VecDeque<u32>,
+    /// The lookups of the scan being listed that SQLite's own cache will serve: left off the list.
+    own_cache: OwnCache,
     decisions: Decisions,
     /// The file may have changed since the reader last looked (a read transaction began): the next plan
     /// re-reads its header, length and modification time, not every plan (two fstat and a read each).
@@ -399,6 +404,7 @@ impl ScanPlanner {
             first_rows_active: false,
             table_reads: 0,
             recent_table_reads: VecDeque::new(),
+            own_cache: OwnCache::default(),
             decisions: Decisions::default(),
             stale: false,
             seen_kind: None,
@@ -439,6 +445,14 @@ impl ScanPlanner {
             let pages = bytes / u64::from(page_size.max(1));
             usize::try_from(pages.saturating_mul(STRETCH_MEMORIES)).unwrap_or(usize::MAX)
         })
+    }
+
+    /// Tells the planner the size of SQLite's own page cache as `PRAGMA cache_size` sets it (pages, or
+    /// KiB if negative; by default [`DEFAULT_CACHE_SIZE`]): once stretches are capped
+    /// ([`ScanPlanner::cap_stretches`], libprefetch's window schedule), the lookups it will serve are
+    /// left off the list (`scan/own_cache.rs`); 0 lists every lookup, as the paper's callback does.
+    pub fn set_sqlite_cache_size(&mut self, cache_size: i64) {
+        self.own_cache = OwnCache::new(cache_size);
     }
 
     /// Tells the planner how much memory is available for caching, in bytes (see [`SMALL_TABLE_SHARE`]
@@ -1083,41 +1097,41 @@ impl ScanPlanner {
         let end = from.saturating_add(count).min(index.leaves.len());
         let map = table_map(&mut self.cache.tables, db, index.table_root)?;
         map.read_interiors(db)?;
-        // The table pages first, then the list sized exactly: a stretch's list is the planner's
-        // largest allocation, and the spare half of a doubled one would stay resident in the heap.
-        let mut most = 0;
+        self.own_cache.begin(root, from, db.header().page_size);
+        // Under the window schedule only (capped stretches): its window is what the list's capacity
+        // limits; the conservative schedule's scan read the same pages in about as long or longer.
+        let leave_served_off = self.capped;
+        let mut list = ListBuilder::default();
+        let mut leaf_starts = Vec::new();
         let mut end_at = end;
         for (i, &leaf) in (from..).zip(&index.leaves.pages()[from..end]) {
             let pages = match self.cache.table_pages.entry(leaf) {
                 Slot::Occupied(e) => e.into_mut(),
                 Slot::Vacant(e) => e.insert(table_pages_of(db, map, leaf, index.leaves.then(i))?),
             };
-            most += 1 + pages.len();
-            if most >= cap {
+            leaf_starts.push(list.entries.len());
+            list.push(Entry {
+                offset: db.page_offset(leaf),
+                mark: true,
+            });
+            for &page in pages.iter() {
+                if !(leave_served_off && self.own_cache.serves(page)) {
+                    list.push(Entry {
+                        offset: db.page_offset(page),
+                        mark: false,
+                    });
+                }
+            }
+            if list.entries.len() >= cap {
                 end_at = i + 1;
                 break;
             }
         }
+        self.own_cache.end(root, end_at);
         let end = end_at;
-        let leaves = &index.leaves.pages()[from..end];
-        let mut list = ListBuilder {
-            entries: Vec::with_capacity(most),
-        };
-        let mut leaf_starts = Vec::with_capacity(end - from);
-        for leaf in leaves {
-            leaf_starts.push(list.entries.len());
-            list.push(Entry {
-                offset: db.page_offset(*leaf),
-                mark: true,
-            });
-            let pages = self.cache.table_pages.get(leaf).map_or(&[][..], |p| p);
-            for &page in pages {
-                list.push(Entry {
-                    offset: db.page_offset(page),
-                    mark: false,
-                });
-            }
-        }
+        // A stretch's list is the planner's largest allocation: the spare part of a doubled one
+        // would stay resident in the heap.
+        list.entries.shrink_to_fit();
         self.handed_out = Some(HandedOut {
             root,
             from,

@@ -59,8 +59,8 @@ use std::sync::OnceLock;
 
 use rusqlite::ffi::{
     sqlite3_file, sqlite3_int64, sqlite3_io_methods, sqlite3_vfs, SQLITE_ERROR,
-    SQLITE_FCNTL_VFSNAME, SQLITE_IOERR, SQLITE_IOERR_SHMMAP, SQLITE_NOTFOUND, SQLITE_OK,
-    SQLITE_OPEN_MAIN_DB, SQLITE_SHM_EXCLUSIVE, SQLITE_SHM_LOCK, SQLITE_SHM_UNLOCK,
+    SQLITE_FCNTL_PRAGMA, SQLITE_FCNTL_VFSNAME, SQLITE_IOERR, SQLITE_IOERR_SHMMAP, SQLITE_NOTFOUND,
+    SQLITE_OK, SQLITE_OPEN_MAIN_DB, SQLITE_SHM_EXCLUSIVE, SQLITE_SHM_LOCK, SQLITE_SHM_UNLOCK,
 };
 
 use crate::api::{ApiRoutines, AUTO_EXTENSION_VERSION};
@@ -471,12 +471,45 @@ unsafe extern "C" fn shim_file_control(
     op: c_int,
     arg: *mut c_void,
 ) -> c_int {
+    if op == SQLITE_FCNTL_PRAGMA {
+        // SAFETY: for SQLITE_FCNTL_PRAGMA, `arg` is SQLite's array of three strings; the file is ours.
+        if let (Some(size), (_, _, Some(tracked))) =
+            (unsafe { cache_size_pragma(arg) }, unsafe { parts(file) })
+        {
+            tracked.cache_size_set(size);
+        }
+    }
     let rc = forward!(1, file, xFileControl, SQLITE_NOTFOUND, op, arg);
     if op == SQLITE_FCNTL_VFSNAME && rc == SQLITE_OK {
         // SAFETY: for SQLITE_FCNTL_VFSNAME, `arg` points to a string pointer owned by SQLite's allocator.
         unsafe { prefix_vfs_name(arg.cast::<*mut c_char>()) };
     }
     rc
+}
+
+/// The value of a `PRAGMA cache_size = N` that SQLite hands the file (`SQLITE_FCNTL_PRAGMA`: the
+/// array holds the pragma's name and its argument, null when the pragma only reads).
+///
+/// # Safety
+/// `arg` must be SQLite's `SQLITE_FCNTL_PRAGMA` argument: an array of three string pointers.
+unsafe fn cache_size_pragma(arg: *mut c_void) -> Option<i64> {
+    let args = arg.cast::<*const c_char>();
+    // SAFETY: per the contract, elements 1 and 2 are null or NUL-terminated strings.
+    let (name, value) = unsafe { (*args.add(1), *args.add(2)) };
+    if name.is_null() || value.is_null() {
+        return None;
+    }
+    // SAFETY: both checked non-null above.
+    let name = unsafe { CStr::from_ptr(name) }.to_str().ok()?;
+    if !name.eq_ignore_ascii_case("cache_size") {
+        return None;
+    }
+    unsafe { CStr::from_ptr(value) }
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Rewrites the VFS name SQLite reports (`.vfsname` in the shell) from "unix" to "prefetch/unix", as

@@ -44,6 +44,29 @@ fn queries_return_identical_rows_with_and_without_the_extension() {
     }
 }
 
+/// `PRAGMA cache_size` passes through the VFS (which reads it to leave off the list the lookups
+/// SQLite's own cache serves), and a scan with a cache far smaller than the default, whose lookups the
+/// list must then hold, returns stock's rows.
+#[test]
+fn a_cache_size_pragma_reaches_sqlite_and_a_scan_under_it_returns_stocks_rows() {
+    loaded();
+    let dir = tempfile::tempdir().unwrap();
+    let path = make_db(dir.path(), 25_000);
+    let sql = QUERIES[0];
+    let stock = rows(&open(&path, "unix"), sql);
+    for size in [10, -64] {
+        evict(&path);
+        let conn = open(&path, "prefetch");
+        conn.execute_batch(&format!("PRAGMA cache_size = {size}"))
+            .unwrap();
+        let set: i64 = conn
+            .query_row("PRAGMA cache_size", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(set, size);
+        assert!(rows(&conn, sql) == stock, "cache_size {size}: rows differ");
+    }
+}
+
 #[test]
 fn default_vfs_is_prefetch_after_loading() {
     loaded();

@@ -9,8 +9,8 @@ use std::path::Path;
 use prefetch_sqlite::btree::{Database, IndexLeaf};
 use prefetch_sqlite::gen::{generate, GenOptions, PAGE_SIZE};
 use prefetch_sqlite::scan::{
-    sweep_pays, Entry, Plan, RequestCosts, ScanPlanner, FIRST_LOOKAHEAD, GROWTH, MIN_LEAVES,
-    STRETCH_MEMORIES, SWEEP_MARGIN,
+    sweep_pays, Entry, Plan, RequestCosts, ScanPlanner, DEFAULT_CACHE_SIZE, FIRST_LOOKAHEAD,
+    GROWTH, MIN_LEAVES, STRETCH_MEMORIES, SWEEP_MARGIN,
 };
 use prefetch_sqlite::statement::RowBound;
 
@@ -54,8 +54,12 @@ fn offset(page: u32) -> u64 {
     u64::from(page - 1) * u64::from(PAGE_SIZE)
 }
 
+/// A planner that lists every lookup, as the paper's callback does (SQLite's own cache taken as
+/// empty; [`lookups_sqlites_own_cache_serves_are_left_off_the_list`] has the default one).
 fn planner(path: &Path) -> ScanPlanner {
-    ScanPlanner::new(std::sync::Arc::new(std::fs::File::open(path).unwrap()))
+    let mut p = ScanPlanner::new(std::sync::Arc::new(std::fs::File::open(path).unwrap()));
+    p.set_sqlite_cache_size(0);
+    p
 }
 
 /// What SQLite reads to walk leaf `i` of the zip index: the leaf (the planner's answer is returned),
@@ -819,4 +823,78 @@ fn a_scan_shorter_than_min_leaves_reads_no_schema() {
     }
     assert_eq!(reads(&source), opening, "no read past the file's opening");
     assert_eq!(p.decisions().indexes_read, 0);
+}
+
+/// Under the window schedule (stretches capped; no memory told, so no cap in effect) and with
+/// SQLite's default cache, a lookup of a page looked up a few lookups before is left off the
+/// list (SQLite's cache serves it, the read never reaches the file), and no lookup that an LRU cache
+/// of that size would miss is: those are the list's table entries, in order.
+#[test]
+fn lookups_sqlites_own_cache_serves_are_left_off_the_list() {
+    let f = fixture(30_000);
+    let mut p = ScanPlanner::new(std::sync::Arc::new(std::fs::File::open(&f.path).unwrap()));
+    p.cap_stretches();
+    let listed = listed_to_the_end(&mut p, &f);
+    let every = expected(&f, &f.leaves[LISTED_AT..], true);
+    assert_eq!(
+        listed.iter().filter(|e| e.mark).count(),
+        every.iter().filter(|e| e.mark).count(),
+        "every leaf listed"
+    );
+    let table = |list: &[Entry]| list.iter().filter(|e| !e.mark).count();
+    assert!(
+        table(&listed) < table(&every),
+        "{} of {} lookups listed",
+        table(&listed),
+        table(&every)
+    );
+    // SQLite's cache as an LRU of its pages, over the leaves and lookups in order.
+    let capacity = (DEFAULT_CACHE_SIZE.unsigned_abs() * 1024 / u64::from(PAGE_SIZE)) as usize;
+    let mut lru: std::collections::VecDeque<u64> = std::collections::VecDeque::new();
+    let mut misses = Vec::new();
+    for e in &every {
+        match lru.iter().position(|&o| o == e.offset) {
+            Some(i) => {
+                lru.remove(i);
+            }
+            None if !e.mark => misses.push(e.offset),
+            None => {}
+        }
+        lru.push_back(e.offset);
+        if lru.len() > capacity {
+            lru.pop_front();
+        }
+    }
+    let mut table_entries = listed.iter().filter(|e| !e.mark).map(|e| e.offset);
+    for (n, miss) in misses.iter().enumerate() {
+        assert!(
+            table_entries.any(|o| o == *miss),
+            "lookup {n} of {} (page at {miss}), which SQLite reads, is not listed",
+            misses.len()
+        );
+    }
+}
+
+/// Stretches not capped (the conservative schedule): every lookup is listed, SQLite's cache or not.
+#[test]
+fn without_capped_stretches_every_lookup_is_listed() {
+    let f = fixture(30_000);
+    let mut p = ScanPlanner::new(std::sync::Arc::new(std::fs::File::open(&f.path).unwrap()));
+    assert_eq!(
+        listed_to_the_end(&mut p, &f),
+        expected(&f, &f.leaves[LISTED_AT..], true)
+    );
+}
+
+/// Everything `p` lists for a scan of the zip index from its first leaf to its end.
+fn listed_to_the_end(p: &mut ScanPlanner, f: &Fixture) -> Vec<Entry> {
+    let mut listed = start_scan(p, f, 0);
+    for at in LISTED_AT + 1..f.leaves.len() {
+        let table_page =
+            offset(f.page_of[&f.db.index_leaf_rowids(f.leaves[at - 1].page).unwrap()[0]]);
+        if let Plan::Append(more) = p.plan(Some(offset(f.leaves[at].page)), table_page) {
+            listed.extend(more);
+        }
+    }
+    listed
 }
