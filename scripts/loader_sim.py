@@ -4,7 +4,7 @@ workers`'s `libprefetch-4w` (4 DataLoader-shaped workers, batches of 32, seed 1)
 of a third of the file, where each worker advises its list by phases (`plan::loader::Phases`).
 
 Live: RUNS cold passes in the cgroup, each with the requests the device completed
-(`/sys/block/vda/stat`, other processes' I/O counted too) and the bytes the pass read; the phase
+(the `stat` of the file's block device, other processes' I/O counted too) and the bytes the pass read; the phase
 size each worker used. Predicted: each worker's list written as a request trace (one line a record,
 the project's CSV), run by `prefetch sim --policy loader-phases:phase=P` with a cache of a quarter of
 the cgroup, the workers' simulated requests summed (the simulator runs one stream a trace: the
@@ -15,6 +15,7 @@ Usage (as root, with the package's interpreter): loader_sim.py FILE GIB RUNS PRE
 """
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -30,9 +31,10 @@ from libprefetch.bench import MemoryCgroup, drop_cache, ensure_file, record_layo
 WORKERS, BATCH, SEED = 4, 32, 1
 
 
-def device() -> tuple[int, int]:
-    """Read requests completed and bytes read on vda."""
-    fields = Path("/sys/block/vda/stat").read_text().split()
+def device(path: str) -> tuple[int, int]:
+    """Read requests completed and bytes read on the block device holding `path`."""
+    dev = os.stat(path).st_dev
+    fields = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}/stat").read_text().split()
     return int(fields[0]), int(fields[2]) * 512
 
 
@@ -45,10 +47,10 @@ def live(records: Records, order: list[int], cgroup: int, runs: int) -> tuple[li
         read = B.workers_modes(records, SEED, order, WORKERS, BATCH)[f"libprefetch-{WORKERS}w"]
         for _ in range(runs):
             drop_cache(Path(records.path))
-            before, start = device(), time.perf_counter()
+            before, start = device(records.path), time.perf_counter()
             read()
             seconds = time.perf_counter() - start
-            requests, moved = (now - then for now, then in zip(device(), before))
+            requests, moved = (now - then for now, then in zip(device(records.path), before))
             passes.append({"s": round(seconds, 2), "requests": requests, "MiB": round(moved / (1 << 20))})
             print("live", passes[-1], "load", open("/proc/loadavg").read().split()[0], flush=True)
     return passes, phase

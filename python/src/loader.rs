@@ -16,7 +16,7 @@ use crate::pages::{chosen, int64s};
 fn to_bytes<'py>(py: Python<'py>, extents: &[Extent]) -> Bound<'py, PyBytes> {
     let bytes: Vec<u8> = extents
         .iter()
-        .flat_map(|e| [e.offset as i64, e.length as i64])
+        .flat_map(|e| [e.offset, e.length].map(|v| i64::try_from(v).unwrap_or(i64::MAX)))
         .flat_map(i64::to_ne_bytes)
         .collect();
     PyBytes::new(py, &bytes)
@@ -69,6 +69,11 @@ pub fn share<'py>(
         ));
     }
     let values = int64s(extents, "extents")?;
+    if values.len() % 2 != 0 {
+        return Err(PyValueError::new_err(
+            "extents are (offset, length) pairs: an even count of int64 values",
+        ));
+    }
     let extents: Vec<Extent> = values
         .chunks_exact(2)
         .map(|pair| Extent {

@@ -321,6 +321,14 @@ def test_the_workers_shares_of_the_union_cover_it_once_in_offset_order(records_f
     assert len(covered) == len(set(covered)) and set(covered) == wanted
 
 
+def test_a_share_of_extents_that_are_not_pairs_is_a_clear_error():
+    from libprefetch import _native
+
+    odd = array.array("q", [0, 4096, 8192]).tobytes()
+    with pytest.raises(ValueError, match="pairs"):
+        _native.share(odd, 4096, 0, 1, 1 << 20)
+
+
 def test_a_worker_whose_epoch_fits_advises_its_share_of_the_union(records_file, advised):
     """Worker 1 of 2 advises WILLNEED its share of the records' pages, in offset order, before its
     first read (the kernel reads them as it can: the advice is a hint); it sweeps nothing when its
