@@ -74,7 +74,7 @@ mod own_cache;
 mod unseen_start;
 pub use first_rows::{sweep_pays, RequestCosts, SWEEP_MARGIN};
 use own_cache::OwnCache;
-pub use own_cache::DEFAULT_CACHE_SIZE;
+pub use own_cache::{parse_cache_size, DEFAULT_CACHE_SIZE};
 pub use unseen_start::{ResidencyProbe, MAX_UNSEEN_LEAVES};
 
 /// Consecutive leaves of one index a scan must have read, each followed by table lookups, before the
@@ -1089,6 +1089,7 @@ impl ScanPlanner {
         cap: usize,
     ) -> ReadResult<(Vec<Entry>, usize)> {
         self.forget_table_pages_before(root, at);
+        let stretch_cap = self.stretch_cap();
         let Some(index) = self.cache.indexes.get(&root) else {
             return Ok((Vec::new(), from));
         };
@@ -1097,9 +1098,10 @@ impl ScanPlanner {
         let end = from.saturating_add(count).min(index.leaves.len());
         let map = table_map(&mut self.cache.tables, db, index.table_root)?;
         map.read_interiors(db)?;
-        self.own_cache.begin(root, from, db.header().page_size);
+        let page_size = db.header().page_size;
+        self.own_cache.begin(root, from, page_size, stretch_cap);
         // Under the window schedule only (capped stretches): its window is what the list's capacity
-        // limits; the conservative schedule's scan read the same pages in about as long or longer.
+        // limits; the conservative schedule keeps a page looked up again soon in memory anyway.
         let leave_served_off = self.capped;
         let mut list = ListBuilder::default();
         let mut leaf_starts = Vec::new();

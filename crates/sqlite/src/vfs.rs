@@ -488,7 +488,8 @@ unsafe extern "C" fn shim_file_control(
 }
 
 /// The value of a `PRAGMA cache_size = N` that SQLite hands the file (`SQLITE_FCNTL_PRAGMA`: the
-/// array holds the pragma's name and its argument, null when the pragma only reads).
+/// array holds the pragma's name and its argument, null when the pragma only reads), read as SQLite
+/// reads it (`scan::parse_cache_size`).
 ///
 /// # Safety
 /// `arg` must be SQLite's `SQLITE_FCNTL_PRAGMA` argument: an array of three string pointers.
@@ -504,12 +505,9 @@ unsafe fn cache_size_pragma(arg: *mut c_void) -> Option<i64> {
     if !name.eq_ignore_ascii_case("cache_size") {
         return None;
     }
-    unsafe { CStr::from_ptr(value) }
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+    // SAFETY: checked non-null above.
+    let value = unsafe { CStr::from_ptr(value) }.to_bytes();
+    Some(i64::from(crate::scan::parse_cache_size(value)))
 }
 
 /// Rewrites the VFS name SQLite reports (`.vfsname` in the shell) from "unix" to "prefetch/unix", as
