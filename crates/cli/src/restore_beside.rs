@@ -89,7 +89,10 @@ pub fn start(snapshot: residency::Snapshot, path: &Path) -> Result<()> {
                 let aside = (file.is_some() && libprefetch::memory::cgroup_limited())
                     .then(residency::aside::step_aside)
                     .flatten();
-                let file_fd = file.as_ref().map_or(-1, |file| file.as_raw_fd());
+                let file_fd = aside
+                    .as_ref()
+                    .and(file.as_ref())
+                    .map_or(-1, |f| f.as_raw_fd());
                 detach(&[program.as_raw_fd(), file_fd]);
                 if let (Some(aside), Some(file)) = (&aside, &file) {
                     execute_afresh(&program, pid, aside, file);
