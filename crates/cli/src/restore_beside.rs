@@ -22,28 +22,34 @@
 //! holds none of the program's
 //! descriptors (its standard streams are `/dev/null`, so a pipe the program
 //! writes to ends when the program ends), runs at the lowest CPU priority
-//! (`SCHED_IDLE`) and I/O priority, and stops when the program ends (it waits on a pidfd of the
+//! (`SCHED_IDLE`; nice 19 while it waits outside a memory cgroup, below)
+//! and I/O priority, and stops when the program ends (it waits on a pidfd of the
 //! program) or when it is done, whichever comes first.
 //!
-//! In a memory cgroup with a limit, the restorer waits outside it
-//! (`residency::aside`): it moves into the group's parent and executes
-//! `prefetch` afresh (the hidden `prefetch restore-beside`), so that nothing
-//! `prefetch run` charged to the group before the fork is held by it, and
-//! it moves back into the program's group only to restore. A restorer that
-//! only waited beside `import numpy, pandas` in a 48 MiB group cost the
-//! import 30-40 more requests of the emulated disk, moved out or not,
-//! unless it also executed afresh (docs/record.md).
+//! In a cgroup v1 memory cgroup with a limit, a restorer of a snapshot in a
+//! regular file waits outside the group (`residency::aside`): it moves into
+//! the group's parent and executes `prefetch` afresh (the hidden `prefetch
+//! restore-beside`, passed the snapshot's open file: the file it reads is
+//! the one `prefetch run` read), so that nothing `prefetch run` charged to
+//! the group before the fork is held by it, and it moves back into the
+//! program's group only to restore. A restorer that only waited beside
+//! `import numpy, pandas` in a 48 MiB group cost the import 30-40 more
+//! requests of the emulated disk, moved out or not, unless it also executed
+//! afresh (docs/record.md). A snapshot read from a pipe (`--restore <(...)`)
+//! cannot be read twice: its restorer stays in the group, in this image.
 //!
 //! Follows libprefetch (ATC 2009) sections 3.3 and 4.6 through crate
 //! `residency`.
 //! Deviations: the paper's prefetching follows the application's list;
 //! a snapshot has no order, so the restore is one sweep.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::fs::File;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use residency::aside::Aside;
 
 /// Arguments of the hidden `prefetch restore-beside`: the restorer executed afresh outside the
@@ -59,14 +65,15 @@ pub struct BesideArgs {
     /// The memory cgroup the restorer left (the program's, if its own cannot be read later)
     #[arg(long)]
     home: PathBuf,
-    /// The snapshot (absolute)
-    snapshot: PathBuf,
+    /// The snapshot's file, open, inherited
+    #[arg(long)]
+    snapshot_fd: i32,
 }
 
 /// Forks the detached restorer of `snapshot` (read from `path`) for this process (the program,
 /// once this process execs it); returns in this process once it is on its way.
 pub fn start(snapshot: residency::Snapshot, path: &Path) -> Result<()> {
-    let path = std::path::absolute(path)?;
+    let file = regular_file(path);
     let program = pidfd_of_self()?;
     let pid = std::process::id();
     // SAFETY: `prefetch run` is single-threaded here; both children only
@@ -79,12 +86,16 @@ pub fn start(snapshot: residency::Snapshot, path: &Path) -> Result<()> {
         0 => {
             // SAFETY: the intermediate child forks the restorer and leaves.
             if unsafe { libc::fork() } == 0 {
-                let aside = libprefetch::memory::cgroup_limited()
+                let aside = (file.is_some() && libprefetch::memory::cgroup_limited())
                     .then(residency::aside::step_aside)
                     .flatten();
-                detach(program.as_raw_fd());
-                if let Some(aside) = &aside {
-                    execute_afresh(&program, pid, aside, &path);
+                let file_fd = aside
+                    .as_ref()
+                    .and(file.as_ref())
+                    .map_or(-1, |f| f.as_raw_fd());
+                detach(&[program.as_raw_fd(), file_fd]);
+                if let (Some(aside), Some(file)) = (&aside, &file) {
+                    execute_afresh(&program, pid, aside, file);
                 }
                 restore_until_gone(&snapshot, &program, pid, aside);
             }
@@ -98,6 +109,18 @@ pub fn start(snapshot: residency::Snapshot, path: &Path) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The snapshot's file at `path`, open (close-on-exec), to pass on to a restorer executed afresh;
+/// `None` where it is not a regular file (a pipe, read once already; opened without blocking, so
+/// a FIFO never waits for a writer).
+fn regular_file(path: &Path) -> Option<File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
 }
 
 /// A pidfd of this process (close-on-exec, so the program never holds it).
@@ -115,39 +138,68 @@ fn pidfd_of_self() -> Result<OwnedFd> {
 }
 
 /// In the restorer moved out of the program's memory cgroup: executes `prefetch restore-beside`
-/// afresh (its pidfd `program` inherited); returns only if that failed.
-fn execute_afresh(program: &OwnedFd, pid: u32, aside: &Aside, snapshot: &Path) {
-    let fd = program.as_raw_fd();
-    // SAFETY: clearing close-on-exec of a descriptor this process owns.
-    if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
+/// afresh (its pidfd `program` and the snapshot's `file` inherited); returns only if that failed.
+fn execute_afresh(program: &OwnedFd, pid: u32, aside: &Aside, file: &File) {
+    let fds = [program.as_raw_fd(), file.as_raw_fd()];
+    // SAFETY: clearing close-on-exec of descriptors this process owns.
+    if fds
+        .iter()
+        .any(|&fd| unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0)
+    {
         return;
     }
     let _ = std::process::Command::new("/proc/self/exe")
         .arg0("prefetch")
         .arg("restore-beside")
-        .args(["--pid", &pid.to_string(), "--pidfd", &fd.to_string()])
-        .arg("--home")
+        .args(["--pid", &pid.to_string(), "--pidfd", &fds[0].to_string()])
+        .args(["--snapshot-fd", &fds[1].to_string(), "--home"])
         .arg(aside.home())
-        .arg(snapshot)
         .exec();
-    // SAFETY: as above.
-    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    for fd in fds {
+        // SAFETY: as above.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
 }
 
 /// `prefetch restore-beside`: the restorer executed afresh outside the program's memory cgroup
-/// goes on (a snapshot it cannot read now, or a pidfd it did not inherit, end it quietly).
+/// goes on; arguments that are not what `prefetch run --restore` passes end it with an error.
 pub fn resume(args: BesideArgs) -> ! {
-    // SAFETY: fcntl only reads the descriptor's flags.
-    let inherited = args.pidfd > 2 && unsafe { libc::fcntl(args.pidfd, libc::F_GETFD) } >= 0;
-    if let (true, Ok(snapshot)) = (inherited, residency::Snapshot::load(&args.snapshot)) {
-        // SAFETY: a descriptor `prefetch run --restore` passed on for this process alone.
-        let program = unsafe { OwnedFd::from_raw_fd(args.pidfd) };
-        detach(program.as_raw_fd());
-        let aside = Aside::from_home(args.home);
-        restore_until_gone(&snapshot, &program, args.pid, Some(aside));
+    let (program, snapshot) = match inherited(&args) {
+        Ok(both) => both,
+        Err(error) => {
+            eprintln!(
+                "prefetch restore-beside (started by `prefetch run --restore` only): {error:#}"
+            );
+            // SAFETY: leaving without running the exit handlers of `prefetch`.
+            unsafe { libc::_exit(2) }
+        }
+    };
+    detach(&[program.as_raw_fd()]);
+    let aside = Aside::from_home(args.home);
+    restore_until_gone(&snapshot, &program, args.pid, Some(aside));
+}
+
+/// The program's pidfd and the snapshot `prefetch run --restore` passed on (the descriptors
+/// close-on-exec again; the snapshot's file closed once read).
+fn inherited(args: &BesideArgs) -> Result<(OwnedFd, residency::Snapshot)> {
+    if args.pidfd == args.snapshot_fd {
+        bail!("--pidfd and --snapshot-fd are the same descriptor");
     }
-    // SAFETY: leaving without running the exit handlers of `prefetch`.
-    unsafe { libc::_exit(0) }
+    let program = inherited_fd(args.pidfd).context("--pidfd")?;
+    let file = inherited_fd(args.snapshot_fd).context("--snapshot-fd")?;
+    let path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    let snapshot = residency::Snapshot::load(&path).context("--snapshot-fd")?;
+    Ok((program, snapshot))
+}
+
+/// Descriptor `fd`, inherited, owned from now on and close-on-exec again.
+fn inherited_fd(fd: i32) -> Result<OwnedFd> {
+    // SAFETY: fcntl sets the flags of a descriptor, failing if it is not open.
+    if fd <= 2 || unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
+        bail!("descriptor {fd} was not inherited");
+    }
+    // SAFETY: a descriptor `prefetch run --restore` passed on for this process alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// In the restorer, detached: waits until the program (`program`, a pidfd of process `pid`) or a
@@ -164,6 +216,9 @@ fn restore_until_gone(
     // cgroup for as long as the restorer lives; given back, the program keeps that room.
     // SAFETY: malloc_trim only returns free memory of this process's heap to the kernel.
     unsafe { libc::malloc_trim(0) };
+    if aside.is_none() {
+        idle();
+    }
     let watched = program.as_raw_fd();
     let _ = std::thread::Builder::new().spawn(move || {
         let mut poll = libc::pollfd {
@@ -179,10 +234,16 @@ fn restore_until_gone(
     let window = residency::start::window_pages(snapshot);
     let (touched, opens) = residency::start::wait_until_touched(snapshot, pid, window);
     // Back in the program's group to measure its room and advise: the restore is charged to the
-    // program, within the user's limit, or does not run.
-    if aside.is_some_and(|aside| !rejoin(aside, pid)) {
-        // SAFETY: leaving without running the exit handlers of `prefetch`.
-        unsafe { libc::_exit(0) }
+    // program, within the user's limit, or does not run. The restorer waited aside at the normal
+    // policy (nice 19) and enters `SCHED_IDLE` only now: a move takes a lock every fork and exit
+    // on the machine waits for, which `SCHED_IDLE` could hold while every processor is busy, and
+    // leaving `SCHED_IDLE` needs a privilege (`RLIMIT_NICE`, `CAP_SYS_NICE`) entering it does not.
+    if let Some(aside) = aside {
+        if !aside.rejoin(pid, program.as_fd()) {
+            // SAFETY: leaving without running the exit handlers of `prefetch`.
+            unsafe { libc::_exit(0) }
+        }
+        idle();
     }
     let reads = residency::beside::Reads {
         infill_bytes: residency::Options::default().infill_bytes,
@@ -211,24 +272,13 @@ fn restore_until_gone(
     unsafe { libc::_exit(0) }
 }
 
-/// Moves the restorer back into the memory cgroup of the program (process `pid`); false if it
-/// could not be. The move is made at the normal policy (nice 19): a move takes a lock the
-/// program's forks and thread starts wait for, which `SCHED_IDLE` could hold while every
-/// processor is busy.
-fn rejoin(aside: Aside, pid: u32) -> bool {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: scheduling policy changes of this thread, no memory involved.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
-    let joined = aside.rejoin(pid);
-    // SAFETY: as above.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
-    joined
-}
-
-/// Standard streams to `/dev/null`, every other descriptor but `keep`
-/// closed, lowest CPU priority (`SCHED_IDLE`) and I/O priority, a session of its own (Ctrl-C at
-/// the terminal is for the program).
-fn detach(keep: i32) {
+/// Standard streams to `/dev/null`, every other descriptor but those in `keep`
+/// closed, nice 19 and the lowest I/O priority, a session of its own (Ctrl-C at the terminal is
+/// for the program).
+fn detach(keep: &[i32]) {
+    let mut kept: Vec<i32> = keep.iter().copied().filter(|&fd| fd > 2).collect();
+    kept.sort_unstable();
+    let mut first = 3;
     // SAFETY: plain system calls on descriptors of this process.
     unsafe {
         let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
@@ -237,17 +287,24 @@ fn detach(keep: i32) {
                 libc::dup2(null, stream);
             }
         }
-        if keep > 3 {
-            libc::syscall(libc::SYS_close_range, 3, keep - 1, 0);
+        for fd in kept {
+            if fd > first {
+                libc::syscall(libc::SYS_close_range, first, fd - 1, 0);
+            }
+            first = fd + 1;
         }
-        libc::syscall(libc::SYS_close_range, keep.max(2) + 1, u32::MAX, 0);
+        libc::syscall(libc::SYS_close_range, first, u32::MAX, 0);
         libc::setsid();
         libc::setpriority(libc::PRIO_PROCESS, 0, 19);
-        // Below nice 19: a processor goes to the restorer only when nothing else wants it,
-        // so a program that keeps every processor busy never waits for it.
-        let idle = libc::sched_param { sched_priority: 0 };
-        libc::sched_setscheduler(0, libc::SCHED_IDLE, &idle);
         // IOPRIO_WHO_PROCESS = 1, IOPRIO_CLASS_IDLE = 3 << 13.
         libc::syscall(libc::SYS_ioprio_set, 1, 0, 3 << 13);
     }
+}
+
+/// Below nice 19 (`SCHED_IDLE`): a processor goes to the restorer only when nothing else wants
+/// it, so a program that keeps every processor busy never waits for it.
+fn idle() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: a scheduling policy change of this thread, no memory involved.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
 }
