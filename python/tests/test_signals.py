@@ -15,10 +15,14 @@ import libprefetch
 PAGE = 4096
 
 
-def test_ctrl_c_in_a_callback_is_raised_by_the_read(data_file, monkeypatch):
+def test_ctrl_c_in_a_callback_is_raised_by_the_read(data_file, monkeypatch, request):
     path, data = data_file
     unraisable = []
     monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    # Python's own Ctrl-C handler, even where the tests were started with SIGINT ignored (a shell's
+    # background job without job control).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
 
     armed = []
 
@@ -72,7 +76,8 @@ def test_what_a_signal_handler_raises_in_a_callback_is_raised_by_the_read(data_f
 #: came once, in order.
 CHILD = textwrap.dedent(
     """
-    import os, sys, libprefetch
+    import os, signal, sys, libprefetch
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal, even if started with SIGINT ignored
     path = sys.argv[1]
     count = os.path.getsize(path) // 4096
     records = libprefetch.Records(path, [i * 4096 for i in range(count)], [4096] * count)

@@ -136,8 +136,9 @@ def test_importing_sim_imports_no_optional_package():
 #: "INTERRUPTED" when KeyboardInterrupt leaves the run.
 CHILD = textwrap.dedent(
     """
-    import random, sys
+    import random, signal, sys
     from libprefetch import sim
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal, even if started with SIGINT ignored
     blocks = [random.randrange(1 << 16) for _ in range(2_000_000)]
     try:
         print("started", flush=True)
