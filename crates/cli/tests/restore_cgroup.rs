@@ -150,18 +150,11 @@ fn the_restorer_waits_outside_the_programs_memory_cgroup_and_restores_inside_it(
     let (dir, data, snapshot) = evicted_file_and_snapshot("aside");
     let script = script(&data);
     let mut command = Command::new(env!("CARGO_BIN_EXE_prefetch"));
-    bench::cgroup::join_before_exec(&mut command, cgroup.dir()).unwrap();
-    let mut program = command
-        .env("XDG_CACHE_HOME", dir.join("no-profiles"))
+    command
         .args(["run", "--restore", snapshot.to_str().unwrap(), "--"])
-        .args(["python3", "-c", &script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .args(["python3", "-c", &script]);
+    let (mut program, mut lines) = start_ready(command, cgroup.dir(), &dir);
     let pid = program.id();
-    let mut lines = BufReader::new(program.stdout.take().unwrap()).lines();
-    assert_eq!(lines.next().unwrap().unwrap(), "ready");
     let mut restorer = None;
     wait_until(|| {
         restorer = restorer_of(pid);
@@ -205,23 +198,16 @@ fn a_snapshot_read_from_a_pipe_is_restored_in_the_programs_memory_cgroup() {
     let (dir, data, snapshot) = evicted_file_and_snapshot("pipe");
     // bash passes the snapshot as /dev/fd/N, a pipe `prefetch run` reads once.
     let mut command = Command::new("bash");
-    bench::cgroup::join_before_exec(&mut command, cgroup.dir()).unwrap();
-    let mut program = command
-        .env("XDG_CACHE_HOME", dir.join("no-profiles"))
+    command
         .env("PREFETCH", env!("CARGO_BIN_EXE_prefetch"))
         .env("SNAPSHOT", &snapshot)
         .args([
             "-c",
             "exec \"$PREFETCH\" run --restore <(cat \"$SNAPSHOT\") -- python3 -c \"$0\"",
         ])
-        .arg(script(&data))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .arg(script(&data));
+    let (mut program, mut lines) = start_ready(command, cgroup.dir(), &dir);
     let pid = program.id();
-    let mut lines = BufReader::new(program.stdout.take().unwrap()).lines();
-    assert_eq!(lines.next().unwrap().unwrap(), "ready");
     let found = a_restorer_runs(pid, &data);
     let before = cache_charged(cgroup.dir());
     let mut stdin = program.stdin.take().unwrap();
@@ -244,4 +230,27 @@ fn a_snapshot_read_from_a_pipe_is_restored_in_the_programs_memory_cgroup() {
         before,
         cache_charged(cgroup.dir())
     );
+}
+
+/// Starts `command` (the program under `prefetch run --restore`) in the memory cgroup `group`,
+/// without device profiles (under `dir`), its standard input and output piped; returns once the
+/// program printed "ready", with the rest of its output.
+fn start_ready(
+    mut command: Command,
+    group: &Path,
+    dir: &Path,
+) -> (
+    std::process::Child,
+    std::io::Lines<BufReader<std::process::ChildStdout>>,
+) {
+    bench::cgroup::join_before_exec(&mut command, group).unwrap();
+    let mut program = command
+        .env("XDG_CACHE_HOME", dir.join("no-profiles"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(program.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    (program, lines)
 }
