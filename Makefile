@@ -62,8 +62,12 @@ python:
 	$(PY_VENV)/bin/maturin build -q --profile $(PY_PROFILE) --strip -m python/Cargo.toml -o target/wheels
 	$(PY_VENV)/bin/pip install -q --no-deps target/wheels/libprefetch-*.whl
 
-python-test: python
-	$(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests
+# The tests load the C library and the SQLite extension of the wheel's profile beside the package.
+PY_LIBS = $(if $(filter release,$(PY_PROFILE)),release,build)
+PY_LIB_DIR = $(if $(filter release,$(PY_PROFILE)),release,debug)
+
+python-test: python $(PY_LIBS)
+	PREFETCH_TEST_PROFILE_DIR=$(PY_LIB_DIR) $(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests
 # One man page per `prefetch` subcommand, from the clap definitions.
 man: release
 	$(TARGET)/release/prefetch man $(TARGET)/man/man1

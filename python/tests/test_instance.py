@@ -9,8 +9,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-#: Where `cargo build` (or `make build`) put the libraries.
-TARGET = Path(os.environ.get("CARGO_TARGET_DIR", Path(__file__).resolve().parents[2] / "target")) / "debug"
+#: Where `cargo build` (or `make build`) put the libraries of the package's profile: copies of
+#: another build keep their own instance, so a release wheel is checked against `target/release`
+#: (`make python-test` sets PREFETCH_TEST_PROFILE_DIR from PY_PROFILE).
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", Path(__file__).resolve().parents[2] / "target")) / os.environ.get(
+    "PREFETCH_TEST_PROFILE_DIR", "debug"
+)
 
 #: Run in an interpreter with libprefetch.so preloaded: prints the instance id each copy reports.
 CHECK = textwrap.dedent(
@@ -40,7 +44,7 @@ def ids_reported(preload):
     """The instance ids of libprefetch.so, the extension and the package in one interpreter that
     imports the package, loads the extension, then opens libprefetch.so (preloaded if `preload`)."""
     preloaded, extension = TARGET / "libprefetch.so", TARGET / "libprefetch_sqlite.so"
-    assert preloaded.is_file() and extension.is_file(), f"run `cargo build --workspace` first ({TARGET})"
+    assert preloaded.is_file() and extension.is_file(), f"run `make build` (or `make release` for a release wheel) first ({TARGET})"
     sqlite_library = ctypes.util.find_library("sqlite3")
     assert sqlite_library, "libsqlite3 not found"
     env = {name: value for name, value in os.environ.items() if name != "LD_PRELOAD"}
