@@ -1,4 +1,5 @@
-"""The benchmark's limit reads exactly the pages of the records it is given; its warm passes read every
+"""The benchmark's limit reads exactly the pages of the records it is given, the windowed limit a
+window of them at a time in their order; its warm passes read every
 record and nothing from disk; ``--detail`` accounts for every worker of a pass; any prefetch factor
 reads every record once, and one below 1 is refused."""
 
@@ -8,7 +9,7 @@ import re
 import pytest
 
 from libprefetch import Records, epoch_order, worker_indices
-from libprefetch._bench_loaders import Warm, extents, timed, workers_modes
+from libprefetch._bench_loaders import WINDOW_LIMIT, Warm, direct_read, extents, timed, windows_in_order, workers_modes
 from libprefetch.bench import drop_cache, main
 
 PAGE = 4096
@@ -21,6 +22,30 @@ def test_the_limit_reads_each_touched_page_once_in_offset_order_in_requests_of_a
     touched = {p for offset, length in ranges if length for p in range(offset // PAGE, (offset + length - 1) // PAGE + 1)}
     read = {p for offset, length in requests for p in range(offset // PAGE, (offset + length) // PAGE)}
     assert read == touched
+
+
+def test_the_windowed_limit_reads_the_records_a_window_at_a_time_in_their_order():
+    # Four records of one page each in read order; a window holds two pages.
+    ranges = [(7 * PAGE, 10), (PAGE, PAGE), (3 * PAGE, 5), (2 * PAGE, 1)]
+    windows = windows_in_order(ranges, 2 * PAGE, PAGE)
+    assert windows == [[(PAGE, PAGE), (7 * PAGE, PAGE)], [(2 * PAGE, 2 * PAGE)]]  # sorted and merged inside each
+    assert windows_in_order([(0, 5 * PAGE)], PAGE, PAGE) == [[(0, 5 * PAGE)]]  # a record larger than one
+
+
+def test_the_windowed_limit_runs_only_where_a_window_is_given_and_reads_every_record(records_file):
+    path, offsets, lengths, _ = records_file
+    with Records(path, offsets, lengths) as records:
+        order = epoch_order(len(records), 3, 0)
+        assert WINDOW_LIMIT not in workers_modes(records, 3, order, workers=2, batch=8)
+        modes = workers_modes(records, 3, order, workers=2, batch=8, window=64 * PAGE)
+        assert modes[WINDOW_LIMIT]() >= sum(lengths)  # whole pages, each record's at least once
+
+
+def test_a_failed_read_of_the_limit_is_raised_not_counted_short(records_file):
+    path = records_file[0]
+    assert direct_read(path, [(0, PAGE), (PAGE, PAGE)]) == 2 * PAGE
+    with pytest.raises(OSError):  # O_DIRECT refuses an offset off a block's start
+        direct_read(path, [(0, PAGE), (1, PAGE)])
 
 
 def test_a_warm_pass_runs_with_every_page_of_the_file_cached(records_file):
