@@ -7,6 +7,11 @@ per build, the median wall time (the child's own timer) and CPU time (user + sys
 of each mode, and the median of the pairs' ratios (stock's over the library's) with the sign test's 95%
 interval, and the load.
 
+Warm means warm: the machine may reclaim page cache left idle (a DAMON scheme here pages out what was
+not touched for about a minute), so every page of the file is read again right before each pair, and
+a run that still read from the disk (the child's `read_bytes`) is counted as a miss and reported;
+pairs with a miss are left out of the medians.
+
 Usage: warm_ab.py random|strided FILE PAIRS PREFETCH [PREFETCH ...]
   e.g. warm_ab.py random /var/tmp/data-256M.bin 30 /var/tmp/main/prefetch target/release/prefetch
 (FILE: written by `prefetch bench random|strided --file FILE --file-size 256M` first; random: 100,000
@@ -32,8 +37,15 @@ def request(workload: str, path: str, mode: str) -> bytes:
     return json.dumps(wanted).encode()
 
 
-def run(build: str, wanted: bytes) -> tuple[float, float]:
-    """One pass: the child's wall seconds and its CPU seconds."""
+def touch(path: str) -> None:
+    """Reads every page of the file, so that the pair finds it all cached."""
+    with open(path, "rb", buffering=0) as data:
+        while data.read(1 << 20):
+            pass
+
+
+def run(build: str, wanted: bytes) -> tuple[float, float, int]:
+    """One pass: the child's wall seconds, its CPU seconds and the bytes it read from the disk."""
     child = subprocess.Popen([build, "bench", "__child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
     child.stdin.write(wanted)
@@ -43,7 +55,8 @@ def run(build: str, wanted: bytes) -> tuple[float, float]:
     child.returncode = 0  # reaped here, with its usage
     if status != 0:
         raise RuntimeError(f"{build} failed")
-    return json.loads(out)["wall_seconds"], usage.ru_utime + usage.ru_stime
+    found = json.loads(out)
+    return found["wall_seconds"], usage.ru_utime + usage.ru_stime, found["read_bytes"]
 
 
 def interval(ratios: list[float]) -> tuple[float, float]:
@@ -60,15 +73,24 @@ def main() -> None:
     for build in builds:  # the file cached, both modes warmed up
         run(build, wanted["libprefetch"])
         run(build, wanted["stock"])
-    pairs: dict[str, list[dict[str, tuple[float, float]]]] = {build: [] for build in builds}
-    loads = []
+    pairs: dict[str, list[dict[str, tuple[float, float, int]]]] = {build: [] for build in builds}
+    loads, missed = [], []
     for pair in range(count):
+        touch(path)
+        runs = {}
         for build in builds if pair % 2 == 0 else builds[::-1]:
             modes = ["stock", "libprefetch"] if (pair // 2) % 2 == 0 else ["libprefetch", "stock"]
-            pairs[build].append({mode: run(build, wanted[mode]) for mode in modes})
+            runs[build] = {mode: run(build, wanted[mode]) for mode in modes}
+        misses = [f"{build} {mode} {r[2] >> 10} KiB" for build, modes in runs.items() for mode, r in modes.items() if r[2]]
+        missed.extend(misses)
+        if not misses:
+            for build, modes in runs.items():
+                pairs[build].append(modes)
         with open("/proc/loadavg") as loadavg:
             loads.append(float(loadavg.read().split()[0]))
     for build, found in pairs.items():
+        if not found:
+            continue
         line = [f"{build}: {workload}, {len(found)} pairs"]
         for what, k in (("wall", 0), ("cpu", 1)):
             ratios = [p["stock"][k] / p["libprefetch"][k] for p in found]
@@ -77,7 +99,8 @@ def main() -> None:
             library = statistics.median(p["libprefetch"][k] for p in found)
             line.append(f"{what} stock {stock:.3f} s, libprefetch {library:.3f} s, ratio {statistics.median(ratios):.3f} [{low:.2f}, {high:.2f}]")
         print("; ".join(line))
-    print(f"load {min(loads):.2f}-{max(loads):.2f}")
+    left_out = count - len(next(iter(pairs.values())))
+    print(f"load {min(loads):.2f}-{max(loads):.2f}; {left_out} of {count} pairs left out, runs that read from the disk: {', '.join(missed) or 'none'}")
 
 
 if __name__ == "__main__":

@@ -811,6 +811,9 @@ impl ClientInner {
             self.rounds_in_flight.fetch_add(1, Ordering::AcqRel);
             plan
         };
+        if self.settle_if_cached(&plan) {
+            return;
+        }
         if !self.config.background_advice {
             self.issue(plan);
             return;

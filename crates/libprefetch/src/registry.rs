@@ -14,6 +14,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once, RwLock};
 
+use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::advice_thread::{AdviceJob, AdviceThread};
@@ -80,7 +81,10 @@ pub trait RegionClient: Send + Sync {
 /// Everything a forked child must not inherit.
 #[derive(Default)]
 pub struct Globals {
-    regions: RwLock<HashMap<i32, Vec<RegionSlot>>>,
+    /// Keyed by descriptor with rustc's Fx hash: every read of a process
+    /// with a region hashes its descriptor, and SipHash's protection
+    /// against chosen keys buys nothing for the process's own descriptors.
+    regions: RwLock<FxHashMap<i32, Vec<RegionSlot>>>,
     region_count: AtomicUsize,
     /// Addresses of live C handles and their kinds, to reject stale or
     /// bogus ones and handles of the other kind.
