@@ -61,8 +61,6 @@ use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
-
 use crate::btree::{
     Database, IndexOrder, LeafOrder, PageSource, ReadError, ReadResult, SchemaEntry, TableMap,
 };
@@ -70,9 +68,11 @@ use crate::format::PageKind;
 use crate::statement::RowBound;
 
 mod first_rows;
+mod kept_leaves;
 mod own_cache;
 mod unseen_start;
 pub use first_rows::{sweep_pays, RequestCosts, SWEEP_MARGIN};
+use kept_leaves::KeptLeaves;
 use own_cache::OwnCache;
 pub use own_cache::{parse_cache_size, DEFAULT_CACHE_SIZE};
 pub use unseen_start::{ResidencyProbe, MAX_UNSEEN_LEAVES};
@@ -207,7 +207,7 @@ struct Cache {
     /// there, or the next stretch of a leaf listed in part, lists again). Kept for every leaf ever
     /// listed, this was the process's largest allocation: 24 MB on a 1 GiB table, taken from the
     /// memory cgroup's cache that the list plans.
-    table_pages: FxHashMap<u32, Box<[u32]>>,
+    table_pages: KeptLeaves,
     /// Index leaves read that belong to no index read so far (see [`ScanPlanner::on_index_leaf`]).
     unknown_leaves: Vec<u32>,
     /// Index roots read since the last unknown leaf was placed: the trees those leaves belong to.
@@ -1107,10 +1107,10 @@ impl ScanPlanner {
         let mut leaf_starts = Vec::new();
         let mut end_at = end;
         for (i, &leaf) in (from..).zip(&index.leaves.pages()[from..end]) {
-            let pages = match self.cache.table_pages.entry(leaf) {
-                Slot::Occupied(e) => e.into_mut(),
-                Slot::Vacant(e) => e.insert(table_pages_of(db, map, leaf, index.leaves.then(i))?),
-            };
+            let pages = self
+                .cache
+                .table_pages
+                .get_or_read(i, || table_pages_of(db, map, leaf, index.leaves.then(i)))?;
             leaf_starts.push(list.entries.len());
             list.push(Entry {
                 offset: db.page_offset(leaf),
@@ -1146,23 +1146,10 @@ impl ScanPlanner {
 
     /// Forgets the table pages of every leaf except those of index `root` at position `at` or later.
     fn forget_table_pages_before(&mut self, root: u32, at: usize) {
-        let Cache {
-            table_pages,
-            indexes,
-            ..
-        } = &mut self.cache;
-        let Some(index) = indexes.get(&root) else {
-            table_pages.clear();
-            return;
-        };
-        let kept = |leaf: u32| {
-            let after = index.by_page.partition_point(|&(page, _)| page <= leaf);
-            after
-                .checked_sub(1)
-                .map(|i| index.by_page[i])
-                .is_some_and(|(page, pos)| page == leaf && pos as usize >= at)
-        };
-        table_pages.retain(|&leaf, _| kept(leaf));
+        match self.cache.indexes.contains_key(&root) {
+            true => self.cache.table_pages.forget_before(root, at),
+            false => self.cache.table_pages.clear(),
+        }
     }
 
     /// Reads the leaf order of the index rooted at `root` if it is an index of a rowid table, once per
