@@ -86,6 +86,17 @@
 //! read-ahead reads as far as the stream's cached history), and picks the
 //! stream up again at the miss.
 //!
+//! Measured (`scripts/fadvise_random_ab.py FILE 12 273 MAIN.so NEW.so`:
+//! 1,024 cold single-page reads stepping down 273 pages around an 8 MiB
+//! file on this project's test disk, 15 interleaved streams; load 5): on a
+//! `POSIX_FADV_RANDOM` descriptor the library's pass took 16.1 ms against
+//! stock's 86.2 ms, with 17 misses and 1,007 pages advised; judged by the
+//! last read of any left page alone, every left page missed (994 misses,
+//! 30 pages advised: 111.2 ms, slower than stock). On a normal descriptor
+//! the streams stay the kernel's (24 misses, 30 pages advised, as before).
+//! Stepping 17 pages up: 243 misses against 542 (random), 242 either way
+//! (normal). `crates/libprefetch/tests/kernel_readahead.rs` counts both.
+//!
 //! Deviations: libprefetch (ATC 2009) advises every page of its window; it
 //! predates the kernel's large-folio read-ahead.
 
