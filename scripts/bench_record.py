@@ -4,7 +4,7 @@
 
 Each program runs cold (its files evicted from the page cache with `vmtouch -e`)
 in these modes, alternated round by round (each round starting at the next
-mode), median of the rounds:
+mode), median of the rounds (and of each round's ratio to stock's time):
 
   stock     the program alone
   replay    `prefetch run --replay REC`, REC recorded cold by `prefetch record`
@@ -35,7 +35,7 @@ second table counts the 4 KiB pages the run's processes read from the device
 
 Usage (root; DIR on the emulated disk, see docs/record.md):
   scripts/bench_record.py --prefetch target/release/prefetch --mount MNT [--rounds 3]
-      [--cgroup-quarter | --cgroup-mib N] [--python /usr/bin/python3]
+      [--cgroup-quarter | --cgroup-mib N] [--cgroup-name NAME] [--python /usr/bin/python3]
       [--only 'grep -rn;git grep'] [--modes stock,replay,other] [--base PREFETCH]
 """
 
@@ -99,7 +99,7 @@ class Runner:
         self.served = (0, 0, 0.0)
         self.cgroup = None
         if args.cgroup_mib or args.cgroup_quarter:
-            self.cgroup = f"/sys/fs/cgroup/memory/whole-bench-{os.getpid()}"
+            self.cgroup = f"/sys/fs/cgroup/memory/{args.cgroup_name or f'whole-bench-{os.getpid()}'}"
             os.mkdir(self.cgroup)
             self.limit((args.cgroup_mib or 1 << 20) << 20)
 
@@ -254,6 +254,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cgroup-mib", type=int)
     parser.add_argument("--cgroup-quarter", action="store_true")
+    parser.add_argument("--cgroup-name", help="the memory cgroup's name (default: whole-bench-PID)")
     parser.add_argument("--only", help="program names separated by semicolons")
     parser.add_argument("--modes", help="modes separated by commas (default: all)")
     args = parser.parse_args()
@@ -308,6 +309,14 @@ def main():
                 cells.append(f"{median:.2f} s" + ("" if mode == "stock" else f" ({stock / median:.2f}x)"))
             size = f" ({sizes[name] >> 20} MiB)" if args.cgroup_quarter else ""
             print(f"| `{name}`{size} | " + " | ".join(cells) + " |")
+        print(f"\n| per-round ratio, stock / mode ({setting}, median of {args.rounds}) | "
+              + " | ".join(modes) + " |")
+        print("|---|" + "---:|" * len(modes))
+        for name in progs:
+            stock = times[(name, "stock")]
+            cells = [f"{statistics.median(s / t for s, t in zip(stock, times[(name, mode)])):.2f}x"
+                     for mode in modes]
+            print(f"| `{name}` | " + " | ".join(cells) + " |")
         what = "disk requests / MiB read" if runner.emulated else "4 KiB pages read from the device"
         print(f"\n| {what} ({setting}, median) | " + " | ".join(modes) + " |")
         print("|---|" + "---:|" * len(modes))
