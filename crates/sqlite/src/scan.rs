@@ -29,6 +29,8 @@
 //!   before the first one seen are all cached: `scan/unseen_start.rs`) and the statement running has
 //!   no `LIMIT` ([`crate::statement`]), and then, where sweeping the table pays, listed to the index's
 //!   end in one `SetWhole` ([`ScanPlanner::set_seek_bound`]);
+//! * **a forward scan of a table about the memory's size** ([`ABOUT_MEMORY`]): followed as any scan, but
+//!   only if SQLite began it at the index's first leaf (as above) and the statement has no `LIMIT`;
 //! * **a forward scan by a statement with `LIMIT n`, on a seek-bound device**, that SQLite began at its
 //!   index's first leaf: at its [`MIN_LEAVES`]th leaf, the table pages of its first n rows listed in one
 //!   `SetWhole` where looking them up would cost at least twice sweeping them (`scan/first_rows.rs`);
@@ -93,10 +95,13 @@ pub const MIN_LEAVES: usize = 4;
 /// one scan: on a seek-bound device, a scan that SQLite started at its index's first leaf (a full
 /// scan) whose connection asked for whole lists ([`ScanPlanner::set_seek_bound`]).
 const SMALL_TABLE_SHARE: u64 = 64;
-/// A table between half and twice the memory available is left alone as well: stock SQLite finds most of
-/// its pages cached still, and following churns the cache (a 25 MiB table in a 22.5 MiB memory cgroup:
-/// stock 1.4-3.3 s, window schedule 2.0-5.4 s, conservative 17-86 s); a table four times the memory is
-/// read 6x faster when followed (the 1 GiB table in a quarter cgroup).
+/// A table between half and twice the memory available: only its full scans are followed (begun at the
+/// index's first leaf, no `LIMIT`), on every device. An index scan's lookups and the index's own pages
+/// share the memory there, and stock SQLite reads the table several times over: pci's 103 MiB
+/// `subsystems` table (its index 73 MiB) in a 146 MiB cgroup, 775k pages, against 274k followed (1.87x
+/// on this machine's disk); unicode's 25 MiB table in 24 MiB of the emulated disk 1.22-1.29x followed.
+/// Ranges and joins through such a table are left alone: on the emulated disk the stretch listed past
+/// where they end cost them 0.61-0.72x followed (as left alone 0.90-0.96x, stock's requests).
 const ABOUT_MEMORY: (u64, u64) = (1, 2);
 
 /// A scan that looks up fewer than one in this many of the table pages its leaves point to is left
@@ -173,9 +178,8 @@ struct IndexInfo {
     /// (leaf page, position in key order), sorted: where a leaf read is in the index (a sorted slice
     /// is a third of a hash map's memory, which the memory cgroup's cache would otherwise hold).
     by_page: Box<[(u32, u32)]>,
-    /// Its table is much smaller than the memory and the device seek-bound: only a scan from the
-    /// first leaf is followed, listed to the end at once ([`ScanPlanner::set_seek_bound`]).
-    full_scans_only: bool,
+    /// Which of its scans are followed.
+    followed: Followed,
 }
 
 /// A table's size against the memory available for caching.
@@ -187,6 +191,18 @@ enum TableSize {
     Small,
     /// About the memory's size ([`ABOUT_MEMORY`]).
     AboutMemory,
+}
+
+/// Which scans of an index are followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Followed {
+    /// Every scan with table lookups (a table larger than the memory, or smaller than half of it).
+    Every,
+    /// Only full scans ([`ABOUT_MEMORY`]).
+    FullScans,
+    /// Only full scans, listed to the index's end at once where sweeping the table pays: a table much
+    /// smaller than the memory on a seek-bound device ([`ScanPlanner::set_seek_bound`]).
+    FullScansWhole,
 }
 
 /// Everything read from the file, dropped when the file changes.
@@ -320,7 +336,7 @@ pub struct Decisions {
     /// Scans left alone: descending (`ORDER BY ... DESC`).
     pub descending: u64,
     /// Indexes left alone, their structure never read: their table is much smaller than the memory
-    /// available, or about its size.
+    /// available, or about its size; and scans of those other than full scans.
     pub table_size: u64,
     /// Index structures read (the interior pages of one index; its table's are read once a scan of it
     /// is followed).
@@ -863,7 +879,7 @@ impl ScanPlanner {
             .cache
             .indexes
             .get(&root)
-            .is_some_and(|index| index.full_scans_only);
+            .is_some_and(|index| index.followed != Followed::Every);
         if full_scans_only
             && (!self.began_at_index_start(root, scan.start)? || !self.statement_unbounded())
         {
@@ -1063,7 +1079,7 @@ impl ScanPlanner {
         else {
             return Ok(false);
         };
-        if !index.full_scans_only {
+        if index.followed != Followed::FullScansWhole {
             return Ok(false);
         }
         let db = opened(&self.db)?;
@@ -1164,15 +1180,16 @@ impl ScanPlanner {
             self.decisions.without_rowid += u64::from(in_schema);
             return Ok(());
         };
-        let full_scans_only = match self.table_size(table_root)? {
-            TableSize::Large => false,
-            TableSize::Small
-                if self.far_cost_pages.is_some()
-                    && self.began_near_first_leaf(root, MAX_UNSEEN_LEAVES)?
-                    && self.statement_unbounded() =>
-            {
-                true
+        let size = self.table_size(table_root)?;
+        let full_scan = || -> ReadResult<bool> {
+            Ok(self.began_near_first_leaf(root, MAX_UNSEEN_LEAVES)? && self.statement_unbounded())
+        };
+        let followed = match size {
+            TableSize::Large => Followed::Every,
+            TableSize::Small if self.far_cost_pages.is_some() && full_scan()? => {
+                Followed::FullScansWhole
             }
+            TableSize::AboutMemory if full_scan()? => Followed::FullScans,
             _ => {
                 // Its leaves stay unplaced: no scan of this index is tracked or listed.
                 self.decisions.table_size += 1;
@@ -1191,7 +1208,7 @@ impl ScanPlanner {
                 table_root,
                 leaves,
                 by_page,
-                full_scans_only,
+                followed,
             },
         );
         Ok(())

@@ -232,23 +232,33 @@ fn covering_and_without_rowid_scans_of_the_pci_schema_advise_nothing() {
 }
 
 #[test]
-fn a_table_about_the_memory_s_size_is_left_alone_before_its_index_is_read() {
+fn a_small_table_is_left_alone_before_its_index_is_read_and_of_one_about_the_memory_s_size_only_full_scans_are_followed(
+) {
     let dir = tempfile::tempdir().unwrap();
     let db = build(dir.path(), "unicode", "delete");
     let q = queries("unicode");
-    // `chars` is about 2 MiB: with 2 MiB of memory its scan is left alone, told from the table's
-    // left-most path, and neither the index's structure nor the rest of the table's is read.
-    let about = stats_with_memory(&db, &q[0], "2M");
-    assert!(
-        number(&about, "table small or about the memory's size") >= 1,
-        "{about}"
-    );
-    assert_eq!(number(&about, "index structures read"), 0, "{about}");
-    assert_eq!(number(&about, "scans followed"), 0, "{about}");
-    assert_eq!(number(&about, "pages advised"), 0, "{about}");
-    // With 512 KiB, the same scan is followed (the table is four times the memory).
-    let followed = stats_for(&db, &q[0]);
-    assert!(number(&followed, "scans followed") >= 1, "{followed}");
+    let left_alone = "table small or about the memory's size";
+    // `chars` is about 2 MiB: with 256 MiB of memory its scan is left alone, told from the file's
+    // size, and neither the index's structure nor the table's is read.
+    let small = stats_with_memory(&db, &q[0], "256M");
+    assert!(number(&small, left_alone) >= 1, "{small}");
+    assert_eq!(number(&small, "index structures read"), 0, "{small}");
+    assert_eq!(number(&small, "scans followed"), 0, "{small}");
+    assert_eq!(number(&small, "pages advised"), 0, "{small}");
+    // With 2 MiB, about the table's size, its full scan is followed (its lookups and the index's
+    // pages share the memory), as it is with 512 KiB (four times the memory)...
+    for memory in ["2M", "512K"] {
+        let full = stats_with_memory(&db, &q[0], memory);
+        assert_eq!(number(&full, left_alone), 0, "{memory}: {full}");
+        assert!(number(&full, "scans followed") >= 1, "{memory}: {full}");
+    }
+    // ...but not a range through it, which 512 KiB follows.
+    let range = stats_with_memory(&db, &q[5], "2M");
+    assert!(number(&range, left_alone) >= 1, "{range}");
+    assert_eq!(number(&range, "scans followed"), 0, "{range}");
+    assert_eq!(number(&range, "pages advised"), 0, "{range}");
+    let range = stats_with_memory(&db, &q[5], "512K");
+    assert!(number(&range, "scans followed") >= 1, "{range}");
 }
 
 #[test]
