@@ -1,30 +1,11 @@
 //! The `window` schedule: libprefetch's reorder buffer (ATC 2009, section
 //! 4.5). A round takes the first `budget` unique pages of the list; the
-//! next is planned once all but 1/g of them have been read (g, the
-//! device's growth factor, `planner_growth.rs`).
+//! next round starts when they have all been read.
 //!
 //! The problem: a list of scattered pages on a disk is read fastest as few
 //! large sweeps, each in C-LOOK order; but the pages of a sweep must all
 //! fit in memory until they are read, and the planner does not know how
-//! far the application will read. While the application reads the last
-//! pages of a window the device has nothing to do, unless the next round
-//! is out already; and a round planned before its window is read fetches
-//! only the pages the reads have made room for.
-//!
-//! The cost model (`planner_growth.rs`: a far request costs g pages of
-//! transfer, a sweep of w pages spanning s costs min(w g, s)): planning the
-//! next round when 1/e of the window is left overlaps the reading of that
-//! 1/e with the next sweep, and leaves that sweep 1/e fewer pages; the
-//! pages read in the window's first part that the shorter next window does
-//! not reach are dropped for its room, and fetched again if read later.
-//! On a seek-bound device (a far request of
-//! [`super::SEEK_BOUND_GAP_BYTES`] or more) a window of scattered pages
-//! costs its span (w g >= s), so the round is planned with 1/g left (e = g,
-//! 339 on the emulated 7200 RPM disk): a few entries early, its sweep
-//! whole. On a device without seek cost the round waits for the window's
-//! end, as the paper's: planned at half the window (e = g = 2) it read 17-22%
-//! more pages on this machine's disk with no gain in time resolved
-//! (measurements: docs/repro.md, "The window's next round").
+//! far the application will read.
 //!
 //! The regimes:
 //!
@@ -32,22 +13,17 @@
 //!   (`planner_growth.rs`); the next window is planned once
 //!   all but 1/g of this one has been read ([`Due::Early`]), so its sweep
 //!   overlaps the reading of the rest.
-//! - **Steady.** The next round is planned once the window has been read;
-//!   on a seek-bound device at the same point as in slow start, all but 1/g
-//!   of the window read, within the same budget: it fetches the pages the
-//!   reads have made room for, and asks the application for more list if
-//!   the list runs short ([`Due::Yes`]). AIMD grows after a round with no
-//!   premature eviction.
+//! - **Steady.** A round once the whole window has been read; AIMD grows
+//!   after a round with no premature eviction.
 //! - **Evicted.** A premature eviction in the round advises the whole
 //!   window again at the next round (the kernel dropped some of it).
 //!
 //! ```text
 //!   list     ... P ============= window: budget unique pages =====) ......
 //!   round 1      [ fetch all, C-LOOK                               )
-//!   reads        P ------------------------------------------>|  end
-//!   round 2                                                   [ next window ...
-//!                (planned at end - len/g in slow start, g times larger, and
-//!                 on a seek-bound device; else at end)
+//!   reads        P --------------------------------------------->  end
+//!   round 2                                                        [ next window ...
+//!                (slow start: planned at  end - len/g)
 //! ```
 //!
 //! The pages of the previous window that the new one does not need are
@@ -62,10 +38,9 @@
 //! wanted (with a list that is a prefix of the real future, which section
 //! 4.2 allows, that threw away pages needed right after it), infill first.
 //! The paper starts a round on any buffer-cache miss; here a round also
-//! starts as soon as the window is consumed, on a seek-bound device as soon
-//! as all but 1/g of it is.
+//! starts as soon as the window is consumed.
 
-use super::by_shape::{Schedule, SEEK_BOUND_GAP_BYTES};
+use super::by_shape::Schedule;
 use super::types::{Due, Rounds, LIST_MEMORY_SHARE};
 use crate::access_list::PageKey;
 use crate::core_state::Core;
@@ -90,17 +65,9 @@ impl Rounds for WindowRounds {
             finish_round(core);
             return Due::Yes;
         }
-        if step_due(core) {
-            // Slow start's larger window is planned without asking for
-            // more list; a steady round may ask, the window being used up
-            // but for its last 1/g.
-            let due = if core.aimd.in_slow_start() {
-                Due::Early
-            } else {
-                Due::Yes
-            };
+        if slow_start_step_due(core) {
             grow_if_clean(core);
-            return due;
+            return Due::Early;
         }
         Due::No
     }
@@ -109,9 +76,9 @@ impl Rounds for WindowRounds {
         let Some(window) = &core.window else {
             return u64::MAX;
         };
-        // `step_due`'s step, else the window's end.
-        if steps_early(core) {
-            step_at(window, core.aimd.growth())
+        // `slow_start_step_due`'s step, else the window's end.
+        if core.aimd.in_slow_start() {
+            window.end - (window.end - window.start) / core.aimd.growth()
         } else {
             window.end
         }
@@ -144,30 +111,19 @@ impl Rounds for WindowRounds {
     fn took_infill(&mut self, _core: &Core, _key: PageKey) {}
 }
 
-/// The position at which the next round of `window` is planned: all but
-/// 1/growth of its entries read (half of them when the window doubles).
-fn step_at(window: &Window, growth: u64) -> u64 {
-    window.end - (window.end - window.start) / growth
-}
-
-/// All but 1/growth of the window has been read, during slow start or on
-/// a seek-bound device: the next window (during slow start `growth` times
-/// larger) is planned now, so its reads overlap the reading of the rest of
-/// this one; during slow start the bet that the application reads on is
+/// Window, during slow start: all but 1/growth of the window has been
+/// read (half of it when the window doubles). The next, `growth` times
+/// larger window is planned now, so its reads overlap the reading of
+/// the rest of this one; the bet that the application reads on is
 /// covered by that rest (`planner_growth.rs`).
-fn step_due(core: &Core) -> bool {
-    steps_early(core)
-        && core.window.as_ref().is_some_and(|w| {
-            w.end > w.start && core.list.position() >= step_at(w, core.aimd.growth())
-        })
-}
-
-/// Whether the next round comes before the window is read: during slow
-/// start, and on a seek-bound device (the module's header).
-fn steps_early(core: &Core) -> bool {
-    let config = &core.config;
+fn slow_start_step_due(core: &Core) -> bool {
+    let growth = core.aimd.growth();
     core.aimd.in_slow_start()
-        || config.request_cost_pages.saturating_mul(config.page_size) >= SEEK_BOUND_GAP_BYTES
+        && core.window.as_ref().is_some_and(|w| {
+            let len = w.end - w.start;
+            let step = w.end - len / growth;
+            len > 0 && core.list.position() >= step
+        })
 }
 
 /// Ends a consumed round: AIMD grows if nothing was evicted early.

@@ -3,8 +3,7 @@
 //! buffer, whose rounds start when the window is consumed, a read diverges or misses), C-LOOK
 //! starting at the next page the application needs, infill within the budget, and its DONTNEEDs
 //! (libprefetch ATC'09 s4.1-4.6; Cao et al. SIGMETRICS'95 s2.2 for the `aggressive` and
-//! `conservative` schedules), and the disk's far-request cost as the live library takes it from its
-//! device's profile (on a seek-bound model the window's next round comes before the window is read). Where
+//! `conservative` schedules). Where
 //! [`super::reorder`] reproduces the paper's s3 benchmark (a fixed buffer, each buffer by
 //! increasing disk position), this policy predicts what `libprefetch` itself does.
 //!
@@ -154,7 +153,6 @@ impl MakePrefetcher for Options {
             infill_bytes: self
                 .infill
                 .unwrap_or_else(|| break_even_gap_bytes(setup.disk)),
-            request_cost_pages: request_cost_pages(setup.disk, page),
             available_bytes: buffer.div_ceil(9) * 10,
             floor_bytes: page,
             start_bytes: None,
@@ -165,14 +163,6 @@ impl MakePrefetcher for Options {
         };
         Ok(Box::new(LivePlanner::new(config, &setup.workload.streams)))
     }
-}
-
-/// The disk's far request in pages of `page` bytes of transfer, as the live library takes it from
-/// its device's profile (`DeviceProfile::request_cost_pages`): the break-even gap over the page;
-/// 0 (unknown) for a fixed-time disk, which has no transfer rate.
-fn request_cost_pages(disk: &Disk, page: u64) -> u64 {
-    disk.break_even_gap_bytes()
-        .map_or(0, |gap| gap / page.max(1))
 }
 
 /// The disk's break-even gap (`plan::competitive::break_even_gap_bytes`): its average switch
@@ -198,17 +188,5 @@ mod tests {
         assert!(gap("ibm-36z15") >= seek_bound, "{}", gap("ibm-36z15"));
         assert!(gap("nvme") < seek_bound, "{}", gap("nvme"));
         assert_eq!(break_even_gap_bytes(&disk("fixed:5")), 32 << 10);
-    }
-
-    /// The planner is told the disk's far-request cost as the live library is told its
-    /// device's: the rotating model's makes it seek-bound (its window's next round comes before
-    /// the window is read), a fixed-time disk's is unknown.
-    #[test]
-    fn the_planner_knows_the_disks_far_request_cost() {
-        let disk = |name| Disk::new(disk::spec_from_name(name).unwrap().into());
-        let seek_bound = plan::planner::SEEK_BOUND_GAP_BYTES;
-        assert!(request_cost_pages(&disk("st3500320as"), 4096) * 4096 >= seek_bound);
-        assert!(request_cost_pages(&disk("nvme"), 4096) * 4096 < seek_bound);
-        assert_eq!(request_cost_pages(&disk("fixed:5"), 4096), 0);
     }
 }
