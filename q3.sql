@@ -1,0 +1,1 @@
+SELECT * FROM subsystems ORDER BY name
