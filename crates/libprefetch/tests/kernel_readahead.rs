@@ -12,36 +12,16 @@
 
 mod common;
 
+use common::{alone, data_file, PAGE};
+
 use std::fs::File;
-use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::os::unix::fs::MetadataExt;
-use std::sync::{Mutex, MutexGuard};
 
 use libprefetch::{note_read, Client, Config, Mode};
 
-const PAGE: u64 = 4096;
 const FILE_PAGES: u64 = 2048;
-
-fn alone() -> MutexGuard<'static, ()> {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn data_file(pages: u64) -> (tempfile::TempDir, File) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("data");
-    let mut file = File::create(&path).unwrap();
-    let page: Vec<u8> = (0..PAGE).map(|i| (i % 253) as u8).collect();
-    for _ in 0..pages {
-        file.write_all(&page).unwrap();
-    }
-    file.sync_all().unwrap();
-    let file = File::open(&path).unwrap();
-    fadvise(&file, libc::POSIX_FADV_DONTNEED);
-    (dir, file)
-}
 
 fn fadvise(file: &File, advice: libc::c_int) {
     // SAFETY: fadvise on an open descriptor.

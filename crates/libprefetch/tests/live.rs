@@ -6,41 +6,15 @@
 
 mod common;
 
+use common::{alone, data_file, evict, PAGE};
+
 use std::fs::File;
-use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use libprefetch::residency::cachestat;
 use libprefetch::{note_read, AccessEntry, CallbackInfo, Client, Config, Error, Mode, Schedule};
-
-const PAGE: u64 = 4096;
-
-/// Held for the whole of a test, so that no two tests' clients share memory.
-fn alone() -> MutexGuard<'static, ()> {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn data_file(pages: u64) -> (tempfile::TempDir, File) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("data");
-    let mut file = File::create(&path).unwrap();
-    let page: Vec<u8> = (0..PAGE).map(|i| (i % 253) as u8).collect();
-    for _ in 0..pages {
-        file.write_all(&page).unwrap();
-    }
-    file.sync_all().unwrap();
-    let file = File::open(&path).unwrap();
-    evict(&file);
-    (dir, file)
-}
-
-fn evict(file: &File) {
-    // SAFETY: fadvise on an open descriptor.
-    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-}
 
 fn cached_pages(file: &File, page: u64, count: u64) -> u64 {
     cachestat(file.as_raw_fd(), page * PAGE, count * PAGE)

@@ -10,25 +10,20 @@
 
 mod common;
 
+use common::{alone, PAGE};
+
 use std::fs::{self, File};
 use std::io::Write;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::FileExt;
-use std::sync::{Mutex, MutexGuard};
 
 use libprefetch::residency::cachestat;
 use libprefetch::{
     note_read, probe_period, read_cached, CachedRead, Client, Config, Mode, MAX_PROBE_PERIOD,
 };
 
-const PAGE: u64 = 4096;
 const PAGES: u64 = 2048;
 const ERRNO_SENTINEL: i32 = 4242;
-
-fn alone() -> MutexGuard<'static, ()> {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Page `p` holds bytes `(p + i) % 251`; the file ends `tail` bytes into page `pages`.
 fn pattern(pages: u64, tail: u64) -> Vec<u8> {

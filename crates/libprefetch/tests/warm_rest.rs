@@ -8,23 +8,18 @@
 
 mod common;
 
+use common::{alone, PAGE};
+
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::FileExt;
-use std::sync::{Mutex, MutexGuard};
 
 use libprefetch::residency::cachestat;
 use libprefetch::{note_read, Client, Config, Mode, Stats};
 
-const PAGE: u64 = 4096;
 const FILE_PAGES: u64 = 2048;
 const LISTED: u64 = 1024;
-
-fn alone() -> MutexGuard<'static, ()> {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn data_file(dir: &std::path::Path) -> File {
     let path = dir.join("data");

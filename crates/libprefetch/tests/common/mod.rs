@@ -1,9 +1,42 @@
-//! Helpers shared by the live tests: children inside a memory cgroup, access lists.
+//! Helpers shared by the live tests: one test at a time, cold data files, children inside a memory
+//! cgroup, access lists.
 #![allow(dead_code)]
 
-use std::fs;
-use std::os::fd::RawFd;
+use std::fs::{self, File};
+use std::io::Write;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// Bytes of a page of the test files.
+pub const PAGE: u64 = 4096;
+
+/// Held for the whole of a test, so that no two tests' clients share memory.
+pub fn alone() -> MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A file of `pages` pages of a known pattern, written back and evicted from the page cache.
+pub fn data_file(pages: u64) -> (tempfile::TempDir, File) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    let mut file = File::create(&path).unwrap();
+    let page: Vec<u8> = (0..PAGE).map(|i| (i % 253) as u8).collect();
+    for _ in 0..pages {
+        file.write_all(&page).unwrap();
+    }
+    file.sync_all().unwrap();
+    let file = File::open(&path).unwrap();
+    evict(&file);
+    (dir, file)
+}
+
+/// Drops `file`'s pages from the page cache.
+pub fn evict(file: &File) {
+    // SAFETY: fadvise on an open descriptor.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+}
 
 /// Where the cgroup v1 memory controller is mounted on this machine.
 pub const MEMORY_CONTROLLER: &str = "/sys/fs/cgroup/memory";
