@@ -847,13 +847,20 @@ impl ClientInner {
             globals().retire_regions(fd, Some(self.id));
         }
         let counts = advice::execute(&plan, self.page_size, self.config.reverse_pass);
+        self.end_round(&counts, &fetched, &stale);
+    }
+
+    /// Ends a round whose advice `counts` tell (its fetched ranges
+    /// `fetched`, the descriptors found `stale`): its pages are accounted,
+    /// the rest decided, and the ranges confirmed cached.
+    fn end_round(&self, counts: &advice::AdviceCounts, fetched: &[PageRange], stale: &[RawFd]) {
         let mut state = self.lock_state();
         state.pages_fetched += counts.pages_fetched;
         let misses = state.misses;
         let missed = std::mem::replace(&mut state.misses_at_round, misses) != misses;
         let unread = state.planner.list_remaining();
-        self.rest.after_round(&counts, missed, unread);
-        confirm_cached(&mut state.planner, &fetched, &stale);
+        self.rest.after_round(counts, missed, unread);
+        confirm_cached(&mut state.planner, fetched, stale);
         self.rounds_in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }

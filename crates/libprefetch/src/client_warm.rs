@@ -301,13 +301,7 @@ impl ClientInner {
             cached_ranges: plan.fetch.len() as u64,
             ..AdviceCounts::default()
         };
-        let mut state = self.lock_state();
-        let misses = state.misses;
-        let missed = std::mem::replace(&mut state.misses_at_round, misses) != misses;
-        let unread = state.planner.list_remaining();
-        self.rest.after_round(&counts, missed, unread);
-        super::confirm_cached(&mut state.planner, &plan.fetch, &[]);
-        self.rounds_in_flight.fetch_sub(1, Ordering::AcqRel);
+        self.end_round(&counts, &plan.fetch, &[]);
         true
     }
 
