@@ -17,9 +17,10 @@ pub fn alone() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A file of `pages` pages of a known pattern, written back and evicted from the page cache.
+/// A file of `pages` pages of a known pattern, written back and evicted from the page cache; under
+/// the build's target directory, on a disk (a memory file system keeps every page cached).
 pub fn data_file(pages: u64) -> (tempfile::TempDir, File) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let path = dir.path().join("data");
     let mut file = File::create(&path).unwrap();
     let page: Vec<u8> = (0..PAGE).map(|i| (i % 253) as u8).collect();
