@@ -162,13 +162,8 @@ fn the_restorer_waits_outside_the_programs_memory_cgroup_and_restores_inside_it(
     });
     let found = restorer.is_some();
     let waiting_in = restorer.map(memory_cgroup_of);
-    let before = cache_charged(cgroup.dir());
-    let mut stdin = program.stdin.take().unwrap();
-    writeln!(stdin, "go").unwrap();
-    assert_eq!(lines.next().unwrap().unwrap(), "opened");
-    let restored = || cache_charged(cgroup.dir()) >= before + SIZE as u64;
-    wait_until(|| restored() || !a_restorer_runs(pid, &data));
-    let charged = restored();
+    let (stdin, before, charged) =
+        open_and_wait_for_the_restore(&mut program, &mut lines, cgroup.dir(), &data);
     let program_in = memory_cgroup_of(pid);
     drop(stdin);
     let status = program.wait().unwrap();
@@ -209,13 +204,8 @@ fn a_snapshot_read_from_a_pipe_is_restored_in_the_programs_memory_cgroup() {
     let (mut program, mut lines) = start_ready(command, cgroup.dir(), &dir);
     let pid = program.id();
     let found = a_restorer_runs(pid, &data);
-    let before = cache_charged(cgroup.dir());
-    let mut stdin = program.stdin.take().unwrap();
-    writeln!(stdin, "go").unwrap();
-    assert_eq!(lines.next().unwrap().unwrap(), "opened");
-    let restored = || cache_charged(cgroup.dir()) >= before + SIZE as u64;
-    wait_until(|| restored() || !a_restorer_runs(pid, &data));
-    let charged = restored();
+    let (stdin, before, charged) =
+        open_and_wait_for_the_restore(&mut program, &mut lines, cgroup.dir(), &data);
     drop(stdin);
     let status = program.wait().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
@@ -230,6 +220,25 @@ fn a_snapshot_read_from_a_pipe_is_restored_in_the_programs_memory_cgroup() {
         before,
         cache_charged(cgroup.dir())
     );
+}
+
+/// Lets the program started by [`start_ready`] open the data file and waits until the group's cache
+/// grew by the file's size or no restorer of it runs: the program's standard input (its end closed by
+/// dropping it), the cache charged before, and whether it grew.
+fn open_and_wait_for_the_restore(
+    program: &mut std::process::Child,
+    lines: &mut std::io::Lines<BufReader<std::process::ChildStdout>>,
+    group: &Path,
+    data: &Path,
+) -> (std::process::ChildStdin, u64, bool) {
+    let pid = program.id();
+    let before = cache_charged(group);
+    let mut stdin = program.stdin.take().unwrap();
+    writeln!(stdin, "go").unwrap();
+    assert_eq!(lines.next().unwrap().unwrap(), "opened");
+    let restored = || cache_charged(group) >= before + SIZE as u64;
+    wait_until(|| restored() || !a_restorer_runs(pid, data));
+    (stdin, before, restored())
 }
 
 /// Starts `command` (the program under `prefetch run --restore`) in the memory cgroup `group`,
