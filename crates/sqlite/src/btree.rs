@@ -63,15 +63,30 @@ pub trait PageSource {
     }
     /// Hints that `len` bytes at `offset` will be read soon (a source without a page cache ignores it).
     fn will_need(&self, _offset: u64, _len: u64) {}
+    /// Hints that `len` bytes at `offset` will not be read again soon: their clean pages leave the page
+    /// cache (a source without a page cache ignores it).
+    fn dont_need(&self, _offset: u64, _len: u64) {}
+    /// Hints that the file is read at random (`true`: no read-ahead) or as usual.
+    fn random_access(&self, _random: bool) {}
 }
 
 /// `posix_fadvise(WILLNEED)` of a range of `fd`: the kernel starts reading it and returns at once.
 fn advise_will_need(fd: std::os::fd::RawFd, offset: u64, len: u64) {
+    advise(fd, offset, len, libc::POSIX_FADV_WILLNEED);
+}
+
+/// `posix_fadvise(DONTNEED)` of a range of `fd`: its clean pages are dropped (the file's contents are
+/// unchanged; a dirty page stays until written back, as libprefetch's rounds drop their stale pages).
+fn advise_dont_need(fd: std::os::fd::RawFd, offset: u64, len: u64) {
+    advise(fd, offset, len, libc::POSIX_FADV_DONTNEED);
+}
+
+fn advise(fd: std::os::fd::RawFd, offset: u64, len: u64, advice: libc::c_int) {
     let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
         return;
     };
     // SAFETY: fadvise only reads its integer arguments; a stale descriptor yields EBADF, ignored (a hint).
-    unsafe { libc::posix_fadvise(fd, offset, len, libc::POSIX_FADV_WILLNEED) };
+    unsafe { libc::posix_fadvise(fd, offset, len, advice) };
 }
 
 /// The modification time of a `struct stat`, in nanoseconds.
@@ -94,6 +109,9 @@ impl PageSource for File {
     fn will_need(&self, offset: u64, len: u64) {
         advise_will_need(std::os::fd::AsRawFd::as_raw_fd(self), offset, len);
     }
+    fn dont_need(&self, offset: u64, len: u64) {
+        advise_dont_need(std::os::fd::AsRawFd::as_raw_fd(self), offset, len);
+    }
 }
 
 impl<S: PageSource + ?Sized> PageSource for Arc<S> {
@@ -108,6 +126,12 @@ impl<S: PageSource + ?Sized> PageSource for Arc<S> {
     }
     fn will_need(&self, offset: u64, len: u64) {
         (**self).will_need(offset, len);
+    }
+    fn dont_need(&self, offset: u64, len: u64) {
+        (**self).dont_need(offset, len);
+    }
+    fn random_access(&self, random: bool) {
+        (**self).random_access(random);
     }
 }
 
@@ -145,6 +169,16 @@ impl PageSource for Unowned {
     }
     fn will_need(&self, offset: u64, len: u64) {
         advise_will_need(self.0, offset, len);
+    }
+    fn dont_need(&self, offset: u64, len: u64) {
+        advise_dont_need(self.0, offset, len);
+    }
+    fn random_access(&self, random: bool) {
+        let advice = match random {
+            true => libc::POSIX_FADV_RANDOM,
+            false => libc::POSIX_FADV_NORMAL,
+        };
+        advise(self.0, 0, 0, advice);
     }
 }
 
@@ -789,6 +823,22 @@ impl TableMap {
             };
         }
         Ok(number)
+    }
+
+    /// Every leaf page of the table, reading the interior pages not read yet
+    /// ([`TableMap::read_interiors`]).
+    pub fn leaf_pages<S: PageSource + ?Sized>(&mut self, db: &Database<S>) -> ReadResult<Vec<u32>> {
+        self.read_interiors(db)?;
+        let mut level = vec![self.root];
+        for _ in 0..self.height {
+            let mut next = Vec::with_capacity(level.len());
+            for number in level {
+                let interior = self.interior(db, number)?;
+                next.extend(interior.children.iter().copied().chain([interior.right]));
+            }
+            level = next;
+        }
+        Ok(level)
     }
 
     /// Leaves of the table, estimated from its left-most path: exact for a table of two levels whose

@@ -14,6 +14,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use libprefetch::profile::DeviceProfile;
 use libprefetch::residency::Probe;
 use libprefetch::{AccessEntry, CallbackInfo, Client, Config, Mode, Schedule};
 use rusqlite::ffi::{sqlite3_int64, SQLITE_LOCK_NONE, SQLITE_LOCK_RESERVED};
@@ -22,7 +23,7 @@ use crate::btree::{PageSource, Unowned};
 use crate::connection::Connection;
 use crate::format::PageKind;
 use crate::gate::{page_size, Gate, WORTHWHILE_MISS_RATIO};
-use crate::scan::{Decisions, Entry, Plan, RequestCosts, ScanPlanner};
+use crate::scan::{Decisions, DeviceCosts, Entry, HeldCounts, Plan, RequestCosts, ScanPlanner};
 
 /// B-tree page kinds, the first byte of a page's header (SQLite file format 1.6).
 const TABLE_LEAF: u8 = 0x0d;
@@ -78,6 +79,8 @@ pub struct Tracked {
     changed: Arc<AtomicBool>,
     /// Callbacks in a row that left the list as it was (see [`on_callback`]), shared with the callback.
     idle_callbacks: Arc<AtomicU32>,
+    /// A scan's table is held (`scan/held_table.rs`): its reads go past the gate to the planner.
+    holding: Arc<AtomicBool>,
     /// Which reads libprefetch sees.
     gate: Gate,
 }
@@ -102,15 +105,26 @@ struct Settings {
     config: Config,
     memory: u64,
     costs: Option<RequestCosts>,
+    /// The device's request and transfer costs, from its stored profile (any device).
+    device_costs: Option<DeviceCosts>,
+    /// The most bytes one `POSIX_FADV_WILLNEED` call loads on the device.
+    advice_limit: u64,
 }
 
 impl Settings {
     fn probe(fd: RawFd) -> Settings {
         let (config, memory) = config(fd);
+        let profile = device_profile(fd);
         Settings {
             config,
             memory,
-            costs: seek_bound_costs(fd),
+            costs: profile.as_ref().and_then(seek_bound_costs),
+            device_costs: profile.map(|p| DeviceCosts {
+                request_seconds: p.request_seconds,
+                near_request_seconds: p.near_request_seconds.unwrap_or(p.request_seconds),
+                bytes_per_second: p.bytes_per_second,
+            }),
+            advice_limit: libprefetch::device::willneed_limit(fd),
         }
     }
 
@@ -119,6 +133,10 @@ impl Settings {
     /// connection asked for `whole_scans`, to list a small table's full scan whole).
     fn apply(&self, planner: &mut ScanPlanner, whole_scans: bool) {
         planner.set_memory(self.memory);
+        if let Some(costs) = self.device_costs {
+            planner.set_device_costs(costs);
+        }
+        planner.set_advice_limit(self.advice_limit);
         if self.config.schedule == Schedule::Window {
             planner.cap_stretches();
         }
@@ -205,6 +223,7 @@ impl Tracked {
             listed,
             changed,
             idle_callbacks: Arc::new(AtomicU32::new(0)),
+            holding: Arc::new(AtomicBool::new(false)),
             gate,
         }
     }
@@ -223,12 +242,14 @@ impl Tracked {
                 let listed = Arc::clone(&self.listed);
                 let changed = Arc::clone(&self.changed);
                 let idle_callbacks = Arc::clone(&self.idle_callbacks);
+                let holding = Arc::clone(&self.holding);
                 let fd = self.fd;
                 let client = Client::register(settings.config, move |client: &Client, info| {
                     let flags = CallbackFlags {
                         listed: &listed,
                         changed: &changed,
                         idle_callbacks: &idle_callbacks,
+                        holding: &holding,
                     };
                     on_callback(client, fd, &planner, flags, info);
                 })
@@ -260,7 +281,8 @@ impl Tracked {
             return false;
         };
         let listed = self.listed.load(Ordering::Acquire);
-        if !self.gate.follows(self.fd, offset, amount, listed) {
+        let holding = self.holding.load(Ordering::Relaxed);
+        if !holding && !self.gate.follows(self.fd, offset, amount, listed) {
             return false;
         }
         let Some(registered) = self.client() else {
@@ -351,6 +373,16 @@ impl Tracked {
                 planner.end_scan();
             }
         });
+        self.end_holding(ScanPlanner::end_scan);
+    }
+
+    /// Ends a held table's scan (`end` the planner's side of it), if one is held.
+    fn end_holding(&self, end: fn(&mut ScanPlanner)) {
+        if self.holding.swap(false, Ordering::AcqRel) {
+            if let Ok(mut planner) = self.planner.lock() {
+                end(&mut planner);
+            }
+        }
     }
 
     /// The connection ran `PRAGMA cache_size = cache_size` on the file's schema: its own cache serves
@@ -385,6 +417,7 @@ impl Tracked {
                 planner.invalidate();
             }
         });
+        self.end_holding(ScanPlanner::invalidate);
     }
 }
 
@@ -398,13 +431,13 @@ impl Drop for Tracked {
             CLIENTS.fetch_sub(1, Ordering::Relaxed);
         }
         if stats_wanted() {
-            let decisions = self
+            let (decisions, held) = self
                 .planner
                 .lock()
-                .map(|planner| planner.decisions())
+                .map(|planner| (planner.decisions(), planner.held_counts()))
                 .unwrap_or_default();
             let stats = client.map(Client::stats).unwrap_or_default();
-            eprintln!("{}", stats_line(&decisions, &stats));
+            eprintln!("{}", stats_line(&decisions, &held, &stats));
         }
     }
 }
@@ -417,17 +450,20 @@ pub fn stats_wanted() -> bool {
 /// The statistics of one database file at close: what the planner decided about the scans it saw, and
 /// what came of libprefetch's advice (used: advised pages read while the plan kept them; wasted: advised
 /// pages dropped before any read).
-pub fn stats_line(d: &Decisions, stats: &libprefetch::Stats) -> String {
+pub fn stats_line(d: &Decisions, held: &HeldCounts, stats: &libprefetch::Stats) -> String {
     let wasted = stats.prefetched_unused_dropped;
     format!(
         "prefetch VFS: database closed: scans followed {} (listed whole, as the connection asked: {}; \
-         a LIMIT's first rows at once: {}); \
+         a LIMIT's first rows at once: {}); tables held {} (pages swept {}, index pages dropped {}); \
          left alone: covering index {}, cached {}, WITHOUT ROWID {}, descending {}, table small or about \
          the memory's size {}; index structures read {}; pages advised {} (from the disk {}, infill {}; rounds {}), used {}, wasted {}, evicted \
          before use {}; window {} KiB; reads followed {}",
         d.followed,
         d.listed_whole,
         d.first_rows,
+        d.held,
+        held.swept,
+        held.dropped,
         d.covering,
         d.cached,
         d.without_rowid,
@@ -500,11 +536,18 @@ fn table_pages_missing(fd: RawFd, entries: &[Entry]) -> (u64, u64) {
     (pages, missing)
 }
 
-/// If the device holding the file open as `fd` is seek-bound (its stored profile, usable for the
-/// file's mount, puts a far request's cost at `plan::planner::SEEK_BOUND_GAP_BYTES` of transfer or
-/// more, as the emulated 7200 RPM disk's does and this machine's flash does not): its far and near
-/// request costs in pages.
-fn seek_bound_costs(fd: RawFd) -> Option<RequestCosts> {
+/// If the device's `profile` is seek-bound (a far request's cost at
+/// `plan::planner::SEEK_BOUND_GAP_BYTES` of transfer or more, as the emulated 7200 RPM disk's is and
+/// this machine's flash's is not): its far and near request costs in pages.
+fn seek_bound_costs(profile: &DeviceProfile) -> Option<RequestCosts> {
+    (profile.break_even_gap_bytes() >= plan::planner::SEEK_BOUND_GAP_BYTES).then(|| RequestCosts {
+        far_pages: profile.request_cost_pages(page_size()),
+        near_pages: profile.infill_gap_bytes() / page_size().max(1),
+    })
+}
+
+/// The stored profile of the device holding the file open as `fd`, if usable for the file's mount.
+fn device_profile(fd: RawFd) -> Option<DeviceProfile> {
     let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
     // SAFETY: fstat writes a struct stat into the buffer on success.
     if unsafe { libc::fstat(fd, stat.as_mut_ptr()) } != 0 {
@@ -514,11 +557,6 @@ fn seek_bound_costs(fd: RawFd) -> Option<RequestCosts> {
     let dev = unsafe { stat.assume_init() }.st_dev;
     let mount = libprefetch::profile::mount_id_of(fd);
     libprefetch::profile::usable(libc::major(dev), libc::minor(dev), mount)
-        .filter(|profile| profile.break_even_gap_bytes() >= plan::planner::SEEK_BOUND_GAP_BYTES)
-        .map(|profile| RequestCosts {
-            far_pages: profile.request_cost_pages(page_size()),
-            near_pages: profile.infill_gap_bytes() / page_size().max(1),
-        })
 }
 
 /// The client's configuration: libprefetch's defaults and the `LIBPREFETCH_*` variables (as for a C client,
@@ -590,6 +628,8 @@ struct CallbackFlags<'a> {
     changed: &'a AtomicBool,
     /// Callbacks in a row that left the list as it was.
     idle_callbacks: &'a AtomicU32,
+    /// Whether a scan's table is held.
+    holding: &'a AtomicBool,
 }
 
 /// The section 5.4 callback: plan (inside ignore_accesses, since planning reads the file) and hand over.
@@ -614,6 +654,7 @@ fn on_callback(
             planner.may_have_changed();
         }
         let plan = planner.plan(info.last_marked.map(|(_, offset)| offset), info.requested.1);
+        flags.holding.store(planner.holding(), Ordering::Relaxed);
         let idle_callbacks = match plan == Plan::Keep {
             true => flags
                 .idle_callbacks

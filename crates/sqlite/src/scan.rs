@@ -31,6 +31,8 @@
 //!   end in one `SetWhole` ([`ScanPlanner::set_seek_bound`]);
 //! * **a forward scan of a table about the memory's size** ([`ABOUT_MEMORY`]): followed as any scan, but
 //!   only if SQLite began it at the index's first leaf (as above) and the statement has no `LIMIT`;
+//!   where the table fits in the memory beside what the scan needs and the device's costs are known,
+//!   held instead: swept once, the index dropped behind the scan, no list (`scan/held_table.rs`);
 //! * **a forward scan by a statement with `LIMIT n`, on a seek-bound device**, that SQLite began at its
 //!   index's first leaf: at its [`MIN_LEAVES`]th leaf, the table pages of its first n rows listed in one
 //!   `SetWhole` where looking them up would cost at least twice sweeping them (`scan/first_rows.rs`);
@@ -70,10 +72,13 @@ use crate::format::PageKind;
 use crate::statement::RowBound;
 
 mod first_rows;
+mod held_table;
 mod kept_leaves;
 mod own_cache;
 mod unseen_start;
 pub use first_rows::{sweep_pays, RequestCosts, SWEEP_MARGIN};
+use held_table::HeldScan;
+pub use held_table::{DeviceCosts, HeldCounts, DROP_EVERY_LEAVES};
 use kept_leaves::KeptLeaves;
 use own_cache::OwnCache;
 pub use own_cache::{parse_cache_size, DEFAULT_CACHE_SIZE};
@@ -96,7 +101,7 @@ pub const MIN_LEAVES: usize = 4;
 /// scan) whose connection asked for whole lists ([`ScanPlanner::set_seek_bound`]).
 const SMALL_TABLE_SHARE: u64 = 64;
 /// A table between half and twice the memory available: only its full scans are followed (begun at the
-/// index's first leaf, no `LIMIT`), on every device. An index scan's lookups and the index's own pages
+/// index's first leaf, no `LIMIT`), on every device, and held where it fits (`scan/held_table.rs`). An index scan's lookups and the index's own pages
 /// share the memory there, and stock SQLite reads the table several times over: pci's 103 MiB
 /// `subsystems` table (its index 73 MiB) in a 146 MiB cgroup, 775k pages, against 274k followed (1.87x
 /// on this machine's disk); unicode's 25 MiB table in 24 MiB of the emulated disk 1.22-1.29x followed.
@@ -200,6 +205,9 @@ enum Followed {
     Every,
     /// Only full scans ([`ABOUT_MEMORY`]).
     FullScans,
+    /// Only full scans, their table held: one about the memory's size that fits in it
+    /// (`scan/held_table.rs`).
+    Held,
     /// Only full scans, listed to the index's end at once where sweeping the table pays: a table much
     /// smaller than the memory on a seek-bound device ([`ScanPlanner::set_seek_bound`]).
     FullScansWhole,
@@ -343,6 +351,8 @@ pub struct Decisions {
     pub indexes_read: u64,
     /// Of the scans followed, `LIMIT` scans whose first rows were listed at once (`scan/first_rows.rs`).
     pub first_rows: u64,
+    /// Full scans whose table was held (`scan/held_table.rs`); not counted as followed.
+    pub held: u64,
 }
 
 /// The last list handed out: which scan, from which leaf, and where each leaf's entries start in it.
@@ -400,6 +410,13 @@ pub struct ScanPlanner {
     /// Leaves read before their index's structure are being replayed: scans move, nothing is
     /// decided ([`ScanPlanner::replay`]).
     replaying: bool,
+    /// The scan whose table is held (`scan/held_table.rs`).
+    held: Option<HeldScan>,
+    held_counts: HeldCounts,
+    /// What the file's device takes for a request and its transfer, if its profile says.
+    device_costs: Option<DeviceCosts>,
+    /// The most bytes one `POSIX_FADV_WILLNEED` call loads on the file's device.
+    advice_bytes: u64,
 }
 
 impl ScanPlanner {
@@ -426,6 +443,10 @@ impl ScanPlanner {
             seen_kind: None,
             residency: None,
             replaying: false,
+            held: None,
+            held_counts: HeldCounts::default(),
+            device_costs: None,
+            advice_bytes: u64::MAX,
         }
     }
 
@@ -455,7 +476,7 @@ impl ScanPlanner {
     /// pages; no limit if the memory is not known or stretches are not capped). A stretch lists at
     /// least one leaf.
     pub fn stretch_cap(&self) -> usize {
-        let page_size = self.db.as_ref().map_or(4096, |db| db.header().page_size);
+        let page_size = self.page_size();
         let memory = self.memory.filter(|_| self.capped);
         memory.map_or(usize::MAX, |bytes| {
             let pages = bytes / u64::from(page_size.max(1));
@@ -475,6 +496,24 @@ impl ScanPlanner {
     /// and [`ABOUT_MEMORY`]).
     pub fn set_memory(&mut self, bytes: u64) {
         self.memory = Some(bytes);
+    }
+
+    /// Tells the planner what the file's device takes for a request and its transfer (its stored
+    /// profile): when a held table's sweep pays (`scan/held_table.rs`). Without them no table is held.
+    pub fn set_device_costs(&mut self, costs: DeviceCosts) {
+        self.device_costs = Some(costs);
+    }
+
+    /// Tells the planner the most bytes one `POSIX_FADV_WILLNEED` call loads on the file's device (the
+    /// kernel cuts a longer call there: `libprefetch::device::willneed_limit`): a held table's sweep
+    /// is advised in pieces no longer.
+    pub fn set_advice_limit(&mut self, bytes: u64) {
+        self.advice_bytes = bytes;
+    }
+
+    /// The database's page size (4096 before the file was read).
+    fn page_size(&self) -> u32 {
+        self.db.as_ref().map_or(4096, |db| db.header().page_size)
     }
 
     /// Tells the planner the file's device is seek-bound, a far request costing `far_cost_pages` pages
@@ -594,6 +633,7 @@ impl ScanPlanner {
         self.scans.clear();
         self.active = None;
         self.first_rows_active = false;
+        self.end_hold();
     }
 
     /// The scan the list described has ended (its list is being dropped), and so has any scan paused
@@ -601,6 +641,7 @@ impl ScanPlanner {
     pub fn end_scan(&mut self) {
         self.active = None;
         self.first_rows_active = false;
+        self.end_hold();
         for scan in self.scans.values_mut() {
             scan.resume = false;
         }
@@ -836,6 +877,9 @@ impl ScanPlanner {
         if scan.pos < pos && pos <= scan.listed_end {
             return self.continue_scan(root, pos, scan);
         }
+        if self.held.as_ref().is_some_and(|held| held.root == root) {
+            self.end_hold();
+        }
         let mut next = Scan::at(pos, self.table_reads);
         // A descending scan goes on down over gaps (leaves it read while the gate was closed) and is
         // counted once.
@@ -869,17 +913,18 @@ impl ScanPlanner {
             ..scan
         };
         self.scans.insert(root, next);
+        if self.held.as_ref().is_some_and(|held| held.root == root) {
+            self.held_step(pos);
+            return Ok(Plan::Keep);
+        }
         if scan.whole {
             return Ok(Plan::Keep);
         }
         if run < MIN_LEAVES || pos < scan.recheck_at || self.replaying {
             return Ok(Plan::Keep);
         }
-        let full_scans_only = self
-            .cache
-            .indexes
-            .get(&root)
-            .is_some_and(|index| index.followed != Followed::Every);
+        let followed = self.cache.indexes.get(&root).map(|index| index.followed);
+        let full_scans_only = followed.is_some_and(|followed| followed != Followed::Every);
         if full_scans_only
             && (!self.began_at_index_start(root, scan.start)? || !self.statement_unbounded())
         {
@@ -901,6 +946,10 @@ impl ScanPlanner {
             if let Some(scan) = self.scans.get_mut(&root) {
                 scan.leave_alone();
             }
+            return Ok(Plan::Keep);
+        }
+        if followed == Some(Followed::Held) {
+            self.hold(root, pos)?;
             return Ok(Plan::Keep);
         }
         self.decisions.followed += 1;
@@ -1198,6 +1247,10 @@ impl ScanPlanner {
         };
         let IndexOrder { leaves, interiors } = opened(&self.db)?.index_order(root)?;
         self.decisions.indexes_read += 1;
+        let followed = match followed {
+            Followed::FullScans if self.table_fits(table_root, leaves.len())? => Followed::Held,
+            other => other,
+        };
         self.cache.index_interiors.extend(interiors);
         self.cache.index_interiors.insert(1);
         let mut by_page: Box<[(u32, u32)]> = leaves.pages().iter().copied().zip(0u32..).collect();
@@ -1212,6 +1265,17 @@ impl ScanPlanner {
             },
         );
         Ok(())
+    }
+
+    /// Whether the table rooted at `table_root`, its index `index_leaves` leaves long, fits in the
+    /// memory to be held (`scan/held_table.rs`): its interior pages are read to count its leaves (a
+    /// full scan of it, held or followed, reads them anyway).
+    fn table_fits(&mut self, table_root: u32, index_leaves: usize) -> ReadResult<bool> {
+        let page_size = u64::from(self.page_size());
+        let db = opened(&self.db)?;
+        let map = table_map(&mut self.cache.tables, db, table_root)?;
+        let table_bytes = map.leaf_pages(db)?.len() as u64 * page_size;
+        Ok(self.held_fits(table_bytes, index_leaves) == Some(true))
     }
 
     /// The root of the rowid table that the index rooted at `root` points into; `None` for a b-tree

@@ -117,6 +117,11 @@ impl Default for OwnCache {
 }
 
 impl OwnCache {
+    /// The bytes SQLite's cache holds, in pages of `page_size` bytes.
+    pub fn bytes(&self, page_size: u32) -> u64 {
+        cache_pages(self.cache_size, page_size) * u64::from(page_size)
+    }
+
     /// For a cache of `cache_size` (`PRAGMA cache_size`: pages, or KiB if negative; outside a 32-bit
     /// `int`, 0, as SQLite reads it).
     pub fn new(cache_size: i64) -> OwnCache {
