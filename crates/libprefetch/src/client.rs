@@ -218,7 +218,7 @@ pub struct ClientInner {
     /// rate (`memory::PROBE_INTERVAL`).
     memory: CachedProbe,
     /// Rounds skipped while the cache holds every read (`client_warm.rs`).
-    rest: Rest,
+    rest: Arc<Rest>,
 }
 
 /// A libprefetch client. Dropping it unregisters it and its regions.
@@ -324,7 +324,7 @@ impl Client {
             dead: AtomicBool::new(false),
             holds_list: AtomicBool::new(false),
             memory: CachedProbe::default(),
-            rest: Rest::default(),
+            rest: Arc::default(),
         });
         globals();
         Ok(Client { inner, owner: true })
@@ -472,6 +472,7 @@ impl Client {
     /// is dropped (section 4.2). Nests.
     pub fn ignore_accesses(&self) -> IgnoreGuard<'_> {
         self.inner.ignoring.fetch_add(1, Ordering::AcqRel);
+        globals().changed();
         IgnoreGuard(self)
     }
 
@@ -510,7 +511,11 @@ impl Client {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |count| {
                 count.checked_add_signed(delta)
             })
-            .map(|_| ())
+            .map(|_| {
+                if delta > 0 {
+                    globals().changed();
+                }
+            })
             .map_err(|_| Error::InvalidArgument("unignore_accesses without ignore_accesses"))
     }
 
@@ -579,6 +584,10 @@ impl RegionClient for ClientInner {
 
     fn rests(&self) -> bool {
         self.rests_now()
+    }
+
+    fn rest(&self) -> &Arc<Rest> {
+        &self.rest
     }
 
     fn probe_due(&self) -> bool {
@@ -871,7 +880,7 @@ use probe::KnownCached;
 
 #[path = "client_warm.rs"]
 mod warm;
-use warm::Rest;
+pub(crate) use warm::Rest;
 pub use warm::{probe_period, MAX_PROBE_PERIOD, MIN_PROBE_PERIOD};
 
 #[path = "client_reader.rs"]
