@@ -398,13 +398,17 @@ impl Client {
     /// [`Client::request_prefetching`] over any sequence of entries. Memory
     /// stays bounded by the list's capacity, not by the sequence's length:
     /// entries are handed over in chunks and reading stops at the first
-    /// short count.
+    /// short count. A chunk (24 KiB) stays below the C library's threshold
+    /// for a mapping of its own, so each request's reuses heap pages
+    /// already touched: chunks of 65,536 entries (1.5 MiB, mapped afresh
+    /// and faulted in page by page at every request) were 624 of the 1,144
+    /// page faults the warm random row's list cost, in batches of 8,192.
     pub fn request_from(
         &self,
         entries: impl IntoIterator<Item = AccessEntry>,
         mode: Mode,
     ) -> Result<usize, Error> {
-        const CHUNK: usize = 1 << 16;
+        const CHUNK: usize = 1 << 10;
         self.check_alive()?;
         let page_size = self.inner.page_size;
         let mut entries = entries.into_iter().peekable();
