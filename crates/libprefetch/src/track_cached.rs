@@ -17,6 +17,10 @@
 //! are the plain call's. Reads at the file position are not made so: their
 //! two parts would be two reads of the position, the plain read's one.
 //!
+//! A thread's next reads of the resting region it read last, its
+//! descriptor's only one, are counted or made the probe without the
+//! registry's lock or lookup (`track_fast.rs`).
+//!
 //! Only regular files opened without `O_DIRECT`; a file whose filesystem
 //! refuses the flag (`EOPNOTSUPP`: FUSE) goes back to the probe, once per
 //! region. Any other read is noted here as `note_read` notes it, with the
