@@ -298,7 +298,9 @@ impl Globals {
             !slots.is_empty()
         });
         self.region_count.fetch_sub(removed, Ordering::Release);
-        self.changed();
+        if removed > 0 {
+            self.changed();
+        }
         removed
     }
 
@@ -315,7 +317,10 @@ impl Globals {
             slot.retired.store(true, Ordering::Release);
             clients.push(Arc::clone(&slot.client));
         }
-        self.changed();
+        // Only a descriptor with regions: every `close` of the process comes here.
+        if !clients.is_empty() {
+            self.changed();
+        }
         drop(regions);
         for client in clients {
             client.fd_closing(fd);
@@ -343,7 +348,7 @@ impl Globals {
     /// (`track_cached.rs`): decided under the registry's read lock, the
     /// regions copied out only for a probe or a read to follow (a resting
     /// client's unprobed read costs no copy, no lock of its own). A read
-    /// of a resting client's region, the only one of `fd`, gives that
+    /// of a resting client's region, the only live one of `fd`, gives that
     /// region for the thread's fast path (`track_fast.rs`), with the epoch
     /// read before anything was looked at.
     pub(crate) fn resting_read(&self, fd: i32, offset: u64, len: u64) -> RestingRead {
@@ -363,8 +368,10 @@ impl Globals {
         if touching().next().is_none() || !touching().all(|s| rests_for_nowait(s, copy)) {
             return RestingRead::Follow(touching().cloned().collect());
         }
-        let sole = match slots.as_slice() {
-            [slot] if slot.start <= offset && end <= slot.end => Some(SoleRegion {
+        // Retired regions never match a read again: the only live one may be kept.
+        let mut live = slots.iter().filter(|s| !s.retired.load(Ordering::Acquire));
+        let sole = match (live.next(), live.next()) {
+            (Some(slot), None) if slot.start <= offset && end <= slot.end => Some(SoleRegion {
                 epoch,
                 start: slot.start,
                 end: slot.end,
