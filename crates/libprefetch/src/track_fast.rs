@@ -8,8 +8,9 @@
 //! 420 samples, 265 with this path.
 //!
 //! Each thread keeps the region its last resting read fell in, when that
-//! region was the only one of its descriptor: the descriptor, the region's
-//! bounds, its client's rest (an `Arc` of the counters alone, so a client
+//! region was the only live (not retired) one of its descriptor: the
+//! descriptor, the region's bounds, its client's rest (an `Arc` of the
+//! counters alone, so a client
 //! unregistered meanwhile is freed all the same) and the registry's epoch
 //! (`Globals::changed`) when it was found. A later read of the same
 //! descriptor inside those bounds, with the epoch unchanged and the client
@@ -19,7 +20,8 @@
 //! The epoch moves on whatever could make the region not the read's, or the
 //! read not a resting one: a region added, removed or retired (a `close`,
 //! `dup2` or `dup3` of the descriptor retires its regions first, so a number
-//! reused for another file is never taken for the old one), a file refusing
+//! reused for another file is never taken for the old one; a close of a
+//! descriptor without regions moves nothing), a file refusing
 //! `RWF_NOWAIT`, a client starting to ignore its reads. A client woken or
 //! whose rest ran out is seen by its rest itself. A forked child has
 //! another registry (`registry.rs`), which the kept entry names, so the
