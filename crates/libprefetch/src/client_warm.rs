@@ -129,7 +129,7 @@ const UNKNOWN_MISS: u64 = u64::MAX;
 /// Whether a client rests (read without the state lock, before a read's
 /// probe), and the rounds in a row that found their window cached.
 #[derive(Debug, Default)]
-pub(super) struct Rest {
+pub(crate) struct Rest {
     resting: AtomicBool,
     clean_rounds: AtomicU32,
     /// Reads counted without the state lock (`count_read`).
@@ -152,7 +152,7 @@ pub(super) struct Rest {
 
 impl Rest {
     /// True while the client rests: a read is probed and counted, nothing more.
-    pub(super) fn resting(&self) -> bool {
+    pub(crate) fn resting(&self) -> bool {
         self.resting.load(Ordering::Acquire)
             && self.counted.load(Ordering::Relaxed) < self.until.load(Ordering::Relaxed)
     }
@@ -175,7 +175,7 @@ impl Rest {
 
     /// Whether this resting read is to be made with `RWF_NOWAIT`, the
     /// client's probe: the first at rest, then one every [`probe_period`].
-    pub(super) fn probe_due(&self) -> bool {
+    pub(crate) fn probe_due(&self) -> bool {
         let read = self.since_probe.fetch_add(1, Ordering::Relaxed);
         let due = self.next_probe.load(Ordering::Relaxed);
         if read < due {
@@ -203,7 +203,7 @@ impl Rest {
     }
 
     /// A resting read counted without the state lock.
-    pub(super) fn count_read(&self) {
+    pub(crate) fn count_read(&self) {
         self.counted.fetch_add(1, Ordering::Relaxed);
     }
 

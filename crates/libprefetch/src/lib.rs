@@ -51,6 +51,7 @@ pub mod residency;
 mod share;
 mod track;
 mod track_cached;
+mod track_fast;
 pub mod variables;
 
 pub use cache_budget_io::{

@@ -21,6 +21,7 @@ use crate::advice_thread::{AdviceJob, AdviceThread};
 use crate::descriptors::PrivateDescriptors;
 use crate::residency::Probe;
 use crate::share::Share;
+use crate::track_fast::SoleRegion;
 
 /// The regions one read touches (`Globals::regions_touching`).
 pub type Touching = SmallVec<[RegionSlot; 2]>;
@@ -62,6 +63,9 @@ pub trait RegionClient: Send + Sync {
     fn on_read(self: Arc<Self>, fd: RawFd, offset: u64, len: u64, probe: Probe);
     /// True if the client only counts its reads now (it rests, `client_warm.rs`).
     fn rests(&self) -> bool;
+    /// The client's rest (`client_warm.rs`), which a thread's fast path
+    /// for a descriptor's resting reads holds (`track_fast.rs`).
+    fn rest(&self) -> &Arc<crate::client::Rest>;
     /// Whether this read of the resting client is to be its probe (one in
     /// `client_warm.rs`'s `probe_period`, `track_cached.rs`); the others are only counted.
     fn probe_due(&self) -> bool;
@@ -86,6 +90,10 @@ pub struct Globals {
     /// against chosen keys buys nothing for the process's own descriptors.
     regions: RwLock<FxHashMap<i32, Vec<RegionSlot>>>,
     region_count: AtomicUsize,
+    /// Bumped after every change that may end a resting read's fast path
+    /// (`track_fast.rs`): a region added, removed or retired, a file that
+    /// refused `RWF_NOWAIT`, a client that ignores its reads.
+    epoch: AtomicU64,
     /// Addresses of live C handles and their kinds, to reject stale or
     /// bogus ones and handles of the other kind.
     pub handles: Mutex<HashMap<usize, HandleKind>>,
@@ -216,10 +224,10 @@ pub(crate) fn follow_slots(slots: &Touching, fd: RawFd, offset: u64, len: u64) {
 pub(crate) enum RestingRead {
     /// Every region's client rests and none asked for this read as its
     /// probe: the read was counted, and is made with the usual call.
-    Counted,
+    Counted(Option<SoleRegion>),
     /// Every region's client rests (on a file that takes `RWF_NOWAIT`) and
     /// one asked for this read as its probe: the regions.
-    Probe(Touching),
+    Probe(Touching, Option<SoleRegion>),
     /// Not so (or no region): the regions, to follow the read as usual.
     Follow(Touching),
 }
@@ -275,6 +283,7 @@ impl Globals {
             owner: this_copy(),
         });
         self.region_count.fetch_add(1, Ordering::Release);
+        self.changed();
         id
     }
 
@@ -289,6 +298,9 @@ impl Globals {
             !slots.is_empty()
         });
         self.region_count.fetch_sub(removed, Ordering::Release);
+        if removed > 0 {
+            self.changed();
+        }
         removed
     }
 
@@ -305,10 +317,26 @@ impl Globals {
             slot.retired.store(true, Ordering::Release);
             clients.push(Arc::clone(&slot.client));
         }
+        // Only a descriptor with regions: every `close` of the process comes here.
+        if !clients.is_empty() {
+            self.changed();
+        }
         drop(regions);
         for client in clients {
             client.fd_closing(fd);
         }
+    }
+
+    /// Ends every thread's fast path for resting reads (`track_fast.rs`):
+    /// called after the change, so that a fast path filled from the state
+    /// before it sees a new epoch.
+    pub(crate) fn changed(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The count of changes so far (`changed`).
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
     }
 
     /// True if any region is registered (the fast path for untracked reads).
@@ -316,15 +344,16 @@ impl Globals {
         self.region_count.load(Ordering::Acquire) > 0
     }
 
-    /// The regions of `fd` that `[offset, offset + len)` touches: copied
-    /// out, so that no lock is held while their clients follow the read
-    /// (a callback may register regions); nearly always one, kept inline.
     /// What a read of `len` bytes of `fd` at `offset` is made as
     /// (`track_cached.rs`): decided under the registry's read lock, the
     /// regions copied out only for a probe or a read to follow (a resting
-    /// client's unprobed read costs no copy, no lock of its own).
+    /// client's unprobed read costs no copy, no lock of its own). A read
+    /// of a resting client's region, the only live one of `fd`, gives that
+    /// region for the thread's fast path (`track_fast.rs`), with the epoch
+    /// read before anything was looked at.
     pub(crate) fn resting_read(&self, fd: i32, offset: u64, len: u64) -> RestingRead {
         let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
+        let epoch = self.epoch();
         let end = offset.saturating_add(len.max(1));
         let Some(slots) = regions.get(&fd) else {
             return RestingRead::Follow(Touching::new());
@@ -339,14 +368,28 @@ impl Globals {
         if touching().next().is_none() || !touching().all(|s| rests_for_nowait(s, copy)) {
             return RestingRead::Follow(touching().cloned().collect());
         }
+        // Retired regions never match a read again: the only live one may be kept.
+        let mut live = slots.iter().filter(|s| !s.retired.load(Ordering::Acquire));
+        let sole = match (live.next(), live.next()) {
+            (Some(slot), None) if slot.start <= offset && end <= slot.end => Some(SoleRegion {
+                epoch,
+                start: slot.start,
+                end: slot.end,
+                rest: Arc::clone(slot.client.rest()),
+            }),
+            _ => None,
+        };
         // Every client counts the read towards its next probe.
         if touching().fold(false, |due, slot| slot.client.probe_due() | due) {
-            return RestingRead::Probe(touching().cloned().collect());
+            return RestingRead::Probe(touching().cloned().collect(), sole);
         }
         touching().for_each(|slot| slot.client.count_cached_read());
-        RestingRead::Counted
+        RestingRead::Counted(sole)
     }
 
+    /// The regions of `fd` that `[offset, offset + len)` touches: copied
+    /// out, so that no lock is held while their clients follow the read
+    /// (a callback may register regions); nearly always one, kept inline.
     pub fn regions_touching(&self, fd: i32, offset: u64, len: u64) -> Touching {
         let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
         let end = offset.saturating_add(len.max(1));

@@ -17,6 +17,10 @@
 //! are the plain call's. Reads at the file position are not made so: their
 //! two parts would be two reads of the position, the plain read's one.
 //!
+//! A thread's next reads of the resting region it read last, its
+//! descriptor's only one, are counted or made the probe without the
+//! registry's lock or lookup (`track_fast.rs`).
+//!
 //! Only regular files opened without `O_DIRECT`; a file whose filesystem
 //! refuses the flag (`EOPNOTSUPP`: FUSE) goes back to the probe, once per
 //! region. Any other read is noted here as `note_read` notes it, with the
@@ -35,8 +39,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::guard::{CancelGuard, ErrnoGuard, Reentry};
 use crate::memory::page_size;
 use crate::observe;
-use crate::registry::{follow_slots, globals_if_started, RestingRead, Touching};
+use crate::registry::{follow_slots, globals_if_started, Globals, RestingRead, Touching};
 use crate::track::note_read;
+use crate::track_fast::{self, Fast};
 
 /// What [`read_cached`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,28 +74,64 @@ pub fn read_cached(
         note_read(fd, offset, len);
         return CachedRead::Noted;
     };
+    if Reentry::is_inside() {
+        return CachedRead::Noted;
+    }
+    let fast = track_fast::resting_read(globals, fd, offset, len);
+    if fast == Some(Fast::Counted) {
+        return CachedRead::Noted;
+    }
     let Some(_inside) = Reentry::enter() else {
         return CachedRead::Noted;
     };
     let _errno = ErrnoGuard::save();
-    let at = offset;
+    let slots = match fast {
+        Some(_) => catch_unwind(|| globals.regions_touching(fd, offset, len)).ok(),
+        None => slow_path(globals, fd, offset, len),
+    };
+    let Some(slots) = slots else {
+        return CachedRead::Noted;
+    };
+    probe(globals, fd, offset, len, slots, read_nowait)
+}
+
+/// The read decided under the registry's lock (`Globals::resting_read`):
+/// counted or followed (`None`), or the regions whose probe it is. A
+/// resting client's region, the only one of `fd`, is kept for the
+/// thread's next reads (`track_fast.rs`). The caller holds the re-entrancy
+/// guard.
+fn slow_path(globals: &Globals, fd: RawFd, at: u64, len: u64) -> Option<Touching> {
     let found = catch_unwind(AssertUnwindSafe(|| {
-        match globals.resting_read(fd, at, len) {
-            RestingRead::Counted => None,
-            RestingRead::Probe(slots) => Some(slots),
+        let (slots, sole) = match globals.resting_read(fd, at, len) {
+            RestingRead::Counted(sole) => (None, sole),
+            RestingRead::Probe(slots, sole) => (Some(slots), sole),
             RestingRead::Follow(slots) => {
                 let _no_cancel = CancelGuard::hold();
                 follow_slots(&slots, fd, at, len);
-                None
+                (None, None)
             }
+        };
+        if let Some(sole) = sole {
+            track_fast::keep(globals, fd, sole);
         }
+        slots
     }));
-    let Ok(Some(slots)) = found else {
-        return CachedRead::Noted;
-    };
+    found.ok().flatten()
+}
+
+/// The read of `slots`' resting clients made as their probe with
+/// `read_nowait`, judged. The caller holds the re-entrancy guard.
+fn probe(
+    globals: &Globals,
+    fd: RawFd,
+    at: u64,
+    len: u64,
+    slots: Touching,
+    read_nowait: impl FnOnce() -> isize,
+) -> CachedRead {
     let result = read_nowait();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let outcome = judge(fd, at, len, result, &slots);
+        let outcome = judge(globals, fd, at, len, result, &slots);
         if let CachedRead::Part(n) = outcome {
             wake(fd, at, len, n as u64, slots);
         }
@@ -106,13 +147,21 @@ pub fn read_cached(
 
 /// The outcome of a `RWF_NOWAIT` read of `len` bytes at `at` that returned
 /// `result` (errno still the read's).
-fn judge(fd: RawFd, at: u64, len: u64, result: isize, slots: &Touching) -> CachedRead {
+fn judge(
+    globals: &Globals,
+    fd: RawFd,
+    at: u64,
+    len: u64,
+    result: isize,
+    slots: &Touching,
+) -> CachedRead {
     let Ok(n) = usize::try_from(result) else {
         let errno = std::io::Error::last_os_error().raw_os_error();
         return match errno {
             Some(libc::EAGAIN) => CachedRead::Part(0),
             Some(libc::EOPNOTSUPP | libc::ENOSYS | libc::EINVAL) => {
                 slots.iter().for_each(|slot| slot.refuse_nowait());
+                globals.changed();
                 note_refused(fd, at, len, slots)
             }
             _ => note_refused(fd, at, len, slots),
