@@ -638,8 +638,15 @@ impl<S: PageSource + ?Sized> Database<S> {
         let children = (0..page.cell_count())
             .map(|cell| page.left_child(cell).map(|child| (child, Some(cell))));
         let right = page.right_child.map(|child| Ok((child, None)));
-        for item in children.chain(right) {
-            let (child, cell) = item?;
+        let children: Vec<(u32, Option<usize>)> =
+            children.chain(right).collect::<Result<_, _>>()?;
+        if levels > 1 && limit == usize::MAX {
+            // The whole index is walked: its interior pages below this one are read together, at the
+            // device's queue depth, instead of one request at a time.
+            let pages: Vec<u32> = children.iter().map(|&(child, _)| child).collect();
+            self.will_need(&pages);
+        }
+        for (child, cell) in children {
             if levels == 1 {
                 tree.leaves.push_leaf(child);
             } else {

@@ -77,7 +77,7 @@ mod kept_leaves;
 mod own_cache;
 mod unseen_start;
 pub use first_rows::{sweep_pays, RequestCosts, SWEEP_MARGIN};
-use held_table::HeldScan;
+use held_table::{AdviceTiming, HeldScan};
 pub use held_table::{DeviceCosts, HeldCounts, DROP_EVERY_LEAVES};
 use kept_leaves::KeptLeaves;
 use own_cache::OwnCache;
@@ -417,6 +417,8 @@ pub struct ScanPlanner {
     device_costs: Option<DeviceCosts>,
     /// The most bytes one `POSIX_FADV_WILLNEED` call loads on the file's device.
     advice_bytes: u64,
+    /// What the held scans' advice took.
+    advice_timing: AdviceTiming,
 }
 
 impl ScanPlanner {
@@ -447,6 +449,7 @@ impl ScanPlanner {
             held_counts: HeldCounts::default(),
             device_costs: None,
             advice_bytes: u64::MAX,
+            advice_timing: AdviceTiming::default(),
         }
     }
 

@@ -13,26 +13,31 @@
 //! 2.6 times (270 thousand pages). What the optimum does here is simple: the table is read once
 //! and kept, the leaves leave memory once read. So, for such a scan:
 //!
-//! * **the sweep**: once the scan has run, held, as long as sweeping the table takes the device (a
-//!   far request, then a near one per run of adjacent pages, and their transfer, from its stored
-//!   profile, [`ScanPlanner::set_device_costs`]), the table's leaf pages are advised in file order,
-//!   a run at a time (cut at what one call loads, [`ScanPlanner::set_advice_limit`]): a scan closed
-//!   early pays for at most as much sweep as it had run (ski rental). The scan's own time is the
-//!   measure, not its lookups: stock's cost per lookup here is the kernel's read-ahead around each
-//!   miss, not one request. Without a profile the table is not held (the scan is followed as any
-//!   full scan of such a table);
+//! * **the sweep**: once the scan has run, held, as long as the sweep takes (the longer of the
+//!   device's time, a far request then a near one per run of adjacent pages and their transfer from
+//!   its stored profile, [`ScanPlanner::set_device_costs`], and the advice calls' time on SQLite's
+//!   thread, where the kernel allocates and submits each page: timed a page on the held scan's own
+//!   advice of the index's leaves), the table's leaf pages are advised in file order, a run at a
+//!   time (cut at what one call loads, [`ScanPlanner::set_advice_limit`]): a scan closed early pays
+//!   for at most as much sweep as it had run (ski rental). The scan's own time is the measure, not
+//!   its lookups: stock's cost per lookup here is the kernel's read-ahead around each miss, not one
+//!   request. Without a profile the table is not held (the scan is followed as any full scan of
+//!   such a table);
 //! * **dropping behind**: once the table and the index do not fit in the memory together, the
 //!   leaves the scan has passed are dropped ([`DROP_EVERY_LEAVES`] at a time, the leaf it is on
 //!   and the one before kept), so that the kernel never has to reclaim the file's pages: while it
 //!   does not, the table stays;
-//! * **no read-ahead of the kernel's**: from the sweep on, SQLite's descriptor is advised
-//!   `POSIX_FADV_RANDOM` (and `POSIX_FADV_NORMAL` again once the scan ends; before the sweep the
-//!   scan reads as stock does). A held page's hit can carry the kernel's read-ahead mark, set when
-//!   it came in with a read-ahead window; the hit then reads the window after it, which in a table
-//!   interleaved with other b-trees is mostly their pages, and each window read marks the next:
-//!   on pci's table these chains read 7-37 thousand pages of the `devices` table it shares its
-//!   extent with and evicted the held table (0.46-3.3 GB read where the table and the index are
-//!   180 MiB). With the descriptor random none is read (49 thousand pages, 45 thousand distinct);
+//! * **no read-ahead of the kernel's**: while the scan is held, SQLite's descriptor is advised
+//!   `POSIX_FADV_RANDOM` (`POSIX_FADV_NORMAL` again once it ends). A held page's hit can carry the
+//!   kernel's read-ahead mark, set when it came in with a read-ahead window; the hit then reads the
+//!   window after it, which in a table interleaved with other b-trees is mostly their pages, and
+//!   each window read marks the next: on pci's table these chains read 7-37 thousand pages of the
+//!   `devices` table it shares its extent with and evicted the held table (0.46-3.3 GB read where
+//!   the table and the index are 180 MiB; with the descriptor random from the sweep on, a sweep
+//!   after 75 ms read 49 thousand pages and one after 160 ms 69-105 thousand, marks set before it
+//!   going on). With the descriptor random from the start none is read (49 thousand pages, 45
+//!   thousand distinct); the lookups before the sweep are then single pages, as a cold table's
+//!   first lookups are with the kernel's read-ahead too, and the index's leaves are advised here;
 //! * **the index ahead**: the leaves the scan will read next, in key order, are advised a window at
 //!   a time, once the scan is half-way through the last window advised: as many pages as the
 //!   device transfers in the time of a request (competitive prefetching's depth, TR840 section 3),
@@ -89,7 +94,9 @@ pub(super) struct HeldScan {
     /// When the scan was recognised.
     pub began: Instant,
     /// How long the device takes to sweep the table.
-    pub sweep_takes: Duration,
+    pub device_sweep: Duration,
+    /// The pages the sweep advises.
+    pub sweep_pages: u64,
     /// The table's leaf pages as runs of adjacent pages in file order, until swept.
     pub sweep: Vec<PageRange>,
     /// Whether the leaves behind the scan are dropped (the table and the index do not fit together).
@@ -136,10 +143,12 @@ impl ScanPlanner {
         let sweep = self.advice_ranges(pages);
         let together = self.held_fits(table_bytes.saturating_add(index_bytes), 0);
         self.decisions.held += 1;
+        self.source.random_access(true);
         self.held = Some(HeldScan {
             root,
             began: Instant::now(),
-            sweep_takes: costs.sweep(sweep.len(), table_bytes),
+            device_sweep: costs.sweep(sweep.len(), table_bytes),
+            sweep_pages: table_bytes / page_size,
             sweep,
             drops: together == Some(false),
             dropped_to: 0,
@@ -152,13 +161,6 @@ impl ScanPlanner {
     /// The held scan is at leaf `pos`: sweeps the table once the scan has run as long as the sweep
     /// takes, and drops the leaves behind.
     pub(super) fn held_step(&mut self, pos: usize) {
-        let Some(held) = &mut self.held else {
-            return;
-        };
-        if !held.sweep.is_empty() && held.began.elapsed() >= held.sweep_takes {
-            let sweep = std::mem::take(&mut held.sweep);
-            self.sweep(&sweep);
-        }
         let Some(held) = &self.held else {
             return;
         };
@@ -169,6 +171,15 @@ impl ScanPlanner {
         let window = self.index_window().unwrap_or(DROP_EVERY_LEAVES);
         if pos + window / 2 >= advised_to {
             self.advise_leaves(root, advised_to.max(pos + 1), pos + 1 + window);
+        }
+        let per_page = self.advice_timing.per_page();
+        let Some(held) = &mut self.held else {
+            return;
+        };
+        let advising = per_page * u32::try_from(held.sweep_pages).unwrap_or(u32::MAX);
+        if !held.sweep.is_empty() && held.began.elapsed() >= held.device_sweep.max(advising) {
+            let sweep = std::mem::take(&mut held.sweep);
+            self.sweep(&sweep);
         }
     }
 
@@ -199,17 +210,15 @@ impl ScanPlanner {
         Some(leaves[from.min(end)..end].to_vec())
     }
 
-    /// Ends the held scan, if any: SQLite's descriptor goes back to the kernel's read-ahead if the
-    /// sweep had turned it random.
+    /// Ends the held scan, if any: SQLite's descriptor goes back to the kernel's read-ahead.
     pub(super) fn end_hold(&mut self) {
-        if self.held.take().is_some_and(|held| held.sweep.is_empty()) {
+        if self.held.take().is_some() {
             self.source.random_access(false);
         }
     }
 
-    /// Turns SQLite's descriptor random and advises the ranges `sweep` in order.
+    /// Advises the ranges `sweep` in order.
     fn sweep(&mut self, sweep: &[PageRange]) {
-        self.source.random_access(true);
         self.advise(sweep, Advice::WillNeed);
         self.held_counts.swept += sweep.iter().map(|range| range.len).sum::<u64>();
     }
@@ -230,12 +239,14 @@ impl ScanPlanner {
         split_long(merge_with_infill(&keys, 0), most.max(1))
     }
 
-    /// Gives `advice` on each of `ranges` (database page numbers).
-    fn advise(&self, ranges: &[PageRange], advice: Advice) {
+    /// Gives `advice` on each of `ranges` (database page numbers); the time `WillNeed` takes is
+    /// counted in the planner's [`AdviceTiming`].
+    fn advise(&mut self, ranges: &[PageRange], advice: Advice) {
         let Ok(db) = opened(&self.db) else {
             return;
         };
         let page_size = u64::from(db.header().page_size);
+        let began = Instant::now();
         for range in ranges {
             let first = u32::try_from(range.start).unwrap_or(u32::MAX);
             let (offset, len) = (db.page_offset(first), range.len * page_size);
@@ -243,6 +254,10 @@ impl ScanPlanner {
                 Advice::WillNeed => self.source.will_need(offset, len),
                 Advice::DontNeed => self.source.dont_need(offset, len),
             }
+        }
+        if let Advice::WillNeed = advice {
+            let pages = ranges.iter().map(|range| range.len).sum();
+            self.advice_timing.add(pages, began.elapsed());
         }
     }
 
@@ -266,6 +281,29 @@ impl ScanPlanner {
     /// Table pages swept and index leaves dropped so far.
     pub fn held_counts(&self) -> HeldCounts {
         self.held_counts
+    }
+}
+
+/// The time `POSIX_FADV_WILLNEED` calls took SQLite's thread, and the pages they advised.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct AdviceTiming {
+    pages: u64,
+    took: Duration,
+}
+
+impl AdviceTiming {
+    fn add(&mut self, pages: u64, took: Duration) {
+        self.pages += pages;
+        self.took += took;
+    }
+
+    /// The time a page took so far (zero before any).
+    fn per_page(&self) -> Duration {
+        match u32::try_from(self.pages) {
+            Ok(0) => Duration::ZERO,
+            Ok(pages) => self.took / pages,
+            Err(_) => self.took / u32::MAX,
+        }
     }
 }
 
