@@ -380,6 +380,37 @@ def test_a_sweep_skips_ranges_already_cached(records_file):
         os.close(fd)
 
 
+def test_the_advice_threads_carry_their_names_where_the_system_shows_threads(records_file, monkeypatch):
+    """A worker's advice is given from a thread the system names ``prefetch-sweep`` where the records
+    fit and ``prefetch-phases`` where they do not (``/proc/PID/task/TID/comm``: what ``top -H`` and
+    the benchmark's ``--detail`` show), never from its reader; the reader keeps its name."""
+    from libprefetch import _native
+
+    names = []
+    willneed = _native.willneed
+
+    def naming(fd, ranges):
+        with open("/proc/thread-self/comm") as comm:
+            names.append(comm.read().strip())
+        return willneed(fd, ranges)
+
+    monkeypatch.setattr(_native, "willneed", naming)
+    path, offsets, lengths, _ = records_file
+    reader = open("/proc/thread-self/comm").read()
+    with libprefetch.Records(path, offsets, lengths) as records:
+        for budget, far, name in ((None, None, "prefetch-sweep"), (256 << 10, 0, "prefetch-phases")):
+            device_costs(monkeypatch, far)
+            cold(path)
+            names.clear()
+            dataset = RecordDataset(records, batch_size=4, seed=2, max_memory=budget)
+            dataset.start_worker(1, 2)
+            for index in worker_indices(dataset.order(), 4, False, 1, 2):
+                dataset[index]
+            dataset.stop()
+            assert names and set(names) == {name}
+    assert open("/proc/thread-self/comm").read() == reader
+
+
 def test_a_worker_whose_epoch_does_not_fit_advises_its_list_a_phase_ahead(records_file, advised, monkeypatch):
     """Where the records do not fit, worker 1 of 2 advises its own records phase by phase, each
     phase's pages in offset order: phases 0 and 1 at once, phase ``k + 1`` only once its reader has
