@@ -7,8 +7,12 @@ stock (plain ``pread``) and with the library (``Records.epoch``, ``RecordDataset
 CPU-bound processes beside them (as a training job; ``--burners``); the limit is the same records read in offset order with ``O_DIRECT``,
 32 requests of at most 1 MiB in flight; the warm rows are the N-worker passes with every page of the
 file cached and no cgroup, the bound the cores set on a mode that hands records to Python (the CPU's
-limit beside the device's). ``--detail`` prints where each worker's time went: waiting
-for its next batch, in its reads, each thread on a core and waiting for one, and its counters.
+limit beside the device's). Each pass's line (stderr) gives the requests the file's block device
+served, their mean size and the share of the pass it had one in flight (every process's I/O on the
+device counts; where it idled, the readers and their advice had left it nothing to read).
+``--detail`` prints where each worker's time went: waiting for its next batch, in its reads, each
+thread on a core and waiting for one (the advice thread named ``prefetch-phases`` or
+``prefetch-sweep``), and its counters.
 
 ``python -m libprefetch.bench tokens``: nanoGPT's ``get_batch`` (random windows of ``block_size + 1``
 ``uint16`` tokens, ``batch_size`` per step): ``numpy.memmap`` with ``MADV_RANDOM``, plain ``pread``
@@ -311,23 +315,46 @@ def workers_modes(
     }
 
 
-def timed(path: Path, read: Callable[[], int]) -> tuple[float, int]:
-    """Seconds and bytes read from disk of one pass (``/proc/self/io`` counts the reaped worker
-    processes too): cold, or for a ``Warm`` mode with the whole file read first, out of the cgroup."""
+def timed(path: Path, read: Callable[[], int]) -> tuple[float, int, str]:
+    """Seconds, bytes read from disk (``/proc/self/io`` counts the reaped worker processes too) and
+    the device's load (``device_load``) of one pass: cold, or for a ``Warm`` mode with the whole file
+    read first, out of the cgroup."""
     if isinstance(read, Warm):
         with outside_cgroup():
             read_whole(path)
-            return _timed_pass(read)
+            return _timed_pass(path, read)
     drop_cache(path)
-    return _timed_pass(read)
+    return _timed_pass(path, read)
 
 
-def _timed_pass(read: Callable[[], int]) -> tuple[float, int]:
-    before = disk_read_bytes()
+def _timed_pass(path: Path, read: Callable[[], int]) -> tuple[float, int, str]:
+    before, device = disk_read_bytes(), device_counters(path)
     start = time.perf_counter()
     read()
     seconds = time.perf_counter() - start
-    return seconds, disk_read_bytes() - before
+    return seconds, disk_read_bytes() - before, device_load(device, device_counters(path), seconds)
+
+
+def device_counters(path: Path) -> Optional[tuple[int, int, int]]:
+    """(reads completed, bytes read, milliseconds with a request in flight) of the block device that
+    holds ``path`` (``/sys/dev/block/MAJ:MIN/stat``: every process's I/O on it counts); None for a
+    file on no block device (FUSE, tmpfs)."""
+    device = os.stat(path).st_dev
+    try:
+        fields = Path(f"/sys/dev/block/{os.major(device)}:{os.minor(device)}/stat").read_text().split()
+    except OSError:
+        return None
+    return int(fields[0]), int(fields[2]) * 512, int(fields[9])
+
+
+def device_load(before: Optional[tuple[int, int, int]], after: Optional[tuple[int, int, int]], seconds: float) -> str:
+    """The device's requests over a pass, their mean size and the share of the pass it had one in
+    flight (the rest it idled: the readers had left it nothing to read); empty off a block device."""
+    if before is None or after is None:
+        return ""
+    requests, moved, busy = (now - then for now, then in zip(after, before))
+    return (f"{requests:7} requests of {moved / 1024 / max(requests, 1):5.1f} KiB, "
+            f"device busy {busy / 1e3 / max(seconds, 1e-9):4.0%}")
 
 
 def run_rows(settings: list[tuple[str, Callable[[], Any]]], path: Path, modes: dict[str, Callable[[], int]], runs: int) -> list[tuple[str, str, float, float]]:
@@ -339,10 +366,10 @@ def run_rows(settings: list[tuple[str, Callable[[], Any]]], path: Path, modes: d
         with enter():
             for _ in range(runs):
                 for mode, read in modes.items():
-                    seconds, read_bytes = timed(path, read)
+                    seconds, read_bytes, device = timed(path, read)
                     times[mode].append(seconds)
                     disk[mode].append(read_bytes / MIB)
-                    print(f"{name:22} {mode:18} {seconds:7.2f} s {read_bytes / MIB:9.0f} MiB", file=sys.stderr)
+                    print(f"{name:22} {mode:18} {seconds:7.2f} s {read_bytes / MIB:9.0f} MiB {device}", file=sys.stderr)
         rows += [(name, mode, statistics.median(times[mode]), statistics.median(disk[mode])) for mode in modes]
     return rows
 

@@ -23,14 +23,21 @@ thread, and registers no client: together the workers read the union as the devi
 (section 3.3's C-LOOK order, over all workers' lists), one prefetcher, and a record read before its
 turn in the sweep waits for its own pages (a client's record-sized advice beside the sweeps split the
 device's queue into small requests). Where the records do not fit (a page swept long before its read
-would be evicted first), each worker advises its own list a phase of a few MiB ahead of its reads,
-each phase's union in offset order (``_phases``), and registers no client either: the distance ahead
-fits the memory, and the advice costs one WILLNEED per range, no list, no page dropped. Where the
-worker's share is all cached already, its client follows as before.
+would be evicted first), on a device where a seek costs less than reading a record each worker
+advises its own list a phase of a few MiB ahead of its reads, each phase's union in offset order
+(``_phases``), and registers no client either: the distance ahead fits the memory, and the advice
+costs one WILLNEED per range, no list, no page dropped. On a seek-bound device worker 0's client
+holds every worker's records in the epoch's order (the batches are handed out in that order, so the
+workers read them about together) with the whole budget, its position mapped into that list, and the
+other workers advise nothing: one client's rounds sorted over all the records read next (section
+3.3), not four sorting a quarter of the budget each over the whole file. On a device not measured
+each worker's client follows its own list (where the worker's share is all cached already, from its
+first record not cached).
 
 A read that is not the next one of the worker's list (a ``batch_size`` other than the loader's, a
 sampler other than ``dataset.sampler``, persistent workers in a later epoch) ends that worker's
-prefetching for the epoch: the remaining reads are plain reads, the bytes are the same.
+prefetching for the epoch (worker 0's, where it leads, ends the prefetching of all): the remaining
+reads are plain reads, the bytes are the same.
 """
 
 from __future__ import annotations
@@ -111,8 +118,9 @@ class RecordDataset:
         self.transform = transform
         self.max_memory = max_memory
         self._union = union_extents(records)
-        #: Where the records do not fit, workers advise by phases (else each has a client).
-        self._phased = self._phases_pay()
+        #: Where the records do not fit: "phases", "lead" (worker 0's client holds the epoch's list) or
+        #: "clients" (each worker's client its own list).
+        self._unfit = self._unfit_advice()
         self._worker: Optional[_Worker] = None
         self.set_epoch(0)
 
@@ -151,9 +159,11 @@ class RecordDataset:
         indices = worker_indices(self.order(), self.batch_size, self.drop_last, worker_id, num_workers)
         worker = _Worker(self.records, indices, self.max_memory)
         if not fits(self._union, self.max_memory):
-            if self._phased:
+            if self._unfit == "phases":
                 fd = self.records.advice_fd()
                 worker.advise(phases=Phases(fd, self.records, worker.order, self._phase_bytes(fd, num_workers)))
+            elif self._unfit == "lead":
+                self._lead(worker, worker_id, num_workers)
         elif calls := self._sweep_calls(worker_id, num_workers):
             worker.advise(sweep=Sweep(self.records.advice_fd(), calls))
         self._worker = worker
@@ -166,20 +176,34 @@ class RecordDataset:
             return calls
         return []
 
-    def _phases_pay(self) -> bool:
-        """Whether phases, not a client, advise a worker's list where the records do not fit: where
-        the device's measured far request costs at most the records' mean pages (what one request for
-        a record transfers). A phase's records
-        are advised in offset order but a phase is small, so the distance between them is left as
-        the shuffle made it; a client sorts a budget's worth. Where a seek costs less than reading a
-        record, that sorting saves little and the client's rounds cost more than they save; where it
-        costs more (a seek-bound disk), or where the device was not measured, the client stays."""
+    def _unfit_advice(self) -> str:
+        """How workers advise where the records do not fit: by phases ("phases") where the device's
+        measured far request costs at most the records' mean pages (what one request for a record
+        transfers): a phase's records are advised in offset order but a phase is small, so the
+        distance between them is left as the shuffle made it, while a client sorts a budget's worth;
+        where a seek costs less than reading a record that sorting saves little and the client's
+        rounds cost more than they save. Where it costs more (a seek-bound disk), worker 0's client
+        holds every worker's records in the epoch's order with the whole budget ("lead"): one client
+        sorts each round over all the records read next, where four that each sort a quarter of the
+        budget over the whole file keep the disk seeking between four sweeps. Where the device was
+        not measured, each worker's client follows its own list, as before ("clients")."""
         far = _native.far_request_bytes(self.records._fd)
         if far is None:
-            return False
+            return "clients"
         records, page = self.records, self.records._page
         pages = sum(-(-(o + n) // page) - o // page for o, n in zip(records._offsets, records._lengths) if n)
-        return far * len(records) <= pages * page
+        return "phases" if far * len(records) <= pages * page else "lead"
+
+    def _lead(self, worker: "_Worker", worker_id: int, num_workers: int) -> None:
+        """Worker 0 follows the whole epoch's reads (every worker's records, in the epoch's order: the
+        batches are handed out in that order) with its client, its own position mapped into them;
+        the other workers advise nothing."""
+        if worker_id != 0:
+            worker.advise(led=True)
+            return
+        epoch = worker_indices(self.order(), self.batch_size, self.drop_last, 0, 1)
+        positions = worker_indices(range(len(epoch)), self.batch_size, self.drop_last, 0, num_workers)
+        worker.follow_epoch(epoch, positions)
 
     def _phase_bytes(self, fd: int, num_workers: int) -> int:
         """Each worker's phase where the records do not fit: the workers together advise one
@@ -193,7 +217,7 @@ class RecordDataset:
 
     def stats(self) -> Optional[Stats]:
         """This process's worker counters (None before its first read, and for a worker that sweeps
-        its share of the union or advises its list by phases: it has no client)."""
+        its share of the union, advises its list by phases or is led by worker 0: it has no client)."""
         return self._worker.stats() if self._worker is not None else None
 
     def summary(self) -> str:
@@ -262,7 +286,7 @@ _pread_cached = _native.pread_cached
 
 class _Worker:
     """One process's reads of an epoch: its list of records, its client (none while its share of the
-    union is swept or its list advised by phases), and where it is."""
+    union is swept, its list advised by phases or prefetched by worker 0's client), and where it is."""
 
     def __init__(self, records: Records, indices: list[int], max_memory: Optional[int]) -> None:
         self.pid = _pid
@@ -283,12 +307,23 @@ class _Worker:
         #: No record has missed yet: the client and its list wait for the first that does.
         self._cached = True
         self._client: Optional[Client] = None
+        #: The records the client's list holds (this worker's, or the whole epoch's for worker 0 where
+        #: it leads) and, for the epoch's, where each of this worker's positions is in it.
+        self._listed, self._at = self.order, None
+        #: Worker 0's client prefetches this worker's records (it leads): none here.
+        self.led = False
 
-    def advise(self, sweep: Optional[Sweep] = None, phases: Optional[Phases] = None) -> None:
-        """The worker's records are advised by ``sweep`` or ``phases``, not by a client."""
-        self.sweep, self.phases, self._cached = sweep, phases, False
+    def advise(self, sweep: Optional[Sweep] = None, phases: Optional[Phases] = None, led: bool = False) -> None:
+        """The worker's records are advised by ``sweep``, ``phases`` or (``led``) worker 0's client,
+        not by a client of its own."""
+        self.sweep, self.phases, self.led, self._cached = sweep, phases, led, False
         if phases is not None:
             self._phase_at = phases.next_start
+
+    def follow_epoch(self, epoch: list[int], positions: list[int]) -> None:
+        """The client (at the first record not wholly cached) holds ``epoch``, every worker's records
+        in the order they are read, and this worker's record at position ``p`` is ``epoch[positions[p]]``."""
+        self._listed, self._at = array.array("q", epoch), array.array("q", positions)
 
     def read(self, index: int) -> bytes:
         """Record ``index``: followed by the client while it is the next of the list, plain after
@@ -307,7 +342,7 @@ class _Worker:
                 self._cached = False
                 self._start(position)
             if self._plan is not None:
-                self._plan.position = position
+                self._plan.position = position if self._at is None else self._at[position]
             data = _native.pread(fd, length, offset)
             self._next = position + 1
             return data
@@ -325,8 +360,8 @@ class _Worker:
     def _start(self, position: int) -> None:
         """The client, given the list from the record at ``position`` on."""
         # Shuffled records' edge pages are mostly other workers' too: let them go, do not drop them.
-        self._plan = _EpochPlan(self._records, self.order, None, shared_edges=True)
-        self._plan.position = position
+        self._plan = _EpochPlan(self._records, self._listed, None, shared_edges=True)
+        self._plan.position = position if self._at is None else self._at[position]
         self._client = Client(self._plan.hand_out, max_memory=self._max_memory, infill=0)
         try:
             self._plan.region = self._client.region(self._fd, 0, max(self._records._size, 1))
@@ -345,11 +380,16 @@ class _Worker:
         if stats is None and self.phases is not None:
             return (f"{self._next}/{self._length} records; advised in {len(self.phases.starts)} phases of at most "
                     f"{self.phases.phase_bytes / (1 << 20):.1f} MiB, no client")
+        if stats is None and self.led:
+            return f"{self._next}/{self._length} records; prefetched by worker 0's client, none here"
         if stats is None and self.pid == _pid:
             return f"{self._next}/{self._length} records, all cached: no client"
         if stats is None or self._plan is None:
             return "prefetching was started in another process"
-        return summary_line(stats, self._plan.distinct_pages(), self._next, self._length)
+        line = summary_line(stats, self._plan.distinct_pages(), self._next, self._length)
+        if self._at is not None:  # "used" counts this worker's reads of them only
+            return line + "; its list holds every worker's records"
+        return line
 
     def close(self) -> None:
         self._following = False

@@ -24,7 +24,7 @@ import threading
 from typing import TYPE_CHECKING, Optional
 
 from . import _native
-from ._sweep import _batches, _pairs
+from ._sweep import _batches, _pairs, name_this_thread
 
 if TYPE_CHECKING:
     from ._records import Records
@@ -70,6 +70,7 @@ class Phases:
         return _pairs(self._plan.calls(phase, self._limit))
 
     def _run(self) -> None:
+        name_this_thread("prefetch-phases")
         while (phase := self._wanted.get()) is not None:
             if self._stopped.is_set():  # a phase still queued when the reader stopped: not computed
                 return

@@ -1,7 +1,8 @@
 """The benchmark's limit reads exactly the pages of the records it is given, the windowed limit a
 window of them at a time in their order; its warm passes read every
-record and nothing from disk; ``--detail`` accounts for every worker of a pass; any prefetch factor
-reads every record once, and one below 1 is refused."""
+record and nothing from disk; each pass's device line counts the device's requests, their size and
+its time busy; ``--detail`` accounts for every worker of a pass; any prefetch factor reads every
+record once, and one below 1 is refused."""
 
 import os
 import re
@@ -9,7 +10,17 @@ import re
 import pytest
 
 from libprefetch import Records, epoch_order, worker_indices
-from libprefetch._bench_loaders import WINDOW_LIMIT, Warm, direct_read, extents, timed, windows_in_order, workers_modes
+from libprefetch._bench_loaders import (
+    WINDOW_LIMIT,
+    Warm,
+    device_counters,
+    device_load,
+    direct_read,
+    extents,
+    timed,
+    windows_in_order,
+    workers_modes,
+)
 from libprefetch.bench import drop_cache, main
 
 PAGE = 4096
@@ -46,6 +57,24 @@ def test_a_failed_read_of_the_limit_is_raised_not_counted_short(records_file):
     assert direct_read(path, [(0, PAGE), (PAGE, PAGE)]) == 2 * PAGE
     with pytest.raises(OSError):  # O_DIRECT refuses an offset off a block's start
         direct_read(path, [(0, PAGE), (1, PAGE)])
+
+
+def test_the_device_line_counts_the_requests_their_size_and_the_time_busy():
+    assert device_load((10, 40960, 100), (20, 122880, 600), 1.0) == "     10 requests of   8.0 KiB, device busy  50%"
+    assert device_load(None, (20, 122880, 600), 1.0) == device_load((10, 40960, 100), None, 1.0) == ""
+
+
+def test_the_device_counters_count_a_direct_read_of_the_file(records_file):
+    """The counters are the file's block device's (None for a file on none): an O_DIRECT read of two
+    pages of the file is at least one more request and two more pages read."""
+    path = records_file[0]
+    device = os.stat(path).st_dev
+    before = device_counters(path)
+    assert (before is None) == (not os.path.exists(f"/sys/dev/block/{os.major(device)}:{os.minor(device)}"))
+    if before is not None:
+        assert direct_read(path, [(0, 2 * PAGE)]) == 2 * PAGE
+        after = device_counters(path)
+        assert after[0] >= before[0] + 1 and after[1] >= before[1] + 2 * PAGE and after[2] >= before[2]
 
 
 def test_a_warm_pass_runs_with_every_page_of_the_file_cached(records_file):

@@ -158,11 +158,10 @@ def epoch_over_budget(records_file, method, far, monkeypatch):
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
-@pytest.mark.parametrize("far", [None, 1 << 30])
-def test_dataloader_workers_prefetch_their_own_records_under_one_budget(records_file, method, far, monkeypatch):
-    """A budget below the records' pages on a device not measured or where a seek costs more than a
-    record: no sweep, each worker's client follows its list."""
-    order, reports, _ = epoch_over_budget(records_file, method, far, monkeypatch)
+def test_dataloader_workers_prefetch_their_own_records_under_one_budget(records_file, method, monkeypatch):
+    """A budget below the records' pages on a device not measured: no sweep, each worker's client
+    follows its list."""
+    order, reports, _ = epoch_over_budget(records_file, method, None, monkeypatch)
     lengths = records_file[2]
     for worker, (received, stats, summary) in reports.items():
         assert received == worker_indices(order, OVER_BUDGET_BATCH, False, worker, OVER_BUDGET_WORKERS)
@@ -170,6 +169,44 @@ def test_dataloader_workers_prefetch_their_own_records_under_one_budget(records_
         assert 0 < stats.tracked_reads <= sum(1 for i in received if lengths[i]) and stats.divergences == 0
         assert stats.prefetched_used > 0 and 0 < stats.budget_bytes <= OVER_BUDGET
         assert summary.startswith(f"{len(received)}/{len(received)} records")
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_on_a_seek_bound_device_worker_0s_client_prefetches_every_workers_records(records_file, method, monkeypatch):
+    """A budget below the records' pages on a device where a seek costs more than a record: worker
+    0's client holds the whole epoch's reads with the whole budget, the other workers have none; the
+    bytes are the same."""
+    order, reports, _ = epoch_over_budget(records_file, method, 1 << 30, monkeypatch)
+    lengths = records_file[2]
+    for worker, (received, stats, summary) in reports.items():
+        assert received == worker_indices(order, OVER_BUDGET_BATCH, False, worker, OVER_BUDGET_WORKERS)
+        if worker == 0:
+            assert 0 < stats.tracked_reads <= sum(1 for i in received if lengths[i]) and stats.divergences == 0
+            assert stats.prefetched_used > 0 and 0 < stats.budget_bytes <= OVER_BUDGET
+            assert summary.endswith("; its list holds every worker's records")
+        else:
+            assert stats is None
+            assert summary == f"{len(received)}/{len(received)} records; prefetched by worker 0's client, none here"
+
+
+def test_the_leading_worker_follows_its_reads_at_their_place_in_the_epoch(records_file, monkeypatch):
+    """Where worker 0 leads, its client's list is every record the loader reads, in the epoch's order
+    (``drop_last`` leaves the short last batch out), and each of worker 0's reads moves the list's
+    position to that record's place in it."""
+    device_costs(monkeypatch, 1 << 30)
+    path, offsets, lengths, data = records_file
+    with libprefetch.Records(path, offsets, lengths) as records:
+        dataset = RecordDataset(records, batch_size=7, drop_last=True, seed=5, max_memory=256 << 10)
+        order = dataset.order()
+        read = order[: len(order) - len(order) % 7]
+        dataset.start_worker(0, 3)
+        cold(path)
+        for index in worker_indices(order, 7, True, 0, 3):
+            assert dataset[index] == data[offsets[index] : offsets[index] + lengths[index]]
+            plan = dataset._worker._plan
+            assert plan is not None and read[plan.position] == index
+        assert list(plan.order) == read
+        dataset.stop()
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
@@ -378,6 +415,37 @@ def test_a_sweep_skips_ranges_already_cached(records_file):
         assert libprefetch._native.willneed(fd, ranges) == 1
     finally:
         os.close(fd)
+
+
+def test_the_advice_threads_carry_their_names_where_the_system_shows_threads(records_file, monkeypatch):
+    """A worker's advice is given from a thread the system names ``prefetch-sweep`` where the records
+    fit and ``prefetch-phases`` where they do not (``/proc/PID/task/TID/comm``: what ``top -H`` and
+    the benchmark's ``--detail`` show), never from its reader; the reader keeps its name."""
+    from libprefetch import _native
+
+    names = []
+    willneed = _native.willneed
+
+    def naming(fd, ranges):
+        with open("/proc/thread-self/comm") as comm:
+            names.append(comm.read().strip())
+        return willneed(fd, ranges)
+
+    monkeypatch.setattr(_native, "willneed", naming)
+    path, offsets, lengths, _ = records_file
+    reader = open("/proc/thread-self/comm").read()
+    with libprefetch.Records(path, offsets, lengths) as records:
+        for budget, far, name in ((None, None, "prefetch-sweep"), (256 << 10, 0, "prefetch-phases")):
+            device_costs(monkeypatch, far)
+            cold(path)
+            names.clear()
+            dataset = RecordDataset(records, batch_size=4, seed=2, max_memory=budget)
+            dataset.start_worker(1, 2)
+            for index in worker_indices(dataset.order(), 4, False, 1, 2):
+                dataset[index]
+            dataset.stop()
+            assert names and set(names) == {name}
+    assert open("/proc/thread-self/comm").read() == reader
 
 
 def test_a_worker_whose_epoch_does_not_fit_advises_its_list_a_phase_ahead(records_file, advised, monkeypatch):
