@@ -884,8 +884,8 @@ use probe::KnownCached;
 
 #[path = "client_warm.rs"]
 mod warm;
-pub(crate) use warm::Rest;
-pub use warm::{probe_period, MAX_PROBE_PERIOD, MIN_PROBE_PERIOD};
+pub(crate) use crate::client_rest::Rest;
+pub use crate::client_rest::{probe_period, MAX_PROBE_PERIOD, MIN_PROBE_PERIOD};
 
 #[path = "client_reader.rs"]
 mod reader;

@@ -29,6 +29,7 @@ mod cache_budget_io;
 mod cache_budget_pending;
 pub mod capi;
 mod client;
+mod client_rest;
 mod competitive;
 mod descriptors;
 pub mod device;

@@ -18,10 +18,10 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::advice_thread::{AdviceJob, AdviceThread};
+use crate::client_rest::SoleRegion;
 use crate::descriptors::PrivateDescriptors;
 use crate::residency::Probe;
 use crate::share::Share;
-use crate::track_fast::SoleRegion;
 
 /// The regions one read touches (`Globals::regions_touching`).
 pub type Touching = SmallVec<[RegionSlot; 2]>;
@@ -65,7 +65,7 @@ pub trait RegionClient: Send + Sync {
     fn rests(&self) -> bool;
     /// The client's rest (`client_warm.rs`), which a thread's fast path
     /// for a descriptor's resting reads holds (`track_fast.rs`).
-    fn rest(&self) -> &Arc<crate::client::Rest>;
+    fn rest(&self) -> &Arc<crate::client_rest::Rest>;
     /// Whether this read of the resting client is to be its probe (one in
     /// `client_warm.rs`'s `probe_period`, `track_cached.rs`); the others are only counted.
     fn probe_due(&self) -> bool;

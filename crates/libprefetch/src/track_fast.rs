@@ -29,23 +29,9 @@
 
 use std::cell::RefCell;
 use std::os::fd::RawFd;
-use std::sync::Arc;
 
-use crate::client::Rest;
+use crate::client_rest::SoleRegion;
 use crate::registry::Globals;
-
-/// The one region of a descriptor, of a resting client, that a read fell
-/// in: what a thread keeps for the next read.
-pub(crate) struct SoleRegion {
-    /// The registry's epoch read before the region was looked at.
-    pub epoch: u64,
-    /// The region's first byte.
-    pub start: u64,
-    /// One past its last byte.
-    pub end: u64,
-    /// Its client's rest.
-    pub rest: Arc<Rest>,
-}
 
 /// A thread's kept region, with the registry and descriptor it is of.
 struct Kept {

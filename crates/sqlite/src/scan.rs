@@ -72,13 +72,14 @@ use crate::format::PageKind;
 use crate::statement::RowBound;
 
 mod first_rows;
+mod held_state;
 mod held_table;
 mod kept_leaves;
 mod own_cache;
 mod unseen_start;
 pub use first_rows::{sweep_pays, RequestCosts, SWEEP_MARGIN};
-use held_table::{AdviceTiming, HeldScan};
-pub use held_table::{DeviceCosts, HeldCounts, DROP_EVERY_LEAVES};
+use held_state::{AdviceTiming, HeldScan};
+pub use held_state::{DeviceCosts, HeldCounts, DROP_EVERY_LEAVES};
 use kept_leaves::KeptLeaves;
 use own_cache::OwnCache;
 pub use own_cache::{parse_cache_size, DEFAULT_CACHE_SIZE};
