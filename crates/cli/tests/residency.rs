@@ -271,6 +271,40 @@ fn run_restore_reads_the_snapshot_back_beside_the_program_which_starts_at_once()
     assert_eq!(after, serde_json::json!([[3, 20], [200, 201]]));
 }
 
+/// The restorer's fork signals nothing to the program: started with `SIGCHLD` blocked (kept
+/// through the exec, so a `SIGCHLD` sent to `prefetch` or to the program stays pending), the
+/// program finds none pending once the restorer is on its way, and `wait` finds no child.
+#[test]
+fn run_restore_sends_the_program_no_sigchld() {
+    let dir = test_dir("beside-no-sigchld");
+    let data = partly_cached_file(&dir);
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &data);
+    // Pending signals of the process (SigPnd) and its thread group (ShdPnd), as hex masks.
+    let script = "import os,time\n\
+                  time.sleep(0.3)\n\
+                  try: os.wait(); print('a child')\n\
+                  except ChildProcessError: print('no child')\n\
+                  status=open('/proc/self/status').read().split('\\n')\n\
+                  pending=[int(l.split()[1],16) for l in status if l.startswith(('SigPnd','ShdPnd'))]\n\
+                  print('SIGCHLD pending' if any(p>>16&1 for p in pending) else 'none pending')";
+    let mut command = Command::new(env!("CARGO_BIN_EXE_prefetch"));
+    // SAFETY: sigprocmask in the child between fork and exec, no allocation.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            let mut set = std::mem::zeroed::<libc::sigset_t>();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGCHLD);
+            libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            Ok(())
+        })
+    };
+    let out = run_restore(command, &snapshot, &["python3", "-c", script]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(text(&out.stdout), "no child\nnone pending\n");
+}
+
 #[test]
 fn run_restore_reads_nothing_for_a_program_that_never_opens_the_snapshots_files() {
     let dir = test_dir("beside-untouched");
