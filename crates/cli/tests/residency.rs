@@ -271,6 +271,36 @@ fn run_restore_reads_the_snapshot_back_beside_the_program_which_starts_at_once()
     assert_eq!(after, serde_json::json!([[3, 20], [200, 201]]));
 }
 
+/// `--restore` alone runs the program without the library (it would have no policy to follow);
+/// with one of the library's options, such as `--competitive`, the program has it.
+#[test]
+fn run_restore_alone_runs_the_program_without_the_library() {
+    let dir = test_dir("beside-no-library");
+    let data = partly_cached_file(&dir);
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &data);
+    let probe = "grep -c libprefetch /proc/$$/maps; echo \"[$LD_PRELOAD]\"";
+    let run = |options: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+            .args(["run", "--restore", snapshot.to_str().unwrap()])
+            .args(options)
+            .args(["--", "sh", "-c", probe])
+            .env_remove("LD_PRELOAD")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        text(&out.stdout)
+    };
+    let alone = run(&[]);
+    let competitive = run(&["--competitive"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(alone, "0\n[]\n");
+    assert!(
+        competitive.ends_with("libprefetch.so]\n") && !competitive.starts_with("0\n"),
+        "{competitive}"
+    );
+}
+
 /// The restorer's fork signals nothing to the program: started with `SIGCHLD` blocked (kept
 /// through the exec, so a `SIGCHLD` sent to `prefetch` or to the program stays pending), the
 /// program finds none pending once the restorer is on its way, and `wait` finds no child.
