@@ -271,6 +271,56 @@ fn run_restore_reads_the_snapshot_back_beside_the_program_which_starts_at_once()
     assert_eq!(after, serde_json::json!([[3, 20], [200, 201]]));
 }
 
+/// The restorer reads at the lowest best-effort I/O priority, not in the idle class: the
+/// program waits for the pages it advises, and mq-deadline holds an idle-class request back while
+/// any best-effort one (the program's other reads) is queued.
+#[test]
+fn the_restorer_reads_at_the_lowest_best_effort_io_priority() {
+    let dir = test_dir("beside-ioprio");
+    let data = partly_cached_file(&dir);
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &data);
+    let mut program = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args([
+            "run",
+            "--restore",
+            snapshot.to_str().unwrap(),
+            "--",
+            "sleep",
+            "20",
+        ])
+        .spawn()
+        .unwrap();
+    // The restorer: a process other than the program whose command line names the snapshot
+    // (the fork of `prefetch run`), once it has set its priority (a 20 s deadlock detector).
+    let named = snapshot.to_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let priority = loop {
+        let found = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .find_map(|entry| {
+                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+                let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+                let is_restorer = pid != program.id()
+                    && String::from_utf8_lossy(&cmdline).contains(&named)
+                    && unsafe { libc::getpriority(libc::PRIO_PROCESS, pid) } == 19;
+                // SAFETY: ioprio_get of a process by id (IOPRIO_WHO_PROCESS = 1), no memory.
+                is_restorer.then(|| unsafe { libc::syscall(libc::SYS_ioprio_get, 1, pid) })
+            });
+        match found {
+            Some(priority) => break Some(priority),
+            None if Instant::now() > deadline => break None,
+            None => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    program.kill().unwrap();
+    program.wait().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    // IOPRIO_CLASS_BE << 13 | level 7.
+    assert_eq!(priority, Some((2 << 13) | 7));
+}
+
 /// `--restore` alone runs the program without the library (it would have no policy to follow);
 /// with one of the library's options, such as `--competitive`, the program has it.
 #[test]
