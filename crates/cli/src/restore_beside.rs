@@ -87,12 +87,12 @@ pub fn start(snapshot: residency::Snapshot, path: &Path) -> Result<()> {
             std::io::Error::last_os_error()
         ),
         0 => {
-            lowest_priority();
             // SAFETY: the intermediate child forks the restorer and leaves.
             if unsafe { libc::fork() } == 0 {
                 let aside = (file.is_some() && libprefetch::memory::cgroup_limited())
                     .then(residency::aside::step_aside)
                     .flatten();
+                lowest_priority();
                 let file_fd = aside
                     .as_ref()
                     .and(file.as_ref())
@@ -297,9 +297,10 @@ fn restore_until_gone(
 /// this one, stock 45 ms (docs/record.md).
 const IO_PRIORITY: i32 = (2 << 13) | 7;
 
-/// Nice 19 and [`IO_PRIORITY`], from the fork on: the children's work until the restorer waits
-/// (the second fork, the look for a memory cgroup, the exit of the first) runs while the program
-/// starts, on processors the program's threads want.
+/// Nice 19 and [`IO_PRIORITY`], as soon as the restorer has moved out of the program's memory
+/// cgroup if it does (a move takes a lock every fork and exit on the machine waits for, which it
+/// should not hold at nice 19: `restore_until_gone`): its work until it waits runs while the
+/// program starts, on processors the program's threads want.
 fn lowest_priority() {
     // SAFETY: priority changes of this process, no memory involved.
     unsafe {
