@@ -36,7 +36,7 @@ second table counts the 4 KiB pages the run's processes read from the device
 Usage (root; DIR on the emulated disk, see docs/record.md):
   scripts/bench_record.py --prefetch target/release/prefetch --mount MNT [--rounds 3]
       [--cgroup-quarter | --cgroup-mib N] [--cgroup-name NAME] [--python /usr/bin/python3]
-      [--only 'grep -rn;git grep'] [--modes stock,replay,other] [--base PREFETCH]
+      [--only 'grep -rn;git grep'] [--modes stock,replay,other] [--base PREFETCH] [--times FILE]
 """
 
 import argparse
@@ -257,6 +257,9 @@ def main():
     parser.add_argument("--cgroup-name", help="the memory cgroup's name (default: whole-bench-PID)")
     parser.add_argument("--only", help="program names separated by semicolons")
     parser.add_argument("--modes", help="modes separated by commas (default: all)")
+    parser.add_argument("--times", help="write every run's seconds and disk counters here (JSON: "
+                        "program -> mode -> [[seconds, requests or pages, bytes, busy s], ...] in "
+                        "round order), to look at the rounds behind the medians")
     args = parser.parse_args()
     modes = args.modes.split(",") if args.modes else MODES
     if not args.base:
@@ -297,6 +300,10 @@ def main():
                         sys.exit(f"{name}: the output under {mode} differs from the other modes")
                     times[(name, mode)].append(seconds)
                     served[(name, mode)].append(runner.served)
+        if args.times:
+            with open(args.times, "w") as f:
+                json.dump({n: {m: [[t, *c] for t, c in zip(times[(n, m)], served[(n, m)])]
+                               for m in modes} for n in progs}, f)
         setting = f"memory cgroup {args.cgroup_mib} MiB" if args.cgroup_mib else "no cgroup"
         setting = "memory cgroup of a quarter" if args.cgroup_quarter else setting
         print(f"| program ({setting}, median of {args.rounds}) | " + " | ".join(modes) + " |")

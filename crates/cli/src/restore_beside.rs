@@ -17,14 +17,17 @@
 //! the missing pages, one C-LOOK sweep, infill, advice only, a few pieces in
 //! flight at a time; where a memory cgroup bounds the page cache, each file's
 //! pages when the program opens it, as fanotify reports, instead of one sweep
-//! ahead of it). It is detached (a grandchild: the program never sees
-//! it among its children, so a `wait` for any child is not disturbed),
-//! holds none of the program's
+//! ahead of it). It is detached (a grandchild, forked by a child that exits
+//! at once without a signal and that no `wait` of the program reports, so
+//! the program sees no child of its own and `prefetch` does not wait for it
+//! before the exec), holds none of the program's
 //! descriptors (its standard streams are `/dev/null`, so a pipe the program
 //! writes to ends when the program ends), runs at the lowest CPU priority
 //! (`SCHED_IDLE`; nice 19 while it waits outside a memory cgroup, below)
-//! and I/O priority, and stops when the program ends (it waits on a pidfd of the
-//! program) or when it is done, whichever comes first.
+//! and the lowest best-effort I/O priority (not the idle class, which the
+//! program's reads of advised pages waited behind: [`IO_PRIORITY`]), and stops
+//! when the program ends (it waits on a pidfd of the program) or when it is
+//! done, whichever comes first.
 //!
 //! In a cgroup v1 memory cgroup with a limit, a restorer of a snapshot in a
 //! regular file waits outside the group (`residency::aside`): it moves into
@@ -78,7 +81,7 @@ pub fn start(snapshot: residency::Snapshot, path: &Path) -> Result<()> {
     let pid = std::process::id();
     // SAFETY: `prefetch run` is single-threaded here; both children only
     // fork, call async-signal-safe functions or start afresh in the child.
-    match unsafe { libc::fork() } {
+    match unsafe { fork_unseen() } {
         -1 => bail!(
             "cannot start the restore: fork: {}",
             std::io::Error::last_os_error()
@@ -89,6 +92,7 @@ pub fn start(snapshot: residency::Snapshot, path: &Path) -> Result<()> {
                 let aside = (file.is_some() && libprefetch::memory::cgroup_limited())
                     .then(residency::aside::step_aside)
                     .flatten();
+                lowest_priority();
                 let file_fd = aside
                     .as_ref()
                     .and(file.as_ref())
@@ -102,13 +106,25 @@ pub fn start(snapshot: residency::Snapshot, path: &Path) -> Result<()> {
             // SAFETY: leaving without running this process's exit handlers.
             unsafe { libc::_exit(0) }
         }
-        child => {
-            let mut status = 0;
-            // SAFETY: waiting for the intermediate child, which exits at once.
-            unsafe { libc::waitpid(child, &mut status, 0) };
-            Ok(())
-        }
+        _ => Ok(()),
     }
+}
+
+/// `fork` of a child that signals nothing when it exits (`clone` with no exit signal): a child
+/// `wait`, `waitpid(-1)` and `waitid(P_ALL)` never report (only `__WALL` or `__WCLONE` does), so
+/// neither this process nor the program that replaces it waits for it, and no `SIGCHLD` reaches
+/// the program. Waiting for it before the exec cost `git grep` 4.4 ms of a 40 ms run at load 6:
+/// the child queued 3.8 ms for a processor before it forked the restorer (`perf sched timehist`,
+/// docs/record.md). It stays the program's zombie until the program ends, and is then reaped by
+/// whoever adopts it.
+///
+/// # Safety
+/// As `fork` in a single-threaded process, and the child must call only what is safe after a
+/// fork that ran no `pthread_atfork` handlers (glibc's own `fork`, `_exit`, system calls).
+unsafe fn fork_unseen() -> libc::pid_t {
+    // SAFETY: clone(flags = 0: nothing shared and no exit signal, the same stack, no thread
+    // ids, no TLS) is a fork; the caller keeps to what is safe after one.
+    unsafe { libc::syscall(libc::SYS_clone, 0, 0, 0, 0, 0) as libc::pid_t }
 }
 
 /// The snapshot's file at `path`, open (close-on-exec), to pass on to a restorer executed afresh;
@@ -272,9 +288,30 @@ fn restore_until_gone(
     unsafe { libc::_exit(0) }
 }
 
+/// The restorer's I/O priority: best-effort, its lowest level (`IOPRIO_CLASS_BE << 13 | 7`).
+/// Not the idle class: the program waits for the pages the restorer advised, and mq-deadline
+/// dispatches an idle-class request only once no best-effort one is queued, so while the
+/// program's other reads kept coming, its wait for an advised page lasted until they stopped.
+/// With 4 pieces in flight instead of 64 (the program reading most pages beside the restore's)
+/// `git grep` on this machine's disk took 82 ms at the median with the idle class and 53 ms with
+/// this one, stock 45 ms (docs/record.md).
+const IO_PRIORITY: i32 = (2 << 13) | 7;
+
+/// Nice 19 and [`IO_PRIORITY`], as soon as the restorer has moved out of the program's memory
+/// cgroup if it does (a move takes a lock every fork and exit on the machine waits for, which it
+/// should not hold at nice 19: `restore_until_gone`): its work until it waits runs while the
+/// program starts, on processors the program's threads want.
+fn lowest_priority() {
+    // SAFETY: priority changes of this process, no memory involved.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+        // IOPRIO_WHO_PROCESS = 1.
+        libc::syscall(libc::SYS_ioprio_set, 1, 0, IO_PRIORITY);
+    }
+}
+
 /// Standard streams to `/dev/null`, every other descriptor but those in `keep`
-/// closed, nice 19 and the lowest I/O priority, a session of its own (Ctrl-C at the terminal is
-/// for the program).
+/// closed, a session of its own (Ctrl-C at the terminal is for the program).
 fn detach(keep: &[i32]) {
     let mut kept: Vec<i32> = keep.iter().copied().filter(|&fd| fd > 2).collect();
     kept.sort_unstable();
@@ -295,9 +332,6 @@ fn detach(keep: &[i32]) {
         }
         libc::syscall(libc::SYS_close_range, first, u32::MAX, 0);
         libc::setsid();
-        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
-        // IOPRIO_WHO_PROCESS = 1, IOPRIO_CLASS_IDLE = 3 << 13.
-        libc::syscall(libc::SYS_ioprio_set, 1, 0, 3 << 13);
     }
 }
 

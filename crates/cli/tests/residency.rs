@@ -271,6 +271,120 @@ fn run_restore_reads_the_snapshot_back_beside_the_program_which_starts_at_once()
     assert_eq!(after, serde_json::json!([[3, 20], [200, 201]]));
 }
 
+/// The restorer reads at the lowest best-effort I/O priority, not in the idle class: the
+/// program waits for the pages it advises, and mq-deadline holds an idle-class request back while
+/// any best-effort one (the program's other reads) is queued.
+#[test]
+fn the_restorer_reads_at_the_lowest_best_effort_io_priority() {
+    let dir = test_dir("beside-ioprio");
+    let data = partly_cached_file(&dir);
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &data);
+    let mut program = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+        .args([
+            "run",
+            "--restore",
+            snapshot.to_str().unwrap(),
+            "--",
+            "sleep",
+            "20",
+        ])
+        .spawn()
+        .unwrap();
+    // The restorer: a process other than the program whose command line names the snapshot
+    // (the fork of `prefetch run`), once it has set its priority (a 20 s deadlock detector).
+    let named = snapshot.to_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let priority = loop {
+        let found = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .find_map(|entry| {
+                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+                let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+                let is_restorer = pid != program.id()
+                    && String::from_utf8_lossy(&cmdline).contains(&named)
+                    && unsafe { libc::getpriority(libc::PRIO_PROCESS, pid) } == 19;
+                // SAFETY: ioprio_get of a process by id (IOPRIO_WHO_PROCESS = 1), no memory.
+                is_restorer.then(|| unsafe { libc::syscall(libc::SYS_ioprio_get, 1, pid) })
+            });
+        match found {
+            Some(priority) => break Some(priority),
+            None if Instant::now() > deadline => break None,
+            None => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    program.kill().unwrap();
+    program.wait().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    // IOPRIO_CLASS_BE << 13 | level 7.
+    assert_eq!(priority, Some((2 << 13) | 7));
+}
+
+/// `--restore` alone runs the program without the library (it would have no policy to follow);
+/// with one of the library's options, such as `--competitive`, the program has it.
+#[test]
+fn run_restore_alone_runs_the_program_without_the_library() {
+    let dir = test_dir("beside-no-library");
+    let data = partly_cached_file(&dir);
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &data);
+    let probe = "grep -c libprefetch /proc/$$/maps; echo \"[$LD_PRELOAD]\"";
+    let run = |options: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_prefetch"))
+            .args(["run", "--restore", snapshot.to_str().unwrap()])
+            .args(options)
+            .args(["--", "sh", "-c", probe])
+            .env_remove("LD_PRELOAD")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        text(&out.stdout)
+    };
+    let alone = run(&[]);
+    let competitive = run(&["--competitive"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(alone, "0\n[]\n");
+    assert!(
+        competitive.ends_with("libprefetch.so]\n") && !competitive.starts_with("0\n"),
+        "{competitive}"
+    );
+}
+
+/// The restorer's fork signals nothing to the program: started with `SIGCHLD` blocked (kept
+/// through the exec, so a `SIGCHLD` sent to `prefetch` or to the program stays pending), the
+/// program finds none pending once the restorer is on its way, and `wait` finds no child.
+#[test]
+fn run_restore_sends_the_program_no_sigchld() {
+    let dir = test_dir("beside-no-sigchld");
+    let data = partly_cached_file(&dir);
+    let snapshot = dir.join("snap.json");
+    take_snapshot(&snapshot, &data);
+    // Pending signals of the process (SigPnd) and its thread group (ShdPnd), as hex masks.
+    let script = "import os,time\n\
+                  time.sleep(0.3)\n\
+                  try: os.wait(); print('a child')\n\
+                  except ChildProcessError: print('no child')\n\
+                  status=open('/proc/self/status').read().split('\\n')\n\
+                  pending=[int(l.split()[1],16) for l in status if l.startswith(('SigPnd','ShdPnd'))]\n\
+                  print('SIGCHLD pending' if any(p>>16&1 for p in pending) else 'none pending')";
+    let mut command = Command::new(env!("CARGO_BIN_EXE_prefetch"));
+    // SAFETY: sigprocmask in the child between fork and exec, no allocation.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            let mut set = std::mem::zeroed::<libc::sigset_t>();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGCHLD);
+            libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            Ok(())
+        })
+    };
+    let out = run_restore(command, &snapshot, &["python3", "-c", script]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(text(&out.stdout), "no child\nnone pending\n");
+}
+
 #[test]
 fn run_restore_reads_nothing_for_a_program_that_never_opens_the_snapshots_files() {
     let dir = test_dir("beside-untouched");

@@ -45,6 +45,7 @@
 //!    it had touched when the restore started first): what is restored is read soon, within
 //!    the room the program's own reads take. Nothing stops this restore under pressure (each
 //!    file's pages are those the program is about to read), and files never opened are not read.
+//!    Once every file has had its turn the restore ends: the program's later opens do not wake it.
 //!
 //! Nothing is written and nothing but the snapshot's missing pages and their infill is read.
 //!
@@ -155,7 +156,8 @@ pub fn restore_beside_observed(
 
 /// Restores `snapshot` beside a program in the order it opens the files (module comment, 5):
 /// first the files of `touched` (in device and inode order), then each file `next_open`
-/// returns, once, until it returns `None`.
+/// returns, once, until it returns `None` or every file of the snapshot has had its turn (then
+/// `next_open` is not called again: no wake-up for the program's later opens).
 pub fn restore_as_opened(
     snapshot: &Snapshot,
     reads: Reads,
@@ -175,10 +177,18 @@ pub fn restore_as_opened(
         by_file.entry(id).or_default().push(entry);
     }
     let mut sweep = Sweep::new(reads, None);
-    for id in first.into_iter().chain(std::iter::from_fn(next_open)) {
+    let mut more = !by_file.is_empty();
+    let mut restore = |id, sweep: &mut Sweep| {
         for entry in by_file.remove(&id).unwrap_or_default() {
             sweep.restore_file(entry, &mut outcome, &mut |_| {});
         }
+        !by_file.is_empty()
+    };
+    for id in first {
+        more = restore(id, &mut sweep);
+    }
+    while more {
+        more = next_open().is_some_and(|id| restore(id, &mut sweep));
     }
     sweep.window.drain();
     outcome

@@ -206,6 +206,39 @@ fn a_restored_piece_evicted_stops_the_sweep() {
     );
 }
 
+/// Once every file of the snapshot has had its turn, the program's later opens are not waited
+/// for (each would wake the restorer for nothing until the program ends).
+#[test]
+fn following_the_opens_ends_once_every_file_had_its_turn() {
+    let paths = [evicted_file("turn-first"), evicted_file("turn-second")];
+    let wanted = runs(&[4..40, 100..120]);
+    for path in &paths {
+        cache_pages(path, &wanted);
+    }
+    let snapshot = Snapshot::take(&paths).unwrap();
+    for path in &paths {
+        evict(path);
+    }
+    let id = |i: usize| {
+        let meta = std::fs::metadata(&paths[i]).unwrap();
+        (meta.dev(), meta.ino())
+    };
+    let mut opens = vec![id(1), id(0), id(1)].into_iter();
+    let mut asked = 0;
+    let outcome = restore_as_opened(&snapshot, EXACT, &[id(0)], &mut || {
+        asked += 1;
+        opens.next()
+    });
+    let after: Vec<PageRuns> = paths.iter().map(resident).collect();
+    for path in &paths {
+        std::fs::remove_file(path).unwrap();
+    }
+    assert_eq!(asked, 1, "an open waited for after the last file's turn");
+    assert_eq!(outcome.files_opened, 2);
+    assert_eq!(after[0], wanted);
+    assert_eq!(after[1], wanted);
+}
+
 #[test]
 fn following_the_opens_restores_only_the_files_opened_each_once() {
     let paths = [
