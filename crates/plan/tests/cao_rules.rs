@@ -171,3 +171,64 @@ fn the_window_moves_on_once_its_pages_are_read() {
         ]
     );
 }
+
+/// The reads after which the window schedule plans a round, reading 40 distinct pages with a budget
+/// of 8 and no slow start, on a device whose far request costs `request_cost_pages` (0: no profile).
+fn window_rounds(request_cost_pages: u64) -> Vec<usize> {
+    let budget = 8;
+    let mut planner = Planner::new(PlannerConfig {
+        page_size: PAGE,
+        infill_bytes: 0,
+        available_bytes: budget * PAGE * 10 / 9 + 1,
+        floor_bytes: PAGE,
+        schedule: Schedule::Window,
+        request_cost_pages,
+        ..PlannerConfig::default()
+    });
+    let list: Vec<Entry> = (0..40)
+        .map(|page| Entry {
+            key: PageKey { fd: 1, page },
+            mark: false,
+        })
+        .collect();
+    planner.request(&list, Mode::SET | Mode::DONE);
+    planner.plan_round();
+    let mut rounds = Vec::new();
+    for (seq, entry) in list.iter().enumerate() {
+        if planner.on_read(entry.key, true).1.start_round {
+            planner.plan_round();
+            rounds.push(seq);
+        }
+        assert!(
+            planner.held_pages() <= budget,
+            "budget exceeded after seq {seq}"
+        );
+    }
+    rounds
+}
+
+/// On a device whose profile says it has no seek cost (a far request of 2 pages), the next window is
+/// planned while the last 1/g of this one is still to be read, so that its fetches overlap the reads;
+/// on a seek-bound device (a far request of 339 pages: the emulated disk) and on one without a
+/// profile, once the whole window has been read.
+#[test]
+fn the_window_plans_its_next_round_early_only_on_a_device_without_seek_cost() {
+    let late = window_rounds(0);
+    assert_eq!(
+        late,
+        window_rounds(339),
+        "a seek-bound device as one without a profile"
+    );
+    assert_eq!(
+        late.first(),
+        Some(&7),
+        "the first window (8 pages) read whole: {late:?}"
+    );
+    let early = window_rounds(2);
+    assert_eq!(
+        early.first(),
+        Some(&3),
+        "half of the first window read: {early:?}"
+    );
+    assert!(early.len() > late.len(), "{early:?} against {late:?}");
+}
