@@ -106,7 +106,13 @@ fn the_next_window_is_fetched_and_the_old_one_dropped_as_reads_advance() {
         file.read_at(&mut buf, p * PAGE).unwrap();
     }
     client.settle();
-    assert_eq!(client.stats().rounds, 2, "window of 4 pages consumed");
+    // The next round comes once the window is read, or halfway through it where the device's stored
+    // profile says it has no seek cost (`plan::schedule::window`): two rounds or three.
+    let rounds = client.stats().rounds;
+    assert!(
+        (2..=3).contains(&rounds),
+        "window of 4 pages consumed: {rounds} rounds"
+    );
     assert_eq!(cached_pages(&file, 16, 1), 1, "second window prefetched");
     assert_eq!(cached_pages(&file, 0, 1), 0, "first window's pages dropped");
 }
