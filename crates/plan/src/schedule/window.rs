@@ -15,15 +15,16 @@
 //!   overlaps the reading of the rest.
 //! - **Steady.** A round once the whole window has been read; AIMD grows
 //!   after a round with no premature eviction. On a device whose profile
-//!   says it has no seek cost, the next round is planned once all but 1/g of the window has
-//!   been read, as in slow start ([`Due::Early`]): a round there costs its
-//!   pages, not a sweep of its span, so planning it early fetches only the
-//!   pages the reads have made room for and overlaps the device's work
+//!   says it has no seek cost, the next round is planned once all but 1/g
+//!   of the window has been read, as in slow start, and the list is asked
+//!   for more if it runs short, as at the window's end: a round there costs
+//!   its pages, not a sweep of its span, so planning it early fetches only
+//!   the pages the reads have made room for and overlaps the device's work
 //!   with the application's (a 104 MiB table's index scan in a 24 MiB
-//!   cgroup on this machine's disk: 2.55-2.82 s against 2.86-3.26 s, the
-//!   same pages; docs/repro.md "The window's next round"). On a seek-bound
-//!   device, or one without a profile, the round still waits for the
-//!   window's end.
+//!   cgroup on this machine's disk: 2.33-2.40 s against 2.63-2.73 s, about
+//!   the same pages; docs/repro.md "The window's next round"). On a
+//!   seek-bound device, or one without a profile, the round still waits for
+//!   the window's end.
 //! - **Evicted.** A premature eviction in the round advises the whole
 //!   window again at the next round (the kernel dropped some of it).
 //!
@@ -79,7 +80,9 @@ impl Rounds for WindowRounds {
             return Due::Early;
         }
         if steady_step_due(core) {
-            return Due::Early;
+            // As at the window's end, the list is asked for more if it runs short: the reads never
+            // reach the window's end now.
+            return Due::Yes;
         }
         Due::No
     }
