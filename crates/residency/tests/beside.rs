@@ -206,17 +206,18 @@ fn a_restored_piece_evicted_stops_the_sweep() {
     );
 }
 
-/// Once every file of the snapshot has had its turn, the program's later opens are not waited
-/// for (each would wake the restorer for nothing until the program ends).
-#[test]
-fn following_the_opens_ends_once_every_file_had_its_turn() {
-    let paths = [evicted_file("turn-first"), evicted_file("turn-second")];
-    let wanted = runs(&[4..40, 100..120]);
-    for path in &paths {
-        cache_pages(path, &wanted);
+/// `paths` snapshotted with `wanted` cached, then evicted, and restored as a program that touched the
+/// first file opens the second, the first and the second again; the files are removed after. Returns
+/// how many opens the restore waited for, its outcome and each file's resident pages then.
+fn follow_first_then_second_twice(
+    paths: &[PathBuf],
+    wanted: &PageRuns,
+) -> (usize, Outcome, Vec<PageRuns>) {
+    for path in paths {
+        cache_pages(path, wanted);
     }
-    let snapshot = Snapshot::take(&paths).unwrap();
-    for path in &paths {
+    let snapshot = Snapshot::take(paths).unwrap();
+    for path in paths {
         evict(path);
     }
     let id = |i: usize| {
@@ -230,9 +231,19 @@ fn following_the_opens_ends_once_every_file_had_its_turn() {
         opens.next()
     });
     let after: Vec<PageRuns> = paths.iter().map(resident).collect();
-    for path in &paths {
+    for path in paths {
         std::fs::remove_file(path).unwrap();
     }
+    (asked, outcome, after)
+}
+
+/// Once every file of the snapshot has had its turn, the program's later opens are not waited
+/// for (each would wake the restorer for nothing until the program ends).
+#[test]
+fn following_the_opens_ends_once_every_file_had_its_turn() {
+    let paths = [evicted_file("turn-first"), evicted_file("turn-second")];
+    let wanted = runs(&[4..40, 100..120]);
+    let (asked, outcome, after) = follow_first_then_second_twice(&paths, &wanted);
     assert_eq!(asked, 1, "an open waited for after the last file's turn");
     assert_eq!(outcome.files_opened, 2);
     assert_eq!(after[0], wanted);
@@ -247,27 +258,7 @@ fn following_the_opens_restores_only_the_files_opened_each_once() {
         evicted_file("never-opened"),
     ];
     let wanted = runs(&[4..40, 500..520]);
-    for path in &paths {
-        cache_pages(path, &wanted);
-    }
-    let snapshot = Snapshot::take(&paths).unwrap();
-    for path in &paths {
-        evict(path);
-    }
-    let id = |i: usize| {
-        let meta = std::fs::metadata(&paths[i]).unwrap();
-        (meta.dev(), meta.ino())
-    };
-    let mut opens = vec![id(1), id(0), id(1)].into_iter();
-    let mut asked = 0;
-    let outcome = restore_as_opened(&snapshot, EXACT, &[id(0)], &mut || {
-        asked += 1;
-        opens.next()
-    });
-    let after: Vec<PageRuns> = paths.iter().map(resident).collect();
-    for path in &paths {
-        std::fs::remove_file(path).unwrap();
-    }
+    let (asked, outcome, after) = follow_first_then_second_twice(&paths, &wanted);
     assert_eq!(
         asked, 4,
         "every open is waited for, until there are no more"
