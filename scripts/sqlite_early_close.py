@@ -6,7 +6,9 @@ before each (POSIX_FADV_DONTNEED: only clean pages leave, the file is not change
 seconds and the pages the process read. Needs a Python whose sqlite3 loads extensions (Debian's
 /usr/bin/python3 does; a pyenv build may not).
 
-    /usr/bin/python3 scripts/sqlite_early_close.py DB "SELECT * FROM t ORDER BY c" EXT --rows 1000,30000
+    /usr/bin/python3 scripts/sqlite_early_close.py DB "SELECT * FROM t ORDER BY c" EXT [EXT2 ...] --rows 1000,30000
+
+Several extensions (builds to compare) run in turn after stock, named ext0, ext1, ... in that order.
 """
 
 import argparse
@@ -62,14 +64,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("db")
     parser.add_argument("sql")
-    parser.add_argument("ext", help="the extension (libprefetch_sqlite.so)")
+    parser.add_argument("ext", nargs="+", help="the extension (libprefetch_sqlite.so); several builds alternate")
     parser.add_argument("--rows", default="1000,3000,10000,30000", help="rows read before closing")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cgroup", help="a v1 memory cgroup's name to run in")
     args = parser.parse_args()
     for rows in [int(n) for n in args.rows.split(",")]:
         for _ in range(args.runs):
-            for name, ext in (("stock", ""), ("extension", args.ext)):
+            for name, ext in [("stock", "")] + [(f"ext{i}", ext) for i, ext in enumerate(args.ext)]:
                 seconds, pages = run(args, rows, ext)
                 load = os.getloadavg()[0]
                 print(f"{rows:>8} {name:>9} {seconds:8.3f} s {pages:>8} pages  load {load:.1f}")

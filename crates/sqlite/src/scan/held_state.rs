@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use plan::competitive::break_even_gap_bytes;
 use plan::PageRange;
 
 /// Leaves passed between two drops: each drop is one `POSIX_FADV_DONTNEED` call, so the calls are
@@ -23,6 +24,11 @@ pub struct DeviceCosts {
 }
 
 impl DeviceCosts {
+    /// What the device transfers in the time of a far request (competitive prefetching's depth).
+    pub fn far_depth_bytes(&self) -> u64 {
+        break_even_gap_bytes(seconds(self.request_seconds), self.bytes_per_second)
+    }
+
     /// How long the device takes to read `runs` runs of adjacent pages in position order, `bytes` in
     /// all: a far request to the first, a near one to each next.
     pub fn sweep(&self, runs: usize, bytes: u64) -> Duration {
@@ -31,6 +37,11 @@ impl DeviceCosts {
             + bytes as f64 / self.bytes_per_second;
         Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
     }
+}
+
+/// `seconds` as a duration (zero if negative or not a number).
+fn seconds(seconds: f64) -> Duration {
+    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO)
 }
 
 /// A scan whose table is held.

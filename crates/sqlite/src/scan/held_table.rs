@@ -131,8 +131,7 @@ impl ScanPlanner {
     /// request, at least [`DROP_EVERY_LEAVES`]; `None` without the device's costs.
     fn index_window(&self) -> Option<usize> {
         let costs = self.device_costs?;
-        let bytes = costs.request_seconds * costs.bytes_per_second;
-        let pages = (bytes / f64::from(self.page_size())) as usize;
+        let pages = (costs.far_depth_bytes() / u64::from(self.page_size())) as usize;
         Some(pages.max(DROP_EVERY_LEAVES))
     }
 
