@@ -78,7 +78,8 @@ impl KnownCached {
         if self.spans.len() >= SPANS {
             self.spans.clear();
         }
-        self.spans.insert((fd, first / MAX_SPAN_PAGES), (first, end));
+        self.spans
+            .insert((fd, first / MAX_SPAN_PAGES), (first, end));
         self.width = (self.width * 2).min(MAX_SPAN_PAGES);
     }
 
@@ -160,7 +161,11 @@ mod tests {
 
     fn dropping(len: u64) -> RoundPlan {
         RoundPlan {
-            evict: vec![plan::PageRange { fd: 3, start: 0, len }],
+            evict: vec![plan::PageRange {
+                fd: 3,
+                start: 0,
+                len,
+            }],
             ..RoundPlan::default()
         }
     }
