@@ -843,9 +843,10 @@ impl ClientInner {
     /// state lock.
     fn plan_locked(state: &mut State, available: u64) -> RoundPlan {
         state.round_pending = false;
-        state.known.clear();
         state.planner.set_available(available);
-        state.planner.plan_round()
+        let plan = state.planner.plan_round();
+        state.known.after_round(&plan);
+        plan
     }
 
     /// Issues a round's advice and ends the round. Advice for a descriptor

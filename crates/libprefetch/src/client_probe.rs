@@ -6,20 +6,27 @@
 //! (`plan::readahead`) is probed together with the pages after it in the
 //! same left run, up to [`MAX_SPAN_PAGES`] past the read. When all are cached (being read
 //! included, as `cachestat` counts), the span is remembered and the reads
-//! that follow inside it skip their probe: on the strided row, one probe a
-//! tile row instead of one a tile. A span not all cached costs a second
+//! that follow inside it skip their probe: on the strided row, one probe
+//! for a dozen tiles of a tile row or so instead of one a tile. A span not all cached costs a second
 //! probe, of the read alone, and halves the next span; a span all cached
-//! doubles it. Spans are forgotten at every round, which is when the
-//! library drops pages.
+//! doubles it. A tiled image's rows are each read again one column later,
+//! after a read of every other row (362 reads on the 2 GiB strided row,
+//! past a round or two), so spans are kept as long as their pages can be:
+//! one per 2 MiB block, as many as the planner's interleaved streams
+//! (`plan::readahead::STREAMS`; past that they start afresh), until a
+//! round drops pages. Pages left to the kernel are never the plan's, and
+//! only a round's `DONTNEED` takes pages away.
 //!
-//! Deviations: a page of a remembered span that the kernel evicts before
-//! it is read is taken as cached: pages left to the kernel are not the
-//! plan's, so no premature eviction is missed, only a miss in the counters
-//! (and the kernel's refusal to read ahead is seen one span later).
+//! Deviations: a page of a remembered span that the kernel (or the
+//! page-cache budget, `cache_budget.rs`) evicts before it is read is taken
+//! as cached: pages left to the kernel are not the plan's, so no premature
+//! eviction is missed, only a miss in the counters (and the kernel's
+//! refusal to read ahead is seen one span later).
 
 use std::os::fd::RawFd;
 
-use plan::PageKey;
+use plan::{PageKey, RoundPlan};
+use rustc_hash::FxHashMap;
 
 use super::ClientInner;
 use crate::residency::Probe;
@@ -28,15 +35,14 @@ use crate::residency::Probe;
 const MAX_SPAN_PAGES: u64 = 512;
 /// The narrowest span worth probing beyond a read.
 const MIN_SPAN_PAGES: u64 = 16;
-/// Spans remembered: a table indexed by the span's 2 MiB block, large
-/// enough for the strided row's 128 tile rows.
-const SLOTS: usize = 256;
+/// Spans remembered at most: one per stream the planner leaves to the kernel.
+const SPANS: usize = plan::readahead::STREAMS;
 
-/// Spans of pages found cached since the last round.
+/// Spans of pages found cached since the last round that dropped pages.
 #[derive(Debug)]
 pub(super) struct KnownCached {
-    /// `(fd, first page, end page)`, in the slot of the first page's block.
-    spans: Vec<(RawFd, u64, u64)>,
+    /// `(first page, end page)` by `(fd, the first page's block)`.
+    spans: FxHashMap<(RawFd, u64), (u64, u64)>,
     /// Pages past its read the next wide probe covers.
     width: u64,
 }
@@ -44,14 +50,10 @@ pub(super) struct KnownCached {
 impl Default for KnownCached {
     fn default() -> KnownCached {
         KnownCached {
-            spans: Vec::new(),
+            spans: FxHashMap::default(),
             width: MIN_SPAN_PAGES,
         }
     }
-}
-
-fn slot(fd: RawFd, block: u64) -> usize {
-    (block as usize ^ (fd as usize).wrapping_mul(0x9e37)) % SLOTS
 }
 
 impl KnownCached {
@@ -65,17 +67,19 @@ impl KnownCached {
             .into_iter()
             .flatten()
             .any(|block| {
-                let (span_fd, start, end) = self.spans[slot(fd, block)];
-                span_fd == fd && start <= first && last < end
+                self.spans
+                    .get(&(fd, block))
+                    .is_some_and(|&(start, end)| start <= first && last < end)
             })
     }
 
     /// A wide probe found `first..end` of `fd` cached.
     fn found(&mut self, fd: RawFd, first: u64, end: u64) {
-        if self.spans.is_empty() {
-            self.spans = vec![(-1, 0, 0); SLOTS];
+        if self.spans.len() >= SPANS {
+            self.spans.clear();
         }
-        self.spans[slot(fd, first / MAX_SPAN_PAGES)] = (fd, first, end);
+        self.spans
+            .insert((fd, first / MAX_SPAN_PAGES), (first, end));
         self.width = (self.width * 2).min(MAX_SPAN_PAGES);
     }
 
@@ -84,9 +88,11 @@ impl KnownCached {
         self.width = (self.width / 2).max(MIN_SPAN_PAGES);
     }
 
-    /// Forgets every span (a round may drop pages).
-    pub(super) fn clear(&mut self) {
-        self.spans.clear();
+    /// A round planned `plan`: every span is forgotten if it drops pages.
+    pub(super) fn after_round(&mut self, plan: &RoundPlan) {
+        if !plan.evict.is_empty() {
+            self.spans.clear();
+        }
     }
 }
 
@@ -153,8 +159,19 @@ impl ClientInner {
 mod tests {
     use super::*;
 
+    fn dropping(len: u64) -> RoundPlan {
+        RoundPlan {
+            evict: vec![plan::PageRange {
+                fd: 3,
+                start: 0,
+                len,
+            }],
+            ..RoundPlan::default()
+        }
+    }
+
     #[test]
-    fn a_span_found_cached_covers_the_reads_inside_it_until_cleared() {
+    fn a_span_found_cached_covers_the_reads_inside_it_until_a_round_drops_pages() {
         let mut known = KnownCached::default();
         assert!(!known.covers(3, 10, 13));
         known.found(3, 10, 40);
@@ -163,8 +180,22 @@ mod tests {
         assert!(!known.covers(3, 38, 41), "past the span's end");
         assert!(!known.covers(4, 10, 13), "another descriptor");
         assert!(!known.covers(3, 9, 12), "before the span");
-        known.clear();
+        known.after_round(&RoundPlan::default());
+        assert!(known.covers(3, 10, 13), "a round that drops nothing");
+        known.after_round(&dropping(1));
         assert!(!known.covers(3, 10, 13));
+    }
+
+    #[test]
+    fn every_row_of_a_tiled_image_keeps_its_span() {
+        // The 2 GiB strided row: 362 tile rows of 1,448 pages, each with a span found at its
+        // column; each is covered when its row is read again, a column later.
+        let mut known = KnownCached::default();
+        let row = 1448;
+        for r in 0..362 {
+            known.found(3, r * row + 4, r * row + 4 + 64);
+        }
+        assert!((0..362).all(|r| known.covers(3, r * row + 8, r * row + 11)));
     }
 
     #[test]

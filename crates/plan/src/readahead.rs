@@ -108,7 +108,7 @@ use crate::access_list::{AccessList, PageKey};
 
 /// The interleaved streams remembered at most (a tiled image of 4,096 rows);
 /// past that the map starts afresh.
-const STREAMS: usize = 4096;
+pub const STREAMS: usize = 4096;
 
 /// Entries scanned at a time ahead of the window's walk: the walk asks
 /// entry by entry, the scan answers with runs as long as it has seen.
