@@ -181,9 +181,12 @@ struct State {
     known: KnownCached,
     /// `misses` when the last round's advice was out (`client_warm.rs`).
     misses_at_round: u64,
-    /// Entries were appended while the client rested: the next read moves
-    /// the position up to its entry (`client_warm.rs`).
+    /// Entries were appended while the client rested, or its rest ran out:
+    /// the next read moves the position up to its entry (`client_warm.rs`).
     skip_to_next_read: bool,
+    /// The rest ran out (its reads numbered the list's unread entries): a
+    /// next read not on the list finds the list read through.
+    read_through: bool,
 }
 
 /// What a read leaves to do once the planner has accounted it.
@@ -316,6 +319,7 @@ impl Client {
                 known: KnownCached::default(),
                 misses_at_round: 0,
                 skip_to_next_read: false,
+                read_through: false,
             }),
             ignoring: AtomicU32::new(0),
             callback: Mutex::new(Some(Box::new(callback))),
@@ -732,7 +736,10 @@ impl ClientInner {
         let first = offset / self.page_size;
         let last = (offset + len - 1) / self.page_size;
         if std::mem::take(&mut state.skip_to_next_read) {
-            state.planner.skip_to(PageKey { fd, page: first });
+            let on_list = state.planner.skip_to(PageKey { fd, page: first });
+            if std::mem::take(&mut state.read_through) && !on_list {
+                state.planner.read_through();
+            }
         }
         let (_, mut combined) =
             state

@@ -65,7 +65,8 @@
 //! plans none until a read misses or a request discloses more reads, and
 //! follows no divergence until then; a client woken by a request has not
 //! seen the marks its reads passed at rest, so its next callback may be
-//! told the last mark passed before the rest. The paper probes every read;
+//! told the last mark passed before the rest; a rest that ran out takes the
+//! list as read through its end when the next read is not on it. The paper probes every read;
 //! here a miss among a resting client's unprobed reads is seen at its next
 //! probe, at most `probe_period - 1` (4 to 63) reads later.
 
@@ -154,6 +155,8 @@ impl ClientInner {
     /// at a miss does. Called under the state lock.
     pub(super) fn wake_on_request(&self, state: &mut super::State, mode: Mode, accepted: usize) {
         let replaces = mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK);
+        // The list the rest ran out on is not the list any more.
+        state.read_through = false;
         if replaces && !self.rest.resting() {
             // A new list's rest count starts over: its own rounds must find it cached.
             self.rest.wake();
@@ -167,10 +170,14 @@ impl ClientInner {
 
     /// The reads counted at rest may have passed the end of the list
     /// (`Rest::until`): the client wakes, and its next read moves the
-    /// position up to its entry, or, off the list, calls back.
+    /// position up to its entry, or, off the list, finds the list read
+    /// through (its last marked entry passed, as reads through its end
+    /// would have) and calls back.
     pub(super) fn wake_if_rest_ran_out(&self) {
         if self.rest.ended_by_reads() {
-            self.lock_state().skip_to_next_read = true;
+            let mut state = self.lock_state();
+            state.skip_to_next_read = true;
+            state.read_through = true;
         }
     }
 

@@ -292,6 +292,53 @@ fn a_resting_client_calls_back_at_a_read_past_its_list() {
     );
 }
 
+/// A resting client whose count of reads ran out at its list's end takes the list as read through:
+/// the read past it calls back with the list's last marked entry as the last mark passed (an index
+/// scan's callback plans from its most recently read index page, ATC 2009 section 4.1), not the
+/// last one passed before the rest.
+#[test]
+fn a_rest_that_ran_out_at_the_list_s_end_calls_back_with_its_last_mark() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let mut buf = vec![0u8; PAGE as usize];
+    for page in 0..PAGES {
+        file.read_at(&mut buf, page * PAGE).unwrap();
+    }
+    let marks = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&marks);
+    let client = Client::register(Config::default(), move |_, info| {
+        seen.lock().unwrap().push(info.last_marked);
+    })
+    .unwrap();
+    client.register_region(fd, 0, PAGES * PAGE + PAGE).unwrap();
+    // Every other page, each hundredth entry marked: the last mark is entry 1,000, page 2,000.
+    let pages: Vec<u64> = (0..PAGES / 2).map(|i| i * 2).collect();
+    let entries: Vec<libprefetch::AccessEntry> = (0..pages.len())
+        .map(|i| libprefetch::AccessEntry {
+            offset: pages[i] * PAGE,
+            fd,
+            mark: i % 100 == 0,
+        })
+        .collect();
+    client
+        .request_prefetching(&entries, Mode::SET | Mode::DONE)
+        .unwrap();
+    for &page in &pages {
+        note_read(fd, page * PAGE, PAGE);
+        file.read_at(&mut buf, page * PAGE).unwrap();
+        client.settle();
+    }
+    marks.lock().unwrap().clear();
+    note_read(fd, PAGE, PAGE);
+    assert_eq!(
+        *marks.lock().unwrap(),
+        vec![Some((fd, 2000 * PAGE))],
+        "one callback, told the list's last mark"
+    );
+}
+
 /// Entries appended to a resting client's list wake it; its position, left where it came to rest,
 /// moves up to the entry of the next read, which is no divergence (no callback).
 #[test]

@@ -400,6 +400,18 @@ impl Planner {
         true
     }
 
+    /// Consumes every entry not yet read, as reads through the list's end
+    /// would (its last marked entry becomes the last mark), for a caller
+    /// that counted as many reads as the list held unread entries without
+    /// following them (the live library's rest that ran out) and whose next
+    /// read is not on the list.
+    pub fn read_through(&mut self) {
+        let end = self.core.list.end_seq();
+        if end > self.core.list.position() {
+            self.core.list.consume_through(end - 1);
+        }
+    }
+
     /// The caller's probe saw `key` in memory: if the plan keeps it and it
     /// is later read missing, that is a premature eviction.
     pub fn confirm_cached(&mut self, key: PageKey) {
