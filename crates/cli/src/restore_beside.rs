@@ -1,8 +1,12 @@
 //! `prefetch run --restore SNAPSHOT -- CMD`: the snapshot's missing pages
 //! are read back beside the program, never in front of it: `run` forks a
 //! restorer and then replaces itself with the program at once, as it
-//! always does, so the program starts without waiting for any of it. The
-//! restorer reads nothing until the program (or a process it started) has opened
+//! always does, so the program starts without waiting for any of it. In
+//! front of the program only the snapshot's first bytes are read (format,
+//! version, page size: `residency::snapshot_head`); the restorer reads and
+//! checks the rest, below the program's priority, and says in one line on
+//! the program's standard error if it is bad (the program runs on without
+//! it; standard error is then let go). The restorer reads nothing until the program (or a process it started) has opened
 //! or mapped files holding more of the snapshot than one read-around window
 //! (`residency::start`): it blocks on a fanotify group marking the
 //! snapshot's files (`residency::opens`), after looks in `/proc` for the
@@ -111,8 +115,10 @@ fn restorer(mut file: File, regular: bool, path: &Path, program: &OwnedFd, pid: 
         .flatten();
     lowest_priority();
     detach(&[program.as_raw_fd(), file.as_raw_fd()]);
-    if let Some(aside) = &aside {
-        execute_afresh(program, pid, aside, &file);
+    match &aside {
+        Some(aside) => execute_afresh(program, pid, aside, &file),
+        // Below the program already while it reads the snapshot (a 100 KB one is milliseconds).
+        None => idle(),
     }
     let snapshot = read_or_say(&mut file, path);
     drop(file);
@@ -264,9 +270,6 @@ fn restore_until_gone(
     // cgroup for as long as the restorer lives; given back, the program keeps that room.
     // SAFETY: malloc_trim only returns free memory of this process's heap to the kernel.
     unsafe { libc::malloc_trim(0) };
-    if aside.is_none() {
-        idle();
-    }
     let watched = program.as_raw_fd();
     let _ = std::thread::Builder::new().spawn(move || {
         let mut poll = libc::pollfd {

@@ -64,7 +64,16 @@ fn the_program_gets_its_arguments_environment_directory_and_status_unchanged() {
     let snapshot = snapshot_of_a_file(&dir);
     let script = "printf '[%s]' \"$0\" \"$@\"; echo; pwd; echo \"$LAUNCH_X\"; exit 7";
     let program = [
-        "sh", "-c", script, "zero", "--help", "-V", "--restore", "a b", "", "--",
+        "sh",
+        "-c",
+        script,
+        "zero",
+        "--help",
+        "-V",
+        "--restore",
+        "a b",
+        "",
+        "--",
     ];
     let stock = run(&dir, None, &program);
     assert_eq!(stock.status.code(), Some(7));
@@ -72,14 +81,24 @@ fn the_program_gets_its_arguments_environment_directory_and_status_unchanged() {
     for options in [
         &["run"][..],
         &["run", "--restore", snapshot],
-        &["run", "--no-children", "--restore", snapshot, "--competitive"],
+        &[
+            "run",
+            "--no-children",
+            "--restore",
+            snapshot,
+            "--competitive",
+        ],
     ] {
         let under = run(&dir, Some(options), &program);
         assert_eq!(under.status.code(), Some(7), "{options:?}: {under:?}");
         assert_eq!(under.stdout, stock.stdout, "{options:?}");
         assert_eq!(under.stderr, stock.stderr, "{options:?}");
     }
-    let killed = run(&dir, Some(&["run", "--restore", snapshot]), &["sh", "-c", "kill -TERM $$"]);
+    let killed = run(
+        &dir,
+        Some(&["run", "--restore", snapshot]),
+        &["sh", "-c", "kill -TERM $$"],
+    );
     assert_eq!(killed.status.signal(), Some(libc::SIGTERM));
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -107,7 +126,11 @@ fn a_file_that_does_not_start_as_a_snapshot_stops_prefetch_before_the_program() 
     let marker = dir.join("ran");
     let program = ["touch", marker.to_str().unwrap()];
     for path in [not_one, dir.join("missing.json")] {
-        let out = run(&dir, Some(&["run", "--restore", path.to_str().unwrap()]), &program);
+        let out = run(
+            &dir,
+            Some(&["run", "--restore", path.to_str().unwrap()]),
+            &program,
+        );
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(1), "{out:?}");
         assert!(stderr.starts_with("prefetch: --restore: "), "{stderr}");
@@ -135,7 +158,10 @@ fn a_snapshot_bad_past_its_start_is_said_in_one_line_while_the_program_runs() {
     // The restorer holds the program's standard error until it has said it: `output` waits.
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(stderr.starts_with("prefetch: --restore: "), "{stderr}");
-    assert!(stderr.contains("the program runs without the restore"), "{stderr}");
+    assert!(
+        stderr.contains("the program runs without the restore"),
+        "{stderr}"
+    );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
