@@ -1,8 +1,9 @@
 //! What `prefetch run` does in front of the program it starts, as a user sees it: the program gets
 //! its arguments (options of `prefetch`'s own among them), environment, working directory and
 //! exit status unchanged, whether the command line was parsed by the launch's own parser or the
-//! whole one; a file that does not start as a snapshot stops `prefetch` before the program; a
-//! snapshot bad past its start is said in one line by the restorer while the program runs.
+//! whole one; a file that does not start as a snapshot (or a directory, or nothing) stops
+//! `prefetch` before the program; a snapshot bad past its start is said in one line by the
+//! restorer while the program runs.
 //!
 //! No paper section (the command line of `prefetch run`).
 
@@ -125,7 +126,7 @@ fn a_file_that_does_not_start_as_a_snapshot_stops_prefetch_before_the_program() 
     std::fs::write(&not_one, "not a snapshot\n").unwrap();
     let marker = dir.join("ran");
     let program = ["touch", marker.to_str().unwrap()];
-    for path in [not_one, dir.join("missing.json")] {
+    for path in [not_one, dir.join("missing.json"), dir.clone()] {
         let out = run(
             &dir,
             Some(&["run", "--restore", path.to_str().unwrap()]),
