@@ -1,7 +1,7 @@
 //! Whether a file starts as a snapshot this machine can restore, from its first bytes only: the
 //! check `prefetch run --restore` makes in front of the program, whose restorer reads and checks
-//! the whole snapshot beside it (a snapshot's parse took time in proportion to it, 2.5 ms of CPU
-//! for 99 KB, before the program could start).
+//! the whole snapshot beside it (a parse takes time in proportion to the snapshot, which the
+//! program would wait for).
 //!
 //! [`Snapshot::save`](crate::Snapshot::save) writes the format, version and page size ahead of the
 //! files (docs/residency.md); a file that does not start with them is not a snapshot of
