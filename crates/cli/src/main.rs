@@ -88,12 +88,47 @@ enum Command {
     },
 }
 
+/// The commands that start a program (`run`, `record`) and the restorer beside it, parsed alone:
+/// building every subcommand's definition cost each launch CPU in front of the program.
+#[derive(Parser)]
+#[command(name = "prefetch")]
+struct Launch {
+    #[command(subcommand)]
+    command: LaunchCommand,
+}
+
+#[derive(Subcommand)]
+enum LaunchCommand {
+    Run(run::RunArgs),
+    Record(run::RecordArgs),
+    RestoreBeside(restore_beside::BesideArgs),
+}
+
+/// The command line: a launch parsed alone where it parses, otherwise (any other subcommand,
+/// `--help`, a mistake) the whole command line, which says what the full parser says.
+fn parse() -> Command {
+    let launch = ["run", "record", "restore-beside"];
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|first| launch.iter().any(|name| first == *name))
+    {
+        if let Ok(Launch { command }) = Launch::try_parse() {
+            return match command {
+                LaunchCommand::Run(args) => Command::Run(args),
+                LaunchCommand::Record(args) => Command::Record(args),
+                LaunchCommand::RestoreBeside(args) => Command::RestoreBeside(args),
+            };
+        }
+    }
+    Cli::parse().command
+}
+
 fn main() -> ExitCode {
     // A closed pipe (`prefetch sim ... | head`) ends the program quietly, as it does other command line
     // tools, instead of a panic on the next print. Rust starts programs with SIGPIPE ignored.
     // SAFETY: restoring a signal's default disposition before any thread starts.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    match run(Cli::parse().command) {
+    match run(parse()) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("prefetch: {}", one_line(&error));

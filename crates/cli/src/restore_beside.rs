@@ -1,8 +1,12 @@
 //! `prefetch run --restore SNAPSHOT -- CMD`: the snapshot's missing pages
 //! are read back beside the program, never in front of it: `run` forks a
 //! restorer and then replaces itself with the program at once, as it
-//! always does, so the program starts without waiting for any of it. The
-//! restorer reads nothing until the program (or a process it started) has opened
+//! always does, so the program starts without waiting for any of it. In
+//! front of the program only the snapshot's first bytes are read (format,
+//! version, page size: `residency::snapshot_head`); the restorer reads and
+//! checks the rest, below the program's priority, and says in one line on
+//! the program's standard error if it is bad (the program runs on without
+//! it; standard error is then let go). The restorer reads nothing until the program (or a process it started) has opened
 //! or mapped files holding more of the snapshot than one read-around window
 //! (`residency::start`): it blocks on a fanotify group marking the
 //! snapshot's files (`residency::opens`), after looks in `/proc` for the
@@ -73,10 +77,20 @@ pub struct BesideArgs {
     snapshot_fd: i32,
 }
 
-/// Forks the detached restorer of `snapshot` (read from `path`) for this process (the program,
-/// once this process execs it); returns in this process once it is on its way.
-pub fn start(snapshot: residency::Snapshot, path: &Path) -> Result<()> {
-    let file = regular_file(path);
+/// Forks the detached restorer of the snapshot at `path` for this process (the program, once
+/// this process execs it); returns in this process once it is on its way. Only the snapshot's
+/// first bytes are read here ([`residency::snapshot_head`]); the restorer reads the rest.
+pub fn start(path: &Path) -> Result<()> {
+    let file = open_snapshot(path)?;
+    let kind = file.metadata().map(|m| m.file_type());
+    if kind.as_ref().is_ok_and(|kind| kind.is_dir()) {
+        let source = std::io::Error::from_raw_os_error(libc::EISDIR);
+        return Err(cannot_read(path, source).into());
+    }
+    let regular = kind.is_ok_and(|kind| kind.is_file());
+    if regular {
+        residency::snapshot_head::check_start(&file, path)?;
+    }
     let program = pidfd_of_self()?;
     let pid = std::process::id();
     // SAFETY: `prefetch run` is single-threaded here; both children only
@@ -89,24 +103,69 @@ pub fn start(snapshot: residency::Snapshot, path: &Path) -> Result<()> {
         0 => {
             // SAFETY: the intermediate child forks the restorer and leaves.
             if unsafe { libc::fork() } == 0 {
-                let aside = (file.is_some() && libprefetch::memory::cgroup_limited())
-                    .then(residency::aside::step_aside)
-                    .flatten();
-                lowest_priority();
-                let file_fd = aside
-                    .as_ref()
-                    .and(file.as_ref())
-                    .map_or(-1, |f| f.as_raw_fd());
-                detach(&[program.as_raw_fd(), file_fd]);
-                if let (Some(aside), Some(file)) = (&aside, &file) {
-                    execute_afresh(&program, pid, aside, file);
-                }
-                restore_until_gone(&snapshot, &program, pid, aside);
+                restorer(file, regular, path, &program, pid);
             }
             // SAFETY: leaving without running this process's exit handlers.
             unsafe { libc::_exit(0) }
         }
         _ => Ok(()),
+    }
+}
+
+/// In the restorer, forked: steps out of the program's memory cgroup where it should, detaches,
+/// and reads the snapshot's `file` (`path`; `regular`: not a pipe), itself or executed afresh.
+fn restorer(mut file: File, regular: bool, path: &Path, program: &OwnedFd, pid: u32) -> ! {
+    let aside = (regular && libprefetch::memory::cgroup_limited())
+        .then(residency::aside::step_aside)
+        .flatten();
+    lowest_priority();
+    detach(&[program.as_raw_fd(), file.as_raw_fd()]);
+    match &aside {
+        Some(aside) => execute_afresh(program, pid, aside, &file),
+        // Below the program already while it reads the snapshot (a 100 KB one is milliseconds).
+        None => idle(),
+    }
+    let snapshot = read_or_say(&mut file, path);
+    drop(file);
+    restore_until_gone(&snapshot, program, pid, aside);
+}
+
+/// The snapshot at `path`, open (close-on-exec, blocking reads: a pipe's writer may be slower
+/// than the program), or why not in one line.
+fn open_snapshot(path: &Path) -> Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|source| cannot_read(path, source))?;
+    // SAFETY: clearing O_NONBLOCK of a descriptor this process owns (set only so that opening a
+    // FIFO never waits for a writer).
+    unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFL, 0) };
+    Ok(file)
+}
+
+/// The snapshot at `path` cannot be read, for `source`.
+fn cannot_read(path: &Path, source: std::io::Error) -> residency::Error {
+    residency::Error::Open {
+        path: path.to_path_buf(),
+        action: "read",
+        source,
+    }
+}
+
+/// The whole snapshot of `file` (`path`), checked; a bad one is said in one line on the
+/// program's standard error and ends the restorer (the program runs on without it). Standard
+/// error goes to `/dev/null` afterwards.
+fn read_or_say(file: &mut File, path: &Path) -> residency::Snapshot {
+    let snapshot = residency::Snapshot::load_from(file, path);
+    if let Err(error) = &snapshot {
+        eprintln!("prefetch: --restore: {error}: the program runs without the restore");
+    }
+    quiet_stderr();
+    match snapshot {
+        Ok(snapshot) => snapshot,
+        // SAFETY: leaving without running the exit handlers of `prefetch`.
+        Err(_) => unsafe { libc::_exit(0) },
     }
 }
 
@@ -125,18 +184,6 @@ unsafe fn fork_unseen() -> libc::pid_t {
     // SAFETY: clone(flags = 0: nothing shared and no exit signal, the same stack, no thread
     // ids, no TLS) is a fork; the caller keeps to what is safe after one.
     unsafe { libc::syscall(libc::SYS_clone, 0, 0, 0, 0, 0) as libc::pid_t }
-}
-
-/// The snapshot's file at `path`, open (close-on-exec), to pass on to a restorer executed afresh;
-/// `None` where it is not a regular file (a pipe, read once already; opened without blocking, so
-/// a FIFO never waits for a writer).
-fn regular_file(path: &Path) -> Option<File> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    file.metadata().ok()?.is_file().then_some(file)
 }
 
 /// A pidfd of this process (close-on-exec, so the program never holds it).
@@ -180,7 +227,7 @@ fn execute_afresh(program: &OwnedFd, pid: u32, aside: &Aside, file: &File) {
 /// `prefetch restore-beside`: the restorer executed afresh outside the program's memory cgroup
 /// goes on; arguments that are not what `prefetch run --restore` passes end it with an error.
 pub fn resume(args: BesideArgs) -> ! {
-    let (program, snapshot) = match inherited(&args) {
+    let (program, file) = match inherited(&args) {
         Ok(both) => both,
         Err(error) => {
             eprintln!(
@@ -190,22 +237,23 @@ pub fn resume(args: BesideArgs) -> ! {
             unsafe { libc::_exit(2) }
         }
     };
-    detach(&[program.as_raw_fd()]);
+    detach(&[program.as_raw_fd(), file.as_raw_fd()]);
+    let fd_path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    let path = std::fs::read_link(&fd_path).unwrap_or(fd_path);
+    let snapshot = read_or_say(&mut File::from(file), &path);
     let aside = Aside::from_home(args.home);
     restore_until_gone(&snapshot, &program, args.pid, Some(aside));
 }
 
-/// The program's pidfd and the snapshot `prefetch run --restore` passed on (the descriptors
-/// close-on-exec again; the snapshot's file closed once read).
-fn inherited(args: &BesideArgs) -> Result<(OwnedFd, residency::Snapshot)> {
+/// The program's pidfd and the snapshot's file `prefetch run --restore` passed on (the
+/// descriptors close-on-exec again).
+fn inherited(args: &BesideArgs) -> Result<(OwnedFd, OwnedFd)> {
     if args.pidfd == args.snapshot_fd {
         bail!("--pidfd and --snapshot-fd are the same descriptor");
     }
     let program = inherited_fd(args.pidfd).context("--pidfd")?;
     let file = inherited_fd(args.snapshot_fd).context("--snapshot-fd")?;
-    let path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
-    let snapshot = residency::Snapshot::load(&path).context("--snapshot-fd")?;
-    Ok((program, snapshot))
+    Ok((program, file))
 }
 
 /// Descriptor `fd`, inherited, owned from now on and close-on-exec again.
@@ -232,9 +280,6 @@ fn restore_until_gone(
     // cgroup for as long as the restorer lives; given back, the program keeps that room.
     // SAFETY: malloc_trim only returns free memory of this process's heap to the kernel.
     unsafe { libc::malloc_trim(0) };
-    if aside.is_none() {
-        idle();
-    }
     let watched = program.as_raw_fd();
     let _ = std::thread::Builder::new().spawn(move || {
         let mut poll = libc::pollfd {
@@ -310,8 +355,9 @@ fn lowest_priority() {
     }
 }
 
-/// Standard streams to `/dev/null`, every other descriptor but those in `keep`
-/// closed, a session of its own (Ctrl-C at the terminal is for the program).
+/// Standard input and output to `/dev/null` (standard error once the snapshot is read:
+/// [`quiet_stderr`]), every other descriptor but those in `keep` closed, a session of its own
+/// (Ctrl-C at the terminal is for the program).
 fn detach(keep: &[i32]) {
     let mut kept: Vec<i32> = keep.iter().copied().filter(|&fd| fd > 2).collect();
     kept.sort_unstable();
@@ -319,7 +365,7 @@ fn detach(keep: &[i32]) {
     // SAFETY: plain system calls on descriptors of this process.
     unsafe {
         let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        for stream in 0..3 {
+        for stream in 0..2 {
             if null >= 0 && null != stream {
                 libc::dup2(null, stream);
             }
@@ -332,6 +378,19 @@ fn detach(keep: &[i32]) {
         }
         libc::syscall(libc::SYS_close_range, first, u32::MAX, 0);
         libc::setsid();
+    }
+}
+
+/// Standard error to `/dev/null`, so that a pipe the program writes its errors to ends when the
+/// program ends.
+fn quiet_stderr() {
+    // SAFETY: plain system calls on descriptors of this process.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, 2);
+            libc::close(null);
+        }
     }
 }
 

@@ -143,8 +143,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     // interposers cost `git grep` 2.6 ms of CPU a run (8.8 ms warm without, 11.4 ms with).
     let preload = args.restore.is_none() || !variables.is_empty() || args.common.library.is_some();
     if let Some(path) = &args.restore {
-        let snapshot = ::residency::Snapshot::load(path).context("--restore")?;
-        crate::restore_beside::start(snapshot, path)?;
+        crate::restore_beside::start(path).context("--restore")?;
     }
     exec(&args.common, variables, preload)
 }

@@ -7,6 +7,7 @@
 //! - [`files`]: the paths given, directories recursed.
 //! - [`mod@fincore`]: the table and JSON rows of `prefetch fincore`.
 //! - [`snapshot`]: the saved residency of files with their identity (docs/residency.md).
+//! - [`snapshot_head`]: whether a file starts as a snapshot, from its first bytes only.
 //! - [`mod@restore`]: reading back only the missing pages, in C-LOOK order with infill, within the
 //!   memory budget (libprefetch sections 3.3 and 4.6).
 //! - [`beside`]: the same beside a running program: advice only, all or nothing within the memory
@@ -34,6 +35,7 @@ pub mod probe;
 pub mod restore;
 pub mod runs;
 pub mod snapshot;
+pub mod snapshot_head;
 pub mod start;
 pub mod touch;
 

@@ -202,12 +202,29 @@ impl Snapshot {
             action: "read",
             source,
         })?;
+        Snapshot::parse(path, &text)
+    }
+
+    /// Reads and checks the snapshot of an open `file` (from where it is), `path` its name in
+    /// messages.
+    pub fn load_from(file: &mut File, path: &Path) -> Result<Snapshot, Error> {
+        let mut text = Vec::new();
+        io::Read::read_to_end(file, &mut text).map_err(|source| Error::Open {
+            path: path.to_path_buf(),
+            action: "read",
+            source,
+        })?;
+        Snapshot::parse(path, &text)
+    }
+
+    /// The snapshot `text` of file `path`, checked.
+    fn parse(path: &Path, text: &[u8]) -> Result<Snapshot, Error> {
         let malformed = |reason: String| Error::Malformed {
             path: path.to_path_buf(),
             reason,
         };
         let mut snapshot: Snapshot =
-            serde_json::from_slice(&text).map_err(|e| malformed(e.to_string()))?;
+            serde_json::from_slice(text).map_err(|e| malformed(e.to_string()))?;
         snapshot.check().map_err(malformed)?;
         snapshot.deduplicate();
         Ok(snapshot)
@@ -242,24 +259,28 @@ impl Snapshot {
 
     /// Everything a restore relies on; the reason in words if something is wrong.
     fn check(&self) -> Result<(), String> {
-        if self.format != FORMAT {
-            return Err(format!("format is {:?}, expected {FORMAT:?}", self.format));
-        }
-        if self.version != VERSION {
-            return Err(format!(
-                "version {} is not known (this prefetch reads version {VERSION})",
-                self.version
-            ));
-        }
-        if self.page_size != page_size() {
-            return Err(format!(
-                "taken with {}-byte pages, this machine has {}-byte pages",
-                self.page_size,
-                page_size()
-            ));
-        }
+        check_head(&self.format, self.version, self.page_size)?;
         self.files.iter().try_for_each(check_file)
     }
+}
+
+/// A snapshot's format, version and page size are this program's and this machine's.
+pub(crate) fn check_head(format: &str, version: u32, page_size_then: u64) -> Result<(), String> {
+    if format != FORMAT {
+        return Err(format!("format is {format:?}, expected {FORMAT:?}"));
+    }
+    if version != VERSION {
+        return Err(format!(
+            "version {version} is not known (this prefetch reads version {VERSION})"
+        ));
+    }
+    if page_size_then != page_size() {
+        return Err(format!(
+            "taken with {page_size_then}-byte pages, this machine has {}-byte pages",
+            page_size()
+        ));
+    }
+    Ok(())
 }
 
 impl Default for Snapshot {
