@@ -184,9 +184,9 @@ struct State {
     /// Entries were appended while the client rested, or its rest ran out:
     /// the next read moves the position up to its entry (`client_warm.rs`).
     skip_to_next_read: bool,
-    /// The rest ran out (its reads numbered the list's unread entries): a
-    /// next read not on the list finds the list read through.
-    read_through: bool,
+    /// The rest ran out after this many reads (as many as the list's unread
+    /// entries): a next read not on the list finds that many entries passed.
+    passed_at_rest: Option<u64>,
 }
 
 /// What a read leaves to do once the planner has accounted it.
@@ -319,7 +319,7 @@ impl Client {
                 known: KnownCached::default(),
                 misses_at_round: 0,
                 skip_to_next_read: false,
-                read_through: false,
+                passed_at_rest: None,
             }),
             ignoring: AtomicU32::new(0),
             callback: Mutex::new(Some(Box::new(callback))),
@@ -737,8 +737,8 @@ impl ClientInner {
         let last = (offset + len - 1) / self.page_size;
         if std::mem::take(&mut state.skip_to_next_read) {
             let on_list = state.planner.skip_to(PageKey { fd, page: first });
-            if std::mem::take(&mut state.read_through) && !on_list {
-                state.planner.read_through();
+            if let (Some(reads), false) = (state.passed_at_rest.take(), on_list) {
+                state.planner.pass_entries(reads);
             }
         }
         let (_, mut combined) =

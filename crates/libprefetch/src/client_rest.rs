@@ -65,6 +65,8 @@ pub(crate) struct Rest {
     clean_rounds: AtomicU32,
     /// Reads counted without the state lock (`count_read`).
     counted: AtomicU64,
+    /// `counted` when the client came to rest.
+    began: AtomicU64,
     /// `counted` at which the rest ends: when the client came to rest, plus
     /// the entries its list still held then (reads only counted cannot
     /// tell where they are on the list, so past that many the reads may
@@ -138,6 +140,12 @@ impl Rest {
         self.counted.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The reads counted since the client last came to rest.
+    pub(crate) fn counted_at_rest(&self) -> u64 {
+        let counted = self.counted.load(Ordering::Relaxed);
+        counted.saturating_sub(self.began.load(Ordering::Relaxed))
+    }
+
     /// The reads counted by `count_read`.
     pub(crate) fn counted_reads(&self) -> u64 {
         self.counted.load(Ordering::Relaxed)
@@ -165,8 +173,10 @@ impl Rest {
         if clean >= CLEAN_ROUNDS_TO_REST && !self.resting() {
             self.since_probe.store(0, Ordering::Relaxed);
             self.next_probe.store(0, Ordering::Relaxed);
-            let until = self.counted.load(Ordering::Relaxed).saturating_add(unread);
-            self.until.store(until, Ordering::Relaxed);
+            let began = self.counted.load(Ordering::Relaxed);
+            self.began.store(began, Ordering::Relaxed);
+            self.until
+                .store(began.saturating_add(unread), Ordering::Relaxed);
             self.resting.store(true, Ordering::Release);
         }
     }

@@ -10,8 +10,9 @@
 //! `client_probe.rs`): no planner accounting, no round, no callback, no
 //! hand-over to the advice thread. The first read a probe finds missing
 //! wakes the client: the planner's position moves up to that read's entry
-//! (`Planner::skip_to`; if the list no longer holds it, the read diverges
-//! and calls back for the list from there), and the read is accounted as
+//! (`Planner::skip_to`; if the list no longer holds it, the position moves
+//! on by the reads counted at rest, and the read diverges and calls back
+//! for the list from there), and the read is accounted as
 //! any other, a miss, so a round starts at once. A request that discloses
 //! reads (a list set, even an empty one, or entries appended) wakes the
 //! client too: its reads are followed from the next one (section 4.2: the
@@ -65,8 +66,9 @@
 //! plans none until a read misses or a request discloses more reads, and
 //! follows no divergence until then; a client woken by a request has not
 //! seen the marks its reads passed at rest, so its next callback may be
-//! told the last mark passed before the rest; a rest that ran out takes the
-//! list as read through its end when the next read is not on it. The paper probes every read;
+//! told the last mark passed before the rest; a client woken by a read not
+//! on its list takes the reads it counted at rest to have followed the list
+//! (as many entries passed, the last mark among them). The paper probes every read;
 //! here a miss among a resting client's unprobed reads is seen at its next
 //! probe, at most `probe_period - 1` (4 to 63) reads later.
 
@@ -156,7 +158,7 @@ impl ClientInner {
     pub(super) fn wake_on_request(&self, state: &mut super::State, mode: Mode, accepted: usize) {
         let replaces = mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK);
         // The list the rest ran out on is not the list any more.
-        state.read_through = false;
+        state.passed_at_rest = None;
         if replaces && !self.rest.resting() {
             // A new list's rest count starts over: its own rounds must find it cached.
             self.rest.wake();
@@ -171,25 +173,31 @@ impl ClientInner {
     /// The reads counted at rest may have passed the end of the list
     /// (`Rest::until`): the client wakes, and its next read moves the
     /// position up to its entry, or, off the list, finds the list read
-    /// through (its last marked entry passed, as reads through its end
-    /// would have) and calls back.
+    /// through (as many entries passed as reads counted, its last marked
+    /// entry among them) and calls back.
     pub(super) fn wake_if_rest_ran_out(&self) {
         if self.rest.ended_by_reads() {
+            let reads = self.rest.counted_at_rest();
             let mut state = self.lock_state();
             state.skip_to_next_read = true;
-            state.read_through = true;
+            state.passed_at_rest = Some(reads);
         }
     }
 
     /// The client wakes at a read of `fd` at `offset` that missed: the
     /// planner moves to that read's entry.
     fn wake_at(&self, fd: RawFd, offset: u64) {
+        let reads = self.rest.counted_at_rest();
         self.rest.wake();
         let key = PageKey {
             fd,
             page: offset / self.page_size,
         };
-        self.lock_state().planner.skip_to(key);
+        let mut state = self.lock_state();
+        if !state.planner.skip_to(key) {
+            // Off the list: the reads counted at rest are taken to have followed it.
+            state.planner.pass_entries(reads);
+        }
     }
 
     /// A read made with `RWF_NOWAIT` while the client rested found

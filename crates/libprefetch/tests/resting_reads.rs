@@ -292,28 +292,27 @@ fn a_resting_client_calls_back_at_a_read_past_its_list() {
     );
 }
 
-/// A resting client whose count of reads ran out at its list's end takes the list as read through:
-/// the read past it calls back with the list's last marked entry as the last mark passed (an index
-/// scan's callback plans from its most recently read index page, ATC 2009 section 4.1), not the
-/// last one passed before the rest.
-#[test]
-fn a_rest_that_ran_out_at_the_list_s_end_calls_back_with_its_last_mark() {
-    let _alone = alone();
-    let dir = tempfile::tempdir().unwrap();
-    let file = data_file(dir.path(), &pattern(PAGES, 0));
+/// A client over a cached file listed every other page, each hundredth entry marked (the last mark
+/// is entry 1,000, page 2,000), whose reads of the first `followed` entries found the file cached: it
+/// rests. Returns it with the pages of its list and the last marks its callbacks are told.
+fn resting_marked_client(file: &File, followed: usize) -> (Client, Vec<u64>, Marks) {
     let fd = file.as_raw_fd();
     let mut buf = vec![0u8; PAGE as usize];
+    // Read back page by page without the kernel's read-ahead, so that a page can be dropped alone
+    // (a large folio cannot be dropped in part).
+    evict(fd, 0, 0);
+    // SAFETY: fadvise on an open descriptor.
+    unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_RANDOM) };
     for page in 0..PAGES {
         file.read_at(&mut buf, page * PAGE).unwrap();
     }
-    let marks = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let marks = Marks::default();
     let seen = std::sync::Arc::clone(&marks);
     let client = Client::register(Config::default(), move |_, info| {
         seen.lock().unwrap().push(info.last_marked);
     })
     .unwrap();
     client.register_region(fd, 0, PAGES * PAGE + PAGE).unwrap();
-    // Every other page, each hundredth entry marked: the last mark is entry 1,000, page 2,000.
     let pages: Vec<u64> = (0..PAGES / 2).map(|i| i * 2).collect();
     let entries: Vec<libprefetch::AccessEntry> = (0..pages.len())
         .map(|i| libprefetch::AccessEntry {
@@ -325,17 +324,64 @@ fn a_rest_that_ran_out_at_the_list_s_end_calls_back_with_its_last_mark() {
     client
         .request_prefetching(&entries, Mode::SET | Mode::DONE)
         .unwrap();
-    for &page in &pages {
+    for &page in &pages[..followed] {
         note_read(fd, page * PAGE, PAGE);
         file.read_at(&mut buf, page * PAGE).unwrap();
         client.settle();
     }
     marks.lock().unwrap().clear();
+    (client, pages, marks)
+}
+
+/// The last marks a client's callbacks were told.
+type Marks = std::sync::Arc<std::sync::Mutex<Vec<Option<(RawFd, u64)>>>>;
+
+/// A resting client whose count of reads ran out at its list's end takes the list as read through:
+/// the read past it calls back with the list's last marked entry as the last mark passed (an index
+/// scan's callback plans from its most recently read index page, ATC 2009 section 4.1), not the
+/// last one passed before the rest.
+#[test]
+fn a_rest_that_ran_out_at_the_list_s_end_calls_back_with_its_last_mark() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let (_client, pages, marks) = resting_marked_client(&file, 512);
+    let mut buf = vec![0u8; PAGE as usize];
+    for &page in &pages[512..] {
+        note_read(fd, page * PAGE, PAGE);
+        file.read_at(&mut buf, page * PAGE).unwrap();
+    }
     note_read(fd, PAGE, PAGE);
     assert_eq!(
         *marks.lock().unwrap(),
         vec![Some((fd, 2000 * PAGE))],
         "one callback, told the list's last mark"
+    );
+}
+
+/// A resting client woken by a read off its list that misses takes the reads it counted at rest to
+/// have followed the list: its callback is told the last mark among them.
+#[test]
+fn a_rest_woken_off_the_list_calls_back_with_the_last_mark_its_reads_passed() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let (_client, pages, marks) = resting_marked_client(&file, 512);
+    let mut buf = vec![0u8; PAGE as usize];
+    // 250 reads at rest: entries 512 to 761, the last mark among them entry 700 (page 1,400).
+    for &page in &pages[512..762] {
+        note_read(fd, page * PAGE, PAGE);
+        file.read_at(&mut buf, page * PAGE).unwrap();
+    }
+    evict(fd, PAGE, PAGE);
+    assert!(!cached(fd, 1));
+    note_read(fd, PAGE, PAGE);
+    assert_eq!(
+        *marks.lock().unwrap(),
+        vec![Some((fd, 1400 * PAGE))],
+        "one callback, told the last mark the reads at rest passed"
     );
 }
 

@@ -400,14 +400,19 @@ impl Planner {
         true
     }
 
-    /// Consumes every entry not yet read, as reads through the list's end
-    /// would (its last marked entry becomes the last mark), for a caller
-    /// that counted as many reads as the list held unread entries without
-    /// following them (the live library's rest that ran out) and whose next
-    /// read is not on the list.
-    pub fn read_through(&mut self) {
-        let end = self.core.list.end_seq();
-        if end > self.core.list.position() {
+    /// Consumes the next `entries` entries (at most to the list's end), as
+    /// that many reads following the list would (the last marked entry
+    /// among them becomes the last mark), for a caller that counted that
+    /// many reads without following them (the live library's resting
+    /// client) and whose next read is not on the list.
+    pub fn pass_entries(&mut self, entries: u64) {
+        let position = self.core.list.position();
+        let end = self
+            .core
+            .list
+            .end_seq()
+            .min(position.saturating_add(entries));
+        if end > position {
             self.core.list.consume_through(end - 1);
         }
     }

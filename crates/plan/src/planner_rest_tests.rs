@@ -90,17 +90,24 @@ proptest! {
 /// the position moves to that read's entry, which is then consumed as the
 /// next; a page the list does not hold ahead moves nothing.
 #[test]
-fn read_through_consumes_the_list_and_passes_its_last_mark() {
-    // Pages 0..20, marked where divisible by 7: the last mark is page 14.
+fn pass_entries_consumes_as_many_entries_as_reads_and_passes_their_last_mark() {
+    // Pages 0..20, marked where divisible by 7.
     let list: Vec<u64> = (0..20).collect();
     let mut planner = planner(Schedule::Window, &list);
     let key = |page| PageKey { fd: 1, page };
     assert!(planner.skip_to(key(3)));
     assert_eq!(planner.last_mark(), Some(key(0)));
-    planner.read_through();
-    assert_eq!(planner.core.list.position(), 20);
+    planner.pass_entries(6);
+    assert_eq!(planner.core.list.position(), 9);
+    assert_eq!(planner.last_mark(), Some(key(7)));
+    planner.pass_entries(100);
+    assert_eq!(
+        planner.core.list.position(),
+        20,
+        "at most to the list's end"
+    );
     assert_eq!(planner.last_mark(), Some(key(14)));
-    planner.read_through();
+    planner.pass_entries(1);
     assert_eq!(planner.core.list.position(), 20, "nothing left to consume");
 }
 
