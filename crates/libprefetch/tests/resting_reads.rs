@@ -336,6 +336,29 @@ fn resting_marked_client(file: &File, followed: usize) -> (Client, Vec<u64>, Mar
 /// The last marks a client's callbacks were told.
 type Marks = std::sync::Arc<std::sync::Mutex<Vec<Option<(RawFd, u64)>>>>;
 
+/// A client over `file` resting after its first 512 reads (`resting_marked_client`) reads the
+/// entries `rest` of its list at rest; if `evicted`, that page, off the list, is dropped; then a read
+/// of page 1, off the list, calls back once: the last mark it is told.
+fn mark_told_after_rest(rest: std::ops::Range<usize>, evicted: bool) -> Option<(RawFd, u64)> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = data_file(dir.path(), &pattern(PAGES, 0));
+    let fd = file.as_raw_fd();
+    let (_client, pages, marks) = resting_marked_client(&file, 512);
+    let mut buf = vec![0u8; PAGE as usize];
+    for &page in &pages[rest] {
+        note_read(fd, page * PAGE, PAGE);
+        file.read_at(&mut buf, page * PAGE).unwrap();
+    }
+    if evicted {
+        evict(fd, PAGE, PAGE);
+        assert!(!cached(fd, 1));
+    }
+    note_read(fd, PAGE, PAGE);
+    let told = marks.lock().unwrap().clone();
+    assert_eq!(told.len(), 1, "one callback: {told:?}");
+    told[0]
+}
+
 /// A resting client whose count of reads ran out at its list's end takes the list as read through:
 /// the read past it calls back with the list's last marked entry as the last mark passed (an index
 /// scan's callback plans from its most recently read index page, ATC 2009 section 4.1), not the
@@ -343,46 +366,18 @@ type Marks = std::sync::Arc<std::sync::Mutex<Vec<Option<(RawFd, u64)>>>>;
 #[test]
 fn a_rest_that_ran_out_at_the_list_s_end_calls_back_with_its_last_mark() {
     let _alone = alone();
-    let dir = tempfile::tempdir().unwrap();
-    let file = data_file(dir.path(), &pattern(PAGES, 0));
-    let fd = file.as_raw_fd();
-    let (_client, pages, marks) = resting_marked_client(&file, 512);
-    let mut buf = vec![0u8; PAGE as usize];
-    for &page in &pages[512..] {
-        note_read(fd, page * PAGE, PAGE);
-        file.read_at(&mut buf, page * PAGE).unwrap();
-    }
-    note_read(fd, PAGE, PAGE);
-    assert_eq!(
-        *marks.lock().unwrap(),
-        vec![Some((fd, 2000 * PAGE))],
-        "one callback, told the list's last mark"
-    );
+    let told = mark_told_after_rest(512..PAGES as usize / 2, false);
+    assert_eq!(told.map(|(_, offset)| offset), Some(2000 * PAGE));
 }
 
 /// A resting client woken by a read off its list that misses takes the reads it counted at rest to
-/// have followed the list: its callback is told the last mark among them.
+/// have followed the list: its callback is told the last mark among them (250 reads at rest, entries
+/// 512 to 761: entry 700, page 1,400).
 #[test]
 fn a_rest_woken_off_the_list_calls_back_with_the_last_mark_its_reads_passed() {
     let _alone = alone();
-    let dir = tempfile::tempdir().unwrap();
-    let file = data_file(dir.path(), &pattern(PAGES, 0));
-    let fd = file.as_raw_fd();
-    let (_client, pages, marks) = resting_marked_client(&file, 512);
-    let mut buf = vec![0u8; PAGE as usize];
-    // 250 reads at rest: entries 512 to 761, the last mark among them entry 700 (page 1,400).
-    for &page in &pages[512..762] {
-        note_read(fd, page * PAGE, PAGE);
-        file.read_at(&mut buf, page * PAGE).unwrap();
-    }
-    evict(fd, PAGE, PAGE);
-    assert!(!cached(fd, 1));
-    note_read(fd, PAGE, PAGE);
-    assert_eq!(
-        *marks.lock().unwrap(),
-        vec![Some((fd, 1400 * PAGE))],
-        "one callback, told the last mark the reads at rest passed"
-    );
+    let told = mark_told_after_rest(512..762, true);
+    assert_eq!(told.map(|(_, offset)| offset), Some(1400 * PAGE));
 }
 
 /// Entries appended to a resting client's list wake it; its position, left where it came to rest,
