@@ -47,7 +47,7 @@ static size_t set_huge_list(client_t c, int fd, uint64_t npages, uint64_t *seed,
     size_t bytes = ENTRIES * sizeof(struct access_entry);
     struct access_entry *a = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (a == MAP_FAILED)
-        skip("cannot map %zu MiB for the entries: %s", bytes / MIB, strerror(errno));
+        fail("cannot map %zu MiB for the entries: %s", bytes / MIB, strerror(errno));
     fill(a, ENTRIES, fd, npages, seed);
     long peak_before = vm_status_kib("VmHWM");
     ssize_t accepted = request_prefetching(c, a, ENTRIES, PF_SET);

@@ -6,7 +6,8 @@
  * path creates the file if it is missing or has the wrong size, then evicts it from the page cache
  * (POSIX_FADV_DONTNEED after fdatasync) so that prefetching has real work to do.
  *
- * Exit codes follow the liburing / automake convention: 0 pass, 1 fail, 77 skip (with the reason printed).
+ * Exit codes: 0 pass, 1 fail (with the reason printed). None skips: every example needs only what the
+ * library itself needs.
  */
 #ifndef EXAMPLES_COMMON_H
 #define EXAMPLES_COMMON_H
@@ -23,7 +24,6 @@
 
 #define EXIT_PASS 0
 #define EXIT_FAIL 1
-#define EXIT_SKIP 77
 
 #define PAGE_SIZE_BYTES 4096
 #define MIB (1024 * 1024)
@@ -44,16 +44,6 @@ __attribute__((format(printf, 1, 2), noreturn)) static inline void fail(const ch
     report("FAIL", fmt, ap);
     va_end(ap);
     exit(EXIT_FAIL);
-}
-
-/* Prints "SKIP: ..." on stderr and exits 77. */
-__attribute__((format(printf, 1, 2), noreturn)) static inline void skip(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    report("SKIP", fmt, ap);
-    va_end(ap);
-    exit(EXIT_SKIP);
 }
 
 /* One step of splitmix64: a good 64-bit mix of x. */

@@ -306,7 +306,7 @@ def test_readers_of_one_epoch_share_one_budget(records_file):
     together with at most half each. (A worker of a ``RecordDataset`` whose records do not fit
     advises by phases of its share of the budget instead: no client.)"""
     if not os.path.isdir("/dev/shm"):
-        pytest.skip("no /dev/shm: processes cannot share a budget here")
+        pytest.skip("kernel feature missing: no /dev/shm (POSIX shared memory), processes cannot share a budget")
     path, offsets, lengths, _ = records_file
     budget = 256 << 10
     with libprefetch.Records(path, offsets, lengths) as records:

@@ -7,13 +7,13 @@
 //! (plain, `LD_PRELOAD`, linked; also for cat, dd, tail, sha256sum), 8 threads, fork during rounds,
 //! pthread_cancel, unregistering under concurrent reads, a 10-million-entry list, AIMD after a premature
 //! eviction, every function's errno, one tracked read per interposed entry point (fortified and large-file builds
-//! included), and the header under strict C11 and C++17. Each program checks itself and exits 0 (pass), 1 (fail)
-//! or 77 (skip, with the reason on stderr); these tests add the comparisons across runs. Timeouts are deadlock
+//! included), and the header under strict C11 and C++17. Each program checks itself and exits 0 (pass) or 1 (fail,
+//! with the reason on stderr); these tests add the comparisons across runs. Timeouts are deadlock
 //! detectors, never performance limits. The examples run one at a time: processes holding access lists at the
 //! same time share the memory budget (as they should), and several examples check exact budgets.
 //!
 //! A missing gcc, g++, make or coreutils program fails the test (saying
-//! which); only an example's own skip (exit 77) is printed and not counted as a failure.
+//! which); nothing skips.
 
 use std::fs::{self, File};
 use std::os::unix::fs::MetadataExt;
@@ -196,8 +196,8 @@ fn run(dir: &Path, scratch: &Scratch, program: &str, args: &[&str], load: Load) 
     }
 }
 
-/// Runs a self-checking example on a fresh pattern file, asserts it passed (or prints its skip reason),
-/// and returns its standard output (empty after a skip).
+/// Runs a self-checking example on a fresh pattern file, asserts it passed, and returns its standard
+/// output.
 fn run_passing(test: &str, program: &str, extra: &[&str]) -> String {
     let dir = examples();
     let scratch = Scratch::new(test);
@@ -206,10 +206,6 @@ fn run_passing(test: &str, program: &str, extra: &[&str]) -> String {
     args.extend_from_slice(extra);
     args.push(FILE_MIB);
     let result = run(dir, &scratch, program, &args, Load::Linked);
-    if result.status.code() == Some(77) {
-        eprintln!("SKIP (kernel feature missing): {}", result.stderr.trim());
-        return String::new();
-    }
     assert!(result.status.success(), "{}", result.describe(program));
     print!("{}{}", result.stdout, result.stderr);
     result.stdout
