@@ -85,7 +85,7 @@ pub fn start(path: &Path) -> Result<()> {
     let kind = file.metadata().map(|m| m.file_type());
     if kind.as_ref().is_ok_and(|kind| kind.is_dir()) {
         let source = std::io::Error::from_raw_os_error(libc::EISDIR);
-        return Err(cannot_read(path, source).into());
+        return Err(residency::Error::reading(path, source).into());
     }
     let regular = kind.is_ok_and(|kind| kind.is_file());
     if regular {
@@ -137,20 +137,11 @@ fn open_snapshot(path: &Path) -> Result<File> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .map_err(|source| cannot_read(path, source))?;
+        .map_err(|source| residency::Error::reading(path, source))?;
     // SAFETY: clearing O_NONBLOCK of a descriptor this process owns (set only so that opening a
     // FIFO never waits for a writer).
     unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFL, 0) };
     Ok(file)
-}
-
-/// The snapshot at `path` cannot be read, for `source`.
-fn cannot_read(path: &Path, source: std::io::Error) -> residency::Error {
-    residency::Error::Open {
-        path: path.to_path_buf(),
-        action: "read",
-        source,
-    }
 }
 
 /// The whole snapshot of `file` (`path`), checked; a bad one is said in one line on the

@@ -184,9 +184,9 @@ struct State {
     /// Entries were appended while the client rested, or its rest ran out:
     /// the next read moves the position up to its entry (`client_warm.rs`).
     skip_to_next_read: bool,
-    /// The rest ran out after this many reads (as many as the list's unread
-    /// entries): a next read not on the list finds that many entries passed.
-    passed_at_rest: Option<u64>,
+    /// The reads counted at rest before the client woke: a next read not on
+    /// the list finds that many entries passed (`client_warm.rs`).
+    passed_at_rest: u64,
 }
 
 /// What a read leaves to do once the planner has accounted it.
@@ -319,7 +319,7 @@ impl Client {
                 known: KnownCached::default(),
                 misses_at_round: 0,
                 skip_to_next_read: false,
-                passed_at_rest: None,
+                passed_at_rest: 0,
             }),
             ignoring: AtomicU32::new(0),
             callback: Mutex::new(Some(Box::new(callback))),
@@ -736,9 +736,9 @@ impl ClientInner {
         let first = offset / self.page_size;
         let last = (offset + len - 1) / self.page_size;
         if std::mem::take(&mut state.skip_to_next_read) {
-            let on_list = state.planner.skip_to(PageKey { fd, page: first });
-            if let (Some(reads), false) = (state.passed_at_rest.take(), on_list) {
-                state.planner.pass_entries(reads);
+            let passed = std::mem::take(&mut state.passed_at_rest);
+            if !state.planner.skip_to(PageKey { fd, page: first }) {
+                state.planner.pass_entries(passed);
             }
         }
         let (_, mut combined) =

@@ -75,7 +75,7 @@
 use std::os::fd::RawFd;
 use std::sync::atomic::Ordering;
 
-use plan::{Mode, PageKey, RoundPlan};
+use plan::{Mode, RoundPlan};
 
 use super::ClientInner;
 use crate::advice::AdviceCounts;
@@ -109,7 +109,7 @@ impl ClientInner {
                 true
             }
             (false, _) => {
-                self.wake_at(fd, offset);
+                self.wake_for_next_read();
                 false
             }
         }
@@ -158,7 +158,7 @@ impl ClientInner {
     pub(super) fn wake_on_request(&self, state: &mut super::State, mode: Mode, accepted: usize) {
         let replaces = mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK);
         // The list the rest ran out on is not the list any more.
-        state.passed_at_rest = None;
+        state.passed_at_rest = 0;
         if replaces && !self.rest.resting() {
             // A new list's rest count starts over: its own rounds must find it cached.
             self.rest.wake();
@@ -171,33 +171,23 @@ impl ClientInner {
     }
 
     /// The reads counted at rest may have passed the end of the list
-    /// (`Rest::until`): the client wakes, and its next read moves the
-    /// position up to its entry, or, off the list, finds the list read
-    /// through (as many entries passed as reads counted, its last marked
-    /// entry among them) and calls back.
+    /// (`Rest::until`): the client wakes at its next read ([`Self::wake_for_next_read`]).
     pub(super) fn wake_if_rest_ran_out(&self) {
         if self.rest.ended_by_reads() {
-            let reads = self.rest.counted_at_rest();
-            let mut state = self.lock_state();
-            state.skip_to_next_read = true;
-            state.passed_at_rest = Some(reads);
+            self.wake_for_next_read();
         }
     }
 
-    /// The client wakes at a read of `fd` at `offset` that missed: the
-    /// planner moves to that read's entry.
-    fn wake_at(&self, fd: RawFd, offset: u64) {
+    /// The client wakes; the read it wakes at, accounted next, moves the
+    /// planner's position up to its entry or, off the list, on by the reads
+    /// counted at rest, taken to have followed the list (as many entries
+    /// passed, the last mark among them).
+    fn wake_for_next_read(&self) {
         let reads = self.rest.counted_at_rest();
         self.rest.wake();
-        let key = PageKey {
-            fd,
-            page: offset / self.page_size,
-        };
         let mut state = self.lock_state();
-        if !state.planner.skip_to(key) {
-            // Off the list: the reads counted at rest are taken to have followed it.
-            state.planner.pass_entries(reads);
-        }
+        state.skip_to_next_read = true;
+        state.passed_at_rest = reads;
     }
 
     /// A read made with `RWF_NOWAIT` while the client rested found
@@ -219,7 +209,7 @@ impl ClientInner {
         let Some(len) = super::clip_to_file(fd, offset, len) else {
             return;
         };
-        self.wake_at(fd, offset);
+        self.wake_for_next_read();
         self.on_probed_read(fd, offset, len, false, first_cached);
     }
 }

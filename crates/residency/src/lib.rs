@@ -99,3 +99,14 @@ pub enum Error {
         reason: String,
     },
 }
+
+impl Error {
+    /// `path` cannot be read, for `source`.
+    pub fn reading(path: &std::path::Path, source: std::io::Error) -> Error {
+        Error::Open {
+            path: path.to_path_buf(),
+            action: "read",
+            source,
+        }
+    }
+}

@@ -197,23 +197,15 @@ impl Snapshot {
 
     /// Reads and checks a snapshot written by [`Snapshot::save`].
     pub fn load(path: &Path) -> Result<Snapshot, Error> {
-        let text = std::fs::read(path).map_err(|source| Error::Open {
-            path: path.to_path_buf(),
-            action: "read",
-            source,
-        })?;
-        Snapshot::parse(path, &text)
+        let mut file = File::open(path).map_err(|source| Error::reading(path, source))?;
+        Snapshot::load_from(&mut file, path)
     }
 
     /// Reads and checks the snapshot of an open `file` (from where it is), `path` its name in
     /// messages.
     pub fn load_from(file: &mut File, path: &Path) -> Result<Snapshot, Error> {
         let mut text = Vec::new();
-        io::Read::read_to_end(file, &mut text).map_err(|source| Error::Open {
-            path: path.to_path_buf(),
-            action: "read",
-            source,
-        })?;
+        io::Read::read_to_end(file, &mut text).map_err(|source| Error::reading(path, source))?;
         Snapshot::parse(path, &text)
     }
 

@@ -34,11 +34,9 @@ struct Head {
 /// moving the file's offset.
 pub fn check_start(file: &File, path: &Path) -> Result<(), Error> {
     let mut bytes = [0; HEAD_BYTES];
-    let read = file.read_at(&mut bytes, 0).map_err(|source| Error::Open {
-        path: path.to_path_buf(),
-        action: "read",
-        source,
-    })?;
+    let read = file
+        .read_at(&mut bytes, 0)
+        .map_err(|source| Error::reading(path, source))?;
     head_reason(&bytes[..read]).map_err(|reason| Error::Malformed {
         path: path.to_path_buf(),
         reason,

@@ -87,7 +87,9 @@ fn cachestat_and_mincore_see_the_same_pages() {
     std::fs::remove_file(&path).unwrap();
     match by_cachestat {
         Err(error) if error.raw_os_error() == Some(libc::ENOSYS) => {
-            eprintln!("skip the cachestat half (kernel feature missing): this kernel has no cachestat(2)");
+            eprintln!(
+                "skip the cachestat half (kernel feature missing): this kernel has no cachestat(2)"
+            );
         }
         result => assert_eq!(result.unwrap().resident, scattered()),
     }
