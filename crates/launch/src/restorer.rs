@@ -1,0 +1,249 @@
+//! `prefetch run --restore SNAPSHOT -- CMD`: the start of the restorer
+//! beside the program. `run` forks a restorer and then replaces itself with
+//! the program at once, as it always does, so the program starts without
+//! waiting for any of it. In front of the program only the snapshot's first
+//! bytes are read (format, version, page size: `residency::snapshot_head`).
+//! The restorer executes the full command line's hidden `prefetch
+//! restore-beside` (the `cli` crate's `restore_beside.rs`), passed the
+//! program's pidfd and the snapshot's open file (the file it reads is the
+//! one `prefetch run` opened, a pipe included), which reads and checks the
+//! rest below the program's priority, says in one line on the program's
+//! standard error if it is bad (the program runs on without it), and
+//! restores.
+//!
+//! The restorer is detached (a grandchild, forked by a child that exits
+//! at once without a signal and that no `wait` of the program reports, so
+//! the program sees no child of its own and `prefetch` does not wait for it
+//! before the exec), holds none of the program's descriptors (its standard
+//! input and output are `/dev/null`, standard error is let go once the
+//! snapshot is read, so a pipe the program writes to ends when the program
+//! ends), and runs at the lowest CPU priority (`SCHED_IDLE`; nice 19 while
+//! it waits outside a memory cgroup, below) and the lowest best-effort I/O
+//! priority ([`IO_PRIORITY`]) from before its exec.
+//!
+//! In a cgroup v1 memory cgroup with a limit, a restorer of a snapshot in a
+//! regular file moves into the group's parent before its exec
+//! (`residency::aside`), so that nothing `prefetch run` charged to the
+//! group before the fork is held by it (the executable it loads afresh is
+//! charged outside), and moves back into the program's group only to
+//! restore. A restorer that only waited beside `import numpy, pandas` in a
+//! 48 MiB group cost the import 30-40 more requests of the emulated disk,
+//! moved out or not, unless it also executed afresh (docs/record.md).
+//!
+//! Follows libprefetch (ATC 2009) sections 3.3 and 4.6 through crate
+//! `residency`.
+//! Deviations: the paper's prefetching follows the application's list;
+//! a snapshot has no order, so the restore is one sweep.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+
+use anyhow::{bail, Result};
+
+/// Forks the detached restorer of the snapshot at `path` for this process (the program, once
+/// this process execs it), which executes `full` (the full command line); returns in this
+/// process once it is on its way. Only the snapshot's first bytes are read here
+/// ([`residency::snapshot_head`]); the restorer reads the rest.
+pub fn start(path: &Path, full: &Path) -> Result<()> {
+    let file = open_snapshot(path)?;
+    let kind = file.metadata().map(|m| m.file_type());
+    if kind.as_ref().is_ok_and(|kind| kind.is_dir()) {
+        let source = std::io::Error::from_raw_os_error(libc::EISDIR);
+        return Err(residency::Error::reading(path, source).into());
+    }
+    let regular = kind.is_ok_and(|kind| kind.is_file());
+    if regular {
+        residency::snapshot_head::check_start(&file, path)?;
+    }
+    let program = pidfd_of_self()?;
+    let pid = std::process::id();
+    // SAFETY: `prefetch run` is single-threaded here; both children only
+    // fork, call async-signal-safe functions or start afresh in the child.
+    match unsafe { fork_unseen() } {
+        -1 => bail!(
+            "cannot start the restore: fork: {}",
+            std::io::Error::last_os_error()
+        ),
+        0 => {
+            // SAFETY: the intermediate child forks the restorer and leaves.
+            if unsafe { libc::fork() } == 0 {
+                restorer(&file, regular, &program, pid, full);
+            }
+            // SAFETY: leaving without running this process's exit handlers.
+            unsafe { libc::_exit(0) }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// In the restorer, forked: steps out of the program's memory cgroup where it should, detaches,
+/// lowers its priorities and executes `full restore-beside` on the snapshot's `file` (`regular`:
+/// not a pipe). Says in one line if that could not start.
+fn restorer(file: &File, regular: bool, program: &OwnedFd, pid: u32, full: &Path) -> ! {
+    let aside = (regular && libprefetch::memory::cgroup_limited())
+        .then(residency::aside::step_aside)
+        .flatten();
+    lowest_priority();
+    detach(&[program.as_raw_fd(), file.as_raw_fd()]);
+    if aside.is_none() {
+        // Below the program already while it loads and reads the snapshot.
+        idle();
+    }
+    let home = aside
+        .as_ref()
+        .map(|aside| aside.home().as_os_str().to_owned());
+    let error = exec_restorer(full, program, pid, file, home);
+    eprintln!(
+        "prefetch: --restore: cannot start the restorer {}: {error}: the program runs without the restore",
+        full.display()
+    );
+    // SAFETY: leaving without running the exit handlers of `prefetch`.
+    unsafe { libc::_exit(0) }
+}
+
+/// The snapshot at `path`, open (close-on-exec, blocking reads: a pipe's writer may be slower
+/// than the program), or why not in one line.
+fn open_snapshot(path: &Path) -> Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|source| residency::Error::reading(path, source))?;
+    // SAFETY: clearing O_NONBLOCK of a descriptor this process owns (set only so that opening a
+    // FIFO never waits for a writer).
+    unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFL, 0) };
+    Ok(file)
+}
+
+/// `fork` of a child that signals nothing when it exits (`clone` with no exit signal): a child
+/// `wait`, `waitpid(-1)` and `waitid(P_ALL)` never report (only `__WALL` or `__WCLONE` does), so
+/// neither this process nor the program that replaces it waits for it, and no `SIGCHLD` reaches
+/// the program. Waiting for it before the exec cost `git grep` 4.4 ms of a 40 ms run at load 6:
+/// the child queued 3.8 ms for a processor before it forked the restorer (`perf sched timehist`,
+/// docs/record.md). It stays the program's zombie until the program ends, and is then reaped by
+/// whoever adopts it.
+///
+/// # Safety
+/// As `fork` in a single-threaded process, and the child must call only what is safe after a
+/// fork that ran no `pthread_atfork` handlers (glibc's own `fork`, `_exit`, system calls).
+unsafe fn fork_unseen() -> libc::pid_t {
+    // SAFETY: clone(flags = 0: nothing shared and no exit signal, the same stack, no thread
+    // ids, no TLS) is a fork; the caller keeps to what is safe after one.
+    unsafe { libc::syscall(libc::SYS_clone, 0, 0, 0, 0, 0) as libc::pid_t }
+}
+
+/// A pidfd of this process (close-on-exec, so the program never holds it).
+fn pidfd_of_self() -> Result<OwnedFd> {
+    // SAFETY: pidfd_open of our own pid, no flags.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) };
+    if fd < 0 {
+        bail!(
+            "cannot follow the program for --restore: pidfd_open: {} (Linux 5.3 or later)",
+            std::io::Error::last_os_error()
+        );
+    }
+    // SAFETY: a descriptor pidfd_open just returned, owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Executes `full restore-beside` (the program's pidfd `program` and the snapshot's `file`
+/// inherited; `--home`: the memory cgroup it stepped out of); returns only why that failed.
+fn exec_restorer(
+    full: &Path,
+    program: &OwnedFd,
+    pid: u32,
+    file: &File,
+    home: Option<OsString>,
+) -> std::io::Error {
+    let fds = [program.as_raw_fd(), file.as_raw_fd()];
+    // SAFETY: clearing close-on-exec of descriptors this process owns.
+    if fds
+        .iter()
+        .any(|&fd| unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0)
+    {
+        return std::io::Error::last_os_error();
+    }
+    let mut command = std::process::Command::new(full);
+    command
+        .arg0("prefetch")
+        .arg("restore-beside")
+        .args(["--pid", &pid.to_string(), "--pidfd", &fds[0].to_string()])
+        .args(["--snapshot-fd", &fds[1].to_string()]);
+    if let Some(home) = home {
+        command.arg("--home").arg(home);
+    }
+    command.exec()
+}
+
+/// The restorer's I/O priority: best-effort, its lowest level (`IOPRIO_CLASS_BE << 13 | 7`).
+/// Not the idle class: the program waits for the pages the restorer advised, and mq-deadline
+/// dispatches an idle-class request only once no best-effort one is queued, so while the
+/// program's other reads kept coming, its wait for an advised page lasted until they stopped.
+/// With 4 pieces in flight instead of 64 (the program reading most pages beside the restore's)
+/// `git grep` on this machine's disk took 82 ms at the median with the idle class and 53 ms with
+/// this one, stock 45 ms (docs/record.md).
+pub const IO_PRIORITY: i32 = (2 << 13) | 7;
+
+/// Nice 19 and [`IO_PRIORITY`], as soon as the restorer has moved out of the program's memory
+/// cgroup if it does (a move takes a lock every fork and exit on the machine waits for, which it
+/// should not hold at nice 19: `restore-beside` enters `SCHED_IDLE` after its move back): its
+/// work until it waits runs while the program starts, on processors the program's threads want.
+fn lowest_priority() {
+    // SAFETY: priority changes of this process, no memory involved.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+        // IOPRIO_WHO_PROCESS = 1.
+        libc::syscall(libc::SYS_ioprio_set, 1, 0, IO_PRIORITY);
+    }
+}
+
+/// Standard input and output to `/dev/null` (standard error once the snapshot is read:
+/// [`quiet_stderr`]), every other descriptor but those in `keep` closed, a session of its own
+/// (Ctrl-C at the terminal is for the program).
+pub fn detach(keep: &[i32]) {
+    let mut kept: Vec<i32> = keep.iter().copied().filter(|&fd| fd > 2).collect();
+    kept.sort_unstable();
+    let mut first = 3;
+    // SAFETY: plain system calls on descriptors of this process.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        for stream in 0..2 {
+            if null >= 0 && null != stream {
+                libc::dup2(null, stream);
+            }
+        }
+        for fd in kept {
+            if fd > first {
+                libc::syscall(libc::SYS_close_range, first, fd - 1, 0);
+            }
+            first = fd + 1;
+        }
+        libc::syscall(libc::SYS_close_range, first, u32::MAX, 0);
+        libc::setsid();
+    }
+}
+
+/// Standard error to `/dev/null`, so that a pipe the program writes its errors to ends when the
+/// program ends.
+pub fn quiet_stderr() {
+    // SAFETY: plain system calls on descriptors of this process.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, 2);
+            libc::close(null);
+        }
+    }
+}
+
+/// Below nice 19 (`SCHED_IDLE`): a processor goes to the restorer only when nothing else wants
+/// it, so a program that keeps every processor busy never waits for it.
+pub fn idle() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: a scheduling policy change of this thread, no memory involved.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+}
