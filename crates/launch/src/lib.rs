@@ -5,12 +5,14 @@
 //! - [`args`]: `prefetch run`'s options as values;
 //! - [`parse`]: the front's parser of them (the full command line's is clap);
 //! - [`exec`]: the environment, the library's checks, and the exec of the program;
-//! - [`restorer`]: the start of `--restore`'s restorer beside the program.
+//! - [`restorer`]: the start of `--restore`'s restorer beside the program;
+//! - [`beside`]: the restorer at work.
 //!
-//! Follows libprefetch (ATC 2009) section 4 through `exec` and `restorer`; the rest is this
-//! project's command line.
+//! Follows libprefetch (ATC 2009) section 4 through `exec`, and sections 3.3 and 4.6 through
+//! `restorer` and `beside`; the rest is this project's command line.
 
 pub mod args;
+pub mod beside;
 pub mod exec;
 pub mod front;
 pub mod parse;

@@ -2,40 +2,34 @@
 //! beside the program. `run` forks a restorer and then replaces itself with
 //! the program at once, as it always does, so the program starts without
 //! waiting for any of it. In front of the program only the snapshot's first
-//! bytes are read (format, version, page size: `residency::snapshot_head`).
-//! The restorer executes the full command line's hidden `prefetch
-//! restore-beside` (the `cli` crate's `restore_beside.rs`), passed the
-//! program's pidfd and the snapshot's open file (the file it reads is the
-//! one `prefetch run` opened, a pipe included), which reads and checks the
-//! rest below the program's priority, says in one line on the program's
-//! standard error if it is bad (the program runs on without it), and
-//! restores.
+//! bytes are read (format, version, page size: `residency::snapshot_head`);
+//! the restorer reads and checks the rest (`beside.rs`).
 //!
 //! The restorer is detached (a grandchild, forked by a child that exits
 //! at once without a signal and that no `wait` of the program reports, so
 //! the program sees no child of its own and `prefetch` does not wait for it
 //! before the exec), holds none of the program's descriptors (its standard
 //! input and output are `/dev/null`, standard error is let go once the
-//! snapshot is read, so a pipe the program writes to ends when the program
-//! ends), and runs at the lowest CPU priority (`SCHED_IDLE`; nice 19 while
-//! it waits outside a memory cgroup, below) and the lowest best-effort I/O
-//! priority ([`IO_PRIORITY`]) from before its exec.
+//! snapshot is checked, so a pipe the program writes to ends when the
+//! program ends), and runs at the lowest CPU priority (`SCHED_IDLE`; nice
+//! 19 while it waits outside a memory cgroup, below) and the lowest
+//! best-effort I/O priority ([`IO_PRIORITY`]).
 //!
 //! In a cgroup v1 memory cgroup with a limit, a restorer of a snapshot in a
-//! regular file moves into the group's parent before its exec
-//! (`residency::aside`), so that nothing `prefetch run` charged to the
-//! group before the fork is held by it (the executable it loads afresh is
-//! charged outside), and moves back into the program's group only to
-//! restore. A restorer that only waited beside `import numpy, pandas` in a
-//! 48 MiB group cost the import 30-40 more requests of the emulated disk,
-//! moved out or not, unless it also executed afresh (docs/record.md).
+//! regular file waits outside the group (`residency::aside`): it moves into
+//! the group's parent and executes the full command line afresh (the hidden
+//! `prefetch restore-beside`, passed the program's pidfd and the snapshot's
+//! open file: the file it reads is the one `prefetch run` read), so that
+//! nothing `prefetch run` charged to the group before the fork is held by
+//! it, and it moves back into the program's group only to restore. A
+//! restorer that only waited beside `import numpy, pandas` in a 48 MiB
+//! group cost the import 30-40 more requests of the emulated disk, moved
+//! out or not, unless it also executed afresh (docs/record.md). A snapshot
+//! read from a pipe (`--restore <(...)`) stays in the group, in this image.
 //!
 //! Follows libprefetch (ATC 2009) sections 3.3 and 4.6 through crate
 //! `residency`.
-//! Deviations: the paper's prefetching follows the application's list;
-//! a snapshot has no order, so the restore is one sweep.
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
@@ -43,6 +37,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 
 use anyhow::{bail, Result};
+use residency::aside::Aside;
 
 /// Forks the detached restorer of the snapshot at `path` for this process (the program, once
 /// this process execs it), which executes `full` (the full command line); returns in this
@@ -71,7 +66,7 @@ pub fn start(path: &Path, full: &Path) -> Result<()> {
         0 => {
             // SAFETY: the intermediate child forks the restorer and leaves.
             if unsafe { libc::fork() } == 0 {
-                restorer(&file, regular, &program, pid, full);
+                restorer(file, regular, path, &program, pid, full);
             }
             // SAFETY: leaving without running this process's exit handlers.
             unsafe { libc::_exit(0) }
@@ -81,28 +76,20 @@ pub fn start(path: &Path, full: &Path) -> Result<()> {
 }
 
 /// In the restorer, forked: steps out of the program's memory cgroup where it should, detaches,
-/// lowers its priorities and executes `full restore-beside` on the snapshot's `file` (`regular`:
-/// not a pipe). Says in one line if that could not start.
-fn restorer(file: &File, regular: bool, program: &OwnedFd, pid: u32, full: &Path) -> ! {
+/// and reads the snapshot's `file` (`path`; `regular`: not a pipe) and restores
+/// (`crate::beside`), itself or executed afresh as `full restore-beside`.
+fn restorer(file: File, regular: bool, path: &Path, program: &OwnedFd, pid: u32, full: &Path) -> ! {
     let aside = (regular && libprefetch::memory::cgroup_limited())
         .then(residency::aside::step_aside)
         .flatten();
     lowest_priority();
     detach(&[program.as_raw_fd(), file.as_raw_fd()]);
-    if aside.is_none() {
-        // Below the program already while it loads and reads the snapshot.
-        idle();
+    match &aside {
+        Some(aside) => execute_afresh(full, program, pid, aside, &file),
+        // Below the program already while it reads the snapshot (a 100 KB one is milliseconds).
+        None => idle(),
     }
-    let home = aside
-        .as_ref()
-        .map(|aside| aside.home().as_os_str().to_owned());
-    let error = exec_restorer(full, program, pid, file, home);
-    eprintln!(
-        "prefetch: --restore: cannot start the restorer {}: {error}: the program runs without the restore",
-        full.display()
-    );
-    // SAFETY: leaving without running the exit handlers of `prefetch`.
-    unsafe { libc::_exit(0) }
+    crate::beside::restore(file, path, program, pid, aside)
 }
 
 /// The snapshot at `path`, open (close-on-exec, blocking reads: a pipe's writer may be slower
@@ -150,33 +137,29 @@ fn pidfd_of_self() -> Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
-/// Executes `full restore-beside` (the program's pidfd `program` and the snapshot's `file`
-/// inherited; `--home`: the memory cgroup it stepped out of); returns only why that failed.
-fn exec_restorer(
-    full: &Path,
-    program: &OwnedFd,
-    pid: u32,
-    file: &File,
-    home: Option<OsString>,
-) -> std::io::Error {
+/// In the restorer moved out of the program's memory cgroup: executes `full restore-beside`
+/// (its pidfd `program` and the snapshot's `file` inherited, `--home` the group it left), so that
+/// nothing `prefetch run` charged to the group is held by it; returns only if that failed.
+fn execute_afresh(full: &Path, program: &OwnedFd, pid: u32, aside: &Aside, file: &File) {
     let fds = [program.as_raw_fd(), file.as_raw_fd()];
     // SAFETY: clearing close-on-exec of descriptors this process owns.
     if fds
         .iter()
         .any(|&fd| unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0)
     {
-        return std::io::Error::last_os_error();
+        return;
     }
-    let mut command = std::process::Command::new(full);
-    command
+    let _ = std::process::Command::new(full)
         .arg0("prefetch")
         .arg("restore-beside")
         .args(["--pid", &pid.to_string(), "--pidfd", &fds[0].to_string()])
-        .args(["--snapshot-fd", &fds[1].to_string()]);
-    if let Some(home) = home {
-        command.arg("--home").arg(home);
+        .args(["--snapshot-fd", &fds[1].to_string(), "--home"])
+        .arg(aside.home())
+        .exec();
+    for fd in fds {
+        // SAFETY: as above.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
-    command.exec()
 }
 
 /// The restorer's I/O priority: best-effort, its lowest level (`IOPRIO_CLASS_BE << 13 | 7`).
