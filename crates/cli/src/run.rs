@@ -97,8 +97,8 @@ pub fn environment_help() -> String {
     )
 }
 
-/// `prefetch run`: replaces this process with the program (`launch::exec::run`; the restorer
-/// executes this executable).
+/// `prefetch run`: replaces this process with the program (`launch::exec::run`; a restorer
+/// stepping out of a memory cgroup executes this executable afresh).
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let run = launch::args::Run {
         replay: args.replay,

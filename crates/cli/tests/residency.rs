@@ -292,9 +292,8 @@ fn the_restorer_reads_at_the_lowest_best_effort_io_priority() {
         .spawn()
         .unwrap();
     // The restorer: a process other than the program whose command line names the snapshot
-    // (the fork of `prefetch run`) or the program (`restore-beside`, which the fork executes
-    // outside a limited memory cgroup),
-    // once it has set its priority (a 20 s deadlock detector).
+    // (the fork of `prefetch run`) or the program (`restore-beside`, which the fork executes in
+    // a limited memory cgroup), once it has set its priority (a 20 s deadlock detector).
     let named = snapshot.to_str().unwrap().to_string();
     let beside = format!("restore-beside\0--pid\0{}\0", program.id());
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -4,8 +4,8 @@
 //!
 //! The full command line is a large executable (every subcommand's definition, the simulator,
 //! SQLite, the benchmarks, the read interposers linked in and their constructors): loading it
-//! cost each `prefetch run` about as much as the rest of the launch, in front of the program
-//! (docs/record.md, "What `prefetch` costs the program it starts").
+//! cost each `prefetch run` 90 page faults and a millisecond more than this one, in front of the
+//! program (docs/record.md, "Trials of `run --restore`").
 //!
 //! No paper section (the command line of `prefetch run`).
 
