@@ -12,7 +12,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use launch::restorer::detach;
+use launch::quiet::detach;
 use residency::aside::Aside;
 
 /// Arguments of the hidden `prefetch restore-beside`: the restorer executed afresh outside the

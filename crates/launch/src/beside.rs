@@ -26,7 +26,7 @@ use std::path::Path;
 
 use residency::aside::Aside;
 
-use crate::restorer::{idle, quiet_stderr};
+use crate::quiet::{idle, quiet_stderr};
 
 /// The restorer, detached: reads the snapshot's `file` (named `path` in messages), holding the
 /// program's standard error until it has said whether it is bad, and restores beside the program

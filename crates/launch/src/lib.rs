@@ -6,7 +6,8 @@
 //! - [`parse`]: the front's parser of them (the full command line's is clap);
 //! - [`exec`]: the environment, the library's checks, and the exec of the program;
 //! - [`restorer`]: the start of `--restore`'s restorer beside the program;
-//! - [`beside`]: the restorer at work.
+//! - [`beside`]: the restorer at work;
+//! - [`quiet`]: the restorer's priorities and descriptors.
 //!
 //! Follows libprefetch (ATC 2009) section 4 through `exec`, and sections 3.3 and 4.6 through
 //! `restorer` and `beside`; the rest is this project's command line.
@@ -16,6 +17,7 @@ pub mod beside;
 pub mod exec;
 pub mod front;
 pub mod parse;
+pub mod quiet;
 pub mod restorer;
 
 /// The error and its causes joined by ": ", leaving out a cause whose text is already in the line
