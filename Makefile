@@ -75,7 +75,7 @@ man: release
 install: release man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	install -m 755 $(TARGET)/release/prefetch $(DESTDIR)$(BINDIR)/prefetch
+	install -m 755 $(TARGET)/release/prefetch $(TARGET)/release/prefetch-full $(DESTDIR)$(BINDIR)/
 	install -m 755 $(TARGET)/release/libprefetch.so $(DESTDIR)$(LIBDIR)/libprefetch.so.$(VERSION)
 	ln -sf libprefetch.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libprefetch.so
@@ -93,7 +93,7 @@ install: release man
 	fi
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/prefetch $(DESTDIR)$(LIBDIR)/libprefetch.so.$(VERSION) \
+	rm -f $(DESTDIR)$(BINDIR)/prefetch $(DESTDIR)$(BINDIR)/prefetch-full $(DESTDIR)$(LIBDIR)/libprefetch.so.$(VERSION) \
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libprefetch.so \
 		$(DESTDIR)$(LIBDIR)/libprefetch_sqlite.so $(DESTDIR)$(INCLUDEDIR)/libprefetch.h \
 		$(DESTDIR)$(PKGCONFIGDIR)/libprefetch.pc $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(MAN3)) \

@@ -46,7 +46,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         sql: args.sql,
         library: match args.library {
             Some(path) => path,
-            None => crate::run::find_library()?,
+            None => launch::exec::find_library()?,
         },
         prefetch: std::env::current_exe()?,
     };

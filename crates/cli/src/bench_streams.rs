@@ -53,7 +53,7 @@ pub fn run(args: StreamsArgs) -> Result<()> {
         prefetch: std::env::current_exe()?,
         library: match args.library {
             Some(path) => std::path::absolute(path)?,
-            None => crate::run::find_library()?,
+            None => launch::exec::find_library()?,
         },
         show_progress: !args.no_progress,
     };

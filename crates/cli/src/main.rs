@@ -1,7 +1,10 @@
-//! `prefetch`: the thin command line over the workspace crates.
+//! `prefetch-full`: the full command line over the workspace crates, which the small `prefetch`
+//! (`front.rs`, crate `launch`) executes for every command line but a well-formed `prefetch run`.
 //! Each subcommand lives in its own module; this file only parses, dispatches, and prints an error
 //! as one line (`prefetch: what failed: why`), never as a backtrace, even with `RUST_BACKTRACE` set:
 //! errors here are the user's input or files; only a panic (a bug) prints a backtrace.
+//!
+//! No paper section (the command line).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -88,69 +91,18 @@ enum Command {
     },
 }
 
-/// The commands that start a program (`run`, `record`) and the restorer beside it, parsed alone:
-/// building every subcommand's definition cost each launch CPU in front of the program.
-#[derive(Parser)]
-#[command(name = "prefetch")]
-struct Launch {
-    #[command(subcommand)]
-    command: LaunchCommand,
-}
-
-#[derive(Subcommand)]
-enum LaunchCommand {
-    Run(run::RunArgs),
-    Record(run::RecordArgs),
-    RestoreBeside(restore_beside::BesideArgs),
-}
-
-/// The command line: a launch parsed alone where it parses, otherwise (any other subcommand,
-/// `--help`, a mistake) the whole command line, which says what the full parser says.
-fn parse() -> Command {
-    let launch = ["run", "record", "restore-beside"];
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|first| launch.iter().any(|name| first == *name))
-    {
-        if let Ok(Launch { command }) = Launch::try_parse() {
-            return match command {
-                LaunchCommand::Run(args) => Command::Run(args),
-                LaunchCommand::Record(args) => Command::Record(args),
-                LaunchCommand::RestoreBeside(args) => Command::RestoreBeside(args),
-            };
-        }
-    }
-    Cli::parse().command
-}
-
 fn main() -> ExitCode {
     // A closed pipe (`prefetch sim ... | head`) ends the program quietly, as it does other command line
     // tools, instead of a panic on the next print. Rust starts programs with SIGPIPE ignored.
     // SAFETY: restoring a signal's default disposition before any thread starts.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    match run(parse()) {
+    match run(Cli::parse().command) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("prefetch: {}", one_line(&error));
+            eprintln!("prefetch: {}", launch::one_line(&error));
             ExitCode::FAILURE
         }
     }
-}
-
-/// The error and its causes joined by ": ", leaving out a cause whose text is already in the line
-/// (an error that prints its source would otherwise say it twice).
-fn one_line(error: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in error.chain().map(ToString::to_string) {
-        if line.contains(&cause) {
-            continue;
-        }
-        if !line.is_empty() {
-            line += ": ";
-        }
-        line += &cause;
-    }
-    line
 }
 
 /// Runs one subcommand.
@@ -182,21 +134,4 @@ fn write_man_pages(dir: &Path) -> anyhow::Result<()> {
     let writing = || format!("writing man pages into {}", dir.display());
     std::fs::create_dir_all(dir).with_context(writing)?;
     clap_mangen::generate_to(Cli::command(), dir).with_context(writing)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::one_line;
-
-    #[test]
-    fn one_line_joins_the_causes_and_says_each_once() {
-        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
-        let error = anyhow::Error::new(io)
-            .context("mount point /mnt/x: No such file or directory")
-            .context("prefetch emulate");
-        assert_eq!(
-            one_line(&error),
-            "prefetch emulate: mount point /mnt/x: No such file or directory"
-        );
-    }
 }

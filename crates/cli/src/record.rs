@@ -63,7 +63,7 @@ pub fn run(mut command: Command, path: &Path, tracepoint: bool) -> Result<ExitCo
     };
     let mut child = match command.spawn() {
         Ok(child) => child,
-        Err(error) => return Ok(cannot_run(command.get_program(), &error)),
+        Err(error) => return Ok(launch::exec::cannot_run(command.get_program(), &error)),
     };
     let started = std::fs::read_link(format!("/proc/{}/exe", child.id())).ok();
     let library = preloaded(&command).and_then(|path| identity_of(&path));
@@ -356,15 +356,4 @@ fn trace_line(parts: &[Part], trace: &Trace, unnamed: u64) -> String {
         );
     }
     line
-}
-
-/// Says the program could not be started; the shell's exit status for it
-/// (127: not found, 126: not executable).
-pub(crate) fn cannot_run(program: &std::ffi::OsStr, error: &std::io::Error) -> ExitCode {
-    let program = std::path::Path::new(program).display();
-    eprintln!("prefetch: cannot run {program}: {error}");
-    ExitCode::from(match error.kind() {
-        std::io::ErrorKind::NotFound => 127,
-        _ => 126,
-    })
 }

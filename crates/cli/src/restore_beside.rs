@@ -1,62 +1,18 @@
-//! `prefetch run --restore SNAPSHOT -- CMD`: the snapshot's missing pages
-//! are read back beside the program, never in front of it: `run` forks a
-//! restorer and then replaces itself with the program at once, as it
-//! always does, so the program starts without waiting for any of it. In
-//! front of the program only the snapshot's first bytes are read (format,
-//! version, page size: `residency::snapshot_head`); the restorer reads and
-//! checks the rest, below the program's priority, and says in one line on
-//! the program's standard error if it is bad (the program runs on without
-//! it; standard error is then let go). The restorer reads nothing until the program (or a process it started) has opened
-//! or mapped files holding more of the snapshot than one read-around window
-//! (`residency::start`): it blocks on a fanotify group marking the
-//! snapshot's files (`residency::opens`), after looks in `/proc` for the
-//! files already open or mapped (`residency::touch`; without fanotify's
-//! privilege it looks there again and again). A snapshot of files the
-//! program never opens, or of which it opens only small files every program of
-//! its kind opens, costs it nothing.
-//!
-//! The restorer is crate `residency`'s restore beside a program
-//! (`residency::beside`: all or nothing within the memory the page cache
-//! can still take without reclaim, which it shares with the program; only
-//! the missing pages, one C-LOOK sweep, infill, advice only, a few pieces in
-//! flight at a time; where a memory cgroup bounds the page cache, each file's
-//! pages when the program opens it, as fanotify reports, instead of one sweep
-//! ahead of it). It is detached (a grandchild, forked by a child that exits
-//! at once without a signal and that no `wait` of the program reports, so
-//! the program sees no child of its own and `prefetch` does not wait for it
-//! before the exec), holds none of the program's
-//! descriptors (its standard streams are `/dev/null`, so a pipe the program
-//! writes to ends when the program ends), runs at the lowest CPU priority
-//! (`SCHED_IDLE`; nice 19 while it waits outside a memory cgroup, below)
-//! and the lowest best-effort I/O priority (not the idle class, which the
-//! program's reads of advised pages waited behind: [`IO_PRIORITY`]), and stops
-//! when the program ends (it waits on a pidfd of the program) or when it is
-//! done, whichever comes first.
-//!
-//! In a cgroup v1 memory cgroup with a limit, a restorer of a snapshot in a
-//! regular file waits outside the group (`residency::aside`): it moves into
-//! the group's parent and executes `prefetch` afresh (the hidden `prefetch
-//! restore-beside`, passed the snapshot's open file: the file it reads is
-//! the one `prefetch run` read), so that nothing `prefetch run` charged to
-//! the group before the fork is held by it, and it moves back into the
-//! program's group only to restore. A restorer that only waited beside
-//! `import numpy, pandas` in a 48 MiB group cost the import 30-40 more
-//! requests of the emulated disk, moved out or not, unless it also executed
-//! afresh (docs/record.md). A snapshot read from a pipe (`--restore <(...)`)
-//! cannot be read twice: its restorer stays in the group, in this image.
+//! The hidden `prefetch restore-beside`: the restorer of `prefetch run
+//! --restore` executed afresh outside the program's memory cgroup (crate
+//! `launch`: `restorer.rs` says when and why), passed the program's pidfd,
+//! the snapshot's open file and the group it left; it goes on as the forked
+//! restorer would (`launch::beside`).
 //!
 //! Follows libprefetch (ATC 2009) sections 3.3 and 4.6 through crate
 //! `residency`.
-//! Deviations: the paper's prefetching follows the application's list;
-//! a snapshot has no order, so the restore is one sweep.
 
 use std::fs::File;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
+use launch::quiet::detach;
 use residency::aside::Aside;
 
 /// Arguments of the hidden `prefetch restore-beside`: the restorer executed afresh outside the
@@ -77,144 +33,6 @@ pub struct BesideArgs {
     snapshot_fd: i32,
 }
 
-/// Forks the detached restorer of the snapshot at `path` for this process (the program, once
-/// this process execs it); returns in this process once it is on its way. Only the snapshot's
-/// first bytes are read here ([`residency::snapshot_head`]); the restorer reads the rest.
-pub fn start(path: &Path) -> Result<()> {
-    let file = open_snapshot(path)?;
-    let kind = file.metadata().map(|m| m.file_type());
-    if kind.as_ref().is_ok_and(|kind| kind.is_dir()) {
-        let source = std::io::Error::from_raw_os_error(libc::EISDIR);
-        return Err(residency::Error::reading(path, source).into());
-    }
-    let regular = kind.is_ok_and(|kind| kind.is_file());
-    if regular {
-        residency::snapshot_head::check_start(&file, path)?;
-    }
-    let program = pidfd_of_self()?;
-    let pid = std::process::id();
-    // SAFETY: `prefetch run` is single-threaded here; both children only
-    // fork, call async-signal-safe functions or start afresh in the child.
-    match unsafe { fork_unseen() } {
-        -1 => bail!(
-            "cannot start the restore: fork: {}",
-            std::io::Error::last_os_error()
-        ),
-        0 => {
-            // SAFETY: the intermediate child forks the restorer and leaves.
-            if unsafe { libc::fork() } == 0 {
-                restorer(file, regular, path, &program, pid);
-            }
-            // SAFETY: leaving without running this process's exit handlers.
-            unsafe { libc::_exit(0) }
-        }
-        _ => Ok(()),
-    }
-}
-
-/// In the restorer, forked: steps out of the program's memory cgroup where it should, detaches,
-/// and reads the snapshot's `file` (`path`; `regular`: not a pipe), itself or executed afresh.
-fn restorer(mut file: File, regular: bool, path: &Path, program: &OwnedFd, pid: u32) -> ! {
-    let aside = (regular && libprefetch::memory::cgroup_limited())
-        .then(residency::aside::step_aside)
-        .flatten();
-    lowest_priority();
-    detach(&[program.as_raw_fd(), file.as_raw_fd()]);
-    match &aside {
-        Some(aside) => execute_afresh(program, pid, aside, &file),
-        // Below the program already while it reads the snapshot (a 100 KB one is milliseconds).
-        None => idle(),
-    }
-    let snapshot = read_or_say(&mut file, path);
-    drop(file);
-    restore_until_gone(&snapshot, program, pid, aside);
-}
-
-/// The snapshot at `path`, open (close-on-exec, blocking reads: a pipe's writer may be slower
-/// than the program), or why not in one line.
-fn open_snapshot(path: &Path) -> Result<File> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|source| residency::Error::reading(path, source))?;
-    // SAFETY: clearing O_NONBLOCK of a descriptor this process owns (set only so that opening a
-    // FIFO never waits for a writer).
-    unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFL, 0) };
-    Ok(file)
-}
-
-/// The whole snapshot of `file` (`path`), checked; a bad one is said in one line on the
-/// program's standard error and ends the restorer (the program runs on without it). Standard
-/// error goes to `/dev/null` afterwards.
-fn read_or_say(file: &mut File, path: &Path) -> residency::Snapshot {
-    let snapshot = residency::Snapshot::load_from(file, path);
-    if let Err(error) = &snapshot {
-        eprintln!("prefetch: --restore: {error}: the program runs without the restore");
-    }
-    quiet_stderr();
-    match snapshot {
-        Ok(snapshot) => snapshot,
-        // SAFETY: leaving without running the exit handlers of `prefetch`.
-        Err(_) => unsafe { libc::_exit(0) },
-    }
-}
-
-/// `fork` of a child that signals nothing when it exits (`clone` with no exit signal): a child
-/// `wait`, `waitpid(-1)` and `waitid(P_ALL)` never report (only `__WALL` or `__WCLONE` does), so
-/// neither this process nor the program that replaces it waits for it, and no `SIGCHLD` reaches
-/// the program. Waiting for it before the exec cost `git grep` 4.4 ms of a 40 ms run at load 6:
-/// the child queued 3.8 ms for a processor before it forked the restorer (`perf sched timehist`,
-/// docs/record.md). It stays the program's zombie until the program ends, and is then reaped by
-/// whoever adopts it.
-///
-/// # Safety
-/// As `fork` in a single-threaded process, and the child must call only what is safe after a
-/// fork that ran no `pthread_atfork` handlers (glibc's own `fork`, `_exit`, system calls).
-unsafe fn fork_unseen() -> libc::pid_t {
-    // SAFETY: clone(flags = 0: nothing shared and no exit signal, the same stack, no thread
-    // ids, no TLS) is a fork; the caller keeps to what is safe after one.
-    unsafe { libc::syscall(libc::SYS_clone, 0, 0, 0, 0, 0) as libc::pid_t }
-}
-
-/// A pidfd of this process (close-on-exec, so the program never holds it).
-fn pidfd_of_self() -> Result<OwnedFd> {
-    // SAFETY: pidfd_open of our own pid, no flags.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) };
-    if fd < 0 {
-        bail!(
-            "cannot follow the program for --restore: pidfd_open: {} (Linux 5.3 or later)",
-            std::io::Error::last_os_error()
-        );
-    }
-    // SAFETY: a descriptor pidfd_open just returned, owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
-}
-
-/// In the restorer moved out of the program's memory cgroup: executes `prefetch restore-beside`
-/// afresh (its pidfd `program` and the snapshot's `file` inherited); returns only if that failed.
-fn execute_afresh(program: &OwnedFd, pid: u32, aside: &Aside, file: &File) {
-    let fds = [program.as_raw_fd(), file.as_raw_fd()];
-    // SAFETY: clearing close-on-exec of descriptors this process owns.
-    if fds
-        .iter()
-        .any(|&fd| unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0)
-    {
-        return;
-    }
-    let _ = std::process::Command::new("/proc/self/exe")
-        .arg0("prefetch")
-        .arg("restore-beside")
-        .args(["--pid", &pid.to_string(), "--pidfd", &fds[0].to_string()])
-        .args(["--snapshot-fd", &fds[1].to_string(), "--home"])
-        .arg(aside.home())
-        .exec();
-    for fd in fds {
-        // SAFETY: as above.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-    }
-}
-
 /// `prefetch restore-beside`: the restorer executed afresh outside the program's memory cgroup
 /// goes on; arguments that are not what `prefetch run --restore` passes end it with an error.
 pub fn resume(args: BesideArgs) -> ! {
@@ -231,9 +49,8 @@ pub fn resume(args: BesideArgs) -> ! {
     detach(&[program.as_raw_fd(), file.as_raw_fd()]);
     let fd_path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
     let path = std::fs::read_link(&fd_path).unwrap_or(fd_path);
-    let snapshot = read_or_say(&mut File::from(file), &path);
     let aside = Aside::from_home(args.home);
-    restore_until_gone(&snapshot, &program, args.pid, Some(aside));
+    launch::beside::restore(File::from(file), &path, &program, args.pid, Some(aside));
 }
 
 /// The program's pidfd and the snapshot's file `prefetch run --restore` passed on (the
@@ -255,140 +72,4 @@ fn inherited_fd(fd: i32) -> Result<OwnedFd> {
     }
     // SAFETY: a descriptor `prefetch run --restore` passed on for this process alone.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// In the restorer, detached: waits until the program (`program`, a pidfd of process `pid`) or a
-/// process it started touches a file of the snapshot, restores, and exits when done or when the
-/// program has ended. `aside`: the restorer waits outside the program's memory cgroup, and moves
-/// back into it to restore.
-fn restore_until_gone(
-    snapshot: &residency::Snapshot,
-    program: &OwnedFd,
-    pid: u32,
-    aside: Option<Aside>,
-) -> ! {
-    // The heap `prefetch run` freed before the fork stays charged to the program's memory
-    // cgroup for as long as the restorer lives; given back, the program keeps that room.
-    // SAFETY: malloc_trim only returns free memory of this process's heap to the kernel.
-    unsafe { libc::malloc_trim(0) };
-    let watched = program.as_raw_fd();
-    let _ = std::thread::Builder::new().spawn(move || {
-        let mut poll = libc::pollfd {
-            fd: watched,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd; a pidfd reads as ready once its process ends.
-        while unsafe { libc::poll(&mut poll, 1, -1) } < 0 {}
-        // SAFETY: leaving at once; the advice given so far stays given.
-        unsafe { libc::_exit(0) }
-    });
-    let window = residency::start::window_pages(snapshot);
-    let (touched, opens) = residency::start::wait_until_touched(snapshot, pid, window);
-    // Back in the program's group to measure its room and advise: the restore is charged to the
-    // program, within the user's limit, or does not run. The restorer waited aside at the normal
-    // policy (nice 19) and enters `SCHED_IDLE` only now: a move takes a lock every fork and exit
-    // on the machine waits for, which `SCHED_IDLE` could hold while every processor is busy, and
-    // leaving `SCHED_IDLE` needs a privilege (`RLIMIT_NICE`, `CAP_SYS_NICE`) entering it does not.
-    if let Some(aside) = aside {
-        if !aside.rejoin(pid, program.as_fd()) {
-            // SAFETY: leaving without running the exit handlers of `prefetch`.
-            unsafe { libc::_exit(0) }
-        }
-        idle();
-    }
-    let reads = residency::beside::Reads {
-        infill_bytes: residency::Options::default().infill_bytes,
-        read_around_bytes: None,
-    };
-    // Where a memory cgroup bounds the page cache, the restore follows the program's opens.
-    let follow = libprefetch::memory::cgroup_bounds_cache()
-        .then(|| opens.or_else(|| residency::opens::Opens::watch(snapshot)))
-        .flatten();
-    match follow {
-        Some(opens) => {
-            let mut next_open = || loop {
-                match opens.wait_for(pid) {
-                    Ok(residency::opens::Opened::File(id)) => return Some(id),
-                    Ok(residency::opens::Opened::Unknown) => {}
-                    Err(_) => return None,
-                }
-            };
-            residency::beside::restore_as_opened(snapshot, reads, &touched.files(), &mut next_open);
-        }
-        None => {
-            residency::beside::restore_beside(snapshot, reads);
-        }
-    }
-    // SAFETY: leaving without running the exit handlers of `prefetch`.
-    unsafe { libc::_exit(0) }
-}
-
-/// The restorer's I/O priority: best-effort, its lowest level (`IOPRIO_CLASS_BE << 13 | 7`).
-/// Not the idle class: the program waits for the pages the restorer advised, and mq-deadline
-/// dispatches an idle-class request only once no best-effort one is queued, so while the
-/// program's other reads kept coming, its wait for an advised page lasted until they stopped.
-/// With 4 pieces in flight instead of 64 (the program reading most pages beside the restore's)
-/// `git grep` on this machine's disk took 82 ms at the median with the idle class and 53 ms with
-/// this one, stock 45 ms (docs/record.md).
-const IO_PRIORITY: i32 = (2 << 13) | 7;
-
-/// Nice 19 and [`IO_PRIORITY`], as soon as the restorer has moved out of the program's memory
-/// cgroup if it does (a move takes a lock every fork and exit on the machine waits for, which it
-/// should not hold at nice 19: `restore_until_gone`): its work until it waits runs while the
-/// program starts, on processors the program's threads want.
-fn lowest_priority() {
-    // SAFETY: priority changes of this process, no memory involved.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
-        // IOPRIO_WHO_PROCESS = 1.
-        libc::syscall(libc::SYS_ioprio_set, 1, 0, IO_PRIORITY);
-    }
-}
-
-/// Standard input and output to `/dev/null` (standard error once the snapshot is read:
-/// [`quiet_stderr`]), every other descriptor but those in `keep` closed, a session of its own
-/// (Ctrl-C at the terminal is for the program).
-fn detach(keep: &[i32]) {
-    let mut kept: Vec<i32> = keep.iter().copied().filter(|&fd| fd > 2).collect();
-    kept.sort_unstable();
-    let mut first = 3;
-    // SAFETY: plain system calls on descriptors of this process.
-    unsafe {
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        for stream in 0..2 {
-            if null >= 0 && null != stream {
-                libc::dup2(null, stream);
-            }
-        }
-        for fd in kept {
-            if fd > first {
-                libc::syscall(libc::SYS_close_range, first, fd - 1, 0);
-            }
-            first = fd + 1;
-        }
-        libc::syscall(libc::SYS_close_range, first, u32::MAX, 0);
-        libc::setsid();
-    }
-}
-
-/// Standard error to `/dev/null`, so that a pipe the program writes its errors to ends when the
-/// program ends.
-fn quiet_stderr() {
-    // SAFETY: plain system calls on descriptors of this process.
-    unsafe {
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if null >= 0 {
-            libc::dup2(null, 2);
-            libc::close(null);
-        }
-    }
-}
-
-/// Below nice 19 (`SCHED_IDLE`): a processor goes to the restorer only when nothing else wants
-/// it, so a program that keeps every processor busy never waits for it.
-fn idle() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: a scheduling policy change of this thread, no memory involved.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
 }

@@ -1,13 +1,14 @@
 //! What `prefetch run` does in front of the program it starts, as a user sees it: the program gets
 //! its arguments (options of `prefetch`'s own among them), environment, working directory and
-//! exit status unchanged, whether the command line was parsed by the launch's own parser or the
-//! whole one; a file that does not start as a snapshot (or a directory, or nothing) stops
+//! exit status unchanged, whether the command line was parsed by the small `prefetch` front or
+//! the full command line it hands every other one to (`prefetch-full`), which says what it always
+//! says; a front without the full command line beside it says so in one line; a file that does not start as a snapshot (or a directory, or nothing) stops
 //! `prefetch` before the program; a snapshot bad past its start is said in one line by the
 //! restorer while the program runs.
 //!
 //! No paper section (the command line of `prefetch run`).
 
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -79,9 +80,11 @@ fn the_program_gets_its_arguments_environment_directory_and_status_unchanged() {
     let stock = run(&dir, None, &program);
     assert_eq!(stock.status.code(), Some(7));
     let snapshot = snapshot.to_str().unwrap();
+    let restore_equals = format!("--restore={snapshot}");
     for options in [
         &["run"][..],
         &["run", "--restore", snapshot],
+        &["run", &restore_equals],
         &[
             "run",
             "--no-children",
@@ -113,9 +116,53 @@ fn what_the_launch_does_not_parse_alone_the_whole_parser_says() {
     assert!(help.contains("Environment"), "{help}");
     let missing = run(&dir, Some(&["run"]), &[]);
     assert_eq!(missing.status.code(), Some(2), "{missing:?}");
+    let twice = run(
+        &dir,
+        Some(&["run", "--competitive", "--competitive"]),
+        &["true"],
+    );
+    assert_eq!(twice.status.code(), Some(2), "{twice:?}");
     let mistake = run(&dir, Some(&["run", "--no-such-option"]), &["true"]);
     assert_eq!(mistake.status.code(), Some(2), "{mistake:?}");
     assert!(String::from_utf8_lossy(&mistake.stderr).contains("--no-such-option"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn every_other_command_line_is_the_full_command_lines() {
+    let dir = test_dir("handed-over");
+    for args in [
+        &["--version"][..],
+        &["run", "--help"],
+        &["sim", "--no-such-option"],
+    ] {
+        let front = run(&dir, Some(args), &[]);
+        let mut full = Command::new(env!("CARGO_BIN_EXE_prefetch-full"));
+        let full = full.arg0("prefetch").args(args).arg("--").output().unwrap();
+        assert_eq!(front.status.code(), full.status.code(), "{args:?}");
+        assert_eq!(front.stdout, full.stdout, "{args:?}");
+        assert_eq!(front.stderr, full.stderr, "{args:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_front_without_the_full_command_line_beside_it_says_so_in_one_line() {
+    let dir = test_dir("alone");
+    let alone = dir.join("prefetch");
+    // A link, not a copy: a copy's file, open for writing while another test's fork holds the
+    // descriptor, could not be executed (ETXTBSY).
+    std::fs::hard_link(env!("CARGO_BIN_EXE_prefetch"), &alone).unwrap();
+    let out = Command::new(&alone)
+        .args(["sim", "--help"])
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(stderr.starts_with("prefetch: cannot run "), "{stderr}");
+    assert!(stderr.contains("prefetch-full"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

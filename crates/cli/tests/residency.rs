@@ -292,8 +292,10 @@ fn the_restorer_reads_at_the_lowest_best_effort_io_priority() {
         .spawn()
         .unwrap();
     // The restorer: a process other than the program whose command line names the snapshot
-    // (the fork of `prefetch run`), once it has set its priority (a 20 s deadlock detector).
+    // (the fork of `prefetch run`) or the program (`restore-beside`, which the fork executes in
+    // a limited memory cgroup), once it has set its priority (a 20 s deadlock detector).
     let named = snapshot.to_str().unwrap().to_string();
+    let beside = format!("restore-beside\0--pid\0{}\0", program.id());
     let deadline = Instant::now() + Duration::from_secs(20);
     let priority = loop {
         let found = std::fs::read_dir("/proc")
@@ -303,7 +305,9 @@ fn the_restorer_reads_at_the_lowest_best_effort_io_priority() {
                 let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
                 let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
                 let is_restorer = pid != program.id()
-                    && String::from_utf8_lossy(&cmdline).contains(&named)
+                    && [&named, &beside]
+                        .iter()
+                        .any(|name| String::from_utf8_lossy(&cmdline).contains(name.as_str()))
                     && unsafe { libc::getpriority(libc::PRIO_PROCESS, pid) } == 19;
                 // SAFETY: ioprio_get of a process by id (IOPRIO_WHO_PROCESS = 1), no memory.
                 is_restorer.then(|| unsafe { libc::syscall(libc::SYS_ioprio_get, 1, pid) })
