@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """What a benchmark pass's reads waited on: every read of one size is traced with the kernel's
-read-ahead events and the library's advice (libprefetch, ATC 2009, section 4: the advice a round
-issues; section 5.2's strided pass is the case this was written for), so that a pass slower than
+read-ahead events and the library's advice (libprefetch, ATC 2009, section 4.5: the advice a round
+issues; section 5.3's strided pass is the case this was written for), so that a pass slower than
 stock can be told apart as waits on the device, on advice in flight, or neither.
 
 Runs COMMAND under `perf record` (syscalls pread64 and fadvise64, the readahead:* tracepoints; root)

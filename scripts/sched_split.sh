@@ -2,8 +2,8 @@
 # Where a command's wall time went, from the scheduler's counters of its threads
 # (/proc/PID/task/*/schedstat, sampled every 10 ms until it exits): on a processor, runnable but
 # waiting for one, and neither (asleep: the device, a lock, a timer). Written for the benchmark
-# passes of libprefetch (ATC 2009, section 5), whose pass on a shared machine can be slower than
-# stock without waiting longer on the device; compare passes run side by side.
+# passes of libprefetch (ATC 2009, section 5; the strided pass of 5.3), which on a shared machine
+# can be slower than stock without waiting longer on the device; compare passes run side by side.
 #
 # Usage: scripts/sched_split.sh COMMAND...
 #   e.g. scripts/sched_split.sh prefetch bench strided --runs 1 --modes libprefetch --no-progress
