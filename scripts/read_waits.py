@@ -7,9 +7,12 @@ stock can be told apart as waits on the device, on advice in flight, or neither.
 Runs COMMAND under `perf record` (syscalls pread64 and fadvise64, the readahead:* tracepoints; root)
 and prints, for the reads of READ_BYTES bytes:
   - their count and the time spent inside them;
+  - the time between them, in short gaps (the program's and the library's work at each read) and
+    long ones;
   - the reads of a millisecond or more, by what the kernel did inside them: a synchronous read-ahead
     (the read missed), only an asynchronous one (it reached a read-ahead mark), or nothing (its pages
-    were already in flight, or it waited for a processor);
+    were already in flight, or it waited for a processor); and those of 10 us to 1 ms that started
+    nothing (a cached 16 KiB read takes 3-4 us);
   - the kernel's read-ahead calls by kind (pages, median size);
   - the WILLNEED advice (calls, pages, median and largest call, when the first and last were made
     after the first read), and how long before its read each advised page was advised.
@@ -38,6 +41,8 @@ EVENTS = [
 LINE = re.compile(r"^\s*(\S+)\s+(\d+)\s+([\d.]+):\s+\S+?:(\S+?):\s*(.*)$")
 FIELD = re.compile(r"(\w+)[=:] ?(0x[0-9a-f]+|\d+)")
 WAIT = 1e-3
+SLOW = 10e-6
+SHORT_GAP = 20e-6
 POSIX_FADV_WILLNEED = 3
 PAGE = 4096
 
@@ -97,6 +102,13 @@ def report_reads(reads):
             waits[cause(kinds)] = (count + 1, total + end - start)
     for what, (count, total) in sorted(waits.items()):
         print(f"  >= 1 ms, the kernel started {what}: {count} reads, {total:.3f} s")
+    slow = [end - start for start, end, _, kinds in reads if not kinds and SLOW <= end - start < WAIT]
+    print(f"  10 us to 1 ms, the kernel started nothing (pages cached or in flight): {len(slow)} reads, "
+          f"{sum(slow):.3f} s")
+    gaps = [after[0] - before[1] for before, after in zip(reads, reads[1:])]
+    short = sum(gap for gap in gaps if gap < SHORT_GAP)
+    print(f"between the reads: {short:.3f} s in gaps under 20 us (the program's own work and the "
+          f"library's), {sum(gaps) - short:.3f} s in longer ones (rounds, waits for a processor)")
 
 
 def report_readahead(readaheads):
