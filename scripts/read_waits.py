@@ -15,10 +15,13 @@ and prints, for the reads of READ_BYTES bytes:
     nothing (a cached 16 KiB read takes 3-4 us);
   - the kernel's read-ahead calls by kind (pages, median size);
   - the WILLNEED advice (calls, pages, median and largest call, when the first and last were made
-    after the first read), and how long before its read each advised page was advised.
+    after the first read), and how long before its read each advised page was advised;
+  - with --folios FILE (the file the reads read, whole), after the command: the reads that started
+    nothing, by the size of the folio holding their pages, and how many of them took 10 us to 1 ms
+    (folio_orders.py).
 
-Usage: read_waits.py READ_BYTES COMMAND...
-  e.g. read_waits.py 16384 prefetch bench strided --runs 1 --modes libprefetch --no-progress
+Usage: read_waits.py [--folios FILE] READ_BYTES COMMAND...
+  e.g. read_waits.py --folios DATA 16384 prefetch bench strided --file DATA --runs 1 --no-progress
 Tracing slows every read by a microsecond or two: compare passes traced alike, not against untraced
 wall times.
 """
@@ -29,6 +32,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections import Counter
+
+import folio_orders
 
 EVENTS = [
     "syscalls:sys_enter_pread64",
@@ -138,10 +144,29 @@ def report_advice(advice, reads):
               f"advised a median {statistics.median(leads) * 1e3:.2f} ms before the read")
 
 
+def report_folios(reads, pages, path):
+    """The reads that started nothing, by the order of the largest folio holding their pages."""
+    order_of = folio_orders.orders(path)
+    counts, slow = Counter(), Counter()
+    for start, end, page, kinds in reads:
+        if kinds:
+            continue
+        order = max(order_of[page:page + pages] or [folio_orders.ABSENT])
+        counts[order] += 1
+        slow[order] += SLOW <= end - start < WAIT
+    for order in sorted(counts):
+        print(f"  reads from {folio_orders.PAGE << max(order, 0) >> 10} KiB folios: {counts[order]}, "
+              f"{slow[order]} of them 10 us to 1 ms ({100 * slow[order] / counts[order]:.1f}%)")
+
+
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    folios = None
+    if args[:1] == ["--folios"] and len(args) > 1:
+        folios, args = args[1], args[2:]
+    if len(args) < 2:
         sys.exit(__doc__)
-    read_bytes, command = int(sys.argv[1]), sys.argv[2:]
+    read_bytes, command = int(args[0]), args[1:]
     with tempfile.TemporaryDirectory() as scratch:
         lines = trace(command, os.path.join(scratch, "perf.data"))
     reads, readaheads, advice = parse(lines, read_bytes)
@@ -150,6 +175,8 @@ def main():
     report_reads(reads)
     report_readahead(readaheads)
     report_advice(advice, reads)
+    if folios:
+        report_folios(reads, max(read_bytes // PAGE, 1), folios)
 
 
 if __name__ == "__main__":
