@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """How the page cache holds a file: the order of the folio holding each page (0 a single page, k a
 large folio of 2^k pages, as the kernel's read-ahead allocates them; the library's WILLNEED advice
-reads single pages, plan/src/readahead.rs). Written to compare the strided pass of libprefetch
+reads single pages, crates/plan/src/readahead.rs). Written to compare the strided pass of libprefetch
 (ATC 2009, section 5.3) with stock's; `read_waits.py --folios` matches each read to its folio.
 
 The file is mapped read-only and each page touched (a page not cached is read in: run it on a file
