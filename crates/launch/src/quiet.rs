@@ -18,11 +18,13 @@ pub const IO_PRIORITY: i32 = (2 << 13) | 7;
 /// should not hold at nice 19: `beside.rs` enters `SCHED_IDLE` after its move back): its
 /// work until it waits runs while the program starts, on processors the program's threads want.
 pub fn lowest_priority() {
+    // The I/O priority first: once at nice 19 the restorer may wait long for a processor, and
+    // anyone who sees the nice value (a test, `ps`) then sees both set.
     // SAFETY: priority changes of this process, no memory involved.
     unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
         // IOPRIO_WHO_PROCESS = 1.
         libc::syscall(libc::SYS_ioprio_set, 1, 0, IO_PRIORITY);
+        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
     }
 }
 
