@@ -337,26 +337,33 @@ fn resting_marked_client(file: &File, followed: usize) -> (Client, Vec<u64>, Mar
 type Marks = std::sync::Arc<std::sync::Mutex<Vec<Option<(RawFd, u64)>>>>;
 
 /// A client over `file` resting after its first 512 reads (`resting_marked_client`) reads the
-/// entries `rest` of its list at rest; if `evicted`, that page, off the list, is dropped; then a read
-/// of page 1, off the list, calls back once: the last mark it is told.
-fn mark_told_after_rest(rest: std::ops::Range<usize>, evicted: bool) -> Option<(RawFd, u64)> {
+/// entries `rest` of its list at rest; `wake` is then given the client and the file's descriptor
+/// (to drop page 1, or to change the list); then a read of page 1, off the list, calls back once:
+/// the last mark it is told.
+fn mark_told_after_rest(
+    rest: std::ops::Range<usize>,
+    wake: impl FnOnce(&Client, RawFd),
+) -> Option<(RawFd, u64)> {
     let dir = tempfile::tempdir().unwrap();
     let file = data_file(dir.path(), &pattern(PAGES, 0));
     let fd = file.as_raw_fd();
-    let (_client, pages, marks) = resting_marked_client(&file, 512);
+    let (client, pages, marks) = resting_marked_client(&file, 512);
     let mut buf = vec![0u8; PAGE as usize];
     for &page in &pages[rest] {
         note_read(fd, page * PAGE, PAGE);
         file.read_at(&mut buf, page * PAGE).unwrap();
     }
-    if evicted {
-        evict(fd, PAGE, PAGE);
-        assert!(!cached(fd, 1));
-    }
+    wake(&client, fd);
     note_read(fd, PAGE, PAGE);
     let told = marks.lock().unwrap().clone();
     assert_eq!(told.len(), 1, "one callback: {told:?}");
     told[0]
+}
+
+/// The odd pages from 3 on, none on `resting_marked_client`'s list, and not page 1.
+fn odd_entries(fd: RawFd) -> Vec<libprefetch::AccessEntry> {
+    let odd: Vec<u64> = (1..64).map(|i| 2 * i + 1).collect();
+    common::unmarked_entries(fd, &odd)
 }
 
 /// A resting client whose count of reads ran out at its list's end takes the list as read through:
@@ -366,7 +373,7 @@ fn mark_told_after_rest(rest: std::ops::Range<usize>, evicted: bool) -> Option<(
 #[test]
 fn a_rest_that_ran_out_at_the_list_s_end_calls_back_with_its_last_mark() {
     let _alone = alone();
-    let told = mark_told_after_rest(512..PAGES as usize / 2, false);
+    let told = mark_told_after_rest(512..PAGES as usize / 2, |_, _| {});
     assert_eq!(told.map(|(_, offset)| offset), Some(2000 * PAGE));
 }
 
@@ -376,8 +383,49 @@ fn a_rest_that_ran_out_at_the_list_s_end_calls_back_with_its_last_mark() {
 #[test]
 fn a_rest_woken_off_the_list_calls_back_with_the_last_mark_its_reads_passed() {
     let _alone = alone();
-    let told = mark_told_after_rest(512..762, true);
+    let told = mark_told_after_rest(512..762, |_, fd| {
+        evict(fd, PAGE, PAGE);
+        assert!(!cached(fd, 1));
+    });
     assert_eq!(told.map(|(_, offset)| offset), Some(1400 * PAGE));
+}
+
+/// A resting client woken by entries appended to its list takes the reads it counted at rest to
+/// have followed the list, as a read does that wakes it: its next read, off the list (page 1, still
+/// cached), calls back with the last mark among them (entry 700, page 1,400), not the last passed
+/// before the rest (entry 0: the client rests within its first reads).
+#[test]
+fn a_rest_woken_by_an_append_calls_back_with_the_last_mark_its_reads_passed() {
+    let _alone = alone();
+    let told = mark_told_after_rest(512..762, |client, fd| {
+        let appended = client
+            .request_prefetching(&odd_entries(fd), Mode::APPEND)
+            .unwrap();
+        assert_eq!(appended, 63);
+    });
+    assert_eq!(told.map(|(_, offset)| offset), Some(1400 * PAGE));
+}
+
+/// A list set on a resting client replaces the list its reads at rest followed: they are passed on
+/// it first, and the new list's callback is told the last mark among them (entry 700, page 1,400),
+/// which setting a list keeps, not the last passed before the rest (entry 0), with `PF_SET` as with
+/// `PF_SET_FROM_MARK` (which cuts at the position either way).
+#[test]
+fn a_list_set_on_a_rest_keeps_the_last_mark_its_reads_passed() {
+    let _alone = alone();
+    for mode in [Mode::SET, Mode::SET_FROM_MARK] {
+        let told = mark_told_after_rest(512..762, |client, fd| {
+            client
+                .request_prefetching(&odd_entries(fd), mode | Mode::DONE)
+                .unwrap();
+            client.settle();
+        });
+        assert_eq!(
+            told.map(|(_, offset)| offset),
+            Some(1400 * PAGE),
+            "{mode:?}"
+        );
+    }
 }
 
 /// Entries appended to a resting client's list wake it; its position, left where it came to rest,
