@@ -181,8 +181,8 @@ struct State {
     known: KnownCached,
     /// `misses` when the last round's advice was out (`client_warm.rs`).
     misses_at_round: u64,
-    /// Entries were appended while the client rested, or its rest ran out:
-    /// the next read moves the position up to its entry (`client_warm.rs`).
+    /// The client woke from a rest (at a read, or entries appended): the
+    /// next read moves the position up to its entry (`client_warm.rs`).
     skip_to_next_read: bool,
     /// The reads counted at rest before the client woke: a next read not on
     /// the list finds that many entries passed (`client_warm.rs`).
@@ -430,6 +430,7 @@ impl Client {
                 let capacity = list_capacity(self.inner.config.capacity, available, held, share);
                 state.planner.set_capacity(capacity);
             }
+            self.inner.before_request(&mut state, mode);
             let mut chunk_mode = mode.without(Mode::DONE);
             loop {
                 chunk.clear();

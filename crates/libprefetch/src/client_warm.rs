@@ -18,7 +18,11 @@
 //! client too: its reads are followed from the next one (section 4.2: the
 //! list's reads are planned, and a read off it calls back), where waiting
 //! for a miss would leave a new list's callbacks unmade while its pages
-//! are cached; a list set starts the count of clean rounds over, and a
+//! are cached. The reads counted at rest move the position as at a read
+//! that wakes the client: after an append, at the next read; before a list
+//! set, on the list they were made on, so the last mark they passed is the
+//! one the new list's callbacks are told (a list set keeps the last mark).
+//! A list set starts the count of clean rounds over, and a
 //! client without a list never rests (its every read calls back), and a
 //! rest lasts at most as many reads as its list held unread entries when
 //! it began: reads only counted cannot tell where they are on the list, so
@@ -64,13 +68,13 @@
 //!
 //! Deviations: the paper plans a round whenever one is due; a resting client
 //! plans none until a read misses or a request discloses more reads, and
-//! follows no divergence until then; a client woken by a request has not
-//! seen the marks its reads passed at rest, so its next callback may be
-//! told the last mark passed before the rest; a client woken by a read not
-//! on its list takes the reads it counted at rest to have followed the list
-//! (as many entries passed, the last mark among them). The paper probes every read;
-//! here a miss among a resting client's unprobed reads is seen at its next
-//! probe, at most `probe_period - 1` (4 to 63) reads later.
+//! follows no divergence until then; where the list cannot place the reads
+//! it counted at rest (it wakes at a read not on the list, or a list set
+//! replaces the list they were made on), they are taken to have followed
+//! the list (as many entries passed, the last mark among them). The paper
+//! probes every read; here a miss among a resting client's unprobed reads
+//! is seen at its next probe, at most `probe_period - 1` (4 to 63) reads
+//! later.
 
 use std::os::fd::RawFd;
 use std::sync::atomic::Ordering;
@@ -109,7 +113,7 @@ impl ClientInner {
                 true
             }
             (false, _) => {
-                self.wake_for_next_read();
+                self.wake_for_next_read(&mut self.lock_state());
                 false
             }
         }
@@ -145,49 +149,72 @@ impl ClientInner {
         true
     }
 
-    /// The application disclosed reads while the client rested: a list set
-    /// (`mode` replaces the list, `PF_SET` or `PF_SET_FROM_MARK`, even an
-    /// empty one) or `accepted` entries appended. The client wakes, so its
-    /// reads are followed from the next one: a round plans the new entries
-    /// and a read off the list calls back, without waiting for a read its
-    /// probe finds missing (which never comes while the new list is
-    /// cached, or when the list was emptied). After an append, the
-    /// position is where the client came to rest, behind the reads only
-    /// counted since: the next read moves it up to its entry, as a wake
-    /// at a miss does. Called under the state lock.
-    pub(super) fn wake_on_request(&self, state: &mut super::State, mode: Mode, accepted: usize) {
-        let replaces = mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK);
-        // The list the rest ran out on is not the list any more.
-        state.passed_at_rest = 0;
-        if replaces && !self.rest.resting() {
-            // A new list's rest count starts over: its own rounds must find it cached.
-            self.rest.wake();
-        }
-        if !self.rest.resting() || !(replaces || accepted > 0) {
+    /// A request in `mode` is about to change the list: if it sets one
+    /// (`PF_SET` or `PF_SET_FROM_MARK`) on a client that rested, the reads
+    /// it counted at rest are taken to have followed the list they were
+    /// made on, before that list is replaced (as many entries passed, the
+    /// last mark among them), so the new list's callbacks are told the last
+    /// mark those reads reached: setting a list keeps the last mark
+    /// (`plan::AccessList`), and `PF_SET_FROM_MARK` cuts at the position
+    /// either way. Called under the state lock.
+    pub(super) fn before_request(&self, state: &mut super::State, mode: Mode) {
+        if !replaces(mode) {
             return;
         }
-        self.rest.wake();
-        state.skip_to_next_read = !replaces;
+        self.leave_rest(state);
+        if std::mem::take(&mut state.skip_to_next_read) {
+            let passed = std::mem::take(&mut state.passed_at_rest);
+            state.planner.pass_entries(passed);
+        }
+    }
+
+    /// The application disclosed reads while the client rested: a list set
+    /// (`mode` replaces the list, `PF_SET` or `PF_SET_FROM_MARK`, even an
+    /// empty one; its reads at rest were passed before,
+    /// [`Self::before_request`]) or `accepted` entries appended. The
+    /// client wakes, so its reads are followed from the next one: a round
+    /// plans the new entries and a read off the list calls back, without
+    /// waiting for a read its probe finds missing (which never comes while
+    /// the new list is cached, or when the list was emptied). After an
+    /// append, the position is where the client came to rest, behind the
+    /// reads only counted since: the next read moves it up to its entry,
+    /// or, off the list, on by those reads, as at a read that wakes it.
+    /// Called under the state lock.
+    pub(super) fn wake_on_request(&self, state: &mut super::State, mode: Mode, accepted: usize) {
+        if replaces(mode) {
+            // A new list's rest count starts over: its own rounds must find it cached.
+            self.rest.wake();
+        } else if accepted > 0 {
+            self.leave_rest(state);
+        }
+    }
+
+    /// The client wakes if it rests, its count of reads run out or not: the
+    /// reads it counted at rest are left to the next read's accounting, as
+    /// at a read that wakes it ([`Self::wake_for_next_read`]). Called under
+    /// the state lock.
+    fn leave_rest(&self, state: &mut super::State) {
+        if self.rest.resting() || self.rest.ended_by_reads() {
+            self.wake_for_next_read(state);
+        }
     }
 
     /// The reads counted at rest may have passed the end of the list
     /// (`Rest::until`): the client wakes at its next read ([`Self::wake_for_next_read`]).
     pub(super) fn wake_if_rest_ran_out(&self) {
         if self.rest.ended_by_reads() {
-            self.wake_for_next_read();
+            self.wake_for_next_read(&mut self.lock_state());
         }
     }
 
     /// The client wakes; the read it wakes at, accounted next, moves the
     /// planner's position up to its entry or, off the list, on by the reads
     /// counted at rest, taken to have followed the list (as many entries
-    /// passed, the last mark among them).
-    fn wake_for_next_read(&self) {
-        let reads = self.rest.counted_at_rest();
+    /// passed, the last mark among them). Called under the state lock.
+    fn wake_for_next_read(&self, state: &mut super::State) {
+        state.passed_at_rest = self.rest.counted_at_rest();
         self.rest.wake();
-        let mut state = self.lock_state();
         state.skip_to_next_read = true;
-        state.passed_at_rest = reads;
     }
 
     /// A read made with `RWF_NOWAIT` while the client rested found
@@ -209,7 +236,12 @@ impl ClientInner {
         let Some(len) = super::clip_to_file(fd, offset, len) else {
             return;
         };
-        self.wake_for_next_read();
+        self.wake_for_next_read(&mut self.lock_state());
         self.on_probed_read(fd, offset, len, false, first_cached);
     }
+}
+
+/// True if a request in `mode` sets the list (`PF_SET`, `PF_SET_FROM_MARK`).
+fn replaces(mode: Mode) -> bool {
+    mode.contains(Mode::SET) || mode.contains(Mode::SET_FROM_MARK)
 }
